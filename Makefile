@@ -1,0 +1,28 @@
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SHARED ?= ../shared
+
+.PHONY: serve test conformance bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/ksched serve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+	@if [ -d $(SHARED)/conformance ]; then $(BIN)/ksched conformance $(SHARED)/conformance; fi
+
+conformance: $(STAMP)
+	$(BIN)/ksched conformance $(SHARED)/conformance
+
+clean:
+	rm -rf $(VENV) .ksched

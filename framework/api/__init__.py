@@ -1,0 +1,22 @@
+"""Kubernetes objects as the scheduler reads them (upstream JSON field names)."""
+from framework.api.errors import ValidationError
+from framework.api.quantity import parse_quantity
+from framework.api.objects import (
+    Node,
+    Pod,
+    PodGroup,
+    PriorityClass,
+    parse_object,
+    KINDS,
+)
+
+__all__ = [
+    "ValidationError",
+    "parse_quantity",
+    "Node",
+    "Pod",
+    "PodGroup",
+    "PriorityClass",
+    "parse_object",
+    "KINDS",
+]

@@ -1,0 +1,458 @@
+"""Typed, validated views of Kubernetes objects.
+
+Each class is built from the object's JSON dict (kept as `raw`, never mutated) and
+parses once what the scheduler reads on the hot path. Bad input raises
+ValidationError naming the field path. Objects are immutable: a change is a new
+object built from a new dict.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, Mapping
+
+from framework.api.errors import ValidationError
+from framework.api.labels import LabelSelector, NodeSelector, Taint, Toleration, parse_node_selector_term
+from framework.api.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    Resource,
+    ResourceList,
+    parse_resource_list,
+    pod_requests,
+    quantity_in_units,
+)
+from framework.api.timeutil import parse_time
+
+DEFAULT_NAMESPACE = "default"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+_NON_MISSING = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
+
+
+def _map(raw: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
+    v = raw.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, Mapping):
+        raise ValidationError(f"{field}{key}" if not field else f"{field}.{key}", "must be an object")
+    return v
+
+
+def _list(raw: Mapping[str, Any], key: str, field: str) -> list[Any]:
+    v = raw.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise ValidationError(f"{field}.{key}" if field else key, "must be a list")
+    return v
+
+
+def _str_map(raw: Mapping[str, Any], key: str, field: str) -> dict[str, str]:
+    v = _map(raw, key, field)
+    for k, val in v.items():
+        if not isinstance(k, str) or not isinstance(val, str):
+            raise ValidationError(f"{field}.{key}", "must be a map of strings to strings")
+    return dict(v)
+
+
+def _opt_int(raw: Mapping[str, Any], key: str, field: str) -> int | None:
+    v = raw.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValidationError(f"{field}.{key}", "must be an integer")
+    return v
+
+
+def _str(raw: Mapping[str, Any], key: str, field: str, default: str = "") -> str:
+    v = raw.get(key)
+    if v is None:
+        return default
+    if not isinstance(v, str):
+        raise ValidationError(f"{field}.{key}", "must be a string")
+    return v
+
+
+class ObjectMeta:
+    __slots__ = ("name", "namespace", "uid", "labels", "annotations", "creation_timestamp",
+                 "deletion_timestamp", "resource_version", "owner_references", "generate_name")
+
+    def __init__(self, raw: Mapping[str, Any], namespaced: bool, require_name: bool = True) -> None:
+        meta = _map(raw, "metadata", "")
+        self.name = _str(meta, "name", "metadata")
+        if require_name and not self.name:
+            raise ValidationError("metadata.name", "is required")
+        self.generate_name = _str(meta, "generateName", "metadata")
+        self.namespace = _str(meta, "namespace", "metadata", DEFAULT_NAMESPACE) if namespaced else ""
+        if namespaced and not self.namespace:
+            self.namespace = DEFAULT_NAMESPACE
+        self.uid = _str(meta, "uid", "metadata")
+        self.labels = _str_map(meta, "labels", "metadata")
+        self.annotations = _str_map(meta, "annotations", "metadata")
+        ts = meta.get("creationTimestamp")
+        self.creation_timestamp = parse_time(ts, "metadata.creationTimestamp") if ts is not None else 0
+        dts = meta.get("deletionTimestamp")
+        self.deletion_timestamp = parse_time(dts, "metadata.deletionTimestamp") if dts is not None else None
+        rv = meta.get("resourceVersion")
+        self.resource_version = str(rv) if rv is not None else ""
+        self.owner_references = _list(meta, "ownerReferences", "metadata")
+
+
+class KubeObject:
+    """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""
+
+    kind = ""
+    namespaced = True
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        if not isinstance(raw, Mapping):
+            raise ValidationError("", "object must be a map")
+        self.raw: Mapping[str, Any] = raw
+        self.meta = ObjectMeta(raw, self.namespaced)
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.namespace
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.meta.labels
+
+    @property
+    def key(self) -> str:
+        return f"{self.meta.namespace}/{self.meta.name}" if self.namespaced else self.meta.name
+
+    @property
+    def uid(self) -> str:
+        return self.meta.uid or self.key
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.key})"
+
+
+class ContainerPort:
+    __slots__ = ("host_ip", "host_port", "protocol", "container_port")
+
+    def __init__(self, host_ip: str, host_port: int, protocol: str, container_port: int) -> None:
+        self.host_ip = host_ip
+        self.host_port = host_port
+        self.protocol = protocol
+        self.container_port = container_port
+
+
+class Container:
+    __slots__ = ("name", "image", "requests", "limits", "ports", "restart_policy")
+
+    def __init__(self, raw: object, field: str) -> None:
+        if not isinstance(raw, Mapping):
+            raise ValidationError(field, "must be an object")
+        self.name = _str(raw, "name", field)
+        self.image = _str(raw, "image", field)
+        res = _map(raw, "resources", field)
+        self.requests = parse_resource_list(res.get("requests"), f"{field}.resources.requests")
+        self.limits = parse_resource_list(res.get("limits"), f"{field}.resources.limits")
+        # Kubernetes defaults requests to limits when only limits are given.
+        for k, v in self.limits.items():
+            self.requests.setdefault(k, v)
+        self.restart_policy = _str(raw, "restartPolicy", field)
+        self.ports: list[ContainerPort] = []
+        for i, p in enumerate(_list(raw, "ports", field)):
+            pf = f"{field}.ports[{i}]"
+            if not isinstance(p, Mapping):
+                raise ValidationError(pf, "must be an object")
+            hp = _opt_int(p, "hostPort", pf) or 0
+            cp = _opt_int(p, "containerPort", pf) or 0
+            if not 0 <= hp <= 65535:
+                raise ValidationError(f"{pf}.hostPort", "must be between 0 and 65535")
+            self.ports.append(ContainerPort(_str(p, "hostIP", pf), hp, _str(p, "protocol", pf, "TCP") or "TCP", cp))
+
+
+class Pod(KubeObject):
+    kind = "Pod"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        spec = _map(raw, "spec", "")
+        status = _map(raw, "status", "")
+        self.spec = spec
+        self.node_name = _str(spec, "nodeName", "spec")
+        self.scheduler_name = _str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER_NAME
+        prio = _opt_int(spec, "priority", "spec")
+        self.priority_set = prio is not None
+        self.priority = prio or 0
+        self.priority_class_name = _str(spec, "priorityClassName", "spec")
+        self.preemption_policy = _str(spec, "preemptionPolicy", "spec") or "PreemptLowerPriority"
+        self.node_selector = _str_map(spec, "nodeSelector", "spec")
+        self.containers = [Container(c, f"spec.containers[{i}]") for i, c in enumerate(_list(spec, "containers", "spec"))]
+        self.init_containers = [
+            Container(c, f"spec.initContainers[{i}]") for i, c in enumerate(_list(spec, "initContainers", "spec"))
+        ]
+        self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        pod_res = _map(spec, "resources", "spec")
+        self.pod_level_requests = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
+        limits = parse_resource_list(pod_res.get("limits"), "spec.resources.limits")
+        for k, v in limits.items():
+            self.pod_level_requests.setdefault(k, v)
+        self.tolerations = self._tolerations(spec)
+        self.scheduling_gates = [g.get("name", "") if isinstance(g, Mapping) else "" for g in _list(spec, "schedulingGates", "spec")]
+        self.affinity = _map(spec, "affinity", "spec")
+        self._node_affinity()
+        self.topology_spread_constraints = _list(spec, "topologySpreadConstraints", "spec")
+        self.volumes = _list(spec, "volumes", "spec")
+        self.phase = _str(status, "phase", "status") or "Pending"
+        self.nominated_node_name = _str(status, "nominatedNodeName", "status")
+        self.conditions = _list(status, "conditions", "status")
+        st = status.get("startTime")
+        self.start_time = parse_time(st, "status.startTime") if st is not None else None
+
+    def _tolerations(self, spec: Mapping[str, Any]) -> list[Toleration]:
+        out = []
+        for i, t in enumerate(_list(spec, "tolerations", "spec")):
+            f = f"spec.tolerations[{i}]"
+            if not isinstance(t, Mapping):
+                raise ValidationError(f, "must be an object")
+            op = _str(t, "operator", f) or "Equal"
+            if op not in ("Equal", "Exists", "Lt", "Gt"):
+                raise ValidationError(f"{f}.operator", f"unsupported operator {op!r}")
+            out.append(Toleration(_str(t, "key", f), op, _str(t, "value", f), _str(t, "effect", f),
+                                  _opt_int(t, "tolerationSeconds", f)))
+        return out
+
+    def _node_affinity(self) -> None:
+        na = _map(self.affinity, "nodeAffinity", "spec.affinity")
+        field = "spec.affinity.nodeAffinity"
+        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.required_node_affinity: NodeSelector | None = (
+            NodeSelector.parse(req, f"{field}.requiredDuringSchedulingIgnoredDuringExecution") if req is not None else None
+        )
+        self.preferred_node_affinity: list[tuple[int, Any]] = []
+        for i, p in enumerate(_list(na, "preferredDuringSchedulingIgnoredDuringExecution", field)):
+            pf = f"{field}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            if not isinstance(p, Mapping):
+                raise ValidationError(pf, "must be an object")
+            w = _opt_int(p, "weight", pf) or 0
+            self.preferred_node_affinity.append((w, parse_node_selector_term(p.get("preference") or {}, f"{pf}.preference")))
+
+    # --- derived values, computed on first use -------------------------------------------
+
+    @cached_property
+    def requests(self) -> ResourceList:
+        """Effective requests (resourcehelper.PodRequests)."""
+        return pod_requests(
+            [c.requests for c in self.containers],
+            [(c.requests, c.restart_policy == "Always") for c in self.init_containers],
+            self.overhead,
+            self.pod_level_requests,
+        )
+
+    @cached_property
+    def non_zero_requests_list(self) -> ResourceList:
+        return pod_requests(
+            [c.requests for c in self.containers],
+            [(c.requests, c.restart_policy == "Always") for c in self.init_containers],
+            self.overhead,
+            self.pod_level_requests,
+            non_missing=_NON_MISSING,
+        )
+
+    @cached_property
+    def resource(self) -> Resource:
+        """Requests in the scheduler's integer units (framework.Resource)."""
+        return Resource.from_list(self.requests)
+
+    @cached_property
+    def non_zero_cpu(self) -> int:
+        return quantity_in_units(CPU, self.non_zero_requests_list.get(CPU, Fraction(0)))
+
+    @cached_property
+    def non_zero_memory(self) -> int:
+        return quantity_in_units(MEMORY, self.non_zero_requests_list.get(MEMORY, Fraction(0)))
+
+    @cached_property
+    def host_ports(self) -> list[ContainerPort]:
+        """Ports with a hostPort, from containers and init containers (upstream's GetContainerPorts)."""
+        return [p for c in (*self.containers, *self.init_containers) for p in c.ports if p.host_port > 0]
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        anti = self.affinity.get("podAntiAffinity") or {}
+        return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+    @property
+    def pod_group(self) -> str:
+        return self.labels.get(POD_GROUP_LABEL, "")
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def is_deleting(self) -> bool:
+        return self.meta.deletion_timestamp is not None
+
+
+class Node(KubeObject):
+    kind = "Node"
+    namespaced = False
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        spec = _map(raw, "spec", "")
+        status = _map(raw, "status", "")
+        unsched = spec.get("unschedulable", False)
+        if not isinstance(unsched, bool):
+            raise ValidationError("spec.unschedulable", "must be a boolean")
+        self.unschedulable = unsched
+        self.taints: list[Taint] = []
+        for i, t in enumerate(_list(spec, "taints", "spec")):
+            f = f"spec.taints[{i}]"
+            if not isinstance(t, Mapping):
+                raise ValidationError(f, "must be an object")
+            key = _str(t, "key", f)
+            if not key:
+                raise ValidationError(f"{f}.key", "is required")
+            effect = _str(t, "effect", f)
+            if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+                raise ValidationError(f"{f}.effect", f"unsupported effect {effect!r}")
+            self.taints.append(Taint(key, _str(t, "value", f), effect))
+        self.capacity = parse_resource_list(status.get("capacity"), "status.capacity")
+        self.allocatable_list = parse_resource_list(status.get("allocatable"), "status.allocatable")
+        self.allocatable = Resource.from_list(self.allocatable_list)
+        self.images: list[tuple[list[str], int]] = []
+        for i, img in enumerate(_list(status, "images", "status")):
+            f = f"status.images[{i}]"
+            if not isinstance(img, Mapping):
+                raise ValidationError(f, "must be an object")
+            names = img.get("names") or []
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValidationError(f"{f}.names", "must be a list of strings")
+            self.images.append((names, _opt_int(img, "sizeBytes", f) or 0))
+
+
+class PodGroup(KubeObject):
+    kind = "PodGroup"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        spec = _map(raw, "spec", "")
+        mm = _opt_int(spec, "minMember", "spec")
+        if mm is None:
+            mm = 0
+        if mm < 0:
+            raise ValidationError("spec.minMember", "must be greater than or equal to 0")
+        self.min_member = mm
+        self.min_resources = parse_resource_list(spec.get("minResources"), "spec.minResources") if spec.get("minResources") is not None else None
+        t = _opt_int(spec, "scheduleTimeoutSeconds", "spec")
+        if t is not None and t < 0:
+            raise ValidationError("spec.scheduleTimeoutSeconds", "must be greater than or equal to 0")
+        self.schedule_timeout_seconds = t
+        self.status = _map(raw, "status", "")
+
+
+class PriorityClass(KubeObject):
+    kind = "PriorityClass"
+    namespaced = False
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        v = raw.get("value")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValidationError("value", "must be an integer")
+        if v > 1_000_000_000 and not self.name.startswith("system-"):
+            raise ValidationError("value", "must be at most 1000000000 for user priority classes")
+        self.value = v
+        gd = raw.get("globalDefault", False)
+        if not isinstance(gd, bool):
+            raise ValidationError("globalDefault", "must be a boolean")
+        self.global_default = gd
+        self.preemption_policy = _str(raw, "preemptionPolicy", "") or "PreemptLowerPriority"
+
+
+class SelectorObject(KubeObject):
+    """Service, ReplicationController, ReplicaSet, StatefulSet: what SelectorSpread reads."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        spec = _map(raw, "spec", "")
+        sel = spec.get("selector")
+        self.selector: LabelSelector | None
+        if sel is None:
+            self.selector = None
+        elif self.kind in ("Service", "ReplicationController"):
+            if not isinstance(sel, Mapping) or not all(isinstance(v, str) for v in sel.values()):
+                raise ValidationError("spec.selector", "must be a map of strings to strings")
+            self.selector = LabelSelector.from_map(sel) if sel else None
+        else:
+            self.selector = LabelSelector.parse(sel, "spec.selector")
+
+
+class Service(SelectorObject):
+    kind = "Service"
+
+
+class ReplicationController(SelectorObject):
+    kind = "ReplicationController"
+
+
+class ReplicaSet(SelectorObject):
+    kind = "ReplicaSet"
+
+
+class StatefulSet(SelectorObject):
+    kind = "StatefulSet"
+
+
+class PodDisruptionBudget(KubeObject):
+    kind = "PodDisruptionBudget"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        spec = _map(raw, "spec", "")
+        self.selector = LabelSelector.parse(spec.get("selector"), "spec.selector")
+        status = _map(raw, "status", "")
+        self.disruptions_allowed = _opt_int(status, "disruptionsAllowed", "status") or 0
+        self.disrupted_pods = _map(status, "disruptedPods", "status")
+
+
+class Namespace(KubeObject):
+    kind = "Namespace"
+    namespaced = False
+
+
+class PersistentVolumeClaim(KubeObject):
+    kind = "PersistentVolumeClaim"
+
+
+class PersistentVolume(KubeObject):
+    kind = "PersistentVolume"
+    namespaced = False
+
+
+KINDS: dict[str, type[KubeObject]] = {
+    cls.kind: cls
+    for cls in (Pod, Node, PodGroup, PriorityClass, Service, ReplicationController, ReplicaSet, StatefulSet,
+                PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume)
+}
+
+
+def parse_object(raw: Mapping[str, Any]) -> KubeObject:
+    """Build the typed object for `raw["kind"]`."""
+    if not isinstance(raw, Mapping):
+        raise ValidationError("", "object must be a map")
+    kind = raw.get("kind")
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
+    return cls(raw)

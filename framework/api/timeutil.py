@@ -1,0 +1,43 @@
+"""RFC 3339 timestamps as integer nanoseconds since the epoch (full precision kept)."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from framework.api.errors import ValidationError
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$"
+)
+
+
+def parse_time(value: object, field: str) -> int:
+    """Nanoseconds since the epoch of an RFC 3339 string (or a number of seconds)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value * 1_000_000_000)
+    if not isinstance(value, str):
+        raise ValidationError(field, "must be an RFC 3339 timestamp")
+    m = _RFC3339.match(value)
+    if m is None:
+        raise ValidationError(field, f'timestamp "{value}" is not RFC 3339')
+    y, mo, d, h, mi, s, frac, tz = m.groups()
+    try:
+        dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
+    except ValueError as e:
+        raise ValidationError(field, f'timestamp "{value}": {e}') from None
+    offset = 0
+    if tz not in ("Z", "z"):
+        sign = 1 if tz[0] == "+" else -1
+        offset = sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    seconds = int(dt.timestamp()) - offset
+    nanos = int((frac or "0").ljust(9, "0"))
+    return seconds * 1_000_000_000 + nanos
+
+
+def format_time(ns: int) -> str:
+    """RFC 3339 in UTC; fractional seconds only when there are any."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    base = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if nanos:
+        return f"{base}.{str(nanos).rjust(9, '0').rstrip('0')}Z"
+    return base + "Z"

@@ -1,0 +1,465 @@
+"""NodeInfo, the scheduler Cache (with assumed pods) and its incremental Snapshot.
+
+Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo, HostPortInfo) and
+backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
+Scheduler actor owns one Cache and refreshes its Snapshot before each cycle; only
+nodes whose generation moved since the last refresh are copied again.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Iterator
+
+from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
+from framework.api.objects import Node, Pod
+from framework.api.resources import Resource
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generation)
+
+
+class PodInfo:
+    """A pod plus what plugins precompute from it once (affinity terms)."""
+
+    __slots__ = ("pod", "__dict__")
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+
+    @cached_property
+    def affinity_terms(self) -> PodAffinityTerms:
+        return parse_pod_affinity(self.pod)
+
+    @property
+    def required_affinity_terms(self):  # noqa: ANN201 - tuple of AffinityTerm
+        return self.affinity_terms.required_affinity
+
+    @property
+    def required_anti_affinity_terms(self):  # noqa: ANN201
+        return self.affinity_terms.required_anti_affinity
+
+    @property
+    def preferred_affinity_terms(self):  # noqa: ANN201
+        return self.affinity_terms.preferred_affinity
+
+    @property
+    def preferred_anti_affinity_terms(self):  # noqa: ANN201
+        return self.affinity_terms.preferred_anti_affinity
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.pod.key})"
+
+
+_WILDCARD_IP = "0.0.0.0"
+
+
+class HostPortInfo:
+    """ip -> {(protocol, port)}; 0.0.0.0 conflicts with every IP (upstream HostPortInfo)."""
+
+    __slots__ = ("ports",)
+
+    def __init__(self) -> None:
+        self.ports: dict[str, set[tuple[str, int]]] = {}
+
+    @staticmethod
+    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+        return (ip or _WILDCARD_IP, protocol or "TCP")
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        self.ports.setdefault(ip, set()).add((protocol, port))
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        s = self.ports.get(ip)
+        if s is not None:
+            s.discard((protocol, port))
+            if not s:
+                del self.ports[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        if port <= 0:
+            return False
+        ip, protocol = self._sanitize(ip, protocol)
+        pp = (protocol, port)
+        if ip == _WILDCARD_IP:
+            return any(pp in s for s in self.ports.values())
+        return pp in self.ports.get(ip, ()) or pp in self.ports.get(_WILDCARD_IP, ())
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self.ports.values())
+
+    def clone(self) -> "HostPortInfo":
+        c = HostPortInfo()
+        c.ports = {ip: set(s) for ip, s in self.ports.items()}
+        return c
+
+
+@dataclass(slots=True)
+class ImageStateSummary:
+    size: int
+    num_nodes: int
+
+
+def normalized_image_name(name: str) -> str:
+    """Append ":latest" when an image reference has neither tag nor digest."""
+    if name.rfind(":") <= name.rfind("/") and "@" not in name:
+        return name + ":latest"
+    return name
+
+
+class NodeInfo:
+    """One node with the pods on it and the sums the plugins need."""
+
+    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+                 "requested", "non_zero_requested", "allocatable", "image_states", "generation", "pvc_ref_counts")
+
+    def __init__(self, node: Node | None = None) -> None:
+        self.node: Node | None = None
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+
+    @property
+    def name(self) -> str:
+        return self.node.name if self.node is not None else ""
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.allocatable = node.allocatable.clone()
+        self.generation = next_generation()
+
+    def add_pod(self, pod: Pod | PodInfo) -> None:
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        p = pi.pod
+        self.pods.append(pi)
+        if p.has_pod_affinity:
+            self.pods_with_affinity.append(pi)
+        if p.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(p, +1)
+        self.generation = next_generation()
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Remove the pod with this pod's key; False when it is not here."""
+        key = pod.key
+        for i, pi in enumerate(self.pods):
+            if pi.pod.key == key:
+                del self.pods[i]
+                self.pods_with_affinity = [x for x in self.pods_with_affinity if x.pod.key != key]
+                self.pods_with_required_anti_affinity = [x for x in self.pods_with_required_anti_affinity if x.pod.key != key]
+                self._update(pi.pod, -1)
+                self.generation = next_generation()
+                return True
+        return False
+
+    def _update(self, pod: Pod, sign: int) -> None:
+        r = pod.resource
+        if sign > 0:
+            self.requested.add(r)
+        else:
+            self.requested.sub(r)
+        self.non_zero_requested.milli_cpu += sign * pod.non_zero_cpu
+        self.non_zero_requested.memory += sign * pod.non_zero_memory
+        for port in pod.host_ports:
+            if sign > 0:
+                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
+            else:
+                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        for v in pod.volumes:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(v, dict) else None
+            if claim:
+                k = f"{pod.namespace}/{claim}"
+                self.pvc_ref_counts[k] = self.pvc_ref_counts.get(k, 0) + sign
+                if self.pvc_ref_counts[k] <= 0:
+                    del self.pvc_ref_counts[k]
+
+    def clone(self) -> "NodeInfo":
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable.clone()
+        c.image_states = dict(self.image_states)
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+class Snapshot:
+    """The cluster as one scheduling cycle sees it. Node order is upstream's
+    node tree order (zones interleaved), which the filter rotation walks."""
+
+    def __init__(self) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self.node_info_list: list[NodeInfo] = []
+        self.have_pods_with_affinity_list: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
+        self.generation = 0
+
+    @classmethod
+    def build(cls, nodes: Iterable[Node], pods: Iterable[Pod]) -> "Snapshot":
+        """A snapshot from scratch (tests and the conformance runner)."""
+        cache = Cache()
+        for n in nodes:
+            cache.add_node(n)
+        for p in pods:
+            if p.node_name:
+                cache.add_pod(p)
+        snap = cls()
+        cache.update_snapshot(snap)
+        return snap
+
+    def list(self) -> list[NodeInfo]:
+        return self.node_info_list
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_info_map.get(name)
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_info_list)
+
+
+def _zone_key(node: Node) -> str:
+    labels = node.labels
+    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region", "")
+    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone", "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class Cache:
+    """Nodes, the pods bound to them and the pods assumed on them.
+
+    Pods are keyed by "namespace/name". An assumed pod counts on its node exactly
+    like a bound one until it is confirmed (add_pod) or forgotten (forget_pod).
+    """
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeInfo] = {}
+        self._zones: dict[str, list[str]] = {}  # zone -> node names in insertion order
+        self._pod_node: dict[str, str] = {}  # pod key -> node name
+        self._pods: dict[str, Pod] = {}
+        self.assumed: set[str] = set()
+        self._dirty: set[str] = set()
+        self._structure_changed = True
+        # Pods whose node is not known yet (bound before their node was added).
+        self._orphans: dict[str, list[Pod]] = {}
+
+    # --- nodes ---------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        ni = self.nodes.get(node.name)
+        if ni is None:
+            ni = NodeInfo(node)
+            self.nodes[node.name] = ni
+            self._zones.setdefault(_zone_key(node), []).append(node.name)
+            for p in self._orphans.pop(node.name, []):
+                ni.add_pod(p)
+            self._structure_changed = True
+        else:
+            old_zone = _zone_key(ni.node) if ni.node else ""
+            new_zone = _zone_key(node)
+            if old_zone != new_zone:
+                self._zones[old_zone].remove(node.name)
+                if not self._zones[old_zone]:
+                    del self._zones[old_zone]
+                self._zones.setdefault(new_zone, []).append(node.name)
+                self._structure_changed = True
+            ni.set_node(node)
+        self._dirty.add(node.name)
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        ni = self.nodes.pop(name, None)
+        if ni is None:
+            return
+        zone = _zone_key(ni.node) if ni.node else ""
+        self._zones[zone].remove(name)
+        if not self._zones[zone]:
+            del self._zones[zone]
+        # Pods still bound to a removed node stay known so a re-added node gets them back.
+        for pi in ni.pods:
+            self._orphans.setdefault(name, []).append(pi.pod)
+        self._structure_changed = True
+        self._dirty.discard(name)
+
+    def node_names(self) -> list[str]:
+        return list(self.nodes)
+
+    # --- pods ------------------------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod, node_name: str) -> None:
+        """Count `pod` (already carrying spec.nodeName = node_name) on its node."""
+        key = pod.key
+        if key in self._pod_node:
+            raise KeyError(f"pod {key} is already in the cache")
+        self._place(pod, node_name)
+        self.assumed.add(key)
+
+    def forget_pod(self, pod: Pod) -> None:
+        key = pod.key
+        if key in self.assumed:
+            self.assumed.discard(key)
+            self._unplace(key)
+
+    def add_pod(self, pod: Pod) -> None:
+        """A pod bound in the store: confirms an assumed pod or adds a new one."""
+        key = pod.key
+        if key in self._pod_node:
+            self._unplace(key)
+        self.assumed.discard(key)
+        self._place(pod, pod.node_name)
+
+    def update_pod(self, pod: Pod) -> None:
+        self.add_pod(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        key = pod.key
+        self.assumed.discard(key)
+        if key in self._pod_node:
+            self._unplace(key)
+        else:
+            for lst in self._orphans.values():
+                lst[:] = [p for p in lst if p.key != key]
+
+    def is_assumed(self, pod: Pod) -> bool:
+        return pod.key in self.assumed
+
+    def get_pod(self, key: str) -> Pod | None:
+        return self._pods.get(key)
+
+    def pod_count(self) -> int:
+        return len(self._pods)
+
+    def _place(self, pod: Pod, node_name: str) -> None:
+        key = pod.key
+        ni = self.nodes.get(node_name)
+        self._pod_node[key] = node_name
+        self._pods[key] = pod
+        if ni is None:
+            self._orphans.setdefault(node_name, []).append(pod)
+            return
+        had_aff = bool(ni.pods_with_affinity)
+        had_anti = bool(ni.pods_with_required_anti_affinity)
+        ni.add_pod(pod)
+        if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
+            self._structure_changed = True
+        self._dirty.add(node_name)
+
+    def _unplace(self, key: str) -> None:
+        node_name = self._pod_node.pop(key)
+        pod = self._pods.pop(key)
+        ni = self.nodes.get(node_name)
+        if ni is None:
+            lst = self._orphans.get(node_name, [])
+            lst[:] = [p for p in lst if p.key != key]
+            return
+        had_aff = bool(ni.pods_with_affinity)
+        had_anti = bool(ni.pods_with_required_anti_affinity)
+        ni.remove_pod(pod)
+        if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
+            self._structure_changed = True
+        self._dirty.add(node_name)
+
+    # --- snapshot ---------------------------------------------------------------------------
+
+    def _tree_order(self) -> list[str]:
+        """Zones interleaved round-robin, nodes in insertion order inside a zone."""
+        zones = list(self._zones.values())
+        if len(zones) == 1:
+            return list(zones[0])
+        out: list[str] = []
+        for i in range(max((len(z) for z in zones), default=0)):
+            for z in zones:
+                if i < len(z):
+                    out.append(z[i])
+        return out
+
+    def update_snapshot(self, snap: Snapshot) -> None:
+        """Bring `snap` up to date, copying only the nodes that changed."""
+        images_changed = False
+        for name in self._dirty:
+            ni = self.nodes.get(name)
+            if ni is None:
+                continue
+            old = snap.node_info_map.get(name)
+            if old is None or old.node is not ni.node:
+                images_changed = True
+            snap.node_info_map[name] = ni.clone()
+        self._dirty.clear()
+        if self._structure_changed or len(snap.node_info_map) != len(self.nodes):
+            for name in list(snap.node_info_map):
+                if name not in self.nodes:
+                    del snap.node_info_map[name]
+                    images_changed = True
+            order = self._tree_order()
+            snap.node_info_list = [snap.node_info_map[n] for n in order]
+            snap.have_pods_with_affinity_list = [n for n in snap.node_info_list if n.pods_with_affinity]
+            snap.have_pods_with_required_anti_affinity_list = [
+                n for n in snap.node_info_list if n.pods_with_required_anti_affinity
+            ]
+            self._structure_changed = False
+        else:
+            # Same nodes in the same order: swap the refreshed copies in place.
+            lst = snap.node_info_list
+            for i, old in enumerate(lst):
+                new = snap.node_info_map[old.name]
+                if new is not old:
+                    lst[i] = new
+            snap.have_pods_with_affinity_list = [n for n in lst if n.pods_with_affinity]
+            snap.have_pods_with_required_anti_affinity_list = [n for n in lst if n.pods_with_required_anti_affinity]
+        if images_changed:
+            self._refresh_images(snap)
+        snap.generation = next_generation()
+
+    @staticmethod
+    def _refresh_images(snap: Snapshot) -> None:
+        sizes: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        per_node: dict[str, list[str]] = {}
+        for ni in snap.node_info_list:
+            names: list[str] = []
+            if ni.node is not None:
+                for image_names, size in ni.node.images:
+                    for n in image_names:
+                        nn = normalized_image_name(n)
+                        if nn not in sizes:
+                            sizes[nn] = size
+                        names.append(nn)
+            seen = set(names)
+            for n in seen:
+                counts[n] = counts.get(n, 0) + 1
+            per_node[ni.name] = list(dict.fromkeys(names))
+        for ni in snap.node_info_list:
+            ni.image_states = {n: ImageStateSummary(sizes[n], counts[n]) for n in per_node[ni.name]}

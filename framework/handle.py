@@ -1,0 +1,140 @@
+"""A Handle built from parts: what the framework gives plugins (interface.Handle).
+
+Pure: every part is a value or a callback supplied by the owner (the Scheduler
+actor, the conformance runner, tests). Nothing here does I/O.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Awaitable, Callable, Iterable, Protocol
+
+from framework.api.objects import KubeObject, Pod
+from framework.cache import PodInfo, Snapshot
+from framework.features import FeatureGates
+from framework.waiting import WaitingPod, WaitingPodsMap
+
+
+class ObjectLister(Protocol):
+    def list(self, kind: str, namespace: str | None = None) -> list[Any]: ...
+
+    def get(self, kind: str, namespace: str, name: str) -> Any | None: ...
+
+
+class InMemoryObjects:
+    """kind -> {key: object}; the lister the runner and tests use."""
+
+    def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
+        self._by_kind: dict[str, dict[str, KubeObject]] = {}
+        for o in objects:
+            self.put(o)
+
+    def put(self, obj: KubeObject) -> None:
+        self._by_kind.setdefault(obj.kind, {})[obj.key] = obj
+
+    def delete(self, kind: str, key: str) -> None:
+        self._by_kind.get(kind, {}).pop(key, None)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Any]:
+        objs = self._by_kind.get(kind, {}).values()
+        if namespace is None:
+            return list(objs)
+        return [o for o in objs if o.namespace == namespace]
+
+    def get(self, kind: str, namespace: str, name: str) -> Any | None:
+        key = f"{namespace}/{name}" if namespace else name
+        return self._by_kind.get(kind, {}).get(key)
+
+
+class FrameworkHandle:
+    """interface.Handle assembled from parts."""
+
+    def __init__(
+        self,
+        *,
+        snapshot: Snapshot | None = None,
+        objects: ObjectLister | None = None,
+        waiting_pods: WaitingPodsMap | None = None,
+        clock: Callable[[], float] = lambda: 0.0,
+        features: FeatureGates | None = None,
+        nominated: Callable[[str], list[PodInfo]] | None = None,
+        activate: Callable[[list[Pod]], None] | None = None,
+        evict: Callable[[Pod, Pod, str], None] | None = None,
+        rand: random.Random | None = None,
+        binder: Callable[[Pod, str], Awaitable[None]] | None = None,
+    ) -> None:
+        self._snapshot = snapshot if snapshot is not None else Snapshot()
+        self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
+        self._clock = clock
+        self.features = features if features is not None else FeatureGates()
+        self._nominated = nominated
+        self._activate = activate
+        self._evict = evict
+        self.rand = rand if rand is not None else random.Random()
+        self._binder = binder
+        self.bound: list[tuple[Pod, str]] = []
+        self.activated: list[Pod] = []
+        self.evicted: list[tuple[Pod, Pod, str]] = []
+
+    # snapshot
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def set_snapshot(self, snap: Snapshot) -> None:
+        self._snapshot = snap
+
+    # waiting pods
+    def iterate_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        for wp in self.waiting_pods:
+            fn(wp)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        for plugin in wp.pending_plugins() or [""]:
+            wp.reject(plugin, "removed")
+            break
+        return True
+
+    # time
+    def now(self) -> float:
+        return self._clock()
+
+    # objects
+    def list_objects(self, kind: str, namespace: str | None = None) -> list[Any]:
+        return self.objects.list(kind, namespace)
+
+    def get_object(self, kind: str, namespace: str, name: str) -> Any | None:
+        return self.objects.get(kind, namespace, name)
+
+    # queue
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self._nominated(node_name) if self._nominated is not None else []
+
+    def activate_pods(self, pods: Iterable[Pod]) -> None:
+        pods = list(pods)
+        self.activated.extend(pods)
+        if self._activate is not None:
+            self._activate(pods)
+
+    # preemption
+    def evict_pod(self, victim: Pod, preemptor: Pod, message: str) -> None:
+        """Delete a preemption victim (the owner writes it to the store)."""
+        self.evicted.append((victim, preemptor, message))
+        if self._evict is not None:
+            self._evict(victim, preemptor, message)
+
+    # binding
+    async def bind_pod(self, pod: Pod, node_name: str) -> None:
+        """Write the binding (DefaultBinder calls this); raises on failure."""
+        self.bound.append((pod, node_name))
+        if self._binder is not None:
+            await self._binder(pod, node_name)
+
+    def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:
+        for i in range(n):
+            fn(i)
