@@ -2,6 +2,7 @@
 evaluates them (k8s.io/apimachinery labels, component-helpers nodeaffinity)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -188,8 +189,9 @@ class Toleration:
     effect: str
     toleration_seconds: int | None = None
 
-    def tolerates(self, taint: Taint) -> bool:
-        """v1.Toleration.ToleratesTaint."""
+    def tolerates(self, taint: Taint, enable_comparison_operators: bool = True) -> bool:
+        """v1.Toleration.ToleratesTaint. Lt/Gt tolerate nothing when the
+        TaintTolerationComparisonOperators gate is off."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
@@ -198,27 +200,45 @@ class Toleration:
             return True
         if self.operator in ("Equal", ""):
             return self.value == taint.value
-        # Lt / Gt (TaintTolerationComparisonOperators): numeric comparison of the taint's value.
-        try:
-            taint_v = int(taint.value)
-            tol_v = int(self.value)
-        except ValueError:
+        if self.operator not in ("Lt", "Gt") or not enable_comparison_operators:
+            return False
+        # Both values must be canonical decimal int64s (no sign "+", no leading zeros).
+        tol_v = parse_canonical_int64(self.value)
+        taint_v = parse_canonical_int64(taint.value)
+        if tol_v is None or taint_v is None:
             return False
         return taint_v < tol_v if self.operator == "Lt" else taint_v > tol_v
 
 
-def tolerations_tolerate_taint(tolerations: Sequence[Toleration], taint: Taint) -> bool:
+_CANONICAL_INT = re.compile(r"-?[1-9][0-9]*|0")
+
+
+def parse_canonical_int64(value: str) -> int | None:
+    """The integer a string spells in canonical decimal form (apimachinery's
+    IsDecimalInteger, then ParseInt into int64); None otherwise."""
+    if not _CANONICAL_INT.fullmatch(value):
+        return None
+    n = int(value)
+    return n if -(1 << 63) <= n < (1 << 63) else None
+
+
+def tolerations_tolerate_taint(
+    tolerations: Sequence[Toleration], taint: Taint, enable_comparison_operators: bool = True
+) -> bool:
     for t in tolerations:
-        if t.tolerates(taint):
+        if t.tolerates(taint, enable_comparison_operators):
             return True
     return False
 
 
 def find_untolerated_taint(
-    taints: Sequence[Taint], tolerations: Sequence[Toleration], effects: tuple[str, ...]
+    taints: Sequence[Taint],
+    tolerations: Sequence[Toleration],
+    effects: tuple[str, ...],
+    enable_comparison_operators: bool = True,
 ) -> Taint | None:
     """The first taint with one of `effects` that no toleration tolerates."""
     for taint in taints:
-        if taint.effect in effects and not tolerations_tolerate_taint(tolerations, taint):
+        if taint.effect in effects and not tolerations_tolerate_taint(tolerations, taint, enable_comparison_operators):
             return taint
     return None

@@ -278,8 +278,10 @@ class Pod(KubeObject):
 
     @cached_property
     def host_ports(self) -> list[ContainerPort]:
-        """Ports with a hostPort, from containers and init containers (upstream's GetContainerPorts)."""
-        return [p for c in (*self.containers, *self.init_containers) for p in c.ports if p.host_port > 0]
+        """Ports with a hostPort, from sidecar init containers (restartPolicy Always,
+        they run for the pod's whole life) and containers (upstream's GetHostPorts)."""
+        sidecars = [c for c in self.init_containers if c.restart_policy == "Always"]
+        return [p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0]
 
     @property
     def has_pod_affinity(self) -> bool:
