@@ -1,0 +1,158 @@
+"""`ksched`: the command line.
+
+`serve` runs the daemon; the client commands (apply, get, describe, delete, watch,
+explain, complete, stats) talk to it through transport.client.SyncClient. The
+daemon address comes from --server or KSCHED_SERVER, the token from --token or
+KSCHED_TOKEN. `conformance` and `bench` are registered by add_conformance_parser /
+add_bench_parser below (owned by their own modules).
+
+Heavy imports happen inside the command functions so `ksched --help` stays quick.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable, Sequence
+
+DEFAULT_SERVER = "127.0.0.1:7777"
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from transport.daemon import serve_main
+
+    return serve_main(args)
+
+
+def _client_command(name: str) -> Handler:
+    """A handler that runs transport.cli_commands.<name>(args); the import is deferred."""
+
+    def run(args: argparse.Namespace) -> int:
+        from transport import cli_commands
+
+        return getattr(cli_commands, name)(args)
+
+    return run
+
+
+def add_serve_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run the scheduling daemon")
+    p.add_argument("--config", metavar="FILE",
+                   help="KubeSchedulerConfiguration YAML, optionally with a ksched.io/v1alpha1 DaemonConfiguration document")
+    p.add_argument("--listen", metavar="HOST:PORT", help="msgpack TCP address (default 127.0.0.1:7777)")
+    p.add_argument("--http", metavar="HOST:PORT", help="health and metrics address (default 127.0.0.1:10251)")
+    p.add_argument("--data-dir", metavar="DIR", help="where the SQLite store lives (default ./.ksched)")
+    p.add_argument("--token-file", metavar="FILE", help="file holding the token clients must send in hello")
+    p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
+    p.set_defaults(func=_cmd_serve)
+
+
+def _client_parent() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--server", default=os.environ.get("KSCHED_SERVER", DEFAULT_SERVER),
+                   help="daemon address HOST:PORT (env KSCHED_SERVER; default 127.0.0.1:7777)")
+    p.add_argument("--token", default=os.environ.get("KSCHED_TOKEN"), help="token for hello (env KSCHED_TOKEN)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each reply")
+    return p
+
+
+def add_client_parsers(sub: argparse._SubParsersAction) -> None:
+    common = _client_parent()
+
+    p = sub.add_parser("apply", parents=[common], help="create or update objects from YAML/JSON")
+    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
+                   help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
+    p.set_defaults(func=_client_command("cmd_apply"))
+
+    p = sub.add_parser("get", parents=[common], help="list objects or show one")
+    p.add_argument("kind", help="pods, nodes, podgroups, priorityclasses, ... (kubectl names and short names)")
+    p.add_argument("name", nargs="?")
+    p.add_argument("-n", "--namespace", default=None)
+    p.add_argument("-A", "--all-namespaces", action="store_true")
+    p.add_argument("-l", "--selector", default=None, help="label selector, e.g. app=web,tier!=db")
+    p.add_argument("--field-selector", default=None, help="e.g. spec.nodeName=node-1,status.phase=Pending")
+    p.add_argument("-o", "--output", choices=["wide", "json", "yaml", "name"], default=None)
+    p.set_defaults(func=_client_command("cmd_get"))
+
+    p = sub.add_parser("describe", parents=[common], help="show an object with its conditions and events")
+    p.add_argument("kind")
+    p.add_argument("name")
+    p.add_argument("-n", "--namespace", default=None)
+    p.set_defaults(func=_client_command("cmd_describe"))
+
+    p = sub.add_parser("delete", parents=[common], help="delete objects by name or from files")
+    p.add_argument("kind", nargs="?")
+    p.add_argument("names", nargs="*")
+    p.add_argument("-n", "--namespace", default=None)
+    p.add_argument("-f", "--filename", action="append", metavar="FILE|DIR|-")
+    p.set_defaults(func=_client_command("cmd_delete"))
+
+    p = sub.add_parser("watch", parents=[common], help="stream ADDED/MODIFIED/DELETED events")
+    p.add_argument("kinds", nargs="*", help="kinds to watch (default: all)")
+    p.add_argument("-n", "--namespace", default=None)
+    p.add_argument("--resource-version", type=int, default=None, help="start after this resourceVersion")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.add_argument("--count", type=int, default=None, help="exit after this many events")
+    p.set_defaults(func=_client_command("cmd_watch"))
+
+    p = sub.add_parser("explain", parents=[common], help="dry-run one pod: per node and plugin verdicts and scores")
+    p.add_argument("-f", "--filename", required=True, metavar="FILE|-")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.set_defaults(func=_client_command("cmd_explain"))
+
+    p = sub.add_parser("complete", parents=[common], help="finish a pod (status.phase Succeeded, or Failed)")
+    p.add_argument("name")
+    p.add_argument("-n", "--namespace", default=None)
+    p.add_argument("--failed", action="store_true", help="set Failed instead of Succeeded")
+    p.set_defaults(func=_client_command("cmd_complete"))
+
+    p = sub.add_parser("stats", parents=[common], help="daemon counters: objects, queue, resourceVersion")
+    p.set_defaults(func=_client_command("cmd_stats"))
+
+
+def add_conformance_parser(sub: argparse._SubParsersAction) -> None:
+    """Hook point: `ksched conformance PATH... [--json]` (transport.conformance, owned by the lead)."""
+    try:
+        from transport.conformance.cli import add_parser
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("transport.conformance", "transport.conformance.cli"):
+            raise
+        return
+    add_parser(sub)
+
+
+def add_bench_parser(sub: argparse._SubParsersAction) -> None:
+    """Hook point: `ksched bench WORKLOAD [--nodes N] [--pods M] [--json]` (bench.runner, owned by the lead)."""
+    try:
+        from bench.runner import add_parser
+    except ModuleNotFoundError as exc:
+        if exc.name != "bench.runner":
+            raise
+        return
+    add_parser(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ksched", description="kube-scheduler's scheduling framework as a daemon")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_serve_parser(sub)
+    add_client_parsers(sub)
+    add_conformance_parser(sub)
+    add_bench_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.func(args)
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
