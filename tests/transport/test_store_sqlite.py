@@ -1,0 +1,109 @@
+"""SQLiteBackend: group commit, restart, all-or-nothing batches, one owner per data dir."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from actors.store_backend import Write
+from actors.store_sqlite import DataDirLocked, SQLiteBackend
+
+
+def node(name: str, rv: int) -> dict:
+    return {"kind": "Node", "metadata": {"name": name, "resourceVersion": str(rv)},
+            "status": {"allocatable": {"cpu": "4"}}}
+
+
+def pod(name: str, rv: int, node_name: str = "") -> dict:
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv)},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c"}]}}
+
+
+async def reopen(path: Path) -> tuple[list[dict], int]:
+    backend = SQLiteBackend(path)
+    try:
+        state = await backend.load_all()
+    finally:
+        await backend.close()
+    return state.objects, state.resource_version
+
+
+async def test_an_empty_data_dir_loads_no_objects_and_version_zero(tmp_path):
+    assert await reopen(tmp_path / "d") == ([], 0)
+
+
+async def test_committed_objects_and_bindings_come_back_after_reopen(tmp_path):
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1),
+                    Write(kind="Pod", key="default/p1", raw=pod("p1", 2), resource_version=2)])
+    await b.commit([Write(kind="Pod", key="default/p1", raw=pod("p1", 3, "n1"), resource_version=3)])
+    await b.close()
+
+    objects, rv = await reopen(tmp_path)
+    assert rv == 3
+    assert [(o["kind"], o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in objects] == [
+        ("Node", "n1", "1"), ("Pod", "p1", "3")]
+    assert objects[1]["spec"]["nodeName"] == "n1"
+
+
+async def test_a_delete_removes_the_object_but_the_version_never_goes_back(tmp_path):
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1)])
+    await b.commit([Write(kind="Node", key="n1", raw=None, resource_version=2)])
+    await b.close()
+    assert await reopen(tmp_path) == ([], 2)
+
+
+async def test_a_batch_that_fails_midway_leaves_nothing_of_itself(tmp_path):
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1)])
+    bad = Write(kind=None, key="x", raw=node("x", 3), resource_version=3)  # type: ignore[arg-type]  # NOT NULL violation
+    with pytest.raises(Exception):
+        await b.commit([Write(kind="Node", key="n2", raw=node("n2", 2), resource_version=2), bad])
+    assert b.commits == 1
+    await b.close()
+    objects, rv = await reopen(tmp_path)
+    assert [o["metadata"]["name"] for o in objects] == ["n1"] and rv == 1
+
+
+async def test_a_second_backend_on_the_same_data_dir_is_refused(tmp_path):
+    first = SQLiteBackend(tmp_path)
+    await first.load_all()
+    second = SQLiteBackend(tmp_path)
+    with pytest.raises(DataDirLocked, match="in use"):
+        await second.load_all()
+    await second.close()
+    await first.close()
+    assert await reopen(tmp_path) == ([], 0)  # the lock goes with the owner
+
+
+async def test_a_commit_survives_kill_9_right_after_it_returns(tmp_path):
+    script = textwrap.dedent(f"""
+        import asyncio, os, signal
+        from actors.store_backend import Write
+        from actors.store_sqlite import SQLiteBackend
+        async def main():
+            b = SQLiteBackend({str(tmp_path)!r})
+            await b.load_all()
+            for i in range(1, 4):
+                raw = {{"kind": "Node", "metadata": {{"name": f"n{{i}}"}}}}
+                await b.commit([Write(kind="Node", key=f"n{{i}}", raw=raw, resource_version=i)])
+            os.kill(os.getpid(), signal.SIGKILL)
+        asyncio.run(main())
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2], timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    objects, rv = await reopen(tmp_path)
+    assert [o["metadata"]["name"] for o in objects] == ["n1", "n2", "n3"] and rv == 3
+
+
+def test_an_unknown_synchronous_mode_is_rejected_naming_the_choices(tmp_path):
+    with pytest.raises(ValueError, match="FULL"):
+        SQLiteBackend(tmp_path, synchronous="SOMETIMES")
