@@ -1,0 +1,70 @@
+"""NodeUnschedulable: cordoned nodes (spec.unschedulable) take only pods that
+tolerate the node.kubernetes.io/unschedulable:NoSchedule taint."""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.labels import Taint, tolerations_tolerate_taint
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo
+from framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    QueueingHint,
+    Status,
+)
+
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    name = "NodeUnschedulable"
+
+    def __init__(self, enable_comparison_operators: bool) -> None:
+        self._comparison_ops = enable_comparison_operators
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Any) -> "NodeUnschedulable":
+        return cls(handle.features.enabled("TaintTolerationComparisonOperators"))
+
+    def _tolerates_unschedulable(self, pod: Pod) -> bool:
+        return tolerations_tolerate_taint(pod.tolerations, UNSCHEDULABLE_TAINT, self._comparison_ops)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent("UnschedulablePod", ActionType.UpdatePodTolerations),
+                                 self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """A node added schedulable, or turned from unschedulable to schedulable."""
+        if not new.unschedulable and (old is None or old.unschedulable):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
+        return QueueingHint.Queue if self._tolerates_unschedulable(new) else QueueingHint.QueueSkip
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None or not node.unschedulable:
+            return None
+        if self._tolerates_unschedulable(pod):
+            return None
+        return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
+
+
+PLUGINS = [NodeUnschedulable]

@@ -1,0 +1,47 @@
+"""SchedulingGates: a pod with spec.schedulingGates stays out of activeQ."""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.objects import Pod
+from framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    Handle,
+    QueueingHint,
+    Status,
+)
+
+
+class SchedulingGates:
+    name = "SchedulingGates"
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Handle) -> "SchedulingGates":
+        return cls()
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.scheduling_gates:
+            return None
+        # Go's %v of a []string: "[a b]".
+        gates = " ".join(pod.scheduling_gates)
+        return Status(Code.UnschedulableAndUnresolvable, f"waiting for scheduling gates: [{gates}]")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent("UnschedulablePod", ActionType.UpdatePodSchedulingGatesEliminated),
+                self.is_schedulable_after_gates_eliminated,
+            )
+        ]
+
+    def is_schedulable_after_gates_eliminated(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The update is about this pod and left it without gates."""
+        if isinstance(new, Pod) and new.uid == pod.uid and not new.scheduling_gates:
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+
+PLUGINS = [SchedulingGates]

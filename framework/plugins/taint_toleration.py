@@ -1,0 +1,114 @@
+"""TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate rule the
+node out; untolerated PreferNoSchedule taints lower the node's score."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from framework.api.labels import Taint, Toleration, find_untolerated_taint, tolerations_tolerate_taint
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo
+from framework.interface import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    NodeScore,
+    QueueingHint,
+    Status,
+)
+from framework.plugins.helper import default_normalize_score
+
+ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
+PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
+# Upstream's helper.DoNotScheduleTaintsFilterFunc: the effects that block scheduling.
+DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    # Tolerations that can tolerate a PreferNoSchedule taint (an empty effect matches every effect).
+    tolerations_prefer_no_schedule: tuple[Toleration, ...]
+
+
+class TaintToleration:
+    name = "TaintToleration"
+
+    def __init__(self, enable_comparison_operators: bool) -> None:
+        self._comparison_ops = enable_comparison_operators
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Any) -> "TaintToleration":
+        return cls(handle.features.enabled("TaintTolerationComparisonOperators"))
+
+    def _untolerated(self, taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+        return find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS, self._comparison_ops)
+
+    # --- queueing ------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
+                                 self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent("UnschedulablePod", ActionType.UpdatePodTolerations),
+                                 self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+        """Queue when the node went from having an untolerated taint to having none."""
+        was_untolerated = old is None or self._untolerated(old.taints, pod.tolerations) is not None
+        is_untolerated = self._untolerated(new.taints, pod.tolerations) is not None
+        return QueueingHint.Queue if was_untolerated and not is_untolerated else QueueingHint.QueueSkip
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
+        return QueueingHint.Queue
+
+    # --- filtering -----------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None or self._untolerated(node.taints, pod.tolerations) is None:
+            return None
+        return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
+
+    # --- scoring -------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        tolerations = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
+        return None
+
+    def count_intolerable_taints_prefer_no_schedule(self, taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+        return sum(
+            1
+            for taint in taints
+            if taint.effect == "PreferNoSchedule"
+            and not tolerations_tolerate_taint(tolerations, taint, self._comparison_ops)
+        )
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        try:
+            s: _PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return 0, Status.error_of(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        node = node_info.node
+        taints = node.taints if node is not None else []
+        return self.count_intolerable_taints_prefer_no_schedule(taints, s.tolerations_prefer_no_schedule), None
+
+    def score_extensions(self) -> "TaintToleration":
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        # More intolerable taints -> lower score.
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+
+PLUGINS = [TaintToleration]
