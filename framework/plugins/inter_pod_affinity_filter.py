@@ -1,0 +1,159 @@
+"""InterPodAffinity PreFilter/Filter data (upstream interpodaffinity/filtering.go).
+
+PreFilter counts, per topology pair (key, value):
+- existing_anti_affinity_counts: existing pods whose required anti-affinity terms
+  match the incoming pod;
+- affinity_counts: existing pods matching ALL required affinity terms of the
+  incoming pod;
+- anti_affinity_counts: existing pods matching a required anti-affinity term of
+  the incoming pod.
+Filter then only looks the node's labels up in these maps.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from framework.api.affinity import AffinityTerm
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo, PodInfo
+
+PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+TopologyPair = tuple[str, str]
+
+
+class TopologyCounts(dict[TopologyPair, int]):
+    """topologyToMatchedTermCount: a pair is dropped when its count returns to zero."""
+
+    def bump(self, node: Node, topology_key: str, value: int) -> None:
+        tv = node.labels.get(topology_key)
+        if tv is None:
+            return
+        pair = (topology_key, tv)
+        n = self.get(pair, 0) + value
+        if n == 0:
+            self.pop(pair, None)
+        else:
+            self[pair] = n
+
+    def add_affinity_terms(self, terms: Sequence[AffinityTerm], pod: Pod, node: Node, value: int) -> None:
+        """Count `pod` once per term's topology when it matches ALL terms."""
+        if pod_matches_all_affinity_terms(terms, pod):
+            for t in terms:
+                self.bump(node, t.topology_key, value)
+
+    def add_anti_affinity_terms(self, terms: Sequence[AffinityTerm], pod: Pod, ns_labels: Mapping[str, str] | None,
+                                node: Node, value: int) -> None:
+        """Count `pod` for each term it matches."""
+        for t in terms:
+            if t.matches(pod, ns_labels):
+                self.bump(node, t.topology_key, value)
+
+    def clone(self) -> "TopologyCounts":
+        return TopologyCounts(self)
+
+
+def pod_matches_all_affinity_terms(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
+    """True iff there are terms and `pod` matches every one. The incoming pod's terms
+    have their namespace selector merged into the namespaces, so no namespace labels."""
+    if not terms:
+        return False
+    for t in terms:
+        if not t.matches(pod, None):
+            return False
+    return True
+
+
+class PreFilterState:
+    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
+                 "required_affinity", "required_anti_affinity", "pod", "namespace_labels")
+
+    def __init__(self, pod: Pod, required_affinity: tuple[AffinityTerm, ...],
+                 required_anti_affinity: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str] | None) -> None:
+        self.pod = pod
+        self.required_affinity = required_affinity
+        self.required_anti_affinity = required_anti_affinity
+        self.namespace_labels = namespace_labels
+        self.existing_anti_affinity_counts = TopologyCounts()
+        self.affinity_counts = TopologyCounts()
+        self.anti_affinity_counts = TopologyCounts()
+
+    def clone(self) -> "PreFilterState":
+        c = PreFilterState(self.pod, self.required_affinity, self.required_anti_affinity, self.namespace_labels)
+        c.existing_anti_affinity_counts = self.existing_anti_affinity_counts.clone()
+        c.affinity_counts = self.affinity_counts.clone()
+        c.anti_affinity_counts = self.anti_affinity_counts.clone()
+        return c
+
+    def update_with_pod(self, pod_info: PodInfo, node: Node | None, multiplier: int) -> None:
+        """AddPod (+1) / RemovePod (-1) of an existing pod on `node`."""
+        if node is None:
+            return
+        self.existing_anti_affinity_counts.add_anti_affinity_terms(
+            pod_info.required_anti_affinity_terms, self.pod, self.namespace_labels, node, multiplier)
+        self.affinity_counts.add_affinity_terms(self.required_affinity, pod_info.pod, node, multiplier)
+        self.anti_affinity_counts.add_anti_affinity_terms(self.required_anti_affinity, pod_info.pod, None, node, multiplier)
+
+    def count_existing_anti_affinity(self, nodes: Iterable[NodeInfo]) -> None:
+        """Existing pods' required anti-affinity terms that match the incoming pod."""
+        counts = self.existing_anti_affinity_counts
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            for existing in ni.pods_with_required_anti_affinity:
+                counts.add_anti_affinity_terms(existing.required_anti_affinity_terms, self.pod, self.namespace_labels, node, 1)
+
+    def count_incoming(self, nodes: Iterable[NodeInfo]) -> None:
+        """Existing pods that match the incoming pod's required (anti-)affinity terms."""
+        if not self.required_affinity and not self.required_anti_affinity:
+            return
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            for existing in ni.pods:
+                self.affinity_counts.add_affinity_terms(self.required_affinity, existing.pod, node, 1)
+                self.anti_affinity_counts.add_anti_affinity_terms(self.required_anti_affinity, existing.pod, None, node, 1)
+
+
+def satisfies_existing_pods_anti_affinity(state: PreFilterState, node: Node) -> bool:
+    counts = state.existing_anti_affinity_counts
+    if counts:
+        for pair in node.labels.items():
+            if counts.get(pair, 0) > 0:
+                return False
+    return True
+
+
+def satisfies_pod_anti_affinity(state: PreFilterState, node: Node) -> bool:
+    counts = state.anti_affinity_counts
+    if counts:
+        labels = node.labels
+        for term in state.required_anti_affinity:
+            tv = labels.get(term.topology_key)
+            if tv is not None and counts.get((term.topology_key, tv), 0) > 0:
+                return False
+    return True
+
+
+def satisfies_pod_affinity(state: PreFilterState, node: Node) -> bool:
+    pods_exist = True
+    labels = node.labels
+    counts = state.affinity_counts
+    for term in state.required_affinity:
+        tv = labels.get(term.topology_key)
+        if tv is None:
+            # Every topology key must be on the node.
+            return False
+        if counts.get((term.topology_key, tv), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group with affinity to itself: no pod anywhere matches its
+    # terms, but it matches them itself, so it may go to any node with the keys.
+    return not counts and pod_matches_all_affinity_terms(state.required_affinity, state.pod)

@@ -1,0 +1,97 @@
+"""InterPodAffinity PreScore/Score/NormalizeScore data (upstream interpodaffinity/scoring.go).
+
+PreScore sums, per topology key and value, the weights of:
+- the incoming pod's preferred (anti-)affinity terms matched by existing pods (+/-);
+- existing pods' required affinity terms matched by the incoming pod (+hardPodAffinityWeight);
+- existing pods' preferred (anti-)affinity terms matched by the incoming pod (+/-).
+A node's score is the sum over the topology values it carries.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from framework.api.affinity import AffinityTerm, WeightedAffinityTerm
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import MAX_NODE_SCORE, NodeScore
+
+PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
+
+
+class ScoreMap(dict[str, dict[str, int]]):
+    """topology key -> topology value -> summed weight."""
+
+    def process_term(self, term: AffinityTerm, weight: int, pod: Pod, ns_labels: Mapping[str, str] | None,
+                     node: Node, multiplier: int) -> None:
+        if term.matches(pod, ns_labels):
+            tv = node.labels.get(term.topology_key)
+            if tv is not None:
+                values = self.setdefault(term.topology_key, {})
+                values[tv] = values.get(tv, 0) + weight * multiplier
+
+    def process_terms(self, terms: Sequence[WeightedAffinityTerm], pod: Pod, ns_labels: Mapping[str, str] | None,
+                      node: Node, multiplier: int) -> None:
+        for wt in terms:
+            self.process_term(wt.term, wt.weight, pod, ns_labels, node, multiplier)
+
+
+class PreScoreState:
+    """Read-only after PreScore, so clone() shares it (as upstream does)."""
+
+    __slots__ = ("topology_score", "preferred_affinity", "preferred_anti_affinity", "namespace_labels")
+
+    def __init__(self, preferred_affinity: tuple[WeightedAffinityTerm, ...],
+                 preferred_anti_affinity: tuple[WeightedAffinityTerm, ...],
+                 namespace_labels: Mapping[str, str] | None) -> None:
+        self.topology_score = ScoreMap()
+        self.preferred_affinity = preferred_affinity
+        self.preferred_anti_affinity = preferred_anti_affinity
+        self.namespace_labels = namespace_labels
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+    def process_existing_pod(self, existing: PodInfo, node: Node, incoming: Pod, hard_weight: int) -> None:
+        if not node.labels:
+            return
+        score = self.topology_score
+        existing_pod = existing.pod
+        # The incoming pod's terms have their namespace selector merged already.
+        score.process_terms(self.preferred_affinity, existing_pod, None, node, 1)
+        score.process_terms(self.preferred_anti_affinity, existing_pod, None, node, -1)
+        ns_labels = self.namespace_labels
+        if hard_weight > 0:
+            for t in existing.required_affinity_terms:
+                score.process_term(t, hard_weight, incoming, ns_labels, node, 1)
+        score.process_terms(existing.preferred_affinity_terms, incoming, ns_labels, node, 1)
+        score.process_terms(existing.preferred_anti_affinity_terms, incoming, ns_labels, node, -1)
+
+    def process_nodes(self, nodes: Sequence[NodeInfo], incoming: Pod, all_pods: bool, hard_weight: int) -> None:
+        for ni in nodes:
+            node = ni.node
+            if node is None:
+                continue
+            for existing in (ni.pods if all_pods else ni.pods_with_affinity):
+                self.process_existing_pod(existing, node, incoming, hard_weight)
+
+    def score(self, node: Node) -> int:
+        total = 0
+        labels = node.labels
+        for key, values in self.topology_score.items():
+            v = labels.get(key)
+            if v is not None:
+                total += values.get(v, 0)
+        return total
+
+
+def normalize(scores: list[NodeScore]) -> None:
+    """Scale linearly so the lowest score becomes 0 and the highest MAX_NODE_SCORE,
+    truncating like Go's int64(float64) conversion."""
+    if not scores:
+        return
+    min_count = min(s.score for s in scores)
+    max_count = max(s.score for s in scores)
+    diff = max_count - min_count
+    for s in scores:
+        f = float(MAX_NODE_SCORE) * (float(s.score - min_count) / float(diff)) if diff > 0 else 0.0
+        s.score = int(f)
