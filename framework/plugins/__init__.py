@@ -24,6 +24,7 @@ IN_TREE_MODULES = [
     "framework.plugins.node_resources_fit",
     "framework.plugins.node_resources_balanced_allocation",
     "framework.plugins.image_locality",
+    "framework.plugins.inter_pod_affinity",
     "framework.plugins.default_binder",
 ]
 
