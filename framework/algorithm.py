@@ -1,0 +1,309 @@
+"""The scheduling algorithm for one pod (upstream's schedule_one.go: schedulePod,
+findNodesThatFitPod, findNodesThatPassFilters, prioritizeNodes, selectHost)."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from framework.api.objects import Pod
+from framework.cache import NodeInfo, Snapshot
+from framework.interface import Code, CycleState, NodePluginScores, NodeToStatus, Status
+from framework.runtime import Framework
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+EMPTY_PRIORITY_LIST = "empty priorityList"
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class NoNodesAvailable(Exception):
+    def __init__(self) -> None:
+        super().__init__(NO_NODES_AVAILABLE)
+
+
+class SchedulingError(Exception):
+    """A plugin answered Error: the attempt failed for a reason other than fit."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.code == Code.Pending:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """No node fits the pod; message() is upstream's FitError.Error()."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def message(self) -> str:
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for _, st in d.node_to_status.items():
+                for r in st.reasons:
+                    counts[r] = counts.get(r, 0) + 1
+            explicit = len(d.node_to_status)
+            if explicit < self.num_all_nodes:
+                for r in d.node_to_status.absent.reasons:
+                    counts[r] = counts.get(r, 0) + self.num_all_nodes - explicit
+            parts = sorted(f"{n} {r}" for r, n in counts.items())
+            if parts:
+                msg += f" {', '.join(parts)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+    def __str__(self) -> str:
+        return self.message()
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (adaptive when unset or 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def select_host(scores: list[NodePluginScores], rand: random.Random) -> str:
+    """Highest total wins; ties are broken uniformly by reservoir sampling."""
+    if not scores:
+        raise ValueError(EMPTY_PRIORITY_LIST)
+    best = scores[0]
+    max_score = best.total_score
+    count = 1
+    for ns in scores[1:]:
+        if ns.total_score > max_score:
+            max_score = ns.total_score
+            best = ns
+            count = 1
+        elif ns.total_score == max_score:
+            count += 1
+            if rand.randrange(count) == 0:
+                best = ns
+    return best.name
+
+
+class SchedulingAlgorithm:
+    """Schedules one pod at a time; remembers where the next filter pass starts."""
+
+    def __init__(self, rand: random.Random | None = None, global_percentage: int | None = None) -> None:
+        self.rand = rand if rand is not None else random.Random()
+        self.next_start_node_index = 0
+        self.global_percentage = global_percentage
+
+    def _percentage(self, fwk: Framework) -> int | None:
+        if fwk.percentage_of_nodes_to_score is not None:
+            return fwk.percentage_of_nodes_to_score
+        return self.global_percentage
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
+        if snapshot.num_nodes() == 0:
+            raise NoNodesAvailable()
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        if not feasible:
+            raise FitError(pod, snapshot.num_nodes(), diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        host = select_host(scores, self.rand)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+    def find_nodes_that_fit_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.list()
+        pre_res, st, plugins = fwk.run_pre_filter(state, pod)
+        diagnosis.unschedulable_plugins = set(plugins)
+        if not st.is_success():
+            if not st.is_rejected():
+                raise SchedulingError(st)
+            diagnosis.node_to_status.absent = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            return [], diagnosis
+        if pod.nominated_node_name:
+            ni = snapshot.get(pod.nominated_node_name)
+            if ni is not None:
+                nominated = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], use_rotation=False)
+                if nominated:
+                    return nominated, diagnosis
+        nodes = all_nodes
+        if pre_res is not None and not pre_res.all_nodes():
+            names = pre_res.node_names or set()
+            nodes = [n for n in all_nodes if n.name in names]
+            diagnosis.node_to_status.absent = Status(
+                Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
+            )
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: list[NodeInfo],
+        use_rotation: bool = True,
+    ) -> list[NodeInfo]:
+        n = len(nodes)
+        if n == 0:
+            return []
+        to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
+        if not fwk.has_score_plugins():
+            to_find = 1
+        start = self.next_start_node_index if use_rotation else 0
+        if not fwk.has_filter_plugins():
+            return [nodes[(start + i) % n] for i in range(min(to_find, n))]
+        feasible: list[NodeInfo] = []
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            st = fwk.run_filter_with_nominated_pods(state, pod, ni)
+            if st.code == Code.Error:
+                raise SchedulingError(st)
+            if st.code == Code.Success:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                diagnosis.node_to_status.set(ni.name, st)
+                diagnosis.add_plugin_status(st)
+        return feasible
+
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        if not fwk.has_score_plugins():
+            return [NodePluginScores(n.name, total_score=1) for n in nodes]
+        st = fwk.run_pre_score(state, pod, nodes)
+        if not st.is_success():
+            raise SchedulingError(st)
+        scores, st = fwk.run_score(state, pod, nodes)
+        if not st.is_success():
+            raise SchedulingError(st)
+        return scores
+
+
+def _go_list(items: list[str]) -> str:
+    return "[" + " ".join(items) + "]"
+
+
+def explain(fwk: Framework, pod: Pod, snapshot: Snapshot, rand: random.Random | None = None) -> dict[str, Any]:
+    """Dry-run `pod`: every node's verdict from each Filter plugin and each Score
+    plugin's raw, normalized and weighted score, plus the node the algorithm picks.
+    Nothing is assumed or changed."""
+    state = CycleState()
+    fwk.handle.set_snapshot(snapshot)
+    pre_res, pre_st, _ = fwk.run_pre_filter(state, pod)
+    nodes_out: dict[str, dict[str, Any]] = {}
+    feasible: list[NodeInfo] = []
+    for ni in snapshot.list():
+        entry: dict[str, Any] = {"filters": {}, "feasible": False}
+        if not pre_st.is_success():
+            entry["preFilter"] = {"plugin": pre_st.plugin, **pre_st.to_dict()}
+        elif pre_res is not None and not pre_res.all_nodes() and ni.name not in (pre_res.node_names or set()):
+            entry["preFilter"] = {"code": "UnschedulableAndUnresolvable", "reasons": ["excluded by PreFilter result"]}
+        else:
+            ok = True
+            for pl in fwk.filter_plugins:
+                if pl.name in state.skip_filter_plugins:
+                    entry["filters"][pl.name] = {"code": "Skip"}
+                    continue
+                try:
+                    st = pl.filter(state, pod, ni)
+                except Exception as e:  # noqa: BLE001
+                    st = Status(Code.Error, str(e))
+                st = st if st is not None else Status()
+                entry["filters"][pl.name] = st.to_dict()
+                if not st.is_success():
+                    ok = False
+                    break
+            entry["feasible"] = ok
+            if ok:
+                feasible.append(ni)
+        nodes_out[ni.name] = entry
+    result: dict[str, Any] = {"pod": pod.key, "profile": fwk.profile_name, "nodes": nodes_out, "chosen": None}
+    if not pre_st.is_success():
+        result["preFilter"] = {"plugin": pre_st.plugin, **pre_st.to_dict()}
+    if feasible:
+        _explain_scores(fwk, state, pod, feasible, nodes_out)
+        totals = [NodePluginScores(n.name, total_score=nodes_out[n.name].get("totalScore", 1)) for n in feasible]
+        result["chosen"] = select_host(totals, rand or random.Random())
+    else:
+        diag = Diagnosis()
+        for name, entry in nodes_out.items():
+            for plugin, st in entry["filters"].items():
+                if st["code"] not in ("Success", "Skip"):
+                    diag.node_to_status.set(name, Status(Code[st["code"]], *st.get("reasons", []), plugin=plugin))
+        if not pre_st.is_success():
+            diag.pre_filter_msg = pre_st.message()
+        result["message"] = FitError(pod, snapshot.num_nodes(), diag).message() if snapshot.num_nodes() else NO_NODES_AVAILABLE
+    return result
+
+
+def _explain_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], out: dict[str, dict[str, Any]]) -> None:
+    from framework.interface import NodeScore
+
+    st = fwk.run_pre_score(state, pod, nodes)
+    if not st.is_success():
+        for n in nodes:
+            out[n.name]["scoreError"] = st.message()
+        return
+    totals = {n.name: 0 for n in nodes}
+    for n in nodes:
+        out[n.name]["scores"] = {}
+    for pl in fwk.score_plugins:
+        if pl.name in state.skip_score_plugins:
+            continue
+        raw = []
+        for n in nodes:
+            s, sst = pl.score(state, pod, n)
+            raw.append(NodeScore(n.name, s))
+        normalized = [NodeScore(x.name, x.score) for x in raw]
+        ext = pl.score_extensions() if hasattr(pl, "score_extensions") else None
+        if ext is not None:
+            ext.normalize_score(state, pod, normalized)
+        weight = fwk.score_weights.get(pl.name, 1)
+        for r, nm in zip(raw, normalized):
+            out[r.name]["scores"][pl.name] = {"raw": r.score, "normalized": nm.score, "weight": weight, "weighted": nm.score * weight}
+            totals[r.name] += nm.score * weight
+    for name, total in totals.items():
+        out[name]["totalScore"] = total if fwk.score_plugins else 1

@@ -1,0 +1,424 @@
+"""Framework: runs one profile's plugins at each extension point with upstream's rules
+(pkg/scheduler/framework/runtime/framework.go).
+
+A plugin's exception becomes an Error status naming the plugin and the point; a
+plugin returning None means Success. Every run_* here returns a Status, never None.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from framework.api.objects import Pod
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_PERMIT_TIMEOUT_SECONDS,
+    MIN_NODE_SCORE,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    NodePluginScores,
+    NodeScore,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+)
+
+EXTENSION_POINTS = (
+    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+    "reserve", "permit", "preBind", "bind", "postBind",
+)
+
+# The method each extension point calls; a plugin enabled at a point must have it.
+POINT_METHODS = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+_OK = Status()
+
+
+def _ok() -> Status:
+    return Status()
+
+
+def _error(plugin: str, text: str) -> Status:
+    return Status(Code.Error, text, plugin=plugin)
+
+
+def go_duration(seconds: float) -> str:
+    """Seconds as Go's time.Duration prints them ("10s", "1m0s", "1.5s", "500ms")."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _trim(ns / size) + unit
+    h, rem = divmod(ns, 3600 * 10**9)
+    m, rem = divmod(rem, 60 * 10**9)
+    s = _trim(rem / 1e9) + "s"
+    if h:
+        return f"{sign}{h}h{m}m{s}"
+    if m:
+        return f"{sign}{m}m{s}"
+    return sign + s
+
+
+def _trim(x: float) -> str:
+    text = f"{x:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+class Framework:
+    """The plugins of one profile, ordered per extension point."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        plugins: dict[str, Any],
+        points: dict[str, list[str]],
+        weights: dict[str, int],
+        handle: Any,
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self.profile_name = profile_name
+        self.plugins = plugins
+        self.handle = handle
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.points = {p: list(points.get(p, [])) for p in EXTENSION_POINTS}
+        self.score_weights = dict(weights)
+
+        def objs(point: str) -> list[Any]:
+            return [plugins[n] for n in self.points[point]]
+
+        self.pre_enqueue_plugins = objs("preEnqueue")
+        qs = objs("queueSort")
+        self.queue_sort_plugin = qs[0] if qs else None
+        self.pre_filter_plugins = objs("preFilter")
+        self.filter_plugins = objs("filter")
+        self.post_filter_plugins = objs("postFilter")
+        self.pre_score_plugins = objs("preScore")
+        self.score_plugins = objs("score")
+        self.reserve_plugins = objs("reserve")
+        self.permit_plugins = objs("permit")
+        self.pre_bind_plugins = objs("preBind")
+        self.bind_plugins = objs("bind")
+        self.post_bind_plugins = objs("postBind")
+
+    # --- queue ------------------------------------------------------------------------------
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        assert self.queue_sort_plugin is not None
+        return self.queue_sort_plugin.less(a, b)
+
+    def queue_sort_name(self) -> str:
+        return self.queue_sort_plugin.name if self.queue_sort_plugin is not None else ""
+
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        for pl in self.pre_enqueue_plugins:
+            try:
+                st = pl.pre_enqueue(pod)
+            except Exception as e:  # noqa: BLE001 - a plugin bug becomes an Error status
+                return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                st.plugin = pl.name
+                if not st.is_rejected():
+                    return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {st.message()}')
+                return st
+        return _ok()
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name -> the cluster events that may make its rejections go away."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for name, pl in self.plugins.items():
+            fn = getattr(pl, "events_to_register", None)
+            if fn is not None:
+                out[name] = list(fn())
+        return out
+
+    # --- filtering --------------------------------------------------------------------------
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Runs every PreFilter plugin. Returns (merged result, status, plugins that
+        narrowed the nodes or rejected). A Skip marks the plugin's Filter as skipped."""
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        nodes = self.handle.snapshot().list()
+        state.skip_filter_plugins = set()
+        for pl in self.pre_filter_plugins:
+            try:
+                r, st = pl.pre_filter(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {e}'), set()
+            if st is not None and st.code == Code.Skip:
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return None, st, {pl.name}
+                return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {st.message()}'), set()
+            if r is not None and not r.all_nodes():
+                with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                return result, Status(Code.UnschedulableAndUnresolvable, msg), set(with_nodes)
+        return result, _ok(), set(with_nodes)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
+        return self._run_extension(state, pod, pod_info, node_info, "add_pod", "AddPod")
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
+        return self._run_extension(state, pod, pod_info, node_info, "remove_pod", "RemovePod")
+
+    def _run_extension(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str, label: str) -> Status:
+        for pl in self.pre_filter_plugins:
+            ext_fn = getattr(pl, "pre_filter_extensions", None)
+            ext = ext_fn() if ext_fn is not None else None
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = getattr(ext, method)(state, pod, pod_info, node_info)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if skip and pl.name in skip:
+                continue
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running "{pl.name}" filter plugin: {e}')
+            if st is not None and st.code != Code.Success:
+                if not st.is_rejected():
+                    return _error(pl.name, f'running "{pl.name}" filter plugin: {st.message()}')
+                st.plugin = pl.name
+                return st
+        return _OK
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filter twice when pods of equal or higher priority are nominated to this
+        node: once as if they were running there, once without them; both must pass."""
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return self.run_filter(state, pod, node_info)
+        added = False
+        state2 = state
+        info2 = node_info
+        for pi in nominated:
+            p = pi.pod
+            if p.priority >= pod.priority and p.uid != pod.uid:
+                if not added:
+                    state2 = state.clone()
+                    info2 = node_info.clone()
+                    added = True
+                info2.add_pod(pi)
+                st = self.run_pre_filter_extension_add_pod(state2, pod, pi, info2)
+                if not st.is_success():
+                    return st
+        status = self.run_filter(state2, pod, info2)
+        if not status.is_success() and not status.is_rejected():
+            return status
+        if added and status.is_success():
+            status = self.run_filter(state, pod, node_info)
+        return status
+
+    def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        rejector = ""
+        result: PostFilterResult | None = None
+        for pl in self.post_filter_plugins:
+            try:
+                r, st = pl.post_filter(state, pod, filtered)
+            except Exception as e:  # noqa: BLE001
+                return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
+            st = st if st is not None else Status()
+            if st.is_success():
+                return r, st
+            if st.code == Code.UnschedulableAndUnresolvable:
+                st.plugin = pl.name
+                return r, st
+            if not st.is_rejected():
+                return None, Status(Code.Error, *st.reasons, plugin=pl.name)
+            if r is not None and r.nominated_node_name:
+                result = r
+            reasons.extend(st.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
+
+    # --- scoring ------------------------------------------------------------------------------
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        state.skip_score_plugins = set()
+        for pl in self.pre_score_plugins:
+            try:
+                st = pl.pre_score(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.Skip:
+                state.skip_score_plugins.add(pl.name)
+                continue
+            return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[NodePluginScores], Status]:
+        """Score, normalize, check the range and weigh; totals per node in node order."""
+        result = [NodePluginScores(n.name) for n in nodes]
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        for pl in plugins:
+            scores: list[NodeScore] = []
+            for ni in nodes:
+                try:
+                    s, st = pl.score(state, pod, ni)
+                except Exception as e:  # noqa: BLE001
+                    return [], _error(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {e}')
+                if st is not None and not st.is_success():
+                    return [], _error(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+                scores.append(NodeScore(ni.name, s))
+            ext_fn = getattr(pl, "score_extensions", None)
+            ext = ext_fn() if ext_fn is not None else None
+            if ext is not None:
+                try:
+                    st = ext.normalize_score(state, pod, scores)
+                except Exception as e:  # noqa: BLE001
+                    return [], _error(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {e}')
+                if st is not None and not st.is_success():
+                    return [], _error(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+            weight = self.score_weights.get(pl.name, 1)
+            for i, ns in enumerate(scores):
+                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
+                    return [], _error(
+                        pl.name,
+                        f'running Score plugins: plugin "{pl.name}" failed with: plugin "{pl.name}" returns an invalid '
+                        f"score {ns.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    )
+                weighted = ns.score * weight
+                result[i].scores.append((pl.name, weighted))
+                result[i].total_score += weighted
+        return result, _ok()
+
+    # --- reserve / permit / bind ---------------------------------------------------------------
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for pl in self.reserve_plugins:
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Reserve plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    st.plugin = pl.name
+                    return st
+                return _error(pl.name, f'running Reserve plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            try:
+                pl.unreserve(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - Unreserve must not fail; the others still run
+                continue
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, dict[str, float]]:
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Permit plugin "{pl.name}": {e}'), {}
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
+                st.plugin = pl.name
+                return st, {}
+            if st.is_wait():
+                waits[pl.name] = min(float(timeout), float(MAX_PERMIT_TIMEOUT_SECONDS))
+                continue
+            return _error(pl.name, f'running Permit plugin "{pl.name}": {st.message()}'), {}
+        if waits:
+            return Status(Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
+        return _ok(), {}
+
+    async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for pl in self.pre_bind_plugins:
+            try:
+                st = await pl.pre_bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running PreBind plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    st.plugin = pl.name
+                    return st
+                return _error(pl.name, f'running PreBind plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        if not self.bind_plugins:
+            return Status(Code.Skip)
+        status = Status(Code.Skip)
+        for pl in self.bind_plugins:
+            try:
+                st = await pl.bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Bind plugin "{pl.name}": {e}')
+            status = st if st is not None else Status()
+            if status.code == Code.Skip:
+                continue
+            if not status.is_success():
+                if status.is_rejected():
+                    status.plugin = pl.name
+                    return status
+                return _error(pl.name, f'running Bind plugin "{pl.name}": {status.message()}')
+            return status
+        return status
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            try:
+                pl.post_bind(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - PostBind is informational
+                continue
+
+
+def plugins_at(fwk: Framework, point: str) -> Sequence[str]:
+    return fwk.points.get(point, [])
+
+
+def all_plugin_names(fwks: Iterable[Framework]) -> set[str]:
+    return {n for f in fwks for n in f.plugins}

@@ -1,0 +1,5 @@
+import sys
+
+from transport.conformance import main
+
+sys.exit(main())
