@@ -1,0 +1,26 @@
+import pytest
+
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo
+from framework.interface import ActionType, Code, CycleState, Status
+from framework.plugins.node_name import NodeName
+
+
+@pytest.mark.parametrize(
+    ("node_name", "expected"),
+    [
+        ("", None),
+        ("node1", None),
+        ("node2", Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match the requested node name")),
+    ],
+    ids=["no-name-fits-anywhere", "named-node-fits", "other-node-rejected"],
+)
+def test_filter_keeps_only_the_named_node(node_name, expected):
+    pod = Pod({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": node_name}})
+    node_info = NodeInfo(Node({"metadata": {"name": "node1"}}))
+    assert NodeName.new(None, None).filter(CycleState(), pod, node_info) == expected
+
+
+def test_registers_for_node_add_and_update():
+    (ev,) = NodeName.new(None, None).events_to_register()
+    assert ev.event.resource == "Node" and ev.event.action == ActionType.Add | ActionType.Update

@@ -1,0 +1,44 @@
+import pytest
+
+from framework.api.objects import Pod
+from framework.interface import ActionType, Code, QueueingHint, Status
+from framework.plugins.scheduling_gates import SchedulingGates
+
+
+def _pod(gates: list[str], uid: str = "u1") -> Pod:
+    return Pod({"metadata": {"name": "p", "uid": uid},
+                "spec": {"containers": [], "schedulingGates": [{"name": g} for g in gates]}})
+
+
+@pytest.mark.parametrize(
+    ("gates", "expected"),
+    [
+        ([], None),
+        (["foo"], Status(Code.UnschedulableAndUnresolvable, "waiting for scheduling gates: [foo]")),
+        (["foo", "bar"], Status(Code.UnschedulableAndUnresolvable, "waiting for scheduling gates: [foo bar]")),
+    ],
+    ids=["no-gates-enqueues", "one-gate", "two-gates-in-order"],
+)
+def test_pre_enqueue_holds_pods_with_gates(gates, expected):
+    assert SchedulingGates.new(None, None).pre_enqueue(_pod(gates)) == expected
+
+
+def test_registers_for_the_pod_losing_its_gates():
+    (ev,) = SchedulingGates.new(None, None).events_to_register()
+    assert ev.event.resource == "UnschedulablePod"
+    assert ev.event.action == ActionType.UpdatePodSchedulingGatesEliminated
+
+
+@pytest.mark.parametrize(
+    ("new", "hint"),
+    [
+        (_pod([]), QueueingHint.Queue),
+        (_pod(["bar"]), QueueingHint.QueueSkip),
+        (_pod([], uid="other"), QueueingHint.QueueSkip),
+    ],
+    ids=["all-gates-removed", "a-gate-remains", "another-pod"],
+)
+def test_hint_queues_only_when_this_pod_has_no_gates_left(new, hint):
+    pl = SchedulingGates.new(None, None)
+    (ev,) = pl.events_to_register()
+    assert ev.hint(_pod(["foo", "bar"]), _pod(["foo", "bar"]), new) == hint
