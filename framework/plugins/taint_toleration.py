@@ -63,7 +63,10 @@ class TaintToleration:
         return QueueingHint.Queue if was_untolerated and not is_untolerated else QueueingHint.QueueSkip
 
     def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
-        return QueueingHint.Queue
+        """A new toleration may make the pod fit. The check guards against callers
+        that deliver a coarser pod-update event than UpdatePodTolerations."""
+        changed = old is None or old.tolerations != new.tolerations
+        return QueueingHint.Queue if changed else QueueingHint.QueueSkip
 
     # --- filtering -----------------------------------------------------------------------
 

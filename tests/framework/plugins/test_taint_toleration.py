@@ -131,3 +131,11 @@ def test_registers_node_taint_and_toleration_events():
 )
 def test_node_hint_queues_when_the_node_stops_repelling_the_pod(old, new, hint):
     assert _plugin().is_schedulable_after_node_change(_pod(), old, new) == hint
+
+
+def test_pod_update_hint_queues_only_when_tolerations_changed():
+    pl = _plugin()
+    before = _pod()
+    after = _pod({"key": "a", "operator": "Exists"})
+    assert pl.is_schedulable_after_pod_toleration_change(before, before, after) == QueueingHint.Queue
+    assert pl.is_schedulable_after_pod_toleration_change(before, before, _pod()) == QueueingHint.QueueSkip
