@@ -24,6 +24,11 @@ IN_TREE_MODULES = [
     "framework.plugins.node_resources_fit",
     "framework.plugins.node_resources_balanced_allocation",
     "framework.plugins.image_locality",
+    "framework.plugins.volume_binding",
+    "framework.plugins.volume_restrictions",
+    "framework.plugins.volume_zone",
+    "framework.plugins.node_volume_limits",
+    "framework.plugins.selector_spread",
     "framework.plugins.inter_pod_affinity",
     "framework.plugins.default_binder",
 ]
