@@ -13,6 +13,7 @@ DEFAULTS: dict[str, bool] = {
     "SchedulerQueueingHints": True,
     "SchedulerPopFromBackoffQ": True,
     "DRAExtendedResource": False,
+    "InPlacePodVerticalScaling": True,
 }
 
 

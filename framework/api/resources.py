@@ -46,18 +46,30 @@ def quantity_in_units(name: str, amount: Fraction) -> int:
 
 
 def is_scalar_resource(name: str) -> bool:
-    """Extended, hugepages-* and attachable-volumes-* resources (schedutil.IsScalarResourceName)."""
+    """Extended, hugepages-*, attachable-volumes-* and prefixed native (…kubernetes.io/…)
+    resources (schedutil.IsScalarResourceName)."""
     if name in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS):
         return False
-    return name.startswith("hugepages-") or name.startswith("attachable-volumes-") or _is_extended(name)
+    return (name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+            or _is_prefixed_native(name) or _is_extended(name))
+
+
+def _is_prefixed_native(name: str) -> bool:
+    # Upstream tests containment, not the domain, so "foo.kubernetes.io/x" is native too.
+    return "kubernetes.io/" in name
 
 
 def _is_extended(name: str) -> bool:
     # Fully qualified names outside kubernetes.io/ (and not requests.*) are extended resources.
-    if "/" not in name or name.startswith("requests."):
+    if "/" not in name or name.startswith("requests.") or _is_prefixed_native(name):
         return False
     domain = name.split("/", 1)[0]
     return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: a fully qualified name outside kubernetes.io/."""
+    return _is_extended(name)
 
 
 class Resource:
@@ -160,6 +172,11 @@ def max_lists(into: ResourceList, other: Mapping[str, Fraction]) -> None:
 SUPPORTED_POD_LEVEL_RESOURCES = (CPU, MEMORY)
 
 
+def is_supported_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* may be set at pod level (IsSupportedPodLevelResource)."""
+    return name in SUPPORTED_POD_LEVEL_RESOURCES or name.startswith("hugepages-")
+
+
 def pod_requests(
     containers: list[ResourceList],
     init_containers: list[tuple[ResourceList, bool]],
@@ -197,8 +214,8 @@ def pod_requests(
         max_lists(init_max, current)
     max_lists(reqs, init_max)
     if pod_level:
-        for name in SUPPORTED_POD_LEVEL_RESOURCES:
-            if name in pod_level:
-                reqs[name] = pod_level[name]
+        for name, amount in pod_level.items():
+            if is_supported_pod_level_resource(name):
+                reqs[name] = amount
     add_lists(reqs, overhead)
     return reqs

@@ -1,0 +1,178 @@
+"""Coscheduling plugin-level cases (Coscheduling-plugin.json) and the
+checkClusterResource function case.
+
+Every extension point a case can describe runs on its own freshly built cluster
+and plugin, because PostFilter and Permit change the plugin's state (rejections,
+sort penalties). What runs depends only on the case's inputs: PreFilter, Permit
+(after Reserve) and PostFilter (after every node failed Filter) always, for the
+case's `pod`; `queueSort` gives Less(p1, p2); `steps` runs a sequence on one
+plugin. The runner reports the keys the case expects.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.objects import Pod
+from framework.api.resources import parse_resource_list
+from framework.api.timeutil import parse_time
+from framework.interface import Code, CycleState, NodeToStatus, QueuedPodInfo, Status
+from framework.plugins.coscheduling import Coscheduling
+from framework.plugins.coscheduling_core import check_cluster_resource
+from framework.waiting import WaitingPod
+from transport.conformance.cluster import CaseCluster, build_cluster
+from transport.conformance.plugin_cases import CaseError, status_dict
+
+# "Now" of upstream's TestLess: times in the cases are relative to it.
+CASE_NOW = "2026-01-01T00:00:00Z"
+
+
+def _status(st: Status | None) -> dict[str, Any]:
+    d = status_dict(st)
+    d.setdefault("reasons", [])
+    return d
+
+
+def _plugin(case: dict[str, Any], cluster: CaseCluster) -> Coscheduling:
+    try:
+        return Coscheduling.new(case.get("pluginArgs"), cluster.handle)
+    except ValueError as e:
+        raise CaseError(f"Coscheduling rejected its args: {e}") from None
+
+
+def _fresh(case: dict[str, Any]) -> tuple[CaseCluster, Coscheduling]:
+    cluster = build_cluster(case, clock=parse_time(CASE_NOW, "now") / 1e9)
+    return cluster, _plugin(case, cluster)
+
+
+def run_pre_filter(case: dict[str, Any]) -> dict[str, Any]:
+    cluster, plugin = _fresh(case)
+    _, st = plugin.pre_filter(CycleState(), cluster.pod, cluster.snapshot.list())
+    return _status(st)
+
+
+def run_permit(case: dict[str, Any]) -> dict[str, Any]:
+    cluster, plugin = _fresh(case)
+    state = CycleState()
+    node = cluster.nodes[0].name if cluster.nodes else ""
+    st = plugin.reserve(state, cluster.pod, node)
+    if st is not None and not st.is_success():
+        return _status(st)
+    st, _timeout = plugin.permit(state, cluster.pod, node)
+    return _status(st)
+
+
+def run_post_filter(case: dict[str, Any]) -> dict[str, Any]:
+    cluster, plugin = _fresh(case)
+    failed = NodeToStatus({n.name: Status(Code.Unschedulable) for n in cluster.nodes})
+    _, st = plugin.post_filter(CycleState(), cluster.pod, failed)
+    return _status(st)
+
+
+def _queued(entry: dict[str, Any]) -> QueuedPodInfo:
+    pod = Pod(entry["pod"])
+    ts = entry.get("initialAttemptTimestamp")
+    initial = parse_time(ts, "initialAttemptTimestamp") if ts is not None else 0
+    return QueuedPodInfo(pod=pod, timestamp=initial, initial_attempt_timestamp=initial)
+
+
+def run_less(case: dict[str, Any], plugin: Coscheduling) -> bool:
+    qs = case["queueSort"]
+    return plugin.less(_queued(qs["p1"]), _queued(qs["p2"]))
+
+
+def run_check_cluster_resource(case: dict[str, Any]) -> dict[str, Any]:
+    cluster = build_cluster(case)
+    inp = case.get("input") or {}
+    request = parse_resource_list(inp.get("request"), "input.request")
+    err = check_cluster_resource(cluster.snapshot.list(), request, inp.get("podGroup", ""))
+    return {"fits": err is None, "message": err or ""}
+
+
+# --- steps: one plugin, several calls in order ------------------------------------------------
+
+_OP_KEYS = ("op", "action", "call", "point", "extensionPoint", "do")
+
+
+def _step_op(step: dict[str, Any]) -> str:
+    for k in _OP_KEYS:
+        if isinstance(step.get(k), str):
+            return step[k].replace("_", "").lower()
+    raise CaseError(f"step without an operation: {step!r}")
+
+
+def _step_pod(step: dict[str, Any], cluster: CaseCluster) -> Pod:
+    ref = step.get("pod")
+    if isinstance(ref, dict):
+        return Pod(ref)
+    pods = [*cluster.pending, *cluster.bound, *([cluster.pod] if cluster.pod else [])]
+    for p in pods:
+        if ref in (p.name, p.key):
+            return p
+    if cluster.pod is not None and ref is None:
+        return cluster.pod
+    raise CaseError(f"step names an unknown pod {ref!r}")
+
+
+def run_steps(case: dict[str, Any]) -> list[dict[str, Any]]:
+    cluster, plugin = _fresh(case)
+    clock = [cluster.handle.now()]
+    cluster.handle._clock = lambda: clock[0]
+    out: list[dict[str, Any]] = []
+    for step in case["steps"]:
+        op = _step_op(step)
+        if op in ("advance", "sleep", "clock", "wait"):
+            clock[0] += float(step.get("seconds", step.get("by", 0)))
+            out.append({})
+            continue
+        if op == "less":
+            out.append({"less": run_less(step, plugin)})
+            continue
+        pod = _step_pod(step, cluster)
+        node = step.get("node") or (cluster.nodes[0].name if cluster.nodes else "")
+        state = CycleState()
+        if op == "prefilter":
+            _, st = plugin.pre_filter(state, pod, cluster.snapshot.list())
+            out.append(_status(st))
+        elif op == "postfilter":
+            failed = NodeToStatus({n.name: Status(Code.Unschedulable) for n in cluster.nodes})
+            _, st = plugin.post_filter(state, pod, failed)
+            out.append(_status(st))
+        elif op == "permit":
+            before = len(cluster.handle.activated)
+            st, timeout = plugin.permit(state, pod, node)
+            res = _status(st)
+            if st is not None and st.is_wait():
+                res["timeoutSeconds"] = timeout
+                cluster.handle.waiting_pods.add(WaitingPod(pod, node, {plugin.name: clock[0] + timeout}))
+            res["activated"] = sorted(p.key for p in cluster.handle.activated[before:])
+            out.append(res)
+        elif op == "reserve":
+            out.append(_status(plugin.reserve(state, pod, node)))
+        elif op == "unreserve":
+            plugin.unreserve(state, pod, node)
+            out.append({})
+        else:
+            raise CaseError(f"unknown step operation {op!r}")
+    return out
+
+
+def run_coscheduling_case(case: dict[str, Any]) -> dict[str, Any]:
+    """The case's actual results (a superset of its expect keys)."""
+    if case.get("function") == "checkClusterResource":
+        return run_check_cluster_resource(case)
+    if case.get("plugin") != "Coscheduling":
+        raise CaseError("not a Coscheduling case")
+    actual: dict[str, Any] = {}
+    if "queueSort" in case:
+        cluster, plugin = _fresh(case)
+        actual["less"] = run_less(case, plugin)
+    if "steps" in case:
+        actual["steps"] = run_steps(case)
+    if case.get("pod"):
+        actual["preFilter"] = run_pre_filter(case)
+        actual["permit"] = run_permit(case)
+        actual["postFilter"] = run_post_filter(case)
+    return actual
+
+
+__all__ = ["run_coscheduling_case"]
