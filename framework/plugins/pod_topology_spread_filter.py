@@ -1,0 +1,194 @@
+"""PodTopologySpread constraints and PreFilter/Filter data (upstream podtopologyspread
+common.go and filtering.go).
+
+For each DoNotSchedule constraint, PreFilter counts the matching pods per topology
+value over the nodes that carry every constraint's key and pass the constraint's
+node inclusion policies. It keeps the global minimum exact under AddPod/RemovePod
+with a histogram of domains per count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+from framework.api.labels import LabelSelector, find_untolerated_taint
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import Code, Status
+from framework.plugins.node_affinity import RequiredNodeAffinity
+
+PRE_FILTER_STATE_KEY = "PreFilterPodTopologySpread"
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+HONOR = "Honor"
+IGNORE = "Ignore"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+_DO_NOT_SCHEDULE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+_MAX_INT32 = (1 << 31) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """topologySpreadConstraint: a v1.TopologySpreadConstraint with its selector parsed.
+    `selector` None is labels.Nothing(); an empty selector is labels.Everything()."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector | None
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+    def selects(self, pod: Pod) -> bool:
+        return self.selector is not None and self.selector.matches(pod.labels)
+
+    def includes_node(self, pod: Pod, node: Node, required: RequiredNodeAffinity, comparison_operators: bool) -> bool:
+        """matchNodeInclusionPolicies."""
+        if self.node_affinity_policy == HONOR and not required.matches(node):
+            return False
+        if self.node_taints_policy == HONOR and find_untolerated_taint(
+                node.taints, pod.tolerations, _DO_NOT_SCHEDULE_TAINT_EFFECTS, comparison_operators) is not None:
+            return False
+        return True
+
+
+def node_has_all_topology_keys(node: Node, constraints: Sequence[Constraint]) -> bool:
+    """nodeLabelsMatchSpreadConstraints."""
+    labels = node.labels
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
+
+
+def count_pods_matching(pod_infos: Iterable[PodInfo], selector: LabelSelector | None, namespace: str) -> int:
+    """countPodsMatchSelector: pods of `namespace`, not being deleted, that match.
+    An empty selector counts nothing here (upstream's selector.Empty() check)."""
+    if selector is None or selector.empty:
+        return 0
+    n = 0
+    for pi in pod_infos:
+        p = pi.pod
+        if p.meta.deletion_timestamp is not None or p.namespace != namespace:
+            continue
+        if selector.matches(p.labels):
+            n += 1
+    return n
+
+
+class PreFilterState:
+    """Per constraint: matching pods per topology value, their minimum, and how many
+    domains hold each count (what keeps the minimum exact under +/-1 updates)."""
+
+    __slots__ = ("constraints", "tp_value_to_match_num", "min_match_num", "domains_at_count")
+
+    def __init__(self, constraints: tuple[Constraint, ...]) -> None:
+        self.constraints = constraints
+        self.tp_value_to_match_num: list[dict[str, int]] = [{} for _ in constraints]
+        self.min_match_num: list[int] = [_MAX_INT32 for _ in constraints]
+        self.domains_at_count: list[dict[int, int]] = [{} for _ in constraints]
+
+    def finish_counting(self) -> None:
+        for i, counts in enumerate(self.tp_value_to_match_num):
+            hist: dict[int, int] = {}
+            for num in counts.values():
+                hist[num] = hist.get(num, 0) + 1
+            self.domains_at_count[i] = hist
+            self.min_match_num[i] = min(counts.values(), default=_MAX_INT32)
+
+    def clone(self) -> "PreFilterState":
+        c = PreFilterState.__new__(PreFilterState)
+        c.constraints = self.constraints
+        c.tp_value_to_match_num = [dict(m) for m in self.tp_value_to_match_num]
+        c.min_match_num = list(self.min_match_num)
+        c.domains_at_count = [dict(h) for h in self.domains_at_count]
+        return c
+
+    def min_match(self, i: int) -> int:
+        """The global minimum, 0 while there are fewer eligible domains than minDomains."""
+        if len(self.tp_value_to_match_num[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.min_match_num[i]
+
+    def bump(self, i: int, value: str, delta: int) -> None:
+        counts = self.tp_value_to_match_num[i]
+        hist = self.domains_at_count[i]
+        old = counts.get(value)
+        cur = (old or 0) + delta
+        counts[value] = cur
+        hist[cur] = hist.get(cur, 0) + 1
+        if old is None:
+            # A domain PreFilter did not see: it just joins.
+            self.min_match_num[i] = min(self.min_match_num[i], cur)
+            return
+        hist[old] -= 1
+        if hist[old] <= 0:
+            del hist[old]
+        if cur < self.min_match_num[i] or (old == self.min_match_num[i] and old not in hist):
+            self.min_match_num[i] = cur
+
+    def is_empty(self) -> bool:
+        return not self.constraints
+
+
+def eligible_nodes(nodes: Iterable[NodeInfo], constraints: Sequence[Constraint], required: RequiredNodeAffinity,
+                   inclusion_policies: bool, require_all_topologies: bool) -> Iterator[tuple[NodeInfo, Node]]:
+    """The nodes whose pods are counted: with node inclusion policies off, only those
+    matching the pod's required node affinity; with `require_all_topologies`, only
+    those carrying every constraint's key."""
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        if not inclusion_policies and not required.matches(node):
+            continue
+        if require_all_topologies and not node_has_all_topology_keys(node, constraints):
+            continue
+        yield ni, node
+
+
+def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
+                        inclusion_policies: bool, comparison_operators: bool) -> None:
+    """calPreFilterState's counting over all nodes."""
+    constraints = state.constraints
+    for ni, node in eligible_nodes(nodes, constraints, required, inclusion_policies, True):
+        for i, c in enumerate(constraints):
+            if inclusion_policies and not c.includes_node(pod, node, required, comparison_operators):
+                continue
+            value = node.labels[c.topology_key]
+            counts = state.tp_value_to_match_num[i]
+            counts[value] = counts.get(value, 0) + count_pods_matching(ni.pods, c.selector, pod.namespace)
+    state.finish_counting()
+
+
+def update_with_pod(state: PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int,
+                    required: RequiredNodeAffinity, inclusion_policies: bool, comparison_operators: bool) -> None:
+    """AddPod (+1) / RemovePod (-1) of `updated` on `node`."""
+    if updated.namespace != preemptor.namespace or node is None:
+        return
+    if not node_has_all_topology_keys(node, state.constraints):
+        return
+    if not inclusion_policies and not required.matches(node):
+        return
+    for i, c in enumerate(state.constraints):
+        if not c.selects(updated):
+            continue
+        if inclusion_policies and not c.includes_node(preemptor, node, required, comparison_operators):
+            continue
+        state.bump(i, node.labels[c.topology_key], delta)
+
+
+def filter_node(state: PreFilterState, pod: Pod, node: Node) -> Status | None:
+    """Why `node` fails the constraints, or None when it fits."""
+    labels = node.labels
+    for i, c in enumerate(state.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
+        self_match = 1 if c.selects(pod) else 0
+        match_num = state.tp_value_to_match_num[i].get(value, 0)
+        if match_num + self_match - state.min_match(i) > c.max_skew:
+            return Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    return None

@@ -1,0 +1,126 @@
+"""PodTopologySpread PreScore/Score/NormalizeScore data (upstream podtopologyspread/scoring.go).
+
+For each ScheduleAnyway constraint, PreScore counts matching pods per topology
+value present among the candidate nodes (hostname constraints are counted per node
+in Score). A node scores sum(count * log(domains + 2) + maxSkew - 1) over the
+constraints, rounded; NormalizeScore turns fewer matches into higher scores.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo
+from framework.interface import MAX_NODE_SCORE, NodeScore
+from framework.plugins.node_affinity import RequiredNodeAffinity
+from framework.plugins.pod_topology_spread_filter import (
+    LABEL_HOSTNAME,
+    Constraint,
+    count_pods_matching,
+    eligible_nodes,
+    node_has_all_topology_keys,
+)
+
+PRE_SCORE_STATE_KEY = "PreScorePodTopologySpread"
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """Weight of a topology with `size` domains, so that small topologies are not
+    watered down by big ones."""
+    return math.log(size + 2)
+
+
+def score_for_count(count: int, max_skew: int, weight: float) -> float:
+    """maxSkew-1 is added so that differences between domains are softened."""
+    return count * weight + (max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """math.Round: half away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+class PreScoreState:
+    """Read-only after PreScore, so clone() shares it."""
+
+    __slots__ = ("constraints", "ignored_nodes", "topology_value_to_pod_counts", "weights")
+
+    def __init__(self, constraints: tuple[Constraint, ...]) -> None:
+        self.constraints = constraints
+        self.ignored_nodes: set[str] = set()
+        self.topology_value_to_pod_counts: list[dict[str, int]] = [{} for _ in constraints]
+        self.weights: list[float] = []
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+    def init_domains(self, filtered: Sequence[NodeInfo], require_all_topologies: bool) -> None:
+        """Domains of the candidate nodes; nodes missing a key are ignored when required."""
+        sizes = [0] * len(self.constraints)
+        for ni in filtered:
+            node = ni.node
+            if node is None:
+                continue
+            if require_all_topologies and not node_has_all_topology_keys(node, self.constraints):
+                self.ignored_nodes.add(node.name)
+                continue
+            for i, c in enumerate(self.constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue  # counted per node in Score
+                value = node.labels.get(c.topology_key, "")
+                counts = self.topology_value_to_pod_counts[i]
+                if value not in counts:
+                    counts[value] = 0
+                    sizes[i] += 1
+        for i, c in enumerate(self.constraints):
+            size = len(filtered) - len(self.ignored_nodes) if c.topology_key == LABEL_HOSTNAME else sizes[i]
+            self.weights.append(topology_normalizing_weight(size))
+
+    def count(self, pod: Pod, all_nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
+              require_all_topologies: bool, inclusion_policies: bool, comparison_operators: bool) -> None:
+        """Matching pods of every node, added to the domains the candidates span."""
+        for ni, node in eligible_nodes(all_nodes, self.constraints, required, inclusion_policies, require_all_topologies):
+            for i, c in enumerate(self.constraints):
+                if inclusion_policies and not c.includes_node(pod, node, required, comparison_operators):
+                    continue
+                counts = self.topology_value_to_pod_counts[i]
+                value = node.labels.get(c.topology_key, "")
+                if value not in counts:
+                    continue
+                counts[value] += count_pods_matching(ni.pods, c.selector, pod.namespace)
+
+    def score(self, pod: Pod, node_info: NodeInfo, node: Node) -> int:
+        if node.name in self.ignored_nodes:
+            return 0
+        total = 0.0
+        labels = node.labels
+        for i, c in enumerate(self.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_matching(node_info.pods, c.selector, pod.namespace)
+            else:
+                cnt = self.topology_value_to_pod_counts[i].get(value, 0)
+            total += score_for_count(cnt, c.max_skew, self.weights[i])
+        return go_round(total)
+
+    def normalize(self, scores: list[NodeScore]) -> None:
+        """Fewest matches -> MAX_NODE_SCORE; ignored nodes -> 0 (Go int64 arithmetic)."""
+        min_score: int | None = None
+        max_score = 0
+        for s in scores:
+            if s.name in self.ignored_nodes:
+                continue
+            if min_score is None or s.score < min_score:
+                min_score = s.score
+            if s.score > max_score:
+                max_score = s.score
+        for s in scores:
+            if s.name in self.ignored_nodes:
+                s.score = 0
+            elif max_score == 0:
+                s.score = MAX_NODE_SCORE
+            else:
+                s.score = MAX_NODE_SCORE * (max_score + (min_score or 0) - s.score) // max_score
