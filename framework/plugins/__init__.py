@@ -30,7 +30,9 @@ IN_TREE_MODULES = [
     "framework.plugins.node_volume_limits",
     "framework.plugins.selector_spread",
     "framework.plugins.inter_pod_affinity",
+    "framework.plugins.pod_topology_spread",
     "framework.plugins.default_binder",
+    "framework.plugins.coscheduling",
 ]
 
 
