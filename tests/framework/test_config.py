@@ -1,0 +1,136 @@
+import pytest
+
+from framework.config import DEFAULT_MULTIPOINT, ConfigError, build_frameworks, load_config, merged_plugins
+from framework.handle import FrameworkHandle
+from framework.plugins import Registry
+from tests.framework.fakes import BindFake, FilterFake, ScoreFake, SortFake
+
+
+class Sort(SortFake):
+    name = "PrioritySort"
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls()
+
+
+def registry(*extra):
+    reg = Registry()
+    reg.register("PrioritySort", Sort.new)
+    reg.register("DefaultBinder", lambda a, h: BindFake("DefaultBinder"))
+    reg.register("FilterA", lambda a, h: FilterFake("FilterA"))
+    reg.register("ScoreA", lambda a, h: ScoreFake("ScoreA", {}))
+    reg.register("ScoreB", lambda a, h: ScoreFake("ScoreB", {}))
+    for name, f in extra:
+        reg.register(name, f)
+    return reg
+
+
+MINIMAL = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 30
+podInitialBackoffSeconds: 2
+podMaxBackoffSeconds: 20
+profiles:
+- schedulerName: custom
+  percentageOfNodesToScore: 60
+  plugins:
+    multiPoint:
+      disabled: [{name: "*"}]
+      enabled: [{name: PrioritySort}, {name: DefaultBinder}, {name: ScoreA, weight: 5}, {name: FilterA}]
+    score:
+      enabled: [{name: ScoreB, weight: 2}]
+"""
+
+
+def test_a_v1_file_is_read_with_its_profiles_weights_and_percentages():
+    cfg = load_config(MINIMAL)
+    assert cfg.percentage_of_nodes_to_score == 30
+    assert (cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds) == (2, 20)
+    fwk = build_frameworks(cfg, FrameworkHandle(), registry())["custom"]
+    assert fwk.percentage_of_nodes_to_score == 60
+    assert fwk.points["score"] == ["ScoreA", "ScoreB"]
+    assert fwk.score_weights == {"ScoreA": 5, "ScoreB": 2}
+    assert fwk.points["filter"] == ["FilterA"]
+    assert fwk.points["queueSort"] == ["PrioritySort"]
+
+
+def test_with_no_file_the_default_profile_is_upstreams_multipoint_list():
+    cfg = load_config(None)
+    sets = merged_plugins(cfg.profiles[0])
+    assert [(p.name, p.weight) for p in sets["multiPoint"].enabled] == DEFAULT_MULTIPOINT
+
+
+def test_explicitly_configured_default_plugins_override_in_place():
+    cfg = load_config({"profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "NodeAffinity", "weight": 7}]}}}]})
+    sets = merged_plugins(cfg.profiles[0])
+    names = [p.name for p in sets["multiPoint"].enabled]
+    assert names.index("NodeAffinity") == [n for n, _ in DEFAULT_MULTIPOINT].index("NodeAffinity")
+    assert [p.weight for p in sets["multiPoint"].enabled if p.name == "NodeAffinity"] == [7]
+
+
+@pytest.mark.parametrize(
+    "profile, message",
+    [
+        ({"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, "bind": {"enabled": [{"name": "DefaultBinder"}]}}},
+         "profiles[0] (default-scheduler): exactly one queueSort plugin is required, got 0"),
+        ({"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, "queueSort": {"enabled": [{"name": "PrioritySort"}]}}},
+         "profiles[0] (default-scheduler): at least one bind plugin is required"),
+        ({"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                      "bind": {"enabled": [{"name": "DefaultBinder"}]}, "filter": {"enabled": [{"name": "Nope"}]}}},
+         "profiles[0] (default-scheduler): plugin 'Nope' is not registered"),
+        ({"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                      "bind": {"enabled": [{"name": "DefaultBinder"}]}, "score": {"enabled": [{"name": "ScoreA", "weight": 0}]}}},
+         "profiles[0] (default-scheduler): plugin 'ScoreA': weight: must be a positive integer"),
+        ({"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                      "bind": {"enabled": [{"name": "DefaultBinder"}]}, "score": {"enabled": [{"name": "FilterA"}]}}},
+         "profiles[0] (default-scheduler): plugins.score: plugin 'FilterA' does not implement score"),
+    ],
+    ids=["no-queue-sort", "no-bind", "unknown-plugin", "zero-weight", "wrong-point"],
+)
+def test_bad_profiles_are_rejected_naming_profile_and_plugin(profile, message):
+    with pytest.raises(ConfigError) as err:
+        build_frameworks(load_config({"profiles": [profile]}), FrameworkHandle(), registry())
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"apiVersion": "kubescheduler.config.k8s.io/v1beta3"}, "apiVersion"),
+        ({"percentageOfNodesToScore": 120}, "percentageOfNodesToScore: must be in the range [0, 100]"),
+        ({"podInitialBackoffSeconds": 5, "podMaxBackoffSeconds": 2}, "podMaxBackoffSeconds"),
+        ({"profiles": [{"plugins": {"filtr": {}}}]}, "profiles[0] (default-scheduler): plugins.filtr: unknown extension point"),
+        ({"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}, "profiles[1].schedulerName: duplicate"),
+        ({"bogus": 1}, "bogus: unknown field"),
+    ],
+    ids=["api", "pct", "backoff", "point", "dup", "unknown"],
+)
+def test_bad_files_are_rejected_naming_the_field(doc, message):
+    with pytest.raises(ConfigError) as err:
+        load_config(doc)
+    assert message in str(err.value)
+
+
+def test_plugin_args_errors_name_profile_plugin_and_field():
+    from framework.api.errors import ValidationError
+
+    def strict(args, handle):
+        if args and args.get("level", 0) > 3:
+            raise ValidationError("level", "must be at most 3")
+        return FilterFake("Strict")
+
+    cfg = load_config({"profiles": [{"pluginConfig": [{"name": "Strict", "args": {"level": 9}}],
+                                     "plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [
+                                         {"name": "PrioritySort"}, {"name": "DefaultBinder"}, {"name": "Strict"}]}}}]})
+    with pytest.raises(ConfigError, match=r"profiles\[0\] \(default-scheduler\): pluginConfig \(Strict\)\.args\.level: must be at most 3"):
+        build_frameworks(cfg, FrameworkHandle(), registry(("Strict", strict)))
+
+
+def test_out_of_tree_plugins_load_from_module_and_class():
+    cfg = load_config({"profiles": [{"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [
+        {"name": "PrioritySort"}, {"name": "DefaultBinder"},
+        {"name": "tests.framework.out_of_tree:AlwaysNo"}]}}}]})
+    fwk = build_frameworks(cfg, FrameworkHandle(), registry())["default-scheduler"]
+    assert fwk.points["filter"] == ["AlwaysNo"]

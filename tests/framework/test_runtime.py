@@ -1,0 +1,137 @@
+import pytest
+
+from framework.api.objects import Node, Pod
+from framework.cache import PodInfo, Snapshot
+from framework.handle import FrameworkHandle
+from framework.interface import Code, CycleState, Status
+from framework.runtime import Framework, go_duration
+from tests.framework.fakes import BindFake, FilterFake, Recorder, ReserveFake, ScoreFake, SortFake
+
+
+def make(plugins, points, weights=None, handle=None):
+    base = [SortFake(), *plugins]
+    pts = {"queueSort": ["Sort"], **points}
+    return Framework("p", {p.name: p for p in base}, pts, weights or {}, handle or FrameworkHandle())
+
+
+def pod(name="p", prio=0):
+    return Pod({"metadata": {"name": name, "uid": name}, "spec": {"priority": prio}})
+
+
+def ni(name="n1"):
+    return Snapshot.build([Node({"metadata": {"name": name}})], []).get(name)
+
+
+def test_filter_stops_at_a_nodes_first_failure():
+    rec = Recorder()
+    a = FilterFake("A", reject={"n1"}, rec=rec)
+    b = FilterFake("B", rec=rec)
+    fwk = make([a, b], {"filter": ["A", "B"]})
+    st = fwk.run_filter(CycleState(), pod(), ni())
+    assert st.code == Code.Unschedulable and st.plugin == "A"
+    assert rec.calls == ["filter:A:n1"]
+
+
+def test_a_plugin_exception_becomes_an_error_naming_plugin_and_point():
+    class Broken:
+        name = "Broken"
+
+        def filter(self, state, pod, node_info):
+            raise RuntimeError("bug")
+
+    fwk = make([Broken()], {"filter": ["Broken"]})
+    st = fwk.run_filter(CycleState(), pod(), ni())
+    assert st.code == Code.Error
+    assert st.message() == 'running "Broken" filter plugin: bug'
+
+
+def test_prefilter_skip_skips_that_plugins_filter():
+    class SkipMe:
+        name = "SkipMe"
+
+        def pre_filter(self, state, pod, nodes):
+            return None, Status(Code.Skip)
+
+        def filter(self, state, pod, node_info):
+            raise AssertionError("must not run")
+
+    fwk = make([SkipMe()], {"preFilter": ["SkipMe"], "filter": ["SkipMe"]})
+    state = CycleState()
+    _, st, _ = fwk.run_pre_filter(state, pod())
+    assert st.is_success()
+    assert fwk.run_filter(state, pod(), ni()).is_success()
+
+
+def test_scores_outside_the_range_after_normalizing_abort_the_cycle():
+    fwk = make([ScoreFake("S", {"n1": 101})], {"score": ["S"]}, {"S": 1})
+    scores, st = fwk.run_score(CycleState(), pod(), [ni()])
+    assert st.code == Code.Error
+    assert 'plugin "S" returns an invalid score 101, it should in the range of [0, 100] after normalizing' in st.message()
+
+
+def test_weights_apply_after_normalizing():
+    def halve(scores):
+        for s in scores:
+            s.score //= 2
+
+    fwk = make([ScoreFake("S", {"n1": 180}, normalize=halve)], {"score": ["S"]}, {"S": 3})
+    scores, st = fwk.run_score(CycleState(), pod(), [ni()])
+    assert st.is_success()
+    assert scores[0].total_score == 270
+
+
+def test_reserve_failure_runs_unreserve_of_every_plugin_in_reverse_order():
+    rec = Recorder()
+    plugins = [ReserveFake("A", rec), ReserveFake("B", rec, fail=True), ReserveFake("C", rec)]
+    fwk = make(plugins, {"reserve": ["A", "B", "C"]})
+    st = fwk.run_reserve(CycleState(), pod(), "n1")
+    assert st.code == Code.Unschedulable and st.plugin == "B"
+    fwk.run_unreserve(CycleState(), pod(), "n1")
+    assert rec.calls == ["reserve:A", "reserve:B", "unreserve:C", "unreserve:B", "unreserve:A"]
+
+
+async def test_bind_plugins_may_skip_to_the_next():
+    rec = Recorder()
+    fwk = make([BindFake("A", skip=True, rec=rec), BindFake("B", rec=rec)], {"bind": ["A", "B"]})
+    st = await fwk.run_bind(CycleState(), pod(), "n1")
+    assert st.is_success()
+    assert rec.calls == ["bind:A", "bind:B"]
+
+
+async def test_when_every_bind_plugin_skips_the_result_is_skip():
+    fwk = make([BindFake("A", skip=True)], {"bind": ["A"]})
+    assert (await fwk.run_bind(CycleState(), pod(), "n1")).code == Code.Skip
+
+
+def test_permit_waits_are_capped_at_fifteen_minutes():
+    class Waiter:
+        name = "W"
+
+        def permit(self, state, pod, node_name):
+            return Status(Code.Wait), 3600
+
+    fwk = make([Waiter()], {"permit": ["W"]})
+    st, waits = fwk.run_permit(CycleState(), pod(), "n1")
+    assert st.code == Code.Wait
+    assert waits == {"W": 900.0}
+
+
+def test_nominated_pods_of_higher_priority_are_counted_first():
+    snap = Snapshot.build([Node({"metadata": {"name": "n1"}})], [])
+    nominated = PodInfo(pod("big", prio=10))
+
+    class NoPods:
+        name = "NoPods"
+
+        def filter(self, state, p, node_info):
+            return None if not node_info.pods else Status(Code.Unschedulable, "full")
+
+    handle = FrameworkHandle(snapshot=snap, nominated=lambda n: [nominated])
+    fwk = make([NoPods()], {"filter": ["NoPods"]}, handle=handle)
+    assert fwk.run_filter_with_nominated_pods(CycleState(), pod("low", prio=1), snap.get("n1")).code == Code.Unschedulable
+    assert fwk.run_filter_with_nominated_pods(CycleState(), pod("high", prio=20), snap.get("n1")).is_success()
+
+
+@pytest.mark.parametrize("seconds, text", [(10, "10s"), (60, "1m0s"), (1.5, "1.5s"), (0.5, "500ms"), (3725, "1h2m5s"), (0, "0s")])
+def test_durations_print_as_go_prints_them(seconds, text):
+    assert go_duration(seconds) == text
