@@ -1,0 +1,181 @@
+"""The msgpack server end to end over loopback: ops, errors, connection policy, watches."""
+from __future__ import annotations
+
+import asyncio
+import struct
+
+import msgpack
+import pytest
+
+from transport.client import Client
+from transport.framing import encode_frame
+from transport.wire import ApiError, Reason
+
+from tests.transport.conftest import RawConn, node, pod, start_daemon, stop_daemon
+
+
+async def test_applied_objects_can_be_read_back_by_get_and_list(daemon):
+    async with await Client.connect(daemon.address) as c:
+        items = await c.apply([node("n1"), pod("p1"), pod("p2", labels={"app": "web"})])
+        assert [i["metadata"]["resourceVersion"] for i in items] == ["1", "2", "3"]
+        assert (await c.get("Pod", "p1"))["metadata"]["name"] == "p1"
+        web, rv = await c.list("Pod", label_selector="app=web")
+        assert [p["metadata"]["name"] for p in web] == ["p2"] and rv == 3
+        pending, _ = await c.list("Pod", field_selector="status.phase=Pending")
+        assert sorted(p["metadata"]["name"] for p in pending) == ["p1", "p2"]
+
+
+async def test_an_invalid_object_in_apply_names_its_field_and_nothing_is_applied(daemon):
+    bad = pod("p2", cpu="1.5.5")
+    async with await Client.connect(daemon.address) as c:
+        with pytest.raises(ApiError) as err:
+            await c.apply([node("n1"), bad])
+        assert err.value.reason == Reason.INVALID
+        assert "spec.containers[0].resources.requests.cpu" in err.value.message
+        assert (await c.list("Node"))[0] == []
+
+
+@pytest.mark.parametrize("op, fields, reason", [
+    pytest.param("get", {"kind": "Pod", "name": "missing"}, Reason.NOT_FOUND, id="get-missing"),
+    pytest.param("create", {"object": node("n1")}, Reason.ALREADY_EXISTS, id="create-existing"),
+    pytest.param("apply", {"objects": [{**node("n1"), "metadata": {"name": "n1", "resourceVersion": "99"}}]},
+                 Reason.CONFLICT, id="stale-resource-version"),
+    pytest.param("list", {"kind": "Gadget"}, Reason.INVALID, id="unknown-kind"),
+    pytest.param("explain", {"pod": pod("p")}, Reason.UNAVAILABLE, id="explain-without-scheduler"),
+])
+async def test_a_refused_request_gets_its_reason(daemon, op, fields, reason):
+    async with await Client.connect(daemon.address) as c:
+        await c.create(node("n1"))
+        with pytest.raises(ApiError) as err:
+            await c.request(op, **fields)
+        assert err.value.reason == reason
+
+
+@pytest.mark.parametrize("frame, expected_id, field", [
+    pytest.param({"id": 7, "op": "get", "kind": 5, "name": "n1"}, 7, "kind: must be a string", id="int-kind"),
+    pytest.param({"id": 8, "op": "apply", "objects": {"kind": "Node"}}, 8, "objects: must be a list", id="map-objects"),
+    pytest.param({"id": 9, "op": "apply", "objects": [1]}, 9, "objects[0]: must be a map", id="int-object"),
+    pytest.param({"id": 10, "op": "watch", "resourceVersion": "5"}, 10, "resourceVersion: must be an integer",
+                 id="string-rv"),
+    pytest.param({"id": 11, "op": "frobnicate"}, 11, "op: unknown op", id="unknown-op"),
+    pytest.param({"id": "x", "op": "stats"}, None, "id: must be an integer", id="string-id"),
+    pytest.param({"op": "stats"}, None, "id: must be an integer", id="no-id"),
+])
+async def test_a_malformed_request_gets_invalid_naming_the_field_and_the_connection_stays(daemon, frame, expected_id, field):
+    raw = await RawConn.open(daemon)
+    await raw.send(frame)
+    reply = await raw.recv()
+    assert reply["id"] == expected_id and reply["ok"] is False
+    assert reply["error"]["reason"] == "Invalid" and field in reply["error"]["message"]
+    await raw.send({"id": 100, "op": "stats"})
+    assert (await raw.recv())["ok"] is True
+    await raw.close()
+
+
+async def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_while_another_client_is_served(daemon):
+    async with await Client.connect(daemon.address) as other:
+        await other.apply([node("n1"), pod("p1")])
+        raw = await RawConn.open(daemon)
+
+        await raw.send_bytes(struct.pack(">I", 3) + b"\xc1\xc1\xc1")  # not msgpack
+        garbage = await raw.recv()
+        assert (garbage["id"], garbage["error"]["reason"]) == (None, "Invalid")
+        assert (await other.get("Node", "n1"))["metadata"]["name"] == "n1"
+
+        await raw.send({"id": 1, "op": "create", "object": "Node n2"})  # wrong type
+        wrong = await raw.recv()
+        assert (wrong["id"], wrong["error"]["reason"]) == (1, "Invalid")
+        assert "object: must be a map" in wrong["error"]["message"]
+        assert len((await other.list("Pod"))[0]) == 1
+
+        await raw.send_bytes(struct.pack(">I", (1 << 20) + 1))  # header only: rejected before the body
+        too_large = await raw.recv()
+        assert (too_large["id"], too_large["error"]["reason"]) == (None, "TooLarge")
+        assert await raw.recv() is None  # and the connection is closed
+        await raw.close()
+
+        stats = await other.stats()
+        assert stats["resourceVersion"] == 2 and stats["objects"] == {"Node": 1, "Pod": 1}
+
+
+async def test_an_oversize_body_already_on_the_wire_is_not_read(daemon):
+    raw = await RawConn.open(daemon)
+    body = msgpack.packb({"id": 1, "op": "create", "object": node("x" * (1 << 20))})
+    raw.writer.write(struct.pack(">I", len(body)) + body)
+    reply = await raw.recv()
+    assert reply["error"]["reason"] == "TooLarge"
+    assert await raw.recv() is None
+    await raw.close()
+    async with await Client.connect(daemon.address) as c:
+        assert (await c.list("Node"))[0] == []
+
+
+async def test_requests_pipelined_on_one_connection_each_get_their_own_reply(daemon):
+    raw = await RawConn.open(daemon)
+    await raw.send_bytes(b"".join(encode_frame({"id": i, "op": "create", "object": node(f"n{i}")}) for i in range(1, 21)))
+    replies = [await raw.recv() for _ in range(20)]
+    assert sorted(r["id"] for r in replies) == list(range(1, 21)) and all(r["ok"] for r in replies)
+    await raw.close()
+
+
+async def test_with_a_token_a_request_before_hello_is_unauthorized_and_the_connection_closes():
+    d, task = await start_daemon(token="s3cret")
+    try:
+        raw = await RawConn.open(d)
+        await raw.send({"id": 1, "op": "list", "kind": "Node"})
+        assert (await raw.recv())["error"]["reason"] == "Unauthorized"
+        assert await raw.recv() is None
+        await raw.close()
+
+        with pytest.raises(ApiError) as err:
+            await Client.connect(d.address, token="wrong")
+        assert err.value.reason == Reason.UNAUTHORIZED
+
+        async with await Client.connect(d.address, token="s3cret") as c:
+            assert (await c.list("Node"))[0] == []
+    finally:
+        await stop_daemon(d, task)
+
+
+async def test_a_watch_sees_changes_in_order_until_cancelled(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([node("n1")])
+        seen = []
+        stream = c.watch(["Pod"], resource_version=1)
+        await c.apply([pod("p1"), pod("p2")])
+        await c.delete("Pod", "p1")
+        async for ev in stream:
+            seen.append((ev.type, ev.object["metadata"]["name"], ev.resource_version))
+            if len(seen) == 3:
+                break
+        await stream.aclose()
+        assert seen == [("ADDED", "p1", 2), ("ADDED", "p2", 3), ("DELETED", "p1", 4)]
+
+
+async def test_a_watch_from_zero_lists_current_objects_first(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([node("n1"), node("n2")])
+        stream = c.watch(["Node"])
+        names = [(await anext(stream)).object["metadata"]["name"] for _ in range(2)]
+        await stream.aclose()
+        assert sorted(names) == ["n1", "n2"]
+
+
+async def test_a_watch_resumes_after_the_daemon_restarts_on_the_same_port(daemon):
+    async with await Client.connect(daemon.address) as c:
+        stream = c.watch(["Node"], resource_version=0)
+        await c.apply([node("n1")])
+        first = await anext(stream)
+        await daemon.server.close()  # connection lost; the store and its history remain
+        server2 = type(daemon.server)(daemon.server.service)
+        await server2.start(daemon.host, daemon.port)
+        try:
+            writer = await Client.connect(daemon.address)
+            await writer.apply([node("n2")])
+            second = await asyncio.wait_for(anext(stream), 10)
+            await writer.close()
+        finally:
+            await stream.aclose()
+            await server2.close()
+        assert (first.object["metadata"]["name"], second.object["metadata"]["name"]) == ("n1", "n2")
+        assert second.type == "ADDED" and second.resource_version == 2

@@ -1,0 +1,213 @@
+"""The daemon's own settings: flags, or a DaemonConfiguration document.
+
+`ksched serve --config FILE` reads YAML with up to two documents: an upstream
+KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) and
+
+    apiVersion: ksched.io/v1alpha1
+    kind: DaemonConfiguration
+    listen: 127.0.0.1:7777          # msgpack TCP
+    http: 127.0.0.1:10251           # /healthz /readyz /metrics ("" turns HTTP off)
+    dataDir: .ksched
+    tokenFile: /etc/ksched/token    # clients must send this token in hello
+    maxFrameBytes: 16777216
+    shutdownGracePeriodSeconds: 10  # binding cycles get this long to finish on SIGTERM
+    store: {backend: sqlite, synchronous: FULL}
+    tls: {certFile: server.crt, keyFile: server.key}
+    logLevel: INFO
+
+Flags win over the file. Every field is checked, and an error names it
+(`DaemonConfiguration.listen: port must be between 0 and 65535`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from actors.store_sqlite import SYNCHRONOUS_MODES
+from framework.api.errors import ValidationError
+
+API_VERSION = "ksched.io/v1alpha1"
+KIND = "DaemonConfiguration"
+SCHEDULER_KIND = "KubeSchedulerConfiguration"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+STORE_BACKENDS = ("sqlite", "memory")
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def parse_address(text: object, field_name: str) -> Address:
+    """HOST:PORT, [IPv6]:PORT or :PORT (all interfaces is spelled 0.0.0.0 explicitly)."""
+    if not isinstance(text, str) or ":" not in text:
+        raise ValidationError(field_name, f"must be HOST:PORT, got {text!r}")
+    host, _, port_s = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host:
+        host = "127.0.0.1"
+    try:
+        port = int(port_s)
+    except ValueError:
+        raise ValidationError(field_name, f"port must be an integer, got {port_s!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValidationError(field_name, "port must be between 0 and 65535")
+    return Address(host, port)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonConfig:
+    listen: Address = Address("127.0.0.1", 7777)
+    http: Address | None = Address("127.0.0.1", 10251)
+    data_dir: Path = Path(".ksched")
+    token_file: Path | None = None
+    max_frame_bytes: int = 16 * 1024 * 1024
+    shutdown_grace_period_seconds: float = 10.0
+    store_backend: str = "sqlite"
+    store_synchronous: str = "FULL"
+    tls_cert_file: Path | None = None
+    tls_key_file: Path | None = None
+    log_level: str = "INFO"
+
+    def read_token(self) -> str | None:
+        if self.token_file is None:
+            return None
+        try:
+            token = self.token_file.read_text().strip()
+        except OSError as exc:
+            raise ValidationError("tokenFile", f"cannot read {self.token_file}: {exc.strerror}") from None
+        if not token:
+            raise ValidationError("tokenFile", f"{self.token_file} is empty")
+        return token
+
+
+@dataclass(slots=True)
+class ServeConfig:
+    """What `serve` runs with: the scheduler's configuration (raw, for load_config)
+    and the daemon's."""
+
+    scheduler: dict[str, Any] | None = None
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+
+
+def _expect(value: object, types: type | tuple[type, ...], name: str, what: str) -> Any:
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        raise ValidationError(name, f"must be {what}")
+    if not isinstance(value, types):
+        raise ValidationError(name, f"must be {what}")
+    return value
+
+
+def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
+    if value not in choices:
+        raise ValidationError(name, f"must be one of {', '.join(choices)}, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+_FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel"}
+
+
+def parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
+    """A DaemonConfiguration document; errors name the field under `DaemonConfiguration.`."""
+    try:
+        return _parse_daemon_config(doc)
+    except ValidationError as err:
+        raise err.under(KIND) from None
+
+
+def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
+    for key in doc:
+        if key not in _FIELDS:
+            raise ValidationError(str(key), f"unknown field; known fields: {', '.join(sorted(_FIELDS - {'apiVersion', 'kind'}))}")
+    kw: dict[str, Any] = {}
+    if "listen" in doc:
+        kw["listen"] = parse_address(doc["listen"], "listen")
+    if "http" in doc:
+        kw["http"] = None if doc["http"] in ("", None) else parse_address(doc["http"], "http")
+    if "dataDir" in doc:
+        kw["data_dir"] = Path(_expect(doc["dataDir"], str, "dataDir", "a path string"))
+    if doc.get("tokenFile") is not None:
+        kw["token_file"] = Path(_expect(doc["tokenFile"], str, "tokenFile", "a path string"))
+    if "maxFrameBytes" in doc:
+        n = _expect(doc["maxFrameBytes"], int, "maxFrameBytes", "an integer")
+        if not 1024 <= n <= 1 << 31:
+            raise ValidationError("maxFrameBytes", "must be between 1024 and 2147483648")
+        kw["max_frame_bytes"] = n
+    if "shutdownGracePeriodSeconds" in doc:
+        g = _expect(doc["shutdownGracePeriodSeconds"], (int, float), "shutdownGracePeriodSeconds", "a number")
+        if g < 0:
+            raise ValidationError("shutdownGracePeriodSeconds", "must be greater than or equal to 0")
+        kw["shutdown_grace_period_seconds"] = float(g)
+    store = _expect(doc.get("store") or {}, dict, "store", "an object")
+    for key in store:
+        if key not in ("backend", "synchronous"):
+            raise ValidationError(f"store.{key}", "unknown field; known fields: backend, synchronous")
+    if "backend" in store:
+        kw["store_backend"] = _choice(store["backend"], STORE_BACKENDS, "store.backend")
+    if "synchronous" in store:
+        kw["store_synchronous"] = _choice(store["synchronous"], SYNCHRONOUS_MODES, "store.synchronous")
+    tls = _expect(doc.get("tls") or {}, dict, "tls", "an object")
+    for key in tls:
+        if key not in ("certFile", "keyFile"):
+            raise ValidationError(f"tls.{key}", "unknown field; known fields: certFile, keyFile")
+    if tls:
+        if not tls.get("certFile") or not tls.get("keyFile"):
+            raise ValidationError("tls", "certFile and keyFile must be given together")
+        kw["tls_cert_file"] = Path(_expect(tls["certFile"], str, "tls.certFile", "a path string"))
+        kw["tls_key_file"] = Path(_expect(tls["keyFile"], str, "tls.keyFile", "a path string"))
+    if "logLevel" in doc:
+        kw["log_level"] = _choice(doc["logLevel"], LOG_LEVELS, "logLevel")
+    return DaemonConfig(**kw)
+
+
+def parse_config_text(text: str, source: str = "config") -> ServeConfig:
+    """Split a config file into its KubeSchedulerConfiguration and DaemonConfiguration."""
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ValidationError(source, f"not valid YAML: {exc}") from None
+    out = ServeConfig()
+    seen: set[str] = set()
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise ValidationError(f"{source}[{i}]", "document must be a mapping")
+        kind = doc.get("kind")
+        if kind in seen:
+            raise ValidationError(f"{source}[{i}].kind", f"{kind} appears twice")
+        if kind == KIND:
+            if doc.get("apiVersion") != API_VERSION:
+                raise ValidationError(f"{KIND}.apiVersion", f"must be {API_VERSION}, got {doc.get('apiVersion')!r}")
+            out.daemon = parse_daemon_config(doc)
+        elif kind == SCHEDULER_KIND:
+            out.scheduler = doc
+        else:
+            raise ValidationError(f"{source}[{i}].kind", f"must be {SCHEDULER_KIND} or {KIND}, got {kind!r}")
+        seen.add(str(kind))
+    return out
+
+
+def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
+                data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None) -> DaemonConfig:
+    """Flags win over the file."""
+    kw: dict[str, Any] = {}
+    if listen is not None:
+        kw["listen"] = parse_address(listen, "--listen")
+    if http is not None:
+        kw["http"] = None if http == "" else parse_address(http, "--http")
+    if data_dir is not None:
+        kw["data_dir"] = Path(data_dir)
+    if token_file is not None:
+        kw["token_file"] = Path(token_file)
+    if log_level is not None:
+        kw["log_level"] = _choice(log_level.upper(), LOG_LEVELS, "--log-level")
+    return dataclasses.replace(cfg, **kw)

@@ -1,0 +1,110 @@
+"""Prometheus metrics named and labelled as kube-scheduler names them
+(pkg/scheduler/metrics/metrics.go), one registry per daemon.
+
+The actors record through the methods of SchedulerMetrics; they never touch
+prometheus_client themselves. Every method is cheap and synchronous, safe to call
+from the event loop. `render()` gives the text exposition for GET /metrics.
+
+    m = SchedulerMetrics()
+    m.schedule_attempt("scheduled", "default-scheduler", 0.0021)
+    m.set_pending_pods({"active": 3, "backoff": 1, "unschedulable": 0, "gated": 0})
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+SCHEDULE_RESULTS = ("scheduled", "unschedulable", "error")
+PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """component-base metrics.ExponentialBuckets."""
+    return [start * factor**i for i in range(count)]
+
+
+class SchedulerMetrics:
+    """The scheduler's metrics in their own CollectorRegistry (so two daemons in
+    one process, as in tests, never share counters)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r)
+        self.scheduling_attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
+            "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods "
+            "that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable "
+            "pods that the scheduler never attempted to schedule because they are gated.",
+            ["queue"], registry=r)
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", registry=r)
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7), registry=r)
+        for q in PENDING_QUEUES:
+            self.pending_pods.labels(queue=q).set(0)
+
+    # --- what the actors call ---------------------------------------------------------
+
+    def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        """One scheduling attempt ended: result is scheduled, unschedulable or error."""
+        self.schedule_attempts.labels(result=result, profile=profile).inc()
+        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(duration_s)
+
+    def set_pending_pods(self, counts: Mapping[str, int]) -> None:
+        """Queue sizes by queue name (active, backoff, unschedulable, gated)."""
+        for queue, n in counts.items():
+            self.pending_pods.labels(queue=queue).set(n)
+
+    def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
+        """All plugins of one extension point ran (status: the Code's name, e.g. Success)."""
+        self.framework_extension_point_duration.labels(
+            extension_point=extension_point, status=status, profile=profile).observe(duration_s)
+
+    def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        self.plugin_execution_duration.labels(
+            plugin=plugin, extension_point=extension_point, status=status).observe(duration_s)
+
+    def permit_wait(self, result: str, duration_s: float) -> None:
+        """A pod left the Permit waiting room: result is the final Code's name (Success, Unschedulable...)."""
+        self.permit_wait_duration.labels(result=result).observe(duration_s)
+
+    def preemption_attempt(self, victims: int) -> None:
+        """PostFilter tried preemption and chose `victims` pods to evict (0 when it found none)."""
+        self.preemption_attempts.inc()
+        self.preemption_victims.observe(victims)
+
+    # --- exposition -------------------------------------------------------------------
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def sample(self, name: str, labels: Mapping[str, str] | None = None) -> float | None:
+        """One sample's current value (tests and `stats`)."""
+        return self.registry.get_sample_value(name, dict(labels or {}))

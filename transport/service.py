@@ -1,0 +1,168 @@
+"""What the msgpack server needs from the running system: the Service protocol,
+and StoreService, its implementation over the Store actor and the scheduler.
+
+Errors leave here as wire.ApiError (reason + message); the server turns them into
+error replies. Every method may be called concurrently from many connections.
+"""
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Protocol
+
+from transport.wire import ApiError, Reason
+
+# sink(event_type, kind, object, resourceVersion): called on the event loop, must not block.
+EventSink = Callable[[str, str, dict[str, Any], int], None]
+
+
+class Service(Protocol):
+    def ready(self) -> bool:
+        """True once the store is loaded and the actors run (GET /readyz)."""
+        ...
+
+    async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Create or replace every object, all or nothing; the stored objects."""
+        ...
+
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
+
+    async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
+
+    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str
+                   ) -> tuple[list[dict[str, Any]], int]: ...
+
+    async def events(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
+        """Events recorded about one object (Scheduled, FailedScheduling, Preempted...), oldest first."""
+        ...
+
+    async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
+        """Register sink; events after from_rv (0: current objects as ADDED) are
+        replayed first. Returns (watch id, resourceVersion now). A from_rv older
+        than the kept history raises ApiError(Conflict)."""
+        ...
+
+    def unwatch(self, watch_id: int) -> None:
+        """Stop a watch; takes effect before the store's next turn. Never fails."""
+        ...
+
+    async def explain(self, pod: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def stats(self) -> dict[str, Any]: ...
+
+
+Call = Callable[[], Awaitable[Any]]
+
+
+async def call_store(fn: Call) -> Any:
+    """Run one store request, turning the store's and the mailbox's errors into ApiError."""
+    from actors.base import MailboxClosed
+    from actors.store import StoreError
+
+    try:
+        return await fn()
+    except StoreError as err:
+        raise ApiError(_store_reason(err.reason), err.message) from None
+    except MailboxClosed:
+        raise ApiError(Reason.UNAVAILABLE, "the daemon is shutting down") from None
+
+
+def _store_reason(reason: str) -> Reason:
+    if reason == "Expired":
+        # a watch from a resourceVersion older than the kept history: a stale
+        # resourceVersion, so the client relists (resourceVersion 0) and resumes
+        return Reason.CONFLICT
+    try:
+        return Reason(reason)
+    except ValueError:
+        return Reason.INTERNAL
+
+
+Explainer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+StatsSource = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class StoreService:
+    """Service over the Store actor (actors.store_messages.StoreClient). `explain`
+    asks the scheduler for a dry run on its live snapshot; `more_stats` adds the
+    scheduler's and queue's counters; `ready` says whether the actors run."""
+
+    def __init__(self, store: Any, *, ready: Callable[[], bool] = lambda: True,
+                 explain: Explainer | None = None, more_stats: StatsSource | None = None) -> None:
+        from actors.store_messages import StoreClient
+
+        self.store = store  # the Store actor
+        self.client = StoreClient(store)
+        self._ready = ready
+        self._explain = explain
+        self._more_stats = more_stats
+
+    def ready(self) -> bool:
+        return self._ready()
+
+    async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await call_store(lambda: self.client.apply(objects))
+
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return await call_store(lambda: self.client.create(obj))
+
+    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
+
+    async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return await call_store(lambda: self.client.get(_kind(kind), namespace, name))
+
+    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str
+                   ) -> tuple[list[dict[str, Any]], int]:
+        return await call_store(lambda: self.client.list(_kind(kind), namespace, label_selector or None,
+                                                         field_selector or None))
+
+    async def events(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
+        from framework.api.objects import KINDS
+
+        key = f"{namespace or 'default'}/{name}" if KINDS[_kind(kind)].namespaced else name
+        records = await call_store(lambda: self.client.events(kind, key))
+        return [{"type": r.type, "reason": r.reason, "message": r.message, "time": r.time} for r in records]
+
+    async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
+        def on_event(ev: Any) -> None:
+            sink(ev.type, ev.kind, dict(ev.obj.raw), ev.resource_version)
+
+        wanted = frozenset(_kind(k) for k in kinds) if kinds else None
+        return await call_store(lambda: self.client.watch(on_event, wanted, from_rv))
+
+    def unwatch(self, watch_id: int) -> None:
+        from actors.base import MailboxClosed
+        from actors.store_messages import Unwatch
+
+        try:
+            self.store.tell(Unwatch(watch_id=watch_id))
+        except MailboxClosed:
+            pass
+
+    async def explain(self, pod: dict[str, Any]) -> dict[str, Any]:
+        if self._explain is None:
+            raise ApiError(Reason.UNAVAILABLE, "explain: the scheduler is not running")
+        return await self._explain(pod)
+
+    async def stats(self) -> dict[str, Any]:
+        from framework.api.objects import KINDS
+
+        counts = {k: len(self.store.peek_all(k)) for k in KINDS}
+        out: dict[str, Any] = {
+            "resourceVersion": self.store.resource_version,
+            "objects": {k: n for k, n in counts.items() if n},
+            "storeCommits": self.store.commits,
+        }
+        if self._more_stats is not None:
+            out.update(await self._more_stats())
+        return out
+
+
+def _kind(kind: str) -> str:
+    """Check a kind name early, so a typo is Invalid naming the field."""
+    from framework.api.objects import KINDS
+
+    if kind not in KINDS:
+        raise ApiError(Reason.INVALID, f"kind: unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
+    return kind

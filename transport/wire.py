@@ -1,0 +1,280 @@
+"""The wire layer: msgpack maps <-> typed requests and replies. No I/O.
+
+A request is `{"id": n, "op": OP, ...fields}`. `decode_request` checks every
+field's type and returns one frozen dataclass per op; a bad request raises
+ApiError(Invalid) naming the field. Replies are `{"id", "ok": true, "result"}` or
+`{"id", "ok": false, "error": {"reason", "message"}}`; a watch's events are
+`{"id": <the watch request's id>, "event": {"type", "object", "resourceVersion"}}`.
+
+Ops and their fields (all optional unless marked *):
+    hello    token
+    apply    objects*: [object, ...]           -> {"items": [object, ...]}
+    create   object*                            -> {"object": object}
+    delete   kind*, name*, namespace            -> {"object": object (its last state)}
+    get      kind*, name*, namespace            -> {"object": object}
+    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "time"}, ...]}
+    list     kind*, namespace, labelSelector, fieldSelector -> {"items": [...], "resourceVersion": n}
+    watch    kinds, namespace, resourceVersion  -> {"watch": id, "resourceVersion": n}, then events
+    cancel   watch*: the watch request's id     -> {}
+    explain  pod*                               -> framework.algorithm.explain's result
+    stats                                       -> counters
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Callable, Mapping
+
+
+class Reason(StrEnum):
+    INVALID = "Invalid"
+    NOT_FOUND = "NotFound"
+    ALREADY_EXISTS = "AlreadyExists"
+    CONFLICT = "Conflict"
+    UNAUTHORIZED = "Unauthorized"
+    TOO_LARGE = "TooLarge"
+    UNAVAILABLE = "Unavailable"
+    INTERNAL = "Internal"
+
+
+class ApiError(Exception):
+    """An error reply. `request_id` is set when the request's id was readable."""
+
+    def __init__(self, reason: Reason, message: str, request_id: int | None = None) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+        self.request_id = request_id
+
+    def to_wire(self) -> dict[str, str]:
+        return {"reason": str(self.reason), "message": self.message}
+
+    @classmethod
+    def from_wire(cls, err: object, request_id: int | None = None) -> "ApiError":
+        if not isinstance(err, Mapping):
+            return cls(Reason.INTERNAL, f"malformed error reply: {err!r}", request_id)
+        try:
+            reason = Reason(err.get("reason"))
+        except ValueError:
+            reason = Reason.INTERNAL
+        return cls(reason, str(err.get("message", "")), request_id)
+
+
+def invalid(field: str, message: str) -> ApiError:
+    return ApiError(Reason.INVALID, f"{field}: {message}")
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hello:
+    id: int
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Apply:
+    id: int
+    objects: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Create:
+    id: int
+    object: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delete:
+    id: int
+    kind: str
+    name: str
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Get:
+    id: int
+    kind: str
+    name: str
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Events:
+    id: int
+    kind: str
+    name: str
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class List:
+    id: int
+    kind: str
+    namespace: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Watch:
+    id: int
+    kinds: tuple[str, ...] = ()  # empty: every kind
+    namespace: str = ""
+    resource_version: int = 0  # 0: the current objects as ADDED, then changes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancel:
+    id: int
+    watch: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explain:
+    id: int
+    pod: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stats:
+    id: int
+
+
+Request = Hello | Apply | Create | Delete | Get | Events | List | Watch | Cancel | Explain | Stats
+
+
+# --- field readers ------------------------------------------------------------------------
+
+
+class _Fields:
+    """Typed access to one request map; errors name the field."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: Mapping[str, Any]) -> None:
+        self.frame = frame
+
+    def str(self, name: str, *, required: bool = False) -> str:
+        v = self.frame.get(name)
+        if v is None:
+            if required:
+                raise invalid(name, "is required")
+            return ""
+        if not isinstance(v, str):
+            raise invalid(name, f"must be a string, got {type(v).__name__}")
+        if required and not v:
+            raise invalid(name, "must not be empty")
+        return v
+
+    def opt_str(self, name: str) -> str | None:
+        return self.str(name) if self.frame.get(name) is not None else None
+
+    def int(self, name: str, *, required: bool = False) -> int:
+        v = self.frame.get(name)
+        if v is None:
+            if required:
+                raise invalid(name, "is required")
+            return 0
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise invalid(name, f"must be an integer, got {type(v).__name__}")
+        if v < 0:
+            raise invalid(name, "must be greater than or equal to 0")
+        return v
+
+    def map(self, name: str) -> dict[str, Any]:
+        v = self.frame.get(name)
+        if v is None:
+            raise invalid(name, "is required")
+        if not isinstance(v, Mapping):
+            raise invalid(name, f"must be a map, got {type(v).__name__}")
+        return dict(v)
+
+    def maps(self, name: str) -> tuple[dict[str, Any], ...]:
+        v = self.frame.get(name)
+        if v is None:
+            raise invalid(name, "is required")
+        if not isinstance(v, list):
+            raise invalid(name, f"must be a list, got {type(v).__name__}")
+        for i, item in enumerate(v):
+            if not isinstance(item, Mapping):
+                raise invalid(f"{name}[{i}]", f"must be a map, got {type(item).__name__}")
+        return tuple(dict(item) for item in v)
+
+    def strs(self, name: str) -> tuple[str, ...]:
+        v = self.frame.get(name)
+        if v is None:
+            return ()
+        if not isinstance(v, list):
+            raise invalid(name, f"must be a list of strings, got {type(v).__name__}")
+        for i, item in enumerate(v):
+            if not isinstance(item, str):
+                raise invalid(f"{name}[{i}]", f"must be a string, got {type(item).__name__}")
+        return tuple(v)
+
+
+def _target(rid: int, f: _Fields, cls: type[Get] | type[Delete] | type[Events]) -> Get | Delete | Events:
+    return cls(id=rid, kind=f.str("kind", required=True), name=f.str("name", required=True), namespace=f.str("namespace"))
+
+
+PARSERS: dict[str, Callable[[int, _Fields], Request]] = {
+    "hello": lambda rid, f: Hello(id=rid, token=f.opt_str("token")),
+    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects")),
+    "create": lambda rid, f: Create(id=rid, object=f.map("object")),
+    "delete": lambda rid, f: _target(rid, f, Delete),
+    "get": lambda rid, f: _target(rid, f, Get),
+    "events": lambda rid, f: _target(rid, f, Events),
+    "list": lambda rid, f: List(id=rid, kind=f.str("kind", required=True), namespace=f.str("namespace"),
+                                label_selector=f.str("labelSelector"), field_selector=f.str("fieldSelector")),
+    "watch": lambda rid, f: Watch(id=rid, kinds=f.strs("kinds"), namespace=f.str("namespace"),
+                                  resource_version=f.int("resourceVersion")),
+    "cancel": lambda rid, f: Cancel(id=rid, watch=f.int("watch", required=True)),
+    "explain": lambda rid, f: Explain(id=rid, pod=f.map("pod")),
+    "stats": lambda rid, f: Stats(id=rid),
+}
+
+
+def request_id(frame: Mapping[str, Any]) -> int | None:
+    rid = frame.get("id")
+    return rid if isinstance(rid, int) and not isinstance(rid, bool) else None
+
+
+def decode_request(frame: Mapping[str, Any]) -> Request:
+    """The typed request for one decoded frame. Raises ApiError(Invalid) naming
+    the field; its request_id is the frame's id when that was an integer."""
+    rid = request_id(frame)
+    if rid is None:
+        raise ApiError(Reason.INVALID, f"id: must be an integer, got {type(frame.get('id')).__name__}")
+    op = frame.get("op")
+    parser = PARSERS.get(op) if isinstance(op, str) else None
+    if parser is None:
+        raise ApiError(Reason.INVALID, f"op: unknown op {op!r}; expected one of {', '.join(PARSERS)}", rid)
+    try:
+        return parser(rid, _Fields(frame))
+    except ApiError as err:
+        err.request_id = rid
+        raise
+
+
+# --- replies ------------------------------------------------------------------------------
+
+
+def ok_reply(rid: int | None, result: Any) -> dict[str, Any]:
+    return {"id": rid, "ok": True, "result": result}
+
+
+def error_reply(rid: int | None, err: ApiError) -> dict[str, Any]:
+    return {"id": rid, "ok": False, "error": err.to_wire()}
+
+
+def event_frame(watch_id: int, event_type: str, obj: Mapping[str, Any], resource_version: int) -> dict[str, Any]:
+    return {"id": watch_id, "event": {"type": event_type, "object": obj, "resourceVersion": resource_version}}
+
+
+def encode_request(rid: int, op: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The client's side: a request map (fields with value None are left out)."""
+    out: dict[str, Any] = {"id": rid, "op": op}
+    out.update((k, v) for k, v in fields.items() if v is not None)
+    return out
