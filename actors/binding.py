@@ -1,0 +1,98 @@
+"""Binding cycles: one task per assumed pod, many at once.
+
+A binding cycle waits for Permit, then runs PreBind, Bind and PostBind. Any
+failure goes through `undo_assume` (Unreserve in reverse order, forget the
+assumed pod) and the scheduler's failure handler (requeue with backoff, event,
+pod status). Every outcome is a Status; one pod's failure never touches another
+pod's cycle.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from framework.api.objects import Pod
+from framework.cache import Cache
+from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.runtime import Framework
+
+
+@dataclass(slots=True, kw_only=True)
+class AssumedPod:
+    """Everything a binding cycle needs about one pod the scheduling cycle assumed."""
+
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    pod: Pod  # the assumed copy, spec.nodeName set
+    node_name: str
+    permit: asyncio.Future[Status] | None  # None when Permit allowed at once
+
+
+def undo_assume(a: AssumedPod, cache: Cache, record: Callable[[str], None] | None = None) -> None:
+    """The one place that rolls back an assumed pod: Unreserve (reverse order)
+    then forget it in the cache."""
+    a.fwk.run_unreserve(a.state, a.pod, a.node_name)
+    cache.forget_pod(a.pod)
+    if record is not None:
+        record("forget")
+
+
+class BindingHost(Protocol):
+    """What a binding cycle reports to (the Scheduler actor)."""
+
+    cache: Cache
+
+    def binding_failed(self, a: AssumedPod, status: Status) -> None: ...
+
+    def binding_succeeded(self, a: AssumedPod) -> None: ...
+
+
+class BindingCycles:
+    """Counts the cycles that are doing work (not parked at Permit), so the
+    pipeline can tell when nothing is left to do."""
+
+    def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None) -> None:
+        self.host = host
+        self.record = record
+        self.running = 0  # cycles not waiting at Permit
+        self.total = 0  # all live cycles
+
+    async def run(self, a: AssumedPod) -> None:
+        self.total += 1
+        self.running += 1
+        try:
+            status = await self._bind(a)
+        except asyncio.CancelledError:
+            # Cancelled mid-flight (grace period over): leave the pod unbound and queued.
+            undo_assume(a, self.host.cache, self.record)
+            self.host.binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug in a cycle must not reach its siblings
+            status = Status.error_of(e)
+        finally:
+            self.total -= 1
+            self.running -= 1
+        if status.is_success():
+            self.host.binding_succeeded(a)
+        else:
+            undo_assume(a, self.host.cache, self.record)
+            self.host.binding_failed(a, status)
+
+    async def _bind(self, a: AssumedPod) -> Status:
+        if a.permit is not None:
+            self.running -= 1
+            try:
+                status = await a.permit
+            finally:
+                self.running += 1
+            if not status.is_success():
+                return status
+        status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
+        if not status.is_success():
+            return status
+        status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
+        if status.is_skip():
+            return Status(Code.Error, "no bind plugin bound the pod")
+        return status

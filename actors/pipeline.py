@@ -1,0 +1,216 @@
+"""The running system in one process: store, waiting room, queue and scheduler.
+
+Started in dependency order in one TaskGroup and stopped in reverse, in named
+phases: stop the queue, finish the current cycle, reject Permit waiters, drain
+binding cycles, flush the store. After stop() no task is left and every pod is
+either bound in the store or back in the queue.
+
+Used by tests (with FakeClock: `run_until_quiescent`), by the conformance scenario
+driver, by `ksched bench`, and by the daemon (transport) around its listeners.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any, Callable, Mapping
+
+from actors.base import MailboxClosed
+from actors.clock import Clock, FakeClock, RealClock
+from actors.queue import SchedulingQueue
+from actors.queue_actor import Counts, QueueActor
+from actors.scheduler import Scheduler, StoreChanged
+from actors.store import Store, WatchEvent
+from actors.store_backend import StoreBackend
+from actors.store_messages import StoreClient
+from actors.waiting_room import WaitingRoom
+from framework.algorithm import SchedulingAlgorithm
+from framework.api.objects import Pod
+from framework.config import SchedulerConfig, build_frameworks, load_config
+from framework.features import FeatureGates
+from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.plugins import Registry
+from framework.runtime import Framework
+from framework.waiting import WaitingPodsMap
+
+PHASES = ("store", "waiting-room", "queue", "scheduler")
+SETTLE_ROUNDS = 100_000
+MAX_QUIESCENT_SECONDS = 15 * 60
+
+
+class Pipeline:
+    def __init__(
+        self,
+        config: SchedulerConfig | Mapping[str, Any] | str | None = None,
+        *,
+        clock: Clock | None = None,
+        backend: StoreBackend | None = None,
+        registry: Registry | None = None,
+        rand: random.Random | None = None,
+        record: Callable[[str], None] | None = None,
+        drain_grace_seconds: float = 30.0,
+    ) -> None:
+        self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self._backend = backend
+        self._registry = registry
+        self._rand = rand if rand is not None else random.Random()
+        self._record = record
+        self.drain_grace_seconds = drain_grace_seconds
+        self.phase = "new"
+        self._tg: asyncio.TaskGroup | None = None
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    # --- start / stop -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "Pipeline":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        cfg = self.config
+        self._tg = asyncio.TaskGroup()
+        await self._tg.__aenter__()
+        try:
+            self.store = Store(self._backend, clock=self.clock.now)
+            await self.store.load()
+            self.client = StoreClient(self.store)
+            self._spawn("store", self.store.run())
+
+            self.waiting_room = WaitingRoom(WaitingPodsMap(), self.clock)
+            self._spawn("waiting-room", self.waiting_room.run())
+
+            self.objects = InMemoryObjects()
+            self.handle = FrameworkHandle(
+                objects=self.objects,
+                waiting_pods=self.waiting_room.waiting_pods,
+                clock=self.clock.now,
+                features=FeatureGates(cfg.feature_gates),
+                nominated=lambda node: self.queue.queue.nominator.pods_for_node(node),
+                activate=lambda pods: self.scheduler.activate(pods),
+                evict=lambda victim, preemptor, msg: self.scheduler.evict(victim, preemptor, msg),
+                rand=self._rand,
+                binder=self._bind,
+            )
+            self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
+            self.queue = QueueActor(self._new_queue(), self.clock)
+            self._spawn("queue", self.queue.run())
+
+            self.scheduler = Scheduler(
+                frameworks=self.frameworks, queue=self.queue, store=self.client, waiting_room=self.waiting_room,
+                clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
+                objects=self.objects, record=self._record,
+            )
+            self._spawn("scheduler", self.scheduler.run())
+            await self.client.watch(self._to_scheduler)
+            self.phase = "running"
+        except BaseException:
+            await self.stop()
+            raise
+
+    def _new_queue(self) -> SchedulingQueue:
+        fwks = self.frameworks
+        first = next(iter(fwks.values()))
+        hints = {name: f.events_to_register() for name, f in fwks.items()}
+
+        def pre_enqueue(pod: Pod):  # noqa: ANN202
+            f = fwks.get(pod.scheduler_name, first)
+            return f.run_pre_enqueue(pod)
+
+        return SchedulingQueue(
+            less=first.queue_sort_less,
+            pre_enqueue=pre_enqueue,
+            hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
+            initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
+            max_backoff_seconds=self.config.pod_max_backoff_seconds,
+        )
+
+    def _spawn(self, phase: str, coro: Any) -> None:
+        assert self._tg is not None
+        self._tasks[phase] = self._tg.create_task(coro, name=f"ksched-{phase}")
+        self.phase = f"started:{phase}"
+
+    def _to_scheduler(self, ev: WatchEvent) -> None:
+        self.scheduler.tell(StoreChanged(event=ev))
+
+    async def _bind(self, pod: Pod, node_name: str) -> None:
+        await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid)
+
+    async def stop(self) -> None:
+        """Graceful stop, phase by phase; safe to call twice."""
+        if self._tg is None:
+            return
+        tg, self._tg = self._tg, None
+        self.phase = "stopping:queue"
+        if "queue" in self._tasks:
+            self.queue.stop()
+        self.phase = "stopping:scheduler"
+        if "scheduler" in self._tasks:
+            self.scheduler.stop()  # the current cycle finishes; no new one starts
+        self.phase = "stopping:waiting-room"
+        if "waiting-room" in self._tasks:
+            self.waiting_room.stop()  # waiters are rejected: their cycles undo and requeue
+        self.phase = "stopping:binding"
+        sched = self._tasks.get("scheduler")
+        if sched is not None:
+            done, _ = await asyncio.wait({sched}, timeout=self.drain_grace_seconds)
+            if not done:
+                sched.cancel()
+        self.phase = "stopping:store"
+        if "store" in self._tasks:
+            self.store.inbox.close(drain=True)  # flush what is queued, then stop
+        try:
+            await tg.__aexit__(None, None, None)
+        finally:
+            if "store" in self._tasks:
+                await self.store.close()
+            self.phase = "stopped"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """For a daemon: start, run until `stop` is set, stop gracefully."""
+        async with self:
+            await stop.wait()
+
+    # --- driving and observing -----------------------------------------------------------------------
+
+    def idle(self) -> bool:
+        """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
+        in backoff or unschedulable are not work)."""
+        return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
+                and self.scheduler.idle() and not len(self.queue.queue.active_q))
+
+    async def settle(self) -> None:
+        """Let the actors run until the system is idle (no real time passes)."""
+        calm = 0
+        for _ in range(SETTLE_ROUNDS):
+            if self.idle():
+                calm += 1
+                if calm >= 3:
+                    return
+            else:
+                calm = 0
+            await asyncio.sleep(0)
+        raise RuntimeError("pipeline did not settle")
+
+    async def run_until_quiescent(self, max_seconds: float = MAX_QUIESCENT_SECONDS) -> float:
+        """With a FakeClock: settle, then jump to the next timer, until nothing is
+        due within `max_seconds` of now. Returns the simulated seconds spent."""
+        clock = self.clock
+        assert isinstance(clock, FakeClock), "run_until_quiescent needs a FakeClock"
+        start = clock.now()
+        while True:
+            await self.settle()
+            due = clock.next_deadline()
+            if due is None or due > start + max_seconds:
+                return clock.now() - start
+            clock.advance_to(due)
+
+    async def pending_counts(self) -> dict[str, int]:
+        from actors.base import new_reply
+
+        try:
+            return await self.queue.ask(Counts(reply=new_reply()))
+        except MailboxClosed:
+            return self.queue.queue.pending_counts()

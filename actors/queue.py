@@ -1,0 +1,476 @@
+"""The scheduling queue (upstream's PriorityQueue), as a plain data structure.
+
+No asyncio and no clock: every method that depends on time takes `now` (float
+seconds), so the actor wrapper (actors/queue_actor.py) decides when timed work
+runs and tests call it directly.
+
+- activeQ: heap ordered by the profile's QueueSort `less`.
+- backoffQ: heap ordered by backoff expiry (timestamp + initial * 2^(attempts-1),
+  capped); pods that failed with an Error (no rejector plugins) use the same
+  formula in their own heap, as upstream's podErrorBackoffQ.
+- unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
+- in-flight pods: popped and not yet done; cluster events seen meanwhile are
+  replayed when such a pod fails (QueueingHints).
+- nominator: pods PostFilter nominated to a node.
+"""
+from __future__ import annotations
+
+import enum
+import heapq
+import itertools
+from typing import Any, Callable, Iterable
+
+from framework.api.objects import Pod
+from framework.cache import PodInfo
+from framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueuedPodInfo,
+    QueueingHint,
+    Status,
+)
+
+NS = 1_000_000_000
+DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
+UNSCHEDULABLE_POD_UPDATE = ClusterEvent("UnschedulablePod", ActionType.Update, "UnschedulablePodUpdate")
+
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+PreEnqueue = Callable[[Pod], Status]
+HintMap = dict[str, list[ClusterEventWithHint]]  # plugin name -> registered events
+
+
+def to_ns(seconds: float) -> int:
+    return int(round(seconds * NS))
+
+
+class Strategy(enum.IntEnum):
+    """What a cluster event means for one unschedulable pod (queueingStrategy)."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+def backoff_duration_ns(attempts: int, initial_ns: int, max_ns: int) -> int:
+    """initial * 2^(attempts-1) capped at max; 0 before any attempt."""
+    if attempts == 0:
+        return 0
+    d = initial_ns
+    for _ in range(1, attempts):
+        if d > max_ns - d:
+            return max_ns
+        d += d
+    return d
+
+
+class _Heap:
+    """A heap of QueuedPodInfo keyed by pod key, with removal by key."""
+
+    def __init__(self, less: Less) -> None:
+        self._less = less
+        self._items: list[_Entry] = []
+        self._by_key: dict[str, _Entry] = {}
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._by_key
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        e = self._by_key.get(key)
+        return e.qpi if e is not None else None
+
+    def push(self, qpi: QueuedPodInfo) -> None:
+        self.remove(qpi.pod.key)
+        e = _Entry(qpi, next(self._seq), self._less)
+        self._by_key[qpi.pod.key] = e
+        heapq.heappush(self._items, e)
+
+    def remove(self, key: str) -> QueuedPodInfo | None:
+        e = self._by_key.pop(key, None)
+        if e is None:
+            return None
+        e.live = False
+        return e.qpi
+
+    def peek(self) -> QueuedPodInfo | None:
+        while self._items and not self._items[0].live:
+            heapq.heappop(self._items)
+        return self._items[0].qpi if self._items else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        qpi = self.peek()
+        if qpi is not None:
+            heapq.heappop(self._items)
+            del self._by_key[qpi.pod.key]
+        return qpi
+
+    def values(self) -> list[QueuedPodInfo]:
+        return [e.qpi for e in self._by_key.values()]
+
+
+class _Entry:
+    __slots__ = ("qpi", "seq", "less", "live")
+
+    def __init__(self, qpi: QueuedPodInfo, seq: int, less: Less) -> None:
+        self.qpi = qpi
+        self.seq = seq
+        self.less = less
+        self.live = True
+
+    def __lt__(self, other: "_Entry") -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
+
+
+def _backoff_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    return (a.backoff_expiration or 0) < (b.backoff_expiration or 0)
+
+
+class Nominator:
+    """Pods nominated to nodes by preemption (upstream's nominator)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod: Pod, node_name: str) -> None:
+        self.delete(pod)
+        if not node_name:
+            return
+        self._node_of[pod.key] = node_name
+        self._by_node.setdefault(node_name, {})[pod.key] = PodInfo(pod)
+
+    def delete(self, pod: Pod) -> None:
+        node = self._node_of.pop(pod.key, None)
+        if node is not None:
+            pods = self._by_node.get(node, {})
+            pods.pop(pod.key, None)
+            if not pods:
+                self._by_node.pop(node, None)
+
+    def node_of(self, pod: Pod) -> str:
+        return self._node_of.get(pod.key, "")
+
+    def pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._by_node.get(node_name, {}).values())
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        *,
+        less: Less,
+        pre_enqueue: PreEnqueue | None = None,
+        hints_for: Callable[[Pod], HintMap] | None = None,
+        initial_backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 10.0,
+        max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
+    ) -> None:
+        self._less = less
+        self._pre_enqueue = pre_enqueue
+        self._hints_for = hints_for or (lambda pod: {})
+        self.initial_backoff_ns = to_ns(initial_backoff_seconds)
+        self.max_backoff_ns = to_ns(max_backoff_seconds)
+        self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
+        self.active_q = _Heap(less)
+        self.backoff_q = _Heap(_backoff_less)
+        self.error_backoff_q = _Heap(_backoff_less)
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
+        self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
+        self._event_seq = 0
+        self.scheduling_cycle = 0
+        self.nominator = Nominator()
+
+    # --- observation --------------------------------------------------------------------------
+
+    def pending_counts(self) -> dict[str, int]:
+        gated = sum(1 for q in self.unschedulable.values() if q.gated)
+        return {
+            "active": len(self.active_q),
+            "backoff": len(self.backoff_q) + len(self.error_backoff_q),
+            "unschedulable": len(self.unschedulable) - gated,
+            "gated": gated,
+            "inFlight": len(self.in_flight),
+        }
+
+    def where(self, pod_key: str) -> str:
+        """"active", "backoff", "unschedulable", "gated", "inFlight" or ""."""
+        if pod_key in self.active_q:
+            return "active"
+        if pod_key in self.backoff_q or pod_key in self.error_backoff_q:
+            return "backoff"
+        q = self.unschedulable.get(pod_key)
+        if q is not None:
+            return "gated" if q.gated else "unschedulable"
+        return "inFlight" if pod_key in self.in_flight else ""
+
+    def get(self, pod_key: str) -> QueuedPodInfo | None:
+        return (self.active_q.get(pod_key) or self.backoff_q.get(pod_key) or self.error_backoff_q.get(pod_key)
+                or self.unschedulable.get(pod_key))
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
+        if qpi.backoff_expiration is None:
+            qpi.backoff_expiration = qpi.timestamp + backoff_duration_ns(qpi.attempts, self.initial_backoff_ns,
+                                                                          self.max_backoff_ns)
+        return qpi.backoff_expiration
+
+    def is_backing_off(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        return self.backoff_expiry(qpi) > now_ns
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the next backoff completes (seconds), for the actor's timer."""
+        heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
+        return min(heads) / NS if heads else None  # type: ignore[type-var]
+
+    def next_leftover_time(self) -> float | None:
+        """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
+        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        return (min(ts) + self.max_in_unschedulable_ns) / NS if ts else None
+
+    # --- pods arriving and leaving ---------------------------------------------------------------
+
+    def add(self, pod: Pod, now: float) -> None:
+        """A new pending pod."""
+        if self.get(pod.key) is not None or pod.key in self.in_flight:
+            self.update(pod, pod, now)
+            return
+        qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
+        self._move_to_active(qpi, to_ns(now))
+
+    def update(self, old: Pod | None, new: Pod, now: float) -> None:
+        key = new.key
+        if new.nominated_node_name:
+            self.nominator.add(new, new.nominated_node_name)
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            qpi = heap.get(key)
+            if qpi is not None:
+                qpi.pod = new
+                heap.push(qpi)
+                return
+        qpi = self.unschedulable.get(key)
+        if qpi is None:
+            if key not in self.in_flight:
+                self.add(new, now)
+            return
+        qpi.pod = new
+        now_ns = to_ns(now)
+        if qpi.gated:
+            self._move_to_active(qpi, now_ns)
+            return
+        if old is not None and old.spec == new.spec and old.labels == new.labels:
+            return
+        strategy = self._worth_requeuing(qpi, UNSCHEDULABLE_POD_UPDATE, old, new)
+        if strategy != Strategy.SKIP:
+            self._requeue(qpi, strategy, now_ns)
+
+    def delete(self, pod: Pod) -> None:
+        key = pod.key
+        self.active_q.remove(key)
+        self.backoff_q.remove(key)
+        self.error_backoff_q.remove(key)
+        self.unschedulable.pop(key, None)
+        self.nominator.delete(pod)
+        self.done(key)
+
+    # --- the scheduling cycle's side ---------------------------------------------------------------
+
+    def pop(self) -> QueuedPodInfo | None:
+        qpi = self.active_q.pop()
+        if qpi is None:
+            return None
+        qpi.attempts += 1
+        qpi.backoff_expiration = None
+        self.scheduling_cycle += 1
+        self.in_flight[qpi.pod.key] = self._event_seq
+        return qpi
+
+    def unpop(self, qpi: QueuedPodInfo) -> None:
+        """Put back a pod popped but never attempted (shutdown between pop and cycle)."""
+        qpi.attempts = max(0, qpi.attempts - 1)
+        self.in_flight.pop(qpi.pod.key, None)
+        self._trim_events()
+        self.active_q.push(qpi)
+
+    def done(self, pod_key: str) -> None:
+        """The pod's attempt is over (bound, deleted or requeued)."""
+        if self.in_flight.pop(pod_key, None) is not None:
+            self._trim_events()
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, now: float) -> str:
+        """Requeue a pod whose attempt failed; `qpi.unschedulable_plugins` /
+        `pending_plugins` say who rejected it (both empty: an Error). Returns the
+        sub-queue it went to."""
+        key = qpi.pod.key
+        now_ns = to_ns(now)
+        since = self.in_flight.get(key)
+        if self.get(key) is not None:
+            self.done(key)
+            return self.where(key)
+        qpi.timestamp = now_ns
+        qpi.backoff_expiration = None
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            strategy = Strategy.AFTER_BACKOFF
+        else:
+            strategy = Strategy.SKIP
+            for seq, event, old, new in self._in_flight_events:
+                if since is not None and seq > since:
+                    strategy = max(strategy, self._worth_requeuing(qpi, event, old, new))
+        self.in_flight.pop(key, None)
+        self._trim_events()
+        if strategy == Strategy.SKIP:
+            self.unschedulable[key] = qpi
+        else:
+            self._requeue(qpi, strategy, now_ns)
+        return self.where(key)
+
+    def activate(self, pods: Iterable[Pod], now: float) -> None:
+        """Move these pods from backoffQ / the unschedulable pool to activeQ now."""
+        now_ns = to_ns(now)
+        for pod in pods:
+            key = pod.key
+            if key in self.in_flight:
+                self._record_event(FORCE_ACTIVATE, None, pod)
+                continue
+            qpi = self.backoff_q.remove(key) or self.error_backoff_q.remove(key) or self.unschedulable.pop(key, None)
+            if qpi is not None:
+                self._move_to_active(qpi, now_ns)
+
+    # --- cluster events ---------------------------------------------------------------------------------
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
+                                      pre_check: Callable[[Pod], bool] | None = None,
+                                      cross_topology_only: bool = False) -> int:
+        """Offer `event` to every unschedulable pod; returns how many moved.
+        `cross_topology_only` (assigned-pod add/update): only pods with pod
+        (anti-)affinity or rejected by PodTopologySpread can care."""
+        self._record_event(event, old, new)
+        now_ns = to_ns(now)
+        moved = 0
+        for key, qpi in list(self.unschedulable.items()):
+            if cross_topology_only and not (qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
+                                            or "PodTopologySpread" in qpi.pending_plugins):
+                continue
+            if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
+                if not self._matches_gate_removal(qpi, event, old, new):
+                    continue
+            if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            strategy = self._worth_requeuing(qpi, event, old, new)
+            if strategy != Strategy.SKIP:
+                self._requeue(qpi, strategy, now_ns)
+                moved += 1
+        return moved
+
+    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
+
+    # --- timed work ---------------------------------------------------------------------------------------
+
+    def flush_backoff_completed(self, now: float) -> int:
+        """Move every pod whose backoff has expired to activeQ."""
+        now_ns = to_ns(now)
+        moved = 0
+        for heap in (self.backoff_q, self.error_backoff_q):
+            while True:
+                qpi = heap.peek()
+                if qpi is None or self.is_backing_off(qpi, now_ns):
+                    break
+                heap.pop()
+                self._move_to_active(qpi, now_ns)
+                moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self, now: float) -> int:
+        """Pods in the unschedulable pool longer than the limit go back (UnschedulableTimeout)."""
+        now_ns = to_ns(now)
+        moved = 0
+        for qpi in list(self.unschedulable.values()):
+            if qpi.gated or now_ns - qpi.timestamp <= self.max_in_unschedulable_ns:
+                continue
+            self._requeue(qpi, Strategy.AFTER_BACKOFF, now_ns)
+            moved += 1
+        return moved
+
+    # --- internals ---------------------------------------------------------------------------------------
+
+    def _record_event(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        if self.in_flight:
+            self._event_seq += 1
+            self._in_flight_events.append((self._event_seq, event, old, new))
+
+    def _trim_events(self) -> None:
+        if not self.in_flight:
+            self._in_flight_events.clear()
+        else:
+            oldest = min(self.in_flight.values())
+            self._in_flight_events = [e for e in self._in_flight_events if e[0] > oldest]
+
+    def _move_to_active(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        key = qpi.pod.key
+        self.unschedulable.pop(key, None)
+        self.backoff_q.remove(key)
+        self.error_backoff_q.remove(key)
+        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        if st is not None and not st.is_success():
+            qpi.gated = True
+            qpi.gating_plugin = st.plugin
+            qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
+            self.unschedulable[key] = qpi
+            return False
+        qpi.gated = False
+        qpi.gating_plugin = ""
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = now_ns
+        self.active_q.push(qpi)
+        return True
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
+        key = qpi.pod.key
+        if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
+            self.unschedulable.pop(key, None)
+            self.active_q.remove(key)
+            errored = not qpi.unschedulable_plugins and not qpi.pending_plugins
+            (self.error_backoff_q if errored else self.backoff_q).push(qpi)
+            (self.backoff_q if errored else self.error_backoff_q).remove(key)
+            return
+        self._move_to_active(qpi, now_ns)
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if event.resource == "*":
+            if event is FORCE_ACTIVATE and isinstance(new, Pod) and new.key != qpi.pod.key:
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        hints = self._hints_for(qpi.pod)
+        strategy = Strategy.SKIP
+        for plugin in sorted(rejectors):
+            for reg in hints.get(plugin, ()):
+                if not reg.event.matches(event):
+                    continue
+                if reg.hint is None:
+                    hint = QueueingHint.Queue
+                else:
+                    try:
+                        hint = reg.hint(qpi.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream treats a failing hint as Queue
+                        hint = QueueingHint.Queue
+                if hint != QueueingHint.Queue:
+                    continue
+                if plugin in qpi.pending_plugins:
+                    return Strategy.IMMEDIATELY
+                strategy = Strategy.AFTER_BACKOFF
+        return strategy

@@ -1,0 +1,376 @@
+"""The Scheduler actor: the scheduling cycle, strictly one pod at a time.
+
+It owns the Cache (nodes, bound and assumed pods) and its Snapshot, and a view of
+the other objects plugins list (the informer caches). Store changes reach it as
+messages and update the cache between cycles; it then offers them to the queue.
+For each pod the queue hands it: refresh the snapshot, run the algorithm,
+PostFilter on a FitError, assume, Reserve, Permit, and start the pod's binding
+cycle; then ask for the next pod at once.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from actors.base import Actor, MailboxClosed, new_reply
+from actors.binding import AssumedPod, BindingCycles, undo_assume
+from actors.clock import Clock
+from actors.events import event_for
+from actors.queue_actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
+from actors.store import WatchEvent
+from actors.store_messages import Delete, StoreClient, UpdatePodStatus
+from actors.waiting_room import WaitingRoom
+from framework.algorithm import FitError, NoNodesAvailable, ScheduleResult, SchedulingAlgorithm, SchedulingError
+from framework.api.objects import Pod
+from framework.cache import Cache, Snapshot
+from framework.handle import InMemoryObjects
+from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.runtime import Framework
+from framework.waiting import WaitingPod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreChanged:
+    event: WatchEvent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Popped:
+    qpi: QueuedPodInfo | None  # None: the queue closed
+
+
+SchedulerMsg = Union[StoreChanged, Popped]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """What the last scheduling attempt of a pod produced."""
+
+    result: ScheduleResult | None = None
+    fit_error: FitError | None = None
+    error: str = ""
+    nominated_node: str = ""
+    message: str = ""
+
+
+@dataclass(slots=True)
+class SchedulerStats:
+    attempts: int = 0
+    scheduled: int = 0
+    failed: int = 0
+    latencies: list[float] = field(default_factory=list)  # seconds from first enqueue to bound
+
+
+class Scheduler(Actor[SchedulerMsg]):
+    name = "scheduler"
+
+    def __init__(
+        self,
+        *,
+        frameworks: dict[str, Framework],
+        queue: QueueActor,
+        store: StoreClient,
+        waiting_room: WaitingRoom,
+        clock: Clock,
+        algorithm: SchedulingAlgorithm,
+        objects: InMemoryObjects,
+        record: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.frameworks = frameworks
+        self.queue = queue
+        self.store = store
+        self.waiting_room = waiting_room
+        self.clock = clock
+        self.algorithm = algorithm
+        self.objects = objects
+        self.record = record
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
+        self.attempts: dict[str, Attempt] = {}
+        self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
+        self.preempted: list[str] = []
+        self.stats = SchedulerStats()
+        self.bindings = BindingCycles(self, record)
+        self._binding_group: asyncio.TaskGroup | None = None
+        self._pop: asyncio.Future | None = None
+        self._stopping = False
+
+    @property
+    def handle(self):  # noqa: ANN201 - the FrameworkHandle every profile shares
+        return next(iter(self.frameworks.values())).handle
+
+    # --- the loop -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:  # binding cycles; leaving it drains them
+            self._binding_group = tg
+            self._request_pop()
+            await super().run()
+
+    async def handle(self, msg: SchedulerMsg) -> None:
+        self._handle(msg)
+
+    def idle(self) -> bool:
+        popped_not_seen = self._pop is not None and self._pop.done()
+        return super().idle() and not popped_not_seen and self.bindings.running == 0
+
+    def stop(self) -> None:
+        """No new cycles; messages already queued are still handled."""
+        self._stopping = True
+        self.inbox.close(drain=True)
+
+    def _request_pop(self) -> None:
+        if self._stopping or self.queue.inbox.closed:
+            return
+        fut = new_reply()
+        self._pop = fut
+        try:
+            self.queue.tell(Pop(reply=fut))
+        except MailboxClosed:
+            self._pop = None
+            return
+
+        def deliver(f: asyncio.Future) -> None:
+            qpi = None if f.cancelled() or f.exception() is not None else f.result()
+            try:
+                self.tell(Popped(qpi=qpi))
+            except MailboxClosed:
+                if qpi is not None:
+                    self.queue.queue.unpop(qpi)
+            finally:
+                self._pop = None
+
+        fut.add_done_callback(deliver)
+
+    def _handle(self, msg: SchedulerMsg) -> None:
+        match msg:
+            case StoreChanged(event=ev):
+                self._on_store_change(ev)
+            case Popped(qpi=qpi):
+                if qpi is None:
+                    return
+                if self._stopping:
+                    self.queue.queue.unpop(qpi)
+                    return
+                self.schedule_one(qpi)
+                self._request_pop()
+            case _:
+                raise TypeError(f"unexpected message {msg!r}")
+
+    # --- the scheduling cycle ---------------------------------------------------------------------
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod
+        current = self.pending.get(pod.key)
+        if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
+            self.queue.done(pod.key)  # deleted, already bound or assumed: nothing to do
+            return
+        qpi.pod = pod = current
+        fwk = self.frameworks[pod.scheduler_name]
+        self.stats.attempts += 1
+        state = CycleState()
+        self.cache.update_snapshot(self.snapshot)
+        fwk.handle.set_snapshot(self.snapshot)
+        attempt = Attempt()
+        self.attempts[pod.key] = attempt
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, pod, self.snapshot)
+        except FitError as e:
+            attempt.fit_error = e
+            nominated = self._post_filter(fwk, state, pod, e)
+            qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(e.diagnosis.pending_plugins)
+            self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated)
+            return
+        except NoNodesAvailable as e:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self.fail(qpi, Status(Code.Unschedulable, str(e)), None)
+            return
+        except SchedulingError as e:
+            attempt.error = str(e)
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self.fail(qpi, Status(Code.Error, str(e)), None)
+            return
+        attempt.result = result
+        self._assume_and_permit(fwk, state, qpi, result.suggested_host)
+
+    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        if not fwk.has_post_filter_plugins():
+            return None
+        result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        if status.code != Code.Error:
+            err.diagnosis.post_filter_msg = status.message()
+        if result is not None and result.nominated_node_name:
+            return result.nominated_node_name
+        return None
+
+    def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str) -> None:
+        pod = qpi.pod
+        raw = dict(pod.raw)
+        raw["spec"] = {**(raw.get("spec") or {}), "nodeName": host}
+        assumed = Pod(raw)
+        self.cache.assume_pod(assumed, host)
+        if self.queue.queue.nominator.node_of(pod):
+            self.queue.tell(Nominate(pod=pod, node_name=""))
+        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None)
+        status = fwk.run_reserve(state, assumed, host)
+        if status.is_success():
+            status, timeouts = fwk.run_permit(state, assumed, host)
+            if status.is_wait():
+                now = self.clock.now()
+                wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()})
+                a.permit = self.waiting_room.park(wp, timeouts)
+                status = Status()
+        if not status.is_success():
+            undo_assume(a, self.cache, self.record)
+            if status.is_rejected():
+                qpi.unschedulable_plugins, qpi.pending_plugins = {status.plugin} if status.plugin else set(), set()
+            else:
+                qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            self.attempts[pod.key].message = status.message()
+            self.fail(qpi, status, None)
+            return
+        assert self._binding_group is not None
+        self._binding_group.create_task(self.bindings.run(a))
+
+    # --- outcomes ---------------------------------------------------------------------------------
+
+    def fail(self, qpi: QueuedPodInfo, status: Status, nominated: str | None) -> None:
+        """upstream's handleSchedulingFailure: event, requeue, pod status."""
+        pod = qpi.pod
+        self.stats.failed += 1
+        message = status.message()
+        attempt = self.attempts.get(pod.key)
+        if attempt is not None:
+            attempt.message = message
+            if nominated:
+                attempt.nominated_node = nominated
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
+        if nominated:
+            self.nominations.setdefault(pod.key, []).append(nominated)
+            self.queue.tell(Nominate(pod=pod, node_name=nominated))
+        self.queue.requeue(qpi)
+        self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
+                           nominated)
+
+    def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
+        self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
+                                        condition=condition, nominated_node_name=nominated))
+
+    def binding_failed(self, a: AssumedPod, status: Status) -> None:
+        qpi = a.qpi
+        if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
+            self.queue.done(qpi.pod.key)
+            return
+        if status.is_rejected():
+            qpi.unschedulable_plugins, qpi.pending_plugins = ({status.plugin} if status.plugin else set()), set()
+        else:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        attempt = self.attempts.get(qpi.pod.key)
+        if attempt is not None:
+            attempt.result = None
+        # The pod's resources are free again: pods that failed for lack of them may fit.
+        self._offer(Move(event=event_for("Pod", "DELETED", a.pod, None), old=a.pod, new=None,
+                         pre_check=lambda p, sn=a.pod.scheduler_name: p.scheduler_name == sn))
+        self.fail(qpi, status, None)
+
+    def binding_succeeded(self, a: AssumedPod) -> None:
+        pod = a.pod
+        self.stats.scheduled += 1
+        if a.qpi.initial_attempt_timestamp is not None:
+            self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
+        self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
+                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
+        a.fwk.run_post_bind(a.state, pod, a.node_name)
+        self.queue.done(pod.key)
+        if self.record is not None:
+            self.record(f"bound:{pod.name}")
+
+    # --- preemption and plugins' requests through the handle ------------------------------------
+
+    def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
+        self.preempted.append(victim.key)
+        self.store.record_event("Pod", victim.key, "Normal", "Preempted", message)
+        wp = self.waiting_room.waiting_pods.get(victim.uid)
+        if wp is not None:
+            wp.reject("", "preempted")
+        self.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
+
+    def activate(self, pods: list[Pod]) -> None:
+        try:
+            self.queue.tell(Activate(pods=tuple(pods)))
+        except MailboxClosed:
+            pass
+
+    # --- cluster events ----------------------------------------------------------------------------
+
+    def _offer(self, move: Move) -> None:
+        try:
+            self.queue.tell(move)
+        except MailboxClosed:
+            pass
+
+    def _on_store_change(self, ev: WatchEvent) -> None:
+        if ev.kind == "Pod":
+            self._on_pod_change(ev)
+            return
+        if ev.type == "DELETED":
+            self.objects.delete(ev.kind, ev.obj.key)
+        else:
+            self.objects.put(ev.obj)
+        if ev.kind == "Node":
+            if ev.type == "DELETED":
+                self.cache.remove_node(ev.obj.name)
+            else:
+                self.cache.add_node(ev.obj)  # type: ignore[arg-type]
+        cluster_event = event_for(ev.kind, ev.type, ev.old, None if ev.type == "DELETED" else ev.obj)
+        if cluster_event is not None:
+            self._offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
+
+    def _on_pod_change(self, ev: WatchEvent) -> None:
+        pod: Pod = ev.obj  # type: ignore[assignment]
+        old: Pod | None = ev.old  # type: ignore[assignment]
+        if ev.type == "DELETED":
+            self.objects.delete("Pod", pod.key)
+            self.pending.pop(pod.key, None)
+            wp = self.waiting_room.waiting_pods.get(pod.uid)
+            if wp is not None:
+                wp.reject("", "pod deleted")
+            if pod.node_name:
+                self.cache.remove_pod(pod)
+                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+            else:
+                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+            return
+        self.objects.put(pod)
+        if pod.node_name:
+            was_pending = self.pending.pop(pod.key, None) is not None
+            if pod.is_terminal:
+                self.cache.remove_pod(pod)
+                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+                return
+            assigned_before = old is not None and bool(old.node_name)
+            self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
+            if was_pending:
+                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+            if not assigned_before:
+                self._offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
+            else:
+                ce = event_for("Pod", "MODIFIED", old, pod)
+                if ce is not None:
+                    scale_down = bool(ce.action & ce.action.UpdatePodScaleDown)
+                    self._offer(Move(event=ce, old=old, new=pod, cross_topology_only=not scale_down))
+            return
+        if pod.scheduler_name not in self.frameworks or pod.is_terminal:
+            return
+        known = pod.key in self.pending
+        self.pending[pod.key] = pod
+        if known:
+            self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
+        else:
+            self._offer(AddPod(pod=pod))  # type: ignore[arg-type]
+
