@@ -61,6 +61,7 @@ class FrameworkHandle:
         evict: Callable[[Pod, Pod, str], None] | None = None,
         rand: random.Random | None = None,
         binder: Callable[[Pod, str], Awaitable[None]] | None = None,
+        clear_nominations: Callable[[list[Pod]], None] | None = None,
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
@@ -72,6 +73,8 @@ class FrameworkHandle:
         self._evict = evict
         self.rand = rand if rand is not None else random.Random()
         self._binder = binder
+        self._clear_nominations = clear_nominations
+        self.cleared_nominations: list[Pod] = []
         self.bound: list[tuple[Pod, str]] = []
         self.activated: list[Pod] = []
         self.evicted: list[tuple[Pod, Pod, str]] = []
@@ -127,6 +130,14 @@ class FrameworkHandle:
         self.evicted.append((victim, preemptor, message))
         if self._evict is not None:
             self._evict(victim, preemptor, message)
+
+    def clear_nominated_node_names(self, pods: list[Pod]) -> None:
+        """Clear status.nominatedNodeName of these pods (preemption does this for
+        lower-priority pods nominated to the node it chose; the owner writes it
+        and lets the queue retry them)."""
+        self.cleared_nominations.extend(pods)
+        if self._clear_nominations is not None:
+            self._clear_nominations(pods)
 
     # binding
     async def bind_pod(self, pod: Pod, node_name: str) -> None:

@@ -119,6 +119,12 @@ class Framework:
         self.pre_bind_plugins = objs("preBind")
         self.bind_plugins = objs("bind")
         self.post_bind_plugins = objs("postBind")
+        # A plugin that runs its own profile's plugins (DefaultPreemption simulates
+        # victim removal with them) is handed this Framework.
+        for pl in plugins.values():
+            set_framework = getattr(pl, "set_framework", None)
+            if callable(set_framework):
+                set_framework(self)
 
     # --- queue ------------------------------------------------------------------------------
 

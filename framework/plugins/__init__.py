@@ -31,6 +31,7 @@ IN_TREE_MODULES = [
     "framework.plugins.selector_spread",
     "framework.plugins.inter_pod_affinity",
     "framework.plugins.pod_topology_spread",
+    "framework.plugins.default_preemption",
     "framework.plugins.default_binder",
     "framework.plugins.coscheduling",
 ]

@@ -1,0 +1,331 @@
+"""The preemption evaluator (upstream pkg/scheduler/framework/preemption/preemption.go).
+
+A PostFilter plugin that preempts supplies the policy (which pods may be victims,
+how many candidate nodes to dry-run, how to choose victims on one node) through
+`PreemptionPolicy`; the Evaluator runs the shared procedure: check the preemptor is
+eligible, dry-run victim selection on the nodes that failed with a resolvable
+status, pick the best candidate node, then evict its victims (or reject them at
+Permit) and clear lower-priority nominations on that node.
+
+Pure: cluster writes go through the handle's callbacks (evict_pod,
+clear_nominated_node_names); nothing here blocks or does I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from framework.algorithm import Diagnosis, FitError
+from framework.api.objects import Pod, PodDisruptionBudget
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE_NODE = "no candidate node for preemption"
+NO_NODES_AVAILABLE = "no nodes available"
+
+# Priorities are shifted by MaxInt32+1 before summing, so that many negative-priority
+# victims never look cheaper than fewer victims of the same priority.
+_PRIORITY_SHIFT = 2**31
+# A pod that has not started counts as starting "now", later than any pod that has
+# (upstream uses the current time).
+NOT_STARTED = 2**63 - 1
+_MIN_INT64 = -(2**63)
+
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A node the preemptor could run on once `victims` are gone. Victims are ordered
+    from most to least important (MoreImportantPod)."""
+
+    name: str
+    victims: list[Pod]
+    num_pdb_violations: int = 0
+
+
+class PreemptionPolicy(Protocol):
+    """What a preemption plugin decides (upstream's preemption.Interface)."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]: ...
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]: ...
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """Victims on one node and how many of them violate a PDB; `state` and
+        `node_info` are copies the method may change."""
+        ...
+
+    def ordered_score_funcs(self, victims: dict[str, Candidate]) -> list[Callable[[str], int]] | None:
+        """Tie-breakers for choosing the node; None means upstream's defaults."""
+        ...
+
+
+# --- pod ordering -----------------------------------------------------------------------------
+
+def pod_start_time(pod: Pod) -> int:
+    return pod.start_time if pod.start_time is not None else NOT_STARTED
+
+
+def more_important_pod(a: Pod, b: Pod) -> bool:
+    """Higher priority first; at equal priority the pod that started earlier."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return pod_start_time(a) < pod_start_time(b)
+
+
+def importance_key(pod: Pod) -> tuple[int, int]:
+    """Sort key putting the most important pods first (same order as more_important_pod)."""
+    return (-pod.priority, pod_start_time(pod))
+
+
+def earliest_start_time_of_highest_priority(victims: Sequence[Pod]) -> int | None:
+    """Among the victims with the highest priority, the earliest start time."""
+    if not victims:
+        return None
+    top = victims[0].priority
+    earliest = pod_start_time(victims[0])
+    for p in victims:
+        if p.priority == top:
+            earliest = min(earliest, pod_start_time(p))
+        elif p.priority > top:
+            top = p.priority
+            earliest = pod_start_time(p)
+    return earliest
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Deleting, and marked DisruptionTarget=True by scheduler preemption."""
+    if not pod.is_deleting:
+        return False
+    for cond in pod.conditions:
+        if isinstance(cond, dict) and cond.get("type") == DISRUPTION_TARGET:
+            return cond.get("status") == "True" and cond.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
+    return False
+
+
+# --- PodDisruptionBudgets -----------------------------------------------------------------------
+
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split pods (order kept) into those whose eviction would exceed a matching
+    PDB's remaining disruptionsAllowed, and the others. Pods already listed in a
+    PDB's disruptedPods do not consume its budget."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pod_infos:
+        pod = pi.pod
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace:
+                    continue
+                sel = pdb.selector
+                # A missing or empty selector matches nothing.
+                if sel is None or sel.empty or not sel.matches(pod.labels):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+# --- choosing the node ---------------------------------------------------------------------------
+
+def default_score_funcs(victims: dict[str, Candidate]) -> list[Callable[[str], int]]:
+    """Upstream's ordered preferences, each as "higher is better"."""
+
+    def fewest_pdb_violations(node: str) -> int:
+        return -victims[node].num_pdb_violations
+
+    def lowest_highest_priority(node: str) -> int:
+        return -victims[node].victims[0].priority
+
+    def smallest_priority_sum(node: str) -> int:
+        return -sum(p.priority + _PRIORITY_SHIFT for p in victims[node].victims)
+
+    def fewest_victims(node: str) -> int:
+        return -len(victims[node].victims)
+
+    def latest_start_time(node: str) -> int:
+        t = earliest_start_time_of_highest_priority(victims[node].victims)
+        return _MIN_INT64 if t is None else t
+
+    return [fewest_pdb_violations, lowest_highest_priority, smallest_priority_sum, fewest_victims, latest_start_time]
+
+
+def pick_one_node_for_preemption(
+    victims: dict[str, Candidate], score_funcs: list[Callable[[str], int]] | None = None
+) -> str:
+    """Apply the score functions in turn to the nodes still tied; the first node
+    left wins (upstream pickOneNodeForPreemption)."""
+    if not victims:
+        return ""
+    nodes = list(victims)
+    for fn in score_funcs or default_score_funcs(victims):
+        best: list[str] = []
+        max_score = _MIN_INT64 - 1
+        for node in nodes:
+            s = fn(node)
+            if s > max_score:
+                max_score = s
+                best = []
+            if s == max_score:
+                best.append(node)
+        if len(best) == 1:
+            return best[0]
+        nodes = best
+    return nodes[0]
+
+
+def aggregate_errors(errors: Sequence[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one message alone, several in brackets."""
+    if len(errors) == 1:
+        return errors[0]
+    return "[" + ", ".join(errors) + "]"
+
+
+# --- the evaluator -------------------------------------------------------------------------------
+
+@dataclass
+class DryRunResult:
+    candidates: list[Candidate]
+    node_to_status: NodeToStatus
+    errors: list[str] = field(default_factory=list)
+
+
+class Evaluator:
+    """Runs preemption for one plugin (`plugin_name`) of one Framework (`fwk`)."""
+
+    def __init__(self, plugin_name: str, handle: Any, policy: PreemptionPolicy) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.policy = policy
+
+    def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        """(result, status) as upstream's Evaluator.Preempt:
+        - (None, Error): a transient failure; nomination unchanged;
+        - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
+        - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
+        - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
+        # The stored version of the pod carries its latest nominatedNodeName.
+        latest = self.handle.get_object("Pod", pod.namespace, pod.name)
+        if isinstance(latest, Pod):
+            pod = latest
+
+        nominated_status = m.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        ok, msg = self.policy.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not ok:
+            return None, Status(Code.Unschedulable, msg)
+
+        all_nodes = self.handle.snapshot().list()
+        if not all_nodes:
+            return None, Status(Code.Error, NO_NODES_AVAILABLE)
+        dry = self.find_candidates(state, all_nodes, pod, m)
+        if dry.errors and not dry.candidates:
+            return None, Status(Code.Error, aggregate_errors(dry.errors))
+        if not dry.candidates:
+            dry.node_to_status.absent = Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL)
+            fit_error = FitError(pod, len(all_nodes), Diagnosis(node_to_status=dry.node_to_status))
+            return PostFilterResult(""), Status(Code.Unschedulable, fit_error.message())
+
+        best = self.select_candidate(dry.candidates)
+        if best is None or not best.name:
+            return None, Status(Code.Unschedulable, NO_CANDIDATE_NODE)
+        st = self.prepare_candidate(best, pod)
+        if not st.is_success():
+            return None, st
+        return PostFilterResult(best.name), Status()
+
+    def find_candidates(self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: NodeToStatus) -> DryRunResult:
+        """Dry-run preemption on the nodes that failed with Unschedulable (an
+        UnschedulableAndUnresolvable node cannot be helped by removing pods)."""
+        potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
+        if not potential:
+            return DryRunResult([], NodeToStatus())
+        pdbs = self.list_pdbs()
+        offset, num = self.policy.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+
+    def list_pdbs(self) -> list[PodDisruptionBudget]:
+        return [o for o in self.handle.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> DryRunResult:
+        """Select victims on each node (starting at `offset`, wrapping around) on
+        copies of the state and the node, until `num_candidates` candidates are
+        found with at least one that violates no PDB. Non-violating candidates come
+        first in the result."""
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses = NodeToStatus()
+        errors: list[str] = []
+        n = len(potential_nodes)
+        for i in range(n):
+            node_copy = potential_nodes[(offset + i) % n].clone()
+            pods, num_pdb, status = self.policy.select_victims_on_node(state.clone(), pod, node_copy, pdbs)
+            if status.is_success() and pods:
+                c = Candidate(node_copy.name, pods, num_pdb)
+                bucket = non_violating if num_pdb == 0 else violating
+                if len(bucket) < num_candidates:
+                    bucket.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status.is_success():
+                status = Status(Code.Error, f'expected at least one victim pod on node "{node_copy.name}"')
+            if status.code == Code.Error:
+                errors.append(status.message())
+            statuses.set(node_copy.name, status)
+        return DryRunResult(non_violating + violating, statuses, errors)
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        by_node = {c.name: c for c in candidates}
+        node = pick_one_node_for_preemption(by_node, self.policy.ordered_score_funcs(by_node))
+        return by_node.get(node, candidates[0])
+
+    def prepare_candidate(self, c: Candidate, pod: Pod) -> Status:
+        """Evict the victims (a victim waiting at Permit is rejected instead), then
+        clear the nominations of lower-priority pods on the chosen node, which may
+        no longer fit there."""
+        message = f"{pod.scheduler_name}: preempting to accommodate a higher priority pod"
+        for victim in c.victims:
+            if victim.is_deleting:
+                continue  # graceful deletion already under way
+            waiting = self.handle.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(self.plugin_name, "preempted")
+                continue
+            try:
+                self.handle.evict_pod(victim, pod, message)
+            except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
+                return Status(Code.Error, str(e))
+        lower = lower_priority_nominated_pods(self.handle, pod, c.name)
+        clear = getattr(self.handle, "clear_nominated_node_names", None)
+        if lower and clear is not None:
+            clear(lower)
+        return Status()
+
+
+def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
+    return [pi.pod for pi in handle.nominated_pods_for_node(node_name) if pi.pod.priority < pod.priority]
