@@ -480,6 +480,10 @@ class PersistentVolume(KubeObject):
             NodeSelector.parse(req, "spec.nodeAffinity.required") if req is not None else None
         )
         self.storage_class_name = _str(spec, "storageClassName", "spec")
+        csi = _map(spec, "csi", "spec")
+        # CSI source: the driver and its id for the volume ("" when not a CSI volume).
+        self.csi_driver = _str(csi, "driver", "spec.csi")
+        self.csi_volume_handle = _str(csi, "volumeHandle", "spec.csi")
 
 
 KINDS: dict[str, type[KubeObject]] = {
