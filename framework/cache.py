@@ -250,8 +250,9 @@ class Snapshot:
 
 def _zone_key(node: Node) -> str:
     labels = node.labels
-    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region", "")
-    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone", "")
+    # The deprecated beta labels win when present, as upstream's GetZoneKey has it.
+    zone = labels.get("failure-domain.beta.kubernetes.io/zone", labels.get("topology.kubernetes.io/zone", ""))
+    region = labels.get("failure-domain.beta.kubernetes.io/region", labels.get("topology.kubernetes.io/region", ""))
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"
