@@ -29,6 +29,7 @@ from framework.interface import (
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
+    QueueingHint,
     Status,
 )
 from framework.plugins.coscheduling_core import (
@@ -66,7 +67,7 @@ class Coscheduling:
         # than at the unschedulable pool's periodic flush.
         return [
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add)),
-            ClusterEventWithHint(ClusterEvent("PodGroup", ActionType.Add | ActionType.Update)),
+            ClusterEventWithHint(ClusterEvent("PodGroup", ActionType.Add | ActionType.Update), _pod_group_changed),
             ClusterEventWithHint(ClusterEvent("AssignedPod", ActionType.Delete)),
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeAllocatable)),
         ]
@@ -173,6 +174,7 @@ class Coscheduling:
         survives this call whatever order the binding cycles then run in."""
         for wp in self.pg_mgr.waiting_members(group):
             wp.reject(self.name, message)
+            self.pg_mgr.forget_allowed(wp.pod)
         self.pg_mgr.permitted_pg.delete(group)
         self.pg_mgr.mark_failed(group)
         self._release(group)
@@ -184,6 +186,7 @@ class Coscheduling:
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         group, pg = self.pg_mgr.get_pod_group(pod)
+        self.pg_mgr.forget_allowed(pod)
         if pg is None:
             return
         self.reject_group(group, REJECTED_IN_UNRESERVE)
@@ -196,11 +199,16 @@ class Coscheduling:
             return None, 0
         if pg is None:
             return Status(Code.Unschedulable, POD_GROUP_NOT_FOUND), 0
+        self.pg_mgr.forget_allowed(pod)
         assigned = self.pg_mgr.assigned_members(group, exclude=pod)
         if len(assigned) + 1 >= pg.min_member:
             self.pg_mgr.clear_failed(group)
+            self.pg_mgr.mark_allowed(pod)
             for wp in self.pg_mgr.waiting_members(group):
                 wp.allow(self.name)
+                decided = getattr(wp, "decided", None)
+                if decided is not None and decided.is_success():
+                    self.pg_mgr.mark_allowed(wp.pod)
             self._release(group)
             return None, 0
         if not assigned:
@@ -210,6 +218,15 @@ class Coscheduling:
             if siblings:
                 self.handle.activate_pods(siblings)
         return Status(Code.Wait), wait_time_seconds(pg, self.args)
+
+
+def _pod_group_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """A PodGroup event matters unless only its status changed: the scheduler never
+    reads status, and the daemon writes it as pods are tried, so requeueing on
+    it would feed a loop of retries and status writes."""
+    if isinstance(old, PodGroup) and isinstance(new, PodGroup) and old.raw.get("spec") == new.raw.get("spec"):
+        return QueueingHint.QueueSkip
+    return QueueingHint.Queue
 
 
 def _initial(qp: QueuedPodInfo) -> int:

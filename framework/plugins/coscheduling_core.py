@@ -107,12 +107,6 @@ def namespaced_name(pod: Pod) -> str:
     return f"{pod.namespace}/{pod.name}"
 
 
-def is_rejected_waiting(wp: Any) -> bool:
-    """A waiting pod whose Permit wait already ended in a rejection."""
-    decided = getattr(wp, "decided", None) if wp is not None else None
-    return decided is not None and not decided.is_success()
-
-
 def wait_time_seconds(pg: PodGroup | None, args: CoschedulingArgs) -> int:
     """util.GetWaitTimeDuration: the PodGroup's non-zero timeout, else the plugin
     argument, else 60s."""
@@ -240,6 +234,9 @@ class PodGroupManager:
         self.backed_off_pg = TTLCache()
         self.last_failed: dict[str, int] = {}  # group -> clock nanoseconds
         self._index = _SnapshotGroupIndex()
+        # uids of members Permit allowed (the current pod on Success, the waiting
+        # siblings it released) that may not be bound yet.
+        self.allowed: set[str] = set()
 
     # lookups
     def now(self) -> float:
@@ -264,17 +261,41 @@ class PodGroupManager:
         return self._index.members(self.handle.snapshot(), group)
 
     def assigned_members(self, group: str, exclude: Pod | None = None) -> list[Pod]:
-        """Members placed on a node (bound or assumed) whose Permit wait, if any,
-        was not rejected. The pod `exclude` is left out."""
+        """Members that hold a node for the group: bound (per the store), allowed
+        at Permit and on their way to binding, or waiting at Permit undecided.
+
+        A member the cache still holds after its wait was rejected (its binding
+        cycle has not yet forgotten it) does not count: the count is derived from
+        who decided what, never from a list someone else must remember to clean.
+        The pod `exclude` is left out."""
         out = []
         skip = exclude.key if exclude is not None else ""
-        for p in self.placed_members(group):
-            if p.key == skip or p.is_terminal:
+        placed = self.placed_members(group)
+        on_nodes = {p.uid for p in placed}
+        self.allowed &= on_nodes  # a forgotten pod is no longer on its way to bind
+        for p in placed:
+            if p.key == skip:
                 continue
-            if is_rejected_waiting(self.handle.get_waiting_pod(p.uid)):
+            stored = self.handle.get_object("Pod", p.namespace, p.name)
+            if stored is not None and stored.is_terminal:
                 continue
-            out.append(p)
+            if stored is not None and stored.node_name:
+                self.allowed.discard(p.uid)
+                out.append(p)
+                continue
+            if p.uid in self.allowed:
+                out.append(p)
+                continue
+            wp = self.handle.get_waiting_pod(p.uid)
+            if wp is not None and getattr(wp, "decided", None) is None:
+                out.append(p)
         return out
+
+    def mark_allowed(self, pod: Pod) -> None:
+        self.allowed.add(pod.uid)
+
+    def forget_allowed(self, pod: Pod) -> None:
+        self.allowed.discard(pod.uid)
 
     def waiting_members(self, group: str) -> list[Any]:
         out: list[Any] = []

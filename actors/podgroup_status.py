@@ -1,0 +1,205 @@
+"""PodGroup status, kept by the daemon (upstream has a separate controller,
+scheduler-plugins pkg/controllers/podgroup_controller.go).
+
+`compute_status` is pure: from a PodGroup, the pods that carry its label and the
+members waiting at Permit, it gives status.phase (Pending, Scheduling, Running,
+Finished, Failed), the member counts, scheduleStartTime and one condition that
+says why the group waits ("3/4 members reserved, waiting for quorum, 41s left",
+"rejected: member p-2: 0/8 nodes are available: ...").
+
+`PodGroupStatusWriter` is the actor that keeps it written: a store watch marks
+groups dirty when one of their pods or the group itself changes; its loop
+recomputes each dirty group and writes the status back only when it changed.
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from typing import Any, Callable, Iterable, Mapping
+
+from actors.store import Conflict, StoreError
+from framework.api.objects import POD_GROUP_LABEL, Pod, PodGroup
+from framework.api.timeutil import format_time
+
+PENDING, SCHEDULING, RUNNING, FINISHED, FAILED = "Pending", "Scheduling", "Running", "Finished", "Failed"
+TERMINAL = (FINISHED, FAILED)
+CONDITION_TYPE = "GangScheduled"
+
+
+def _unschedulable_message(pod: Pod) -> str | None:
+    for c in pod.conditions:
+        if isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or c.get("reason") or "unschedulable")
+    return None
+
+
+def _phase(prev: str, min_member: int, total: int, running: int, succeeded: int, failed: int) -> str:
+    if prev in TERMINAL:
+        return prev
+    if min_member > 0 and succeeded >= min_member:
+        return FINISHED
+    if failed and failed + running + succeeded >= min_member:
+        return FAILED
+    if total < min_member:
+        return PENDING
+    if running + succeeded >= min_member:
+        return RUNNING
+    return SCHEDULING
+
+
+def compute_status(pg: PodGroup, pods: Iterable[Pod], now: float,
+                   waiting: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The status `pg` should have. `pods`: every pod of its namespace carrying
+    its label (others are ignored); `waiting`: pod key -> seconds left before the
+    Permit timeout of members held at Permit; `now`: wall time (seconds), used
+    for scheduleStartTime."""
+    members = sorted((p for p in pods if p.namespace == pg.namespace and p.labels.get(POD_GROUP_LABEL) == pg.name),
+                     key=lambda p: p.name)
+    waiting = {k: d for k, d in (waiting or {}).items() if any(p.key == k for p in members)}
+    prev = dict(pg.status or {})
+    succeeded = sum(1 for p in members if p.phase == "Succeeded")
+    failed = sum(1 for p in members if p.phase == "Failed")
+    running = sum(1 for p in members if p.node_name and not p.is_terminal)
+    scheduled = sum(1 for p in members if p.node_name)
+    mm = pg.min_member
+    phase = _phase(str(prev.get("phase") or ""), mm, len(members), running, succeeded, failed)
+    status: dict[str, Any] = {
+        "phase": phase,
+        "scheduled": scheduled,
+        "running": running,
+        "succeeded": succeeded,
+        "failed": failed,
+    }
+    start = prev.get("scheduleStartTime")
+    if start is None and phase != PENDING:
+        start = format_time(int(now * 1_000_000_000))
+    if start is not None:
+        status["scheduleStartTime"] = start
+    owners = _occupied_by(members)
+    if owners:
+        status["occupiedBy"] = owners
+    status["conditions"] = [_condition(phase, mm, members, running, succeeded, waiting, now)]
+    return status
+
+
+def _occupied_by(members: list[Pod]) -> str:
+    if not members:
+        return ""
+    refs = members[0].meta.owner_references
+    return ",".join(f"{members[0].namespace}/{r.get('name')}" for r in refs if isinstance(r, Mapping) and r.get("name"))
+
+
+def _condition(phase: str, mm: int, members: list[Pod], running: int, succeeded: int,
+               waiting: Mapping[str, float], now: float) -> dict[str, str]:
+    if phase in (RUNNING, FINISHED):
+        return {"type": CONDITION_TYPE, "status": "True", "reason": "QuorumReached",
+                "message": f"{running + succeeded}/{mm} members bound"}
+    if phase == FAILED:
+        return {"type": CONDITION_TYPE, "status": "False", "reason": "Failed",
+                "message": f"{sum(1 for p in members if p.phase == 'Failed')} members failed"}
+    if phase == PENDING:
+        n = len(members)
+        return {"type": CONDITION_TYPE, "status": "False", "reason": "WaitingForMembers",
+                "message": f"{n}/{mm} members exist, waiting for {mm - n} more"}
+    if waiting:
+        reserved = len(waiting) + running
+        left = max(0, math.ceil(min(waiting.values())))
+        return {"type": CONDITION_TYPE, "status": "False", "reason": "WaitingForQuorum",
+                "message": f"{reserved}/{mm} members reserved, waiting for quorum, {left}s left"}
+    for p in members:
+        if p.node_name or p.is_terminal:
+            continue
+        msg = _unschedulable_message(p)
+        if msg is not None:
+            return {"type": CONDITION_TYPE, "status": "False", "reason": "Unschedulable",
+                    "message": f"rejected: member {p.name}: {msg}"}
+    return {"type": CONDITION_TYPE, "status": "False", "reason": "Scheduling",
+            "message": f"{running}/{mm} members bound, scheduling the others"}
+
+
+# --- the writer --------------------------------------------------------------------------------
+
+class PodGroupStatusWriter:
+    """Keeps PodGroup status written through the store.
+
+    Wiring (done by whoever starts the actors, e.g. actors/pipeline.py):
+        writer = PodGroupStatusWriter(client, waiting_room.waiting_pods, clock.now)
+        await client.watch(writer.observe, kinds=frozenset({"Pod", "PodGroup"}))
+        task_group.create_task(writer.run())   # writer.close() to stop
+    `waiting_pods` is the WaitingPodsMap plugins see (its deadlines are on
+    `clock`); `wall_clock` stamps scheduleStartTime.
+    """
+
+    name = "podgroup-status"
+
+    def __init__(self, store: Any, waiting_pods: Iterable[Any] | None = None,
+                 clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None) -> None:
+        self.store = store
+        self.waiting_pods = waiting_pods if waiting_pods is not None else ()
+        self.clock = clock or time.monotonic
+        self.wall_clock = wall_clock or time.time
+        self.dirty: set[tuple[str, str]] = set()
+        self._wake = asyncio.Event()
+        self._closed = False
+        self.writes = 0
+
+    def waiting_left(self) -> dict[str, float]:
+        now = self.clock()
+        return {wp.pod.key: min(wp.deadlines.values()) - now for wp in self.waiting_pods if wp.deadlines}
+
+    def observe(self, ev: Any) -> None:
+        """Store watch sink (synchronous): mark the group an event touches, and the
+        groups with members waiting at Permit (waits leave no trace in the store)."""
+        for wp in self.waiting_pods:
+            label = wp.pod.labels.get(POD_GROUP_LABEL)
+            if label:
+                self._mark(wp.pod.namespace, label)
+        obj = ev.obj
+        if ev.kind == "PodGroup":
+            self._mark(obj.namespace, obj.name)
+        elif ev.kind == "Pod":
+            for o in (obj, getattr(ev, "old", None)):
+                label = o.labels.get(POD_GROUP_LABEL) if o is not None else None
+                if label:
+                    self._mark(o.namespace, label)
+
+    def touch(self, namespace: str, name: str) -> None:
+        """Recompute a group now (e.g. when a member starts or stops waiting at Permit)."""
+        self._mark(namespace, name)
+
+    def _mark(self, namespace: str, name: str) -> None:
+        self.dirty.add((namespace, name))
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        while not self._closed:
+            await self._wake.wait()
+            self._wake.clear()
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write every dirty group's status (tests call this directly)."""
+        while self.dirty:
+            ns, name = self.dirty.pop()
+            try:
+                await self._write_one(ns, name)
+            except Conflict:
+                self.dirty.add((ns, name))  # someone wrote in between: recompute from theirs
+            except StoreError:
+                continue  # the group or the store went away; nothing to keep
+
+    async def _write_one(self, ns: str, name: str) -> None:
+        raw = await self.store.get("PodGroup", ns, name)
+        pg = PodGroup(raw)
+        items, _ = await self.store.list("Pod", ns, label_selector={POD_GROUP_LABEL: name})
+        pods = [Pod(p) for p in items]
+        status = compute_status(pg, pods, self.wall_clock(), self.waiting_left())
+        if status == dict(raw.get("status") or {}):
+            return
+        await self.store.update({**raw, "status": status})
+        self.writes += 1
