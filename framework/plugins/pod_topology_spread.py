@@ -222,7 +222,7 @@ class PodTopologySpread:
         node = node_info.node
         if node is None:
             return Status.error_of("node not found")
-        return filter_node(s, pod, node)
+        return filter_node(s, node)
 
     # --- PreScore / Score ----------------------------------------------------------------------
 

@@ -82,10 +82,11 @@ class PreFilterState:
     """Per constraint: matching pods per topology value, their minimum, and how many
     domains hold each count (what keeps the minimum exact under +/-1 updates)."""
 
-    __slots__ = ("constraints", "tp_value_to_match_num", "min_match_num", "domains_at_count")
+    __slots__ = ("constraints", "self_match", "tp_value_to_match_num", "min_match_num", "domains_at_count")
 
     def __init__(self, constraints: tuple[Constraint, ...]) -> None:
         self.constraints = constraints
+        self.self_match: tuple[int, ...] = tuple(0 for _ in constraints)  # 1 where the incoming pod matches
         self.tp_value_to_match_num: list[dict[str, int]] = [{} for _ in constraints]
         self.min_match_num: list[int] = [_MAX_INT32 for _ in constraints]
         self.domains_at_count: list[dict[int, int]] = [{} for _ in constraints]
@@ -101,6 +102,7 @@ class PreFilterState:
     def clone(self) -> "PreFilterState":
         c = PreFilterState.__new__(PreFilterState)
         c.constraints = self.constraints
+        c.self_match = self.self_match
         c.tp_value_to_match_num = [dict(m) for m in self.tp_value_to_match_num]
         c.min_match_num = list(self.min_match_num)
         c.domains_at_count = [dict(h) for h in self.domains_at_count]
@@ -153,6 +155,7 @@ def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInf
                         inclusion_policies: bool, comparison_operators: bool) -> None:
     """calPreFilterState's counting over all nodes."""
     constraints = state.constraints
+    state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
     for ni, node in eligible_nodes(nodes, constraints, required, inclusion_policies, True):
         for i, c in enumerate(constraints):
             if inclusion_policies and not c.includes_node(pod, node, required, comparison_operators):
@@ -180,15 +183,14 @@ def update_with_pod(state: PreFilterState, updated: Pod, preemptor: Pod, node: N
         state.bump(i, node.labels[c.topology_key], delta)
 
 
-def filter_node(state: PreFilterState, pod: Pod, node: Node) -> Status | None:
+def filter_node(state: PreFilterState, node: Node) -> Status | None:
     """Why `node` fails the constraints, or None when it fits."""
     labels = node.labels
     for i, c in enumerate(state.constraints):
         value = labels.get(c.topology_key)
         if value is None:
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
-        self_match = 1 if c.selects(pod) else 0
         match_num = state.tp_value_to_match_num[i].get(value, 0)
-        if match_num + self_match - state.min_match(i) > c.max_skew:
+        if match_num + state.self_match[i] - state.min_match(i) > c.max_skew:
             return Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH)
     return None
