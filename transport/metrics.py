@@ -11,12 +11,13 @@ from the event loop. `render()` gives the text exposition for GET /metrics.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+disable_created_metrics()  # kube-scheduler exposes no *_created series
 
 SCHEDULE_RESULTS = ("scheduled", "unschedulable", "error")
 PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
@@ -108,3 +109,32 @@ class SchedulerMetrics:
     def sample(self, name: str, labels: Mapping[str, str] | None = None) -> float | None:
         """One sample's current value (tests and `stats`)."""
         return self.registry.get_sample_value(name, dict(labels or {}))
+
+
+class MetricsBridge:
+    """Pulls what the actors count into SchedulerMetrics at scrape time, for the
+    numbers the actors do not record themselves yet: queue sizes (always), and
+    scheduling attempts from the Scheduler's counters (by delta, labelled with the
+    first profile, since those counters are not split by profile)."""
+
+    def __init__(self, metrics: SchedulerMetrics, pipeline: Any) -> None:
+        self.metrics = metrics
+        self.pipeline = pipeline
+        self._seen = {"scheduled": 0, "unschedulable": 0}
+        self._victims_seen = 0
+
+    async def refresh(self) -> None:
+        p = self.pipeline
+        counts = await p.pending_counts()
+        self.metrics.set_pending_pods({q: counts.get(q, 0) for q in PENDING_QUEUES})
+        stats = p.scheduler.stats
+        profile = next(iter(p.frameworks), "default-scheduler")
+        for result, total in (("scheduled", stats.scheduled), ("unschedulable", stats.failed)):
+            delta = total - self._seen[result]
+            if delta > 0:
+                self.metrics.schedule_attempts.labels(result=result, profile=profile).inc(delta)
+                self._seen[result] = total
+        victims = len(p.scheduler.preempted)
+        if victims > self._victims_seen:
+            self.metrics.preemption_victims.observe(victims - self._victims_seen)
+            self._victims_seen = victims

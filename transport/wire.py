@@ -86,27 +86,25 @@ class Create:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Delete:
+class _Target:
+    """A request about one named object."""
+
     id: int
     kind: str
     name: str
     namespace: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Get:
-    id: int
-    kind: str
-    name: str
-    namespace: str = ""
+class Delete(_Target):
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Events:
-    id: int
-    kind: str
-    name: str
-    namespace: str = ""
+class Get(_Target):
+    __slots__ = ()
+
+
+class Events(_Target):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,7 +213,7 @@ class _Fields:
         return tuple(v)
 
 
-def _target(rid: int, f: _Fields, cls: type[Get] | type[Delete] | type[Events]) -> Get | Delete | Events:
+def _target(rid: int, f: _Fields, cls: type[_Target]) -> _Target:
     return cls(id=rid, kind=f.str("kind", required=True), name=f.str("name", required=True), namespace=f.str("namespace"))
 
 

@@ -1,0 +1,277 @@
+"""The client commands of `ksched`: each takes the parsed arguments and returns
+the exit code. They talk to the daemon through SyncClient; an error reply prints
+`Error from server (Reason): message` and exits 1.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, TextIO
+
+import yaml
+
+from framework.api.errors import ValidationError
+from transport.client import SyncClient
+from transport.describe import describe_node, describe_pod, describe_podgroup, explain_report
+from transport.tables import (
+    generic_table,
+    is_namespaced,
+    nodes_table,
+    pod_status,
+    podgroups_table,
+    pods_table,
+    ref,
+    resolve_kind,
+)
+from transport.wire import ApiError
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class UsageError(Exception):
+    """Bad input on the command line or in a manifest (exit code 2)."""
+
+
+# --- manifests ----------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """YAML timestamps become RFC 3339 strings, as the API carries them."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
+    """Every object in a YAML or JSON text: many documents, JSON arrays and `kind: List`."""
+    try:
+        docs = list(yaml.safe_load_all(text))  # YAML is a superset of JSON
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{source}: not valid YAML or JSON: {exc}") from None
+    out: list[dict[str, Any]] = []
+
+    def add(doc: Any, where: str) -> None:
+        if doc is None:
+            return
+        if isinstance(doc, list):
+            for i, d in enumerate(doc):
+                add(d, f"{where}[{i}]")
+        elif isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            add(doc["items"], f"{where}.items")
+        elif isinstance(doc, dict):
+            if not isinstance(doc.get("kind"), str):
+                raise UsageError(f"{source}: {where}: kind: is required")
+            out.append(_plain(doc))
+        else:
+            raise UsageError(f"{source}: {where}: must be an object, got {type(doc).__name__}")
+
+    for i, doc in enumerate(docs):
+        add(doc, f"document {i}")
+    return out
+
+
+def load_manifests(paths: Iterable[str], stdin: TextIO | None = None) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for p in paths:
+        if p == "-":
+            objects += parse_manifests((stdin or sys.stdin).read(), "<stdin>")
+            continue
+        path = Path(p)
+        if path.is_dir():
+            files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
+        elif path.is_file():
+            files = [path]
+        else:
+            raise UsageError(f"{p}: no such file or directory")
+        for f in files:
+            objects += parse_manifests(f.read_text(), str(f))
+    return objects
+
+
+# --- plumbing -----------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace, body: Callable[[SyncClient], int]) -> int:
+    try:
+        with SyncClient(args.server, args.token, timeout=args.timeout) as client:
+            return body(client)
+    except ApiError as err:
+        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+        return 1
+    except (UsageError, ValidationError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _namespace(args: argparse.Namespace, kind: str) -> str:
+    if not is_namespaced(kind) or getattr(args, "all_namespaces", False):
+        return ""
+    return args.namespace or "default"
+
+
+def _dump(obj: Any, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(obj, indent=2, sort_keys=False)
+    return yaml.safe_dump(obj, sort_keys=False).rstrip()
+
+
+# --- commands -----------------------------------------------------------------------------
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        objects = load_manifests(args.filename)
+        if not objects:
+            raise UsageError("no objects passed to apply")
+        for obj in c.apply(objects):  # one request: all or nothing
+            print(f"{ref(obj)} applied")
+        return 0
+
+    return _run(args, body)
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        kind = resolve_kind(args.kind)
+        ns = _namespace(args, kind)
+        if args.name:
+            items = [c.get(kind, args.name, ns or args.namespace or "")]
+        else:
+            items, _ = c.list(kind, ns, args.selector or "", args.field_selector or "")
+        items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")))
+        if args.output in ("json", "yaml"):
+            doc: Any = items[0] if args.name else {"apiVersion": "v1", "kind": "List", "items": items}
+            print(_dump(doc, args.output))
+            return 0
+        if args.output == "name":
+            print("\n".join(ref(o) for o in items))
+            return 0
+        if not items:
+            print(f"No resources found{' in ' + ns + ' namespace' if ns else ''}.", file=sys.stderr)
+            return 0
+        print(_table(c, kind, items, wide=args.output == "wide", namespaces=getattr(args, "all_namespaces", False)))
+        return 0
+
+    return _run(args, body)
+
+
+def _table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: bool, namespaces: bool) -> str:
+    now = time.time()
+    if kind == "Pod":
+        return pods_table(items, now, wide=wide, namespaces=namespaces)
+    if kind == "Node":
+        return nodes_table(items, c.list("Pod")[0], now, wide=wide)
+    if kind == "PodGroup":
+        return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces)
+    return generic_table(items, now, namespaces=namespaces)
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        kind = resolve_kind(args.kind)
+        ns = _namespace(args, kind)
+        obj = c.get(kind, args.name, ns)
+        events = c.events(kind, args.name, ns)
+        now = time.time()
+        if kind == "Pod":
+            print(describe_pod(obj, events, now))
+        elif kind == "Node":
+            print(describe_node(obj, c.list("Pod")[0], events, now))
+        elif kind == "PodGroup":
+            print(describe_podgroup(obj, c.list("Pod", ns)[0], events, now))
+        else:
+            print(_dump(obj, "yaml"))
+        return 0
+
+    return _run(args, body)
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        targets: list[tuple[str, str, str]] = []
+        if args.filename:
+            for obj in load_manifests(args.filename):
+                kind = resolve_kind(obj["kind"])
+                meta = obj.get("metadata") or {}
+                targets.append((kind, meta.get("name", ""), meta.get("namespace", "") or _namespace(args, kind)))
+        if args.kind:
+            if not args.names:
+                raise UsageError("delete KIND needs at least one NAME")
+            kind = resolve_kind(args.kind)
+            targets += [(kind, name, _namespace(args, kind)) for name in args.names]
+        if not targets:
+            raise UsageError("nothing to delete: give KIND NAME... or -f FILE")
+        code = 0
+        for kind, name, ns in targets:
+            try:
+                print(f"{ref(c.delete(kind, name, ns))} deleted")
+            except ApiError as err:
+                if err.reason != "NotFound":
+                    raise
+                print(f"Error from server (NotFound): {err.message}", file=sys.stderr)
+                code = 1
+        return code
+
+    return _run(args, body)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        kinds = [resolve_kind(k) for k in args.kinds]
+        seen = 0
+        for ev in c.watch(kinds, args.namespace or "", args.resource_version or 0):
+            if args.output == "json":
+                print(json.dumps({"type": ev.type, "resourceVersion": ev.resource_version, "object": ev.object}), flush=True)
+            else:
+                extra = ""
+                if ev.object.get("kind") == "Pod":
+                    node = (ev.object.get("spec") or {}).get("nodeName") or "<none>"
+                    extra = f"  {pod_status(ev.object)}  node={node}"
+                print(f"{ev.type:<9} {ref(ev.object)}  rv={ev.resource_version}{extra}", flush=True)
+            seen += 1
+            if args.count is not None and seen >= args.count:
+                return 0
+        return 0
+
+    return _run(args, body)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        pods = [o for o in load_manifests([args.filename]) if o.get("kind") == "Pod"]
+        if len(pods) != 1:
+            raise UsageError(f"explain needs exactly one Pod in {args.filename}, found {len(pods)}")
+        result = c.explain(pods[0])
+        print(json.dumps(result, indent=2) if args.output == "json" else explain_report(result))
+        return 0
+
+    return _run(args, body)
+
+
+def cmd_complete(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        pod = c.complete(args.name, args.namespace or "default", failed=args.failed)
+        print(f"{ref(pod)} {(pod.get('status') or {}).get('phase', '').lower()}")
+        return 0
+
+    return _run(args, body)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    def body(c: SyncClient) -> int:
+        print(_dump(c.stats(), "yaml"))
+        return 0
+
+    return _run(args, body)

@@ -1,0 +1,190 @@
+"""`ksched serve`: the daemon around the actor pipeline.
+
+Start, in dependency order: the store loads from its backend (SQLite in DIR), the
+actors start (actors.pipeline.Pipeline), then the msgpack listener and HTTP. Only
+then is /readyz 200.
+
+Stop, on SIGTERM or SIGINT, in named phases: not ready; stop listening; the
+pipeline stops (queue, current cycle, Permit waiters rejected, binding cycles
+drained within the grace period, store flushed and closed); client connections and
+HTTP close. A second signal exits at once (whatever the store committed is
+durable; pods between assume and bind are simply unbound and will be scheduled
+again at the next start).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import ssl
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from actors.pipeline import Pipeline
+from actors.store_backend import InMemoryBackend, StoreBackend
+from actors.store_sqlite import DataDirLocked, SQLiteBackend
+from framework.api.errors import ValidationError
+from framework.config import ConfigError, SchedulerConfig, load_config
+from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
+from transport.explain import explain_on_live_snapshot
+from transport.http import HttpDeps, make_http_app, start_http
+from transport.metrics import MetricsBridge, SchedulerMetrics
+from transport.server import Server
+from transport.service import StoreService
+
+log = logging.getLogger("ksched.daemon")
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message says why and names the field or path."""
+
+
+def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, DaemonConfig]:
+    serve = ServeConfig()
+    if args.config:
+        try:
+            text = Path(args.config).read_text()
+        except OSError as exc:
+            raise StartupError(f"--config: cannot read {args.config}: {exc.strerror}") from None
+        serve = parse_config_text(text, args.config)
+    daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
+                             token_file=args.token_file, log_level=args.log_level)
+    try:
+        scheduler_cfg = load_config(serve.scheduler)
+    except (ConfigError, ValidationError) as exc:
+        raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    return scheduler_cfg, daemon_cfg
+
+
+def _ssl_context(cfg: DaemonConfig) -> ssl.SSLContext | None:
+    if cfg.tls_cert_file is None or cfg.tls_key_file is None:
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(cfg.tls_cert_file, cfg.tls_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise StartupError(f"DaemonConfiguration.tls: cannot load {cfg.tls_cert_file}/{cfg.tls_key_file}: {exc}") from None
+    return ctx
+
+
+class Daemon:
+    def __init__(self, scheduler_cfg: SchedulerConfig, cfg: DaemonConfig) -> None:
+        self.scheduler_cfg = scheduler_cfg
+        self.cfg = cfg
+        self.metrics = SchedulerMetrics()
+        self.stop_requested = asyncio.Event()
+        self.phase = "new"
+        self._ready = False
+        self._signals = 0
+
+    def ready(self) -> bool:
+        return self._ready
+
+    def request_stop(self, signum: int | None = None) -> None:
+        self._signals += 1
+        if self._signals > 1:
+            log.warning("second signal: exiting at once")
+            logging.shutdown()
+            os._exit(128 + (signum or signal.SIGTERM))
+        log.info("stopping (phase %s); send the signal again to exit at once", self.phase)
+        self.stop_requested.set()
+
+    def _backend(self) -> StoreBackend:
+        if self.cfg.store_backend == "memory":
+            return InMemoryBackend()
+        return SQLiteBackend(self.cfg.data_dir, synchronous=self.cfg.store_synchronous)
+
+    async def run(self) -> None:
+        token = self.cfg.read_token()
+        ssl_context = _ssl_context(self.cfg)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop, sig)
+
+        self.phase = "starting:pipeline"
+        pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
+        try:
+            await pipeline.start()
+        except DataDirLocked as exc:
+            raise StartupError(str(exc)) from None
+        except ConfigError as exc:
+            raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+        bridge = MetricsBridge(self.metrics, pipeline)
+        service = StoreService(
+            pipeline.store,
+            ready=self.ready,
+            explain=lambda pod: explain_on_live_snapshot(pipeline, pod),
+            more_stats=lambda: pipeline_stats(pipeline),
+        )
+        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
+        http_runner = None
+        try:
+            self.phase = "starting:listeners"
+            host, port = await server.start(self.cfg.listen.host, self.cfg.listen.port)
+            log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
+            if self.cfg.http is not None:
+                http_runner, (hh, hp) = await start_http(
+                    make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, refresh_metrics=bridge.refresh)),
+                    self.cfg.http.host, self.cfg.http.port)
+                log.info("HTTP (healthz, readyz, metrics) on %s:%d", hh, hp)
+            self.phase = "running"
+            self._ready = pipeline.phase == "running"
+            print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)
+            await self.stop_requested.wait()
+        finally:
+            self._ready = False
+            self.phase = "stopping:listeners"
+            server.stop_listening()
+            self.phase = "stopping:pipeline"
+            await pipeline.stop()
+            self.phase = "stopping:connections"
+            await server.close()
+            if http_runner is not None:
+                await http_runner.cleanup()
+            self.phase = "stopped"
+            log.info("stopped")
+
+
+async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
+    s = pipeline.scheduler.stats
+    return {
+        "phase": pipeline.phase,
+        "queue": await pipeline.pending_counts(),
+        "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
+                      "bindingCycles": pipeline.scheduler.bindings.running},
+        "waitingPods": len(pipeline.waiting_room.waiting_pods),
+        "profiles": sorted(pipeline.frameworks),
+    }
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    try:
+        scheduler_cfg, cfg = load_serve_config(args)
+    except (StartupError, ValidationError) as exc:
+        print(f"ksched serve: error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    daemon = None
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            daemon = Daemon(scheduler_cfg, cfg)
+            runner.run(daemon.run())
+    except (StartupError, ValidationError) as exc:
+        print(f"ksched serve: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"ksched serve: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,64 @@
+"""Health and metrics over HTTP (aiohttp), built by make_http_app(deps).
+
+    /healthz, /livez   200 "ok" while the process serves HTTP at all
+    /readyz            200 once the store is loaded and the actors run, 503 before and while stopping
+    /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
+
+start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
+control of the event loop and of shutdown.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from aiohttp import web
+
+from transport.metrics import CONTENT_TYPE, SchedulerMetrics
+
+
+@dataclass(frozen=True, slots=True)
+class HttpDeps:
+    ready: Callable[[], bool]
+    metrics: SchedulerMetrics
+    refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
+
+
+DEPS = web.AppKey("deps", HttpDeps)
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    if request.app[DEPS].ready():
+        return web.Response(text="ok")
+    return web.Response(status=503, text="not ready")
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    if deps.refresh_metrics is not None:
+        await deps.refresh_metrics()
+    return web.Response(body=deps.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+
+def make_http_app(deps: HttpDeps) -> web.Application:
+    app = web.Application()
+    app[DEPS] = deps
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/livez", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
+    return app
+
+
+async def start_http(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, tuple[str, int]]:
+    """Serve `app`; the caller awaits runner.cleanup() at shutdown."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    bound = runner.addresses[0] if runner.addresses else (host, port)  # the real port when port is 0
+    return runner, (bound[0], bound[1])

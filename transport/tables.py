@@ -1,0 +1,240 @@
+"""What the CLI prints: kubectl-like tables, describe pages and explain reports.
+
+Pure functions from objects (JSON dicts) to text; `now` is passed in so output is
+testable.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from framework.api.errors import ValidationError
+from framework.api.objects import KINDS, POD_GROUP_LABEL, Node, Pod
+from framework.api.timeutil import parse_time
+
+# kubectl's resource names and short names -> Kind
+_ALIASES: dict[str, str] = {
+    "po": "Pod", "pod": "Pod", "pods": "Pod",
+    "no": "Node", "node": "Node", "nodes": "Node",
+    "pg": "PodGroup", "podgroup": "PodGroup", "podgroups": "PodGroup",
+    "pc": "PriorityClass", "priorityclass": "PriorityClass", "priorityclasses": "PriorityClass",
+    "svc": "Service", "service": "Service", "services": "Service",
+    "rc": "ReplicationController", "replicationcontroller": "ReplicationController",
+    "replicationcontrollers": "ReplicationController",
+    "rs": "ReplicaSet", "replicaset": "ReplicaSet", "replicasets": "ReplicaSet",
+    "sts": "StatefulSet", "statefulset": "StatefulSet", "statefulsets": "StatefulSet",
+    "pdb": "PodDisruptionBudget", "poddisruptionbudget": "PodDisruptionBudget",
+    "poddisruptionbudgets": "PodDisruptionBudget",
+    "ns": "Namespace", "namespace": "Namespace", "namespaces": "Namespace",
+    "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "pv": "PersistentVolume", "persistentvolume": "PersistentVolume", "persistentvolumes": "PersistentVolume",
+}
+
+
+def resolve_kind(name: str) -> str:
+    if name in KINDS:
+        return name
+    kind = _ALIASES.get(name.lower())
+    if kind is None:
+        raise ValidationError("kind", f"unknown resource type {name!r}; try pods, nodes, podgroups, priorityclasses")
+    return kind
+
+
+def is_namespaced(kind: str) -> bool:
+    return KINDS[kind].namespaced
+
+
+def ref(obj: Mapping[str, Any]) -> str:
+    """kubectl's `kind/name` (lower-case kind)."""
+    return f"{str(obj.get('kind', '')).lower()}/{(obj.get('metadata') or {}).get('name', '')}"
+
+
+# --- small formatters ---------------------------------------------------------------------
+
+
+def age(obj: Mapping[str, Any], now: float) -> str:
+    ts = (obj.get("metadata") or {}).get("creationTimestamp")
+    if not ts:
+        return "<unknown>"
+    try:
+        seconds = int(now - parse_time(ts, "metadata.creationTimestamp") / 1e9)
+    except ValidationError:
+        return "<invalid>"
+    return human_duration(seconds)
+
+
+def human_duration(seconds: int) -> str:
+    seconds = max(seconds, 0)
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m{seconds % 60}s" if minutes < 10 and seconds % 60 else f"{minutes}m"
+    hours = minutes // 60
+    if hours < 48:
+        return f"{hours}h{minutes % 60}m" if hours < 8 and minutes % 60 else f"{hours}h"
+    return f"{hours // 24}d"
+
+
+def milli_cpu(m: int) -> str:
+    return f"{m // 1000}" if m % 1000 == 0 else f"{m}m"
+
+
+def memory(b: int) -> str:
+    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if b >= size and b % size == 0:
+            return f"{b // size}{unit}"
+    if b >= 1 << 20:
+        return f"{b / (1 << 20):.0f}Mi"
+    return str(b)
+
+
+def condition(obj: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == ctype:
+            return c
+    return None
+
+
+def pod_status(raw: Mapping[str, Any]) -> str:
+    status = raw.get("status") or {}
+    spec = raw.get("spec") or {}
+    phase = status.get("phase") or "Pending"
+    if (raw.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    if phase != "Pending":
+        return phase
+    if spec.get("nodeName"):
+        return "Bound"
+    if spec.get("schedulingGates"):
+        return "SchedulingGated"
+    sched = condition(raw, "PodScheduled")
+    if sched is not None and sched.get("status") == "False":
+        return str(sched.get("reason") or "Unschedulable")
+    return "Pending"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    rows = [list(map(str, r)) for r in rows]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    lines = ["   ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [list(headers), *rows]]
+    return "\n".join(lines)
+
+
+def _meta(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    return raw.get("metadata") or {}
+
+
+def _typed_pod(raw: Mapping[str, Any]) -> Pod | None:
+    try:
+        return Pod(raw)
+    except ValidationError:
+        return None
+
+
+def node_usage(pods: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int, int]]:
+    """node name -> (pods, milli-CPU requested, memory requested) over non-terminal pods."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for raw in pods:
+        p = _typed_pod(raw)
+        if p is None or not p.node_name or p.is_terminal:
+            continue
+        n, cpu, mem = out.get(p.node_name, (0, 0, 0))
+        out[p.node_name] = (n + 1, cpu + p.resource.milli_cpu, mem + p.resource.memory)
+    return out
+
+
+# --- get tables -----------------------------------------------------------------------------
+
+
+def pods_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, namespaces: bool) -> str:
+    headers = ["NAME", "STATUS", "NODE", "AGE"]
+    if wide:
+        headers += ["CPU", "MEMORY", "PRIORITY", "NOMINATED NODE", "POD GROUP"]
+    if namespaces:
+        headers.insert(0, "NAMESPACE")
+    rows = []
+    for raw in items:
+        meta, spec = _meta(raw), raw.get("spec") or {}
+        row = [meta.get("name", ""), pod_status(raw), spec.get("nodeName") or "<none>", age(raw, now)]
+        if wide:
+            p = _typed_pod(raw)
+            row += [milli_cpu(p.resource.milli_cpu) if p else "?", memory(p.resource.memory) if p else "?",
+                    str(spec.get("priority", 0)), (raw.get("status") or {}).get("nominatedNodeName") or "<none>",
+                    (meta.get("labels") or {}).get(POD_GROUP_LABEL, "<none>")]
+        if namespaces:
+            row.insert(0, meta.get("namespace", "default"))
+        rows.append(row)
+    return table(headers, rows)
+
+
+def nodes_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float, *, wide: bool) -> str:
+    usage = node_usage(pods)
+    headers = ["NAME", "STATUS", "PODS", "CPU(REQ/ALLOC)", "MEMORY(REQ/ALLOC)", "AGE"]
+    if wide:
+        headers += ["TAINTS", "LABELS"]
+    rows = []
+    for raw in items:
+        meta = _meta(raw)
+        try:
+            node = Node(raw)
+        except ValidationError:
+            rows.append([meta.get("name", ""), "Invalid", "?", "?", "?", age(raw, now)] + (["", ""] if wide else []))
+            continue
+        n, cpu, mem = usage.get(node.name, (0, 0, 0))
+        alloc = node.allocatable
+        row = [node.name, "Ready,SchedulingDisabled" if node.unschedulable else "Ready",
+               f"{n}/{alloc.allowed_pod_number}" if alloc.allowed_pod_number else str(n),
+               f"{milli_cpu(cpu)}/{milli_cpu(alloc.milli_cpu)}", f"{memory(mem)}/{memory(alloc.memory)}", age(raw, now)]
+        if wide:
+            row += [",".join(f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.taints)
+                    or "<none>",
+                    ",".join(f"{k}={v}" for k, v in sorted(node.labels.items())) or "<none>"]
+        rows.append(row)
+    return table(headers, rows)
+
+
+def pod_group_counts(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+    """(member pods, bound, finished) for one PodGroup."""
+    meta = _meta(group)
+    ns, name = meta.get("namespace", "default"), meta.get("name")
+    members = [p for p in pods if _meta(p).get("namespace", "default") == ns
+               and (_meta(p).get("labels") or {}).get(POD_GROUP_LABEL) == name]
+    bound = sum(1 for p in members if (p.get("spec") or {}).get("nodeName"))
+    done = sum(1 for p in members if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"))
+    return len(members), bound, done
+
+
+def pod_group_phase(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> str:
+    phase = (group.get("status") or {}).get("phase")
+    if phase:
+        return str(phase)
+    total, bound, _ = pod_group_counts(group, pods)
+    min_member = int((group.get("spec") or {}).get("minMember") or 0)
+    if bound and bound >= min_member:
+        return "Scheduled"
+    return "Pending" if total < min_member else "Scheduling"
+
+
+def podgroups_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float,
+                    *, namespaces: bool) -> str:
+    headers = ["NAME", "PHASE", "MIN MEMBER", "PODS", "BOUND", "FINISHED", "AGE"]
+    if namespaces:
+        headers.insert(0, "NAMESPACE")
+    rows = []
+    for raw in items:
+        total, bound, done = pod_group_counts(raw, pods)
+        meta = _meta(raw)
+        row = [meta.get("name", ""), pod_group_phase(raw, pods), str((raw.get("spec") or {}).get("minMember", 0)),
+               str(total), str(bound), str(done), age(raw, now)]
+        if namespaces:
+            row.insert(0, meta.get("namespace", "default"))
+        rows.append(row)
+    return table(headers, rows)
+
+
+def generic_table(items: Sequence[Mapping[str, Any]], now: float, *, namespaces: bool) -> str:
+    headers = (["NAMESPACE"] if namespaces else []) + ["NAME", "AGE"]
+    rows = [([_meta(r).get("namespace", "")] if namespaces else []) + [_meta(r).get("name", ""), age(r, now)]
+            for r in items]
+    return table(headers, rows)
