@@ -101,24 +101,44 @@ class PreFilterState:
     def count_existing_anti_affinity(self, nodes: Iterable[NodeInfo]) -> None:
         """Existing pods' required anti-affinity terms that match the incoming pod."""
         counts = self.existing_anti_affinity_counts
+        pod, ns_labels = self.pod, self.namespace_labels
         for ni in nodes:
             node = ni.node
             if node is None:
                 continue
+            labels = node.labels
             for existing in ni.pods_with_required_anti_affinity:
-                counts.add_anti_affinity_terms(existing.required_anti_affinity_terms, self.pod, self.namespace_labels, node, 1)
+                for t in existing.required_anti_affinity_terms:
+                    if t.matches(pod, ns_labels):
+                        _count_one(counts, labels, t.topology_key)
 
     def count_incoming(self, nodes: Iterable[NodeInfo]) -> None:
         """Existing pods that match the incoming pod's required (anti-)affinity terms."""
-        if not self.required_affinity and not self.required_anti_affinity:
+        affinity, anti = self.required_affinity, self.required_anti_affinity
+        if not affinity and not anti:
             return
+        affinity_counts, anti_counts = self.affinity_counts, self.anti_affinity_counts
         for ni in nodes:
             node = ni.node
             if node is None:
                 continue
+            labels = node.labels
             for existing in ni.pods:
-                self.affinity_counts.add_affinity_terms(self.required_affinity, existing.pod, node, 1)
-                self.anti_affinity_counts.add_anti_affinity_terms(self.required_anti_affinity, existing.pod, None, node, 1)
+                p = existing.pod
+                if affinity and pod_matches_all_affinity_terms(affinity, p):
+                    for t in affinity:
+                        _count_one(affinity_counts, labels, t.topology_key)
+                for t in anti:
+                    if t.matches(p, None):
+                        _count_one(anti_counts, labels, t.topology_key)
+
+
+def _count_one(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str) -> None:
+    """+1 for the node's value of the key (PreFilter only adds, so no zero to drop)."""
+    tv = node_labels.get(topology_key)
+    if tv is not None:
+        pair = (topology_key, tv)
+        counts[pair] = counts.get(pair, 0) + 1
 
 
 def satisfies_existing_pods_anti_affinity(state: PreFilterState, node: Node) -> bool:
