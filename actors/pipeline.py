@@ -11,6 +11,7 @@ driver, by `ksched bench`, and by the daemon (transport) around its listeners.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from typing import Any, Callable, Mapping
 
@@ -125,6 +126,7 @@ class Pipeline:
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
             max_backoff_seconds=self.config.pod_max_backoff_seconds,
+            pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),
         )
 
     def _spawn(self, phase: str, coro: Any) -> None:
@@ -179,12 +181,14 @@ class Pipeline:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
-                and self.scheduler.idle() and not len(self.queue.queue.active_q))
+                and self.scheduler.idle() and not self.queue.queue.has_poppable())
 
-    async def settle(self) -> None:
-        """Let the actors run until the system is idle (no real time passes)."""
+    async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:
+        """Let the actors run until the system is idle (no time passes on a
+        FakeClock). None: no bound on the rounds (real clock, large runs)."""
         calm = 0
-        for _ in range(SETTLE_ROUNDS):
+        rounds = itertools.count() if max_rounds is None else range(max_rounds)
+        for _ in rounds:
             if self.idle():
                 calm += 1
                 if calm >= 3:

@@ -174,6 +174,7 @@ class SchedulingQueue:
         initial_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 10.0,
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
+        pop_from_backoff_q: bool = True,
     ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
@@ -190,6 +191,9 @@ class SchedulingQueue:
         self._event_seq = 0
         self.scheduling_cycle = 0
         self.nominator = Nominator()
+        # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
+        # head of backoffQ (not the error backoff heap) instead of idling.
+        self.pop_from_backoff_q = pop_from_backoff_q
 
     # --- observation --------------------------------------------------------------------------
 
@@ -286,8 +290,13 @@ class SchedulingQueue:
 
     # --- the scheduling cycle's side ---------------------------------------------------------------
 
+    def has_poppable(self) -> bool:
+        return bool(len(self.active_q)) or (self.pop_from_backoff_q and bool(len(self.backoff_q)))
+
     def pop(self) -> QueuedPodInfo | None:
         qpi = self.active_q.pop()
+        if qpi is None and self.pop_from_backoff_q:
+            qpi = self.backoff_q.pop()
         if qpi is None:
             return None
         qpi.attempts += 1

@@ -121,7 +121,7 @@ class QueueActor(Actor[QueueMsg]):
 
     def idle(self) -> bool:
         # Waiting for a pod while activeQ is empty is not work.
-        return super().idle() and not (self._popper is not None and len(self.queue.active_q))
+        return super().idle() and not (self._popper is not None and self.queue.has_poppable())
 
     async def handle(self, msg: QueueMsg) -> None:
         q = self.queue

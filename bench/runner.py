@@ -1,0 +1,84 @@
+"""`ksched bench WORKLOAD`: a workload through the real actor pipeline, in one process.
+
+Setup objects go in first and are scheduled to completion; then the measured pods
+are submitted at once and the clock runs until the pipeline is idle. Reported:
+pods bound among the measured ones, pods/s over the measured phase, and the
+scheduling latency (first enqueue to bound) percentiles of the measured pods.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from typing import Any
+
+from actors.pipeline import Pipeline
+from bench.workloads import WORKLOADS, Workload
+
+APPLY_CHUNK = 500
+
+
+async def _apply(p: Pipeline, objs: list[dict[str, Any]]) -> None:
+    for i in range(0, len(objs), APPLY_CHUNK):
+        await p.client.apply(objs[i:i + APPLY_CHUNK])
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]
+
+
+async def run_workload(w: Workload) -> dict[str, Any]:
+    async with Pipeline(w.config) as p:
+        await _apply(p, w.setup)
+        await p.settle(None)
+        sched = p.scheduler
+        before = len(sched.stats.latencies)
+        start = time.perf_counter()
+        await _apply(p, w.measured)
+        await p.settle(None)
+        elapsed = time.perf_counter() - start
+        names = {(m["metadata"].get("namespace", "default"), m["metadata"]["name"]) for m in w.measured}
+        items, _ = await p.client.list("Pod")
+        scheduled = sum(1 for i in items if (i["metadata"].get("namespace", "default"), i["metadata"]["name"]) in names
+                        and (i.get("spec") or {}).get("nodeName"))
+        lat = [x * 1000 for x in sched.stats.latencies[before:]]
+        return {
+            "workload": w.name,
+            "scheduled": scheduled,
+            "pods_per_s": round(scheduled / elapsed, 1) if elapsed > 0 else 0.0,
+            "p50_ms": round(_percentile(lat, 0.50), 3),
+            "p99_ms": round(_percentile(lat, 0.99), 3),
+            "elapsed_s": round(elapsed, 3),
+            "attempts": sched.stats.attempts,
+        }
+
+
+def run_bench(workload: str, nodes: int, pods: int) -> dict[str, Any]:
+    if workload not in WORKLOADS:
+        raise ValueError(f"unknown workload {workload!r}; one of {', '.join(WORKLOADS)}")
+    w = WORKLOADS[workload](nodes, pods)
+    result = asyncio.run(run_workload(w))
+    return {"workload": workload, "nodes": nodes, "pods": pods, **{k: v for k, v in result.items() if k != "workload"}}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="run a scheduler_perf-like workload through the pipeline")
+    p.add_argument("workload", choices=sorted(WORKLOADS))
+    p.add_argument("--nodes", type=int, default=100)
+    p.add_argument("--pods", type=int, default=1000)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    result = run_bench(args.workload, args.nodes, args.pods)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{result['workload']}: {result['scheduled']}/{result['pods']} pods scheduled on {result['nodes']} nodes, "
+              f"{result['pods_per_s']} pods/s, p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
+    return 0
