@@ -1,0 +1,77 @@
+"""Gang admission arithmetic: node-by-node placement and the admission ledger."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from framework.api.objects import Node, Pod
+from framework.api.resources import Resource
+from framework.cache import Snapshot
+from framework.plugins.coscheduling_gang import AdmissionLedger, check_placement
+from tests.gang.harness import node, pod
+
+
+def nodes_with(cpus: list[int]) -> list:
+    return Snapshot.build([Node(node(f"n{i}", c)) for i, c in enumerate(cpus)], []).list()
+
+
+def cpu(n: int) -> Resource:
+    return Pod(pod("x", n)).resource
+
+
+@pytest.mark.parametrize(("cpus", "requests", "needed", "fits"), [
+    ([6, 2, 2, 2], [4] * 6, 6, False),  # scheduler-plugins #429: 12 cpu in total, one 4-cpu slot
+    ([4, 4], [2] * 4, 4, True),
+    ([4, 4], [3, 3, 2], 3, False),  # 8 cpu in total cover 8, but 3+3 cannot share a node
+    ([4, 4], [3, 1, 3, 1], 4, True),
+    ([4, 4], [3, 3, 1, 1, 5], 4, True),  # more candidates than needed
+], ids=["fragmented identical", "identical fit", "heterogeneous proven impossible", "heterogeneous fit",
+        "choose among candidates"])
+def test_placement_check_decides_node_by_node(cpus: list[int], requests: list[int], needed: int, fits: bool) -> None:
+    assert check_placement([cpu(r) for r in requests], needed, nodes_with(cpus)).fits is fits
+
+
+def test_a_fragmented_group_is_told_apart_from_a_too_large_one() -> None:
+    frag = check_placement([cpu(4)] * 6, 6, nodes_with([6, 2, 2, 2]))
+    assert (frag.fits, frag.placeable, frag.summed_fit) == (False, 1, False)
+    frag = check_placement([cpu(3)] * 2, 2, nodes_with([2, 2, 2]))
+    assert (frag.fits, frag.placeable, frag.summed_fit) == (False, 0, True)
+
+
+def test_reserved_members_of_other_groups_are_set_aside_first() -> None:
+    assert check_placement([cpu(1)] * 3, 3, nodes_with([4])).fits is True
+    assert check_placement([cpu(1)] * 3, 3, nodes_with([4]), reserved=[cpu(1)] * 2).fits is False
+
+
+def _brute_force(cpus: list[int], reqs: list[int]) -> bool:
+    for assignment in itertools.product(range(len(cpus)), repeat=len(reqs)):
+        used = [0] * len(cpus)
+        for r, n in zip(reqs, assignment):
+            used[n] += r
+        if all(u <= c for u, c in zip(used, cpus)):
+            return True
+    return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=3), st.lists(st.integers(1, 4), min_size=1, max_size=5))
+def test_placement_check_never_rejects_a_group_that_fits(cpus: list[int], reqs: list[int]) -> None:
+    result = check_placement([cpu(r) for r in reqs], len(reqs), nodes_with(cpus))
+    truth = _brute_force(cpus, reqs)
+    assert result.fits in (truth, None)
+    if result.fits is False:
+        assert not truth
+
+
+def test_ledger_hands_back_the_groups_an_admission_held_back_when_it_is_released() -> None:
+    ledger = AdmissionLedger()
+    ledger.admit("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
+    ledger.block("ns/b", ["ns/a"])
+    assert ledger.is_admitted("ns/a", 9.9) and not ledger.is_admitted("ns/a", 10)
+    assert [g for g, _ in ledger.others("ns/b", 5)] == ["ns/a"]
+    assert ledger.expired(10) == ["ns/a"]
+    assert ledger.release("ns/a") == {"ns/b"}
+    assert ledger.release("ns/a") == set()
