@@ -220,3 +220,35 @@ def test_candidates_violating_no_pdb_are_preferred() -> None:
     c = Cluster([node("n1"), node("n2")], pods, objects=[pdb("db", {"app": "db"}, 0)])
     result, st = _post_filter(c, pod("p", cpu="400m", priority=1000))
     assert st.is_success() and result.nominated_node_name == "n2" and c.evicted() == ["plain"]
+
+
+def test_dry_run_stops_once_enough_candidates_are_found_starting_at_the_offset() -> None:
+    nodes = [node(f"n{i}") for i in range(5)]
+    pods = [pod(f"v{i}", cpu="400m", priority=0, node_name=f"n{i}") for i in range(5)]
+    c = Cluster(nodes, pods)
+    preemptor = pod("p", cpu="400m", priority=1000)
+    state = CycleState()
+    c.fwk.run_pre_filter(state, preemptor)
+    dry = c.preemption.evaluator.dry_run_preemption(state, preemptor, c.snapshot.list(), [], 3, 2)
+    assert [cand.name for cand in dry.candidates] == ["n3", "n4"]
+
+
+def test_dry_run_keeps_looking_while_every_candidate_violates_a_pdb() -> None:
+    nodes = [node(f"n{i}") for i in range(3)]
+    pods = [pod("g0", cpu="400m", node_name="n0", labels={"app": "db"}),
+            pod("g1", cpu="400m", node_name="n1", labels={"app": "db"}),
+            pod("free", cpu="400m", node_name="n2")]
+    c = Cluster(nodes, pods)
+    preemptor = pod("p", cpu="400m", priority=1000)
+    state = CycleState()
+    c.fwk.run_pre_filter(state, preemptor)
+    dry = c.preemption.evaluator.dry_run_preemption(state, preemptor, c.snapshot.list(), [pdb("db", {"app": "db"}, 0)], 0, 1)
+    assert [(cand.name, cand.num_pdb_violations) for cand in dry.candidates] == [("n2", 0), ("n0", 1)]
+
+
+def test_bad_args_in_a_profile_name_the_profile_plugin_and_field() -> None:
+    cfg = load_config({"profiles": [{"pluginConfig": [{"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": -1}}]}]})
+    with pytest.raises(ValueError) as err:
+        build_frameworks(cfg, FrameworkHandle())
+    assert str(err.value) == ("profiles[0] (default-scheduler): pluginConfig (DefaultPreemption).args."
+                              "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)")
