@@ -119,6 +119,7 @@ class Daemon:
             ready=self.ready,
             explain=lambda pod: explain_on_live_snapshot(pipeline, pod),
             more_stats=lambda: pipeline_stats(pipeline),
+            clock=pipeline.clock.now,
         )
         server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
         http_runner = None

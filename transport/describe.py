@@ -41,7 +41,7 @@ def _events(events: Sequence[Mapping[str, Any]], now: float) -> list[str]:
     if not events:
         return ["Events:  <none>"]
     rows = [[str(e.get("type", "")), str(e.get("reason", "")),
-             human_duration(int(now - float(e.get("time") or now))) if e.get("time") else "<unknown>",
+             human_duration(int(e["ageSeconds"])) if isinstance(e.get("ageSeconds"), (int, float)) else "<unknown>",
              str(e.get("message", ""))] for e in events]
     return ["Events:", _indent(table(["TYPE", "REASON", "AGE", "MESSAGE"], rows))]
 

@@ -2,9 +2,9 @@
 
 The scheduling cycle is synchronous inside the Scheduler actor, so while this
 coroutine runs on the same loop no cycle is half done: the cache is consistent.
-It copies the cache into a fresh Snapshot (the scheduler's own is untouched), runs
-framework.algorithm.explain with the pod's profile, and puts the handle's
-snapshot back. Nothing is assumed, reserved or written.
+It refreshes the scheduler's snapshot from the cache (what the next cycle would do
+first anyway), runs framework.algorithm.explain with the pod's profile, and puts
+the handle's snapshot back. Nothing is assumed, reserved or written.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 from framework.algorithm import explain
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod
-from framework.cache import Snapshot
 from transport.wire import ApiError, Reason
 
 
@@ -28,7 +27,8 @@ async def explain_on_live_snapshot(pipeline: Any, raw: dict[str, Any]) -> dict[s
     if fwk is None:
         raise ApiError(Reason.INVALID, f"pod.spec.schedulerName: no profile named {pod.scheduler_name!r}; "
                                        f"profiles: {', '.join(sorted(pipeline.frameworks))}")
-    snapshot = Snapshot()
+    # The scheduler's own snapshot, brought up to date as its next cycle would do.
+    snapshot = pipeline.scheduler.snapshot
     pipeline.scheduler.cache.update_snapshot(snapshot)
     previous = fwk.handle.snapshot()
     try:

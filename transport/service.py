@@ -6,7 +6,9 @@ error replies. Every method may be called concurrently from many connections.
 """
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Protocol
+import time
+import uuid
+from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 from transport.wire import ApiError, Reason
 
@@ -88,7 +90,8 @@ class StoreService:
     scheduler's and queue's counters; `ready` says whether the actors run."""
 
     def __init__(self, store: Any, *, ready: Callable[[], bool] = lambda: True,
-                 explain: Explainer | None = None, more_stats: StatsSource | None = None) -> None:
+                 explain: Explainer | None = None, more_stats: StatsSource | None = None,
+                 clock: Callable[[], float] = lambda: 0.0, wall_clock: Callable[[], float] = time.time) -> None:
         from actors.store_messages import StoreClient
 
         self.store = store  # the Store actor
@@ -96,15 +99,49 @@ class StoreService:
         self._ready = ready
         self._explain = explain
         self._more_stats = more_stats
+        self._clock = clock  # the store's clock: event times are on it
+        self._wall_clock = wall_clock
 
     def ready(self) -> bool:
         return self._ready()
 
     async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        objects = [self._with_server_fields(o) for o in objects]
         return await call_store(lambda: self.client.apply(objects))
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        obj = self._with_server_fields(obj)
         return await call_store(lambda: self.client.create(obj))
+
+    def _with_server_fields(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Fields the server owns, as an API server keeps them: a new object gets
+        metadata.uid and creationTimestamp; a replaced one keeps them, and keeps its
+        status and (pods) spec.nodeName when the new manifest leaves them out, so
+        applying the same file twice never unbinds a pod."""
+        from framework.api.objects import KINDS
+        from framework.api.timeutil import format_time
+
+        kind, meta = raw.get("kind"), raw.get("metadata")
+        if not isinstance(kind, str) or kind not in KINDS or not isinstance(meta, Mapping):
+            return raw  # the store rejects it, naming the field
+        name, ns = meta.get("name"), meta.get("namespace") or "default"
+        current = self.store.peek(kind, ns, name) if isinstance(name, str) and isinstance(ns, str) else None
+        out, m = dict(raw), dict(meta)
+        if current is None:
+            m.setdefault("uid", str(uuid.uuid4()))
+            m.setdefault("creationTimestamp", format_time(int(self._wall_clock()) * 1_000_000_000))
+        else:
+            have = current.raw
+            for f in ("uid", "creationTimestamp"):
+                if f not in m and f in (have.get("metadata") or {}):
+                    m[f] = have["metadata"][f]
+            if "status" not in raw and "status" in have:
+                out["status"] = have["status"]
+            spec, node = raw.get("spec"), (have.get("spec") or {}).get("nodeName")
+            if kind == "Pod" and node and isinstance(spec, Mapping) and not spec.get("nodeName"):
+                out["spec"] = {**spec, "nodeName": node}
+        out["metadata"] = m
+        return out
 
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
@@ -122,7 +159,9 @@ class StoreService:
 
         key = f"{namespace or 'default'}/{name}" if KINDS[_kind(kind)].namespaced else name
         records = await call_store(lambda: self.client.events(kind, key))
-        return [{"type": r.type, "reason": r.reason, "message": r.message, "time": r.time} for r in records]
+        now = self._clock()
+        return [{"type": r.type, "reason": r.reason, "message": r.message, "ageSeconds": max(0.0, now - r.time)}
+                for r in records]
 
     async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
         def on_event(ev: Any) -> None:

@@ -12,7 +12,7 @@ Ops and their fields (all optional unless marked *):
     create   object*                            -> {"object": object}
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}
-    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "time"}, ...]}
+    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds"}, ...]}
     list     kind*, namespace, labelSelector, fieldSelector -> {"items": [...], "resourceVersion": n}
     watch    kinds, namespace, resourceVersion  -> {"watch": id, "resourceVersion": n}, then events
     cancel   watch*: the watch request's id     -> {}
