@@ -12,7 +12,6 @@ from framework.plugins.default_preemption import DefaultPreemption, parse_args
 from framework.waiting import WaitingPod
 from tests.framework.preemption_builders import Cluster, ExtensionErrors, node, pdb, pod
 
-UNSCHED = Status(Code.Unschedulable, "Insufficient cpu")
 
 
 def _all_failed(cluster: Cluster, code: Code = Code.Unschedulable) -> NodeToStatus:
