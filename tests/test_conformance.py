@@ -8,9 +8,25 @@ from transport.conformance import evaluate, load_cases
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 CASES = load_cases([str(SHARED)]) if SHARED.is_dir() else []
 
+# Cases whose expectation was translated from an older upstream commit than the
+# behaviour we follow (the newest release, as CASE_SCHEMA.md says). Each is listed
+# with the reason; strict xfail makes the suite fail if one starts passing.
+STALE = {
+    "Scheduler/FailedSchedulingReasons: 100 nodes too small": (
+        "translated from schedule_one_test.go @cb0f0927, which predates NodeResourcesFit marking a request "
+        "larger than the node's whole allocatable UnschedulableAndUnresolvable (fit.go `unresolvable`, and the "
+        "38 NodeResourcesFit-filter cases @964d79dd expect exactly that); the message and plugins still match"
+    ),
+}
+
+
+def _param(case):
+    marks = [pytest.mark.xfail(reason=STALE[case["name"]], strict=True)] if case["name"] in STALE else []
+    return pytest.param(case, id=f"{case['_file']}::{case['name']}", marks=marks)
+
 
 @pytest.mark.skipif(not CASES, reason="../shared/conformance is not beside this checkout")
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['_file']}::{c['name']}" for c in CASES])
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_conformance_case(case):
     actual, error, diffs = evaluate(case)
     assert error is None, error
