@@ -1,0 +1,90 @@
+"""The actor base: closeable mailbox, ask/tell, and the fake clock."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+
+from actors.base import Actor, Mailbox, MailboxClosed, new_reply, resolve
+from actors.clock import FakeClock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Echo:
+    text: str
+    reply: asyncio.Future | None = None
+
+
+class EchoActor(Actor[Echo]):
+    name = "echo"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    async def handle(self, msg: Echo) -> None:
+        self.seen.append(msg.text)
+        resolve(msg.reply, msg.text.upper())
+
+
+async def test_ask_gets_the_reply_and_tell_is_handled_in_order() -> None:
+    a = EchoActor()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(a.run())
+        a.tell(Echo(text="one"))
+        assert await a.ask(Echo(text="two", reply=new_reply())) == "TWO"
+        a.inbox.close()
+    assert a.seen == ["one", "two"]
+
+
+async def test_closing_a_mailbox_without_draining_fails_queued_asks() -> None:
+    box: Mailbox[Echo] = Mailbox("box")
+    pending = Echo(text="x", reply=new_reply())
+    box.put(pending)
+    box.close(drain=False)
+    with pytest.raises(MailboxClosed):
+        await pending.reply
+    with pytest.raises(MailboxClosed):
+        await box.get()
+
+
+async def test_a_closed_mailbox_refuses_new_messages_and_fails_their_asks() -> None:
+    box: Mailbox[Echo] = Mailbox("box")
+    box.close()
+    msg = Echo(text="late", reply=new_reply())
+    with pytest.raises(MailboxClosed):
+        box.put(msg)
+    assert isinstance(msg.reply.exception(), MailboxClosed)
+
+
+async def test_a_draining_close_still_hands_out_what_was_queued() -> None:
+    box: Mailbox[str] = Mailbox()
+    box.put("a")
+    box.put("b")
+    box.close(drain=True)
+    assert [await box.get(), await box.get()] == ["a", "b"]
+    with pytest.raises(MailboxClosed):
+        await box.get()
+
+
+def test_fake_clock_fires_due_timers_in_time_order_at_their_own_time() -> None:
+    clock = FakeClock()
+    fired: list[tuple[str, float]] = []
+    clock.call_at(5.0, lambda: fired.append(("b", clock.now())))
+    clock.call_at(2.0, lambda: fired.append(("a", clock.now())))
+    late = clock.call_at(3.0, lambda: fired.append(("cancelled", clock.now())))
+    late.cancel()
+    clock.call_at(9.0, lambda: fired.append(("c", clock.now())))
+    assert clock.advance(6.0) == 2
+    assert fired == [("a", 2.0), ("b", 5.0)]
+    assert clock.now() == 6.0
+    assert clock.next_deadline() == 9.0
+
+
+def test_fake_clock_fires_timers_armed_by_timers_when_they_fall_due() -> None:
+    clock = FakeClock()
+    fired: list[float] = []
+    clock.call_at(1.0, lambda: clock.call_at(1.5, lambda: fired.append(clock.now())))
+    clock.advance(2.0)
+    assert fired == [1.5]
