@@ -1,0 +1,121 @@
+"""The real daemon as a subprocess on free loopback ports, and the real CLI."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, TypeVar
+
+import pytest
+
+from transport.client import SyncClient
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def poll(fn: Callable[[], T | None], what: str, attempts: int = 400, interval: float = 0.025) -> T:
+    """Call fn until it returns something other than None; bounded."""
+    for _ in range(attempts):
+        value = fn()
+        if value is not None:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("KSCHED_SERVER", None)
+    env.pop("KSCHED_TOKEN", None)
+    return env
+
+
+@dataclass
+class DaemonProcess:
+    data_dir: Path
+    extra_args: list[str] = field(default_factory=list)
+    port: int = 0
+    http_port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def server(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> "DaemonProcess":
+        self.port, self.http_port = free_port(), free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "transport.cli", "serve", "--data-dir", str(self.data_dir),
+             "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
+            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        poll(self._ready, "the daemon's /readyz")
+        return self
+
+    def _ready(self) -> bool | None:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daemon exited with {self.proc.returncode}: {self.proc.stderr.read().decode()}")  # type: ignore[union-attr]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/readyz", timeout=1) as r:
+                return True if r.status == 200 else None
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return None
+
+    def http_get(self, path: str) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=5) as r:
+            return r.read().decode()
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def terminate(self) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=20)
+
+    def client(self, token: str | None = None) -> SyncClient:
+        return SyncClient(self.server, token, timeout=10)
+
+    def cli(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "transport.cli", *args, "--server", self.server],
+                              cwd=ROOT, env=_env(), input=input, capture_output=True, text=True, timeout=30)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"ksched {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+        return proc
+
+
+@pytest.fixture
+def daemon_factory(tmp_path: Path) -> Iterator[Callable[..., DaemonProcess]]:
+    started: list[DaemonProcess] = []
+
+    def make(*extra_args: str, data_dir: Path | None = None) -> DaemonProcess:
+        d = DaemonProcess(data_dir or tmp_path / "data", list(extra_args)).start()
+        started.append(d)
+        return d
+
+    yield make
+    for d in started:
+        if d.proc is not None and d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait(timeout=10)
+        for stream in (d.proc.stdout, d.proc.stderr) if d.proc is not None else ():
+            if stream is not None:
+                stream.close()
