@@ -96,7 +96,8 @@ class GangHarness:
         self.active: set[str] = set()
         self.unschedulable: dict[str, float] = {}  # key -> when it went there
         self.backoff: dict[str, float] = {}  # key -> until
-        self.decisions: list[tuple[WaitingPod, Status]] = []
+        self.decisions: list[tuple[int, WaitingPod, Status]] = []  # (cycles to go, pod, decision)
+        self.bind_delay: Callable[[], int] = lambda: 0
         self.record = Record()
         self.cycles = 0
         self.attempts: dict[str, int] = {}
@@ -157,6 +158,11 @@ class GangHarness:
             if self.active:
                 self.schedule_one()
                 continue
+            if self.decisions:
+                self.drain()
+                for fn in self.on_cycle:
+                    fn(self)
+                continue
             nxt = self._next_timer()
             if nxt is None or nxt > end:
                 return
@@ -166,6 +172,7 @@ class GangHarness:
         for _ in range(n):
             self._flush(self.clock)
             if not self.active:
+                self.drain()
                 return
             self.schedule_one()
 
@@ -198,14 +205,14 @@ class GangHarness:
             if st.is_wait():
                 wp = WaitingPod(assumed, result.suggested_host,
                                 {pl: self.clock + t for pl, t in waits.items()})
-                wp.set_on_decision(lambda s, wp=wp: self.decisions.append((wp, s)))
+                wp.set_on_decision(lambda s, wp=wp: self._decided(wp, s))
                 self._states[wp.pod.uid] = state
                 self.waiting.add(wp)
                 self.record.events.append(("wait", key, result.suggested_host))
                 self._after_cycle()
                 return
         if st.is_success():
-            self._bind(assumed)
+            self._decided(WaitingPod(assumed, result.suggested_host, {}), st)
         else:
             self._undo(state, assumed, st)
         self._after_cycle()
@@ -213,16 +220,35 @@ class GangHarness:
     # --- internals ------------------------------------------------------------------------------
 
     def _after_cycle(self) -> None:
-        # The binding cycles of decided waiting pods run now, after the cycle.
-        while self.decisions:
-            wp, st = self.decisions.pop(0)
-            self.waiting.remove(wp.pod.uid)
-            if st.is_success():
-                self._bind(wp.pod)
-            else:
-                self._undo(self._states.pop(wp.pod.uid, CycleState()), wp.pod, st)
+        # Binding cycles run concurrently with later scheduling cycles: each
+        # decided pod is bound or undone `bind_delay()` cycles after its decision.
+        due = [d for d in self.decisions if d[0] <= 0]
+        self.decisions = [(n - 1, wp, st) for n, wp, st in self.decisions if n > 0]
+        for _, wp, st in due:
+            self._finish(wp, st)
         for fn in self.on_cycle:
             fn(self)
+
+    def _finish(self, wp: WaitingPod, st: Status) -> None:
+        if self.waiting.get(wp.pod.uid) is wp:
+            self.waiting.remove(wp.pod.uid)
+        if st.is_success():
+            self._bind(wp.pod)
+        else:
+            self._undo(self._states.pop(wp.pod.uid, CycleState()), wp.pod, st)
+
+    def _decided(self, wp: WaitingPod, st: Status) -> None:
+        self.decisions.append((self.bind_delay(), wp, st))
+
+    def in_flight(self) -> list[Pod]:
+        """Pods allowed at Permit whose binding has not been written yet."""
+        return [wp.pod for _, wp, st in self.decisions if st.is_success()]
+
+    def drain(self) -> None:
+        """Let every pending binding cycle finish."""
+        while self.decisions:
+            _, wp, st = self.decisions.pop(0)
+            self._finish(wp, st)
 
     def _bind(self, assumed: Pod) -> None:
         self.objects.put(assumed)
@@ -242,8 +268,6 @@ class GangHarness:
             for plugin, deadline in sorted(wp.deadlines.items()):
                 if now >= deadline and wp.decided is None:
                     wp.reject(plugin, f"rejected due to timeout at plugin {plugin}")
-        if self.decisions:
-            self._after_cycle()
 
     def _flush(self, now: float) -> None:
         self._expire_waiting(now)
