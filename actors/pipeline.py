@@ -29,6 +29,7 @@ from framework.api.objects import Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
 from framework.plugins import Registry
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
@@ -36,6 +37,16 @@ from framework.waiting import WaitingPodsMap
 PHASES = ("store", "waiting-room", "queue", "scheduler")
 SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
+
+
+def events_with_defaults(fwk: Framework) -> dict[str, list[ClusterEventWithHint]]:
+    """Plugin -> registered events; a plugin without EnqueueExtensions cares about
+    every event (upstream's buildQueueingHintMap)."""
+    events = fwk.events_to_register()
+    for name, plugin in fwk.plugins.items():
+        if not hasattr(plugin, "events_to_register"):
+            events[name] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
+    return events
 
 
 class Pipeline:
@@ -114,7 +125,7 @@ class Pipeline:
     def _new_queue(self) -> SchedulingQueue:
         fwks = self.frameworks
         first = next(iter(fwks.values()))
-        hints = {name: f.events_to_register() for name, f in fwks.items()}
+        hints = {name: events_with_defaults(f) for name, f in fwks.items()}
 
         def pre_enqueue(pod: Pod):  # noqa: ANN202
             f = fwks.get(pod.scheduler_name, first)

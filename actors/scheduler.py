@@ -273,10 +273,16 @@ class Scheduler(Actor[SchedulerMsg]):
         attempt = self.attempts.get(qpi.pod.key)
         if attempt is not None:
             attempt.result = None
-        # The pod's resources are free again: pods that failed for lack of them may fit.
-        self._offer(Move(event=event_for("Pod", "DELETED", a.pod, None), old=a.pod, new=None,
-                         pre_check=lambda p, sn=a.pod.scheduler_name: p.scheduler_name == sn))
-        self.fail(qpi, status, None)
+        # Forgetting the assumed pod frees its resources, like a deleted pod. A
+        # rejected pod is requeued first and left out of the move (it would only
+        # fail again); an errored one is in flight during the move, as upstream.
+        freed = event_for("Pod", "DELETED", a.pod, None)
+        if status.is_rejected():
+            self.fail(qpi, status, None)
+            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid))
+        else:
+            self._offer(Move(event=freed, old=a.pod, new=None))
+            self.fail(qpi, status, None)
 
     def binding_succeeded(self, a: AssumedPod) -> None:
         pod = a.pod

@@ -1,0 +1,101 @@
+"""The waiting room and binding cycles, driven by the fake clock."""
+from __future__ import annotations
+
+import pytest
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from tests.actors.helpers import config, node, pod, recording_registry
+
+
+async def bound_nodes(p: Pipeline) -> dict[str, str | None]:
+    items, _ = await p.client.list("Pod")
+    return {i["metadata"]["name"]: (i.get("spec") or {}).get("nodeName") for i in items}
+
+
+async def test_permit_timeout_unreserves_in_reverse_order_forgets_and_requeues() -> None:
+    log: list[str] = []
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry(log), record=log.append) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("w", labels={"wait": "g"}))
+        await p.settle()
+        assert log == ["reserve:A", "reserve:B"]
+        assert len(p.waiting_room.waiting_pods) == 1
+        clock.advance(9.999)
+        await p.settle()
+        assert log == ["reserve:A", "reserve:B"]
+        clock.advance(0.001)
+        await p.settle()
+        assert log == ["reserve:A", "reserve:B", "unreserve:B", "unreserve:A", "forget"]
+        assert p.scheduler.cache.pod_count() == 0
+        assert p.queue.queue.where("default/w") == "unschedulable"
+        events = await p.client.events("Pod", "default/w")
+        assert events[0].reason == "FailedScheduling"
+        assert events[0].message == "rejected due to timeout after waiting 10s at plugin WaitPermit"
+        assert (await bound_nodes(p))["w"] is None
+
+
+async def test_a_rejected_pod_goes_back_through_backoff_and_waits_again() -> None:
+    log: list[str] = []
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry(log), record=log.append) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("w", labels={"wait": "g", "timeout": "2"}))
+        await p.settle()
+        clock.advance(2.0)
+        await p.settle()
+        # Rejected by WaitPermit: unschedulable, retried only on an event or after 5 minutes.
+        assert p.queue.queue.where("default/w") == "unschedulable"
+        clock.advance(301.0)
+        await p.settle()
+        assert log.count("reserve:A") == 2
+        assert len(p.waiting_room.waiting_pods) == 1
+
+
+async def test_allow_from_another_pods_cycle_releases_the_waiter() -> None:
+    log: list[str] = []
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry(log), record=log.append) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("waiter", labels={"wait": "g"}))
+        await p.settle()
+        assert (await bound_nodes(p))["waiter"] is None
+        await p.client.create(pod("releaser", labels={"release": "g"}))
+        await p.settle()
+        assert await bound_nodes(p) == {"waiter": "n1", "releaser": "n1"}
+        assert "unreserve:A" not in log
+        assert len(p.waiting_room.waiting_pods) == 0
+        assert clock.now() == 0.0
+
+
+async def test_two_hundred_pods_wait_at_permit_while_other_pods_keep_being_scheduled() -> None:
+    log: list[str] = []
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry(log)) as p:
+        await p.client.apply([node(f"n{i}", cpu="100") for i in range(5)])
+        await p.client.apply([pod(f"w{i}", cpu="10m", labels={"wait": "g"}) for i in range(200)])
+        await p.client.apply([pod(f"free{i}", cpu="10m") for i in range(50)])
+        await p.settle()
+        bound = await bound_nodes(p)
+        assert len(p.waiting_room.waiting_pods) == 200
+        assert all(bound[f"free{i}"] for i in range(50))
+        assert not any(bound[f"w{i}"] for i in range(200))
+        await p.client.create(pod("releaser", cpu="10m", labels={"release": "g"}))
+        await p.settle()
+        bound = await bound_nodes(p)
+        assert all(bound.values())
+        assert len(bound) == 251
+
+
+@pytest.mark.parametrize("timeout, shown", [(1.5, "1.5s"), (90, "1m30s"), (3600, "15m0s")], ids=["fraction", "minutes", "capped"])
+async def test_timeout_message_uses_go_duration_and_the_fifteen_minute_cap(timeout: float, shown: str) -> None:
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry([])) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("w", labels={"wait": "g", "timeout": str(timeout)}))
+        await p.settle()
+        clock.advance(min(timeout, 900))
+        await p.settle()
+        events = await p.client.events("Pod", "default/w")
+        assert events[0].message == f"rejected due to timeout after waiting {shown} at plugin WaitPermit"
