@@ -110,6 +110,11 @@ class Framework:
         qs = objs("queueSort")
         self.queue_sort_plugin = qs[0] if qs else None
         self.pre_filter_plugins = objs("preFilter")
+        # Looked up once: preemption's dry runs call the extensions per pod per node.
+        self._pre_filter_extensions = [
+            (pl, ext) for pl in self.pre_filter_plugins
+            if (ext := (pl.pre_filter_extensions() if hasattr(pl, "pre_filter_extensions") else None)) is not None
+        ]
         self.filter_plugins = objs("filter")
         self.post_filter_plugins = objs("postFilter")
         self.pre_score_plugins = objs("preScore")
@@ -206,10 +211,8 @@ class Framework:
         return self._run_extension(state, pod, pod_info, node_info, "remove_pod", "RemovePod")
 
     def _run_extension(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str, label: str) -> Status:
-        for pl in self.pre_filter_plugins:
-            ext_fn = getattr(pl, "pre_filter_extensions", None)
-            ext = ext_fn() if ext_fn is not None else None
-            if ext is None or pl.name in state.skip_filter_plugins:
+        for pl, ext in self._pre_filter_extensions:
+            if pl.name in state.skip_filter_plugins:
                 continue
             try:
                 st = getattr(ext, method)(state, pod, pod_info, node_info)
@@ -279,7 +282,8 @@ class Framework:
                 return r, st
             if not st.is_rejected():
                 return None, Status(Code.Error, *st.reasons, plugin=pl.name)
-            if r is not None and r.nominated_node_name:
+            if r is not None:
+                # Even an empty nomination counts: it clears the pod's stale one.
                 result = r
             reasons.extend(st.reasons)
             if not rejector:
