@@ -27,7 +27,8 @@ from actors.pipeline import Pipeline
 from actors.store_backend import InMemoryBackend, StoreBackend
 from actors.store_sqlite import DataDirLocked, SQLiteBackend
 from framework.api.errors import ValidationError
-from framework.config import ConfigError, SchedulerConfig, load_config
+from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
+from framework.handle import FrameworkHandle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
@@ -54,6 +55,7 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
                              token_file=args.token_file, log_level=args.log_level)
     try:
         scheduler_cfg = load_config(serve.scheduler)
+        build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
     return scheduler_cfg, daemon_cfg

@@ -1,0 +1,137 @@
+"""`ksched serve` configuration: both documents, flags over file, errors naming the field."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from framework.api.errors import ValidationError
+from transport.daemon import load_serve_config, serve_main
+from transport.daemon_config import Address, DaemonConfig, apply_flags, parse_address, parse_config_text
+
+ROOT = Path(__file__).resolve().parents[2]
+DAEMON_HEAD = "apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"
+
+
+def serve_args(**kw: object) -> argparse.Namespace:
+    base = dict(config=None, listen=None, http=None, data_dir=None, token_file=None, log_level=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_no_config_gives_the_documented_defaults():
+    sched, cfg = load_serve_config(serve_args())
+    assert cfg == DaemonConfig()
+    assert (str(cfg.listen), str(cfg.http), str(cfg.data_dir)) == ("127.0.0.1:7777", "127.0.0.1:10251", ".ksched")
+    assert [p.scheduler_name for p in sched.profiles] == ["default-scheduler"]
+
+
+def test_the_shipped_default_yaml_equals_no_config_at_all():
+    sched, cfg = load_serve_config(serve_args(config=str(ROOT / "configs" / "default.yaml")))
+    assert cfg == DaemonConfig()
+    assert (sched.pod_initial_backoff_seconds, sched.pod_max_backoff_seconds) == (1, 10)
+
+
+def test_an_upstream_kube_scheduler_configuration_alone_is_accepted_unchanged():
+    text = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+podMaxBackoffSeconds: 20
+profiles:
+  - schedulerName: default-scheduler
+  - schedulerName: batch
+"""
+    serve = parse_config_text(text)
+    assert serve.daemon == DaemonConfig()
+    assert serve.scheduler is not None and serve.scheduler["podMaxBackoffSeconds"] == 20
+
+
+def test_both_documents_are_read_and_flags_win_over_the_file():
+    text = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+---
+""" + DAEMON_HEAD + """listen: 0.0.0.0:9000
+http: ""
+dataDir: /var/lib/ksched
+maxFrameBytes: 2048
+store: {backend: memory, synchronous: NORMAL}
+"""
+    cfg = parse_config_text(text).daemon
+    assert (cfg.listen, cfg.http, cfg.data_dir, cfg.max_frame_bytes) == (Address("0.0.0.0", 9000), None,
+                                                                         Path("/var/lib/ksched"), 2048)
+    assert (cfg.store_backend, cfg.store_synchronous) == ("memory", "NORMAL")
+    flagged = apply_flags(cfg, listen="127.0.0.1:1234", data_dir="d")
+    assert (str(flagged.listen), flagged.data_dir, flagged.max_frame_bytes) == ("127.0.0.1:1234", Path("d"), 2048)
+
+
+@pytest.mark.parametrize("body, message", [
+    pytest.param("listen: nope\n", "DaemonConfiguration.listen: must be HOST:PORT", id="listen-no-port"),
+    pytest.param("listen: 'h:99999'\n", "DaemonConfiguration.listen: port must be between 0 and 65535", id="listen-port"),
+    pytest.param("http: 'h:x'\n", "DaemonConfiguration.http: port must be an integer", id="http-port"),
+    pytest.param("maxFrameBytes: big\n", "DaemonConfiguration.maxFrameBytes: must be an integer", id="frame-type"),
+    pytest.param("maxFrameBytes: 10\n", "DaemonConfiguration.maxFrameBytes: must be between", id="frame-range"),
+    pytest.param("shutdownGracePeriodSeconds: -1\n", "DaemonConfiguration.shutdownGracePeriodSeconds: must be greater",
+                 id="grace"),
+    pytest.param("dataDir: 5\n", "DaemonConfiguration.dataDir: must be a path string", id="data-dir"),
+    pytest.param("store: {synchronous: SOMETIMES}\n", "DaemonConfiguration.store.synchronous: must be one of",
+                 id="synchronous"),
+    pytest.param("store: {backend: etcd}\n", "DaemonConfiguration.store.backend: must be one of", id="backend"),
+    pytest.param("store: {size: 1}\n", "DaemonConfiguration.store.size: unknown field", id="store-field"),
+    pytest.param("tls: {certFile: a.crt}\n", "DaemonConfiguration.tls: certFile and keyFile", id="tls-half"),
+    pytest.param("logLevel: LOUD\n", "DaemonConfiguration.logLevel: must be one of", id="log-level"),
+    pytest.param("lisen: 1.2.3.4:5\n", "DaemonConfiguration.lisen: unknown field", id="typo"),
+])
+def test_a_bad_daemon_field_is_rejected_naming_it(body, message):
+    with pytest.raises(ValidationError) as err:
+        parse_config_text(DAEMON_HEAD + body)
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("text, message", [
+    pytest.param("apiVersion: ksched.io/v2\nkind: DaemonConfiguration\n", "DaemonConfiguration.apiVersion: must be",
+                 id="api-version"),
+    pytest.param("kind: Deployment\n", "config[0].kind: must be KubeSchedulerConfiguration or DaemonConfiguration",
+                 id="other-kind"),
+    pytest.param("- a\n", "config[0]: document must be a mapping", id="list"),
+    pytest.param(DAEMON_HEAD + "---\n" + DAEMON_HEAD, "config[1].kind: DaemonConfiguration appears twice", id="twice"),
+    pytest.param("a: [", "config: not valid YAML", id="yaml"),
+])
+def test_a_bad_document_is_rejected_naming_where(text, message):
+    with pytest.raises(ValidationError) as err:
+        parse_config_text(text)
+    assert str(err.value).startswith(message)
+
+
+def test_an_unreadable_token_file_names_the_field(tmp_path):
+    cfg = DaemonConfig(token_file=tmp_path / "missing")
+    with pytest.raises(ValidationError, match="^tokenFile: cannot read"):
+        cfg.read_token()
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(ValidationError, match="is empty"):
+        DaemonConfig(token_file=tmp_path / "empty").read_token()
+
+
+def test_ipv6_addresses_keep_their_brackets_when_printed():
+    a = parse_address("[::1]:7777", "listen")
+    assert (a.host, a.port, str(a)) == ("::1", 7777, "[::1]:7777")
+
+
+@pytest.mark.parametrize("config, message", [
+    pytest.param(DAEMON_HEAD + "listen: nope\n", "DaemonConfiguration.listen", id="daemon-field"),
+    pytest.param("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                 "profiles:\n  - schedulerName: s\n    plugins:\n      filter:\n        enabled:\n"
+                 "          - name: NoSuchPlugin\n", "NoSuchPlugin", id="unknown-plugin"),
+])
+def test_serve_exits_2_with_an_error_naming_the_field(tmp_path, capsys, config, message):
+    path = tmp_path / "ksched.yaml"
+    path.write_text(config)
+    assert serve_main(serve_args(config=str(path))) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ksched serve: error:") and message in err
+
+
+def test_serve_with_a_missing_config_file_exits_2_naming_the_flag(tmp_path, capsys):
+    assert serve_main(serve_args(config=str(tmp_path / "nope.yaml"))) == 2
+    assert "--config: cannot read" in capsys.readouterr().err
