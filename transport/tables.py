@@ -64,16 +64,28 @@ def age(obj: Mapping[str, Any], now: float) -> str:
 
 
 def human_duration(seconds: int) -> str:
+    """kubectl's duration.HumanDuration."""
     seconds = max(seconds, 0)
     if seconds < 120:
         return f"{seconds}s"
     minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes}m{seconds % 60}s" if minutes < 10 and seconds % 60 else f"{minutes}m"
+    if minutes < 10:
+        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
     hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
     if hours < 48:
-        return f"{hours}h{minutes % 60}m" if hours < 8 and minutes % 60 else f"{hours}h"
-    return f"{hours // 24}d"
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    years, days = hours // 24 // 365, hours // 24 % 365
+    if hours < 24 * 365 * 8:
+        return f"{years}y{days}d" if days else f"{years}y"
+    return f"{years}y"
 
 
 def milli_cpu(m: int) -> str:

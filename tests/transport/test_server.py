@@ -179,3 +179,25 @@ async def test_a_watch_resumes_after_the_daemon_restarts_on_the_same_port(daemon
             await server2.close()
         assert (first.object["metadata"]["name"], second.object["metadata"]["name"]) == ("n1", "n2")
         assert second.type == "ADDED" and second.resource_version == 2
+
+
+async def test_applying_the_same_manifest_again_keeps_the_binding_uid_and_creation_time(daemon):
+    from actors.store_messages import StoreClient
+
+    async with await Client.connect(daemon.address) as c:
+        [first] = await c.apply([pod("p1")])
+        assert first["metadata"]["uid"] and first["metadata"]["creationTimestamp"]
+        await StoreClient(daemon.store).bind("default", "p1", "n1", first["metadata"]["uid"])
+        [again] = await c.apply([pod("p1")])
+    assert again["spec"]["nodeName"] == "n1"
+    assert {c["type"]: c["status"] for c in again["status"]["conditions"]} == {"PodScheduled": "True"}
+    for field in ("uid", "creationTimestamp"):
+        assert again["metadata"][field] == first["metadata"][field]
+
+
+async def test_a_deleted_and_recreated_object_gets_a_new_uid(daemon):
+    async with await Client.connect(daemon.address) as c:
+        old = await c.create(node("n1"))
+        await c.delete("Node", "n1")
+        new = await c.create(node("n1"))
+    assert old["metadata"]["uid"] != new["metadata"]["uid"]
