@@ -85,3 +85,27 @@ def profile(name: str = "default-scheduler", reserve: bool = True) -> dict:
 
 def config(*profiles: dict) -> dict:
     return {"apiVersion": API, "kind": "KubeSchedulerConfiguration", "profiles": list(profiles) or [profile()]}
+
+
+class BlockingPreBind:
+    """PreBind that never returns for pods labelled block=yes (a stuck volume attach)."""
+
+    name = "BlockingPreBind"
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.never = asyncio.Event()
+        self.entered: list[str] = []
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if pod.labels.get("block") == "yes":
+            self.entered.append(pod.name)
+            await self.never.wait()
+        return None
+
+
+def blocking_registry(log: list[str], blocker: BlockingPreBind) -> Registry:
+    reg = recording_registry(log)
+    reg.register("BlockingPreBind", lambda args, handle: blocker)
+    return reg
