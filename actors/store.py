@@ -317,6 +317,8 @@ class Store(Actor[StoreMsg]):
         raw.setdefault("spec", {})["nodeName"] = node
         status = raw.setdefault("status", {})
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
+        # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
+        status.pop("nominatedNodeName", None)
         return self._write("Pod", pod.key, raw, batch)
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:

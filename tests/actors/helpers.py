@@ -109,3 +109,26 @@ def blocking_registry(log: list[str], blocker: BlockingPreBind) -> Registry:
     reg = recording_registry(log)
     reg.register("BlockingPreBind", lambda args, handle: blocker)
     return reg
+
+
+class ErrorFilter:
+    """PreFilter that always fails with an Error, noting the clock time of each attempt."""
+
+    name = "ErrorFilter"
+
+    def __init__(self, handle: Any, times: list[float]) -> None:
+        self.handle = handle
+        self.times = times
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list) -> tuple[None, Status]:
+        self.times.append(self.handle.now())
+        return None, Status(Code.Error, "injected error")
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+
+def error_registry(times: list[float]) -> Registry:
+    reg = recording_registry([])
+    reg.register("ErrorFilter", lambda args, handle: ErrorFilter(handle, times))
+    return reg

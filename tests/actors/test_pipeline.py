@@ -10,6 +10,7 @@ from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from tests.actors.helpers import (
     BlockingPreBind,
+    error_registry,
     blocking_registry,
     config,
     node,
@@ -177,3 +178,36 @@ async def test_a_stuck_binding_cycle_is_cancelled_after_the_grace_period_and_req
     assert p.queue.queue.get("default/stuck") is not None
     bound = {q.name: q.node_name for q in pods_in_store(p)}
     assert bound == {"stuck": "", "fine": "n1"}
+
+
+async def test_an_erroring_pod_is_retried_after_exact_backoffs_by_the_queue_timers() -> None:
+    times: list[float] = []
+    cfg = config(profile())
+    cfg["profiles"][0]["plugins"]["preFilter"] = {"enabled": [{"name": "ErrorFilter"}]}
+    clock = FakeClock()
+    async with Pipeline(cfg, clock=clock, registry=error_registry(times)) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("e"))
+        await p.run_until_quiescent(60)
+        gaps = [round(b - a, 6) for a, b in zip(times, times[1:])]
+        assert gaps[:7] == [1, 2, 4, 8, 10, 10, 10]
+        got = Pod(await p.client.get("Pod", "default", "e"))
+        cond = condition(got, "PodScheduled")
+        assert cond["reason"] == "SchedulerError"
+        assert cond["message"] == 'running PreFilter plugin "ErrorFilter": injected error'
+
+
+async def test_a_gated_pod_waits_until_its_gates_are_removed() -> None:
+    clock = FakeClock()
+    async with Pipeline(None, clock=clock) as p:
+        await p.client.apply([node("n1")])
+        gated = pod("g")
+        gated["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+        created = await p.client.create(gated)
+        await p.run_until_quiescent()
+        assert (await p.pending_counts())["gated"] == 1
+        assert p.scheduler.stats.attempts == 0
+        spec = {k: v for k, v in created["spec"].items() if k != "schedulingGates"}
+        await p.client.update({**created, "spec": spec})
+        await p.run_until_quiescent()
+        assert Pod(await p.client.get("Pod", "default", "g")).node_name == "n1"
