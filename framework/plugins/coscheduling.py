@@ -36,6 +36,7 @@ from framework.plugins.coscheduling_core import (
     PLUGIN_NAME,
     CoschedulingArgs,
     PodGroupManager,
+    group_full_name,
     namespaced_name,
     wait_time_seconds,
 )
@@ -68,7 +69,7 @@ class Coscheduling:
         return [
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add)),
             ClusterEventWithHint(ClusterEvent("PodGroup", ActionType.Add | ActionType.Update), _pod_group_changed),
-            ClusterEventWithHint(ClusterEvent("AssignedPod", ActionType.Delete)),
+            ClusterEventWithHint(ClusterEvent("AssignedPod", ActionType.Delete), _freed_by_another_group),
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeAllocatable)),
         ]
 
@@ -225,6 +226,15 @@ def _pod_group_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:
     reads status, and the daemon writes it as pods are tried, so requeueing on
     it would feed a loop of retries and status writes."""
     if isinstance(old, PodGroup) and isinstance(new, PodGroup) and old.raw.get("spec") == new.raw.get("spec"):
+        return QueueingHint.QueueSkip
+    return QueueingHint.Queue
+
+
+def _freed_by_another_group(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """Room freed on a node helps a waiting gang unless the pod that left is of
+    the same gang: a group's own rollback never makes room for itself, and
+    requeueing on it would have the group re-reserve at once, without backoff."""
+    if isinstance(old, Pod) and group_full_name(old) and group_full_name(old) == group_full_name(pod):
         return QueueingHint.QueueSkip
     return QueueingHint.Queue
 

@@ -250,3 +250,12 @@ def test_plugin_level_conformance_case_passes(case: dict) -> None:
     from transport.conformance.coscheduling_cases import run_coscheduling_case
 
     assert mismatches(case["expect"], run_coscheduling_case(case)) == []
+
+
+def test_room_freed_by_the_groups_own_rollback_does_not_requeue_it() -> None:
+    c = Cluster()
+    (hint,) = [e.hint for e in c.plugin.events_to_register() if e.event.resource == "AssignedPod"]
+    waiting = Pod(pod("g-1", group="g"))
+    assert hint(waiting, Pod(bound_pod("g-0", "g")), None) == QueueingHint.QueueSkip
+    assert hint(waiting, Pod(bound_pod("h-0", "h")), None) == QueueingHint.Queue
+    assert hint(waiting, Pod(bound_pod("plain", "")), None) == QueueingHint.Queue
