@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Union, assert_never
 
 from actors.base import Actor, resolve
 from actors.clock import Clock, Timer
@@ -156,7 +156,7 @@ class QueueActor(Actor[QueueMsg]):
             case Counts(reply=reply):
                 resolve(reply, q.pending_counts())
             case _:
-                raise TypeError(f"unexpected message {msg!r}")
+                assert_never(msg)
         self._deliver()
         self._arm()
 

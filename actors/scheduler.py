@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Callable, Union, assert_never
 
 from actors.base import Actor, MailboxClosed, new_reply
 from actors.binding import AssumedPod, BindingCycles, undo_assume
@@ -98,10 +98,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self._pop: asyncio.Future | None = None
         self._stopping = False
 
-    @property
-    def handle(self):  # noqa: ANN201 - the FrameworkHandle every profile shares
-        return next(iter(self.frameworks.values())).handle
-
     # --- the loop -------------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -158,7 +154,7 @@ class Scheduler(Actor[SchedulerMsg]):
                 self.schedule_one(qpi)
                 self._request_pop()
             case _:
-                raise TypeError(f"unexpected message {msg!r}")
+                assert_never(msg)
 
     # --- the scheduling cycle ---------------------------------------------------------------------
 

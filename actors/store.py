@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, assert_never
 
 from actors.base import Actor, MailboxClosed, reject, resolve
 from actors.store_backend import InMemoryBackend, StoreBackend, Write
@@ -269,7 +269,8 @@ class Store(Actor[StoreMsg]):
             case Unwatch(watch_id=wid):
                 self._watchers.pop(wid, None)
                 return None
-        raise StoreError(f"unknown message {type(msg).__name__}")
+            case _:
+                assert_never(msg)
 
     @staticmethod
     def _check_rv(obj: KubeObject, current: KubeObject | None, required: bool) -> None:

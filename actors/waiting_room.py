@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Union
+from typing import Union, assert_never
 
 from actors.base import Actor
 from actors.clock import Clock, Timer
-from framework.interface import Code, Status
+from framework.interface import Status
 from framework.runtime import go_duration
 from framework.waiting import WaitingPod, WaitingPodsMap
 
@@ -92,7 +92,7 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
             case RejectAll(message=message):
                 self.reject_all(message)
             case _:
-                raise TypeError(f"unexpected message {msg!r}")
+                assert_never(msg)
 
     def reject_all(self, message: str) -> None:
         for wp in self.waiting_pods:
@@ -103,6 +103,3 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
         self.reject_all("scheduler is shutting down")
         self.inbox.close(drain=False)
 
-
-def is_rejection(status: Status) -> bool:
-    return status.code != Code.Success
