@@ -20,19 +20,49 @@ class ObjectLister(Protocol):
     def get(self, kind: str, namespace: str, name: str) -> Any | None: ...
 
 
+# Labels InMemoryObjects indexes, so plugins can list by them without a scan
+# (Coscheduling lists a group's pods on every PreFilter).
+INDEXED_LABELS = ("scheduling.x-k8s.io/pod-group",)
+
+
 class InMemoryObjects:
     """kind -> {key: object}; the lister the runner and tests use."""
 
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, dict[str, KubeObject]] = {}
+        self._by_label: dict[tuple[str, str, str, str], dict[str, KubeObject]] = {}
         for o in objects:
             self.put(o)
 
     def put(self, obj: KubeObject) -> None:
-        self._by_kind.setdefault(obj.kind, {})[obj.key] = obj
+        objs = self._by_kind.setdefault(obj.kind, {})
+        old = objs.get(obj.key)
+        if old is not None:
+            self._unindex(old)
+        objs[obj.key] = obj
+        for label in INDEXED_LABELS:
+            value = obj.labels.get(label)
+            if value is not None:
+                self._by_label.setdefault((obj.kind, obj.namespace, label, value), {})[obj.key] = obj
 
     def delete(self, kind: str, key: str) -> None:
-        self._by_kind.get(kind, {}).pop(key, None)
+        old = self._by_kind.get(kind, {}).pop(key, None)
+        if old is not None:
+            self._unindex(old)
+
+    def _unindex(self, obj: KubeObject) -> None:
+        for label in INDEXED_LABELS:
+            value = obj.labels.get(label)
+            if value is not None:
+                idx = self._by_label.get((obj.kind, obj.namespace, label, value))
+                if idx is not None:
+                    idx.pop(obj.key, None)
+
+    def list_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
+        """Objects of `kind` in `namespace` whose label `label` is `value`."""
+        if label in INDEXED_LABELS:
+            return list(self._by_label.get((kind, namespace, label, value), {}).values())
+        return [o for o in self.list(kind, namespace) if o.labels.get(label) == value]
 
     def list(self, kind: str, namespace: str | None = None) -> list[Any]:
         objs = self._by_kind.get(kind, {}).values()
@@ -113,6 +143,13 @@ class FrameworkHandle:
 
     def get_object(self, kind: str, namespace: str, name: str) -> Any | None:
         return self.objects.get(kind, namespace, name)
+
+    def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
+        """list_objects filtered by one label, indexed when the lister offers it."""
+        by_label = getattr(self.objects, "list_with_label", None)
+        if by_label is not None:
+            return by_label(kind, namespace, label, value)
+        return [o for o in self.objects.list(kind, namespace) if o.labels.get(label) == value]
 
     # queue
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:

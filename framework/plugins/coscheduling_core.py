@@ -181,8 +181,8 @@ def min_resources_request(pg: PodGroup) -> dict[str, Fraction]:
 class _SnapshotGroupIndex:
     """group full name -> pods on nodes of the snapshot (bound or assumed).
 
-    Refreshed per snapshot generation, re-reading only the NodeInfos the cache
-    replaced since the last refresh."""
+    Kept up to date per snapshot generation, re-reading only the NodeInfos the
+    cache replaced since the last refresh."""
 
     __slots__ = ("_snap_id", "_generation", "_per_node", "_by_group")
 
@@ -190,36 +190,46 @@ class _SnapshotGroupIndex:
         self._snap_id = 0
         self._generation = -1
         self._per_node: dict[str, tuple[NodeInfo, dict[str, list[Pod]]]] = {}
-        self._by_group: dict[str, list[Pod]] = {}
+        self._by_group: dict[str, dict[str, Pod]] = {}
 
     def members(self, snap: Snapshot, group: str) -> list[Pod]:
         if id(snap) != self._snap_id or snap.generation != self._generation:
             self._refresh(snap)
-        return self._by_group.get(group, [])
+        return list(self._by_group.get(group, {}).values())
 
     def _refresh(self, snap: Snapshot) -> None:
         if id(snap) != self._snap_id:
-            self._per_node = {}
-        per_node: dict[str, tuple[NodeInfo, dict[str, list[Pod]]]] = {}
+            self._per_node, self._by_group = {}, {}
+        seen = set()
         for info in snap.node_info_list:
+            seen.add(info.name)
             cached = self._per_node.get(info.name)
             if cached is not None and cached[0] is info:
-                per_node[info.name] = cached
                 continue
+            if cached is not None:
+                self._drop(cached[1])
             groups: dict[str, list[Pod]] = {}
             for pi in info.pods:
                 g = group_full_name(pi.pod)
                 if g:
                     groups.setdefault(g, []).append(pi.pod)
-            per_node[info.name] = (info, groups)
-        by_group: dict[str, list[Pod]] = {}
-        for _, groups in per_node.values():
-            for g, pods in groups.items():
-                by_group.setdefault(g, []).extend(pods)
-        self._per_node = per_node
-        self._by_group = by_group
+                    self._by_group.setdefault(g, {})[pi.pod.key] = pi.pod
+            self._per_node[info.name] = (info, groups)
+        for name in [n for n in self._per_node if n not in seen]:
+            self._drop(self._per_node.pop(name)[1])
         self._snap_id = id(snap)
         self._generation = snap.generation
+
+    def _drop(self, groups: dict[str, list[Pod]]) -> None:
+        for g, pods in groups.items():
+            members = self._by_group.get(g)
+            if members is None:
+                continue
+            for p in pods:
+                if members.get(p.key) is p:
+                    del members[p.key]
+            if not members:
+                del self._by_group[g]
 
 
 class PodGroupManager:
@@ -251,10 +261,12 @@ class PodGroupManager:
     def group_pods(self, namespace: str, label: str) -> list[Pod]:
         """Non-terminal pods of the namespace carrying the group label (what the
         scheduler's pod informer lists: terminal pods are filtered out)."""
-        return [
-            p for p in self.handle.list_objects("Pod", namespace)
-            if p.labels.get(POD_GROUP_LABEL) == label and not p.is_terminal
-        ]
+        by_label = getattr(self.handle, "list_objects_with_label", None)
+        if by_label is not None:
+            pods = by_label("Pod", namespace, POD_GROUP_LABEL, label)
+        else:
+            pods = [p for p in self.handle.list_objects("Pod", namespace) if p.labels.get(POD_GROUP_LABEL) == label]
+        return [p for p in pods if not p.is_terminal]
 
     def placed_members(self, group: str) -> list[Pod]:
         """Members on a node of the current snapshot, bound or assumed."""
