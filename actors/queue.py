@@ -267,6 +267,9 @@ class SchedulingQueue:
         if qpi is None:
             if key not in self.in_flight:
                 self.add(new, now)
+            elif old is None or old.spec != new.spec or old.labels != new.labels:
+                # Replayed if the attempt in flight fails (addEventIfPodInFlight).
+                self._record_event(UNSCHEDULABLE_POD_UPDATE, old, new)
             return
         qpi.pod = new
         now_ns = to_ns(now)

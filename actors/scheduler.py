@@ -10,6 +10,7 @@ cycle; then ask for the next pod at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 from dataclasses import dataclass, field
 from typing import Callable, Union, assert_never
 
@@ -54,12 +55,17 @@ class Attempt:
     message: str = ""
 
 
+KEEP_LATENCIES = 200_000
+KEEP_PREEMPTED = 10_000
+
+
 @dataclass(slots=True)
 class SchedulerStats:
     attempts: int = 0
     scheduled: int = 0
     failed: int = 0
-    latencies: list[float] = field(default_factory=list)  # seconds from first enqueue to bound
+    # Seconds from first enqueue to bound, for the most recent pods.
+    latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
 
 
 class Scheduler(Actor[SchedulerMsg]):
@@ -91,7 +97,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
         self.attempts: dict[str, Attempt] = {}
         self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
-        self.preempted: list[str] = []
+        self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)
         self.stats = SchedulerStats()
         self.bindings = BindingCycles(self, record)
         self._binding_group: asyncio.TaskGroup | None = None
@@ -339,6 +345,8 @@ class Scheduler(Actor[SchedulerMsg]):
         if ev.type == "DELETED":
             self.objects.delete("Pod", pod.key)
             self.pending.pop(pod.key, None)
+            self.attempts.pop(pod.key, None)
+            self.nominations.pop(pod.key, None)
             wp = self.waiting_room.waiting_pods.get(pod.uid)
             if wp is not None:
                 wp.reject("", "pod deleted")

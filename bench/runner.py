@@ -36,7 +36,7 @@ async def run_workload(w: Workload) -> dict[str, Any]:
         await _apply(p, w.setup)
         await p.settle(None)
         sched = p.scheduler
-        before = len(sched.stats.latencies)
+        before = sched.stats.scheduled
         start = time.perf_counter()
         await _apply(p, w.measured)
         await p.settle(None)
@@ -45,7 +45,8 @@ async def run_workload(w: Workload) -> dict[str, Any]:
         items, _ = await p.client.list("Pod")
         scheduled = sum(1 for i in items if (i["metadata"].get("namespace", "default"), i["metadata"]["name"]) in names
                         and (i.get("spec") or {}).get("nodeName"))
-        lat = [x * 1000 for x in sched.stats.latencies[before:]]
+        measured = sched.stats.scheduled - before
+        lat = [x * 1000 for x in list(sched.stats.latencies)[len(sched.stats.latencies) - measured:]]
         return {
             "workload": w.name,
             "scheduled": scheduled,

@@ -211,3 +211,40 @@ async def test_a_gated_pod_waits_until_its_gates_are_removed() -> None:
         await p.client.update({**created, "spec": spec})
         await p.run_until_quiescent()
         assert Pod(await p.client.get("Pod", "default", "g")).node_name == "n1"
+
+
+async def test_preemption_nominates_the_node_deletes_the_victim_and_binds_the_preemptor() -> None:
+    clock = FakeClock()
+    nominated: list[str] = []
+    async with Pipeline(None, clock=clock) as p:
+        await p.client.watch(lambda ev: nominated.append(ev.obj.nominated_node_name)
+                             if ev.obj.name == "high" and ev.obj.nominated_node_name else None, frozenset({"Pod"}))
+        await p.client.apply([node("n1", cpu="1")])
+        await p.client.create(pod("low", cpu="800m", priority=0))
+        await p.run_until_quiescent()
+        await p.client.create(pod("high", cpu="800m", priority=100))
+        await p.run_until_quiescent()
+        names = {q.name: q.node_name for q in pods_in_store(p)}
+        assert names == {"high": "n1"}
+        assert nominated and set(nominated) == {"n1"}
+        high = Pod(await p.client.get("Pod", "default", "high"))
+        assert high.nominated_node_name == ""  # cleared at binding
+        assert [e.reason for e in await p.client.events("Pod", "default/low")][-1] == "Preempted"
+        reasons = [e.reason for e in await p.client.events("Pod", "default/high")]
+        assert reasons == ["FailedScheduling", "Scheduled"]
+
+
+async def test_a_bad_configuration_fails_start_and_leaves_no_task() -> None:
+    from framework.config import ConfigError
+
+    bad = config(profile())
+    bad["profiles"][0]["plugins"]["filter"] = {"enabled": [{"name": "NoSuchPlugin"}]}
+    p = Pipeline(bad, clock=FakeClock(), registry=recording_registry([]))
+    try:
+        await p.start()
+    except ConfigError as e:
+        assert "NoSuchPlugin" in str(e)
+    else:
+        raise AssertionError("start() accepted an unknown plugin")
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+    assert p.phase == "stopped"

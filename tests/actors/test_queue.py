@@ -213,3 +213,17 @@ def test_pre_enqueue_rejection_is_recorded_with_its_plugin() -> None:
     q.add(pod("g", gates=["x"]), 0.0)
     qpi = q.get("default/g")
     assert qpi is not None and qpi.gated and qpi.gating_plugin == "SchedulingGates"
+
+
+def test_an_update_to_a_pod_in_flight_is_replayed_when_its_attempt_fails() -> None:
+    def hint(p, old, new):  # noqa: ANN001, ANN202
+        return QueueingHint.Queue if new.labels.get("fixed") else QueueingHint.QueueSkip
+
+    q = new_queue({"Custom": [ClusterEventWithHint(ClusterEvent("Pod", ActionType.Update), hint)]})
+    original = pod("p")
+    q.add(original, 0.0)
+    qpi = q.pop()
+    fixed = Pod({**original.raw, "metadata": {**original.raw["metadata"], "labels": {"fixed": "yes"}}})
+    q.update(original, fixed, 0.5)
+    qpi.unschedulable_plugins = {"Custom"}
+    assert q.add_unschedulable_if_not_present(qpi, 0.6) == "backoff"
