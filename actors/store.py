@@ -219,19 +219,19 @@ class Store(Actor[StoreMsg]):
                 obj = _validate(raw)
                 if obj.key in self._objects[obj.kind]:
                     raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
-                return self._write(obj.kind, obj.key, dict(raw), batch).raw
+                return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch).raw
             case Apply(objects=raws):
                 parsed = [_validate(r) for r in raws]  # all or nothing: validate first
                 for r, obj in zip(raws, parsed):
                     self._check_rv(obj, self._objects[obj.kind].get(obj.key), required=False)
-                return [self._write(o.kind, o.key, dict(r), batch).raw for r, o in zip(raws, parsed)]
+                return [self._write(o.kind, o.key, copy.deepcopy(dict(r)), batch).raw for r, o in zip(raws, parsed)]
             case Update(obj=raw):
                 obj = _validate(raw)
                 current = self._objects[obj.kind].get(obj.key)
                 if current is None:
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
                 self._check_rv(obj, current, required=False)
-                return self._write(obj.kind, obj.key, dict(raw), batch).raw
+                return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch).raw
             case Delete(kind=kind, namespace=ns, name=name):
                 key = _key(kind, ns, name)
                 current = self._objects.get(kind, {}).get(key)
