@@ -129,8 +129,7 @@ class Coscheduling:
         if others:
             reserved = []
             for g, adm in others:
-                outstanding = adm.min_member - len(self.pg_mgr.assigned_members(g))
-                reserved.extend(adm.requests[:max(outstanding, 0)])
+                reserved.extend(adm.requests[:self._outstanding(g, adm.min_member)])
             together = check_placement(requests, needed, nodes, reserved)
             if together.fits is not True:
                 names = sorted(g for g, _ in others)
@@ -139,6 +138,14 @@ class Coscheduling:
                         f"{needed} more members do not fit beside the members it is placing")
         self.ledger.admit(group, now, wait_time_seconds(pg, self.args), pg.min_member, requests)
         return None
+
+    def _outstanding(self, group: str, min_member: int) -> int:
+        """Members an admitted group still has to place: short of its quorum, and
+        no more than it has pending (a deleted job holds nothing)."""
+        ns, _, label = group.partition("/")
+        placed = {p.key for p in self.pg_mgr.placed_members(group)}
+        pending = sum(1 for p in self.pg_mgr.group_pods(ns, label) if not p.node_name and p.key not in placed)
+        return max(0, min(min_member - len(self.pg_mgr.assigned_members(group)), pending))
 
     def _expire_admissions(self, now: float) -> None:
         for g in self.ledger.expired(now):
@@ -161,14 +168,14 @@ class Coscheduling:
         assigned = len(self.pg_mgr.assigned_members(group, exclude=pod))
         if not self.pg_mgr.should_reject_group(pg, assigned):
             return PostFilterResult(), Status(Code.Unschedulable)
-        self.reject_group(group, REJECTED_IN_POST_FILTER)
+        self.reject_group(group, REJECTED_IN_POST_FILTER, pg)
         pods = self.pg_mgr.group_pods(pod.namespace, pg.name)
         self.pg_mgr.backoff(group, len(pods), pg)
         return PostFilterResult(), Status(
             Code.Unschedulable, f"PodGroup {group} gets rejected due to Pod {pod.name} is unschedulable even after PostFilter"
         )
 
-    def reject_group(self, group: str, message: str) -> None:
+    def reject_group(self, group: str, message: str, pg: PodGroup | None = None) -> None:
         """Reject every waiting member and clear the group's admission, its
         minResources pass and its queue position, in one step. The quorum count is
         derived (assigned_members skips rejected waiters), so no stale count
@@ -177,7 +184,7 @@ class Coscheduling:
             wp.reject(self.name, message)
             self.pg_mgr.forget_allowed(wp.pod)
         self.pg_mgr.permitted_pg.delete(group)
-        self.pg_mgr.mark_failed(group)
+        self.pg_mgr.mark_failed(group, pg)
         self._release(group)
 
     # --- Reserve / Unreserve ------------------------------------------------------------------
@@ -190,7 +197,7 @@ class Coscheduling:
         self.pg_mgr.forget_allowed(pod)
         if pg is None:
             return
-        self.reject_group(group, REJECTED_IN_UNRESERVE)
+        self.reject_group(group, REJECTED_IN_UNRESERVE, pg)
 
     # --- Permit ---------------------------------------------------------------------------
 

@@ -246,7 +246,7 @@ class PodGroupManager:
         self._index = _SnapshotGroupIndex()
         # uids of members Permit allowed (the current pod on Success, the waiting
         # siblings it released) that may not be bound yet.
-        self.allowed: set[str] = set()
+        self.allowed: dict[str, set[str]] = {}  # group -> uids
 
     # lookups
     def now(self) -> float:
@@ -284,7 +284,11 @@ class PodGroupManager:
         skip = exclude.key if exclude is not None else ""
         placed = self.placed_members(group)
         on_nodes = {p.uid for p in placed}
-        self.allowed &= on_nodes  # a forgotten pod is no longer on its way to bind
+        allowed = self.allowed.get(group)
+        if allowed:
+            allowed &= on_nodes  # a forgotten pod is no longer on its way to bind
+        else:
+            allowed = set()
         for p in placed:
             if p.key == skip:
                 continue
@@ -292,10 +296,10 @@ class PodGroupManager:
             if stored is not None and stored.is_terminal:
                 continue
             if stored is not None and stored.node_name:
-                self.allowed.discard(p.uid)
+                allowed.discard(p.uid)
                 out.append(p)
                 continue
-            if p.uid in self.allowed:
+            if p.uid in allowed:
                 out.append(p)
                 continue
             wp = self.handle.get_waiting_pod(p.uid)
@@ -304,10 +308,15 @@ class PodGroupManager:
         return out
 
     def mark_allowed(self, pod: Pod) -> None:
-        self.allowed.add(pod.uid)
+        self.allowed.setdefault(group_full_name(pod), set()).add(pod.uid)
 
     def forget_allowed(self, pod: Pod) -> None:
-        self.allowed.discard(pod.uid)
+        group = group_full_name(pod)
+        allowed = self.allowed.get(group)
+        if allowed is not None:
+            allowed.discard(pod.uid)
+            if not allowed:
+                del self.allowed[group]
 
     def waiting_members(self, group: str) -> list[Any]:
         out: list[Any] = []
@@ -330,8 +339,14 @@ class PodGroupManager:
             return initial_attempt
         return pg.meta.creation_timestamp
 
-    def mark_failed(self, group: str) -> None:
-        self.last_failed[group] = int(self.now() * NS_PER_S)
+    def mark_failed(self, group: str, pg: PodGroup | None = None) -> None:
+        """The sort penalty. Never earlier than the group's creation time, so a
+        clock in another time base than creationTimestamp cannot turn the penalty
+        into a head start."""
+        mark = int(self.now() * NS_PER_S)
+        if pg is not None:
+            mark = max(mark, pg.meta.creation_timestamp + 1)
+        self.last_failed[group] = mark
 
     def clear_failed(self, group: str) -> None:
         self.last_failed.pop(group, None)

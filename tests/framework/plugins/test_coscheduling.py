@@ -259,3 +259,38 @@ def test_room_freed_by_the_groups_own_rollback_does_not_requeue_it() -> None:
     assert hint(waiting, Pod(bound_pod("g-0", "g")), None) == QueueingHint.QueueSkip
     assert hint(waiting, Pod(bound_pod("h-0", "h")), None) == QueueingHint.Queue
     assert hint(waiting, Pod(bound_pod("plain", "")), None) == QueueingHint.Queue
+
+
+def test_members_allowed_but_not_yet_bound_keep_counting_while_other_groups_are_looked_at() -> None:
+    c = Cluster(nodes=[node("n0", 8)], pending=[*(pod(f"a{i}", group="a") for i in range(3)),
+                                                pod("b0", group="b"), pod("b1", group="b")],
+                groups=[pod_group("a", 2), pod_group("b", 2)])
+    c.wait("a0")
+    assumed = Pod({**c.pod("a1").raw, "spec": {**c.pod("a1").raw["spec"], "nodeName": "n0"}})
+    assert c.plugin.permit(CycleState(), assumed, "n0")[0] is None  # quorum: a0 and a1 allowed
+    c.bound.append(assumed)
+    c.handle.set_snapshot(Snapshot.build(c.nodes, c.bound))
+    c.handle.waiting_pods.remove(c.pod("a0").uid)  # decided: the waiting room lets it go to bind
+    c.plugin.pg_mgr.assigned_members("default/b")
+    assert sorted(p.name for p in c.plugin.pg_mgr.assigned_members("default/a")) == ["a0", "a1"]
+    assert c.permit("a2")[0] is None  # an extra member joins a complete group at once
+
+
+def test_an_admitted_group_whose_pods_were_deleted_holds_no_room() -> None:
+    c = Cluster(nodes=[node("n0", 4)], pending=[*(pod(f"a{i}", 2, "a") for i in range(2)),
+                                                *(pod(f"b{i}", 2, "b") for i in range(2))],
+                groups=[pod_group("a", 2), pod_group("b", 2)])
+    assert c.plugin.pre_filter(CycleState(), c.pod("a0"), c.snapshot.list())[1] is None  # a admitted
+    _, st = c.plugin.pre_filter(CycleState(), c.pod("b0"), c.snapshot.list())
+    assert st is not None and "waits for podGroup default/a to be placed first" in st.reasons[0]
+    for name in ("a0", "a1"):
+        c.objects.delete("Pod", f"default/{name}")
+    assert c.plugin.pre_filter(CycleState(), c.pod("b0"), c.snapshot.list())[1] is None
+
+
+def test_the_failure_mark_is_never_earlier_than_the_groups_creation() -> None:
+    c = Cluster(pending=[pod("p0", group="g")], groups=[pod_group("g", 2, created="2026-06-01T00:00:00Z")])
+    c.clock = 100.0  # a monotonic clock, far before the wall-clock creationTimestamp
+    c.plugin.post_filter(CycleState(), c.pod("p0"), NodeToStatus())
+    pg = c.objects.get("PodGroup", "default", "g")
+    assert c.plugin.pg_mgr.creation_timestamp(c.pod("p0"), 0) > pg.meta.creation_timestamp
