@@ -124,9 +124,8 @@ class PodGroupStatusWriter:
     """Keeps PodGroup status written through the store.
 
     Wiring (done by whoever starts the actors, e.g. actors/pipeline.py):
-        writer = PodGroupStatusWriter(client, waiting_room.waiting_pods, clock.now)
-        await client.watch(writer.observe, kinds=frozenset({"Pod", "PodGroup"}))
-        task_group.create_task(writer.run())   # writer.close() to stop
+        writer = await PodGroupStatusWriter.attach(client, waiting_room.waiting_pods, clock.now)
+        task_group.create_task(writer.run())   # writer.close() to stop, before the store
     `waiting_pods` is the WaitingPodsMap plugins see (its deadlines are on
     `clock`); `wall_clock` stamps scheduleStartTime.
     """
@@ -143,6 +142,14 @@ class PodGroupStatusWriter:
         self._wake = asyncio.Event()
         self._closed = False
         self.writes = 0
+
+    @classmethod
+    async def attach(cls, client: Any, waiting_pods: Iterable[Any] | None = None,
+                     clock: Callable[[], float] | None = None) -> "PodGroupStatusWriter":
+        """A writer watching the store's pods and PodGroups (existing ones included)."""
+        writer = cls(client, waiting_pods, clock)
+        await client.watch(writer.observe, kinds=frozenset({"Pod", "PodGroup"}))
+        return writer
 
     def waiting_left(self) -> dict[str, float]:
         now = self.clock()
