@@ -22,7 +22,7 @@ from actors.queue_actor import Activate, DeletePod, Move, Nominate, Pop, QueueAc
 from actors.store import WatchEvent
 from actors.store_messages import Delete, StoreClient, UpdatePodStatus
 from actors.waiting_room import WaitingRoom
-from framework.algorithm import FitError, NoNodesAvailable, ScheduleResult, SchedulingAlgorithm, SchedulingError
+from framework.algorithm import Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingAlgorithm, SchedulingError
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
 from framework.handle import InMemoryObjects
@@ -228,11 +228,18 @@ class Scheduler(Actor[SchedulerMsg]):
                 status = Status()
         if not status.is_success():
             undo_assume(a, self.cache, self.record)
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
             if status.is_rejected():
-                qpi.unschedulable_plugins, qpi.pending_plugins = {status.plugin} if status.plugin else set(), set()
-            else:
-                qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self.attempts[pod.key].message = status.message()
+                # As upstream: a FitError over the one node tried ("0/1 nodes are available: ...").
+                diagnosis = Diagnosis()
+                diagnosis.node_to_status.set(host, status)
+                diagnosis.add_plugin_status(status)
+                err = FitError(pod, 1, diagnosis)
+                attempt = self.attempts[pod.key]
+                attempt.result, attempt.fit_error = None, err
+                qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+                qpi.pending_plugins = set(diagnosis.pending_plugins)
+                status = Status(status.code, err.message(), plugin=status.plugin)
             self.fail(qpi, status, None)
             return
         assert self._binding_group is not None

@@ -44,7 +44,7 @@ class RecordingReserve:
 
 class WaitPermit:
     """Permit: a pod labelled wait=G waits (timeout from label timeout=, default 10 s);
-    a pod labelled release=G allows every waiting pod of group G."""
+    a pod labelled release=G allows every waiting pod of group G; deny=yes rejects."""
 
     name = "WaitPermit"
 
@@ -52,6 +52,8 @@ class WaitPermit:
         self.handle = handle
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        if pod.labels.get("deny"):
+            return Status(Code.Unschedulable, "denied by test"), 0.0
         group = pod.labels.get("release")
         if group:
             self.handle.iterate_waiting_pods(

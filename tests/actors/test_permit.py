@@ -99,3 +99,16 @@ async def test_timeout_message_uses_go_duration_and_the_fifteen_minute_cap(timeo
         await p.settle()
         events = await p.client.events("Pod", "default/w")
         assert events[0].message == f"rejected due to timeout after waiting {shown} at plugin WaitPermit"
+
+
+async def test_a_permit_rejection_in_the_scheduling_cycle_reads_as_a_fit_error_over_one_node() -> None:
+    log: list[str] = []
+    clock = FakeClock()
+    async with Pipeline(config(), clock=clock, registry=recording_registry(log), record=log.append) as p:
+        await p.client.apply([node("n1")])
+        await p.client.create(pod("r", labels={"deny": "yes"}))
+        await p.settle()
+        events = await p.client.events("Pod", "default/r")
+        assert events[0].message == "0/1 nodes are available: 1 denied by test."
+        assert log == ["reserve:A", "reserve:B", "unreserve:B", "unreserve:A", "forget"]
+        assert p.queue.queue.get("default/r").unschedulable_plugins == {"WaitPermit"}
