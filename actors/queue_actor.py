@@ -124,6 +124,11 @@ class QueueActor(Actor[QueueMsg]):
         return super().idle() and not (self._popper is not None and self.queue.has_poppable())
 
     async def handle(self, msg: QueueMsg) -> None:
+        self._apply(msg)
+        self._deliver()
+        self._arm()
+
+    def _apply(self, msg: QueueMsg) -> None:
         q = self.queue
         now = self.clock.now()
         match msg:
@@ -157,8 +162,6 @@ class QueueActor(Actor[QueueMsg]):
                 resolve(reply, q.pending_counts())
             case _:
                 assert_never(msg)
-        self._deliver()
-        self._arm()
 
     def _deliver(self) -> None:
         if self._popper is None:
@@ -191,10 +194,16 @@ class QueueActor(Actor[QueueMsg]):
             self.tell(Flush())
 
     def stop(self) -> None:
-        """Close the inbox; a waiting Pop gets None."""
+        """Close the inbox and apply what it still holds (no pod is lost between
+        a requeue and the stop); pops are answered with None from now on."""
         if self._timer is not None:
             self._timer.cancel()
-        self.inbox.close(drain=False)
+        self.inbox.close(drain=True)
         if self._popper is not None and not self._popper.done():
             self._popper.set_result(None)
         self._popper = None
+        for msg in self.inbox.get_nowait_all():
+            if isinstance(msg, Pop):
+                msg.reply.set_result(None)
+            elif not isinstance(msg, Flush):
+                self._apply(msg)

@@ -112,3 +112,14 @@ async def test_a_permit_rejection_in_the_scheduling_cycle_reads_as_a_fit_error_o
         assert events[0].message == "0/1 nodes are available: 1 denied by test."
         assert log == ["reserve:A", "reserve:B", "unreserve:B", "unreserve:A", "forget"]
         assert p.queue.queue.get("default/r").unschedulable_plugins == {"WaitPermit"}
+
+
+async def test_requeues_still_in_the_queue_inbox_at_stop_are_not_lost() -> None:
+    from actors.queue_actor import AddPod
+    from framework.api.objects import Pod
+
+    p = Pipeline(config(), clock=FakeClock(), registry=recording_registry([]))
+    await p.start()
+    p.queue.tell(AddPod(pod=Pod(pod("late"))))
+    await p.stop()
+    assert p.queue.queue.where("default/late") == "active"
