@@ -75,8 +75,10 @@ def _queued(entry: dict[str, Any]) -> QueuedPodInfo:
     return QueuedPodInfo(pod=pod, timestamp=initial, initial_attempt_timestamp=initial)
 
 
-def run_less(case: dict[str, Any], plugin: Coscheduling) -> bool:
-    qs = case["queueSort"]
+def run_less(spec: dict[str, Any], plugin: Coscheduling) -> bool:
+    """Less(p1, p2) for {"p1": {pod, initialAttemptTimestamp}, "p2": ...}, given
+    directly or under "queueSort"."""
+    qs = spec.get("queueSort", spec)
     return plugin.less(_queued(qs["p1"]), _queued(qs["p2"]))
 
 
@@ -113,8 +115,10 @@ def _step_pod(step: dict[str, Any], cluster: CaseCluster) -> Pod:
     raise CaseError(f"step names an unknown pod {ref!r}")
 
 
-def run_steps(case: dict[str, Any]) -> list[dict[str, Any]]:
-    cluster, plugin = _fresh(case)
+def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling) -> list[dict[str, Any]]:
+    """Each step's result, in order: a status (with `timeoutSeconds` and the
+    `activated` sibling keys for Permit), or {"less": bool}; `advance` moves the
+    clock by `seconds`."""
     clock = [cluster.handle.now()]
     cluster.handle._clock = lambda: clock[0]
     out: list[dict[str, Any]] = []
@@ -125,7 +129,7 @@ def run_steps(case: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({})
             continue
         if op == "less":
-            out.append({"less": run_less(step, plugin)})
+            out.append({"less": run_less(step if ("p1" in step or "queueSort" in step) else case, plugin)})
             continue
         pod = _step_pod(step, cluster)
         node = step.get("node") or (cluster.nodes[0].name if cluster.nodes else "")
@@ -163,11 +167,14 @@ def run_coscheduling_case(case: dict[str, Any]) -> dict[str, Any]:
     if case.get("plugin") != "Coscheduling":
         raise CaseError("not a Coscheduling case")
     actual: dict[str, Any] = {}
-    if "queueSort" in case:
+    if "steps" in case or "queueSort" in case:
         cluster, plugin = _fresh(case)
-        actual["less"] = run_less(case, plugin)
-    if "steps" in case:
-        actual["steps"] = run_steps(case)
+        if "steps" in case:
+            actual["steps"] = run_steps(case, cluster, plugin)
+        if "queueSort" in case:
+            # After the steps, on the same plugin: a step such as PostFilter
+            # changes how the group sorts (TestLessAfterScheduleFailure).
+            actual["less"] = run_less(case, plugin)
     if case.get("pod"):
         actual["preFilter"] = run_pre_filter(case)
         actual["permit"] = run_permit(case)

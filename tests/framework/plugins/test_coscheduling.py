@@ -294,3 +294,26 @@ def test_the_failure_mark_is_never_earlier_than_the_groups_creation() -> None:
     c.plugin.post_filter(CycleState(), c.pod("p0"), NodeToStatus())
     pg = c.objects.get("PodGroup", "default", "g")
     assert c.plugin.pg_mgr.creation_timestamp(c.pod("p0"), 0) > pg.meta.creation_timestamp
+
+
+def test_steps_run_in_order_on_one_plugin_and_less_is_taken_after_them() -> None:
+    from transport.conformance.coscheduling_cases import run_coscheduling_case
+
+    case = {
+        "plugin": "Coscheduling",
+        "pluginArgs": {"podGroupBackoffSeconds": 5, "podGroupRejectPercentage": 0},
+        "nodes": [node("n0", 4)],
+        "podGroups": [pod_group("pg1", 2, created="2026-01-01T00:00:00Z"),
+                      pod_group("pg2", 2, created="2026-01-01T00:00:01Z")],
+        "pendingPods": [pod("p1", group="pg1"), pod("p1b", group="pg1"), pod("p2", group="pg2")],
+        "steps": [{"op": "permit", "pod": "p1"}, {"op": "advance", "seconds": 5}, {"op": "postFilter", "pod": "p1"},
+                  {"op": "preFilter", "pod": "p1b"}],
+        "queueSort": {"p1": {"pod": pod("p1", group="pg1"), "initialAttemptTimestamp": "2026-01-01T00:00:00Z"},
+                      "p2": {"pod": pod("p2", group="pg2"), "initialAttemptTimestamp": "2026-01-01T00:00:00Z"}},
+    }
+    actual = run_coscheduling_case(case)
+    permit, _, post, pre = actual["steps"]
+    assert (permit["code"], permit["activated"]) == ("Wait", ["default/p1b"])
+    assert post["reasons"] == ["PodGroup default/pg1 gets rejected due to Pod p1 is unschedulable even after PostFilter"]
+    assert pre == {"code": "UnschedulableAndUnresolvable", "reasons": ["podGroup default/pg1 failed recently"]}
+    assert actual["less"] is False  # pg1 failed just now: it sorts behind pg2
