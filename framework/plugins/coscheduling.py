@@ -225,7 +225,10 @@ class Coscheduling:
             siblings = [p for p in self.pg_mgr.group_pods(pod.namespace, pg.name) if p.key != pod.key and not p.node_name]
             if siblings:
                 self.handle.activate_pods(siblings)
-        return Status(Code.Wait), wait_time_seconds(pg, self.args)
+        timeout = wait_time_seconds(pg, self.args)
+        # The group's admission lasts as long as its members may wait.
+        self.ledger.extend(group, self.pg_mgr.now() + timeout)
+        return Status(Code.Wait), timeout
 
 
 def _pod_group_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:

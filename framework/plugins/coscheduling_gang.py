@@ -173,6 +173,12 @@ class AdmissionLedger:
         reqs = sorted(requests, key=lambda r: (r.milli_cpu, r.memory, r.ephemeral_storage), reverse=True)
         self.entries[group] = Admission(now + ttl, min_member, reqs, blocked)
 
+    def extend(self, group: str, until: float) -> None:
+        """Keep an admission at least until `until` (a member just started waiting)."""
+        a = self.entries.get(group)
+        if a is not None and a.expires < until:
+            a.expires = until
+
     def expired(self, now: float) -> list[str]:
         return [g for g, a in self.entries.items() if now >= a.expires]
 

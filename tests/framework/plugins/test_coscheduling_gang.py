@@ -75,3 +75,13 @@ def test_ledger_hands_back_the_groups_an_admission_held_back_when_it_is_released
     assert ledger.expired(10) == ["ns/a"]
     assert ledger.release("ns/a") == {"ns/b"}
     assert ledger.release("ns/a") == set()
+
+
+def test_an_admission_is_extended_while_members_wait_but_never_shortened() -> None:
+    ledger = AdmissionLedger()
+    ledger.admit("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
+    ledger.extend("ns/a", 25)
+    ledger.extend("ns/a", 12)
+    ledger.extend("ns/missing", 50)
+    assert ledger.is_admitted("ns/a", 24.9) and not ledger.is_admitted("ns/a", 25)
+    assert "ns/missing" not in ledger.entries
