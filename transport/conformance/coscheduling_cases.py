@@ -61,10 +61,13 @@ def run_permit(case: dict[str, Any]) -> dict[str, Any]:
     return _status(st)
 
 
+def _all_nodes_failed(cluster: CaseCluster) -> NodeToStatus:
+    return NodeToStatus({n.name: Status(Code.Unschedulable) for n in cluster.nodes})
+
+
 def run_post_filter(case: dict[str, Any]) -> dict[str, Any]:
     cluster, plugin = _fresh(case)
-    failed = NodeToStatus({n.name: Status(Code.Unschedulable) for n in cluster.nodes})
-    _, st = plugin.post_filter(CycleState(), cluster.pod, failed)
+    _, st = plugin.post_filter(CycleState(), cluster.pod, _all_nodes_failed(cluster))
     return _status(st)
 
 
@@ -138,8 +141,7 @@ def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling) 
             _, st = plugin.pre_filter(state, pod, cluster.snapshot.list())
             out.append(_status(st))
         elif op == "postfilter":
-            failed = NodeToStatus({n.name: Status(Code.Unschedulable) for n in cluster.nodes})
-            _, st = plugin.post_filter(state, pod, failed)
+            _, st = plugin.post_filter(state, pod, _all_nodes_failed(cluster))
             out.append(_status(st))
         elif op == "permit":
             before = len(cluster.handle.activated)
