@@ -103,6 +103,7 @@ class Pipeline:
                 nominated=lambda node: self.queue.queue.nominator.pods_for_node(node),
                 activate=lambda pods: self.scheduler.activate(pods),
                 evict=lambda victim, preemptor, msg: self.scheduler.evict(victim, preemptor, msg),
+                clear_nominations=lambda pods: self.scheduler.clear_nominations(pods),
                 rand=self._rand,
                 binder=self._bind,
             )

@@ -205,9 +205,8 @@ class Scheduler(Actor[SchedulerMsg]):
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
         if status.code != Code.Error:
             err.diagnosis.post_filter_msg = status.message()
-        if result is not None and result.nominated_node_name:
-            return result.nominated_node_name
-        return None
+        # "" (a PostFilter result without a node) clears a stale nomination.
+        return result.nominated_node_name if result is not None else None
 
     def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str) -> None:
         pod = qpi.pod
@@ -262,6 +261,8 @@ class Scheduler(Actor[SchedulerMsg]):
         if nominated:
             self.nominations.setdefault(pod.key, []).append(nominated)
             self.queue.tell(Nominate(pod=pod, node_name=nominated))
+        elif nominated == "" and self.queue.queue.nominator.node_of(pod):
+            self.queue.tell(Nominate(pod=pod, node_name=""))
         self.queue.requeue(qpi)
         self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
                            nominated)
@@ -314,6 +315,14 @@ class Scheduler(Actor[SchedulerMsg]):
         if wp is not None:
             wp.reject("", "preempted")
         self.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
+
+    def clear_nominations(self, pods: list[Pod]) -> None:
+        """Preemption took these lower-priority pods' nominated node: forget the
+        nomination in the queue and in their status (upstream's clearNominatedNodeName)."""
+        for pod in pods:
+            self.queue.tell(Nominate(pod=pod, node_name=""))
+            self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
+                                            condition=None, nominated_node_name=""))
 
     def activate(self, pods: list[Pod]) -> None:
         try:
