@@ -97,3 +97,51 @@ def test_no_group_ever_has_fewer_than_min_member_bound(w: dict) -> None:
     h.run(max_cycles=3000, max_seconds=120)
     check_no_partial_gang(mins)(h)
     assert not h.waiting or h.cycles >= 3000 or all(wp.decided is None for wp in h.waiting)
+
+
+contention_st = st.fixed_dictionaries({
+    "nodes": st.lists(st.integers(2, 8), min_size=1, max_size=4),
+    "cpu": st.integers(1, 3),
+    "sizes": st.lists(st.integers(1, 6), min_size=2, max_size=4),
+    "pct": st.sampled_from([0, 10, 50, 100]),
+    "seed": st.integers(0, 10_000),
+})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(contention_st)
+def test_gangs_that_each_fit_alone_never_deadlock(w: dict) -> None:
+    # Groups of same-sized members, each fitting the empty cluster alone but not
+    # necessarily together, popped in a random interleaving: within the first
+    # Permit timeout some group binds completely, and every group binds once the
+    # groups before it complete.
+    slots = sum(c // w["cpu"] for c in w["nodes"])
+    sizes = [s for s in w["sizes"] if s <= slots]
+    if not sizes:
+        return
+    h = GangHarness([node(f"n{i}", c) for i, c in enumerate(w["nodes"])],
+                    profile({"podGroupRejectPercentage": w["pct"], "permitWaitingTimeSeconds": 30}), seed=w["seed"])
+    rnd = random.Random(w["seed"])
+    h.pick = lambda keys: keys[rnd.randrange(len(keys))]
+    for g, size in enumerate(sizes):
+        h.add_group(pod_group(f"g{g}", size, timeout=30))
+    members = [pod(f"g{g}-{j}", w["cpu"], f"g{g}") for g, size in enumerate(sizes) for j in range(size)]
+    rnd.shuffle(members)
+    for m in members:
+        h.add_pod(m)
+    mins = {f"g{g}": s for g, s in enumerate(sizes)}
+    h.on_cycle.append(check_no_partial_gang(mins))
+    start = h.clock
+    for _ in range(len(sizes)):
+        h.run(max_cycles=20_000, max_seconds=29)
+        assert h.clock - start < 30, "a Permit timeout was needed"
+        done = [g for g in mins if group_counts(h, g) >= mins[g]]
+        assert done, "no group bound within the first Permit timeout"
+        for key in h.bound():
+            h.complete(key)
+        for g in done:
+            del mins[g]
+        if not mins:
+            return
+        start = h.clock
+    assert not mins
