@@ -141,6 +141,7 @@ class PodGroupStatusWriter:
         self.dirty: set[tuple[str, str]] = set()
         self._wake = asyncio.Event()
         self._closed = False
+        self._waiting_counts: dict[tuple[str, str], int] = {}
         self.writes = 0
 
     @classmethod
@@ -156,12 +157,7 @@ class PodGroupStatusWriter:
         return {wp.pod.key: min(wp.deadlines.values()) - now for wp in self.waiting_pods if wp.deadlines}
 
     def observe(self, ev: Any) -> None:
-        """Store watch sink (synchronous): mark the group an event touches, and the
-        groups with members waiting at Permit (waits leave no trace in the store)."""
-        for wp in self.waiting_pods:
-            label = wp.pod.labels.get(POD_GROUP_LABEL)
-            if label:
-                self._mark(wp.pod.namespace, label)
+        """Store watch sink (synchronous): mark the group an event touches."""
         obj = ev.obj
         if ev.kind == "PodGroup":
             self._mark(obj.namespace, obj.name)
@@ -189,8 +185,23 @@ class PodGroupStatusWriter:
             self._wake.clear()
             await self.flush()
 
+    def _mark_waiting_changes(self) -> None:
+        # Waits at Permit leave no trace in the store: a group whose number of
+        # waiting members changed since the last turn is recomputed too.
+        counts: dict[tuple[str, str], int] = {}
+        for wp in self.waiting_pods:
+            label = wp.pod.labels.get(POD_GROUP_LABEL)
+            if label:
+                key = (wp.pod.namespace, label)
+                counts[key] = counts.get(key, 0) + 1
+        for key in set(counts) | set(self._waiting_counts):
+            if counts.get(key) != self._waiting_counts.get(key):
+                self.dirty.add(key)
+        self._waiting_counts = counts
+
     async def flush(self) -> None:
         """Write every dirty group's status (tests call this directly)."""
+        self._mark_waiting_changes()
         while self.dirty:
             ns, name = self.dirty.pop()
             try:

@@ -84,3 +84,26 @@ def test_pods_of_other_groups_and_namespaces_are_not_counted() -> None:
             Pod({**pod("p-9", 1, "g", ns="elsewhere"), "spec": {"nodeName": "n0"}})]
     st = compute_status(group(2), pods, NOW)
     assert (st["phase"], st["scheduled"]) == ("Pending", 1)
+
+
+async def test_the_writer_shows_members_waiting_at_permit() -> None:
+    from actors.clock import FakeClock
+    from actors.pipeline import Pipeline
+    from actors.podgroup_status import PodGroupStatusWriter
+    from tests.gang.harness import node
+    from tests.gang.test_gang_pipeline import config, objs
+
+    clock = FakeClock(1767225600.0)
+    async with Pipeline(config(podGroupRejectPercentage=100), clock=clock) as p:
+        writer = await PodGroupStatusWriter.attach(p.client, p.waiting_room.waiting_pods, clock.now)
+        writer.wall_clock = clock.now
+        await p.client.apply(objs("Node", [node("n0", 8)]))
+        await p.client.apply(objs("PodGroup", [pod_group("g", 4, timeout=45)]))
+        blocked = pod("p-3", 1, "g")
+        blocked["spec"]["nodeSelector"] = {"zone": "nowhere"}
+        await p.client.apply(objs("Pod", [pod(f"p-{i}", 1, "g") for i in range(3)] + [blocked]))
+        await p.settle()
+        clock.advance(4)
+        await writer.flush()
+        cond = (await p.client.get("PodGroup", "default", "g"))["status"]["conditions"][0]
+        assert cond["message"] == "3/4 members reserved, waiting for quorum, 41s left"
