@@ -179,9 +179,14 @@ class PodGroupStatusWriter:
         self._closed = True
         self._wake.set()
 
-    async def run(self) -> None:
+    async def run(self, tick_seconds: float | None = 1.0) -> None:
+        """Write on store events; every `tick_seconds` of real time also refresh
+        the groups with members waiting at Permit (their countdown)."""
         while not self._closed:
-            await self._wake.wait()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=tick_seconds)
+            except TimeoutError:
+                self._waiting_counts = {}  # every waiting group is recomputed
             self._wake.clear()
             await self.flush()
 
