@@ -75,6 +75,13 @@ class Coscheduling:
 
     # --- QueueSort ------------------------------------------------------------------------
 
+    @property
+    def sort_generation(self) -> int:
+        """Changes whenever Less may order queued pods differently than before (a
+        group failed or reached its quorum); a heap of queued pods must then be
+        re-heapified."""
+        return self.pg_mgr.sort_generation
+
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         """Priority (higher first), then the group's time (last failure, else its
         creation; the pod's first activeQ time outside a group), then "ns/name"."""

@@ -243,6 +243,9 @@ class PodGroupManager:
         self.permitted_pg = TTLCache()
         self.backed_off_pg = TTLCache()
         self.last_failed: dict[str, int] = {}  # group -> clock nanoseconds
+        # Bumped whenever a group's sort time changes, so a queue that keeps pods
+        # in a heap knows to re-heapify (Less is not stable while pods wait).
+        self.sort_generation = 0
         self._index = _SnapshotGroupIndex()
         # uids of members Permit allowed (the current pod on Success, the waiting
         # siblings it released) that may not be bound yet.
@@ -347,9 +350,11 @@ class PodGroupManager:
         if pg is not None:
             mark = max(mark, pg.meta.creation_timestamp + 1)
         self.last_failed[group] = mark
+        self.sort_generation += 1
 
     def clear_failed(self, group: str) -> None:
-        self.last_failed.pop(group, None)
+        if self.last_failed.pop(group, None) is not None:
+            self.sort_generation += 1
 
     # PreFilter (upstream order: backoff, count, gated, minResources)
     def pre_filter(self, pod: Pod) -> str | None:

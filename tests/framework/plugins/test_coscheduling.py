@@ -317,3 +317,13 @@ def test_steps_run_in_order_on_one_plugin_and_less_is_taken_after_them() -> None
     assert post["reasons"] == ["PodGroup default/pg1 gets rejected due to Pod p1 is unschedulable even after PostFilter"]
     assert pre == {"code": "UnschedulableAndUnresolvable", "reasons": ["podGroup default/pg1 failed recently"]}
     assert actual["less"] is False  # pg1 failed just now: it sorts behind pg2
+
+
+def test_sort_generation_moves_when_a_groups_sort_time_changes() -> None:
+    c = Cluster(nodes=[node("n0", 4)], pending=[pod("p0", group="g"), pod("p1", group="g")], groups=[pod_group("g", 2)])
+    g0 = c.plugin.sort_generation
+    c.plugin.post_filter(CycleState(), c.pod("p0"), NodeToStatus())
+    g1 = c.plugin.sort_generation
+    c.wait("p0")
+    c.permit("p1")
+    assert g0 < g1 < c.plugin.sort_generation
