@@ -120,11 +120,12 @@ def normalized_image_name(name: str) -> str:
 class NodeInfo:
     """One node with the pods on it and the sums the plugins need."""
 
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "generation", "pvc_ref_counts")
 
     def __init__(self, node: Node | None = None) -> None:
         self.node: Node | None = None
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -138,12 +139,9 @@ class NodeInfo:
         if node is not None:
             self.set_node(node)
 
-    @property
-    def name(self) -> str:
-        return self.node.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
         self.allocatable = node.allocatable.clone()
         self.generation = next_generation()
 
@@ -195,6 +193,7 @@ class NodeInfo:
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
@@ -221,6 +220,7 @@ class Snapshot:
         self.have_pods_with_affinity_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
         self.generation = 0
+        self.index: dict[str, int] = {}  # node name -> position in node_info_list
 
     @classmethod
     def build(cls, nodes: Iterable[Node], pods: Iterable[Pod]) -> "Snapshot":
@@ -410,6 +410,8 @@ class Cache:
     def update_snapshot(self, snap: Snapshot) -> None:
         """Bring `snap` up to date, copying only the nodes that changed."""
         images_changed = False
+        affinity_changed = False
+        updated: list[str] = []
         for name in self._dirty:
             ni = self.nodes.get(name)
             if ni is None:
@@ -417,7 +419,12 @@ class Cache:
             old = snap.node_info_map.get(name)
             if old is None or old.node is not ni.node:
                 images_changed = True
-            snap.node_info_map[name] = ni.clone()
+            new = ni.clone()
+            if (new.pods_with_affinity or new.pods_with_required_anti_affinity
+                    or (old is not None and (old.pods_with_affinity or old.pods_with_required_anti_affinity))):
+                affinity_changed = True
+            snap.node_info_map[name] = new
+            updated.append(name)
         self._dirty.clear()
         if self._structure_changed or len(snap.node_info_map) != len(self.nodes):
             for name in list(snap.node_info_map):
@@ -426,18 +433,16 @@ class Cache:
                     images_changed = True
             order = self._tree_order()
             snap.node_info_list = [snap.node_info_map[n] for n in order]
-            snap.have_pods_with_affinity_list = [n for n in snap.node_info_list if n.pods_with_affinity]
-            snap.have_pods_with_required_anti_affinity_list = [
-                n for n in snap.node_info_list if n.pods_with_required_anti_affinity
-            ]
+            snap.index = {n: i for i, n in enumerate(order)}
             self._structure_changed = False
+            affinity_changed = True
         else:
-            # Same nodes in the same order: swap the refreshed copies in place.
+            # Same nodes in the same order: put the refreshed copies in place.
             lst = snap.node_info_list
-            for i, old in enumerate(lst):
-                new = snap.node_info_map[old.name]
-                if new is not old:
-                    lst[i] = new
+            for name in updated:
+                lst[snap.index[name]] = snap.node_info_map[name]
+        if affinity_changed:
+            lst = snap.node_info_list
             snap.have_pods_with_affinity_list = [n for n in lst if n.pods_with_affinity]
             snap.have_pods_with_required_anti_affinity_list = [n for n in lst if n.pods_with_required_anti_affinity]
         if images_changed:

@@ -112,27 +112,13 @@ class KubeObject:
         if not isinstance(raw, Mapping):
             raise ValidationError("", "object must be a map")
         self.raw: Mapping[str, Any] = raw
-        self.meta = ObjectMeta(raw, self.namespaced)
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def namespace(self) -> str:
-        return self.meta.namespace
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.meta.labels
-
-    @property
-    def key(self) -> str:
-        return f"{self.meta.namespace}/{self.meta.name}" if self.namespaced else self.meta.name
-
-    @property
-    def uid(self) -> str:
-        return self.meta.uid or self.key
+        meta = self.meta = ObjectMeta(raw, self.namespaced)
+        # Plain attributes, not properties: the scheduler reads these per node per plugin.
+        self.name: str = meta.name
+        self.namespace: str = meta.namespace
+        self.labels: dict[str, str] = meta.labels
+        self.key: str = f"{meta.namespace}/{meta.name}" if self.namespaced else meta.name
+        self.uid: str = meta.uid or self.key
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.key})"
