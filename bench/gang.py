@@ -68,6 +68,7 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
     bound_at: dict[str, float] = {}
     members_bound: dict[str, int] = {}
     done = asyncio.Event()
+    progress = asyncio.Event()  # a group became fully bound
     start = 0.0
 
     async with Pipeline(gang_config()) as p:
@@ -86,6 +87,7 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
             members_bound[g] = members_bound.get(g, 0) + 1
             if members_bound[g] == gang_size:
                 bound_at[g] = time.perf_counter() - start
+                progress.set()
                 if contended:
                     pending_completion.append(g)
                 if len(bound_at) == len(groups):
@@ -97,18 +99,16 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
             await p.client.apply(measured[i:i + 500])
         deadline = start + max_seconds
         while not done.is_set() and time.perf_counter() < deadline:
-            if pending_completion:
+            while pending_completion:
                 g = pending_completion.pop(0)
                 for i in range(gang_size):
                     await p.client.update_pod_status("default", f"{g}-{i}", phase="Succeeded")
+            progress.clear()
             try:
-                await asyncio.wait_for(done.wait(), timeout=0.05)
+                await asyncio.wait_for(progress.wait(), timeout=1.0)
             except TimeoutError:
-                pass
-            if p.idle() and not pending_completion and not done.is_set():
-                await p.settle(None)
                 if p.idle() and not pending_completion:
-                    break
+                    break  # nothing moves any more: the rest cannot be placed
         elapsed = time.perf_counter() - start
         lat = [x * 1000 for x in p.scheduler.stats.latencies]
         scheduled = sum(members_bound.values())
