@@ -343,13 +343,16 @@ class PodGroupManager:
         return pg.meta.creation_timestamp
 
     def mark_failed(self, group: str, pg: PodGroup | None = None) -> None:
-        """The sort penalty. Never earlier than the group's creation time, so a
-        clock in another time base than creationTimestamp cannot turn the penalty
-        into a head start."""
+        """The sort penalty: the group sorts as if created now. "Now" is never
+        earlier than the newest PodGroup's creation, so the penalty holds even when
+        the injected clock has another time base than creationTimestamp (wall
+        time, set by the API layer): a failed group goes behind every group that
+        exists when it fails, as upstream's time.Now() puts it."""
         mark = int(self.now() * NS_PER_S)
+        newest = max((g.meta.creation_timestamp for g in self.handle.list_objects("PodGroup")), default=0)
         if pg is not None:
-            mark = max(mark, pg.meta.creation_timestamp + 1)
-        self.last_failed[group] = mark
+            newest = max(newest, pg.meta.creation_timestamp)
+        self.last_failed[group] = max(mark, newest + 1)
         self.sort_generation += 1
 
     def clear_failed(self, group: str) -> None:

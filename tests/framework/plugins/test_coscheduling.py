@@ -327,3 +327,14 @@ def test_sort_generation_moves_when_a_groups_sort_time_changes() -> None:
     c.wait("p0")
     c.permit("p1")
     assert g0 < g1 < c.plugin.sort_generation
+
+
+def test_a_failed_group_sorts_behind_existing_groups_even_with_a_monotonic_clock() -> None:
+    c = Cluster(pending=[pod("old-0", group="old"), pod("new-0", group="new")],
+                groups=[pod_group("old", 2, created="2026-06-01T00:00:00Z"),
+                        pod_group("new", 2, created="2026-06-01T00:00:07Z")])
+    c.clock = 100.0  # monotonic seconds, far before the wall-clock creation timestamps
+    old, new = qpi(pod("old-0", group="old"), 0), qpi(pod("new-0", group="new"), 0)
+    assert c.plugin.less(old, new)
+    c.plugin.post_filter(CycleState(), c.pod("old-0"), NodeToStatus())
+    assert c.plugin.less(new, old)
