@@ -14,7 +14,7 @@ another admitted group is done waits for it without holding reservations.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from framework.api.objects import Pod, PodGroup
 from framework.cache import NodeInfo
@@ -129,21 +129,24 @@ class Coscheduling:
             return None
         nodes = self.handle.snapshot().node_info_list
         requests = [p.resource for p in candidates]
-        alone = check_placement(requests, needed, nodes)
+        # What preemption could free counts as room: a "no" must hold even after
+        # DefaultPreemption evicted every pod of lower priority.
+        removable = _preemptable_by(pod)
+        alone = check_placement(requests, needed, nodes, removable=removable)
         if alone.fits is False:
             return _fragmentation_message(group, pg, needed, len(nodes), alone.placeable, alone.summed_fit)
-        others = self.ledger.others(group, now)
+        others = self.ledger.others(group, now, pod.priority)
         if others:
             reserved = []
             for g, adm in others:
                 reserved.extend(adm.requests[:self._outstanding(g, adm.min_member)])
-            together = check_placement(requests, needed, nodes, reserved)
+            together = check_placement(requests, needed, nodes, reserved, removable=removable)
             if together.fits is not True:
                 names = sorted(g for g, _ in others)
                 self.ledger.block(group, names)
                 return (f"podGroup {group} waits for podGroup {', '.join(names)} to be placed first: "
                         f"{needed} more members do not fit beside the members it is placing")
-        self.ledger.admit(group, now, wait_time_seconds(pg, self.args), pg.min_member, requests)
+        self.ledger.admit(group, now, wait_time_seconds(pg, self.args), pg.min_member, requests, pod.priority)
         return None
 
     def _outstanding(self, group: str, min_member: int) -> int:
@@ -236,6 +239,15 @@ class Coscheduling:
         # The group's admission lasts as long as its members may wait.
         self.ledger.extend(group, self.pg_mgr.now() + timeout)
         return Status(Code.Wait), timeout
+
+
+def _preemptable_by(pod: Pod) -> Callable[[Pod], bool] | None:
+    """The pods DefaultPreemption may evict for `pod` (lower priority), or None
+    when the pod never preempts."""
+    if pod.preemption_policy == "Never":
+        return None
+    prio = pod.priority
+    return lambda victim: victim.priority < prio
 
 
 def _pod_group_changed(pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -20,8 +20,9 @@ Pure data structures and arithmetic; the plugin calls them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
+from framework.api.objects import Pod
 from framework.api.resources import Resource
 from framework.cache import NodeInfo
 
@@ -40,17 +41,23 @@ def request_vector(r: Resource, dims: Sequence[str]) -> Vector:
     return tuple(1 if d == "pods" else r.get(d) for d in dims)
 
 
-def free_vectors(nodes: Sequence[NodeInfo], dims: Sequence[str]) -> list[list[int]]:
-    """Free amount per node and dimension (allocatable - requested; pod slots)."""
+def free_vectors(nodes: Sequence[NodeInfo], dims: Sequence[str],
+                 removable: Callable[[Pod], bool] | None = None) -> list[list[int]]:
+    """Free amount per node and dimension (allocatable - requested; pod slots).
+    Pods for which `removable` is true (those preemption could evict) count as free."""
     out = []
     for info in nodes:
         if info.node is None:
             continue
-        alloc, req = info.allocatable, info.requested
-        out.append([
-            alloc.allowed_pod_number - len(info.pods) if d == "pods" else alloc.get(d) - req.get(d)
-            for d in dims
-        ])
+        alloc, req, count = info.allocatable, info.requested, len(info.pods)
+        if removable is not None:
+            gone = [pi.pod for pi in info.pods if removable(pi.pod)]
+            if gone:
+                req = req.clone()
+                for p in gone:
+                    req.sub(p.resource)
+                count -= len(gone)
+        out.append([alloc.allowed_pod_number - count if d == "pods" else alloc.get(d) - req.get(d) for d in dims])
     return out
 
 
@@ -124,11 +131,13 @@ class PlacementCheck:
 
 
 def check_placement(requests: Sequence[Resource], needed: int, nodes: Sequence[NodeInfo],
-                    reserved: Sequence[Resource] = (), budget: int = DEFAULT_SEARCH_BUDGET) -> PlacementCheck:
+                    reserved: Sequence[Resource] = (), budget: int = DEFAULT_SEARCH_BUDGET,
+                    removable: Callable[[Pod], bool] | None = None) -> PlacementCheck:
     """Whether `needed` of `requests` fit node by node on `nodes`, after first
-    setting aside `reserved` (first fit decreasing, as far as they fit)."""
+    setting aside `reserved` (first fit decreasing, as far as they fit), counting
+    the pods `removable` picks (preemption victims) as gone."""
     dims = _dims([*requests, *reserved])
-    frees = free_vectors(nodes, dims)
+    frees = free_vectors(nodes, dims, removable)
     if reserved:
         first_fit_decreasing([request_vector(r, dims) for r in reserved], frees)
     vecs = [request_vector(r, dims) for r in requests]
@@ -152,6 +161,7 @@ class Admission:
     expires: float
     min_member: int
     requests: list[Resource]  # members still to be placed when admitted, largest first
+    priority: int = 0
     blocked: set[str] = field(default_factory=set)  # groups waiting for this one
 
 
@@ -167,11 +177,12 @@ class AdmissionLedger:
         a = self.entries.get(group)
         return a is not None and now < a.expires
 
-    def admit(self, group: str, now: float, ttl: float, min_member: int, requests: list[Resource]) -> None:
+    def admit(self, group: str, now: float, ttl: float, min_member: int, requests: list[Resource],
+              priority: int = 0) -> None:
         prev = self.entries.get(group)
         blocked = prev.blocked if prev is not None else set()
         reqs = sorted(requests, key=lambda r: (r.milli_cpu, r.memory, r.ephemeral_storage), reverse=True)
-        self.entries[group] = Admission(now + ttl, min_member, reqs, blocked)
+        self.entries[group] = Admission(now + ttl, min_member, reqs, priority, blocked)
 
     def extend(self, group: str, until: float) -> None:
         """Keep an admission at least until `until` (a member just started waiting)."""
@@ -182,8 +193,11 @@ class AdmissionLedger:
     def expired(self, now: float) -> list[str]:
         return [g for g, a in self.entries.items() if now >= a.expires]
 
-    def others(self, group: str, now: float) -> list[tuple[str, Admission]]:
-        return [(g, a) for g, a in self.entries.items() if g != group and now < a.expires]
+    def others(self, group: str, now: float, priority: int | None = None) -> list[tuple[str, Admission]]:
+        """Live admissions of other groups; with `priority`, only those a group
+        of that priority must respect (not lower: those it may preempt)."""
+        return [(g, a) for g, a in self.entries.items()
+                if g != group and now < a.expires and (priority is None or a.priority >= priority)]
 
     def block(self, group: str, by: Sequence[str]) -> None:
         for g in by:

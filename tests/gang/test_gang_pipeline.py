@@ -188,3 +188,35 @@ async def test_a_group_that_times_out_releases_every_member_and_binds_later(rese
         await p.client.apply(objs("Pod", [pod("late-3", 1, "late")]))
         await p.run_until_quiescent(max_seconds=30)
         assert all((await bound(p, "late")).values())
+
+
+async def test_a_high_priority_gang_preempts_its_way_in_instead_of_being_rejected_as_not_fitting() -> None:
+    # The cluster is full of low-priority pods: the gang fits only once
+    # preemption evicts them, so the admission check counts them as room.
+    clock = FakeClock(START)
+    async with Pipeline(config(), clock=clock) as p:
+        await p.client.apply(objs("Node", [node("n0", 4), node("n1", 4)]))
+        await p.client.apply(objs("Pod", [pod(f"low-{i}", 1) for i in range(8)]))
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await bound(p)).values())
+        await p.client.apply(objs("PodGroup", [pod_group("vip", 4, timeout=60)]))
+        await p.client.apply(objs("Pod", [pod(f"vip-{i}", 2, "vip", priority=100) for i in range(4)]))
+        await p.run_until_quiescent(max_seconds=120)
+        vip = await bound(p, "vip")
+        assert len(vip) == 4 and all(vip.values())
+        assert len([n for n in await bound(p) if n.startswith("low-")]) == 0  # every low pod was evicted
+
+
+async def test_a_gang_that_cannot_fit_even_by_preempting_is_rejected_early() -> None:
+    clock = FakeClock(START)
+    async with Pipeline(config(), clock=clock) as p:
+        calls = Calls(p)
+        await p.client.apply(objs("Node", [node("n0", 4), node("n1", 4)]))
+        await p.client.apply(objs("Pod", [pod(f"high-{i}", 1, priority=1000) for i in range(6)]))
+        await p.run_until_quiescent(max_seconds=5)
+        await p.client.apply(objs("PodGroup", [pod_group("g", 2)]))
+        await p.client.apply(objs("Pod", [pod(f"g-{i}", 2, "g", priority=100) for i in range(2)]))
+        await p.run_until_quiescent(max_seconds=60)
+        assert not any((await bound(p, "g")).values())
+        assert [n for n in calls.permits if n.startswith("g-")] == [] and not p.scheduler.preempted
+        assert "cannot be placed node by node" in condition_message(await p.client.get("Pod", "default", "g-0"))

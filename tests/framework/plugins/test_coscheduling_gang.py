@@ -85,3 +85,19 @@ def test_an_admission_is_extended_while_members_wait_but_never_shortened() -> No
     ledger.extend("ns/missing", 50)
     assert ledger.is_admitted("ns/a", 24.9) and not ledger.is_admitted("ns/a", 25)
     assert "ns/missing" not in ledger.entries
+
+
+def test_pods_preemption_could_evict_count_as_room() -> None:
+    low = [Pod({**pod(f"low-{i}", 2), "spec": {**pod(f"low-{i}", 2)["spec"], "nodeName": f"n{i}", "priority": 0}})
+           for i in range(2)]
+    nodes = Snapshot.build([Node(node("n0", 4)), Node(node("n1", 4))], low).list()
+    assert check_placement([cpu(4)] * 2, 2, nodes).fits is False
+    assert check_placement([cpu(4)] * 2, 2, nodes, removable=lambda p: p.priority < 10).fits is True
+
+
+def test_lower_priority_admissions_do_not_hold_back_a_higher_priority_group() -> None:
+    ledger = AdmissionLedger()
+    ledger.admit("ns/low", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=0)
+    ledger.admit("ns/high", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=100)
+    assert [g for g, _ in ledger.others("ns/x", 1, priority=100)] == ["ns/high"]
+    assert [g for g, _ in ledger.others("ns/x", 1, priority=0)] == ["ns/low", "ns/high"]
