@@ -15,6 +15,8 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.api.resources import parse_resource_list
 from framework.api.timeutil import parse_time
+from framework.cache import Snapshot
+from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, NodeToStatus, QueuedPodInfo, Status
 from framework.plugins.coscheduling import Coscheduling
 from framework.plugins.coscheduling_core import check_cluster_resource
@@ -118,17 +120,53 @@ def _step_pod(step: dict[str, Any], cluster: CaseCluster) -> Pod:
     raise CaseError(f"step names an unknown pod {ref!r}")
 
 
-def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling) -> list[dict[str, Any]]:
+class _StepClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _steps_cluster(case: dict[str, Any]) -> tuple[CaseCluster, Coscheduling, _StepClock]:
+    """A cluster whose clock the steps move."""
+    cluster = build_cluster(case)
+    clock = _StepClock(parse_time(CASE_NOW, "now") / 1e9)
+    cluster.handle = FrameworkHandle(snapshot=cluster.snapshot, objects=cluster.handle.objects, clock=clock,
+                                     features=cluster.features)
+    return cluster, _plugin(case, cluster), clock
+
+
+def _assume(cluster: CaseCluster, assumed: dict[str, Pod], pod: Pod, node: str) -> Pod:
+    """Count `pod` on `node` in the snapshot, as the scheduler assumes a pod
+    before Reserve and Permit."""
+    if pod.key not in assumed:
+        assumed[pod.key] = Pod({**pod.raw, "spec": {**(pod.raw.get("spec") or {}), "nodeName": node}})
+        _resnapshot(cluster, assumed)
+    return assumed[pod.key]
+
+
+def _forget(cluster: CaseCluster, assumed: dict[str, Pod], pod: Pod) -> None:
+    if assumed.pop(pod.key, None) is not None:
+        _resnapshot(cluster, assumed)
+
+
+def _resnapshot(cluster: CaseCluster, assumed: dict[str, Pod]) -> None:
+    cluster.snapshot = Snapshot.build(cluster.nodes, [*cluster.bound, *assumed.values()])
+    cluster.handle.set_snapshot(cluster.snapshot)
+
+
+def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling, clock: _StepClock) -> list[dict[str, Any]]:
     """Each step's result, in order: a status (with `timeoutSeconds` and the
     `activated` sibling keys for Permit), or {"less": bool}; `advance` moves the
-    clock by `seconds`."""
-    clock = [cluster.handle.now()]
-    cluster.handle._clock = lambda: clock[0]
+    clock by `seconds`. Reserve and Permit assume the pod on the node first, as
+    the scheduler does; a Permit rejection or Unreserve forgets it."""
+    assumed: dict[str, Pod] = {}
     out: list[dict[str, Any]] = []
     for step in case["steps"]:
         op = _step_op(step)
         if op in ("advance", "sleep", "clock", "wait"):
-            clock[0] += float(step.get("seconds", step.get("by", 0)))
+            clock.now += float(step.get("seconds", step.get("by", 0)))
             out.append({})
             continue
         if op == "less":
@@ -145,17 +183,21 @@ def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling) 
             out.append(_status(st))
         elif op == "permit":
             before = len(cluster.handle.activated)
-            st, timeout = plugin.permit(state, pod, node)
+            placed = _assume(cluster, assumed, pod, node)
+            st, timeout = plugin.permit(state, placed, node)
             res = _status(st)
             if st is not None and st.is_wait():
                 res["timeoutSeconds"] = timeout
-                cluster.handle.waiting_pods.add(WaitingPod(pod, node, {plugin.name: clock[0] + timeout}))
+                cluster.handle.waiting_pods.add(WaitingPod(placed, node, {plugin.name: clock.now + timeout}))
+            elif st is not None and not st.is_success():
+                _forget(cluster, assumed, pod)
             res["activated"] = sorted(p.key for p in cluster.handle.activated[before:])
             out.append(res)
         elif op == "reserve":
-            out.append(_status(plugin.reserve(state, pod, node)))
+            out.append(_status(plugin.reserve(state, _assume(cluster, assumed, pod, node), node)))
         elif op == "unreserve":
             plugin.unreserve(state, pod, node)
+            _forget(cluster, assumed, pod)
             out.append({})
         else:
             raise CaseError(f"unknown step operation {op!r}")
@@ -170,9 +212,9 @@ def run_coscheduling_case(case: dict[str, Any]) -> dict[str, Any]:
         raise CaseError("not a Coscheduling case")
     actual: dict[str, Any] = {}
     if "steps" in case or "queueSort" in case:
-        cluster, plugin = _fresh(case)
+        cluster, plugin, clock = _steps_cluster(case)
         if "steps" in case:
-            actual["steps"] = run_steps(case, cluster, plugin)
+            actual["steps"] = run_steps(case, cluster, plugin, clock)
         if "queueSort" in case:
             # After the steps, on the same plugin: a step such as PostFilter
             # changes how the group sorts (TestLessAfterScheduleFailure).

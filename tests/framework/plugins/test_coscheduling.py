@@ -338,3 +338,21 @@ def test_a_failed_group_sorts_behind_existing_groups_even_with_a_monotonic_clock
     assert c.plugin.less(old, new)
     c.plugin.post_filter(CycleState(), c.pod("old-0"), NodeToStatus())
     assert c.plugin.less(new, old)
+
+
+def test_a_member_waiting_after_a_permit_step_counts_as_assigned_in_post_filter() -> None:
+    from transport.conformance.coscheduling_cases import run_coscheduling_case
+
+    case = {
+        "plugin": "Coscheduling",
+        "pluginArgs": {"podGroupRejectPercentage": 50},
+        "nodes": [node("n0", 4)],
+        "podGroups": [pod_group("pg1", 2)],
+        "pendingPods": [pod("p1", group="pg1"), pod("p2", group="pg1")],
+        "steps": [{"op": "permit", "pod": "p1"}, {"op": "postFilter", "pod": "p2"},
+                  {"op": "unreserve", "pod": "p1"}, {"op": "postFilter", "pod": "p2"}],
+    }
+    wait, kept, _, rejected = run_coscheduling_case(case)["steps"]
+    assert wait["code"] == "Wait"
+    assert kept == {"code": "Unschedulable", "reasons": []}  # 1 of 2 waiting: a 50% gap is not above 50%
+    assert rejected["reasons"] == ["PodGroup default/pg1 gets rejected due to Pod p2 is unschedulable even after PostFilter"]
