@@ -5,12 +5,13 @@ the exit code. They talk to the daemon through SyncClient; an error reply prints
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, Iterator, TextIO
 
 import yaml
 
@@ -230,22 +231,25 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
         kinds = [resolve_kind(k) for k in args.kinds]
-        seen = 0
-        for ev in c.watch(kinds, args.namespace or "", args.resource_version or 0):
-            if args.output == "json":
-                print(json.dumps({"type": ev.type, "resourceVersion": ev.resource_version, "object": ev.object}), flush=True)
-            else:
-                extra = ""
-                if ev.object.get("kind") == "Pod":
-                    node = (ev.object.get("spec") or {}).get("nodeName") or "<none>"
-                    extra = f"  {pod_status(ev.object)}  node={node}"
-                print(f"{ev.type:<9} {ref(ev.object)}  rv={ev.resource_version}{extra}", flush=True)
-            seen += 1
-            if args.count is not None and seen >= args.count:
-                return 0
-        return 0
+        with contextlib.closing(c.watch(kinds, args.namespace or "", args.resource_version or 0)) as events:
+            return _print_events(events, args)
 
     return _run(args, body)
+
+
+def _print_events(events: Iterator[Any], args: argparse.Namespace) -> int:
+    for seen, ev in enumerate(events, 1):
+        if args.output == "json":
+            print(json.dumps({"type": ev.type, "resourceVersion": ev.resource_version, "object": ev.object}), flush=True)
+        else:
+            extra = ""
+            if ev.object.get("kind") == "Pod":
+                node = (ev.object.get("spec") or {}).get("nodeName") or "<none>"
+                extra = f"  {pod_status(ev.object)}  node={node}"
+            print(f"{ev.type:<9} {ref(ev.object)}  rv={ev.resource_version}{extra}", flush=True)
+        if args.count is not None and seen >= args.count:
+            break
+    return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -149,7 +149,7 @@ class Client:
         for q in self._watches.values():
             q.put_nowait(_Closed())
 
-    def _send(self, op: str, fields: dict[str, Any]) -> tuple[int, asyncio.Future[Any]]:
+    def _send(self, op: str, fields: dict[str, Any], *, want_reply: bool = True) -> tuple[int, asyncio.Future[Any]]:
         if self._writer is None or self._writer.is_closing() or self._reader_task is None or self._reader_task.done():
             raise ApiError(Reason.UNAVAILABLE, f"not connected to {self.server}")
         rid = next(self._ids)
@@ -158,7 +158,8 @@ class Client:
         except FrameTooLarge as exc:
             raise ApiError(Reason.TOO_LARGE, f"request: {exc}") from None
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = fut
+        if want_reply:
+            self._pending[rid] = fut
         self._writer.write(data)
         return rid, fut
 
@@ -251,7 +252,7 @@ class Client:
                 self._watches.pop(rid, None)
                 if not self._closed and self._writer is not None and not self._writer.is_closing():
                     try:
-                        self._send("cancel", {"watch": rid})
+                        self._send("cancel", {"watch": rid}, want_reply=False)  # its reply is ignored
                     except ApiError:
                         pass
             failures += 1
@@ -280,6 +281,7 @@ class SyncClient:
     def __init__(self, server: str = DEFAULT_SERVER, token: str | None = None, *, timeout: float = 30.0,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         self._runner = asyncio.Runner()
+        self._closed = False
         try:
             self._client = self._runner.run(Client.connect(server, token, timeout=timeout, ssl_context=ssl_context))
         except BaseException:
@@ -293,9 +295,12 @@ class SyncClient:
         self.close()
 
     def close(self) -> None:
+        if self._closed:
+            return
         try:
             self._runner.run(self._client.close())
         finally:
+            self._closed = True
             self._runner.close()
 
     @property
@@ -342,4 +347,5 @@ class SyncClient:
                 except StopAsyncIteration:
                     return
         finally:
-            self._runner.run(stream.aclose())  # type: ignore[attr-defined]
+            if not self._closed:
+                self._runner.run(stream.aclose())  # type: ignore[attr-defined]
