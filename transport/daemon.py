@@ -32,7 +32,7 @@ from framework.handle import FrameworkHandle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import MetricsBridge, SchedulerMetrics
+from transport.metrics import MetricsBridge, SchedulerMetrics, instrument_framework
 from transport.server import Server
 from transport.service import StoreService
 
@@ -115,6 +115,8 @@ class Daemon:
             raise StartupError(str(exc)) from None
         except ConfigError as exc:
             raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+        for fwk in pipeline.frameworks.values():
+            instrument_framework(fwk, self.metrics)
         bridge = MetricsBridge(self.metrics, pipeline)
         service = StoreService(
             pipeline.store,

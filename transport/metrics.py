@@ -11,7 +11,9 @@ from the event loop. `render()` gives the text exposition for GET /metrics.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import functools
+import time
+from typing import Any, Callable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -138,3 +140,58 @@ class MetricsBridge:
         if victims > self._victims_seen:
             self.metrics.preemption_victims.observe(victims - self._victims_seen)
             self._victims_seen = victims
+
+
+# Framework methods that upstream times as a whole extension point (Filter is not
+# among them: it runs per node), and where each one's Status is in its result.
+_TIMED_POINTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "run_pre_filter": ("PreFilter", lambda r: r[1]),
+    "run_post_filter": ("PostFilter", lambda r: r[1]),
+    "run_pre_score": ("PreScore", lambda r: r),
+    "run_score": ("Score", lambda r: r[1]),
+    "run_reserve": ("Reserve", lambda r: r),
+    "run_permit": ("Permit", lambda r: r[0]),
+    "run_post_bind": ("PostBind", lambda r: None),
+}
+_TIMED_ASYNC_POINTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "run_pre_bind": ("PreBind", lambda r: r),
+    "run_bind": ("Bind", lambda r: r),
+}
+
+
+def _code_name(status: Any) -> str:
+    code = getattr(status, "code", None)
+    return getattr(code, "name", "Success") if code is not None else "Success"
+
+
+def instrument_framework(fwk: Any, metrics: SchedulerMetrics, timer: Callable[[], float] = time.perf_counter) -> None:
+    """Record scheduler_framework_extension_point_duration_seconds for one profile's
+    Framework by wrapping its run_* methods on the instance (the runtime itself has no
+    metrics hook yet). Idempotent per instance."""
+    if getattr(fwk, "_ksched_instrumented", False):
+        return
+    profile = fwk.profile_name
+
+    def wrap_sync(point: str, status_of: Callable[[Any], Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = timer()
+            result = fn(*args, **kwargs)
+            metrics.extension_point(point, _code_name(status_of(result)), profile, timer() - start)
+            return result
+        return timed
+
+    def wrap_async(point: str, status_of: Callable[[Any], Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            start = timer()
+            result = await fn(*args, **kwargs)
+            metrics.extension_point(point, _code_name(status_of(result)), profile, timer() - start)
+            return result
+        return timed
+
+    for attr, (point, status_of) in _TIMED_POINTS.items():
+        setattr(fwk, attr, wrap_sync(point, status_of, getattr(fwk, attr)))
+    for attr, (point, status_of) in _TIMED_ASYNC_POINTS.items():
+        setattr(fwk, attr, wrap_async(point, status_of, getattr(fwk, attr)))
+    fwk._ksched_instrumented = True

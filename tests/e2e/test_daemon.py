@@ -66,6 +66,8 @@ def test_pods_bound_before_kill_9_stay_bound_and_capacity_is_accounted_after_res
     assert rows == {name: ["Bound", node] for name, (node, _) in before.items()}
     metrics = d.http_get("/metrics")
     assert re.search(r'scheduler_schedule_attempts_total\{profile="default-scheduler",result="scheduled"\} 20\.0', metrics)
+    assert re.search(r'scheduler_framework_extension_point_duration_seconds_count\{extension_point="Bind",'
+                     r'profile="default-scheduler",status="Success"\} 20\.0', metrics)
     free_before = free_milli_cpu(d)
     assert sum(free_before.values()) == 3 * NODE_CPU * 1000 - 20 * 500
 
