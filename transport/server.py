@@ -12,7 +12,9 @@ Connection policy (DESIGN.md, wire protocol):
 Nothing a client sends can stop the daemon or change state except a valid request.
 
 Requests on one connection run concurrently (replies carry the request id); one
-writer task sends frames in order. Watch events go through the same writer; a
+writer task sends frames in order. A connection with MAX_IN_FLIGHT requests in
+progress, or MAX_QUEUED_FRAMES frames its client has not read, is not read from
+until that clears, so a client cannot make the daemon buffer without bound. Watch events go through the same writer; a
 watcher that falls more than MAX_QUEUED_FRAMES behind has its watch ended with
 Unavailable, and resumes from the last resourceVersion it saw.
 """
@@ -32,7 +34,8 @@ from transport.wire import ApiError, Reason
 log = logging.getLogger("ksched.server")
 
 READ_CHUNK = 256 * 1024
-MAX_QUEUED_FRAMES = 50_000
+MAX_QUEUED_FRAMES = 50_000  # frames waiting for a slow reader
+MAX_IN_FLIGHT = 1_000  # requests of one connection being handled at once
 _CLOSE = object()
 _NO_REPLY = object()  # a handler that sent its own reply (watch: the reply precedes its events)
 
@@ -47,6 +50,8 @@ class Connection:
         self.authenticated = server.token is None
         self.out: asyncio.Queue[Any] = asyncio.Queue()
         self.watches: dict[int, int] = {}  # watch request id -> store watch id
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._progress = asyncio.Event()  # a request finished or a frame went out
         self._handlers: dict[type, Callable[[Any], Awaitable[Any]]] = {
             wire.Hello: self.on_hello,
             wire.Apply: self.on_apply,
@@ -82,12 +87,14 @@ class Connection:
             except (ConnectionError, OSError):
                 pass
 
-    _tasks: set[asyncio.Task[None]]
-
     async def _read_loop(self, tg: asyncio.TaskGroup) -> None:
-        self._tasks = set()
         decoder = FrameDecoder(self.server.max_frame)
         while True:
+            # Backpressure: a client that sends faster than it reads its replies, or
+            # keeps too many requests in flight, is not read from until that clears.
+            while len(self._tasks) >= MAX_IN_FLIGHT or self.out.qsize() >= MAX_QUEUED_FRAMES:
+                self._progress.clear()
+                await self._progress.wait()
             try:
                 data = await self.reader.read(READ_CHUNK)
             except (ConnectionError, OSError):
@@ -123,8 +130,12 @@ class Connection:
                 return False
         task = tg.create_task(self._handle(req))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
         return True
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._progress.set()
 
     def _check_token(self, req: wire.Hello) -> bool:
         want = self.server.token
@@ -165,10 +176,10 @@ class Connection:
                 data = encode_frame(wire.error_reply(msg.get("id"), ApiError(Reason.TOO_LARGE, f"reply: {err}")))
             try:
                 self.writer.write(data)
-                if self.out.empty():
-                    await self.writer.drain()
+                await self.writer.drain()  # returns at once below the transport's high-water mark
             except (ConnectionError, OSError):
                 return
+            self._progress.set()
 
     # --- handlers (one per op) -------------------------------------------------------------
 

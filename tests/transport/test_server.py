@@ -201,3 +201,15 @@ async def test_a_deleted_and_recreated_object_gets_a_new_uid(daemon):
         await c.delete("Node", "n1")
         new = await c.create(node("n1"))
     assert old["metadata"]["uid"] != new["metadata"]["uid"]
+
+
+async def test_a_client_that_pipelines_thousands_of_requests_gets_every_reply_and_others_are_served(daemon):
+    async with await Client.connect(daemon.address) as other:
+        await other.create(node("n1"))
+        raw = await RawConn.open(daemon)
+        n = 2500
+        raw.writer.write(b"".join(encode_frame({"id": i, "op": "get", "kind": "Node", "name": "n1"}) for i in range(n)))
+        assert (await other.get("Node", "n1"))["metadata"]["name"] == "n1"
+        replies = [await raw.recv() for _ in range(n)]
+        assert sorted(r["id"] for r in replies) == list(range(n)) and all(r["ok"] for r in replies)
+        await raw.close()
