@@ -53,6 +53,8 @@ def _client_parent() -> argparse.ArgumentParser:
     p.add_argument("--server", default=os.environ.get("KSCHED_SERVER", DEFAULT_SERVER),
                    help="daemon address HOST:PORT (env KSCHED_SERVER; default 127.0.0.1:7777)")
     p.add_argument("--token", default=os.environ.get("KSCHED_TOKEN"), help="token for hello (env KSCHED_TOKEN)")
+    p.add_argument("--tls-ca", default=os.environ.get("KSCHED_TLS_CA"), metavar="FILE",
+                   help="connect with TLS, verifying the daemon against this CA bundle (env KSCHED_TLS_CA)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each reply")
     return p
 

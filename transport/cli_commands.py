@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import yaml
 
 from framework.api.errors import ValidationError
-from transport.client import SyncClient
+from transport.client import SyncClient, client_tls_context
 from transport.describe import describe_node, describe_pod, describe_podgroup, explain_report
 from transport.tables import (
     generic_table,
@@ -106,7 +106,8 @@ def load_manifests(paths: Iterable[str], stdin: TextIO | None = None) -> list[di
 
 def _run(args: argparse.Namespace, body: Callable[[SyncClient], int]) -> int:
     try:
-        with SyncClient(args.server, args.token, timeout=args.timeout) as client:
+        ctx = client_tls_context(args.tls_ca) if getattr(args, "tls_ca", None) else None
+        with SyncClient(args.server, args.token, timeout=args.timeout, ssl_context=ctx) as client:
             return body(client)
     except ApiError as err:
         print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)

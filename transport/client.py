@@ -46,6 +46,15 @@ def split_server(server: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def client_tls_context(ca_file: str) -> ssl.SSLContext:
+    """TLS that verifies the daemon's certificate against `ca_file` (its own
+    certificate, when self-signed)."""
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ApiError(Reason.INVALID, f"tls-ca: cannot load {ca_file}: {exc}") from None
+
+
 class _Closed:
     """Put in a watch's queue when the connection is gone."""
 
