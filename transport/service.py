@@ -106,6 +106,8 @@ class StoreService:
         return self._ready()
 
     async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, obj in enumerate(objects):
+            _check(obj, f"objects[{i}]")
         objects = [self._with_server_fields(o) for o in objects]
         return await call_store(lambda: self.client.apply(objects))
 
@@ -196,6 +198,21 @@ class StoreService:
         if self._more_stats is not None:
             out.update(await self._more_stats())
         return out
+
+
+def _check(raw: dict[str, Any], where: str) -> None:
+    """Validate one object of a batch early, so the error says which one it was:
+    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests.cpu: ...`."""
+    from framework.api.errors import ValidationError
+    from framework.api.objects import parse_object
+
+    try:
+        parse_object(raw)
+    except ValidationError as err:
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
+        name = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
+        label = f" ({raw.get('kind')} {name})" if name else ""
+        raise ApiError(Reason.INVALID, f"{where}{label}: {err}") from None
 
 
 def _kind(kind: str) -> str:
