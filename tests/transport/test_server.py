@@ -213,3 +213,40 @@ async def test_a_client_that_pipelines_thousands_of_requests_gets_every_reply_an
         replies = [await raw.recv() for _ in range(n)]
         assert sorted(r["id"] for r in replies) == list(range(n)) and all(r["ok"] for r in replies)
         await raw.close()
+
+
+async def test_after_cancel_a_watch_sends_nothing_more_and_cancelling_again_is_not_found(daemon):
+    raw = await RawConn.open(daemon)
+    await raw.send({"id": 1, "op": "watch", "kinds": ["Node"], "namespace": ""})
+    assert (await raw.recv())["result"]["watch"] == 1
+    async with await Client.connect(daemon.address) as c:
+        await c.create(node("n1"))
+        event = await raw.recv()
+        assert (event["id"], event["event"]["type"], event["event"]["resourceVersion"]) == (1, "ADDED", 1)
+        await raw.send({"id": 2, "op": "cancel", "watch": 1})
+        assert (await raw.recv()) == {"id": 2, "ok": True, "result": {}}
+        await c.create(node("n2"))
+        await raw.send({"id": 3, "op": "cancel", "watch": 1})
+        again = await raw.recv()  # the next frame is this reply, not an event for n2
+        assert (again["id"], again["error"]["reason"]) == (3, "NotFound")
+    await raw.close()
+
+
+async def test_a_watch_with_a_namespace_sees_only_that_namespace(daemon):
+    async with await Client.connect(daemon.address) as c:
+        stream = c.watch(["Pod"], namespace="team-a")
+        await c.apply([pod("x", namespace="team-b"), pod("y", namespace="team-a")])
+        ev = await anext(stream)
+        await stream.aclose()
+    assert (ev.object["metadata"]["namespace"], ev.object["metadata"]["name"]) == ("team-a", "y")
+
+
+async def test_events_recorded_about_an_object_are_served_with_their_age(daemon):
+    from actors.store_messages import StoreClient
+
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([pod("p1")])
+        StoreClient(daemon.store).record_event("Pod", "default/p1", "Warning", "FailedScheduling", "0/0 nodes")
+        events = await c.events("Pod", "p1")
+    assert [(e["type"], e["reason"], e["message"]) for e in events] == [("Warning", "FailedScheduling", "0/0 nodes")]
+    assert events[0]["ageSeconds"] >= 0
