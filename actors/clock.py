@@ -20,7 +20,7 @@ class Timer(Protocol):
 
 class Clock(Protocol):
     def now(self) -> float:
-        """Seconds on this clock (monotonic)."""
+        """Seconds on this clock (wall time for the real clock)."""
         ...
 
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
@@ -33,10 +33,11 @@ def now_ns(clock: Clock) -> int:
 
 
 class RealClock:
-    """The event loop's monotonic time."""
+    """Wall-clock time, so queue timestamps compare with objects' creationTimestamp
+    as upstream's do (Coscheduling sorts pods by their group's creation time)."""
 
     def now(self) -> float:
-        return time.monotonic()
+        return time.time()
 
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         loop = asyncio.get_running_loop()

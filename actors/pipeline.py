@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from actors.base import MailboxClosed
 from actors.clock import Clock, FakeClock, RealClock
+from actors.podgroup_status import PodGroupStatusWriter
 from actors.queue import SchedulingQueue
 from actors.queue_actor import Counts, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
@@ -118,6 +119,13 @@ class Pipeline:
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
+
+            # PodGroup status (phase, counts, why a gang waits), written back to the store.
+            self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.waiting_room.waiting_pods,
+                                                                     self.clock.now)
+            self.podgroup_status.wall_clock = self.clock.now  # the real clock is wall time
+            tick = None if isinstance(self.clock, FakeClock) else 1.0
+            self._spawn("podgroup-status", self.podgroup_status.run(tick))
             self.phase = "running"
         except BaseException:
             await self.stop()
@@ -139,6 +147,8 @@ class Pipeline:
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
             max_backoff_seconds=self.config.pod_max_backoff_seconds,
             pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),
+            sort_generation=(lambda: first.queue_sort_plugin.sort_generation)
+            if hasattr(first.queue_sort_plugin, "sort_generation") else None,
         )
 
     def _spawn(self, phase: str, coro: Any) -> None:
@@ -172,6 +182,10 @@ class Pipeline:
             done, _ = await asyncio.wait({sched}, timeout=self.drain_grace_seconds)
             if not done:
                 sched.cancel()
+        writer = self._tasks.get("podgroup-status")
+        if writer is not None:
+            self.podgroup_status.close()
+            await asyncio.wait({writer}, timeout=self.drain_grace_seconds)
         self.phase = "stopping:store"
         if "store" in self._tasks:
             self.store.inbox.close(drain=True)  # flush what is queued, then stop
@@ -193,7 +207,8 @@ class Pipeline:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
-                and self.scheduler.idle() and not self.queue.queue.has_poppable())
+                and self.scheduler.idle() and not self.queue.queue.has_poppable()
+                and ("podgroup-status" not in self._tasks or self.podgroup_status.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:
         """Let the actors run until the system is idle (no time passes on a

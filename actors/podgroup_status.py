@@ -18,6 +18,7 @@ import math
 import time
 from typing import Any, Callable, Iterable, Mapping
 
+from actors.base import MailboxClosed
 from actors.store import Conflict, StoreError
 from framework.api.objects import POD_GROUP_LABEL, Pod, PodGroup
 from framework.api.timeutil import format_time
@@ -142,6 +143,9 @@ class PodGroupStatusWriter:
         self._wake = asyncio.Event()
         self._closed = False
         self._waiting_counts: dict[tuple[str, str], int] = {}
+        self._busy = False
+        # group -> member pods, kept from the watch so a recompute lists nothing.
+        self._members: dict[tuple[str, str], dict[str, Pod]] = {}
         self.writes = 0
 
     @classmethod
@@ -162,10 +166,19 @@ class PodGroupStatusWriter:
         if ev.kind == "PodGroup":
             self._mark(obj.namespace, obj.name)
         elif ev.kind == "Pod":
-            for o in (obj, getattr(ev, "old", None)):
-                label = o.labels.get(POD_GROUP_LABEL) if o is not None else None
-                if label:
-                    self._mark(o.namespace, label)
+            old = getattr(ev, "old", None)
+            if old is not None and old.labels.get(POD_GROUP_LABEL):
+                key = (old.namespace, old.labels[POD_GROUP_LABEL])
+                self._members.get(key, {}).pop(old.key, None)
+                self._mark(*key)
+            label = obj.labels.get(POD_GROUP_LABEL)
+            if label:
+                key = (obj.namespace, label)
+                if ev.type == "DELETED":
+                    self._members.get(key, {}).pop(obj.key, None)
+                else:
+                    self._members.setdefault(key, {})[obj.key] = obj
+                self._mark(*key)
 
     def touch(self, namespace: str, name: str) -> None:
         """Recompute a group now (e.g. when a member starts or stops waiting at Permit)."""
@@ -188,7 +201,15 @@ class PodGroupStatusWriter:
             except TimeoutError:
                 self._waiting_counts = {}  # every waiting group is recomputed
             self._wake.clear()
-            await self.flush()
+            self._busy = True
+            try:
+                await self.flush()
+            finally:
+                self._busy = False
+
+    def idle(self) -> bool:
+        """No group waiting to be recomputed and no write under way."""
+        return not self._busy and not self.dirty and not self._wake.is_set()
 
     def _mark_waiting_changes(self) -> None:
         # Waits at Permit leave no trace in the store: a group whose number of
@@ -214,13 +235,14 @@ class PodGroupStatusWriter:
             except Conflict:
                 self.dirty.add((ns, name))  # someone wrote in between: recompute from theirs
             except StoreError:
-                continue  # the group or the store went away; nothing to keep
+                continue  # the group went away; nothing to keep
+            except MailboxClosed:
+                return  # the store is stopping
 
     async def _write_one(self, ns: str, name: str) -> None:
         raw = await self.store.get("PodGroup", ns, name)
         pg = PodGroup(raw)
-        items, _ = await self.store.list("Pod", ns, label_selector={POD_GROUP_LABEL: name})
-        pods = [Pod(p) for p in items]
+        pods = list(self._members.get((ns, name), {}).values())
         status = compute_status(pg, pods, self.wall_clock(), self.waiting_left())
         if status == dict(raw.get("status") or {}):
             return

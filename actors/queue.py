@@ -113,6 +113,11 @@ class _Heap:
     def values(self) -> list[QueuedPodInfo]:
         return [e.qpi for e in self._by_key.values()]
 
+    def reheapify(self) -> None:
+        """Restore heap order after `less` changed its mind about queued pods."""
+        self._items = [e for e in self._items if e.live]
+        heapq.heapify(self._items)
+
 
 class _Entry:
     __slots__ = ("qpi", "seq", "less", "live")
@@ -175,8 +180,13 @@ class SchedulingQueue:
         max_backoff_seconds: float = 10.0,
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
         pop_from_backoff_q: bool = True,
+        sort_generation: Callable[[], int] | None = None,
     ) -> None:
         self._less = less
+        # A QueueSort whose order can change while pods sit in the heap (Coscheduling
+        # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
+        self._sort_generation = sort_generation
+        self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
         self._hints_for = hints_for or (lambda pod: {})
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
@@ -297,6 +307,11 @@ class SchedulingQueue:
         return bool(len(self.active_q)) or (self.pop_from_backoff_q and bool(len(self.backoff_q)))
 
     def pop(self) -> QueuedPodInfo | None:
+        if self._sort_generation is not None:
+            gen = self._sort_generation()
+            if gen != self._seen_sort_generation:
+                self._seen_sort_generation = gen
+                self.active_q.reheapify()
         qpi = self.active_q.pop()
         if qpi is None and self.pop_from_backoff_q:
             qpi = self.backoff_q.pop()

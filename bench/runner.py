@@ -58,9 +58,18 @@ async def run_workload(w: Workload) -> dict[str, Any]:
         }
 
 
+# Gang workloads run their own driver (bench/gang.py): they report groups per
+# second and time to full placement beside the per-pod figures.
+GANG_WORKLOADS = ("Gang", "GangContended")
+
+
 def run_bench(workload: str, nodes: int, pods: int) -> dict[str, Any]:
+    if workload in GANG_WORKLOADS:
+        from bench.gang import run_gang_bench
+
+        return run_gang_bench(nodes, pods, contended=workload == "GangContended")
     if workload not in WORKLOADS:
-        raise ValueError(f"unknown workload {workload!r}; one of {', '.join(WORKLOADS)}")
+        raise ValueError(f"unknown workload {workload!r}; one of {', '.join([*WORKLOADS, *GANG_WORKLOADS])}")
     w = WORKLOADS[workload](nodes, pods)
     result = asyncio.run(run_workload(w))
     return {"workload": workload, "nodes": nodes, "pods": pods, **{k: v for k, v in result.items() if k != "workload"}}
@@ -68,7 +77,7 @@ def run_bench(workload: str, nodes: int, pods: int) -> dict[str, Any]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a scheduler_perf-like workload through the pipeline")
-    p.add_argument("workload", choices=sorted(WORKLOADS))
+    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS]))
     p.add_argument("--nodes", type=int, default=100)
     p.add_argument("--pods", type=int, default=1000)
     p.add_argument("--json", action="store_true")
@@ -82,4 +91,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(f"{result['workload']}: {result['scheduled']}/{result['pods']} pods scheduled on {result['nodes']} nodes, "
               f"{result['pods_per_s']} pods/s, p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms")
+        if "groups_per_s" in result:
+            print(f"  {result['groups_bound']}/{result['groups']} groups fully placed, {result['groups_per_s']} groups/s, "
+                  f"time to full placement p50 {result['group_p50_ms']} ms, p99 {result['group_p99_ms']} ms")
     return 0

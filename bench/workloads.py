@@ -90,25 +90,10 @@ def unschedulable(nodes: int, pods: int) -> Workload:
 GANG_SIZE = 10
 
 
-def gang(nodes: int, pods: int) -> Workload:
-    """Pod groups of GANG_SIZE (minMember = size) under the Coscheduling profile."""
-    cfg = {"apiVersion": API, "kind": "KubeSchedulerConfiguration", "profiles": [{
-        "schedulerName": "default-scheduler",
-        "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
-        "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 60}}]}]}
-    groups = (pods + GANG_SIZE - 1) // GANG_SIZE
-    pgs = [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": f"pg-{g}"},
-            "spec": {"minMember": GANG_SIZE}} for g in range(groups)]
-    members = [pod(f"gang-{i}", labels={"scheduling.x-k8s.io/pod-group": f"pg-{i // GANG_SIZE}"}) for i in range(pods)]
-    return Workload("Gang", cfg, [node(i) for i in range(nodes)] + pgs, members)
-
-
 WORKLOADS: dict[str, Callable[[int, int], Workload]] = {
     "SchedulingBasic": scheduling_basic,
     "SchedulingPodAntiAffinity": scheduling_pod_anti_affinity,
     "TopologySpreading": topology_spreading,
     "PreemptionBasic": preemption_basic,
     "Unschedulable": unschedulable,
-    "Gang": gang,
 }

@@ -227,3 +227,19 @@ def test_an_update_to_a_pod_in_flight_is_replayed_when_its_attempt_fails() -> No
     q.update(original, fixed, 0.5)
     qpi.unschedulable_plugins = {"Custom"}
     assert q.add_unschedulable_if_not_present(qpi, 0.6) == "backoff"
+
+
+def test_active_q_is_reordered_when_the_queue_sort_says_its_order_changed():
+    # A QueueSort whose order can change while pods wait (Coscheduling after a
+    # group fails) bumps a generation; the heap must follow the new order.
+    rank = {f"p{i}": i for i in range(8)}
+    generation = [0]
+    q = SchedulingQueue(less=lambda a, b: rank[a.pod.name] < rank[b.pod.name],
+                        sort_generation=lambda: generation[0])
+    for i in range(8):
+        q.add(pod(f"p{i}"), now=0)
+    assert q.pop().pod.name == "p0"
+    for name in rank:
+        rank[name] = -rank[name]  # reverse the order
+    generation[0] += 1
+    assert [q.pop().pod.name for _ in range(7)] == ["p7", "p6", "p5", "p4", "p3", "p2", "p1"]
