@@ -129,12 +129,17 @@ class Daemon:
         http_runner = None
         try:
             self.phase = "starting:listeners"
-            host, port = await server.start(self.cfg.listen.host, self.cfg.listen.port)
+            try:
+                host, port = await server.start(self.cfg.listen.host, self.cfg.listen.port)
+            except OSError as exc:
+                raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                http_runner, (hh, hp) = await start_http(
-                    make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, refresh_metrics=bridge.refresh)),
-                    self.cfg.http.host, self.cfg.http.port)
+                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, refresh_metrics=bridge.refresh))
+                try:
+                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port)
+                except OSError as exc:
+                    raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (healthz, readyz, metrics) on %s:%d", hh, hp)
             self.phase = "running"
             self._ready = pipeline.phase == "running"

@@ -21,10 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports (all held open together, so none repeats)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def poll(fn: Callable[[], T | None], what: str, attempts: int = 400, interval: float = 0.025) -> T:
@@ -58,7 +64,7 @@ class DaemonProcess:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> "DaemonProcess":
-        self.port, self.http_port = free_port(), free_port()
+        self.port, self.http_port = free_ports(2)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "transport.cli", "serve", "--data-dir", str(self.data_dir),
              "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
