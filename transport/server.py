@@ -266,7 +266,9 @@ class Connection:
 
 
 class Server:
-    """Listens, and runs one Connection per client until close()."""
+    """Listens, and runs one Connection per client until close(). Every connection
+    is a task of the server's own TaskGroup; a connection's failure is logged and
+    ends only that connection."""
 
     def __init__(self, service: Service, *, token: str | None = None, max_frame: int = DEFAULT_MAX_FRAME,
                  ssl_context: ssl.SSLContext | None = None) -> None:
@@ -276,27 +278,41 @@ class Server:
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
         self._server: asyncio.Server | None = None
+        self._group: asyncio.TaskGroup | None = None
         self._conn_tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
-        self._server = await asyncio.start_server(self._on_client, host, port, ssl=self.ssl_context,
-                                                  limit=READ_CHUNK, reuse_address=True)
+        group = asyncio.TaskGroup()
+        await group.__aenter__()
+        try:
+            self._server = await asyncio.start_server(self._on_client, host, port, ssl=self.ssl_context,
+                                                      limit=READ_CHUNK, reuse_address=True)
+        except BaseException:
+            await group.__aexit__(None, None, None)
+            raise
+        self._group = group
         sock = self._server.sockets[0].getsockname()
         return sock[0], sock[1]
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = Connection(self, reader, writer)
-        self.connections.add(conn)
-        task = asyncio.current_task()
-        assert task is not None
+        # Hand the connection to our TaskGroup; asyncio's own callback task ends here.
+        if self._group is None:
+            writer.close()
+            return
+        task = self._group.create_task(self._serve(Connection(self, reader, writer)))
         self._conn_tasks.add(task)
+        task.add_done_callback(self._conn_tasks.discard)
+
+    async def _serve(self, conn: Connection) -> None:
+        self.connections.add(conn)
         try:
             await conn.serve()
         except* (ConnectionError, OSError):
             pass
+        except* Exception:  # noqa: BLE001 - a bug ends this connection, never the server
+            log.exception("connection %s failed", conn.peer)
         finally:
             self.connections.discard(conn)
-            self._conn_tasks.discard(task)
 
     def stop_listening(self) -> None:
         if self._server is not None:
@@ -305,8 +321,10 @@ class Server:
     async def close(self) -> None:
         """Stop accepting, then end every connection."""
         self.stop_listening()
+        group, self._group = self._group, None
         for task in list(self._conn_tasks):
             task.cancel()
-        await asyncio.gather(*self._conn_tasks, return_exceptions=True)
+        if group is not None:
+            await group.__aexit__(None, None, None)
         if self._server is not None:
             await self._server.wait_closed()
