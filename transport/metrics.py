@@ -8,6 +8,20 @@ from the event loop. `render()` gives the text exposition for GET /metrics.
     m = SchedulerMetrics()
     m.schedule_attempt("scheduled", "default-scheduler", 0.0021)
     m.set_pending_pods({"active": 3, "backoff": 1, "unschedulable": 0, "gated": 0})
+
+Where upstream records each one (for the actors, once they take a `metrics`):
+- schedule_attempt(result, profile, seconds): "scheduled" after Bind succeeds,
+  "unschedulable" / "error" in the failure handler; seconds since the start of
+  that pod's scheduling cycle.
+- set_pending_pods(counts): whenever the queue's sizes change.
+- extension_point(...): the runtime, around PreFilter, PostFilter, PreScore, Score,
+  Reserve, Permit, PreBind, Bind, PostBind (not Filter: it runs per node).
+  Until the runtime does it, instrument_framework() wraps a Framework instance.
+- plugin_execution(...): the runtime, per plugin call (upstream samples 10% of cycles).
+- permit_wait(result, seconds): when a pod leaves the Permit waiting room.
+- preemption_attempt(victims): after DefaultPreemption's PostFilter ran.
+Until the Scheduler records attempts and preemptions itself, MetricsBridge derives
+them from its counters at scrape time (pass count_attempts=False once it does).
 """
 from __future__ import annotations
 
@@ -119,9 +133,10 @@ class MetricsBridge:
     scheduling attempts from the Scheduler's counters (by delta, labelled with the
     first profile, since those counters are not split by profile)."""
 
-    def __init__(self, metrics: SchedulerMetrics, pipeline: Any) -> None:
+    def __init__(self, metrics: SchedulerMetrics, pipeline: Any, *, count_attempts: bool = True) -> None:
         self.metrics = metrics
         self.pipeline = pipeline
+        self.count_attempts = count_attempts
         self._seen = {"scheduled": 0, "unschedulable": 0}
         self._victims_seen = 0
 
@@ -129,6 +144,8 @@ class MetricsBridge:
         p = self.pipeline
         counts = await p.pending_counts()
         self.metrics.set_pending_pods({q: counts.get(q, 0) for q in PENDING_QUEUES})
+        if not self.count_attempts:
+            return
         stats = p.scheduler.stats
         profile = next(iter(p.frameworks), "default-scheduler")
         for result, total in (("scheduled", stats.scheduled), ("unschedulable", stats.failed)):
