@@ -250,3 +250,10 @@ async def test_events_recorded_about_an_object_are_served_with_their_age(daemon)
         events = await c.events("Pod", "p1")
     assert [(e["type"], e["reason"], e["message"]) for e in events] == [("Warning", "FailedScheduling", "0/0 nodes")]
     assert events[0]["ageSeconds"] >= 0
+
+
+async def test_one_client_can_have_many_requests_in_flight_at_once(daemon):
+    async with await Client.connect(daemon.address) as c:
+        created = await asyncio.gather(*(c.create(node(f"n{i}")) for i in range(200)))
+        assert sorted(int(o["metadata"]["resourceVersion"]) for o in created) == list(range(1, 201))
+        assert len((await c.list("Node"))[0]) == 200
