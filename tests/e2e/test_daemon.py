@@ -89,6 +89,16 @@ def test_pods_bound_before_kill_9_stay_bound_and_capacity_is_accounted_after_res
     assert free_before[fits] == most
     assert "Insufficient cpu" in next(x["message"] for x in too_big["status"]["conditions"] if x["type"] == "PodScheduled")
     assert not too_big["spec"].get("nodeName")
+
+    # Finishing every pod on another node frees it, and the waiting pod goes there.
+    other = next(n for n in free_before if n != fits)
+    on_other = sorted(name for name, (node, _) in before.items() if node == other)
+    assert d2.cli("complete", on_other[0]).stdout.strip() == f"pod/{on_other[0]} succeeded"
+    with d2.client() as c:
+        for name in on_other[1:]:
+            c.complete(name, failed=True)
+        landed = poll(lambda: c.get("Pod", "too-big")["spec"].get("nodeName") or None, "the big pod to bind")
+    assert landed == other
     assert d2.terminate() == 0
 
 
