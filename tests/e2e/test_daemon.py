@@ -161,4 +161,9 @@ def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clie
             assert err.reason == Reason.UNAUTHORIZED
         stats = other.stats()
         assert stats["objects"] == {"Node": 1} and stats["resourceVersion"] == 1
-    assert d.terminate() == 0
+    assert d.terminate() == 0  # SIGTERM: a graceful stop
+
+    d2 = daemon_factory("--config", str(config), data_dir=d.data_dir)
+    with d2.client(token="e2e-token") as c:
+        assert [n["metadata"]["name"] for n in c.list("Node")[0]] == ["n1"]
+        assert c.stats()["resourceVersion"] == 1
