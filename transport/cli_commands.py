@@ -137,8 +137,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
         objects = load_manifests(args.filename)
         if not objects:
             raise UsageError("no objects passed to apply")
-        for obj in c.apply(objects):  # one request: all or nothing
-            print(f"{ref(obj)} applied")
+        result = c.request("apply", objects=objects)  # one request: all or nothing
+        for obj, action in zip(result["items"], result["actions"]):
+            print(f"{ref(obj)} {action}")
         return 0
 
     return _run(args, body)

@@ -194,7 +194,8 @@ class Connection:
         return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
 
     async def on_apply(self, req: wire.Apply) -> dict[str, Any]:
-        return {"items": await self.service.apply(list(req.objects))}
+        items, actions = await self.service.apply(list(req.objects))
+        return {"items": items, "actions": actions}
 
     async def on_create(self, req: wire.Create) -> dict[str, Any]:
         return {"object": await self.service.create(req.object)}

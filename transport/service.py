@@ -21,8 +21,9 @@ class Service(Protocol):
         """True once the store is loaded and the actors run (GET /readyz)."""
         ...
 
-    async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Create or replace every object, all or nothing; the stored objects."""
+    async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Create or replace every object, all or nothing: the stored objects, and
+        for each "created" or "configured"."""
         ...
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
@@ -105,11 +106,22 @@ class StoreService:
     def ready(self) -> bool:
         return self._ready()
 
-    async def apply(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
         for i, obj in enumerate(objects):
             _check(obj, f"objects[{i}]")
+        actions = ["configured" if self._current(o) is not None else "created" for o in objects]
         objects = [self._with_server_fields(o) for o in objects]
-        return await call_store(lambda: self.client.apply(objects))
+        return await call_store(lambda: self.client.apply(objects)), actions
+
+    def _current(self, raw: Mapping[str, Any]) -> Any:
+        """The stored object `raw` names, if any (read on the loop: the store's own view)."""
+        from framework.api.objects import KINDS
+
+        kind, meta = raw.get("kind"), raw.get("metadata")
+        if not isinstance(kind, str) or kind not in KINDS or not isinstance(meta, Mapping):
+            return None
+        name, ns = meta.get("name"), meta.get("namespace") or "default"
+        return self.store.peek(kind, ns, name) if isinstance(name, str) and isinstance(ns, str) else None
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = self._with_server_fields(obj)
@@ -120,14 +132,12 @@ class StoreService:
         metadata.uid and creationTimestamp; a replaced one keeps them, and keeps its
         status and (pods) spec.nodeName when the new manifest leaves them out, so
         applying the same file twice never unbinds a pod."""
-        from framework.api.objects import KINDS
         from framework.api.timeutil import format_time
 
-        kind, meta = raw.get("kind"), raw.get("metadata")
-        if not isinstance(kind, str) or kind not in KINDS or not isinstance(meta, Mapping):
+        meta = raw.get("metadata")
+        if not isinstance(meta, Mapping):
             return raw  # the store rejects it, naming the field
-        name, ns = meta.get("name"), meta.get("namespace") or "default"
-        current = self.store.peek(kind, ns, name) if isinstance(name, str) and isinstance(ns, str) else None
+        kind, current = raw.get("kind"), self._current(raw)
         out, m = dict(raw), dict(meta)
         if current is None:
             m.setdefault("uid", str(uuid.uuid4()))

@@ -57,7 +57,7 @@ def test_pods_bound_before_kill_9_stay_bound_and_capacity_is_accounted_after_res
 
     d = daemon_factory()
     applied = d.cli("apply", "-f", str(manifests))
-    assert applied.stdout.count(" applied") == 23
+    assert applied.stdout.count(" created") == 23
     before = poll(lambda: all_bound(d, 20), "20 pods bound")
 
     table = d.cli("get", "pods").stdout.splitlines()

@@ -257,3 +257,10 @@ async def test_one_client_can_have_many_requests_in_flight_at_once(daemon):
         created = await asyncio.gather(*(c.create(node(f"n{i}")) for i in range(200)))
         assert sorted(int(o["metadata"]["resourceVersion"]) for o in created) == list(range(1, 201))
         assert len((await c.list("Node"))[0]) == 200
+
+
+async def test_apply_says_which_objects_were_created_and_which_configured(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([node("n1")])
+        result = await c.request("apply", objects=[node("n1"), node("n2")])
+    assert result["actions"] == ["configured", "created"]
