@@ -13,7 +13,7 @@ from transport.framing import FrameDecoder, encode_frame
 from transport.tables import node_usage
 from transport.wire import ApiError, Reason
 
-from tests.e2e.conftest import DaemonProcess, poll
+from tests.e2e.conftest import ROOT, DaemonProcess, poll
 
 NODE_CPU = 4
 
@@ -167,3 +167,43 @@ def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clie
     with d2.client(token="e2e-token") as c:
         assert [n["metadata"]["name"] for n in c.list("Node")[0]] == ["n1"]
         assert c.stats()["resourceVersion"] == 1
+
+
+def test_gang_members_between_assume_and_bind_at_kill_9_are_scheduled_again_after_restart(daemon_factory, tmp_path):
+    # Two members fit and wait at Permit for the third, which fits no node yet; with
+    # podGroupRejectPercentage 100 the waiting members are not rejected meanwhile.
+    shipped = (ROOT / "configs" / "coscheduling.yaml").read_text()
+    assert "podGroupRejectPercentage: 10\n" in shipped
+    config = tmp_path / "coscheduling.yaml"
+    config.write_text(shipped.replace("podGroupRejectPercentage: 10\n", "podGroupRejectPercentage: 100\n"))
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "job", "namespace": "default"}, "spec": {"minMember": 3, "scheduleTimeoutSeconds": 300}}
+    members = []
+    for i in range(3):
+        p = pod_manifest(f"job-{i}", "1")
+        p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "job"
+        members.append(p)
+    members[2]["spec"]["nodeSelector"] = {"disk": "ssd"}
+    node = yaml.safe_load(nodes_yaml(1))
+
+    def waiting(d: DaemonProcess, n: int) -> bool | None:
+        with d.client() as c:
+            return True if c.stats()["waitingPods"] == n else None
+
+    d = daemon_factory("--config", str(config))
+    with d.client() as c:
+        c.apply([node, group, *members])
+    poll(lambda: waiting(d, 2), "two members assumed and waiting at Permit")
+    assert not any(n for n, _ in bindings(d).values())
+
+    d.kill9()
+    d2 = daemon_factory("--config", str(config), data_dir=d.data_dir)
+    poll(lambda: waiting(d2, 2), "the two members assumed again after restart")
+    assert not any(n for n, _ in bindings(d2).values())  # they were never bound
+    with d2.client() as c:
+        c.apply([{**node, "metadata": {"name": "node-ssd", "labels": {"disk": "ssd"}}}])
+        placed = poll(lambda: all_bound(d2, 3), "the whole gang to bind")
+        scheduled = {name: [e["reason"] for e in c.events("Pod", name)].count("Scheduled") for name in placed}
+    assert {name: node for name, (node, _) in placed.items()} == {"job-0": "node-0", "job-1": "node-0", "job-2": "node-ssd"}
+    assert scheduled == {"job-0": 1, "job-1": 1, "job-2": 1}
+    assert d2.terminate() == 0
