@@ -76,6 +76,12 @@ def test_pods_bound_before_kill_9_stay_bound_and_capacity_is_accounted_after_res
     poll(lambda: all_bound(d2, 20), "20 pods after restart")
     assert bindings(d2) == before  # same nodes, same resourceVersions: nothing was bound again
     assert free_milli_cpu(d2) == free_before
+    probe = tmp_path / "probe.yaml"
+    probe.write_text(yaml.safe_dump(pod_manifest("probe", f"{max(free_before.values())}m")))
+    report = d2.cli("explain", "-f", str(probe)).stdout
+    chosen = re.search(r"^Chosen node: (\S+)$", report, re.M)
+    assert chosen is not None and free_before[chosen.group(1)] == max(free_before.values())
+    assert "NodeResourcesFit" in report and "Insufficient cpu" in report
 
     # A pod bigger than every node's remaining room stays pending (the capacity is
     # still accounted); one that fits goes where the room is.
