@@ -52,6 +52,10 @@ class DataDirLocked(RuntimeError):
     """Another process holds the data directory."""
 
 
+class StoreUnreadable(RuntimeError):
+    """The data directory holds something this version cannot read."""
+
+
 class SQLiteBackend:
     """A StoreBackend (actors.store_backend) on one SQLite file under `data_dir`.
 
@@ -108,15 +112,21 @@ class SQLiteBackend:
             raise DataDirLocked(f"data directory {self.data_dir} is in use by another ksched process") from None
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
         conn = sqlite3.connect(self.path, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={self.synchronous}")
-        conn.executescript(_SCHEMA)
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.executescript(_SCHEMA)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise StoreUnreadable(f"{self.path}: schema version {version} is not supported (expected {SCHEMA_VERSION})")
+        except sqlite3.DatabaseError as exc:
             conn.close()
-            raise RuntimeError(f"{self.path}: schema version {version} is not supported (expected {SCHEMA_VERSION})")
+            raise StoreUnreadable(f"{self.path}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
         self._conn = conn
         return conn
 
@@ -125,9 +135,12 @@ class SQLiteBackend:
         objects: list[dict[str, Any]] = []
         top = 0
         for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
-            raw = json.loads(body)
+            try:
+                raw = json.loads(body)
+            except ValueError:
+                raw = None
             if not isinstance(raw, dict):
-                raise RuntimeError(f"{self.path}: stored {kind} {key} is not an object")
+                raise StoreUnreadable(f"{self.path}: stored {kind} {key} is not a JSON object")
             raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
             objects.append(raw)
             top = max(top, rv)

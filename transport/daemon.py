@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from actors.pipeline import Pipeline
 from actors.store_backend import InMemoryBackend, StoreBackend
-from actors.store_sqlite import DataDirLocked, SQLiteBackend
+from actors.store_sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.handle import FrameworkHandle
@@ -111,7 +111,7 @@ class Daemon:
                             drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
         try:
             await pipeline.start()
-        except DataDirLocked as exc:
+        except (DataDirLocked, StoreUnreadable) as exc:
             raise StartupError(str(exc)) from None
         except ConfigError as exc:
             raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None

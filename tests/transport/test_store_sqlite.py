@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.store_backend import Write
-from actors.store_sqlite import DataDirLocked, SQLiteBackend
+from actors.store_sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 
 
 def node(name: str, rv: int) -> dict:
@@ -107,3 +107,11 @@ async def test_a_commit_survives_kill_9_right_after_it_returns(tmp_path):
 def test_an_unknown_synchronous_mode_is_rejected_naming_the_choices(tmp_path):
     with pytest.raises(ValueError, match="FULL"):
         SQLiteBackend(tmp_path, synchronous="SOMETIMES")
+
+
+async def test_a_file_that_is_not_a_database_is_reported_with_its_path(tmp_path):
+    (tmp_path / "store.db").write_bytes(b"this is not sqlite" * 100)
+    b = SQLiteBackend(tmp_path)
+    with pytest.raises(StoreUnreadable, match="store.db"):
+        await b.load_all()
+    await b.close()
