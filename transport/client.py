@@ -71,6 +71,7 @@ class Client:
         self._watches: dict[int, asyncio.Queue[Any]] = {}
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
+        self._reconnect_lock = asyncio.Lock()
         self._closed = False
 
     @classmethod
@@ -159,7 +160,7 @@ class Client:
             q.put_nowait(_Closed())
 
     def _send(self, op: str, fields: dict[str, Any], *, want_reply: bool = True) -> tuple[int, asyncio.Future[Any]]:
-        if self._writer is None or self._writer.is_closing() or self._reader_task is None or self._reader_task.done():
+        if self._writer is None or self._writer.is_closing() or not self._connected():
             raise ApiError(Reason.UNAVAILABLE, f"not connected to {self.server}")
         rid = next(self._ids)
         try:
@@ -267,20 +268,25 @@ class Client:
             failures += 1
             await self._reconnect(failures)
 
+    def _connected(self) -> bool:
+        return self._reader_task is not None and not self._reader_task.done()
+
     async def _reconnect(self, failures: int) -> None:
-        if self._closed:
-            raise ApiError(Reason.UNAVAILABLE, "client closed")
-        if self._reader_task is not None and not self._reader_task.done():
-            return  # still connected (the daemon ended the watch): just watch again
-        for attempt in range(RECONNECT_ATTEMPTS):
-            await asyncio.sleep(min(RECONNECT_DELAY * 2 ** (attempt + failures - 1), 2.0))
-            try:
-                await self._open()
-                return
-            except ApiError as err:
-                if err.reason != Reason.UNAVAILABLE:
-                    raise
-        raise ApiError(Reason.UNAVAILABLE, f"lost {self.server} and could not reconnect")
+        """Open a new connection unless one is up (several watches may get here at once)."""
+        async with self._reconnect_lock:
+            for attempt in range(RECONNECT_ATTEMPTS):
+                if self._closed:
+                    raise ApiError(Reason.UNAVAILABLE, "client closed")
+                if self._connected():
+                    return  # still or again connected: just watch again
+                await asyncio.sleep(min(RECONNECT_DELAY * 2 ** (attempt + failures - 1), 2.0))
+                try:
+                    await self._open()
+                except ApiError as err:
+                    if err.reason != Reason.UNAVAILABLE:
+                        raise
+        if not self._connected():
+            raise ApiError(Reason.UNAVAILABLE, f"lost {self.server} and could not reconnect")
 
 
 class SyncClient:

@@ -161,24 +161,27 @@ async def test_a_watch_from_zero_lists_current_objects_first(daemon):
         assert sorted(names) == ["n1", "n2"]
 
 
-async def test_a_watch_resumes_after_the_daemon_restarts_on_the_same_port(daemon):
+async def test_watches_resume_after_the_daemon_restarts_on_the_same_port(daemon):
     async with await Client.connect(daemon.address) as c:
-        stream = c.watch(["Node"], resource_version=0)
+        streams = [c.watch(["Node"], resource_version=0), c.watch(["Node"], resource_version=0)]
         await c.apply([node("n1")])
-        first = await anext(stream)
+        firsts = [await anext(s) for s in streams]
         await daemon.server.close()  # connection lost; the store and its history remain
         server2 = type(daemon.server)(daemon.server.service)
         await server2.start(daemon.host, daemon.port)
         try:
             writer = await Client.connect(daemon.address)
             await writer.apply([node("n2")])
-            second = await asyncio.wait_for(anext(stream), 10)
+            seconds = await asyncio.wait_for(asyncio.gather(*(anext(s) for s in streams)), 10)
+            connections = len(server2.connections)  # the watching client reconnected once, plus the writer
             await writer.close()
         finally:
-            await stream.aclose()
+            for s in streams:
+                await s.aclose()
             await server2.close()
-        assert (first.object["metadata"]["name"], second.object["metadata"]["name"]) == ("n1", "n2")
-        assert second.type == "ADDED" and second.resource_version == 2
+        assert [f.object["metadata"]["name"] for f in firsts] == ["n1", "n1"]
+        assert [(e.type, e.object["metadata"]["name"], e.resource_version) for e in seconds] == [("ADDED", "n2", 2)] * 2
+        assert connections == 2
 
 
 async def test_applying_the_same_manifest_again_keeps_the_binding_uid_and_creation_time(daemon):
