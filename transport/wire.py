@@ -146,6 +146,27 @@ Request = Hello | Apply | Create | Delete | Get | Events | List | Watch | Cancel
 
 # --- field readers ------------------------------------------------------------------------
 
+MAX_DEPTH = 64  # nesting of an object's maps and lists
+
+
+def check_json_value(value: Any, path: str, depth: int = 0) -> None:
+    """Objects are Kubernetes JSON: maps with string keys, lists, strings, numbers,
+    booleans and null. msgpack can carry more (bytes, integer keys); refuse it here,
+    naming the place, rather than fail later in the store."""
+    if depth > MAX_DEPTH:
+        raise invalid(path, f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise invalid(path, f"map keys must be strings, got {type(k).__name__} {k!r}")
+            check_json_value(v, f"{path}.{k}", depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            check_json_value(v, f"{path}[{i}]", depth + 1)
+    elif value is not None and not isinstance(value, (str, int, float)):  # bool is an int
+        raise invalid(path, f"must be JSON (string, number, boolean, null, list or map), got {type(value).__name__}")
+
+
 
 class _Fields:
     """Typed access to one request map; errors name the field."""
@@ -188,6 +209,7 @@ class _Fields:
             raise invalid(name, "is required")
         if not isinstance(v, Mapping):
             raise invalid(name, f"must be a map, got {type(v).__name__}")
+        check_json_value(v, name)
         return dict(v)
 
     def maps(self, name: str) -> tuple[dict[str, Any], ...]:
@@ -199,6 +221,7 @@ class _Fields:
         for i, item in enumerate(v):
             if not isinstance(item, Mapping):
                 raise invalid(f"{name}[{i}]", f"must be a map, got {type(item).__name__}")
+            check_json_value(item, f"{name}[{i}]")
         return tuple(dict(item) for item in v)
 
     def strs(self, name: str) -> tuple[str, ...]:

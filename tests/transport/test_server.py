@@ -58,6 +58,10 @@ async def test_a_refused_request_gets_its_reason(daemon, op, fields, reason):
     pytest.param({"id": 10, "op": "watch", "resourceVersion": "5"}, 10, "resourceVersion: must be an integer",
                  id="string-rv"),
     pytest.param({"id": 11, "op": "frobnicate"}, 11, "op: unknown op", id="unknown-op"),
+    pytest.param({"id": 12, "op": "create", "object": {**node("n1"), "spec": {"x": b"\x00"}}}, 12,
+                 "object.spec.x: must be JSON", id="bytes-value"),
+    pytest.param({"id": 13, "op": "apply", "objects": [{**node("n1"), "spec": {5: "x"}}]}, 13,
+                 "objects[0].spec: map keys must be strings", id="int-key"),
     pytest.param({"id": "x", "op": "stats"}, None, "id: must be an integer", id="string-id"),
     pytest.param({"op": "stats"}, None, "id: must be an integer", id="no-id"),
 ])
