@@ -73,7 +73,9 @@ class Connection:
             async with asyncio.TaskGroup() as tg:
                 writer_task = tg.create_task(self._write_loop())
                 try:
-                    await self._read_loop(tg)
+                    if await self._read_loop(tg) and self._tasks:
+                        # the client finished sending: answer what it asked before closing
+                        await asyncio.wait(set(self._tasks))
                 finally:
                     self.out.put_nowait(_CLOSE)
                     await writer_task
@@ -87,7 +89,9 @@ class Connection:
             except (ConnectionError, OSError):
                 pass
 
-    async def _read_loop(self, tg: asyncio.TaskGroup) -> None:
+    async def _read_loop(self, tg: asyncio.TaskGroup) -> bool:
+        """Read and dispatch frames; True at the client's end of stream, False when
+        the connection must close now (TooLarge, Unauthorized, a broken socket)."""
         decoder = FrameDecoder(self.server.max_frame)
         while True:
             # Backpressure: a client that sends faster than it reads its replies, or
@@ -98,18 +102,18 @@ class Connection:
             try:
                 data = await self.reader.read(READ_CHUNK)
             except (ConnectionError, OSError):
-                return
+                return False
             if not data:
-                return
+                return True
             try:
                 frames = decoder.feed(data)
             except FrameTooLarge as err:
                 log.info("closing %s: %s", self.peer, err)
                 self.send(wire.error_reply(None, ApiError(Reason.TOO_LARGE, str(err))))
-                return
+                return False
             for frame in frames:
                 if not self._accept(frame, tg):
-                    return
+                    return False
 
     def _accept(self, frame: dict[str, Any] | BadFrame, tg: asyncio.TaskGroup) -> bool:
         """Start handling one frame; False means close the connection."""

@@ -271,3 +271,14 @@ async def test_apply_says_which_objects_were_created_and_which_configured(daemon
         await c.apply([node("n1")])
         result = await c.request("apply", objects=[node("n1"), node("n2")])
     assert result["actions"] == ["configured", "created"]
+
+
+async def test_a_client_that_sends_and_half_closes_still_gets_every_reply(daemon):
+    raw = await RawConn.open(daemon)
+    raw.writer.write(b"".join(encode_frame({"id": i, "op": "create", "object": node(f"n{i}")}) for i in range(50)))
+    raw.writer.write_eof()
+    replies = []
+    while (frame := await raw.recv()) is not None:
+        replies.append(frame)
+    assert sorted(r["id"] for r in replies) == list(range(50)) and all(r["ok"] for r in replies)
+    await raw.close()
