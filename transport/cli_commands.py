@@ -177,7 +177,7 @@ def _table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: bool,
     if kind == "Node":
         return nodes_table(items, c.list("Pod")[0], now, wide=wide)
     if kind == "PodGroup":
-        return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces)
+        return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide)
     return generic_table(items, now, namespaces=namespaces)
 
 

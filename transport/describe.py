@@ -121,8 +121,14 @@ def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]],
         ("Schedule Timeout", f"{spec['scheduleTimeoutSeconds']}s" if spec.get("scheduleTimeoutSeconds") is not None
                              else "<default>"),
         ("Pods", f"{total} ({bound} bound, {done} finished)"),
+        ("Schedule Start", (raw.get("status") or {}).get("scheduleStartTime") or "<none>"),
         ("Age", age(raw, now)),
     ])
+    conditions = [c for c in (raw.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)]
+    if conditions:
+        rows = [[str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", ""))]
+                for c in conditions]
+        lines += ["Conditions:", _indent(table(["TYPE", "STATUS", "REASON", "MESSAGE"], rows))]
     ns, name = meta.get("namespace", "default"), meta.get("name")
     members = [p for p in pods if (p.get("metadata") or {}).get("namespace", "default") == ns
                and ((p.get("metadata") or {}).get("labels") or {}).get(POD_GROUP_LABEL) == name]

@@ -228,17 +228,31 @@ def pod_group_phase(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]])
     return "Pending" if total < min_member else "Scheduling"
 
 
+REASON_WIDTH = 100
+
+
+def pod_group_reason(group: Mapping[str, Any]) -> str:
+    """The message of the status condition the daemon keeps (why the group waits)."""
+    for cond in (group.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("message"):
+            return str(cond["message"])
+    return ""
+
+
 def podgroups_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float,
-                    *, namespaces: bool) -> str:
-    headers = ["NAME", "PHASE", "MIN MEMBER", "PODS", "BOUND", "FINISHED", "AGE"]
+                    *, namespaces: bool, wide: bool = False) -> str:
+    headers = ["NAME", "PHASE", "MIN MEMBER", "PODS", "BOUND", "FINISHED", "AGE", "REASON"]
     if namespaces:
         headers.insert(0, "NAMESPACE")
     rows = []
     for raw in items:
         total, bound, done = pod_group_counts(raw, pods)
         meta = _meta(raw)
+        reason = pod_group_reason(raw) or "<none>"
+        if not wide and len(reason) > REASON_WIDTH:
+            reason = reason[:REASON_WIDTH - 3] + "..."
         row = [meta.get("name", ""), pod_group_phase(raw, pods), str((raw.get("spec") or {}).get("minMember", 0)),
-               str(total), str(bound), str(done), age(raw, now)]
+               str(total), str(bound), str(done), age(raw, now), reason]
         if namespaces:
             row.insert(0, meta.get("namespace", "default"))
         rows.append(row)
