@@ -74,7 +74,8 @@ class FitError(Exception):
             if parts:
                 msg += f" {', '.join(parts)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # No period of our own: PostFilter messages end as they please (upstream).
+            msg += f" {d.post_filter_msg}"
         return msg
 
     def __str__(self) -> str:

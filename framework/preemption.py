@@ -244,7 +244,10 @@ class Evaluator:
         st = self.prepare_candidate(best, pod)
         if not st.is_success():
             return None, st
-        return PostFilterResult(best.name), Status()
+        # Said even on success (upstream since PR #140180), so the pod's
+        # FailedScheduling message tells where it is going and at what cost.
+        return PostFilterResult(best.name), Status(
+            Code.Success, f"found a potential placement for pod on node {best.name}, preempting {len(best.victims)} victims")
 
     def find_candidates(self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: NodeToStatus) -> DryRunResult:
         """Dry-run preemption on the nodes that failed with Unschedulable (an
