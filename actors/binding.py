@@ -4,7 +4,9 @@ A binding cycle waits for Permit, then runs PreBind, Bind and PostBind. Any
 failure goes through `undo_assume` (Unreserve in reverse order, forget the
 assumed pod) and the scheduler's failure handler (requeue with backoff, event,
 pod status). Every outcome is a Status; one pod's failure never touches another
-pod's cycle.
+pod's cycle. A pod that waited at Permit has its wait recorded
+(scheduler_permit_wait_duration_seconds, by the decision's code) as upstream's
+WaitOnPermit does.
 """
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from actors.clock import Clock
+from actors.metrics_sink import NO_METRICS, MetricsSink, code_name
 from framework.api.objects import Pod
 from framework.cache import Cache
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
@@ -28,6 +32,7 @@ class AssumedPod:
     pod: Pod  # the assumed copy, spec.nodeName set
     node_name: str
     permit: asyncio.Future[Status] | None  # None when Permit allowed at once
+    started: float = 0.0  # when the scheduling cycle began (clock seconds), for the attempt's duration
 
 
 def undo_assume(a: AssumedPod, cache: Cache, record: Callable[[str], None] | None = None) -> None:
@@ -53,9 +58,12 @@ class BindingCycles:
     """Counts the cycles that are doing work (not parked at Permit), so the
     pipeline can tell when nothing is left to do."""
 
-    def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None) -> None:
+    def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None, *,
+                 metrics: MetricsSink = NO_METRICS, clock: Clock | None = None) -> None:
         self.host = host
         self.record = record
+        self.metrics = metrics
+        self.clock = clock
         self.running = 0  # cycles not waiting at Permit
         self.total = 0  # all live cycles
 
@@ -83,10 +91,13 @@ class BindingCycles:
     async def _bind(self, a: AssumedPod) -> Status:
         if a.permit is not None:
             self.running -= 1
+            waited_from = self.clock.now() if self.clock is not None else 0.0
             try:
                 status = await a.permit
             finally:
                 self.running += 1
+            if self.clock is not None:
+                self.metrics.permit_wait(code_name(status), max(0.0, self.clock.now() - waited_from))
             if not status.is_success():
                 return status
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)

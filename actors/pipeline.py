@@ -7,6 +7,8 @@ either bound in the store or back in the queue.
 
 Used by tests (with FakeClock: `run_until_quiescent`), by the conformance scenario
 driver, by `ksched bench`, and by the daemon (transport) around its listeners.
+The daemon passes its metrics (an actors.metrics_sink.MetricsSink); the queue and
+the scheduler record into it. Without one nothing is recorded.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from actors.base import MailboxClosed
 from actors.clock import Clock, FakeClock, RealClock
+from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status import PodGroupStatusWriter
 from actors.queue import SchedulingQueue
 from actors.queue_actor import Counts, QueueActor
@@ -61,6 +64,7 @@ class Pipeline:
         rand: random.Random | None = None,
         record: Callable[[str], None] | None = None,
         drain_grace_seconds: float = 30.0,
+        metrics: MetricsSink | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -69,6 +73,7 @@ class Pipeline:
         self._rand = rand if rand is not None else random.Random()
         self._record = record
         self.drain_grace_seconds = drain_grace_seconds
+        self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -109,13 +114,13 @@ class Pipeline:
                 binder=self._bind,
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
-            self.queue = QueueActor(self._new_queue(), self.clock)
+            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
 
             self.scheduler = Scheduler(
                 frameworks=self.frameworks, queue=self.queue, store=self.client, waiting_room=self.waiting_room,
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
-                objects=self.objects, record=self._record,
+                objects=self.objects, record=self._record, metrics=self.metrics,
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)

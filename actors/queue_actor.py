@@ -2,7 +2,9 @@
 
 The scheduler asks for the next pod with Pop; the reply comes as soon as activeQ
 has a pod (one outstanding Pop at a time). Backoff completion and the
-unschedulable-pool limit are timers armed at the exact due time.
+unschedulable-pool limit are timers armed at the exact due time. After every
+message the queue's sizes go to the metrics sink when they changed
+(scheduler_pending_pods, kept current as upstream's queue keeps it).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any, Callable, Iterable, Union, assert_never
 
 from actors.base import Actor, resolve
 from actors.clock import Clock, Timer
+from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
 from actors.queue import SchedulingQueue
 from framework.api.objects import Pod
 from framework.interface import ClusterEvent, QueuedPodInfo
@@ -84,16 +87,19 @@ class Counts:
 
 QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Requeue, Done, Activate, Move, Nominate, Flush, Counts]
 
+_MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
 LEFTOVER_SLACK = 1e-9  # the pool limit is "longer than", so fire just after it
 
 
 class QueueActor(Actor[QueueMsg]):
     name = "queue"
 
-    def __init__(self, queue: SchedulingQueue, clock: Clock) -> None:
+    def __init__(self, queue: SchedulingQueue, clock: Clock, metrics: MetricsSink = NO_METRICS) -> None:
         super().__init__()
         self.queue = queue
         self.clock = clock
+        self.metrics = metrics
+        self._sizes: tuple[int, ...] | None = None
         self._popper: asyncio.Future | None = None
         self._timer: Timer | None = None
         self._timer_at: float | None = None
@@ -127,6 +133,18 @@ class QueueActor(Actor[QueueMsg]):
         self._apply(msg)
         self._deliver()
         self._arm()
+        self._publish_pending(force=isinstance(msg, _MAY_REGATE))
+
+    def _publish_pending(self, force: bool = True) -> None:
+        q = self.queue
+        # Counting gated pods walks the pool: only when some size moved, or when
+        # PreEnqueue ran again (a pod can turn gated without leaving the pool).
+        sizes = (len(q.active_q), len(q.backoff_q), len(q.error_backoff_q), len(q.unschedulable))
+        if sizes == self._sizes and not force:
+            return
+        self._sizes = sizes
+        counts = q.pending_counts()
+        self.metrics.set_pending_pods({name: counts[name] for name in PENDING_QUEUES})
 
     def _apply(self, msg: QueueMsg) -> None:
         q = self.queue
@@ -207,3 +225,4 @@ class QueueActor(Actor[QueueMsg]):
                 msg.reply.set_result(None)
             elif not isinstance(msg, Flush):
                 self._apply(msg)
+        self._publish_pending()

@@ -5,24 +5,42 @@ the other objects plugins list (the informer caches). Store changes reach it as
 messages and update the cache between cycles; it then offers them to the queue.
 For each pod the queue hands it: refresh the snapshot, run the algorithm,
 PostFilter on a FitError, assume, Reserve, Permit, and start the pod's binding
-cycle; then ask for the next pod at once.
+cycle; then ask for the next pod at once. Explain requests are messages too, so
+they see the cache between two cycles, never inside one.
+
+Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
+records them: an attempt's result and duration when it ends (scheduled after
+Bind, unschedulable or error in the failure handler), extension point durations
+through the profile's TimedFramework view, per-plugin durations on every
+PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from dataclasses import dataclass, field
-from typing import Callable, Union, assert_never
+from typing import Any, Callable, Union, assert_never
 
-from actors.base import Actor, MailboxClosed, new_reply
+from actors.base import Actor, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
+from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
+from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue_actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
 from actors.store import WatchEvent
 from actors.store_messages import Delete, StoreClient, UpdatePodStatus
 from actors.waiting_room import WaitingRoom
-from framework.algorithm import Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingAlgorithm, SchedulingError
+from framework.algorithm import (
+    Diagnosis,
+    FitError,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingAlgorithm,
+    SchedulingError,
+    explain,
+)
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
 from framework.handle import InMemoryObjects
@@ -41,7 +59,21 @@ class Popped:
     qpi: QueuedPodInfo | None  # None: the queue closed
 
 
-SchedulerMsg = Union[StoreChanged, Popped]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explain:
+    """A dry run of `pod` on the live cache (framework.algorithm.explain); the
+    reply is its report. Nothing is assumed, reserved or written."""
+
+    pod: Pod
+    reply: asyncio.Future
+
+
+SchedulerMsg = Union[StoreChanged, Popped, Explain]
+
+# Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
+# here every 10th cycle, starting with the first, so a test sees one at once.
+PLUGIN_SAMPLE_EVERY = 10
+PREEMPTION_PLUGIN = "DefaultPreemption"
 
 
 @dataclass(slots=True)
@@ -82,6 +114,9 @@ class Scheduler(Actor[SchedulerMsg]):
         algorithm: SchedulingAlgorithm,
         objects: InMemoryObjects,
         record: Callable[[str], None] | None = None,
+        metrics: MetricsSink = NO_METRICS,
+        timer: Timer = time.perf_counter,
+        plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
     ) -> None:
         super().__init__()
         self.frameworks = frameworks
@@ -99,7 +134,13 @@ class Scheduler(Actor[SchedulerMsg]):
         self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
         self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)
         self.stats = SchedulerStats()
-        self.bindings = BindingCycles(self, record)
+        self.metrics = metrics
+        self.plugin_sample_every = max(1, plugin_sample_every)
+        self._post_filter_ran: dict[str, str] = {}  # plugin -> status name, during one PostFilter
+        self._evicted = 0
+        # Per profile: the view every cycle runs, and the one sampled cycles run.
+        self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
+        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
         self._stopping = False
@@ -151,6 +192,8 @@ class Scheduler(Actor[SchedulerMsg]):
         match msg:
             case StoreChanged(event=ev):
                 self._on_store_change(ev)
+            case Explain(pod=pod, reply=reply):
+                self._explain(pod, reply)
             case Popped(qpi=qpi):
                 if qpi is None:
                     return
@@ -171,8 +214,10 @@ class Scheduler(Actor[SchedulerMsg]):
             self.queue.done(pod.key)  # deleted, already bound or assumed: nothing to do
             return
         qpi.pod = pod = current
-        fwk = self.frameworks[pod.scheduler_name]
+        started = self.clock.now()
         self.stats.attempts += 1
+        plain, sampled = self._views[pod.scheduler_name]
+        fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
         state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         fwk.handle.set_snapshot(self.snapshot)
@@ -185,30 +230,38 @@ class Scheduler(Actor[SchedulerMsg]):
             nominated = self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
-            self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated)
+            self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated, started)
             return
         except NoNodesAvailable as e:
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self.fail(qpi, Status(Code.Unschedulable, str(e)), None)
+            self.fail(qpi, Status(Code.Unschedulable, str(e)), None, started)
             return
         except SchedulingError as e:
             attempt.error = str(e)
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self.fail(qpi, Status(Code.Error, str(e)), None)
+            self.fail(qpi, Status(Code.Error, str(e)), None, started)
             return
         attempt.result = result
-        self._assume_and_permit(fwk, state, qpi, result.suggested_host)
+        self._assume_and_permit(fwk, state, qpi, result.suggested_host, started)
 
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
         if not fwk.has_post_filter_plugins():
             return None
+        self._post_filter_ran.clear()
+        evicted_before = self._evicted
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
+        if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
+            self.metrics.preemption_attempt()
+            if preemption == "Success":
+                self.metrics.preemption_victims(self._evicted - evicted_before)
         if status.code != Code.Error:
             err.diagnosis.post_filter_msg = status.message()
         # "" (a PostFilter result without a node) clears a stale nomination.
         return result.nominated_node_name if result is not None else None
 
-    def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str) -> None:
+    def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str,
+                           started: float) -> None:
         pod = qpi.pod
         raw = dict(pod.raw)
         raw["spec"] = {**(raw.get("spec") or {}), "nodeName": host}
@@ -216,7 +269,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.cache.assume_pod(assumed, host)
         if self.queue.queue.nominator.node_of(pod):
             self.queue.tell(Nominate(pod=pod, node_name=""))
-        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None)
+        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None, started=started)
         status = fwk.run_reserve(state, assumed, host)
         if status.is_success():
             status, timeouts = fwk.run_permit(state, assumed, host)
@@ -239,17 +292,19 @@ class Scheduler(Actor[SchedulerMsg]):
                 qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
                 qpi.pending_plugins = set(diagnosis.pending_plugins)
                 status = Status(status.code, err.message(), plugin=status.plugin)
-            self.fail(qpi, status, None)
+            self.fail(qpi, status, None, started)
             return
         assert self._binding_group is not None
         self._binding_group.create_task(self.bindings.run(a))
 
     # --- outcomes ---------------------------------------------------------------------------------
 
-    def fail(self, qpi: QueuedPodInfo, status: Status, nominated: str | None) -> None:
-        """upstream's handleSchedulingFailure: event, requeue, pod status."""
+    def fail(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
+        """upstream's handleSchedulingFailure: metrics, event, requeue, pod status.
+        `started`: when the attempt's scheduling cycle began (clock seconds)."""
         pod = qpi.pod
         self.stats.failed += 1
+        self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
         message = status.message()
         attempt = self.attempts.get(pod.key)
         if attempt is not None:
@@ -274,6 +329,7 @@ class Scheduler(Actor[SchedulerMsg]):
     def binding_failed(self, a: AssumedPod, status: Status) -> None:
         qpi = a.qpi
         if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
+            self._attempt_ended(qpi.pod, UNSCHEDULABLE if status.is_rejected() else ERROR, a.started)
             self.queue.done(qpi.pod.key)
             return
         if status.is_rejected():
@@ -288,15 +344,16 @@ class Scheduler(Actor[SchedulerMsg]):
         # fail again); an errored one is in flight during the move, as upstream.
         freed = event_for("Pod", "DELETED", a.pod, None)
         if status.is_rejected():
-            self.fail(qpi, status, None)
+            self.fail(qpi, status, None, a.started)
             self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid))
         else:
             self._offer(Move(event=freed, old=a.pod, new=None))
-            self.fail(qpi, status, None)
+            self.fail(qpi, status, None, a.started)
 
     def binding_succeeded(self, a: AssumedPod) -> None:
         pod = a.pod
         self.stats.scheduled += 1
+        self._attempt_ended(pod, SCHEDULED, a.started)
         if a.qpi.initial_attempt_timestamp is not None:
             self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
@@ -306,9 +363,44 @@ class Scheduler(Actor[SchedulerMsg]):
         if self.record is not None:
             self.record(f"bound:{pod.name}")
 
+    # --- metrics and explain ---------------------------------------------------------------------
+
+    def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[TimedFramework, TimedFramework]:
+        def plain(plugin: str, point: str, status: str, seconds: float) -> None:
+            self._post_filter_ran[plugin] = status
+
+        def sampled(plugin: str, point: str, status: str, seconds: float) -> None:
+            if point == "PostFilter":
+                self._post_filter_ran[plugin] = status
+            self.metrics.plugin_execution(plugin, point, status, seconds)
+
+        return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=("post_filter_plugins",)),
+                TimedFramework.of(fwk, self.metrics, timer, plugin_record=sampled, proxied=tuple(PLUGIN_LISTS)))
+
+    def _attempt_ended(self, pod: Pod, result: str, started: float) -> None:
+        self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))
+
+    def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
+        """The cache as the next cycle would see it, on the profile's own Framework."""
+        fwk = self.frameworks.get(pod.scheduler_name)
+        if fwk is None:
+            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
+            return
+        self.cache.update_snapshot(self.snapshot)
+        previous = fwk.handle.snapshot()
+        try:
+            report: Any = explain(fwk, pod, self.snapshot)
+        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
+            reject(reply, e)
+            return
+        finally:
+            fwk.handle.set_snapshot(previous)
+        resolve(reply, report)
+
     # --- preemption and plugins' requests through the handle ------------------------------------
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
+        self._evicted += 1
         self.preempted.append(victim.key)
         self.store.record_event("Pod", victim.key, "Normal", "Preempted", message)
         wp = self.waiting_room.waiting_pods.get(victim.uid)

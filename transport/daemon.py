@@ -32,7 +32,7 @@ from framework.handle import FrameworkHandle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import MetricsBridge, SchedulerMetrics, instrument_framework
+from transport.metrics import SchedulerMetrics
 from transport.server import Server
 from transport.service import StoreService
 
@@ -108,16 +108,13 @@ class Daemon:
 
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
-                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics)
         try:
             await pipeline.start()
         except (DataDirLocked, StoreUnreadable) as exc:
             raise StartupError(str(exc)) from None
         except ConfigError as exc:
             raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
-        for fwk in pipeline.frameworks.values():
-            instrument_framework(fwk, self.metrics)
-        bridge = MetricsBridge(self.metrics, pipeline)
         service = StoreService(
             pipeline.store,
             ready=self.ready,
@@ -135,7 +132,7 @@ class Daemon:
                 raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, refresh_metrics=bridge.refresh))
+                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port)
                 except OSError as exc:

@@ -78,3 +78,12 @@ async def test_stats_report_objects_queue_and_scheduler_counters(cluster):
     assert stats["scheduler"]["scheduled"] == 1 and stats["scheduler"]["failed"] >= 1
     assert stats["queue"]["unschedulable"] + stats["queue"]["backoff"] == 1
     assert stats["phase"] == "running" and stats["profiles"] == ["default-scheduler"]
+
+
+async def test_explain_while_the_scheduler_is_stopped_is_unavailable():
+    pipeline = Pipeline(None, clock=FakeClock(), backend=InMemoryBackend())
+    await pipeline.start()
+    await pipeline.stop()
+    with pytest.raises(ApiError) as err:
+        await explain_on_live_snapshot(pipeline, pod("p"))
+    assert err.value.reason == Reason.UNAVAILABLE

@@ -42,7 +42,8 @@ async def test_metrics_are_refreshed_on_scrape_and_named_as_kube_scheduler_names
     m.extension_point("Filter", "Success", "default-scheduler", 0.0002)
     m.plugin_execution("NodeResourcesFit", "Filter", "Success", 0.00002)
     m.permit_wait("Success", 0.5)
-    m.preemption_attempt(victims=2)
+    m.preemption_attempt()
+    m.preemption_victims(2)
     runner, base = await serve(HttpDeps(ready=lambda: True, metrics=m, refresh_metrics=refresh))
     try:
         async with aiohttp.ClientSession() as s:
@@ -73,27 +74,3 @@ def test_two_daemons_in_one_process_do_not_share_counters():
     a.schedule_attempt("scheduled", "p", 0.1)
     assert a.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) == 1.0
     assert b.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) is None
-
-
-async def test_an_instrumented_framework_times_whole_extension_points_with_their_status():
-    from framework.api.objects import Pod
-    from framework.config import build_frameworks, load_config
-    from framework.handle import FrameworkHandle
-    from framework.interface import CycleState
-    from transport.metrics import instrument_framework
-
-    m = SchedulerMetrics()
-    fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
-    instrument_framework(fwk, m)
-    instrument_framework(fwk, m)  # twice is once
-    pod = Pod({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
-    state = CycleState()
-    fwk.run_pre_filter(state, pod)
-    fwk.run_reserve(state, pod, "n1")
-    await fwk.run_pre_bind(state, pod, "n1")
-
-    def count(point: str) -> float | None:
-        return m.sample("scheduler_framework_extension_point_duration_seconds_count",
-                        {"extension_point": point, "status": "Success", "profile": "default-scheduler"})
-
-    assert [count(p) for p in ("PreFilter", "Reserve", "PreBind", "Bind")] == [1.0, 1.0, 1.0, None]

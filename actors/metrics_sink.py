@@ -1,0 +1,79 @@
+"""Where the actors record metrics: the MetricsSink protocol and a no-op default.
+
+The actors record at the points upstream records (pkg/scheduler/schedule_one.go,
+framework/runtime/framework.go, the scheduling queue, DefaultPreemption); the
+daemon passes transport.metrics.SchedulerMetrics, tests and the conformance runner
+pass nothing and get NO_METRICS. Every method is synchronous, cheap and called on
+the event loop; none may raise.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol
+
+# scheduler_schedule_attempts_total's result label.
+SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
+PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+class MetricsSink(Protocol):
+    def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        """One scheduling attempt ended (scheduled after Bind, unschedulable or error
+        in the failure handler); duration from the start of its scheduling cycle."""
+        ...
+
+    def set_pending_pods(self, counts: Mapping[str, int]) -> None:
+        """The queue's sizes changed: counts by active, backoff, unschedulable, gated."""
+        ...
+
+    def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
+        """All plugins of one extension point ran; status is the Code's name."""
+        ...
+
+    def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        """One plugin ran at one extension point (sampled cycles only)."""
+        ...
+
+    def permit_wait(self, result: str, duration_s: float) -> None:
+        """A pod parked at Permit was decided; result is the final Code's name."""
+        ...
+
+    def preemption_attempt(self) -> None:
+        """DefaultPreemption's PostFilter ran."""
+        ...
+
+    def preemption_victims(self, victims: int) -> None:
+        """Preemption chose a node and evicted `victims` pods there."""
+        ...
+
+
+class NoMetrics:
+    """Records nothing."""
+
+    def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        pass
+
+    def set_pending_pods(self, counts: Mapping[str, int]) -> None:
+        pass
+
+    def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
+        pass
+
+    def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        pass
+
+    def permit_wait(self, result: str, duration_s: float) -> None:
+        pass
+
+    def preemption_attempt(self) -> None:
+        pass
+
+    def preemption_victims(self, victims: int) -> None:
+        pass
+
+
+NO_METRICS: MetricsSink = NoMetrics()
+
+
+def code_name(status: Any) -> str:
+    """A Status's code as upstream's Code.String() spells it; None is Success."""
+    return status.code.name if status is not None else "Success"

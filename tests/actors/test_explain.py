@@ -1,0 +1,43 @@
+"""Explain is a Scheduler message: answered between cycles on the actor's own cache."""
+from __future__ import annotations
+
+import pytest
+
+from actors.base import MailboxClosed, new_reply
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from actors.scheduler import Explain
+from framework.api.objects import Pod
+from tests.actors.helpers import node, pod
+
+
+async def test_explain_sees_pods_bound_by_earlier_cycles_and_changes_nothing() -> None:
+    async with Pipeline(None, clock=FakeClock()) as p:
+        await p.client.apply([node("a", cpu="2"), node("b", cpu="2")])
+        await p.client.apply([pod("filler", cpu="1500m")])
+        await p.settle()
+        filled = p.store.peek("Pod", "default", "filler").node_name
+        rv = p.store.resource_version
+        report = await p.scheduler.ask(Explain(pod=Pod(pod("probe", cpu="1")), reply=new_reply()))
+        other = "b" if filled == "a" else "a"
+        assert report["chosen"] == other
+        assert report["nodes"][filled]["feasible"] is False
+        assert p.store.resource_version == rv and p.scheduler.cache.get_pod("default/probe") is None
+
+
+async def test_explain_for_an_unknown_profile_fails_the_ask_and_the_scheduler_carries_on() -> None:
+    async with Pipeline(None, clock=FakeClock()) as p:
+        await p.client.apply([node("a")])
+        with pytest.raises(KeyError, match="no profile named 'elsewhere'"):
+            await p.scheduler.ask(Explain(pod=Pod(pod("x", scheduler="elsewhere")), reply=new_reply()))
+        await p.client.apply([pod("after")])
+        await p.settle()
+        assert p.store.peek("Pod", "default", "after").node_name == "a"
+
+
+async def test_explain_after_the_scheduler_stopped_is_refused() -> None:
+    p = Pipeline(None, clock=FakeClock())
+    await p.start()
+    await p.stop()
+    with pytest.raises(MailboxClosed):
+        await p.scheduler.ask(Explain(pod=Pod(pod("x")), reply=new_reply()))

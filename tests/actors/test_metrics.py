@@ -1,0 +1,145 @@
+"""The actors record metrics where upstream records them, into the sink the
+Pipeline was given (a recording sink here; transport.metrics in the daemon)."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any, Mapping
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from tests.actors.helpers import config, node, pod, profile, recording_registry
+
+
+class RecordingSink:
+    """Every call, in order, as (method, args...)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        self.calls.append(("schedule_attempt", result, profile, duration_s))
+
+    def set_pending_pods(self, counts: Mapping[str, int]) -> None:
+        self.calls.append(("set_pending_pods", dict(counts)))
+
+    def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
+        self.calls.append(("extension_point", extension_point, status, profile))
+
+    def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        self.calls.append(("plugin_execution", plugin, extension_point, status))
+
+    def permit_wait(self, result: str, duration_s: float) -> None:
+        self.calls.append(("permit_wait", result, duration_s))
+
+    def preemption_attempt(self) -> None:
+        self.calls.append(("preemption_attempt",))
+
+    def preemption_victims(self, victims: int) -> None:
+        self.calls.append(("preemption_victims", victims))
+
+    def of(self, method: str) -> list[tuple[Any, ...]]:
+        return [c[1:] for c in self.calls if c[0] == method]
+
+
+def labelled(name: str, cpu: str = "1", **labels: str) -> dict:
+    return pod(name, cpu=cpu, memory="10Mi", labels=labels)
+
+
+async def test_each_attempt_is_recorded_once_with_its_result_profile_and_cycle_duration() -> None:
+    sink = RecordingSink()
+    clock = FakeClock(100.0)
+    async with Pipeline(config(profile(reserve=False)), clock=clock, registry=recording_registry([]),
+                        metrics=sink) as p:
+        await p.client.apply([node("n0", cpu="3")])
+        await p.client.apply([labelled("a"), labelled("b"), labelled("too-big", cpu="3")])
+        await p.settle()
+        # a waits at Permit for 4 s; its attempt ends when Bind succeeds.
+        await p.client.apply([labelled("waits", cpu="100m", wait="g", timeout="30")])
+        await p.settle()
+        clock.advance(4)
+        await p.client.apply([labelled("releaser", cpu="100m", release="g")])
+        await p.settle()
+    attempts = sink.of("schedule_attempt")
+    assert sorted(attempts) == [
+        ("scheduled", "default-scheduler", 0.0),
+        ("scheduled", "default-scheduler", 0.0),
+        ("scheduled", "default-scheduler", 0.0),
+        ("scheduled", "default-scheduler", 4.0),
+        ("unschedulable", "default-scheduler", 0.0),
+    ]
+    assert sink.of("permit_wait") == [("Success", 4.0)]
+
+
+async def test_a_permit_timeout_is_a_rejected_wait_of_exactly_the_timeout() -> None:
+    sink = RecordingSink()
+    clock = FakeClock()
+    async with Pipeline(config(profile(reserve=False)), clock=clock, registry=recording_registry([]),
+                        metrics=sink) as p:
+        await p.client.apply([node("n0")])
+        await p.client.apply([labelled("w", wait="g", timeout="7")])
+        await p.settle()
+        clock.advance(7)
+        await p.settle()
+    assert sink.of("permit_wait") == [("Unschedulable", 7.0)]
+    assert ("unschedulable", "default-scheduler", 7.0) in sink.of("schedule_attempt")
+
+
+async def test_extension_points_are_timed_with_their_status_and_filter_is_not() -> None:
+    sink = RecordingSink()
+    async with Pipeline(config(profile()), clock=FakeClock(), registry=recording_registry([]), metrics=sink) as p:
+        await p.client.apply([node("n0", cpu="2")])
+        await p.client.apply([labelled("fits", cpu="1"), labelled("denied", cpu="100m", deny="yes")])
+        await p.settle()
+    points = Counter((point, status) for point, status, _ in sink.of("extension_point"))
+    results = Counter(result for result, _, _ in sink.of("schedule_attempt"))
+    assert results["scheduled"] == 1 and results["unschedulable"] >= 1  # denied is retried once fits binds
+    attempts = results["scheduled"] + results["unschedulable"]
+    assert points[("PreFilter", "Success")] == points[("Reserve", "Success")] == attempts
+    assert points[("Permit", "Unschedulable")] == points[("Unreserve", "Success")] == results["unschedulable"]
+    for point in ("Permit", "PreBind", "Bind", "PostBind"):
+        assert points[(point, "Success")] == 1, point
+    assert not any(point == "Filter" for point, _ in points)
+    assert {prof for _, _, prof in sink.of("extension_point")} == {"default-scheduler"}
+
+
+async def test_plugin_durations_are_sampled_on_the_first_and_every_tenth_cycle_after() -> None:
+    sink = RecordingSink()
+    async with Pipeline(config(profile(reserve=False)), clock=FakeClock(), registry=recording_registry([]),
+                        metrics=sink) as p:
+        await p.client.apply([node("n0", cpu="8")])
+        await p.client.apply([labelled(f"p{i:02d}", cpu="100m") for i in range(12)])
+        await p.settle()
+    runs = Counter(sink.of("plugin_execution"))
+    # cycles 1 and 11, each over the one node
+    assert runs[("NodeResourcesFit", "Filter", "Success")] == 2
+    assert runs[("NodeResourcesFit", "PreFilter", "Success")] == 2
+    assert runs[("WaitPermit", "Permit", "Success")] == 2
+    assert runs[("DefaultBinder", "Bind", "Success")] == 2
+    assert len(sink.of("schedule_attempt")) == 12
+
+
+async def test_preemption_counts_the_attempt_and_the_victims_it_evicted() -> None:
+    sink = RecordingSink()
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), metrics=sink) as p:
+        await p.client.apply([node("n0", cpu="2")])
+        await p.client.apply([pod("low-a", cpu="1", priority=0), pod("low-b", cpu="1", priority=0)])
+        await p.run_until_quiescent(max_seconds=5)
+        await p.client.apply([pod("high", cpu="2", priority=100)])
+        await p.run_until_quiescent(max_seconds=30)
+        assert p.store.peek("Pod", "default", "high").node_name == "n0"
+    assert sink.of("preemption_attempt") == [()]
+    assert sink.of("preemption_victims") == [(2,)]
+
+
+async def test_pending_pods_follow_the_queue() -> None:
+    sink = RecordingSink()
+    async with Pipeline(config(profile(reserve=False)), clock=FakeClock(), registry=recording_registry([]),
+                        metrics=sink) as p:
+        await p.client.apply([node("n0", cpu="1")])
+        await p.client.apply([labelled("too-big", cpu="2")])
+        await p.settle()
+        assert sink.of("set_pending_pods")[-1] == ({"active": 0, "backoff": 0, "unschedulable": 1, "gated": 0},)
+        await p.client.delete("Pod", "default", "too-big")
+        await p.settle()
+    assert sink.of("set_pending_pods")[-1] == ({"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0},)
