@@ -4,11 +4,17 @@ Every write goes through the inbox. One turn of the loop takes every message
 queued (group commit), applies the writes in memory, commits them to the backend
 in one batch, and only then answers the callers and tells the watchers. A batch
 the backend fails to commit is rolled back and every write in it fails.
+
+Create, Apply and Update fill the fields the server owns (actors.store_fields:
+uid, creationTimestamp on the store's clock, generateName; kept on replacement
+with status and a pod's nodeName), so every client, in process or over the wire,
+gets the same objects.
 """
 from __future__ import annotations
 
 import collections
 import copy
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
 
@@ -29,6 +35,7 @@ from actors.store_messages import (
     UpdatePodStatus,
     Watch,
 )
+from actors.store_fields import for_new_object, for_replacement, name_of
 from actors.store_select import Selectors
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject, Pod, parse_object
@@ -124,10 +131,12 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
 class Store(Actor[StoreMsg]):
     name = "store"
 
-    def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0) -> None:
+    def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
+                 rand: random.Random | None = None) -> None:
         super().__init__()
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
-        self._clock = clock
+        self._clock = clock  # wall time for the real clock: creationTimestamp and event times
+        self._rand = rand if rand is not None else random.Random()  # generateName suffixes
         self._objects: dict[str, dict[str, KubeObject]] = {k: {} for k in KINDS}
         self._rv = 0
         self._history: collections.deque[WatchEvent] = collections.deque(maxlen=HISTORY)
@@ -160,6 +169,15 @@ class Store(Actor[StoreMsg]):
 
     def peek_all(self, kind: str) -> list[KubeObject]:
         return list(self._objects.get(kind, {}).values())
+
+    def stored(self, raw: Any) -> KubeObject | None:
+        """The stored object a manifest names, if any (a synchronous read, like peek;
+        the manifest need not be valid)."""
+        named = name_of(raw)
+        kind = raw.get("kind") if isinstance(raw, Mapping) else None
+        if named is None or not isinstance(kind, str) or kind not in self._objects:
+            return None
+        return self.peek(kind, *named)
 
     def events_for(self, kind: str, key: str) -> list[EventRecord]:
         return list(self._events.get((kind, key), ()))
@@ -216,16 +234,20 @@ class Store(Actor[StoreMsg]):
     def _apply(self, msg: StoreMsg, batch: _Batch) -> Any:
         match msg:
             case Create(obj=raw):
+                raw = for_new_object(raw, self._clock(), self._rand)
                 obj = _validate(raw)
                 if obj.key in self._objects[obj.kind]:
                     raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
                 return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch).raw
             case Apply(objects=raws):
+                raws = [self._with_server_fields(r) for r in raws]
                 parsed = [_validate(r) for r in raws]  # all or nothing: validate first
                 for r, obj in zip(raws, parsed):
                     self._check_rv(obj, self._objects[obj.kind].get(obj.key), required=False)
                 return [self._write(o.kind, o.key, copy.deepcopy(dict(r)), batch).raw for r, o in zip(raws, parsed)]
             case Update(obj=raw):
+                current = self.stored(raw)
+                raw = for_replacement(raw, current.raw) if current is not None else raw
                 obj = _validate(raw)
                 current = self._objects[obj.kind].get(obj.key)
                 if current is None:
@@ -271,6 +293,11 @@ class Store(Actor[StoreMsg]):
                 return None
             case _:
                 assert_never(msg)
+
+    def _with_server_fields(self, raw: Any) -> Any:
+        current = self.stored(raw)
+        return for_replacement(raw, current.raw) if current is not None else for_new_object(raw, self._clock(),
+                                                                                             self._rand)
 
     @staticmethod
     def _check_rv(obj: KubeObject, current: KubeObject | None, required: bool) -> None:

@@ -6,8 +6,6 @@ error replies. Every method may be called concurrently from many connections.
 """
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 from transport.wire import ApiError, Reason
@@ -88,11 +86,13 @@ StatsSource = Callable[[], Awaitable[dict[str, Any]]]
 class StoreService:
     """Service over the Store actor (actors.store_messages.StoreClient). `explain`
     asks the scheduler for a dry run on its live snapshot; `more_stats` adds the
-    scheduler's and queue's counters; `ready` says whether the actors run."""
+    scheduler's and queue's counters; `ready` says whether the actors run. The
+    fields the server owns (uid, creationTimestamp, what a re-apply keeps) are the
+    store's to fill."""
 
     def __init__(self, store: Any, *, ready: Callable[[], bool] = lambda: True,
                  explain: Explainer | None = None, more_stats: StatsSource | None = None,
-                 clock: Callable[[], float] = lambda: 0.0, wall_clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = lambda: 0.0) -> None:
         from actors.store_messages import StoreClient
 
         self.store = store  # the Store actor
@@ -101,7 +101,6 @@ class StoreService:
         self._explain = explain
         self._more_stats = more_stats
         self._clock = clock  # the store's clock: event times are on it
-        self._wall_clock = wall_clock
 
     def ready(self) -> bool:
         return self._ready()
@@ -109,51 +108,11 @@ class StoreService:
     async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
         for i, obj in enumerate(objects):
             _check(obj, f"objects[{i}]")
-        actions = ["configured" if self._current(o) is not None else "created" for o in objects]
-        objects = [self._with_server_fields(o) for o in objects]
+        actions = ["configured" if self.store.stored(o) is not None else "created" for o in objects]
         return await call_store(lambda: self.client.apply(objects)), actions
 
-    def _current(self, raw: Mapping[str, Any]) -> Any:
-        """The stored object `raw` names, if any (read on the loop: the store's own view)."""
-        from framework.api.objects import KINDS
-
-        kind, meta = raw.get("kind"), raw.get("metadata")
-        if not isinstance(kind, str) or kind not in KINDS or not isinstance(meta, Mapping):
-            return None
-        name, ns = meta.get("name"), meta.get("namespace") or "default"
-        return self.store.peek(kind, ns, name) if isinstance(name, str) and isinstance(ns, str) else None
-
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        obj = self._with_server_fields(obj)
         return await call_store(lambda: self.client.create(obj))
-
-    def _with_server_fields(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """Fields the server owns, as an API server keeps them: a new object gets
-        metadata.uid and creationTimestamp; a replaced one keeps them, and keeps its
-        status and (pods) spec.nodeName when the new manifest leaves them out, so
-        applying the same file twice never unbinds a pod."""
-        from framework.api.timeutil import format_time
-
-        meta = raw.get("metadata")
-        if not isinstance(meta, Mapping):
-            return raw  # the store rejects it, naming the field
-        kind, current = raw.get("kind"), self._current(raw)
-        out, m = dict(raw), dict(meta)
-        if current is None:
-            m.setdefault("uid", str(uuid.uuid4()))
-            m.setdefault("creationTimestamp", format_time(int(self._wall_clock()) * 1_000_000_000))
-        else:
-            have = current.raw
-            for f in ("uid", "creationTimestamp"):
-                if f not in m and f in (have.get("metadata") or {}):
-                    m[f] = have["metadata"][f]
-            if "status" not in raw and "status" in have:
-                out["status"] = have["status"]
-            spec, node = raw.get("spec"), (have.get("spec") or {}).get("nodeName")
-            if kind == "Pod" and node and isinstance(spec, Mapping) and not spec.get("nodeName"):
-                out["spec"] = {**spec, "nodeName": node}
-        out["metadata"] = m
-        return out
 
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))

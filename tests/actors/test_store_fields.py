@@ -1,0 +1,111 @@
+"""The Store fills the fields the server owns, for every client alike: uid and
+creationTimestamp (on the store's clock) once, generateName, and what a re-apply
+or an update keeps (uid, creationTimestamp, status, a pod's nodeName)."""
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from actors.store import Store
+from actors.store_fields import NAME_ALPHABET
+from actors.store_messages import StoreClient
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+NEW_YEAR = 1767225600.0  # 2026-01-01T00:00:00Z
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pod(name: str, **meta: object) -> dict:
+    return {"kind": "Pod", "metadata": {"name": name, **meta},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+
+
+@asynccontextmanager
+async def running(clock: Clock) -> AsyncIterator[StoreClient]:
+    store = Store(clock=clock, rand=random.Random(3))
+    await store.load()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(store.run())
+        try:
+            yield StoreClient(store)
+        finally:
+            store.inbox.close()
+
+
+async def test_a_created_object_gets_a_uuid_and_its_creation_time_from_the_store_clock() -> None:
+    async with running(Clock(NEW_YEAR + 42.75)) as c:
+        created = await c.create(pod("p"))
+        node = (await c.apply([{"kind": "Node", "metadata": {"name": "n1"}}]))[0]
+    assert UUID.match(created["metadata"]["uid"])
+    assert created["metadata"]["creationTimestamp"] == "2026-01-01T00:00:42Z"
+    assert UUID.match(node["metadata"]["uid"]) and node["metadata"]["uid"] != created["metadata"]["uid"]
+
+
+async def test_uid_and_creation_time_the_writer_set_are_kept() -> None:
+    async with running(Clock(NEW_YEAR)) as c:
+        created = await c.create(pod("p", uid="my-uid", creationTimestamp="2020-05-01T10:00:00Z"))
+    assert created["metadata"]["uid"] == "my-uid"
+    assert created["metadata"]["creationTimestamp"] == "2020-05-01T10:00:00Z"
+
+
+async def test_applying_the_same_manifest_twice_keeps_uid_creation_time_status_and_binding() -> None:
+    clock = Clock(NEW_YEAR)
+    async with running(clock) as c:
+        first = (await c.apply([pod("web")]))[0]
+        await c.bind("default", "web", "n1", first["metadata"]["uid"])
+        clock.now += 3600
+        again = (await c.apply([pod("web", labels={"v": "2"})]))[0]
+        stored = await c.get("Pod", "default", "web")
+    assert again["metadata"]["uid"] == first["metadata"]["uid"]
+    assert again["metadata"]["creationTimestamp"] == first["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00Z"
+    assert again["metadata"]["labels"] == {"v": "2"}
+    assert stored["spec"]["nodeName"] == "n1"
+    assert stored["status"]["conditions"] == [{"type": "PodScheduled", "status": "True"}]
+
+
+async def test_an_update_without_server_fields_keeps_them() -> None:
+    clock = Clock(NEW_YEAR)
+    async with running(clock) as c:
+        first = await c.create(pod("p"))
+        await c.bind("default", "p", "n2", first["metadata"]["uid"])
+        clock.now += 60
+        updated = await c.update(pod("p", labels={"x": "y"}))
+    assert updated["metadata"]["uid"] == first["metadata"]["uid"]
+    assert updated["metadata"]["creationTimestamp"] == first["metadata"]["creationTimestamp"]
+    assert updated["spec"]["nodeName"] == "n2"
+    assert updated["status"]["conditions"][0]["type"] == "PodScheduled"
+
+
+async def test_a_replacement_that_sets_status_or_node_name_wins() -> None:
+    async with running(Clock(NEW_YEAR)) as c:
+        first = (await c.apply([pod("p")]))[0]
+        await c.bind("default", "p", "n1", first["metadata"]["uid"])
+        mine = pod("p")
+        mine["spec"]["nodeName"] = "n9"
+        mine["status"] = {"phase": "Succeeded"}
+        again = (await c.apply([mine]))[0]
+    assert again["spec"]["nodeName"] == "n9" and again["status"] == {"phase": "Succeeded"}
+
+
+async def test_generate_name_gives_each_new_object_its_own_name_with_a_five_character_suffix() -> None:
+    manifest = {"kind": "Pod", "metadata": {"generateName": "job-"},
+                "spec": {"containers": [{"name": "c"}]}}
+    async with running(Clock(NEW_YEAR)) as c:
+        a = await c.create(manifest)
+        b = (await c.apply([manifest]))[0]
+        names, _ = await c.list("Pod")
+    for obj in (a, b):
+        name = obj["metadata"]["name"]
+        assert name.startswith("job-") and len(name) == 9
+        assert set(name[4:]) <= set(NAME_ALPHABET)
+    assert a["metadata"]["name"] != b["metadata"]["name"] and len(names) == 2
