@@ -196,6 +196,8 @@ class SchedulingAlgorithm:
         start = self.next_start_node_index if use_rotation else 0
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(to_find, n))]
+        if fwk.can_filter_in_batches(state):
+            return _pass_filters_in_chunks(fwk, state, pod, diagnosis, nodes, start, to_find)
         feasible: list[NodeInfo] = []
         for i in range(n):
             ni = nodes[(start + i) % n]
@@ -221,6 +223,45 @@ class SchedulingAlgorithm:
         if not st.is_success():
             raise SchedulingError(st)
         return scores
+
+
+# Smallest batch filtered at once: when few feasible nodes are still wanted, a
+# few nodes more are filtered and the verdicts past the last one needed dropped.
+MIN_FILTER_CHUNK = 16
+
+
+def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                            nodes: list[NodeInfo], start: int, to_find: int) -> list[NodeInfo]:
+    """The node-by-node search with the plugins' batch forms: nodes are filtered in
+    rotation order a chunk at a time (about as many as are still wanted) and the
+    verdicts are taken in order up to the to_find-th feasible node, so the
+    feasible set, the statuses recorded, the first Error and the processed count
+    are the ones the per-node loop gives. Filters are pure, so the verdicts
+    dropped past that node change nothing."""
+    n = len(nodes)
+    feasible: list[NodeInfo] = []
+    set_status = diagnosis.node_to_status.set
+    done = 0
+    while done < n:
+        size = min(max(to_find - len(feasible), MIN_FILTER_CHUNK), n - done)
+        first = (start + done) % n
+        chunk = nodes[first:first + size]
+        if len(chunk) < size:
+            chunk += nodes[:size - len(chunk)]
+        statuses = fwk.run_filter_nodes(state, pod, chunk)
+        done += size
+        for ni, st in zip(chunk, statuses):
+            code = st.code
+            if code == Code.Success:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    return feasible
+            elif code == Code.Error:
+                raise SchedulingError(st)
+            else:
+                set_status(ni.name, st)
+                diagnosis.add_plugin_status(st)
+    return feasible
 
 
 def _go_list(items: list[str]) -> str:

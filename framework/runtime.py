@@ -102,6 +102,9 @@ class Framework:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.points = {p: list(points.get(p, [])) for p in EXTENSION_POINTS}
         self.score_weights = dict(weights)
+        # Plugins' batch forms (filter_nodes / score_nodes) are used when present;
+        # False forces the per-node calls (the equivalence test compares both).
+        self.use_batch = True
 
         def objs(point: str) -> list[Any]:
             return [plugins[n] for n in self.points[point]]
@@ -238,6 +241,72 @@ class Framework:
                 return st
         return _OK
 
+    def can_filter_in_batches(self, state: CycleState) -> bool:
+        """Whether every Filter plugin that runs for this pod has a batch form
+        (`filter_nodes`), looked up on the class as for scoring."""
+        if not self.use_batch:
+            return False
+        skip = state.skip_filter_plugins
+        return all(getattr(type(pl), "filter_nodes", None) is not None
+                   for pl in self.filter_plugins if not (skip and pl.name in skip))
+
+    def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        """run_filter_with_nominated_pods for each node, with one batch call per plugin
+        over the nodes still passing: a node's status is its first plugin that does
+        not succeed, exactly as node by node. Nodes with nominated pods take the
+        per-node path (their filters run against a changed copy)."""
+        out: list[Status] = [_OK] * len(nodes)
+        nominated = self.handle.nominated_pods_for_node
+        with_nominated = [bool(nominated(ni.name)) for ni in nodes]
+        if any(with_nominated):
+            pending: list[int] = []
+            for i, ni in enumerate(nodes):
+                if with_nominated[i]:
+                    out[i] = self.run_filter_with_nominated_pods(state, pod, ni)
+                else:
+                    pending.append(i)
+        else:
+            pending = list(range(len(nodes)))
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if not pending:
+                break
+            if skip and pl.name in skip:
+                continue
+            statuses = self._filter_batch(pl, state, pod, [nodes[i] for i in pending])
+            passing: list[int] = []
+            for i, st in zip(pending, statuses):
+                if st is _OK:
+                    passing.append(i)
+                else:
+                    out[i] = st
+            pending = passing
+        return out
+
+    def _filter_batch(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+        """One plugin's verdicts as run_filter words them (_OK, a rejection naming the
+        plugin, or an Error). An exception from the batch form is located by calling
+        the per-node form, so the Error names the same failure."""
+        try:
+            raw = pl.filter_nodes(state, pod, nodes)
+        except Exception:  # noqa: BLE001
+            return [self._filter_one(pl, state, pod, ni) for ni in nodes]
+        return [_OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st) for st in raw]
+
+    def _filter_one(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        try:
+            st = pl.filter(state, pod, node_info)
+        except Exception as e:  # noqa: BLE001
+            return _error(pl.name, f'running "{pl.name}" filter plugin: {e}')
+        return _OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st)
+
+    @staticmethod
+    def _filter_verdict(name: str, st: Status) -> Status:
+        if not st.is_rejected():
+            return _error(name, f'running "{name}" filter plugin: {st.message()}')
+        st.plugin = name
+        return st
+
     def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter twice when pods of equal or higher priority are nominated to this
         node: once as if they were running there, once without them; both must pass."""
@@ -308,40 +377,67 @@ class Framework:
         return _ok()
 
     def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[NodePluginScores], Status]:
-        """Score, normalize, check the range and weigh; totals per node in node order."""
-        result = [NodePluginScores(n.name) for n in nodes]
-        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        for pl in plugins:
-            scores: list[NodeScore] = []
-            for ni in nodes:
-                try:
-                    s, st = pl.score(state, pod, ni)
-                except Exception as e:  # noqa: BLE001
-                    return [], _error(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {e}')
-                if st is not None and not st.is_success():
-                    return [], _error(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-                scores.append(NodeScore(ni.name, s))
+        """Score, normalize, check the range and weigh; totals per node in node order.
+        A plugin with a batch form (`score_nodes`) scores all nodes in one call."""
+        names: list[str] = []
+        columns: list[list[int]] = []  # weighted scores, one list per plugin
+        skip = state.skip_score_plugins
+        for pl in self.score_plugins:
+            name = pl.name
+            if name in skip:
+                continue
+            raw, st = self._score_plugin(pl, state, pod, nodes)
+            if st is not None:
+                return [], st
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
             if ext is not None:
+                scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
                 try:
                     st = ext.normalize_score(state, pod, scores)
                 except Exception as e:  # noqa: BLE001
-                    return [], _error(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {e}')
+                    return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
                 if st is not None and not st.is_success():
-                    return [], _error(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-            weight = self.score_weights.get(pl.name, 1)
-            for i, ns in enumerate(scores):
-                if ns.score > MAX_NODE_SCORE or ns.score < MIN_NODE_SCORE:
-                    return [], _error(
-                        pl.name,
-                        f'running Score plugins: plugin "{pl.name}" failed with: plugin "{pl.name}" returns an invalid '
-                        f"score {ns.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    )
-                weighted = ns.score * weight
-                result[i].scores.append((pl.name, weighted))
-                result[i].total_score += weighted
-        return result, _ok()
+                    return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
+                raw = [ns.score for ns in scores]
+            if raw and (min(raw) < MIN_NODE_SCORE or max(raw) > MAX_NODE_SCORE):
+                bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+                return [], _error(
+                    name,
+                    f'running Score plugins: plugin "{name}" failed with: plugin "{name}" returns an invalid '
+                    f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                )
+            weight = self.score_weights.get(name, 1)
+            names.append(name)
+            columns.append(raw if weight == 1 else [s * weight for s in raw])
+        if not columns:
+            return [NodePluginScores(ni.name, [], 0) for ni in nodes], _ok()
+        return [NodePluginScores(ni.name, list(zip(names, row)), sum(row)) for ni, row in zip(nodes, zip(*columns))], _ok()
+
+    def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        """One plugin's raw scores in node order, or the Error that ends the cycle.
+        The batch form is looked up on the class, so a proxy in front of a plugin
+        (per-call timing) keeps the per-node calls it times."""
+        name = pl.name
+        if self.use_batch and getattr(type(pl), "score_nodes", None) is not None:
+            try:
+                raw, st = pl.score_nodes(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {e}')
+            if st is not None and not st.is_success():
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
+            return list(raw), None
+        raw = []
+        score = pl.score
+        for ni in nodes:
+            try:
+                s, st = score(state, pod, ni)
+            except Exception as e:  # noqa: BLE001
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {e}')
+            if st is not None and not st.is_success():
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
+            raw.append(s)
+        return raw, None
 
     # --- reserve / permit / bind ---------------------------------------------------------------
 

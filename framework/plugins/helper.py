@@ -1,11 +1,36 @@
 """Helpers shared by scoring plugins (upstream's plugins/helper package)."""
 from __future__ import annotations
 
+from typing import Any
+
 from framework.interface import NodeScore, Status
+
+
+class FilterEachNode:
+    """A batch Filter form that calls the plugin's own `filter` per node, for plugins
+    that are seldom run (PreFilter skips them for most pods) but should not keep
+    the runtime off the batch path when they do run."""
+
+    def filter_nodes(self, state: Any, pod: Any, nodes: list[Any]) -> list[Status | None]:
+        flt = self.filter  # type: ignore[attr-defined]
+        return [flt(state, pod, ni) for ni in nodes]
+
+
+def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, Status | None]:
+    """What a batch Score form reads first: its PreScore state, and an Error (as the
+    per-node form words it) when that state is missing or a node has no Node."""
+    s = state.get(key)
+    if s is None:
+        return None, Status.error_of(f'reading "{key}" from cycleState: not found')
+    if any(ni.node is None for ni in nodes):
+        return None, Status.error_of("node not found")
+    return s, None
 
 
 def go_div(a: int, b: int) -> int:
     """Integer division truncating toward zero, as Go's int64 `/` does."""
+    if a >= 0 and b > 0:
+        return a // b
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 

@@ -67,6 +67,28 @@ class ImageLocality:
         sum_scores = sum_image_scores(node_info, pod, total_num_nodes)
         return calculate_priority(sum_scores, len(pod.init_containers) + len(pod.containers)), None
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        """score() with the pod's image names normalized once and the priority of
+        each distinct sum computed once."""
+        total_num_nodes = self.handle.snapshot().num_nodes()
+        names = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
+        num_containers = len(pod.init_containers) + len(pod.containers)
+        priority: dict[int, int] = {}
+        out: list[int] = []
+        for ni in nodes:
+            states = ni.image_states
+            total = 0
+            if states:
+                for name in names:
+                    st = states.get(name)
+                    if st is not None:
+                        total += scaled_image_score(st, total_num_nodes)
+            p = priority.get(total)
+            if p is None:
+                p = priority[total] = calculate_priority(total, num_containers)
+            out.append(p)
+        return out, None
+
     def score_extensions(self) -> None:
         return None
 

@@ -35,6 +35,7 @@ from framework.plugins.inter_pod_affinity_filter import (
     satisfies_pod_affinity,
     satisfies_pod_anti_affinity,
 )
+from framework.plugins.helper import score_state_for_nodes
 from framework.plugins.inter_pod_affinity_score import PRE_SCORE_STATE_KEY, PreScoreState, normalize
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -164,6 +165,18 @@ class InterPodAffinity:
             return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            ok = (node is not None and satisfies_pod_affinity(s, node) and satisfies_pod_anti_affinity(s, node)
+                  and satisfies_existing_pods_anti_affinity(s, node))
+            out.append(None if ok else self.filter(state, pod, ni))
+        return out
+
     # --- PreScore / Score ----------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -201,6 +214,13 @@ class InterPodAffinity:
         if node is None:
             return 0, Status.error_of("node not found")
         return s.score(node), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s, err = score_state_for_nodes(state, PRE_SCORE_STATE_KEY, nodes)
+        if err is not None:
+            return [], err
+        score = s.score
+        return [score(ni.node) for ni in nodes], None
 
     def score_extensions(self) -> _Extensions:
         return self._ext

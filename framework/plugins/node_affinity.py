@@ -276,6 +276,17 @@ class NodeAffinity:
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        required = state.get(PRE_FILTER_STATE_KEY)
+        if required is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            ok = node is not None and self._matches_added(node) and required.matches(node)
+            out.append(None if ok else self.filter(state, pod, ni))
+        return out
+
     # --- scoring -------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -302,6 +313,21 @@ class NodeAffinity:
         if s.preferred is not None:
             count += s.preferred.score(node)
         return count, None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or any(ni.node is None for ni in nodes):
+            out: list[int] = []
+            for ni in nodes:
+                score, st = self.score(state, pod, ni)
+                if st is not None:
+                    return [], st
+                out.append(score)
+            return out, None
+        added = self._added_preferred
+        preferred = s.preferred
+        return [(added.score(ni.node) if added is not None else 0) + (preferred.score(ni.node) if preferred is not None else 0)
+                for ni in nodes], None
 
     def score_extensions(self) -> "NodeAffinity":
         return self

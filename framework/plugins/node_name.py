@@ -33,5 +33,10 @@ class NodeName:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON)
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        if not pod.node_name:
+            return [None] * len(nodes)
+        return [self.filter(state, pod, ni) for ni in nodes]
+
 
 PLUGINS = [NodeName]

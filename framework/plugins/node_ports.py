@@ -77,5 +77,9 @@ class NodePorts:
             return Status(Code.Unschedulable, ERR_REASON)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        # A node with no host port in use cannot conflict.
+        return [self.filter(state, pod, ni) if ni.used_ports.ports else None for ni in nodes]
+
 
 PLUGINS = [NodePorts]

@@ -79,6 +79,34 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     return half + go_div(half + with_pod - without_pod, 2)
 
 
+def _balanced_batch(requested: list[list[int]], allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
+    """balanced_resource_scorer over columns. The usual two resources on nodes that
+    offer both take the closed form inline; anything else goes node by node."""
+    if len(allocatable) != 2:
+        return [balanced_resource_scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+    half = MAX_NODE_SCORE // 2
+    max_score = float(MAX_NODE_SCORE)
+    out: list[int] = []
+    for r0, r1, u0, u1, a0, a1 in zip(requested[0], requested[1], allocated[0], allocated[1], allocatable[0], allocatable[1]):
+        if a0 == 0 or a1 == 0:
+            out.append(balanced_resource_scorer((r0, r1), (u0, u1), (a0, a1)))
+            continue
+        fa0 = float(a0)
+        fa1 = float(a1)
+        f0 = float(r0) / fa0
+        f1 = float(r1) / fa1
+        g0 = float(u0) / fa0
+        g1 = float(u1) / fa1
+        # balanced_resource_score's closed form for two fractions capped at 1.
+        with_pod = int((1 - abs(((f0 if f0 <= 1 else 1.0) - (f1 if f1 <= 1 else 1.0)) / 2)) * max_score)
+        without_pod = int((1 - abs(((g0 if g0 <= 1 else 1.0) - (g1 if g1 <= 1 else 1.0)) / 2)) * max_score)
+        out.append(half + go_div(half + with_pod - without_pod, 2))
+    return out
+
+
+balanced_resource_scorer.batch = _balanced_batch  # type: ignore[attr-defined]
+
+
 class NodeResourcesBalancedAllocation:
     name = "NodeResourcesBalancedAllocation"
 
@@ -100,15 +128,21 @@ class NodeResourcesBalancedAllocation:
         state.write(PRE_SCORE_STATE_KEY, PodRequestsState(pod_requests))
         return None
 
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+    def _pod_requests(self, state: CycleState, pod: Pod) -> list[int] | None:
+        """PreScore's requests; without PreScore, None for a best-effort pod (scores 0)."""
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, PodRequestsState):
-            pod_requests = s.pod_requests
-        else:
-            pod_requests = self.scorer.pod_requests(pod)
-            if self.scorer.is_best_effort(pod_requests):
-                return 0, None
-        return self.scorer.score(node_info, pod_requests), None
+            return s.pod_requests
+        pod_requests = self.scorer.pod_requests(pod)
+        return None if self.scorer.is_best_effort(pod_requests) else pod_requests
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        pod_requests = self._pod_requests(state, pod)
+        return (0 if pod_requests is None else self.scorer.score(node_info, pod_requests)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        pod_requests = self._pod_requests(state, pod)
+        return ([0] * len(nodes) if pod_requests is None else self.scorer.score_nodes(nodes, pod_requests)), None
 
     def score_extensions(self) -> None:
         return None

@@ -281,6 +281,28 @@ class NodeResourcesFit:
         code = Code.UnschedulableAndUnresolvable if any(r.unresolvable for r in insufficient) else Code.Unschedulable
         return Status(code, *(r.reason for r in insufficient))
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """filter() for each node; nodes with room for the pod's pod count, cpu,
+        memory and ephemeral storage pass at once, the others (and pods asking for
+        scalar resources) take filter() for its exact reasons."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState) or s.request.scalar:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        req = s.request
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        out: list[Status | None] = []
+        for ni in nodes:
+            alloc = ni.allocatable
+            used = ni.requested
+            if (len(ni.pods) < alloc.allowed_pod_number
+                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
+                    and (mem <= 0 or mem <= alloc.memory - used.memory)
+                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage)):
+                out.append(None)
+            else:
+                out.append(self.filter(state, pod, ni))
+        return out
+
     # --- PreScore / Score ---------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -291,6 +313,11 @@ class NodeResourcesFit:
         s = state.get(PRE_SCORE_STATE_KEY)
         pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else self.scorer.pod_requests(pod)
         return self.scorer.score(node_info, pod_requests), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        pod_requests = s.pod_requests if isinstance(s, PodRequestsState) else self.scorer.pod_requests(pod)
+        return self.scorer.score_nodes(nodes, pod_requests), None
 
     def score_extensions(self) -> None:
         return None

@@ -66,5 +66,12 @@ class NodeUnschedulable:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            out.append(None if node is None or not node.unschedulable else self.filter(state, pod, ni))
+        return out
+
 
 PLUGINS = [NodeUnschedulable]

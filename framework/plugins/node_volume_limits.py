@@ -34,6 +34,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins import volume_util as vu
+from framework.plugins.helper import FilterEachNode
 
 NAME = "NodeVolumeLimits"
 
@@ -64,7 +65,7 @@ def _is_inline_migratable(volume: Any) -> bool:
     return any(isinstance(volume.get(k), dict) for k in vu.MIGRATABLE_INLINE_SOURCES)
 
 
-class NodeVolumeLimits:
+class NodeVolumeLimits(FilterEachNode):
     name = NAME
 
     def __init__(self, handle: Handle) -> None:

@@ -27,6 +27,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
+from framework.plugins.helper import score_state_for_nodes
 from framework.plugins.node_affinity import required_node_affinity
 from framework.plugins.pod_topology_spread_filter import (
     HONOR,
@@ -37,6 +38,7 @@ from framework.plugins.pod_topology_spread_filter import (
     PreFilterState,
     count_matching_pods,
     filter_node,
+    fitting_nodes,
     node_has_all_topology_keys,
     update_with_pod,
 )
@@ -224,6 +226,12 @@ class PodTopologySpread:
             return Status.error_of("node not found")
         return filter_node(s, node)
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.is_empty() or any(ni.node is None for ni in nodes):
+            return [self.filter(state, pod, ni) for ni in nodes]
+        return [None if ok else filter_node(s, ni.node) for ni, ok in zip(nodes, fitting_nodes(s, nodes))]
+
     # --- PreScore / Score ----------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -254,6 +262,12 @@ class PodTopologySpread:
         if node is None:
             return 0, Status.error_of("node not found")
         return s.score(pod, node_info, node), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s, err = score_state_for_nodes(state, PRE_SCORE_STATE_KEY, nodes)
+        if err is not None:
+            return [], err
+        return [s.score(pod, ni, ni.node) for ni in nodes], None
 
     def score_extensions(self) -> "PodTopologySpread":
         return self

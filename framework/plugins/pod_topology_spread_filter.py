@@ -183,6 +183,24 @@ def update_with_pod(state: PreFilterState, updated: Pod, preemptor: Pod, node: N
         state.bump(i, node.labels[c.topology_key], delta)
 
 
+def fitting_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> list[bool]:
+    """Whether filter_node passes each node, with each constraint's allowed count
+    (maxSkew + global minimum - self match) worked out once."""
+    checks = [(c.topology_key, state.tp_value_to_match_num[i], c.max_skew + state.min_match(i) - state.self_match[i])
+              for i, c in enumerate(state.constraints)]
+    out: list[bool] = []
+    for ni in nodes:
+        labels = ni.node.labels  # type: ignore[union-attr] - callers pass nodes that are set
+        ok = True
+        for key, counts, allowed in checks:
+            value = labels.get(key)
+            if value is None or counts.get(value, 0) > allowed:
+                ok = False
+                break
+        out.append(ok)
+    return out
+
+
 def filter_node(state: PreFilterState, node: Node) -> Status | None:
     """Why `node` fails the constraints, or None when it fits."""
     labels = node.labels

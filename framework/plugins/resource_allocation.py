@@ -174,6 +174,43 @@ class ResourceAllocationScorer:
             requested[i] = used + pod_requests[i]
         return self.scorer(requested, allocated, allocatable)
 
+    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> list[int]:
+        """score() for every node: the three vectors are built as columns (one list per
+        resource) and handed to the strategy's batch form when it has one."""
+        requested: list[list[int]] = []
+        allocated: list[list[int]] = []
+        allocatable: list[list[int]] = []
+        for spec, pod_request in zip(self.resources, pod_requests):
+            allocs, used = self._columns(nodes, spec.name, pod_request)
+            allocatable.append(allocs)
+            if any(a == 0 for a in allocs):
+                used = [u if a else 0 for a, u in zip(allocs, used)]
+                requested.append([u + pod_request if a else 0 for a, u in zip(allocs, used)])
+            else:
+                requested.append([u + pod_request for u in used])
+            allocated.append(used)
+        batch = getattr(self.scorer, "batch", None)
+        if batch is not None:
+            return batch(requested, allocated, allocatable)
+        scorer = self.scorer
+        return [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+
+    def _columns(self, nodes: Sequence[NodeInfo], name: str, pod_request: int) -> tuple[list[int], list[int]]:
+        """allocatable_and_allocated for every node, as (allocatable, requested) columns."""
+        if pod_request == 0 and is_scalar_resource(name):
+            zeros = [0] * len(nodes)
+            return zeros, list(zeros)
+        if name == CPU:
+            if self.use_requested:
+                return [ni.allocatable.milli_cpu for ni in nodes], [ni.requested.milli_cpu for ni in nodes]
+            return [ni.allocatable.milli_cpu for ni in nodes], [ni.non_zero_requested.milli_cpu for ni in nodes]
+        if name == MEMORY:
+            if self.use_requested:
+                return [ni.allocatable.memory for ni in nodes], [ni.requested.memory for ni in nodes]
+            return [ni.allocatable.memory for ni in nodes], [ni.non_zero_requested.memory for ni in nodes]
+        pairs = [self.allocatable_and_allocated(ni, name, pod_request) for ni in nodes]
+        return [a for a, _ in pairs], [u for _, u in pairs]
+
     def allocatable_and_allocated(self, node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
         """(allocatable, requested without the pod) for one resource; (0, 0) leaves it
         out of the score: an extended resource the pod does not request, or a
@@ -223,6 +260,21 @@ def _weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Calla
             weight_sum += weights[i]
         return go_div(node_score, weight_sum) if weight_sum else 0
 
+    def batch(requested: list[list[int]], _allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
+        """scorer() over columns: the same sums, resource by resource."""
+        n = len(allocatable[0]) if allocatable else 0
+        node_scores = [0] * n
+        weight_sums = [0] * n
+        for reqs, allocs, w in zip(requested, allocatable, weights):
+            for k, (req, alloc) in enumerate(zip(reqs, allocs)):
+                if alloc == 0:
+                    continue
+                node_scores[k] += per_resource(req, alloc) * w
+                weight_sums[k] += w
+        # Scores and weights are never negative, so floor division is Go's division.
+        return [s // ws if ws else 0 for s, ws in zip(node_scores, weight_sums)]
+
+    scorer.batch = batch  # type: ignore[attr-defined]
     return scorer
 
 

@@ -82,6 +82,13 @@ class TaintToleration:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            out.append(None if node is None or not node.taints else self.filter(state, pod, ni))
+        return out
+
     # --- scoring -------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
@@ -105,6 +112,18 @@ class TaintToleration:
         node = node_info.node
         taints = node.taints if node is not None else []
         return self.count_intolerable_taints_prefer_no_schedule(taints, s.tolerations_prefer_no_schedule), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return [], Status.error_of(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        tolerations = s.tolerations_prefer_no_schedule
+        count = self.count_intolerable_taints_prefer_no_schedule
+        out: list[int] = []
+        for ni in nodes:
+            node = ni.node
+            out.append(count(node.taints, tolerations) if node is not None and node.taints else 0)
+        return out, None
 
     def score_extensions(self) -> "TaintToleration":
         return self

@@ -33,6 +33,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins import volume_util as vu
+from framework.plugins.helper import FilterEachNode
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -65,7 +66,7 @@ class _StateData:
         return self
 
 
-class VolumeBinding:
+class VolumeBinding(FilterEachNode):
     name = NAME
 
     def __init__(self, handle: Handle, bind_timeout_seconds: int, queueing_hints: bool) -> None:

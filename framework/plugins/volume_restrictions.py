@@ -25,6 +25,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins import volume_util as vu
+from framework.plugins.helper import FilterEachNode
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -104,7 +105,7 @@ class _PreFilterState:
         return _PreFilterState(self.read_write_once_pod_pvcs, self.conflicting_pvc_ref_count)
 
 
-class VolumeRestrictions:
+class VolumeRestrictions(FilterEachNode):
     name = NAME
 
     def __init__(self, handle: Handle, queueing_hints: bool) -> None:

@@ -25,6 +25,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins import volume_util as vu
+from framework.plugins.helper import FilterEachNode
 from framework.plugins.selector_spread import (
     LABEL_FAILURE_DOMAIN_BETA_REGION,
     LABEL_FAILURE_DOMAIN_BETA_ZONE,
@@ -72,7 +73,7 @@ class _StateData:
         return self
 
 
-class VolumeZone:
+class VolumeZone(FilterEachNode):
     name = NAME
 
     def __init__(self, handle: Handle) -> None:

@@ -1,0 +1,266 @@
+"""The plugins' batch forms (filter_nodes / score_nodes) against their per-node forms.
+
+Randomized clusters (seeded): nodes with varied allocatable, labels, taints,
+images and cordons; existing pods with varied requests, host ports, (anti-)affinity
+and spread labels; some pods nominated to nodes. Every incoming pod is run through
+a default-profile Framework twice, once forced onto the per-node calls
+(`use_batch = False`), and both must give the same filter status per node, the same
+score per plugin per node, the same totals and the same chosen node with the same
+random source, pod after pod as the cluster fills up.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.api.objects import Node, Pod, Service
+from framework.cache import Cache, PodInfo, Snapshot
+from framework.config import build_frameworks, load_config
+from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.interface import CycleState, Status
+from framework.runtime import Framework
+
+ZONES = ("z1", "z2", "z3")
+APPS = ("web", "db", "cache")
+IMAGES = {"img/a:1": 300 * 1024 * 1024, "img/b:1": 50 * 1024 * 1024, "img/c": 900 * 1024 * 1024}
+TAINTS = (
+    {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "spot", "effect": "PreferNoSchedule"},
+    {"key": "flaky", "effect": "PreferNoSchedule"},
+    {"key": "maint", "effect": "NoExecute"},
+)
+
+
+# --- random objects ----------------------------------------------------------------------------
+
+def random_node(rng: random.Random, i: int) -> Node:
+    name = f"node-{i}"
+    alloc = {
+        "cpu": rng.choice(["1", "2", "4", "8", "500m"]),
+        "memory": rng.choice(["2Gi", "4Gi", "16Gi", "32Gi"]),
+        "pods": str(rng.choice([2, 5, 10, 110])),
+    }
+    if rng.random() < 0.3:
+        alloc["ephemeral-storage"] = rng.choice(["1Gi", "10Gi"])
+    if rng.random() < 0.2:
+        alloc["example.com/gpu"] = str(rng.choice([1, 2]))
+    labels = {"kubernetes.io/hostname": name}
+    if rng.random() < 0.9:
+        labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+    if rng.random() < 0.5:
+        labels["disk"] = rng.choice(["ssd", "hdd"])
+    spec: dict[str, Any] = {}
+    taints = [t for t in TAINTS if rng.random() < 0.15]
+    if taints:
+        spec["taints"] = taints
+    if rng.random() < 0.05:
+        spec["unschedulable"] = True
+    images = [{"names": [n], "sizeBytes": size} for n, size in IMAGES.items() if rng.random() < 0.3]
+    return Node({"metadata": {"name": name, "labels": labels}, "spec": spec,
+                 "status": {"capacity": dict(alloc), "allocatable": dict(alloc), "images": images}})
+
+
+def _term(rng: random.Random, app: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": app}},
+            "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"])}
+
+
+def random_affinity(rng: random.Random) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if rng.random() < 0.25:
+        out["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                {"key": "disk", "operator": "In", "values": [rng.choice(["ssd", "hdd"])]}]}}]}
+        if rng.random() < 0.4:
+            out["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                       "values": rng.sample(ZONES, 2)}]}]}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.2:
+            out[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": [_term(rng, rng.choice(APPS))]}
+        if rng.random() < 0.25:
+            out.setdefault(kind, {})["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng, rng.choice(APPS))}]
+    return out
+
+
+def random_pod(rng: random.Random, name: str, node_name: str = "") -> Pod:
+    requests: dict[str, str] = {}
+    if rng.random() < 0.8:
+        requests["cpu"] = rng.choice(["50m", "100m", "250m", "1", "3"])
+    if rng.random() < 0.8:
+        requests["memory"] = rng.choice(["64Mi", "500Mi", "1Gi", "6Gi"])
+    if rng.random() < 0.1:
+        requests["ephemeral-storage"] = "2Gi"
+    if rng.random() < 0.05:
+        requests["example.com/gpu"] = "1"
+    container: dict[str, Any] = {"name": "c", "image": rng.choice([*IMAGES, "img/d:2"]),
+                                 "resources": {"requests": requests}}
+    if rng.random() < 0.1:
+        container["ports"] = [{"containerPort": 80, "hostPort": rng.choice([8080, 9090])}]
+    spec: dict[str, Any] = {"containers": [container], "priority": rng.choice([0, 10])}
+    if node_name:
+        spec["nodeName"] = node_name
+    if rng.random() < 0.1:
+        spec["nodeSelector"] = {"disk": rng.choice(["ssd", "hdd"])}
+    tolerations = [{"key": t["key"], "operator": "Exists", "effect": t["effect"]} for t in TAINTS if rng.random() < 0.3]
+    if tolerations:
+        spec["tolerations"] = tolerations
+    affinity = random_affinity(rng)
+    if affinity:
+        spec["affinity"] = affinity
+    if rng.random() < 0.25:
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": rng.choice([1, 2]),
+            "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
+            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+            "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}]
+    labels = {"app": rng.choice(APPS)} if rng.random() < 0.8 else {}
+    return Pod({"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": labels},
+                "spec": spec})
+
+
+class World:
+    """A random cluster in a Cache, its nominated pods, and one default-profile
+    Framework per path over a shared handle."""
+
+    def __init__(self, seed: int, num_nodes: int, num_existing: int, pct: int | None = None) -> None:
+        self.rng = random.Random(seed)
+        rng = self.rng
+        self.cache = Cache()
+        for i in range(num_nodes):
+            self.cache.add_node(random_node(rng, i))
+        names = self.cache.node_names()
+        for i in range(num_existing):
+            self.cache.add_pod(random_pod(rng, f"existing-{i}", rng.choice(names)))
+        self.nominated: dict[str, list[PodInfo]] = {}
+        for i in range(max(1, num_nodes // 20)):
+            self.nominated.setdefault(rng.choice(names), []).append(PodInfo(random_pod(rng, f"nominated-{i}")))
+        self.snapshot = Snapshot()
+        self.cache.update_snapshot(self.snapshot)
+        # A Service selecting one app, so pods without constraints get the system default spreading.
+        service = Service({"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                           "spec": {"selector": {"app": "web"}}})
+        self.handle = FrameworkHandle(snapshot=self.snapshot, objects=InMemoryObjects([service]),
+                                      nominated=lambda n: list(self.nominated.get(n, [])))
+        cfg = load_config({"percentageOfNodesToScore": pct} if pct is not None else None)
+        self.batch = build_frameworks(cfg, self.handle)["default-scheduler"]
+        self.per_node = build_frameworks(cfg, self.handle)["default-scheduler"]
+        self.per_node.use_batch = False
+
+    def refresh(self) -> None:
+        self.cache.update_snapshot(self.snapshot)
+        self.handle.set_snapshot(self.snapshot)
+
+
+# --- what each path decides --------------------------------------------------------------------
+
+def verdict(st: Status) -> tuple[str, tuple[str, ...], str]:
+    return st.code.name, tuple(st.reasons), st.plugin
+
+
+def filter_statuses(fwk: Framework, pod: Pod, snapshot: Snapshot) -> tuple[dict[str, Any], CycleState]:
+    state = CycleState()
+    _, st, _ = fwk.run_pre_filter(state, pod)
+    if not st.is_success():
+        return {"preFilter": verdict(st)}, state
+    nodes = snapshot.list()
+    if fwk.use_batch:
+        assert fwk.can_filter_in_batches(state)
+        statuses = fwk.run_filter_nodes(state, pod, nodes)
+    else:
+        statuses = [fwk.run_filter_with_nominated_pods(state, pod, ni) for ni in nodes]
+    return {ni.name: verdict(s) for ni, s in zip(nodes, statuses)}, state
+
+
+def plugin_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list) -> dict[str, Any]:
+    """Raw score per plugin per node, straight from the plugins (batch form when the
+    Framework uses them), then the runtime's normalized, weighted totals."""
+    st = fwk.run_pre_score(state, pod, nodes)
+    if not st.is_success():
+        return {"preScore": verdict(st)}
+    raw: dict[str, Any] = {}
+    for pl in fwk.score_plugins:
+        if pl.name in state.skip_score_plugins:
+            continue
+        if fwk.use_batch:
+            scores, sst = pl.score_nodes(state, pod, nodes)
+            raw[pl.name] = (list(scores), None if sst is None else verdict(sst))
+        else:
+            pairs = [pl.score(state, pod, ni) for ni in nodes]
+            first_error = next((s for _, s in pairs if s is not None), None)
+            raw[pl.name] = ([s for s, _ in pairs] if first_error is None else [],
+                            None if first_error is None else verdict(first_error))
+    totals, tst = fwk.run_score(state, pod, nodes)
+    return {"raw": raw, "status": verdict(tst),
+            "totals": [(n.name, n.scores, n.total_score) for n in totals]}
+
+
+def schedule(fwk: Framework, pod: Pod, snapshot: Snapshot, seed: int, start: int) -> dict[str, Any]:
+    algo = SchedulingAlgorithm(random.Random(seed))
+    algo.next_start_node_index = start
+    try:
+        r = algo.schedule_pod(fwk, CycleState(), pod, snapshot)
+    except FitError as e:
+        out: dict[str, Any] = {"fitError": e.message(),
+                               "statuses": {n: verdict(s) for n, s in e.diagnosis.node_to_status.items()}}
+    else:
+        out = {"host": r.suggested_host, "evaluated": r.evaluated_nodes, "feasible": r.feasible_nodes}
+    out["next_start"] = algo.next_start_node_index
+    return out
+
+
+# --- the tests ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6), ids=lambda s: f"seed{s}")
+def test_filter_statuses_and_plugin_scores_are_the_same_on_both_paths(seed):
+    w = World(seed, num_nodes=60, num_existing=90)
+    for i in range(25):
+        pod = random_pod(w.rng, f"incoming-{i}")
+        per_node, state_a = filter_statuses(w.per_node, pod, w.snapshot)
+        batch, state_b = filter_statuses(w.batch, pod, w.snapshot)
+        assert batch == per_node
+        feasible = [n for n in w.snapshot.list() if per_node.get(n.name, ("",))[0] == "Success"]
+        if feasible:
+            assert plugin_scores(w.batch, state_b, pod, feasible) == plugin_scores(w.per_node, state_a, pod, feasible)
+
+
+@pytest.mark.parametrize(
+    "seed, num_nodes, pct",
+    [(0, 30, None), (1, 150, None), (2, 260, None), (3, 260, 20), (4, 400, 10), (5, 120, 100)],
+    ids=lambda x: str(x),
+)
+def test_pods_scheduled_one_after_another_land_on_the_same_nodes_on_both_paths(seed, num_nodes, pct):
+    w = World(seed, num_nodes=num_nodes, num_existing=num_nodes, pct=pct)
+    start = 0
+    placed = 0
+    for i in range(40):
+        pod = random_pod(w.rng, f"incoming-{i}")
+        per_node = schedule(w.per_node, pod, w.snapshot, seed * 1000 + i, start)
+        batch = schedule(w.batch, pod, w.snapshot, seed * 1000 + i, start)
+        assert batch == per_node
+        start = batch["next_start"]
+        if "host" in batch:
+            placed += 1
+            bound = Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": batch["host"]}})
+            w.cache.assume_pod(bound, batch["host"])
+            w.refresh()
+    assert placed > 0
+
+
+def test_a_plugin_without_batch_forms_keeps_the_per_node_path():
+    w = World(7, num_nodes=20, num_existing=10)
+
+    class PerNodeOnly:
+        name = "PerNodeOnly"
+
+        def filter(self, state, pod, node_info):
+            return None
+
+    w.batch.filter_plugins = [*w.batch.filter_plugins, PerNodeOnly()]
+    state = CycleState()
+    w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
+    assert not w.batch.can_filter_in_batches(state)
