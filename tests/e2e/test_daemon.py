@@ -68,6 +68,12 @@ def test_pods_bound_before_kill_9_stay_bound_and_capacity_is_accounted_after_res
     assert re.search(r'scheduler_schedule_attempts_total\{profile="default-scheduler",result="scheduled"\} 20\.0', metrics)
     assert re.search(r'scheduler_framework_extension_point_duration_seconds_count\{extension_point="Bind",'
                      r'profile="default-scheduler",status="Success"\} 20\.0', metrics)
+    assert re.search(r'scheduler_scheduling_attempt_duration_seconds_count\{profile="default-scheduler",'
+                     r'result="scheduled"\} 20\.0', metrics)
+    # plugins are timed on cycles 1 and 11 of the 20
+    assert re.search(r'scheduler_plugin_execution_duration_seconds_count\{extension_point="Bind",'
+                     r'plugin="DefaultBinder",status="Success"\} 2\.0', metrics)
+    assert 'scheduler_pending_pods{queue="active"} 0.0' in metrics
     free_before = free_milli_cpu(d)
     assert sum(free_before.values()) == 3 * NODE_CPU * 1000 - 20 * 500
 
