@@ -19,7 +19,7 @@ serve: $(STAMP)
 
 # The pytest suite includes every ../shared/conformance case as its own test.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance

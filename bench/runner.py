@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from typing import Any
 
@@ -64,6 +65,10 @@ GANG_WORKLOADS = ("Gang", "GangContended")
 
 
 def run_bench(workload: str, nodes: int, pods: int) -> dict[str, Any]:
+    if nodes < 1:
+        raise ValueError(f"--nodes: must be at least 1, got {nodes}")
+    if pods < 1:
+        raise ValueError(f"--pods: must be at least 1, got {pods}")
     if workload in GANG_WORKLOADS:
         from bench.gang import run_gang_bench
 
@@ -85,7 +90,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    result = run_bench(args.workload, args.nodes, args.pods)
+    try:
+        result = run_bench(args.workload, args.nodes, args.pods)
+    except ValueError as e:
+        print(f"ksched bench: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result))
     else:

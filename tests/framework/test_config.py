@@ -56,10 +56,47 @@ def test_a_v1_file_is_read_with_its_profiles_weights_and_percentages():
     assert fwk.points["queueSort"] == ["PrioritySort"]
 
 
+UPSTREAM_DEFAULTS = [  # kube-scheduler v1 getDefaultPlugins, DynamicResources left out
+    ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
+]
+
+
 def test_with_no_file_the_default_profile_is_upstreams_multipoint_list():
     cfg = load_config(None)
     sets = merged_plugins(cfg.profiles[0])
-    assert [(p.name, p.weight) for p in sets["multiPoint"].enabled] == DEFAULT_MULTIPOINT
+    assert [(p.name, p.weight) for p in sets["multiPoint"].enabled] == UPSTREAM_DEFAULTS
+
+
+def test_the_default_profile_builds_with_upstreams_points_and_weights():
+    fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
+    assert fwk.points["queueSort"] == ["PrioritySort"]
+    assert fwk.points["preEnqueue"] == ["SchedulingGates"]
+    assert fwk.points["filter"] == [
+        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+        "InterPodAffinity"]
+    assert fwk.points["postFilter"] == ["DefaultPreemption"]
+    assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                                 "PodTopologySpread": 2, "InterPodAffinity": 2,
+                                 "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
+    assert fwk.points["bind"] == ["DefaultBinder"]
+
+
+def test_plugins_registered_through_the_entry_point_group_are_found(tmp_path, monkeypatch):
+    import sys
+
+    from framework.config import full_registry
+
+    dist = tmp_path / "ksched_test_plugins-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ksched-test-plugins\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[ksched.plugins]\nalways_no = tests.framework.out_of_tree:AlwaysNo\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert "AlwaysNo" in full_registry()
 
 
 def test_explicitly_configured_default_plugins_override_in_place():

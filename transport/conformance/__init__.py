@@ -88,15 +88,29 @@ def full_registry_or_partial() -> Any:
     return reg
 
 
+class CaseFileError(ValueError):
+    """A path that is not a readable case file or directory of them."""
+
+
 def load_cases(paths: list[str]) -> list[dict[str, Any]]:
     files: list[Path] = []
     for p in paths:
         path = Path(p)
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.json")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CaseFileError(f"{p}: no such file or directory")
     cases: list[dict[str, Any]] = []
     for f in files:
-        data = json.loads(f.read_text())
-        for c in data if isinstance(data, list) else [data]:
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise CaseFileError(f"{f}: not a JSON case file: {e}") from None
+        for i, c in enumerate(data if isinstance(data, list) else [data]):
+            if not isinstance(c, dict):
+                raise CaseFileError(f"{f}: case [{i}] is not an object")
             c.setdefault("_file", f.name)
             cases.append(c)
     return cases
@@ -137,7 +151,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cases = [c for c in load_cases(args.paths) if args.match in c.get("name", "")]
+    try:
+        cases = [c for c in load_cases(args.paths) if args.match in c.get("name", "")]
+    except CaseFileError as e:
+        print(f"ksched conformance: {e}", file=sys.stderr)
+        return 2
     passed = failed = 0
     report = []
     for case in cases:
