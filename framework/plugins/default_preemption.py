@@ -19,6 +19,7 @@ from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+from framework.plugins.gang_preemption import keeps_gangs_whole
 from framework.preemption import (
     Candidate,
     Evaluator,
@@ -63,10 +64,6 @@ def parse_args(args: dict[str, Any] | None) -> tuple[int, int]:
     return pct, absolute
 
 
-def default_is_eligible_pod(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
-    return True
-
-
 class DefaultPreemption:
     name = NAME
 
@@ -75,8 +72,9 @@ class DefaultPreemption:
         self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
         self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
         self.framework: Any = None
-        # Extra victim filtering on top of "lower priority than the preemptor".
-        self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = default_is_eligible_pod
+        # Extra victim filtering on top of "lower priority than the preemptor":
+        # bound gang members are spared where evicting them would break the gang.
+        self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
         self.evaluator = Evaluator(NAME, handle, self)
