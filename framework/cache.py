@@ -7,6 +7,7 @@ nodes whose generation moved since the last refresh are copied again.
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
@@ -221,6 +222,9 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_list: list[NodeInfo] = []
         self.generation = 0
         self.index: dict[str, int] = {}  # node name -> position in node_info_list
+        # Positions (in node_info_list) of the nodes in the two affinity lists, in order.
+        self._affinity_positions: list[int] = []
+        self._anti_affinity_positions: list[int] = []
 
     @classmethod
     def build(cls, nodes: Iterable[Node], pods: Iterable[Pod]) -> "Snapshot":
@@ -238,6 +242,32 @@ class Snapshot:
     def list(self) -> list[NodeInfo]:
         return self.node_info_list
 
+    def rebuild_affinity_lists(self) -> None:
+        """The nodes with pods with (anti-)affinity, in node order, from scratch."""
+        lst = self.node_info_list
+        self.have_pods_with_affinity_list = [n for n in lst if n.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_list = [n for n in lst if n.pods_with_required_anti_affinity]
+        index = self.index
+        self._affinity_positions = [index[n.name] for n in self.have_pods_with_affinity_list]
+        self._anti_affinity_positions = [index[n.name] for n in self.have_pods_with_required_anti_affinity_list]
+
+    def patch_affinity_lists(self, names: Iterable[str]) -> None:
+        """Bring the affinity lists up to date for these refreshed nodes only (same
+        nodes in the same order otherwise): each list keeps its nodes' positions
+        in node order beside it, so a node is replaced, dropped or inserted where a
+        rebuild would put it."""
+        if (len(self._affinity_positions) != len(self.have_pods_with_affinity_list)
+                or len(self._anti_affinity_positions) != len(self.have_pods_with_required_anti_affinity_list)):
+            self.rebuild_affinity_lists()
+            return
+        for name in names:
+            ni = self.node_info_map[name]
+            pos = self.index[name]
+            _place_member(self.have_pods_with_affinity_list, self._affinity_positions, pos, ni,
+                          bool(ni.pods_with_affinity))
+            _place_member(self.have_pods_with_required_anti_affinity_list, self._anti_affinity_positions, pos, ni,
+                          bool(ni.pods_with_required_anti_affinity))
+
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
 
@@ -246,6 +276,19 @@ class Snapshot:
 
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self.node_info_list)
+
+
+def _place_member(members: list[NodeInfo], positions: list[int], pos: int, ni: NodeInfo, member: bool) -> None:
+    i = bisect.bisect_left(positions, pos)
+    present = i < len(positions) and positions[i] == pos
+    if present and member:
+        members[i] = ni
+    elif present:
+        del members[i]
+        del positions[i]
+    elif member:
+        members.insert(i, ni)
+        positions.insert(i, pos)
 
 
 def _zone_key(node: Node) -> str:
@@ -371,11 +414,8 @@ class Cache:
         if ni is None:
             self._orphans.setdefault(node_name, []).append(pod)
             return
-        had_aff = bool(ni.pods_with_affinity)
-        had_anti = bool(ni.pods_with_required_anti_affinity)
+        # The snapshot's affinity lists follow from the dirty nodes (update_snapshot).
         ni.add_pod(pod)
-        if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
-            self._structure_changed = True
         self._dirty.add(node_name)
 
     def _unplace(self, key: str) -> None:
@@ -386,11 +426,7 @@ class Cache:
             lst = self._orphans.get(node_name, [])
             lst[:] = [p for p in lst if p.key != key]
             return
-        had_aff = bool(ni.pods_with_affinity)
-        had_anti = bool(ni.pods_with_required_anti_affinity)
         ni.remove_pod(pod)
-        if had_aff != bool(ni.pods_with_affinity) or had_anti != bool(ni.pods_with_required_anti_affinity):
-            self._structure_changed = True
         self._dirty.add(node_name)
 
     # --- snapshot ---------------------------------------------------------------------------
@@ -410,7 +446,7 @@ class Cache:
     def update_snapshot(self, snap: Snapshot) -> None:
         """Bring `snap` up to date, copying only the nodes that changed."""
         images_changed = False
-        affinity_changed = False
+        affinity_updated: list[str] = []  # refreshed nodes that hold or held pods with affinity
         updated: list[str] = []
         for name in self._dirty:
             ni = self.nodes.get(name)
@@ -422,7 +458,7 @@ class Cache:
             new = ni.clone()
             if (new.pods_with_affinity or new.pods_with_required_anti_affinity
                     or (old is not None and (old.pods_with_affinity or old.pods_with_required_anti_affinity))):
-                affinity_changed = True
+                affinity_updated.append(name)
             snap.node_info_map[name] = new
             updated.append(name)
         self._dirty.clear()
@@ -435,16 +471,14 @@ class Cache:
             snap.node_info_list = [snap.node_info_map[n] for n in order]
             snap.index = {n: i for i, n in enumerate(order)}
             self._structure_changed = False
-            affinity_changed = True
+            snap.rebuild_affinity_lists()
         else:
             # Same nodes in the same order: put the refreshed copies in place.
             lst = snap.node_info_list
             for name in updated:
                 lst[snap.index[name]] = snap.node_info_map[name]
-        if affinity_changed:
-            lst = snap.node_info_list
-            snap.have_pods_with_affinity_list = [n for n in lst if n.pods_with_affinity]
-            snap.have_pods_with_required_anti_affinity_list = [n for n in lst if n.pods_with_required_anti_affinity]
+            if affinity_updated:
+                snap.patch_affinity_lists(affinity_updated)
         if images_changed:
             self._refresh_images(snap)
         snap.generation = next_generation()

@@ -119,11 +119,12 @@ class PreFilterState:
             return
         affinity_counts, anti_counts = self.affinity_counts, self.anti_affinity_counts
         for ni in nodes:
+            pods = ni.pods
             node = ni.node
-            if node is None:
+            if not pods or node is None:
                 continue
             labels = node.labels
-            for existing in ni.pods:
+            for existing in pods:
                 p = existing.pod
                 if affinity and pod_matches_all_affinity_terms(affinity, p):
                     for t in affinity:

@@ -67,11 +67,19 @@ class PreScoreState:
         score.process_terms(existing.preferred_anti_affinity_terms, incoming, ns_labels, node, -1)
 
     def process_nodes(self, nodes: Sequence[NodeInfo], incoming: Pod, all_pods: bool, hard_weight: int) -> None:
+        # Without preferred terms of the incoming pod, an existing pod counts only
+        # through terms of its own: pods with required anti-affinity alone add nothing.
+        own_terms = bool(self.preferred_affinity or self.preferred_anti_affinity)
         for ni in nodes:
             node = ni.node
             if node is None:
                 continue
             for existing in (ni.pods if all_pods else ni.pods_with_affinity):
+                if not own_terms:
+                    terms = existing.affinity_terms
+                    if (not (hard_weight > 0 and terms.required_affinity) and not terms.preferred_affinity
+                            and not terms.preferred_anti_affinity):
+                        continue
                 self.process_existing_pod(existing, node, incoming, hard_weight)
 
     def score(self, node: Node) -> int:

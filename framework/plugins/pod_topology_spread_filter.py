@@ -153,16 +153,33 @@ def eligible_nodes(nodes: Iterable[NodeInfo], constraints: Sequence[Constraint],
 
 def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
                         inclusion_policies: bool, comparison_operators: bool) -> None:
-    """calPreFilterState's counting over all nodes."""
+    """calPreFilterState's counting over all nodes. It walks every node for every pod,
+    so what does not depend on the node is decided once: whether the pod's required
+    node affinity can reject anything, which constraints need the inclusion check,
+    and which selectors can match at all (nodes without pods still open domains)."""
     constraints = state.constraints
     state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
-    for ni, node in eligible_nodes(nodes, constraints, required, inclusion_policies, True):
-        for i, c in enumerate(constraints):
-            if inclusion_policies and not c.includes_node(pod, node, required, comparison_operators):
+    matches_all = required.label_selector is None and required.terms is None
+    node_check = None if inclusion_policies or matches_all else required.matches
+    keys = {c.topology_key for c in constraints}
+    plan = [(c, c.topology_key, state.tp_value_to_match_num[i],
+             inclusion_policies and ((c.node_affinity_policy == HONOR and not matches_all) or c.node_taints_policy == HONOR),
+             None if c.selector is None or c.selector.empty else c.selector)
+            for i, c in enumerate(constraints)]
+    namespace = pod.namespace
+    for ni in nodes:
+        node = ni.node
+        if node is None or (node_check is not None and not node_check(node)):
+            continue
+        labels = node.labels
+        if not keys <= labels.keys():
+            continue
+        pods = ni.pods
+        for c, key, counts, check_inclusion, selector in plan:
+            if check_inclusion and not c.includes_node(pod, node, required, comparison_operators):
                 continue
-            value = node.labels[c.topology_key]
-            counts = state.tp_value_to_match_num[i]
-            counts[value] = counts.get(value, 0) + count_pods_matching(ni.pods, c.selector, pod.namespace)
+            value = labels[key]
+            counts[value] = counts.get(value, 0) + (count_pods_matching(pods, selector, namespace) if pods and selector else 0)
     state.finish_counting()
 
 

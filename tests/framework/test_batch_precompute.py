@@ -1,0 +1,126 @@
+"""The per-pod work the batch path leans on, against plain reference forms:
+PodTopologySpread's PreFilter counting, InterPodAffinity's PreScore sums, and the
+snapshot's affinity lists kept up to date node by node instead of rebuilt."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from framework.api.affinity import parse_pod_affinity, parse_selector
+from framework.api.objects import Pod
+from framework.cache import Snapshot
+from framework.plugins.inter_pod_affinity_score import PreScoreState as AffinityScoreState
+from framework.plugins.node_affinity import required_node_affinity
+from framework.plugins.pod_topology_spread_filter import (
+    HONOR,
+    IGNORE,
+    Constraint,
+    PreFilterState,
+    count_matching_pods,
+    count_pods_matching,
+)
+from tests.framework.test_batch_equivalence import World, random_pod
+
+
+def reference_count(state: PreFilterState, pod: Pod, nodes, required, inclusion_policies: bool, comparison_ops: bool) -> None:
+    """calPreFilterState's counting written plainly, node by node."""
+    constraints = state.constraints
+    state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
+    for ni in nodes:
+        node = ni.node
+        if node is None:
+            continue
+        if not inclusion_policies and not required.matches(node):
+            continue
+        if any(c.topology_key not in node.labels for c in constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if inclusion_policies and not c.includes_node(pod, node, required, comparison_ops):
+                continue
+            value = node.labels[c.topology_key]
+            counts = state.tp_value_to_match_num[i]
+            counts[value] = counts.get(value, 0) + count_pods_matching(ni.pods, c.selector, pod.namespace)
+    state.finish_counting()
+
+
+def random_constraints(rng: random.Random) -> tuple[Constraint, ...]:
+    out = []
+    for _ in range(rng.choice([1, 1, 2])):
+        selector = rng.choice([{"matchLabels": {"app": rng.choice(["web", "db"])}}, {}, None])
+        out.append(Constraint(
+            max_skew=rng.choice([1, 2]),
+            topology_key=rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone", "disk"]),
+            selector=parse_selector(selector) if selector is not None else None,
+            min_domains=rng.choice([1, 3]),
+            node_affinity_policy=rng.choice([HONOR, IGNORE]),
+            node_taints_policy=rng.choice([HONOR, IGNORE]),
+        ))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("seed", range(5), ids=lambda s: f"seed{s}")
+def test_topology_spread_prefilter_counts_match_the_plain_node_by_node_count(seed):
+    w = World(seed, num_nodes=80, num_existing=160)
+    for i in range(30):
+        pod = random_pod(w.rng, f"p{i}")
+        constraints = random_constraints(w.rng)
+        required = required_node_affinity(pod)
+        for inclusion in (True, False):
+            got, want = PreFilterState(constraints), PreFilterState(constraints)
+            count_matching_pods(got, pod, w.snapshot.list(), required, inclusion, True)
+            reference_count(want, pod, w.snapshot.list(), required, inclusion, True)
+            assert (got.self_match, got.tp_value_to_match_num, got.min_match_num, got.domains_at_count) == \
+                (want.self_match, want.tp_value_to_match_num, want.min_match_num, want.domains_at_count)
+
+
+@pytest.mark.parametrize("seed", range(5), ids=lambda s: f"seed{s}")
+def test_inter_pod_affinity_prescore_sums_match_processing_every_pod(seed):
+    w = World(seed, num_nodes=60, num_existing=200)
+    for i in range(30):
+        pod = random_pod(w.rng, f"p{i}")
+        terms = w.batch.plugins["InterPodAffinity"]
+        parsed = parse_pod_affinity(pod)
+        pref = terms._merge_weighted(parsed.preferred_affinity)
+        anti = terms._merge_weighted(parsed.preferred_anti_affinity)
+        for hard_weight in (0, 1, 5):
+            got = AffinityScoreState(pref, anti, None)
+            got.process_nodes(w.snapshot.list(), pod, False, hard_weight)
+            want = AffinityScoreState(pref, anti, None)
+            for ni in w.snapshot.list():
+                for existing in ni.pods_with_affinity:
+                    want.process_existing_pod(existing, ni.node, pod, hard_weight)
+            assert dict(got.topology_score) == dict(want.topology_score)
+
+
+def affinity_lists(snap: Snapshot) -> tuple[list[str], list[str]]:
+    return ([n.name for n in snap.have_pods_with_affinity_list],
+            [n.name for n in snap.have_pods_with_required_anti_affinity_list])
+
+
+def rebuilt(snap: Snapshot) -> tuple[list[str], list[str]]:
+    lst = snap.node_info_list
+    return ([n.name for n in lst if n.pods_with_affinity], [n.name for n in lst if n.pods_with_required_anti_affinity])
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_snapshot_affinity_lists_kept_node_by_node_equal_a_rebuild(seed):
+    w = World(seed, num_nodes=40, num_existing=20)
+    rng = w.rng
+    names = w.cache.node_names()
+    placed: list[Pod] = []
+    for i in range(150):
+        action = rng.random()
+        if action < 0.6 or not placed:
+            raw = random_pod(rng, f"p{i}").raw
+            pod = Pod({**raw, "spec": {**raw["spec"], "nodeName": rng.choice(names)}})
+            w.cache.assume_pod(pod, pod.node_name)
+            placed.append(pod)
+        elif action < 0.8:
+            w.cache.forget_pod(placed.pop(rng.randrange(len(placed))))
+        else:
+            w.cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        w.refresh()
+        assert affinity_lists(w.snapshot) == rebuilt(w.snapshot)
+        # The lists hold the snapshot's current copies, not stale ones.
+        assert all(w.snapshot.node_info_map[n.name] is n for n in w.snapshot.have_pods_with_affinity_list)
