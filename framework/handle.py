@@ -6,7 +6,7 @@ actor, the conformance runner, tests). Nothing here does I/O.
 from __future__ import annotations
 
 import random
-from typing import Any, Awaitable, Callable, Iterable, Protocol
+from typing import Any, Awaitable, Callable, Collection, Iterable, Protocol
 
 from framework.api.objects import KubeObject, Pod
 from framework.cache import PodInfo, Snapshot
@@ -92,6 +92,7 @@ class FrameworkHandle:
         rand: random.Random | None = None,
         binder: Callable[[Pod, str], Awaitable[None]] | None = None,
         clear_nominations: Callable[[list[Pod]], None] | None = None,
+        nominated_nodes: Callable[[], Collection[str]] | None = None,
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
@@ -104,6 +105,7 @@ class FrameworkHandle:
         self.rand = rand if rand is not None else random.Random()
         self._binder = binder
         self._clear_nominations = clear_nominations
+        self._nominated_nodes = nominated_nodes
         self.cleared_nominations: list[Pod] = []
         self.bound: list[tuple[Pod, str]] = []
         self.activated: list[Pod] = []
@@ -154,6 +156,13 @@ class FrameworkHandle:
     # queue
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominated(node_name) if self._nominated is not None else []
+
+    def nodes_with_nominated_pods(self) -> Collection[str] | None:
+        """Every node some pod is nominated to (more is harmless), so the filter pass
+        can skip asking node by node; None when the owner did not say."""
+        if self._nominated is None:
+            return ()
+        return self._nominated_nodes() if self._nominated_nodes is not None else None
 
     def activate_pods(self, pods: Iterable[Pod]) -> None:
         pods = list(pods)

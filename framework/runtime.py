@@ -256,41 +256,63 @@ class Framework:
         not succeed, exactly as node by node. Nodes with nominated pods take the
         per-node path (their filters run against a changed copy)."""
         out: list[Status] = [_OK] * len(nodes)
-        nominated = self.handle.nominated_pods_for_node
-        with_nominated = [bool(nominated(ni.name)) for ni in nodes]
-        if any(with_nominated):
+        with_nominated = self._with_nominated_pods(nodes)
+        if with_nominated:
             pending: list[int] = []
             for i, ni in enumerate(nodes):
                 if with_nominated[i]:
                     out[i] = self.run_filter_with_nominated_pods(state, pod, ni)
                 else:
                     pending.append(i)
+            subset = [nodes[i] for i in pending]
         else:
             pending = list(range(len(nodes)))
+            subset = nodes
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
             if not pending:
                 break
             if skip and pl.name in skip:
                 continue
-            statuses = self._filter_batch(pl, state, pod, [nodes[i] for i in pending])
+            statuses = self._filter_batch(pl, state, pod, subset)
+            if statuses is None:
+                continue
             passing: list[int] = []
-            for i, st in zip(pending, statuses):
+            passing_nodes: list[NodeInfo] = []
+            for i, ni, st in zip(pending, subset, statuses):
                 if st is _OK:
                     passing.append(i)
+                    passing_nodes.append(ni)
                 else:
                     out[i] = st
-            pending = passing
+            pending, subset = passing, passing_nodes
         return out
 
-    def _filter_batch(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
+    def _with_nominated_pods(self, nodes: list[NodeInfo]) -> list[bool] | None:
+        """Per node, whether pods are nominated to it; None when none are."""
+        handle = self.handle
+        names_fn = getattr(handle, "nodes_with_nominated_pods", None)
+        names = names_fn() if names_fn is not None else None
+        if names is not None:
+            if not names:
+                return None
+            flags = [ni.name in names for ni in nodes]
+        else:
+            nominated = handle.nominated_pods_for_node
+            flags = [bool(nominated(ni.name)) for ni in nodes]
+        return flags if any(flags) else None
+
+    def _filter_batch(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
         """One plugin's verdicts as run_filter words them (_OK, a rejection naming the
-        plugin, or an Error). An exception from the batch form is located by calling
-        the per-node form, so the Error names the same failure."""
+        plugin, or an Error), or None when every node passes. An exception from the
+        batch form is located by calling the per-node form, so the Error names the
+        same failure."""
         try:
             raw = pl.filter_nodes(state, pod, nodes)
         except Exception:  # noqa: BLE001
             return [self._filter_one(pl, state, pod, ni) for ni in nodes]
+        if raw.count(None) == len(raw):
+            return None
         return [_OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st) for st in raw]
 
     def _filter_one(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

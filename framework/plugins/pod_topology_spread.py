@@ -8,6 +8,7 @@ select it. The counting lives in pod_topology_spread_filter / _score.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 from framework.api.affinity import SelectorError, parse_selector, qualified_name_errors
@@ -35,6 +36,7 @@ from framework.plugins.pod_topology_spread_filter import (
     LABEL_HOSTNAME,
     PRE_FILTER_STATE_KEY,
     Constraint,
+    CountMemo,
     PreFilterState,
     count_matching_pods,
     filter_node,
@@ -132,6 +134,8 @@ class PodTopologySpread:
         self.enable_match_label_keys = gate("MatchLabelKeysInPodTopologySpread")
         self.enable_queueing_hints = gate("SchedulerQueueingHints")
         self.enable_comparison_operators = gate("TaintTolerationComparisonOperators")
+        # PreFilter's counts over all nodes, kept for the next pod with the same constraints.
+        self._count_memo = CountMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "PodTopologySpread":
@@ -193,7 +197,7 @@ class PodTopologySpread:
             return None, Status(Code.Skip)
         s = PreFilterState(constraints)
         count_matching_pods(s, pod, nodes, required_node_affinity(pod), self.enable_node_inclusion_policy,
-                            self.enable_comparison_operators)
+                            self.enable_comparison_operators, self._count_memo, _counting_key(pod))
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -331,6 +335,17 @@ class PodTopologySpread:
         if new is not None:
             return QueueingHint.Queue if new_matching else QueueingHint.QueueSkip
         return QueueingHint.Queue if old_matching else QueueingHint.QueueSkip
+
+
+def _counting_key(pod: Pod) -> str | None:
+    """Everything PreFilter's count of a node depends on besides the node (the plugin's
+    gates are fixed per instance), for pods with constraints of their own; default
+    constraints depend on the Services etc. of the cluster, so they are not keyed."""
+    if not pod.topology_spread_constraints:
+        return None
+    spec = pod.spec
+    return json.dumps([pod.namespace, pod.labels, pod.topology_spread_constraints, spec.get("nodeSelector"),
+                       pod.affinity.get("nodeAffinity"), spec.get("tolerations")], sort_keys=True, default=repr)
 
 
 def _involved(changed: Pod, pod: Pod) -> bool:

@@ -151,35 +151,124 @@ def eligible_nodes(nodes: Iterable[NodeInfo], constraints: Sequence[Constraint],
         yield ni, node
 
 
+NodeCounts = tuple[tuple[int, str, int], ...]  # (constraint index, topology value, matching pods)
+
+
+class NodeCounter:
+    """calPreFilterState's count for one node, with what does not depend on the node
+    decided once per pod: whether the pod's required node affinity can reject
+    anything, which constraints need the inclusion check, and which selectors can
+    match at all (a node without pods still opens its domains)."""
+
+    __slots__ = ("pod", "required", "comparison_operators", "node_check", "keys", "plan")
+
+    def __init__(self, constraints: Sequence[Constraint], pod: Pod, required: RequiredNodeAffinity,
+                 inclusion_policies: bool, comparison_operators: bool) -> None:
+        self.pod = pod
+        self.required = required
+        self.comparison_operators = comparison_operators
+        matches_all = required.label_selector is None and required.terms is None
+        self.node_check = None if inclusion_policies or matches_all else required.matches
+        self.keys = {c.topology_key for c in constraints}
+        self.plan = [(i, c, c.topology_key,
+                      inclusion_policies and ((c.node_affinity_policy == HONOR and not matches_all)
+                                              or c.node_taints_policy == HONOR),
+                      None if c.selector is None or c.selector.empty else c.selector)
+                     for i, c in enumerate(constraints)]
+
+    def node_counts(self, ni: NodeInfo) -> NodeCounts:
+        node = ni.node
+        if node is None or (self.node_check is not None and not self.node_check(node)):
+            return ()
+        labels = node.labels
+        if not self.keys <= labels.keys():
+            return ()
+        pod = self.pod
+        pods = ni.pods
+        out = []
+        for i, c, key, check_inclusion, selector in self.plan:
+            if check_inclusion and not c.includes_node(pod, node, self.required, self.comparison_operators):
+                continue
+            out.append((i, labels[key], count_pods_matching(pods, selector, pod.namespace) if pods and selector else 0))
+        return tuple(out)
+
+
+class CountMemo:
+    """The last few counts over all nodes, per counting key (everything the count of
+    a node depends on besides the node: the pod's constraints, labels, namespace,
+    node affinity and tolerations). The next pod with the same key recounts only
+    the nodes that are not the very NodeInfo (at the same generation) counted
+    before; the snapshot replaces a node's NodeInfo whenever it changes."""
+
+    MAX_KEYS = 4
+
+    def __init__(self) -> None:
+        # key -> (nodes, their generations, their counts, per constraint: value -> [pods, nodes])
+        self._entries: dict[str, tuple[list[NodeInfo], list[int], list[NodeCounts], list[dict[str, list[int]]]]] = {}
+
+    def domains(self, key: str, nodes: Sequence[NodeInfo], counter: NodeCounter,
+                num_constraints: int) -> list[dict[str, list[int]]]:
+        entry = self._entries.pop(key, None)
+        if entry is None or len(entry[0]) != len(nodes):
+            entry = ([], [], [], [{} for _ in range(num_constraints)])
+            for ni in nodes:
+                self._add(entry, ni, counter)
+        else:
+            old_nodes, old_gens, old_counts, domains = entry
+            for k, (old, ni, gen) in enumerate(zip(old_nodes, nodes, old_gens)):
+                if old is ni and gen == ni.generation:
+                    continue
+                _apply_counts(domains, old_counts[k], -1)
+                counts = counter.node_counts(ni)
+                _apply_counts(domains, counts, 1)
+                old_nodes[k], old_gens[k], old_counts[k] = ni, ni.generation, counts
+        while len(self._entries) >= self.MAX_KEYS:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = entry
+        return entry[3]
+
+    @staticmethod
+    def _add(entry: tuple[list[NodeInfo], list[int], list[NodeCounts], list[dict[str, list[int]]]], ni: NodeInfo,
+             counter: NodeCounter) -> None:
+        counts = counter.node_counts(ni)
+        entry[0].append(ni)
+        entry[1].append(ni.generation)
+        entry[2].append(counts)
+        _apply_counts(entry[3], counts, 1)
+
+
+def _apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign: int) -> None:
+    """Add (sign 1) or take back (-1) one node's counts; a domain no node opens any
+    more is dropped."""
+    for i, value, n in counts:
+        d = domains[i]
+        e = d.get(value)
+        if e is None:  # only when adding: a node's counts are taken back from domains it opened
+            d[value] = [n, 1]
+            continue
+        e[0] += sign * n
+        e[1] += sign
+        if e[1] == 0:
+            del d[value]
+
+
 def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
-                        inclusion_policies: bool, comparison_operators: bool) -> None:
-    """calPreFilterState's counting over all nodes. It walks every node for every pod,
-    so what does not depend on the node is decided once: whether the pod's required
-    node affinity can reject anything, which constraints need the inclusion check,
-    and which selectors can match at all (nodes without pods still open domains)."""
+                        inclusion_policies: bool, comparison_operators: bool,
+                        memo: CountMemo | None = None, memo_key: str | None = None) -> None:
+    """calPreFilterState's counting over all nodes (through `memo` under `memo_key`
+    when given)."""
     constraints = state.constraints
     state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
-    matches_all = required.label_selector is None and required.terms is None
-    node_check = None if inclusion_policies or matches_all else required.matches
-    keys = {c.topology_key for c in constraints}
-    plan = [(c, c.topology_key, state.tp_value_to_match_num[i],
-             inclusion_policies and ((c.node_affinity_policy == HONOR and not matches_all) or c.node_taints_policy == HONOR),
-             None if c.selector is None or c.selector.empty else c.selector)
-            for i, c in enumerate(constraints)]
-    namespace = pod.namespace
-    for ni in nodes:
-        node = ni.node
-        if node is None or (node_check is not None and not node_check(node)):
-            continue
-        labels = node.labels
-        if not keys <= labels.keys():
-            continue
-        pods = ni.pods
-        for c, key, counts, check_inclusion, selector in plan:
-            if check_inclusion and not c.includes_node(pod, node, required, comparison_operators):
-                continue
-            value = labels[key]
-            counts[value] = counts.get(value, 0) + (count_pods_matching(pods, selector, namespace) if pods and selector else 0)
+    counter = NodeCounter(constraints, pod, required, inclusion_policies, comparison_operators)
+    if memo is not None and memo_key is not None:
+        domains = memo.domains(memo_key, nodes, counter, len(constraints))
+        state.tp_value_to_match_num = [{v: e[0] for v, e in d.items()} for d in domains]
+    else:
+        per_constraint = state.tp_value_to_match_num
+        for ni in nodes:
+            for i, value, n in counter.node_counts(ni):
+                counts = per_constraint[i]
+                counts[value] = counts.get(value, 0) + n
     state.finish_counting()
 
 

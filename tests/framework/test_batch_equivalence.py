@@ -144,8 +144,11 @@ class World:
         # A Service selecting one app, so pods without constraints get the system default spreading.
         service = Service({"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
                            "spec": {"selector": {"app": "web"}}})
+        # Odd seeds also tell the handle which nodes have nominated pods (the runtime
+        # then asks no node by node); even seeds leave it to ask.
         self.handle = FrameworkHandle(snapshot=self.snapshot, objects=InMemoryObjects([service]),
-                                      nominated=lambda n: list(self.nominated.get(n, [])))
+                                      nominated=lambda n: list(self.nominated.get(n, [])),
+                                      nominated_nodes=(lambda: self.nominated.keys()) if seed % 2 else None)
         cfg = load_config({"percentageOfNodesToScore": pct} if pct is not None else None)
         self.batch = build_frameworks(cfg, self.handle)["default-scheduler"]
         self.per_node = build_frameworks(cfg, self.handle)["default-scheduler"]

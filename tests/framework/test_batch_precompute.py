@@ -8,13 +8,15 @@ import random
 import pytest
 
 from framework.api.affinity import parse_pod_affinity, parse_selector
-from framework.api.objects import Pod
+from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
+from framework.interface import CycleState
 from framework.plugins.inter_pod_affinity_score import PreScoreState as AffinityScoreState
 from framework.plugins.node_affinity import required_node_affinity
 from framework.plugins.pod_topology_spread_filter import (
     HONOR,
     IGNORE,
+    PRE_FILTER_STATE_KEY,
     Constraint,
     PreFilterState,
     count_matching_pods,
@@ -124,3 +126,42 @@ def test_snapshot_affinity_lists_kept_node_by_node_equal_a_rebuild(seed):
         assert affinity_lists(w.snapshot) == rebuilt(w.snapshot)
         # The lists hold the snapshot's current copies, not stale ones.
         assert all(w.snapshot.node_info_map[n.name] is n for n in w.snapshot.have_pods_with_affinity_list)
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_cluster_changes(seed):
+    w = World(seed, num_nodes=50, num_existing=60)
+    rng = w.rng
+    plugin = w.batch.plugins["PodTopologySpread"]
+    shapes = [random_pod(rng, f"shape-{k}") for k in range(3)]
+    shapes = [p for p in shapes if p.topology_spread_constraints] or [random_pod(random.Random(1), "x")]
+    for i in range(60):
+        shape = rng.choice(shapes)
+        pod = Pod({**shape.raw, "metadata": {**shape.raw["metadata"], "name": f"p{i}", "uid": f"u{i}"}})
+        state = CycleState()
+        _, st = plugin.pre_filter(state, pod, w.snapshot.list())
+        if st is None:
+            got = state.read(PRE_FILTER_STATE_KEY)
+            want = PreFilterState(got.constraints)
+            reference_count(want, pod, w.snapshot.list(), required_node_affinity(pod), True, True)
+            assert (got.tp_value_to_match_num, got.min_match_num, got.domains_at_count) == \
+                (want.tp_value_to_match_num, want.min_match_num, want.domains_at_count)
+        names = w.cache.node_names()
+        change = rng.random()
+        if change < 0.5:
+            w.cache.assume_pod(Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": rng.choice(names)}}),
+                               rng.choice(names))
+        elif change < 0.7:
+            node = w.cache.nodes[rng.choice(names)].node
+            labels = {**node.labels, "topology.kubernetes.io/zone": rng.choice(["z1", "z2", "z3"])}
+            if rng.random() < 0.3:
+                labels.pop("disk", None)
+            w.cache.update_node(Node({**node.raw, "metadata": {**node.raw["metadata"], "labels": labels}}))
+        elif change < 0.8:
+            w.cache.remove_node(rng.choice(names))
+        elif change < 0.9:
+            # In place, as a test might: the node's generation moves, so it is recounted.
+            ni = w.snapshot.list()[rng.randrange(w.snapshot.num_nodes())]
+            ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
+            continue
+        w.refresh()
