@@ -183,7 +183,7 @@ class ResourceAllocationScorer:
         for spec, pod_request in zip(self.resources, pod_requests):
             allocs, used = self._columns(nodes, spec.name, pod_request)
             allocatable.append(allocs)
-            if any(a == 0 for a in allocs):
+            if 0 in allocs:
                 used = [u if a else 0 for a, u in zip(allocs, used)]
                 requested.append([u + pod_request if a else 0 for a, u in zip(allocs, used)])
             else:
@@ -248,6 +248,22 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return go_div(requested * MAX_NODE_SCORE, capacity)
 
 
+# The two scores over columns with the same arithmetic. Quantities are never
+# negative (parsing rejects them), so floor division is Go's division here.
+def _least_requested_column(requested: list[int], capacity: list[int]) -> list[int]:
+    return [(c - r) * MAX_NODE_SCORE // c if c != 0 and r <= c else 0 for r, c in zip(requested, capacity)]
+
+
+def _most_requested_column(requested: list[int], capacity: list[int]) -> list[int]:
+    return [(r if r <= c else c) * MAX_NODE_SCORE // c if c != 0 else 0 for r, c in zip(requested, capacity)]
+
+
+_COLUMNS: dict[Callable[[int, int], int], Callable[[list[int], list[int]], list[int]]] = {
+    least_requested_score: _least_requested_column,
+    most_requested_score: _most_requested_column,
+}
+
+
 def _weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int]) -> Scorer:
     weights = [r.weight for r in resources]
 
@@ -260,19 +276,31 @@ def _weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Calla
             weight_sum += weights[i]
         return go_div(node_score, weight_sum) if weight_sum else 0
 
+    column = _COLUMNS[per_resource]
+
     def batch(requested: list[list[int]], _allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
-        """scorer() over columns: the same sums, resource by resource."""
+        """scorer() over columns: the same sums, resource by resource. A resource
+        every node offers adds its weight to every node's weight sum."""
         n = len(allocatable[0]) if allocatable else 0
         node_scores = [0] * n
-        weight_sums = [0] * n
+        common_weight = 0
+        weight_sums: list[int] | None = None
         for reqs, allocs, w in zip(requested, allocatable, weights):
-            for k, (req, alloc) in enumerate(zip(reqs, allocs)):
-                if alloc == 0:
-                    continue
-                node_scores[k] += per_resource(req, alloc) * w
-                weight_sums[k] += w
+            scores = column(reqs, allocs)
+            if 0 not in allocs:
+                node_scores = [t + s * w for t, s in zip(node_scores, scores)]
+                common_weight += w
+                continue
+            if weight_sums is None:
+                weight_sums = [0] * n
+            for k, alloc in enumerate(allocs):
+                if alloc != 0:
+                    node_scores[k] += scores[k] * w
+                    weight_sums[k] += w
         # Scores and weights are never negative, so floor division is Go's division.
-        return [s // ws if ws else 0 for s, ws in zip(node_scores, weight_sums)]
+        if weight_sums is None:
+            return [t // common_weight for t in node_scores] if common_weight else [0] * n
+        return [t // (ws + common_weight) if ws + common_weight else 0 for t, ws in zip(node_scores, weight_sums)]
 
     scorer.batch = batch  # type: ignore[attr-defined]
     return scorer

@@ -13,6 +13,7 @@ from framework.cache import Snapshot
 from framework.interface import CycleState
 from framework.plugins.inter_pod_affinity_score import PreScoreState as AffinityScoreState
 from framework.plugins.node_affinity import required_node_affinity
+from framework.plugins.node_resources_balanced_allocation import balanced_resource_scorer
 from framework.plugins.pod_topology_spread_filter import (
     HONOR,
     IGNORE,
@@ -21,6 +22,12 @@ from framework.plugins.pod_topology_spread_filter import (
     PreFilterState,
     count_matching_pods,
     count_pods_matching,
+)
+from framework.plugins.resource_allocation import (
+    ResourceSpec,
+    least_resource_scorer,
+    most_resource_scorer,
+    requested_to_capacity_ratio_scorer,
 )
 from tests.framework.test_batch_equivalence import World, random_pod
 
@@ -165,3 +172,25 @@ def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_clu
             ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
             continue
         w.refresh()
+
+
+@pytest.mark.parametrize("strategy", ["least", "most", "ratio", "balanced"])
+@pytest.mark.parametrize("num_resources", [1, 2, 3])
+def test_scoring_strategies_over_columns_equal_the_per_node_scorer(strategy, num_resources):
+    rng = random.Random(num_resources)
+    specs = [ResourceSpec(f"r{j}", rng.randint(1, 5)) for j in range(num_resources)]
+    scorer = {
+        "least": lambda: least_resource_scorer(specs),
+        "most": lambda: most_resource_scorer(specs),
+        "ratio": lambda: requested_to_capacity_ratio_scorer(specs, [(0, 0), (40, 7), (100, 10)]),
+        "balanced": lambda: balanced_resource_scorer,
+    }[strategy]()
+    n = 400
+    allocatable = [[rng.choice([0, 1, 1000, 4000, 32 << 30]) for _ in range(n)] for _ in specs]
+    allocated = [[rng.randrange(0, 2 * a + 2) if a else 0 for a in col] for col in allocatable]
+    requested = [[u + rng.choice([0, 100, 5000]) if a else 0 for u, a in zip(used, col)]
+                 for used, col in zip(allocated, allocatable)]
+    per_node = [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+    batch = getattr(scorer, "batch", None)
+    if batch is not None:
+        assert batch(requested, allocated, allocatable) == per_node
