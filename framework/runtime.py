@@ -414,14 +414,12 @@ class Framework:
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
             if ext is not None:
-                scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
                 try:
-                    st = ext.normalize_score(state, pod, scores)
+                    raw, st = self._normalize(ext, state, pod, nodes, raw)
                 except Exception as e:  # noqa: BLE001
                     return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
                 if st is not None and not st.is_success():
                     return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
-                raw = [ns.score for ns in scores]
             if raw and (min(raw) < MIN_NODE_SCORE or max(raw) > MAX_NODE_SCORE):
                 bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
                 return [], _error(
@@ -435,6 +433,17 @@ class Framework:
         if not columns:
             return [NodePluginScores(ni.name, [], 0) for ni in nodes], _ok()
         return [NodePluginScores(ni.name, list(zip(names, row)), sum(row)) for ni, row in zip(nodes, zip(*columns))], _ok()
+
+    def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                   raw: list[int]) -> tuple[list[int], Status | None]:
+        """NormalizeScore on the raw scores: the batch form on plain integers when
+        the extension has one, else upstream's form on NodeScores."""
+        if self.use_batch and getattr(type(ext), "normalize_scores", None) is not None:
+            out, st = ext.normalize_scores(state, pod, nodes, raw)
+            return list(out), st
+        scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
+        st = ext.normalize_score(state, pod, scores)
+        return [ns.score for ns in scores], st
 
     def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """One plugin's raw scores in node order, or the Error that ends the cycle.

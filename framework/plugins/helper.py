@@ -42,16 +42,16 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     is zero (or the list is empty) the scores stay as they are, or all become
     max_priority when reversed. Scores are assumed non-negative. Always Success.
     """
-    max_count = 0
-    for s in scores:
-        if s.score > max_count:
-            max_count = s.score
-    if max_count == 0:
-        if reverse:
-            for s in scores:
-                s.score = max_priority
-        return None
-    for s in scores:
-        score = go_div(max_priority * s.score, max_count)
-        s.score = max_priority - score if reverse else score
+    for s, v in zip(scores, default_normalize_values(max_priority, reverse, [s.score for s in scores])):
+        s.score = v
     return None
+
+
+def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
+    """default_normalize_score on plain integers (the batch form)."""
+    max_count = max(scores, default=0)
+    if max_count <= 0:
+        return [max_priority] * len(scores) if reverse else list(scores)
+    if reverse:
+        return [max_priority - go_div(max_priority * s, max_count) for s in scores]
+    return [go_div(max_priority * s, max_count) for s in scores]

@@ -36,7 +36,7 @@ from framework.plugins.inter_pod_affinity_filter import (
     satisfies_pod_anti_affinity,
 )
 from framework.plugins.helper import score_state_for_nodes
-from framework.plugins.inter_pod_affinity_score import PRE_SCORE_STATE_KEY, PreScoreState, normalize
+from framework.plugins.inter_pod_affinity_score import PRE_SCORE_STATE_KEY, PreScoreState, normalize, normalize_values
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
@@ -83,6 +83,13 @@ class _Extensions:
         if s.topology_score:
             normalize(scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         scores: list[int]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return scores, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return (normalize_values(scores) if s.topology_score else scores), None
 
 
 class InterPodAffinity:

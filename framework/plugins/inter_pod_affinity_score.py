@@ -95,11 +95,16 @@ class PreScoreState:
 def normalize(scores: list[NodeScore]) -> None:
     """Scale linearly so the lowest score becomes 0 and the highest MAX_NODE_SCORE,
     truncating like Go's int64(float64) conversion."""
+    for s, v in zip(scores, normalize_values([s.score for s in scores])):
+        s.score = v
+
+
+def normalize_values(scores: list[int]) -> list[int]:
+    """normalize() on plain integer scores (the batch form)."""
     if not scores:
-        return
-    min_count = min(s.score for s in scores)
-    max_count = max(s.score for s in scores)
-    diff = max_count - min_count
-    for s in scores:
-        f = float(MAX_NODE_SCORE) * (float(s.score - min_count) / float(diff)) if diff > 0 else 0.0
-        s.score = int(f)
+        return []
+    min_count = min(scores)
+    diff = max(scores) - min_count
+    if diff <= 0:
+        return [0] * len(scores)
+    return [int(float(MAX_NODE_SCORE) * (float(s - min_count) / float(diff))) for s in scores]

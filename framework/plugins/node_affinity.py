@@ -23,7 +23,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
-from framework.plugins.helper import default_normalize_score
+from framework.plugins.helper import default_normalize_score, default_normalize_values
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -334,6 +334,10 @@ class NodeAffinity:
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         scores: list[int]) -> tuple[list[int], Status | None]:
+        return default_normalize_values(MAX_NODE_SCORE, False, scores), None
 
 
 @dataclass(frozen=True, slots=True)

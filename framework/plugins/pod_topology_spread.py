@@ -283,6 +283,13 @@ class PodTopologySpread:
         s.normalize(scores)
         return None
 
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         scores: list[int]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return scores, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return s.normalize_values([ni.name for ni in nodes], scores), None
+
     # --- Queueing hints --------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -108,19 +108,19 @@ class PreScoreState:
 
     def normalize(self, scores: list[NodeScore]) -> None:
         """Fewest matches -> MAX_NODE_SCORE; ignored nodes -> 0 (Go int64 arithmetic)."""
-        min_score: int | None = None
-        max_score = 0
-        for s in scores:
-            if s.name in self.ignored_nodes:
-                continue
-            if min_score is None or s.score < min_score:
-                min_score = s.score
-            if s.score > max_score:
-                max_score = s.score
-        for s in scores:
-            if s.name in self.ignored_nodes:
-                s.score = 0
-            elif max_score == 0:
-                s.score = MAX_NODE_SCORE
-            else:
-                s.score = MAX_NODE_SCORE * (max_score + (min_score or 0) - s.score) // max_score
+        for s, v in zip(scores, self.normalize_values([s.name for s in scores], [s.score for s in scores])):
+            s.score = v
+
+    def normalize_values(self, names: Sequence[str], scores: list[int]) -> list[int]:
+        """normalize() on the node names and plain integer scores (the batch form)."""
+        ignored = self.ignored_nodes
+        counted = [s for name, s in zip(names, scores) if name not in ignored] if ignored else scores
+        min_score = min(counted, default=0)
+        max_score = max(0, max(counted, default=0))
+        if max_score == 0:
+            out = [MAX_NODE_SCORE] * len(scores)
+        else:
+            out = [MAX_NODE_SCORE * (max_score + min_score - s) // max_score for s in scores]
+        if ignored:
+            return [0 if name in ignored else v for name, v in zip(names, out)]
+        return out

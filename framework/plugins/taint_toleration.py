@@ -19,7 +19,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
-from framework.plugins.helper import default_normalize_score
+from framework.plugins.helper import default_normalize_score, default_normalize_values
 
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -131,6 +131,10 @@ class TaintToleration:
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         # More intolerable taints -> lower score.
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         scores: list[int]) -> tuple[list[int], Status | None]:
+        return default_normalize_values(MAX_NODE_SCORE, True, scores), None
 
 
 PLUGINS = [TaintToleration]
