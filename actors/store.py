@@ -270,7 +270,7 @@ class Store(Actor[StoreMsg]):
                 if kind not in self._objects:
                     raise Invalid(f"unsupported kind {kind!r}", "kind")
                 try:
-                    sel = Selectors(ls, fs)
+                    sel = Selectors(ls, fs, kind)
                 except ValidationError as e:
                     raise Invalid(str(e), e.field) from None
                 items = [o.raw for o in self._objects[kind].values() if (not ns or o.namespace == ns) and sel.matches(o)]

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 import pytest
 
-from actors.store import AlreadyExists, Conflict, Invalid, NotFound, Store, StoreError, WatchEvent
+from actors.store import AlreadyExists, Conflict, Invalid, NotFound, StoreError, WatchEvent
 from actors.store_backend import InMemoryBackend
-from actors.store_messages import StoreClient
+
+from tests.actors.store_helpers import running
 
 
 def pod(name: str, node: str = "", labels: dict | None = None, cpu: str = "100m", ns: str = "default") -> dict:
@@ -17,18 +16,6 @@ def pod(name: str, node: str = "", labels: dict | None = None, cpu: str = "100m"
     if node:
         spec["nodeName"] = node
     return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": spec}
-
-
-@asynccontextmanager
-async def running(backend: InMemoryBackend | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(backend)
-    await store.load()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(store.run())
-        try:
-            yield store, StoreClient(store)
-        finally:
-            store.inbox.close()
 
 
 async def test_resource_version_is_one_increasing_integer_across_kinds() -> None:

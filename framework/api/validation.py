@@ -1,0 +1,152 @@
+"""What the API server checks on create and update, as pure functions (no I/O).
+
+Names, namespaces and labels (apimachinery's util/validation and ValidateObjectMeta),
+a new pod's containers (ValidatePodCreate's share that ksched reads), and which
+changes an update may make to a pod's spec (ValidatePodUpdate). Every check returns
+a list of ValidationError in field.ErrorList's order; each message is upstream's
+`field.Error` body: `Invalid value: "Bad_Name!": a lowercase RFC 1123 subdomain ...`,
+`Required value`, `Duplicate value: "web"`, `Forbidden: ...`.
+
+The store calls these on its write path only: framework.api.objects parses anything
+shaped like an object, so the conformance cases (names such as
+"p_without_nominated_node", pods without containers) keep loading.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Mapping
+
+from framework.api.errors import ValidationError
+
+# --- apimachinery's string formats --------------------------------------------------------
+
+QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                      "with an alphanumeric character")
+QUALIFIED_NAME_MAX = 63
+LABEL_VALUE_FMT = f"({QUALIFIED_NAME_FMT})?"
+LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                   "'.', and must start and end with an alphanumeric character")
+LABEL_VALUE_MAX = 63
+DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                     "and must start and end with an alphanumeric character")
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + r"(\." + DNS1123_LABEL_FMT + ")*"
+DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                         "'-' or '.', and must start and end with an alphanumeric character")
+DNS1123_SUBDOMAIN_MAX = 253
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+                     "an alphabetic character, and end with an alphanumeric character")
+DNS1035_LABEL_MAX = 63
+
+
+def _full(fmt: str) -> re.Pattern[str]:
+    return re.compile(f"^(?:{fmt})$")
+
+
+_QUALIFIED_NAME = _full(QUALIFIED_NAME_FMT)
+_LABEL_VALUE = _full(LABEL_VALUE_FMT)
+_DNS1123_LABEL = _full(DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = _full(DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = _full(DNS1035_LABEL_FMT)
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """apimachinery's RegexError text."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def max_len_error(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = [max_len_error(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
+    if not _DNS1123_LABEL.match(value):
+        if _DNS1123_SUBDOMAIN.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs = [max_len_error(DNS1123_SUBDOMAIN_MAX)] if len(value) > DNS1123_SUBDOMAIN_MAX else []
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = [max_len_error(DNS1035_LABEL_MAX)] if len(value) > DNS1035_LABEL_MAX else []
+    if not _DNS1035_LABEL.match(value):
+        errs.append(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """A label key or other qualified name: an optional DNS subdomain prefix and '/', then a name."""
+    parts = value.split("/")
+    errs: list[str] = []
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend(f"prefix part {m}" for m in is_dns1123_subdomain(prefix))
+    else:
+        return ["a qualified name " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name",
+                                                  "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
+    if not _QUALIFIED_NAME.match(name):
+        errs.append("name part " + regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    errs = [max_len_error(LABEL_VALUE_MAX)] if len(value) > LABEL_VALUE_MAX else []
+    if not _LABEL_VALUE.match(value):
+        errs.append(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+# --- field.Error forms ----------------------------------------------------------------------
+
+def show(value: Any) -> str:
+    """A bad value as field.Error prints it: strings quoted, numbers and booleans bare, nil as "null"."""
+    if value is None:
+        return '"null"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=isinstance(value, Mapping))
+
+
+def invalid(field: str, value: Any, detail: str) -> ValidationError:
+    return ValidationError(field, f"Invalid value: {show(value)}: {detail}")
+
+
+def required(field: str, detail: str = "") -> ValidationError:
+    return ValidationError(field, f"Required value: {detail}" if detail else "Required value")
+
+
+def duplicate(field: str, value: Any) -> ValidationError:
+    return ValidationError(field, f"Duplicate value: {show(value)}")
+
+
+def forbidden(field: str, detail: str) -> ValidationError:
+    return ValidationError(field, f"Forbidden: {detail}")
+

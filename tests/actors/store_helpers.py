@@ -1,0 +1,36 @@
+"""A running Store for the store tests, and manifests to write into it."""
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+from actors.store import Store
+from actors.store_backend import InMemoryBackend
+from actors.store_messages import StoreClient
+
+
+@asynccontextmanager
+async def running(backend: InMemoryBackend | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
+    store = Store(backend)
+    await store.load()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(store.run())
+        try:
+            yield store, StoreClient(store)
+        finally:
+            store.inbox.close()
+
+
+def pod(name: str, *, ns: str = "default", labels: dict[str, str] | None = None, cpu: str = "100m",
+        **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}
+    body.update(spec)
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}}, "spec": body}
+
+
+def priority_class(name: str, value: int, *, default: bool = False, policy: str | None = None) -> dict[str, Any]:
+    pc: dict[str, Any] = {"kind": "PriorityClass", "metadata": {"name": name}, "value": value, "globalDefault": default}
+    if policy is not None:
+        pc["preemptionPolicy"] = policy
+    return pc

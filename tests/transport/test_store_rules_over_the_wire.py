@@ -1,0 +1,21 @@
+"""kube-apiserver's write-path rules, seen by a real client over loopback: priority
+admission, immutable pod specs, selector parsing, name validation, ordered apply."""
+from __future__ import annotations
+
+import pytest
+
+from transport.client import Client
+from transport.wire import ApiError, Reason
+
+from tests.transport.conftest import node, pod
+
+
+async def test_a_bad_label_selector_is_invalid_instead_of_listing_everything(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([pod("p1"), pod("p2", labels={"app": "web"})])
+        with pytest.raises(ApiError) as err:
+            await c.list("Pod", label_selector="!!!")
+        web, _ = await c.list("Pod", label_selector="app in (web)")
+    assert err.value.reason == Reason.INVALID
+    assert err.value.message == "labelSelector: unable to parse requirement: found '!', expected: identifier"
+    assert [p["metadata"]["name"] for p in web] == ["p2"]
