@@ -128,6 +128,20 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         raise Invalid(str(e), e.field) from None
 
 
+def describe(raw: Any, index: int) -> str:
+    """`objects[3] (Pod default/web-3)`: which object of a batch an error is about."""
+    meta = raw.get("metadata") if isinstance(raw, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
+    kind = raw.get("kind") if isinstance(raw, Mapping) else None
+    return f"objects[{index}] ({kind} {name})" if name else f"objects[{index}]"
+
+
+def _without_version(raw: Mapping[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "resourceVersion"}
+    return {**raw, "metadata": meta}
+
+
 class Store(Actor[StoreMsg]):
     name = "store"
 
@@ -213,13 +227,18 @@ class Store(Actor[StoreMsg]):
             self._fan_out(ev)
 
     def _rollback(self, batch: _Batch) -> None:
-        for kind, key, old in reversed(batch.undo):
+        if batch.writes:
+            self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
+
+    def _undo_since(self, batch: _Batch, mark: tuple[int, int, int, int]) -> None:
+        undo_at, writes_at, events_at, rv = mark
+        for kind, key, old in reversed(batch.undo[undo_at:]):
             if old is None:
                 self._objects[kind].pop(key, None)
             else:
                 self._objects[kind][key] = old
-        if batch.writes:
-            self._rv = batch.writes[0].resource_version - 1
+        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:]
+        self._rv = rv
 
     def _fan_out(self, ev: WatchEvent) -> None:
         for w in list(self._watchers.values()):
@@ -234,26 +253,17 @@ class Store(Actor[StoreMsg]):
     def _apply(self, msg: StoreMsg, batch: _Batch) -> Any:
         match msg:
             case Create(obj=raw):
-                raw = for_new_object(raw, self._clock(), self._rand)
-                obj = _validate(raw)
-                if obj.key in self._objects[obj.kind]:
-                    raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
-                return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch).raw
-            case Apply(objects=raws):
-                raws = [self._with_server_fields(r) for r in raws]
-                parsed = [_validate(r) for r in raws]  # all or nothing: validate first
-                for r, obj in zip(raws, parsed):
-                    self._check_rv(obj, self._objects[obj.kind].get(obj.key), required=False)
-                return [self._write(o.kind, o.key, copy.deepcopy(dict(r)), batch).raw for r, o in zip(raws, parsed)]
+                return self._create(raw, batch).raw
+            case Apply(objects=raws, with_actions=with_actions):
+                done = self._atomically(batch, lambda: [self._apply_one(i, r, batch) for i, r in enumerate(raws)])
+                items = [obj.raw for obj, _ in done]
+                return (items, [action for _, action in done]) if with_actions else items
             case Update(obj=raw):
                 current = self.stored(raw)
-                raw = for_replacement(raw, current.raw) if current is not None else raw
-                obj = _validate(raw)
-                current = self._objects[obj.kind].get(obj.key)
                 if current is None:
+                    obj = _validate(raw)
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
-                self._check_rv(obj, current, required=False)
-                return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch).raw
+                return self._replace(raw, current, batch)[0].raw
             case Delete(kind=kind, namespace=ns, name=name):
                 key = _key(kind, ns, name)
                 current = self._objects.get(kind, {}).get(key)
@@ -294,10 +304,43 @@ class Store(Actor[StoreMsg]):
             case _:
                 assert_never(msg)
 
-    def _with_server_fields(self, raw: Any) -> Any:
-        current = self.stored(raw)
-        return for_replacement(raw, current.raw) if current is not None else for_new_object(raw, self._clock(),
-                                                                                             self._rand)
+    # --- the write path: create, replace, apply ------------------------------------------------
+
+    def _create(self, raw: Any, batch: _Batch) -> KubeObject:
+        raw = for_new_object(raw, self._clock(), self._rand)
+        obj = _validate(raw)
+        if obj.key in self._objects[obj.kind]:
+            raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
+        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch)
+
+    def _replace(self, raw: Any, current: KubeObject, batch: _Batch,
+                 keep_unchanged: bool = False) -> tuple[KubeObject, str]:
+        """Replace `current`; with keep_unchanged an identical object is not written
+        again (apply's "unchanged")."""
+        raw = for_replacement(raw, current.raw)
+        obj = _validate(raw)
+        self._check_rv(obj, current, required=False)
+        if keep_unchanged and _without_version(raw) == _without_version(current.raw):
+            return current, "unchanged"
+        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch), "configured"
+
+    def _apply_one(self, index: int, raw: Any, batch: _Batch) -> tuple[KubeObject, str]:
+        current = self.stored(raw)  # earlier objects of the same Apply are already in place
+        try:
+            if current is None:
+                return self._create(raw, batch), "created"
+            return self._replace(raw, current, batch, keep_unchanged=True)
+        except Invalid as e:
+            raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
+
+    def _atomically(self, batch: _Batch, writes: Callable[[], Any]) -> Any:
+        """Run `writes`; when one of them is refused, undo the ones already made."""
+        mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
+        try:
+            return writes()
+        except StoreError:
+            self._undo_since(batch, mark)
+            raise
 
     @staticmethod
     def _check_rv(obj: KubeObject, current: KubeObject | None, required: bool) -> None:

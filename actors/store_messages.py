@@ -22,9 +22,12 @@ class Create:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Apply:
-    """Create or replace many objects at once, all or nothing."""
+    """Create or replace many objects at once, all or nothing, in order (each sees
+    the ones before it). The reply is the stored objects, or with with_actions
+    (stored objects, ["created" | "configured" | "unchanged", ...])."""
 
     objects: list[Mapping[str, Any]]
+    with_actions: bool = False
     reply: Reply | None = None
 
 
@@ -129,6 +132,10 @@ class StoreClient:
 
     async def apply(self, objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return await self._store.ask(Apply(objects=list(objects), reply=new_reply()))
+
+    async def apply_with_actions(self, objects: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Apply, and say for each object whether it was created, configured or unchanged."""
+        return await self._store.ask(Apply(objects=list(objects), with_actions=True, reply=new_reply()))
 
     async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         return await self._store.ask(Update(obj=obj, reply=new_reply()))

@@ -6,7 +6,7 @@ error replies. Every method may be called concurrently from many connections.
 """
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Mapping, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 from transport.wire import ApiError, Reason
 
@@ -20,8 +20,8 @@ class Service(Protocol):
         ...
 
     async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-        """Create or replace every object, all or nothing: the stored objects, and
-        for each "created" or "configured"."""
+        """Create or replace every object, all or nothing, in order: the stored
+        objects, and for each "created", "configured" or "unchanged"."""
         ...
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
@@ -107,9 +107,8 @@ class StoreService:
 
     async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
         for i, obj in enumerate(objects):
-            _check(obj, f"objects[{i}]")
-        actions = ["configured" if self.store.stored(o) is not None else "created" for o in objects]
-        return await call_store(lambda: self.client.apply(objects)), actions
+            _check(obj, i)
+        return await call_store(lambda: self.client.apply_with_actions(objects))
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         return await call_store(lambda: self.client.create(obj))
@@ -169,19 +168,17 @@ class StoreService:
         return out
 
 
-def _check(raw: dict[str, Any], where: str) -> None:
+def _check(raw: dict[str, Any], index: int) -> None:
     """Validate one object of a batch early, so the error says which one it was:
     `objects[3] (Pod default/web-3): spec.containers[0].resources.requests.cpu: ...`."""
+    from actors.store import describe
     from framework.api.errors import ValidationError
     from framework.api.objects import parse_object
 
     try:
         parse_object(raw)
     except ValidationError as err:
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
-        name = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
-        label = f" ({raw.get('kind')} {name})" if name else ""
-        raise ApiError(Reason.INVALID, f"{where}{label}: {err}") from None
+        raise ApiError(Reason.INVALID, f"{describe(raw, index)}: {err}") from None
 
 
 def _kind(kind: str) -> str:

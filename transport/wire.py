@@ -8,7 +8,7 @@ ApiError(Invalid) naming the field. Replies are `{"id", "ok": true, "result"}` o
 
 Ops and their fields (all optional unless marked *):
     hello    token
-    apply    objects*: [object, ...]           -> {"items": [object, ...], "actions": ["created"|"configured", ...]}
+    apply    objects*: [object, ...]           -> {"items": [object, ...], "actions": ["created"|"configured"|"unchanged", ...]}
     create   object*                            -> {"object": object}
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}

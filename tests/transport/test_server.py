@@ -266,11 +266,19 @@ async def test_one_client_can_have_many_requests_in_flight_at_once(daemon):
         assert len((await c.list("Node"))[0]) == 200
 
 
-async def test_apply_says_which_objects_were_created_and_which_configured(daemon):
+async def test_apply_says_which_objects_were_created_configured_or_unchanged(daemon):
     async with await Client.connect(daemon.address) as c:
-        await c.apply([node("n1")])
-        result = await c.request("apply", objects=[node("n1"), node("n2")])
-    assert result["actions"] == ["configured", "created"]
+        await c.apply([node("n1"), node("n2")])
+        result = await c.request("apply", objects=[node("n1"), node("n2", labels={"zone": "b"}), node("n3")])
+    assert result["actions"] == ["unchanged", "configured", "created"]
+
+
+async def test_the_same_object_twice_in_one_apply_is_created_then_seen(daemon):
+    async with await Client.connect(daemon.address) as c:
+        result = await c.request("apply", objects=[node("n1"), node("n1"), node("n1", labels={"zone": "a"})])
+        stored = await c.get("Node", "n1")
+    assert result["actions"] == ["created", "unchanged", "configured"]
+    assert stored["metadata"]["labels"] == {"zone": "a"} and stored["metadata"]["resourceVersion"] == "2"
 
 
 async def test_a_client_that_sends_and_half_closes_still_gets_every_reply(daemon):

@@ -19,3 +19,9 @@ async def test_a_bad_label_selector_is_invalid_instead_of_listing_everything(dae
     assert err.value.reason == Reason.INVALID
     assert err.value.message == "labelSelector: unable to parse requirement: found '!', expected: identifier"
     assert [p["metadata"]["name"] for p in web] == ["p2"]
+
+
+async def test_the_same_object_twice_in_one_apply_is_reported_once_as_created(daemon):
+    async with await Client.connect(daemon.address) as c:
+        result = await c.request("apply", objects=[pod("p"), pod("p", labels={"app": "web"})])
+    assert result["actions"] == ["created", "configured"]
