@@ -39,6 +39,7 @@ from actors.store_fields import for_new_object, for_replacement, name_of
 from actors.store_select import Selectors
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject, Pod, parse_object
+from framework.api.validation import validate_new_object, validate_object_meta
 
 
 class StoreError(Exception):
@@ -128,6 +129,12 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         raise Invalid(str(e), e.field) from None
 
 
+def _refuse(errors: list[ValidationError]) -> None:
+    """Raise Invalid for the first error (the field it names is the one to fix first)."""
+    if errors:
+        raise Invalid(str(errors[0]), errors[0].field)
+
+
 def describe(raw: Any, index: int) -> str:
     """`objects[3] (Pod default/web-3)`: which object of a batch an error is about."""
     meta = raw.get("metadata") if isinstance(raw, Mapping) else None
@@ -146,8 +153,9 @@ class Store(Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
-                 rand: random.Random | None = None) -> None:
+                 rand: random.Random | None = None, *, validate_names: bool = True) -> None:
         super().__init__()
+        self.validate_names = validate_names
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times
         self._rand = rand if rand is not None else random.Random()  # generateName suffixes
@@ -309,6 +317,7 @@ class Store(Actor[StoreMsg]):
     def _create(self, raw: Any, batch: _Batch) -> KubeObject:
         raw = for_new_object(raw, self._clock(), self._rand)
         obj = _validate(raw)
+        raw = self._admit_new(raw, obj)
         if obj.key in self._objects[obj.kind]:
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
         return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch)
@@ -320,6 +329,8 @@ class Store(Actor[StoreMsg]):
         raw = for_replacement(raw, current.raw)
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
+        if self.validate_names:
+            _refuse(validate_object_meta(raw, obj.kind, obj.namespaced))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
             return current, "unchanged"
         return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch), "configured"
@@ -332,6 +343,12 @@ class Store(Actor[StoreMsg]):
             return self._replace(raw, current, batch, keep_unchanged=True)
         except Invalid as e:
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
+
+    def _admit_new(self, raw: Any, obj: KubeObject) -> Any:
+        """Create-time validation: names, namespaces, labels, a pod's containers."""
+        if self.validate_names:
+            _refuse(validate_new_object(raw, obj.namespaced))
+        return raw
 
     def _atomically(self, batch: _Batch, writes: Callable[[], Any]) -> Any:
         """Run `writes`; when one of them is refused, undo the ones already made."""

@@ -150,3 +150,74 @@ def duplicate(field: str, value: Any) -> ValidationError:
 def forbidden(field: str, detail: str) -> ValidationError:
     return ValidationError(field, f"Forbidden: {detail}")
 
+
+# --- object metadata ------------------------------------------------------------------------
+
+NameCheck = Callable[[str], list[str]]
+
+# Kinds whose names are not DNS-1123 subdomains (upstream's ValidateXName per kind).
+NAME_CHECKS: dict[str, NameCheck] = {
+    "Namespace": is_dns1123_label,
+    "Service": is_dns1035_label,
+}
+
+
+def validate_labels(labels: Mapping[str, Any], field: str) -> list[ValidationError]:
+    errs: list[ValidationError] = []
+    for key, val in labels.items():
+        errs.extend(invalid(field, key, m) for m in is_qualified_name(str(key)))
+        errs.extend(invalid(field, val, m) for m in is_valid_label_value(str(val)))
+    return errs
+
+
+def validate_object_meta(raw: Mapping[str, Any], kind: str, namespaced: bool) -> list[ValidationError]:
+    """metadata.name by the kind's rule, metadata.namespace a DNS-1123 label, labels valid."""
+    meta = raw.get("metadata") or {}
+    errs: list[ValidationError] = []
+    name = meta.get("name") or ""
+    if not name:
+        errs.append(required("metadata.name", "name or generateName is required"))
+    else:
+        check = NAME_CHECKS.get(kind, is_dns1123_subdomain)
+        errs.extend(invalid("metadata.name", name, m) for m in check(name))
+    ns = meta.get("namespace")
+    if namespaced and ns:
+        errs.extend(invalid("metadata.namespace", ns, m) for m in is_dns1123_label(ns))
+    errs.extend(validate_labels(meta.get("labels") or {}, "metadata.labels"))
+    return errs
+
+
+# --- pods -----------------------------------------------------------------------------------
+
+def _containers(spec: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    return [c for c in spec.get(key) or [] if isinstance(c, Mapping)]
+
+
+def validate_pod_spec(spec: Mapping[str, Any]) -> list[ValidationError]:
+    """At least one container; container names DNS-1123 labels, unique across init and app containers."""
+    errs: list[ValidationError] = [] if spec.get("containers") else [required("spec.containers")]
+    seen: set[str] = set()
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(_containers(spec, key)):
+            field = f"spec.{key}[{i}].name"
+            name = c.get("name") or ""
+            if not name:
+                errs.append(required(field))
+                continue
+            errs.extend(invalid(field, name, m) for m in is_dns1123_label(name))
+            if name in seen:
+                errs.append(duplicate(field, name))
+            seen.add(name)
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        errs.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
+    return errs
+
+
+def validate_new_object(raw: Mapping[str, Any], namespaced: bool) -> list[ValidationError]:
+    """Everything checked on create: metadata, and a pod's spec."""
+    kind = str(raw.get("kind") or "")
+    errs = validate_object_meta(raw, kind, namespaced)
+    if kind == "Pod":
+        errs.extend(validate_pod_spec(raw.get("spec") or {}))
+    return errs
+

@@ -11,8 +11,9 @@ from actors.store_messages import StoreClient
 
 
 @asynccontextmanager
-async def running(backend: InMemoryBackend | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(backend)
+async def running(backend: InMemoryBackend | None = None, validate_names: bool = True
+                  ) -> AsyncIterator[tuple[Store, StoreClient]]:
+    store = Store(backend, validate_names=validate_names)
     await store.load()
     async with asyncio.TaskGroup() as tg:
         tg.create_task(store.run())

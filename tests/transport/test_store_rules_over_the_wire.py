@@ -21,6 +21,14 @@ async def test_a_bad_label_selector_is_invalid_instead_of_listing_everything(dae
     assert [p["metadata"]["name"] for p in web] == ["p2"]
 
 
+async def test_a_bad_name_is_invalid_naming_the_field(daemon):
+    async with await Client.connect(daemon.address) as c:
+        with pytest.raises(ApiError) as err:
+            await c.create(node("Node_1"))
+    assert err.value.reason == Reason.INVALID
+    assert err.value.message.startswith('metadata.name: Invalid value: "Node_1": a lowercase RFC 1123 subdomain')
+
+
 async def test_the_same_object_twice_in_one_apply_is_reported_once_as_created(daemon):
     async with await Client.connect(daemon.address) as c:
         result = await c.request("apply", objects=[pod("p"), pod("p", labels={"app": "web"})])
