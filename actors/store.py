@@ -35,10 +35,11 @@ from actors.store_messages import (
     UpdatePodStatus,
     Watch,
 )
+from actors.store_admission import admit_pod, check_priority_class
 from actors.store_fields import for_new_object, for_replacement, name_of
 from actors.store_select import Selectors
 from framework.api.errors import ValidationError
-from framework.api.objects import KINDS, KubeObject, Pod, parse_object
+from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
 from framework.api.validation import validate_new_object, validate_object_meta
 
 
@@ -329,6 +330,11 @@ class Store(Actor[StoreMsg]):
         raw = for_replacement(raw, current.raw)
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
+        try:
+            if isinstance(obj, PriorityClass) and isinstance(current, PriorityClass):
+                check_priority_class(obj, current, self._priority_classes())
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
         if self.validate_names:
             _refuse(validate_object_meta(raw, obj.kind, obj.namespaced))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
@@ -345,10 +351,20 @@ class Store(Actor[StoreMsg]):
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
 
     def _admit_new(self, raw: Any, obj: KubeObject) -> Any:
-        """Create-time validation: names, namespaces, labels, a pod's containers."""
+        """Priority admission and create-time validation; a pod comes back with its priority set."""
+        try:
+            if isinstance(obj, Pod):
+                raw = admit_pod(raw, self._priority_classes())
+            elif isinstance(obj, PriorityClass):
+                check_priority_class(obj, None, self._priority_classes())
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
         if self.validate_names:
             _refuse(validate_new_object(raw, obj.namespaced))
         return raw
+
+    def _priority_classes(self) -> dict[str, PriorityClass]:
+        return {pc.name: pc for pc in self._objects["PriorityClass"].values() if isinstance(pc, PriorityClass)}
 
     def _atomically(self, batch: _Batch, writes: Callable[[], Any]) -> Any:
         """Run `writes`; when one of them is refused, undo the ones already made."""

@@ -5,9 +5,11 @@
   metadata.name from metadata.generateName plus five random characters when it has
   no name (upstream's names.SimpleNameGenerator).
 - A replaced object (apply of an existing name, update) keeps its uid and
-  creationTimestamp, its status, and a pod its spec.nodeName, whenever the new
-  manifest leaves them out: applying the same file twice never unbinds a pod or
-  forgets why it waits.
+  creationTimestamp, its status, and a pod the spec fields the server set
+  (nodeName from binding; priority, priorityClassName and preemptionPolicy from
+  priority admission), whenever the new manifest leaves them out: applying the
+  same file twice never unbinds a pod, forgets why it waits, or reads as a change
+  to an immutable pod spec.
 
 Both functions take the raw manifest as the writer sent it and return a new dict
 (the input is not changed); anything not shaped like an object is returned as is,
@@ -25,6 +27,7 @@ from framework.api.timeutil import format_time
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATED_SUFFIX = 5
 MAX_GENERATE_NAME_PREFIX = 63 - GENERATED_SUFFIX
+POD_SPEC_SERVER_FIELDS = ("nodeName", "priority", "priorityClassName", "preemptionPolicy")
 
 
 def _meta(raw: Any) -> Mapping[str, Any] | None:
@@ -73,7 +76,10 @@ def for_replacement(raw: Any, current: Mapping[str, Any]) -> Any:
     out["metadata"] = m
     if "status" not in raw and "status" in current:
         out["status"] = current["status"]
-    spec, node = raw.get("spec"), (current.get("spec") or {}).get("nodeName")
-    if current.get("kind") == "Pod" and node and isinstance(spec, Mapping) and not spec.get("nodeName"):
-        out["spec"] = {**spec, "nodeName": node}
+    spec, have_spec = raw.get("spec"), current.get("spec") or {}
+    if current.get("kind") == "Pod" and isinstance(spec, Mapping):
+        kept = {f: have_spec[f] for f in POD_SPEC_SERVER_FIELDS
+                if spec.get(f) in (None, "") and have_spec.get(f) not in (None, "")}
+        if kept:
+            out["spec"] = {**spec, **kept}
     return out

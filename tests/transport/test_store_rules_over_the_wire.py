@@ -10,6 +10,21 @@ from transport.wire import ApiError, Reason
 from tests.transport.conftest import node, pod
 
 
+async def test_a_pod_naming_a_priority_class_gets_its_value_and_a_missing_class_is_invalid(daemon):
+    gold = {"kind": "PriorityClass", "metadata": {"name": "gold"}, "value": 1000}
+    with_class = pod("p1")
+    with_class["spec"]["priorityClassName"] = "gold"
+    missing = pod("p2")
+    missing["spec"]["priorityClassName"] = "silver"
+    async with await Client.connect(daemon.address) as c:
+        items = await c.apply([gold, with_class])
+        with pytest.raises(ApiError) as err:
+            await c.create(missing)
+    assert items[1]["spec"]["priority"] == 1000
+    assert err.value.reason == Reason.INVALID
+    assert err.value.message == "spec.priorityClassName: no PriorityClass with name silver was found"
+
+
 async def test_a_bad_label_selector_is_invalid_instead_of_listing_everything(daemon):
     async with await Client.connect(daemon.address) as c:
         await c.apply([pod("p1"), pod("p2", labels={"app": "web"})])
