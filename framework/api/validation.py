@@ -221,3 +221,146 @@ def validate_new_object(raw: Mapping[str, Any], namespaced: bool) -> list[Valida
         errs.extend(validate_pod_spec(raw.get("spec") or {}))
     return errs
 
+
+# --- pod updates ----------------------------------------------------------------------------
+
+UPDATABLE_POD_SPEC_FIELDS = (
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+)
+MAX_INT32 = 2**31 - 1
+_QUANTITY_MAPS = frozenset({"requests", "limits", "overhead"})
+MAX_DIFF_LINES = 10
+
+
+def _empty(v: Any) -> bool:
+    return v is None or (isinstance(v, (str, list, Mapping)) and len(v) == 0)
+
+
+def semantic(value: Any, key: str = "") -> Any:
+    """A JSON value as apimachinery's semantic equality sees it: absent, null and empty
+    are the same, and quantities compare by amount ("1" == "1000m")."""
+    from framework.api.quantity import parse_quantity
+
+    if isinstance(value, Mapping):
+        if key in _QUANTITY_MAPS:
+            out = {}
+            for k, v in value.items():
+                try:
+                    out[k] = parse_quantity(v)
+                except ValidationError:
+                    out[k] = v
+            return out
+        return {k: semantic(v, k) for k, v in value.items() if not _empty(v)}
+    if isinstance(value, list):
+        return [semantic(v) for v in value]
+    return value
+
+
+def _only_added_tolerations(new: list[Any], old: list[Any]) -> list[ValidationError]:
+    for was in old:
+        if not isinstance(was, Mapping):
+            continue
+        if not any(isinstance(t, Mapping) and semantic({**was, "tolerationSeconds": t.get("tolerationSeconds")})
+                   == semantic(t) for t in new):
+            return [forbidden("spec.tolerations", "existing toleration can not be modified except its "
+                                                  "tolerationSeconds")]
+    return []
+
+
+def _gate_names(gates: list[Any]) -> list[str]:
+    return [str(g.get("name", "")) if isinstance(g, Mapping) else "" for g in gates]
+
+
+def _only_deleted_scheduling_gates(new: list[Any], old: list[Any]) -> list[ValidationError]:
+    before = set(_gate_names(old))
+    return [forbidden(f"spec.schedulingGates[{i}].name", f"only deletion is allowed, but found new scheduling gate '{g}'")
+            for i, g in enumerate(_gate_names(new)) if g not in before]
+
+
+def _active_deadline(new: Any, old: Any) -> list[ValidationError]:
+    field = "spec.activeDeadlineSeconds"
+    if new is None:
+        return [invalid(field, None, "must not update from a positive integer to nil value")] if old is not None else []
+    if not isinstance(new, int) or not 0 <= new <= MAX_INT32:
+        return [invalid(field, new, f"must be between 0 and {MAX_INT32}, inclusive")]
+    if isinstance(old, int) and old < new:
+        return [invalid(field, new, "must be less than or equal to previous value")]
+    return []
+
+
+def _munged(new: Mapping[str, Any], old: Mapping[str, Any]) -> tuple[dict[str, Any], list[ValidationError]]:
+    """The new spec with every field an update may change set back to the old value
+    (the gated-pod nodeSelector additions checked on the way)."""
+    out = dict(new)
+    for key in ("containers", "initContainers"):
+        was = old.get(key) or []
+        out[key] = [{**c, "image": w.get("image")} if isinstance(c, Mapping) and isinstance(w, Mapping) else c
+                    for c, w in zip(new.get(key) or [], was)]
+    for key in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):
+        out[key] = old.get(key)
+    grace, old_grace = new.get("terminationGracePeriodSeconds"), old.get("terminationGracePeriodSeconds")
+    if isinstance(old_grace, int) and old_grace < 0 and grace == 1:
+        out["terminationGracePeriodSeconds"] = old_grace
+    errs: list[ValidationError] = []
+    if old.get("schedulingGates"):
+        # A gated pod may gain nodeSelector entries, not lose or change them.
+        was, now = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
+        if any(now.get(k) != v for k, v in was.items()):
+            errs.append(invalid("spec.nodeSelector", now, "only additions to spec.nodeSelector are allowed "
+                                                          "(no mutations or deletions)"))
+        out["nodeSelector"] = old.get("nodeSelector")
+    return out, errs
+
+
+def _leaf(value: Any, key: str, parent: str) -> Any:
+    """`value` (named `key`, inside `parent`) as semantic() compares it."""
+    if parent in _QUANTITY_MAPS and not isinstance(value, (Mapping, list)):
+        return semantic({key: value}, parent).get(key)
+    return None if _empty(value) else semantic(value, key)
+
+
+def _diff(old: Any, new: Any, path: str, key: str = "", parent: str = "") -> list[str]:
+    """`path: old -> new` for each leaf that differs semantically, values as written."""
+    if _leaf(old, key, parent) == _leaf(new, key, parent):
+        return []
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return [line for k in sorted(set(old) | set(new), key=str)
+                for line in _diff(old.get(k), new.get(k), f"{path}.{k}", k, key)]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [line for i, (a, b) in enumerate(zip(old, new)) for line in _diff(a, b, f"{path}[{i}]", "", key)]
+    return [f"  {path}: {_shown(old)} -> {_shown(new)}"]
+
+
+def _shown(v: Any) -> str:
+    return "<none>" if _empty(v) else json.dumps(v, sort_keys=True)
+
+
+def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[ValidationError]:
+    """ValidatePodUpdate's spec rules: only images, activeDeadlineSeconds (lowered),
+    tolerations (added), schedulingGates (removed), the terminationGracePeriodSeconds
+    quirk and, on a gated pod, nodeSelector additions may change; anything else,
+    spec.nodeName included (only binding sets it), is Forbidden naming `spec`."""
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    for key in ("containers", "initContainers"):
+        if len(new_spec.get(key) or []) != len(old_spec.get(key) or []):
+            return [forbidden(f"spec.{key}", "pod updates may not add or remove containers")]
+    errs = _active_deadline(new_spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds"))
+    if errs:
+        return errs
+    errs += _only_added_tolerations(new_spec.get("tolerations") or [], old_spec.get("tolerations") or [])
+    errs += _only_deleted_scheduling_gates(new_spec.get("schedulingGates") or [], old_spec.get("schedulingGates") or [])
+    was = semantic(old_spec)
+    if semantic(new_spec) == was:
+        return errs
+    munged, more = _munged(new_spec, old_spec)
+    errs += more
+    if semantic(munged) != was:
+        lines = _diff(old_spec, munged, "spec")
+        shown = lines[:MAX_DIFF_LINES] + (["  ..."] if len(lines) > MAX_DIFF_LINES else [])
+        errs.append(forbidden("spec", "pod updates may not change fields other than "
+                              + ",".join(UPDATABLE_POD_SPEC_FIELDS) + "\n" + "\n".join(shown)))
+    return errs

@@ -25,6 +25,18 @@ async def test_a_pod_naming_a_priority_class_gets_its_value_and_a_missing_class_
     assert err.value.message == "spec.priorityClassName: no PriorityClass with name silver was found"
 
 
+async def test_re_applying_a_pod_with_bigger_requests_is_invalid_and_changes_nothing(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([pod("p", cpu="1")])
+        with pytest.raises(ApiError) as err:
+            await c.apply([pod("p", cpu="2")])
+        stored = await c.get("Pod", "p")
+    assert err.value.reason == Reason.INVALID
+    assert "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`" in \
+        err.value.message
+    assert stored["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "1"
+
+
 async def test_a_bad_label_selector_is_invalid_instead_of_listing_everything(daemon):
     async with await Client.connect(daemon.address) as c:
         await c.apply([pod("p1"), pod("p2", labels={"app": "web"})])
