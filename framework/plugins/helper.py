@@ -1,9 +1,12 @@
 """Helpers shared by scoring plugins (upstream's plugins/helper package)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
 from framework.interface import NodeScore, Status
+
+C = TypeVar("C")  # one node's contribution
+S = TypeVar("S")  # the sums over all nodes
 
 
 class FilterEachNode:
@@ -25,6 +28,45 @@ def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, 
     if any(ni.node is None for ni in nodes):
         return None, Status.error_of("node not found")
     return s, None
+
+
+class NodeSumsMemo(Generic[C, S]):
+    """Sums over all nodes of per-node contributions, kept between pods per key
+    (everything a node's contribution depends on besides the node). The next pod
+    with the same key recomputes only the nodes that are not the very NodeInfo, at
+    the same generation, seen before (the snapshot replaces a node's NodeInfo
+    whenever it changes; NodeInfo's own changes move its generation)."""
+
+    MAX_KEYS = 4
+
+    def __init__(self) -> None:
+        # key -> (nodes, their generations, their contributions, the sums)
+        self._entries: dict[Hashable, tuple[list[Any], list[int], list[C], S]] = {}
+
+    def sums(self, key: Hashable, nodes: Sequence[Any], contribution: Callable[[Any], C], new_sums: Callable[[], S],
+             apply: Callable[[S, C, int], None]) -> S:
+        """The sums for `nodes`; `apply(sums, contribution, +1 or -1)` adds or takes
+        back one node's contribution."""
+        entry = self._entries.pop(key, None)
+        if entry is None or len(entry[0]) != len(nodes):
+            sums = new_sums()
+            parts = [contribution(ni) for ni in nodes]
+            for part in parts:
+                apply(sums, part, 1)
+            entry = (list(nodes), [ni.generation for ni in nodes], parts, sums)
+        else:
+            old_nodes, gens, parts, sums = entry
+            for k, (old, ni, gen) in enumerate(zip(old_nodes, nodes, gens)):
+                if old is ni and gen == ni.generation:
+                    continue
+                apply(sums, parts[k], -1)
+                part = contribution(ni)
+                apply(sums, part, 1)
+                old_nodes[k], gens[k], parts[k] = ni, ni.generation, part
+        while len(self._entries) >= self.MAX_KEYS:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = entry
+        return entry[3]
 
 
 def go_div(a: int, b: int) -> int:

@@ -30,12 +30,13 @@ from framework.plugins.inter_pod_affinity_filter import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PreFilterState,
+    count_incoming_memoized,
     pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity,
     satisfies_pod_affinity,
     satisfies_pod_anti_affinity,
 )
-from framework.plugins.helper import score_state_for_nodes
+from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
 from framework.plugins.inter_pod_affinity_score import PRE_SCORE_STATE_KEY, PreScoreState, normalize, normalize_values
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -100,6 +101,8 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
         self._ext = _Extensions(self)
+        # PreFilter's counts over all nodes, kept for the next pod with the same terms.
+        self._counts_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "InterPodAffinity":
@@ -141,7 +144,10 @@ class InterPodAffinity:
         )
         snapshot = self.handle.snapshot()
         s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
-        s.count_incoming(nodes)
+        if s.required_affinity or s.required_anti_affinity:
+            # Terms of its own make the pod walk every node's pods; the memo walks
+            # only the nodes that changed since a pod with the same terms.
+            count_incoming_memoized(self._counts_memo, s, nodes)
         if not s.existing_anti_affinity_counts and not s.required_affinity and not s.required_anti_affinity:
             return None, Status(Code.Skip)
         state.write(PRE_FILTER_STATE_KEY, s)

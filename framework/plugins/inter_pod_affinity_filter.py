@@ -11,11 +11,13 @@ Filter then only looks the node's labels up in these maps.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence
 
 from framework.api.affinity import AffinityTerm
+from framework.api.labels import LabelSelector
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
+from framework.plugins.helper import NodeSumsMemo
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
 
@@ -132,6 +134,68 @@ class PreFilterState:
                 for t in anti:
                     if t.matches(p, None):
                         _count_one(anti_counts, labels, t.topology_key)
+
+
+# --- PreFilter counts kept between pods ------------------------------------------------------
+
+# (which counts: 0 affinity, 1 anti-affinity; topology pair)
+NodeCounts = tuple[tuple[int, TopologyPair], ...]
+CountsKey = tuple[Hashable, ...]
+
+
+def _selector_key(sel: LabelSelector | None) -> Hashable:
+    if sel is None:
+        return None
+    return tuple((r.key, r.operator, tuple(sorted(r.values))) for r in sel.requirements)
+
+
+def _terms_key(terms: Sequence[AffinityTerm]) -> Hashable:
+    return tuple((tuple(sorted(t.namespaces)), _selector_key(t.selector), t.topology_key, _selector_key(t.namespace_selector))
+                 for t in terms)
+
+
+def counts_key(state: PreFilterState) -> CountsKey:
+    """Everything count_incoming's count of a node depends on besides the node: the
+    incoming pod's merged required terms."""
+    return (_terms_key(state.required_affinity), _terms_key(state.required_anti_affinity))
+
+
+def node_counts(state: PreFilterState, ni: NodeInfo) -> NodeCounts:
+    """What count_incoming adds for this node."""
+    node = ni.node
+    if node is None or not ni.pods:
+        return ()
+    labels = node.labels
+    out: list[tuple[int, TopologyPair]] = []
+    affinity, anti = state.required_affinity, state.required_anti_affinity
+    for existing in ni.pods:
+        p = existing.pod
+        if affinity and pod_matches_all_affinity_terms(affinity, p):
+            out.extend((0, (t.topology_key, tv)) for t in affinity if (tv := labels.get(t.topology_key)) is not None)
+        out.extend((1, (t.topology_key, tv)) for t in anti
+                   if t.matches(p, None) and (tv := labels.get(t.topology_key)) is not None)
+    return tuple(out)
+
+
+def count_incoming_memoized(memo: NodeSumsMemo, state: PreFilterState, nodes: Sequence[NodeInfo]) -> None:
+    """The state's affinity and anti-affinity counts as state.count_incoming(nodes)
+    fills them, recounting only the nodes that changed since a pod with the same
+    terms."""
+    sums = memo.sums(counts_key(state), nodes, lambda ni: node_counts(state, ni), lambda: ({}, {}), _apply)
+    state.affinity_counts = TopologyCounts(sums[0])
+    state.anti_affinity_counts = TopologyCounts(sums[1])
+
+
+def _apply(sums: tuple[dict, dict], counts: NodeCounts, sign: int) -> None:
+    """Add (1) or take back (-1) one node's counts; a pair back at zero is dropped,
+    as if never counted."""
+    for which, pair in counts:
+        d = sums[which]
+        n = d.get(pair, 0) + sign
+        if n == 0:
+            del d[pair]
+        else:
+            d[pair] = n
 
 
 def _count_one(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str) -> None:

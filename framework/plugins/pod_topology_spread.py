@@ -28,7 +28,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
-from framework.plugins.helper import score_state_for_nodes
+from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
 from framework.plugins.node_affinity import required_node_affinity
 from framework.plugins.pod_topology_spread_filter import (
     HONOR,
@@ -36,7 +36,6 @@ from framework.plugins.pod_topology_spread_filter import (
     LABEL_HOSTNAME,
     PRE_FILTER_STATE_KEY,
     Constraint,
-    CountMemo,
     PreFilterState,
     count_matching_pods,
     filter_node,
@@ -135,7 +134,7 @@ class PodTopologySpread:
         self.enable_queueing_hints = gate("SchedulerQueueingHints")
         self.enable_comparison_operators = gate("TaintTolerationComparisonOperators")
         # PreFilter's counts over all nodes, kept for the next pod with the same constraints.
-        self._count_memo = CountMemo()
+        self._count_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "PodTopologySpread":

@@ -15,6 +15,7 @@ from framework.api.labels import LabelSelector, find_untolerated_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, Status
+from framework.plugins.helper import NodeSumsMemo
 from framework.plugins.node_affinity import RequiredNodeAffinity
 
 PRE_FILTER_STATE_KEY = "PreFilterPodTopologySpread"
@@ -193,50 +194,6 @@ class NodeCounter:
         return tuple(out)
 
 
-class CountMemo:
-    """The last few counts over all nodes, per counting key (everything the count of
-    a node depends on besides the node: the pod's constraints, labels, namespace,
-    node affinity and tolerations). The next pod with the same key recounts only
-    the nodes that are not the very NodeInfo (at the same generation) counted
-    before; the snapshot replaces a node's NodeInfo whenever it changes."""
-
-    MAX_KEYS = 4
-
-    def __init__(self) -> None:
-        # key -> (nodes, their generations, their counts, per constraint: value -> [pods, nodes])
-        self._entries: dict[str, tuple[list[NodeInfo], list[int], list[NodeCounts], list[dict[str, list[int]]]]] = {}
-
-    def domains(self, key: str, nodes: Sequence[NodeInfo], counter: NodeCounter,
-                num_constraints: int) -> list[dict[str, list[int]]]:
-        entry = self._entries.pop(key, None)
-        if entry is None or len(entry[0]) != len(nodes):
-            entry = ([], [], [], [{} for _ in range(num_constraints)])
-            for ni in nodes:
-                self._add(entry, ni, counter)
-        else:
-            old_nodes, old_gens, old_counts, domains = entry
-            for k, (old, ni, gen) in enumerate(zip(old_nodes, nodes, old_gens)):
-                if old is ni and gen == ni.generation:
-                    continue
-                _apply_counts(domains, old_counts[k], -1)
-                counts = counter.node_counts(ni)
-                _apply_counts(domains, counts, 1)
-                old_nodes[k], old_gens[k], old_counts[k] = ni, ni.generation, counts
-        while len(self._entries) >= self.MAX_KEYS:
-            del self._entries[next(iter(self._entries))]
-        self._entries[key] = entry
-        return entry[3]
-
-    @staticmethod
-    def _add(entry: tuple[list[NodeInfo], list[int], list[NodeCounts], list[dict[str, list[int]]]], ni: NodeInfo,
-             counter: NodeCounter) -> None:
-        counts = counter.node_counts(ni)
-        entry[0].append(ni)
-        entry[1].append(ni.generation)
-        entry[2].append(counts)
-        _apply_counts(entry[3], counts, 1)
-
-
 def _apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign: int) -> None:
     """Add (sign 1) or take back (-1) one node's counts; a domain no node opens any
     more is dropped."""
@@ -254,14 +211,14 @@ def _apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign:
 
 def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
                         inclusion_policies: bool, comparison_operators: bool,
-                        memo: CountMemo | None = None, memo_key: str | None = None) -> None:
+                        memo: NodeSumsMemo | None = None, memo_key: str | None = None) -> None:
     """calPreFilterState's counting over all nodes (through `memo` under `memo_key`
-    when given)."""
+    when given: each node's counts, per constraint value -> [matching pods, nodes])."""
     constraints = state.constraints
     state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
     counter = NodeCounter(constraints, pod, required, inclusion_policies, comparison_operators)
     if memo is not None and memo_key is not None:
-        domains = memo.domains(memo_key, nodes, counter, len(constraints))
+        domains = memo.sums(memo_key, nodes, counter.node_counts, lambda: [{} for _ in constraints], _apply_counts)
         state.tp_value_to_match_num = [{v: e[0] for v, e in d.items()} for d in domains]
     else:
         per_constraint = state.tp_value_to_match_num

@@ -11,6 +11,8 @@ from framework.api.affinity import parse_pod_affinity, parse_selector
 from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.interface import CycleState
+from framework.plugins.inter_pod_affinity_filter import PRE_FILTER_STATE_KEY as IPA_KEY
+from framework.plugins.inter_pod_affinity_filter import PreFilterState as AffinityFilterState
 from framework.plugins.inter_pod_affinity_score import PreScoreState as AffinityScoreState
 from framework.plugins.node_affinity import required_node_affinity
 from framework.plugins.node_resources_balanced_allocation import balanced_resource_scorer
@@ -135,6 +137,19 @@ def test_snapshot_affinity_lists_kept_node_by_node_equal_a_rebuild(seed):
         assert all(w.snapshot.node_info_map[n.name] is n for n in w.snapshot.have_pods_with_affinity_list)
 
 
+def pods_shaped_alike(w: World, plugin, shapes: list[Pod], count: int = 60):
+    """Pods copied from a few shapes, each run through the plugin's PreFilter on the
+    current snapshot and followed by one change to the cluster (evolve)."""
+    rng = w.rng
+    for i in range(count):
+        shape = rng.choice(shapes)
+        pod = Pod({**shape.raw, "metadata": {**shape.raw["metadata"], "name": f"p{i}", "uid": f"u{i}"}})
+        state = CycleState()
+        _, st = plugin.pre_filter(state, pod, w.snapshot.list())
+        yield i, pod, state, st
+        evolve(w, rng, i, pod)
+
+
 @pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
 def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_cluster_changes(seed):
     w = World(seed, num_nodes=50, num_existing=60)
@@ -142,36 +157,13 @@ def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_clu
     plugin = w.batch.plugins["PodTopologySpread"]
     shapes = [random_pod(rng, f"shape-{k}") for k in range(3)]
     shapes = [p for p in shapes if p.topology_spread_constraints] or [random_pod(random.Random(1), "x")]
-    for i in range(60):
-        shape = rng.choice(shapes)
-        pod = Pod({**shape.raw, "metadata": {**shape.raw["metadata"], "name": f"p{i}", "uid": f"u{i}"}})
-        state = CycleState()
-        _, st = plugin.pre_filter(state, pod, w.snapshot.list())
+    for i, pod, state, st in pods_shaped_alike(w, plugin, shapes):
         if st is None:
             got = state.read(PRE_FILTER_STATE_KEY)
             want = PreFilterState(got.constraints)
             reference_count(want, pod, w.snapshot.list(), required_node_affinity(pod), True, True)
             assert (got.tp_value_to_match_num, got.min_match_num, got.domains_at_count) == \
                 (want.tp_value_to_match_num, want.min_match_num, want.domains_at_count)
-        names = w.cache.node_names()
-        change = rng.random()
-        if change < 0.5:
-            w.cache.assume_pod(Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": rng.choice(names)}}),
-                               rng.choice(names))
-        elif change < 0.7:
-            node = w.cache.nodes[rng.choice(names)].node
-            labels = {**node.labels, "topology.kubernetes.io/zone": rng.choice(["z1", "z2", "z3"])}
-            if rng.random() < 0.3:
-                labels.pop("disk", None)
-            w.cache.update_node(Node({**node.raw, "metadata": {**node.raw["metadata"], "labels": labels}}))
-        elif change < 0.8:
-            w.cache.remove_node(rng.choice(names))
-        elif change < 0.9:
-            # In place, as a test might: the node's generation moves, so it is recounted.
-            ni = w.snapshot.list()[rng.randrange(w.snapshot.num_nodes())]
-            ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
-            continue
-        w.refresh()
 
 
 @pytest.mark.parametrize("strategy", ["least", "most", "ratio", "balanced"])
@@ -194,3 +186,43 @@ def test_scoring_strategies_over_columns_equal_the_per_node_scorer(strategy, num
     batch = getattr(scorer, "batch", None)
     if batch is not None:
         assert batch(requested, allocated, allocatable) == per_node
+
+
+def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
+    """One change to the cluster: a pod placed, a node relabelled or removed, or a
+    snapshot node changed in place (its generation moves)."""
+    names = w.cache.node_names()
+    change = rng.random()
+    if change < 0.5:
+        w.cache.assume_pod(Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": rng.choice(names)}}),
+                           rng.choice(names))
+    elif change < 0.7:
+        node = w.cache.nodes[rng.choice(names)].node
+        labels = {**node.labels, "topology.kubernetes.io/zone": rng.choice(["z1", "z2", "z3"])}
+        if rng.random() < 0.3:
+            labels.pop("disk", None)
+        w.cache.update_node(Node({**node.raw, "metadata": {**node.raw["metadata"], "labels": labels}}))
+    elif change < 0.8:
+        w.cache.remove_node(rng.choice(names))
+    elif change < 0.9:
+        ni = w.snapshot.list()[rng.randrange(w.snapshot.num_nodes())]
+        ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
+        return
+    w.refresh()
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_inter_pod_affinity_counts_kept_between_pods_equal_a_fresh_count_as_the_cluster_changes(seed):
+    w = World(seed, num_nodes=50, num_existing=80)
+    rng = w.rng
+    plugin = w.batch.plugins["InterPodAffinity"]
+    shapes = [p for p in (random_pod(rng, f"shape-{k}") for k in range(12)) if p.has_pod_affinity][:3]
+    assert shapes
+    for i, pod, state, st in pods_shaped_alike(w, plugin, shapes):
+        if st is None:
+            got = state.read(IPA_KEY)
+            want = AffinityFilterState(pod, got.required_affinity, got.required_anti_affinity, got.namespace_labels)
+            want.count_existing_anti_affinity(w.snapshot.have_pods_with_required_anti_affinity_list)
+            want.count_incoming(w.snapshot.list())
+            assert (dict(got.existing_anti_affinity_counts), dict(got.affinity_counts), dict(got.anti_affinity_counts)) == \
+                (dict(want.existing_anti_affinity_counts), dict(want.affinity_counts), dict(want.anti_affinity_counts))
