@@ -79,6 +79,14 @@ def go_duration(seconds: float) -> str:
     return sign + s
 
 
+def has_batch_form(obj: Any, method: str) -> bool:
+    """Whether `obj` itself offers the batch form `method`: on its class or set on
+    the instance. A proxy that forwards unknown attributes to a plugin (per-call
+    timing) does not count unless it sets the method itself, so it keeps getting
+    the per-node calls it wraps."""
+    return getattr(type(obj), method, None) is not None or method in getattr(obj, "__dict__", ())
+
+
 def _trim(x: float) -> str:
     text = f"{x:.9f}".rstrip("0").rstrip(".")
     return text or "0"
@@ -243,11 +251,11 @@ class Framework:
 
     def can_filter_in_batches(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs for this pod has a batch form
-        (`filter_nodes`), looked up on the class as for scoring."""
+        (`filter_nodes`)."""
         if not self.use_batch:
             return False
         skip = state.skip_filter_plugins
-        return all(getattr(type(pl), "filter_nodes", None) is not None
+        return all(has_batch_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
     def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
@@ -438,7 +446,7 @@ class Framework:
                    raw: list[int]) -> tuple[list[int], Status | None]:
         """NormalizeScore on the raw scores: the batch form on plain integers when
         the extension has one, else upstream's form on NodeScores."""
-        if self.use_batch and getattr(type(ext), "normalize_scores", None) is not None:
+        if self.use_batch and has_batch_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
             return list(out), st
         scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
@@ -446,11 +454,9 @@ class Framework:
         return [ns.score for ns in scores], st
 
     def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
-        """One plugin's raw scores in node order, or the Error that ends the cycle.
-        The batch form is looked up on the class, so a proxy in front of a plugin
-        (per-call timing) keeps the per-node calls it times."""
+        """One plugin's raw scores in node order, or the Error that ends the cycle."""
         name = pl.name
-        if self.use_batch and getattr(type(pl), "score_nodes", None) is not None:
+        if self.use_batch and has_batch_form(pl, "score_nodes"):
             try:
                 raw, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:  # noqa: BLE001

@@ -267,3 +267,29 @@ def test_a_plugin_without_batch_forms_keeps_the_per_node_path():
     state = CycleState()
     w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
     assert not w.batch.can_filter_in_batches(state)
+
+
+class Forwarding:
+    """A proxy in front of a plugin that forwards every attribute it does not set."""
+
+    def __init__(self, plugin, own=()):
+        self._plugin = plugin
+        self.name = plugin.name
+        for method in own:
+            setattr(self, method, getattr(plugin, method))
+
+    def __getattr__(self, attr):
+        return getattr(self._plugin, attr)
+
+
+@pytest.mark.parametrize(
+    "own, batched",
+    [((), False), (("filter",), False), (("filter", "filter_nodes"), True)],
+    ids=["forwards-everything", "sets-filter-only", "sets-filter-nodes"],
+)
+def test_a_proxy_gets_batches_only_when_it_offers_the_batch_form_itself(own, batched):
+    w = World(8, num_nodes=20, num_existing=10)
+    w.batch.filter_plugins = [Forwarding(pl, own) for pl in w.batch.filter_plugins]
+    state = CycleState()
+    w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
+    assert w.batch.can_filter_in_batches(state) is batched
