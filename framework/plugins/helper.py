@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
+from framework.api.labels import LabelSelector
 from framework.interface import NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
@@ -67,6 +68,14 @@ class NodeSumsMemo(Generic[C, S]):
             del self._entries[next(iter(self._entries))]
         self._entries[key] = entry
         return entry[3]
+
+
+def selector_key(sel: LabelSelector | None) -> Hashable:
+    """A label selector as a hashable value equal for selectors that select alike
+    (requirement order kept: it is what the selector says)."""
+    if sel is None:
+        return None
+    return tuple((r.key, r.operator, tuple(sorted(r.values))) for r in sel.requirements)
 
 
 def go_div(a: int, b: int) -> int:

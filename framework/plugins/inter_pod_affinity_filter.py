@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Hashable, Iterable, Mapping, Sequence
 
 from framework.api.affinity import AffinityTerm
-from framework.api.labels import LabelSelector
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
-from framework.plugins.helper import NodeSumsMemo
+from framework.plugins.helper import NodeSumsMemo, selector_key
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
 
@@ -143,14 +142,8 @@ NodeCounts = tuple[tuple[int, TopologyPair], ...]
 CountsKey = tuple[Hashable, ...]
 
 
-def _selector_key(sel: LabelSelector | None) -> Hashable:
-    if sel is None:
-        return None
-    return tuple((r.key, r.operator, tuple(sorted(r.values))) for r in sel.requirements)
-
-
 def _terms_key(terms: Sequence[AffinityTerm]) -> Hashable:
-    return tuple((tuple(sorted(t.namespaces)), _selector_key(t.selector), t.topology_key, _selector_key(t.namespace_selector))
+    return tuple((tuple(sorted(t.namespaces)), selector_key(t.selector), t.topology_key, selector_key(t.namespace_selector))
                  for t in terms)
 
 

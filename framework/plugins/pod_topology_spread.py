@@ -9,7 +9,7 @@ select it. The counting lives in pod_topology_spread_filter / _score.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 from framework.api.affinity import SelectorError, parse_selector, qualified_name_errors
 from framework.api.errors import ValidationError
@@ -28,7 +28,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
-from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
+from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes, selector_key
 from framework.plugins.node_affinity import required_node_affinity
 from framework.plugins.pod_topology_spread_filter import (
     HONOR,
@@ -135,6 +135,7 @@ class PodTopologySpread:
         self.enable_comparison_operators = gate("TaintTolerationComparisonOperators")
         # PreFilter's counts over all nodes, kept for the next pod with the same constraints.
         self._count_memo: NodeSumsMemo = NodeSumsMemo()
+        self._score_count_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "PodTopologySpread":
@@ -196,7 +197,7 @@ class PodTopologySpread:
             return None, Status(Code.Skip)
         s = PreFilterState(constraints)
         count_matching_pods(s, pod, nodes, required_node_affinity(pod), self.enable_node_inclusion_policy,
-                            self.enable_comparison_operators, self._count_memo, _counting_key(pod))
+                            self.enable_comparison_operators, self._count_memo, _counting_key(pod, constraints, True))
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -253,7 +254,7 @@ class PodTopologySpread:
         s = PreScoreState(constraints)
         s.init_domains(nodes, require_all)
         s.count(pod, all_nodes, required_node_affinity(pod), require_all, self.enable_node_inclusion_policy,
-                self.enable_comparison_operators)
+                self.enable_comparison_operators, self._score_count_memo, _counting_key(pod, constraints, require_all))
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -343,15 +344,16 @@ class PodTopologySpread:
         return QueueingHint.Queue if old_matching else QueueingHint.QueueSkip
 
 
-def _counting_key(pod: Pod) -> str | None:
-    """Everything PreFilter's count of a node depends on besides the node (the plugin's
-    gates are fixed per instance), for pods with constraints of their own; default
-    constraints depend on the Services etc. of the cluster, so they are not keyed."""
-    if not pod.topology_spread_constraints:
-        return None
+def _counting_key(pod: Pod, constraints: Sequence[Constraint], require_all_topologies: bool) -> Hashable:
+    """Everything the count of one node depends on besides the node (the plugin's
+    gates are fixed per instance): each constraint's key, selector and inclusion
+    policies, and the pod's namespace, required node affinity and tolerations."""
     spec = pod.spec
-    return json.dumps([pod.namespace, pod.labels, pod.topology_spread_constraints, spec.get("nodeSelector"),
-                       pod.affinity.get("nodeAffinity"), spec.get("tolerations")], sort_keys=True, default=repr)
+    return (tuple((c.topology_key, selector_key(c.selector), c.node_affinity_policy, c.node_taints_policy)
+                  for c in constraints),
+            pod.namespace, require_all_topologies,
+            json.dumps([spec.get("nodeSelector"), pod.affinity.get("nodeAffinity"), spec.get("tolerations")],
+                       sort_keys=True, default=repr))
 
 
 def _involved(changed: Pod, pod: Pod) -> bool:

@@ -9,7 +9,7 @@ with a histogram of domains per count.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Hashable, Iterable, Sequence
 
 from framework.api.labels import LabelSelector, find_untolerated_taint
 from framework.api.objects import Node, Pod
@@ -136,46 +136,33 @@ class PreFilterState:
         return not self.constraints
 
 
-def eligible_nodes(nodes: Iterable[NodeInfo], constraints: Sequence[Constraint], required: RequiredNodeAffinity,
-                   inclusion_policies: bool, require_all_topologies: bool) -> Iterator[tuple[NodeInfo, Node]]:
-    """The nodes whose pods are counted: with node inclusion policies off, only those
-    matching the pod's required node affinity; with `require_all_topologies`, only
-    those carrying every constraint's key."""
-    for ni in nodes:
-        node = ni.node
-        if node is None:
-            continue
-        if not inclusion_policies and not required.matches(node):
-            continue
-        if require_all_topologies and not node_has_all_topology_keys(node, constraints):
-            continue
-        yield ni, node
-
-
 NodeCounts = tuple[tuple[int, str, int], ...]  # (constraint index, topology value, matching pods)
 
 
 class NodeCounter:
-    """calPreFilterState's count for one node, with what does not depend on the node
-    decided once per pod: whether the pod's required node affinity can reject
-    anything, which constraints need the inclusion check, and which selectors can
-    match at all (a node without pods still opens its domains)."""
+    """One node's matching pods per constraint (calPreFilterState's count, and with
+    `require_all_topologies` False and hostname constraints left out, PreScore's),
+    with what does not depend on the node decided once per pod: whether the pod's
+    required node affinity can reject anything, which constraints need the
+    inclusion check, and which selectors can match at all (a node without pods
+    still opens its domains). A missing topology key reads as ""."""
 
     __slots__ = ("pod", "required", "comparison_operators", "node_check", "keys", "plan")
 
     def __init__(self, constraints: Sequence[Constraint], pod: Pod, required: RequiredNodeAffinity,
-                 inclusion_policies: bool, comparison_operators: bool) -> None:
+                 inclusion_policies: bool, comparison_operators: bool, require_all_topologies: bool = True,
+                 skip_hostname: bool = False) -> None:
         self.pod = pod
         self.required = required
         self.comparison_operators = comparison_operators
         matches_all = required.label_selector is None and required.terms is None
         self.node_check = None if inclusion_policies or matches_all else required.matches
-        self.keys = {c.topology_key for c in constraints}
+        self.keys = {c.topology_key for c in constraints} if require_all_topologies else set()
         self.plan = [(i, c, c.topology_key,
                       inclusion_policies and ((c.node_affinity_policy == HONOR and not matches_all)
                                               or c.node_taints_policy == HONOR),
                       None if c.selector is None or c.selector.empty else c.selector)
-                     for i, c in enumerate(constraints)]
+                     for i, c in enumerate(constraints) if not (skip_hostname and c.topology_key == LABEL_HOSTNAME)]
 
     def node_counts(self, ni: NodeInfo) -> NodeCounts:
         node = ni.node
@@ -190,11 +177,12 @@ class NodeCounter:
         for i, c, key, check_inclusion, selector in self.plan:
             if check_inclusion and not c.includes_node(pod, node, self.required, self.comparison_operators):
                 continue
-            out.append((i, labels[key], count_pods_matching(pods, selector, pod.namespace) if pods and selector else 0))
+            out.append((i, labels.get(key, ""),
+                        count_pods_matching(pods, selector, pod.namespace) if pods and selector else 0))
         return tuple(out)
 
 
-def _apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign: int) -> None:
+def apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign: int) -> None:
     """Add (sign 1) or take back (-1) one node's counts; a domain no node opens any
     more is dropped."""
     for i, value, n in counts:
@@ -211,14 +199,14 @@ def _apply_counts(domains: list[dict[str, list[int]]], counts: NodeCounts, sign:
 
 def count_matching_pods(state: PreFilterState, pod: Pod, nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
                         inclusion_policies: bool, comparison_operators: bool,
-                        memo: NodeSumsMemo | None = None, memo_key: str | None = None) -> None:
+                        memo: NodeSumsMemo | None = None, memo_key: Hashable | None = None) -> None:
     """calPreFilterState's counting over all nodes (through `memo` under `memo_key`
     when given: each node's counts, per constraint value -> [matching pods, nodes])."""
     constraints = state.constraints
     state.self_match = tuple(1 if c.selects(pod) else 0 for c in constraints)
     counter = NodeCounter(constraints, pod, required, inclusion_policies, comparison_operators)
     if memo is not None and memo_key is not None:
-        domains = memo.sums(memo_key, nodes, counter.node_counts, lambda: [{} for _ in constraints], _apply_counts)
+        domains = memo.sums(memo_key, nodes, counter.node_counts, lambda: [{} for _ in constraints], apply_counts)
         state.tp_value_to_match_num = [{v: e[0] for v, e in d.items()} for d in domains]
     else:
         per_constraint = state.tp_value_to_match_num

@@ -8,17 +8,19 @@ constraints, rounded; NormalizeScore turns fewer matches into higher scores.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Hashable, Sequence
 
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, NodeScore
+from framework.plugins.helper import NodeSumsMemo
 from framework.plugins.node_affinity import RequiredNodeAffinity
 from framework.plugins.pod_topology_spread_filter import (
     LABEL_HOSTNAME,
     Constraint,
+    NodeCounter,
+    apply_counts,
     count_pods_matching,
-    eligible_nodes,
     node_has_all_topology_keys,
 )
 
@@ -78,17 +80,26 @@ class PreScoreState:
             self.weights.append(topology_normalizing_weight(size))
 
     def count(self, pod: Pod, all_nodes: Sequence[NodeInfo], required: RequiredNodeAffinity,
-              require_all_topologies: bool, inclusion_policies: bool, comparison_operators: bool) -> None:
-        """Matching pods of every node, added to the domains the candidates span."""
-        for ni, node in eligible_nodes(all_nodes, self.constraints, required, inclusion_policies, require_all_topologies):
-            for i, c in enumerate(self.constraints):
-                if inclusion_policies and not c.includes_node(pod, node, required, comparison_operators):
-                    continue
-                counts = self.topology_value_to_pod_counts[i]
-                value = node.labels.get(c.topology_key, "")
-                if value not in counts:
-                    continue
-                counts[value] += count_pods_matching(ni.pods, c.selector, pod.namespace)
+              require_all_topologies: bool, inclusion_policies: bool, comparison_operators: bool,
+              memo: NodeSumsMemo | None = None, memo_key: Hashable | None = None) -> None:
+        """Matching pods of every node, added to the domains the candidates span:
+        the sums per topology value over every counted node, read for each domain
+        (through `memo` under `memo_key` when given). Hostname constraints have no
+        domains here; Score counts them per node."""
+        counter = NodeCounter(self.constraints, pod, required, inclusion_policies, comparison_operators,
+                              require_all_topologies, skip_hostname=True)
+        new_sums = lambda: [{} for _ in self.constraints]  # noqa: E731
+        if memo is not None and memo_key is not None:
+            sums = memo.sums(memo_key, all_nodes, counter.node_counts, new_sums, apply_counts)
+        else:
+            sums = new_sums()
+            for ni in all_nodes:
+                apply_counts(sums, counter.node_counts(ni), 1)
+        for counts, value_sums in zip(self.topology_value_to_pod_counts, sums):
+            for value in counts:
+                e = value_sums.get(value)
+                if e is not None:
+                    counts[value] += e[0]
 
     def score(self, pod: Pod, node_info: NodeInfo, node: Node) -> int:
         if node.name in self.ignored_nodes:

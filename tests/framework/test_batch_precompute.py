@@ -25,6 +25,8 @@ from framework.plugins.pod_topology_spread_filter import (
     count_matching_pods,
     count_pods_matching,
 )
+from framework.plugins.pod_topology_spread_score import PRE_SCORE_STATE_KEY as SPREAD_SCORE_KEY
+from framework.plugins.pod_topology_spread_score import PreScoreState as SpreadScoreState
 from framework.plugins.resource_allocation import (
     ResourceSpec,
     least_resource_scorer,
@@ -226,3 +228,43 @@ def test_inter_pod_affinity_counts_kept_between_pods_equal_a_fresh_count_as_the_
             want.count_incoming(w.snapshot.list())
             assert (dict(got.existing_anti_affinity_counts), dict(got.affinity_counts), dict(got.anti_affinity_counts)) == \
                 (dict(want.existing_anti_affinity_counts), dict(want.affinity_counts), dict(want.anti_affinity_counts))
+
+
+def reference_score_count(s: SpreadScoreState, pod: Pod, all_nodes, required, require_all: bool) -> None:
+    """PreScore's counting written plainly, node by node (inclusion policies on)."""
+    for ni in all_nodes:
+        node = ni.node
+        if node is None or (require_all and any(c.topology_key not in node.labels for c in s.constraints)):
+            continue
+        for i, c in enumerate(s.constraints):
+            if not c.includes_node(pod, node, required, True):
+                continue
+            counts = s.topology_value_to_pod_counts[i]
+            value = node.labels.get(c.topology_key, "")
+            if value in counts:
+                counts[value] += count_pods_matching(ni.pods, c.selector, pod.namespace)
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_topology_spread_prescore_counts_kept_between_pods_equal_a_fresh_count(seed):
+    w = World(seed, num_nodes=50, num_existing=80)
+    plugin = w.batch.plugins["PodTopologySpread"]
+    # Pods of the Service "web" without constraints of their own get the system
+    # default spreading; the others bring ScheduleAnyway constraints.
+    shapes = [Pod({"metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}}, "spec": {}})]
+    shapes += [p for p in (random_pod(w.rng, f"shape-{k}") for k in range(30))
+               if any(c.get("whenUnsatisfiable") == "ScheduleAnyway" for c in p.topology_spread_constraints)][:2]
+    checked = 0
+    for i, pod, state, _ in pods_shaped_alike(w, plugin, shapes):
+        nodes = [ni for ni in w.snapshot.list() if w.rng.random() < 0.7]
+        if plugin.pre_score(state, pod, nodes) is not None:
+            continue
+        got = state.read(SPREAD_SCORE_KEY)
+        want = SpreadScoreState(got.constraints)
+        require_all = bool(pod.topology_spread_constraints)
+        want.init_domains(nodes, require_all)
+        reference_score_count(want, pod, w.snapshot.list(), required_node_affinity(pod), require_all)
+        assert got.topology_value_to_pod_counts == want.topology_value_to_pod_counts
+        assert got.ignored_nodes == want.ignored_nodes
+        checked += 1
+    assert checked > 10
