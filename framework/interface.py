@@ -412,6 +412,43 @@ class ScorePlugin(Protocol):
     def score_extensions(self) -> ScoreExtensions | None: ...
 
 
+# --- Batch forms (optional, for speed) ------------------------------------------------------
+# A plugin may offer these beside its per-node methods. The runtime uses them when
+# the plugin's class has them (or the object sets them itself), and the results
+# must be exactly what the per-node methods give, node by node: a test holds the
+# in-tree plugins to it. Without them a plugin is called node by node as before.
+
+@runtime_checkable
+class BatchFilterPlugin(Protocol):
+    name: str
+
+    def filter_nodes(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> Sequence[Status | None]:
+        """filter() for each node, in order: one status per node. The runtime calls it
+        only when every Filter plugin running for the pod has one, each plugin on the
+        nodes the plugins before it passed, and may ask about a few nodes more than
+        it ends up needing (those verdicts are dropped), so, like filter(), it must
+        have no effects. An exception makes the runtime call filter() per node."""
+        ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    name: str
+
+    def score_nodes(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> tuple[Sequence[int], Status | None]:
+        """score() for each node, in order, and one status for the call: an Error (or
+        an exception) fails the cycle as it would from score()."""
+        ...
+
+
+class BatchScoreExtensions(Protocol):
+    def normalize_scores(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"],
+                         scores: list[int]) -> tuple[Sequence[int], Status | None]:
+        """normalize_score() on plain integers (scores[i] belongs to nodes[i]),
+        returning the normalized scores instead of changing NodeScores."""
+        ...
+
+
 @runtime_checkable
 class ReservePlugin(Protocol):
     name: str

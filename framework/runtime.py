@@ -319,6 +319,9 @@ class Framework:
             raw = pl.filter_nodes(state, pod, nodes)
         except Exception:  # noqa: BLE001
             return [self._filter_one(pl, state, pod, ni) for ni in nodes]
+        if len(raw) != len(nodes):
+            err = _error(pl.name, f'running "{pl.name}" filter plugin: returned {len(raw)} statuses for {len(nodes)} nodes')
+            return [err] * len(nodes)
         if raw.count(None) == len(raw):
             return None
         return [_OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st) for st in raw]
@@ -448,6 +451,8 @@ class Framework:
         the extension has one, else upstream's form on NodeScores."""
         if self.use_batch and has_batch_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
+            if len(out) != len(raw):
+                raise ValueError(f"returned {len(out)} scores for {len(raw)} nodes")
             return list(out), st
         scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
         st = ext.normalize_score(state, pod, scores)
@@ -463,6 +468,8 @@ class Framework:
                 return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {e}')
             if st is not None and not st.is_success():
                 return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
+            if len(raw) != len(nodes):
+                return [], _error(name, f'running Score plugins: plugin "{name}" returned {len(raw)} scores for {len(nodes)} nodes')
             return list(raw), None
         raw = []
         score = pl.score

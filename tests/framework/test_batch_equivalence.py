@@ -293,3 +293,51 @@ def test_a_proxy_gets_batches_only_when_it_offers_the_batch_form_itself(own, bat
     state = CycleState()
     w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
     assert w.batch.can_filter_in_batches(state) is batched
+
+
+class Flaky:
+    """A filter/score plugin whose batch forms misbehave in the ways given."""
+
+    name = "Flaky"
+
+    def __init__(self, raise_in_batch=False, short=False, fail_on=""):
+        self.raise_in_batch, self.short, self.fail_on = raise_in_batch, short, fail_on
+
+    def filter(self, state, pod, node_info):
+        if node_info.name == self.fail_on:
+            raise RuntimeError(f"boom on {node_info.name}")
+        return None
+
+    def filter_nodes(self, state, pod, nodes):
+        if self.raise_in_batch:
+            raise RuntimeError("batch boom")
+        return [None] * (len(nodes) - 1 if self.short else len(nodes))
+
+    def score(self, state, pod, node_info):
+        return 0, None
+
+    def score_nodes(self, state, pod, nodes):
+        return [0] * (len(nodes) - 1 if self.short else len(nodes)), None
+
+
+def test_an_exception_in_a_batch_filter_is_reported_as_the_per_node_filter_reports_it():
+    w = World(9, num_nodes=10, num_existing=0)
+    pod = Pod({"metadata": {"name": "p", "namespace": "default", "uid": "p"}, "spec": {"containers": [{"name": "c"}]}})
+    passing = [n for n, v in filter_statuses(w.per_node, pod, w.snapshot)[0].items() if v[0] == "Success"]
+    name = passing[len(passing) // 2]
+    for fwk in (w.batch, w.per_node):
+        fwk.filter_plugins = [*fwk.filter_plugins, Flaky(raise_in_batch=True, fail_on=name)]
+    assert filter_statuses(w.batch, pod, w.snapshot)[0] == filter_statuses(w.per_node, pod, w.snapshot)[0]
+    assert filter_statuses(w.batch, pod, w.snapshot)[0][name][0] == "Error"
+
+
+def test_a_batch_form_answering_for_too_few_nodes_is_an_error():
+    w = World(10, num_nodes=10, num_existing=0)
+    w.nominated.clear()
+    w.batch.filter_plugins = [*w.batch.filter_plugins, Flaky(short=True)]
+    w.batch.score_plugins = [Flaky(short=True)]
+    pod = random_pod(w.rng, "p")
+    statuses, state = filter_statuses(w.batch, pod, w.snapshot)
+    assert {v[0] for v in statuses.values()} <= {"Error", "UnschedulableAndUnresolvable", "Unschedulable"}
+    _, st = w.batch.run_score(CycleState(), pod, w.snapshot.list())
+    assert st.code.name == "Error" and "returned 9 scores for 10 nodes" in st.message()
