@@ -38,6 +38,14 @@ def _status_self(r: Any) -> Any:
     return r
 
 
+def _first_failure(r: Any) -> Any:
+    """A batch Filter's verdicts: the first that is not Success, if any."""
+    for st in r or ():
+        if st is not None and not st.is_success():
+            return st
+    return None
+
+
 def _no_status(r: Any) -> Any:
     return None
 
@@ -45,10 +53,11 @@ def _no_status(r: Any) -> Any:
 # Framework list attribute -> {plugin method: (extension point label, where its Status is, async?)}
 PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
     "pre_filter_plugins": {"pre_filter": ("PreFilter", _status_second, False)},
-    "filter_plugins": {"filter": ("Filter", _status_self, False)},
+    # Batch forms are timed as one call over all the nodes they are given.
+    "filter_plugins": {"filter": ("Filter", _status_self, False), "filter_nodes": ("Filter", _first_failure, False)},
     "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False)},
     "pre_score_plugins": {"pre_score": ("PreScore", _status_self, False)},
-    "score_plugins": {"score": ("Score", _status_second, False)},
+    "score_plugins": {"score": ("Score", _status_second, False), "score_nodes": ("Score", _status_second, False)},
     "reserve_plugins": {"reserve": ("Reserve", _status_self, False), "unreserve": ("Unreserve", _no_status, False)},
     "permit_plugins": {"permit": ("Permit", _status_first, False)},
     "pre_bind_plugins": {"pre_bind": ("PreBind", _status_self, True)},

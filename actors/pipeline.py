@@ -109,6 +109,7 @@ class Pipeline:
                 clock=self.clock.now,
                 features=FeatureGates(cfg.feature_gates),
                 nominated=lambda node: self.queue.queue.nominator.pods_for_node(node),
+                nominated_nodes=lambda: self.queue.queue.nominator.nodes(),
                 activate=lambda pods: self.scheduler.activate(pods),
                 evict=lambda victim, preemptor, msg: self.scheduler.evict(victim, preemptor, msg),
                 clear_nominations=lambda pods: self.scheduler.clear_nominations(pods),

@@ -165,6 +165,10 @@ class Nominator:
     def node_of(self, pod: Pod) -> str:
         return self._node_of.get(pod.key, "")
 
+    def nodes(self) -> list[str]:
+        """Every node some pod is nominated to."""
+        return list(self._by_node)
+
     def pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._by_node.get(node_name, {}).values())
 
