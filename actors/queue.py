@@ -247,13 +247,24 @@ class SchedulingQueue:
 
     def next_backoff_expiry(self) -> float | None:
         """When the next backoff completes (seconds), for the actor's timer."""
+        due = self.next_backoff_expiry_ns()
+        return due / NS if due is not None else None
+
+    def next_backoff_expiry_ns(self) -> int | None:
+        """The first instant (ns) at which flush_backoff_completed moves a pod."""
         heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
-        return min(heads) / NS if heads else None  # type: ignore[type-var]
+        return min(heads) if heads else None  # type: ignore[type-var]
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
         ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
         return (min(ts) + self.max_in_unschedulable_ns) / NS if ts else None
+
+    def next_leftover_ns(self) -> int | None:
+        """The first instant (ns) at which flush_unschedulable_leftover moves a pod
+        (the limit is "longer than": one ns past it)."""
+        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        return min(ts) + self.max_in_unschedulable_ns + 1 if ts else None
 
     # --- pods arriving and leaving ---------------------------------------------------------------
 

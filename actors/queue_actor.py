@@ -9,13 +9,14 @@ message the queue's sizes go to the metrics sink when they changed
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Union, assert_never
 
 from actors.base import Actor, resolve
 from actors.clock import Clock, Timer
 from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
-from actors.queue import SchedulingQueue
+from actors.queue import NS, SchedulingQueue, to_ns
 from framework.api.objects import Pod
 from framework.interface import ClusterEvent, QueuedPodInfo
 
@@ -88,7 +89,17 @@ class Counts:
 QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Requeue, Done, Activate, Move, Nominate, Flush, Counts]
 
 _MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
-LEFTOVER_SLACK = 1e-9  # the pool limit is "longer than", so fire just after it
+
+
+def clock_time_at(ns: int) -> float:
+    """The first clock reading (float seconds) from ns / 1e9 up that the queue sees
+    as `ns` or later (to_ns). At epoch-sized readings a float is ~240 ns coarse, so ns / 1e9 can round to
+    an instant just before `ns`: a timer armed there would find nothing due and
+    re-arm at the same time forever (on a FakeClock, time would never move)."""
+    t = ns / NS
+    while to_ns(t) < ns:
+        t = math.nextafter(t, math.inf)
+    return t
 
 
 class QueueActor(Actor[QueueMsg]):
@@ -193,8 +204,8 @@ class QueueActor(Actor[QueueMsg]):
             self._popper = None
 
     def _arm(self) -> None:
-        due = [t for t in (self.queue.next_backoff_expiry(), self._leftover_due()) if t is not None]
-        when = min(due) if due else None
+        due = [t for t in (self.queue.next_backoff_expiry_ns(), self.queue.next_leftover_ns()) if t is not None]
+        when = clock_time_at(min(due)) if due else None
         if when == self._timer_at:
             return
         if self._timer is not None:
@@ -202,10 +213,6 @@ class QueueActor(Actor[QueueMsg]):
         self._timer, self._timer_at = None, when
         if when is not None:
             self._timer = self.clock.call_at(when, self._on_timer)
-
-    def _leftover_due(self) -> float | None:
-        t = self.queue.next_leftover_time()
-        return t + LEFTOVER_SLACK if t is not None else None
 
     def _on_timer(self) -> None:
         if not self.inbox.closed:
