@@ -92,10 +92,11 @@ _MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
 
 
 def clock_time_at(ns: int) -> float:
-    """The first clock reading (float seconds) from ns / 1e9 up that the queue sees
-    as `ns` or later (to_ns). At epoch-sized readings a float is ~240 ns coarse, so ns / 1e9 can round to
-    an instant just before `ns`: a timer armed there would find nothing due and
-    re-arm at the same time forever (on a FakeClock, time would never move)."""
+    """The first clock reading (float seconds) from ns / 1e9 up that the queue
+    sees (to_ns) as `ns` or later. At epoch-sized readings a float is ~240 ns
+    coarse, so ns / 1e9 can round to an instant just before `ns`: a timer armed
+    there would find nothing due and re-arm at the same time forever (on a
+    FakeClock, time would never move)."""
     t = ns / NS
     while to_ns(t) < ns:
         t = math.nextafter(t, math.inf)
