@@ -1,0 +1,276 @@
+"""Never a partial gang, through the real actor pipeline, over randomized workloads.
+
+The same property as test_gang_properties.py, but on actors.pipeline.Pipeline
+(store, queue, scheduler, waiting room, concurrent binding cycles) with the
+Coscheduling profile of configs/coscheduling.yaml, a FakeClock and a seeded random.
+Hypothesis draws the cluster, the PodGroups (some with fewer members than
+minMember, so they can never bind), member sizes, plain pods, an optional
+high-priority preemptor, Coscheduling's args and a sequence of steps between
+settles: clock advances across Permit and PodGroup timeouts, members finishing
+(status.phase Succeeded) and pods being deleted.
+
+The invariant, checked at EVERY committed Pod change (a store watch, whose sink
+runs synchronously for each change), for every group that has a PodGroup:
+
+    count(g) = | members of g bound in the store (spec.nodeName set; finished ones included)
+               ∪ members of g that Permit allowed and whose binding cycle is still running
+               ∪ members of g deleted after they were bound or allowed |
+    count(g) == 0  or  count(g) >= minMember(g)
+
+Members allowed at Permit are counted because a gang's binds are separate store
+writes (one Bind per pod, as against kube-apiserver): between its first and last
+Bind the store alone shows part of a gang, while the scheduler has already
+committed to binding all of it. An allowed member whose binding cycle fails
+without the pod being deleted stops counting, so a gang that loses a member on
+the way to the store is caught. Members that finish or are deleted after binding
+keep counting: only they may take the number of running members below minMember.
+
+Also at every change: a pod's spec.nodeName never changes once set (no pod is
+bound twice), and no node's bound, non-terminal pods request more cpu than its
+allocatable. At the end the same two facts are checked again on a fresh list.
+
+"Allowed at Permit" is observed, not inferred: the test wraps the waiting room's
+park (the WaitingPod's decision callback) and the binding cycles' run (Permit
+allowed at once), passing every call through unchanged. podGroupBackoffSeconds 0
+is not drawn while the livelock in the xfail test at the end stands.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actors.binding import AssumedPod
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from actors.store import WatchEvent
+from framework.api.objects import Pod
+from framework.interface import Status
+from framework.waiting import WaitingPod
+from tests.gang.harness import node, pod, pod_group
+from tests.gang.test_gang_pipeline import START, config, objs
+
+group_st = st.fixed_dictionaries({
+    "min": st.integers(1, 5),
+    "delta": st.sampled_from([-2, -1, 0, 0, 1, 2]),  # members = min + delta (at least 1)
+    "cpus": st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    "priority": st.sampled_from([0, 10]),
+    "created": st.integers(0, 2),
+    "timeout": st.sampled_from([None, 3, 30]),
+})
+
+step_st = st.one_of(
+    st.tuples(st.just("advance"), st.sampled_from([1, 3, 11, 61])),
+    st.tuples(st.just("finish"), st.floats(0, 1)),
+    st.tuples(st.just("delete"), st.integers(0, 1_000)),
+    st.tuples(st.just("quiesce"), st.sampled_from([5, 30])),
+)
+
+workload_st = st.fixed_dictionaries({
+    "nodes": st.lists(st.integers(2, 8), min_size=1, max_size=5),
+    "groups": st.lists(group_st, min_size=1, max_size=5),
+    "plain": st.lists(st.integers(1, 3), max_size=4),
+    "preemptor": st.one_of(st.none(), st.tuples(st.integers(1, 6), st.integers(0, 5))),  # (cpu, at step)
+    "args": st.fixed_dictionaries({
+        "podGroupRejectPercentage": st.sampled_from([0, 10, 50, 100]),
+        # 0 (the default) is left out: a group that can never reach its quorum
+        # then spins at one instant (see the xfail test at the end of this file).
+        "podGroupBackoffSeconds": st.sampled_from([1, 2]),
+        "permitWaitingTimeSeconds": st.sampled_from([2, 10, 60]),
+    }),
+    "steps": st.lists(step_st, max_size=8),
+    "seed": st.integers(0, 10_000),
+})
+
+
+def cpu_of(p: Pod) -> int:
+    return sum(int(c["resources"]["requests"]["cpu"]) for c in p.raw["spec"]["containers"])
+
+
+@dataclass
+class Observer:
+    """Follows every Pod change and the scheduler's Permit decisions; records
+    each moment the invariant does not hold."""
+
+    mins: dict[str, int]  # group -> minMember, for groups with a PodGroup
+    alloc: dict[str, int]  # node -> allocatable cpu
+    pods: dict[str, Pod] = field(default_factory=dict)  # uid -> last seen state
+    flying: dict[str, str] = field(default_factory=dict)  # uid -> group: allowed, binding cycle running
+    gone: dict[str, str] = field(default_factory=dict)  # uid -> group: deleted after bound or allowed
+    first_node: dict[str, str] = field(default_factory=dict)  # uid -> the node it was first bound to
+    violations: list[str] = field(default_factory=list)
+    events: int = 0
+    rejected: int = 0  # Permit waits that ended in a rejection (timeout, group rejected, deleted, preempted)
+    max_count: dict[str, int] = field(default_factory=dict)  # group -> the highest count seen
+
+    # --- hooks into the pipeline (observation only: every call goes through unchanged) ---
+
+    def attach(self, p: Pipeline) -> None:
+        park, run = p.waiting_room.park, p.scheduler.bindings.run
+
+        def observed_park(wp: WaitingPod, timeouts: dict[str, float]) -> asyncio.Future[Status]:
+            fut = park(wp, timeouts)
+            decided = wp._on_decision  # the waiting room's own callback, kept and called first
+            assert decided is not None
+
+            def on_decision(status: Status) -> None:
+                if status.is_success():
+                    self.flying[wp.pod.uid] = wp.pod.pod_group
+                else:
+                    self.rejected += 1
+                decided(status)
+
+            wp.set_on_decision(on_decision)
+            return fut
+
+        def observed_run(a: AssumedPod):  # noqa: ANN202 - returns the binding cycle's coroutine
+            if a.permit is None:  # Permit allowed at once (in the scheduling cycle, synchronously)
+                self.flying[a.pod.uid] = a.pod.pod_group
+            return self._until_done(a, run)
+
+        p.waiting_room.park = observed_park  # type: ignore[method-assign]
+        p.scheduler.bindings.run = observed_run  # type: ignore[method-assign]
+
+    async def _until_done(self, a: AssumedPod, run: Callable[[AssumedPod], Any]) -> None:
+        try:
+            await run(a)
+        finally:
+            self.flying.pop(a.pod.uid, None)
+
+    # --- the watch sink ---
+
+    def __call__(self, ev: WatchEvent) -> None:
+        self.events += 1
+        pod: Pod = ev.obj  # type: ignore[assignment]
+        before = self.pods.get(pod.uid)
+        if ev.type == "DELETED":
+            self.pods.pop(pod.uid, None)
+            if pod.node_name or pod.uid in self.flying:
+                self.gone[pod.uid] = pod.pod_group
+        else:
+            self.pods[pod.uid] = pod
+        if before is not None and before.node_name and pod.node_name != before.node_name:
+            self.violations.append(f"rv {ev.resource_version}: {pod.key} moved from {before.node_name} "
+                                   f"to {pod.node_name or '(none)'}")
+        if pod.node_name:
+            first = self.first_node.setdefault(pod.uid, pod.node_name)
+            if first != pod.node_name:
+                self.violations.append(f"rv {ev.resource_version}: {pod.key} bound to {first}, then {pod.node_name}")
+        self.check(f"rv {ev.resource_version} ({ev.type} {pod.key})")
+
+    def count(self, group: str) -> int:
+        members = {u for u, q in self.pods.items() if q.node_name and q.pod_group == group}
+        members |= {u for u, g in self.flying.items() if g == group}
+        members |= {u for u, g in self.gone.items() if g == group}
+        return len(members)
+
+    def check(self, when: str) -> None:
+        for g, m in self.mins.items():
+            n = self.count(g)
+            self.max_count[g] = max(self.max_count.get(g, 0), n)
+            if 0 < n < m:
+                self.violations.append(f"{when}: group {g} has {n} members bound or binding, minMember {m}")
+        self.violations += [f"{when}: {v}" for v in overcommitted(self.pods.values(), self.alloc)]
+
+
+def overcommitted(pods: Any, alloc: dict[str, int]) -> list[str]:
+    used: dict[str, int] = {}
+    for q in pods:
+        if q.node_name and not q.is_terminal:
+            used[q.node_name] = used.get(q.node_name, 0) + cpu_of(q)
+    return [f"node {n} has {c} cpu requested by bound pods, allocatable {alloc[n]}"
+            for n, c in sorted(used.items()) if c > alloc[n]]
+
+
+def members(w: dict) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    raws, mins = [], {}
+    for i, g in enumerate(w["groups"]):
+        name = f"g{i}"
+        mins[name] = g["min"]
+        for j in range(max(1, g["min"] + g["delta"])):
+            raws.append(pod(f"{name}-{j}", g["cpus"][j % len(g["cpus"])], name, g["priority"]))
+    raws += [pod(f"plain-{k}", c) for k, c in enumerate(w["plain"])]
+    return raws, mins
+
+
+async def step(p: Pipeline, clock: FakeClock, action: tuple[str, Any], rnd: random.Random) -> None:
+    kind, arg = action
+    if kind == "advance":
+        clock.advance(arg)
+    elif kind == "quiesce":
+        await p.run_until_quiescent(max_seconds=arg)
+    else:
+        items, _ = await p.client.list("Pod")
+        if kind == "finish":
+            for raw in items:
+                if raw["spec"].get("nodeName") and rnd.random() < arg:
+                    await p.client.update_pod_status("default", raw["metadata"]["name"], phase="Succeeded")
+        elif items:
+            await p.client.delete("Pod", "default", items[arg % len(items)]["metadata"]["name"])
+    await p.settle()
+
+
+async def scenario(w: dict) -> Observer:
+    raws, mins = members(w)
+    alloc = {f"n{i}": c for i, c in enumerate(w["nodes"])}
+    obs = Observer(mins, alloc)
+    rnd = random.Random(w["seed"])
+    clock = FakeClock(START)
+    async with Pipeline(config(**w["args"]), clock=clock, rand=random.Random(w["seed"])) as p:
+        obs.attach(p)
+        await p.client.watch(obs, kinds=frozenset({"Pod"}))
+        await p.client.apply(objs("Node", [node(n, c) for n, c in alloc.items()]))
+        await p.client.apply(objs("PodGroup", [
+            pod_group(g, m, timeout=grp["timeout"], created=f"2026-01-01T00:00:0{grp['created']}Z")
+            for (g, m), grp in zip(mins.items(), w["groups"])]))
+        rnd.shuffle(raws)
+        while raws:  # members arrive in random chunks while others are being scheduled
+            cut = rnd.randint(1, len(raws))
+            chunk, raws = raws[:cut], raws[cut:]
+            await p.client.apply(objs("Pod", chunk))
+            await p.settle()
+        for i, action in enumerate(w["steps"]):
+            if w["preemptor"] is not None and w["preemptor"][1] == i:
+                await p.client.apply(objs("Pod", [pod("vip", w["preemptor"][0], priority=1000)]))
+            await step(p, clock, action, rnd)
+        if w["preemptor"] is not None and w["preemptor"][1] >= len(w["steps"]):
+            await p.client.apply(objs("Pod", [pod("vip", w["preemptor"][0], priority=1000)]))
+        await p.run_until_quiescent(max_seconds=120)
+        items, _ = await p.client.list("Pod")
+    obs.check("after the pipeline stopped")
+    final = [Pod(raw) for raw in items]
+    obs.violations += [f"at the end: {v}" for v in overcommitted(final, alloc)]
+    obs.violations += [f"at the end: {q.key} bound to {q.node_name}, first to {obs.first_node.get(q.uid)}"
+                       for q in final if q.node_name and obs.first_node.get(q.uid) != q.node_name]
+    return obs
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(workload_st)
+def test_no_group_ever_has_fewer_than_min_member_bound_in_the_real_pipeline(w: dict) -> None:
+    obs = asyncio.run(scenario(w))
+    assert obs.events > 0
+    assert obs.violations == []
+
+
+@pytest.mark.xfail(raises=RuntimeError, strict=True,
+                   reason="livelock with podGroupBackoffSeconds 0 (the shipped default): the first member to wait "
+                          "activates its siblings out of backoff, one fails Filter and its PostFilter rejects the "
+                          "waiter, which is activated again by the next waiter, all at one clock instant")
+async def test_a_group_that_can_never_reach_its_quorum_is_not_retried_at_one_instant_forever() -> None:
+    # 7 cpu hold at most two of the members (2 + 2, or 2 + 4) and minMember is 3.
+    # Found by the property test above: g-1 (2 cpu) waits at Permit and activates
+    # g-0 (4 cpu), which fails Filter and rejects g-1 in PostFilter; g-2 then waits
+    # and activates g-0 and g-1 again, and so on, tens of thousands of attempts
+    # without the clock moving (settle raises "pipeline did not settle").
+    async with Pipeline(config(), clock=FakeClock(START), rand=random.Random(1)) as p:
+        await p.client.apply(objs("Node", [node("n0", 7)]))
+        await p.client.apply(objs("PodGroup", [pod_group("g", 3)]))
+        await p.client.apply(objs("Pod", [pod(f"g-{i}", c, "g") for i, c in enumerate([4, 2, 4, 2])]))
+        await p.settle(max_rounds=5_000)
+        assert p.scheduler.stats.attempts <= 20
