@@ -149,6 +149,11 @@ def check_placement(requests: Sequence[Resource], needed: int, nodes: Sequence[N
     if len(set(vecs)) == 1:
         n = count_identical(vecs[0], frees)
         return PlacementCheck(n >= needed, n, summed_fit)
+    # Any `needed` members together ask, per resource, at least the sum of the
+    # `needed` smallest asks; more than the summed free room can never fit.
+    for i in range(len(dims)):
+        if sum(sorted(v[i] for v in vecs)[:needed]) > max(summed[i], 0):
+            return PlacementCheck(False, None, False)
     if first_fit_decreasing(smallest, [list(f) for f in frees]) >= needed:
         return PlacementCheck(True, None, summed_fit)
     if len(vecs) != needed:

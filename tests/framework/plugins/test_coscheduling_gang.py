@@ -101,3 +101,11 @@ def test_lower_priority_admissions_do_not_hold_back_a_higher_priority_group() ->
     ledger.admit("ns/high", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=100)
     assert [g for g, _ in ledger.others("ns/x", 1, priority=100)] == ["ns/high"]
     assert [g for g, _ in ledger.others("ns/x", 1, priority=0)] == ["ns/low", "ns/high"]
+
+
+def test_members_of_mixed_sizes_whose_smallest_quorum_exceeds_the_free_room_are_rejected() -> None:
+    # Any 3 of (4, 2, 4, 2) ask at least 2 + 2 + 4 = 8 cpu; the node has 7.
+    result = check_placement([cpu(c) for c in (4, 2, 4, 2)], 3, nodes_with([7]))
+    assert result.fits is False and result.summed_fit is False
+    # With 8 cpu the smallest three fit on one node.
+    assert check_placement([cpu(c) for c in (4, 2, 4, 2)], 3, nodes_with([8])).fits is True
