@@ -169,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
         report.append(entry)
         if not ok and not args.json:
             why = error.splitlines()[0] if error else "; ".join(diffs)
+            if len(why) > 600:  # one line a case; --json has everything
+                why = why[:600] + " ..."
             print(f"FAIL {case.get('name')}: {why}")
     if args.json:
         print(json.dumps(report, indent=1, default=str))
