@@ -8,7 +8,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, Snapshot
-from framework.interface import Code, CycleState, NodePluginScores, NodeToStatus, Status
+from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
 from framework.runtime import Framework
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -322,8 +322,6 @@ def explain(fwk: Framework, pod: Pod, snapshot: Snapshot, rand: random.Random | 
 
 
 def _explain_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], out: dict[str, dict[str, Any]]) -> None:
-    from framework.interface import NodeScore
-
     st = fwk.run_pre_score(state, pod, nodes)
     if not st.is_success():
         for n in nodes:

@@ -88,15 +88,8 @@ class Status:
         return f"Status({self.code.name}, {self.reasons!r}{', plugin=' + self.plugin if self.plugin else ''})"
 
 
-SUCCESS_CODE = Code.Success
-
-
 def is_success(status: Status | None) -> bool:
     return status is None or status.code == Code.Success
-
-
-def as_status(status: Status | None) -> Status:
-    return status if status is not None else Status()
 
 
 # Framework constants (upstream values).

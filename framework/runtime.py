@@ -6,7 +6,7 @@ plugin returning None means Success. Every run_* here returns a Status, never No
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo
@@ -565,10 +565,3 @@ class Framework:
             except Exception:  # noqa: BLE001 - PostBind is informational
                 continue
 
-
-def plugins_at(fwk: Framework, point: str) -> Sequence[str]:
-    return fwk.points.get(point, [])
-
-
-def all_plugin_names(fwks: Iterable[Framework]) -> set[str]:
-    return {n for f in fwks for n in f.plugins}
