@@ -14,13 +14,7 @@ CASES = load_cases([str(SHARED)]) if SHARED.is_dir() else []
 # Cases whose expectation was translated from an older upstream commit than the
 # behaviour we follow (the newest release, as CASE_SCHEMA.md says). Each is listed
 # with the reason; strict xfail makes the suite fail if one starts passing.
-STALE = {
-    "Scheduler/FailedSchedulingReasons: 100 nodes too small": (
-        "translated from schedule_one_test.go @cb0f0927, which predates NodeResourcesFit marking a request "
-        "larger than the node's whole allocatable UnschedulableAndUnresolvable (fit.go `unresolvable`, and the "
-        "38 NodeResourcesFit-filter cases @964d79dd expect exactly that); the message and plugins still match"
-    ),
-}
+STALE: dict[str, str] = {}
 
 
 def _param(case):
