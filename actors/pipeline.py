@@ -20,13 +20,13 @@ from typing import Any, Callable, Mapping
 from actors.base import MailboxClosed
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
-from actors.podgroup_status import PodGroupStatusWriter
-from actors.queue import SchedulingQueue
-from actors.queue_actor import Counts, QueueActor
+from actors.podgroup_status_writer import PodGroupStatusWriter
+from actors.queue.scheduling_queue import SchedulingQueue
+from actors.queue.actor import Counts, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
 from actors.store import Store, WatchEvent
-from actors.store_backend import StoreBackend
-from actors.store_messages import StoreClient
+from actors.store.backend import StoreBackend
+from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod

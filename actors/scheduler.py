@@ -28,9 +28,10 @@ from actors.clock import Clock
 from actors.events import event_for
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
-from actors.queue_actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
+from actors.queue.actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
 from actors.store import WatchEvent
-from actors.store_messages import Delete, StoreClient, UpdatePodStatus
+from actors.store import StoreClient
+from actors.store.messages import Delete, UpdatePodStatus
 from actors.waiting_room import WaitingRoom
 from framework.algorithm import (
     Diagnosis,

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from actors.pipeline import Pipeline
-from actors.store_backend import InMemoryBackend, StoreBackend
-from actors.store_sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
+from actors.store.backend import StoreBackend
+from actors.store.memory import InMemoryBackend
+from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.handle import FrameworkHandle

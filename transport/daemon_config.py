@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from actors.store_sqlite import SYNCHRONOUS_MODES
+from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
 
 API_VERSION = "ksched.io/v1alpha1"

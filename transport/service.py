@@ -84,7 +84,7 @@ StatsSource = Callable[[], Awaitable[dict[str, Any]]]
 
 
 class StoreService:
-    """Service over the Store actor (actors.store_messages.StoreClient). `explain`
+    """Service over the Store actor (actors.store.messages.StoreClient). `explain`
     asks the scheduler for a dry run on its live snapshot; `more_stats` adds the
     scheduler's and queue's counters; `ready` says whether the actors run. The
     fields the server owns (uid, creationTimestamp, what a re-apply keeps) are the
@@ -93,7 +93,7 @@ class StoreService:
     def __init__(self, store: Any, *, ready: Callable[[], bool] = lambda: True,
                  explain: Explainer | None = None, more_stats: StatsSource | None = None,
                  clock: Callable[[], float] = lambda: 0.0) -> None:
-        from actors.store_messages import StoreClient
+        from actors.store import StoreClient
 
         self.store = store  # the Store actor
         self.client = StoreClient(store)
@@ -142,7 +142,7 @@ class StoreService:
 
     def unwatch(self, watch_id: int) -> None:
         from actors.base import MailboxClosed
-        from actors.store_messages import Unwatch
+        from actors.store.messages import Unwatch
 
         try:
             self.store.tell(Unwatch(watch_id=watch_id))
@@ -171,7 +171,7 @@ class StoreService:
 def _check(raw: dict[str, Any], index: int) -> None:
     """Validate one object of a batch early, so the error says which one it was:
     `objects[3] (Pod default/web-3): spec.containers[0].resources.requests.cpu: ...`."""
-    from actors.store import describe
+    from actors.store.actor import describe
     from framework.api.errors import ValidationError
     from framework.api.objects import parse_object
 

@@ -6,8 +6,8 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 from actors.store import Store
-from actors.store_backend import InMemoryBackend
-from actors.store_messages import StoreClient
+from actors.store.memory import InMemoryBackend
+from actors.store import StoreClient
 
 
 @asynccontextmanager

@@ -115,7 +115,7 @@ async def test_a_permit_rejection_in_the_scheduling_cycle_reads_as_a_fit_error_o
 
 
 async def test_requeues_still_in_the_queue_inbox_at_stop_are_not_lost() -> None:
-    from actors.queue_actor import AddPod
+    from actors.queue.actor import AddPod
     from framework.api.objects import Pod
 
     p = Pipeline(config(), clock=FakeClock(), registry=recording_registry([]))

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from actors.queue import SchedulingQueue, backoff_duration_ns
+from actors.queue.scheduling_queue import SchedulingQueue, backoff_duration_ns
 from framework.api.objects import Node, Pod
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Status
-from framework.plugins.queue_sort import PrioritySort
-from framework.plugins.scheduling_gates import SchedulingGates
+from framework.plugins.queuesort.priority_sort import PrioritySort
+from framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 
 NODE_ADD = ClusterEvent("Node", ActionType.Add, "NodeAdd")
 POD_DELETE = ClusterEvent("AssignedPod", ActionType.Delete, "AssignedPodDelete")

@@ -13,8 +13,8 @@ import pytest
 
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
-from actors.queue import NS, to_ns
-from actors.queue_actor import clock_time_at
+from actors.queue.scheduling_queue import NS, to_ns
+from actors.queue.actor import clock_time_at
 from tests.actors.helpers import node, pod
 
 EPOCH_STARTS = [1767225600.0, 1767225600.123456, 1.7e9 + 0.1]

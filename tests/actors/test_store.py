@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from actors.store import AlreadyExists, Conflict, Invalid, NotFound, StoreError, WatchEvent
-from actors.store_backend import InMemoryBackend
+from actors.store.memory import InMemoryBackend
 
 from tests.actors.store_helpers import running
 

@@ -10,8 +10,8 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 from actors.store import Store
-from actors.store_fields import NAME_ALPHABET
-from actors.store_messages import StoreClient
+from actors.store.fields import NAME_ALPHABET
+from actors.store import StoreClient
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 NEW_YEAR = 1767225600.0  # 2026-01-01T00:00:00Z

@@ -8,8 +8,8 @@ from framework.api.objects import Node, Pod, PodDisruptionBudget
 from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, Status
-from framework.plugins.default_preemption import DefaultPreemption
-from framework.plugins.node_resources_fit import NodeResourcesFit
+from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
+from framework.plugins.noderesources.fit import NodeResourcesFit
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
 

@@ -11,12 +11,12 @@ from framework.api.affinity import parse_pod_affinity, parse_selector
 from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.interface import CycleState
-from framework.plugins.inter_pod_affinity_filter import PRE_FILTER_STATE_KEY as IPA_KEY
-from framework.plugins.inter_pod_affinity_filter import PreFilterState as AffinityFilterState
-from framework.plugins.inter_pod_affinity_score import PreScoreState as AffinityScoreState
-from framework.plugins.node_affinity import required_node_affinity
-from framework.plugins.node_resources_balanced_allocation import balanced_resource_scorer
-from framework.plugins.pod_topology_spread_filter import (
+from framework.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY as IPA_KEY
+from framework.plugins.interpodaffinity.filtering import PreFilterState as AffinityFilterState
+from framework.plugins.interpodaffinity.scoring import PreScoreState as AffinityScoreState
+from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
+from framework.plugins.noderesources.balanced_allocation import balanced_resource_scorer
+from framework.plugins.podtopologyspread.filtering import (
     HONOR,
     IGNORE,
     PRE_FILTER_STATE_KEY,
@@ -25,14 +25,12 @@ from framework.plugins.pod_topology_spread_filter import (
     count_matching_pods,
     count_pods_matching,
 )
-from framework.plugins.pod_topology_spread_score import PRE_SCORE_STATE_KEY as SPREAD_SCORE_KEY
-from framework.plugins.pod_topology_spread_score import PreScoreState as SpreadScoreState
-from framework.plugins.resource_allocation import (
-    ResourceSpec,
-    least_resource_scorer,
-    most_resource_scorer,
-    requested_to_capacity_ratio_scorer,
-)
+from framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY as SPREAD_SCORE_KEY
+from framework.plugins.podtopologyspread.scoring import PreScoreState as SpreadScoreState
+from framework.plugins.noderesources.least_allocated import least_resource_scorer
+from framework.plugins.noderesources.most_allocated import most_resource_scorer
+from framework.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
+from framework.plugins.noderesources.resource_allocation import ResourceSpec
 from tests.framework.test_batch_equivalence import World, random_pod
 
 

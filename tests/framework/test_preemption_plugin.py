@@ -8,7 +8,7 @@ from framework.api.objects import Pod
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, NodeToStatus, Status
-from framework.plugins.default_preemption import DefaultPreemption, parse_args
+from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption, parse_args
 from framework.waiting import WaitingPod
 from tests.framework.preemption_builders import Cluster, ExtensionErrors, node, pdb, pod
 

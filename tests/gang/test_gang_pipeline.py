@@ -10,7 +10,7 @@ import yaml
 
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
-from actors.podgroup_status import PodGroupStatusWriter
+from actors.podgroup_status_writer import PodGroupStatusWriter
 from framework.api.objects import POD_GROUP_LABEL
 from tests.gang.harness import node, pod, pod_group
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from actors.podgroup_status import compute_status
+from actors.podgroup_status_writer import compute_status
 from framework.api.objects import Pod, PodGroup
 from tests.gang.harness import pod, pod_group
 
@@ -89,7 +89,7 @@ def test_pods_of_other_groups_and_namespaces_are_not_counted() -> None:
 async def test_the_writer_shows_members_waiting_at_permit() -> None:
     from actors.clock import FakeClock
     from actors.pipeline import Pipeline
-    from actors.podgroup_status import PodGroupStatusWriter
+    from actors.podgroup_status_writer import PodGroupStatusWriter
     from tests.gang.harness import node
     from tests.gang.test_gang_pipeline import config, objs
 

@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator
 import pytest
 
 from actors.store import Store
-from actors.store_backend import InMemoryBackend
+from actors.store.memory import InMemoryBackend
 from transport.framing import FrameDecoder, encode_frame
 from transport.server import Server
 from transport.service import StoreService

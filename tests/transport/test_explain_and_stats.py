@@ -5,7 +5,7 @@ import pytest
 
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
-from actors.store_backend import InMemoryBackend
+from actors.store.memory import InMemoryBackend
 from transport.client import Client
 from transport.daemon import pipeline_stats
 from transport.explain import explain_on_live_snapshot

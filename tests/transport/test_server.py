@@ -189,7 +189,7 @@ async def test_watches_resume_after_the_daemon_restarts_on_the_same_port(daemon)
 
 
 async def test_applying_the_same_manifest_again_keeps_the_binding_uid_and_creation_time(daemon):
-    from actors.store_messages import StoreClient
+    from actors.store import StoreClient
 
     async with await Client.connect(daemon.address) as c:
         [first] = await c.apply([pod("p1")])
@@ -249,7 +249,7 @@ async def test_a_watch_with_a_namespace_sees_only_that_namespace(daemon):
 
 
 async def test_events_recorded_about_an_object_are_served_with_their_age(daemon):
-    from actors.store_messages import StoreClient
+    from actors.store import StoreClient
 
     async with await Client.connect(daemon.address) as c:
         await c.apply([pod("p1")])

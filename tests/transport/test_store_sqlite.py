@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.store_backend import Write
-from actors.store_sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
+from actors.store.backend import Write
+from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 
 
 def node(name: str, rv: int) -> dict:
@@ -87,8 +87,8 @@ async def test_a_second_backend_on_the_same_data_dir_is_refused(tmp_path):
 async def test_a_commit_survives_kill_9_right_after_it_returns(tmp_path):
     script = textwrap.dedent(f"""
         import asyncio, os, signal
-        from actors.store_backend import Write
-        from actors.store_sqlite import SQLiteBackend
+        from actors.store.backend import Write
+        from actors.store.sqlite import SQLiteBackend
         async def main():
             b = SQLiteBackend({str(tmp_path)!r})
             await b.load_all()

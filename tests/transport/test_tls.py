@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from actors.store import Store
-from actors.store_backend import InMemoryBackend
+from actors.store.memory import InMemoryBackend
 from transport.client import Client, client_tls_context
 from transport.server import Server
 from transport.service import StoreService

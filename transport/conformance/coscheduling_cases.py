@@ -18,8 +18,8 @@ from framework.api.timeutil import parse_time
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, NodeToStatus, QueuedPodInfo, Status
-from framework.plugins.coscheduling import Coscheduling
-from framework.plugins.coscheduling_core import check_cluster_resource
+from framework.plugins.coscheduling.coscheduling import Coscheduling
+from framework.plugins.coscheduling.core import check_cluster_resource
 from framework.waiting import WaitingPod
 from transport.conformance.cluster import CaseCluster, build_cluster
 from transport.conformance.plugin_cases import CaseError, status_dict

@@ -17,7 +17,7 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins import Registry
-from framework.plugins.default_preemption import DefaultPreemption
+from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from framework.runtime import Framework
 from transport.conformance.cluster import CaseCluster, build_cluster
 from transport.conformance.fakes import fake_registry

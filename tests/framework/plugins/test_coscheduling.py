@@ -12,8 +12,8 @@ from framework.api.resources import parse_resource_list
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, NodeToStatus, QueuedPodInfo, QueueingHint, Status
-from framework.plugins.coscheduling import Coscheduling
-from framework.plugins.coscheduling_core import CoschedulingArgs, check_cluster_resource
+from framework.plugins.coscheduling.coscheduling import Coscheduling
+from framework.plugins.coscheduling.core import CoschedulingArgs, check_cluster_resource
 from framework.waiting import WaitingPod
 from tests.gang.harness import node, pod, pod_group
 

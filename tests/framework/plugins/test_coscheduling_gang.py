@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from framework.cache import Snapshot
-from framework.plugins.coscheduling_gang import AdmissionLedger, check_placement
+from framework.plugins.coscheduling.placement import AdmissionLedger, check_placement
 from tests.gang.harness import node, pod
 
 

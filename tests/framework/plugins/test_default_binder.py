@@ -1,7 +1,7 @@
 from framework.api.objects import Pod
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState
-from framework.plugins.default_binder import DefaultBinder
+from framework.plugins.defaultbinder.default_binder import DefaultBinder
 
 POD = Pod({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": []}})
 

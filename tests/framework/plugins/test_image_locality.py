@@ -1,7 +1,7 @@
 import pytest
 
 from framework.interface import CycleState
-from framework.plugins.image_locality import ImageLocality, calculate_priority, normalized_image_name
+from framework.plugins.imagelocality.image_locality import ImageLocality, calculate_priority, normalized_image_name
 from tests.framework.plugins.resource_builders import container, handle_for, make_node, make_pod
 
 MB = 1024 * 1024

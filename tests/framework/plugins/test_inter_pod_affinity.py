@@ -8,8 +8,8 @@ from framework.api.objects import Namespace, Node, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
-from framework.plugins.inter_pod_affinity import InterPodAffinity
-from framework.plugins.inter_pod_affinity_filter import PRE_FILTER_STATE_KEY
+from framework.plugins.interpodaffinity.plugin import InterPodAffinity
+from framework.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 AFFINITY_MISMATCH = Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules")

@@ -5,7 +5,7 @@ from framework.api.objects import Namespace, Node, Pod
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, NodeScore, Status
-from framework.plugins.inter_pod_affinity import InterPodAffinity
+from framework.plugins.interpodaffinity.plugin import InterPodAffinity
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"

@@ -5,7 +5,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle
 from framework.interface import ActionType, Code, CycleState, NodeScore, PreFilterResult, QueueingHint, Status
-from framework.plugins.node_affinity import NodeAffinity
+from framework.plugins.nodeaffinity.node_affinity import NodeAffinity
 
 POD_MISMATCH = Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector")
 ENFORCED_MISMATCH = Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match scheduler-enforced node affinity")

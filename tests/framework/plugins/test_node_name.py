@@ -3,7 +3,7 @@ import pytest
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import ActionType, Code, CycleState, Status
-from framework.plugins.node_name import NodeName
+from framework.plugins.nodename.node_name import NodeName
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, QueueingHint, Status
-from framework.plugins.node_ports import NodePorts
+from framework.plugins.nodeports.node_ports import NodePorts
 
 CONFLICT = Status(Code.Unschedulable, "node(s) didn't have free ports for the requested pod ports")
 

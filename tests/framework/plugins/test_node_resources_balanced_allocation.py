@@ -2,7 +2,7 @@ import pytest
 
 from framework.api.errors import ValidationError
 from framework.interface import Code, CycleState, Status
-from framework.plugins.node_resources_balanced_allocation import (
+from framework.plugins.noderesources.balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balanced_resource_score,
     balanced_resource_scorer,

@@ -3,8 +3,8 @@ import pytest
 from framework.api.errors import ValidationError
 from framework.cache import NodeInfo
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
-from framework.plugins.node_resources_fit import NodeResourcesFit
-from framework.plugins.resource_allocation import build_broken_linear_function, go_round
+from framework.plugins.noderesources.fit import NodeResourcesFit
+from framework.plugins.noderesources.requested_to_capacity_ratio import build_broken_linear_function, go_round
 from tests.framework.plugins.resource_builders import (
     container,
     handle_for,

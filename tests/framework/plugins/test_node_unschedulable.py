@@ -5,7 +5,7 @@ from framework.cache import NodeInfo
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, QueueingHint, Status
-from framework.plugins.node_unschedulable import NodeUnschedulable
+from framework.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
 
 REJECTED = Status(Code.UnschedulableAndUnresolvable, "node(s) were unschedulable")
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"

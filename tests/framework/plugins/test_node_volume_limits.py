@@ -4,7 +4,7 @@ from framework.api.objects import KubeObject, Node, PersistentVolume, Persistent
 from framework.cache import NodeInfo, Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueueingHint, Status
-from framework.plugins.node_volume_limits import NodeVolumeLimits, csi_attach_limit_key
+from framework.plugins.nodevolumelimits.node_volume_limits import NodeVolumeLimits, csi_attach_limit_key
 
 NODE = NodeInfo(Node({"metadata": {"name": "node1"}}))
 

@@ -10,9 +10,9 @@ from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
-from framework.plugins.node_affinity import required_node_affinity
-from framework.plugins.pod_topology_spread import PodTopologySpread
-from framework.plugins.pod_topology_spread_filter import PRE_FILTER_STATE_KEY, PreFilterState, count_matching_pods
+from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
+from framework.plugins.podtopologyspread.plugin import PodTopologySpread
+from framework.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState, count_matching_pods
 
 NOT_MATCH = Status(Code.Unschedulable, "node(s) didn't match pod topology spread constraints")
 MISSING_LABEL = Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match pod topology spread constraints (missing required label)")

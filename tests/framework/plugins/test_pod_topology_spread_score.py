@@ -5,8 +5,8 @@ from framework.api.objects import Node, Pod, ReplicaSet, Service
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, NodeScore, Status
-from framework.plugins.pod_topology_spread import PodTopologySpread
-from framework.plugins.pod_topology_spread_score import go_round
+from framework.plugins.podtopologyspread.plugin import PodTopologySpread
+from framework.plugins.podtopologyspread.scoring import go_round
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

@@ -2,7 +2,7 @@ import pytest
 
 from framework.api.objects import Pod
 from framework.interface import QueuedPodInfo
-from framework.plugins.queue_sort import PrioritySort
+from framework.plugins.queuesort.priority_sort import PrioritySort
 
 
 def _queued(name: str, priority: int | None, timestamp: int) -> QueuedPodInfo:

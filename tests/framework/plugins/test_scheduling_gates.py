@@ -2,7 +2,7 @@ import pytest
 
 from framework.api.objects import Pod
 from framework.interface import ActionType, Code, QueueingHint, Status
-from framework.plugins.scheduling_gates import SchedulingGates
+from framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 
 
 def _pod(gates: list[str], uid: str = "u1") -> Pod:

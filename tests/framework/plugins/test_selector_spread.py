@@ -4,7 +4,7 @@ from framework.api.objects import KubeObject, Node, Pod, ReplicaSet, Replication
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState, NodeScore
-from framework.plugins.selector_spread import SelectorSpread, zone_key
+from framework.plugins.selectorspread.selector_spread import SelectorSpread, zone_key
 
 LABELS1 = {"foo": "bar", "baz": "blah"}
 LABELS2 = {"bar": "foo", "baz": "blah"}

@@ -5,7 +5,7 @@ from framework.cache import Snapshot
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle
 from framework.interface import ActionType, Code, CycleState, NodeScore, QueueingHint, Status
-from framework.plugins.taint_toleration import TaintToleration
+from framework.plugins.tainttoleration.taint_toleration import TaintToleration
 
 UNTOLERATED = Status(Code.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
 

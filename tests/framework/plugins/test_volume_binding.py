@@ -6,7 +6,7 @@ from framework.cache import Snapshot
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
-from framework.plugins.volume_binding import VolumeBinding
+from framework.plugins.volumebinding.volume_binding import VolumeBinding
 
 BOUND = {"pv.kubernetes.io/bind-completed": "true"}
 

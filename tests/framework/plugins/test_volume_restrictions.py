@@ -5,7 +5,7 @@ from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
 from framework.features import FeatureGates
-from framework.plugins.volume_restrictions import VolumeRestrictions
+from framework.plugins.volumerestrictions.volume_restrictions import VolumeRestrictions
 
 DISK_CONFLICT = Status(Code.Unschedulable, "node(s) had no available disk")
 RWOP_CONFLICT = Status(Code.Unschedulable,

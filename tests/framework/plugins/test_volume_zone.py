@@ -4,7 +4,7 @@ from framework.api.objects import Node, PersistentVolume, PersistentVolumeClaim,
 from framework.cache import NodeInfo
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
-from framework.plugins.volume_zone import VolumeZone, label_zones_to_set
+from framework.plugins.volumezone.volume_zone import VolumeZone, label_zones_to_set
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

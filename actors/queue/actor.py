@@ -1,0 +1,236 @@
+"""The Queue actor: owns a SchedulingQueue and runs its timed work on the clock.
+
+The scheduler asks for the next pod with Pop; the reply comes as soon as activeQ
+has a pod (one outstanding Pop at a time). Backoff completion and the
+unschedulable-pool limit are timers armed at the exact due time. After every
+message the queue's sizes go to the metrics sink when they changed
+(scheduler_pending_pods, kept current as upstream's queue keeps it).
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Union, assert_never
+
+from actors.base import Actor, resolve
+from actors.clock import Clock, Timer
+from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
+from actors.queue.scheduling_queue import NS, SchedulingQueue, to_ns
+from framework.api.objects import Pod
+from framework.interface import ClusterEvent, QueuedPodInfo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPod:
+    pod: Pod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatePod:
+    old: Pod | None
+    new: Pod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeletePod:
+    pod: Pod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pop:
+    """Reply with the next QueuedPodInfo once activeQ has one (None if the queue closes)."""
+
+    reply: asyncio.Future
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requeue:
+    """A failed attempt: back to backoffQ / unschedulable pool / activeQ."""
+
+    qpi: QueuedPodInfo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Done:
+    pod_key: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Activate:
+    pods: tuple[Pod, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Move:
+    event: ClusterEvent
+    old: Any
+    new: Any
+    pre_check: Callable[[Pod], bool] | None = None
+    cross_topology_only: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Nominate:
+    pod: Pod
+    node_name: str  # "" removes the nomination
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flush:
+    """A timer fired: run the timed work due now."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Counts:
+    reply: asyncio.Future
+
+
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Requeue, Done, Activate, Move, Nominate, Flush, Counts]
+
+_MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
+
+
+def clock_time_at(ns: int) -> float:
+    """The first clock reading (float seconds) from ns / 1e9 up that the queue
+    sees (to_ns) as `ns` or later. At epoch-sized readings a float is ~240 ns
+    coarse, so ns / 1e9 can round to an instant just before `ns`: a timer armed
+    there would find nothing due and re-arm at the same time forever (on a
+    FakeClock, time would never move)."""
+    t = ns / NS
+    while to_ns(t) < ns:
+        t = math.nextafter(t, math.inf)
+    return t
+
+
+class QueueActor(Actor[QueueMsg]):
+    name = "queue"
+
+    def __init__(self, queue: SchedulingQueue, clock: Clock, metrics: MetricsSink = NO_METRICS) -> None:
+        super().__init__()
+        self.queue = queue
+        self.clock = clock
+        self.metrics = metrics
+        self._sizes: tuple[int, ...] | None = None
+        self._popper: asyncio.Future | None = None
+        self._timer: Timer | None = None
+        self._timer_at: float | None = None
+
+    # convenience for callers
+    def add(self, pod: Pod) -> None:
+        self.tell(AddPod(pod=pod))
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        self.tell(Activate(pods=tuple(pods)))
+
+    def requeue(self, qpi: QueuedPodInfo) -> None:
+        """Requeue a failed attempt; after the actor stopped, straight into the
+        data structure, so a pod is never lost between bound and queued."""
+        if self.inbox.closed:
+            self.queue.add_unschedulable_if_not_present(qpi, self.clock.now())
+        else:
+            self.tell(Requeue(qpi=qpi))
+
+    def done(self, pod_key: str) -> None:
+        if self.inbox.closed:
+            self.queue.done(pod_key)
+        else:
+            self.tell(Done(pod_key=pod_key))
+
+    def idle(self) -> bool:
+        # Waiting for a pod while activeQ is empty is not work.
+        return super().idle() and not (self._popper is not None and self.queue.has_poppable())
+
+    async def handle(self, msg: QueueMsg) -> None:
+        self._apply(msg)
+        self._deliver()
+        self._arm()
+        self._publish_pending(force=isinstance(msg, _MAY_REGATE))
+
+    def _publish_pending(self, force: bool = True) -> None:
+        q = self.queue
+        # Counting gated pods walks the pool: only when some size moved, or when
+        # PreEnqueue ran again (a pod can turn gated without leaving the pool).
+        sizes = (len(q.active_q), len(q.backoff_q), len(q.error_backoff_q), len(q.unschedulable))
+        if sizes == self._sizes and not force:
+            return
+        self._sizes = sizes
+        counts = q.pending_counts()
+        self.metrics.set_pending_pods({name: counts[name] for name in PENDING_QUEUES})
+
+    def _apply(self, msg: QueueMsg) -> None:
+        q = self.queue
+        now = self.clock.now()
+        match msg:
+            case AddPod(pod=pod):
+                q.add(pod, now)
+            case UpdatePod(old=old, new=new):
+                q.update(old, new, now)
+            case DeletePod(pod=pod):
+                q.delete(pod)
+            case Pop(reply=reply):
+                self._popper = reply
+            case Requeue(qpi=qpi):
+                q.add_unschedulable_if_not_present(qpi, now)
+            case Done(pod_key=key):
+                q.done(key)
+            case Activate(pods=pods):
+                q.activate(pods, now)
+            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto):
+                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto)
+            case Nominate(pod=pod, node_name=node):
+                if node:
+                    q.nominator.add(pod, node)
+                else:
+                    q.nominator.delete(pod)
+            case Flush():
+                self._timer = None
+                self._timer_at = None
+                q.flush_backoff_completed(now)
+                q.flush_unschedulable_leftover(now)
+            case Counts(reply=reply):
+                resolve(reply, q.pending_counts())
+            case _:
+                assert_never(msg)
+
+    def _deliver(self) -> None:
+        if self._popper is None:
+            return
+        if self._popper.done():  # the asker went away
+            self._popper = None
+            return
+        qpi = self.queue.pop()
+        if qpi is not None:
+            self._popper.set_result(qpi)
+            self._popper = None
+
+    def _arm(self) -> None:
+        due = [t for t in (self.queue.next_backoff_expiry_ns(), self.queue.next_leftover_ns()) if t is not None]
+        when = clock_time_at(min(due)) if due else None
+        if when == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = None, when
+        if when is not None:
+            self._timer = self.clock.call_at(when, self._on_timer)
+
+    def _on_timer(self) -> None:
+        if not self.inbox.closed:
+            self.tell(Flush())
+
+    def stop(self) -> None:
+        """Close the inbox and apply what it still holds (no pod is lost between
+        a requeue and the stop); pops are answered with None from now on."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self.inbox.close(drain=True)
+        if self._popper is not None and not self._popper.done():
+            self._popper.set_result(None)
+        self._popper = None
+        for msg in self.inbox.get_nowait_all():
+            if isinstance(msg, Pop):
+                msg.reply.set_result(None)
+            elif not isinstance(msg, Flush):
+                self._apply(msg)
+        self._publish_pending()

@@ -1,0 +1,81 @@
+"""A heap of QueuedPodInfo keyed by pod key, with removal by key: the shape of
+upstream's activeQ and backoffQ (backend/heap)."""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Callable
+
+from framework.interface import QueuedPodInfo
+
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+
+
+class PodHeap:
+    """A heap of QueuedPodInfo keyed by pod key, with removal by key."""
+
+    def __init__(self, less: Less) -> None:
+        self._less = less
+        self._items: list[_Entry] = []
+        self._by_key: dict[str, _Entry] = {}
+        self._seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._by_key
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        e = self._by_key.get(key)
+        return e.qpi if e is not None else None
+
+    def push(self, qpi: QueuedPodInfo) -> None:
+        self.remove(qpi.pod.key)
+        e = _Entry(qpi, next(self._seq), self._less)
+        self._by_key[qpi.pod.key] = e
+        heapq.heappush(self._items, e)
+
+    def remove(self, key: str) -> QueuedPodInfo | None:
+        e = self._by_key.pop(key, None)
+        if e is None:
+            return None
+        e.live = False
+        return e.qpi
+
+    def peek(self) -> QueuedPodInfo | None:
+        while self._items and not self._items[0].live:
+            heapq.heappop(self._items)
+        return self._items[0].qpi if self._items else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        qpi = self.peek()
+        if qpi is not None:
+            heapq.heappop(self._items)
+            del self._by_key[qpi.pod.key]
+        return qpi
+
+    def values(self) -> list[QueuedPodInfo]:
+        return [e.qpi for e in self._by_key.values()]
+
+    def reheapify(self) -> None:
+        """Restore heap order after `less` changed its mind about queued pods."""
+        self._items = [e for e in self._items if e.live]
+        heapq.heapify(self._items)
+
+
+class _Entry:
+    __slots__ = ("qpi", "seq", "less", "live")
+
+    def __init__(self, qpi: QueuedPodInfo, seq: int, less: Less) -> None:
+        self.qpi = qpi
+        self.seq = seq
+        self.less = less
+        self.live = True
+
+    def __lt__(self, other: "_Entry") -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq

@@ -1,0 +1,398 @@
+"""The scheduling queue (upstream's PriorityQueue), as a plain data structure.
+
+No asyncio and no clock: every method that depends on time takes `now` (float
+seconds), so the actor wrapper (actors/queue/actor.py) decides when timed work
+runs and tests call it directly.
+
+- activeQ: heap ordered by the profile's QueueSort `less`.
+- backoffQ: heap ordered by backoff expiry (timestamp + initial * 2^(attempts-1),
+  capped); pods that failed with an Error (no rejector plugins) use the same
+  formula in their own heap, as upstream's podErrorBackoffQ.
+- unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
+- in-flight pods: popped and not yet done; cluster events seen meanwhile are
+  replayed when such a pod fails (QueueingHints).
+- nominator: pods PostFilter nominated to a node.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any, Callable, Iterable
+
+from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
+from actors.queue.heap import Less, PodHeap
+from actors.queue.nominator import Nominator
+from framework.api.objects import Pod
+from framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueuedPodInfo,
+    QueueingHint,
+    Status,
+)
+
+NS = 1_000_000_000
+DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
+UNSCHEDULABLE_POD_UPDATE = ClusterEvent("UnschedulablePod", ActionType.Update, "UnschedulablePodUpdate")
+
+PreEnqueue = Callable[[Pod], Status]
+HintMap = dict[str, list[ClusterEventWithHint]]  # plugin name -> registered events
+
+
+def to_ns(seconds: float) -> int:
+    return int(round(seconds * NS))
+
+
+class Strategy(enum.IntEnum):
+    """What a cluster event means for one unschedulable pod (queueingStrategy)."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        *,
+        less: Less,
+        pre_enqueue: PreEnqueue | None = None,
+        hints_for: Callable[[Pod], HintMap] | None = None,
+        initial_backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 10.0,
+        max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
+        pop_from_backoff_q: bool = True,
+        sort_generation: Callable[[], int] | None = None,
+    ) -> None:
+        self._less = less
+        # A QueueSort whose order can change while pods sit in the heap (Coscheduling
+        # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
+        self._sort_generation = sort_generation
+        self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
+        self._pre_enqueue = pre_enqueue
+        self._hints_for = hints_for or (lambda pod: {})
+        self.initial_backoff_ns = to_ns(initial_backoff_seconds)
+        self.max_backoff_ns = to_ns(max_backoff_seconds)
+        self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
+        self.active_q = PodHeap(less)
+        self.backoff_q = PodHeap(backoff_less)
+        self.error_backoff_q = PodHeap(backoff_less)
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
+        self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
+        self._event_seq = 0
+        self.scheduling_cycle = 0
+        self.nominator = Nominator()
+        # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
+        # head of backoffQ (not the error backoff heap) instead of idling.
+        self.pop_from_backoff_q = pop_from_backoff_q
+
+    # --- observation --------------------------------------------------------------------------
+
+    def pending_counts(self) -> dict[str, int]:
+        gated = sum(1 for q in self.unschedulable.values() if q.gated)
+        return {
+            "active": len(self.active_q),
+            "backoff": len(self.backoff_q) + len(self.error_backoff_q),
+            "unschedulable": len(self.unschedulable) - gated,
+            "gated": gated,
+            "inFlight": len(self.in_flight),
+        }
+
+    def where(self, pod_key: str) -> str:
+        """"active", "backoff", "unschedulable", "gated", "inFlight" or ""."""
+        if pod_key in self.active_q:
+            return "active"
+        if pod_key in self.backoff_q or pod_key in self.error_backoff_q:
+            return "backoff"
+        q = self.unschedulable.get(pod_key)
+        if q is not None:
+            return "gated" if q.gated else "unschedulable"
+        return "inFlight" if pod_key in self.in_flight else ""
+
+    def get(self, pod_key: str) -> QueuedPodInfo | None:
+        return (self.active_q.get(pod_key) or self.backoff_q.get(pod_key) or self.error_backoff_q.get(pod_key)
+                or self.unschedulable.get(pod_key))
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
+        if qpi.backoff_expiration is None:
+            qpi.backoff_expiration = qpi.timestamp + backoff_duration_ns(qpi.attempts, self.initial_backoff_ns,
+                                                                          self.max_backoff_ns)
+        return qpi.backoff_expiration
+
+    def is_backing_off(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        return self.backoff_expiry(qpi) > now_ns
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the next backoff completes (seconds), for the actor's timer."""
+        due = self.next_backoff_expiry_ns()
+        return due / NS if due is not None else None
+
+    def next_backoff_expiry_ns(self) -> int | None:
+        """The first instant (ns) at which flush_backoff_completed moves a pod."""
+        heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
+        return min(heads) if heads else None  # type: ignore[type-var]
+
+    def next_leftover_time(self) -> float | None:
+        """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
+        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        return (min(ts) + self.max_in_unschedulable_ns) / NS if ts else None
+
+    def next_leftover_ns(self) -> int | None:
+        """The first instant (ns) at which flush_unschedulable_leftover moves a pod
+        (the limit is "longer than": one ns past it)."""
+        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        return min(ts) + self.max_in_unschedulable_ns + 1 if ts else None
+
+    # --- pods arriving and leaving ---------------------------------------------------------------
+
+    def add(self, pod: Pod, now: float) -> None:
+        """A new pending pod."""
+        if self.get(pod.key) is not None or pod.key in self.in_flight:
+            self.update(pod, pod, now)
+            return
+        qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
+        self._move_to_active(qpi, to_ns(now))
+
+    def update(self, old: Pod | None, new: Pod, now: float) -> None:
+        key = new.key
+        if new.nominated_node_name:
+            self.nominator.add(new, new.nominated_node_name)
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            qpi = heap.get(key)
+            if qpi is not None:
+                qpi.pod = new
+                heap.push(qpi)
+                return
+        qpi = self.unschedulable.get(key)
+        if qpi is None:
+            if key not in self.in_flight:
+                self.add(new, now)
+            elif old is None or old.spec != new.spec or old.labels != new.labels:
+                # Replayed if the attempt in flight fails (addEventIfPodInFlight).
+                self._record_event(UNSCHEDULABLE_POD_UPDATE, old, new)
+            return
+        qpi.pod = new
+        now_ns = to_ns(now)
+        if qpi.gated:
+            self._move_to_active(qpi, now_ns)
+            return
+        if old is not None and old.spec == new.spec and old.labels == new.labels:
+            return
+        strategy = self._worth_requeuing(qpi, UNSCHEDULABLE_POD_UPDATE, old, new)
+        if strategy != Strategy.SKIP:
+            self._requeue(qpi, strategy, now_ns)
+
+    def delete(self, pod: Pod) -> None:
+        key = pod.key
+        self.active_q.remove(key)
+        self.backoff_q.remove(key)
+        self.error_backoff_q.remove(key)
+        self.unschedulable.pop(key, None)
+        self.nominator.delete(pod)
+        self.done(key)
+
+    # --- the scheduling cycle's side ---------------------------------------------------------------
+
+    def has_poppable(self) -> bool:
+        return bool(len(self.active_q)) or (self.pop_from_backoff_q and bool(len(self.backoff_q)))
+
+    def pop(self) -> QueuedPodInfo | None:
+        if self._sort_generation is not None:
+            gen = self._sort_generation()
+            if gen != self._seen_sort_generation:
+                self._seen_sort_generation = gen
+                self.active_q.reheapify()
+        qpi = self.active_q.pop()
+        if qpi is None and self.pop_from_backoff_q:
+            qpi = self.backoff_q.pop()
+        if qpi is None:
+            return None
+        qpi.attempts += 1
+        qpi.backoff_expiration = None
+        self.scheduling_cycle += 1
+        self.in_flight[qpi.pod.key] = self._event_seq
+        return qpi
+
+    def unpop(self, qpi: QueuedPodInfo) -> None:
+        """Put back a pod popped but never attempted (shutdown between pop and cycle)."""
+        qpi.attempts = max(0, qpi.attempts - 1)
+        self.in_flight.pop(qpi.pod.key, None)
+        self._trim_events()
+        self.active_q.push(qpi)
+
+    def done(self, pod_key: str) -> None:
+        """The pod's attempt is over (bound, deleted or requeued)."""
+        if self.in_flight.pop(pod_key, None) is not None:
+            self._trim_events()
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, now: float) -> str:
+        """Requeue a pod whose attempt failed; `qpi.unschedulable_plugins` /
+        `pending_plugins` say who rejected it (both empty: an Error). Returns the
+        sub-queue it went to."""
+        key = qpi.pod.key
+        now_ns = to_ns(now)
+        since = self.in_flight.get(key)
+        if self.get(key) is not None:
+            self.done(key)
+            return self.where(key)
+        qpi.timestamp = now_ns
+        qpi.backoff_expiration = None
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            strategy = Strategy.AFTER_BACKOFF
+        else:
+            strategy = Strategy.SKIP
+            for seq, event, old, new in self._in_flight_events:
+                if since is not None and seq > since:
+                    strategy = max(strategy, self._worth_requeuing(qpi, event, old, new))
+        self.in_flight.pop(key, None)
+        self._trim_events()
+        if strategy == Strategy.SKIP:
+            self.unschedulable[key] = qpi
+        else:
+            self._requeue(qpi, strategy, now_ns)
+        return self.where(key)
+
+    def activate(self, pods: Iterable[Pod], now: float) -> None:
+        """Move these pods from backoffQ / the unschedulable pool to activeQ now."""
+        now_ns = to_ns(now)
+        for pod in pods:
+            key = pod.key
+            if key in self.in_flight:
+                self._record_event(FORCE_ACTIVATE, None, pod)
+                continue
+            qpi = self.backoff_q.remove(key) or self.error_backoff_q.remove(key) or self.unschedulable.pop(key, None)
+            if qpi is not None:
+                self._move_to_active(qpi, now_ns)
+
+    # --- cluster events ---------------------------------------------------------------------------------
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
+                                      pre_check: Callable[[Pod], bool] | None = None,
+                                      cross_topology_only: bool = False) -> int:
+        """Offer `event` to every unschedulable pod; returns how many moved.
+        `cross_topology_only` (assigned-pod add/update): only pods with pod
+        (anti-)affinity or rejected by PodTopologySpread can care."""
+        self._record_event(event, old, new)
+        now_ns = to_ns(now)
+        moved = 0
+        for key, qpi in list(self.unschedulable.items()):
+            if cross_topology_only and not (qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
+                                            or "PodTopologySpread" in qpi.pending_plugins):
+                continue
+            if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
+                if not self._matches_gate_removal(qpi, event, old, new):
+                    continue
+            if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            strategy = self._worth_requeuing(qpi, event, old, new)
+            if strategy != Strategy.SKIP:
+                self._requeue(qpi, strategy, now_ns)
+                moved += 1
+        return moved
+
+    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
+
+    # --- timed work ---------------------------------------------------------------------------------------
+
+    def flush_backoff_completed(self, now: float) -> int:
+        """Move every pod whose backoff has expired to activeQ."""
+        now_ns = to_ns(now)
+        moved = 0
+        for heap in (self.backoff_q, self.error_backoff_q):
+            while True:
+                qpi = heap.peek()
+                if qpi is None or self.is_backing_off(qpi, now_ns):
+                    break
+                heap.pop()
+                self._move_to_active(qpi, now_ns)
+                moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self, now: float) -> int:
+        """Pods in the unschedulable pool longer than the limit go back (UnschedulableTimeout)."""
+        now_ns = to_ns(now)
+        moved = 0
+        for qpi in list(self.unschedulable.values()):
+            if qpi.gated or now_ns - qpi.timestamp <= self.max_in_unschedulable_ns:
+                continue
+            self._requeue(qpi, Strategy.AFTER_BACKOFF, now_ns)
+            moved += 1
+        return moved
+
+    # --- internals ---------------------------------------------------------------------------------------
+
+    def _record_event(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        if self.in_flight:
+            self._event_seq += 1
+            self._in_flight_events.append((self._event_seq, event, old, new))
+
+    def _trim_events(self) -> None:
+        if not self.in_flight:
+            self._in_flight_events.clear()
+        else:
+            oldest = min(self.in_flight.values())
+            self._in_flight_events = [e for e in self._in_flight_events if e[0] > oldest]
+
+    def _move_to_active(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        key = qpi.pod.key
+        self.unschedulable.pop(key, None)
+        self.backoff_q.remove(key)
+        self.error_backoff_q.remove(key)
+        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        if st is not None and not st.is_success():
+            qpi.gated = True
+            qpi.gating_plugin = st.plugin
+            qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
+            self.unschedulable[key] = qpi
+            return False
+        qpi.gated = False
+        qpi.gating_plugin = ""
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = now_ns
+        self.active_q.push(qpi)
+        return True
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
+        key = qpi.pod.key
+        if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
+            self.unschedulable.pop(key, None)
+            self.active_q.remove(key)
+            errored = not qpi.unschedulable_plugins and not qpi.pending_plugins
+            (self.error_backoff_q if errored else self.backoff_q).push(qpi)
+            (self.backoff_q if errored else self.error_backoff_q).remove(key)
+            return
+        self._move_to_active(qpi, now_ns)
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if event.resource == "*":
+            if event is FORCE_ACTIVATE and isinstance(new, Pod) and new.key != qpi.pod.key:
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        hints = self._hints_for(qpi.pod)
+        strategy = Strategy.SKIP
+        for plugin in sorted(rejectors):
+            for reg in hints.get(plugin, ()):
+                if not reg.event.matches(event):
+                    continue
+                if reg.hint is None:
+                    hint = QueueingHint.Queue
+                else:
+                    try:
+                        hint = reg.hint(qpi.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream treats a failing hint as Queue
+                        hint = QueueingHint.Queue
+                if hint != QueueingHint.Queue:
+                    continue
+                if plugin in qpi.pending_plugins:
+                    return Strategy.IMMEDIATELY
+                strategy = Strategy.AFTER_BACKOFF
+        return strategy

@@ -1,0 +1,18 @@
+"""The Store actor: authoritative objects, validation, resourceVersion, durability, watch.
+
+- actor.py      the Store actor (the only writer)
+- messages.py   what it takes (Create, Apply, Bind, Watch, ...), WatchEvent, EventRecord, its errors
+- client.py     StoreClient, the ref everyone else holds
+- backend.py    the durability interface; memory.py and sqlite.py implement it
+- admission.py  Priority admission (PriorityClass -> spec.priority)
+- fields.py     server-owned fields (uid, creationTimestamp, generateName)
+- select.py     label and field selectors for list and watch
+"""
+from actors.store.messages import (
+    AlreadyExists, Conflict, EventRecord, Gone, Invalid, NotFound, StoreError, WatchEvent,
+)
+from actors.store.client import StoreClient
+from actors.store.actor import Store
+
+__all__ = ["AlreadyExists", "Conflict", "EventRecord", "Gone", "Invalid", "NotFound", "Store", "StoreClient",
+           "StoreError", "WatchEvent"]

@@ -1,0 +1,73 @@
+"""StoreClient: the ref other actors and the wire service hold to talk to the Store actor."""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from actors.base import Actor, MailboxClosed, new_reply
+from actors.store.messages import (
+    Apply, Bind, Create, Delete, EventRecord, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
+    Update, UpdatePodStatus, Watch, WatchEvent,
+)
+
+
+class StoreClient:
+    """Async calls on a Store actor; each one is an ask (errors are StoreError)."""
+
+    def __init__(self, store: Actor[StoreMsg]) -> None:
+        self._store = store
+
+    async def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._store.ask(Create(obj=obj, reply=new_reply()))
+
+    async def apply(self, objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return await self._store.ask(Apply(objects=list(objects), reply=new_reply()))
+
+    async def apply_with_actions(self, objects: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Apply, and say for each object whether it was created, configured or unchanged."""
+        return await self._store.ask(Apply(objects=list(objects), with_actions=True, reply=new_reply()))
+
+    async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._store.ask(Update(obj=obj, reply=new_reply()))
+
+    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return await self._store.ask(Delete(kind=kind, namespace=namespace, name=name, reply=new_reply()))
+
+    async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        return await self._store.ask(Get(kind=kind, namespace=namespace, name=name, reply=new_reply()))
+
+    async def list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
+                   field_selector: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        return await self._store.ask(ListObjects(kind=kind, namespace=namespace, label_selector=label_selector,
+                                                 field_selector=field_selector, reply=new_reply()))
+
+    async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
+        return await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
+                                          reply=new_reply()))
+
+    async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
+                                condition: Mapping[str, Any] | None = None,
+                                nominated_node_name: str | None = None, phase: str | None = None) -> dict[str, Any]:
+        return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
+                                                     nominated_node_name=nominated_node_name, phase=phase,
+                                                     reply=new_reply()))
+
+    def send(self, msg: StoreMsg) -> bool:
+        """Fire and forget (no reply); False when the store has stopped."""
+        try:
+            self._store.tell(msg)
+        except MailboxClosed:
+            return False
+        return True
+
+    def record_event(self, kind: str, key: str, type: str, reason: str, message: str) -> None:
+        self.send(RecordEvent(kind=kind, key=key, type=type, reason=reason, message=message))
+
+    async def events(self, kind: str, key: str) -> list[EventRecord]:
+        return await self._store.ask(GetEvents(kind=kind, key=key, reply=new_reply()))
+
+    async def watch(self, sink: Callable[[WatchEvent], None], kinds: frozenset[str] | None = None,
+                    from_rv: int = 0) -> tuple[int, int]:
+        return await self._store.ask(Watch(kinds=kinds, from_rv=from_rv, sink=sink, reply=new_reply()))
+
+    async def unwatch(self, watch_id: int) -> None:
+        await self._store.ask(Unwatch(watch_id=watch_id, reply=new_reply()))

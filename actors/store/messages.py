@@ -1,0 +1,174 @@
+"""What the Store actor speaks: its messages, the events it publishes and the errors it answers with.
+
+StoreClient (actors/store/client.py) is the typed way to send them."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Union
+
+from framework.api.objects import KubeObject
+
+
+
+Reply = asyncio.Future
+
+
+class StoreError(Exception):
+    """A request the store refused; `reason` is the wire reason."""
+
+    reason = "Internal"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(StoreError):
+    reason = "NotFound"
+
+
+class AlreadyExists(StoreError):
+    reason = "AlreadyExists"
+
+
+class Conflict(StoreError):
+    reason = "Conflict"
+
+
+class Invalid(StoreError):
+    reason = "Invalid"
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Gone(StoreError):
+    reason = "Expired"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    type: str  # ADDED | MODIFIED | DELETED
+    kind: str
+    obj: KubeObject  # the object after the change (the last state for DELETED)
+    old: KubeObject | None
+    resource_version: int
+
+
+@dataclass(slots=True)
+class EventRecord:
+    """A Kubernetes-style Event about one object (Scheduled, FailedScheduling, Preempted)."""
+
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+    time: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Create:
+    obj: Mapping[str, Any]
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Apply:
+    """Create or replace many objects at once, all or nothing, in order (each sees
+    the ones before it). The reply is the stored objects, or with with_actions
+    (stored objects, ["created" | "configured" | "unchanged", ...])."""
+
+    objects: list[Mapping[str, Any]]
+    with_actions: bool = False
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Update:
+    """Replace an object; a stale metadata.resourceVersion gives Conflict."""
+
+    obj: Mapping[str, Any]
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delete:
+    kind: str
+    namespace: str
+    name: str
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Get:
+    kind: str
+    namespace: str
+    name: str
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListObjects:
+    kind: str
+    namespace: str = ""
+    label_selector: str | Mapping[str, Any] | None = None
+    field_selector: str | None = None  # spec.nodeName=..., status.phase=...
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bind:
+    """Write spec.nodeName and PodScheduled=True (the pods/binding subresource)."""
+
+    namespace: str
+    name: str
+    node_name: str
+    uid: str = ""
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatePodStatus:
+    namespace: str
+    name: str
+    uid: str = ""
+    condition: Mapping[str, Any] | None = None  # replaces the condition of the same type
+    nominated_node_name: str | None = None  # "" clears it
+    phase: str | None = None
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordEvent:
+    kind: str
+    key: str
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetEvents:
+    kind: str
+    key: str
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Watch:
+    kinds: frozenset[str] | None
+    from_rv: int
+    sink: Callable[["WatchEvent"], None]
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unwatch:
+    watch_id: int
+    reply: Reply | None = None
+
+
+StoreMsg = Union[Create, Apply, Update, Delete, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
+                 Watch, Unwatch]

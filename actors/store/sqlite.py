@@ -1,0 +1,183 @@
+"""SQLiteBackend: the daemon's durable StoreBackend (stdlib sqlite3, WAL mode).
+
+One row per live object (kind, key) with its resourceVersion and JSON body, and
+one row holding the highest resourceVersion ever committed, so versions keep
+increasing after deletes and restarts. Bindings are durable because a binding is
+the pod's own row (spec.nodeName, PodScheduled condition).
+
+Every call runs on one dedicated thread (sqlite3 connections belong to the thread
+that opened them), so the event loop never blocks on disk. `commit(writes)` is one
+transaction: the store's whole batch becomes durable at once (group commit), or
+nothing does.
+
+A data directory is owned by one daemon at a time: an exclusive flock on
+DIR/lock, released by the kernel even when the process is killed.
+"""
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar
+
+from actors.store.backend import LoadedState, Write
+
+T = TypeVar("T")
+
+DB_FILE = "store.db"
+LOCK_FILE = "lock"
+SCHEMA_VERSION = 1
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS objects (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    resource_version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+class DataDirLocked(RuntimeError):
+    """Another process holds the data directory."""
+
+
+class StoreUnreadable(RuntimeError):
+    """The data directory holds something this version cannot read."""
+
+
+class SQLiteBackend:
+    """A StoreBackend (actors.store.backend) on one SQLite file under `data_dir`.
+
+    `synchronous` is SQLite's PRAGMA synchronous: FULL (default) survives power
+    loss; NORMAL survives a process crash (kill -9) but may lose the last commits
+    on power loss, for more throughput.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}")
+        self.data_dir = Path(data_dir)
+        self.path = self.data_dir / DB_FILE
+        self.synchronous = synchronous
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ksched-sqlite")
+        self._conn: sqlite3.Connection | None = None
+        self._lock_fd: int | None = None
+        self.commits = 0  # batches committed, for group-commit tests and stats
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+
+    # --- StoreBackend ---------------------------------------------------------------
+
+    async def load_all(self) -> LoadedState:
+        return await self._run(self._load_all_sync)
+
+    async def commit(self, writes: Sequence[Write]) -> None:
+        if not writes:
+            return
+        rows = [(w.kind, w.key, w.resource_version, None if w.raw is None else json.dumps(w.raw, separators=(",", ":")))
+                for w in writes]
+        await self._run(lambda: self._commit_sync(rows))
+        self.commits += 1
+
+    async def close(self) -> None:
+        try:
+            await self._run(self._close_sync)
+        finally:
+            self._executor.shutdown(wait=True)
+
+    # --- on the sqlite thread -------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            raise DataDirLocked(f"data directory {self.data_dir} is in use by another ksched process") from None
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.executescript(_SCHEMA)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise StoreUnreadable(f"{self.path}: schema version {version} is not supported (expected {SCHEMA_VERSION})")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreUnreadable(f"{self.path}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def _load_all_sync(self) -> LoadedState:
+        conn = self._open()
+        objects: list[dict[str, Any]] = []
+        top = 0
+        for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
+            try:
+                raw = json.loads(body)
+            except ValueError:
+                raw = None
+            if not isinstance(raw, dict):
+                raise StoreUnreadable(f"{self.path}: stored {kind} {key} is not a JSON object")
+            raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
+            objects.append(raw)
+            top = max(top, rv)
+        row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
+        if row is not None:
+            top = max(top, row[0])
+        return LoadedState(objects=objects, resource_version=top)
+
+    def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
+        conn = self._open()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            top = 0
+            for kind, key, rv, body in rows:
+                if body is None:
+                    conn.execute("DELETE FROM objects WHERE kind = ? AND key = ?", (kind, key))
+                else:
+                    conn.execute(
+                        "INSERT INTO objects (kind, key, resource_version, body) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body",
+                        (kind, key, rv, body),
+                    )
+                top = max(top, rv)
+            conn.execute(
+                "INSERT INTO meta (name, value) VALUES ('resource_version', ?) "
+                "ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                (top,),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _close_sync(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor drops the flock
+            self._lock_fd = None

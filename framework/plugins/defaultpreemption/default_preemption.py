@@ -1,0 +1,211 @@
+"""DefaultPreemption: the PostFilter plugin that preempts lower-priority pods
+(upstream pkg/scheduler/framework/plugins/defaultpreemption).
+
+The plugin decides the policy (who may be a victim, how many nodes to dry-run,
+which victims to keep on a node); framework.preemption.Evaluator runs the
+procedure. Victim selection simulates pod removal through the plugin's own
+Framework (PreFilter extensions and Filter plugins), which the runtime hands to it
+with `set_framework` when the profile is built.
+
+Preemption here is synchronous: victims are evicted during the PostFilter call
+(upstream's path with SchedulerAsyncPreemption off), so PreEnqueue never has to
+hold the preemptor back.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from framework.api.errors import ValidationError
+from framework.api.objects import Pod, PodDisruptionBudget
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+from framework.plugins.coscheduling.preemption import keeps_gangs_whole
+from framework.preemption import (
+    Candidate,
+    Evaluator,
+    filter_pods_with_pdb_violation,
+    importance_key,
+    pod_terminating_by_preemption,
+)
+
+NAME = "DefaultPreemption"
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+NOT_ELIGIBLE_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def parse_args(args: dict[str, Any] | None) -> tuple[int, int]:
+    """DefaultPreemptionArgs with v1 defaults, validated as upstream validates them.
+    Returns (minCandidateNodesPercentage, minCandidateNodesAbsolute)."""
+    args = args or {}
+    values: dict[str, int] = {}
+    for key, default in (("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE),
+                         ("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)):
+        v = args.get(key)
+        if v is None:
+            v = default
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValidationError(key, "must be an integer")
+        values[key] = v
+    pct = values["minCandidateNodesPercentage"]
+    absolute = values["minCandidateNodesAbsolute"]
+    if not 0 <= pct <= 100:
+        raise ValidationError("minCandidateNodesPercentage", f"Invalid value: {pct}: not in valid range [0, 100]")
+    if absolute < 0:
+        raise ValidationError("minCandidateNodesAbsolute", f"Invalid value: {absolute}: not in valid range [0, inf)")
+    if pct == 0 and absolute == 0:
+        raise ValidationError(
+            "minCandidateNodesPercentage",
+            "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+        )
+    return pct, absolute
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, handle: Any, min_candidate_nodes_percentage: int, min_candidate_nodes_absolute: int) -> None:
+        self.handle = handle
+        self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
+        self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
+        self.framework: Any = None
+        # Extra victim filtering on top of "lower priority than the preemptor":
+        # bound gang members are spared where evicting them would break the gang.
+        self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
+        # Victim order, most important first (upstream util.MoreImportantPod).
+        self.importance_key: Callable[[Pod], Any] = importance_key
+        self.evaluator = Evaluator(NAME, handle, self)
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Any) -> "DefaultPreemption":
+        pct, absolute = parse_args(args)
+        return cls(handle, pct, absolute)
+
+    def set_framework(self, fwk: Any) -> None:
+        """The Framework whose plugins this plugin serves (it simulates with them)."""
+        self.framework = fwk
+
+    # --- PostFilter -----------------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.evaluator.preempt(state, pod, filtered)
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, f"preemption: {msg}")
+        return result, status
+
+    def events_to_register(self) -> list:
+        # Preemption is synchronous, so this plugin never rejects a pod by itself.
+        return []
+
+    # --- the policy the Evaluator asks for -------------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        if n < self.min_candidate_nodes_absolute:
+            n = self.min_candidate_nodes_absolute
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        offset = self.handle.rand.randrange(num_nodes) if num_nodes > 0 else 0
+        return offset, self.calculate_num_candidates(num_nodes)
+
+    def ordered_score_funcs(self, victims: dict[str, Candidate]) -> list[Callable[[str], int]] | None:
+        return None
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """False with the reason when the pod must not preempt: its policy is Never,
+        or victims of its earlier preemption are still terminating on its nominated node."""
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_PREEMPT_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            # A nominated node that can no longer work at all: preempt elsewhere.
+            if nominated_node_status is not None and nominated_node_status.code == Code.UnschedulableAndUnresolvable:
+                return True, ""
+            node_info = self.handle.snapshot().get(nominated)
+            if node_info is not None:
+                for pi in node_info.pods:
+                    if self.is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """The fewest pods to remove from `node_info` (a copy) for `pod` to fit:
+        remove every lower-priority pod, check the pod fits, then add pods back,
+        most important first and PDB-protected ones before the others, keeping each
+        one that still lets the pod fit."""
+        fwk = self._framework()
+
+        def remove(pi: PodInfo) -> Status:
+            node_info.remove_pod(pi.pod)
+            return fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+
+        def add(pi: PodInfo) -> Status:
+            node_info.add_pod(pi)
+            return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+
+        potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
+        for pi in potential:
+            st = remove(pi)
+            if not st.is_success():
+                return [], 0, _as_error(st)
+        if not potential:
+            return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
+
+        st = fwk.run_filter_with_nominated_pods(state, pod, node_info)
+        if not st.is_success():
+            return [], 0, st
+
+        potential.sort(key=lambda pi: self.importance_key(pi.pod))
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(pi: PodInfo) -> tuple[bool, Status]:
+            st = add(pi)
+            if not st.is_success():
+                return False, st
+            fits = fwk.run_filter_with_nominated_pods(state, pod, node_info).is_success()
+            if not fits:
+                st = remove(pi)
+                if not st.is_success():
+                    return False, st
+                victims.append(pi)
+            return fits, Status()
+
+        num_violating = 0
+        for pi in violating:
+            fits, st = reprieve(pi)
+            if not st.is_success():
+                return [], 0, _as_error(st)
+            if not fits:
+                num_violating += 1
+        for pi in non_violating:
+            _, st = reprieve(pi)
+            if not st.is_success():
+                return [], 0, _as_error(st)
+
+        if violating and non_violating:
+            victims.sort(key=lambda pi: self.importance_key(pi.pod))
+        return [pi.pod for pi in victims], num_violating, Status()
+
+    def _framework(self) -> Any:
+        if self.framework is None:
+            raise RuntimeError("DefaultPreemption was not given its Framework (set_framework)")
+        return self.framework
+
+
+def _as_error(st: Status) -> Status:
+    """fwk.AsStatus(status.AsError()): the same message as an Error."""
+    return Status(Code.Error, st.message())
+
+
+PLUGINS = [DefaultPreemption]

@@ -1,0 +1,282 @@
+"""InterPodAffinity: required pod (anti-)affinity in Filter, preferred in Score.
+
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity (plugin.go, filtering.go,
+scoring.go). The counting lives in inter_pod_affinity_filter / _score; this module
+holds the plugin: args, namespace handling, extension points and queueing hints.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
+from framework.api.errors import ValidationError
+from framework.api.objects import Node, Pod
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    NodeScore,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from framework.plugins.interpodaffinity.filtering import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PRE_FILTER_STATE_KEY,
+    PreFilterState,
+    count_incoming_memoized,
+    pod_matches_all_affinity_terms,
+    satisfies_existing_pods_anti_affinity,
+    satisfies_pod_affinity,
+    satisfies_pod_anti_affinity,
+)
+from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
+from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState, normalize, normalize_values
+
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+
+def _args(args: dict[str, Any] | None) -> tuple[int, bool]:
+    """InterPodAffinityArgs with v1 defaults, validated as upstream validates them."""
+    args = args or {}
+    weight = args.get("hardPodAffinityWeight")
+    if weight is None:
+        weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT
+    if isinstance(weight, bool) or not isinstance(weight, int):
+        raise ValidationError("hardPodAffinityWeight", "must be an integer")
+    if not MIN_HARD_POD_AFFINITY_WEIGHT <= weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
+        raise ValidationError(
+            "hardPodAffinityWeight",
+            f"Invalid value: {weight}: not in valid range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]",
+        )
+    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
+    if not isinstance(ignore, bool):
+        raise ValidationError("ignorePreferredTermsOfExistingPods", "must be true or false")
+    return weight, ignore
+
+
+class _Extensions:
+    """PreFilterExtensions and ScoreExtensions, bound to the plugin."""
+
+    __slots__ = ("_pl",)
+
+    def __init__(self, pl: "InterPodAffinity") -> None:
+        self._pl = pl
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._pl._update_with_pod(state, pod_info_to_add, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._pl._update_with_pod(state, pod_info_to_remove, node_info, -1)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        if s.topology_score:
+            normalize(scores)
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         scores: list[int]) -> tuple[list[int], Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return scores, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return (normalize_values(scores) if s.topology_score else scores), None
+
+
+class InterPodAffinity:
+    name = "InterPodAffinity"
+
+    def __init__(self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool) -> None:
+        self.handle = handle
+        self.hard_pod_affinity_weight = hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
+        self._ext = _Extensions(self)
+        # PreFilter's counts over all nodes, kept for the next pod with the same terms.
+        self._counts_memo: NodeSumsMemo = NodeSumsMemo()
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Handle) -> "InterPodAffinity":
+        weight, ignore = _args(args)
+        return cls(handle, weight, ignore)
+
+    # --- namespaces -------------------------------------------------------------------------
+
+    def _namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        """GetNamespaceLabelsSnapshot: the labels of the pod's namespace, None if unknown."""
+        ns = self.handle.get_object("Namespace", "", namespace)
+        return dict(ns.labels) if ns is not None else None
+
+    def _merge_namespaces(self, term: AffinityTerm) -> AffinityTerm:
+        """mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespace selector of the
+        incoming pod becomes the list of namespaces it selects (and then Nothing)."""
+        sel = term.namespace_selector
+        if sel is not None and sel.empty:
+            return term
+        selected = []
+        if sel is not None:
+            selected = [ns.name for ns in self.handle.list_objects("Namespace") if sel.matches(ns.labels)]
+        return term.with_namespaces_merged(selected)
+
+    def _merge_weighted(self, terms: tuple[WeightedAffinityTerm, ...]) -> tuple[WeightedAffinityTerm, ...]:
+        return tuple(WeightedAffinityTerm(self._merge_namespaces(t.term), t.weight) for t in terms)
+
+    # --- PreFilter / Filter -------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        terms = parse_pod_affinity(pod)
+        if terms.error:
+            return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {terms.error}")
+        s = PreFilterState(
+            pod,
+            tuple(self._merge_namespaces(t) for t in terms.required_affinity),
+            tuple(self._merge_namespaces(t) for t in terms.required_anti_affinity),
+            self._namespace_labels(pod.namespace),
+        )
+        snapshot = self.handle.snapshot()
+        s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
+        if s.required_affinity or s.required_anti_affinity:
+            # Terms of its own make the pod walk every node's pods; the memo walks
+            # only the nodes that changed since a pod with the same terms.
+            count_incoming_memoized(self._counts_memo, s, nodes)
+        if not s.existing_anti_affinity_counts and not s.required_affinity and not s.required_anti_affinity:
+            return None, Status(Code.Skip)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> _Extensions:
+        return self._ext
+
+    def _update_with_pod(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo, multiplier: int) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s.update_with_pod(pod_info, node_info.node, multiplier)
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        node = node_info.node
+        if node is None:
+            return Status.error_of("node not found")
+        if not satisfies_pod_affinity(s, node):
+            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not satisfies_pod_anti_affinity(s, node):
+            return Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not satisfies_existing_pods_anti_affinity(s, node):
+            return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            ok = (node is not None and satisfies_pod_affinity(s, node) and satisfies_pod_anti_affinity(s, node)
+                  and satisfies_existing_pods_anti_affinity(s, node))
+            out.append(None if ok else self.filter(state, pod, ni))
+        return out
+
+    # --- PreScore / Score ----------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+        if not nodes:
+            return Status(Code.Skip)
+        aff = pod.affinity
+        has_preferred = bool(
+            ((aff.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+            or ((aff.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+        )
+        if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
+            return Status(Code.Skip)
+        snapshot = self.handle.snapshot()
+        # Without preferred terms of its own, only pods with affinity can score the pod.
+        candidates = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity_list
+        terms: PodAffinityTerms = parse_pod_affinity(pod)
+        if terms.error:
+            return Status.error_of(f"failed to parse pod: {terms.error}")
+        s = PreScoreState(
+            self._merge_weighted(terms.preferred_affinity),
+            self._merge_weighted(terms.preferred_anti_affinity),
+            self._namespace_labels(pod.namespace),
+        )
+        s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
+        if not s.topology_score:
+            return Status(Code.Skip)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return 0, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        node = node_info.node
+        if node is None:
+            return 0, Status.error_of("node not found")
+        return s.score(node), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s, err = score_state_for_nodes(state, PRE_SCORE_STATE_KEY, nodes)
+        if err is not None:
+            return [], err
+        score = s.score
+        return [score(ni.node) for ni in nodes], None
+
+    def score_extensions(self) -> _Extensions:
+        return self._ext
+
+    # --- Queueing hints --------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add | ActionType.UpdatePodLabel | ActionType.Delete),
+                                 self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint),
+                                 self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+            return QueueingHint.QueueSkip  # an unscheduled pod changed: it takes no room
+        terms = parse_pod_affinity(pod)
+        if terms.error:
+            return QueueingHint.Queue
+        aff, anti = terms.required_affinity, terms.required_anti_affinity
+        if new is not None and old is not None:
+            if not pod_matches_all_affinity_terms(aff, old) and pod_matches_all_affinity_terms(aff, new):
+                return QueueingHint.Queue
+            if pod_matches_all_affinity_terms(anti, old) and not pod_matches_all_affinity_terms(anti, new):
+                return QueueingHint.Queue
+            return QueueingHint.QueueSkip
+        if new is not None:
+            return QueueingHint.Queue if pod_matches_all_affinity_terms(aff, new) else QueueingHint.QueueSkip
+        if old is not None and pod_matches_all_affinity_terms(anti, old):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        if new is None:
+            return QueueingHint.Queue
+        terms = parse_pod_affinity(pod)
+        if terms.error:
+            return QueueingHint.Queue
+        for t in (*terms.required_affinity, *terms.required_anti_affinity):
+            if t.topology_key in new.labels:
+                return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+
+PLUGINS = [InterPodAffinity]
