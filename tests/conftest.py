@@ -1,0 +1,26 @@
+"""Suite-wide pytest hooks.
+
+`summary` is a fixture for tests that report figures (fuzz, crash, load, chaos):
+each line it is given is printed in the closing section of every run, so
+`make test` shows the figures without `-s`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+_SUMMARY_LINES: list[str] = []
+
+
+@pytest.fixture
+def summary() -> Callable[[str], None]:
+    """Call with one line of figures, e.g. `summary("fuzz: cases=3000 invalid=2811 crashes=0")`."""
+    return _SUMMARY_LINES.append
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001 (pytest's hook signature)
+    if _SUMMARY_LINES:
+        terminalreporter.section("figures")
+        for line in _SUMMARY_LINES:
+            terminalreporter.write_line(line)
