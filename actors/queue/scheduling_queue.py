@@ -11,7 +11,10 @@ runs and tests call it directly.
 - unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
 - in-flight pods: popped and not yet done; cluster events seen meanwhile are
   replayed when such a pod fails (QueueingHints).
-- nominator: pods PostFilter nominated to a node.
+The nominator (actors/queue/nominator.py, pods PostFilter nominated to a node)
+sits beside it as upstream's does, but the Scheduler actor owns it: every
+nomination starts in the scheduling cycle or in a pod change the scheduler sees
+first, and the cycle reads it synchronously.
 """
 from __future__ import annotations
 
@@ -20,7 +23,6 @@ from typing import Any, Callable, Iterable
 
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
-from actors.queue.nominator import Nominator
 from framework.api.objects import Pod
 from framework.interface import (
     ActionType,
@@ -84,7 +86,6 @@ class SchedulingQueue:
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
-        self.nominator = Nominator()
         # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
         # head of backoffQ (not the error backoff heap) instead of idling.
         self.pop_from_backoff_q = pop_from_backoff_q
@@ -154,14 +155,10 @@ class SchedulingQueue:
             self.update(pod, pod, now)
             return
         qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
-        if pod.nominated_node_name:
-            self.nominator.add(pod, pod.nominated_node_name)
         self._move_to_active(qpi, to_ns(now))
 
     def update(self, old: Pod | None, new: Pod, now: float) -> None:
         key = new.key
-        if new.nominated_node_name:
-            self.nominator.add(new, new.nominated_node_name)
         for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
             qpi = heap.get(key)
             if qpi is not None:
@@ -193,7 +190,6 @@ class SchedulingQueue:
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
         self.unschedulable.pop(key, None)
-        self.nominator.delete(pod)
         self.done(key)
 
     # --- the scheduling cycle's side ---------------------------------------------------------------

@@ -29,9 +29,9 @@ Also at every change: a pod's spec.nodeName never changes once set (no pod is
 bound twice), and no node's bound, non-terminal pods request more cpu than its
 allocatable. At the end the same two facts are checked again on a fresh list.
 
-"Allowed at Permit" is observed, not inferred: the test wraps the waiting room's
-park (the WaitingPod's decision callback) and the binding cycles' run (Permit
-allowed at once), passing every call through unchanged. podGroupBackoffSeconds 0
+"Allowed at Permit" is observed, not inferred: the test wraps WaitingPod's
+decision (the moment a waiting pod is allowed or rejected) and the binding
+cycles' run (Permit allowed at once), passing every call through unchanged. podGroupBackoffSeconds 0
 is not drawn (see the comment at the draw).
 """
 from __future__ import annotations
@@ -113,31 +113,29 @@ class Observer:
 
     # --- hooks into the pipeline (observation only: every call goes through unchanged) ---
 
-    def attach(self, p: Pipeline) -> None:
-        park, run = p.waiting_room.park, p.scheduler.bindings.run
+    def attach(self, p: Pipeline) -> Callable[[], None]:
+        """Hook in; returns the function that unhooks."""
+        decide, run = WaitingPod._decide, p.scheduler.bindings.run
+        observer = self
 
-        def observed_park(wp: WaitingPod, timeouts: dict[str, float]) -> asyncio.Future[Status]:
-            fut = park(wp, timeouts)
-            decided = wp._on_decision  # the waiting room's own callback, kept and called first
-            assert decided is not None
-
-            def on_decision(status: Status) -> None:
-                if status.is_success():
-                    self.flying[wp.pod.uid] = wp.pod.pod_group
-                else:
-                    self.rejected += 1
-                decided(status)
-
-            wp.set_on_decision(on_decision)
-            return fut
+        def observed_decide(wp: WaitingPod, status: Status) -> None:
+            if status.is_success():
+                observer.flying[wp.pod.uid] = wp.pod.pod_group
+            else:
+                observer.rejected += 1
+            decide(wp, status)
 
         def observed_run(a: AssumedPod):  # noqa: ANN202 - returns the binding cycle's coroutine
             if a.permit is None:  # Permit allowed at once (in the scheduling cycle, synchronously)
                 self.flying[a.pod.uid] = a.pod.pod_group
             return self._until_done(a, run)
 
-        p.waiting_room.park = observed_park  # type: ignore[method-assign]
+        WaitingPod._decide = observed_decide  # type: ignore[method-assign]
         p.scheduler.bindings.run = observed_run  # type: ignore[method-assign]
+
+        def detach() -> None:
+            WaitingPod._decide = decide  # type: ignore[method-assign]
+        return detach
 
     async def _until_done(self, a: AssumedPod, run: Callable[[AssumedPod], Any]) -> None:
         try:
@@ -225,26 +223,29 @@ async def scenario(w: dict) -> Observer:
     rnd = random.Random(w["seed"])
     clock = FakeClock(START)
     async with Pipeline(config(**w["args"]), clock=clock, rand=random.Random(w["seed"])) as p:
-        obs.attach(p)
-        await p.client.watch(obs, kinds=frozenset({"Pod"}))
-        await p.client.apply(objs("Node", [node(n, c) for n, c in alloc.items()]))
-        await p.client.apply(objs("PodGroup", [
-            pod_group(g, m, timeout=grp["timeout"], created=f"2026-01-01T00:00:0{grp['created']}Z")
-            for (g, m), grp in zip(mins.items(), w["groups"])]))
-        rnd.shuffle(raws)
-        while raws:  # members arrive in random chunks while others are being scheduled
-            cut = rnd.randint(1, len(raws))
-            chunk, raws = raws[:cut], raws[cut:]
-            await p.client.apply(objs("Pod", chunk))
-            await p.settle()
-        for i, action in enumerate(w["steps"]):
-            if w["preemptor"] is not None and w["preemptor"][1] == i:
+        detach = obs.attach(p)
+        try:
+            await p.client.watch(obs, kinds=frozenset({"Pod"}))
+            await p.client.apply(objs("Node", [node(n, c) for n, c in alloc.items()]))
+            await p.client.apply(objs("PodGroup", [
+                pod_group(g, m, timeout=grp["timeout"], created=f"2026-01-01T00:00:0{grp['created']}Z")
+                for (g, m), grp in zip(mins.items(), w["groups"])]))
+            rnd.shuffle(raws)
+            while raws:  # members arrive in random chunks while others are being scheduled
+                cut = rnd.randint(1, len(raws))
+                chunk, raws = raws[:cut], raws[cut:]
+                await p.client.apply(objs("Pod", chunk))
+                await p.settle()
+            for i, action in enumerate(w["steps"]):
+                if w["preemptor"] is not None and w["preemptor"][1] == i:
+                    await p.client.apply(objs("Pod", [pod("vip", w["preemptor"][0], priority=1000)]))
+                await step(p, clock, action, rnd)
+            if w["preemptor"] is not None and w["preemptor"][1] >= len(w["steps"]):
                 await p.client.apply(objs("Pod", [pod("vip", w["preemptor"][0], priority=1000)]))
-            await step(p, clock, action, rnd)
-        if w["preemptor"] is not None and w["preemptor"][1] >= len(w["steps"]):
-            await p.client.apply(objs("Pod", [pod("vip", w["preemptor"][0], priority=1000)]))
-        await p.run_until_quiescent(max_seconds=120)
-        items, _ = await p.client.list("Pod")
+            await p.run_until_quiescent(max_seconds=120)
+            items, _ = await p.client.list("Pod")
+        finally:
+            detach()
     obs.check("after the pipeline stopped")
     final = [Pod(raw) for raw in items]
     obs.violations += [f"at the end: {v}" for v in overcommitted(final, alloc)]

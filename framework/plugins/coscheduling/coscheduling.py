@@ -224,7 +224,7 @@ class Coscheduling:
             self.pg_mgr.mark_allowed(pod)
             for wp in self.pg_mgr.waiting_members(group):
                 wp.allow(self.name)
-                decided = getattr(wp, "decided", None)
+                decided = wp.decided
                 if decided is not None and decided.is_success():
                     self.pg_mgr.mark_allowed(wp.pod)
             self._release(group)

@@ -124,7 +124,7 @@ class PodTopologySpread:
         self.handle = handle
         self.default_constraints = default_constraints
         self.system_defaulted = system_defaulted
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
 
         def gate(name: str) -> bool:
             return features.enabled(name) if features is not None else True

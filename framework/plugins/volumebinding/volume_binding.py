@@ -82,7 +82,7 @@ class VolumeBinding(FilterEachNode):
             raise ValidationError("bindTimeoutSeconds", "must be an integer")
         if timeout < 0:
             raise ValidationError("bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value")
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
         if args.get("shape") is not None:
             raise ValidationError(
                 "shape", "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
