@@ -428,11 +428,13 @@ class Scheduler(Actor[SchedulerMsg]):
         # rejected pod is requeued first and left out of the move (it would only
         # fail again); an errored one is in flight during the move, as upstream.
         freed = event_for("Pod", "DELETED", a.pod, None)
+        cycle = qpi.popped_cycle or None
         if status.is_rejected():
             self.handle_failure(qpi, status, None, a.started)
-            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid))
+            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
+                             after_cycle=cycle))
         else:
-            self._offer(Move(event=freed, old=a.pod, new=None))
+            self._offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
             self.handle_failure(qpi, status, None, a.started)
 
     def _binding_succeeded(self, a: AssumedPod) -> None:

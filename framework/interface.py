@@ -217,6 +217,7 @@ class QueuedPodInfo:
     gated: bool = False
     gating_plugin: str = ""
     backoff_expiration: int | None = None
+    popped_cycle: int = 0  # the queue's scheduling cycle when it was last popped (0: never)
 
 
 # --- Cluster events (EnqueueExtensions) ------------------------------------------------

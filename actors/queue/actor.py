@@ -77,6 +77,7 @@ class Move:
     new: Any
     pre_check: Callable[[Pod], bool] | None = None
     cross_topology_only: bool = False
+    after_cycle: int | None = None  # a rollback: see SchedulingQueue.move_all_to_active_or_backoff
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -172,8 +173,8 @@ class QueueActor(Actor[QueueMsg]):
                 q.done(key)
             case Activate(pods=pods):
                 q.activate(pods, now)
-            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto):
-                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto)
+            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
+                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():
                 self._timer = None
                 self._timer_at = None

@@ -211,6 +211,7 @@ class SchedulingQueue:
         qpi.attempts += 1
         qpi.backoff_expiration = None
         self.scheduling_cycle += 1
+        qpi.popped_cycle = self.scheduling_cycle
         self.in_flight[qpi.pod.key] = self._event_seq
         return qpi
 
@@ -269,10 +270,14 @@ class SchedulingQueue:
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
                                       pre_check: Callable[[Pod], bool] | None = None,
-                                      cross_topology_only: bool = False) -> int:
+                                      cross_topology_only: bool = False, after_cycle: int | None = None) -> int:
         """Offer `event` to every unschedulable pod; returns how many moved.
         `cross_topology_only` (assigned-pod add/update): only pods with pod
-        (anti-)affinity or rejected by PodTopologySpread can care."""
+        (anti-)affinity or rejected by PodTopologySpread can care.
+        `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
+        only pods attempted after it can care; one that failed before the pod
+        was assumed saw the cluster the rollback gives back, and would fail the
+        same way (upstream moves them anyway, for one more attempt)."""
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0
@@ -284,6 +289,8 @@ class SchedulingQueue:
                 if not self._matches_gate_removal(qpi, event, old, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            if after_cycle is not None and qpi.popped_cycle <= after_cycle:
                 continue
             strategy = self._worth_requeuing(qpi, event, old, new)
             if strategy != Strategy.SKIP:
