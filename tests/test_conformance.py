@@ -9,16 +9,28 @@ from transport.conformance import evaluate, load_cases
 # The Makefile passes SHARED through KSCHED_CONFORMANCE_DIR; by default the
 # shared/ folder beside this checkout.
 SHARED = Path(os.environ.get("KSCHED_CONFORMANCE_DIR") or Path(__file__).resolve().parents[2] / "shared" / "conformance")
-CASES = load_cases([str(SHARED)]) if SHARED.is_dir() else []
+NEXT = SHARED / "next"
+CASES = load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])) if SHARED.is_dir() else []
 
 # Cases whose expectation was translated from an older upstream commit than the
 # behaviour we follow (the newest release, as CASE_SCHEMA.md says). Each is listed
 # with the reason; strict xfail makes the suite fail if one starts passing.
 STALE: dict[str, str] = {}
 
+# next/ files whose cases the runner cannot pass yet (issue #10 is not finished
+# for them): expected to fail, and reported as XPASS the day one passes.
+NOT_YET: dict[str, str] = {
+    "Queue.json": "queue step cases: the runner has no driver for SchedulingQueue steps yet",
+    "NodeVolumeLimits-filter.json": "CSINode / StorageClass objects are not modelled by NodeVolumeLimits yet",
+    "VolumeBinding-filter.json": "StorageClass-driven binding is not modelled by VolumeBinding yet",
+    "VolumeZone-filter.json": "StorageClass objects are not in the cases' listers yet",
+}
+
 
 def _param(case):
     marks = [pytest.mark.xfail(reason=STALE[case["name"]], strict=True)] if case["name"] in STALE else []
+    if case["_file"] in NOT_YET and not marks:
+        marks = [pytest.mark.xfail(reason="not yet: " + NOT_YET[case["_file"]], strict=False)]
     return pytest.param(case, id=f"{case['_file']}::{case['name']}", marks=marks)
 
 

@@ -126,7 +126,7 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
     except Exception as e:  # noqa: BLE001 - one broken case must not stop the run
         return {}, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}", []
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
-    if "error" in full:
+    if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), mismatches(expect, full)
     return actual, None, mismatches(expect, full)
 
