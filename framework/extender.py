@@ -181,6 +181,11 @@ def parse_extenders(raw: object) -> list[ExtenderConfig]:
             if res.name in seen:
                 raise _invalid(path, res.name, "duplicate extender managed resource name")
             seen.add(res.name)
+    for i, ext in enumerate(out):
+        if ext.preempt_verb:
+            # Not silently ignored: DefaultPreemption does not call extenders yet.
+            raise _invalid(f"extenders[{i}].preemptVerb", ext.preempt_verb,
+                           "preempting extenders are not supported yet; remove preemptVerb")
     binders = sum(1 for e in out if e.is_binder())
     if binders > 1:
         raise _invalid("extenders", f"found {binders} extenders implementing bind", "only one extender can implement bind")

@@ -287,9 +287,11 @@ async def test_explain_shows_each_extender_verdict_and_scaled_score() -> None:
     ([{"urlPrefix": "http://x", "httpTimeout": "soon"}],
      'extenders[0].httpTimeout: Invalid value: "soon": must be a duration such as "5s" or "1m30s"'),
     ([{"filterVerb": "f"}], "extenders[0].urlPrefix: Required value"),
+    ([{"urlPrefix": "http://x", "preemptVerb": "preempt"}],
+     'extenders[0].preemptVerb: Invalid value: "preempt": preempting extenders are not supported yet; remove preemptVerb'),
     ([{"urlPrefix": "http://x", "filterverb": "f"}], "extenders[0].filterverb: unknown field"),
 ], ids=["prioritizer-without-weight", "two-binders", "not-extended", "duplicate-managed", "bad-timeout",
-        "no-url", "misspelt-field"])
+        "no-url", "preempt-not-yet", "misspelt-field"])
 def test_invalid_extender_configuration_is_refused_naming_the_field(extenders: list, error: str) -> None:
     from framework.config import ConfigError, load_config
 
