@@ -282,10 +282,25 @@ async def explain_extenders(report: dict[str, Any], extenders: Sequence[Extender
             raw = scores[ni.name]
             weighted = scaled_extender_score(raw, ext.config.weight)
             out = nodes_out[ni.name]
-            out.setdefault("scores", {})[ext.name] = {"raw": raw, "weight": ext.config.weight, "weighted": weighted}
+            out.setdefault("scores", {})[ext.name] = {"raw": raw, "normalized": scaled_extender_score(raw, 1),
+                                                      "weight": ext.config.weight, "weighted": weighted}
             out["totalScore"] = out.get("totalScore", 0) + weighted
     if not feasible:
+        if report.get("chosen") is not None:  # the extenders turned every node down
+            report["message"] = _fit_message(pod, nodes_out, snapshot.num_nodes())
         report["chosen"] = None
         return
     totals = [NodePluginScores(ni.name, total_score=nodes_out[ni.name].get("totalScore", 1)) for ni in feasible]
     report["chosen"] = select_host(totals, random.Random())
+
+
+def _fit_message(pod: Pod, nodes_out: dict[str, dict[str, Any]], num_nodes: int) -> str:
+    """The FitError message from an explain report's per-node verdicts."""
+    diagnosis = Diagnosis()
+    for name, entry in nodes_out.items():
+        verdicts = list((entry.get("filters") or {}).values()) + list((entry.get("extenders") or {}).values())
+        for v in verdicts:
+            if v.get("code") not in ("Success", "Skip"):
+                diagnosis.node_to_status.set(name, Status(Code[v["code"]], *v.get("reasons", [])))
+                break
+    return FitError(pod, num_nodes, diagnosis).message()

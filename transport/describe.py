@@ -164,6 +164,8 @@ def explain_report(result: Mapping[str, Any]) -> str:
             lines.append(f"  PreFilter: {entry['preFilter'].get('code')} {'; '.join(entry['preFilter'].get('reasons', []))}")
         rows = [[plugin, st.get("code", ""), "; ".join(st.get("reasons", []))]
                 for plugin, st in (entry.get("filters") or {}).items()]
+        rows += [[f"extender {ext}", st.get("code", ""), "; ".join(st.get("reasons", []))]
+                 for ext, st in (entry.get("extenders") or {}).items()]
         if rows:
             lines.append(_indent(table(["FILTER", "RESULT", "REASONS"], rows)))
         scores = entry.get("scores") or {}
