@@ -20,7 +20,6 @@ STALE: dict[str, str] = {}
 # next/ files whose cases the runner cannot pass yet (issue #10 is not finished
 # for them): expected to fail, and reported as XPASS the day one passes.
 NOT_YET: dict[str, str] = {
-    "Queue.json": "queue step cases: the runner has no driver for SchedulingQueue steps yet",
     "NodeVolumeLimits-filter.json": "CSINode / StorageClass objects are not modelled by NodeVolumeLimits yet",
     "VolumeBinding-filter.json": "StorageClass-driven binding is not modelled by VolumeBinding yet",
     "VolumeZone-filter.json": "StorageClass objects are not in the cases' listers yet",

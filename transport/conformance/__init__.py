@@ -24,12 +24,15 @@ _DRIVERS: dict[str, tuple[str, str]] = {
     "scenario": ("transport.conformance.scenarios", "run_scenario_case"),
     "coscheduling": ("transport.conformance.coscheduling_cases", "run_coscheduling_case"),
     "preemption": ("transport.conformance.preemption_cases", "run_preemption_case"),
+    "queue": ("transport.conformance.queue_cases", "run_queue_case"),
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
     if "schedule" in case:
         return "scenario"
+    if "queue" in case or case.get("function") == "isPodWorthRequeuing":
+        return "queue"
     if case.get("plugin") == "Coscheduling" or case.get("function") == "checkClusterResource":
         return "coscheduling"
     if case.get("plugin") == "DefaultPreemption" or case.get("function") == "PodEligibleToPreemptOthers":
