@@ -30,17 +30,9 @@ STALE: dict[str, str] = {
                             'persistentvolumeclaim "abc-xyz" not found'),
 }
 
-# next/ files whose cases the runner cannot pass yet (issue #10 is not finished
-# for them): expected to fail, and reported as XPASS the day one passes.
-NOT_YET: dict[str, str] = {
-    "VolumeBinding-filter.json": "StorageClass-driven binding is not modelled by VolumeBinding yet",
-}
-
 
 def _param(case):
     marks = [pytest.mark.xfail(reason=STALE[case["name"]], strict=True)] if case["name"] in STALE else []
-    if case["_file"] in NOT_YET and not marks:
-        marks = [pytest.mark.xfail(reason="not yet: " + NOT_YET[case["_file"]], strict=False)]
     return pytest.param(case, id=f"{case['_file']}::{case['name']}", marks=marks)
 
 
