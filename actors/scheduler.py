@@ -46,9 +46,10 @@ from framework.algorithm import (
 )
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
-from framework.extender import Extender
+from framework.extender import Extender, narrow_preemption_candidates
 from framework.handle import InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.preemption import Candidate
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -246,7 +247,11 @@ class Scheduler(Actor[SchedulerMsg]):
         fwk, state = cycle
         try:
             result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
-        except (FitError, NoNodesAvailable, SchedulingError) as e:
+        except FitError as e:
+            nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
+            self._cycle_failed(fwk, state, qpi, e, (nominated,))
+            return
+        except (NoNodesAvailable, SchedulingError) as e:
             self._cycle_failed(fwk, state, qpi, e)
             return
         self._cycle_succeeded(fwk, state, qpi, result)
@@ -268,11 +273,13 @@ class Scheduler(Actor[SchedulerMsg]):
         return fwk, CycleState()
 
     def _cycle_failed(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-                      e: FitError | NoNodesAvailable | SchedulingError) -> None:
+                      e: FitError | NoNodesAvailable | SchedulingError,
+                      post_filtered: tuple[str | None] | None = None) -> None:
+        """`post_filtered`: (PostFilter's nomination,) when it already ran; None: run it now."""
         pod, started, attempt = qpi.pod, self._started, self.attempts[qpi.pod.key]
         if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = self._post_filter(fwk, state, pod, e)
+            nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
             self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated, started)
@@ -294,6 +301,23 @@ class Scheduler(Actor[SchedulerMsg]):
         self._post_filter_ran.clear()
         evicted_before = self._evicted
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    async def _post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
+        if not fwk.has_post_filter_plugins():
+            return None
+        self._post_filter_ran.clear()
+        evicted_before = self._evicted
+
+        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.snapshot.list()}
+            return await narrow_preemption_candidates(self.extenders, preemptor, candidates, pods_on_node)
+
+        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    def _post_filter_done(self, err: FitError, result: Any, status: Status, evicted_before: int) -> str | None:
         preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
         if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
             self.metrics.preemption_attempt()

@@ -21,6 +21,7 @@ from framework.api.objects import Pod
 from framework.api.resources import is_extended_resource_name
 from framework.api.validation import is_qualified_name
 from framework.interface import MAX_NODE_SCORE, Code, NodePluginScores, NodeToStatus, Status
+from framework.preemption import Candidate
 
 # extender/v1 MaxExtenderPriority: extenders score 0..10; the scheduler scales by
 # MaxNodeScore / MaxExtenderPriority.
@@ -181,11 +182,6 @@ def parse_extenders(raw: object) -> list[ExtenderConfig]:
             if res.name in seen:
                 raise _invalid(path, res.name, "duplicate extender managed resource name")
             seen.add(res.name)
-    for i, ext in enumerate(out):
-        if ext.preempt_verb:
-            # Not silently ignored: DefaultPreemption does not call extenders yet.
-            raise _invalid(f"extenders[{i}].preemptVerb", ext.preempt_verb,
-                           "preempting extenders are not supported yet; remove preemptVerb")
     binders = sum(1 for e in out if e.is_binder())
     if binders > 1:
         raise _invalid("extenders", f"found {binders} extenders implementing bind", "only one extender can implement bind")
@@ -389,8 +385,9 @@ async def extenders_binding(extenders: Sequence[Extender], pod: Pod, node_name: 
 async def call_preemption_extenders(extenders: Sequence[Extender], pod: Pod, victims: dict[str, Victims],
                                     pods_on_node: Mapping[str, Sequence[Pod]]) -> dict[str, Victims]:
     """Preemption's callExtenders: each interested preempting extender may narrow
-    the candidate nodes and their victims; an empty answer ends the narrowing.
-    An ignorable extender's error is skipped; another's is raised."""
+    the candidate nodes and their victims; an empty answer ends the narrowing. An
+    ignorable extender's error is skipped, and a node it left without victims
+    dropped; another's is raised (ExtenderError)."""
     for ext in extenders:
         if not victims:
             break
@@ -402,8 +399,25 @@ async def call_preemption_extenders(extenders: Sequence[Extender], pod: Pod, vic
             if ext.config.ignorable:
                 continue
             raise
+        for node, v in list(narrowed.items()):
+            if not v.pods:
+                if not ext.config.ignorable:
+                    raise ExtenderError(f'expected at least one victim pod on node "{node}"')
+                del narrowed[node]
         victims = narrowed
     return victims
+
+
+async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],
+                                       pods_on_node: Mapping[str, Sequence[Pod]]) -> list[Candidate]:
+    """call_preemption_extenders over DefaultPreemption's candidates; the kept nodes
+    keep their order, nodes an extender added come after."""
+    if not any(e.config.supports_preemption() for e in extenders):
+        return candidates
+    victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+    narrowed = await call_preemption_extenders(extenders, pod, victims, pods_on_node)
+    order = [c.name for c in candidates if c.name in narrowed] + [n for n in narrowed if n not in victims]
+    return [Candidate(n, narrowed[n].pods, narrowed[n].num_pdb_violations) for n in order]
 
 
 # --- preemption wire conversions (extender.go) ---------------------------------------------------

@@ -277,6 +277,63 @@ async def test_explain_shows_each_extender_verdict_and_scaled_score() -> None:
     assert f"extender {url}" in text and "too far" in text
 
 
+async def run_through_backoffs(p: Pipeline, clock: FakeClock, max_seconds: float = 60.0) -> None:
+    """Settle (unbounded rounds: extender calls are real I/O), then jump the fake
+    clock to each timer in turn until nothing is due within `max_seconds`."""
+    start = clock.now()
+    while True:
+        await p.settle(max_rounds=None)
+        due = clock.next_deadline()
+        if due is None or due > start + max_seconds:
+            return
+        clock.advance_to(due)
+
+
+async def test_a_preempt_extender_narrows_the_candidates_and_their_victims() -> None:
+    async def only_n2(body: dict[str, Any]) -> Any:
+        victims = body["nodeNameToVictims"]
+        assert set(victims) == {"n1", "n2"}  # DefaultPreemption found both
+        kept = victims["n2"]
+        return {"nodeNameToMetaVictims": {"n2": {"pods": [{"uid": v["metadata"]["uid"]} for v in kept["pods"]],
+                                                 "numPDBViolations": kept["numPDBViolations"]}}}
+
+    rec = Recorder({"preempt": only_n2})
+    clock = FakeClock()
+    async with serve(rec) as url:
+        async with Pipeline(cfg({"urlPrefix": url, "preemptVerb": "preempt"}), clock=clock, rand=random.Random(1)) as p:
+            await p.client.apply([node("n1", cpu="1"), node("n2", cpu="1")])
+            await p.client.apply([pod("low-1", cpu="1", priority=0), pod("low-2", cpu="1", priority=0)])
+            await run_through_backoffs(p, clock)
+            placed = {o.name: o.node_name for o in p.store.peek_all("Pod") if isinstance(o, Pod)}
+            victim = next(name for name, n in placed.items() if n == "n2")
+            await p.client.apply([pod("high", cpu="1", priority=100)])
+            await run_through_backoffs(p, clock)
+            after = {o.name: o.node_name for o in p.store.peek_all("Pod") if isinstance(o, Pod)}
+            nominated = p.scheduler.nominations.get("default/high")
+    assert rec.verbs() == ["preempt"]
+    assert victim not in after
+    assert nominated == ["n2"]
+    assert after["high"] == "n2"
+
+
+async def test_a_failing_preempt_extender_fails_the_attempt_and_evicts_nobody() -> None:
+    rec = Recorder({"preempt": fails})
+    clock = FakeClock()
+    async with serve(rec) as url:
+        async with Pipeline(cfg({"urlPrefix": url, "preemptVerb": "preempt"}), clock=clock, rand=random.Random(1)) as p:
+            await p.client.apply([node("n1", cpu="1")])
+            await p.client.apply([pod("low", cpu="1", priority=0)])
+            await p.settle(max_rounds=None)
+            await p.client.apply([pod("high", cpu="1", priority=100)])
+            await p.settle(max_rounds=None)
+            pods = {o.name: o for o in p.store.peek_all("Pod") if isinstance(o, Pod)}
+    assert pods["low"].node_name == "n1"
+    assert not pods["high"].node_name
+    assert rec.verbs() == ["preempt"]
+    # As upstream, a PostFilter Error is logged, not added to the FitError message.
+    assert scheduled_condition(pods["high"])["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+
+
 @pytest.mark.parametrize("extenders, error", [
     ([{"urlPrefix": "http://x", "prioritizeVerb": "p"}],
      "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"),
@@ -290,11 +347,9 @@ async def test_explain_shows_each_extender_verdict_and_scaled_score() -> None:
     ([{"urlPrefix": "http://x", "httpTimeout": "soon"}],
      'extenders[0].httpTimeout: Invalid value: "soon": must be a duration such as "5s" or "1m30s"'),
     ([{"filterVerb": "f"}], "extenders[0].urlPrefix: Required value"),
-    ([{"urlPrefix": "http://x", "preemptVerb": "preempt"}],
-     'extenders[0].preemptVerb: Invalid value: "preempt": preempting extenders are not supported yet; remove preemptVerb'),
     ([{"urlPrefix": "http://x", "filterverb": "f"}], "extenders[0].filterverb: unknown field"),
 ], ids=["prioritizer-without-weight", "two-binders", "not-extended", "duplicate-managed", "bad-timeout",
-        "no-url", "preempt-not-yet", "misspelt-field"])
+        "no-url", "misspelt-field"])
 def test_invalid_extender_configuration_is_refused_naming_the_field(extenders: list, error: str) -> None:
     from framework.config import ConfigError, load_config
 
