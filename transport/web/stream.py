@@ -68,7 +68,10 @@ class Hub:
 
     async def run(self, sample_seconds: float) -> None:
         while True:
-            self.tick(time.time())
+            try:
+                self.tick(time.time())
+            except Exception:  # a bad sample must not end the page's feed
+                log.exception("cluster page: sampling failed")
             await asyncio.sleep(sample_seconds)
 
     async def close_all(self) -> None:
