@@ -76,6 +76,7 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
     (tmp_path / "config.yaml").write_text(CONFIG)
     (tmp_path / "cluster.yaml").write_text(CLUSTER)
     (tmp_path / "web-3.yaml").write_text(WEB_3)
+    (tmp_path / "web-4.yaml").write_text(WEB_3.replace("web-3", "web-4"))
     d = daemon_factory("--config", str(tmp_path / "config.yaml"))
     d.cli("apply", "-f", str(tmp_path / "cluster.yaml"))
 
@@ -100,6 +101,10 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
                                                         "1 node(s) had untolerated taint(s).", timeout=SECONDS)
         assert big.locator(".message").inner_text() == failed_scheduling_message(d, "big")
         expect(big.locator(".priority")).to_have_text("10")
+        page.click('#pending th[data-sort="priority"]')  # ascending, then descending
+        expect(page.locator("#pending tbody tr").last).to_have_attribute("data-pod", "default/big")
+        page.click('#pending th[data-sort="priority"]')
+        expect(page.locator("#pending tbody tr").first).to_have_attribute("data-pod", "default/big")
 
         # The gang: two members wait at Permit for the third, with a deadline counting down.
         gang = page.locator('#gangs tr[data-group="default/train"]')
@@ -130,6 +135,20 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         expect(bar(page, "node-a", "cpu")).to_have_text("3/4", timeout=SECONDS)
         expect(bar(page, "node-a", "pods")).to_have_text("3/10")
         expect(page.locator('[data-node="node-a"] .chip[data-pod="default/web-3"]')).to_be_visible()
+        assert page.evaluate("window.__sameDocument") is True
+
+        # Throughput from the daemon's samples: pods were bound, two wait in the unschedulable queue.
+        expect(page.locator("#chart text")).to_have_text(re.compile(r"^peak (?!0\.0 )[\d.]+ bound/s, \d+ pending$"),
+                                                         timeout=SECONDS)
+        expect(page.locator("#pending-now")).to_have_text("2")
+
+        # A lost connection resumes from the last resourceVersion and misses nothing.
+        page.evaluate("state.ws.close()")
+        d.cli("apply", "-f", str(tmp_path / "web-4.yaml"))
+        page.wait_for_function("state.connects === 2", timeout=SECONDS)
+        assert page.evaluate("state.lastResumed") is True
+        expect(bar(page, "node-a", "cpu")).to_have_text("3500m/4", timeout=SECONDS)
+        expect(page.locator('[data-node="node-a"] .chip[data-pod="default/web-4"]')).to_have_count(1)
         assert page.evaluate("window.__sameDocument") is True
 
         page.screenshot(path=str(tmp_path / "cluster-page.png"), full_page=True)

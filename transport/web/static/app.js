@@ -17,7 +17,11 @@ const state = {
   explaining: null,          // pod key shown in the explain panel
   ws: null,
   retry: 500,
+  connects: 0,               // hellos received; lastResumed: whether the last one resumed
+  lastResumed: false,
 };
+const MAX_ROWS = 500;        // pending rows drawn; the count says how many there are
+const MAX_CHIPS = 40;        // pod names drawn per node card
 
 const $ = (sel) => document.querySelector(sel);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -104,6 +108,8 @@ function onHello(msg) {
     for (const map of Object.values(state.objects)) map.clear();
   }
   state.retry = 500;
+  state.connects += 1;
+  state.lastResumed = msg.resumed;
   state.skew = msg.now - Date.now() / 1000;
   state.samples = msg.samples.slice();
   setWaiting(msg.waiting);
@@ -200,13 +206,14 @@ function renderNodes() {
       return `<div class="node" data-node="${esc(name)}"><h3>${esc(name)}</h3><p class="error">${esc(view && view.invalid)}</p></div>`;
     }
     const u = usage.get(name) || { cpu: 0, memory: 0, pods: 0, names: [] };
-    const chips = u.names.sort().map((k) => `<span class="chip" data-pod="${esc(k)}">${esc(showName(k))}</span>`)
+    const more = u.names.length > MAX_CHIPS ? `<span class="muted">+${u.names.length - MAX_CHIPS} more</span>` : "";
+    const chips = u.names.sort().slice(0, MAX_CHIPS).map((k) => `<span class="chip" data-pod="${esc(k)}">${esc(showName(k))}</span>`)
       .concat((waitingOn.get(name) || []).map((k) => `<span class="chip waiting" data-pod="${esc(k)}" title="waiting at Permit, not bound yet">${esc(showName(k))} · Permit</span>`));
     return `<div class="node" data-node="${esc(name)}" title="${esc(labels)}">
       <h3>${esc(name)} <span class="state">${view.unschedulable ? "Ready,SchedulingDisabled" : "Ready"}</span></h3>
       ${bar("cpu", u.cpu, view.cpu, milliCpu)}${bar("memory", u.memory, view.memory, memory)}${bar("pods", u.pods, view.pods, String)}
       ${view.taints.length ? `<div class="taints">taints: ${esc(view.taints.join(", "))}</div>` : ""}
-      <div class="chips">${chips.join("")}</div></div>`;
+      <div class="chips">${chips.join("")}${more}</div></div>`;
   }).join("");
 }
 
@@ -234,24 +241,36 @@ function pendingPods() {
 
 function renderPending() {
   const rows = pendingPods();
-  $("#pending-count").textContent = `(${rows.length})`;
+  $("#pending-count").textContent = rows.length > MAX_ROWS ? `(${rows.length}, first ${MAX_ROWS} shown)` : `(${rows.length})`;
   document.querySelectorAll("#pending th").forEach((th) => {
     th.className = th.dataset.sort === state.sort.key ? (state.sort.dir > 0 ? "sorted-asc" : "sorted-desc") : "";
   });
-  $("#pending tbody").innerHTML = rows.map((r) => `<tr data-pod="${esc(r.key)}">
+  $("#pending tbody").innerHTML = rows.slice(0, MAX_ROWS).map((r) => `<tr data-pod="${esc(r.key)}">
     <td class="name">${esc(r.name)}</td><td class="priority">${r.priority}</td><td class="nominated">${esc(r.nominated)}</td>
-    <td class="age">${duration(r.age)}</td><td class="message">${esc(r.message)}</td></tr>`).join("");
+    <td class="age">${duration(r.age)}</td><td class="message">${esc(r.message)}</td></tr>`).join("")
+    || `<tr class="empty"><td colspan="5" class="muted">no pending pods</td></tr>`;
+}
+
+function gangMembers() {
+  const out = new Map();  // "namespace/group" -> [{obj, view}]
+  for (const entry of state.objects.Pod.values()) {
+    const group = (meta(entry.obj).labels || {})[POD_GROUP_LABEL];
+    if (!group) continue;
+    const key = `${meta(entry.obj).namespace || "default"}/${group}`;
+    if (!out.has(key)) out.set(key, []);
+    out.get(key).push(entry);
+  }
+  return out;
 }
 
 function renderGangs() {
   const now = serverNow();
+  const members = gangMembers();
   const groups = [...state.objects.PodGroup.values()].sort((a, b) => podKey(a.obj).localeCompare(podKey(b.obj)));
   $("#gangs tbody").innerHTML = groups.map(({ obj }) => {
     const gkey = podKey(obj);
-    const ns = meta(obj).namespace || "default";
     let bound = 0, waiting = 0, pending = 0, deadline = Infinity;
-    for (const { obj: p, view } of state.objects.Pod.values()) {
-      if ((meta(p).namespace || "default") !== ns || (meta(p).labels || {})[POD_GROUP_LABEL] !== meta(obj).name) continue;
+    for (const { obj: p, view } of members.get(gkey) || []) {
       const w = state.waiting.get(podKey(p));
       if ((p.spec || {}).nodeName) bound += 1;
       else if (w) { waiting += 1; deadline = Math.min(deadline, w.deadline); }
@@ -263,7 +282,7 @@ function renderGangs() {
       <td class="min">${(obj.spec || {}).minMember || 0}</td><td class="bound">${bound}</td><td class="waiting">${waiting}</td>
       <td class="pending">${pending}</td><td class="deadline">${deadline === Infinity ? "" : `${duration(deadline - now)} left`}</td>
       <td class="reason">${esc(cond ? cond.message : "")}</td></tr>`;
-  }).join("");
+  }).join("") || `<tr class="empty"><td colspan="8" class="muted">no PodGroups</td></tr>`;
 }
 
 function renderChart() {
@@ -276,12 +295,13 @@ function renderChart() {
     const dt = s[i].t - s[i - 1].t;
     if (s[i].t >= end - CHART_SECONDS && dt > 0) rates.push([s[i].t, Math.max(0, (s[i].scheduled - s[i - 1].scheduled) / dt), s[i].pending]);
   }
-  const maxRate = Math.max(1, ...rates.map((r) => r[1]));
-  const maxPending = Math.max(1, ...rates.map((r) => r[2]));
+  const peakRate = Math.max(0, ...rates.map((r) => r[1]));
+  const peakPending = Math.max(0, ...rates.map((r) => r[2]));
+  const maxRate = Math.max(1, peakRate), maxPending = Math.max(1, peakPending);  // the y scales
   const x = (t) => (600 * (t - (end - CHART_SECONDS))) / CHART_SECONDS;
   const line = (i, max) => rates.map((r) => `${x(r[0]).toFixed(1)},${(115 - (105 * r[i]) / max).toFixed(1)}`).join(" ");
   svg.innerHTML = `<polyline class="bound" points="${line(1, maxRate)}"/><polyline class="pending" points="${line(2, maxPending)}"/>
-    <text x="4" y="12" font-size="10" fill="#6b7580">max ${maxRate.toFixed(1)} bound/s, ${maxPending} pending</text>`;
+    <text x="4" y="12" font-size="10" fill="#6b7580">peak ${peakRate.toFixed(1)} bound/s, ${peakPending} pending</text>`;
   const last = rates[rates.length - 1];
   $("#rate").textContent = last ? last[1].toFixed(1) : "0";
   $("#pending-now").textContent = String(s[s.length - 1].pending);
