@@ -90,6 +90,7 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         expect(bar(page, "node-a", "pods")).to_have_text("2/10")
         expect(bar(page, "node-b", "cpu")).to_have_text("0/2")
         expect(page.locator('[data-node="node-b"] .taints')).to_have_text("taints: dedicated=gpu:NoSchedule")
+        expect(page.locator('#nodes [data-node="node-b"]')).to_have_attribute("title", "gpu=true\nzone=b")  # on hover
         page.fill("#node-filter", "gpu=true")
         expect(page.locator("#nodes .node")).to_have_count(1)
         expect(page.locator("#nodes .node")).to_have_attribute("data-node", "node-b")
@@ -152,6 +153,10 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         assert page.evaluate("window.__sameDocument") is True
 
         page.screenshot(path=str(tmp_path / "cluster-page.png"), full_page=True)
+
+        # An open page does not hold the daemon up when it stops; the page says it lost the stream.
+        assert d.terminate() == 0
+        expect(page.locator("#conn")).to_have_text("reconnecting…", timeout=SECONDS)
     print(f"screenshot: {tmp_path / 'cluster-page.png'}")
 
 

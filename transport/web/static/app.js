@@ -201,7 +201,7 @@ function renderNodes() {
   $("#node-count").textContent = shown.length === nodes.length ? `(${nodes.length})` : `(${shown.length} of ${nodes.length})`;
   $("#nodes").innerHTML = shown.map(({ obj, view }) => {
     const name = meta(obj).name;
-    const labels = Object.entries(meta(obj).labels || {}).map(([k, v]) => `${k}=${v}`).join("\n") || "no labels";
+    const labels = Object.entries(meta(obj).labels || {}).sort().map(([k, v]) => `${k}=${v}`).join("\n") || "no labels";
     if (!view || view.invalid) {
       return `<div class="node" data-node="${esc(name)}"><h3>${esc(name)}</h3><p class="error">${esc(view && view.invalid)}</p></div>`;
     }
