@@ -21,6 +21,7 @@ stream writes to the store.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -41,6 +42,9 @@ HELLO_TIMEOUT_SECONDS = 30.0
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 4408
 _DONE = object()
+# Objects are JSON-shaped, but msgpack clients can store bytes; those go out as text
+# rather than ending the stream.
+_dumps = functools.partial(json.dumps, default=str, separators=(",", ":"))
 
 
 class Hub:
@@ -131,7 +135,7 @@ class PageStream:
             now = time.time()
             await self.ws.send_json({"type": "hello", "resourceVersion": rv, "resumed": resumed, "now": now,
                                      "samples": self.hub.samples.to_json(),
-                                     "waiting": [w.to_json() for w in self.hub.last_waiting]})
+                                     "waiting": [w.to_json() for w in self.hub.last_waiting]}, dumps=_dumps)
             async with asyncio.TaskGroup() as tg:
                 pump = tg.create_task(self._pump())
                 await self._read_requests(tg)
@@ -184,7 +188,7 @@ class PageStream:
 
     async def _refuse(self, reason: Reason | str, message: str) -> None:
         reason = reason.value if isinstance(reason, Reason) else reason
-        await self.ws.send_json({"type": "error", "reason": reason, "message": message})
+        await self.ws.send_json({"type": "error", "reason": reason, "message": message}, dumps=_dumps)
         await self.ws.close(code=CLOSE_UNAUTHORIZED if reason == Reason.UNAUTHORIZED.value else WSCloseCode.POLICY_VIOLATION,
                             message=message.encode()[:120])
 
@@ -206,7 +210,7 @@ class PageStream:
                 else:
                     await self._flush(batch)
                     batch = []
-                    await self.ws.send_json(item)
+                    await self.ws.send_json(item, dumps=_dumps)
                 if self.outbox.empty():
                     break
                 item = self.outbox.get_nowait()
@@ -214,7 +218,7 @@ class PageStream:
 
     async def _flush(self, batch: list[dict[str, Any]]) -> None:
         if batch and not self.ws.closed:
-            await self.ws.send_json({"type": "events", "items": batch})
+            await self.ws.send_json({"type": "events", "items": batch}, dumps=_dumps)
 
     async def _read_requests(self, tg: asyncio.TaskGroup) -> None:
         async for msg in self.ws:
@@ -237,6 +241,9 @@ class PageStream:
             self._push({"type": "explain", "id": rid, "result": result})
         except ApiError as err:
             self._push({"type": "explain", "id": rid, "error": {"reason": err.reason.value, "message": err.message}})
+        except Exception as err:  # noqa: BLE001 - one failed explain must not end the page's stream
+            log.exception("cluster page: explain failed")
+            self._push({"type": "explain", "id": rid, "error": {"reason": Reason.INTERNAL.value, "message": str(err)}})
 
 
 async def explain_stored_pod(service: Service, namespace: Any, name: Any) -> dict[str, Any]:
