@@ -114,6 +114,7 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         expect(gang.locator(".pending")).to_have_text("1")
         expect(gang.locator(".min")).to_have_text("3")
         expect(gang.locator(".deadline")).to_have_text(re.compile(r"^(9m|10m|\d+m\d+s) left$"))
+        expect(gang.locator(".deadline")).not_to_have_text(gang.locator(".deadline").inner_text())  # counting down
         expect(gang.locator(".reason")).to_contain_text("2/3 members reserved, waiting for quorum", timeout=SECONDS)
 
         # Explain an unschedulable pod: each node's Filter verdicts.
