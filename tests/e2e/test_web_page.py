@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
@@ -81,6 +82,9 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
     d.cli("apply", "-f", str(tmp_path / "cluster.yaml"))
 
     with chromium_page() as page:
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(urlsplit(r.url).path))
+        page.on("websocket", lambda ws: requested.append(urlsplit(ws.url).path))
         page.goto(f"http://127.0.0.1:{d.http_port}/")
         expect(page.locator("#conn")).to_have_text("live", timeout=SECONDS)
 
@@ -154,6 +158,8 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         assert page.evaluate("window.__sameDocument") is True
 
         page.screenshot(path=str(tmp_path / "cluster-page.png"), full_page=True)
+        # Everything came over the one stream: no list was polled, nothing fetched from elsewhere.
+        assert sorted(set(requested)) == ["/", "/static/app.css", "/static/app.js", "/stream"]
 
         # An open page does not hold the daemon up when it stops; the page says it lost the stream.
         assert d.terminate() == 0
