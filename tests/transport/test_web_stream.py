@@ -189,6 +189,18 @@ async def test_with_a_token_a_stream_without_the_right_one_is_refused_and_sees_n
         await pipeline.stop()
 
 
+@pytest.mark.parametrize("first, message", [
+    ("not json", "the first message must be a JSON object {token, resourceVersion}"),
+    ('{"resourceVersion": -1}', "resourceVersion: must be a non-negative integer"),
+    ('{"resourceVersion": "12"}', "resourceVersion: must be a non-negative integer"),
+], ids=["not JSON", "a negative resourceVersion", "a resourceVersion that is a string"])
+async def test_a_bad_first_message_is_refused_naming_the_field(site: Site, first: str, message: str) -> None:
+    ws = await site.session.ws_connect(site.base.replace("http", "ws") + "/stream")
+    await ws.send_str(first)
+    assert await Page(ws).next() == {"type": "error", "reason": "Invalid", "message": message}
+    assert (await ws.receive()).type == aiohttp.WSMsgType.CLOSE
+
+
 async def test_explain_over_the_stream_answers_for_a_stored_pod_and_names_what_is_missing(site: Site) -> None:
     await site.service.apply([node("small", cpu="1"), node("large", cpu="8"), pod("p1", cpu="2")])
     page = await site.open()

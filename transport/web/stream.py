@@ -122,7 +122,7 @@ class PageStream:
         if first is None:
             return
         from_rv = first.get("resourceVersion") or 0
-        if not isinstance(from_rv, int) or from_rv < 0:
+        if not isinstance(from_rv, int) or isinstance(from_rv, bool) or from_rv < 0:
             await self._refuse(Reason.INVALID, "resourceVersion: must be a non-negative integer")
             return
         try:
@@ -193,6 +193,12 @@ class PageStream:
                             message=message.encode()[:120])
 
     async def _pump(self) -> None:
+        try:
+            await self._send_queued()
+        except ConnectionResetError:
+            pass  # the page went away; the reader sees the close too
+
+    async def _send_queued(self) -> None:
         """Send what is queued, events batched into one frame per turn."""
         while True:
             item = await self.outbox.get()
@@ -207,7 +213,7 @@ class PageStream:
                     _, event_type, kind, obj, rv = item
                     batch.append({"type": event_type, "kind": kind, "object": obj, "resourceVersion": rv,
                                   "view": view_of(kind, obj)})
-                else:
+                elif not self.ws.closed:
                     await self._flush(batch)
                     batch = []
                     await self.ws.send_json(item, dumps=_dumps)
