@@ -247,3 +247,15 @@ async def test_open_pages_get_each_throughput_sample_and_the_permit_waiters_when
         ("waiting", []),
     ]
     assert frames[0]["sample"] == {"t": 1000.0, "scheduled": 2.0, "pending": 3.0}
+
+
+def test_a_page_too_far_behind_gets_its_stream_ended_instead_of_an_ever_growing_queue(monkeypatch) -> None:
+    from transport.web import stream
+
+    monkeypatch.setattr(stream, "MAX_BACKLOG", 3)
+    page = stream.PageStream(ws=None, service=None, hub=None, token=None)  # type: ignore[arg-type]
+    for rv in range(1, 11):
+        page.on_event("ADDED", "Pod", {"metadata": {"name": f"p{rv}"}}, rv)
+    queued = [page.outbox.get_nowait() for _ in range(page.outbox.qsize())]
+    assert [q[4] if isinstance(q, tuple) else "end" for q in queued] == [1, 2, 3, 4, "end"]
+    assert page.overflowed
