@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import ssl
+import tempfile
 from typing import Any, Mapping, Sequence
 
 import aiohttp
@@ -35,6 +37,7 @@ from framework.extender import (
     ExtenderConfig,
     ExtenderError,
     FilterResult,
+    TLSConfig,
     Victims,
     add_extender_scores,
     apply_filter_result,
@@ -65,18 +68,34 @@ def _node_name(node: Any) -> str:
 
 
 def _ssl_context(cfg: ExtenderConfig) -> ssl.SSLContext | bool:
-    """Upstream's makeTransport: HTTPS without a CA skips verification."""
+    """Upstream's makeTransport: tlsConfig's CA, client certificate and server name;
+    HTTPS without a CA (or with insecure) skips verification."""
     tls = cfg.tls_config
-    if not cfg.enable_https and not (tls and (tls.ca_file or tls.ca_data or tls.cert_file)):
-        return True
-    ctx = ssl.create_default_context(cafile=tls.ca_file or None if tls else None,
-                                     cadata=tls.ca_data or None if tls else None)
-    if tls and (tls.cert_file and tls.key_file):
-        ctx.load_cert_chain(tls.cert_file, tls.key_file)
-    if tls is None or tls.insecure or not (tls.ca_file or tls.ca_data):
+    if tls is None and not cfg.enable_https:
+        return True  # plain HTTP, or https:// verified against the system roots
+    tls = tls or TLSConfig()
+    has_ca = bool(tls.ca_file or tls.ca_data)
+    ctx = ssl.create_default_context(cafile=tls.ca_file or None, cadata=tls.ca_data or None)
+    if tls.cert_file or tls.cert_data:
+        _load_client_certificate(ctx, tls)
+    if tls.insecure or (cfg.enable_https and not has_ca):
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     return ctx
+
+
+def _load_client_certificate(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
+    if tls.cert_file:
+        ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
+        return
+    # ssl loads certificates from files only: PEM data goes through private temporary files.
+    with tempfile.TemporaryDirectory() as d:
+        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        with open(cert, "w") as f:
+            f.write(tls.cert_data)
+        with open(key, "w") as f:
+            f.write(tls.key_data)
+        ctx.load_cert_chain(cert, key)
 
 
 class HTTPExtender:
@@ -86,6 +105,7 @@ class HTTPExtender:
         self.config = config
         self._managed = frozenset(r.name for r in config.managed_resources)
         self._session: aiohttp.ClientSession | None = None
+        self._server_name = (config.tls_config.server_name or None) if config.tls_config else None
 
     @property
     def name(self) -> str:
@@ -110,7 +130,7 @@ class HTTPExtender:
     async def _send(self, verb: str, args: Mapping[str, Any]) -> Any:
         url = self.config.url_prefix.rstrip("/") + "/" + verb
         try:
-            async with self._client().post(url, data=json.dumps(args),
+            async with self._client().post(url, data=json.dumps(args), server_hostname=self._server_name,
                                            headers={"Content-Type": "application/json"}) as resp:
                 if resp.status != 200:
                     raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")

@@ -14,6 +14,8 @@ await extenders run them in upstream's order and apply upstream's rules
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -49,7 +51,7 @@ class TLSConfig:
     cert_file: str = ""
     key_file: str = ""
     ca_file: str = ""
-    cert_data: str = ""
+    cert_data: str = ""  # PEM (decoded from the config's base64)
     key_data: str = ""
     ca_data: str = ""
 
@@ -161,6 +163,14 @@ def parse_duration_seconds(value: Any, path: str) -> float:
     return total
 
 
+def _pem_from_base64(value: str, path: str) -> str:
+    """certData/keyData/caData are []byte upstream: base64 in YAML, PEM inside."""
+    try:
+        return base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        raise _invalid(path, "<data>", "must be base64-encoded PEM data") from None
+
+
 def parse_extenders(raw: object) -> list[ExtenderConfig]:
     """KubeSchedulerConfiguration.extenders with upstream's validation
     (validateExtenders); the first error is raised, naming its field."""
@@ -221,6 +231,8 @@ def _parse_one(item: object, path: str) -> ExtenderConfig:
         for key, attr in _TLS_FIELDS.items():
             kw[attr] = _typed(raw_tls, key, bool if key == "insecure" else str, f"{path}.tlsConfig",
                               False if key == "insecure" else "")
+            if key.endswith("Data") and kw[attr]:
+                kw[attr] = _pem_from_base64(kw[attr], f"{path}.tlsConfig.{key}")
         tls = TLSConfig(**kw)
     managed: list[ManagedResource] = []
     raw_managed = item.get("managedResources") or []

@@ -347,12 +347,82 @@ async def test_a_failing_preempt_extender_fails_the_attempt_and_evicts_nobody() 
     ([{"urlPrefix": "http://x", "httpTimeout": "soon"}],
      'extenders[0].httpTimeout: Invalid value: "soon": must be a duration such as "5s" or "1m30s"'),
     ([{"filterVerb": "f"}], "extenders[0].urlPrefix: Required value"),
+    ([{"urlPrefix": "https://x", "tlsConfig": {"caData": "not base64!"}}],
+     'extenders[0].tlsConfig.caData: Invalid value: "<data>": must be base64-encoded PEM data'),
     ([{"urlPrefix": "http://x", "filterverb": "f"}], "extenders[0].filterverb: unknown field"),
 ], ids=["prioritizer-without-weight", "two-binders", "not-extended", "duplicate-managed", "bad-timeout",
-        "no-url", "misspelt-field"])
+        "no-url", "ca-data-not-base64", "misspelt-field"])
 def test_invalid_extender_configuration_is_refused_naming_the_field(extenders: list, error: str) -> None:
     from framework.config import ConfigError, load_config
 
     with pytest.raises(ConfigError) as e:
         load_config({"extenders": extenders})
     assert str(e.value) == error
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    cert, key = tmp_path / "ext.crt", tmp_path / "ext.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=extender.test",
+                    "-addext", "subjectAltName=DNS:extender.test", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+@contextlib.asynccontextmanager
+async def serve_tls(rec: Recorder, cert: Any, key: Any) -> AsyncIterator[str]:
+    import ssl
+
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    runner = web.AppRunner(rec.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ctx)
+    await site.start()
+    try:
+        yield f"https://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("tls", [
+    "ca-file", "ca-data", "no-ca",
+])
+async def test_https_extenders_are_verified_against_their_ca_or_trusted_without_one(certificate, tls) -> None:
+    import base64
+
+    cert, key = certificate
+    tls_config = {"ca-file": {"caFile": str(cert), "serverName": "extender.test"},
+                  "ca-data": {"caData": base64.b64encode(cert.read_bytes()).decode(), "serverName": "extender.test"},
+                  "no-ca": None}[tls]
+    rec = Recorder({"filter": keep_only("n2")})
+    async with serve_tls(rec, cert, key) as url:
+        ext: dict[str, Any] = {"urlPrefix": url, "filterVerb": "filter", "enableHTTPS": True}
+        if tls_config:
+            ext["tlsConfig"] = tls_config
+        pods = await run(cfg(ext), THREE_NODES, [pod("a")])
+    assert pods["a"].node_name == "n2"
+
+
+async def test_an_https_extender_whose_certificate_does_not_match_its_ca_fails_the_attempt(certificate, tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    cert, key = certificate
+    other = tmp_path / "other.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=other",
+                    "-keyout", str(tmp_path / "other.key"), "-out", str(other)], check=True, capture_output=True, timeout=60)
+    assert shutil.which("openssl")
+    rec = Recorder({"filter": keep_only("n2")})
+    async with serve_tls(rec, cert, key) as url:
+        ext = {"urlPrefix": url, "filterVerb": "filter", "enableHTTPS": True,
+               "tlsConfig": {"caFile": str(other), "serverName": "extender.test"}}
+        pods = await run(cfg(ext), THREE_NODES, [pod("a")])
+    assert not pods["a"].node_name
+    assert scheduled_condition(pods["a"])["reason"] == "SchedulerError"
+    assert rec.calls == []
