@@ -32,6 +32,7 @@ from actors.waiting_room import WaitingRoom
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
+from framework.extender import EXTENDER_NAME
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
@@ -146,6 +147,12 @@ class Pipeline:
         fwks = self.frameworks
         first = next(iter(fwks.values()))
         hints = {name: events_with_defaults(f) for name, f in fwks.items()}
+        if self.extenders:
+            # Extenders register no events: a pod they rejected ("Extender" among its
+            # unschedulable plugins) is worth retrying on any event (upstream's
+            # defaultEnqueueExtension for framework.ExtenderName).
+            for per_plugin in hints.values():
+                per_plugin[EXTENDER_NAME] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
 
         def pre_enqueue(pod: Pod):  # noqa: ANN202
             f = fwks.get(pod.scheduler_name, first)

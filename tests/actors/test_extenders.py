@@ -289,6 +289,30 @@ async def run_through_backoffs(p: Pipeline, clock: FakeClock, max_seconds: float
         clock.advance_to(due)
 
 
+async def test_a_pod_the_extenders_rejected_is_retried_on_any_cluster_event() -> None:
+    allowed: set[str] = set()
+
+    async def only_allowed(body: dict[str, Any]) -> Any:
+        items = body["nodes"]["items"]
+        return {"nodes": {"items": [n for n in items if n["metadata"]["name"] in allowed]},
+                "failedNodes": {n["metadata"]["name"]: "not yet" for n in items if n["metadata"]["name"] not in allowed}}
+
+    rec = Recorder({"filter": only_allowed})
+    clock = FakeClock()
+    async with serve(rec) as url:
+        async with Pipeline(cfg({"urlPrefix": url, "filterVerb": "filter"}), clock=clock, rand=random.Random(1)) as p:
+            await p.client.apply([node("n1")])
+            await p.client.apply([pod("a")])
+            await run_through_backoffs(p, clock)
+            assert p.queue.queue.where("default/a") == "unschedulable"
+            assert "Extender" in p.queue.queue.get("default/a").unschedulable_plugins
+            allowed.add("n2")
+            await p.client.apply([node("n2")])  # a Node/Add no plugin rejected the pod for
+            await run_through_backoffs(p, clock)
+            bound = {o.name: o.node_name for o in p.store.peek_all("Pod") if isinstance(o, Pod)}
+    assert bound["a"] == "n2"
+
+
 async def test_a_preempt_extender_narrows_the_candidates_and_their_victims() -> None:
     async def only_n2(body: dict[str, Any]) -> Any:
         victims = body["nodeNameToVictims"]
