@@ -84,3 +84,13 @@ def test_pods_are_placed_by_two_extender_processes_and_describe_shows_the_filter
     described = d.cli("describe", "pod", "only-b").stdout
     assert "0/3 nodes are available: 1 example extender: node lacks label zone=a, " \
            "2 node(s) didn't match Pod's node affinity/selector." in described
+
+    # explain shows each extender's verdict and weighted score beside the plugins'.
+    probe = tmp_path / "probe.yaml"
+    probe.write_text(yaml.safe_dump(pod("probe")))
+    rows = [line.split() for line in d.cli("explain", "-f", str(probe)).stdout.splitlines()]
+    flt, prio = f"http://127.0.0.1:{filter_port}", f"http://127.0.0.1:{prio_port}"
+    assert ["extender", flt, "Unschedulable", "example", "extender:", "node", "lacks", "label", "zone=a"] in rows
+    assert ["extender", flt, "Success"] in rows
+    assert ["extender", prio, "10", "100", "5", "500"] in rows  # raw 10 -> 100 -> x weight 5
+    assert ["Chosen", "node:", "a-ssd"] in rows
