@@ -54,6 +54,13 @@ def _lower_keys(obj: Any) -> dict[str, Any]:
     return {k.lower(): v for k, v in obj.items()} if isinstance(obj, dict) else {}
 
 
+def _answer_object(res: Any, verb: str, name: str) -> dict[str, Any]:
+    """A filter/bind/preempt answer must be a JSON object (Go would fail to decode it)."""
+    if not isinstance(res, dict):
+        raise ExtenderError(f"extender {name} answered {verb} with {type(res).__name__}, not a JSON object")
+    return _lower_keys(res)
+
+
 def _node_raw(node: Any) -> dict[str, Any]:
     """A NodeInfo, a Node or a name, as the Node JSON an extender receives."""
     n = getattr(node, "node", node)
@@ -149,7 +156,7 @@ class HTTPExtender:
         return {"pod": pod.raw, "nodes": {"items": [_node_raw(n) for n in nodes]}}
 
     async def filter(self, pod: Pod, nodes: Sequence[Any]) -> FilterResult:
-        res = _lower_keys(await self._send(self.config.filter_verb, self._args(pod, nodes)))
+        res = _answer_object(await self._send(self.config.filter_verb, self._args(pod, nodes)), "filter", self.name)
         if res.get("error"):
             raise ExtenderError(str(res["error"]))
         asked = {_node_name(n) for n in nodes}
@@ -181,7 +188,7 @@ class HTTPExtender:
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         args = {"podName": pod.name, "podNamespace": pod.namespace, "podUID": pod.meta.uid, "node": node_name}
-        res = _lower_keys(await self._send(self.config.bind_verb, args))
+        res = _answer_object(await self._send(self.config.bind_verb, args), "bind", self.name)
         if res.get("error"):
             raise ExtenderError(str(res["error"]))
 
@@ -193,7 +200,7 @@ class HTTPExtender:
             args = {"pod": pod.raw, "nodeNameToVictims": {
                 node: {"pods": [p.raw for p in v.pods], "numPDBViolations": v.num_pdb_violations}
                 for node, v in victims.items()}}
-        res = _lower_keys(await self._send(self.config.preempt_verb, args))
+        res = _answer_object(await self._send(self.config.preempt_verb, args), "preempt", self.name)
         return convert_to_victims(res.get("nodenametometavictims") or {}, pods_on_node, self.name)
 
 

@@ -174,6 +174,16 @@ async def test_a_failing_filter_extender_fails_the_attempt_with_its_error() -> N
     assert cond["message"] == f"failed filter with extender at URL {url}/filter, code 500"
 
 
+async def test_a_filter_answer_that_is_not_a_json_object_fails_the_attempt() -> None:
+    async def a_list(body: dict[str, Any]) -> Any:
+        return ["n1"]
+
+    rec = Recorder({"filter": a_list})
+    async with serve(rec) as url:
+        pods = await run(cfg({"urlPrefix": url, "filterVerb": "filter"}), THREE_NODES, [pod("a")])
+    assert scheduled_condition(pods["a"])["message"] == f"extender {url} answered filter with list, not a JSON object"
+
+
 async def test_an_ignorable_failing_extender_is_skipped() -> None:
     rec = Recorder({"filter": fails})
     async with serve(rec) as url:
