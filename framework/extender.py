@@ -141,6 +141,8 @@ def parse_duration_seconds(value: Any, path: str) -> float:
         if value < 0:
             raise _invalid(path, value, "must not be negative")
         return float(value)
+    if value == "0":
+        return 0.0  # Go's ParseDuration takes a bare 0
     if not isinstance(value, str) or not value:
         raise _invalid(path, value, 'must be a duration such as "5s" or "1m30s"')
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
@@ -185,8 +187,9 @@ def parse_extenders(raw: object) -> list[ExtenderConfig]:
             raise _invalid(f"extenders[{i}].weight", ext.weight, "must have a positive weight applied to it")
         for j, res in enumerate(ext.managed_resources):
             path = f"extenders[{i}].managedResources[{j}].name"
-            for msg in is_qualified_name(res.name):
-                raise _invalid(path, res.name, msg)
+            errors = is_qualified_name(res.name)
+            if errors:
+                raise _invalid(path, res.name, errors[0])
             if not is_extended_resource_name(res.name):
                 raise _invalid(path, res.name, "is an invalid extended resource name")
             if res.name in seen:
