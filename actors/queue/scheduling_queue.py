@@ -118,6 +118,7 @@ class SchedulingQueue:
                 or self.unschedulable.get(pod_key))
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
+        """Queue timestamp + backoff, fixed until the next pop."""
         if qpi.backoff_expiration is None:
             qpi.backoff_expiration = qpi.timestamp + backoff_duration_ns(qpi.attempts, self.initial_backoff_ns,
                                                                           self.max_backoff_ns)
@@ -125,8 +126,9 @@ class SchedulingQueue:
 
     def is_backing_off(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
         """Still backing off at the expiry instant itself (upstream: a pod requeued at
-        t with a 1 s backoff is still backing off at exactly t + 1 s)."""
-        return self.backoff_expiry(qpi) >= now_ns
+        t with a 1 s backoff is still backing off at exactly t + 1 s). A pod never
+        attempted does not back off."""
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) >= now_ns
 
     def next_backoff_expiry(self) -> float | None:
         """When the next backoff completes (seconds), for the actor's timer."""
