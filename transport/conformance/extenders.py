@@ -116,6 +116,9 @@ def extender_config(spec: dict[str, Any], url: str) -> dict[str, Any]:
 async def serve_fake_extenders(specs: list[dict[str, Any]], bind: Binder | None = None
                                ) -> AsyncIterator[tuple[list[dict[str, Any]], list[FakeExtender]]]:
     """Serve `specs` on loopback; yields their config items, in order, and the fakes."""
+    if not specs:
+        yield [], []
+        return
     app = web.Application()
     fakes = []
     for i, spec in enumerate(specs):
