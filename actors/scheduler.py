@@ -10,15 +10,18 @@ they see the cache between two cycles, never inside one.
 
 It holds refs to the other actors (queue, waiting room, store client), never
 the actors: the queue gets Pop/Requeue/Move/... messages, the waiting room Park
-messages. It owns the nominator (pods nominated to nodes by preemption): every
-nomination starts here or in a pod change that reaches here first, and the
-scheduling cycle reads it synchronously through the handle. Binding cycles are
-its child tasks; they report their outcome as a BindingDone message, and the
-cache is changed (forget, Unreserve) only by the scheduler's own loop.
+and Reject messages. It owns the nominator (pods nominated to nodes by
+preemption): every nomination starts here or in a pod change that reaches here
+first, and the scheduling cycle reads it synchronously through the handle.
+Binding cycles are its child tasks; they report their outcome as a BindingDone
+message, and the cache is changed (forget, Unreserve) only by its own loop.
 
-One failure path, as upstream's schedulingCycle: the cycle returns a Status,
-and `handle_failure` (upstream's FailureHandler) runs once for a failed attempt,
-whether it failed in the scheduling cycle or in its binding cycle.
+One failure path, as upstream's schedulingCycle: the cycle returns a Status
+(`_cycle_failed` / `_cycle_succeeded`), and `handle_failure` (upstream's
+FailureHandler) runs once for a failed attempt, from `_finish_cycle` when the
+scheduling cycle failed or from `_binding_failed` when its binding cycle did.
+An exception escaping a cycle is an InvariantBreach (the cache may be half
+updated): the system stops cleanly instead of going on with it.
 
 Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
 records them: an attempt's result and duration when it ends (scheduled after
@@ -32,12 +35,14 @@ import asyncio
 import collections
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union, assert_never
+from typing import Any, Callable, Sequence, Union, assert_never
 
 from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
+from actors.extenders import explain_extenders
+from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
@@ -56,8 +61,10 @@ from framework.algorithm import (
 )
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
+from framework.extender import Extender, narrow_preemption_candidates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.preemption import Candidate
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -138,8 +145,13 @@ class Scheduler(Actor[SchedulerMsg]):
         metrics: MetricsSink = NO_METRICS,
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         super().__init__()
+        self.extenders = list(extenders)
+        algorithm.extender_filters = any(e.config.is_filter() for e in self.extenders)
+        algorithm.extender_prioritizers = any(e.config.is_prioritizer() for e in self.extenders)
+        self._started = 0.0  # when the current scheduling cycle began (clock seconds)
         self.frameworks = frameworks
         self.queue = queue
         self.store = store
@@ -162,7 +174,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self._evicted = 0
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
-        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock)
+        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
         self._stopping = False
@@ -184,6 +196,18 @@ class Scheduler(Actor[SchedulerMsg]):
             await super().run()
 
     async def handle(self, msg: SchedulerMsg) -> None:
+        if self.extenders:
+            match msg:
+                case Popped(qpi=qpi) if qpi is not None and not self._stopping:
+                    try:
+                        await self.schedule_one_with_extenders(qpi)
+                    except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+                        raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
+                    self._request_pop()
+                    return
+                case Explain(pod=pod, reply=reply):
+                    await self._explain_with_extenders(pod, reply)
+                    return
         self._handle(msg)
         self._close_when_drained()
 
@@ -255,52 +279,86 @@ class Scheduler(Actor[SchedulerMsg]):
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """upstream's ScheduleOne: the scheduling cycle, then either the failure
         handler (once) or the binding cycle."""
-        pod = qpi.pod
-        current = self.pending.get(pod.key)
-        if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
-            self.queue.tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
             return
-        qpi.pod = pod = current
-        started = self.clock.now()
-        self.stats.attempts += 1
-        plain, sampled = self._views[pod.scheduler_name]
-        fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
-        state = CycleState()
-        assumed, status, nominated = self._scheduling_cycle(fwk, state, qpi)
+        fwk, state = cycle
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
+        except (FitError, NoNodesAvailable, SchedulingError) as e:
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            return
+        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+
+    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
+        """schedule_one with the configured extenders: the cycle awaits their calls
+        (each bounded by its httpTimeout); other messages wait in the inbox."""
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
+            return
+        fwk, state = cycle
+        try:
+            result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
+        except FitError as e:
+            nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
+            return
+        except (NoNodesAvailable, SchedulingError) as e:
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            return
+        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+
+    def _finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
+                      nominated: str | None) -> None:
+        """The one end of a scheduling cycle: the failure handler, or the pod's
+        binding cycle."""
         if assumed is None:
-            self.handle_failure(qpi, status, nominated, started)
+            self.handle_failure(qpi, status, nominated, self._started)
             return
-        assumed.started = started
+        assumed.started = self._started
         assert self._binding_group is not None
         self.bindings.total += 1
         self._binding_group.create_task(self.bindings.run(assumed))
 
-    def _scheduling_cycle(self, fwk: Framework, state: CycleState,
-                          qpi: QueuedPodInfo) -> tuple[AssumedPod | None, Status, str | None]:
-        """upstream's schedulingCycle: the assumed pod on success; otherwise None,
-        the Status the failure handler reports and the node PostFilter nominated
-        ("" clears a nomination, None leaves it). `qpi`'s unschedulable/pending
-        plugins are set to who rejected the pod."""
+    def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
-        qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        current = self.pending.get(pod.key)
+        if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
+            self.queue.tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
+            return None
+        qpi.pod = pod = current
+        self._started = self.clock.now()
+        self.stats.attempts += 1
+        plain, sampled = self._views[pod.scheduler_name]
+        fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
         self.cache.update_snapshot(self.snapshot)
         fwk.handle.set_snapshot(self.snapshot)
-        attempt = Attempt()
-        self.attempts[pod.key] = attempt
-        try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, self.snapshot)
-        except FitError as e:
+        self.attempts[pod.key] = Attempt()
+        return fwk, CycleState()
+
+    def _cycle_failed(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                      e: FitError | NoNodesAvailable | SchedulingError,
+                      post_filtered: tuple[str | None] | None = None) -> tuple[Status, str | None]:
+        """The failed algorithm's Status for the failure handler, and the node
+        PostFilter nominated ("" clears a nomination, None leaves it); `qpi`'s
+        unschedulable/pending plugins say who rejected the pod.
+        `post_filtered`: (PostFilter's nomination,) when it already ran; None: run it now."""
+        pod, attempt = qpi.pod, self.attempts[qpi.pod.key]
+        qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = self._post_filter(fwk, state, pod, e)
+            nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
-            return None, Status(Code.Unschedulable, e.message()), nominated
-        except NoNodesAvailable as e:
-            return None, Status(Code.Unschedulable, str(e)), None
-        except SchedulingError as e:
-            attempt.error = str(e)
-            return None, Status(Code.Error, str(e)), None
-        attempt.result = result
+            return Status(Code.Unschedulable, e.message()), nominated
+        if isinstance(e, NoNodesAvailable):
+            return Status(Code.Unschedulable, str(e)), None
+        attempt.error = str(e)
+        return Status(Code.Error, str(e)), None
+
+    def _cycle_succeeded(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                         result: ScheduleResult) -> tuple[AssumedPod | None, Status, None]:
+        self.attempts[qpi.pod.key].result = result
         return self._assume_and_permit(fwk, state, qpi, result.suggested_host)
 
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
@@ -309,6 +367,23 @@ class Scheduler(Actor[SchedulerMsg]):
         self._post_filter_ran.clear()
         evicted_before = self._evicted
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    async def _post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
+        if not fwk.has_post_filter_plugins():
+            return None
+        self._post_filter_ran.clear()
+        evicted_before = self._evicted
+
+        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.snapshot.list()}
+            return await narrow_preemption_candidates(self.extenders, preemptor, candidates, pods_on_node)
+
+        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    def _post_filter_done(self, err: FitError, result: Any, status: Status, evicted_before: int) -> str | None:
         preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
         if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
             self.metrics.preemption_attempt()
@@ -320,11 +395,9 @@ class Scheduler(Actor[SchedulerMsg]):
         return result.nominated_node_name if result is not None else None
 
     def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-                           host: str) -> tuple[AssumedPod | None, Status, str | None]:
+                           host: str) -> tuple[AssumedPod | None, Status, None]:
         pod = qpi.pod
-        raw = dict(pod.raw)
-        raw["spec"] = {**(raw.get("spec") or {}), "nodeName": host}
-        assumed = Pod(raw)
+        assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)
         if self.nominator.node_of(pod):
             self.nominator.delete(pod)
@@ -469,18 +542,36 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, on the profile's own Framework."""
+        report = self._explain_report(pod, reply)
+        if report is not None:
+            resolve(reply, report)
+
+    async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
+        """Explain, then each interested extender's verdicts and scores beside the plugins'."""
+        report = self._explain_report(pod, reply)
+        if report is None:
+            return
+        try:
+            await explain_extenders(report, self.extenders, pod, self.snapshot)
+        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
+            reject(reply, e)
+            return
+        resolve(reply, report)
+
+    def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
         fwk = self.frameworks.get(pod.scheduler_name)
         if fwk is None:
             reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
-            return
+            return None
         self.cache.update_snapshot(self.snapshot)
         previous = fwk.handle.snapshot()
         try:
-            # An exception fails this ask only (actors.base); the cache is only read.
-            report: Any = explain(fwk, pod, self.snapshot)
+            return explain(fwk, pod, self.snapshot)
+        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
+            reject(reply, e)
+            return None
         finally:
             fwk.handle.set_snapshot(previous)
-        resolve(reply, report)
 
     # --- preemption and plugins' requests through the handle ------------------------------------
 
