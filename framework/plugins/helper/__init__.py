@@ -3,11 +3,36 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
+import numpy as np
+
 from framework.api.labels import LabelSelector
+from framework.cache import batch_table
 from framework.interface import NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
 S = TypeVar("S")  # the sums over all nodes
+
+
+def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
+    """Positions in `nodes` (a NodeBatch) whose row has the NodeTable flag column
+    `flag` set; None when `nodes` carries no usable table (use the list path)."""
+    tb = batch_table(nodes)
+    if tb is None:
+        return None
+    table, rows = tb
+    return np.flatnonzero(getattr(table, flag)[rows])
+
+
+def filter_flagged(nodes: Sequence[Any], flag: str, filter_one: Callable[[Any], Status | None]) -> list[Status | None] | None:
+    """A batch Filter that passes every node without `flag` and asks `filter_one`
+    about the others; None when `nodes` is not a NodeBatch."""
+    positions = flagged_positions(nodes, flag)
+    if positions is None:
+        return None
+    out: list[Status | None] = [None] * len(nodes)
+    for i in positions.tolist():
+        out[i] = filter_one(nodes[i])
+    return out
 
 
 class FilterEachNode:
