@@ -6,7 +6,8 @@ CPU to milli-CPU with MilliValue (rounding up), every other resource with Value(
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterable, Mapping
+from collections.abc import Mapping
+from typing import Iterable
 
 from framework.api.errors import ValidationError
 from framework.api.quantity import milli_value, parse_quantity, value

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod

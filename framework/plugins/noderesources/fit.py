@@ -10,7 +10,8 @@ MostAllocated or RequestedToCapacityRatio) through the shared allocation scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -9,7 +9,8 @@ select it. The counting lives in pod_topology_spread_filter / _score.
 from __future__ import annotations
 
 import json
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Hashable, Sequence
 
 from framework.api.affinity import SelectorError, parse_selector, qualified_name_errors
 from framework.api.errors import ValidationError
