@@ -168,19 +168,14 @@ class SchedulingAlgorithm:
                 if nominated:
                     return nominated, diagnosis
         nodes = all_nodes
-        table = snapshot.table if snapshot.table is not None and len(snapshot.table) == len(all_nodes) else None
-        rows = table.all_rows if table is not None else None
         if pre_res is not None and not pre_res.all_nodes():
             names = pre_res.node_names or set()
             positions = [i for i, n in enumerate(all_nodes) if n.name in names]
-            nodes = [all_nodes[i] for i in positions]
-            if table is not None:
-                rows = np.array(positions, dtype=np.intp)
+            nodes = all_nodes.take(positions) if isinstance(all_nodes, NodeBatch) else [all_nodes[i] for i in positions]
             diagnosis.node_to_status.absent = Status(
                 Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
             )
-        batch = NodeBatch(nodes, rows, table) if table is not None else nodes
-        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, batch)
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -268,19 +263,24 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
             keep: list[int] | slice = slice(0, to_find - len(feasible))
             feasible.extend(chunk[keep])
         else:
-            keep = []
-            for i, ni in enumerate(chunk):
-                st = failed.get(i)
-                if st is None:
-                    keep.append(i)
-                    if len(feasible) + len(keep) >= to_find:
-                        break
-                elif st.code == Code.Error:
+            # Verdicts count up to the node that completes to_find, in chunk order.
+            passing = np.ones(size, dtype=np.bool_)
+            failed_at = sorted(failed)
+            passing[failed_at] = False
+            reached = np.cumsum(passing)
+            end = size
+            if reached[-1] >= to_find - len(feasible):
+                end = int(np.searchsorted(reached, to_find - len(feasible))) + 1
+            for i in failed_at:
+                if i >= end:
+                    break
+                st = failed[i]
+                if st.code == Code.Error:
                     raise SchedulingError(st)
-                else:
-                    set_status(ni.name, st)
-                    diagnosis.add_plugin_status(st)
-            feasible.extend(chunk[i] for i in keep)
+                set_status(chunk[i].name, st)
+                diagnosis.add_plugin_status(st)
+            keep = np.flatnonzero(passing[:end])
+            feasible.extend([chunk[i] for i in keep.tolist()])
         if rows is not None:
             feasible_rows.append(chunk.rows[keep])
         if len(feasible) >= to_find:

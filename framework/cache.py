@@ -214,6 +214,7 @@ class NodeInfo:
 
 
 _DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+_MAX_COLUMN_VALUE = 1 << 55
 
 
 class NodeTable:
@@ -230,7 +231,9 @@ class NodeTable:
     Integer columns (int64): ``alloc_cpu``/``alloc_mem``/``alloc_eph``/``alloc_pods``
     (allocatable milli-CPU, bytes, bytes, pod slots), ``req_cpu``/``req_mem``/
     ``req_eph`` (what the node's pods request), ``nz_cpu``/``nz_mem`` (requests with
-    upstream's non-zero defaults, for scoring) and ``num_pods``.
+    upstream's non-zero defaults, for scoring), ``num_pods`` and ``generation`` (the
+    NodeInfo's generation: a row whose generation did not move is unchanged, which
+    lets per-node memos find the changed rows at once).
     Flag columns (bool): ``unschedulable`` (spec.unschedulable), ``hard_taints``
     (a NoSchedule/NoExecute taint), ``prefer_taints`` (a PreferNoSchedule taint),
     ``has_images``, ``has_ports`` (pods hold host ports), ``has_scalar`` (extended
@@ -244,7 +247,7 @@ class NodeTable:
     """
 
     INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                   "nz_cpu", "nz_mem", "num_pods")
+                   "nz_cpu", "nz_mem", "num_pods", "generation")
     FLAG_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images", "has_ports", "has_scalar",
                     "no_node")
 
@@ -253,6 +256,8 @@ class NodeTable:
         self._ints = np.zeros((size, len(self.INT_COLUMNS)), dtype=np.int64, order="F")
         self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
         self.all_rows = np.arange(size, dtype=np.intp)
+        self._nodes: list[Node | None] = [None] * size
+        self._label_codes: dict[str, tuple[np.ndarray, list[str]]] = {}
         self._bind_columns()
 
     def _bind_columns(self) -> None:
@@ -273,13 +278,17 @@ class NodeTable:
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        try:
-            self._ints[i] = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
-                             r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
-        except OverflowError:
+        row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
+               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
+        if max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE:
+            # Scores multiply by 100 and compare as floats: stay far from int64's limits.
             self.valid = False
             return
+        self._ints[i] = row
         node = ni.node
+        if node is not self._nodes[i]:
+            self._nodes[i] = node
+            self._label_codes.clear()
         hard = prefer = False
         if node is not None:
             for t in node.taints:
@@ -289,6 +298,27 @@ class NodeTable:
                     hard = True
         self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, bool(ni.image_states),
                           len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
+
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """The value of label `key` per row as a code into the returned value list
+        (-1 where the node has no such label), built on first use."""
+        got = self._label_codes.get(key)
+        if got is None:
+            values: list[str] = []
+            index: dict[str, int] = {}
+            codes = np.full(len(self._nodes), -1, dtype=np.int64)
+            for i, node in enumerate(self._nodes):
+                if node is not None:
+                    v = node.labels.get(key)
+                    if v is not None:
+                        c = index.get(v)
+                        if c is None:
+                            c = index[v] = len(values)
+                            values.append(v)
+                        codes[i] = c
+            got = self._label_codes[key] = (codes, values)
+        return got
 
 
 class NodeBatch(list):
@@ -348,6 +378,12 @@ class Snapshot:
 
     def list(self) -> list[NodeInfo]:
         return self.node_info_list
+
+    def set_table(self, table: NodeTable) -> None:
+        """Columns for node_info_list, which becomes a NodeBatch over them (so
+        plugins handed the whole list may use the columns too)."""
+        self.table = table
+        self.node_info_list = NodeBatch(self.node_info_list, table.all_rows, table)
 
     def rebuild_affinity_lists(self) -> None:
         """The nodes with pods with (anti-)affinity, in node order, from scratch."""
@@ -585,7 +621,7 @@ class Cache:
             snap.rebuild_affinity_lists()
             if images_changed:
                 self._refresh_images(snap)
-            snap.table = NodeTable.of(snap.node_info_list)
+            snap.set_table(NodeTable.of(snap.node_info_list))
         else:
             # Same nodes in the same order: put the refreshed copies in place.
             lst = snap.node_info_list
@@ -603,7 +639,7 @@ class Cache:
                 self._refresh_images(snap)
                 table = None
             if table is None:
-                snap.table = NodeTable.of(snap.node_info_list)
+                snap.set_table(NodeTable.of(snap.node_info_list))
         snap.generation = next_generation()
 
     @staticmethod

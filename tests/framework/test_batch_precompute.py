@@ -190,7 +190,8 @@ def test_scoring_strategies_over_columns_equal_the_per_node_scorer(strategy, num
 
 def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
     """One change to the cluster: a pod placed, a node relabelled or removed, or a
-    snapshot node changed in place (its generation moves)."""
+    bound pod deleted. Snapshot NodeInfos are read-only (the NodeTable's columns
+    follow them through the Cache only), so every change goes through the Cache."""
     names = w.cache.node_names()
     change = rng.random()
     if change < 0.5:
@@ -206,8 +207,8 @@ def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
         w.cache.remove_node(rng.choice(names))
     elif change < 0.9:
         ni = w.snapshot.list()[rng.randrange(w.snapshot.num_nodes())]
-        ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
-        return
+        if ni.pods:
+            w.cache.remove_pod(ni.pods[0].pod)
     w.refresh()
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
+import numpy as np
+
 from framework.api.labels import LabelSelector, find_untolerated_taint
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, NodeTable, PodInfo
 from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo
 from framework.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
@@ -250,6 +252,23 @@ def fitting_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> list[bool
                 break
         out.append(ok)
     return out
+
+
+def fitting_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> np.ndarray:
+    """fitting_nodes over NodeTable rows: each constraint's count per topology value
+    is looked up through the table's label codes, so no node is visited."""
+    ok = np.ones(len(rows), dtype=np.bool_)
+    for i, c in enumerate(state.constraints):
+        codes, values = table.label_codes(c.topology_key)
+        node_codes = codes[rows]
+        if not values:
+            ok[:] = False
+            break
+        counts = state.tp_value_to_match_num[i]
+        allowed = c.max_skew + state.min_match(i) - state.self_match[i]
+        per_value = np.fromiter((counts.get(v, 0) for v in values), dtype=np.int64, count=len(values))
+        ok &= (node_codes >= 0) & (per_value[np.maximum(node_codes, 0)] <= allowed)
+    return ok
 
 
 def filter_node(state: PreFilterState, node: Node) -> Status | None:
