@@ -257,7 +257,7 @@ class NodeTable:
         self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
         self.all_rows = np.arange(size, dtype=np.intp)
         self._nodes: list[Node | None] = [None] * size
-        self._label_codes: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
         self._bind_columns()
 
     def _bind_columns(self) -> None:
@@ -303,6 +303,11 @@ class NodeTable:
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
         """The value of label `key` per row as a code into the returned value list
         (-1 where the node has no such label), built on first use."""
+        codes, values, _ = self.label_index(key)
+        return codes, values
+
+    def label_index(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """label_codes plus the code of each value."""
         got = self._label_codes.get(key)
         if got is None:
             values: list[str] = []
@@ -317,7 +322,7 @@ class NodeTable:
                             c = index[v] = len(values)
                             values.append(v)
                         codes[i] = c
-            got = self._label_codes[key] = (codes, values)
+            got = self._label_codes[key] = (codes, values, index)
         return got
 
 

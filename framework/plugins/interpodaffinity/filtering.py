@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Hashable, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from framework.api.affinity import AffinityTerm
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, NodeTable, PodInfo
+from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo, selector_key
 
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
@@ -71,7 +74,7 @@ def pod_matches_all_affinity_terms(terms: Sequence[AffinityTerm], pod: Pod) -> b
 
 class PreFilterState:
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
-                 "required_affinity", "required_anti_affinity", "pod", "namespace_labels")
+                 "required_affinity", "required_anti_affinity", "pod", "namespace_labels", "row_masks")
 
     def __init__(self, pod: Pod, required_affinity: tuple[AffinityTerm, ...],
                  required_anti_affinity: tuple[AffinityTerm, ...], namespace_labels: Mapping[str, str] | None) -> None:
@@ -82,6 +85,8 @@ class PreFilterState:
         self.existing_anti_affinity_counts = TopologyCounts()
         self.affinity_counts = TopologyCounts()
         self.anti_affinity_counts = TopologyCounts()
+        # The counts as NodeTable masks (failing_rows), until the counts change.
+        self.row_masks: RowMasks | None = None
 
     def clone(self) -> "PreFilterState":
         c = PreFilterState(self.pod, self.required_affinity, self.required_anti_affinity, self.namespace_labels)
@@ -94,6 +99,7 @@ class PreFilterState:
         """AddPod (+1) / RemovePod (-1) of an existing pod on `node`."""
         if node is None:
             return
+        self.row_masks = None
         self.existing_anti_affinity_counts.add_anti_affinity_terms(
             pod_info.required_anti_affinity_terms, self.pod, self.namespace_labels, node, multiplier)
         self.affinity_counts.add_affinity_terms(self.required_affinity, pod_info.pod, node, multiplier)
@@ -177,6 +183,103 @@ def count_incoming_memoized(memo: NodeSumsMemo, state: PreFilterState, nodes: Se
     sums = memo.sums(counts_key(state), nodes, lambda ni: node_counts(state, ni), lambda: ({}, {}), _apply)
     state.affinity_counts = TopologyCounts(sums[0])
     state.anti_affinity_counts = TopologyCounts(sums[1])
+
+
+def existing_anti_affinity_key(state: PreFilterState) -> Hashable:
+    """Everything whether an existing pod's term matches the incoming pod depends on."""
+    ns = state.namespace_labels
+    return (state.pod.namespace, tuple(sorted(state.pod.labels.items())),
+            None if ns is None else tuple(sorted(ns.items())))
+
+
+def node_existing_anti_affinity(state: PreFilterState, ni: NodeInfo) -> NodeCounts:
+    """What count_existing_anti_affinity adds for this node."""
+    node = ni.node
+    if node is None or not ni.pods_with_required_anti_affinity:
+        return ()
+    labels = node.labels
+    pod, ns_labels = state.pod, state.namespace_labels
+    return tuple((0, (t.topology_key, tv)) for existing in ni.pods_with_required_anti_affinity
+                 for t in existing.required_anti_affinity_terms
+                 if t.matches(pod, ns_labels) and (tv := labels.get(t.topology_key)) is not None)
+
+
+def count_existing_anti_affinity_memoized(memo: NodeSumsMemo, state: PreFilterState, nodes: Sequence[NodeInfo]) -> None:
+    """state.count_existing_anti_affinity over every node, recounting only the nodes
+    that changed since a pod with the same labels in the same namespace."""
+    sums = memo.sums(existing_anti_affinity_key(state), nodes, lambda ni: node_existing_anti_affinity(state, ni),
+                     lambda: ({},), _apply)
+    state.existing_anti_affinity_counts = TopologyCounts(sums[0])
+
+
+class RowMasks:
+    """Per topology key, which of a NodeTable's label values the PreFilter counts
+    mark (a bool per value code, plus a False last slot so a node without the
+    label, code -1, reads False). Built once per table and counts."""
+
+    __slots__ = ("table", "affinity", "anti", "existing")
+
+    def __init__(self, state: PreFilterState, table: NodeTable) -> None:
+        self.table = table
+        self.affinity = _marked(table, state.affinity_counts, {t.topology_key for t in state.required_affinity})
+        self.anti = _marked(table, state.anti_affinity_counts, {t.topology_key for t in state.required_anti_affinity})
+        self.existing = _marked(table, state.existing_anti_affinity_counts, None)
+
+
+def _marked(table: NodeTable, counts: Mapping[TopologyPair, int], keys: set[str] | None) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    if keys is not None:
+        for key in keys:
+            out[key] = np.zeros(len(table.label_index(key)[1]) + 1, dtype=np.bool_)
+    for (key, value), count in counts.items():
+        if count <= 0 or (keys is not None and key not in keys):
+            continue
+        mask = out.get(key)
+        _, values, index = table.label_index(key)
+        if mask is None:
+            mask = out[key] = np.zeros(len(values) + 1, dtype=np.bool_)
+        code = index.get(value)
+        if code is not None:
+            mask[code] = True
+    return out
+
+
+def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> list[Status | None]:
+    """The Filter verdicts over NodeTable rows (nodes all set): the three checks as
+    masks through the table's label codes, each node's first failing check
+    giving its status, as filter() words it."""
+    masks = state.row_masks
+    if masks is None or masks.table is not table:
+        masks = state.row_masks = RowMasks(state, table)
+    n = len(rows)
+    affinity_ok = np.ones(n, dtype=np.bool_)
+    if state.required_affinity:
+        has_keys = np.ones(n, dtype=np.bool_)
+        pods_exist = np.ones(n, dtype=np.bool_)
+        for term in state.required_affinity:
+            key = term.topology_key
+            node_codes = table.label_codes(key)[0][rows]
+            has_keys &= node_codes >= 0
+            pods_exist &= masks.affinity[key][node_codes]
+        first_of_group = not state.affinity_counts and pod_matches_all_affinity_terms(state.required_affinity, state.pod)
+        affinity_ok = has_keys & (pods_exist | first_of_group)
+    anti_ok = np.ones(n, dtype=np.bool_)
+    if state.anti_affinity_counts:
+        for term in state.required_anti_affinity:
+            key = term.topology_key
+            anti_ok &= ~masks.anti[key][table.label_codes(key)[0][rows]]
+    existing_ok = np.ones(n, dtype=np.bool_)
+    for key, mask in masks.existing.items():
+        existing_ok &= ~mask[table.label_codes(key)[0][rows]]
+    out: list[Status | None] = [None] * n
+    for k in np.flatnonzero(~(affinity_ok & anti_ok & existing_ok)).tolist():
+        if not affinity_ok[k]:
+            out[k] = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        elif not anti_ok[k]:
+            out[k] = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        else:
+            out[k] = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return out
 
 
 def _apply(sums: tuple[dict, dict], counts: NodeCounts, sign: int) -> None:

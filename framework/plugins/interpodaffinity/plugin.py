@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, PodInfo, batch_table
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -30,7 +30,9 @@ from framework.plugins.interpodaffinity.filtering import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PreFilterState,
+    count_existing_anti_affinity_memoized,
     count_incoming_memoized,
+    failing_rows,
     pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity,
     satisfies_pod_affinity,
@@ -103,6 +105,8 @@ class InterPodAffinity:
         self._ext = _Extensions(self)
         # PreFilter's counts over all nodes, kept for the next pod with the same terms.
         self._counts_memo: NodeSumsMemo = NodeSumsMemo()
+        # Existing pods' anti-affinity terms matching the incoming pod, kept likewise.
+        self._existing_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "InterPodAffinity":
@@ -143,7 +147,10 @@ class InterPodAffinity:
             self._namespace_labels(pod.namespace),
         )
         snapshot = self.handle.snapshot()
-        s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
+        if batch_table(nodes) is not None:
+            count_existing_anti_affinity_memoized(self._existing_memo, s, nodes)
+        else:
+            s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
         if s.required_affinity or s.required_anti_affinity:
             # Terms of its own make the pod walk every node's pods; the memo walks
             # only the nodes that changed since a pod with the same terms.
@@ -182,6 +189,9 @@ class InterPodAffinity:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return [self.filter(state, pod, ni) for ni in nodes]
+        tb = batch_table(nodes)
+        if tb is not None and not tb[0].no_node[tb[1]].any():
+            return failing_rows(s, *tb)
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node

@@ -12,8 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Hashable, Sequence
 
-import numpy as np
-
 from framework.api.affinity import SelectorError, parse_selector, qualified_name_errors
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, Requirement
@@ -43,7 +41,7 @@ from framework.plugins.podtopologyspread.filtering import (
     count_matching_pods,
     filter_node,
     fitting_nodes,
-    fitting_rows,
+    failing_rows,
     node_has_all_topology_keys,
     update_with_pod,
 )
@@ -240,10 +238,7 @@ class PodTopologySpread:
             return [self.filter(state, pod, ni) for ni in nodes]
         tb = batch_table(nodes)
         if tb is not None and not tb[0].no_node[tb[1]].any():
-            out: list[Status | None] = [None] * len(nodes)
-            for i in np.flatnonzero(~fitting_rows(s, *tb)).tolist():
-                out[i] = filter_node(s, nodes[i].node)
-            return out
+            return failing_rows(s, *tb)
         if any(ni.node is None for ni in nodes):
             return [self.filter(state, pod, ni) for ni in nodes]
         return [None if ok else filter_node(s, ni.node) for ni, ok in zip(nodes, fitting_nodes(s, nodes))]
