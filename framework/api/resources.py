@@ -198,6 +198,9 @@ def pod_requests(
                 out[k] = v
         return out
 
+    if len(containers) == 1 and not init_containers and not pod_level and not overhead:
+        # The usual pod: its one container's requests are the sum (no arithmetic).
+        return dict(effective(containers[0]))
     reqs: ResourceList = {}
     for c in containers:
         add_lists(reqs, effective(c))
