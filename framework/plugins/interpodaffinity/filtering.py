@@ -227,20 +227,18 @@ class RowMasks:
 
 
 def _marked(table: NodeTable, counts: Mapping[TopologyPair, int], keys: set[str] | None) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    if keys is not None:
-        for key in keys:
-            out[key] = np.zeros(len(table.label_index(key)[1]) + 1, dtype=np.bool_)
+    """Per key (those given, else every key counted), the value codes with a positive count."""
+    codes_by_key: dict[str, list[int]] = {k: [] for k in keys} if keys is not None else {}
     for (key, value), count in counts.items():
-        if count <= 0 or (keys is not None and key not in keys):
-            continue
-        mask = out.get(key)
-        _, values, index = table.label_index(key)
-        if mask is None:
-            mask = out[key] = np.zeros(len(values) + 1, dtype=np.bool_)
-        code = index.get(value)
-        if code is not None:
-            mask[code] = True
+        if count > 0 and (keys is None or key in keys):
+            codes_by_key.setdefault(key, []).append(value)
+    out: dict[str, np.ndarray] = {}
+    for key, values in codes_by_key.items():
+        _, all_values, index = table.label_index(key)
+        mask = out[key] = np.zeros(len(all_values) + 1, dtype=np.bool_)
+        codes = [c for v in values if (c := index.get(v)) is not None]
+        if codes:
+            mask[codes] = True
     return out
 
 
