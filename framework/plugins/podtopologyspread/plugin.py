@@ -125,6 +125,7 @@ class PodTopologySpread:
     def __init__(self, handle: Handle, default_constraints: tuple[Mapping[str, Any], ...], system_defaulted: bool) -> None:
         self.handle = handle
         self.default_constraints = default_constraints
+        self._parsed_defaults: dict[str, tuple[Constraint, ...]] = {}
         self.system_defaulted = system_defaulted
         features = getattr(handle, "features", None)
 
@@ -173,7 +174,12 @@ class PodTopologySpread:
 
     def _default_constraints(self, pod: Pod, action: str) -> tuple[Constraint, ...]:
         """buildDefaultConstraints: the args' constraints with the pod's default selector."""
-        constraints = self._filter_constraints(self.default_constraints, pod.labels, action)
+        constraints = self._parsed_defaults.get(action)
+        if constraints is None:
+            constraints = self._filter_constraints(self.default_constraints, pod.labels, action)
+            # Defaults without matchLabelKeys read nothing of the pod: parse them once.
+            if not any(isinstance(c, Mapping) and c.get("matchLabelKeys") for c in self.default_constraints):
+                self._parsed_defaults[action] = constraints
         if not constraints:
             return ()
         selector = default_selector(pod, self.handle)
