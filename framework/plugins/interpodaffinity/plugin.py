@@ -31,6 +31,8 @@ from framework.plugins.interpodaffinity.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
     count_existing_anti_affinity_memoized,
+    existing_anti_affinity_key_of,
+    terms_key,
     count_incoming_memoized,
     failing_rows,
     pod_matches_all_affinity_terms,
@@ -107,6 +109,8 @@ class InterPodAffinity:
         self._counts_memo: NodeSumsMemo = NodeSumsMemo()
         # Existing pods' anti-affinity terms matching the incoming pod, kept likewise.
         self._existing_memo: NodeSumsMemo = NodeSumsMemo()
+        # PreScore's topology scores over all nodes, kept likewise.
+        self._score_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "InterPodAffinity":
@@ -223,7 +227,15 @@ class InterPodAffinity:
             self._merge_weighted(terms.preferred_anti_affinity),
             self._namespace_labels(pod.namespace),
         )
-        s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
+        all_nodes = snapshot.list()
+        if batch_table(all_nodes) is not None:
+            # Every node through the memo (the nodes outside `candidates` add nothing).
+            key = (existing_anti_affinity_key_of(pod, s.namespace_labels), self.hard_pod_affinity_weight,
+                   has_preferred, _weighted_key(s.preferred_affinity), _weighted_key(s.preferred_anti_affinity))
+            s.process_nodes_memoized(self._score_memo, key, all_nodes, pod, has_preferred,
+                                     self.hard_pod_affinity_weight)
+        else:
+            s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
         if not s.topology_score:
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, s)
@@ -287,6 +299,10 @@ class InterPodAffinity:
             if t.topology_key in new.labels:
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
+
+
+def _weighted_key(terms: tuple[WeightedAffinityTerm, ...]) -> tuple:
+    return tuple((wt.weight, terms_key((wt.term,))) for wt in terms)
 
 
 PLUGINS = [InterPodAffinity]
