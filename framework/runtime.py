@@ -102,17 +102,26 @@ def _int_column(scores: Sequence[int]) -> np.ndarray:
 class NodeScoreList(Sequence[NodePluginScores]):
     """run_score's result: per node (in the order scored) the weighted score of each
     plugin and the total, as upstream's []NodePluginScores. The numbers live in
-    numpy columns (`totals`, one column per plugin); a NodePluginScores is made
-    only for the entries read."""
+    numpy columns (`totals`, one column per plugin); the NodePluginScores are made
+    only when someone reads an entry, and from then on they are the truth (a
+    caller may add to an entry's total_score, as upstream's extenders do)."""
 
-    __slots__ = ("nodes", "names", "columns", "totals")
+    __slots__ = ("nodes", "names", "columns", "_totals", "_entries")
 
     def __init__(self, nodes: Sequence[NodeInfo], names: list[str], columns: list[np.ndarray],
                  totals: np.ndarray) -> None:
         self.nodes = nodes
         self.names = names
         self.columns = columns
-        self.totals = totals
+        self._totals = totals
+        self._entries: list[NodePluginScores] | None = None
+
+    @property
+    def totals(self) -> np.ndarray:
+        """The total per node (an int64 column)."""
+        if self._entries is None:
+            return self._totals
+        return np.array([e.total_score for e in self._entries], dtype=np.int64)
 
     @classmethod
     def empty(cls) -> "NodeScoreList":
@@ -124,21 +133,18 @@ class NodeScoreList(Sequence[NodePluginScores]):
     def name_at(self, i: int) -> str:
         return self.nodes[i].name
 
-    def _entry(self, i: int) -> NodePluginScores:
-        return NodePluginScores(self.nodes[i].name, [(n, int(c[i])) for n, c in zip(self.names, self.columns)],
-                                int(self.totals[i]))
+    def entries(self) -> list[NodePluginScores]:
+        if self._entries is None:
+            columns = [c.tolist() for c in self.columns]
+            self._entries = [NodePluginScores(ni.name, [(n, c[i]) for n, c in zip(self.names, columns)], total)
+                             for i, (ni, total) in enumerate(zip(self.nodes, self._totals.tolist()))]
+        return self._entries
 
     def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, as a list
-        if isinstance(i, slice):
-            return [self._entry(k) for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._entry(i)
+        return self.entries()[i]
 
     def __iter__(self) -> Iterator[NodePluginScores]:
-        return (self._entry(i) for i in range(len(self)))
+        return iter(self.entries())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
