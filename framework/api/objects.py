@@ -282,7 +282,7 @@ class Pod(KubeObject):
         c.node_name = node_name
         return c
 
-    @property
+    @cached_property
     def has_pod_affinity(self) -> bool:
         return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
 
