@@ -384,9 +384,11 @@ class Store(Actor[StoreMsg]):
         pod = self._pod(ns, name, uid)
         if pod.node_name:
             raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
-        raw = copy.deepcopy(dict(pod.raw))
-        raw.setdefault("spec", {})["nodeName"] = node
-        status = raw.setdefault("status", {})
+        # Stored objects are never changed in place, so the new one shares every part
+        # but the few dicts written here (a deep copy cost more than the scheduling).
+        raw = dict(pod.raw)
+        raw["spec"] = {**(raw.get("spec") or {}), "nodeName": node}
+        status = raw["status"] = dict(raw.get("status") or {})
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
