@@ -88,6 +88,7 @@ class Pipeline:
         self._tasks: dict[str, asyncio.Task] = {}
         self.breach: InvariantBreach | None = None
         self.broken_event = asyncio.Event()
+        self.on_broken: Callable[[InvariantBreach], None] | None = None  # the daemon stops on it
 
     # --- start / stop -------------------------------------------------------------------------------
 
@@ -192,6 +193,8 @@ class Pipeline:
         pipeline awaits `broken_event` and stops it (store flushed)."""
         if self.breach is None:
             self.breach = breach
+            if self.on_broken is not None:
+                self.on_broken(breach)
         self.broken_event.set()
 
     def _to_scheduler(self, ev: WatchEvent) -> None:

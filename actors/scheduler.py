@@ -324,7 +324,7 @@ class Scheduler(Actor[SchedulerMsg]):
         pod = qpi.pod
         current = self.pending.get(pod.key)
         if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
-            self.queue.tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
+            self.queue.try_tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
             return None
         qpi.pod = pod = current
         self._started = self.clock.now()
@@ -459,7 +459,7 @@ class Scheduler(Actor[SchedulerMsg]):
             self.nominator.add(pod, nominated)
         elif nominated == "":
             self.nominator.delete(pod)
-        self.queue.tell(Requeue(qpi=qpi))
+        self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
         self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
                            nominated)
 
@@ -476,7 +476,10 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def binding_done(self, a: AssumedPod, status: Status) -> None:
         """A binding cycle's outcome, as a message to this actor's loop."""
-        self.tell(BindingDone(assumed=a, status=status))
+        try:
+            self.tell(BindingDone(assumed=a, status=status))
+        except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
+            pass
 
     def binding_cancelled(self, a: AssumedPod) -> None:
         """The scheduler's own task group is being cancelled (stop's grace period
@@ -519,7 +522,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
                                 f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
         a.fwk.run_post_bind(a.state, pod, a.node_name)
-        self.queue.tell(Done(pod_key=pod.key))
+        self.queue.try_tell(Done(pod_key=pod.key))
         if self.record is not None:
             self.record(f"bound:{pod.name}")
 
@@ -566,10 +569,8 @@ class Scheduler(Actor[SchedulerMsg]):
         self.cache.update_snapshot(self.snapshot)
         previous = fwk.handle.snapshot()
         try:
+            # An exception fails this ask only (actors.base): the cache is only read.
             return explain(fwk, pod, self.snapshot)
-        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
-            reject(reply, e)
-            return None
         finally:
             fwk.handle.set_snapshot(previous)
 
