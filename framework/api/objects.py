@@ -487,4 +487,11 @@ def parse_object(raw: Mapping[str, Any]) -> KubeObject:
     cls = KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
-    return cls(raw)
+    try:
+        return cls(raw)
+    except ValidationError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        # The schema (framework.api.schema) refuses bad shapes first; this keeps the
+        # contract for callers that parse without it: bad input is a ValidationError.
+        raise ValidationError("", f"{kind} cannot be parsed: {type(e).__name__}: {e}") from None

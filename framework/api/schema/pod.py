@@ -1,0 +1,126 @@
+"""v1 Pod (upstream's ValidatePodCreate / ValidatePodSpec / ValidatePodStatus, the
+fields ksched stores and reads)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from framework.api.schema.common import (
+    AFFINITY, CONDITION_STATUS, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
+    TOLERATION, conditions, object_meta,
+)
+from framework.api.schema.types import Any_, Bool, Ctx, Int, IntOrString, ListOf, MapOf, Obj, Quantity, Str, Time, join
+from framework.api.validation import invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+
+PORT_RANGE = "must be between 1 and 65535, inclusive"
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+def _host_port(port: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    hp = port.get("hostPort")
+    if isinstance(hp, int) and not isinstance(hp, bool) and hp != 0 and not 1 <= hp <= 65535:
+        ctx.add(invalid(join(path, "hostPort"), hp, PORT_RANGE))
+
+
+CONTAINER_PORT = Obj({
+    "name": Str(), "containerPort": Int(32, lo=1, hi=65535, range_msg=PORT_RANGE), "hostPort": Int(32),
+    "hostIP": Str(), "protocol": Str(enum=PROTOCOLS),
+}, required=("containerPort",), checks=(_host_port,))
+
+ENV_VAR = Obj({"name": Str(), "value": Str(), "valueFrom": Any_()}, required=("name",))
+
+
+def container(init: bool) -> Obj:
+    return Obj({
+        "name": Str(fmt=is_dns1123_label), "image": Str(), "command": STRINGS, "args": STRINGS,
+        "workingDir": Str(), "ports": ListOf(CONTAINER_PORT), "env": ListOf(ENV_VAR),
+        "resources": RESOURCE_REQUIREMENTS,
+        "restartPolicy": Str(enum=("Always",) if init else ("Always", "OnFailure", "Never")),
+        "imagePullPolicy": Str(enum=("Always", "Never", "IfNotPresent")),
+        "volumeMounts": ListOf(Obj({"name": Str(), "mountPath": Str(), "readOnly": Bool(), "subPath": Str()},
+                                   required=("name", "mountPath"))),
+    }, required=("name",))
+
+
+def _source(fields: dict[str, Any], *req: str) -> Obj:
+    return Obj(fields, required=req)
+
+
+VOLUME = Obj({
+    "name": Str(fmt=is_dns1123_label),
+    "persistentVolumeClaim": _source({"claimName": Str(), "readOnly": Bool()}, "claimName"),
+    "hostPath": _source({"path": Str(), "type": Str()}, "path"),
+    "emptyDir": Obj({"medium": Str(), "sizeLimit": Quantity()}),
+    "configMap": Obj({"name": Str(), "optional": Bool(), "defaultMode": Int(32)}),
+    "secret": Obj({"secretName": Str(), "optional": Bool(), "defaultMode": Int(32)}),
+    "csi": _source({"driver": Str(), "readOnly": Bool(), "fsType": Str(), "volumeAttributes": MapOf(Str())}, "driver"),
+    "ephemeral": Obj({"volumeClaimTemplate": Obj({"metadata": Any_(), "spec": Any_()})}),
+    "gcePersistentDisk": _source({"pdName": Str(), "fsType": Str(), "partition": Int(32), "readOnly": Bool()},
+                                 "pdName"),
+    "awsElasticBlockStore": _source({"volumeID": Str(), "fsType": Str(), "partition": Int(32), "readOnly": Bool()},
+                                    "volumeID"),
+    "azureDisk": _source({"diskName": Str(), "diskURI": Str(), "readOnly": Bool()}, "diskName", "diskURI"),
+    "iscsi": _source({"targetPortal": Str(), "iqn": Str(), "lun": Int(32, lo=0, hi=255), "readOnly": Bool()},
+                     "targetPortal", "iqn"),
+    "rbd": _source({"monitors": STRINGS, "image": Str(), "pool": Str(), "readOnly": Bool()}, "monitors", "image"),
+    "nfs": _source({"server": Str(), "path": Str(), "readOnly": Bool()}, "server", "path"),
+}, required=("name",))
+
+
+def _when_unsatisfiable_min_domains(c: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    if c.get("minDomains") is not None and c.get("whenUnsatisfiable") != "DoNotSchedule":
+        ctx.add(invalid(join(path, "minDomains"), c.get("minDomains"),
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not "
+                        f"{c.get('whenUnsatisfiable')}"))
+
+
+TOPOLOGY_SPREAD_CONSTRAINT = Obj({
+    "maxSkew": Int(32, lo=1, range_msg="must be greater than zero"),
+    "topologyKey": LABEL_KEY,
+    "whenUnsatisfiable": Str(enum=("DoNotSchedule", "ScheduleAnyway")),
+    "labelSelector": LABEL_SELECTOR,
+    "minDomains": Int(32, lo=1, range_msg="must be greater than 0"),
+    "nodeAffinityPolicy": Str(enum=("Honor", "Ignore")),
+    "nodeTaintsPolicy": Str(enum=("Honor", "Ignore")),
+    "matchLabelKeys": ListOf(LABEL_KEY),
+}, required=("maxSkew", "topologyKey", "whenUnsatisfiable"), checks=(_when_unsatisfiable_min_domains,))
+
+POD_SPEC = Obj({
+    "containers": ListOf(container(init=False), unique_key="name"),
+    "initContainers": ListOf(container(init=True), unique_key="name"),
+    "nodeName": Str(fmt=is_dns1123_subdomain),
+    "nodeSelector": LABELS,
+    "schedulerName": Str(fmt=is_dns1123_subdomain),
+    "priority": Int(32),
+    "priorityClassName": Str(fmt=is_dns1123_subdomain),
+    "preemptionPolicy": Str(enum=("PreemptLowerPriority", "Never")),
+    "overhead": RESOURCE_LIST,
+    "resources": RESOURCE_REQUIREMENTS,
+    "tolerations": ListOf(TOLERATION),
+    "schedulingGates": ListOf(Obj({"name": Str(fmt=is_qualified_name)}, required=("name",)), unique_key="name"),
+    "affinity": AFFINITY,
+    "topologySpreadConstraints": ListOf(TOPOLOGY_SPREAD_CONSTRAINT),
+    "volumes": ListOf(VOLUME, unique_key="name"),
+    "restartPolicy": Str(enum=("Always", "OnFailure", "Never")),
+    "activeDeadlineSeconds": Int(64, lo=1, range_msg="must be between 1 and 9223372036854775807, inclusive"),
+    "terminationGracePeriodSeconds": Int(64),
+    "hostNetwork": Bool(), "hostPID": Bool(), "hostIPC": Bool(),
+    "serviceAccountName": Str(fmt=is_dns1123_subdomain),
+    "hostname": Str(fmt=is_dns1123_label), "subdomain": Str(fmt=is_dns1123_label),
+    "dnsPolicy": Str(enum=("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")),
+    "runtimeClassName": Str(fmt=is_dns1123_subdomain),
+    "enableServiceLinks": Bool(),
+}, strict_required=("containers",))
+
+POD_STATUS = Obj({
+    "phase": Str(enum=("Pending", "Running", "Succeeded", "Failed", "Unknown")),
+    "conditions": conditions(),
+    "nominatedNodeName": Str(fmt=is_dns1123_subdomain),
+    "startTime": Time(),
+    "hostIP": Str(), "podIP": Str(), "message": Str(), "reason": Str(),
+    "qosClass": Str(enum=("Guaranteed", "Burstable", "BestEffort")),
+    "containerStatuses": ListOf(Obj({"name": Str(), "ready": Bool(), "restartCount": Int(32)})),
+    "resize": Str(),
+})
+
+POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS})
+POD_TEMPLATE = Obj({"metadata": object_meta(), "spec": POD_SPEC})
