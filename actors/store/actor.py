@@ -152,7 +152,7 @@ class Store(Actor[StoreMsg]):
         for raw in state.objects:
             try:
                 _refuse(validate_object(raw, strict=False))
-                obj = parse_object(raw)
+                obj = parse_object(without_nulls(raw))
             except (Invalid, ValidationError) as e:
                 self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
                 continue

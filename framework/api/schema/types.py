@@ -99,15 +99,15 @@ class Int:
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
         lo, hi = INT32 if self.bits == 32 else INT64
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        if isinstance(value, bool) or not isinstance(value, int):
             # With a stated range, a value of the wrong type is answered with the range
             # ("weight: Invalid value: \"x\": must be in the range 1-100").
-            if self.range_msg:
-                ctx.add(invalid(path, value, self.range_msg))
-            else:
-                ctx.add(type_error(path, value, f"int{self.bits}"))
-            return
-        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            ctx.add(invalid(path, value, self.range_msg) if self.range_msg else type_error(path, value, f"int{self.bits}"))
+        elif not lo <= value <= hi:
+            beyond_stated = (value > hi and self.hi is not None) or (value < lo and self.lo is not None)
+            ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)) if beyond_stated
+                    else type_error(path, value, f"int{self.bits}"))
+        elif (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)))
 
 
