@@ -12,9 +12,11 @@ client, in process or over the wire, gets the same objects:
   server-set spec fields);
 - admit a new pod's priority from its PriorityClass (actors.store.admission) and
   keep one globalDefault PriorityClass;
-- validate names, namespaces, labels and a pod's containers on create
-  (framework.api.validation; off with validate_names=False, for the conformance
-  driver whose upstream cases use names such as "p_without_nominated_node");
+- validate every object against its kind's schema (framework.api.schema: types,
+  enums, ranges, quantities, names, labels, selectors, as kube-apiserver; name
+  formats and a pod's containers are skipped with validate_names=False, for the
+  conformance driver whose upstream cases use names such as
+  "p_without_nominated_node"); a null field is a field left out;
 - refuse pod spec changes an update may not make (ValidatePodUpdate).
 An Apply is all or nothing, and each of its objects sees the ones before it: the
 same object twice is created, then configured or unchanged.
@@ -58,9 +60,9 @@ from actors.store.admission import admit_pod, check_priority_class
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
 from framework.api.errors import ValidationError
-from framework.api.schema import validate_object, without_nulls
+from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
-from framework.api.validation import validate_new_object, validate_object_meta, validate_pod_update
+from framework.api.validation import validate_pod_update
 
 
 @dataclass(slots=True)
@@ -101,8 +103,9 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
 def _checked(raw: Any, strict: bool) -> Any:
     """The manifest as the API server would keep it (null fields dropped), or Invalid
     naming the first field its kind's schema (framework.api.schema) refuses."""
-    _refuse(validate_object(raw, strict))
-    return without_nulls(raw)
+    raw, errors = admitted(raw, strict)
+    _refuse(errors)
+    return raw
 
 
 def _refuse(errors: list[ValidationError]) -> None:
@@ -151,8 +154,7 @@ class Store(Actor[StoreMsg]):
         state = await self.backend.load_all()
         for raw in state.objects:
             try:
-                _refuse(validate_object(raw, strict=False))
-                obj = parse_object(without_nulls(raw))
+                obj = parse_object(_checked(raw, strict=False))
             except (Invalid, ValidationError) as e:
                 self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
                 continue
@@ -311,8 +313,7 @@ class Store(Actor[StoreMsg]):
     # --- the write path: create, replace, apply ------------------------------------------------
 
     def _create(self, raw: Any, batch: _Batch) -> KubeObject:
-        raw = _checked(raw, self.validate_names)
-        raw = for_new_object(raw, self._clock(), self._rand)
+        raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
         obj = _validate(raw)
         raw = self._admit_new(raw, obj)
         if obj.key in self._objects[obj.kind]:
@@ -333,8 +334,6 @@ class Store(Actor[StoreMsg]):
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        if self.validate_names:
-            _refuse(validate_object_meta(raw, obj.kind, obj.namespaced))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
             return current, "unchanged"
         return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch), "configured"
@@ -357,8 +356,6 @@ class Store(Actor[StoreMsg]):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
-        if self.validate_names:
-            _refuse(validate_new_object(raw, obj.namespaced))
         return raw
 
     def _priority_classes(self) -> dict[str, PriorityClass]:

@@ -1,10 +1,11 @@
 """What kube-apiserver checks of each kind ksched stores, as one declarative schema
 per kind (framework.api.schema.pod, .kinds; the rules in .types).
 
-`validate_object(raw)` returns every error in field.ErrorList form; the store refuses
-an object with any (Invalid, naming the first) before it parses or stores it, and
-quarantines a stored object with any when it loads. `without_nulls(raw)` is the object
-as the API server's decode and encode leave it: a null field is a field left out.
+`validate_object(raw)` returns every error in field.ErrorList form. `admitted(raw)`
+is what the store and `explain` use: the object as the API server's decode and encode
+leave it (a null field is a field left out), with its errors; the store refuses an
+object with any (Invalid, naming the first) before it parses or stores it, and
+quarantines a stored object with any when it loads.
 """
 from __future__ import annotations
 
@@ -52,6 +53,17 @@ def validate_object(raw: Any, strict: bool = True) -> list[ValidationError]:
     return ctx.errors
 
 
+def admitted(raw: Any, strict: bool = True) -> tuple[Any, list[ValidationError]]:
+    """`raw` without its null fields, and what its kind's schema finds wrong with that
+    (nesting is checked first, so nothing after recurses into a value too deep)."""
+    if isinstance(raw, Mapping):
+        deep = too_deep(raw, "")
+        if deep is not None:
+            return raw, [deep]
+        raw = without_nulls(raw)
+    return raw, validate_object(raw, strict)
+
+
 def without_nulls(value: Any) -> Any:
     """`value` with every null-valued object field dropped, recursively (a null list
     item stays: the schema refuses it where it matters)."""
@@ -62,4 +74,4 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
-__all__ = ["SCHEMAS", "validate_object", "without_nulls"]
+__all__ = ["SCHEMAS", "admitted", "validate_object", "without_nulls"]

@@ -38,15 +38,22 @@ OWNER_REFERENCE = Obj({
 }, required=("apiVersion", "kind", "name", "uid"))
 
 
-def object_meta(name_check: Any = is_dns1123_subdomain) -> Obj:
-    """metadata: the name's format depends on the kind (ValidateObjectMeta's nameFn)."""
+def _name_or_generate_name(meta: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    if ctx.strict and not meta.get("name") and not meta.get("generateName"):
+        ctx.add(required(join(path, "name"), "name or generateName is required"))
+
+
+def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True) -> Obj:
+    """metadata: the name's format depends on the kind (ValidateObjectMeta's nameFn);
+    a cluster-scoped kind's namespace is ignored (ksched drops it rather than refuse)."""
     return Obj({
-        "name": Str(fmt=name_check), "generateName": Str(), "namespace": Str(fmt=is_dns1123_label),
+        "name": Str(fmt=name_check), "generateName": Str(),
+        "namespace": Str(fmt=is_dns1123_label) if namespaced else Any_(),
         "uid": Str(), "resourceVersion": Str(), "generation": Int(64),
         "labels": LABELS, "annotations": MapOf(Str(), key=is_qualified_name),
         "creationTimestamp": Time(), "deletionTimestamp": Time(), "deletionGracePeriodSeconds": Int(64),
         "ownerReferences": ListOf(OWNER_REFERENCE), "finalizers": STRINGS, "managedFields": Any_(),
-    }, checks=(_annotations_size,))
+    }, checks=(_name_or_generate_name, _annotations_size))
 
 
 # --- selectors ------------------------------------------------------------------------------

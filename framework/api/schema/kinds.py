@@ -16,7 +16,7 @@ from framework.api.validation import is_dns1035_label, is_dns1123_label, is_dns1
 NONNEG = "must be greater than or equal to 0"
 
 NODE = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "spec": Obj({
         "unschedulable": Bool(), "taints": ListOf(TAINT), "podCIDR": Str(), "podCIDRs": STRINGS,
         "providerID": Str(), "configSource": Any_(),
@@ -46,12 +46,12 @@ POD_GROUP = Obj({
 })
 
 PRIORITY_CLASS = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "value": Int(32), "globalDefault": Bool(), "description": Str(),
     "preemptionPolicy": Str(enum=("PreemptLowerPriority", "Never")),
 }, required=("value",))
 
-NAMESPACE = Obj({"metadata": object_meta(is_dns1123_label), "spec": Obj({"finalizers": STRINGS}),
+NAMESPACE = Obj({"metadata": object_meta(is_dns1123_label, namespaced=False), "spec": Obj({"finalizers": STRINGS}),
                  "status": Obj({"phase": Str(enum=("Active", "Terminating"))})})
 
 SERVICE = Obj({
@@ -109,7 +109,7 @@ ACCESS_MODES = ListOf(Str(enum=("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"
 VOLUME_MODE = Str(enum=("Block", "Filesystem"))
 
 PERSISTENT_VOLUME = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "spec": Obj({
         "capacity": RESOURCE_LIST, "accessModes": ACCESS_MODES, "storageClassName": Str(),
         "nodeAffinity": Obj({"required": NODE_SELECTOR}),
@@ -136,7 +136,7 @@ PERSISTENT_VOLUME_CLAIM = Obj({
 })
 
 STORAGE_CLASS = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "provisioner": Str(), "parameters": STRING_MAP,
     "reclaimPolicy": Str(enum=("Retain", "Delete")),
     "volumeBindingMode": Str(enum=("Immediate", "WaitForFirstConsumer")),
@@ -146,7 +146,7 @@ STORAGE_CLASS = Obj({
 }, required=("provisioner",))
 
 CSI_NODE = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "spec": Obj({"drivers": ListOf(Obj({
         "name": Str(fmt=is_dns1123_subdomain), "nodeID": Str(), "topologyKeys": ListOf(LABEL_KEY),
         "allocatable": Obj({"count": Int(32, lo=0, range_msg=NONNEG)}),
@@ -154,7 +154,7 @@ CSI_NODE = Obj({
 })
 
 CSI_DRIVER = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "spec": Obj({
         "attachRequired": Bool(), "podInfoOnMount": Bool(), "storageCapacity": Bool(), "requiresRepublish": Bool(),
         "seLinuxMount": Bool(), "fsGroupPolicy": Str(enum=("ReadWriteOnceWithFSType", "File", "None")),
@@ -165,7 +165,7 @@ CSI_DRIVER = Obj({
 })
 
 VOLUME_ATTACHMENT = Obj({
-    "metadata": object_meta(),
+    "metadata": object_meta(namespaced=False),
     "spec": Obj({
         "attacher": Str(fmt=is_dns1123_subdomain), "nodeName": Str(fmt=is_dns1123_subdomain),
         "source": Obj({"persistentVolumeName": Str(), "inlineVolumeSpec": Any_()}),

@@ -9,7 +9,9 @@ from framework.api.schema.common import (
     TOLERATION, conditions, object_meta,
 )
 from framework.api.schema.types import Any_, Bool, Ctx, Int, IntOrString, ListOf, MapOf, Obj, Quantity, Str, Time, join
-from framework.api.validation import invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from framework.api.validation import (
+    duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
+)
 
 PORT_RANGE = "must be between 1 and 65535, inclusive"
 PROTOCOLS = ("TCP", "UDP", "SCTP")
@@ -84,9 +86,27 @@ TOPOLOGY_SPREAD_CONSTRAINT = Obj({
     "matchLabelKeys": ListOf(LABEL_KEY),
 }, required=("maxSkew", "topologyKey", "whenUnsatisfiable"), checks=(_when_unsatisfiable_min_domains,))
 
+def _unique_container_names(spec: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """Container names are unique across app and init containers."""
+    seen: set[str] = set()
+    for key in ("containers", "initContainers"):
+        items = spec.get(key)
+        for i, c in enumerate(items if isinstance(items, list) else []):
+            name = c.get("name") if isinstance(c, Mapping) else None
+            if isinstance(name, str) and name:
+                if name in seen:
+                    ctx.add(duplicate(join(path, f"{key}[{i}].name"), name))
+                seen.add(name)
+
+
+def _gated_pods_are_not_bound(spec: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    if ctx.strict and spec.get("nodeName") and spec.get("schedulingGates"):
+        ctx.add(forbidden(join(path, "nodeName"), "cannot be set until all schedulingGates have been cleared"))
+
+
 POD_SPEC = Obj({
-    "containers": ListOf(container(init=False), unique_key="name"),
-    "initContainers": ListOf(container(init=True), unique_key="name"),
+    "containers": ListOf(container(init=False)),
+    "initContainers": ListOf(container(init=True)),
     "nodeName": Str(fmt=is_dns1123_subdomain),
     "nodeSelector": LABELS,
     "schedulerName": Str(fmt=is_dns1123_subdomain),
@@ -109,7 +129,7 @@ POD_SPEC = Obj({
     "dnsPolicy": Str(enum=("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")),
     "runtimeClassName": Str(fmt=is_dns1123_subdomain),
     "enableServiceLinks": Bool(),
-}, strict_required=("containers",))
+}, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound))
 
 POD_STATUS = Obj({
     "phase": Str(enum=("Pending", "Running", "Succeeded", "Failed", "Unknown")),
