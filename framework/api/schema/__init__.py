@@ -9,7 +9,7 @@ quarantines a stored object with any when it loads.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
@@ -40,11 +40,13 @@ def validate_object(raw: Any, strict: bool = True) -> list[ValidationError]:
     """Every error in `raw` by its kind's schema ([] for a kind without one: parsing
     refuses unknown kinds). strict=False keeps types, ranges, enums and quantities and
     skips name formats and strict-only required fields (the conformance driver's mode)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return [ValidationError("", "object must be a map")]
     deep = too_deep(raw, "")
-    if deep is not None:
-        return [deep]
+    return [deep] if deep is not None else _by_schema(raw, strict)
+
+
+def _by_schema(raw: dict[str, Any], strict: bool) -> list[ValidationError]:
     schema = SCHEMAS.get(raw.get("kind")) if isinstance(raw.get("kind"), str) else None
     if schema is None:
         return []
@@ -56,18 +58,19 @@ def validate_object(raw: Any, strict: bool = True) -> list[ValidationError]:
 def admitted(raw: Any, strict: bool = True) -> tuple[Any, list[ValidationError]]:
     """`raw` without its null fields, and what its kind's schema finds wrong with that
     (nesting is checked first, so nothing after recurses into a value too deep)."""
-    if isinstance(raw, Mapping):
-        deep = too_deep(raw, "")
-        if deep is not None:
-            return raw, [deep]
-        raw = without_nulls(raw)
-    return raw, validate_object(raw, strict)
+    if not isinstance(raw, dict):
+        return raw, validate_object(raw, strict)
+    deep = too_deep(raw, "")
+    if deep is not None:
+        return raw, [deep]
+    raw = without_nulls(raw)
+    return raw, _by_schema(raw, strict)
 
 
 def without_nulls(value: Any) -> Any:
     """`value` with every null-valued object field dropped, recursively (a null list
     item stays: the schema refuses it where it matters)."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return {k: without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [without_nulls(v) for v in value]

@@ -23,7 +23,7 @@ MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 def _annotations_size(meta: Mapping[str, Any], path: str, ctx: Ctx) -> None:
     ann = meta.get("annotations")
-    if isinstance(ann, Mapping):
+    if isinstance(ann, dict):
         size = sum(len(str(k)) + len(str(v)) for k, v in ann.items())
         if size > MAX_ANNOTATIONS_BYTES:
             from framework.api.errors import ValidationError
@@ -184,7 +184,7 @@ RESOURCE_LIST = MapOf(_ResourceQuantity(), key=is_qualified_name, always_key=_re
 
 def _requests_within_limits(res: Mapping[str, Any], path: str, ctx: Ctx) -> None:
     requests, limits = res.get("requests"), res.get("limits")
-    if not isinstance(requests, Mapping) or not isinstance(limits, Mapping):
+    if not isinstance(requests, dict) or not isinstance(limits, dict):
         return
     probe = Ctx(strict=ctx.strict)
     for name, want in requests.items():

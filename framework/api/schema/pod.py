@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from framework.api.schema.common import (
-    AFFINITY, CONDITION_STATUS, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
+    AFFINITY, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
     TOLERATION, conditions, object_meta,
 )
-from framework.api.schema.types import Any_, Bool, Ctx, Int, IntOrString, ListOf, MapOf, Obj, Quantity, Str, Time, join
+from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Str, Time, join
 from framework.api.validation import (
     duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
 )
@@ -92,7 +92,7 @@ def _unique_container_names(spec: Mapping[str, Any], path: str, ctx: Ctx) -> Non
     for key in ("containers", "initContainers"):
         items = spec.get(key)
         for i, c in enumerate(items if isinstance(items, list) else []):
-            name = c.get("name") if isinstance(c, Mapping) else None
+            name = c.get("name") if isinstance(c, dict) else None
             if isinstance(name, str) and name:
                 if name in seen:
                     ctx.add(duplicate(join(path, f"{key}[{i}].name"), name))

@@ -200,7 +200,7 @@ class Obj:
         assert not missing, f"required fields without a rule: {sorted(missing)}"
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             ctx.add(type_error(path, value, "object"))
             return
         needed = self.required + (self.strict_required if ctx.strict else ())
@@ -237,7 +237,7 @@ class ListOf:
                 ctx.add(type_error(at, v, _type_name(self.item)))
                 continue
             self.item.check(v, at, ctx)
-            if self.unique_key and isinstance(v, Mapping):
+            if self.unique_key and isinstance(v, dict):
                 k = v.get(self.unique_key)
                 if isinstance(k, str) and k:
                     if k in seen:
@@ -260,7 +260,7 @@ class MapOf:
     values_at_map: bool = False  # a bad value is reported at the map's path (ValidateLabels)
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             ctx.add(type_error(path, value, "object"))
             return
         for k, v in value.items():
@@ -291,14 +291,29 @@ class IntOrString:
 
 def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError | None:
     """The first place `value` nests deeper than `limit` (iterative: a value nested
-    thousands deep must not exhaust the stack here or anywhere after)."""
+    thousands deep must not exhaust the stack here or anywhere after). Paths are only
+    built once something is too deep."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values() if isinstance(x, (dict, list)) or depth == limit)
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)) or depth == limit)
+    return None
+
+
+def _path_to_depth(value: Any, path: str, depth: int) -> str:
+    """The path of the first value found `depth` levels down (depth-first)."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
-        v, at, depth = stack.pop()
-        if depth > limit:
-            return invalid(at, "...", f"must not nest more than {limit} levels deep")
-        if isinstance(v, Mapping):
-            stack.extend((x, join(at, str(k)), depth + 1) for k, x in v.items())
+        v, at, d = stack.pop()
+        if d == depth:
+            return at
+        if isinstance(v, dict):
+            stack.extend((x, join(at, str(k)), d + 1) for k, x in v.items())
         elif isinstance(v, list):
-            stack.extend((x, f"{at}[{i}]", depth + 1) for i, x in enumerate(v))
-    return None
+            stack.extend((x, f"{at}[{i}]", d + 1) for i, x in enumerate(v))
+    return path
