@@ -472,10 +472,34 @@ class PersistentVolume(KubeObject):
         self.csi_volume_handle = _str(csi, "volumeHandle", "spec.csi")
 
 
+class StorageClass(KubeObject):
+    """storage.k8s.io/v1 StorageClass: stored and validated; the volume plugins read
+    the map when they need it (framework.plugins.helper.volume)."""
+
+    kind = "StorageClass"
+    namespaced = False
+
+
+class CSINode(KubeObject):
+    kind = "CSINode"
+    namespaced = False
+
+
+class CSIDriver(KubeObject):
+    kind = "CSIDriver"
+    namespaced = False
+
+
+class VolumeAttachment(KubeObject):
+    kind = "VolumeAttachment"
+    namespaced = False
+
+
 KINDS: dict[str, type[KubeObject]] = {
     cls.kind: cls
     for cls in (Pod, Node, PodGroup, PriorityClass, Service, ReplicationController, ReplicaSet, StatefulSet,
-                PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume)
+                PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode,
+                CSIDriver, VolumeAttachment)
 }
 
 

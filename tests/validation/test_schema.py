@@ -197,3 +197,21 @@ def test_null_fields_are_fields_left_out():
     obj = {**pod(), "status": None, "metadata": {"name": "p", "namespace": None}}
     assert validate_object(obj) == []
     assert without_nulls(obj) == {k: v for k, v in pod().items()} | {"metadata": {"name": "p"}}
+
+
+async def test_every_kind_with_a_schema_is_stored_and_a_malformed_one_is_refused_naming_the_field():
+    from actors.store import Invalid
+    from tests.actors.store_helpers import running
+
+    async with running() as (store, c):
+        for kind, obj in VALID.items():
+            await c.create(obj)
+            assert store.peek(kind, "default", obj["metadata"]["name"]) is not None, kind
+        for obj, first_error in REFUSED:
+            bad = {**obj, "metadata": {**obj["metadata"], "name": "other"}}
+            try:
+                await c.create(bad)
+            except Invalid as e:
+                assert e.message == first_error
+            else:
+                raise AssertionError(f"stored: {first_error}")
