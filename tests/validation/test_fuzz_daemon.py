@@ -1,10 +1,13 @@
 """Fuzz a live daemon over real TCP: hypothesis mutates valid Pods, Nodes, PodGroups
 and PriorityClasses (any field replaced by a wrong type, a huge or negative number,
-inf/nan, null, deep nesting, a long or unicode string) and creates each. Every
-reply is Invalid naming the field, or the object is stored valid and scheduled
-without harm; the daemon stays up; ordinary pods keep binding afterwards.
+inf/nan, null, bytes, deep nesting, a long or unicode string) and creates each, or
+applies it over a stored object of its kind (the update path). Every reply is
+Invalid naming the field (Conflict or AlreadyExists where the mutation earned it),
+or the object is stored valid and scheduled without harm; the daemon stays up;
+ordinary pods keep binding afterwards.
 
-KSCHED_FUZZ_EXAMPLES sets the number of cases (default 2000)."""
+KSCHED_FUZZ_EXAMPLES sets the number of cases (default 2000); KSCHED_FUZZ_SEED draws
+other cases than CI's fixed ones."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +18,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from framework.api.schema import validate_object
@@ -24,6 +27,7 @@ from transport.wire import ApiError
 from tests.e2e.conftest import poll
 
 EXAMPLES = int(os.environ.get("KSCHED_FUZZ_EXAMPLES", "2000"))
+SEED = os.environ.get("KSCHED_FUZZ_SEED")
 MODE = "fuzz"
 TERM = {"topologyKey": "zone", "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}]},
         "namespaces": ["default"]}
@@ -97,7 +101,7 @@ BAD_VALUES = st.one_of(
     st.text(max_size=12),
     st.text(min_size=64, max_size=400),
     st.sampled_from(["x", "", "999999999999999Ei", "1.5.5", "-1", "1e308", "inf", "NaN", "In", "Exists", "Gt",
-                     "ünïcödé", "\u202e", "a" * 254, "Equal", "NoExecute"]),
+                     "ünïcödé", "\u202e", "a" * 254, "Equal", "NoExecute", b"\x00\xff"]),
     st.lists(st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=3)), max_size=3),
     st.dictionaries(st.text(max_size=4), st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=3)), max_size=3),
     st.integers(min_value=60, max_value=200).map(nested),
@@ -113,7 +117,8 @@ def set_path(obj: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
 
 NAMES = itertools.count()
 # A reply that names the field: "spec.priority: ...", "value: ...", "status.allocatable[cpu]: ...".
-NAMES_A_FIELD = re.compile(r"^[A-Za-z][\w.\-/]*(\[[^\]]*\])*(\.[\w\-/]+(\[[^\]]*\])*)*: \S")
+NAMES_A_FIELD = re.compile(r"^(objects\[0\] \([^)]*\): )?[A-Za-z][\w.\-/]*(\[[^\]]*\])*(\.[\w\-/]+(\[[^\]]*\])*)*: \S")
+EXPECTED = {"create": ("Invalid", "AlreadyExists"), "update": ("Invalid", "Conflict")}
 
 
 def test_fuzzed_objects_through_a_live_daemon_are_refused_naming_the_field_or_stored_valid(daemon_factory, summary):
@@ -121,30 +126,34 @@ def test_fuzzed_objects_through_a_live_daemon_are_refused_naming_the_field_or_st
     with d.client() as c:
         c.apply([{"kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i}", "fuzz": "yes"}},
                   "status": {"allocatable": {"cpu": "1000", "memory": "1000Gi", "pods": "100000"}}} for i in range(3)])
+        c.apply([{**copy.deepcopy(seed), "metadata": {**seed["metadata"], "name": f"base-{kind.lower()}"}}
+                 for kind, seed in SEEDS.items()])
     outcome: Counter[str] = Counter()
     bad_replies: list[str] = []
 
     with d.client() as c:
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
                   suppress_health_check=list(HealthCheck))
-        @given(kind=st.sampled_from(sorted(SEEDS)), data=st.data())
-        def one_case(kind: str, data: st.DataObject) -> None:
+        @seed(int(SEED or 0))
+        @given(kind=st.sampled_from(sorted(SEEDS)), update=st.booleans(), data=st.data())
+        def one_case(kind: str, update: bool, data: st.DataObject) -> None:
             obj = copy.deepcopy(SEEDS[kind])
-            obj["metadata"]["name"] = f"fz-{next(NAMES)}"
+            obj["metadata"]["name"] = f"base-{kind.lower()}" if update else f"fz-{next(NAMES)}"
             for _ in range(data.draw(st.integers(1, 3), label="mutations")):
                 path = data.draw(st.sampled_from(PATHS[kind]), label="path")
                 try:
                     set_path(obj, path, data.draw(BAD_VALUES, label="value"))
                 except (KeyError, IndexError, TypeError):
                     pass  # an earlier mutation replaced a parent: this one has nowhere to go
+            mode = "update" if update else "create"
             try:
-                c.create(obj)
-                outcome["stored"] += 1
+                c.apply([obj]) if update else c.create(obj)
+                outcome[f"stored-{mode}"] += 1
             except ApiError as e:
                 outcome[str(e.reason)] += 1
-                if str(e.reason) not in ("Invalid", "AlreadyExists") or (
+                if str(e.reason) not in EXPECTED[mode] or (
                         str(e.reason) == "Invalid" and not NAMES_A_FIELD.match(e.message)):
-                    bad_replies.append(f"{e.reason}: {e.message[:300]}")
+                    bad_replies.append(f"{mode} {e.reason}: {e.message[:300]}")
 
         one_case()
 
@@ -171,5 +180,6 @@ def test_fuzzed_objects_through_a_live_daemon_are_refused_naming_the_field_or_st
     d.cli("get", "pods", "-A", "-o", "json")
     assert d.terminate() == 0
     cases = sum(outcome.values())
-    summary(f"fuzz: cases={cases} invalid={outcome['Invalid']} stored={outcome['stored']} "
+    summary(f"fuzz: cases={cases} invalid={outcome['Invalid']} created={outcome['stored-create']} "
+            f"updated={outcome['stored-update']} conflict={outcome['Conflict']} "
             f"already-exists={outcome['AlreadyExists']} internal=0 invalid-stored=0 crashes=0 ordinary-bound=10/10")

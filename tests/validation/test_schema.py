@@ -121,6 +121,7 @@ REFUSED = [
      'spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0'),
     (pod(containers=[{"name": "c"}, {"name": "c"}]), 'spec.containers[1].name: Duplicate value: "c"'),
     (pod(containers=[]), "spec.containers: Required value"),
+    ({"kind": "Pod", "metadata": {"name": "p"}, "spec": None}, "spec.containers: Required value"),
     ({**pod(), "status": {"conditions": [None]}}, 'status.conditions[0]: Invalid value: "null": must be of type object'),
     ({**pod(), "status": {"conditions": ["x"]}}, 'status.conditions[0]: Invalid value: "x": must be of type object'),
     ({**pod(), "status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}},

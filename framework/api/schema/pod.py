@@ -142,5 +142,11 @@ POD_STATUS = Obj({
     "resize": Str(),
 })
 
-POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS})
+def _spec_left_out(pod: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """No spec is an empty spec (a Go struct): its containers are still required."""
+    if pod.get("spec") is None:
+        POD_SPEC.check({}, join(path, "spec"), ctx)
+
+
+POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS}, checks=(_spec_left_out,))
 POD_TEMPLATE = Obj({"metadata": object_meta(), "spec": POD_SPEC})

@@ -289,20 +289,47 @@ class IntOrString:
         Int(32).check(value, path, ctx)
 
 
+JSON_SCALARS = (str, int, float, bool)
+
+
 def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError | None:
-    """The first place `value` nests deeper than `limit` (iterative: a value nested
-    thousands deep must not exhaust the stack here or anywhere after). Paths are only
-    built once something is too deep."""
+    """The first place `value` nests deeper than `limit` or holds something JSON
+    cannot (bytes, a non-string key): such a value could not be stored. Iterative: a
+    value nested thousands deep must not exhaust the stack here or anywhere after.
+    Paths are only built once something is wrong."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         v, depth = stack.pop()
-        if depth > limit:
-            return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
         if isinstance(v, dict):
-            stack.extend((x, depth + 1) for x in v.values() if isinstance(x, (dict, list)) or depth == limit)
+            if depth >= limit and v:
+                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
+            if not all(isinstance(k, str) for k in v):
+                return _not_json(value, path)
+            stack.extend((x, depth + 1) for x in v.values())
         elif isinstance(v, list):
-            stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)) or depth == limit)
+            if depth >= limit and v:
+                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
+            stack.extend((x, depth + 1) for x in v)
+        elif v is not None and not isinstance(v, JSON_SCALARS):
+            return _not_json(value, path)
     return None
+
+
+def _not_json(value: Any, path: str) -> ValidationError:
+    """The error for the first value or key (depth-first) that JSON cannot hold."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    return type_error(at, k, "string")
+                stack.append((x, join(at, k)))
+        elif isinstance(v, list):
+            stack.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
+        elif v is not None and not isinstance(v, JSON_SCALARS):
+            return invalid(at, repr(v)[:64], "must be a JSON value")
+    return invalid(path, "...", "must be a JSON value")
 
 
 def _path_to_depth(value: Any, path: str, depth: int) -> str:
