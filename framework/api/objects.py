@@ -190,9 +190,11 @@ class Pod(KubeObject):
         self.tolerations = self._tolerations(spec)
         self.scheduling_gates = [g.get("name", "") if isinstance(g, Mapping) else "" for g in _list(spec, "schedulingGates", "spec")]
         self.affinity = _map(spec, "affinity", "spec")
+        for section in ("podAffinity", "podAntiAffinity"):  # read raw by the cache and InterPodAffinity
+            _map(self.affinity, section, "spec.affinity")
         self._node_affinity()
         self.topology_spread_constraints = _list(spec, "topologySpreadConstraints", "spec")
-        self.volumes = _list(spec, "volumes", "spec")
+        self.volumes = self._volumes(spec)
         self.phase = _str(status, "phase", "status") or "Pending"
         self.nominated_node_name = _str(status, "nominatedNodeName", "status")
         self.conditions = _list(status, "conditions", "status")
@@ -211,6 +213,19 @@ class Pod(KubeObject):
             out.append(Toleration(_str(t, "key", f), op, _str(t, "value", f), _str(t, "effect", f),
                                   _opt_int(t, "tolerationSeconds", f)))
         return out
+
+    @staticmethod
+    def _volumes(spec: Mapping[str, Any]) -> list[Any]:
+        """spec.volumes, each an object whose sources are objects (the cache and the
+        volume plugins read them raw, for this pod and for every pod on a node)."""
+        volumes = _list(spec, "volumes", "spec")
+        for i, v in enumerate(volumes):
+            if not isinstance(v, Mapping):
+                raise ValidationError(f"spec.volumes[{i}]", "must be an object")
+            for source, body in v.items():
+                if source != "name" and body is not None and not isinstance(body, Mapping):
+                    raise ValidationError(f"spec.volumes[{i}].{source}", "must be an object")
+        return volumes
 
     def _node_affinity(self) -> None:
         na = _map(self.affinity, "nodeAffinity", "spec.affinity")

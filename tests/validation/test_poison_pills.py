@@ -83,3 +83,18 @@ def test_nodes_at_the_largest_allocatable_a_quantity_may_have_score_without_over
 def test_a_node_whose_allocatable_cannot_be_counted_is_refused_while_parsing(allocatable):
     with pytest.raises(ValidationError, match=r"status\.allocatable\.cpu"):
         Node({"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": allocatable}}})
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"affinity": {"podAntiAffinity": ["x"]}}, "spec.affinity.podAntiAffinity"),
+    ({"affinity": {"podAffinity": "x"}}, "spec.affinity.podAffinity"),
+    ({"volumes": [{"name": "v", "persistentVolumeClaim": "claim"}]}, "spec.volumes[0].persistentVolumeClaim"),
+    ({"volumes": ["v"]}, "spec.volumes[0]"),
+], ids=["anti-affinity-list", "affinity-string", "volume-source-string", "volume-string"])
+def test_a_pod_whose_raw_sections_the_cache_reads_are_not_objects_never_parses(spec, field):
+    # The cache and the volume plugins read these sections of every pod on a node:
+    # one that parsed would fail every pod placed beside it.
+    raw = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "n0", "containers": [{"name": "c"}], **spec}}
+    with pytest.raises(ValidationError) as err:
+        Pod(raw)
+    assert err.value.field == field

@@ -216,3 +216,10 @@ async def test_every_kind_with_a_schema_is_stored_and_a_malformed_one_is_refused
                 assert e.message == first_error
             else:
                 raise AssertionError(f"stored: {first_error}")
+
+
+def test_a_value_json_cannot_hold_is_refused_where_it_is_even_in_a_field_ksched_does_not_read():
+    errors = validate_object({**pod(), "extra": {"blob": [1, b"\x00"]}})
+    assert [(e.field, e.detail.endswith("must be a JSON value")) for e in errors] == [("extra.blob[1]", True)]
+    errors = validate_object({**pod(), "extra": {1: "x"}})
+    assert [str(e) for e in errors] == ["extra: Invalid value: 1: must be of type string"]
