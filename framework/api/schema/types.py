@@ -10,8 +10,8 @@ Invalid value: "x": must be in the range 1-100`.
 
 `Ctx.strict` is the API server's full rule set. The conformance driver's store runs
 with it off: upstream's test objects use names such as "p_without_nominated_node" and
-pods without containers, so name/label formats and the fields marked `strict_only`
-are skipped there; types, ranges, enums and quantities are always checked, since
+pods without containers, so name/label formats, `Obj.strict_required` fields and
+the checks that ask `ctx.strict` are skipped there; types, ranges, enums and quantities are always checked, since
 they are what keeps the scheduler safe.
 """
 from __future__ import annotations
@@ -22,15 +22,16 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Protocol
 
 from framework.api.errors import ValidationError
-from framework.api.quantity import QUANTITY_REGEX_MSG, parse_quantity_text
-from framework.api.validation import duplicate, invalid, required
+from framework.api.timeutil import parse_time
+from framework.api.quantity import MAX_QUANTITY, QUANTITY_REGEX_MSG, parse_quantity_text
+from framework.api.validation import duplicate, invalid, required, show
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 64  # nesting below an object's root; deeper is refused before any other rule runs
-# A quantity's scheduler value must fit int64: Value() for most resources, MilliValue() for cpu.
-MAX_QUANTITY = Fraction(INT64[1])
-MAX_MILLI_QUANTITY = Fraction(INT64[1], 1000)
+# A quantity's scheduler value must fit int64: Value() for most resources (MAX_QUANTITY),
+# MilliValue() for cpu.
+MAX_MILLI_QUANTITY = MAX_QUANTITY / 1000
 
 
 @dataclass(slots=True)
@@ -53,8 +54,6 @@ def type_error(path: str, value: Any, type_name: str) -> ValidationError:
 
 def unsupported(path: str, value: Any, supported: tuple[str, ...]) -> ValidationError:
     """field.NotSupported."""
-    from framework.api.validation import show
-
     listed = ", ".join(f'"{s}"' for s in supported)
     return ValidationError(path, f"Unsupported value: {show(value)}: supported values: {listed}")
 
@@ -75,7 +74,6 @@ class Str:
     enum: tuple[str, ...] = ()
     fmt: NameCheck | None = None  # upstream's IsDNS1123Label etc.; strict only
     allow_empty_fmt: bool = True  # "" skips fmt (an optional name left empty)
-    max_len: int | None = None
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
         if not isinstance(value, str):
@@ -83,8 +81,6 @@ class Str:
             return
         if self.enum and value not in self.enum:
             ctx.add(unsupported(path, value, self.enum))
-        if self.max_len is not None and len(value) > self.max_len:
-            ctx.add(ValidationError(path, f"Too long: may not be more than {self.max_len} bytes"))
         if self.fmt is not None and ctx.strict and (value or not self.allow_empty_fmt):
             for msg in self.fmt(value):
                 ctx.add(invalid(path, value, msg))
@@ -131,8 +127,6 @@ class Time:
     """An RFC 3339 timestamp (metav1.Time)."""
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
-        from framework.api.timeutil import parse_time
-
         if not isinstance(value, str):
             ctx.add(type_error(path, value, "string"))
             return
