@@ -19,7 +19,8 @@ from tests.e2e.conftest import ROOT, DaemonProcess, poll
 
 CYCLES = int(os.environ.get("KSCHED_CRASH_CYCLES", "8"))
 CLIENTS = 3
-NODES, NODE_MILLI_CPU, POD_MILLI_CPU, GANG = 5, 16_000, 100, 3  # 800 pods fit: all must bind, few spare
+NODE_MILLI_CPU, POD_MILLI_CPU, GANG = 16_000, 100, 3
+NODES = 5 * -(-CYCLES // 8)  # 800 pods fit per 8 cycles (they bring ~550): all must bind, few spare
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
