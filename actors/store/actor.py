@@ -100,10 +100,10 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         raise Invalid(str(e), e.field) from None
 
 
-def _checked(raw: Any, strict: bool) -> Any:
+def _checked(raw: Any, strict: bool, semantic: bool = True) -> Any:
     """The manifest as the API server would keep it (null fields dropped), or Invalid
     naming the first field its kind's schema (framework.api.schema) refuses."""
-    raw, errors = admitted(raw, strict)
+    raw, errors = admitted(raw, strict, semantic)
     _refuse(errors)
     return raw
 
@@ -154,7 +154,8 @@ class Store(Actor[StoreMsg]):
         state = await self.backend.load_all()
         for raw in state.objects:
             try:
-                obj = parse_object(_checked(raw, strict=False))
+                # Shapes only: what an older version accepted stays served and counted.
+                obj = parse_object(_checked(raw, strict=False, semantic=False))
             except (Invalid, ValidationError) as e:
                 self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
                 continue

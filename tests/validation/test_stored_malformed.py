@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from actors.store import Invalid
 from actors.store.backend import Write
 from actors.store.memory import InMemoryBackend
@@ -129,3 +131,18 @@ def test_a_daemon_started_on_a_backend_holding_malformed_objects_keeps_serving_a
     summary(f"stored-malformed: objects={len(malformed_objects()) + 1} "
             f"quarantined={len(malformed_objects()) + 1 - len(HARMLESS)} "
             f"restarts={restarts} ordinary-bound=40/40 crashes=0")
+
+
+async def test_a_stored_object_an_older_version_accepted_stays_served_when_only_its_rules_tightened():
+    """Only shapes are checked on load: a bound pod refused today for a rule (not a
+    type) keeps being served, so its node's resources stay counted."""
+    backend = InMemoryBackend()
+    older = {**pod("older", nodeName="node-0", tolerations=[{"key": "k", "operator": "Exists", "value": "v"}],
+                   containers=[]),
+             "metadata": {"name": "Older_Name", "namespace": "default"}}
+    await _write_straight(backend, [("Pod", "default/Older_Name", older)])
+    async with running(backend) as (store, c):
+        assert store.quarantined == {}
+        assert store.peek("Pod", "default", "Older_Name").node_name == "node-0"
+        with pytest.raises(Invalid):  # a client writing it today is refused
+            await c.create({**older, "metadata": {"name": "older", "namespace": "default"}})

@@ -36,35 +36,37 @@ SCHEMAS: dict[str, Obj] = {
 }
 
 
-def validate_object(raw: Any, strict: bool = True) -> list[ValidationError]:
+def validate_object(raw: Any, strict: bool = True, semantic: bool = True) -> list[ValidationError]:
     """Every error in `raw` by its kind's schema ([] for a kind without one: parsing
     refuses unknown kinds). strict=False keeps types, ranges, enums and quantities and
-    skips name formats and strict-only required fields (the conformance driver's mode)."""
+    skips name formats and strict-only required fields (the conformance driver's mode);
+    semantic=False as well keeps only shapes (objects loaded from the backend; see
+    framework.api.schema.types)."""
     if not isinstance(raw, dict):
         return [ValidationError("", "object must be a map")]
     deep = too_deep(raw, "")
-    return [deep] if deep is not None else _by_schema(raw, strict)
+    return [deep] if deep is not None else _by_schema(raw, strict, semantic)
 
 
-def _by_schema(raw: dict[str, Any], strict: bool) -> list[ValidationError]:
+def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True) -> list[ValidationError]:
     schema = SCHEMAS.get(raw.get("kind")) if isinstance(raw.get("kind"), str) else None
     if schema is None:
         return []
-    ctx = Ctx(strict=strict)
+    ctx = Ctx(strict=strict, semantic=semantic)
     schema.check(raw, "", ctx)
     return ctx.errors
 
 
-def admitted(raw: Any, strict: bool = True) -> tuple[Any, list[ValidationError]]:
+def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any, list[ValidationError]]:
     """`raw` without its null fields, and what its kind's schema finds wrong with that
     (nesting is checked first, so nothing after recurses into a value too deep)."""
     if not isinstance(raw, dict):
-        return raw, validate_object(raw, strict)
+        return raw, validate_object(raw, strict, semantic)
     deep = too_deep(raw, "")
     if deep is not None:
         return raw, [deep]
     raw = without_nulls(raw)
-    return raw, _by_schema(raw, strict)
+    return raw, _by_schema(raw, strict, semantic)
 
 
 def without_nulls(value: Any) -> Any:

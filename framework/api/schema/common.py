@@ -186,7 +186,7 @@ def _requests_within_limits(res: Mapping[str, Any], path: str, ctx: Ctx) -> None
     requests, limits = res.get("requests"), res.get("limits")
     if not isinstance(requests, dict) or not isinstance(limits, dict):
         return
-    probe = Ctx(strict=ctx.strict)
+    probe = Ctx(strict=ctx.strict, semantic=ctx.semantic)
     for name, want in requests.items():
         cap = limits.get(name)
         if cap is None:

@@ -8,11 +8,15 @@ kube-apiserver's field.Error bodies:
 `spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight:
 Invalid value: "x": must be in the range 1-100`.
 
-`Ctx.strict` is the API server's full rule set. The conformance driver's store runs
-with it off: upstream's test objects use names such as "p_without_nominated_node" and
-pods without containers, so name/label formats, `Obj.strict_required` fields and
-the checks that ask `ctx.strict` are skipped there; types, ranges, enums and quantities are always checked, since
-they are what keeps the scheduler safe.
+Three modes (`Ctx`): the API server's full rule set (strict, semantic) for client
+writes; the conformance driver's (semantic only): upstream's test objects use names
+such as "p_without_nominated_node" and pods without containers, so name and label
+formats, `Obj.strict_required` fields and the checks that ask `ctx.strict` are
+skipped; and shapes only (neither) for objects loaded from the backend: JSON types,
+integer widths, quantities and nesting, what a stored object needs for the
+scheduler to read it safely. Enums, ranges, required fields and cross-field rules
+are not applied there, so an object an older version accepted keeps being served
+(and its resources counted) even if its rules have since tightened.
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ MAX_MILLI_QUANTITY = MAX_QUANTITY / 1000
 
 @dataclass(slots=True)
 class Ctx:
-    strict: bool = True
+    strict: bool = True  # names, label formats, strict_required fields
+    semantic: bool = True  # enums, ranges, required fields, cross-field checks
     errors: list[ValidationError] = field(default_factory=list)
 
     def add(self, err: ValidationError) -> None:
@@ -79,7 +84,7 @@ class Str:
         if not isinstance(value, str):
             ctx.add(type_error(path, value, "string"))
             return
-        if self.enum and value not in self.enum:
+        if self.enum and ctx.semantic and value not in self.enum:
             ctx.add(unsupported(path, value, self.enum))
         if self.fmt is not None and ctx.strict and (value or not self.allow_empty_fmt):
             for msg in self.fmt(value):
@@ -100,10 +105,10 @@ class Int:
             # ("weight: Invalid value: \"x\": must be in the range 1-100").
             ctx.add(invalid(path, value, self.range_msg) if self.range_msg else type_error(path, value, f"int{self.bits}"))
         elif not lo <= value <= hi:
-            beyond_stated = (value > hi and self.hi is not None) or (value < lo and self.lo is not None)
+            beyond_stated = ctx.semantic and ((value > hi and self.hi is not None) or (value < lo and self.lo is not None))
             ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)) if beyond_stated
                     else type_error(path, value, f"int{self.bits}"))
-        elif (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+        elif ctx.semantic and ((self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi)):
             ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)))
 
 
@@ -197,15 +202,16 @@ class Obj:
         if not isinstance(value, dict):
             ctx.add(type_error(path, value, "object"))
             return
-        needed = self.required + (self.strict_required if ctx.strict else ())
+        needed = (self.required if ctx.semantic else ()) + (self.strict_required if ctx.strict else ())
         for key, rule in self.fields.items():  # in the schema's order, as upstream reports them
             v = value.get(key)
             if key in needed and _absent(v):
                 ctx.add(required(join(path, key)))
             elif v is not None:
                 rule.check(v, join(path, key), ctx)
-        for extra in self.checks:
-            extra(value, path, ctx)
+        if ctx.semantic:
+            for extra in self.checks:
+                extra(value, path, ctx)
 
 
 def _absent(v: Any) -> bool:
@@ -231,7 +237,7 @@ class ListOf:
                 ctx.add(type_error(at, v, _type_name(self.item)))
                 continue
             self.item.check(v, at, ctx)
-            if self.unique_key and isinstance(v, dict):
+            if self.unique_key and ctx.semantic and isinstance(v, dict):
                 k = v.get(self.unique_key)
                 if isinstance(k, str) and k:
                     if k in seen:
