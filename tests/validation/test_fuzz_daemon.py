@@ -6,7 +6,7 @@ Invalid naming the field (Conflict or AlreadyExists where the mutation earned it
 or the object is stored valid and scheduled without harm; the daemon stays up;
 ordinary pods keep binding afterwards.
 
-KSCHED_FUZZ_EXAMPLES sets the number of cases (default 2000); KSCHED_FUZZ_SEED draws
+KSCHED_FUZZ_EXAMPLES sets the number of cases (default 3000); KSCHED_FUZZ_SEED draws
 other cases than CI's fixed ones."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from transport.wire import ApiError
 
 from tests.e2e.conftest import poll
 
-EXAMPLES = int(os.environ.get("KSCHED_FUZZ_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("KSCHED_FUZZ_EXAMPLES", "3000"))
 SEED = os.environ.get("KSCHED_FUZZ_SEED")
 MODE = "fuzz"
 TERM = {"topologyKey": "zone", "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}]},
