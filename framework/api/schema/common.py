@@ -146,11 +146,15 @@ def _toleration_rules(t: Mapping[str, Any], path: str, ctx: Ctx) -> None:
     if not key and op != "Exists":
         ctx.add(invalid(join(path, "operator"), op,
                         'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+    if t.get("tolerationSeconds") is not None and t.get("effect") != "NoExecute":
+        ctx.add(invalid(join(path, "effect"), t.get("effect") or "",
+                        "effect must be 'NoExecute' when `tolerationSeconds` is set"))
     if op == "Exists" and value:
         ctx.add(invalid(join(path, "operator"), value, "value must be empty when `operator` is 'Exists'"))
-    if t.get("tolerationSeconds") is not None and t.get("effect") not in (None, "", "NoExecute"):
-        ctx.add(invalid(join(path, "effect"), t.get("effect"),
-                        "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+    elif op == "Equal" and ctx.strict and isinstance(value, str):
+        errs = is_valid_label_value(value)
+        if errs:
+            ctx.add(invalid(join(path, "operator"), value, ";".join(errs)))
 
 
 TOLERATION = Obj({

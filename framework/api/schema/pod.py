@@ -75,16 +75,33 @@ def _when_unsatisfiable_min_domains(c: Mapping[str, Any], path: str, ctx: Ctx) -
                         f"{c.get('whenUnsatisfiable')}"))
 
 
+NOT_POSITIVE = "must be greater than zero"
+
 TOPOLOGY_SPREAD_CONSTRAINT = Obj({
-    "maxSkew": Int(32, lo=1, range_msg="must be greater than zero"),
+    "maxSkew": Int(32, lo=1, range_msg=NOT_POSITIVE),
     "topologyKey": LABEL_KEY,
     "whenUnsatisfiable": Str(enum=("DoNotSchedule", "ScheduleAnyway")),
     "labelSelector": LABEL_SELECTOR,
-    "minDomains": Int(32, lo=1, range_msg="must be greater than 0"),
+    "minDomains": Int(32, lo=1, range_msg=NOT_POSITIVE),
     "nodeAffinityPolicy": Str(enum=("Honor", "Ignore")),
     "nodeTaintsPolicy": Str(enum=("Honor", "Ignore")),
     "matchLabelKeys": ListOf(LABEL_KEY),
-}, required=("maxSkew", "topologyKey", "whenUnsatisfiable"), checks=(_when_unsatisfiable_min_domains,))
+}, required=("maxSkew", "topologyKey", "whenUnsatisfiable"), checks=(_when_unsatisfiable_min_domains,),
+   required_detail={"topologyKey": "can not be empty"})
+
+
+def _spread_constraints_not_repeated(spec: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """One constraint per {topologyKey, whenUnsatisfiable} (ValidateSpreadConstraintNotRepeat)."""
+    items = spec.get("topologySpreadConstraints")
+    seen: set[tuple[Any, Any]] = set()
+    for i, c in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(c, dict) or not isinstance(c.get("topologyKey"), str):
+            continue
+        pair = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
+        if pair in seen:
+            ctx.add(duplicate(join(path, f"topologySpreadConstraints[{i}].{{topologyKey, whenUnsatisfiable}}"),
+                              f"{{{pair[0]}, {pair[1]}}}"))
+        seen.add(pair)
 
 def _unique_container_names(spec: Mapping[str, Any], path: str, ctx: Ctx) -> None:
     """Container names are unique across app and init containers."""
@@ -129,7 +146,8 @@ POD_SPEC = Obj({
     "dnsPolicy": Str(enum=("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")),
     "runtimeClassName": Str(fmt=is_dns1123_subdomain),
     "enableServiceLinks": Bool(),
-}, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound))
+}, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound,
+                                                          _spread_constraints_not_repeated))
 
 POD_STATUS = Obj({
     "phase": Str(enum=("Pending", "Running", "Succeeded", "Failed", "Unknown")),

@@ -193,6 +193,7 @@ class Obj:
     required: tuple[str, ...] = ()
     strict_required: tuple[str, ...] = ()  # required, except for the conformance driver
     checks: tuple[Check, ...] = ()
+    required_detail: Mapping[str, str] = field(default_factory=dict)  # upstream's text after "Required value: "
 
     def __post_init__(self) -> None:
         missing = set(self.required + self.strict_required) - set(self.fields)
@@ -206,7 +207,7 @@ class Obj:
         for key, rule in self.fields.items():  # in the schema's order, as upstream reports them
             v = value.get(key)
             if key in needed and _absent(v):
-                ctx.add(required(join(path, key)))
+                ctx.add(required(join(path, key), self.required_detail.get(key, "")))
             elif v is not None:
                 rule.check(v, join(path, key), ctx)
         if ctx.semantic:
