@@ -102,6 +102,12 @@ REFUSED = [
         {"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}),
      'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]'
      ".values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+    (pod(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}]}}}),
+     'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]'
+     '.operator: Invalid value: "Near": not a valid selector operator'),
+    (with_path(VALID["Pod"], f"{AFF}.0.podAffinityTerm.topologyKey", ""),
+     f"{AFF}[0].podAffinityTerm.topologyKey: Required value: can not be empty"),
     (pod(topologySpreadConstraints=[{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]),
      "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero"),
     (pod(topologySpreadConstraints=[{"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}]),

@@ -86,7 +86,7 @@ def _is_int64(text: str) -> bool:
 
 
 def _requirement(ops: tuple[str, ...], key: Rule) -> Obj:
-    return Obj({"key": key, "operator": Str(enum=ops), "values": STRINGS},
+    return Obj({"key": key, "operator": Str(enum=ops, enum_msg="not a valid selector operator"), "values": STRINGS},
                required=("key", "operator"), checks=(_values_for_operator,))
 
 
@@ -117,7 +117,7 @@ POD_AFFINITY_TERM = Obj({
     "labelSelector": LABEL_SELECTOR, "namespaceSelector": LABEL_SELECTOR,
     "namespaces": ListOf(Str(fmt=is_dns1123_label)), "topologyKey": LABEL_KEY,
     "matchLabelKeys": ListOf(LABEL_KEY), "mismatchLabelKeys": ListOf(LABEL_KEY),
-}, required=("topologyKey",))
+}, required=("topologyKey",), required_detail={"topologyKey": "can not be empty"})
 
 _POD_AFFINITY = Obj({
     "requiredDuringSchedulingIgnoredDuringExecution": ListOf(POD_AFFINITY_TERM),

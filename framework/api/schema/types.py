@@ -79,13 +79,14 @@ class Str:
     enum: tuple[str, ...] = ()
     fmt: NameCheck | None = None  # upstream's IsDNS1123Label etc.; strict only
     allow_empty_fmt: bool = True  # "" skips fmt (an optional name left empty)
+    enum_msg: str = ""  # upstream's Invalid text for a value outside `enum` (else NotSupported)
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
         if not isinstance(value, str):
             ctx.add(type_error(path, value, "string"))
             return
         if self.enum and ctx.semantic and value not in self.enum:
-            ctx.add(unsupported(path, value, self.enum))
+            ctx.add(invalid(path, value, self.enum_msg) if self.enum_msg else unsupported(path, value, self.enum))
         if self.fmt is not None and ctx.strict and (value or not self.allow_empty_fmt):
             for msg in self.fmt(value):
                 ctx.add(invalid(path, value, msg))
