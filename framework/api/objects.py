@@ -487,27 +487,28 @@ class PersistentVolume(KubeObject):
         self.csi_volume_handle = _str(csi, "volumeHandle", "spec.csi")
 
 
-class StorageClass(KubeObject):
-    """storage.k8s.io/v1 StorageClass: stored and validated; the volume plugins read
-    the map when they need it (framework.plugins.helper.volume)."""
+class StorageObject(KubeObject):
+    """A storage.k8s.io/v1 object the volume plugins read as JSON (StorageClass,
+    CSINode, CSIDriver, VolumeAttachment): cluster-scoped, no parsing beyond metadata.
+    The store holds and validates them (framework.api.schema.kinds)."""
 
+    namespaced = False
+
+
+class StorageClass(StorageObject):
     kind = "StorageClass"
-    namespaced = False
 
 
-class CSINode(KubeObject):
+class CSINode(StorageObject):
     kind = "CSINode"
-    namespaced = False
 
 
-class CSIDriver(KubeObject):
+class CSIDriver(StorageObject):
     kind = "CSIDriver"
-    namespaced = False
 
 
-class VolumeAttachment(KubeObject):
+class VolumeAttachment(StorageObject):
     kind = "VolumeAttachment"
-    namespaced = False
 
 
 KINDS: dict[str, type[KubeObject]] = {
