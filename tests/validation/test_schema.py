@@ -238,3 +238,10 @@ def test_a_value_json_cannot_hold_is_refused_where_it_is_even_in_a_field_ksched_
     assert [(e.field, e.detail.endswith("must be a JSON value")) for e in errors] == [("extra.blob[1]", True)]
     errors = validate_object({**pod(), "extra": {1: "x"}})
     assert [str(e) for e in errors] == ["extra: Invalid value: 1: must be of type string"]
+
+
+def test_annotation_keys_are_qualified_names_in_any_case_as_upstream_lowercases_them():
+    ok = {**pod(), "metadata": {"name": "p", "annotations": {"Example.COM/Note": "x"}}}
+    assert validate_object(ok) == []
+    bad = {**pod(), "metadata": {"name": "p", "annotations": {"bad key": "x"}}}
+    assert [e.field for e in validate_object(bad)] == ["metadata.annotations"]

@@ -38,6 +38,11 @@ OWNER_REFERENCE = Obj({
 }, required=("apiVersion", "kind", "name", "uid"))
 
 
+def _annotation_key(key: str) -> list[str]:
+    """ValidateAnnotations checks keys as qualified names, case-insensitively."""
+    return is_qualified_name(key.lower())
+
+
 def _name_or_generate_name(meta: Mapping[str, Any], path: str, ctx: Ctx) -> None:
     if ctx.strict and not meta.get("name") and not meta.get("generateName"):
         ctx.add(required(join(path, "name"), "name or generateName is required"))
@@ -50,7 +55,7 @@ def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True)
         "name": Str(fmt=name_check), "generateName": Str(),
         "namespace": Str(fmt=is_dns1123_label) if namespaced else Any_(),
         "uid": Str(), "resourceVersion": Str(), "generation": Int(64),
-        "labels": LABELS, "annotations": MapOf(Str(), key=is_qualified_name),
+        "labels": LABELS, "annotations": MapOf(Str(), key=_annotation_key),
         "creationTimestamp": Time(), "deletionTimestamp": Time(), "deletionGracePeriodSeconds": Int(64),
         "ownerReferences": ListOf(OWNER_REFERENCE), "finalizers": STRINGS, "managedFields": Any_(),
     }, checks=(_name_or_generate_name, _annotations_size))
