@@ -157,6 +157,9 @@ REFUSED = [
     (with_path(node(), "spec.taints", [{"key": "k", "effect": "Sometimes"}]),
      'spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", '
      '"NoExecute"'),
+    (with_path(node(), "spec.taints", 2 * [{"key": "k", "effect": "NoSchedule"}]),
+     'spec.taints[1]: Duplicate value: {"effect": "NoSchedule", "key": "k"}: taints must be unique by key and effect '
+     'pair'),
     (with_path(VALID["PodGroup"], "spec.minMember", 2**64 - 1),
      "spec.minMember: Invalid value: 18446744073709551615: must be of type int32"),
     (with_path(VALID["Pod"], f"{AFF}.0.weight", 2**40), f"{AFF}[0].weight: Invalid value: 1099511627776: must be in the range 1-100"),

@@ -5,22 +5,39 @@ ValidateCSINode, ValidateCSIDriver, ValidateVolumeAttachment; the PodGroup CRD's
 OpenAPI schema)."""
 from __future__ import annotations
 
+from typing import Any, Mapping
+
+from framework.api.errors import ValidationError
 from framework.api.schema.common import (
     LABEL_KEY, LABEL_SELECTOR, LABELS, NODE_SELECTOR, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRING_MAP, STRINGS,
     TAINT, conditions, object_meta,
 )
 from framework.api.schema.pod import POD_TEMPLATE
-from framework.api.schema.types import Any_, Bool, Int, IntOrString, ListOf, MapOf, Obj, Str, Time
-from framework.api.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain
+from framework.api.schema.types import Any_, Bool, Ctx, Int, IntOrString, ListOf, MapOf, Obj, Str, Time, join
+from framework.api.validation import is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, show
 
 NONNEG = "must be greater than or equal to 0"
+
+def _taints_unique(spec: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """One taint per key and effect (validateNodeTaints)."""
+    taints = spec.get("taints")
+    seen: set[tuple[Any, Any]] = set()
+    for i, t in enumerate(taints if isinstance(taints, list) else []):
+        if not isinstance(t, dict) or not isinstance(t.get("key"), str) or not isinstance(t.get("effect"), str):
+            continue
+        pair = (t["key"], t["effect"])
+        if pair in seen:
+            ctx.add(ValidationError(f"{join(path, 'taints')}[{i}]", f"Duplicate value: {show(t)}: taints must be unique "
+                                                                     "by key and effect pair"))
+        seen.add(pair)
+
 
 NODE = Obj({
     "metadata": object_meta(namespaced=False),
     "spec": Obj({
         "unschedulable": Bool(), "taints": ListOf(TAINT), "podCIDR": Str(), "podCIDRs": STRINGS,
         "providerID": Str(), "configSource": Any_(),
-    }),
+    }, checks=(_taints_unique,)),
     "status": Obj({
         "capacity": RESOURCE_LIST, "allocatable": RESOURCE_LIST,
         "images": ListOf(Obj({"names": STRINGS, "sizeBytes": Int(64, lo=0)})),
