@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections.abc import Mapping
+from typing import Sequence
 
 from framework.api.errors import ValidationError
 

@@ -7,9 +7,11 @@ object built from a new dict.
 """
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, Taint, Toleration, parse_node_selector_term
@@ -284,7 +286,18 @@ class Pod(KubeObject):
         sidecars = [c for c in self.init_containers if c.restart_policy == "Always"]
         return [p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0]
 
-    @property
+    def with_node_name(self, node_name: str) -> "Pod":
+        """This pod with spec.nodeName set (the scheduler's assumed copy), sharing
+        everything already parsed or derived from it: nothing of that depends on
+        the node name."""
+        c = copy.copy(self)
+        raw = dict(self.raw)
+        c.spec = raw["spec"] = {**self.spec, "nodeName": node_name}
+        c.raw = raw
+        c.node_name = node_name
+        return c
+
+    @cached_property
     def has_pod_affinity(self) -> bool:
         return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
 

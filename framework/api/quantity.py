@@ -84,7 +84,7 @@ def _ceil(q: Fraction) -> int:
 
 def milli_value(q: Fraction) -> int:
     """Thousandths, rounded up (Quantity.MilliValue)."""
-    return _ceil(q * 1000)
+    return -((-q.numerator * 1000) // q.denominator)
 
 
 def value(q: Fraction) -> int:
