@@ -50,7 +50,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
