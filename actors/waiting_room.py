@@ -3,9 +3,10 @@
 The scheduling cycle adds the WaitingPod to the map plugins see through the
 handle (as upstream's RunPermitPlugins does) and sends a Park message; the room
 arms one timer per waiting plugin. Every decision reaches the room as a message:
-Allow and Reject from plugins (a WaitingPod records the first decision and posts
-Decided), Reject from the scheduler (pod deleted, preempted), and Expire when a
-timer fires (upstream's timeout message). The first decision wins; the room then
+Allow and Reject from plugins through the handle (the WaitingPod records the
+first decision, so the plugin's own cycle sees it, and posts Decided), Reject
+from the scheduler (pod deleted, preempted), and Expire when a timer fires
+(upstream's timeout message). The first decision wins; the room then
 cancels the timers, takes the pod out of the map and resolves the Future the
 pod's binding cycle awaits.
 """
@@ -40,12 +41,6 @@ class Decided:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Allow:
-    uid: str
-    plugin: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Reject:
     uid: str
     plugin: str
@@ -66,7 +61,7 @@ class RejectAll:
     message: str
 
 
-WaitingRoomMsg = Union[Park, Decided, Allow, Reject, Expire, RejectAll]
+WaitingRoomMsg = Union[Park, Decided, Reject, Expire, RejectAll]
 
 
 def timeout_message(plugin: str, timeout: float) -> str:
@@ -98,10 +93,6 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
                 self._park(wp, timeouts, decision)
             case Decided(uid=uid):
                 self._settle(uid)
-            case Allow(uid=uid, plugin=plugin):
-                wp = self.waiting_pods.get(uid)
-                if wp is not None:
-                    wp.allow(plugin)
             case Reject(uid=uid, plugin=plugin, message=message):
                 wp = self.waiting_pods.get(uid)
                 if wp is not None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from framework.api.objects import Pod, PodGroup
+from framework.api.resources import Resource
 from framework.cache import NodeInfo
 from framework.interface import (
     ActionType,
@@ -271,25 +272,32 @@ class Coscheduling:
         """What could make a retry of `group` end differently: the nodes, what
         pods outside the group take on them (assumed ones included), the group's
         own pods and its PodGroup's spec. The group's own members placed or
-        rolled back are left out: its rollback gives back only what it took."""
+        rolled back are left out: its rollback gives back only what it took.
+        O(nodes + the group's placed members)."""
+        own: dict[str, tuple[Resource, int]] = {}
+        for p in self.pg_mgr.placed_members(group):
+            r, n = own.get(p.node_name, (Resource(), 0))
+            r.add(p.resource)
+            own[p.node_name] = (r, n + 1)
         nodes = []
         for ni in self.handle.snapshot().node_info_list:
-            taken: dict[str, int] = {}
-            count = 0
-            for pi in ni.pods:
-                if group_full_name(pi.pod) == group:
-                    continue
-                count += 1
-                r = pi.pod.resource
-                for name, amount in (("cpu", r.milli_cpu), ("memory", r.memory),
-                                     ("ephemeral-storage", r.ephemeral_storage), *r.scalar.items()):
-                    taken[name] = taken.get(name, 0) + amount
+            taken = ni.requested.clone()
+            count = len(ni.pods)
+            mine = own.get(ni.name)
+            if mine is not None:
+                taken.sub(mine[0])
+                count -= mine[1]
             a = ni.allocatable
             nodes.append((ni.name, a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number,
-                          tuple(sorted(a.scalar.items())), count, tuple(sorted(taken.items()))))
+                          _nonzero(a.scalar), taken.milli_cpu, taken.memory, taken.ephemeral_storage,
+                          _nonzero(taken.scalar), count))
         ns, _, label = group.partition("/")
         members = tuple(sorted((p.uid, bool(p.scheduling_gates)) for p in self.pg_mgr.group_pods(ns, label)))
         return tuple(nodes), members, repr(pg.raw.get("spec"))
+
+
+def _nonzero(scalar: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((k, v) for k, v in scalar.items() if v))
 
 
 def _preemptable_by(pod: Pod) -> Callable[[Pod], bool] | None:
