@@ -109,6 +109,7 @@ def test_an_unreadable_token_file_names_the_field(tmp_path):
     with pytest.raises(ValidationError, match="^tokenFile: cannot read"):
         cfg.read_token()
     (tmp_path / "empty").write_text("\n")
+    (tmp_path / "empty").chmod(0o600)
     with pytest.raises(ValidationError, match="is empty"):
         DaemonConfig(token_file=tmp_path / "empty").read_token()
 
