@@ -57,6 +57,7 @@ log = logging.getLogger("ksched.server")
 READ_CHUNK = 256 * 1024
 STREAM_LIMIT = 64 * 1024  # bytes the socket's reader buffers before it stops reading
 _CLOSE = object()
+_PENDING_WATCH = -1  # a watch's store id before the store has registered it
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,7 +352,12 @@ class Connection:
             elif req.id in self.watches:
                 self.send(frame)
 
-        wid, rv = await self.service.watch(req.kinds, req.resource_version, sink)
+        self.watches[req.id] = _PENDING_WATCH  # holds its slot against the limit while it starts
+        try:
+            wid, rv = await self.service.watch(req.kinds, req.resource_version, sink)
+        except BaseException:
+            self.watches.pop(req.id, None)
+            raise
         self.watches[req.id] = wid
         self.send(wire.ok_reply(req.id, {"watch": req.id, "resourceVersion": rv}))
         for frame in held:

@@ -74,3 +74,20 @@ def test_two_daemons_in_one_process_do_not_share_counters():
     a.schedule_attempt("scheduled", "p", 0.1)
     assert a.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) == 1.0
     assert b.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) is None
+
+
+async def test_with_a_token_everything_but_the_health_checks_needs_it_as_a_bearer_token():
+    refused = []
+    runner, base = await serve(HttpDeps(ready=lambda: True, metrics=SchedulerMetrics(), token="s3cret",
+                                        on_reject=refused.append))
+    try:
+        async with aiohttp.ClientSession() as s:
+            seen = []
+            for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer s3cret"}):
+                for path in ("/healthz", "/livez", "/readyz", "/metrics", "/anything"):
+                    async with s.get(base + path, headers=headers) as r:
+                        seen.append(r.status)
+        assert seen == [200, 200, 200, 401, 401, 200, 200, 200, 401, 401, 200, 200, 200, 200, 404]
+        assert refused == ["http_auth_failed"] * 4
+    finally:
+        await runner.cleanup()  # type: ignore[attr-defined]
