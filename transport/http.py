@@ -3,10 +3,13 @@
     /healthz, /livez   200 "ok" while the process serves HTTP at all
     /readyz            200 once the store is loaded and the actors run, 503 before and while stopping
     /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
+    /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
-/readyz needs `Authorization: Bearer TOKEN` (401 otherwise); the daemon serves
-HTTP over the same TLS as its msgpack port.
+/readyz needs `Authorization: Bearer TOKEN` (401 otherwise), and so does the page's
+data: its /stream asks for the token in its first message, while the page itself
+(/, /static/) holds no data. The daemon serves HTTP over the same TLS as its
+msgpack port.
 
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
 control of the event loop and of shutdown.
@@ -16,11 +19,14 @@ from __future__ import annotations
 import hmac
 import ssl
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from aiohttp import web
 
 from transport.metrics import CONTENT_TYPE, SchedulerMetrics
+
+if TYPE_CHECKING:
+    from transport.web import WebDeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +36,14 @@ class HttpDeps:
     refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
     token: str | None = None  # Bearer token for everything but the health endpoints
     on_reject: Callable[[str], None] | None = None  # counts refused requests (/metrics)
+    web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
 
 
 DEPS = web.AppKey("deps", HttpDeps)
 OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+# The cluster page (transport.web) is loaded by a browser, which cannot send a Bearer
+# header: its HTML and assets hold no data, and its stream checks the token itself.
+PAGE_PATHS = frozenset({"/", "/stream"})
 
 
 @web.middleware
@@ -41,7 +51,8 @@ async def require_token(request: web.Request, handler: Callable[[web.Request], A
                         ) -> web.StreamResponse:
     """The msgpack port's token, as a Bearer token, on every path but the health checks."""
     deps = request.app[DEPS]
-    if deps.token is None or request.path in OPEN_PATHS:
+    if (deps.token is None or request.path in OPEN_PATHS
+            or (deps.web is not None and (request.path in PAGE_PATHS or request.path.startswith("/static/")))):
         return await handler(request)
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), deps.token.encode()):
@@ -76,6 +87,10 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     app.router.add_get("/livez", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
+    if deps.web is not None:
+        from transport.web import mount_web
+
+        mount_web(app, deps.web)
     return app
 
 
