@@ -29,7 +29,7 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
       watchHistoryBytes: 67108864
       maxEvents: 10000              # Kubernetes Events kept in all
       eventTTLSeconds: 3600         # kube-apiserver's --event-ttl
-      clientWritesPerTurn: 1000     # objects of client writes per store turn
+      clientWritesPerTurn: 100      # objects of client writes per store turn
 
 Flags win over the file. Every field is checked, and an error names it
 (`DaemonConfiguration.listen: port must be between 0 and 65535`).

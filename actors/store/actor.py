@@ -28,14 +28,17 @@ are served from the committed state at once, never waiting behind a batch's
 fsync: while a batch commits, the keys it changed read as they were before it.
 One turn takes at most `client_writes_per_turn` objects of client writes (Create,
 Apply, Update, Delete); the rest wait for the next turn while bindings and status
-updates go on, so a burst of client writes cannot starve the scheduler.
+updates go on, and while the scheduler binds the store yields the event loop as
+long as its turn took, so a burst of client writes cannot starve the scheduler.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
 import copy
 import logging
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
 
@@ -95,6 +98,7 @@ class _Batch:
 
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
+_SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 
 log = logging.getLogger("ksched.store")
 
@@ -299,7 +303,14 @@ class Store(Actor[StoreMsg]):
     async def handle_batch(self, msgs: list[StoreMsg]) -> None:
         self._deferred.extend(msgs)
         while self._deferred:
-            await self._turn(self._take_turn())
+            turn = self._take_turn()
+            started = time.perf_counter()
+            await self._turn(turn)
+            if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
+                # Client writes are waiting while the scheduler binds: give the event loop
+                # (the scheduler's cycles) as long as this turn's work took, at most 50 ms,
+                # so that a burst of applies gets at most half of it.
+                await asyncio.sleep(min(time.perf_counter() - started, 0.05))
             self._deferred.extend(self.inbox.get_nowait_all())
 
     def _take_turn(self) -> list[StoreMsg]:

@@ -12,7 +12,7 @@ from actors.store.history import (
 )
 
 DEFAULT_MAX_OBJECT_BYTES = 1536 * 1024  # etcd's default --max-request-bytes
-DEFAULT_CLIENT_WRITES_PER_TURN = 1000  # objects of client writes one store turn takes
+DEFAULT_CLIENT_WRITES_PER_TURN = 100  # objects of client writes one store turn takes (more starves bindings)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

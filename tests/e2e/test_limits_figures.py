@@ -322,3 +322,47 @@ def test_under_load_every_watcher_sees_every_event_in_order_and_every_pod_binds_
             f"nodes bound in {r['took']:.1f}s ({pods / r['took']:.0f} pods/s); every watcher saw "
             f"{len(seen[0])} events in order, each pod bound once; get p50={p50:.2f}ms p99={p99:.2f}ms "
             f"(n={len(latencies)})")
+
+
+def test_the_scheduler_keeps_binding_while_eight_writers_apply(daemon_factory, tmp_path, summary):
+    nodes, batch, writers = 200, 1000, 8
+    d = daemon_factory()
+
+    async def run() -> tuple[float, float, int]:
+        async with await Client.connect(d.server) as c:
+            await c.apply([node(f"node-{i}") for i in range(nodes)])
+
+            async def bind_all(prefix: str) -> float:
+                rv = (await c.stats())["resourceVersion"]
+                t0 = time.perf_counter()
+                await c.apply([pod(f"{prefix}-{i}") for i in range(batch)])
+                bound: set[str] = set()
+                async for ev in c.watch(["Pod"], resource_version=rv):
+                    if (ev.object.get("spec") or {}).get("nodeName"):
+                        bound.add(ev.object["metadata"]["name"])
+                        if len(bound) == batch:
+                            return batch / (time.perf_counter() - t0)
+                raise AssertionError("the watch ended")
+
+            async with asyncio.timeout(240):
+                unloaded = await bind_all("quiet")
+                stop = asyncio.Event()
+                applied = [0]
+
+                async def write(w: int) -> None:  # pods for another scheduler: pure store load
+                    async with await Client.connect(d.server) as wc:
+                        r = 0
+                        while not stop.is_set():
+                            await wc.apply([pod(f"other-{w}-{r}-{i}", scheduler="other") for i in range(100)])
+                            applied[0] += 100
+                            r += 1
+
+                writing = [asyncio.ensure_future(write(w)) for w in range(writers)]
+                loaded = await bind_all("busy")
+                stop.set()
+                await asyncio.gather(*writing)
+            return unloaded, loaded, applied[0]
+
+    unloaded, loaded, applied = asyncio.run(run())
+    summary(f"fairness: {batch} pods on {nodes} nodes bound at {unloaded:.0f} pods/s alone, {loaded:.0f} pods/s "
+            f"while {writers} writers applied {applied} pods ({loaded / unloaded:.2f} of unloaded; target >= 0.5)")
