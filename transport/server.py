@@ -442,7 +442,9 @@ class Server:
                 Reason.TOO_MANY_REQUESTS, f"too many connections ({full}); try again later"))))
             writer.close()
             return
-        task = self._group.create_task(self._serve(Connection(self, reader, writer)))
+        conn = Connection(self, reader, writer)
+        self.connections.add(conn)  # counted now: a burst of accepts cannot pass the limit
+        task = self._group.create_task(self._serve(conn))
         self._conn_tasks.add(task)
         task.add_done_callback(self._conn_tasks.discard)
 
