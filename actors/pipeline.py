@@ -32,6 +32,7 @@ from actors.queue.actor import Counts, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
+from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom
 from framework.algorithm import SchedulingAlgorithm
@@ -73,6 +74,7 @@ class Pipeline:
         drain_grace_seconds: float = 30.0,
         metrics: MetricsSink | None = None,
         validate_names: bool = True,
+        store_limits: StoreLimits | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -83,6 +85,7 @@ class Pipeline:
         self.drain_grace_seconds = drain_grace_seconds
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
         self.validate_names = validate_names  # the store's create-time name and container checks
+        self.store_limits = store_limits
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -104,7 +107,8 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = Store(self._backend, clock=self.clock.now, validate_names=self.validate_names)
+            self.store = Store(self._backend, clock=self.clock.now, validate_names=self.validate_names,
+                               limits=self.store_limits)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())

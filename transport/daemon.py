@@ -121,7 +121,8 @@ class Daemon:
 
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
-                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics)
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics,
+                            store_limits=self.cfg.store_limits)
         pipeline.on_broken = self._on_breach
         try:
             await pipeline.start()
@@ -136,7 +137,8 @@ class Daemon:
             more_stats=lambda: pipeline_stats(pipeline),
             clock=pipeline.clock.now,
         )
-        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
+        server = Server(service, token=token, ssl_context=ssl_context, limits=self.cfg.server_limits,
+                        on_reject=self.metrics.server_rejection)
         http_runner = None
         try:
             self.phase = "starting:listeners"
@@ -146,10 +148,12 @@ class Daemon:
                 raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics,
+                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
+                                             on_reject=self.metrics.server_rejection,
                                              web=web_deps(service, self.metrics, token, pipeline)))
                 try:
-                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port)
+                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
+                                                             ssl_context)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)

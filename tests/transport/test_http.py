@@ -96,3 +96,20 @@ async def test_readyz_is_503_from_the_moment_an_actor_breaches_and_the_daemon_is
         assert daemon.stop_requested.is_set() and "queue" in str(daemon.breach)
     finally:
         await runner.cleanup()  # type: ignore[attr-defined]
+
+
+async def test_with_a_token_everything_but_the_health_checks_needs_it_as_a_bearer_token():
+    refused = []
+    runner, base = await serve(HttpDeps(ready=lambda: True, metrics=SchedulerMetrics(), token="s3cret",
+                                        on_reject=refused.append))
+    try:
+        async with aiohttp.ClientSession() as s:
+            seen = []
+            for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer s3cret"}):
+                for path in ("/healthz", "/livez", "/readyz", "/metrics", "/anything"):
+                    async with s.get(base + path, headers=headers) as r:
+                        seen.append(r.status)
+        assert seen == [200, 200, 200, 401, 401, 200, 200, 200, 401, 401, 200, 200, 200, 200, 404]
+        assert refused == ["http_auth_failed"] * 4
+    finally:
+        await runner.cleanup()  # type: ignore[attr-defined]
