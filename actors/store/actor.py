@@ -384,9 +384,9 @@ class Store(Actor[StoreMsg]):
         pod = self._pod(ns, name, uid)
         if pod.node_name:
             raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
-        raw = copy.deepcopy(dict(pod.raw))
-        raw.setdefault("spec", {})["nodeName"] = node
-        status = raw.setdefault("status", {})
+        raw = _with_new_spec_and_status(pod.raw)
+        raw["spec"]["nodeName"] = node
+        status = raw["status"]
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
@@ -394,8 +394,8 @@ class Store(Actor[StoreMsg]):
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
-        raw = copy.deepcopy(dict(pod.raw))
-        status = raw.setdefault("status", {})
+        raw = _with_new_spec_and_status(pod.raw)
+        status = raw["status"]
         if msg.condition is not None:
             _set_condition(status, dict(msg.condition))
         if msg.nominated_node_name is not None:
@@ -426,6 +426,22 @@ class Store(Actor[StoreMsg]):
         self._next_watch += 1
         self._watchers[wid] = _Watcher(kinds, sink)
         return wid, self._rv
+
+
+def _with_new_spec_and_status(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A new version of a stored pod whose top level, spec and status (and its
+    conditions) are fresh dicts and lists the caller may change; every other
+    part is shared with the stored version rather than deep-copied. Stored raws
+    are never changed in place, so sharing is safe, and a binding costs the
+    few dicts it changes, not a copy of every container (memory per stored pod
+    while the watch history still holds the older version; CPU per binding)."""
+    out = dict(raw)
+    out["spec"] = dict(raw.get("spec") or {})
+    status = dict(raw.get("status") or {})
+    if isinstance(status.get("conditions"), list):
+        status["conditions"] = [dict(c) if isinstance(c, dict) else c for c in status["conditions"]]
+    out["status"] = status
+    return out
 
 
 def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
