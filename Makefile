@@ -17,12 +17,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 serve: $(STAMP)
 	$(BIN)/ksched serve
 
-# The pytest suite includes every ../shared/conformance case as its own test.
+# The pytest suite includes every ../shared/conformance (and next/) case as its own test.
 test: $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 conformance: $(STAMP)
-	$(BIN)/ksched conformance $(SHARED)/conformance
+	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next
 
 # Every workload at BENCH_NODES nodes, one process each, as a table (README's Performance).
 BENCH_NODES ?= 5000

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from actors.clock import Clock
 from actors.metrics_sink import NO_METRICS, MetricsSink, code_name
 from framework.api.objects import Pod
 from framework.cache import Cache
+from framework.extender import Extender, extenders_binding
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.runtime import Framework
 
@@ -59,8 +60,10 @@ class BindingCycles:
     pipeline can tell when nothing is left to do."""
 
     def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None, *,
-                 metrics: MetricsSink = NO_METRICS, clock: Clock | None = None) -> None:
+                 metrics: MetricsSink = NO_METRICS, clock: Clock | None = None,
+                 extenders: Sequence[Extender] = ()) -> None:
         self.host = host
+        self.extenders = extenders
         self.record = record
         self.metrics = metrics
         self.clock = clock
@@ -102,6 +105,10 @@ class BindingCycles:
                 return status
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
         if not status.is_success():
+            return status
+        # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
+        bound, status = await extenders_binding(self.extenders, a.pod, a.node_name)
+        if bound:
             return status
         status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
         if status.is_skip():

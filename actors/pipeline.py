@@ -18,6 +18,7 @@ import random
 from typing import Any, Callable, Mapping
 
 from actors.base import MailboxClosed
+from actors.extenders import build_extenders, close_extenders
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
@@ -31,6 +32,7 @@ from actors.waiting_room import WaitingRoom
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
+from framework.extender import EXTENDER_NAME
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
@@ -117,6 +119,7 @@ class Pipeline:
                 binder=self._bind,
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
+            self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
 
@@ -124,6 +127,7 @@ class Pipeline:
                 frameworks=self.frameworks, queue=self.queue, store=self.client, waiting_room=self.waiting_room,
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
+                extenders=self.extenders,
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
@@ -143,6 +147,12 @@ class Pipeline:
         fwks = self.frameworks
         first = next(iter(fwks.values()))
         hints = {name: events_with_defaults(f) for name, f in fwks.items()}
+        if self.extenders:
+            # Extenders register no events: a pod they rejected ("Extender" among its
+            # unschedulable plugins) is worth retrying on any event (upstream's
+            # defaultEnqueueExtension for framework.ExtenderName).
+            for per_plugin in hints.values():
+                per_plugin[EXTENDER_NAME] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
 
         def pre_enqueue(pod: Pod):  # noqa: ANN202
             f = fwks.get(pod.scheduler_name, first)
@@ -200,6 +210,7 @@ class Pipeline:
         try:
             await tg.__aexit__(None, None, None)
         finally:
+            await close_extenders(getattr(self, "extenders", []))
             if "store" in self._tasks:
                 await self.store.close()
             self.phase = "stopped"

@@ -20,12 +20,14 @@ import asyncio
 import collections
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union, assert_never
+from typing import Any, Callable, Sequence, Union, assert_never
 
 from actors.base import Actor, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
+from actors.extenders import explain_extenders
+from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue.actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
@@ -44,8 +46,10 @@ from framework.algorithm import (
 )
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
+from framework.extender import Extender, narrow_preemption_candidates
 from framework.handle import InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.preemption import Candidate
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -118,8 +122,13 @@ class Scheduler(Actor[SchedulerMsg]):
         metrics: MetricsSink = NO_METRICS,
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         super().__init__()
+        self.extenders = list(extenders)
+        algorithm.extender_filters = any(e.config.is_filter() for e in self.extenders)
+        algorithm.extender_prioritizers = any(e.config.is_prioritizer() for e in self.extenders)
+        self._started = 0.0  # when the current scheduling cycle began (clock seconds)
         self.frameworks = frameworks
         self.queue = queue
         self.store = store
@@ -141,7 +150,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self._evicted = 0
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
-        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock)
+        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
         self._stopping = False
@@ -155,6 +164,15 @@ class Scheduler(Actor[SchedulerMsg]):
             await super().run()
 
     async def handle(self, msg: SchedulerMsg) -> None:
+        if self.extenders:
+            match msg:
+                case Popped(qpi=qpi) if qpi is not None and not self._stopping:
+                    await self.schedule_one_with_extenders(qpi)
+                    self._request_pop()
+                    return
+                case Explain(pod=pod, reply=reply):
+                    await self._explain_with_extenders(pod, reply)
+                    return
         self._handle(msg)
 
     def idle(self) -> bool:
@@ -209,41 +227,73 @@ class Scheduler(Actor[SchedulerMsg]):
     # --- the scheduling cycle ---------------------------------------------------------------------
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
+            return
+        fwk, state = cycle
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
+        except (FitError, NoNodesAvailable, SchedulingError) as e:
+            self._cycle_failed(fwk, state, qpi, e)
+            return
+        self._cycle_succeeded(fwk, state, qpi, result)
+
+    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
+        """schedule_one with the configured extenders: the cycle awaits their calls
+        (each bounded by its httpTimeout); other messages wait in the inbox."""
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
+            return
+        fwk, state = cycle
+        try:
+            result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
+        except FitError as e:
+            nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
+            self._cycle_failed(fwk, state, qpi, e, (nominated,))
+            return
+        except (NoNodesAvailable, SchedulingError) as e:
+            self._cycle_failed(fwk, state, qpi, e)
+            return
+        self._cycle_succeeded(fwk, state, qpi, result)
+
+    def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
         current = self.pending.get(pod.key)
         if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
             self.queue.done(pod.key)  # deleted, already bound or assumed: nothing to do
-            return
+            return None
         qpi.pod = pod = current
-        started = self.clock.now()
+        self._started = self.clock.now()
         self.stats.attempts += 1
         plain, sampled = self._views[pod.scheduler_name]
         fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
-        state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         fwk.handle.set_snapshot(self.snapshot)
-        attempt = Attempt()
-        self.attempts[pod.key] = attempt
-        try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, self.snapshot)
-        except FitError as e:
+        self.attempts[pod.key] = Attempt()
+        return fwk, CycleState()
+
+    def _cycle_failed(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                      e: FitError | NoNodesAvailable | SchedulingError,
+                      post_filtered: tuple[str | None] | None = None) -> None:
+        """`post_filtered`: (PostFilter's nomination,) when it already ran; None: run it now."""
+        pod, started, attempt = qpi.pod, self._started, self.attempts[qpi.pod.key]
+        if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = self._post_filter(fwk, state, pod, e)
+            nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
             self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated, started)
-            return
-        except NoNodesAvailable as e:
+        elif isinstance(e, NoNodesAvailable):
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
             self.fail(qpi, Status(Code.Unschedulable, str(e)), None, started)
-            return
-        except SchedulingError as e:
+        else:
             attempt.error = str(e)
             qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
             self.fail(qpi, Status(Code.Error, str(e)), None, started)
-            return
-        attempt.result = result
-        self._assume_and_permit(fwk, state, qpi, result.suggested_host, started)
+
+    def _cycle_succeeded(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult) -> None:
+        self.attempts[qpi.pod.key].result = result
+        self._assume_and_permit(fwk, state, qpi, result.suggested_host, self._started)
 
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
         if not fwk.has_post_filter_plugins():
@@ -251,6 +301,23 @@ class Scheduler(Actor[SchedulerMsg]):
         self._post_filter_ran.clear()
         evicted_before = self._evicted
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    async def _post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
+        if not fwk.has_post_filter_plugins():
+            return None
+        self._post_filter_ran.clear()
+        evicted_before = self._evicted
+
+        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.snapshot.list()}
+            return await narrow_preemption_candidates(self.extenders, preemptor, candidates, pods_on_node)
+
+        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    def _post_filter_done(self, err: FitError, result: Any, status: Status, evicted_before: int) -> str | None:
         preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
         if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
             self.metrics.preemption_attempt()
@@ -383,20 +450,36 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, on the profile's own Framework."""
-        fwk = self.frameworks.get(pod.scheduler_name)
-        if fwk is None:
-            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
+        report = self._explain_report(pod, reply)
+        if report is not None:
+            resolve(reply, report)
+
+    async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
+        """Explain, then each interested extender's verdicts and scores beside the plugins'."""
+        report = self._explain_report(pod, reply)
+        if report is None:
             return
-        self.cache.update_snapshot(self.snapshot)
-        previous = fwk.handle.snapshot()
         try:
-            report: Any = explain(fwk, pod, self.snapshot)
+            await explain_extenders(report, self.extenders, pod, self.snapshot)
         except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
             reject(reply, e)
             return
+        resolve(reply, report)
+
+    def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
+        fwk = self.frameworks.get(pod.scheduler_name)
+        if fwk is None:
+            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
+            return None
+        self.cache.update_snapshot(self.snapshot)
+        previous = fwk.handle.snapshot()
+        try:
+            return explain(fwk, pod, self.snapshot)
+        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
+            reject(reply, e)
+            return None
         finally:
             fwk.handle.set_snapshot(previous)
-        resolve(reply, report)
 
     # --- preemption and plugins' requests through the handle ------------------------------------
 

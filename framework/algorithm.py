@@ -128,6 +128,10 @@ class SchedulingAlgorithm:
         self.rand = rand if rand is not None else random.Random()
         self.next_start_node_index = 0
         self.global_percentage = global_percentage
+        # Configured extenders that filter / prioritize: they keep the Filter pass
+        # looking for more than one node, as upstream's hasExtenderFilters/hasScoring.
+        self.extender_filters = False
+        self.extender_prioritizers = False
 
     def _percentage(self, fwk: Framework) -> int | None:
         if fwk.percentage_of_nodes_to_score is not None:
@@ -149,8 +153,23 @@ class SchedulingAlgorithm:
     def find_nodes_that_fit_pod(
         self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis, nodes = self.pre_filter(fwk, state, pod, snapshot)
+        if nodes is None:
+            return [], diagnosis
+        nominated = self.nominated_node(pod, snapshot)
+        if nominated is not None:
+            feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
+            if feasible:
+                return feasible, diagnosis
+        return self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes), diagnosis
+
+    # The steps of find_nodes_that_fit_pod, for a caller that interleaves them
+    # with awaited extender calls (actors/extenders.py).
+
+    def pre_filter(self, fwk: Framework, state: CycleState, pod: Pod,
+                   snapshot: Snapshot) -> tuple[Diagnosis, list[NodeInfo] | None]:
+        """PreFilter: the diagnosis so far and the nodes to filter (None: PreFilter rejected the pod)."""
         diagnosis = Diagnosis()
-        all_nodes = snapshot.list()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod)
         diagnosis.unschedulable_plugins = set(plugins)
         if not st.is_success():
@@ -159,24 +178,27 @@ class SchedulingAlgorithm:
             diagnosis.node_to_status.absent = st
             diagnosis.pre_filter_msg = st.message()
             diagnosis.add_plugin_status(st)
-            return [], diagnosis
-        if pod.nominated_node_name:
-            ni = snapshot.get(pod.nominated_node_name)
-            if ni is not None:
-                nominated = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], use_rotation=False)
-                if nominated:
-                    return nominated, diagnosis
-        nodes = all_nodes
+            return diagnosis, None
+        nodes = snapshot.list()
         if pre_res is not None and not pre_res.all_nodes():
             names = pre_res.node_names or set()
-            nodes = [n for n in all_nodes if n.name in names]
+            nodes = [n for n in nodes if n.name in names]
             diagnosis.node_to_status.absent = Status(
                 Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
             )
+        return diagnosis, nodes
+
+    @staticmethod
+    def nominated_node(pod: Pod, snapshot: Snapshot) -> NodeInfo | None:
+        return snapshot.get(pod.nominated_node_name) if pod.nominated_node_name else None
+
+    def filter_nodes(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """The Filter pass from the rotating start index; advances the index."""
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
-        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
+        self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.num_nodes()
+        return feasible
 
     def find_nodes_that_pass_filters(
         self,
@@ -191,7 +213,7 @@ class SchedulingAlgorithm:
         if n == 0:
             return []
         to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not fwk.has_score_plugins():
+        if not self.extender_filters and not (fwk.has_score_plugins() or self.extender_prioritizers):
             to_find = 1
         start = self.next_start_node_index if use_rotation else 0
         if not fwk.has_filter_plugins():
@@ -213,8 +235,11 @@ class SchedulingAlgorithm:
                 diagnosis.add_plugin_status(st)
         return feasible
 
-    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
-        if not fwk.has_score_plugins():
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         with_extenders: bool = False) -> list[NodePluginScores]:
+        """PreScore and Score; `with_extenders`: extenders will add their scores, so
+        the plugins run even when there are none (upstream's prioritizeNodes)."""
+        if not fwk.has_score_plugins() and not with_extenders:
             return [NodePluginScores(n.name, total_score=1) for n in nodes]
         st = fwk.run_pre_score(state, pod, nodes)
         if not st.is_success():

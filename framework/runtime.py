@@ -368,29 +368,35 @@ class Framework:
         return status
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        reasons: list[str] = []
-        rejector = ""
-        result: PostFilterResult | None = None
+        outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:
                 r, st = pl.post_filter(state, pod, filtered)
             except Exception as e:  # noqa: BLE001
                 return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
-            st = st if st is not None else Status()
-            if st.is_success():
-                return r, st
-            if st.code == Code.UnschedulableAndUnresolvable:
-                st.plugin = pl.name
-                return r, st
-            if not st.is_rejected():
-                return None, Status(Code.Error, *st.reasons, plugin=pl.name)
-            if r is not None:
-                # Even an empty nomination counts: it clears the pod's stale one.
-                result = r
-            reasons.extend(st.reasons)
-            if not rejector:
-                rejector = pl.name
-        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
+            done = outcome.add(pl.name, r, st)
+            if done is not None:
+                return done
+        return outcome.final()
+
+    async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                                             call_extenders: Any) -> tuple[PostFilterResult | None, Status]:
+        """run_post_filter where a plugin with `post_filter_with_extenders` (DefaultPreemption)
+        lets preempting extenders narrow its candidates (an awaited call)."""
+        outcome = _PostFilterOutcome()
+        for pl in self.post_filter_plugins:
+            try:
+                with_ext = getattr(pl, "post_filter_with_extenders", None)
+                if with_ext is not None:
+                    r, st = await with_ext(state, pod, filtered, call_extenders)
+                else:
+                    r, st = pl.post_filter(state, pod, filtered)
+            except Exception as e:  # noqa: BLE001
+                return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
+            done = outcome.add(pl.name, r, st)
+            if done is not None:
+                return done
+        return outcome.final()
 
     # --- scoring ------------------------------------------------------------------------------
 
@@ -565,3 +571,36 @@ class Framework:
             except Exception:  # noqa: BLE001 - PostBind is informational
                 continue
 
+
+class _PostFilterOutcome:
+    """Folds PostFilter plugins' answers as upstream's RunPostFilterPlugins: the first
+    Success or UnschedulableAndUnresolvable (or an Error) ends the run; otherwise
+    the reasons add up and the last nomination given (even an empty one) stands."""
+
+    __slots__ = ("reasons", "rejector", "result")
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.rejector = ""
+        self.result: PostFilterResult | None = None
+
+    def add(self, plugin: str, r: PostFilterResult | None, st: Status | None
+            ) -> tuple[PostFilterResult | None, Status] | None:
+        st = st if st is not None else Status()
+        if st.is_success():
+            return r, st
+        if st.code == Code.UnschedulableAndUnresolvable:
+            st.plugin = plugin
+            return r, st
+        if not st.is_rejected():
+            return None, Status(Code.Error, *st.reasons, plugin=plugin)
+        if r is not None:
+            # Even an empty nomination counts: it clears the pod's stale one.
+            self.result = r
+        self.reasons.extend(st.reasons)
+        if not self.rejector:
+            self.rejector = plugin
+        return None
+
+    def final(self) -> tuple[PostFilterResult | None, Status]:
+        return self.result, Status(Code.Unschedulable, *self.reasons, plugin=self.rejector)

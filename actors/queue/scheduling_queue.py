@@ -22,6 +22,7 @@ from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
 from actors.queue.nominator import Nominator
 from framework.api.objects import Pod
+from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -117,13 +118,17 @@ class SchedulingQueue:
                 or self.unschedulable.get(pod_key))
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
+        """Queue timestamp + backoff, fixed until the next pop."""
         if qpi.backoff_expiration is None:
             qpi.backoff_expiration = qpi.timestamp + backoff_duration_ns(qpi.attempts, self.initial_backoff_ns,
                                                                           self.max_backoff_ns)
         return qpi.backoff_expiration
 
     def is_backing_off(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
-        return self.backoff_expiry(qpi) > now_ns
+        """Still backing off at the expiry instant itself (upstream: a pod requeued at
+        t with a 1 s backoff is still backing off at exactly t + 1 s). A pod never
+        attempted does not back off."""
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) >= now_ns
 
     def next_backoff_expiry(self) -> float | None:
         """When the next backoff completes (seconds), for the actor's timer."""
@@ -131,9 +136,10 @@ class SchedulingQueue:
         return due / NS if due is not None else None
 
     def next_backoff_expiry_ns(self) -> int | None:
-        """The first instant (ns) at which flush_backoff_completed moves a pod."""
+        """The first instant (ns) at which flush_backoff_completed moves a pod (one ns
+        past the head's expiry)."""
         heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
-        return min(heads) if heads else None  # type: ignore[type-var]
+        return min(heads) + 1 if heads else None  # type: ignore[type-var,operator]
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
@@ -214,6 +220,9 @@ class SchedulingQueue:
             return None
         qpi.attempts += 1
         qpi.backoff_expiration = None
+        # The next attempt records its own rejectors (upstream's Pop clears both sets).
+        qpi.unschedulable_plugins = set()
+        qpi.pending_plugins = set()
         self.scheduling_cycle += 1
         self.in_flight[qpi.pod.key] = self._event_seq
         return qpi
@@ -281,8 +290,7 @@ class SchedulingQueue:
         now_ns = to_ns(now)
         moved = 0
         for key, qpi in list(self.unschedulable.items()):
-            if cross_topology_only and not (qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
-                                            or "PodTopologySpread" in qpi.pending_plugins):
+            if cross_topology_only and not _cross_topology(qpi, new):
                 continue
             if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
                 if not self._matches_gate_removal(qpi, event, old, new):
@@ -369,6 +377,10 @@ class SchedulingQueue:
             return
         self._move_to_active(qpi, now_ns)
 
+    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
+        return self._worth_requeuing(qpi, event, old, new)
+
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
@@ -379,8 +391,10 @@ class SchedulingQueue:
             return Strategy.AFTER_BACKOFF
         hints = self._hints_for(qpi.pod)
         strategy = Strategy.SKIP
-        for plugin in sorted(rejectors):
-            for reg in hints.get(plugin, ()):
+        for plugin, registered in hints.items():  # registration order, as upstream's hint map
+            if plugin not in rejectors:
+                continue
+            for reg in registered:
                 if not reg.event.matches(event):
                     continue
                 if reg.hint is None:
@@ -394,5 +408,20 @@ class SchedulingQueue:
                     continue
                 if plugin in qpi.pending_plugins:
                     return Strategy.IMMEDIATELY
+                if not qpi.pending_plugins:
+                    return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
+
+
+def _cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
+    """upstream's getUnschedulablePodsWithCrossTopologyTerm: an assigned pod's add or
+    update can help a pod PodTopologySpread rejected in the same namespace, or one
+    with a required affinity term the assigned pod matches."""
+    if not isinstance(assigned, Pod):
+        return qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
+    if "PodTopologySpread" in qpi.unschedulable_plugins and assigned.namespace == qpi.pod.namespace:
+        return True
+    if not qpi.pod.has_pod_affinity:
+        return False
+    return any(t.matches(assigned, None) for t in PodInfo(qpi.pod).required_affinity_terms)

@@ -488,3 +488,27 @@ def parse_object(raw: Mapping[str, Any]) -> KubeObject:
     if cls is None:
         raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
     return cls(raw)
+
+
+class StorageObject(KubeObject):
+    """A storage.k8s.io/v1 object the volume plugins read as JSON (StorageClass,
+    CSINode, CSIDriver, VolumeAttachment): cluster-scoped, no parsing beyond metadata.
+    Not among KINDS: the store does not hold them yet."""
+
+    namespaced = False
+
+
+class StorageClass(StorageObject):
+    kind = "StorageClass"
+
+
+class CSINode(StorageObject):
+    kind = "CSINode"
+
+
+class CSIDriver(StorageObject):
+    kind = "CSIDriver"
+
+
+class VolumeAttachment(StorageObject):
+    kind = "VolumeAttachment"
