@@ -76,6 +76,28 @@ class _Batch:
 
 
 HISTORY = 10_000  # watch events kept for watches that start from an older resourceVersion
+
+
+@dataclass(frozen=True, slots=True)
+class _Past:
+    """A watch event as the history keeps it: the objects' raw dicts only. The
+    parsed objects (several KB a pod) are made again when a watch replays it, so
+    an old pod version the history holds costs its raw dict, most of which is
+    shared with the newer version (_with_new_spec_and_status)."""
+
+    type: str
+    kind: str
+    raw: Mapping[str, Any]
+    old_raw: Mapping[str, Any] | None
+    resource_version: int
+
+    @classmethod
+    def of(cls, ev: WatchEvent) -> "_Past":
+        return cls(ev.type, ev.kind, ev.obj.raw, None if ev.old is None else ev.old.raw, ev.resource_version)
+
+    def event(self) -> WatchEvent:
+        old = None if self.old_raw is None else parse_object(self.old_raw)
+        return WatchEvent(self.type, self.kind, parse_object(self.raw), old, self.resource_version)
 MAX_EVENTS_PER_OBJECT = 50
 
 
@@ -127,7 +149,7 @@ class Store(Actor[StoreMsg]):
         self._rand = rand if rand is not None else random.Random()  # generateName suffixes
         self._objects: dict[str, dict[str, KubeObject]] = {k: {} for k in KINDS}
         self._rv = 0
-        self._history: collections.deque[WatchEvent] = collections.deque(maxlen=HISTORY)
+        self._history: collections.deque[_Past] = collections.deque(maxlen=HISTORY)
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
         self._events: dict[tuple[str, str], list[EventRecord]] = {}
@@ -197,7 +219,7 @@ class Store(Actor[StoreMsg]):
             else:
                 resolve(reply, value)
         for ev in batch.events:
-            self._history.append(ev)
+            self._history.append(_Past.of(ev))
             self._fan_out(ev)
 
     def _rollback(self, batch: _Batch) -> None:
@@ -419,9 +441,9 @@ class Store(Actor[StoreMsg]):
             oldest = self._history[0].resource_version if self._history else self._rv + 1
             if from_rv + 1 < oldest:
                 raise Gone(f"too old resource version: {from_rv} ({oldest - 1})")
-            for ev in self._history:
-                if ev.resource_version > from_rv and (kinds is None or ev.kind in kinds):
-                    sink(ev)
+            for past in self._history:
+                if past.resource_version > from_rv and (kinds is None or past.kind in kinds):
+                    sink(past.event())
         wid = self._next_watch
         self._next_watch += 1
         self._watchers[wid] = _Watcher(kinds, sink)
