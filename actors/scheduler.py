@@ -331,9 +331,7 @@ class Scheduler(Actor[SchedulerMsg]):
     def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str,
                            started: float) -> None:
         pod = qpi.pod
-        raw = dict(pod.raw)
-        raw["spec"] = {**(raw.get("spec") or {}), "nodeName": host}
-        assumed = Pod(raw)
+        assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)
         if self.queue.queue.nominator.node_of(pod):
             self.queue.tell(Nominate(pod=pod, node_name=""))

@@ -410,6 +410,14 @@ class ScorePlugin(Protocol):
 # the plugin's class has them (or the object sets them itself), and the results
 # must be exactly what the per-node methods give, node by node: a test holds the
 # in-tree plugins to it. Without them a plugin is called node by node as before.
+#
+# `nodes` is usually a framework.cache.NodeBatch: a list of the snapshot's NodeInfos
+# that also carries their rows in the snapshot's NodeTable (numpy columns of
+# allocatable, requested, pod counts, taint/image/port flags, label codes), so a
+# batch form can decide for all nodes at once with numpy (`batch_table(nodes)`)
+# and call its per-node method only for the rare nodes a flag column points at.
+# Snapshot NodeInfos are read-only: changes go through the Cache, which keeps the
+# table in step. score_nodes may return a numpy integer array.
 
 @runtime_checkable
 class BatchFilterPlugin(Protocol):

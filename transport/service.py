@@ -170,13 +170,18 @@ class StoreService:
 
 def _check(raw: dict[str, Any], index: int) -> None:
     """Validate one object of a batch early, so the error says which one it was:
-    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests.cpu: ...`."""
+    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests[cpu]: ...`
+    (the schema's types and ranges here; the store adds the name rules)."""
     from actors.store.actor import describe
     from framework.api.errors import ValidationError
     from framework.api.objects import parse_object
+    from framework.api.schema import admitted
 
+    manifest, errors = admitted(raw, strict=False)
     try:
-        parse_object(raw)
+        if errors:
+            raise errors[0]
+        parse_object(manifest)
     except ValidationError as err:
         raise ApiError(Reason.INVALID, f"{describe(raw, index)}: {err}") from None
 

@@ -12,9 +12,11 @@ client, in process or over the wire, gets the same objects:
   server-set spec fields);
 - admit a new pod's priority from its PriorityClass (actors.store.admission) and
   keep one globalDefault PriorityClass;
-- validate names, namespaces, labels and a pod's containers on create
-  (framework.api.validation; off with validate_names=False, for the conformance
-  driver whose upstream cases use names such as "p_without_nominated_node");
+- validate every object against its kind's schema (framework.api.schema: types,
+  enums, ranges, quantities, names, labels, selectors, as kube-apiserver; name
+  formats and a pod's containers are skipped with validate_names=False, for the
+  conformance driver whose upstream cases use names such as
+  "p_without_nominated_node"); a null field is a field left out;
 - refuse pod spec changes an update may not make (ValidatePodUpdate).
 An Apply is all or nothing, and each of its objects sees the ones before it: the
 same object twice is created, then configured or unchanged.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
@@ -57,8 +60,9 @@ from actors.store.admission import admit_pod, check_priority_class
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
 from framework.api.errors import ValidationError
+from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
-from framework.api.validation import validate_new_object, validate_object_meta, validate_pod_update
+from framework.api.validation import validate_pod_update
 
 
 @dataclass(slots=True)
@@ -75,6 +79,7 @@ class _Batch:
     replies: list[tuple[Any, Any]] = field(default_factory=list)  # (future, value or StoreError)
 
 
+log = logging.getLogger("ksched.store")
 HISTORY = 10_000  # watch events kept for watches that start from an older resourceVersion
 
 
@@ -83,7 +88,8 @@ class _Past:
     """A watch event as the history keeps it: the objects' raw dicts only. The
     parsed objects (several KB a pod) are made again when a watch replays it, so
     an old pod version the history holds costs its raw dict, most of which is
-    shared with the newer version (_with_new_spec_and_status)."""
+    shared with the newer version (_bind and _update_pod_status copy only what
+    they change)."""
 
     type: str
     kind: str
@@ -98,6 +104,8 @@ class _Past:
     def event(self) -> WatchEvent:
         old = None if self.old_raw is None else parse_object(self.old_raw)
         return WatchEvent(self.type, self.kind, parse_object(self.raw), old, self.resource_version)
+
+
 MAX_EVENTS_PER_OBJECT = 50
 
 
@@ -115,6 +123,14 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         return parse_object(raw)
     except ValidationError as e:
         raise Invalid(str(e), e.field) from None
+
+
+def _checked(raw: Any, strict: bool, semantic: bool = True) -> Any:
+    """The manifest as the API server would keep it (null fields dropped), or Invalid
+    naming the first field its kind's schema (framework.api.schema) refuses."""
+    raw, errors = admitted(raw, strict, semantic)
+    _refuse(errors)
+    return raw
 
 
 def _refuse(errors: list[ValidationError]) -> None:
@@ -153,6 +169,7 @@ class Store(Actor[StoreMsg]):
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
         self._events: dict[tuple[str, str], list[EventRecord]] = {}
+        self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
 
     # --- life cycle -------------------------------------------------------------------------
@@ -161,9 +178,28 @@ class Store(Actor[StoreMsg]):
         """Read the backend's objects; call once before run()."""
         state = await self.backend.load_all()
         for raw in state.objects:
-            obj = parse_object(raw)
+            try:
+                # Shapes only: what an older version accepted stays served and counted.
+                obj = parse_object(_checked(raw, strict=False, semantic=False))
+            except (Invalid, ValidationError) as e:
+                self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
+                continue
             self._objects[obj.kind][obj.key] = obj
+        for kind, key, why in state.unreadable:
+            self._quarantine({"kind": kind}, why, key)
         self._rv = state.resource_version
+
+    def _quarantine(self, raw: Any, why: str, key: str = "") -> None:
+        """Leave a stored object that no longer validates out of the store (it stays in
+        the backend until a write replaces it), with a log line and a Warning event."""
+        kind = str(raw.get("kind")) if isinstance(raw, Mapping) else "?"
+        named = name_of(raw)
+        key = key or (_key(kind, *named) if named is not None else "?")
+        self.quarantined[(kind, key)] = why
+        log.warning("quarantined stored %s %s: %s", kind, key, why)
+        self._events.setdefault((kind, key), []).append(
+            EventRecord("Warning", "Quarantined", f"stored {kind} {key} is not valid and is not served: {why}",
+                        self._clock()))
 
     async def close(self) -> None:
         await self.backend.close()
@@ -303,7 +339,7 @@ class Store(Actor[StoreMsg]):
     # --- the write path: create, replace, apply ------------------------------------------------
 
     def _create(self, raw: Any, batch: _Batch) -> KubeObject:
-        raw = for_new_object(raw, self._clock(), self._rand)
+        raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
         obj = _validate(raw)
         raw = self._admit_new(raw, obj)
         if obj.key in self._objects[obj.kind]:
@@ -314,7 +350,7 @@ class Store(Actor[StoreMsg]):
                  keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = for_replacement(raw, current.raw)
+        raw = for_replacement(_checked(raw, self.validate_names), current.raw)
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
         try:
@@ -324,8 +360,6 @@ class Store(Actor[StoreMsg]):
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        if self.validate_names:
-            _refuse(validate_object_meta(raw, obj.kind, obj.namespaced))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
             return current, "unchanged"
         return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch), "configured"
@@ -348,8 +382,6 @@ class Store(Actor[StoreMsg]):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
-        if self.validate_names:
-            _refuse(validate_new_object(raw, obj.namespaced))
         return raw
 
     def _priority_classes(self) -> dict[str, PriorityClass]:
@@ -406,9 +438,11 @@ class Store(Actor[StoreMsg]):
         pod = self._pod(ns, name, uid)
         if pod.node_name:
             raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
-        raw = _with_new_spec_and_status(pod.raw)
-        raw["spec"]["nodeName"] = node
-        status = raw["status"]
+        # Stored objects are never changed in place, so the new one shares every part
+        # but the few dicts written here (a deep copy cost more than the scheduling).
+        raw = dict(pod.raw)
+        raw["spec"] = {**_dict(raw.get("spec")), "nodeName": node}
+        status = raw["status"] = _dict(raw.get("status"))
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
@@ -416,8 +450,9 @@ class Store(Actor[StoreMsg]):
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
-        raw = _with_new_spec_and_status(pod.raw)
-        status = raw["status"]
+        # As in _bind: only the status (and its new conditions list) is written.
+        raw = dict(pod.raw)
+        status = raw["status"] = _dict(raw.get("status"))
         if msg.condition is not None:
             _set_condition(status, dict(msg.condition))
         if msg.nominated_node_name is not None:
@@ -450,23 +485,15 @@ class Store(Actor[StoreMsg]):
         return wid, self._rv
 
 
-def _with_new_spec_and_status(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A new version of a stored pod whose top level, spec and status (and its
-    conditions) are fresh dicts and lists the caller may change; every other
-    part is shared with the stored version rather than deep-copied. Stored raws
-    are never changed in place, so sharing is safe, and a binding costs the
-    few dicts it changes, not a copy of every container (memory per stored pod
-    while the watch history still holds the older version; CPU per binding)."""
-    out = dict(raw)
-    out["spec"] = dict(raw.get("spec") or {})
-    status = dict(raw.get("status") or {})
-    if isinstance(status.get("conditions"), list):
-        status["conditions"] = [dict(c) if isinstance(c, dict) else c for c in status["conditions"]]
-    out["status"] = status
-    return out
+def _dict(value: Any) -> dict[str, Any]:
+    """A stored object's section as a dict to write into (one an older version let in
+    as null or a non-object is replaced, so a status write never fails on it)."""
+    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
-    conds = [c for c in status.get("conditions") or [] if c.get("type") != cond["type"]]
+    have = status.get("conditions")
+    conds = [c for c in (have if isinstance(have, list) else [])
+             if isinstance(c, Mapping) and c.get("type") != cond["type"]]
     conds.append(cond)
     status["conditions"] = conds

@@ -133,21 +133,23 @@ class SQLiteBackend:
     def _load_all_sync(self) -> LoadedState:
         conn = self._open()
         objects: list[dict[str, Any]] = []
+        unreadable: list[tuple[str, str, str]] = []
         top = 0
         for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
             try:
                 raw = json.loads(body)
-            except ValueError:
+            except (ValueError, TypeError, RecursionError):
                 raw = None
-            if not isinstance(raw, dict):
-                raise StoreUnreadable(f"{self.path}: stored {kind} {key} is not a JSON object")
+            top = max(top, rv)
+            if not isinstance(raw, dict) or not isinstance(raw.get("metadata", {}), dict):
+                unreadable.append((str(kind), str(key), f"stored {kind} {key} is not a JSON object with metadata"))
+                continue
             raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
             objects.append(raw)
-            top = max(top, rv)
         row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
         if row is not None:
             top = max(top, row[0])
-        return LoadedState(objects=objects, resource_version=top)
+        return LoadedState(objects=objects, resource_version=top, unreadable=unreadable)
 
     def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
         conn = self._open()
