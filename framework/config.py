@@ -78,6 +78,9 @@ class ProfileConfig:
     plugins: dict[str, PluginSet] = field(default_factory=dict)
     plugin_config: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    # Classes loaded from "pkg.module:Class" names (the names are rewritten to the
+    # plugins' own), so building the frameworks again registers them again.
+    out_of_tree: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -303,10 +306,11 @@ def _import_out_of_tree(prof: ProfileConfig, reg: Registry) -> None:
     for ps in prof.plugins.values():
         for ref in ps.enabled:
             if ":" in ref.name:
-                cls = _load_class(ref.name)
-                if cls.name not in reg:
-                    reg.register_class(cls)
-                ref.name = cls.name
+                prof.out_of_tree.append(_load_class(ref.name))
+                ref.name = prof.out_of_tree[-1].name
+    for cls in prof.out_of_tree:
+        if cls.name not in reg:
+            reg.register_class(cls)
         ps.disabled = [_load_class(n).name if ":" in n else n for n in ps.disabled]
     for key in [k for k in prof.plugin_config if ":" in k]:
         prof.plugin_config[_load_class(key).name] = prof.plugin_config.pop(key)

@@ -358,9 +358,8 @@ class Evaluator:
             except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
                 return Status(Code.Error, str(e))
         lower = lower_priority_nominated_pods(self.handle, pod, c.name)
-        clear = getattr(self.handle, "clear_nominated_node_names", None)
-        if lower and clear is not None:
-            clear(lower)
+        if lower:
+            self.handle.clear_nominated_node_names(lower)
         return Status()
 
 

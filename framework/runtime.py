@@ -382,8 +382,7 @@ class Framework:
     def _with_nominated_pods(self, nodes: list[NodeInfo]) -> list[bool] | None:
         """Per node, whether pods are nominated to it; None when none are."""
         handle = self.handle
-        names_fn = getattr(handle, "nodes_with_nominated_pods", None)
-        names = names_fn() if names_fn is not None else None
+        names = handle.nodes_with_nominated_pods()
         if names is not None:
             if not names:
                 return None

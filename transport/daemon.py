@@ -85,6 +85,7 @@ class Daemon:
         self.phase = "new"
         self._ready = False
         self._signals = 0
+        self.breach: Exception | None = None  # an actor's invariant breach that stopped the daemon
 
     def ready(self) -> bool:
         return self._ready
@@ -96,6 +97,14 @@ class Daemon:
             logging.shutdown()
             os._exit(128 + (signum or signal.SIGTERM))
         log.info("stopping (phase %s); send the signal again to exit at once", self.phase)
+        self.stop_requested.set()
+
+    def _on_breach(self, breach: Exception) -> None:
+        """An actor cannot go on: not ready from now, stop cleanly (the store is
+        flushed), and exit non-zero."""
+        self._ready = False
+        self.breach = breach
+        log.critical("stopping: %s", breach)
         self.stop_requested.set()
 
     def _backend(self) -> StoreBackend:
@@ -113,6 +122,7 @@ class Daemon:
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
                             drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics)
+        pipeline.on_broken = self._on_breach
         try:
             await pipeline.start()
         except (DataDirLocked, StoreUnreadable) as exc:
@@ -144,7 +154,7 @@ class Daemon:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
             self.phase = "running"
-            self._ready = pipeline.phase == "running"
+            self._ready = pipeline.phase == "running" and self.breach is None
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)
             await self.stop_requested.wait()
         finally:
@@ -205,4 +215,7 @@ def serve_main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"ksched serve: error: {exc}", file=sys.stderr)
         return 1
+    if daemon is not None and daemon.breach is not None:
+        print(f"ksched serve: stopped on an invariant breach: {daemon.breach}", file=sys.stderr)
+        return 3
     return 0

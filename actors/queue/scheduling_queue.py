@@ -11,7 +11,11 @@ runs and tests call it directly.
 - unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
 - in-flight pods: popped and not yet done; cluster events seen meanwhile are
   replayed when such a pod fails (QueueingHints).
-- nominator: pods PostFilter nominated to a node.
+- nominator: pods PostFilter nominated to a node, kept on add/update/delete as
+  upstream's PriorityQueue keeps it. In the running system the Scheduler actor
+  owns the nominator instead (every nomination starts in its scheduling cycle or
+  in a pod change it sees first, and the cycle reads it synchronously), so the
+  pipeline builds this queue with `keep_nominations=False`.
 """
 from __future__ import annotations
 
@@ -66,6 +70,7 @@ class SchedulingQueue:
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
         pop_from_backoff_q: bool = True,
         sort_generation: Callable[[], int] | None = None,
+        keep_nominations: bool = True,
     ) -> None:
         self._less = less
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
@@ -85,7 +90,7 @@ class SchedulingQueue:
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
-        self.nominator = Nominator()
+        self.nominator: Nominator | None = Nominator() if keep_nominations else None
         # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
         # head of backoffQ (not the error backoff heap) instead of idling.
         self.pop_from_backoff_q = pop_from_backoff_q
@@ -160,13 +165,13 @@ class SchedulingQueue:
             self.update(pod, pod, now)
             return
         qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
-        if pod.nominated_node_name:
+        if pod.nominated_node_name and self.nominator is not None:
             self.nominator.add(pod, pod.nominated_node_name)
         self._move_to_active(qpi, to_ns(now))
 
     def update(self, old: Pod | None, new: Pod, now: float) -> None:
         key = new.key
-        if new.nominated_node_name:
+        if new.nominated_node_name and self.nominator is not None:
             self.nominator.add(new, new.nominated_node_name)
         for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
             qpi = heap.get(key)
@@ -199,7 +204,8 @@ class SchedulingQueue:
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
         self.unschedulable.pop(key, None)
-        self.nominator.delete(pod)
+        if self.nominator is not None:
+            self.nominator.delete(pod)
         self.done(key)
 
     # --- the scheduling cycle's side ---------------------------------------------------------------
@@ -224,6 +230,7 @@ class SchedulingQueue:
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
         self.scheduling_cycle += 1
+        qpi.popped_cycle = self.scheduling_cycle
         self.in_flight[qpi.pod.key] = self._event_seq
         return qpi
 
@@ -282,10 +289,14 @@ class SchedulingQueue:
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
                                       pre_check: Callable[[Pod], bool] | None = None,
-                                      cross_topology_only: bool = False) -> int:
+                                      cross_topology_only: bool = False, after_cycle: int | None = None) -> int:
         """Offer `event` to every unschedulable pod; returns how many moved.
         `cross_topology_only` (assigned-pod add/update): only pods with pod
-        (anti-)affinity or rejected by PodTopologySpread can care."""
+        (anti-)affinity or rejected by PodTopologySpread can care.
+        `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
+        only pods attempted after it can care; one that failed before the pod
+        was assumed saw the cluster the rollback gives back, and would fail the
+        same way (upstream moves them anyway, for one more attempt)."""
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0
@@ -296,6 +307,8 @@ class SchedulingQueue:
                 if not self._matches_gate_removal(qpi, event, old, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            if after_cycle is not None and qpi.popped_cycle <= after_cycle:
                 continue
             strategy = self._worth_requeuing(qpi, event, old, new)
             if strategy != Strategy.SKIP:

@@ -198,14 +198,12 @@ def test_errored_pods_are_not_popped_before_their_backoff_ends() -> None:
     assert q.pop() is None
 
 
-def test_deleted_pod_leaves_every_sub_queue_and_its_nomination() -> None:
+def test_deleted_pod_leaves_every_sub_queue() -> None:
     q = new_queue()
     p = pod("p")
     q.add(p, 0.0)
-    q.nominator.add(p, "n1")
     q.delete(p)
     assert q.get("default/p") is None
-    assert q.nominator.pods_for_node("n1") == []
 
 
 def test_pre_enqueue_rejection_is_recorded_with_its_plugin() -> None:

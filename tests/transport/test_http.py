@@ -74,3 +74,25 @@ def test_two_daemons_in_one_process_do_not_share_counters():
     a.schedule_attempt("scheduled", "p", 0.1)
     assert a.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) == 1.0
     assert b.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) is None
+
+
+async def test_readyz_is_503_from_the_moment_an_actor_breaches_and_the_daemon_is_asked_to_stop():
+    from actors.base import InvariantBreach
+    from framework.config import load_config
+    from transport.daemon import Daemon
+    from transport.daemon_config import DaemonConfig
+
+    daemon = Daemon(load_config(None), DaemonConfig())
+    daemon._ready = True  # as after a start
+    runner, base = await serve(HttpDeps(ready=daemon.ready, metrics=daemon.metrics))
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(base + "/readyz") as r:
+                before = r.status
+            daemon._on_breach(InvariantBreach("queue", "AddPod", "RuntimeError('boom')"))
+            async with s.get(base + "/readyz") as r:
+                after = r.status
+        assert (before, after) == (200, 503)
+        assert daemon.stop_requested.is_set() and "queue" in str(daemon.breach)
+    finally:
+        await runner.cleanup()  # type: ignore[attr-defined]

@@ -287,11 +287,7 @@ class PodGroupManager:
     def group_pods(self, namespace: str, label: str) -> list[Pod]:
         """Non-terminal pods of the namespace carrying the group label (what the
         scheduler's pod informer lists: terminal pods are filtered out)."""
-        by_label = getattr(self.handle, "list_objects_with_label", None)
-        if by_label is not None:
-            pods = by_label("Pod", namespace, POD_GROUP_LABEL, label)
-        else:
-            pods = [p for p in self.handle.list_objects("Pod", namespace) if p.labels.get(POD_GROUP_LABEL) == label]
+        pods = self.handle.list_objects_with_label("Pod", namespace, POD_GROUP_LABEL, label)
         return [p for p in pods if not p.is_terminal]
 
     def placed_members(self, group: str) -> list[Pod]:
@@ -329,7 +325,7 @@ class PodGroupManager:
                 out.append(p)
                 continue
             wp = self.handle.get_waiting_pod(p.uid)
-            if wp is not None and getattr(wp, "decided", None) is None:
+            if wp is not None and wp.decided is None:
                 out.append(p)
         return out
 

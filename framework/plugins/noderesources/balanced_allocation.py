@@ -150,7 +150,7 @@ class NodeResourcesBalancedAllocation:
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "NodeResourcesBalancedAllocation":
-        features = getattr(handle, "features", None) or FeatureGates()
+        features = handle.features if handle is not None else FeatureGates()
         return cls(parse_balanced_allocation_args(args), features)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:

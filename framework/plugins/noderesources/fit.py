@@ -261,7 +261,7 @@ class NodeResourcesFit:
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "NodeResourcesFit":
-        features = getattr(handle, "features", None) or FeatureGates()
+        features = handle.features if handle is not None else FeatureGates()
         return cls(parse_fit_args(args), features)
 
     # --- PreFilter / Filter ---------------------------------------------------------------

@@ -127,7 +127,7 @@ class PodTopologySpread:
         self.default_constraints = default_constraints
         self._parsed_defaults: dict[str, tuple[Constraint, ...]] = {}
         self.system_defaulted = system_defaulted
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
 
         def gate(name: str) -> bool:
             return features.enabled(name) if features is not None else True

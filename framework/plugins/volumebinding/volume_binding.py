@@ -102,7 +102,7 @@ class VolumeBinding(FilterEachNode):
             raise ValidationError("bindTimeoutSeconds", "must be an integer")
         if timeout < 0:
             raise ValidationError("bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value")
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
         capacity_scoring = features is not None and features.enabled("StorageCapacityScoring")
         if args.get("shape") is not None and not capacity_scoring:
             raise ValidationError(
