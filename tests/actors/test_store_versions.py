@@ -28,3 +28,12 @@ async def test_a_status_update_does_not_change_the_conditions_of_the_version_bef
         assert [x["type"] for x in bound.raw["status"]["conditions"]] == ["PodScheduled"]
         assert [x["type"] for x in done.raw["status"]["conditions"]] == ["PodScheduled", "Ready"]
         assert (bound.phase, done.phase) == ("Pending", "Succeeded")
+
+
+async def test_a_replayed_binding_carries_the_pod_before_and_after_it_parsed_again() -> None:
+    seen = []
+    async with running() as (_, c):
+        created = await c.create(pod("p"))
+        await c.bind("default", "p", "n1")
+        await c.watch(seen.append, frozenset({"Pod"}), from_rv=int(created["metadata"]["resourceVersion"]))
+    assert [(e.type, e.old.node_name, e.obj.node_name) for e in seen] == [("MODIFIED", "", "n1")]
