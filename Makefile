@@ -24,5 +24,10 @@ test: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next
 
+# Every workload at BENCH_NODES nodes, one process each, as a table (README's Performance).
+BENCH_NODES ?= 5000
+bench: $(STAMP)
+	$(BIN)/ksched bench all --nodes $(BENCH_NODES)
+
 clean:
 	rm -rf $(VENV) .ksched

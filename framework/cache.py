@@ -367,6 +367,13 @@ class Snapshot:
         # Positions (in node_info_list) of the nodes in the two affinity lists, in order.
         self._affinity_positions: list[int] = []
         self._anti_affinity_positions: list[int] = []
+        # Names of the nodes each update refreshed, in order, for readers that
+        # keep per-node indexes (Coscheduling's members per group): a reader
+        # remembers (change_epoch, len(change_log)) and re-reads only the names
+        # logged since. A new epoch (nodes added or removed, or the log trimmed)
+        # means: rebuild from node_info_list.
+        self.change_epoch = 0
+        self.change_log: list[str] = []
 
     @classmethod
     def build(cls, nodes: Iterable[Node], pods: Iterable[Pod]) -> "Snapshot":
@@ -624,6 +631,8 @@ class Cache:
             snap.index = {n: i for i, n in enumerate(order)}
             self._structure_changed = False
             snap.rebuild_affinity_lists()
+            snap.change_epoch += 1
+            snap.change_log = []
             if images_changed:
                 self._refresh_images(snap)
             snap.set_table(NodeTable.of(snap.node_info_list))
@@ -640,6 +649,11 @@ class Cache:
                     table.set_row(i, ni)
             if affinity_updated:
                 snap.patch_affinity_lists(affinity_updated)
+            if len(snap.change_log) + len(updated) > max(1024, 2 * len(lst)):
+                snap.change_epoch += 1
+                snap.change_log = []
+            else:
+                snap.change_log.extend(updated)
             if images_changed:
                 self._refresh_images(snap)
                 table = None

@@ -116,6 +116,9 @@ class FrameworkHandle:
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
         self._nominator: NominatorView | None = None
+        # What plugins asked for, recorded only where no owner callback takes it
+        # (tests, the conformance driver): a running scheduler must not keep every
+        # pod it ever bound, activated or evicted.
         self.cleared_nominations: list[Pod] = []
         self.bound: list[tuple[Pod, str]] = []
         self.activated: list[Pod] = []
@@ -195,30 +198,34 @@ class FrameworkHandle:
 
     def activate_pods(self, pods: Iterable[Pod]) -> None:
         pods = list(pods)
-        self.activated.extend(pods)
-        if self._activate is not None:
+        if self._activate is None:
+            self.activated.extend(pods)
+        else:
             self._activate(pods)
 
     # preemption
     def evict_pod(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Delete a preemption victim (the owner writes it to the store)."""
-        self.evicted.append((victim, preemptor, message))
-        if self._evict is not None:
+        if self._evict is None:
+            self.evicted.append((victim, preemptor, message))
+        else:
             self._evict(victim, preemptor, message)
 
     def clear_nominated_node_names(self, pods: list[Pod]) -> None:
         """Clear status.nominatedNodeName of these pods (preemption does this for
         lower-priority pods nominated to the node it chose; the owner writes it
         and lets the queue retry them)."""
-        self.cleared_nominations.extend(pods)
-        if self._clear_nominations is not None:
+        if self._clear_nominations is None:
+            self.cleared_nominations.extend(pods)
+        else:
             self._clear_nominations(pods)
 
     # binding
     async def bind_pod(self, pod: Pod, node_name: str) -> None:
         """Write the binding (DefaultBinder calls this); raises on failure."""
-        self.bound.append((pod, node_name))
-        if self._binder is not None:
+        if self._binder is None:
+            self.bound.append((pod, node_name))
+        else:
             await self._binder(pod, node_name)
 
     def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:

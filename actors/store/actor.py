@@ -71,7 +71,7 @@ from actors.store.messages import (
     Watch,
 )
 from actors.store.admission import admit_pod, check_priority_class
-from actors.store.history import DELETE_WEIGHT, EventLog, WatchHistory
+from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.paging import decode_continue, encode_continue, page
 from actors.store.fields import for_new_object, for_replacement, name_of
@@ -288,9 +288,9 @@ class Store(Actor[StoreMsg]):
     def _older(self, kind: str, rv: int) -> dict[str, KubeObject | None]:
         """For the keys of `kind` changed after `rv`, their state at `rv` (None: absent)."""
         older: dict[str, KubeObject | None] = {}
-        for ev in self._history.since(rv):
-            if ev.kind == kind:
-                older.setdefault(ev.obj.key, ev.old)
+        for past in self._history.since(rv):
+            if past.kind == kind and past.key not in older:
+                older[past.key] = past.old()
         for (k, key), old in (self._committing or {}).items():
             if k == kind:
                 older.setdefault(key, old)
@@ -363,7 +363,7 @@ class Store(Actor[StoreMsg]):
             else:
                 resolve(reply, value)
         for ev, size in zip(batch.events, batch.sizes):
-            self._history.append(ev, size)
+            self._history.append(PastEvent.of(ev), size)
             self._fan_out(ev)
 
     def _rollback(self, batch: _Batch) -> None:
@@ -573,7 +573,8 @@ class Store(Actor[StoreMsg]):
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
-        raw = copy.deepcopy(dict(pod.raw))
+        # As in _bind: only the status (and its new conditions list) is written.
+        raw = dict(pod.raw)
         status = raw["status"] = _dict(raw.get("status"))
         if msg.condition is not None:
             _set_condition(status, dict(msg.condition))
@@ -596,9 +597,9 @@ class Store(Actor[StoreMsg]):
                         sink(WatchEvent("ADDED", kind, obj, None, int(obj.meta.resource_version or 0)))
         elif from_rv < self._rv:
             self._history.check(from_rv)
-            for ev in self._history.since(from_rv):
-                if kinds is None or ev.kind in kinds:
-                    sink(ev)
+            for past in self._history.since(from_rv):
+                if kinds is None or past.kind in kinds:
+                    sink(past.event())
         wid = self._next_watch
         self._next_watch += 1
         self._watchers[wid] = _Watcher(kinds, sink)

@@ -16,9 +16,11 @@ Pure: no I/O, no clock of its own (times are passed in).
 from __future__ import annotations
 
 import collections
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
 
 from actors.store.messages import EventRecord, Gone, WatchEvent
+from framework.api.objects import KubeObject, parse_object
 
 DEFAULT_HISTORY_EVENTS = 10_000
 DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
@@ -26,6 +28,33 @@ DEFAULT_EVENTS = 10_000
 DEFAULT_EVENT_TTL_SECONDS = 3600.0
 EVENTS_PER_OBJECT = 50
 DELETE_WEIGHT = 64  # a DELETED event holds no new object; it costs its own record
+
+
+@dataclass(frozen=True, slots=True)
+class PastEvent:
+    """A watch event as the history keeps it: the objects' raw dicts only. The
+    parsed objects (several KB a pod) are made again when a watch replays it, so
+    an old pod version the history holds costs its raw dict, most of which is
+    shared with the newer version (the store's bind and status writes copy only
+    what they change)."""
+
+    type: str
+    kind: str
+    key: str
+    raw: Mapping[str, Any]
+    old_raw: Mapping[str, Any] | None
+    resource_version: int
+
+    @classmethod
+    def of(cls, ev: WatchEvent) -> "PastEvent":
+        return cls(ev.type, ev.kind, ev.obj.key, ev.obj.raw, None if ev.old is None else ev.old.raw,
+                   ev.resource_version)
+
+    def old(self) -> KubeObject | None:
+        return None if self.old_raw is None else parse_object(self.old_raw)
+
+    def event(self) -> WatchEvent:
+        return WatchEvent(self.type, self.kind, parse_object(self.raw), self.old(), self.resource_version)
 
 
 class WatchHistory:
@@ -40,7 +69,7 @@ class WatchHistory:
         self.max_bytes = max_bytes
         self.compacted_rv = start_rv  # nothing at or below this can be replayed
         self.bytes = 0
-        self._events: collections.deque[tuple[WatchEvent, int]] = collections.deque()
+        self._events: collections.deque[tuple[PastEvent, int]] = collections.deque()
 
     def __len__(self) -> int:
         return len(self._events)
@@ -51,7 +80,7 @@ class WatchHistory:
         self.bytes = 0
         self.compacted_rv = rv
 
-    def append(self, ev: WatchEvent, size: int) -> None:
+    def append(self, ev: PastEvent, size: int) -> None:
         self._events.append((ev, size))
         self.bytes += size
         while self._events and (len(self._events) > self.max_events or self.bytes > self.max_bytes):
@@ -64,7 +93,7 @@ class WatchHistory:
         if from_rv < self.compacted_rv:
             raise Gone(f"too old {what}: {from_rv} ({self.compacted_rv})")
 
-    def since(self, from_rv: int) -> Iterator[WatchEvent]:
+    def since(self, from_rv: int) -> Iterator[PastEvent]:
         """The kept events after `from_rv`, oldest first (check() first)."""
         if not self._events:
             return

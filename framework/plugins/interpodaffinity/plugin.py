@@ -151,7 +151,9 @@ class InterPodAffinity:
             self._namespace_labels(pod.namespace),
         )
         snapshot = self.handle.snapshot()
-        if batch_table(nodes) is not None:
+        # No pod anywhere with required anti-affinity: nothing to count, and the
+        # memo (keyed by the pod's labels) would read every node for each new key.
+        if batch_table(nodes) is not None and snapshot.have_pods_with_required_anti_affinity_list:
             count_existing_anti_affinity_memoized(self._existing_memo, s, nodes)
         else:
             s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
@@ -219,6 +221,10 @@ class InterPodAffinity:
         snapshot = self.handle.snapshot()
         # Without preferred terms of its own, only pods with affinity can score the pod.
         candidates = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity_list
+        if not candidates:
+            # Nothing can add a score; skip before the memo, whose key holds the
+            # pod's labels (a new key per gang would read every node).
+            return Status(Code.Skip)
         terms: PodAffinityTerms = parse_pod_affinity(pod)
         if terms.error:
             return Status.error_of(f"failed to parse pod: {terms.error}")
