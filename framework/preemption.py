@@ -32,6 +32,8 @@ _PRIORITY_SHIFT = 2**31
 NOT_STARTED = 2**63 - 1
 _MIN_INT64 = -(2**63)
 
+_SUCCESS = Status()
+
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
@@ -67,6 +69,13 @@ class PreemptionPolicy(Protocol):
     def ordered_score_funcs(self, victims: dict[str, Candidate]) -> list[Callable[[str], int]] | None:
         """Tie-breakers for choosing the node; None means upstream's defaults."""
         ...
+
+
+# Victims on one node without simulating it, or None where the simulation must run:
+# (node, pdbs) -> (victims, number violating a PDB) | None. A policy may offer one per
+# cycle through `fast_victims(state, pod, node_to_status)`; its answers must equal
+# what select_victims_on_node returns on success.
+FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | None"]
 
 
 # --- pod ordering -----------------------------------------------------------------------------
@@ -291,7 +300,9 @@ class Evaluator:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
         offset, num = self.policy.get_offset_and_num_candidates(len(potential))
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+        prepare = getattr(self.policy, "fast_victims", None)
+        fast = prepare(state, pod, m) if prepare is not None else None
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         return [o for o in self.handle.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]
@@ -304,21 +315,28 @@ class Evaluator:
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
+        fast: FastVictims | None = None,
     ) -> DryRunResult:
         """Select victims on each node (starting at `offset`, wrapping around) on
         copies of the state and the node, until `num_candidates` candidates are
         found with at least one that violates no PDB. Non-violating candidates come
-        first in the result."""
+        first in the result. `fast`, where it answers for a node, replaces the
+        simulation there."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            pods, num_pdb, status = self.policy.select_victims_on_node(state.clone(), pod, node_copy, pdbs)
+            ni = potential_nodes[(offset + i) % n]
+            got = fast(ni, pdbs) if fast is not None else None
+            if got is not None:
+                pods, num_pdb = got
+                status = _SUCCESS
+            else:
+                pods, num_pdb, status = self.policy.select_victims_on_node(state.clone(), pod, ni.clone(), pdbs)
             if status.is_success() and pods:
-                c = Candidate(node_copy.name, pods, num_pdb)
+                c = Candidate(ni.name, pods, num_pdb)
                 bucket = non_violating if num_pdb == 0 else violating
                 if len(bucket) < num_candidates:
                     bucket.append(c)
@@ -326,10 +344,10 @@ class Evaluator:
                     break
                 continue
             if status.is_success():
-                status = Status(Code.Error, f'expected at least one victim pod on node "{node_copy.name}"')
+                status = Status(Code.Error, f'expected at least one victim pod on node "{ni.name}"')
             if status.code == Code.Error:
                 errors.append(status.message())
-            statuses.set(node_copy.name, status)
+            statuses.set(ni.name, status)
         return DryRunResult(non_violating + violating, statuses, errors)
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:

@@ -288,6 +288,10 @@ class Framework:
                 return result, Status(Code.UnschedulableAndUnresolvable, msg), set(with_nodes)
         return result, _ok(), set(with_nodes)
 
+    def pre_filter_extensions(self) -> list[tuple[Any, Any]]:
+        """(plugin, its PreFilterExtensions) for each PreFilter plugin that has them."""
+        return list(self._pre_filter_extensions)
+
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
         return self._run_extension(state, pod, pod_info, node_info, "add_pod", "AddPod")
 

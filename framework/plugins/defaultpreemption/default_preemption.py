@@ -20,10 +20,12 @@ from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
+from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
 from framework.preemption import (
     Candidate,
     CandidateFilter,
     Evaluator,
+    FastVictims,
     filter_pods_with_pdb_violation,
     importance_key,
     pod_terminating_by_preemption,
@@ -85,6 +87,9 @@ class DefaultPreemption:
         self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
+        # Victims from the node's numbers where only NodeResourcesFit depends on the
+        # pods (resource_victims.py); False simulates every node.
+        self.fast_dry_run = True
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -144,6 +149,15 @@ class DefaultPreemption:
                     if self.is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def fast_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> FastVictims | None:
+        """The Evaluator's shortcut for this cycle (see resource_victims.py), or None.
+        A subclass that chooses victims its own way gets none."""
+        if not self.fast_dry_run or type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, self.is_preemption_allowed,
+                                           self.importance_key)
+        return selector.select if selector is not None else None
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
