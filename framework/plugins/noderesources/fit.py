@@ -252,7 +252,7 @@ _SHORTAGE_REASONS = ((_SHORT_PODS, "Too many pods"), (_SHORT_CPU, f"Insufficient
 
 def _column_statuses(request: Resource, table: NodeTable, rows: np.ndarray) -> list[Status]:
     """filter()'s Status for each of these table rows, which all fail, from the
-    columns: the same reasons in the same order, UnschedulableAndUnresolvable where
+    columns: the same code, reasons in the same order, UnschedulableAndUnresolvable where
     the pod asks for more than a node's whole allocatable. `request` has no scalar
     resources."""
     short = np.where(table.num_pods[rows] + 1 > table.alloc_pods[rows], _SHORT_PODS, 0)
@@ -265,15 +265,13 @@ def _column_statuses(request: Resource, table: NodeTable, rows: np.ndarray) -> l
                 lacking = want > total - used[rows]
                 short |= np.where(lacking, bit, 0)
                 short |= np.where(lacking & (want > total), _SHORT_BEYOND_ALLOCATABLE, 0)
-    shapes: dict[int, tuple[Code, tuple[str, ...]]] = {}
-    out: list[Status] = []
-    for mask in short.tolist():
-        shape = shapes.get(mask)
-        if shape is None:
-            code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
-            shape = shapes[mask] = (code, tuple(reason for bit, reason in _SHORTAGE_REASONS if mask & bit))
-        out.append(Status(shape[0], *shape[1]))
-    return out
+    # One Status per distinct shortage, shared by the nodes that have it: the runtime
+    # only names the plugin on a filter status, the same name for all of them.
+    shared: dict[int, Status] = {}
+    for mask in np.unique(short).tolist():
+        code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
+        shared[mask] = Status(code, *(reason for bit, reason in _SHORTAGE_REASONS if mask & bit))
+    return [shared[mask] for mask in short.tolist()]
 
 
 class NodeResourcesFit:
