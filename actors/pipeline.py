@@ -66,6 +66,7 @@ class Pipeline:
         drain_grace_seconds: float = 30.0,
         metrics: MetricsSink | None = None,
         validate_names: bool = True,
+        store_class: type[Store] = Store,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -76,6 +77,7 @@ class Pipeline:
         self.drain_grace_seconds = drain_grace_seconds
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
         self.validate_names = validate_names  # the store's create-time name and container checks
+        self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -94,7 +96,7 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = Store(self._backend, clock=self.clock.now, validate_names=self.validate_names)
+            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())

@@ -53,7 +53,8 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
             raise StartupError(f"--config: cannot read {args.config}: {exc.strerror}") from None
         serve = parse_config_text(text, args.config)
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
-                             token_file=args.token_file, log_level=args.log_level)
+                             token_file=args.token_file, log_level=args.log_level,
+                             etcd_servers=getattr(args, "etcd_servers", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
         build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
@@ -169,6 +170,14 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
     }
 
 
+def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
+    if cfg.store_backend == "etcd":
+        from transport.ha import HaDaemon  # several daemons on one etcd, one elected leader
+
+        return HaDaemon
+    return Daemon
+
+
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
         import uvloop
@@ -187,7 +196,7 @@ def serve_main(args: argparse.Namespace) -> int:
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            daemon = Daemon(scheduler_cfg, cfg)
+            daemon = _daemon_class(cfg)(scheduler_cfg, cfg)
             runner.run(daemon.run())
     except (StartupError, ValidationError) as exc:
         print(f"ksched serve: error: {exc}", file=sys.stderr)

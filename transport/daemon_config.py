@@ -11,7 +11,10 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
     tokenFile: /etc/ksched/token    # clients must send this token in hello
     maxFrameBytes: 16777216
     shutdownGracePeriodSeconds: 10  # binding cycles get this long to finish on SIGTERM
-    store: {backend: sqlite, synchronous: FULL}
+    store: {backend: sqlite, synchronous: FULL}   # or backend: etcd (several daemons, one leader)
+    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry}
+    leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
+                     resourceName: kube-scheduler, resourceNamespace: kube-system}
     tls: {certFile: server.crt, keyFile: server.key}
     logLevel: INFO
 
@@ -21,12 +24,15 @@ Flags win over the file. Every field is checked, and an error names it
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
+from actors.leader_election import LeaderElectionConfig
+from actors.store.etcd import DEFAULT_PREFIX
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
 
@@ -34,7 +40,7 @@ API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"
 SCHEDULER_KIND = "KubeSchedulerConfiguration"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-STORE_BACKENDS = ("sqlite", "memory")
+STORE_BACKENDS = ("sqlite", "memory", "etcd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,9 @@ class DaemonConfig:
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
     log_level: str = "INFO"
+    etcd_endpoints: tuple[str, ...] = ()
+    etcd_prefix: str = DEFAULT_PREFIX
+    leader_election: LeaderElectionConfig = LeaderElectionConfig()
 
     def read_token(self) -> str | None:
         if self.token_file is None:
@@ -114,7 +123,7 @@ def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
 
 
 _FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
-           "shutdownGracePeriodSeconds", "store", "tls", "logLevel"}
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "etcd", "leaderElection"}
 
 
 def parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
@@ -167,7 +176,87 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
         kw["tls_key_file"] = Path(_expect(tls["keyFile"], str, "tls.keyFile", "a path string"))
     if "logLevel" in doc:
         kw["log_level"] = _choice(doc["logLevel"], LOG_LEVELS, "logLevel")
+    kw.update(_parse_etcd(_expect(doc.get("etcd") or {}, dict, "etcd", "an object")))
+    if "leaderElection" in doc:
+        kw["leader_election"] = _parse_leader_election(
+            _expect(doc["leaderElection"] or {}, dict, "leaderElection", "an object"))
+    if kw.get("store_backend") == "etcd" and not kw.get("etcd_endpoints"):
+        raise ValidationError("etcd.endpoints", "is required when store.backend is etcd")
     return DaemonConfig(**kw)
+
+
+def parse_endpoints(value: object, name: str) -> tuple[str, ...]:
+    """etcd endpoints: a list, or one comma-separated string as --etcd-servers takes them."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ValidationError(name, "must be a non-empty list of HOST:PORT (or http://HOST:PORT)")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{name}[{i}]", "must be a string")
+        addr = parse_address(item.strip().removeprefix("http://"), f"{name}[{i}]")
+        if item.strip().startswith("https://"):
+            raise ValidationError(f"{name}[{i}]", "https endpoints are not supported yet (the aetcd client has no TLS)")
+        out.append(str(addr))
+    return tuple(out)
+
+
+def _parse_etcd(etcd: Mapping[str, Any]) -> dict[str, Any]:
+    for key in etcd:
+        if key not in ("endpoints", "prefix"):
+            raise ValidationError(f"etcd.{key}", "unknown field; known fields: endpoints, prefix")
+    kw: dict[str, Any] = {}
+    if "endpoints" in etcd:
+        kw["etcd_endpoints"] = parse_endpoints(etcd["endpoints"], "etcd.endpoints")
+    if "prefix" in etcd:
+        prefix = _expect(etcd["prefix"], str, "etcd.prefix", "a string")
+        if not prefix.startswith("/") or prefix.rstrip("/") == "":
+            raise ValidationError("etcd.prefix", f"must be an absolute key prefix such as /registry, got {prefix!r}")
+        kw["etcd_prefix"] = prefix.rstrip("/")
+    return kw
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: object, name: str) -> float:
+    """Seconds, from a number or a Go duration as upstream writes them ("15s", "500ms", "1m30s")."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", value)
+        if not parts or "".join(n + u for n, u in parts) != value:
+            raise ValidationError(name, f"must be a duration such as 15s or 500ms, got {value!r}")
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    else:
+        raise ValidationError(name, "must be a duration such as 15s")
+    if seconds <= 0:
+        raise ValidationError(name, "must be greater than 0")
+    return seconds
+
+
+def _parse_leader_election(doc: Mapping[str, Any]) -> LeaderElectionConfig:
+    fields = {"leaseDuration": "lease_duration_seconds", "renewDeadline": "renew_deadline_seconds",
+              "retryPeriod": "retry_period_seconds", "resourceName": "resource_name",
+              "resourceNamespace": "resource_namespace"}
+    kw: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key not in fields:
+            raise ValidationError(f"leaderElection.{key}", f"unknown field; known fields: {', '.join(fields)}")
+        name = f"leaderElection.{key}"
+        if key.startswith("resource"):
+            kw[fields[key]] = _expect(value, str, name, "a string")
+            if not kw[fields[key]]:
+                raise ValidationError(name, "must not be empty")
+        else:
+            kw[fields[key]] = parse_duration(value, name)
+    cfg = LeaderElectionConfig(**kw)
+    # upstream's validation (ValidateLeaderElectionConfiguration)
+    if cfg.lease_duration_seconds <= cfg.renew_deadline_seconds:
+        raise ValidationError("leaderElection.leaseDuration", "must be greater than renewDeadline")
+    if cfg.renew_deadline_seconds <= cfg.retry_period_seconds:
+        raise ValidationError("leaderElection.renewDeadline", "must be greater than retryPeriod")
+    return cfg
 
 
 def parse_config_text(text: str, source: str = "config") -> ServeConfig:
@@ -197,7 +286,8 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
 
 
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
-                data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None) -> DaemonConfig:
+                data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
+                etcd_servers: str | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
     if listen is not None:
@@ -210,4 +300,7 @@ def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | Non
         kw["token_file"] = Path(token_file)
     if log_level is not None:
         kw["log_level"] = _choice(log_level.upper(), LOG_LEVELS, "--log-level")
+    if etcd_servers is not None:  # kube-apiserver's flag: naming etcd servers means the etcd backend
+        kw["etcd_endpoints"] = parse_endpoints(etcd_servers, "--etcd-servers")
+        kw["store_backend"] = "etcd"
     return dataclasses.replace(cfg, **kw)

@@ -1,7 +1,8 @@
 """Health and metrics over HTTP (aiohttp), built by make_http_app(deps).
 
     /healthz, /livez   200 "ok" while the process serves HTTP at all
-    /readyz            200 once the store is loaded and the actors run, 503 before and while stopping
+    /readyz            200 once the store is loaded and the actors run, 503 before and while stopping;
+                       with several daemons on etcd, a second line says who leads
     /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
 
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
@@ -22,6 +23,7 @@ class HttpDeps:
     ready: Callable[[], bool]
     metrics: SchedulerMetrics
     refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
+    leadership: Callable[[], Awaitable[str]] | None = None  # several daemons on etcd: who leads, in a line
 
 
 DEPS = web.AppKey("deps", HttpDeps)
@@ -32,8 +34,9 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _readyz(request: web.Request) -> web.Response:
-    if request.app[DEPS].ready():
-        return web.Response(text="ok")
+    deps = request.app[DEPS]
+    if deps.ready():
+        return web.Response(text="ok" if deps.leadership is None else f"ok\n{await deps.leadership()}")
     return web.Response(status=503, text="not ready")
 
 
