@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Sequence
 
 import aetcd
+import grpc
 from aetcd import rpc
-from aetcd.exceptions import ClientError, RevisionCompactedError
+from aetcd.exceptions import ClientError
 
 from actors.store.backend import LoadedState, Write
 from framework.api.objects import KINDS
@@ -219,29 +220,52 @@ class EtcdBackend:
         out.resource_version = revision
         return out
 
-    async def changes(self, after: int) -> AsyncIterator[Change]:
-        """Every change to an object key after revision `after`, in order. Reconnects
-        (from the last revision seen) when the stream breaks; Compacted when etcd no
-        longer has the revisions asked for."""
-        start, end = self.layout.range()
+    async def current_revision(self) -> int:
+        """etcd's revision now (the feed reaches it: it follows every key)."""
+        kv = await self._kv()
+        resp = await kv.Range(rpc.RangeRequest(key=b"\0", limit=1, keys_only=True),
+                              timeout=self.settings.timeout_seconds)
+        return resp.header.revision
+
+    async def changes(self, after: int) -> AsyncIterator[tuple[list[Change], int]]:
+        """Every change to an object key after revision `after`, in order, a revision
+        at a time: (changes, the revision now reached). The watch covers every key,
+        not only the prefix, so every revision etcd hands out shows up here (a
+        revision that touched none of our objects comes with no changes) and
+        catching up to any revision etcd reported always ends. Reconnects from the
+        last revision seen when the stream breaks; Compacted when etcd no longer
+        has the revisions asked for."""
         last = after
         while True:
+            await self._client.connect()
+            call = rpc.WatchStub(self._client.channel).Watch()
             try:
-                await self._client.connect()
-                watch = await self._client.watch(start, range_end=end, start_revision=last + 1)
-                async for ev in watch:
-                    named = self.layout.parse(ev.kv.key)
-                    last = max(last, ev.kv.mod_revision)
-                    if named is None:
+                await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+                    key=b"\0", range_end=b"\0", start_revision=last + 1)))
+                while True:
+                    resp = await call.read()
+                    if resp is grpc.aio.EOF:
+                        break
+                    if resp.compact_revision:
+                        raise Compacted(resp.compact_revision)
+                    if resp.canceled:
+                        raise ClientError(f"etcd cancelled the watch: {resp.cancel_reason}")
+                    if not resp.events:
                         continue
-                    deleted = ev.kind == "DELETE"
-                    yield Change(kind=named[0], key=named[1], revision=ev.kv.mod_revision,
-                                 raw=None if deleted else decode(ev.kv.value, ev.kv.mod_revision))
-            except RevisionCompactedError as e:
-                raise Compacted(e.compacted_revision) from None
-            except ClientError as e:
+                    out = []
+                    for ev in resp.events:
+                        last = max(last, ev.kv.mod_revision)
+                        named = self.layout.parse(ev.kv.key)
+                        if named is not None:
+                            deleted = ev.type == rpc.Event.DELETE
+                            out.append(Change(kind=named[0], key=named[1], revision=ev.kv.mod_revision,
+                                              raw=None if deleted else decode(ev.kv.value, ev.kv.mod_revision)))
+                    yield out, last
+            except (ClientError, grpc.aio.AioRpcError) as e:
                 log.warning("etcd watch broke after revision %d (%s); resuming", last, e)
                 await asyncio.sleep(0.2)
+            finally:
+                call.cancel()
 
     # --- writing ---------------------------------------------------------------------------------
 

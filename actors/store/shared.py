@@ -62,6 +62,14 @@ class Observed:
 
 
 @dataclass(frozen=True, slots=True)
+class _Step:
+    """The feed's changes up to one revision."""
+
+    changes: list[Change]
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Relisted:
     """The feed restarted from a fresh listing (after a compaction)."""
 
@@ -74,7 +82,7 @@ class SharedStore(Store):
     def __init__(self, backend: EtcdBackend, **kwargs: Any) -> None:
         super().__init__(backend, **kwargs)
         self.etcd: EtcdBackend = backend
-        self._pending: collections.deque[Change | _Relisted] = collections.deque()
+        self._pending: collections.deque[_Step | _Relisted] = collections.deque()
         self._arrived = asyncio.Event()
         self._fenced: set[str] = set()  # Pod keys bound in the group being built
         self._fence_lost = False
@@ -93,9 +101,9 @@ class SharedStore(Store):
     async def _follow(self, after: int) -> None:
         while True:
             try:
-                async for change in self.etcd.changes(after):
-                    self._queue(change)
-                    after = change.revision
+                async for changes, revision in self.etcd.changes(after):
+                    self._queue(_Step(changes, revision))
+                    after = revision
                 return
             except Compacted as e:
                 log.warning("%s; relisting", e)
@@ -103,7 +111,7 @@ class SharedStore(Store):
                 self._queue(_Relisted(state))
                 after = state.resource_version
 
-    def _queue(self, item: Change | _Relisted) -> None:
+    def _queue(self, item: _Step | _Relisted) -> None:
         poke = not self._pending
         self._pending.append(item)
         self._arrived.set()
@@ -116,7 +124,9 @@ class SharedStore(Store):
             if isinstance(item, _Relisted):
                 self._relist(item.state)
             else:
-                self._observe(item)
+                for change in item.changes:
+                    self._observe(change)
+                self._rv = max(self._rv, item.revision)
         self._arrived.clear()
 
     def _observe(self, c: Change) -> None:
@@ -160,6 +170,17 @@ class SharedStore(Store):
         for ev in events:
             self._fan_out(ev)
 
+    async def _sync(self) -> None:
+        """Catch up to etcd's revision now, so a request sees every write any daemon
+        acknowledged before it arrived (kube-apiserver's consistent reads)."""
+        try:
+            revision = await self.etcd.current_revision()
+        except Exception as e:  # noqa: BLE001 - the write itself will fail and say why
+            log.warning("cannot read etcd's revision: %s", e)
+            self._drain()
+            return
+        await self._catch_up(revision)
+
     async def _catch_up(self, revision: int) -> bool:
         """Apply the feed until it reaches `revision`; False if it did not in time."""
         loop = asyncio.get_running_loop()
@@ -177,7 +198,10 @@ class SharedStore(Store):
     # --- the write path ---------------------------------------------------------------------------
 
     async def handle_batch(self, msgs: list[Any]) -> None:
-        self._drain()
+        if any(not isinstance(m, Observed) for m in msgs):
+            await self._sync()
+        else:
+            self._drain()
         batch, group = self._new_group()
         ops = size = 0
         for msg in msgs:
