@@ -12,7 +12,7 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
     maxFrameBytes: 16777216
     shutdownGracePeriodSeconds: 10  # binding cycles get this long to finish on SIGTERM
     store: {backend: sqlite, synchronous: FULL}   # or backend: etcd (several daemons, one leader)
-    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry}
+    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry, maxTxnOps: 128, maxRequestBytes: 1572864}
     leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
                      resourceName: kube-scheduler, resourceNamespace: kube-system}
     tls: {certFile: server.crt, keyFile: server.key}
@@ -32,7 +32,7 @@ from typing import Any, Mapping
 import yaml
 
 from actors.leader_election import LeaderElectionConfig
-from actors.store.etcd import DEFAULT_PREFIX
+from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
 
@@ -85,6 +85,8 @@ class DaemonConfig:
     log_level: str = "INFO"
     etcd_endpoints: tuple[str, ...] = ()
     etcd_prefix: str = DEFAULT_PREFIX
+    etcd_max_txn_ops: int = DEFAULT_MAX_TXN_OPS
+    etcd_max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
 
     def read_token(self) -> str | None:
@@ -202,10 +204,18 @@ def parse_endpoints(value: object, name: str) -> tuple[str, ...]:
 
 
 def _parse_etcd(etcd: Mapping[str, Any]) -> dict[str, Any]:
+    known = ("endpoints", "prefix", "maxTxnOps", "maxRequestBytes")
     for key in etcd:
-        if key not in ("endpoints", "prefix"):
-            raise ValidationError(f"etcd.{key}", "unknown field; known fields: endpoints, prefix")
+        if key not in known:
+            raise ValidationError(f"etcd.{key}", f"unknown field; known fields: {', '.join(known)}")
     kw: dict[str, Any] = {}
+    # etcd's --max-txn-ops and --max-request-bytes, when the cluster raised them
+    for key, attr, low in (("maxTxnOps", "etcd_max_txn_ops", 2), ("maxRequestBytes", "etcd_max_request_bytes", 4096)):
+        if key in etcd:
+            n = _expect(etcd[key], int, f"etcd.{key}", "an integer")
+            if n < low:
+                raise ValidationError(f"etcd.{key}", f"must be at least {low}")
+            kw[attr] = n
     if "endpoints" in etcd:
         kw["etcd_endpoints"] = parse_endpoints(etcd["endpoints"], "etcd.endpoints")
     if "prefix" in etcd:

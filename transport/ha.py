@@ -44,7 +44,9 @@ class HaDaemon(Daemon):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.settings = EtcdSettings(endpoints=self.cfg.etcd_endpoints, prefix=self.cfg.etcd_prefix)
+        self.settings = EtcdSettings(endpoints=self.cfg.etcd_endpoints, prefix=self.cfg.etcd_prefix,
+                                     max_txn_ops=self.cfg.etcd_max_txn_ops,
+                                     max_request_bytes=self.cfg.etcd_max_request_bytes)
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"  # upstream's form: hostname_uuid
         self.elector = LeaderElector(self.settings, self.identity, self.cfg.leader_election)
         self.pipeline: Pipeline | None = None

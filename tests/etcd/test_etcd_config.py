@@ -12,11 +12,12 @@ HEAD = "apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"
 
 def test_an_etcd_backend_reads_endpoints_prefix_and_upstream_leader_election_durations() -> None:
     cfg = parse_config_text(HEAD + "store: {backend: etcd}\n"
-                            "etcd: {endpoints: ['127.0.0.1:2379', 'http://10.0.0.2:2379'], prefix: /k8s}\n"
+                            "etcd: {endpoints: ['127.0.0.1:2379', 'http://10.0.0.2:2379'], prefix: /k8s, maxTxnOps: 1024}\n"
                             "leaderElection: {leaseDuration: 1m30s, renewDeadline: 500ms, retryPeriod: 0.25}\n").daemon
     assert cfg.store_backend == "etcd"
     assert cfg.etcd_endpoints == ("127.0.0.1:2379", "10.0.0.2:2379")
     assert cfg.etcd_prefix == "/k8s"
+    assert (cfg.etcd_max_txn_ops, cfg.etcd_max_request_bytes) == (1024, 1536 * 1024)
     assert (cfg.leader_election.lease_duration_seconds, cfg.leader_election.renew_deadline_seconds,
             cfg.leader_election.retry_period_seconds) == (90.0, 0.5, 0.25)
 
@@ -34,11 +35,12 @@ def test_leader_election_defaults_are_upstreams() -> None:
     ("etcd: {endpoints: ['nohost']}\n", "DaemonConfiguration.etcd.endpoints[0]"),
     ("etcd: {prefix: registry}\n", "DaemonConfiguration.etcd.prefix"),
     ("etcd: {endpoint: x}\n", "DaemonConfiguration.etcd.endpoint"),
+    ("etcd: {maxTxnOps: 1}\n", "DaemonConfiguration.etcd.maxTxnOps"),
     ("leaderElection: {leaseDuration: 10s}\n", "DaemonConfiguration.leaderElection.leaseDuration"),
     ("leaderElection: {retryPeriod: soon}\n", "DaemonConfiguration.leaderElection.retryPeriod"),
     ("leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "DaemonConfiguration.leaderElection.renewDeadline"),
     ("leaderElection: {leaderElect: true}\n", "DaemonConfiguration.leaderElection.leaderElect"),
-], ids=["etcd-without-endpoints", "empty-endpoints", "endpoint-without-port", "relative-prefix", "unknown-etcd-field",
+], ids=["etcd-without-endpoints", "empty-endpoints", "endpoint-without-port", "relative-prefix", "unknown-etcd-field", "too-few-txn-ops",
         "lease-not-above-renew-deadline", "not-a-duration", "renew-deadline-not-above-retry", "unknown-field"])
 def test_bad_etcd_and_leader_election_settings_name_the_field(body: str, field: str) -> None:
     with pytest.raises(ValidationError) as err:
