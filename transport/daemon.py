@@ -20,6 +20,7 @@ import os
 import signal
 import ssl
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,6 +37,8 @@ from transport.http import HttpDeps, make_http_app, start_http
 from transport.metrics import SchedulerMetrics
 from transport.server import Server
 from transport.service import StoreService
+from transport.web import WebDeps
+from transport.web.feed import waiters
 
 log = logging.getLogger("ksched.daemon")
 
@@ -134,12 +137,13 @@ class Daemon:
                 raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics))
+                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics,
+                                             web=web_deps(service, self.metrics, token, pipeline)))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
-                log.info("HTTP (healthz, readyz, metrics) on %s:%d", hh, hp)
+                log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
             self.phase = "running"
             self._ready = pipeline.phase == "running"
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)
@@ -156,6 +160,12 @@ class Daemon:
                 await http_runner.cleanup()
             self.phase = "stopped"
             log.info("stopped")
+
+
+def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline) -> WebDeps:
+    """The cluster page's view of the running system (transport.web)."""
+    return WebDeps(service=service, registry=metrics.registry, token=token,
+                   waiting=lambda: waiters(pipeline.waiting_room.waiting_pods, pipeline.clock.now(), time.time()))
 
 
 async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:

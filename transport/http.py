@@ -4,6 +4,7 @@
     /readyz            200 once the store is loaded and the actors run, 503 before and while stopping;
                        with several daemons on etcd, a second line says who leads
     /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
+    /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
 control of the event loop and of shutdown.
@@ -11,11 +12,14 @@ control of the event loop and of shutdown.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from aiohttp import web
 
 from transport.metrics import CONTENT_TYPE, SchedulerMetrics
+
+if TYPE_CHECKING:
+    from transport.web import WebDeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,7 @@ class HttpDeps:
     metrics: SchedulerMetrics
     refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
     leadership: Callable[[], Awaitable[str]] | None = None  # several daemons on etcd: who leads, in a line
+    web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
 
 
 DEPS = web.AppKey("deps", HttpDeps)
@@ -54,6 +59,10 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     app.router.add_get("/livez", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
+    if deps.web is not None:
+        from transport.web import mount_web
+
+        mount_web(app, deps.web)
     return app
 
 

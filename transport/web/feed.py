@@ -1,0 +1,116 @@
+"""What the page is fed, computed on the server with the scheduler's own parsing so
+the page shows the numbers `ksched get nodes` shows. Pure functions and one small
+ring of samples; no I/O."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from framework.api.errors import ValidationError
+from framework.api.objects import POD_GROUP_LABEL, Node, Pod
+
+
+def pod_view(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod's requests as NodeResourcesFit counts them (containers, init
+    containers, overhead): {"cpu": milli-CPU, "memory": bytes}; {"invalid": why}
+    for a pod the scheduler cannot parse."""
+    try:
+        pod = Pod(raw)
+    except ValidationError as err:
+        return {"invalid": str(err)}
+    return {"cpu": pod.resource.milli_cpu, "memory": pod.resource.memory, "terminal": pod.is_terminal}
+
+
+def node_view(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's allocatable (milli-CPU, bytes, pods), taints as `key=value:Effect`
+    and whether it is cordoned."""
+    try:
+        node = Node(raw)
+    except ValidationError as err:
+        return {"invalid": str(err)}
+    alloc = node.allocatable
+    return {
+        "cpu": alloc.milli_cpu,
+        "memory": alloc.memory,
+        "pods": alloc.allowed_pod_number,
+        "taints": [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.taints],
+        "unschedulable": node.unschedulable,
+    }
+
+
+def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    if kind == "Pod":
+        return pod_view(raw)
+    if kind == "Node":
+        return node_view(raw)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Waiter:
+    """One pod held at Permit: its key, its gang ("namespace/name", "" if none),
+    its node and the wall time its earliest Permit deadline falls."""
+
+    pod: str
+    group: str
+    node: str
+    deadline: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pod": self.pod, "group": self.group, "node": self.node, "deadline": self.deadline}
+
+
+def waiters(waiting_pods: Iterable[Any], clock_now: float, wall_now: float) -> list[Waiter]:
+    """The waiting room (framework.waiting.WaitingPodsMap) as the page shows it.
+    Deadlines are on the scheduler's clock; they are moved to wall time so the
+    browser can count down on its own."""
+    out = []
+    for wp in waiting_pods:
+        if not wp.deadlines:
+            continue
+        label = wp.pod.labels.get(POD_GROUP_LABEL)
+        group = f"{wp.pod.namespace}/{label}" if label else ""
+        out.append(Waiter(wp.pod.key, group, wp.node_name, wall_now + min(wp.deadlines.values()) - clock_now))
+    return sorted(out, key=lambda w: w.pod)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One throughput sample: wall time, pods bound so far (scheduler_schedule_attempts_total
+    with result="scheduled", every profile) and pods pending (scheduler_pending_pods, every queue)."""
+
+    t: float
+    scheduled: float
+    pending: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"t": self.t, "scheduled": self.scheduled, "pending": self.pending}
+
+
+def sample_metrics(registry: Any, now: float) -> Sample:
+    """Read the two series from a prometheus_client registry."""
+    scheduled = pending = 0.0
+    for family in registry.collect():
+        for s in family.samples:
+            if s.name == "scheduler_schedule_attempts_total" and s.labels.get("result") == "scheduled":
+                scheduled += s.value
+            elif s.name == "scheduler_pending_pods":
+                pending += s.value
+    return Sample(now, scheduled, pending)
+
+
+class SampleRing:
+    """The last `keep` samples, oldest first."""
+
+    def __init__(self, keep: int) -> None:
+        self._samples: deque[Sample] = deque(maxlen=keep)
+
+    def add(self, sample: Sample) -> None:
+        self._samples.append(sample)
+
+    def to_json(self) -> list[dict[str, float]]:
+        return [s.to_json() for s in self._samples]
+
+
+WaitingSource = Callable[[], list[Waiter]]

@@ -1,0 +1,266 @@
+"""The page's WebSocket (GET /stream): one per open page.
+
+Protocol (JSON text frames):
+  page -> server, first: {"token": str|null, "resourceVersion": int}
+      resourceVersion 0 starts from the current objects (each sent as ADDED);
+      n > 0 resumes after n, as a watch does after a reconnect.
+  server -> page:
+      {"type": "error", "reason": "Unauthorized", "message": ...}   then close (4401)
+      {"type": "hello", "resourceVersion": n, "resumed": bool, "now": wall,
+       "samples": [...], "waiting": [...]}                           resumed false: drop what you hold
+      {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
+      {"type": "sample", "sample": {t, scheduled, pending}, "now": wall}
+      {"type": "waiting", "waiting": [{pod, group, node, deadline}], "now": wall}
+      {"type": "explain", "id": n, "result": {...}} | {"type": "explain", "id": n, "error": {reason, message}}
+  page -> server, later: {"op": "explain", "id": n, "namespace": ns, "name": pod}
+
+A page that does not keep up (more than MAX_BACKLOG events queued) is closed;
+it reconnects and resumes from the last resourceVersion it saw. Nothing on the
+stream writes to the store.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+import json
+import logging
+import time
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from transport.service import Service
+from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, sample_metrics, view_of
+from transport.wire import ApiError, Reason
+
+log = logging.getLogger("ksched.web")
+
+KINDS = ("Pod", "Node", "PodGroup")
+MAX_BACKLOG = 100_000
+HELLO_TIMEOUT_SECONDS = 30.0
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_TOO_SLOW = 4408
+_DONE = object()
+# Objects are JSON-shaped, but msgpack clients can store bytes; those go out as text
+# rather than ending the stream.
+_dumps = functools.partial(json.dumps, default=str, separators=(",", ":"))
+
+
+class Hub:
+    """What every open page shares: the throughput samples and the Permit waiters,
+    taken every `sample_seconds` by `run()` (tests call `tick(now)`), pushed to
+    each stream as they change."""
+
+    def __init__(self, registry: Any, waiting: WaitingSource, keep: int = 600) -> None:
+        self.registry = registry
+        self.waiting = waiting
+        self.samples = SampleRing(keep)
+        self.last_waiting: list[Waiter] = []
+        self.streams: set[PageStream] = set()
+
+    def tick(self, now: float) -> None:
+        sample = sample_metrics(self.registry, now)
+        self.samples.add(sample)
+        waiting = self.waiting()
+        changed = waiting != self.last_waiting
+        self.last_waiting = waiting
+        for s in list(self.streams):
+            s.push_sample(sample, now)
+            if changed:
+                s.push_waiting(waiting, now)
+
+    async def run(self, sample_seconds: float) -> None:
+        while True:
+            try:
+                self.tick(time.time())
+            except Exception:  # a bad sample must not end the page's feed
+                log.exception("cluster page: sampling failed")
+            await asyncio.sleep(sample_seconds)
+
+    async def close_all(self) -> None:
+        for s in list(self.streams):
+            await s.ws.close(code=WSCloseCode.GOING_AWAY, message=b"the daemon is stopping")
+
+
+class PageStream:
+    """One page's WebSocket."""
+
+    def __init__(self, ws: web.WebSocketResponse, service: Service, hub: Hub, token: str | None) -> None:
+        self.ws = ws
+        self.service = service
+        self.hub = hub
+        self.token = token
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.watch_id: int | None = None
+        self.overflowed = False
+
+    # --- what the hub and the watch push (synchronous, on the loop) ---------------
+
+    def _push(self, frame: Any) -> None:
+        if self.overflowed:
+            return
+        if self.outbox.qsize() > MAX_BACKLOG:
+            self.overflowed = True  # the pump closes the socket; the page resumes from its resourceVersion
+            self.outbox.put_nowait(_DONE)
+            return
+        self.outbox.put_nowait(frame)
+
+    def push_sample(self, sample: Sample, now: float) -> None:
+        self._push({"type": "sample", "sample": sample.to_json(), "now": now})
+
+    def push_waiting(self, waiting: list[Waiter], now: float) -> None:
+        self._push({"type": "waiting", "waiting": [w.to_json() for w in waiting], "now": now})
+
+    def on_event(self, event_type: str, kind: str, obj: dict[str, Any], rv: int) -> None:
+        self._push(("event", event_type, kind, obj, rv))
+
+    # --- the connection ------------------------------------------------------------
+
+    async def serve(self) -> None:
+        first = await self._receive_hello()
+        if first is None:
+            return
+        from_rv = first.get("resourceVersion") or 0
+        if not isinstance(from_rv, int) or isinstance(from_rv, bool) or from_rv < 0:
+            await self._refuse(Reason.INVALID, "resourceVersion: must be a non-negative integer")
+            return
+        try:
+            resumed, rv = await self._watch(from_rv)
+        except ApiError as err:
+            await self._refuse(err.reason, err.message)
+            return
+        self.hub.streams.add(self)
+        try:
+            now = time.time()
+            await self.ws.send_json({"type": "hello", "resourceVersion": rv, "resumed": resumed, "now": now,
+                                     "samples": self.hub.samples.to_json(),
+                                     "waiting": [w.to_json() for w in self.hub.last_waiting]}, dumps=_dumps)
+            async with asyncio.TaskGroup() as tg:
+                pump = tg.create_task(self._pump())
+                await self._read_requests(tg)
+                self.outbox.put_nowait(_DONE)
+                await pump
+        finally:
+            self.hub.streams.discard(self)
+            if self.watch_id is not None:
+                self.service.unwatch(self.watch_id)
+
+    async def _receive_hello(self) -> dict[str, Any] | None:
+        try:
+            msg = await self.ws.receive(timeout=HELLO_TIMEOUT_SECONDS)
+        except TimeoutError:
+            await self._refuse(Reason.UNAUTHORIZED, "no hello within 30s")
+            return None
+        if msg.type != WSMsgType.TEXT:
+            return None
+        try:
+            first = json.loads(msg.data)
+        except ValueError:
+            first = None
+        if not isinstance(first, dict):
+            await self._refuse(Reason.INVALID, "the first message must be a JSON object {token, resourceVersion}")
+            return None
+        if self.token is not None:
+            given = first.get("token")
+            if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
+                await self._refuse(Reason.UNAUTHORIZED, "token: missing or wrong")
+                return None
+        return first
+
+    async def _watch(self, from_rv: int) -> tuple[bool, int]:
+        """(resumed, resourceVersion now). A resourceVersion the store no longer
+        keeps history for starts over from the current objects (resumed False)."""
+        if from_rv > 0:
+            try:
+                self.watch_id, rv = await self.service.watch(KINDS, from_rv, self.on_event)
+                return True, rv
+            except ApiError as err:
+                if err.reason != Reason.CONFLICT:
+                    raise
+                self._drain()
+        self.watch_id, rv = await self.service.watch(KINDS, 0, self.on_event)
+        return False, rv
+
+    def _drain(self) -> None:
+        while not self.outbox.empty():
+            self.outbox.get_nowait()
+
+    async def _refuse(self, reason: Reason | str, message: str) -> None:
+        reason = reason.value if isinstance(reason, Reason) else reason
+        await self.ws.send_json({"type": "error", "reason": reason, "message": message}, dumps=_dumps)
+        await self.ws.close(code=CLOSE_UNAUTHORIZED if reason == Reason.UNAUTHORIZED.value else WSCloseCode.POLICY_VIOLATION,
+                            message=message.encode()[:120])
+
+    async def _pump(self) -> None:
+        try:
+            await self._send_queued()
+        except ConnectionResetError:
+            pass  # the page went away; the reader sees the close too
+
+    async def _send_queued(self) -> None:
+        """Send what is queued, events batched into one frame per turn."""
+        while True:
+            item = await self.outbox.get()
+            batch: list[dict[str, Any]] = []
+            while True:
+                if item is _DONE:
+                    await self._flush(batch)
+                    if not self.ws.closed:
+                        await self.ws.close(code=CLOSE_TOO_SLOW, message=b"too far behind; resume")
+                    return
+                if isinstance(item, tuple):
+                    _, event_type, kind, obj, rv = item
+                    batch.append({"type": event_type, "kind": kind, "object": obj, "resourceVersion": rv,
+                                  "view": view_of(kind, obj)})
+                elif not self.ws.closed:
+                    await self._flush(batch)
+                    batch = []
+                    await self.ws.send_json(item, dumps=_dumps)
+                if self.outbox.empty():
+                    break
+                item = self.outbox.get_nowait()
+            await self._flush(batch)
+
+    async def _flush(self, batch: list[dict[str, Any]]) -> None:
+        if batch and not self.ws.closed:
+            await self.ws.send_json({"type": "events", "items": batch}, dumps=_dumps)
+
+    async def _read_requests(self, tg: asyncio.TaskGroup) -> None:
+        async for msg in self.ws:
+            if msg.type != WSMsgType.TEXT:
+                continue
+            try:
+                req = json.loads(msg.data)
+            except ValueError:
+                req = None
+            if isinstance(req, dict) and req.get("op") == "explain":
+                tg.create_task(self._explain(req))
+            else:
+                self._push({"type": "error", "reason": Reason.INVALID.value,
+                            "message": "op: expected {\"op\": \"explain\", \"id\", \"namespace\", \"name\"}"})
+
+    async def _explain(self, req: dict[str, Any]) -> None:
+        rid = req.get("id")
+        try:
+            result = await explain_stored_pod(self.service, req.get("namespace"), req.get("name"))
+            self._push({"type": "explain", "id": rid, "result": result})
+        except ApiError as err:
+            self._push({"type": "explain", "id": rid, "error": {"reason": err.reason.value, "message": err.message}})
+        except Exception as err:  # noqa: BLE001 - one failed explain must not end the page's stream
+            log.exception("cluster page: explain failed")
+            self._push({"type": "explain", "id": rid, "error": {"reason": Reason.INTERNAL.value, "message": str(err)}})
+
+
+async def explain_stored_pod(service: Service, namespace: Any, name: Any) -> dict[str, Any]:
+    """`explain` of a pod as stored, through the same service the msgpack server
+    uses. A bound pod is asked about as if it were not bound yet (its nodeName
+    dropped), so the answer says where it would go now."""
+    if not isinstance(name, str) or not name:
+        raise ApiError(Reason.INVALID, "name: a pod name is required")
+    if namespace is not None and not isinstance(namespace, str):
+        raise ApiError(Reason.INVALID, "namespace: must be a string")
+    pod = await service.get("Pod", namespace or "default", name)
+    spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+    result = await service.explain({**pod, "spec": spec})
+    return {**result, "boundTo": (pod.get("spec") or {}).get("nodeName") or None}
