@@ -34,6 +34,8 @@ from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
 from transport.server import Server
 from transport.service import StoreService
+from transport.web import WebDeps
+from transport.web.feed import waiters
 from transport.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.ha")
@@ -78,7 +80,8 @@ class HaDaemon(Daemon):
                 except OSError as exc:
                     raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
                 if self.cfg.http is not None:
-                    app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership))
+                    app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership,
+                                                 web=self._web(service, token)))
                     try:
                         http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port)
                     except OSError as exc:
@@ -145,6 +148,14 @@ class HaDaemon(Daemon):
                 await asyncio.gather(hold, return_exceptions=True)
                 await self.elector.resign()
             gauge.set(0)
+
+    def _web(self, service: StoreService, token: str | None) -> WebDeps:
+        """The cluster page on every daemon; Permit waiters are the leader's alone."""
+        def waiting() -> Any:
+            p = self.pipeline
+            return waiters(p.waiting_room.waiting_pods if p is not None else (), time.time(), time.time())
+
+        return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting)
 
     async def _explain(self, pod: dict[str, Any]) -> dict[str, Any]:
         pipeline = self.pipeline
