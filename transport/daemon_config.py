@@ -12,7 +12,8 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
     maxFrameBytes: 16777216
     shutdownGracePeriodSeconds: 10  # binding cycles get this long to finish on SIGTERM
     store: {backend: sqlite, synchronous: FULL}   # or backend: etcd (several daemons, one leader)
-    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry, maxTxnOps: 128, maxRequestBytes: 1572864}
+    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry, maxTxnOps: 128, maxRequestBytes: 1572864,
+           caFile: ca.crt, certFile: client.crt, keyFile: client.key}   # TLS files optional
     leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
                      resourceName: kube-scheduler, resourceNamespace: kube-system}
     tls: {certFile: server.crt, keyFile: server.key}
@@ -87,6 +88,9 @@ class DaemonConfig:
     etcd_prefix: str = DEFAULT_PREFIX
     etcd_max_txn_ops: int = DEFAULT_MAX_TXN_OPS
     etcd_max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    etcd_ca_file: Path | None = None
+    etcd_cert_file: Path | None = None
+    etcd_key_file: Path | None = None
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
 
     def read_token(self) -> str | None:
@@ -196,19 +200,27 @@ def parse_endpoints(value: object, name: str) -> tuple[str, ...]:
     for i, item in enumerate(items):
         if not isinstance(item, str):
             raise ValidationError(f"{name}[{i}]", "must be a string")
-        addr = parse_address(item.strip().removeprefix("http://"), f"{name}[{i}]")
-        if item.strip().startswith("https://"):
-            raise ValidationError(f"{name}[{i}]", "https endpoints are not supported yet (the aetcd client has no TLS)")
+        addr = parse_address(item.strip().removeprefix("http://").removeprefix("https://"), f"{name}[{i}]")
         out.append(str(addr))
     return tuple(out)
 
 
 def _parse_etcd(etcd: Mapping[str, Any]) -> dict[str, Any]:
-    known = ("endpoints", "prefix", "maxTxnOps", "maxRequestBytes")
+    known = ("endpoints", "prefix", "maxTxnOps", "maxRequestBytes", "caFile", "certFile", "keyFile")
     for key in etcd:
         if key not in known:
             raise ValidationError(f"etcd.{key}", f"unknown field; known fields: {', '.join(known)}")
     kw: dict[str, Any] = {}
+    # TLS to etcd, as kube-apiserver's --etcd-cafile/--etcd-certfile/--etcd-keyfile
+    for key, attr in (("caFile", "etcd_ca_file"), ("certFile", "etcd_cert_file"), ("keyFile", "etcd_key_file")):
+        if etcd.get(key) is not None:
+            kw[attr] = Path(_expect(etcd[key], str, f"etcd.{key}", "a path string"))
+            if not kw[attr].is_file():
+                raise ValidationError(f"etcd.{key}", f"no such file: {kw[attr]}")
+    if ("certFile" in etcd) != ("keyFile" in etcd):
+        raise ValidationError("etcd.certFile", "certFile and keyFile must be given together")
+    if "certFile" in etcd and "caFile" not in etcd:
+        raise ValidationError("etcd.caFile", "is required with certFile and keyFile")
     # etcd's --max-txn-ops and --max-request-bytes, when the cluster raised them
     for key, attr, low in (("maxTxnOps", "etcd_max_txn_ops", 2), ("maxRequestBytes", "etcd_max_request_bytes", 4096)):
         if key in etcd:

@@ -59,8 +59,12 @@ class Member:
 class LocalEtcd:
     """`members` etcd processes forming one cluster under `data_dir`."""
 
-    def __init__(self, data_dir: Path, members: int = 3, client_ports: list[int] | None = None) -> None:
+    def __init__(self, data_dir: Path, members: int = 3, client_ports: list[int] | None = None,
+                 tls: tuple[Path, Path, Path] | None = None) -> None:
+        """tls: (CA, server certificate, server key): clients speak TLS and must
+        present a certificate the CA signed."""
         self.data_dir = Path(data_dir)
+        self.tls = tls
         ports = free_ports(2 * members)
         clients = client_ports or ports[:members]
         self.members = [Member(f"m{i}", clients[i], ports[members + i]) for i in range(members)]
@@ -71,8 +75,12 @@ class LocalEtcd:
 
     def start(self, wait_seconds: float = 60.0) -> "LocalEtcd":
         cluster = ",".join(f"{m.name}=http://127.0.0.1:{m.peer_port}" for m in self.members)
+        scheme = "https" if self.tls else "http"
+        tls_flags = [] if self.tls is None else [
+            "--trusted-ca-file", str(self.tls[0]), "--cert-file", str(self.tls[1]), "--key-file", str(self.tls[2]),
+            "--client-cert-auth"]
         for m in self.members:
-            url = f"http://127.0.0.1:{m.client_port}"
+            url = f"{scheme}://127.0.0.1:{m.client_port}"
             peer = f"http://127.0.0.1:{m.peer_port}"
             m.proc = subprocess.Popen(
                 [str(etcd_binary()), "--name", m.name, "--data-dir", str(self.data_dir / m.name),
@@ -80,7 +88,7 @@ class LocalEtcd:
                  "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                  "--initial-cluster", cluster, "--initial-cluster-state", "new",
                  "--initial-cluster-token", "ksched-local", "--log-level", "info",
-                 "--max-txn-ops", "1024", "--max-request-bytes", str(8 * 1024 * 1024)],
+                 "--max-txn-ops", "1024", "--max-request-bytes", str(8 * 1024 * 1024), *tls_flags],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             threading.Thread(target=self._read, args=(m,), daemon=True).start()
         for m in self.members:

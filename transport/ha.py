@@ -48,7 +48,9 @@ class HaDaemon(Daemon):
         super().__init__(*args, **kwargs)
         self.settings = EtcdSettings(endpoints=self.cfg.etcd_endpoints, prefix=self.cfg.etcd_prefix,
                                      max_txn_ops=self.cfg.etcd_max_txn_ops,
-                                     max_request_bytes=self.cfg.etcd_max_request_bytes)
+                                     max_request_bytes=self.cfg.etcd_max_request_bytes,
+                                     ca_file=_path(self.cfg.etcd_ca_file), cert_file=_path(self.cfg.etcd_cert_file),
+                                     key_file=_path(self.cfg.etcd_key_file))
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"  # upstream's form: hostname_uuid
         self.elector = LeaderElector(self.settings, self.identity, self.cfg.leader_election)
         self.pipeline: Pipeline | None = None
@@ -182,3 +184,7 @@ class HaDaemon(Daemon):
         info = await self._leader_info()
         return f"leader: {info['holder'] or 'none'}; this daemon ({self.identity}): " + \
             ("leader" if info["leading"] else "standby")
+
+
+def _path(p: Any) -> str | None:
+    return None if p is None else str(p)

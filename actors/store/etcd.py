@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Sequence
 
 import aetcd
+import aetcd.watcher
 import grpc
 from aetcd import rpc
 from aetcd.exceptions import ClientError
@@ -127,10 +128,15 @@ class EtcdSettings:
     max_txn_ops: int = DEFAULT_MAX_TXN_OPS
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     timeout_seconds: float = 5.0
+    # TLS, as kube-apiserver's --etcd-cafile / --etcd-certfile / --etcd-keyfile
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
 
 
 def grpc_target(endpoints: Sequence[str]) -> str:
-    """All endpoints as one gRPC target, so the channel fails over between members."""
+    """All endpoints as one gRPC target, so the channel fails over between members
+    (the scheme, http:// or https://, is the TLS settings' business)."""
     hosts = [e.removeprefix("http://").removeprefix("https://") for e in endpoints]
     return "ipv4:" + ",".join(hosts) if len(hosts) > 1 else hosts[0]
 
@@ -139,7 +145,43 @@ def connect(settings: EtcdSettings) -> aetcd.Client:
     """An aetcd client on every endpoint (aetcd joins host and port into one target)."""
     target = grpc_target(settings.endpoints)
     host, _, port = target.rpartition(":")
-    return aetcd.Client(host=host, port=int(port), timeout=settings.timeout_seconds)
+    if settings.ca_file is None:
+        return aetcd.Client(host=host, port=int(port), timeout=settings.timeout_seconds)
+    return _TlsClient(settings, host=host, port=int(port), timeout=settings.timeout_seconds)
+
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class _TlsClient(aetcd.Client):
+    """aetcd opens only insecure channels; this one opens a TLS channel (server
+    checked against caFile; certFile/keyFile as the client's certificate) and
+    sets up the same stubs aetcd's connect() does."""
+
+    def __init__(self, settings: EtcdSettings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._credentials = grpc.ssl_channel_credentials(
+            root_certificates=_read(settings.ca_file), private_key=_read(settings.key_file),
+            certificate_chain=_read(settings.cert_file))
+        # one name to check every member's certificate against (the first endpoint's host)
+        self._server_name = settings.endpoints[0].split("://")[-1].rpartition(":")[0]
+
+    async def connect(self) -> None:
+        if self._connected.is_set():
+            return
+        self.channel = grpc.aio.secure_channel(f"{self._host}:{self._port}", self._credentials,
+                                               options=[("grpc.ssl_target_name_override", self._server_name)])
+        self.kvstub = rpc.KVStub(self.channel)
+        self.clusterstub = rpc.ClusterStub(self.channel)
+        self.leasestub = rpc.LeaseStub(self.channel)
+        self.maintenancestub = rpc.MaintenanceStub(self.channel)
+        self._watcher = aetcd.watcher.Watcher(rpc.WatchStub(self.channel), timeout=self._timeout,
+                                              metadata=self.metadata)
+        self._connected.set()
 
 
 class KeyLayout:

@@ -36,11 +36,12 @@ def test_leader_election_defaults_are_upstreams() -> None:
     ("etcd: {prefix: registry}\n", "DaemonConfiguration.etcd.prefix"),
     ("etcd: {endpoint: x}\n", "DaemonConfiguration.etcd.endpoint"),
     ("etcd: {maxTxnOps: 1}\n", "DaemonConfiguration.etcd.maxTxnOps"),
+    ("etcd: {caFile: /nonexistent/ca.crt}\n", "DaemonConfiguration.etcd.caFile"),
     ("leaderElection: {leaseDuration: 10s}\n", "DaemonConfiguration.leaderElection.leaseDuration"),
     ("leaderElection: {retryPeriod: soon}\n", "DaemonConfiguration.leaderElection.retryPeriod"),
     ("leaderElection: {renewDeadline: 3s, retryPeriod: 3s}\n", "DaemonConfiguration.leaderElection.renewDeadline"),
     ("leaderElection: {leaderElect: true}\n", "DaemonConfiguration.leaderElection.leaderElect"),
-], ids=["etcd-without-endpoints", "empty-endpoints", "endpoint-without-port", "relative-prefix", "unknown-etcd-field", "too-few-txn-ops",
+], ids=["etcd-without-endpoints", "empty-endpoints", "endpoint-without-port", "relative-prefix", "unknown-etcd-field", "too-few-txn-ops", "missing-ca-file",
         "lease-not-above-renew-deadline", "not-a-duration", "renew-deadline-not-above-retry", "unknown-field"])
 def test_bad_etcd_and_leader_election_settings_name_the_field(body: str, field: str) -> None:
     with pytest.raises(ValidationError) as err:
