@@ -108,10 +108,14 @@ class LocalEtcd:
                 m.ready.set()
         m.ready.set()  # exited: waiters see the log
 
-    def stop(self) -> None:
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop every member (kill: at once, for throw-away test clusters)."""
         for m in self.members:
             if m.proc is not None and m.proc.poll() is None:
-                m.proc.terminate()
+                if kill:
+                    m.proc.kill()
+                else:
+                    m.proc.terminate()
         for m in self.members:
             if m.proc is not None:
                 try:

@@ -17,7 +17,7 @@ _prefixes = itertools.count()
 def etcd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEtcd]:
     cluster = LocalEtcd(tmp_path_factory.mktemp("etcd"), members=3).start()
     yield cluster
-    cluster.stop()
+    cluster.stop(kill=True)  # a throw-away cluster: no graceful leader transfer to wait for
 
 
 @pytest.fixture

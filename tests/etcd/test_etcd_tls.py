@@ -40,7 +40,7 @@ def tls_etcd(tmp_path_factory: pytest.TempPathFactory):
     _certificates(d)
     cluster = LocalEtcd(d / "data", members=1, tls=(d / "ca.crt", d / "server.crt", d / "server.key")).start()
     yield cluster, d
-    cluster.stop()
+    cluster.stop(kill=True)  # a throw-away cluster: no graceful leader transfer to wait for
 
 
 async def test_a_store_and_an_election_work_over_tls_with_a_client_certificate(tls_etcd) -> None:

@@ -172,7 +172,9 @@ def test_killing_the_leader_at_random_moments_loses_nothing_binds_nothing_twice_
             assert leader is not None
             survivors = [d for d in cluster.alive() if d is not leader]
             # stream pods and a gang through every daemon; kill the leader part-way
-            batch = [[_pod(f"c{cycle}-p{i}", POD_CPU)] for i in range(6)] + [_gang(f"c{cycle}-g")]
+            # the gang's PodGroup and members arrive separately, so a kill can find part of it
+            # waiting at Permit on the old leader
+            batch = [[_pod(f"c{cycle}-p{i}", POD_CPU)] for i in range(6)] + [[o] for o in _gang(f"c{cycle}-g")]
             gangs.append(f"c{cycle}-g")
             rand.shuffle(batch)
             kill_at = rand.randrange(len(batch))
