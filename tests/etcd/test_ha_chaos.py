@@ -28,7 +28,8 @@ CYCLES = int(os.environ.get("KSCHED_CHAOS_CYCLES", "3"))
 # KSCHED_CHAOS_DEFAULT_LEASES=1: upstream's 15s/10s/2s instead of the short test leases
 DEFAULT_LEASES = os.environ.get("KSCHED_CHAOS_DEFAULT_LEASES") == "1"
 LEASES = {} if DEFAULT_LEASES else {"leaseDuration": "2s", "renewDeadline": "1500ms", "retryPeriod": "250ms"}
-NODES, NODE_CPU = 4, 16
+NODE_CPU = 16
+NODES = max(4, 2 + int(CYCLES * 6.5 * 1.5) // NODE_CPU)  # room for every pod of every cycle, with slack
 GANG = 3
 POD_CPU = "500m"
 GANG_CPU = "1"
