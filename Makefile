@@ -23,12 +23,17 @@ serve: $(STAMP)
 serve-ha: $(STAMP)
 	$(BIN)/python -m transport.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
 
-# The pytest suite includes every ../shared/conformance case as its own test.
+# The pytest suite includes every ../shared/conformance (and next/) case as its own test.
 test: $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 conformance: $(STAMP)
-	$(BIN)/ksched conformance $(SHARED)/conformance
+	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next
+
+# Every workload at BENCH_NODES nodes, one process each, as a table (README's Performance).
+BENCH_NODES ?= 5000
+bench: $(STAMP)
+	$(BIN)/ksched bench all --nodes $(BENCH_NODES)
 
 clean:
 	rm -rf $(VENV) .ksched .ksched-ha

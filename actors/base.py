@@ -4,12 +4,22 @@ One actor = one class, one inbox (a closeable Mailbox), one `run()` loop that
 handles messages in order; it is the only owner of its state. `tell` posts a
 message; `ask` posts a message that carries a reply Future and awaits it.
 Messages are frozen dataclasses, one union per actor, dispatched with `match`.
+Other actors hold an `ActorRef` (tell, ask, stop), never the actor itself.
+
+Failure (Pykka's shape): an exception while handling one message fails that
+message's reply Future, is logged with the actor and the message type, and the
+actor takes the next message. An `InvariantBreach` (the actor's own state can no
+longer be trusted) instead stops the actor and is reported to its supervisor
+(`on_breach`), which stops the whole system cleanly.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any, Generic, TypeVar
+import logging
+from typing import Any, Callable, Generic, TypeVar
+
+log = logging.getLogger("ksched.actors")
 
 M = TypeVar("M")
 
@@ -97,11 +107,58 @@ def reject(reply: asyncio.Future[Any] | None, err: BaseException) -> None:
         reply.set_exception(err)
 
 
+class InvariantBreach(Exception):
+    """The actor's own state broke a rule it keeps (e.g. a data structure left
+    half-updated by an exception): it cannot go on, and neither can the system."""
+
+    def __init__(self, actor: str, msg_type: str, cause: BaseException | str) -> None:
+        super().__init__(f"{actor}: invariant breached while handling {msg_type}: {cause}")
+        self.actor = actor
+        self.msg_type = msg_type
+
+
+BreachHandler = Callable[[InvariantBreach], None]
+
+
+class ActorRef(Generic[M]):
+    """What other actors hold: post messages, ask and await a reply, stop. The
+    actor's state stays out of reach (Pykka's ActorRef)."""
+
+    __slots__ = ("name", "_inbox")
+
+    def __init__(self, name: str, inbox: "Mailbox[M]") -> None:
+        self.name = name
+        self._inbox = inbox
+
+    @property
+    def stopped(self) -> bool:
+        return self._inbox.closed
+
+    def tell(self, msg: M) -> None:
+        """Post `msg`; raises MailboxClosed when the actor has stopped."""
+        self._inbox.put(msg)
+
+    def try_tell(self, msg: M) -> bool:
+        """Post `msg` unless the actor has stopped; False when it has."""
+        try:
+            self._inbox.put(msg)
+        except MailboxClosed:
+            return False
+        return True
+
+    async def ask(self, msg: M) -> Any:
+        """Post `msg` (which carries a `reply` Future) and await the reply."""
+        self._inbox.put(msg)
+        return await msg.reply  # type: ignore[attr-defined]
+
+
 class Actor(Generic[M]):
     """Base: subclasses implement `handle(msg)`; `run()` is the loop.
 
     `busy` is True while a message is being handled; with an empty inbox it lets
-    the pipeline tell when the system has nothing left to do.
+    the pipeline tell when the system has nothing left to do. `on_breach` is set
+    by the supervisor (the pipeline); `breach` holds the breach that stopped the
+    actor, if one did.
     """
 
     name = "actor"
@@ -109,6 +166,12 @@ class Actor(Generic[M]):
     def __init__(self) -> None:
         self.inbox: Mailbox[M] = Mailbox(self.name)
         self.busy = False
+        self.on_breach: BreachHandler | None = None
+        self.breach: InvariantBreach | None = None
+        self.failures = 0  # messages whose handling raised (and were answered with the error)
+
+    def ref(self) -> ActorRef[M]:
+        return ActorRef(self.name, self.inbox)
 
     def tell(self, msg: M) -> None:
         self.inbox.put(msg)
@@ -131,13 +194,35 @@ class Actor(Generic[M]):
             except MailboxClosed:
                 return
             self.busy = True
+            batch = [first, *self.inbox.get_nowait_all()] if self.batched else [first]
             try:
                 if self.batched:
-                    await self.handle_batch([first, *self.inbox.get_nowait_all()])
+                    await self.handle_batch(batch)
                 else:
                     await self.handle(first)
+            except InvariantBreach as breach:
+                self._stop_on_breach(breach, batch)
+                return
+            except Exception as exc:  # noqa: BLE001 - one message's failure is that message's
+                for msg in batch:
+                    self.on_failure(msg, exc)
             finally:
                 self.busy = False
+
+    def on_failure(self, msg: M, exc: BaseException) -> None:
+        """One message failed: its asker gets the exception; the actor goes on."""
+        self.failures += 1
+        log.error("actor %s failed handling %s: %r", self.name, type(msg).__name__, exc, exc_info=exc)
+        _fail_reply(msg, exc)
+
+    def _stop_on_breach(self, breach: InvariantBreach, batch: list[M]) -> None:
+        log.critical("actor %s stopped: %s", self.name, breach, exc_info=breach)
+        self.breach = breach
+        for msg in batch:
+            _fail_reply(msg, breach)
+        self.inbox.close(drain=False)
+        if self.on_breach is not None:
+            self.on_breach(breach)
 
     async def handle(self, msg: M) -> None:
         raise NotImplementedError

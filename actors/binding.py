@@ -1,10 +1,11 @@
 """Binding cycles: one task per assumed pod, many at once.
 
-A binding cycle waits for Permit, then runs PreBind, Bind and PostBind. Any
-failure goes through `undo_assume` (Unreserve in reverse order, forget the
-assumed pod) and the scheduler's failure handler (requeue with backoff, event,
-pod status). Every outcome is a Status; one pod's failure never touches another
-pod's cycle. A pod that waited at Permit has its wait recorded
+A binding cycle waits for Permit, then runs PreBind and Bind, and reports its
+outcome (a Status) to the scheduler as a message; the scheduler's loop then runs
+PostBind, or `undo_assume` (Unreserve in reverse order, forget the assumed pod)
+and its failure handler (requeue with backoff, event, pod status). A cycle never
+touches the scheduler's cache itself. Every outcome is a Status; one pod's
+failure never touches another pod's cycle. A pod that waited at Permit has its wait recorded
 (scheduler_permit_wait_duration_seconds, by the decision's code) as upstream's
 WaitOnPermit does.
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from actors.clock import Clock
 from actors.metrics_sink import NO_METRICS, MetricsSink, code_name
 from framework.api.objects import Pod
 from framework.cache import Cache
+from framework.extender import Extender, extenders_binding
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.runtime import Framework
 
@@ -47,46 +49,44 @@ def undo_assume(a: AssumedPod, cache: Cache, record: Callable[[str], None] | Non
 class BindingHost(Protocol):
     """What a binding cycle reports to (the Scheduler actor)."""
 
-    cache: Cache
+    def binding_done(self, a: AssumedPod, status: Status) -> None:
+        """Post the cycle's outcome to the host's inbox (never handled in place)."""
+        ...
 
-    def binding_failed(self, a: AssumedPod, status: Status) -> None: ...
-
-    def binding_succeeded(self, a: AssumedPod) -> None: ...
+    def binding_cancelled(self, a: AssumedPod) -> None:
+        """The host's own task group is being cancelled: undo without a message."""
+        ...
 
 
 class BindingCycles:
     """Counts the cycles that are doing work (not parked at Permit), so the
-    pipeline can tell when nothing is left to do."""
+    pipeline can tell when nothing is left to do. `total` (all cycles whose
+    outcome the host has not handled yet) is kept by the host."""
 
     def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None, *,
-                 metrics: MetricsSink = NO_METRICS, clock: Clock | None = None) -> None:
+                 metrics: MetricsSink = NO_METRICS, clock: Clock | None = None,
+                 extenders: Sequence[Extender] = ()) -> None:
         self.host = host
+        self.extenders = extenders
         self.record = record
         self.metrics = metrics
         self.clock = clock
         self.running = 0  # cycles not waiting at Permit
-        self.total = 0  # all live cycles
+        self.total = 0  # all live cycles, counted by the host from start to its handling of BindingDone
 
     async def run(self, a: AssumedPod) -> None:
-        self.total += 1
         self.running += 1
         try:
             status = await self._bind(a)
         except asyncio.CancelledError:
             # Cancelled mid-flight (grace period over): leave the pod unbound and queued.
-            undo_assume(a, self.host.cache, self.record)
-            self.host.binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
+            self.host.binding_cancelled(a)
             raise
         except Exception as e:  # noqa: BLE001 - a bug in a cycle must not reach its siblings
             status = Status.error_of(e)
         finally:
-            self.total -= 1
             self.running -= 1
-        if status.is_success():
-            self.host.binding_succeeded(a)
-        else:
-            undo_assume(a, self.host.cache, self.record)
-            self.host.binding_failed(a, status)
+        self.host.binding_done(a, status)
 
     async def _bind(self, a: AssumedPod) -> Status:
         if a.permit is not None:
@@ -102,6 +102,10 @@ class BindingCycles:
                 return status
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
         if not status.is_success():
+            return status
+        # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
+        bound, status = await extenders_binding(self.extenders, a.pod, a.node_name)
+        if bound:
             return status
         status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
         if status.is_skip():

@@ -55,7 +55,8 @@ PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
     "pre_filter_plugins": {"pre_filter": ("PreFilter", _status_second, False)},
     # Batch forms are timed as one call over all the nodes they are given.
     "filter_plugins": {"filter": ("Filter", _status_self, False), "filter_nodes": ("Filter", _first_failure, False)},
-    "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False)},
+    "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False),
+                            "post_filter_with_extenders": ("PostFilter", _status_second, True)},
     "pre_score_plugins": {"pre_score": ("PreScore", _status_self, False)},
     "score_plugins": {"score": ("Score", _status_second, False), "score_nodes": ("Score", _status_second, False)},
     "reserve_plugins": {"reserve": ("Reserve", _status_self, False), "unreserve": ("Unreserve", _no_status, False)},
@@ -70,6 +71,7 @@ PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
 EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Any], bool]] = {
     "run_pre_filter": ("PreFilter", _status_second, False),
     "run_post_filter": ("PostFilter", _status_second, False),
+    "run_post_filter_with_extenders": ("PostFilter", _status_second, True),
     "run_pre_score": ("PreScore", _status_self, False),
     "run_score": ("Score", _status_second, False),
     "run_reserve": ("Reserve", _status_self, False),

@@ -1,9 +1,14 @@
 """The running system in one process: store, waiting room, queue and scheduler.
 
 Started in dependency order in one TaskGroup and stopped in reverse, in named
-phases: stop the queue, finish the current cycle, reject Permit waiters, drain
-binding cycles, flush the store. After stop() no task is left and every pod is
-either bound in the store or back in the queue.
+phases: stop the queue handing out pods, finish the current cycle, reject Permit
+waiters, drain binding cycles, stop the queue, flush the store. After stop() no
+task is left and every pod is either bound in the store or back in the queue.
+
+The pipeline is the supervisor: actors reach each other only through refs it
+hands out. An actor that reports an InvariantBreach makes the pipeline `broken`
+(its reason in `breach`, the `broken_event` set); whoever runs it (the daemon)
+then stops it cleanly, so the store is flushed, and exits non-zero.
 
 Used by tests (with FakeClock: `run_until_quiescent`), by the conformance scenario
 driver, by `ksched bench`, and by the daemon (transport) around its listeners.
@@ -17,7 +22,8 @@ import itertools
 import random
 from typing import Any, Callable, Mapping
 
-from actors.base import MailboxClosed
+from actors.base import InvariantBreach, MailboxClosed, new_reply
+from actors.extenders import build_extenders, close_extenders
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
@@ -26,11 +32,13 @@ from actors.queue.actor import Counts, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
+from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
+from framework.extender import EXTENDER_NAME
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
@@ -67,6 +75,7 @@ class Pipeline:
         metrics: MetricsSink | None = None,
         validate_names: bool = True,
         store_class: type[Store] = Store,
+        store_limits: StoreLimits | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -78,9 +87,13 @@ class Pipeline:
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
         self.validate_names = validate_names  # the store's create-time name and container checks
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
+        self.store_limits = store_limits
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
+        self.breach: InvariantBreach | None = None
+        self.broken_event = asyncio.Event()
+        self.on_broken: Callable[[InvariantBreach], None] | None = None  # the daemon stops on it
 
     # --- start / stop -------------------------------------------------------------------------------
 
@@ -96,36 +109,37 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names)
+            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
+                                           limits=self.store_limits)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
 
-            self.waiting_room = WaitingRoom(WaitingPodsMap(), self.clock)
+            waiting_pods = WaitingPodsMap()
+            self.waiting_room = WaitingRoom(waiting_pods, self.clock)
             self._spawn("waiting-room", self.waiting_room.run())
 
+            # The scheduler plugs its nominator and requests in (Scheduler.__init__).
             self.objects = InMemoryObjects()
             self.handle = FrameworkHandle(
                 objects=self.objects,
-                waiting_pods=self.waiting_room.waiting_pods,
+                waiting_pods=waiting_pods,
                 clock=self.clock.now,
                 features=FeatureGates(cfg.feature_gates),
-                nominated=lambda node: self.queue.queue.nominator.pods_for_node(node),
-                nominated_nodes=lambda: self.queue.queue.nominator.nodes(),
-                activate=lambda pods: self.scheduler.activate(pods),
-                evict=lambda victim, preemptor, msg: self.scheduler.evict(victim, preemptor, msg),
-                clear_nominations=lambda pods: self.scheduler.clear_nominations(pods),
                 rand=self._rand,
                 binder=self._bind,
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
+            self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
 
             self.scheduler = Scheduler(
-                frameworks=self.frameworks, queue=self.queue, store=self.client, waiting_room=self.waiting_room,
+                frameworks=self.frameworks, queue=self.queue.ref(), store=self.client,
+                waiting_room=self.waiting_room.ref(),
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
+                extenders=self.extenders,
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
@@ -145,6 +159,12 @@ class Pipeline:
         fwks = self.frameworks
         first = next(iter(fwks.values()))
         hints = {name: events_with_defaults(f) for name, f in fwks.items()}
+        if self.extenders:
+            # Extenders register no events: a pod they rejected ("Extender" among its
+            # unschedulable plugins) is worth retrying on any event (upstream's
+            # defaultEnqueueExtension for framework.ExtenderName).
+            for per_plugin in hints.values():
+                per_plugin[EXTENDER_NAME] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
 
         def pre_enqueue(pod: Pod):  # noqa: ANN202
             f = fwks.get(pod.scheduler_name, first)
@@ -159,12 +179,29 @@ class Pipeline:
             pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),
             sort_generation=(lambda: first.queue_sort_plugin.sort_generation)
             if hasattr(first.queue_sort_plugin, "sort_generation") else None,
+            keep_nominations=False,  # the Scheduler actor owns the nominator
         )
 
     def _spawn(self, phase: str, coro: Any) -> None:
         assert self._tg is not None
+        actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "scheduler": "scheduler"}.get(phase)
+        if actor is not None:
+            getattr(self, actor).on_breach = self._on_breach
         self._tasks[phase] = self._tg.create_task(coro, name=f"ksched-{phase}")
         self.phase = f"started:{phase}"
+
+    @property
+    def broken(self) -> bool:
+        return self.breach is not None
+
+    def _on_breach(self, breach: InvariantBreach) -> None:
+        """An actor stopped on a breach: the system cannot go on. Whoever runs the
+        pipeline awaits `broken_event` and stops it (store flushed)."""
+        if self.breach is None:
+            self.breach = breach
+            if self.on_broken is not None:
+                self.on_broken(breach)
+        self.broken_event.set()
 
     def _to_scheduler(self, ev: WatchEvent) -> None:
         self.scheduler.tell(StoreChanged(event=ev))
@@ -179,7 +216,7 @@ class Pipeline:
         tg, self._tg = self._tg, None
         self.phase = "stopping:queue"
         if "queue" in self._tasks:
-            self.queue.stop()
+            self.queue.stop_popping()
         self.phase = "stopping:scheduler"
         if "scheduler" in self._tasks:
             self.scheduler.stop()  # the current cycle finishes; no new one starts
@@ -191,7 +228,10 @@ class Pipeline:
         if sched is not None:
             done, _ = await asyncio.wait({sched}, timeout=self.drain_grace_seconds)
             if not done:
-                sched.cancel()
+                sched.cancel()  # cancelled cycles undo and requeue (the queue is still open)
+                await asyncio.wait({sched})
+        if "queue" in self._tasks:
+            self.queue.stop()  # requeues from the drained cycles are in its inbox
         writer = self._tasks.get("podgroup-status")
         if writer is not None:
             self.podgroup_status.close()
@@ -202,6 +242,7 @@ class Pipeline:
         try:
             await tg.__aexit__(None, None, None)
         finally:
+            await close_extenders(getattr(self, "extenders", []))
             if "store" in self._tasks:
                 await self.store.close()
             self.phase = "stopped"
@@ -217,7 +258,7 @@ class Pipeline:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
-                and self.scheduler.idle() and not self.queue.queue.has_poppable()
+                and self.scheduler.idle()
                 and ("podgroup-status" not in self._tasks or self.podgroup_status.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:
@@ -249,9 +290,7 @@ class Pipeline:
             clock.advance_to(due)
 
     async def pending_counts(self) -> dict[str, int]:
-        from actors.base import new_reply
-
         try:
-            return await self.queue.ask(Counts(reply=new_reply()))
+            return await self.queue.ref().ask(Counts(reply=new_reply()))
         except MailboxClosed:
-            return self.queue.queue.pending_counts()
+            return self.queue.pending_counts()

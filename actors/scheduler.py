@@ -8,6 +8,21 @@ PostFilter on a FitError, assume, Reserve, Permit, and start the pod's binding
 cycle; then ask for the next pod at once. Explain requests are messages too, so
 they see the cache between two cycles, never inside one.
 
+It holds refs to the other actors (queue, waiting room, store client), never
+the actors: the queue gets Pop/Requeue/Move/... messages, the waiting room Park
+and Reject messages. It owns the nominator (pods nominated to nodes by
+preemption): every nomination starts here or in a pod change that reaches here
+first, and the scheduling cycle reads it synchronously through the handle.
+Binding cycles are its child tasks; they report their outcome as a BindingDone
+message, and the cache is changed (forget, Unreserve) only by its own loop.
+
+One failure path, as upstream's schedulingCycle: the cycle returns a Status
+(`_cycle_failed` / `_cycle_succeeded`), and `handle_failure` (upstream's
+FailureHandler) runs once for a failed attempt, from `_finish_cycle` when the
+scheduling cycle failed or from `_binding_failed` when its binding cycle did.
+An exception escaping a cycle is an InvariantBreach (the cache may be half
+updated): the system stops cleanly instead of going on with it.
+
 Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
 records them: an attempt's result and duration when it ends (scheduled after
 Bind, unschedulable or error in the failure handler), extension point durations
@@ -20,19 +35,21 @@ import asyncio
 import collections
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union, assert_never
+from typing import Any, Callable, Sequence, Union, assert_never
 
-from actors.base import Actor, MailboxClosed, new_reply, reject, resolve
+from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
+from actors.extenders import explain_extenders
+from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
-from actors.queue.actor import Activate, DeletePod, Move, Nominate, Pop, QueueActor, UpdatePod, AddPod
-from actors.store import WatchEvent
-from actors.store import StoreClient
+from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
+from actors.queue.nominator import Nominator
+from actors.store import StoreClient, WatchEvent
 from actors.store.messages import Delete, UpdatePodStatus
-from actors.waiting_room import WaitingRoom
+from actors.waiting_room import Park, Reject, WaitingRoomMsg
 from framework.algorithm import (
     Diagnosis,
     FitError,
@@ -44,8 +61,10 @@ from framework.algorithm import (
 )
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
-from framework.handle import InMemoryObjects
+from framework.extender import Extender, narrow_preemption_candidates
+from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.preemption import Candidate
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -69,7 +88,15 @@ class Explain:
     reply: asyncio.Future
 
 
-SchedulerMsg = Union[StoreChanged, Popped, Explain]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BindingDone:
+    """A binding cycle ended: Success (bound) or why it failed."""
+
+    assumed: AssumedPod
+    status: Status
+
+
+SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
@@ -108,9 +135,9 @@ class Scheduler(Actor[SchedulerMsg]):
         self,
         *,
         frameworks: dict[str, Framework],
-        queue: QueueActor,
+        queue: ActorRef[QueueMsg],
         store: StoreClient,
-        waiting_room: WaitingRoom,
+        waiting_room: ActorRef[WaitingRoomMsg],
         clock: Clock,
         algorithm: SchedulingAlgorithm,
         objects: InMemoryObjects,
@@ -118,8 +145,13 @@ class Scheduler(Actor[SchedulerMsg]):
         metrics: MetricsSink = NO_METRICS,
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         super().__init__()
+        self.extenders = list(extenders)
+        algorithm.extender_filters = any(e.config.is_filter() for e in self.extenders)
+        algorithm.extender_prioritizers = any(e.config.is_prioritizer() for e in self.extenders)
+        self._started = 0.0  # when the current scheduling cycle began (clock seconds)
         self.frameworks = frameworks
         self.queue = queue
         self.store = store
@@ -131,6 +163,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
+        self.nominator = Nominator()
         self.attempts: dict[str, Attempt] = {}
         self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
         self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)
@@ -141,10 +174,18 @@ class Scheduler(Actor[SchedulerMsg]):
         self._evicted = 0
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
-        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock)
+        self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
         self._stopping = False
+        for fwk in frameworks.values():
+            self._connect(fwk.handle)
+
+    def _connect(self, handle: object) -> None:
+        """Plugins' requests through the handle land in this actor's own methods."""
+        if isinstance(handle, FrameworkHandle):
+            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.evict,
+                           clear_nominations=self.clear_nominations)
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -155,25 +196,41 @@ class Scheduler(Actor[SchedulerMsg]):
             await super().run()
 
     async def handle(self, msg: SchedulerMsg) -> None:
+        if self.extenders:
+            match msg:
+                case Popped(qpi=qpi) if qpi is not None and not self._stopping:
+                    try:
+                        await self.schedule_one_with_extenders(qpi)
+                    except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+                        raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
+                    self._request_pop()
+                    return
+                case Explain(pod=pod, reply=reply):
+                    await self._explain_with_extenders(pod, reply)
+                    return
         self._handle(msg)
+        self._close_when_drained()
 
     def idle(self) -> bool:
         popped_not_seen = self._pop is not None and self._pop.done()
         return super().idle() and not popped_not_seen and self.bindings.running == 0
 
     def stop(self) -> None:
-        """No new cycles; messages already queued are still handled."""
+        """No new cycles; messages already queued are still handled, and the
+        inbox stays open until every binding cycle has reported back."""
         self._stopping = True
-        self.inbox.close(drain=True)
+        self._close_when_drained()
+
+    def _close_when_drained(self) -> None:
+        if self._stopping and self.bindings.total == 0 and not self.inbox.closed:
+            self.inbox.close(drain=True)
 
     def _request_pop(self) -> None:
-        if self._stopping or self.queue.inbox.closed:
+        if self._stopping:
             return
         fut = new_reply()
         self._pop = fut
-        try:
-            self.queue.tell(Pop(reply=fut))
-        except MailboxClosed:
+        if not self.queue.try_tell(Pop(reply=fut)):
             self._pop = None
             return
 
@@ -183,7 +240,7 @@ class Scheduler(Actor[SchedulerMsg]):
                 self.tell(Popped(qpi=qpi))
             except MailboxClosed:
                 if qpi is not None:
-                    self.queue.queue.unpop(qpi)
+                    self.queue.try_tell(Unpop(qpi=qpi))
             finally:
                 self._pop = None
 
@@ -199,51 +256,110 @@ class Scheduler(Actor[SchedulerMsg]):
                 if qpi is None:
                     return
                 if self._stopping:
-                    self.queue.queue.unpop(qpi)
+                    self.queue.try_tell(Unpop(qpi=qpi))
                     return
-                self.schedule_one(qpi)
+                self._guarded(msg, lambda: self.schedule_one(qpi))
                 self._request_pop()
+            case BindingDone(assumed=a, status=status):
+                self.bindings.total -= 1
+                self._guarded(msg, lambda: self._binding_done(a, status))
             case _:
                 assert_never(msg)
+
+    def _guarded(self, msg: SchedulerMsg, step: Callable[[], None]) -> None:
+        """A cycle that raises leaves the cache (assumed pods, snapshot) in an
+        unknown state: that is an invariant breach, not one failed message."""
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+            raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
 
     # --- the scheduling cycle ---------------------------------------------------------------------
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """upstream's ScheduleOne: the scheduling cycle, then either the failure
+        handler (once) or the binding cycle."""
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
+            return
+        fwk, state = cycle
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
+        except (FitError, NoNodesAvailable, SchedulingError) as e:
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            return
+        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+
+    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
+        """schedule_one with the configured extenders: the cycle awaits their calls
+        (each bounded by its httpTimeout); other messages wait in the inbox."""
+        cycle = self._begin_cycle(qpi)
+        if cycle is None:
+            return
+        fwk, state = cycle
+        try:
+            result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
+        except FitError as e:
+            nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
+            return
+        except (NoNodesAvailable, SchedulingError) as e:
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            return
+        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+
+    def _finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
+                      nominated: str | None) -> None:
+        """The one end of a scheduling cycle: the failure handler, or the pod's
+        binding cycle."""
+        if assumed is None:
+            self.handle_failure(qpi, status, nominated, self._started)
+            return
+        assumed.started = self._started
+        assert self._binding_group is not None
+        self.bindings.total += 1
+        self._binding_group.create_task(self.bindings.run(assumed))
+
+    def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
         current = self.pending.get(pod.key)
         if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
-            self.queue.done(pod.key)  # deleted, already bound or assumed: nothing to do
-            return
+            self.queue.try_tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
+            return None
         qpi.pod = pod = current
-        started = self.clock.now()
+        self._started = self.clock.now()
         self.stats.attempts += 1
         plain, sampled = self._views[pod.scheduler_name]
         fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
-        state = CycleState()
         self.cache.update_snapshot(self.snapshot)
         fwk.handle.set_snapshot(self.snapshot)
-        attempt = Attempt()
-        self.attempts[pod.key] = attempt
-        try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, self.snapshot)
-        except FitError as e:
+        self.attempts[pod.key] = Attempt()
+        return fwk, CycleState()
+
+    def _cycle_failed(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                      e: FitError | NoNodesAvailable | SchedulingError,
+                      post_filtered: tuple[str | None] | None = None) -> tuple[Status, str | None]:
+        """The failed algorithm's Status for the failure handler, and the node
+        PostFilter nominated ("" clears a nomination, None leaves it); `qpi`'s
+        unschedulable/pending plugins say who rejected the pod.
+        `post_filtered`: (PostFilter's nomination,) when it already ran; None: run it now."""
+        pod, attempt = qpi.pod, self.attempts[qpi.pod.key]
+        qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = self._post_filter(fwk, state, pod, e)
+            nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
-            self.fail(qpi, Status(Code.Unschedulable, e.message()), nominated, started)
-            return
-        except NoNodesAvailable as e:
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self.fail(qpi, Status(Code.Unschedulable, str(e)), None, started)
-            return
-        except SchedulingError as e:
-            attempt.error = str(e)
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            self.fail(qpi, Status(Code.Error, str(e)), None, started)
-            return
-        attempt.result = result
-        self._assume_and_permit(fwk, state, qpi, result.suggested_host, started)
+            return Status(Code.Unschedulable, e.message()), nominated
+        if isinstance(e, NoNodesAvailable):
+            return Status(Code.Unschedulable, str(e)), None
+        attempt.error = str(e)
+        return Status(Code.Error, str(e)), None
+
+    def _cycle_succeeded(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                         result: ScheduleResult) -> tuple[AssumedPod | None, Status, None]:
+        self.attempts[qpi.pod.key].result = result
+        return self._assume_and_permit(fwk, state, qpi, result.suggested_host)
 
     def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
         if not fwk.has_post_filter_plugins():
@@ -251,6 +367,23 @@ class Scheduler(Actor[SchedulerMsg]):
         self._post_filter_ran.clear()
         evicted_before = self._evicted
         result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    async def _post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
+        if not fwk.has_post_filter_plugins():
+            return None
+        self._post_filter_ran.clear()
+        evicted_before = self._evicted
+
+        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.snapshot.list()}
+            return await narrow_preemption_candidates(self.extenders, preemptor, candidates, pods_on_node)
+
+        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._post_filter_done(err, result, status, evicted_before)
+
+    def _post_filter_done(self, err: FitError, result: Any, status: Status, evicted_before: int) -> str | None:
         preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
         if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
             self.metrics.preemption_attempt()
@@ -261,47 +394,54 @@ class Scheduler(Actor[SchedulerMsg]):
         # "" (a PostFilter result without a node) clears a stale nomination.
         return result.nominated_node_name if result is not None else None
 
-    def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, host: str,
-                           started: float) -> None:
+    def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                           host: str) -> tuple[AssumedPod | None, Status, None]:
         pod = qpi.pod
-        raw = dict(pod.raw)
-        raw["spec"] = {**(raw.get("spec") or {}), "nodeName": host}
-        assumed = Pod(raw)
+        assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)
-        if self.queue.queue.nominator.node_of(pod):
-            self.queue.tell(Nominate(pod=pod, node_name=""))
-        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None, started=started)
+        if self.nominator.node_of(pod):
+            self.nominator.delete(pod)
+        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None)
         status = fwk.run_reserve(state, assumed, host)
         if status.is_success():
             status, timeouts = fwk.run_permit(state, assumed, host)
             if status.is_wait():
-                now = self.clock.now()
-                wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()})
-                a.permit = self.waiting_room.park(wp, timeouts)
+                a.permit = self._park(fwk, assumed, host, timeouts)
                 status = Status()
-        if not status.is_success():
-            undo_assume(a, self.cache, self.record)
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-            if status.is_rejected():
-                # As upstream: a FitError over the one node tried ("0/1 nodes are available: ...").
-                diagnosis = Diagnosis()
-                diagnosis.node_to_status.set(host, status)
-                diagnosis.add_plugin_status(status)
-                err = FitError(pod, 1, diagnosis)
-                attempt = self.attempts[pod.key]
-                attempt.result, attempt.fit_error = None, err
-                qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
-                qpi.pending_plugins = set(diagnosis.pending_plugins)
-                status = Status(status.code, err.message(), plugin=status.plugin)
-            self.fail(qpi, status, None, started)
-            return
-        assert self._binding_group is not None
-        self._binding_group.create_task(self.bindings.run(a))
+        if status.is_success():
+            return a, status, None
+        undo_assume(a, self.cache, self.record)
+        if status.is_rejected():
+            # As upstream: a FitError over the one node tried ("0/1 nodes are available: ...").
+            diagnosis = Diagnosis()
+            diagnosis.node_to_status.set(host, status)
+            diagnosis.add_plugin_status(status)
+            err = FitError(pod, 1, diagnosis)
+            attempt = self.attempts[pod.key]
+            attempt.result, attempt.fit_error = None, err
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(diagnosis.pending_plugins)
+            status = Status(status.code, err.message(), plugin=status.plugin)
+        return None, status, None
+
+    def _park(self, fwk: Framework, assumed: Pod, host: str, timeouts: dict[str, float]) -> asyncio.Future[Status]:
+        """Permit said Wait: the pod joins the waiting pods plugins see at once
+        (as upstream's RunPermitPlugins adds it), and the waiting room gets it by
+        message to time it and resolve the returned Future with the decision."""
+        now = self.clock.now()
+        wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()})
+        decision: asyncio.Future[Status] = new_reply()
+        fwk.handle.waiting_pods.add(wp)
+        if not self.waiting_room.try_tell(Park(waiting=wp, timeouts=timeouts, decision=decision)):
+            fwk.handle.waiting_pods.remove(assumed.uid)
+            decision.set_result(Status(Code.Unschedulable, "scheduler is shutting down"))
+        return decision
 
     # --- outcomes ---------------------------------------------------------------------------------
 
-    def fail(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
-        """upstream's handleSchedulingFailure: metrics, event, requeue, pod status.
+    def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
+        """upstream's FailureHandler (handleSchedulingFailure): metrics, event,
+        requeue, pod status; the one place a failed attempt ends.
         `started`: when the attempt's scheduling cycle began (clock seconds)."""
         pod = qpi.pod
         self.stats.failed += 1
@@ -316,10 +456,10 @@ class Scheduler(Actor[SchedulerMsg]):
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
         if nominated:
             self.nominations.setdefault(pod.key, []).append(nominated)
-            self.queue.tell(Nominate(pod=pod, node_name=nominated))
-        elif nominated == "" and self.queue.queue.nominator.node_of(pod):
-            self.queue.tell(Nominate(pod=pod, node_name=""))
-        self.queue.requeue(qpi)
+            self.nominator.add(pod, nominated)
+        elif nominated == "":
+            self.nominator.delete(pod)
+        self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
         self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
                            nominated)
 
@@ -327,11 +467,31 @@ class Scheduler(Actor[SchedulerMsg]):
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
                                         condition=condition, nominated_node_name=nominated))
 
-    def binding_failed(self, a: AssumedPod, status: Status) -> None:
+    def _binding_done(self, a: AssumedPod, status: Status) -> None:
+        if status.is_success():
+            self._binding_succeeded(a)
+            return
+        undo_assume(a, self.cache, self.record)
+        self._binding_failed(a, status)
+
+    def binding_done(self, a: AssumedPod, status: Status) -> None:
+        """A binding cycle's outcome, as a message to this actor's loop."""
+        try:
+            self.tell(BindingDone(assumed=a, status=status))
+        except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
+            pass
+
+    def binding_cancelled(self, a: AssumedPod) -> None:
+        """The scheduler's own task group is being cancelled (stop's grace period
+        ran out), so no message can reach its loop: undo here, leave the pod queued."""
+        undo_assume(a, self.cache, self.record)
+        self._binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
+
+    def _binding_failed(self, a: AssumedPod, status: Status) -> None:
         qpi = a.qpi
         if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
             self._attempt_ended(qpi.pod, UNSCHEDULABLE if status.is_rejected() else ERROR, a.started)
-            self.queue.done(qpi.pod.key)
+            self.queue.try_tell(Done(pod_key=qpi.pod.key))
             return
         if status.is_rejected():
             qpi.unschedulable_plugins, qpi.pending_plugins = ({status.plugin} if status.plugin else set()), set()
@@ -344,14 +504,16 @@ class Scheduler(Actor[SchedulerMsg]):
         # rejected pod is requeued first and left out of the move (it would only
         # fail again); an errored one is in flight during the move, as upstream.
         freed = event_for("Pod", "DELETED", a.pod, None)
+        cycle = qpi.popped_cycle or None
         if status.is_rejected():
-            self.fail(qpi, status, None, a.started)
-            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid))
+            self.handle_failure(qpi, status, None, a.started)
+            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
+                             after_cycle=cycle))
         else:
-            self._offer(Move(event=freed, old=a.pod, new=None))
-            self.fail(qpi, status, None, a.started)
+            self._offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
+            self.handle_failure(qpi, status, None, a.started)
 
-    def binding_succeeded(self, a: AssumedPod) -> None:
+    def _binding_succeeded(self, a: AssumedPod) -> None:
         pod = a.pod
         self.stats.scheduled += 1
         self._attempt_ended(pod, SCHEDULED, a.started)
@@ -360,7 +522,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
                                 f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
         a.fwk.run_post_bind(a.state, pod, a.node_name)
-        self.queue.done(pod.key)
+        self.queue.try_tell(Done(pod_key=pod.key))
         if self.record is not None:
             self.record(f"bound:{pod.name}")
 
@@ -383,20 +545,34 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, on the profile's own Framework."""
-        fwk = self.frameworks.get(pod.scheduler_name)
-        if fwk is None:
-            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
+        report = self._explain_report(pod, reply)
+        if report is not None:
+            resolve(reply, report)
+
+    async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
+        """Explain, then each interested extender's verdicts and scores beside the plugins'."""
+        report = self._explain_report(pod, reply)
+        if report is None:
             return
-        self.cache.update_snapshot(self.snapshot)
-        previous = fwk.handle.snapshot()
         try:
-            report: Any = explain(fwk, pod, self.snapshot)
+            await explain_extenders(report, self.extenders, pod, self.snapshot)
         except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
             reject(reply, e)
             return
+        resolve(reply, report)
+
+    def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
+        fwk = self.frameworks.get(pod.scheduler_name)
+        if fwk is None:
+            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
+            return None
+        self.cache.update_snapshot(self.snapshot)
+        previous = fwk.handle.snapshot()
+        try:
+            # An exception fails this ask only (actors.base): the cache is only read.
+            return explain(fwk, pod, self.snapshot)
         finally:
             fwk.handle.set_snapshot(previous)
-        resolve(reply, report)
 
     # --- preemption and plugins' requests through the handle ------------------------------------
 
@@ -404,32 +580,24 @@ class Scheduler(Actor[SchedulerMsg]):
         self._evicted += 1
         self.preempted.append(victim.key)
         self.store.record_event("Pod", victim.key, "Normal", "Preempted", message)
-        wp = self.waiting_room.waiting_pods.get(victim.uid)
-        if wp is not None:
-            wp.reject("", "preempted")
+        self.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
         self.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
 
     def clear_nominations(self, pods: list[Pod]) -> None:
         """Preemption took these lower-priority pods' nominated node: forget the
         nomination in the queue and in their status (upstream's clearNominatedNodeName)."""
         for pod in pods:
-            self.queue.tell(Nominate(pod=pod, node_name=""))
+            self.nominator.delete(pod)
             self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
                                             condition=None, nominated_node_name=""))
 
     def activate(self, pods: list[Pod]) -> None:
-        try:
-            self.queue.tell(Activate(pods=tuple(pods)))
-        except MailboxClosed:
-            pass
+        self.queue.try_tell(Activate(pods=tuple(pods)))
 
     # --- cluster events ----------------------------------------------------------------------------
 
-    def _offer(self, move: Move) -> None:
-        try:
-            self.queue.tell(move)
-        except MailboxClosed:
-            pass
+    def _offer(self, msg: QueueMsg) -> None:
+        self.queue.try_tell(msg)
 
     def _on_store_change(self, ev: WatchEvent) -> None:
         if ev.kind == "Pod":
@@ -456,9 +624,8 @@ class Scheduler(Actor[SchedulerMsg]):
             self.pending.pop(pod.key, None)
             self.attempts.pop(pod.key, None)
             self.nominations.pop(pod.key, None)
-            wp = self.waiting_room.waiting_pods.get(pod.uid)
-            if wp is not None:
-                wp.reject("", "pod deleted")
+            self.nominator.delete(pod)
+            self.waiting_room.try_tell(Reject(uid=pod.uid, plugin="", message="pod deleted"))
             if pod.node_name:
                 self.cache.remove_pod(pod)
                 self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
@@ -475,6 +642,7 @@ class Scheduler(Actor[SchedulerMsg]):
             assigned_before = old is not None and bool(old.node_name)
             self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
             if was_pending:
+                self.nominator.delete(pod)
                 self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
             if not assigned_before:
                 self._offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
@@ -488,6 +656,8 @@ class Scheduler(Actor[SchedulerMsg]):
             return
         known = pod.key in self.pending
         self.pending[pod.key] = pod
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
         if known:
             self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
         else:

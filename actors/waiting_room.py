@@ -1,23 +1,50 @@
 """The Permit waiting room: pods a Permit plugin answered Wait.
 
-`park()` (called by the scheduling cycle, before the next cycle starts) puts the
-WaitingPod into the map plugins see through the handle and arms one timer per
-waiting plugin. Allow and Reject come from plugins through the handle and decide
-the pod at once; a timer firing is an Expire message that rejects it with
-upstream's message. The first decision wins; it resolves the Future the pod's
-binding cycle awaits, and the pod leaves the map.
+The scheduling cycle adds the WaitingPod to the map plugins see through the
+handle (as upstream's RunPermitPlugins does) and sends a Park message; the room
+arms one timer per waiting plugin. Every decision reaches the room as a message:
+Allow and Reject from plugins through the handle (the WaitingPod records the
+first decision, so the plugin's own cycle sees it, and posts Decided), Reject
+from the scheduler (pod deleted, preempted), and Expire when a timer fires
+(upstream's timeout message). The first decision wins; the room then
+cancels the timers, takes the pod out of the map and resolves the Future the
+pod's binding cycle awaits.
 """
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union, assert_never
 
 from actors.base import Actor
 from actors.clock import Clock, Timer
-from framework.interface import Status
+from framework.interface import Code, Status
 from framework.runtime import go_duration
 from framework.waiting import WaitingPod, WaitingPodsMap
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Park:
+    """Time `waiting` (already in the map) and resolve `decision` once it is decided.
+    `timeouts`: plugin -> seconds (already capped)."""
+
+    waiting: WaitingPod
+    timeouts: dict[str, float]
+    decision: asyncio.Future
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decided:
+    """A waiting pod was allowed or rejected (by a plugin, the scheduler or a timer)."""
+
+    uid: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reject:
+    uid: str
+    plugin: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,11 +61,18 @@ class RejectAll:
     message: str
 
 
-WaitingRoomMsg = Union[Expire, RejectAll]
+WaitingRoomMsg = Union[Park, Decided, Reject, Expire, RejectAll]
 
 
 def timeout_message(plugin: str, timeout: float) -> str:
     return f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {plugin}"
+
+
+@dataclass(slots=True)
+class _Parked:
+    waiting: WaitingPod
+    decision: asyncio.Future
+    timers: list[Timer] = field(default_factory=list)
 
 
 class WaitingRoom(Actor[WaitingRoomMsg]):
@@ -46,45 +80,23 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
 
     def __init__(self, waiting_pods: WaitingPodsMap, clock: Clock) -> None:
         super().__init__()
-        self.waiting_pods = waiting_pods
+        self.waiting_pods = waiting_pods  # the map plugins read through the handle
         self.clock = clock
-        self._timers: dict[str, list[Timer]] = {}
-
-    def park(self, wp: WaitingPod, timeouts: dict[str, float]) -> asyncio.Future[Status]:
-        """Hold `wp` until every waiting plugin allows it, one rejects it, or a
-        timeout passes. `timeouts`: plugin -> seconds (already capped)."""
-        fut: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
-        uid = wp.pod.uid
-        self.waiting_pods.add(wp)
-        now = self.clock.now()
-        timers = []
-        for plugin, timeout in timeouts.items():
-            wp.deadlines[plugin] = now + timeout
-            timers.append(self.clock.call_at(now + timeout, self._expire_cb(uid, plugin, timeout)))
-        self._timers[uid] = timers
-
-        def decided(status: Status) -> None:
-            for t in self._timers.pop(uid, ()):
-                t.cancel()
-            if self.waiting_pods.get(uid) is wp:
-                self.waiting_pods.remove(uid)
-            if not fut.done():
-                fut.set_result(status)
-
-        wp.set_on_decision(decided)
-        return fut
-
-    def _expire_cb(self, uid: str, plugin: str, timeout: float):  # noqa: ANN202
-        def fire() -> None:
-            if not self.inbox.closed:
-                self.tell(Expire(uid=uid, plugin=plugin, timeout=timeout))
-        return fire
+        self._parked: dict[str, _Parked] = {}
 
     def __len__(self) -> int:
         return len(self.waiting_pods)
 
     async def handle(self, msg: WaitingRoomMsg) -> None:
         match msg:
+            case Park(waiting=wp, timeouts=timeouts, decision=decision):
+                self._park(wp, timeouts, decision)
+            case Decided(uid=uid):
+                self._settle(uid)
+            case Reject(uid=uid, plugin=plugin, message=message):
+                wp = self.waiting_pods.get(uid)
+                if wp is not None:
+                    wp.reject(plugin, message)
             case Expire(uid=uid, plugin=plugin, timeout=timeout):
                 wp = self.waiting_pods.get(uid)
                 if wp is not None:
@@ -94,12 +106,53 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
             case _:
                 assert_never(msg)
 
+    def _park(self, wp: WaitingPod, timeouts: dict[str, float], decision: asyncio.Future) -> None:
+        uid = wp.pod.uid
+        parked = _Parked(wp, decision)
+        self._parked[uid] = parked
+        now = self.clock.now()
+        for plugin, timeout in timeouts.items():
+            wp.deadlines[plugin] = now + timeout
+            parked.timers.append(self.clock.call_at(now + timeout, self._expire_cb(uid, plugin, timeout)))
+        wp.set_on_decision(lambda _status: self._decided(uid))  # runs at once if already decided
+
+    def _decided(self, uid: str) -> None:
+        if self.inbox.closed:
+            self._settle(uid)  # stopping: nothing reads the inbox any more
+        else:
+            self.tell(Decided(uid=uid))
+
+    def _settle(self, uid: str) -> None:
+        parked = self._parked.pop(uid, None)
+        if parked is None:
+            return
+        for t in parked.timers:
+            t.cancel()
+        if self.waiting_pods.get(uid) is parked.waiting:
+            self.waiting_pods.remove(uid)
+        status = parked.waiting.decided or Status(Code.Unschedulable, "scheduler is shutting down")
+        if not parked.decision.done():
+            parked.decision.set_result(status)
+
+    def _expire_cb(self, uid: str, plugin: str, timeout: float):  # noqa: ANN202
+        def fire() -> None:
+            if not self.inbox.closed:
+                self.tell(Expire(uid=uid, plugin=plugin, timeout=timeout))
+        return fire
+
     def reject_all(self, message: str) -> None:
         for wp in self.waiting_pods:
             pending = wp.pending_plugins()
             wp.reject(pending[0] if pending else "", message)
 
     def stop(self) -> None:
-        self.reject_all("scheduler is shutting down")
+        """Reject every waiter and resolve its binding cycle now; Parks still
+        queued are answered the same way."""
+        queued = self.inbox.get_nowait_all()
         self.inbox.close(drain=False)
-
+        for msg in queued:
+            if isinstance(msg, Park):
+                self._park(msg.waiting, {}, msg.decision)
+        self.reject_all("scheduler is shutting down")
+        for uid in list(self._parked):
+            self._settle(uid)

@@ -15,10 +15,14 @@ groups, groups_bound, groups_per_s, group_p50_ms, group_p99_ms.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from typing import Any
 
 from actors.pipeline import Pipeline
+from actors.store.memory import InMemoryBackend
+from actors.store.sqlite import SQLiteBackend
+from bench.measure import peak_rss_mb, percentile
 from bench.workloads import API, node, pod
 
 GANG_SIZE = 8
@@ -54,15 +58,16 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE,
     return setup, measured
 
 
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]
-
-
 async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
-                   max_seconds: float = 600.0) -> dict[str, Any]:
+                   max_seconds: float = 600.0, store: str = "memory") -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
+        backend = SQLiteBackend(data_dir) if store == "sqlite" else InMemoryBackend()
+        result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend)
+    return {**result, "store": store, "transport": "in-process", "peak_rss_mb": peak_rss_mb()}
+
+
+async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_seconds: float,
+                    backend: Any) -> dict[str, Any]:
     setup, measured = gang_objects(nodes, pods, gang_size, contended)
     groups = {o["metadata"]["name"] for o in measured if o["kind"] == "PodGroup"}
     bound_at: dict[str, float] = {}
@@ -71,7 +76,7 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
     progress = asyncio.Event()  # a group became fully bound
     start = 0.0
 
-    async with Pipeline(gang_config()) as p:
+    async with Pipeline(gang_config(), backend=backend) as p:
         for i in range(0, len(setup), 500):
             await p.client.apply(setup[i:i + 500])
         await p.settle(None)
@@ -94,6 +99,7 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
                     done.set()
 
         await p.client.watch(observe, kinds=frozenset({"Pod"}))
+        attempts_before = p.scheduler.stats.attempts
         start = time.perf_counter()
         for i in range(0, len(measured), 500):
             await p.client.apply(measured[i:i + 500])
@@ -109,7 +115,8 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
             except TimeoutError:
                 if p.idle() and not pending_completion:
                     break  # nothing moves any more: the rest cannot be placed
-        elapsed = time.perf_counter() - start
+        elapsed = (max(bound_at.values()) if bound_at else time.perf_counter() - start)
+        attempts = p.scheduler.stats.attempts - attempts_before
         lat = [x * 1000 for x in p.scheduler.stats.latencies]
         scheduled = sum(members_bound.values())
     group_ms = [t * 1000 for t in bound_at.values()]
@@ -119,17 +126,22 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
         "pods": len(groups) * gang_size,
         "scheduled": scheduled,
         "pods_per_s": round(scheduled / elapsed, 1) if elapsed > 0 else 0.0,
-        "p50_ms": round(_percentile(lat, 0.5), 3),
-        "p99_ms": round(_percentile(lat, 0.99), 3),
+        "p50_ms": round(percentile(lat, 0.5), 3),
+        "p99_ms": round(percentile(lat, 0.99), 3),
+        "attempts": attempts,
+        "attempts_per_pod": round(attempts / (len(groups) * gang_size), 2),
+        "gang_size": gang_size,
+        "ms_per_group": round(elapsed * 1000 / len(bound_at), 3) if bound_at else 0.0,
         "groups": len(groups),
         "groups_bound": len(bound_at),
         "groups_per_s": round(len(bound_at) / elapsed, 2) if elapsed > 0 else 0.0,
-        "group_p50_ms": round(_percentile(group_ms, 0.5), 3),
-        "group_p99_ms": round(_percentile(group_ms, 0.99), 3),
+        "group_p50_ms": round(percentile(group_ms, 0.5), 3),
+        "group_p99_ms": round(percentile(group_ms, 0.99), 3),
         "elapsed_s": round(elapsed, 3),
     }
 
 
-def run_gang_bench(nodes: int, pods: int, contended: bool = False) -> dict[str, Any]:
+def run_gang_bench(nodes: int, pods: int, *, gang_size: int = GANG_SIZE, contended: bool = False,
+                   store: str = "sqlite") -> dict[str, Any]:
     """Entry point for the bench runner (`ksched bench Gang`)."""
-    return asyncio.run(run_gang(nodes, pods, contended=contended))
+    return asyncio.run(run_gang(nodes, pods, gang_size=gang_size, contended=contended, store=store))

@@ -22,6 +22,19 @@ class Workload:
     namespace: str = "default"
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Setup pods that stay pending by design (Unschedulable's large pods): a
+    # runner waits for the others to bind before it measures.
+    setup_pending: int = 0
+    # Measured pods that can bind at all (SchedulingPodAntiAffinity: one per node).
+    expected: int | None = None
+
+    @property
+    def init_pods(self) -> int:
+        return sum(1 for o in self.setup if o["kind"] == "Pod")
+
+    @property
+    def expected_bound(self) -> int:
+        return len(self.measured) if self.expected is None else self.expected
 
 
 def node(i: int, cpu: str = "4", memory: str = "32Gi", pods: str = "110", labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -44,50 +57,65 @@ def pod(name: str, cpu: str = "100m", memory: str = "500Mi", *, labels: dict[str
     return {"kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})}, "spec": body}
 
 
+# Init pods per node count as upstream's 5000Nodes workloads in
+# config/performance-config.yaml: SchedulingBasic 1,000 (one per 5 nodes),
+# SchedulingPodAntiAffinity 1,000 in namespace sched-0, TopologySpreading 5,000
+# (one per node), PreemptionBasic 20,000 low-priority pods (four per node, which
+# fills every node: 4 x 900m of 4 cpu), Unschedulable 200 large pods.
+
 def scheduling_basic(nodes: int, pods: int) -> Workload:
-    init = min(pods // 4, nodes * 5)
+    """pod-default.yaml for init and measured pods."""
     return Workload("SchedulingBasic", None,
-                    [node(i) for i in range(nodes)] + [pod(f"init-{i}") for i in range(init)],
+                    [node(i) for i in range(nodes)] + [pod(f"init-{i}") for i in range(max(1, nodes // 5))],
                     [pod(f"pod-{i}") for i in range(pods)])
 
 
-def scheduling_pod_anti_affinity(nodes: int, pods: int) -> Workload:
-    """pod-with-pod-anti-affinity.yaml: at most one such pod per node (hostname)."""
+def _anti_affinity_pod(name: str, namespace: str) -> dict[str, Any]:
+    """pod-with-pod-anti-affinity.yaml: at most one such pod per node (hostname),
+    counted over both namespaces."""
     anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
-    return Workload("SchedulingPodAntiAffinity", None, [node(i) for i in range(nodes)],
-                    [pod(f"anti-{i}", labels={"color": "green", "name": "test"}, spec=anti) for i in range(pods)],
-                    notes="each node takes one pod; pods beyond the node count stay pending")
+        {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname",
+         "namespaces": ["sched-0", "sched-1"]}]}}}
+    return pod(name, labels={"color": "green"}, spec=anti, namespace=namespace)
+
+
+def scheduling_pod_anti_affinity(nodes: int, pods: int) -> Workload:
+    init = [_anti_affinity_pod(f"init-{i}", "sched-0") for i in range(max(1, min(nodes // 5, nodes - 1)))]
+    return Workload("SchedulingPodAntiAffinity", None, [node(i) for i in range(nodes)] + init,
+                    [_anti_affinity_pod(f"anti-{i}", "sched-1") for i in range(pods)], namespace="sched-1",
+                    expected=min(pods, nodes - len(init)),
+                    notes="each node takes one pod; pods beyond the free nodes stay pending")
 
 
 def topology_spreading(nodes: int, pods: int) -> Workload:
-    """pod-with-topology-spreading.yaml: maxSkew 5 over zones, DoNotSchedule."""
+    """pod-with-topology-spreading.yaml: maxSkew 5 over zones, DoNotSchedule;
+    init pods are pod-default.yaml."""
     spread = {"topologySpreadConstraints": [{
         "maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
         "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
     ns = [node(i, labels={"topology.kubernetes.io/zone": ZONES[i % len(ZONES)]}) for i in range(nodes)]
-    init = [pod(f"init-{i}") for i in range(min(pods // 4, nodes * 5))]
+    init = [pod(f"init-{i}") for i in range(nodes)]
     return Workload("TopologySpreading", None, ns + init,
                     [pod(f"spread-{i}", labels={"foo": ""}, spec=spread) for i in range(pods)])
 
 
 def preemption_basic(nodes: int, pods: int) -> Workload:
-    """pod-low-priority fills every node; pod-high-priority pods preempt them."""
-    low = [pod(f"low-{i}", cpu="900m", priority=0) for i in range(nodes * 4)]
+    """pod-low-priority.yaml (900m, no priority) fills every node; each
+    pod-high-priority.yaml pod (3000m, priority 10) needs preemption."""
+    low = [pod(f"low-{i}", cpu="900m") for i in range(nodes * 4)]
     high = [pod(f"high-{i}", cpu="3000m", priority=10) for i in range(pods)]
     return Workload("PreemptionBasic", None, [node(i) for i in range(nodes)] + low, high,
-                    notes="one high-priority pod fits per node after preemption")
+                    expected=min(pods, nodes), notes="one high-priority pod fits per node after preemption")
 
 
 def unschedulable(nodes: int, pods: int) -> Workload:
-    """pod-large-cpu.yaml pods never fit and sit in the unschedulable pool while
-    the measured default pods schedule."""
-    large = [pod(f"large-{i}", cpu="9") for i in range(max(1, pods // 10))]
+    """pod-large-cpu.yaml pods (9 cpu, no limits) never fit and sit in the
+    unschedulable pool while the measured default pods schedule."""
+    large = [pod(f"large-{i}", cpu="9") for i in range(200)]
+    for p in large:
+        del p["spec"]["containers"][0]["resources"]["limits"]
     return Workload("Unschedulable", None, [node(i) for i in range(nodes)] + large,
-                    [pod(f"pod-{i}") for i in range(pods)], extra={"unschedulable": len(large)})
-
-
-GANG_SIZE = 10
+                    [pod(f"pod-{i}") for i in range(pods)], setup_pending=len(large))
 
 
 WORKLOADS: dict[str, Callable[[int, int], Workload]] = {

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
 
 from framework.api.objects import Pod
-from framework.cache import NodeInfo, Snapshot
+from framework.cache import NodeBatch, NodeInfo, Snapshot
 from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
-from framework.runtime import Framework
+from framework.runtime import Framework, NodeScoreList
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EMPTY_PRIORITY_LIST = "empty priorityList"
@@ -102,23 +104,22 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def select_host(scores: list[NodePluginScores], rand: random.Random) -> str:
-    """Highest total wins; ties are broken uniformly by reservoir sampling."""
-    if not scores:
+def select_host(scores: Sequence[NodePluginScores], rand: random.Random) -> str:
+    """The highest total wins; a tie is broken uniformly at random with one draw
+    from `rand` (upstream samples the tied nodes one by one, with the same
+    distribution)."""
+    if not len(scores):
         raise ValueError(EMPTY_PRIORITY_LIST)
-    best = scores[0]
-    max_score = best.total_score
-    count = 1
-    for ns in scores[1:]:
-        if ns.total_score > max_score:
-            max_score = ns.total_score
-            best = ns
-            count = 1
-        elif ns.total_score == max_score:
-            count += 1
-            if rand.randrange(count) == 0:
-                best = ns
-    return best.name
+    if isinstance(scores, NodeScoreList):
+        totals = scores.totals
+        name_at = scores.name_at
+    else:
+        totals = np.array([s.total_score for s in scores], dtype=object)
+        name_at = lambda i: scores[i].name  # noqa: E731
+    ties = np.flatnonzero(totals == totals.max())
+    if len(ties) == 1:
+        return name_at(int(ties[0]))
+    return name_at(int(ties[rand.randrange(len(ties))]))
 
 
 class SchedulingAlgorithm:
@@ -128,6 +129,10 @@ class SchedulingAlgorithm:
         self.rand = rand if rand is not None else random.Random()
         self.next_start_node_index = 0
         self.global_percentage = global_percentage
+        # Configured extenders that filter / prioritize: they keep the Filter pass
+        # looking for more than one node, as upstream's hasExtenderFilters/hasScoring.
+        self.extender_filters = False
+        self.extender_prioritizers = False
 
     def _percentage(self, fwk: Framework) -> int | None:
         if fwk.percentage_of_nodes_to_score is not None:
@@ -149,8 +154,23 @@ class SchedulingAlgorithm:
     def find_nodes_that_fit_pod(
         self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis, nodes = self.pre_filter(fwk, state, pod, snapshot)
+        if nodes is None:
+            return [], diagnosis
+        nominated = self.nominated_node(pod, snapshot)
+        if nominated is not None:
+            feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
+            if feasible:
+                return feasible, diagnosis
+        return self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes), diagnosis
+
+    # The steps of find_nodes_that_fit_pod, for a caller that interleaves them
+    # with awaited extender calls (actors/extenders.py).
+
+    def pre_filter(self, fwk: Framework, state: CycleState, pod: Pod,
+                   snapshot: Snapshot) -> tuple[Diagnosis, list[NodeInfo] | None]:
+        """PreFilter: the diagnosis so far and the nodes to filter (None: PreFilter rejected the pod)."""
         diagnosis = Diagnosis()
-        all_nodes = snapshot.list()
         pre_res, st, plugins = fwk.run_pre_filter(state, pod)
         diagnosis.unschedulable_plugins = set(plugins)
         if not st.is_success():
@@ -159,24 +179,28 @@ class SchedulingAlgorithm:
             diagnosis.node_to_status.absent = st
             diagnosis.pre_filter_msg = st.message()
             diagnosis.add_plugin_status(st)
-            return [], diagnosis
-        if pod.nominated_node_name:
-            ni = snapshot.get(pod.nominated_node_name)
-            if ni is not None:
-                nominated = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni], use_rotation=False)
-                if nominated:
-                    return nominated, diagnosis
-        nodes = all_nodes
+            return diagnosis, None
+        nodes = snapshot.list()
         if pre_res is not None and not pre_res.all_nodes():
             names = pre_res.node_names or set()
-            nodes = [n for n in all_nodes if n.name in names]
+            positions = [i for i, n in enumerate(nodes) if n.name in names]
+            nodes = nodes.take(positions) if isinstance(nodes, NodeBatch) else [nodes[i] for i in positions]
             diagnosis.node_to_status.absent = Status(
                 Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
             )
+        return diagnosis, nodes
+
+    @staticmethod
+    def nominated_node(pod: Pod, snapshot: Snapshot) -> NodeInfo | None:
+        return snapshot.get(pod.nominated_node_name) if pod.nominated_node_name else None
+
+    def filter_nodes(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                     diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """The Filter pass from the rotating start index; advances the index."""
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
-        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
+        self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.num_nodes()
+        return feasible
 
     def find_nodes_that_pass_filters(
         self,
@@ -191,7 +215,7 @@ class SchedulingAlgorithm:
         if n == 0:
             return []
         to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not fwk.has_score_plugins():
+        if not self.extender_filters and not (fwk.has_score_plugins() or self.extender_prioritizers):
             to_find = 1
         start = self.next_start_node_index if use_rotation else 0
         if not fwk.has_filter_plugins():
@@ -213,8 +237,11 @@ class SchedulingAlgorithm:
                 diagnosis.add_plugin_status(st)
         return feasible
 
-    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[NodePluginScores]:
-        if not fwk.has_score_plugins():
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                         with_extenders: bool = False) -> list[NodePluginScores]:
+        """PreScore and Score; `with_extenders`: extenders will add their scores, so
+        the plugins run even when there are none (upstream's prioritizeNodes)."""
+        if not fwk.has_score_plugins() and not with_extenders:
             return [NodePluginScores(n.name, total_score=1) for n in nodes]
         st = fwk.run_pre_score(state, pod, nodes)
         if not st.is_success():
@@ -237,10 +264,13 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     verdicts are taken in order up to the to_find-th feasible node, so the
     feasible set, the statuses recorded, the first Error and the processed count
     are the ones the per-node loop gives. Filters are pure, so the verdicts
-    dropped past that node change nothing."""
+    dropped past that node change nothing. A NodeBatch is cut into NodeBatch
+    chunks, so columnar forms see the rows of their nodes."""
     n = len(nodes)
     feasible: list[NodeInfo] = []
     set_status = diagnosis.node_to_status.set
+    rows = nodes.rows if isinstance(nodes, NodeBatch) else None
+    feasible_rows: list[np.ndarray] = []
     done = 0
     while done < n:
         size = min(max(to_find - len(feasible), MIN_FILTER_CHUNK), n - done)
@@ -248,20 +278,41 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
         chunk = nodes[first:first + size]
         if len(chunk) < size:
             chunk += nodes[:size - len(chunk)]
-        statuses = fwk.run_filter_nodes(state, pod, chunk)
+        if rows is not None:
+            positions = np.arange(first, first + size, dtype=np.intp)
+            positions[positions >= n] -= n
+            chunk = NodeBatch(chunk, rows[positions], nodes.table)
+        failed = fwk.run_filter_nodes_failed(state, pod, chunk)
         done += size
-        for ni, st in zip(chunk, statuses):
-            code = st.code
-            if code == Code.Success:
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    return feasible
-            elif code == Code.Error:
-                raise SchedulingError(st)
-            else:
-                set_status(ni.name, st)
+        if not failed:
+            keep: list[int] | slice = slice(0, to_find - len(feasible))
+            feasible.extend(chunk[keep])
+        else:
+            # Verdicts count up to the node that completes to_find, in chunk order.
+            passing = np.ones(size, dtype=np.bool_)
+            failed_at = sorted(failed)
+            passing[failed_at] = False
+            reached = np.cumsum(passing)
+            end = size
+            if reached[-1] >= to_find - len(feasible):
+                end = int(np.searchsorted(reached, to_find - len(feasible))) + 1
+            for i in failed_at:
+                if i >= end:
+                    break
+                st = failed[i]
+                if st.code == Code.Error:
+                    raise SchedulingError(st)
+                set_status(chunk[i].name, st)
                 diagnosis.add_plugin_status(st)
-    return feasible
+            keep = np.flatnonzero(passing[:end])
+            feasible.extend([chunk[i] for i in keep.tolist()])
+        if rows is not None:
+            feasible_rows.append(chunk.rows[keep])
+        if len(feasible) >= to_find:
+            break
+    if rows is None:
+        return feasible
+    return NodeBatch(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
 
 
 def _go_list(items: list[str]) -> str:

@@ -11,7 +11,9 @@ import bisect
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
 
 from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.objects import Node, Pod
@@ -211,11 +213,151 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
+_DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+_MAX_COLUMN_VALUE = 1 << 55
+
+
+class NodeTable:
+    """The snapshot's per-node numbers as numpy columns: row i is
+    `snapshot.node_info_list[i]` (the stable node index of one snapshot
+    structure), so a plugin works on every candidate node at once.
+
+    The Cache keeps it in step with the NodeInfos on every update_snapshot: rows of
+    the refreshed nodes are rewritten, and the whole table is rebuilt only when
+    nodes are added, removed or reordered, so a scheduling cycle pays nothing for
+    it. Readers take the columns for the rows they hold (``table.req_cpu[rows]``)
+    and never write them.
+
+    Integer columns (int64): ``alloc_cpu``/``alloc_mem``/``alloc_eph``/``alloc_pods``
+    (allocatable milli-CPU, bytes, bytes, pod slots), ``req_cpu``/``req_mem``/
+    ``req_eph`` (what the node's pods request), ``nz_cpu``/``nz_mem`` (requests with
+    upstream's non-zero defaults, for scoring), ``num_pods`` and ``generation`` (the
+    NodeInfo's generation: a row whose generation did not move is unchanged, which
+    lets per-node memos find the changed rows at once).
+    Flag columns (bool): ``unschedulable`` (spec.unschedulable), ``hard_taints``
+    (a NoSchedule/NoExecute taint), ``prefer_taints`` (a PreferNoSchedule taint),
+    ``has_images``, ``has_ports`` (pods hold host ports), ``has_scalar`` (extended
+    resources allocatable or requested) and ``no_node`` (a NodeInfo without Node).
+    Flags name the rare nodes a batch plugin hands to its per-node form.
+
+    ``valid`` is False when a number does not fit int64; batch forms then take
+    their list paths. Other engineers' callers (preemption dry runs) may read the
+    columns for the rows of unmodified snapshot nodes; a NodeInfo changed in a
+    dry run is not in the table.
+    """
+
+    INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
+                   "nz_cpu", "nz_mem", "num_pods", "generation")
+    FLAG_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images", "has_ports", "has_scalar",
+                    "no_node")
+
+    def __init__(self, size: int = 0) -> None:
+        self.valid = True
+        self._ints = np.zeros((size, len(self.INT_COLUMNS)), dtype=np.int64, order="F")
+        self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
+        self.all_rows = np.arange(size, dtype=np.intp)
+        self._nodes: list[Node | None] = [None] * size
+        self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
+        self._bind_columns()
+
+    def _bind_columns(self) -> None:
+        for k, name in enumerate(self.INT_COLUMNS):
+            setattr(self, name, self._ints[:, k])
+        for k, name in enumerate(self.FLAG_COLUMNS):
+            setattr(self, name, self._flags[:, k])
+
+    def __len__(self) -> int:
+        return len(self.all_rows)
+
+    @classmethod
+    def of(cls, nodes: Sequence[NodeInfo]) -> "NodeTable":
+        table = cls(len(nodes))
+        for i, ni in enumerate(nodes):
+            table.set_row(i, ni)
+        return table
+
+    def set_row(self, i: int, ni: NodeInfo) -> None:
+        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
+               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
+        if max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE:
+            # Scores multiply by 100 and compare as floats: stay far from int64's limits.
+            self.valid = False
+            return
+        self._ints[i] = row
+        node = ni.node
+        if node is not self._nodes[i]:
+            self._nodes[i] = node
+            self._label_codes.clear()
+        hard = prefer = False
+        if node is not None:
+            for t in node.taints:
+                if t.effect == "PreferNoSchedule":
+                    prefer = True
+                elif t.effect in _DO_NOT_SCHEDULE_EFFECTS:
+                    hard = True
+        self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, bool(ni.image_states),
+                          len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
+
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """The value of label `key` per row as a code into the returned value list
+        (-1 where the node has no such label), built on first use."""
+        codes, values, _ = self.label_index(key)
+        return codes, values
+
+    def label_index(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """label_codes plus the code of each value."""
+        got = self._label_codes.get(key)
+        if got is None:
+            values: list[str] = []
+            index: dict[str, int] = {}
+            codes = np.full(len(self._nodes), -1, dtype=np.int64)
+            for i, node in enumerate(self._nodes):
+                if node is not None:
+                    v = node.labels.get(key)
+                    if v is not None:
+                        c = index.get(v)
+                        if c is None:
+                            c = index[v] = len(values)
+                            values.append(v)
+                        codes[i] = c
+            got = self._label_codes[key] = (codes, values, index)
+        return got
+
+
+class NodeBatch(list):
+    """Snapshot NodeInfos handed to a plugin's batch form together with their rows
+    in the snapshot's NodeTable (`rows[i]` is the row of `self[i]`). Plugins that
+    find a NodeBatch may compute on the table's columns; a plain list (or any
+    NodeInfo not taken from the snapshot) gets their list path."""
+
+    __slots__ = ("rows", "table")
+
+    def __init__(self, nodes: Iterable[NodeInfo], rows: np.ndarray, table: NodeTable) -> None:
+        super().__init__(nodes)
+        self.rows = rows
+        self.table = table
+
+    def take(self, positions: Sequence[int]) -> "NodeBatch":
+        """The nodes at these positions of this batch, as a batch."""
+        return NodeBatch([self[i] for i in positions], self.rows[np.asarray(positions, dtype=np.intp)], self.table)
+
+
+def batch_table(nodes: Sequence[NodeInfo]) -> tuple[NodeTable, np.ndarray] | None:
+    """(table, rows) when `nodes` is a NodeBatch over a usable table, else None."""
+    if type(nodes) is NodeBatch and nodes.table.valid:
+        return nodes.table, nodes.rows
+    return None
+
+
 class Snapshot:
     """The cluster as one scheduling cycle sees it. Node order is upstream's
     node tree order (zones interleaved), which the filter rotation walks."""
 
     def __init__(self) -> None:
+        # Columns of node_info_list, kept by the Cache; None for hand-built snapshots.
+        self.table: NodeTable | None = None
         self.node_info_map: dict[str, NodeInfo] = {}
         self.node_info_list: list[NodeInfo] = []
         self.have_pods_with_affinity_list: list[NodeInfo] = []
@@ -225,6 +367,13 @@ class Snapshot:
         # Positions (in node_info_list) of the nodes in the two affinity lists, in order.
         self._affinity_positions: list[int] = []
         self._anti_affinity_positions: list[int] = []
+        # Names of the nodes each update refreshed, in order, for readers that
+        # keep per-node indexes (Coscheduling's members per group): a reader
+        # remembers (change_epoch, len(change_log)) and re-reads only the names
+        # logged since. A new epoch (nodes added or removed, or the log trimmed)
+        # means: rebuild from node_info_list.
+        self.change_epoch = 0
+        self.change_log: list[str] = []
 
     @classmethod
     def build(cls, nodes: Iterable[Node], pods: Iterable[Pod]) -> "Snapshot":
@@ -241,6 +390,12 @@ class Snapshot:
 
     def list(self) -> list[NodeInfo]:
         return self.node_info_list
+
+    def set_table(self, table: NodeTable) -> None:
+        """Columns for node_info_list, which becomes a NodeBatch over them (so
+        plugins handed the whole list may use the columns too)."""
+        self.table = table
+        self.node_info_list = NodeBatch(self.node_info_list, table.all_rows, table)
 
     def rebuild_affinity_lists(self) -> None:
         """The nodes with pods with (anti-)affinity, in node order, from scratch."""
@@ -453,9 +608,13 @@ class Cache:
             if ni is None:
                 continue
             old = snap.node_info_map.get(name)
+            new = ni.clone()
             if old is None or old.node is not ni.node:
                 images_changed = True
-            new = ni.clone()
+            else:
+                # Same Node object: its image summaries stay (they are cluster-wide
+                # and only recomputed when some node's images may have changed).
+                new.image_states = old.image_states
             if (new.pods_with_affinity or new.pods_with_required_anti_affinity
                     or (old is not None and (old.pods_with_affinity or old.pods_with_required_anti_affinity))):
                 affinity_updated.append(name)
@@ -472,15 +631,34 @@ class Cache:
             snap.index = {n: i for i, n in enumerate(order)}
             self._structure_changed = False
             snap.rebuild_affinity_lists()
+            snap.change_epoch += 1
+            snap.change_log = []
+            if images_changed:
+                self._refresh_images(snap)
+            snap.set_table(NodeTable.of(snap.node_info_list))
         else:
             # Same nodes in the same order: put the refreshed copies in place.
             lst = snap.node_info_list
+            table = snap.table
+            if table is None or len(table) != len(lst):
+                table = None
             for name in updated:
-                lst[snap.index[name]] = snap.node_info_map[name]
+                i = snap.index[name]
+                lst[i] = ni = snap.node_info_map[name]
+                if table is not None and not images_changed:
+                    table.set_row(i, ni)
             if affinity_updated:
                 snap.patch_affinity_lists(affinity_updated)
-        if images_changed:
-            self._refresh_images(snap)
+            if len(snap.change_log) + len(updated) > max(1024, 2 * len(lst)):
+                snap.change_epoch += 1
+                snap.change_log = []
+            else:
+                snap.change_log.extend(updated)
+            if images_changed:
+                self._refresh_images(snap)
+                table = None
+            if table is None:
+                snap.set_table(NodeTable.of(snap.node_info_list))
         snap.generation = next_generation()
 
     @staticmethod

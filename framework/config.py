@@ -15,6 +15,7 @@ import yaml
 
 from framework.api.errors import ValidationError
 from framework.api.objects import DEFAULT_SCHEDULER_NAME
+from framework.extender import ExtenderConfig, ExtenderConfigError, ignored_by_scheduler, parse_extenders
 from framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 from framework.plugins import Registry, in_tree_registry
 from framework.runtime import EXTENSION_POINTS, POINT_METHODS, Framework
@@ -77,6 +78,9 @@ class ProfileConfig:
     plugins: dict[str, PluginSet] = field(default_factory=dict)
     plugin_config: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    # Classes loaded from "pkg.module:Class" names (the names are rewritten to the
+    # plugins' own), so building the frameworks again registers them again.
+    out_of_tree: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -86,7 +90,7 @@ class SchedulerConfig:
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
     parallelism: int = 16
-    extenders: list[dict[str, Any]] = field(default_factory=list)
+    extenders: list[ExtenderConfig] = field(default_factory=list)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     not_applicable: list[str] = field(default_factory=list)
 
@@ -199,9 +203,10 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
     if not isinstance(fg, Mapping) or not all(isinstance(v, bool) for v in fg.values()):
         raise ConfigError("featureGates: must be a map of gate name to true/false")
     cfg.feature_gates = dict(fg)
-    extenders = data.get("extenders") or []
-    if extenders:
-        raise ConfigError("extenders: HTTP extenders are not supported yet")
+    try:
+        cfg.extenders = parse_extenders(data.get("extenders"))
+    except ExtenderConfigError as e:
+        raise ConfigError(str(e)) from None
     profiles = data.get("profiles")
     if profiles is not None:
         if not isinstance(profiles, list) or not profiles:
@@ -211,7 +216,20 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
     for i, n in enumerate(names):
         if n in names[:i]:
             raise ConfigError(f"profiles[{i}].schedulerName: duplicate scheduler name {n!r}")
+    _ignore_extender_resources(cfg)
     return cfg
+
+
+def _ignore_extender_resources(cfg: SchedulerConfig) -> None:
+    """Extenders' resources marked ignoredByScheduler become NodeResourcesFit's
+    ignoredResources in every profile (upstream's buildExtenders sets the list)."""
+    ignored = ignored_by_scheduler(cfg.extenders)
+    if not ignored:
+        return
+    for prof in cfg.profiles:
+        args = dict(prof.plugin_config.get("NodeResourcesFit") or {})
+        args["ignoredResources"] = list(ignored)
+        prof.plugin_config["NodeResourcesFit"] = args
 
 
 # --- merging with defaults (upstream v1 mergePlugins / mergePluginSet) -----------------------
@@ -288,10 +306,11 @@ def _import_out_of_tree(prof: ProfileConfig, reg: Registry) -> None:
     for ps in prof.plugins.values():
         for ref in ps.enabled:
             if ":" in ref.name:
-                cls = _load_class(ref.name)
-                if cls.name not in reg:
-                    reg.register_class(cls)
-                ref.name = cls.name
+                prof.out_of_tree.append(_load_class(ref.name))
+                ref.name = prof.out_of_tree[-1].name
+    for cls in prof.out_of_tree:
+        if cls.name not in reg:
+            reg.register_class(cls)
         ps.disabled = [_load_class(n).name if ":" in n else n for n in ps.disabled]
     for key in [k for k in prof.plugin_config if ":" in k]:
         prof.plugin_config[_load_class(key).name] = prof.plugin_config.pop(key)

@@ -14,6 +14,7 @@ DEFAULTS: dict[str, bool] = {
     "SchedulerPopFromBackoffQ": True,
     "DRAExtendedResource": False,
     "InPlacePodVerticalScaling": True,
+    "StorageCapacityScoring": False,
 }
 
 

@@ -14,6 +14,14 @@ from framework.features import FeatureGates
 from framework.waiting import WaitingPod, WaitingPodsMap
 
 
+class NominatorView(Protocol):
+    """Read access to the pods preemption nominated to nodes (the owner keeps it)."""
+
+    def pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def nodes(self) -> Collection[str]: ...
+
+
 class ObjectLister(Protocol):
     def list(self, kind: str, namespace: str | None = None) -> list[Any]: ...
 
@@ -59,7 +67,7 @@ class InMemoryObjects:
                     idx.pop(obj.key, None)
 
     def list_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
-        """Objects of `kind` in `namespace` whose label `label` is `value`."""
+        """Objects of `kind` in `namespace` whose label `label` is `value` (indexed)."""
         if label in INDEXED_LABELS:
             return list(self._by_label.get((kind, namespace, label, value), {}).values())
         return [o for o in self.list(kind, namespace) if o.labels.get(label) == value]
@@ -76,7 +84,8 @@ class InMemoryObjects:
 
 
 class FrameworkHandle:
-    """interface.Handle assembled from parts."""
+    """interface.Handle assembled from parts. The owner that runs the plugins
+    (the Scheduler actor) plugs its own nominator and requests in with `connect`."""
 
     def __init__(
         self,
@@ -106,10 +115,30 @@ class FrameworkHandle:
         self._binder = binder
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
+        self._nominator: NominatorView | None = None
+        # What plugins asked for, recorded only where no owner callback takes it
+        # (tests, the conformance driver): a running scheduler must not keep every
+        # pod it ever bound, activated or evicted.
         self.cleared_nominations: list[Pod] = []
         self.bound: list[tuple[Pod, str]] = []
         self.activated: list[Pod] = []
         self.evicted: list[tuple[Pod, Pod, str]] = []
+
+    def connect(
+        self,
+        *,
+        nominator: NominatorView | None = None,
+        activate: Callable[[list[Pod]], None] | None = None,
+        evict: Callable[[Pod, Pod, str], None] | None = None,
+        clear_nominations: Callable[[list[Pod]], None] | None = None,
+    ) -> None:
+        """The owner's parts, given after the plugins were built (they need the
+        handle first). Parts left None keep what the constructor gave."""
+        if nominator is not None:
+            self._nominator = nominator
+        self._activate = activate or self._activate
+        self._evict = evict or self._evict
+        self._clear_nominations = clear_nominations or self._clear_nominations
 
     # snapshot
     def snapshot(self) -> Snapshot:
@@ -148,48 +177,55 @@ class FrameworkHandle:
 
     def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
         """list_objects filtered by one label, indexed when the lister offers it."""
-        by_label = getattr(self.objects, "list_with_label", None)
-        if by_label is not None:
-            return by_label(kind, namespace, label, value)
+        if isinstance(self.objects, InMemoryObjects):
+            return self.objects.list_with_label(kind, namespace, label, value)
         return [o for o in self.objects.list(kind, namespace) if o.labels.get(label) == value]
 
     # queue
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        if self._nominator is not None:
+            return self._nominator.pods_for_node(node_name)
         return self._nominated(node_name) if self._nominated is not None else []
 
     def nodes_with_nominated_pods(self) -> Collection[str] | None:
         """Every node some pod is nominated to (more is harmless), so the filter pass
         can skip asking node by node; None when the owner did not say."""
+        if self._nominator is not None:
+            return self._nominator.nodes()
         if self._nominated is None:
             return ()
         return self._nominated_nodes() if self._nominated_nodes is not None else None
 
     def activate_pods(self, pods: Iterable[Pod]) -> None:
         pods = list(pods)
-        self.activated.extend(pods)
-        if self._activate is not None:
+        if self._activate is None:
+            self.activated.extend(pods)
+        else:
             self._activate(pods)
 
     # preemption
     def evict_pod(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Delete a preemption victim (the owner writes it to the store)."""
-        self.evicted.append((victim, preemptor, message))
-        if self._evict is not None:
+        if self._evict is None:
+            self.evicted.append((victim, preemptor, message))
+        else:
             self._evict(victim, preemptor, message)
 
     def clear_nominated_node_names(self, pods: list[Pod]) -> None:
         """Clear status.nominatedNodeName of these pods (preemption does this for
         lower-priority pods nominated to the node it chose; the owner writes it
         and lets the queue retry them)."""
-        self.cleared_nominations.extend(pods)
-        if self._clear_nominations is not None:
+        if self._clear_nominations is None:
+            self.cleared_nominations.extend(pods)
+        else:
             self._clear_nominations(pods)
 
     # binding
     async def bind_pod(self, pod: Pod, node_name: str) -> None:
         """Write the binding (DefaultBinder calls this); raises on failure."""
-        self.bound.append((pod, node_name))
-        if self._binder is not None:
+        if self._binder is None:
+            self.bound.append((pod, node_name))
+        else:
             await self._binder(pod, node_name)
 
     def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:

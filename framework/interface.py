@@ -16,12 +16,14 @@ Unreserve after Permit) may run for many pods at once, interleaved at awaits.
 from __future__ import annotations
 
 import enum
+import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
     from framework.api.objects import Node, Pod, PodGroup
     from framework.cache import NodeInfo, PodInfo, Snapshot
+    from framework.features import FeatureGates
 
 
 class Code(enum.IntEnum):
@@ -215,6 +217,7 @@ class QueuedPodInfo:
     gated: bool = False
     gating_plugin: str = ""
     backoff_expiration: int | None = None
+    popped_cycle: int = 0  # the queue's scheduling cycle when it was last popped (0: never)
 
 
 # --- Cluster events (EnqueueExtensions) ------------------------------------------------
@@ -272,10 +275,15 @@ class ClusterEventWithHint:
 # --- The Handle plugins receive ----------------------------------------------------------
 
 class WaitingPod(Protocol):
-    """A pod held at Permit (upstream's WaitingPod)."""
+    """A pod held at Permit (upstream's WaitingPod). Allow/Reject record the
+    first decision at once (later calls are ignored) and the waiting room
+    learns it by message; `decided` is None until then."""
 
     @property
     def pod(self) -> "Pod": ...
+
+    @property
+    def decided(self) -> Status | None: ...
 
     def pending_plugins(self) -> list[str]: ...
 
@@ -285,11 +293,20 @@ class WaitingPod(Protocol):
 
 
 class Handle(Protocol):
-    """What the framework gives plugins. Everything here is safe to call from any
-    extension point; none of it blocks."""
+    """What the framework gives plugins (upstream's framework.Handle): everything
+    an in-tree plugin calls, so none needs getattr. Everything here is safe to
+    call from any scheduling-cycle extension point and none of it blocks, except
+    `bind_pod`, which Bind plugins await in the binding cycle."""
+
+    features: "FeatureGates"  # the feature gates the profile was built with
+    rand: random.Random  # the scheduler's seeded random (tie-breaks, sampling)
 
     def snapshot(self) -> "Snapshot":
         """The node snapshot of the current scheduling cycle (SnapshotSharedLister)."""
+        ...
+
+    def set_snapshot(self, snap: "Snapshot") -> None:
+        """The owner (scheduler, explain) sets the snapshot a cycle runs on."""
         ...
 
     def iterate_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
@@ -306,12 +323,34 @@ class Handle(Protocol):
         """Objects of `kind` the cluster holds (pods, PodGroups, Services, PDBs ...)."""
         ...
 
+    def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
+        """list_objects of one namespace whose label `label` equals `value`."""
+        ...
+
     def get_object(self, kind: str, namespace: str, name: str) -> Any | None: ...
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]: ...
 
+    def nodes_with_nominated_pods(self) -> Collection[str] | None:
+        """Every node some pod is nominated to (more is harmless); None when the
+        owner cannot say (callers then ask node by node)."""
+        ...
+
     def activate_pods(self, pods: Iterable["Pod"]) -> None:
         """Move these pending pods to activeQ (upstream's PodsToActivate)."""
+        ...
+
+    def evict_pod(self, victim: "Pod", preemptor: "Pod", message: str) -> None:
+        """Delete a preemption victim (upstream's PreemptPod via the API); may raise."""
+        ...
+
+    def clear_nominated_node_names(self, pods: list["Pod"]) -> None:
+        """Clear status.nominatedNodeName of these pods (preemption does this for
+        lower-priority pods nominated to the node it chose)."""
+        ...
+
+    async def bind_pod(self, pod: "Pod", node_name: str) -> None:
+        """Write the binding (DefaultBinder); raises on failure."""
         ...
 
     def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:
@@ -410,6 +449,14 @@ class ScorePlugin(Protocol):
 # the plugin's class has them (or the object sets them itself), and the results
 # must be exactly what the per-node methods give, node by node: a test holds the
 # in-tree plugins to it. Without them a plugin is called node by node as before.
+#
+# `nodes` is usually a framework.cache.NodeBatch: a list of the snapshot's NodeInfos
+# that also carries their rows in the snapshot's NodeTable (numpy columns of
+# allocatable, requested, pod counts, taint/image/port flags, label codes), so a
+# batch form can decide for all nodes at once with numpy (`batch_table(nodes)`)
+# and call its per-node method only for the rare nodes a flag column points at.
+# Snapshot NodeInfos are read-only: changes go through the Cache, which keeps the
+# table in step. score_nodes may return a numpy integer array.
 
 @runtime_checkable
 class BatchFilterPlugin(Protocol):

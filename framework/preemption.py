@@ -13,7 +13,7 @@ clear_nominated_node_names); nothing here blocks or does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from framework.algorithm import Diagnosis, FitError
 from framework.api.objects import Pod, PodDisruptionBudget
@@ -44,6 +44,10 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
+
+
+# Preemption extenders (upstream's callExtenders): candidates in, narrowed candidates out.
+CandidateFilter = Callable[[Pod, list[Candidate]], Awaitable[list[Candidate]]]
 
 
 class PreemptionPolicy(Protocol):
@@ -217,16 +221,44 @@ class Evaluator:
         - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
         - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
         - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
-        # The stored version of the pod carries its latest nominatedNodeName.
+        pod, refused = self._eligible(pod, m)
+        if refused is not None:
+            return refused
+        found = self._candidates_or_outcome(state, pod, m)
+        if not isinstance(found, list):
+            return found
+        return self._preempt_best(pod, found)
+
+    async def preempt_with_extenders(self, state: CycleState, pod: Pod, m: NodeToStatus,
+                                     call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
+        """preempt, with upstream's callExtenders between finding the candidates and
+        choosing one: the extenders may narrow the candidate nodes and their victims.
+        A failing (not ignorable) extender makes the attempt an Error."""
+        pod, refused = self._eligible(pod, m)
+        if refused is not None:
+            return refused
+        found = self._candidates_or_outcome(state, pod, m)
+        if not isinstance(found, list):
+            return found
+        try:
+            found = await call_extenders(pod, found)
+        except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
+            return None, Status(Code.Error, str(e))
+        return self._preempt_best(pod, found)
+
+    def _eligible(self, pod: Pod, m: NodeToStatus) -> tuple[Pod, tuple[None, Status] | None]:
+        """The pod as stored (it carries its latest nominatedNodeName), and the
+        refusal when it may not preempt."""
         latest = self.handle.get_object("Pod", pod.namespace, pod.name)
         if isinstance(latest, Pod):
             pod = latest
-
         nominated_status = m.get(pod.nominated_node_name) if pod.nominated_node_name else None
         ok, msg = self.policy.pod_eligible_to_preempt_others(pod, nominated_status)
-        if not ok:
-            return None, Status(Code.Unschedulable, msg)
+        return pod, (None if ok else (None, Status(Code.Unschedulable, msg)))
 
+    def _candidates_or_outcome(self, state: CycleState, pod: Pod, m: NodeToStatus
+                               ) -> list[Candidate] | tuple[PostFilterResult | None, Status]:
+        """The dry run's candidates, or the outcome when there is none."""
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
             return None, Status(Code.Error, NO_NODES_AVAILABLE)
@@ -237,8 +269,10 @@ class Evaluator:
             dry.node_to_status.absent = Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL)
             fit_error = FitError(pod, len(all_nodes), Diagnosis(node_to_status=dry.node_to_status))
             return PostFilterResult(""), Status(Code.Unschedulable, fit_error.message())
+        return dry.candidates
 
-        best = self.select_candidate(dry.candidates)
+    def _preempt_best(self, pod: Pod, candidates: list[Candidate]) -> tuple[PostFilterResult | None, Status]:
+        best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.Unschedulable, NO_CANDIDATE_NODE)
         st = self.prepare_candidate(best, pod)
@@ -324,9 +358,8 @@ class Evaluator:
             except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
                 return Status(Code.Error, str(e))
         lower = lower_priority_nominated_pods(self.handle, pod, c.name)
-        clear = getattr(self.handle, "clear_nominated_node_names", None)
-        if lower and clear is not None:
-            clear(lower)
+        if lower:
+            self.handle.clear_nominated_node_names(lower)
         return Status()
 
 

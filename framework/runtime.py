@@ -6,10 +6,12 @@ plugin returning None means Success. Every run_* here returns a Status, never No
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, Sequence
+
+import numpy as np
 
 from framework.api.objects import Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeBatch, NodeInfo, PodInfo
 from framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT_SECONDS,
@@ -85,6 +87,77 @@ def has_batch_form(obj: Any, method: str) -> bool:
     timing) does not count unless it sets the method itself, so it keeps getting
     the per-node calls it wraps."""
     return getattr(type(obj), method, None) is not None or method in getattr(obj, "__dict__", ())
+
+
+def _int_column(scores: Sequence[int]) -> np.ndarray:
+    if isinstance(scores, np.ndarray):
+        return scores.astype(np.int64, copy=False)
+    try:
+        return np.array(scores, dtype=np.int64)
+    except OverflowError:
+        # Far out of range: keep Python ints so the range check reports the score.
+        return np.array(scores, dtype=object)
+
+
+class NodeScoreList(Sequence[NodePluginScores]):
+    """run_score's result: per node (in the order scored) the weighted score of each
+    plugin and the total, as upstream's []NodePluginScores. The numbers live in
+    numpy columns (`totals`, one column per plugin); the NodePluginScores are made
+    only when someone reads an entry, and from then on they are the truth (a
+    caller may add to an entry's total_score, as upstream's extenders do)."""
+
+    __slots__ = ("nodes", "names", "columns", "_totals", "_entries")
+
+    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], columns: list[np.ndarray],
+                 totals: np.ndarray) -> None:
+        self.nodes = nodes
+        self.names = names
+        self.columns = columns
+        self._totals = totals
+        self._entries: list[NodePluginScores] | None = None
+
+    @property
+    def totals(self) -> np.ndarray:
+        """The total per node (an int64 column)."""
+        if self._entries is None:
+            return self._totals
+        return np.array([e.total_score for e in self._entries], dtype=np.int64)
+
+    @classmethod
+    def empty(cls) -> "NodeScoreList":
+        return cls([], [], [], np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def name_at(self, i: int) -> str:
+        return self.nodes[i].name
+
+    def entries(self) -> list[NodePluginScores]:
+        if self._entries is None:
+            columns = [c.tolist() for c in self.columns]
+            self._entries = [NodePluginScores(ni.name, [(n, c[i]) for n, c in zip(self.names, columns)], total)
+                             for i, (ni, total) in enumerate(zip(self.nodes, self._totals.tolist()))]
+        return self._entries
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, as a list
+        return self.entries()[i]
+
+    def __iter__(self) -> Iterator[NodePluginScores]:
+        return iter(self.entries())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"NodeScoreList({list(self)!r})"
+
+
+def _take(nodes: list[NodeInfo], positions: list[int]) -> list[NodeInfo]:
+    """The nodes at these positions; a NodeBatch keeps its rows."""
+    if isinstance(nodes, NodeBatch):
+        return nodes.take(positions)
+    return [nodes[i] for i in positions]
 
 
 def _trim(x: float) -> str:
@@ -264,43 +337,52 @@ class Framework:
         not succeed, exactly as node by node. Nodes with nominated pods take the
         per-node path (their filters run against a changed copy)."""
         out: list[Status] = [_OK] * len(nodes)
+        for i, st in self.run_filter_nodes_failed(state, pod, nodes).items():
+            out[i] = st
+        return out
+
+    def run_filter_nodes_failed(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> dict[int, Status]:
+        """run_filter_nodes as {position in `nodes`: status} for the nodes that do not
+        pass (an empty dict when all pass), so callers pay nothing per passing node.
+        A NodeBatch stays a NodeBatch as nodes drop out, for the next plugin's
+        columnar form."""
+        failed: dict[int, Status] = {}
+        pending: list[int] | None = None  # positions of `subset` in `nodes`; None: the same
+        subset = nodes
         with_nominated = self._with_nominated_pods(nodes)
         if with_nominated:
-            pending: list[int] = []
+            pending = []
             for i, ni in enumerate(nodes):
                 if with_nominated[i]:
-                    out[i] = self.run_filter_with_nominated_pods(state, pod, ni)
+                    st = self.run_filter_with_nominated_pods(state, pod, ni)
+                    if st.code != Code.Success:
+                        failed[i] = st
                 else:
                     pending.append(i)
-            subset = [nodes[i] for i in pending]
-        else:
-            pending = list(range(len(nodes)))
-            subset = nodes
+            subset = _take(nodes, pending)
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
-            if not pending:
+            if not subset:
                 break
             if skip and pl.name in skip:
                 continue
             statuses = self._filter_batch(pl, state, pod, subset)
             if statuses is None:
                 continue
-            passing: list[int] = []
-            passing_nodes: list[NodeInfo] = []
-            for i, ni, st in zip(pending, subset, statuses):
+            keep: list[int] = []
+            for k, st in enumerate(statuses):
                 if st is _OK:
-                    passing.append(i)
-                    passing_nodes.append(ni)
+                    keep.append(k)
                 else:
-                    out[i] = st
-            pending, subset = passing, passing_nodes
-        return out
+                    failed[k if pending is None else pending[k]] = st
+            pending = keep if pending is None else [pending[k] for k in keep]
+            subset = _take(subset, keep)
+        return failed
 
     def _with_nominated_pods(self, nodes: list[NodeInfo]) -> list[bool] | None:
         """Per node, whether pods are nominated to it; None when none are."""
         handle = self.handle
-        names_fn = getattr(handle, "nodes_with_nominated_pods", None)
-        names = names_fn() if names_fn is not None else None
+        names = handle.nodes_with_nominated_pods()
         if names is not None:
             if not names:
                 return None
@@ -368,29 +450,35 @@ class Framework:
         return status
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        reasons: list[str] = []
-        rejector = ""
-        result: PostFilterResult | None = None
+        outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:
                 r, st = pl.post_filter(state, pod, filtered)
             except Exception as e:  # noqa: BLE001
                 return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
-            st = st if st is not None else Status()
-            if st.is_success():
-                return r, st
-            if st.code == Code.UnschedulableAndUnresolvable:
-                st.plugin = pl.name
-                return r, st
-            if not st.is_rejected():
-                return None, Status(Code.Error, *st.reasons, plugin=pl.name)
-            if r is not None:
-                # Even an empty nomination counts: it clears the pod's stale one.
-                result = r
-            reasons.extend(st.reasons)
-            if not rejector:
-                rejector = pl.name
-        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
+            done = outcome.add(pl.name, r, st)
+            if done is not None:
+                return done
+        return outcome.final()
+
+    async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                                             call_extenders: Any) -> tuple[PostFilterResult | None, Status]:
+        """run_post_filter where a plugin with `post_filter_with_extenders` (DefaultPreemption)
+        lets preempting extenders narrow its candidates (an awaited call)."""
+        outcome = _PostFilterOutcome()
+        for pl in self.post_filter_plugins:
+            try:
+                with_ext = getattr(pl, "post_filter_with_extenders", None)
+                if with_ext is not None:
+                    r, st = await with_ext(state, pod, filtered, call_extenders)
+                else:
+                    r, st = pl.post_filter(state, pod, filtered)
+            except Exception as e:  # noqa: BLE001
+                return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
+            done = outcome.add(pl.name, r, st)
+            if done is not None:
+                return done
+        return outcome.final()
 
     # --- scoring ------------------------------------------------------------------------------
 
@@ -409,46 +497,53 @@ class Framework:
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
         return _ok()
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[NodePluginScores], Status]:
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple["NodeScoreList", Status]:
         """Score, normalize, check the range and weigh; totals per node in node order.
-        A plugin with a batch form (`score_nodes`) scores all nodes in one call."""
+        A plugin with a batch form (`score_nodes`) scores all nodes in one call. The
+        totals are a numpy column (`.totals`); the per-node NodePluginScores are
+        made only when someone reads them."""
         names: list[str] = []
-        columns: list[list[int]] = []  # weighted scores, one list per plugin
+        columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
+        totals = np.zeros(len(nodes), dtype=np.int64)
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
                 continue
             raw, st = self._score_plugin(pl, state, pod, nodes)
             if st is not None:
-                return [], st
+                return NodeScoreList.empty(), st
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
             if ext is not None:
                 try:
                     raw, st = self._normalize(ext, state, pod, nodes, raw)
                 except Exception as e:  # noqa: BLE001
-                    return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
+                    return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
                 if st is not None and not st.is_success():
-                    return [], _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
-            if raw and (min(raw) < MIN_NODE_SCORE or max(raw) > MAX_NODE_SCORE):
-                bad = next(s for s in raw if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                return [], _error(
+                    return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
+            column = _int_column(raw)
+            if len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+                bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
+                return NodeScoreList.empty(), _error(
                     name,
                     f'running Score plugins: plugin "{name}" failed with: plugin "{name}" returns an invalid '
                     f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                 )
             weight = self.score_weights.get(name, 1)
+            if weight != 1:
+                column = column * weight
             names.append(name)
-            columns.append(raw if weight == 1 else [s * weight for s in raw])
-        if not columns:
-            return [NodePluginScores(ni.name, [], 0) for ni in nodes], _ok()
-        return [NodePluginScores(ni.name, list(zip(names, row)), sum(row)) for ni, row in zip(nodes, zip(*columns))], _ok()
+            columns.append(column)
+            totals += column
+        return NodeScoreList(nodes, names, columns, totals), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:
         """NormalizeScore on the raw scores: the batch form on plain integers when
         the extension has one, else upstream's form on NodeScores."""
+        if isinstance(raw, np.ndarray):
+            raw = raw.tolist()
         if self.use_batch and has_batch_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
             if len(out) != len(raw):
@@ -470,7 +565,7 @@ class Framework:
                 return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
             if len(raw) != len(nodes):
                 return [], _error(name, f'running Score plugins: plugin "{name}" returned {len(raw)} scores for {len(nodes)} nodes')
-            return list(raw), None
+            return (raw if isinstance(raw, np.ndarray) else list(raw)), None
         raw = []
         score = pl.score
         for ni in nodes:
@@ -565,3 +660,36 @@ class Framework:
             except Exception:  # noqa: BLE001 - PostBind is informational
                 continue
 
+
+class _PostFilterOutcome:
+    """Folds PostFilter plugins' answers as upstream's RunPostFilterPlugins: the first
+    Success or UnschedulableAndUnresolvable (or an Error) ends the run; otherwise
+    the reasons add up and the last nomination given (even an empty one) stands."""
+
+    __slots__ = ("reasons", "rejector", "result")
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+        self.rejector = ""
+        self.result: PostFilterResult | None = None
+
+    def add(self, plugin: str, r: PostFilterResult | None, st: Status | None
+            ) -> tuple[PostFilterResult | None, Status] | None:
+        st = st if st is not None else Status()
+        if st.is_success():
+            return r, st
+        if st.code == Code.UnschedulableAndUnresolvable:
+            st.plugin = plugin
+            return r, st
+        if not st.is_rejected():
+            return None, Status(Code.Error, *st.reasons, plugin=plugin)
+        if r is not None:
+            # Even an empty nomination counts: it clears the pod's stale one.
+            self.result = r
+        self.reasons.extend(st.reasons)
+        if not self.rejector:
+            self.rejector = plugin
+        return None
+
+    def final(self) -> tuple[PostFilterResult | None, Status]:
+        return self.result, Status(Code.Unschedulable, *self.reasons, plugin=self.rejector)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import yaml
 
 from framework.api.errors import ValidationError
-from transport.client import SyncClient, client_tls_context
+from transport.client import SyncClient, applied_items, client_tls_context
 from transport.describe import describe_node, describe_pod, describe_podgroup, explain_report
 from transport.tables import (
     generic_table,
@@ -138,7 +138,10 @@ def cmd_apply(args: argparse.Namespace) -> int:
         if not objects:
             raise UsageError("no objects passed to apply")
         result = c.request("apply", objects=objects)  # one request: all or nothing
-        for obj, action in zip(result["items"], result["actions"]):
+        if "actions" not in result:  # too many objects to name in one reply: counts only
+            print(", ".join(f"{n} {action}" for action, n in sorted(result.get("counts", {}).items())))
+            return 0
+        for obj, action in zip(applied_items(result, objects), result["actions"]):
             print(f"{ref(obj)} {action}")
         return 0
 

@@ -14,7 +14,12 @@ ApiError(Unavailable) when the daemon cannot be reached or does not answer in
 time. Requests on one connection may run concurrently (replies carry ids). A
 watch survives a lost connection: it reconnects and resumes after the last
 resourceVersion it delivered; if the daemon no longer has that history
-(Conflict), it starts over from the current state (every object ADDED again).
+(Expired), it lists again: it starts over from the current state (every object
+ADDED again). `list` pages transparently (`limit` objects a request, following
+`continue` tokens; every page is read at the first page's resourceVersion, and a
+list whose token expired starts over). `apply` never reports an error for a write
+that committed: when the daemon's reply would be too large it answers compactly
+(actions and names), and apply returns each object as kind, name and namespace.
 """
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ from transport.wire import ApiError, Reason, encode_request
 DEFAULT_SERVER = "127.0.0.1:7777"
 RECONNECT_ATTEMPTS = 10
 RECONNECT_DELAY = 0.2  # seconds, doubling, capped at 2 s
+LIST_PAGE = 500  # objects a list request asks for (kubectl's --chunk-size)
+LIST_ATTEMPTS = 3  # a paged list whose snapshot expired starts over this many times
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +197,7 @@ class Client:
     # --- ops ------------------------------------------------------------------------------
 
     async def apply(self, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return (await self.request("apply", objects=list(objects)))["items"]
+        return applied_items(await self.request("apply", objects=list(objects)), objects)
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         return (await self.request("create", object=obj))["object"]
@@ -204,11 +211,33 @@ class Client:
     async def events(self, kind: str, name: str, namespace: str = "") -> list[dict[str, Any]]:
         return (await self.request("events", kind=kind, name=name, namespace=namespace))["items"]
 
-    async def list(self, kind: str, namespace: str = "", label_selector: str = "", field_selector: str = ""
-                   ) -> tuple[list[dict[str, Any]], int]:
-        r = await self.request("list", kind=kind, namespace=namespace, labelSelector=label_selector,
-                               fieldSelector=field_selector)
-        return r["items"], r["resourceVersion"]
+    async def list(self, kind: str, namespace: str = "", label_selector: str = "", field_selector: str = "",
+                   *, page_size: int = LIST_PAGE) -> tuple[list[dict[str, Any]], int]:
+        """Every matching object, read page by page at one resourceVersion."""
+        for attempt in range(LIST_ATTEMPTS):
+            items: list[dict[str, Any]] = []
+            try:
+                async for page, rv in self.list_pages(kind, namespace, label_selector, field_selector,
+                                                      page_size=page_size):
+                    items += page
+                return items, rv
+            except ApiError as err:
+                if err.reason != Reason.EXPIRED or attempt == LIST_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def list_pages(self, kind: str, namespace: str = "", label_selector: str = "", field_selector: str = "",
+                         *, page_size: int = LIST_PAGE) -> AsyncIterator[tuple[list[dict[str, Any]], int]]:
+        """(items, resourceVersion) per page; raises ApiError(Expired) when the
+        daemon no longer has the snapshot the pages are read at."""
+        token = ""
+        while True:
+            r = await self.request("list", kind=kind, namespace=namespace, labelSelector=label_selector,
+                                   fieldSelector=field_selector, limit=page_size, **({"continue": token} if token else {}))
+            yield r["items"], r["resourceVersion"]
+            token = r.get("continue") or ""
+            if not token:
+                return
 
     async def explain(self, pod: dict[str, Any]) -> dict[str, Any]:
         return await self.request("explain", pod=pod)
@@ -244,8 +273,8 @@ class Client:
                 try:
                     await fut
                 except ApiError as err:
-                    if err.reason == Reason.CONFLICT and rv:
-                        rv = 0  # history gone: start over from the current state
+                    if err.reason in (Reason.EXPIRED, Reason.CONFLICT) and rv:
+                        rv = 0  # history compacted: list again (every object ADDED), then watch on
                         continue
                     if err.reason != Reason.UNAVAILABLE:
                         raise
@@ -287,6 +316,22 @@ class Client:
                         raise
         if not self._connected():
             raise ApiError(Reason.UNAVAILABLE, f"lost {self.server} and could not reconnect")
+
+
+def applied_items(result: dict[str, Any], sent: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored objects of an apply reply; for a compact reply, each object as
+    kind, name and namespace (the reply's names, in the order sent)."""
+    if "items" in result:
+        return result["items"]
+    names = result.get("names") or []
+    out = []
+    for i, obj in enumerate(sent):
+        ns, _, name = names[i].rpartition("/") if i < len(names) else ("", "", "")
+        meta = {"name": name or (obj.get("metadata") or {}).get("name", "")}
+        if ns:
+            meta["namespace"] = ns
+        out.append({"kind": obj.get("kind"), "metadata": meta})
+    return out
 
 
 class SyncClient:

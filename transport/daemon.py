@@ -86,6 +86,7 @@ class Daemon:
         self.phase = "new"
         self._ready = False
         self._signals = 0
+        self.breach: Exception | None = None  # an actor's invariant breach that stopped the daemon
 
     def ready(self) -> bool:
         return self._ready
@@ -97,6 +98,14 @@ class Daemon:
             logging.shutdown()
             os._exit(128 + (signum or signal.SIGTERM))
         log.info("stopping (phase %s); send the signal again to exit at once", self.phase)
+        self.stop_requested.set()
+
+    def _on_breach(self, breach: Exception) -> None:
+        """An actor cannot go on: not ready from now, stop cleanly (the store is
+        flushed), and exit non-zero."""
+        self._ready = False
+        self.breach = breach
+        log.critical("stopping: %s", breach)
         self.stop_requested.set()
 
     def _backend(self) -> StoreBackend:
@@ -113,7 +122,9 @@ class Daemon:
 
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
-                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics)
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics,
+                            store_limits=self.cfg.store_limits)
+        pipeline.on_broken = self._on_breach
         try:
             await pipeline.start()
         except (DataDirLocked, StoreUnreadable) as exc:
@@ -127,7 +138,8 @@ class Daemon:
             more_stats=lambda: pipeline_stats(pipeline),
             clock=pipeline.clock.now,
         )
-        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
+        server = Server(service, token=token, ssl_context=ssl_context, limits=self.cfg.server_limits,
+                        on_reject=self.metrics.server_rejection)
         http_runner = None
         try:
             self.phase = "starting:listeners"
@@ -137,15 +149,17 @@ class Daemon:
                 raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics,
+                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
+                                             on_reject=self.metrics.server_rejection,
                                              web=web_deps(service, self.metrics, token, pipeline)))
                 try:
-                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port)
+                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
+                                                             ssl_context)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
             self.phase = "running"
-            self._ready = pipeline.phase == "running"
+            self._ready = pipeline.phase == "running" and self.breach is None
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)
             await self.stop_requested.wait()
         finally:
@@ -214,4 +228,7 @@ def serve_main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"ksched serve: error: {exc}", file=sys.stderr)
         return 1
+    if daemon is not None and daemon.breach is not None:
+        print(f"ksched serve: stopped on an invariant breach: {daemon.breach}", file=sys.stderr)
+        return 3
     return 0

@@ -16,8 +16,24 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
            caFile: ca.crt, certFile: client.crt, keyFile: client.key}   # TLS files optional
     leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
                      resourceName: kube-scheduler, resourceNamespace: kube-system}
-    tls: {certFile: server.crt, keyFile: server.key}
+    tls: {certFile: server.crt, keyFile: server.key}   # also serves HTTP over TLS
     logLevel: INFO
+    limits:                         # every field optional; these are the defaults
+      maxConnections: 1000
+      maxUnauthenticatedConnections: 100
+      maxHelloBytes: 4096           # the first frame, when a token is configured
+      handshakeTimeoutSeconds: 10   # TLS handshake and hello
+      idleTimeoutSeconds: 3600      # an idle connection (no request in flight, no watch); 0: never
+      maxRequestsInFlightPerConnection: 1000
+      maxWatchesPerConnection: 100
+      maxQueuedFramesPerConnection: 10000
+      authFailureDelaySeconds: 1
+      maxObjectBytes: 1572864       # etcd's --max-request-bytes
+      watchHistoryEvents: 10000     # kept for watch resume and list continue tokens
+      watchHistoryBytes: 67108864
+      maxEvents: 10000              # Kubernetes Events kept in all
+      eventTTLSeconds: 3600         # kube-apiserver's --event-ttl
+      clientWritesPerTurn: 100      # objects of client writes per store turn
 
 Flags win over the file. Every field is checked, and an error names it
 (`DaemonConfiguration.listen: port must be between 0 and 65535`).
@@ -25,7 +41,9 @@ Flags win over the file. Every field is checked, and an error names it
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -34,8 +52,10 @@ import yaml
 
 from actors.leader_election import LeaderElectionConfig
 from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
+from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
+from transport.server import ServerLimits
 
 API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"
@@ -92,12 +112,21 @@ class DaemonConfig:
     etcd_cert_file: Path | None = None
     etcd_key_file: Path | None = None
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
+    server_limits: ServerLimits = ServerLimits()
+    store_limits: StoreLimits = StoreLimits()
 
     def read_token(self) -> str | None:
         if self.token_file is None:
             return None
         try:
-            token = self.token_file.read_text().strip()
+            with open(self.token_file) as f:
+                mode = os.fstat(f.fileno()).st_mode
+                # as ssh refuses a private key others can read: a secret must be the owner's alone
+                if mode & 0o077:
+                    raise ValidationError("tokenFile", f"permissions {stat.S_IMODE(mode):04o} for {self.token_file} "
+                                                       "are too open: it must not be accessible by group or others "
+                                                       "(chmod 600)")
+                token = f.read().strip()
         except OSError as exc:
             raise ValidationError("tokenFile", f"cannot read {self.token_file}: {exc.strerror}") from None
         if not token:
@@ -129,7 +158,45 @@ def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
 
 
 _FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
-           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "etcd", "leaderElection"}
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection"}
+
+# limits: field -> (which limits, attribute, type, minimum)
+_LIMITS: dict[str, tuple[str, str, type, float]] = {
+    "maxConnections": ("server", "max_connections", int, 1),
+    "maxUnauthenticatedConnections": ("server", "max_unauthenticated", int, 1),
+    "maxHelloBytes": ("server", "max_hello_bytes", int, 64),
+    "handshakeTimeoutSeconds": ("server", "handshake_timeout", float, 0.001),
+    "idleTimeoutSeconds": ("server", "idle_timeout", float, 0),
+    "maxRequestsInFlightPerConnection": ("server", "max_in_flight", int, 1),
+    "maxWatchesPerConnection": ("server", "max_watches", int, 1),
+    "maxQueuedFramesPerConnection": ("server", "max_queued_frames", int, 1),
+    "authFailureDelaySeconds": ("server", "auth_failure_delay", float, 0),
+    "maxObjectBytes": ("store", "max_object_bytes", int, 1024),
+    "watchHistoryEvents": ("store", "history_events", int, 1),
+    "watchHistoryBytes": ("store", "history_bytes", int, 1024),
+    "maxEvents": ("store", "max_events", int, 1),
+    "eventTTLSeconds": ("store", "event_ttl_seconds", float, 0.001),
+    "clientWritesPerTurn": ("store", "client_writes_per_turn", int, 1),
+}
+
+
+def _parse_limits(doc: object, max_frame_bytes: int) -> dict[str, Any]:
+    limits = _expect(doc or {}, dict, "limits", "an object")
+    server: dict[str, Any] = {"max_frame_bytes": max_frame_bytes}
+    store: dict[str, Any] = {}
+    for key, value in limits.items():
+        if key not in _LIMITS:
+            raise ValidationError(f"limits.{key}", f"unknown field; known fields: {', '.join(sorted(_LIMITS))}")
+        which, attr, typ, minimum = _LIMITS[key]
+        n = _expect(value, (int, float) if typ is float else int, f"limits.{key}",
+                    "a number" if typ is float else "an integer")
+        if n < minimum:
+            raise ValidationError(f"limits.{key}", f"must be greater than or equal to {minimum:g}")
+        (server if which == "server" else store)[attr] = typ(n)
+    server.setdefault("max_hello_bytes", min(ServerLimits().max_hello_bytes, max_frame_bytes))
+    if server["max_hello_bytes"] > max_frame_bytes:
+        raise ValidationError("limits.maxHelloBytes", f"must not be above maxFrameBytes ({max_frame_bytes})")
+    return {"server_limits": ServerLimits(**server), "store_limits": StoreLimits(**store)}
 
 
 def parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
@@ -188,6 +255,7 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
             _expect(doc["leaderElection"] or {}, dict, "leaderElection", "an object"))
     if kw.get("store_backend") == "etcd" and not kw.get("etcd_endpoints"):
         raise ValidationError("etcd.endpoints", "is required when store.backend is etcd")
+    kw.update(_parse_limits(doc.get("limits"), kw.get("max_frame_bytes", DaemonConfig().max_frame_bytes)))
     return DaemonConfig(**kw)
 
 

@@ -156,6 +156,7 @@ def explain_report(result: Mapping[str, Any]) -> str:
     if pre:
         lines.append(f"PreFilter {pre.get('plugin', '')}: {pre.get('code')} {'; '.join(pre.get('reasons', []))}".rstrip())
     nodes: Mapping[str, Mapping[str, Any]] = result.get("nodes") or {}
+    extenders = {e.get("name") for e in result.get("extenders") or []}
     for name in sorted(nodes, key=lambda n: (-int(nodes[n].get("totalScore", -1) if nodes[n].get("feasible") else -1), n)):
         entry = nodes[name]
         verdict = f"feasible, total score {entry.get('totalScore', 0)}" if entry.get("feasible") else "infeasible"
@@ -164,11 +165,14 @@ def explain_report(result: Mapping[str, Any]) -> str:
             lines.append(f"  PreFilter: {entry['preFilter'].get('code')} {'; '.join(entry['preFilter'].get('reasons', []))}")
         rows = [[plugin, st.get("code", ""), "; ".join(st.get("reasons", []))]
                 for plugin, st in (entry.get("filters") or {}).items()]
+        rows += [[f"extender {ext}", st.get("code", ""), "; ".join(st.get("reasons", []))]
+                 for ext, st in (entry.get("extenders") or {}).items()]
         if rows:
             lines.append(_indent(table(["FILTER", "RESULT", "REASONS"], rows)))
         scores = entry.get("scores") or {}
         if scores:
-            srows = [[plugin, str(s.get("raw")), str(s.get("normalized")), str(s.get("weight")), str(s.get("weighted"))]
+            srows = [[f"extender {plugin}" if plugin in extenders else plugin, str(s.get("raw")),
+                      str(s.get("normalized")), str(s.get("weight")), str(s.get("weighted"))]
                      for plugin, s in scores.items()]
             lines.append(_indent(table(["SCORE", "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED"], srows)))
         if entry.get("scoreError"):

@@ -12,17 +12,22 @@ from typing import Any
 from actors.base import MailboxClosed, new_reply
 from actors.scheduler import Explain
 from framework.api.errors import ValidationError
-from framework.api.objects import Pod
+from framework.api.objects import Pod, parse_object
+from framework.api.schema import admitted
 from transport.wire import ApiError, Reason
 
 
 async def explain_on_live_snapshot(pipeline: Any, raw: dict[str, Any]) -> dict[str, Any]:
     if raw.get("kind", "Pod") != "Pod":
         raise ApiError(Reason.INVALID, f"pod.kind: must be Pod, got {raw.get('kind')!r}")
+    manifest, errors = admitted({**raw, "kind": "Pod"}, strict=False)  # the types the scheduler relies on
     try:
-        pod = Pod({**raw, "kind": "Pod"})
+        if errors:
+            raise errors[0]
+        pod = parse_object(manifest)
     except ValidationError as err:
         raise ApiError(Reason.INVALID, str(err.under("pod"))) from None
+    assert isinstance(pod, Pod)
     if pod.scheduler_name not in pipeline.frameworks:
         raise ApiError(Reason.INVALID, f"pod.spec.schedulerName: no profile named {pod.scheduler_name!r}; "
                                        f"profiles: {', '.join(sorted(pipeline.frameworks))}")

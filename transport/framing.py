@@ -64,27 +64,40 @@ class FrameDecoder:
         self._failed: FrameTooLarge | None = None
 
     def feed(self, data: bytes) -> list[dict[str, Any] | BadFrame]:
+        self.push(data)
+        out: list[dict[str, Any] | BadFrame] = []
+        while (frame := self.next_frame()) is not None:
+            out.append(frame)
+        return out
+
+    def push(self, data: bytes) -> None:
+        """Buffer bytes; take frames with next_frame()."""
         if self._failed is not None:
             raise self._failed
         self._buf += data
-        out: list[dict[str, Any] | BadFrame] = []
-        while True:
-            if self._need is None:
-                if len(self._buf) < HEADER.size:
-                    return out
-                (length,) = HEADER.unpack_from(self._buf)
-                if length > self.limit:
-                    self._failed = FrameTooLarge(length, self.limit)
-                    self._buf.clear()
-                    raise self._failed
-                del self._buf[: HEADER.size]
-                self._need = length
-            if len(self._buf) < self._need:
-                return out
-            body = bytes(self._buf[: self._need])
-            del self._buf[: self._need]
-            self._need = None
-            out.append(decode_body(body))
+
+    def next_frame(self) -> dict[str, Any] | BadFrame | None:
+        """The next complete frame, or None until more bytes come. The limit is
+        read at each header, so a caller may change it between frames (the server
+        allows a few KB before hello and its full limit after)."""
+        if self._failed is not None:
+            raise self._failed
+        if self._need is None:
+            if len(self._buf) < HEADER.size:
+                return None
+            (length,) = HEADER.unpack_from(self._buf)
+            if length > self.limit:
+                self._failed = FrameTooLarge(length, self.limit)
+                self._buf.clear()
+                raise self._failed
+            del self._buf[: HEADER.size]
+            self._need = length
+        if len(self._buf) < self._need:
+            return None
+        body = bytes(self._buf[: self._need])
+        del self._buf[: self._need]
+        self._need = None
+        return decode_body(body)
 
     @property
     def buffered(self) -> int:

@@ -6,11 +6,19 @@
     /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
     /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
+With a token configured (HttpDeps.token), every path except /healthz, /livez and
+/readyz needs `Authorization: Bearer TOKEN` (401 otherwise), and so does the page's
+data: its /stream asks for the token in its first message, while the page itself
+(/, /static/) holds no data. The daemon serves HTTP over the same TLS as its
+msgpack port.
+
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
 control of the event loop and of shutdown.
 """
 from __future__ import annotations
 
+import hmac
+import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable
 
@@ -28,10 +36,33 @@ class HttpDeps:
     metrics: SchedulerMetrics
     refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
     leadership: Callable[[], Awaitable[str]] | None = None  # several daemons on etcd: who leads, in a line
+    token: str | None = None  # Bearer token for everything but the health endpoints
+    on_reject: Callable[[str], None] | None = None  # counts refused requests (/metrics)
     web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
 
 
 DEPS = web.AppKey("deps", HttpDeps)
+OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+# The cluster page (transport.web) is loaded by a browser, which cannot send a Bearer
+# header: its HTML and assets hold no data, and its stream checks the token itself.
+PAGE_PATHS = frozenset({"/", "/stream"})
+
+
+@web.middleware
+async def require_token(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                        ) -> web.StreamResponse:
+    """The msgpack port's token, as a Bearer token, on every path but the health checks."""
+    deps = request.app[DEPS]
+    if (deps.token is None or request.path in OPEN_PATHS
+            or (deps.web is not None and (request.path in PAGE_PATHS or request.path.startswith("/static/")))):
+        return await handler(request)
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), deps.token.encode()):
+        if deps.on_reject is not None:
+            deps.on_reject("http_auth_failed")
+        return web.Response(status=401, text="Unauthorized: send Authorization: Bearer TOKEN\n",
+                            headers={"WWW-Authenticate": 'Bearer realm="ksched"'})
+    return await handler(request)
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -53,7 +84,7 @@ async def _metrics(request: web.Request) -> web.Response:
 
 
 def make_http_app(deps: HttpDeps) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[require_token])
     app[DEPS] = deps
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/livez", _healthz)
@@ -66,11 +97,12 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     return app
 
 
-async def start_http(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, tuple[str, int]]:
-    """Serve `app`; the caller awaits runner.cleanup() at shutdown."""
+async def start_http(app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+                     ) -> tuple[web.AppRunner, tuple[str, int]]:
+    """Serve `app` (over TLS with `ssl_context`); the caller awaits runner.cleanup() at shutdown."""
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
+    site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
     await site.start()
     bound = runner.addresses[0] if runner.addresses else (host, port)  # the real port when port is 0
     return runner, (bound[0], bound[1])

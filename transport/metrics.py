@@ -85,6 +85,12 @@ class SchedulerMetrics:
         self.preemption_victims_histogram = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
             buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.server_rejections = Counter(
+            "ksched_server_rejections_total",
+            "Requests and connections refused or slowed by a daemon limit (connections, "
+            "unauthenticated, hello_size, not_hello, handshake_timeout, idle_timeout, in_flight, "
+            "queued_frames, watches, frame_size, auth_failed, http_auth_failed).",
+            ["limit"], registry=r)
         for q in PENDING_QUEUES:
             self.pending_pods.labels(queue=q).set(0)
 
@@ -120,6 +126,10 @@ class SchedulerMetrics:
     def preemption_victims(self, victims: int) -> None:
         """Preemption evicted `victims` pods on the node it chose."""
         self.preemption_victims_histogram.observe(victims)
+
+    def server_rejection(self, limit: str) -> None:
+        """The server refused (or held back) a client because of `limit`."""
+        self.server_rejections.labels(limit=limit).inc()
 
     # --- exposition -------------------------------------------------------------------
 

@@ -30,8 +30,12 @@ class Service(Protocol):
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
-    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str
-                   ) -> tuple[list[dict[str, Any]], int]: ...
+    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
+                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+        """One page of committed objects in key order: (items, resourceVersion,
+        continue token or ""). A token older than the kept history raises
+        ApiError(Expired)."""
+        ...
 
     async def events(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events recorded about one object (Scheduled, FailedScheduling, Preempted...), oldest first."""
@@ -40,7 +44,7 @@ class Service(Protocol):
     async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
         """Register sink; events after from_rv (0: current objects as ADDED) are
         replayed first. Returns (watch id, resourceVersion now). A from_rv older
-        than the kept history raises ApiError(Conflict)."""
+        than the kept history raises ApiError(Expired)."""
         ...
 
     def unwatch(self, watch_id: int) -> None:
@@ -69,10 +73,6 @@ async def call_store(fn: Call) -> Any:
 
 
 def _store_reason(reason: str) -> Reason:
-    if reason == "Expired":
-        # a watch from a resourceVersion older than the kept history: a stale
-        # resourceVersion, so the client relists (resourceVersion 0) and resumes
-        return Reason.CONFLICT
     try:
         return Reason(reason)
     except ValueError:
@@ -117,12 +117,18 @@ class StoreService:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
-        return await call_store(lambda: self.client.get(_kind(kind), namespace, name))
+        # Reads come from the committed state at once, not through the store's inbox
+        # (where they would wait behind a batch's fsync).
+        return await call_store(lambda: _now(lambda: self.store.read(_kind(kind), namespace, name).raw))
 
-    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str
-                   ) -> tuple[list[dict[str, Any]], int]:
-        return await call_store(lambda: self.client.list(_kind(kind), namespace, label_selector or None,
-                                                         field_selector or None))
+    async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
+                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+        def read() -> tuple[list[dict[str, Any]], int, str]:
+            objs, rv, token = self.store.read_list(_kind(kind), namespace, label_selector or None,
+                                                   field_selector or None, limit=limit, continue_token=continue_token)
+            return [o.raw for o in objs], rv, token
+
+        return await call_store(lambda: _now(read))
 
     async def events(self, kind: str, namespace: str, name: str) -> list[dict[str, Any]]:
         from framework.api.objects import KINDS
@@ -168,15 +174,24 @@ class StoreService:
         return out
 
 
+async def _now(read: Callable[[], Any]) -> Any:
+    return read()
+
+
 def _check(raw: dict[str, Any], index: int) -> None:
     """Validate one object of a batch early, so the error says which one it was:
-    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests.cpu: ...`."""
+    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests[cpu]: ...`
+    (the schema's types and ranges here; the store adds the name rules)."""
     from actors.store.actor import describe
     from framework.api.errors import ValidationError
     from framework.api.objects import parse_object
+    from framework.api.schema import admitted
 
+    manifest, errors = admitted(raw, strict=False)
     try:
-        parse_object(raw)
+        if errors:
+            raise errors[0]
+        parse_object(manifest)
     except ValidationError as err:
         raise ApiError(Reason.INVALID, f"{describe(raw, index)}: {err}") from None
 

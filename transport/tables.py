@@ -28,6 +28,9 @@ _ALIASES: dict[str, str] = {
     "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
     "persistentvolumeclaims": "PersistentVolumeClaim",
     "pv": "PersistentVolume", "persistentvolume": "PersistentVolume", "persistentvolumes": "PersistentVolume",
+    "sc": "StorageClass", "storageclass": "StorageClass", "storageclasses": "StorageClass",
+    "csinode": "CSINode", "csinodes": "CSINode", "csidriver": "CSIDriver", "csidrivers": "CSIDriver",
+    "volumeattachment": "VolumeAttachment", "volumeattachments": "VolumeAttachment",
 }
 
 

@@ -13,8 +13,12 @@ Ops and their fields (all optional unless marked *):
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}
     events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds"}, ...]}
-    list     kind*, namespace, labelSelector, fieldSelector -> {"items": [...], "resourceVersion": n}
+    list     kind*, namespace, labelSelector, fieldSelector, limit, continue
+                                                -> {"items": [...], "resourceVersion": n, "continue": token}
+             (limit 0 or absent: everything; "continue" is "" on the last page; every page
+             of one list is read at the first page's resourceVersion; an old token: Expired)
     watch    kinds, namespace, resourceVersion  -> {"watch": id, "resourceVersion": n}, then events
+             (a resourceVersion older than the kept history: Expired; list again)
     cancel   watch*: the watch request's id     -> {}
     explain  pod*                               -> framework.algorithm.explain's result
     stats                                       -> counters
@@ -35,6 +39,8 @@ class Reason(StrEnum):
     TOO_LARGE = "TooLarge"
     UNAVAILABLE = "Unavailable"
     INTERNAL = "Internal"
+    EXPIRED = "Expired"
+    TOO_MANY_REQUESTS = "TooManyRequests"  # a connection or watch limit (kube-apiserver's 429)  # a watch or continue token from a compacted resourceVersion: list again
 
 
 class ApiError(Exception):
@@ -114,6 +120,8 @@ class List:
     namespace: str = ""
     label_selector: str = ""
     field_selector: str = ""
+    limit: int = 0  # 0: every object
+    continue_token: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,7 +256,8 @@ PARSERS: dict[str, Callable[[int, _Fields], Request]] = {
     "get": lambda rid, f: _target(rid, f, Get),
     "events": lambda rid, f: _target(rid, f, Events),
     "list": lambda rid, f: List(id=rid, kind=f.str("kind", required=True), namespace=f.str("namespace"),
-                                label_selector=f.str("labelSelector"), field_selector=f.str("fieldSelector")),
+                                label_selector=f.str("labelSelector"), field_selector=f.str("fieldSelector"),
+                                limit=f.int("limit"), continue_token=f.str("continue")),
     "watch": lambda rid, f: Watch(id=rid, kinds=f.strs("kinds"), namespace=f.str("namespace"),
                                   resource_version=f.int("resourceVersion")),
     "cancel": lambda rid, f: Cancel(id=rid, watch=f.int("watch", required=True)),

@@ -1,7 +1,9 @@
 """The Queue actor: owns a SchedulingQueue and runs its timed work on the clock.
 
-The scheduler asks for the next pod with Pop; the reply comes as soon as activeQ
-has a pod (one outstanding Pop at a time). Backoff completion and the
+Others hold its ActorRef and send it messages. The scheduler asks for the next
+pod with Pop; the reply comes as soon as activeQ has a pod (one outstanding Pop
+at a time). A QueueSort or PreEnqueue plugin that raises leaves the heaps in an
+unknown state: that is an InvariantBreach, which stops the system. Backoff completion and the
 unschedulable-pool limit are timers armed at the exact due time. After every
 message the queue's sizes go to the metrics sink when they changed
 (scheduler_pending_pods, kept current as upstream's queue keeps it).
@@ -11,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Union, assert_never
+from typing import Any, Callable, Union, assert_never
 
-from actors.base import Actor, resolve
+from actors.base import Actor, InvariantBreach, resolve
 from actors.clock import Clock, Timer
 from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
 from actors.queue.scheduling_queue import NS, SchedulingQueue, to_ns
@@ -45,6 +47,13 @@ class Pop:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Unpop:
+    """A pod popped but never attempted (the scheduler is stopping): back to activeQ."""
+
+    qpi: QueuedPodInfo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Requeue:
     """A failed attempt: back to backoffQ / unschedulable pool / activeQ."""
 
@@ -68,12 +77,7 @@ class Move:
     new: Any
     pre_check: Callable[[Pod], bool] | None = None
     cross_topology_only: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Nominate:
-    pod: Pod
-    node_name: str  # "" removes the nomination
+    after_cycle: int | None = None  # a rollback: see SchedulingQueue.move_all_to_active_or_backoff
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,7 +90,7 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Requeue, Done, Activate, Move, Nominate, Flush, Counts]
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Move, Flush, Counts]
 
 _MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
 
@@ -115,37 +119,25 @@ class QueueActor(Actor[QueueMsg]):
         self._popper: asyncio.Future | None = None
         self._timer: Timer | None = None
         self._timer_at: float | None = None
-
-    # convenience for callers
-    def add(self, pod: Pod) -> None:
-        self.tell(AddPod(pod=pod))
-
-    def activate(self, pods: Iterable[Pod]) -> None:
-        self.tell(Activate(pods=tuple(pods)))
-
-    def requeue(self, qpi: QueuedPodInfo) -> None:
-        """Requeue a failed attempt; after the actor stopped, straight into the
-        data structure, so a pod is never lost between bound and queued."""
-        if self.inbox.closed:
-            self.queue.add_unschedulable_if_not_present(qpi, self.clock.now())
-        else:
-            self.tell(Requeue(qpi=qpi))
-
-    def done(self, pod_key: str) -> None:
-        if self.inbox.closed:
-            self.queue.done(pod_key)
-        else:
-            self.tell(Done(pod_key=pod_key))
+        self._popping = True  # False once stop_popping(): Pops are answered None
 
     def idle(self) -> bool:
-        # Waiting for a pod while activeQ is empty is not work.
-        return super().idle() and not (self._popper is not None and self.queue.has_poppable())
+        # Waiting for a pod while activeQ is empty is not work; a poppable pod is.
+        return super().idle() and not self.queue.has_poppable()
 
     async def handle(self, msg: QueueMsg) -> None:
-        self._apply(msg)
-        self._deliver()
+        try:
+            self._apply(msg)
+            self._deliver()
+        except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+            raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
         self._arm()
         self._publish_pending(force=isinstance(msg, _MAY_REGATE))
+
+    def pending_counts(self) -> dict[str, int]:
+        """For the supervisor once the actor has stopped (no inbox to ask)."""
+        assert self.inbox.closed, "ask with Counts while the queue runs"
+        return self.queue.pending_counts()
 
     def _publish_pending(self, force: bool = True) -> None:
         q = self.queue
@@ -169,20 +161,20 @@ class QueueActor(Actor[QueueMsg]):
             case DeletePod(pod=pod):
                 q.delete(pod)
             case Pop(reply=reply):
-                self._popper = reply
+                if self._popping:
+                    self._popper = reply
+                else:
+                    resolve(reply, None)
+            case Unpop(qpi=qpi):
+                q.unpop(qpi)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
             case Done(pod_key=key):
                 q.done(key)
             case Activate(pods=pods):
                 q.activate(pods, now)
-            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto):
-                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto)
-            case Nominate(pod=pod, node_name=node):
-                if node:
-                    q.nominator.add(pod, node)
-                else:
-                    q.nominator.delete(pod)
+            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
+                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():
                 self._timer = None
                 self._timer_at = None
@@ -205,6 +197,8 @@ class QueueActor(Actor[QueueMsg]):
             self._popper = None
 
     def _arm(self) -> None:
+        if not self._popping:
+            return
         due = [t for t in (self.queue.next_backoff_expiry_ns(), self.queue.next_leftover_ns()) if t is not None]
         when = clock_time_at(min(due)) if due else None
         if when == self._timer_at:
@@ -216,21 +210,23 @@ class QueueActor(Actor[QueueMsg]):
             self._timer = self.clock.call_at(when, self._on_timer)
 
     def _on_timer(self) -> None:
-        if not self.inbox.closed:
+        if not self.inbox.closed and self._popping:
             self.tell(Flush())
 
-    def stop(self) -> None:
-        """Close the inbox and apply what it still holds (no pod is lost between
-        a requeue and the stop); pops are answered with None from now on."""
-        if self._timer is not None:
-            self._timer.cancel()
-        self.inbox.close(drain=True)
+    def stop_popping(self) -> None:
+        """The first stop phase: no pod is handed out any more (the outstanding
+        Pop and every later one are answered None), while requeues from cycles
+        still finishing keep arriving as messages."""
+        self._popping = False
         if self._popper is not None and not self._popper.done():
             self._popper.set_result(None)
         self._popper = None
-        for msg in self.inbox.get_nowait_all():
-            if isinstance(msg, Pop):
-                msg.reply.set_result(None)
-            elif not isinstance(msg, Flush):
-                self._apply(msg)
-        self._publish_pending()
+
+    def stop(self) -> None:
+        """The last stop phase (after the scheduler and its binding cycles ended):
+        handle what the inbox still holds, then end; timers stop."""
+        self.stop_popping()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = None, None
+        self.inbox.close(drain=True)

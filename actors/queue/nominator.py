@@ -1,6 +1,8 @@
 """Pods nominated to nodes by preemption (upstream's backend/queue/nominator.go)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from framework.api.objects import Pod
 from framework.cache import PodInfo
 
@@ -11,10 +13,13 @@ class Nominator:
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        # Whether the pod lister still knows the pod as pending (upstream's nominator
+        # drops nominations of pods gone or bound); None: every pod is.
+        self.accepts: Callable[[Pod], bool] | None = None
 
     def add(self, pod: Pod, node_name: str) -> None:
         self.delete(pod)
-        if not node_name:
+        if not node_name or (self.accepts is not None and not self.accepts(pod)):
             return
         self._node_of[pod.key] = node_name
         self._by_node.setdefault(node_name, {})[pod.key] = PodInfo(pod)

@@ -11,7 +11,11 @@ runs and tests call it directly.
 - unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
 - in-flight pods: popped and not yet done; cluster events seen meanwhile are
   replayed when such a pod fails (QueueingHints).
-- nominator: pods PostFilter nominated to a node.
+- nominator: pods PostFilter nominated to a node, kept on add/update/delete as
+  upstream's PriorityQueue keeps it. In the running system the Scheduler actor
+  owns the nominator instead (every nomination starts in its scheduling cycle or
+  in a pod change it sees first, and the cycle reads it synchronously), so the
+  pipeline builds this queue with `keep_nominations=False`.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
 from actors.queue.nominator import Nominator
 from framework.api.objects import Pod
+from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -65,6 +70,7 @@ class SchedulingQueue:
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
         pop_from_backoff_q: bool = True,
         sort_generation: Callable[[], int] | None = None,
+        keep_nominations: bool = True,
     ) -> None:
         self._less = less
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
@@ -84,7 +90,7 @@ class SchedulingQueue:
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
-        self.nominator = Nominator()
+        self.nominator: Nominator | None = Nominator() if keep_nominations else None
         # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
         # head of backoffQ (not the error backoff heap) instead of idling.
         self.pop_from_backoff_q = pop_from_backoff_q
@@ -117,13 +123,17 @@ class SchedulingQueue:
                 or self.unschedulable.get(pod_key))
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
+        """Queue timestamp + backoff, fixed until the next pop."""
         if qpi.backoff_expiration is None:
             qpi.backoff_expiration = qpi.timestamp + backoff_duration_ns(qpi.attempts, self.initial_backoff_ns,
                                                                           self.max_backoff_ns)
         return qpi.backoff_expiration
 
     def is_backing_off(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
-        return self.backoff_expiry(qpi) > now_ns
+        """Still backing off at the expiry instant itself (upstream: a pod requeued at
+        t with a 1 s backoff is still backing off at exactly t + 1 s). A pod never
+        attempted does not back off."""
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) >= now_ns
 
     def next_backoff_expiry(self) -> float | None:
         """When the next backoff completes (seconds), for the actor's timer."""
@@ -131,9 +141,10 @@ class SchedulingQueue:
         return due / NS if due is not None else None
 
     def next_backoff_expiry_ns(self) -> int | None:
-        """The first instant (ns) at which flush_backoff_completed moves a pod."""
+        """The first instant (ns) at which flush_backoff_completed moves a pod (one ns
+        past the head's expiry)."""
         heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
-        return min(heads) if heads else None  # type: ignore[type-var]
+        return min(heads) + 1 if heads else None  # type: ignore[type-var,operator]
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
@@ -154,13 +165,13 @@ class SchedulingQueue:
             self.update(pod, pod, now)
             return
         qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
-        if pod.nominated_node_name:
+        if pod.nominated_node_name and self.nominator is not None:
             self.nominator.add(pod, pod.nominated_node_name)
         self._move_to_active(qpi, to_ns(now))
 
     def update(self, old: Pod | None, new: Pod, now: float) -> None:
         key = new.key
-        if new.nominated_node_name:
+        if new.nominated_node_name and self.nominator is not None:
             self.nominator.add(new, new.nominated_node_name)
         for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
             qpi = heap.get(key)
@@ -193,7 +204,8 @@ class SchedulingQueue:
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
         self.unschedulable.pop(key, None)
-        self.nominator.delete(pod)
+        if self.nominator is not None:
+            self.nominator.delete(pod)
         self.done(key)
 
     # --- the scheduling cycle's side ---------------------------------------------------------------
@@ -214,7 +226,11 @@ class SchedulingQueue:
             return None
         qpi.attempts += 1
         qpi.backoff_expiration = None
+        # The next attempt records its own rejectors (upstream's Pop clears both sets).
+        qpi.unschedulable_plugins = set()
+        qpi.pending_plugins = set()
         self.scheduling_cycle += 1
+        qpi.popped_cycle = self.scheduling_cycle
         self.in_flight[qpi.pod.key] = self._event_seq
         return qpi
 
@@ -273,21 +289,26 @@ class SchedulingQueue:
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
                                       pre_check: Callable[[Pod], bool] | None = None,
-                                      cross_topology_only: bool = False) -> int:
+                                      cross_topology_only: bool = False, after_cycle: int | None = None) -> int:
         """Offer `event` to every unschedulable pod; returns how many moved.
         `cross_topology_only` (assigned-pod add/update): only pods with pod
-        (anti-)affinity or rejected by PodTopologySpread can care."""
+        (anti-)affinity or rejected by PodTopologySpread can care.
+        `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
+        only pods attempted after it can care; one that failed before the pod
+        was assumed saw the cluster the rollback gives back, and would fail the
+        same way (upstream moves them anyway, for one more attempt)."""
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0
         for key, qpi in list(self.unschedulable.items()):
-            if cross_topology_only and not (qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
-                                            or "PodTopologySpread" in qpi.pending_plugins):
+            if cross_topology_only and not _cross_topology(qpi, new):
                 continue
             if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
                 if not self._matches_gate_removal(qpi, event, old, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            if after_cycle is not None and qpi.popped_cycle <= after_cycle:
                 continue
             strategy = self._worth_requeuing(qpi, event, old, new)
             if strategy != Strategy.SKIP:
@@ -369,6 +390,10 @@ class SchedulingQueue:
             return
         self._move_to_active(qpi, now_ns)
 
+    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
+        return self._worth_requeuing(qpi, event, old, new)
+
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
@@ -379,8 +404,10 @@ class SchedulingQueue:
             return Strategy.AFTER_BACKOFF
         hints = self._hints_for(qpi.pod)
         strategy = Strategy.SKIP
-        for plugin in sorted(rejectors):
-            for reg in hints.get(plugin, ()):
+        for plugin, registered in hints.items():  # registration order, as upstream's hint map
+            if plugin not in rejectors:
+                continue
+            for reg in registered:
                 if not reg.event.matches(event):
                     continue
                 if reg.hint is None:
@@ -394,5 +421,20 @@ class SchedulingQueue:
                     continue
                 if plugin in qpi.pending_plugins:
                     return Strategy.IMMEDIATELY
+                if not qpi.pending_plugins:
+                    return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
+
+
+def _cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
+    """upstream's getUnschedulablePodsWithCrossTopologyTerm: an assigned pod's add or
+    update can help a pod PodTopologySpread rejected in the same namespace, or one
+    with a required affinity term the assigned pod matches."""
+    if not isinstance(assigned, Pod):
+        return qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
+    if "PodTopologySpread" in qpi.unschedulable_plugins and assigned.namespace == qpi.pod.namespace:
+        return True
+    if not qpi.pod.has_pod_affinity:
+        return False
+    return any(t.matches(assigned, None) for t in PodInfo(qpi.pod).required_affinity_terms)

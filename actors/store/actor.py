@@ -12,20 +12,37 @@ client, in process or over the wire, gets the same objects:
   server-set spec fields);
 - admit a new pod's priority from its PriorityClass (actors.store.admission) and
   keep one globalDefault PriorityClass;
-- validate names, namespaces, labels and a pod's containers on create
-  (framework.api.validation; off with validate_names=False, for the conformance
-  driver whose upstream cases use names such as "p_without_nominated_node");
+- validate every object against its kind's schema (framework.api.schema: types,
+  enums, ranges, quantities, names, labels, selectors, as kube-apiserver; name
+  formats and a pod's containers are skipped with validate_names=False, for the
+  conformance driver whose upstream cases use names such as
+  "p_without_nominated_node"); a null field is a field left out;
 - refuse pod spec changes an update may not make (ValidatePodUpdate).
 An Apply is all or nothing, and each of its objects sees the ones before it: the
 same object twice is created, then configured or unchanged.
+
+What the store holds is bounded (actors.store.limits): an object's size, the watch
+history (compacted by count and bytes; a resume from before it is Expired), and
+Events (per object, in all, by age). Reads from other tasks (`read`, `read_list`)
+are served from the committed state at once, never waiting behind a batch's
+fsync: while a batch commits, the keys it changed read as they were before it.
+One turn takes at most `client_writes_per_turn` objects of client writes (Create,
+Apply, Update, Delete); the rest wait for the next turn while bindings and status
+updates go on, and while the scheduler binds the store yields the event loop as
+long as its turn took, so a burst of client writes cannot starve the scheduler.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
 import copy
+import logging
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
+
+import msgpack
 
 from actors.base import Actor, MailboxClosed, reject, resolve
 from actors.store.backend import StoreBackend, Write
@@ -34,10 +51,10 @@ from actors.store.messages import (
     AlreadyExists,
     Conflict,
     EventRecord,
-    Gone,
     Invalid,
     NotFound,
     StoreError,
+    TooLarge,
     WatchEvent,
     Apply,
     Bind,
@@ -54,11 +71,15 @@ from actors.store.messages import (
     Watch,
 )
 from actors.store.admission import admit_pod, check_priority_class
+from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
+from actors.store.limits import StoreLimits
+from actors.store.paging import decode_continue, encode_continue, page
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
 from framework.api.errors import ValidationError
+from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
-from framework.api.validation import validate_new_object, validate_object_meta, validate_pod_update
+from framework.api.validation import validate_pod_update
 
 
 @dataclass(slots=True)
@@ -72,11 +93,14 @@ class _Batch:
     writes: list[Write] = field(default_factory=list)
     undo: list[tuple[str, str, KubeObject | None]] = field(default_factory=list)
     events: list[WatchEvent] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)  # each event's weight in the watch history
     replies: list[tuple[Any, Any]] = field(default_factory=list)  # (future, value or StoreError)
 
 
-HISTORY = 10_000  # watch events kept for watches that start from an older resourceVersion
-MAX_EVENTS_PER_OBJECT = 50
+_CLIENT_WRITES = (Create, Apply, Update, Delete)
+_SCHEDULER_WRITES = (Bind, UpdatePodStatus)
+
+log = logging.getLogger("ksched.store")
 
 
 def _key(kind: str, namespace: str, name: str) -> str:
@@ -93,6 +117,14 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         return parse_object(raw)
     except ValidationError as e:
         raise Invalid(str(e), e.field) from None
+
+
+def _checked(raw: Any, strict: bool, semantic: bool = True) -> Any:
+    """The manifest as the API server would keep it (null fields dropped), or Invalid
+    naming the first field its kind's schema (framework.api.schema) refuses."""
+    raw, errors = admitted(raw, strict, semantic)
+    _refuse(errors)
+    return raw
 
 
 def _refuse(errors: list[ValidationError]) -> None:
@@ -119,18 +151,25 @@ class Store(Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
-                 rand: random.Random | None = None, *, validate_names: bool = True) -> None:
+                 rand: random.Random | None = None, *, validate_names: bool = True,
+                 limits: StoreLimits | None = None) -> None:
         super().__init__()
         self.validate_names = validate_names
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times
         self._rand = rand if rand is not None else random.Random()  # generateName suffixes
         self._objects: dict[str, dict[str, KubeObject]] = {k: {} for k in KINDS}
+        self.limits = limits if limits is not None else StoreLimits()
         self._rv = 0
-        self._history: collections.deque[WatchEvent] = collections.deque(maxlen=HISTORY)
+        self._committed_rv = 0
+        self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
-        self._events: dict[tuple[str, str], list[EventRecord]] = {}
+        self._events = EventLog(max_events=self.limits.max_events, ttl_seconds=self.limits.event_ttl_seconds)
+        self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
+        self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
+        self._deferred: collections.deque[StoreMsg] = collections.deque()
+        self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
 
     # --- life cycle -------------------------------------------------------------------------
@@ -139,9 +178,29 @@ class Store(Actor[StoreMsg]):
         """Read the backend's objects; call once before run()."""
         state = await self.backend.load_all()
         for raw in state.objects:
-            obj = parse_object(raw)
+            try:
+                # Shapes only: what an older version accepted stays served and counted.
+                obj = parse_object(_checked(raw, strict=False, semantic=False))
+            except (Invalid, ValidationError) as e:
+                self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
+                continue
             self._objects[obj.kind][obj.key] = obj
-        self._rv = state.resource_version
+        for kind, key, why in state.unreadable:
+            self._quarantine({"kind": kind}, why, key)
+        self._rv = self._committed_rv = state.resource_version
+        self._history.reset(self._rv)
+        self._sorted_keys.clear()
+
+    def _quarantine(self, raw: Any, why: str, key: str = "") -> None:
+        """Leave a stored object that no longer validates out of the store (it stays in
+        the backend until a write replaces it), with a log line and a Warning event."""
+        kind = str(raw.get("kind")) if isinstance(raw, Mapping) else "?"
+        named = name_of(raw)
+        key = key or (_key(kind, *named) if named is not None else "?")
+        self.quarantined[(kind, key)] = why
+        log.warning("quarantined stored %s %s: %s", kind, key, why)
+        self._events.record(kind, key, EventRecord(
+            "Warning", "Quarantined", f"stored {kind} {key} is not valid and is not served: {why}", self._clock()))
 
     async def close(self) -> None:
         await self.backend.close()
@@ -149,6 +208,14 @@ class Store(Actor[StoreMsg]):
     @property
     def resource_version(self) -> int:
         return self._rv
+
+    @property
+    def history(self) -> WatchHistory:
+        return self._history
+
+    @property
+    def event_log(self) -> EventLog:
+        return self._events
 
     # --- synchronous reads (the owner's view, for the same event loop) -------------------
 
@@ -168,13 +235,105 @@ class Store(Actor[StoreMsg]):
         return self.peek(kind, *named)
 
     def events_for(self, kind: str, key: str) -> list[EventRecord]:
-        return list(self._events.get((kind, key), ()))
+        return self._events.for_object(kind, key)
+
+    # --- committed reads (any task on the event loop; never wait for a commit) -----------
+
+    def read(self, kind: str, namespace: str, name: str) -> KubeObject:
+        """The object as last committed; NotFound if there is none."""
+        key = _key(kind, namespace, name)
+        committing = self._committing
+        if committing is not None and (kind, key) in committing:
+            obj = committing[(kind, key)]
+        else:
+            obj = self._objects.get(kind, {}).get(key)
+        if obj is None:
+            raise NotFound(f'{kind} "{key}" not found')
+        return obj
+
+    def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
+                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = ""
+                  ) -> tuple[list[KubeObject], int, str]:
+        """A page of committed objects in key order: (objects, resourceVersion, continue).
+        Every page of one list is read as of the first page's resourceVersion; a
+        token older than the kept history raises Gone (Expired)."""
+        if kind not in self._objects:
+            raise Invalid(f"unsupported kind {kind!r}", "kind")
+        try:
+            sel = Selectors(label_selector, field_selector, kind)
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
+        rv, start = self._committed_rv, ""
+        if continue_token:
+            token = decode_continue(continue_token)
+            self._history.check(token.resource_version, "continue token")
+            if token.resource_version > rv:
+                raise Invalid("continue: continue key is not valid (from the future)", "continue")
+            rv, start = token.resource_version, token.start
+        objs, last = page(self._keys(kind), self._objects[kind], self._older(kind, rv),
+                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches)
+        return objs, rv, encode_continue(rv, last) if last is not None else ""
+
+    def _keys(self, kind: str) -> list[str]:
+        keys = self._sorted_keys.get(kind)
+        if keys is None:
+            keys = self._sorted_keys[kind] = sorted(self._objects[kind])
+        return keys
+
+    @staticmethod
+    def _prefix(kind: str, namespace: str) -> str:
+        cls = KINDS.get(kind)
+        return f"{namespace}/" if namespace and (cls is None or cls.namespaced) else ""
+
+    def _older(self, kind: str, rv: int) -> dict[str, KubeObject | None]:
+        """For the keys of `kind` changed after `rv`, their state at `rv` (None: absent)."""
+        older: dict[str, KubeObject | None] = {}
+        for past in self._history.since(rv):
+            if past.kind == kind and past.key not in older:
+                older[past.key] = past.old()
+        for (k, key), old in (self._committing or {}).items():
+            if k == kind:
+                older.setdefault(key, old)
+        return older
 
     # --- the loop ---------------------------------------------------------------------------
 
     batched = True
 
     async def handle_batch(self, msgs: list[StoreMsg]) -> None:
+        self._deferred.extend(msgs)
+        while self._deferred:
+            turn = self._take_turn()
+            started = time.perf_counter()
+            await self._turn(turn)
+            if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
+                # Client writes are waiting while the scheduler binds: give the event loop
+                # (the scheduler's cycles) as long as this turn's work took, at most 50 ms,
+                # so that a burst of applies gets at most half of it.
+                await asyncio.sleep(min(time.perf_counter() - started, 0.05))
+            self._deferred.extend(self.inbox.get_nowait_all())
+
+    def _take_turn(self) -> list[StoreMsg]:
+        """Everything waiting except client writes beyond the turn's budget (at
+        least one client write is always taken, whatever its size)."""
+        turn: list[StoreMsg] = []
+        rest: collections.deque[StoreMsg] = collections.deque()
+        budget = self.limits.client_writes_per_turn
+        took_client_write = False
+        for msg in self._deferred:
+            if isinstance(msg, _CLIENT_WRITES):
+                cost = len(msg.objects) if isinstance(msg, Apply) else 1
+                if took_client_write and cost > budget:
+                    rest.append(msg)
+                    budget = -1  # keep the order of client writes: none passes a deferred one
+                    continue
+                budget -= cost
+                took_client_write = True
+            turn.append(msg)
+        self._deferred = rest
+        return turn
+
+    async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = _Batch()
         for msg in msgs:
             try:
@@ -183,21 +342,28 @@ class Store(Actor[StoreMsg]):
                 value = e
             batch.replies.append((getattr(msg, "reply", None), value))
         if batch.writes:
+            committing: dict[tuple[str, str], KubeObject | None] = {}
+            for kind, key, old in batch.undo:
+                committing.setdefault((kind, key), old)
+            self._committing = committing
             try:
                 await self.backend.commit(batch.writes)
                 self.commits += 1
+                self._committed_rv = self._rv
             except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
                 self._rollback(batch)
-                err = StoreError(f"store commit failed: {e}")
+                err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
                 batch.replies = [(r, err if not isinstance(v, StoreError) else v) for r, v in batch.replies]
                 batch.events.clear()
+            finally:
+                self._committing = None
         for reply, value in batch.replies:
             if isinstance(value, StoreError):
                 reject(reply, value)
             else:
                 resolve(reply, value)
-        for ev in batch.events:
-            self._history.append(ev)
+        for ev, size in zip(batch.events, batch.sizes):
+            self._history.append(PastEvent.of(ev), size)
             self._fan_out(ev)
 
     def _rollback(self, batch: _Batch) -> None:
@@ -209,9 +375,12 @@ class Store(Actor[StoreMsg]):
         for kind, key, old in reversed(batch.undo[undo_at:]):
             if old is None:
                 self._objects[kind].pop(key, None)
+                self._sorted_keys.pop(kind, None)
             else:
+                if key not in self._objects[kind]:
+                    self._sorted_keys.pop(kind, None)
                 self._objects[kind][key] = old
-        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:]
+        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
         self._rv = rv
 
     def _fan_out(self, ev: WatchEvent) -> None:
@@ -264,11 +433,10 @@ class Store(Actor[StoreMsg]):
             case UpdatePodStatus():
                 return self._update_pod_status(msg, batch).raw
             case RecordEvent(kind=kind, key=key, type=etype, reason=reason, message=text):
-                lst = self._events.setdefault((kind, key), [])
-                lst.append(EventRecord(etype, reason, text, self._clock()))
-                del lst[:-MAX_EVENTS_PER_OBJECT]
+                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock()))
                 return None
             case GetEvents(kind=kind, key=key):
+                self._events.expire(self._clock())
                 return self.events_for(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
                 return self._watch(kinds, from_rv, sink)
@@ -281,18 +449,18 @@ class Store(Actor[StoreMsg]):
     # --- the write path: create, replace, apply ------------------------------------------------
 
     def _create(self, raw: Any, batch: _Batch) -> KubeObject:
-        raw = for_new_object(raw, self._clock(), self._rand)
+        raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
         obj = _validate(raw)
         raw = self._admit_new(raw, obj)
         if obj.key in self._objects[obj.kind]:
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
-        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch)
+        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch, client=True)
 
     def _replace(self, raw: Any, current: KubeObject, batch: _Batch,
                  keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = for_replacement(raw, current.raw)
+        raw = for_replacement(_checked(raw, self.validate_names), current.raw)
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
         try:
@@ -302,11 +470,9 @@ class Store(Actor[StoreMsg]):
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        if self.validate_names:
-            _refuse(validate_object_meta(raw, obj.kind, obj.namespaced))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
             return current, "unchanged"
-        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch), "configured"
+        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch, client=True), "configured"
 
     def _apply_one(self, index: int, raw: Any, batch: _Batch) -> tuple[KubeObject, str]:
         current = self.stored(raw)  # earlier objects of the same Apply are already in place
@@ -316,6 +482,8 @@ class Store(Actor[StoreMsg]):
             return self._replace(raw, current, batch, keep_unchanged=True)
         except Invalid as e:
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
+        except TooLarge as e:
+            raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
 
     def _admit_new(self, raw: Any, obj: KubeObject) -> Any:
         """Priority admission and create-time validation; a pod comes back with its priority set."""
@@ -326,8 +494,6 @@ class Store(Actor[StoreMsg]):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
-        if self.validate_names:
-            _refuse(validate_new_object(raw, obj.namespaced))
         return raw
 
     def _priority_classes(self) -> dict[str, PriorityClass]:
@@ -352,7 +518,13 @@ class Store(Actor[StoreMsg]):
             raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": '
                            "the object has been modified; please apply your changes to the latest version and try again")
 
-    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: _Batch) -> KubeObject:
+    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: _Batch, *, client: bool = False) -> KubeObject:
+        """Store one object; a client's object above the size limit is TooLarge
+        (the server's own updates of an admitted object are not refused)."""
+        size = encoded_size(raw)
+        if client and size > self.limits.max_object_bytes:
+            raise TooLarge(f'{kind} "{key}": object is {size} bytes, above the limit of '
+                           f"{self.limits.max_object_bytes} bytes")
         self._rv += 1
         meta = dict(raw.get("metadata") or {})
         meta["resourceVersion"] = str(self._rv)
@@ -361,17 +533,22 @@ class Store(Actor[StoreMsg]):
         obj = parse_object(raw)
         old = self._objects[kind].get(key)
         self._objects[kind][key] = obj
+        if old is None:
+            self._sorted_keys.pop(kind, None)
         batch.undo.append((kind, key, old))
         batch.writes.append(Write(kind=kind, key=key, raw=raw, resource_version=self._rv))
         batch.events.append(WatchEvent("ADDED" if old is None else "MODIFIED", kind, obj, old, self._rv))
+        batch.sizes.append(size)
         return obj
 
     def _remove(self, kind: str, key: str, current: KubeObject, batch: _Batch) -> None:
         self._rv += 1
         del self._objects[kind][key]
+        self._sorted_keys.pop(kind, None)
         batch.undo.append((kind, key, current))
         batch.writes.append(Write(kind=kind, key=key, raw=None, resource_version=self._rv))
         batch.events.append(WatchEvent("DELETED", kind, current, current, self._rv))
+        batch.sizes.append(DELETE_WEIGHT)
 
     def _pod(self, ns: str, name: str, uid: str = "") -> Pod:
         pod = self._objects["Pod"].get(_key("Pod", ns, name))
@@ -384,9 +561,11 @@ class Store(Actor[StoreMsg]):
         pod = self._pod(ns, name, uid)
         if pod.node_name:
             raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
-        raw = copy.deepcopy(dict(pod.raw))
-        raw.setdefault("spec", {})["nodeName"] = node
-        status = raw.setdefault("status", {})
+        # Stored objects are never changed in place, so the new one shares every part
+        # but the few dicts written here (a deep copy cost more than the scheduling).
+        raw = dict(pod.raw)
+        raw["spec"] = {**_dict(raw.get("spec")), "nodeName": node}
+        status = raw["status"] = _dict(raw.get("status"))
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
@@ -394,8 +573,9 @@ class Store(Actor[StoreMsg]):
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
-        raw = copy.deepcopy(dict(pod.raw))
-        status = raw.setdefault("status", {})
+        # As in _bind: only the status (and its new conditions list) is written.
+        raw = dict(pod.raw)
+        status = raw["status"] = _dict(raw.get("status"))
         if msg.condition is not None:
             _set_condition(status, dict(msg.condition))
         if msg.nominated_node_name is not None:
@@ -416,19 +596,30 @@ class Store(Actor[StoreMsg]):
                     for obj in objs.values():
                         sink(WatchEvent("ADDED", kind, obj, None, int(obj.meta.resource_version or 0)))
         elif from_rv < self._rv:
-            oldest = self._history[0].resource_version if self._history else self._rv + 1
-            if from_rv + 1 < oldest:
-                raise Gone(f"too old resource version: {from_rv} ({oldest - 1})")
-            for ev in self._history:
-                if ev.resource_version > from_rv and (kinds is None or ev.kind in kinds):
-                    sink(ev)
+            self._history.check(from_rv)
+            for past in self._history.since(from_rv):
+                if kinds is None or past.kind in kinds:
+                    sink(past.event())
         wid = self._next_watch
         self._next_watch += 1
         self._watchers[wid] = _Watcher(kinds, sink)
         return wid, self._rv
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """A stored object's section as a dict to write into (one an older version let in
+    as null or a non-object is replaced, so a status write never fails on it)."""
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
-    conds = [c for c in status.get("conditions") or [] if c.get("type") != cond["type"]]
+    have = status.get("conditions")
+    conds = [c for c in (have if isinstance(have, list) else [])
+             if isinstance(c, Mapping) and c.get("type") != cond["type"]]
     conds.append(cond)
     status["conditions"] = conds
+
+
+def encoded_size(raw: Mapping[str, Any]) -> int:
+    """An object's size as the wire and the size limit count it: its msgpack encoding."""
+    return len(msgpack.packb(raw, use_bin_type=True))

@@ -45,6 +45,9 @@ class LoadedState:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     resource_version: int = 0
+    # Rows that are not a JSON object at all: (kind, key, why). The store quarantines
+    # them (a log line and an event) rather than refuse to start.
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class StoreBackend(Protocol):

@@ -65,8 +65,14 @@ RESOURCE_PATHS: dict[str, str] = {
     "Namespace": "namespaces",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "PersistentVolume": "persistentvolumes",
+    "StorageClass": "storageclasses",
+    "CSINode": "csinodes",
+    "CSIDriver": "csidrivers",
+    "VolumeAttachment": "volumeattachments",
 }
-assert set(RESOURCE_PATHS) == set(KINDS), "every kind needs an etcd path"
+# A kind added later without an entry here gets the plain lowercase plural.
+for _kind in KINDS:
+    RESOURCE_PATHS.setdefault(_kind, _kind.lower() + "s")
 
 
 class StaleWrite(Exception):

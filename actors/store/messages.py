@@ -48,6 +48,18 @@ class Gone(StoreError):
     reason = "Expired"
 
 
+class TooLarge(StoreError):
+    """An object above the store's size limit (etcd's request size limit)."""
+
+    reason = "TooLarge"
+
+
+class Unavailable(StoreError):
+    """The backend cannot commit now (disk full, I/O error); a retry may succeed."""
+
+    reason = "Unavailable"
+
+
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
     type: str  # ADDED | MODIFIED | DELETED

@@ -34,10 +34,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from actors.store.actor import Store, _Batch
+from actors.store.actor import Store, _Batch, encoded_size
+from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
-from actors.store.messages import Conflict, StoreError, WatchEvent
+from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
 from actors.base import reject, resolve
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, parse_object
@@ -46,10 +47,6 @@ log = logging.getLogger("ksched.store.shared")
 
 MAX_ATTEMPTS = 8  # a group is retried this often when other daemons keep writing the same keys
 CATCH_UP_SECONDS = 10.0
-
-
-class TooLarge(StoreError):
-    reason = "TooLarge"
 
 
 class NotLeader(Conflict):
@@ -126,25 +123,30 @@ class SharedStore(Store):
             else:
                 for change in item.changes:
                     self._observe(change)
-                self._rv = max(self._rv, item.revision)
+                self._rv = self._committed_rv = max(self._rv, item.revision)
         self._arrived.clear()
 
     def _observe(self, c: Change) -> None:
         objs = self._objects[c.kind]
         current = objs.get(c.key)
         ev: WatchEvent | None = None
+        size = DELETE_WEIGHT
         if c.raw is None:
             if current is not None:
                 del objs[c.key]
+                self._sorted_keys.pop(c.kind, None)
                 ev = WatchEvent("DELETED", c.kind, current, current, c.revision)
         else:
             obj = _parse(c.raw)
             if obj is not None:
                 objs[c.key] = obj
+                if current is None:
+                    self._sorted_keys.pop(c.kind, None)
                 ev = WatchEvent("ADDED" if current is None else "MODIFIED", c.kind, obj, current, c.revision)
-        self._rv = max(self._rv, c.revision)
+                size = encoded_size(c.raw)
+        self._rv = self._committed_rv = max(self._rv, c.revision)
         if ev is not None:
-            self._history.append(ev)
+            self._history.append(PastEvent.of(ev), size)
             self._fan_out(ev)
 
     def _relist(self, state: LoadedState) -> None:
@@ -165,8 +167,9 @@ class SharedStore(Store):
                 self._objects[kind][key] = obj
                 events.append(WatchEvent("ADDED" if old is None else "MODIFIED", kind, obj, old,
                                          state.resource_version))
-        self._rv = state.resource_version
-        self._history.clear()  # resuming from before the relist cannot be answered exactly: Expired
+        self._rv = self._committed_rv = state.resource_version
+        self._sorted_keys.clear()
+        self._history.reset(self._rv)  # resuming from before the relist cannot be answered exactly: Expired
         for ev in events:
             self._fan_out(ev)
 
@@ -248,6 +251,10 @@ class SharedStore(Store):
                 batch = self._apply_all(msgs)
             if not batch.writes:
                 return self._answer(batch.replies)
+            committing: dict[tuple[str, str], KubeObject | None] = {}
+            for kind, key, old in batch.undo:
+                committing.setdefault((kind, key), old)
+            self._committing = committing  # committed reads see the state before this group
             try:
                 revision = await self.etcd.transact(self._guarded(batch))
             except StaleWrite as e:
@@ -266,6 +273,8 @@ class SharedStore(Store):
             except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
                 self._rollback(batch)
                 return self._answer(_failed(batch.replies, StoreError(f"store commit failed: {e}")))
+            finally:
+                self._committing = None
             self.commits += 1
             # Memory goes back to what etcd has told us so far; the feed brings the rest, ours included.
             self._rollback(batch)

@@ -10,26 +10,40 @@ that opened them), so the event loop never blocks on disk. `commit(writes)` is o
 transaction: the store's whole batch becomes durable at once (group commit), or
 nothing does.
 
-A data directory is owned by one daemon at a time: an exclusive flock on
-DIR/lock, released by the kernel even when the process is killed.
+A data directory is owned by one daemon at a time: an exclusive flock on the
+directory itself, held open for the daemon's life and released by the kernel even
+when the process is killed. No file in it can be deleted to defeat it (a lock
+file could be). The directory is made 0700 and the store's files 0600 (SQLite
+gives its -wal and -shm files the database's mode); a looser directory is
+tightened, with a warning.
+
+A commit SQLite refuses for a reason that may pass (disk full, I/O error, a busy
+file) fails as Unavailable with SQLite's own message; the batch is rolled back
+in memory and the next one is tried afresh.
 """
 from __future__ import annotations
 
 import asyncio
 import fcntl
 import json
+import logging
 import os
 import sqlite3
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from actors.store.backend import LoadedState, Write
+from actors.store.messages import Unavailable
+
+log = logging.getLogger("ksched.store")
 
 T = TypeVar("T")
 
 DB_FILE = "store.db"
-LOCK_FILE = "lock"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 SCHEMA_VERSION = 1
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -102,14 +116,15 @@ class SQLiteBackend:
     def _open(self) -> sqlite3.Connection:
         if self._conn is not None:
             return self._conn
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        self._lock_fd = os.open(self.data_dir, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self._lock_fd)
             self._lock_fd = None
             raise DataDirLocked(f"data directory {self.data_dir} is in use by another ksched process") from None
+        self._restrict_modes()
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
         conn = sqlite3.connect(self.path, isolation_level=None)
         try:
@@ -130,27 +145,51 @@ class SQLiteBackend:
         self._conn = conn
         return conn
 
+    def _restrict_modes(self) -> None:
+        """The store is the owner's alone: directory 0700, files 0600."""
+        mode = stat.S_IMODE(os.stat(self._lock_fd).st_mode)  # type: ignore[arg-type]
+        if mode & 0o077:
+            log.warning("data directory %s had mode %04o; setting %04o", self.data_dir, mode, DIR_MODE)
+            os.chmod(self._lock_fd, DIR_MODE)  # type: ignore[arg-type]
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE))  # SQLite's journals copy this mode
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                if stat.S_IMODE(os.stat(f"{self.path}{suffix}").st_mode) & 0o077:
+                    os.chmod(f"{self.path}{suffix}", FILE_MODE)
+            except FileNotFoundError:
+                pass
+
     def _load_all_sync(self) -> LoadedState:
         conn = self._open()
         objects: list[dict[str, Any]] = []
+        unreadable: list[tuple[str, str, str]] = []
         top = 0
         for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
             try:
                 raw = json.loads(body)
-            except ValueError:
+            except (ValueError, TypeError, RecursionError):
                 raw = None
-            if not isinstance(raw, dict):
-                raise StoreUnreadable(f"{self.path}: stored {kind} {key} is not a JSON object")
+            top = max(top, rv)
+            if not isinstance(raw, dict) or not isinstance(raw.get("metadata", {}), dict):
+                unreadable.append((str(kind), str(key), f"stored {kind} {key} is not a JSON object with metadata"))
+                continue
             raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
             objects.append(raw)
-            top = max(top, rv)
         row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
         if row is not None:
             top = max(top, row[0])
-        return LoadedState(objects=objects, resource_version=top)
+        return LoadedState(objects=objects, resource_version=top, unreadable=unreadable)
 
     def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
         conn = self._open()
+        try:
+            self._write_rows(conn, rows)
+        except sqlite3.OperationalError as exc:
+            # disk full, an I/O error, a locked file: say what SQLite said; a later batch may succeed
+            raise Unavailable(f"store commit failed: {exc}") from None
+
+    @staticmethod
+    def _write_rows(conn: sqlite3.Connection, rows: list[tuple[str, str, int, str | None]]) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
             top = 0
@@ -171,7 +210,8 @@ class SQLiteBackend:
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite has already rolled back after some errors (SQLITE_FULL)
+                conn.execute("ROLLBACK")
             raise
 
     def _close_sync(self) -> None:

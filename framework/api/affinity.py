@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, Requirement
@@ -235,7 +236,7 @@ def parse_pod_affinity(pod: Any) -> PodAffinityTerms:
     def required(kind: str, label: str) -> tuple[AffinityTerm, ...]:
         try:
             return tuple(_term(pod, t) for t in _section_items(aff, kind, "requiredDuringSchedulingIgnoredDuringExecution"))
-        except SelectorError as err:
+        except (SelectorError, ValidationError, TypeError, ValueError, AttributeError) as err:
             errors.append(f"{label}: {err}")
             return ()
 
@@ -246,8 +247,10 @@ def parse_pod_affinity(pod: Any) -> PodAffinityTerms:
                 if not isinstance(w, Mapping):
                     raise SelectorError("weighted pod affinity term must be an object")
                 weight = w.get("weight") or 0
-                out.append(WeightedAffinityTerm(_term(pod, w.get("podAffinityTerm") or {}), int(weight)))
-        except SelectorError as err:
+                if isinstance(weight, bool) or not isinstance(weight, int):
+                    raise SelectorError(f"weight {weight!r} is not an integer")
+                out.append(WeightedAffinityTerm(_term(pod, w.get("podAffinityTerm") or {}), weight))
+        except (SelectorError, ValidationError, TypeError, ValueError, AttributeError) as err:
             errors.append(f"{label}: {err}")
             return ()
         return tuple(out)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections.abc import Mapping
+from typing import Sequence
 
 from framework.api.errors import ValidationError
 
@@ -46,7 +47,7 @@ def _requirement(raw: object, field: str, ops: set[str]) -> Requirement:
     if not isinstance(key, str) or not key:
         raise ValidationError(f"{field}.key", "must be a non-empty string")
     op = raw.get("operator")
-    if op not in ops:
+    if not isinstance(op, str) or op not in ops:
         raise ValidationError(f"{field}.operator", f"unsupported operator {op!r}")
     values = raw.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):

@@ -7,9 +7,11 @@ object built from a new dict.
 """
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, Taint, Toleration, parse_node_selector_term
@@ -190,9 +192,11 @@ class Pod(KubeObject):
         self.tolerations = self._tolerations(spec)
         self.scheduling_gates = [g.get("name", "") if isinstance(g, Mapping) else "" for g in _list(spec, "schedulingGates", "spec")]
         self.affinity = _map(spec, "affinity", "spec")
+        for section in ("podAffinity", "podAntiAffinity"):  # read raw by the cache and InterPodAffinity
+            _map(self.affinity, section, "spec.affinity")
         self._node_affinity()
         self.topology_spread_constraints = _list(spec, "topologySpreadConstraints", "spec")
-        self.volumes = _list(spec, "volumes", "spec")
+        self.volumes = self._volumes(spec)
         self.phase = _str(status, "phase", "status") or "Pending"
         self.nominated_node_name = _str(status, "nominatedNodeName", "status")
         self.conditions = _list(status, "conditions", "status")
@@ -211,6 +215,19 @@ class Pod(KubeObject):
             out.append(Toleration(_str(t, "key", f), op, _str(t, "value", f), _str(t, "effect", f),
                                   _opt_int(t, "tolerationSeconds", f)))
         return out
+
+    @staticmethod
+    def _volumes(spec: Mapping[str, Any]) -> list[Any]:
+        """spec.volumes, each an object whose sources are objects (the cache and the
+        volume plugins read them raw, for this pod and for every pod on a node)."""
+        volumes = _list(spec, "volumes", "spec")
+        for i, v in enumerate(volumes):
+            if not isinstance(v, Mapping):
+                raise ValidationError(f"spec.volumes[{i}]", "must be an object")
+            for source, body in v.items():
+                if source != "name" and body is not None and not isinstance(body, Mapping):
+                    raise ValidationError(f"spec.volumes[{i}].{source}", "must be an object")
+        return volumes
 
     def _node_affinity(self) -> None:
         na = _map(self.affinity, "nodeAffinity", "spec.affinity")
@@ -269,7 +286,18 @@ class Pod(KubeObject):
         sidecars = [c for c in self.init_containers if c.restart_policy == "Always"]
         return [p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0]
 
-    @property
+    def with_node_name(self, node_name: str) -> "Pod":
+        """This pod with spec.nodeName set (the scheduler's assumed copy), sharing
+        everything already parsed or derived from it: nothing of that depends on
+        the node name."""
+        c = copy.copy(self)
+        raw = dict(self.raw)
+        c.spec = raw["spec"] = {**self.spec, "nodeName": node_name}
+        c.raw = raw
+        c.node_name = node_name
+        return c
+
+    @cached_property
     def has_pod_affinity(self) -> bool:
         return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
 
@@ -472,10 +500,35 @@ class PersistentVolume(KubeObject):
         self.csi_volume_handle = _str(csi, "volumeHandle", "spec.csi")
 
 
+class StorageObject(KubeObject):
+    """A storage.k8s.io/v1 object the volume plugins read as JSON (StorageClass,
+    CSINode, CSIDriver, VolumeAttachment): cluster-scoped, no parsing beyond metadata.
+    The store holds and validates them (framework.api.schema.kinds)."""
+
+    namespaced = False
+
+
+class StorageClass(StorageObject):
+    kind = "StorageClass"
+
+
+class CSINode(StorageObject):
+    kind = "CSINode"
+
+
+class CSIDriver(StorageObject):
+    kind = "CSIDriver"
+
+
+class VolumeAttachment(StorageObject):
+    kind = "VolumeAttachment"
+
+
 KINDS: dict[str, type[KubeObject]] = {
     cls.kind: cls
     for cls in (Pod, Node, PodGroup, PriorityClass, Service, ReplicationController, ReplicaSet, StatefulSet,
-                PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume)
+                PodDisruptionBudget, Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode,
+                CSIDriver, VolumeAttachment)
 }
 
 
@@ -487,4 +540,11 @@ def parse_object(raw: Mapping[str, Any]) -> KubeObject:
     cls = KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
-    return cls(raw)
+    try:
+        return cls(raw)
+    except ValidationError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        # The schema (framework.api.schema) refuses bad shapes first; this keeps the
+        # contract for callers that parse without it: bad input is a ValidationError.
+        raise ValidationError("", f"{kind} cannot be parsed: {type(e).__name__}: {e}") from None

@@ -41,7 +41,7 @@ def _parse(text: str) -> Fraction:
         number *= _BINARY[m.group("bin")]
     elif m.group("exp"):
         exponent = int(m.group("exp")[1:])
-        if abs(exponent) > 64:
+        if abs(exponent) > 400:  # far beyond int64 either way; keeps the Fraction small
             raise ValueError(text)
         number *= Fraction(10) ** exponent
     else:
@@ -49,20 +49,33 @@ def _parse(text: str) -> Fraction:
     return -number if m.group("sign") == "-" else number
 
 
-def parse_quantity(value: object, field: str = "") -> Fraction:
-    """Parse a quantity string (or a plain number) into an exact Fraction."""
-    if isinstance(value, bool):
-        raise ValidationError(field, f"quantity {value!r} is not valid")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(str(value))
-    if not isinstance(value, str):
-        raise ValidationError(field, f"quantity {value!r} is not valid")
+# apimachinery's ErrFormatWrong, the text kube-apiserver answers for a malformed quantity.
+QUANTITY_REGEX_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+# Beyond this a quantity's Value() does not fit int64; the scheduler could not count it.
+MAX_QUANTITY = Fraction(2**63 - 1)
+
+
+def parse_quantity_text(text: str) -> Fraction:
+    """The amount a quantity string stands for; ValueError when it is not one."""
     try:
-        return _parse(value)
-    except (ValueError, ZeroDivisionError):
-        raise ValidationError(field, f'quantity "{value}" is not valid') from None
+        return _parse(text)
+    except ZeroDivisionError:
+        raise ValueError(text) from None
+
+
+def parse_quantity(value: object, field: str = "") -> Fraction:
+    """Parse a quantity string (or a plain number, read by its text as Kubernetes
+    decodes a JSON number) into an exact Fraction; at most int64's largest value."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValidationError(field, f"quantity {value!r} is not valid")
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        amount = Fraction(value) if isinstance(value, int) else parse_quantity_text(text)
+    except ValueError:
+        raise ValidationError(field, f'quantity "{text}" is not valid') from None
+    if abs(amount) > MAX_QUANTITY:
+        raise ValidationError(field, f'quantity "{text}" is too large (at most {MAX_QUANTITY})')
+    return amount
 
 
 def _ceil(q: Fraction) -> int:
@@ -71,7 +84,7 @@ def _ceil(q: Fraction) -> int:
 
 def milli_value(q: Fraction) -> int:
     """Thousandths, rounded up (Quantity.MilliValue)."""
-    return _ceil(q * 1000)
+    return -((-q.numerator * 1000) // q.denominator)
 
 
 def value(q: Fraction) -> int:

@@ -6,7 +6,8 @@ CPU to milli-CPU with MilliValue (rounding up), every other resource with Value(
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterable, Mapping
+from collections.abc import Mapping
+from typing import Iterable
 
 from framework.api.errors import ValidationError
 from framework.api.quantity import milli_value, parse_quantity, value
@@ -197,6 +198,9 @@ def pod_requests(
                 out[k] = v
         return out
 
+    if len(containers) == 1 and not init_containers and not pod_level and not overhead:
+        # The usual pod: its one container's requests are the sum (no arithmetic).
+        return dict(effective(containers[0]))
     reqs: ResourceList = {}
     for c in containers:
         add_lists(reqs, effective(c))

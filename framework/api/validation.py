@@ -1,21 +1,18 @@
-"""What the API server checks on create and update, as pure functions (no I/O).
+"""apimachinery's string formats (util/validation: names, label keys and values),
+the field.Error forms, and which changes an update may make to a pod's spec
+(ValidatePodUpdate), as pure functions (no I/O).
 
-Names, namespaces and labels (apimachinery's util/validation and ValidateObjectMeta),
-a new pod's containers (ValidatePodCreate's share that ksched reads), and which
-changes an update may make to a pod's spec (ValidatePodUpdate). Every check returns
-a list of ValidationError in field.ErrorList's order; each message is upstream's
-`field.Error` body: `Invalid value: "Bad_Name!": a lowercase RFC 1123 subdomain ...`,
-`Required value`, `Duplicate value: "web"`, `Forbidden: ...`.
-
-The store calls these on its write path only: framework.api.objects parses anything
-shaped like an object, so the conformance cases (names such as
-"p_without_nominated_node", pods without containers) keep loading.
+Every check returns a list of ValidationError in field.ErrorList's order; each
+message is upstream's `field.Error` body: `Invalid value: "Bad_Name!": a lowercase
+RFC 1123 subdomain ...`, `Required value`, `Duplicate value: "web"`, `Forbidden: ...`.
+What each kind's fields must hold is declared per kind in framework.api.schema,
+which uses these formats.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
 
@@ -124,6 +121,9 @@ def is_valid_label_value(value: str) -> list[str]:
 
 # --- field.Error forms ----------------------------------------------------------------------
 
+MAX_SHOWN = 256  # a longer bad value is cut in the message (the field path says where it is)
+
+
 def show(value: Any) -> str:
     """A bad value as field.Error prints it: strings quoted, numbers and booleans bare, nil as "null"."""
     if value is None:
@@ -132,7 +132,11 @@ def show(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return str(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=isinstance(value, Mapping))
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=isinstance(value, Mapping))
+    except (TypeError, ValueError, RecursionError):  # non-string keys, nesting too deep
+        text = json.dumps(repr(value)[:MAX_SHOWN])
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
 def invalid(field: str, value: Any, detail: str) -> ValidationError:
@@ -149,77 +153,6 @@ def duplicate(field: str, value: Any) -> ValidationError:
 
 def forbidden(field: str, detail: str) -> ValidationError:
     return ValidationError(field, f"Forbidden: {detail}")
-
-
-# --- object metadata ------------------------------------------------------------------------
-
-NameCheck = Callable[[str], list[str]]
-
-# Kinds whose names are not DNS-1123 subdomains (upstream's ValidateXName per kind).
-NAME_CHECKS: dict[str, NameCheck] = {
-    "Namespace": is_dns1123_label,
-    "Service": is_dns1035_label,
-}
-
-
-def validate_labels(labels: Mapping[str, Any], field: str) -> list[ValidationError]:
-    errs: list[ValidationError] = []
-    for key, val in labels.items():
-        errs.extend(invalid(field, key, m) for m in is_qualified_name(str(key)))
-        errs.extend(invalid(field, val, m) for m in is_valid_label_value(str(val)))
-    return errs
-
-
-def validate_object_meta(raw: Mapping[str, Any], kind: str, namespaced: bool) -> list[ValidationError]:
-    """metadata.name by the kind's rule, metadata.namespace a DNS-1123 label, labels valid."""
-    meta = raw.get("metadata") or {}
-    errs: list[ValidationError] = []
-    name = meta.get("name") or ""
-    if not name:
-        errs.append(required("metadata.name", "name or generateName is required"))
-    else:
-        check = NAME_CHECKS.get(kind, is_dns1123_subdomain)
-        errs.extend(invalid("metadata.name", name, m) for m in check(name))
-    ns = meta.get("namespace")
-    if namespaced and ns:
-        errs.extend(invalid("metadata.namespace", ns, m) for m in is_dns1123_label(ns))
-    errs.extend(validate_labels(meta.get("labels") or {}, "metadata.labels"))
-    return errs
-
-
-# --- pods -----------------------------------------------------------------------------------
-
-def _containers(spec: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    return [c for c in spec.get(key) or [] if isinstance(c, Mapping)]
-
-
-def validate_pod_spec(spec: Mapping[str, Any]) -> list[ValidationError]:
-    """At least one container; container names DNS-1123 labels, unique across init and app containers."""
-    errs: list[ValidationError] = [] if spec.get("containers") else [required("spec.containers")]
-    seen: set[str] = set()
-    for key in ("containers", "initContainers"):
-        for i, c in enumerate(_containers(spec, key)):
-            field = f"spec.{key}[{i}].name"
-            name = c.get("name") or ""
-            if not name:
-                errs.append(required(field))
-                continue
-            errs.extend(invalid(field, name, m) for m in is_dns1123_label(name))
-            if name in seen:
-                errs.append(duplicate(field, name))
-            seen.add(name)
-    if spec.get("nodeName") and spec.get("schedulingGates"):
-        errs.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
-    return errs
-
-
-def validate_new_object(raw: Mapping[str, Any], namespaced: bool) -> list[ValidationError]:
-    """Everything checked on create: metadata, and a pod's spec."""
-    kind = str(raw.get("kind") or "")
-    errs = validate_object_meta(raw, kind, namespaced)
-    if kind == "Pod":
-        errs.extend(validate_pod_spec(raw.get("spec") or {}))
-    return errs
 
 
 # --- pod updates ----------------------------------------------------------------------------

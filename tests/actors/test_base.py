@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from actors.base import Actor, Mailbox, MailboxClosed, new_reply, resolve
+from actors.base import Actor, InvariantBreach, Mailbox, MailboxClosed, new_reply, resolve
 from actors.clock import FakeClock
 
 
@@ -88,3 +88,48 @@ def test_fake_clock_fires_timers_armed_by_timers_when_they_fall_due() -> None:
     clock.call_at(1.0, lambda: clock.call_at(1.5, lambda: fired.append(clock.now())))
     clock.advance(2.0)
     assert fired == [1.5]
+
+
+class Fragile(Actor[Echo]):
+    """Raises on "bad" (one message's failure) and on "broken" (its state is gone)."""
+
+    name = "fragile"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    async def handle(self, msg: Echo) -> None:
+        if msg.text == "bad":
+            raise ValueError("bad input")
+        if msg.text == "broken":
+            raise InvariantBreach(self.name, type(msg).__name__, "state lost")
+        self.seen.append(msg.text)
+        resolve(msg.reply, msg.text)
+
+
+async def test_a_failing_message_fails_its_ask_is_logged_with_actor_and_type_and_the_actor_goes_on(caplog) -> None:
+    a = Fragile()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(a.run())
+        with pytest.raises(ValueError, match="bad input"):
+            await a.ask(Echo(text="bad", reply=new_reply()))
+        assert await a.ref().ask(Echo(text="next", reply=new_reply())) == "next"
+        a.inbox.close()
+    assert a.seen == ["next"] and a.failures == 1
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "actor fragile failed handling Echo: ValueError('bad input')"]
+
+
+async def test_an_invariant_breach_stops_the_actor_fails_what_is_queued_and_tells_the_supervisor() -> None:
+    a = Fragile()
+    told: list[InvariantBreach] = []
+    a.on_breach = told.append
+    queued = Echo(text="later", reply=new_reply())
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(a.run())
+        a.tell(Echo(text="broken"))
+        a.tell(queued)
+    assert task.done() and a.breach is not None and told == [a.breach]
+    assert isinstance(queued.reply.exception(), MailboxClosed)
+    assert a.ref().stopped and not a.ref().try_tell(Echo(text="x"))

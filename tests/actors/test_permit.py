@@ -123,3 +123,29 @@ async def test_requeues_still_in_the_queue_inbox_at_stop_are_not_lost() -> None:
     p.queue.tell(AddPod(pod=Pod(pod("late"))))
     await p.stop()
     assert p.queue.queue.where("default/late") == "active"
+
+
+async def test_a_plugins_allow_reaches_the_waiting_room_as_a_message_and_the_first_decision_wins() -> None:
+    import asyncio
+
+    from actors.base import new_reply
+    from actors.waiting_room import Park, WaitingRoom
+    from framework.api.objects import Pod
+    from framework.waiting import WaitingPod, WaitingPodsMap
+
+    clock = FakeClock()
+    room = WaitingRoom(WaitingPodsMap(), clock)
+    wp = WaitingPod(Pod(pod("w")), "n1", {"P": clock.now() + 10})
+    decision = new_reply()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(room.run())
+        room.waiting_pods.add(wp)  # as the scheduling cycle does
+        room.ref().tell(Park(waiting=wp, timeouts={"P": 10.0}, decision=decision))
+        wp.allow("P")  # a plugin, in the same cycle: recorded at once ...
+        assert wp.decided is not None and wp.decided.is_success()
+        assert not decision.done() and room.waiting_pods.get(wp.pod.uid) is wp  # ... the room learns by message
+        wp.reject("P", "too late")  # the first decision wins
+        status = await decision
+        assert status.is_success() and room.waiting_pods.get(wp.pod.uid) is None
+        assert clock.next_deadline() is None  # the timeout timer is cancelled
+        room.inbox.close()

@@ -229,6 +229,7 @@ async def test_preemption_nominates_the_node_deletes_the_victim_and_binds_the_pr
         assert nominated and set(nominated) == {"n1"}
         high = Pod(await p.client.get("Pod", "default", "high"))
         assert high.nominated_node_name == ""  # cleared at binding
+        assert p.scheduler.nominator.nodes() == []  # and in the scheduler's nominator at assume
         assert [e.reason for e in await p.client.events("Pod", "default/low")][-1] == "Preempted"
         reasons = [e.reason for e in await p.client.events("Pod", "default/high")]
         assert reasons == ["FailedScheduling", "Scheduled"]

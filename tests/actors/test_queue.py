@@ -5,7 +5,7 @@ import pytest
 
 from actors.queue.scheduling_queue import SchedulingQueue, backoff_duration_ns
 from framework.api.objects import Node, Pod
-from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Status
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, QueuedPodInfo, QueueingHint, Status
 from framework.plugins.queuesort.priority_sort import PrioritySort
 from framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 
@@ -198,14 +198,12 @@ def test_errored_pods_are_not_popped_before_their_backoff_ends() -> None:
     assert q.pop() is None
 
 
-def test_deleted_pod_leaves_every_sub_queue_and_its_nomination() -> None:
+def test_deleted_pod_leaves_every_sub_queue() -> None:
     q = new_queue()
     p = pod("p")
     q.add(p, 0.0)
-    q.nominator.add(p, "n1")
     q.delete(p)
     assert q.get("default/p") is None
-    assert q.nominator.pods_for_node("n1") == []
 
 
 def test_pre_enqueue_rejection_is_recorded_with_its_plugin() -> None:
@@ -243,3 +241,21 @@ def test_active_q_is_reordered_when_the_queue_sort_says_its_order_changed():
         rank[name] = -rank[name]  # reverse the order
     generation[0] += 1
     assert [q.pop().pod.name for _ in range(7)] == ["p7", "p6", "p5", "p4", "p3", "p2", "p1"]
+
+
+
+def test_a_pod_is_still_backing_off_at_its_expiry_instant_and_leaves_one_ns_later() -> None:
+    q = new_queue(pop_from_backoff_q=False)
+    q.add(pod("p"), 0.0)
+    popped = q.pop()
+    assert popped is not None
+    assert q.add_unschedulable_if_not_present(popped, 0.0) == "backoff"  # an error: 1 s backoff
+    assert q.flush_backoff_completed(1.0) == 0  # exactly t + 1 s: still backing off
+    assert q.next_backoff_expiry_ns() == 10**9 + 1
+    assert q.flush_backoff_completed(1.000000001) == 1
+
+
+def test_a_pod_never_attempted_does_not_back_off() -> None:
+    q = new_queue()
+    fresh = QueuedPodInfo(pod=pod("p"), attempts=0)  # requeued after an error, never popped
+    assert q.add_unschedulable_if_not_present(fresh, 5.0) == "active"

@@ -34,7 +34,7 @@ async def test_invalid_object_names_the_field_and_changes_nothing() -> None:
         bad = pod("bad", cpu="1.5.5")
         with pytest.raises(Invalid) as err:
             await c.apply([pod("good"), bad])
-        assert err.value.field == "spec.containers[0].resources.requests.cpu"
+        assert err.value.field == "spec.containers[0].resources.requests[cpu]"
         assert store.resource_version == 0
         assert (await c.list("Pod"))[0] == []
 

@@ -25,8 +25,8 @@ def changed(base: dict[str, Any], **spec: Any) -> dict[str, Any]:
     (pod("p", activeDeadlineSeconds=60), pod("p", activeDeadlineSeconds=30)),
     (pod("p"), pod("p", activeDeadlineSeconds=30)),
     (pod("p", tolerations=[TOLERATION]), pod("p", tolerations=[TOLERATION, {"key": "x", "operator": "Exists"}])),
-    (pod("p", tolerations=[{**TOLERATION, "tolerationSeconds": 5}]),
-     pod("p", tolerations=[{**TOLERATION, "tolerationSeconds": 9}])),
+    (pod("p", tolerations=[{**TOLERATION, "effect": "NoExecute", "tolerationSeconds": 5}]),
+     pod("p", tolerations=[{**TOLERATION, "effect": "NoExecute", "tolerationSeconds": 9}])),
     (pod("p", schedulingGates=[GATE, {"name": "b"}]), pod("p", schedulingGates=[{"name": "b"}])),
     (pod("p", terminationGracePeriodSeconds=-1), pod("p", terminationGracePeriodSeconds=1)),
     (pod("p", schedulingGates=[GATE], nodeSelector={"a": "1"}),
@@ -44,7 +44,8 @@ async def test_allowed_pod_spec_changes_are_applied(before: dict, after: dict) -
 
 @pytest.mark.parametrize(("before", "after", "field", "text"), [
     (pod("p", cpu="100m"), pod("p", cpu="2"), "spec", "spec.containers[0].resources.requests.cpu"),
-    (pod("p"), changed(pod("p"), containers=[]), "spec.containers", "pod updates may not add or remove containers"),
+    (pod("p"), changed(pod("p"), containers=[*pod("p")["spec"]["containers"], {"name": "d", "image": "busybox"}]),
+     "spec.containers", "pod updates may not add or remove containers"),
     (pod("p", activeDeadlineSeconds=30), pod("p", activeDeadlineSeconds=60), "spec.activeDeadlineSeconds",
      "must be less than or equal to previous value"),
     (pod("p", tolerations=[TOLERATION]), pod("p"), "spec.tolerations",

@@ -139,6 +139,7 @@ def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clie
     config = tmp_path / "ksched.yaml"
     token = tmp_path / "token"
     token.write_text("e2e-token\n")
+    token.chmod(0o600)
     config.write_text(yaml.safe_dump_all([
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
          "profiles": [{"schedulerName": "default-scheduler"}]},

@@ -169,6 +169,7 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
 
 def test_with_a_token_the_page_shows_only_the_login_form_until_the_right_token_is_given(daemon_factory, tmp_path: Path) -> None:  # noqa: F811
     (tmp_path / "token").write_text("s3cret\n")
+    (tmp_path / "token").chmod(0o600)  # a token others can read is refused
     d = daemon_factory("--token-file", str(tmp_path / "token"))
     with d.client("s3cret") as c:
         c.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},

@@ -11,7 +11,8 @@ import pytest
 from actors.store import StoreClient, WatchEvent
 from actors.store.etcd import EtcdBackend, EtcdSettings, Fence, connect
 from actors.store.messages import AlreadyExists, Conflict, Gone, NotFound
-from actors.store.shared import NotLeader, SharedStore, TooLarge
+from actors.store.messages import TooLarge
+from actors.store.shared import NotLeader, SharedStore
 import actors.store.etcd as etcd_module
 from tests.actors.store_helpers import pod
 

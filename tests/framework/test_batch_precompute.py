@@ -13,6 +13,7 @@ from framework.cache import Snapshot
 from framework.interface import CycleState
 from framework.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY as IPA_KEY
 from framework.plugins.interpodaffinity.filtering import PreFilterState as AffinityFilterState
+from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY as IPA_SCORE_KEY
 from framework.plugins.interpodaffinity.scoring import PreScoreState as AffinityScoreState
 from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
 from framework.plugins.noderesources.balanced_allocation import balanced_resource_scorer
@@ -190,7 +191,8 @@ def test_scoring_strategies_over_columns_equal_the_per_node_scorer(strategy, num
 
 def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
     """One change to the cluster: a pod placed, a node relabelled or removed, or a
-    snapshot node changed in place (its generation moves)."""
+    bound pod deleted. Snapshot NodeInfos are read-only (the NodeTable's columns
+    follow them through the Cache only), so every change goes through the Cache."""
     names = w.cache.node_names()
     change = rng.random()
     if change < 0.5:
@@ -206,8 +208,8 @@ def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
         w.cache.remove_node(rng.choice(names))
     elif change < 0.9:
         ni = w.snapshot.list()[rng.randrange(w.snapshot.num_nodes())]
-        ni.add_pod(random_pod(rng, f"inplace-{i}", ni.name))
-        return
+        if ni.pods:
+            w.cache.remove_pod(ni.pods[0].pod)
     w.refresh()
 
 
@@ -266,3 +268,29 @@ def test_topology_spread_prescore_counts_kept_between_pods_equal_a_fresh_count(s
         assert got.ignored_nodes == want.ignored_nodes
         checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
+def test_inter_pod_affinity_prescore_scores_kept_between_pods_equal_a_fresh_pass_as_the_cluster_changes(seed):
+    w = World(seed, num_nodes=50, num_existing=120)
+    rng = w.rng
+    plugin = w.batch.plugins["InterPodAffinity"]
+    shapes = [random_pod(rng, f"shape-{k}") for k in range(4)]
+    scored = 0
+    for i, pod, state, _ in pods_shaped_alike(w, plugin, shapes):
+        st = plugin.pre_score(state, pod, w.snapshot.list())
+        got = state.get(IPA_SCORE_KEY)
+        aff = pod.affinity
+        has_preferred = bool((aff.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+                             or (aff.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
+        parsed = parse_pod_affinity(pod)
+        want = AffinityScoreState(plugin._merge_weighted(parsed.preferred_affinity),
+                                  plugin._merge_weighted(parsed.preferred_anti_affinity), None)
+        candidates = w.snapshot.list() if has_preferred else w.snapshot.have_pods_with_affinity_list
+        want.process_nodes(candidates, pod, has_preferred, plugin.hard_pod_affinity_weight)
+        if not want.topology_score:
+            assert st is not None and st.code.name == "Skip"
+        else:
+            assert st is None and dict(got.topology_score) == dict(want.topology_score)
+            scored += 1
+    assert scored  # some pods were scored, not only skipped

@@ -1,5 +1,10 @@
+import random
+
+import numpy as np
+
 from framework.api.objects import Node, Pod
-from framework.cache import Cache, Snapshot
+from framework.cache import Cache, NodeBatch, NodeTable, Snapshot
+from tests.framework.test_batch_equivalence import random_node, random_pod
 
 
 def node(name, zone=None, cpu="4"):
@@ -79,3 +84,40 @@ def test_image_states_count_the_nodes_holding_each_image():
     snap = Snapshot.build([with_images("n1", ["nginx", "redis:6"]), with_images("n2", ["nginx:latest"])], [])
     assert snap.get("n1").image_states["nginx:latest"].num_nodes == 2
     assert snap.get("n1").image_states["redis:6"].num_nodes == 1
+
+
+def test_the_node_table_kept_row_by_row_equals_one_built_from_the_snapshot_as_the_cluster_changes():
+    rng = random.Random(3)
+    cache = Cache()
+    for i in range(30):
+        cache.add_node(random_node(rng, i))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    placed: list[Pod] = []
+    for step in range(300):
+        names = cache.node_names()
+        action = rng.random()
+        if action < 0.5 or not placed:
+            p = random_pod(rng, f"p{step}", rng.choice(names))
+            cache.assume_pod(p, p.node_name)
+            placed.append(p)
+        elif action < 0.7:
+            cache.forget_pod(placed.pop(rng.randrange(len(placed))))
+        elif action < 0.8:
+            cache.remove_pod(placed.pop(rng.randrange(len(placed))))
+        elif action < 0.9:
+            cache.update_node(random_node(rng, int(rng.choice(names).split("-")[1])))
+        elif action < 0.95:
+            cache.remove_node(rng.choice(names))
+        else:
+            cache.add_node(random_node(rng, 100 + step))
+        cache.update_snapshot(snap)
+        assert isinstance(snap.node_info_list, NodeBatch) and snap.node_info_list.table is snap.table
+        assert list(snap.node_info_list.rows) == list(range(snap.num_nodes()))
+        fresh = NodeTable.of(snap.list())
+        for column in NodeTable.INT_COLUMNS + NodeTable.FLAG_COLUMNS:
+            assert np.array_equal(getattr(snap.table, column), getattr(fresh, column)), (step, column)
+        for key in ("topology.kubernetes.io/zone", "disk"):
+            codes, values = snap.table.label_codes(key)
+            assert [values[c] if c >= 0 else None for c in codes] == \
+                [ni.node.labels.get(key) for ni in snap.list()], (step, key)

@@ -1,5 +1,8 @@
+import random
+
 import pytest
 
+from framework.algorithm import select_host
 from framework.api.objects import Node, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle
@@ -135,3 +138,14 @@ def test_nominated_pods_of_higher_priority_are_counted_first():
 @pytest.mark.parametrize("seconds, text", [(10, "10s"), (60, "1m0s"), (1.5, "1.5s"), (0.5, "500ms"), (3725, "1h2m5s"), (0, "0s")])
 def test_durations_print_as_go_prints_them(seconds, text):
     assert go_duration(seconds) == text
+
+
+def test_a_score_added_to_an_entry_of_the_score_list_counts_when_the_host_is_selected():
+    fwk = make([ScoreFake("S", {"n1": 10, "n2": 20})], {"score": ["S"]}, {"S": 1})
+    scores, st = fwk.run_score(CycleState(), pod(), [ni("n1"), ni("n2")])
+    assert st.is_success()
+    assert list(scores.totals) == [10, 20]
+    assert select_host(scores, random.Random(0)) == "n2"
+    scores[0].total_score += 50  # what an extender's weighted score does upstream
+    assert list(scores.totals) == [60, 20]
+    assert select_host(scores, random.Random(0)) == "n1"

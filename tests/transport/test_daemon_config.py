@@ -109,6 +109,7 @@ def test_an_unreadable_token_file_names_the_field(tmp_path):
     with pytest.raises(ValidationError, match="^tokenFile: cannot read"):
         cfg.read_token()
     (tmp_path / "empty").write_text("\n")
+    (tmp_path / "empty").chmod(0o600)
     with pytest.raises(ValidationError, match="is empty"):
         DaemonConfig(token_file=tmp_path / "empty").read_token()
 
@@ -135,3 +136,31 @@ def test_serve_exits_2_with_an_error_naming_the_field(tmp_path, capsys, config, 
 def test_serve_with_a_missing_config_file_exits_2_naming_the_flag(tmp_path, capsys):
     assert serve_main(serve_args(config=str(tmp_path / "nope.yaml"))) == 2
     assert "--config: cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_a_token_file_others_can_read_is_refused_as_ssh_refuses_a_key(tmp_path, mode):
+    token = tmp_path / "token"
+    token.write_text("t\n")
+    token.chmod(mode)
+    with pytest.raises(ValidationError, match=rf"^tokenFile: permissions {mode:04o} for .* are too open"):
+        DaemonConfig(token_file=token).read_token()
+    token.chmod(0o600)
+    assert DaemonConfig(token_file=token).read_token() == "t"
+
+
+def test_limits_are_read_from_the_daemon_configuration_and_checked_by_name():
+    cfg = parse_config_text("apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\nmaxFrameBytes: 2048\n"
+                            "limits: {maxConnections: 10, idleTimeoutSeconds: 0, maxObjectBytes: 4096}\n").daemon
+    assert (cfg.server_limits.max_connections, cfg.server_limits.idle_timeout) == (10, 0.0)
+    assert (cfg.server_limits.max_frame_bytes, cfg.server_limits.max_hello_bytes) == (2048, 2048)
+    assert cfg.store_limits.max_object_bytes == 4096
+    for text, message in [
+        ("limits: {maxConections: 1}", "DaemonConfiguration.limits.maxConections: unknown field"),
+        ("limits: {maxConnections: 0}", "DaemonConfiguration.limits.maxConnections: must be greater than or equal to 1"),
+        ("limits: {maxEvents: ten}", "DaemonConfiguration.limits.maxEvents: must be an integer"),
+        ("maxFrameBytes: 4096\nlimits: {maxHelloBytes: 9000}", "DaemonConfiguration.limits.maxHelloBytes: must not be above maxFrameBytes"),
+    ]:
+        with pytest.raises(ValidationError) as err:
+            parse_config_text(f"apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n{text}\n")
+        assert str(err.value).startswith(message)

@@ -57,7 +57,7 @@ async def test_explain_of_a_pod_that_fits_nowhere_gives_upstreams_message(cluste
 
 @pytest.mark.parametrize("raw, message", [
     pytest.param({**pod("p"), "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "x"}}}]}},
-                 "pod.spec.containers[0].resources.requests.cpu", id="bad-quantity"),
+                 "pod.spec.containers[0].resources.requests[cpu]", id="bad-quantity"),
     pytest.param({**pod("p"), "spec": {"schedulerName": "nope", "containers": []}},
                  "pod.spec.schedulerName: no profile named 'nope'", id="unknown-profile"),
     pytest.param(node("n1"), "pod.kind: must be Pod", id="not-a-pod"),

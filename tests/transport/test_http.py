@@ -74,3 +74,42 @@ def test_two_daemons_in_one_process_do_not_share_counters():
     a.schedule_attempt("scheduled", "p", 0.1)
     assert a.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) == 1.0
     assert b.sample("scheduler_schedule_attempts_total", {"result": "scheduled", "profile": "p"}) is None
+
+
+async def test_readyz_is_503_from_the_moment_an_actor_breaches_and_the_daemon_is_asked_to_stop():
+    from actors.base import InvariantBreach
+    from framework.config import load_config
+    from transport.daemon import Daemon
+    from transport.daemon_config import DaemonConfig
+
+    daemon = Daemon(load_config(None), DaemonConfig())
+    daemon._ready = True  # as after a start
+    runner, base = await serve(HttpDeps(ready=daemon.ready, metrics=daemon.metrics))
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(base + "/readyz") as r:
+                before = r.status
+            daemon._on_breach(InvariantBreach("queue", "AddPod", "RuntimeError('boom')"))
+            async with s.get(base + "/readyz") as r:
+                after = r.status
+        assert (before, after) == (200, 503)
+        assert daemon.stop_requested.is_set() and "queue" in str(daemon.breach)
+    finally:
+        await runner.cleanup()  # type: ignore[attr-defined]
+
+
+async def test_with_a_token_everything_but_the_health_checks_needs_it_as_a_bearer_token():
+    refused = []
+    runner, base = await serve(HttpDeps(ready=lambda: True, metrics=SchedulerMetrics(), token="s3cret",
+                                        on_reject=refused.append))
+    try:
+        async with aiohttp.ClientSession() as s:
+            seen = []
+            for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer s3cret"}):
+                for path in ("/healthz", "/livez", "/readyz", "/metrics", "/anything"):
+                    async with s.get(base + path, headers=headers) as r:
+                        seen.append(r.status)
+        assert seen == [200, 200, 200, 401, 401, 200, 200, 200, 401, 401, 200, 200, 200, 200, 404]
+        assert refused == ["http_auth_failed"] * 4
+    finally:
+        await runner.cleanup()  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ async def test_an_invalid_object_in_apply_names_its_field_and_nothing_is_applied
         with pytest.raises(ApiError) as err:
             await c.apply([node("n1"), bad])
         assert err.value.reason == Reason.INVALID
-        assert err.value.message.startswith("objects[1] (Pod default/p2): spec.containers[0].resources.requests.cpu: ")
+        assert err.value.message.startswith("objects[1] (Pod default/p2): spec.containers[0].resources.requests[cpu]: ")
         assert (await c.list("Node"))[0] == []
 
 

@@ -1,6 +1,7 @@
 """SQLiteBackend: group commit, restart, all-or-nothing batches, one owner per data dir."""
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import sys
@@ -115,3 +116,69 @@ async def test_a_file_that_is_not_a_database_is_reported_with_its_path(tmp_path)
     with pytest.raises(StoreUnreadable, match="store.db"):
         await b.load_all()
     await b.close()
+
+
+async def test_the_lock_holds_in_another_process_even_with_every_file_of_the_data_dir_deleted(tmp_path):
+    first = SQLiteBackend(tmp_path / "data")
+    await first.load_all()
+    await first.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1)])
+    for f in (tmp_path / "data").iterdir():
+        f.unlink()
+    script = textwrap.dedent(f"""
+        import asyncio
+        from actors.store.sqlite import DataDirLocked, SQLiteBackend
+        async def main():
+            b = SQLiteBackend({str(tmp_path / "data")!r})
+            try:
+                await b.load_all()
+                print("opened")
+            except DataDirLocked as e:
+                print(e)
+            await b.close()
+        asyncio.run(main())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip().endswith("is in use by another ksched process"), out.stderr
+    await first.close()
+
+
+async def test_the_data_dir_is_the_owners_alone(tmp_path):
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    loose.chmod(0o755)
+    for d in (tmp_path / "fresh", loose):
+        b = SQLiteBackend(d)
+        await b.load_all()
+        await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1)])
+        modes = {p.name: oct(p.stat().st_mode & 0o777) for p in d.iterdir()}
+        await b.close()
+        assert oct(d.stat().st_mode & 0o777) == "0o700"
+        assert modes == {"store.db": "0o600", "store.db-wal": "0o600", "store.db-shm": "0o600"}
+
+
+async def test_a_full_disk_is_unavailable_with_sqlites_reason_and_the_store_recovers_when_space_returns(tmp_path):
+    from actors.store import Store, StoreClient
+    from actors.store.messages import Unavailable
+
+    backend = SQLiteBackend(tmp_path)
+    store = Store(backend)
+    await store.load()
+    client = StoreClient(store)
+    run = asyncio.get_running_loop().create_task(store.run())
+    try:
+        await client.create(node("small", 0) | {"metadata": {"name": "small"}})
+        pages = await backend._run(lambda: backend._conn.execute("PRAGMA page_count").fetchone()[0])
+        await backend._run(lambda: backend._conn.execute(f"PRAGMA max_page_count={pages + 2}"))
+        big = {"kind": "Node", "metadata": {"name": "big", "annotations": {"a": "x" * 200_000}}}
+        with pytest.raises(Unavailable, match="^store commit failed: database or disk is full$"):
+            await client.create(big)
+        assert store.peek("Node", "", "big") is None and store.resource_version == 1
+        await backend._run(lambda: backend._conn.execute("PRAGMA max_page_count=1073741823"))
+        assert (await client.create(big))["metadata"]["resourceVersion"] == "2"
+    finally:
+        store.inbox.close()
+        await run
+        await store.close()
+    objects, rv = await reopen(tmp_path)
+    assert sorted(o["metadata"]["name"] for o in objects) == ["big", "small"] and rv == 2

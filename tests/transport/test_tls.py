@@ -54,3 +54,29 @@ async def test_a_client_trusting_the_certificate_is_served_and_a_plain_one_is_no
 def test_an_unreadable_ca_file_is_invalid_naming_the_flag(tmp_path):
     with pytest.raises(ApiError, match="tls-ca: cannot load"):
         client_tls_context(str(tmp_path / "missing.pem"))
+
+
+async def test_the_http_port_speaks_the_same_tls_and_asks_for_the_token(certificate):
+    import aiohttp
+
+    from transport.http import HttpDeps, make_http_app, start_http
+    from transport.metrics import SchedulerMetrics
+
+    cert, key = certificate
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    deps = HttpDeps(ready=lambda: True, metrics=SchedulerMetrics(), token="s3cret")
+    runner, (host, port) = await start_http(make_http_app(deps), "127.0.0.1", 0, server_ctx)
+    try:
+        trusted = client_tls_context(str(cert))
+        async with aiohttp.ClientSession() as s:
+            seen = []
+            for path, headers in (("/readyz", {}), ("/metrics", {}), ("/metrics", {"Authorization": "Bearer s3cret"})):
+                async with s.get(f"https://{host}:{port}{path}", ssl=trusted, headers=headers) as r:
+                    seen.append(r.status)
+            assert seen == [200, 401, 200]
+            with pytest.raises(aiohttp.ClientError):
+                async with s.get(f"http://{host}:{port}/readyz") as r:
+                    await r.read()
+    finally:
+        await runner.cleanup()

@@ -8,28 +8,35 @@ then compares with `expect`; expectations never steer the run.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from framework.config import full_registry
 from transport.conformance.compare import mismatches
+from transport.conformance.coscheduling_cases import run_coscheduling_case
 from transport.conformance.functions import FUNCTIONS
 from transport.conformance.plugin_cases import CaseError, run_plugin_case
+from transport.conformance.preemption_cases import run_preemption_case
+from transport.conformance.queue_cases import run_queue_case
+from transport.conformance.scenarios import run_scenario_case
 
-# Case kinds whose drivers live in their own modules: (module, function).
-_DRIVERS: dict[str, tuple[str, str]] = {
-    "scenario": ("transport.conformance.scenarios", "run_scenario_case"),
-    "coscheduling": ("transport.conformance.coscheduling_cases", "run_coscheduling_case"),
-    "preemption": ("transport.conformance.preemption_cases", "run_preemption_case"),
+# Case kinds with a driver of their own.
+_DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "scenario": run_scenario_case,
+    "coscheduling": run_coscheduling_case,
+    "preemption": run_preemption_case,
+    "queue": run_queue_case,
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
     if "schedule" in case:
         return "scenario"
+    if "queue" in case or case.get("function") == "isPodWorthRequeuing":
+        return "queue"
     if case.get("plugin") == "Coscheduling" or case.get("function") == "checkClusterResource":
         return "coscheduling"
     if case.get("plugin") == "DefaultPreemption" or case.get("function") == "PodEligibleToPreemptOthers":
@@ -41,51 +48,19 @@ def case_kind(case: dict[str, Any]) -> str:
     return "unknown"
 
 
-def _driver(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    module_name, fn = _DRIVERS[kind]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name == module_name:
-            raise CaseError(f"no driver for {kind} cases yet ({module_name} is missing)") from None
-        raise
-    return getattr(module, fn)
-
-
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     """The case's `actual` (keys of its expect), or {"error": why} beside it."""
-    from framework.config import full_registry
-
     kind = case_kind(case)
     if kind in _DRIVERS:
-        actual = _driver(kind)(case)
-    elif kind == "function":
+        return _DRIVERS[kind](case)
+    if kind == "function":
         fn = FUNCTIONS.get(case["function"])
         if fn is None:
             raise CaseError(f"function {case['function']!r} is not known to the runner")
-        actual = fn(case)
-    elif kind == "plugin":
-        actual = run_plugin_case(case, full_registry_or_partial())
-    else:
-        raise CaseError("case has neither schedule, plugin nor function")
-    return actual
-
-
-def full_registry_or_partial() -> Any:
-    """The in-tree registry; while some plugin modules are missing, the ones present."""
-    from framework.plugins import IN_TREE_MODULES, Registry
-
-    reg = Registry()
-    for module_name in IN_TREE_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as e:
-            if e.name == module_name:
-                continue
-            raise
-        for cls in module.PLUGINS:
-            reg.register_class(cls)
-    return reg
+        return fn(case)
+    if kind == "plugin":
+        return run_plugin_case(case, full_registry())
+    raise CaseError("case has neither schedule, plugin nor function")
 
 
 class CaseFileError(ValueError):
@@ -126,7 +101,7 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
     except Exception as e:  # noqa: BLE001 - one broken case must not stop the run
         return {}, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}", []
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
-    if "error" in full:
+    if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), mismatches(expect, full)
     return actual, None, mismatches(expect, full)
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.api.objects import (
+    CSIDriver,
+    CSINode,
     KubeObject,
     Namespace,
     Node,
@@ -17,6 +19,8 @@ from framework.api.objects import (
     ReplicationController,
     Service,
     StatefulSet,
+    StorageClass,
+    VolumeAttachment,
 )
 from framework.cache import Snapshot
 from framework.features import FeatureGates
@@ -31,6 +35,10 @@ OBJECT_KEYS: dict[str, type[KubeObject]] = {
     "podDisruptionBudgets": PodDisruptionBudget,
     "persistentVolumes": PersistentVolume,
     "persistentVolumeClaims": PersistentVolumeClaim,
+    "storageClasses": StorageClass,
+    "csiNodes": CSINode,
+    "csiDrivers": CSIDriver,
+    "volumeAttachments": VolumeAttachment,
 }
 
 

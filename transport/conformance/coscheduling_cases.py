@@ -97,14 +97,16 @@ def run_check_cluster_resource(case: dict[str, Any]) -> dict[str, Any]:
 
 # --- steps: one plugin, several calls in order ------------------------------------------------
 
-_OP_KEYS = ("op", "action", "call", "point", "extensionPoint", "do")
+# A step is {"op": OP, ...}: advance (`seconds`), less (`p1`, `p2`), or an
+# extension point on `pod` (preFilter, postFilter, reserve, permit, unreserve).
+_STEP_OPS = ("advance", "less", "preFilter", "postFilter", "reserve", "permit", "unreserve")
 
 
 def _step_op(step: dict[str, Any]) -> str:
-    for k in _OP_KEYS:
-        if isinstance(step.get(k), str):
-            return step[k].replace("_", "").lower()
-    raise CaseError(f"step without an operation: {step!r}")
+    op = step.get("op")
+    if op not in _STEP_OPS:
+        raise CaseError(f"step op must be one of {', '.join(_STEP_OPS)}: {step!r}")
+    return op
 
 
 def _step_pod(step: dict[str, Any], cluster: CaseCluster) -> Pod:
@@ -165,20 +167,20 @@ def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling, 
     out: list[dict[str, Any]] = []
     for step in case["steps"]:
         op = _step_op(step)
-        if op in ("advance", "sleep", "clock", "wait"):
-            clock.now += float(step.get("seconds", step.get("by", 0)))
+        if op == "advance":
+            clock.now += float(step["seconds"])
             out.append({})
             continue
         if op == "less":
-            out.append({"less": run_less(step if ("p1" in step or "queueSort" in step) else case, plugin)})
+            out.append({"less": run_less(step, plugin)})
             continue
         pod = _step_pod(step, cluster)
         node = step.get("node") or (cluster.nodes[0].name if cluster.nodes else "")
         state = CycleState()
-        if op == "prefilter":
+        if op == "preFilter":
             _, st = plugin.pre_filter(state, pod, cluster.snapshot.list())
             out.append(_status(st))
-        elif op == "postfilter":
+        elif op == "postFilter":
             _, st = plugin.post_filter(state, pod, _all_nodes_failed(cluster))
             out.append(_status(st))
         elif op == "permit":
@@ -199,8 +201,6 @@ def run_steps(case: dict[str, Any], cluster: CaseCluster, plugin: Coscheduling, 
             plugin.unreserve(state, pod, node)
             _forget(cluster, assumed, pod)
             out.append({})
-        else:
-            raise CaseError(f"unknown step operation {op!r}")
     return out
 
 

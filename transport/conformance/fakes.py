@@ -75,6 +75,12 @@ class EqualPrioritizerPlugin(_Score):
         return None
 
 
+class Node2Prioritizer(_Score):
+    """upstream's tf.NewNode2PrioritizerPlugin: node2 scores 100, every other node 10."""
+
+    fn = staticmethod(lambda name: 100 if name == "node2" else 10)
+
+
 class FalseMap(_Fake):
     def score(self, state: CycleState, pod: Any, node_info: Any) -> tuple[int, Status | None]:
         return 0, Status(Code.Error, "priority map encounters an error")
@@ -142,6 +148,7 @@ _SIMPLE: dict[str, type[_Fake]] = {
     "TrueMap": TrueMap,
     "FalseMap": FalseMap,
     "EqualPrioritizerPlugin": EqualPrioritizerPlugin,
+    "Node2Prioritizer": Node2Prioritizer,
     "test-plugin": ErrorOnLabelledNodes,
 }
 

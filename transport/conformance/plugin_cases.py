@@ -29,9 +29,9 @@ def make_plugin(registry: Registry, name: str, args: dict[str, Any] | None, clus
         raise CaseError(f"plugin {name} rejected its args: {e}") from None
 
 
-def run_filter_phase(plugin: Any, cluster: CaseCluster) -> dict[str, Any]:
+def run_filter_phase(plugin: Any, cluster: CaseCluster, state: CycleState | None = None) -> dict[str, Any]:
     """PreFilter once, then Filter on every node whatever PreFilter said."""
-    state = CycleState()
+    state = state if state is not None else CycleState()
     pod = cluster.pod
     nodes = cluster.snapshot.list()
     out: dict[str, Any] = {}
@@ -53,8 +53,9 @@ def _filter(plugin: Any, state: CycleState, pod: Any, ni: NodeInfo) -> Status | 
         return Status(Code.Error, str(e))
 
 
-def run_score_phase(plugin: Any, cluster: CaseCluster, candidates: list[str] | None) -> dict[str, Any]:
-    state = CycleState()
+def run_score_phase(plugin: Any, cluster: CaseCluster, candidates: list[str] | None,
+                    state: CycleState | None = None) -> dict[str, Any]:
+    state = state if state is not None else CycleState()
     pod = cluster.pod
     nodes = cluster.snapshot.list()
     if candidates is not None:
@@ -95,7 +96,10 @@ def run_plugin_case(case: dict[str, Any], registry: Registry) -> dict[str, Any]:
         raise CaseError("a plugin case needs `pod`")
     plugin = make_plugin(registry, case["plugin"], case.get("pluginArgs"), cluster)
     actual: dict[str, Any] = {}
-    actual.update(run_filter_phase(plugin, cluster))
+    # One cycle, as upstream's tests run it: Score may read what PreFilter/Filter wrote
+    # (VolumeBinding's static bindings per node).
+    state = CycleState()
+    actual.update(run_filter_phase(plugin, cluster, state))
     if hasattr(plugin, "score") or hasattr(plugin, "pre_score"):
-        actual.update(run_score_phase(plugin, cluster, case.get("candidateNodes")))
+        actual.update(run_score_phase(plugin, cluster, case.get("candidateNodes"), state))
     return actual

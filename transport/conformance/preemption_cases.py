@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from framework.api.errors import ValidationError
+from framework.config import full_registry
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins import Registry
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
@@ -27,13 +28,11 @@ PROFILE = "default-scheduler"
 
 
 def _registry(case: dict[str, Any]) -> Registry:
-    from transport.conformance import full_registry_or_partial
-
     try:
         fakes = fake_registry(case.get("fakePlugins") or {})
     except ValueError as e:
         raise CaseError(str(e)) from None
-    return full_registry_or_partial().merged(fakes)
+    return full_registry().merged(fakes)
 
 
 def build_framework(case: dict[str, Any], cluster: CaseCluster) -> tuple[Framework, DefaultPreemption]:

@@ -20,6 +20,7 @@ from actors.scheduler import Attempt
 from framework.api.objects import KINDS, Pod
 from framework.config import full_registry
 from transport.conformance.cluster import OBJECT_KEYS
+from transport.conformance.extenders import serve_fake_extenders
 from transport.conformance.fakes import fake_registry
 
 MAX_SIMULATED_SECONDS = 15 * 60
@@ -63,10 +64,25 @@ async def run_scenario(case: dict[str, Any]) -> dict[str, Any]:
     registry = full_registry(fake_registry(case["fakePlugins"]) if case.get("fakePlugins") else None)
     clock = FakeClock()
     scheduled = [Pod(_with_kind(p, "Pod")) for p in case["schedule"]]
+    pipeline: list[Pipeline] = []
+
+    async def extender_binds(namespace: str, name: str, uid: str, node: str) -> None:
+        await pipeline[0].client.bind(namespace, name, node, uid)  # as a binder extender does, through the API
+
+    async with serve_fake_extenders(case.get("extenders") or [], extender_binds) as (extenders, _):
+        cfg = case_config(case)
+        if extenders:
+            cfg["extenders"] = extenders
+        return await _run_pipeline(case, cfg, registry, clock, scheduled, pipeline)
+
+
+async def _run_pipeline(case: dict[str, Any], cfg: dict[str, Any], registry: Any, clock: FakeClock,
+                        scheduled: list[Pod], pipeline: list[Pipeline]) -> dict[str, Any]:
     # Upstream's cases use names kube-apiserver would refuse ("p_without_nominated_node")
     # and pods without containers: the store checks shapes, not names.
-    async with Pipeline(case_config(case), clock=clock, registry=registry, rand=random.Random(0),
+    async with Pipeline(cfg, clock=clock, registry=registry, rand=random.Random(0),
                         validate_names=False) as p:
+        pipeline.append(p)
         setup = case_objects(case)
         if setup:
             await p.client.apply(setup)
@@ -90,6 +106,7 @@ def _actual(p: Pipeline, scheduled: list[Pod], bound: dict[str, str | None]) -> 
     for key, a in attempts:
         if a.result is not None:
             actual["evaluatedNodes"] = a.result.evaluated_nodes
+            actual["feasibleNodes"] = a.result.feasible_nodes
         if a.fit_error is not None:
             actual["fitError"] = fit_error_dict(key, a, p)
         if a.error:

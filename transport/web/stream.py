@@ -176,7 +176,7 @@ class PageStream:
                 self.watch_id, rv = await self.service.watch(KINDS, from_rv, self.on_event)
                 return True, rv
             except ApiError as err:
-                if err.reason != Reason.CONFLICT:
+                if err.reason not in (Reason.EXPIRED, Reason.CONFLICT):
                     raise
                 self._drain()
         self.watch_id, rv = await self.service.watch(KINDS, 0, self.on_event)

@@ -182,13 +182,17 @@ class _SnapshotGroupIndex:
     """group full name -> pods on nodes of the snapshot (bound or assumed).
 
     Kept up to date per snapshot generation, re-reading only the NodeInfos the
-    cache replaced since the last refresh."""
+    cache replaced since the last refresh: those the snapshot's change log names,
+    so a member's lookup costs what changed, not the cluster's size. A snapshot
+    without a change log, or a new log epoch, is read whole."""
 
-    __slots__ = ("_snap_id", "_generation", "_per_node", "_by_group")
+    __slots__ = ("_snap_id", "_generation", "_epoch", "_log_pos", "_per_node", "_by_group")
 
     def __init__(self) -> None:
         self._snap_id = 0
         self._generation = -1
+        self._epoch = -1
+        self._log_pos = 0
         self._per_node: dict[str, tuple[NodeInfo, dict[str, list[Pod]]]] = {}
         self._by_group: dict[str, dict[str, Pod]] = {}
 
@@ -198,27 +202,46 @@ class _SnapshotGroupIndex:
         return list(self._by_group.get(group, {}).values())
 
     def _refresh(self, snap: Snapshot) -> None:
+        log = getattr(snap, "change_log", None)
+        if id(snap) == self._snap_id and log is not None and snap.change_epoch == self._epoch:
+            for name in dict.fromkeys(log[self._log_pos:]):
+                info = snap.node_info_map.get(name)
+                if info is None:
+                    cached = self._per_node.pop(name, None)
+                    if cached is not None:
+                        self._drop(cached[1])
+                else:
+                    self._read(info)
+        else:
+            self._read_all(snap)
+        self._snap_id = id(snap)
+        self._generation = snap.generation
+        self._epoch = getattr(snap, "change_epoch", -1)
+        self._log_pos = len(log) if log is not None else 0
+
+    def _read_all(self, snap: Snapshot) -> None:
         if id(snap) != self._snap_id:
             self._per_node, self._by_group = {}, {}
         seen = set()
         for info in snap.node_info_list:
             seen.add(info.name)
-            cached = self._per_node.get(info.name)
-            if cached is not None and cached[0] is info:
-                continue
-            if cached is not None:
-                self._drop(cached[1])
-            groups: dict[str, list[Pod]] = {}
-            for pi in info.pods:
-                g = group_full_name(pi.pod)
-                if g:
-                    groups.setdefault(g, []).append(pi.pod)
-                    self._by_group.setdefault(g, {})[pi.pod.key] = pi.pod
-            self._per_node[info.name] = (info, groups)
+            self._read(info)
         for name in [n for n in self._per_node if n not in seen]:
             self._drop(self._per_node.pop(name)[1])
-        self._snap_id = id(snap)
-        self._generation = snap.generation
+
+    def _read(self, info: NodeInfo) -> None:
+        cached = self._per_node.get(info.name)
+        if cached is not None and cached[0] is info:
+            return
+        if cached is not None:
+            self._drop(cached[1])
+        groups: dict[str, list[Pod]] = {}
+        for pi in info.pods:
+            g = group_full_name(pi.pod)
+            if g:
+                groups.setdefault(g, []).append(pi.pod)
+                self._by_group.setdefault(g, {})[pi.pod.key] = pi.pod
+        self._per_node[info.name] = (info, groups)
 
     def _drop(self, groups: dict[str, list[Pod]]) -> None:
         for g, pods in groups.items():
@@ -264,11 +287,7 @@ class PodGroupManager:
     def group_pods(self, namespace: str, label: str) -> list[Pod]:
         """Non-terminal pods of the namespace carrying the group label (what the
         scheduler's pod informer lists: terminal pods are filtered out)."""
-        by_label = getattr(self.handle, "list_objects_with_label", None)
-        if by_label is not None:
-            pods = by_label("Pod", namespace, POD_GROUP_LABEL, label)
-        else:
-            pods = [p for p in self.handle.list_objects("Pod", namespace) if p.labels.get(POD_GROUP_LABEL) == label]
+        pods = self.handle.list_objects_with_label("Pod", namespace, POD_GROUP_LABEL, label)
         return [p for p in pods if not p.is_terminal]
 
     def placed_members(self, group: str) -> list[Pod]:
@@ -306,7 +325,7 @@ class PodGroupManager:
                 out.append(p)
                 continue
             wp = self.handle.get_waiting_pod(p.uid)
-            if wp is not None and getattr(wp, "decided", None) is None:
+            if wp is not None and wp.decided is None:
                 out.append(p)
         return out
 

@@ -11,12 +11,24 @@ Upstream's behaviour, message for message, plus (coscheduling_gang.py) an
 admission step in PreFilter: a group whose remaining members cannot be placed node
 by node is rejected before it reserves anything, and a group that only fits once
 another admitted group is done waits for it without holding reservations.
+
+And one liveness rule upstream lacks (scheduler-plugins #429: with
+podGroupBackoffSeconds 0 a group that cannot reach its quorum is retried forever,
+because the first member to wait at Permit activates its siblings straight out of
+the unschedulable pool and backoff). When a group is rejected, the plugin keeps a
+fingerprint of the cluster as the group sees it (every node's allocatable and
+what pods of other groups request on it, the group's own pods, its PodGroup's
+spec). The first waiter activates its siblings only if that fingerprint changed
+since: a retry on an unchanged cluster would fail the same way. Siblings still
+come back by the queue's own means (the cluster events Coscheduling registers,
+backoff, the unschedulable pool's periodic flush), as any unschedulable pod does.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from framework.api.objects import Pod, PodGroup
+from framework.api.resources import Resource
 from framework.cache import NodeInfo
 from framework.interface import (
     ActionType,
@@ -56,6 +68,7 @@ class Coscheduling:
         self.args = args
         self.pg_mgr = PodGroupManager(handle, args)
         self.ledger = AdmissionLedger()
+        self.rejected_on: dict[str, tuple] = {}  # group -> the cluster it saw when last rejected
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "Coscheduling":
@@ -193,6 +206,8 @@ class Coscheduling:
         for wp in self.pg_mgr.waiting_members(group):
             wp.reject(self.name, message)
             self.pg_mgr.forget_allowed(wp.pod)
+        if pg is not None:
+            self.rejected_on[group] = self._cluster_seen_by(group, pg)
         self.pg_mgr.permitted_pg.delete(group)
         self.pg_mgr.mark_failed(group, pg)
         self._release(group)
@@ -220,16 +235,17 @@ class Coscheduling:
         self.pg_mgr.forget_allowed(pod)
         assigned = self.pg_mgr.assigned_members(group, exclude=pod)
         if len(assigned) + 1 >= pg.min_member:
+            self.rejected_on.pop(group, None)
             self.pg_mgr.clear_failed(group)
             self.pg_mgr.mark_allowed(pod)
             for wp in self.pg_mgr.waiting_members(group):
                 wp.allow(self.name)
-                decided = getattr(wp, "decided", None)
+                decided = wp.decided
                 if decided is not None and decided.is_success():
                     self.pg_mgr.mark_allowed(wp.pod)
             self._release(group)
             return None, 0
-        if not assigned:
+        if not assigned and self._changed_since_rejected(group, pg):
             # Only the first member to wait brings its siblings back to activeQ
             # (scheduler-plugins #682: every waiter doing so was a CPU storm).
             siblings = [p for p in self.pg_mgr.group_pods(pod.namespace, pg.name) if p.key != pod.key and not p.node_name]
@@ -239,6 +255,49 @@ class Coscheduling:
         # The group's admission lasts as long as its members may wait.
         self.ledger.extend(group, self.pg_mgr.now() + timeout)
         return Status(Code.Wait), timeout
+
+
+    # --- liveness: no retries of a rejected group on an unchanged cluster ------------------
+
+    def _changed_since_rejected(self, group: str, pg: PodGroup) -> bool:
+        seen = self.rejected_on.get(group)
+        if seen is None:
+            return True
+        if seen == self._cluster_seen_by(group, pg):
+            return False
+        del self.rejected_on[group]
+        return True
+
+    def _cluster_seen_by(self, group: str, pg: PodGroup) -> tuple:
+        """What could make a retry of `group` end differently: the nodes, what
+        pods outside the group take on them (assumed ones included), the group's
+        own pods and its PodGroup's spec. The group's own members placed or
+        rolled back are left out: its rollback gives back only what it took.
+        O(nodes + the group's placed members)."""
+        own: dict[str, tuple[Resource, int]] = {}
+        for p in self.pg_mgr.placed_members(group):
+            r, n = own.get(p.node_name, (Resource(), 0))
+            r.add(p.resource)
+            own[p.node_name] = (r, n + 1)
+        nodes = []
+        for ni in self.handle.snapshot().node_info_list:
+            taken = ni.requested.clone()
+            count = len(ni.pods)
+            mine = own.get(ni.name)
+            if mine is not None:
+                taken.sub(mine[0])
+                count -= mine[1]
+            a = ni.allocatable
+            nodes.append((ni.name, a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number,
+                          _nonzero(a.scalar), taken.milli_cpu, taken.memory, taken.ephemeral_storage,
+                          _nonzero(taken.scalar), count))
+        ns, _, label = group.partition("/")
+        members = tuple(sorted((p.uid, bool(p.scheduling_gates)) for p in self.pg_mgr.group_pods(ns, label)))
+        return tuple(nodes), members, repr(pg.raw.get("spec"))
+
+
+def _nonzero(scalar: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((k, v) for k, v in scalar.items() if v))
 
 
 def _preemptable_by(pod: Pod) -> Callable[[Pod], bool] | None:

@@ -30,6 +30,8 @@ Vector = tuple[int, ...]
 
 # Search effort for proving that heterogeneous members cannot be packed.
 DEFAULT_SEARCH_BUDGET = 20_000
+# Nodes per member (and reserved member) read before the whole cluster is.
+PREFIX_NODES_PER_MEMBER = 8
 
 
 def _dims(requests: Sequence[Resource]) -> list[str]:
@@ -135,7 +137,34 @@ def check_placement(requests: Sequence[Resource], needed: int, nodes: Sequence[N
                     removable: Callable[[Pod], bool] | None = None) -> PlacementCheck:
     """Whether `needed` of `requests` fit node by node on `nodes`, after first
     setting aside `reserved` (first fit decreasing, as far as they fit), counting
-    the pods `removable` picks (preemption victims) as gone."""
+    the pods `removable` picks (preemption victims) as gone.
+
+    A "yes" found on a prefix of `nodes` holds for all of them (first fit leaves
+    the prefix as it would with the whole list), so the nodes are read past the
+    prefix only when the prefix says no: a group that fits costs O(group), not
+    O(cluster). On that "yes", `placeable` is None and `summed_fit` True."""
+    if needed <= 0:
+        return PlacementCheck(True, None, True)
+    prefix = PREFIX_NODES_PER_MEMBER * (needed + len(reserved))
+    if len(nodes) > prefix and _fits_on(requests, needed, nodes[:prefix], reserved, removable):
+        return PlacementCheck(True, None, True)
+    return _check_all(requests, needed, nodes, reserved, budget, removable)
+
+
+def _fits_on(requests: Sequence[Resource], needed: int, nodes: Sequence[NodeInfo],
+             reserved: Sequence[Resource], removable: Callable[[Pod], bool] | None) -> bool:
+    """First fit of the `needed` smallest members on `nodes` after `reserved`."""
+    dims = _dims([*requests, *reserved])
+    frees = free_vectors(nodes, dims, removable)
+    if reserved:
+        first_fit_decreasing([request_vector(r, dims) for r in reserved], frees)
+    smallest = sorted(request_vector(r, dims) for r in requests)[:needed]
+    return len(smallest) >= needed and first_fit_decreasing(smallest, frees) >= needed
+
+
+def _check_all(requests: Sequence[Resource], needed: int, nodes: Sequence[NodeInfo],
+               reserved: Sequence[Resource], budget: int,
+               removable: Callable[[Pod], bool] | None) -> PlacementCheck:
     dims = _dims([*requests, *reserved])
     frees = free_vectors(nodes, dims, removable)
     if reserved:
@@ -144,8 +173,6 @@ def check_placement(requests: Sequence[Resource], needed: int, nodes: Sequence[N
     summed = [sum(col) for col in zip(*frees)] if frees else [0] * len(dims)
     smallest = sorted(vecs)[:needed]
     summed_fit = all(sum(v[i] for v in smallest) <= max(summed[i], 0) for i in range(len(dims)) if any(v[i] for v in smallest))
-    if needed <= 0:
-        return PlacementCheck(True, None, True)
     if len(set(vecs)) == 1:
         n = count_identical(vecs[0], frees)
         return PlacementCheck(n >= needed, n, summed_fit)

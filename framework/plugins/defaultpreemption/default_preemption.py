@@ -22,6 +22,7 @@ from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
 from framework.preemption import (
     Candidate,
+    CandidateFilter,
     Evaluator,
     filter_pods_with_pdb_violation,
     importance_key,
@@ -64,6 +65,13 @@ def parse_args(args: dict[str, Any] | None) -> tuple[int, int]:
     return pct, absolute
 
 
+def _prefixed(result: PostFilterResult | None, status: Status) -> tuple[PostFilterResult | None, Status]:
+    msg = status.message()
+    if msg:
+        return result, Status(status.code, f"preemption: {msg}")
+    return result, status
+
+
 class DefaultPreemption:
     name = NAME
 
@@ -91,11 +99,12 @@ class DefaultPreemption:
     # --- PostFilter -----------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        result, status = self.evaluator.preempt(state, pod, filtered)
-        msg = status.message()
-        if msg:
-            return result, Status(status.code, f"preemption: {msg}")
-        return result, status
+        return _prefixed(*self.evaluator.preempt(state, pod, filtered))
+
+    async def post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                                         call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
+        """post_filter with preempting extenders narrowing the candidates (callExtenders)."""
+        return _prefixed(*await self.evaluator.preempt_with_extenders(state, pod, filtered, call_extenders))
 
     def events_to_register(self) -> list:
         # Preemption is synchronous, so this plugin never rejects a pod by itself.

@@ -3,11 +3,36 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 
+import numpy as np
+
 from framework.api.labels import LabelSelector
+from framework.cache import batch_table
 from framework.interface import NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
 S = TypeVar("S")  # the sums over all nodes
+
+
+def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
+    """Positions in `nodes` (a NodeBatch) whose row has the NodeTable flag column
+    `flag` set; None when `nodes` carries no usable table (use the list path)."""
+    tb = batch_table(nodes)
+    if tb is None:
+        return None
+    table, rows = tb
+    return np.flatnonzero(getattr(table, flag)[rows])
+
+
+def filter_flagged(nodes: Sequence[Any], flag: str, filter_one: Callable[[Any], Status | None]) -> list[Status | None] | None:
+    """A batch Filter that passes every node without `flag` and asks `filter_one`
+    about the others; None when `nodes` is not a NodeBatch."""
+    positions = flagged_positions(nodes, flag)
+    if positions is None:
+        return None
+    out: list[Status | None] = [None] * len(nodes)
+    for i in positions.tolist():
+        out[i] = filter_one(nodes[i])
+    return out
 
 
 class FilterEachNode:
@@ -36,38 +61,52 @@ class NodeSumsMemo(Generic[C, S]):
     (everything a node's contribution depends on besides the node). The next pod
     with the same key recomputes only the nodes that are not the very NodeInfo, at
     the same generation, seen before (the snapshot replaces a node's NodeInfo
-    whenever it changes; NodeInfo's own changes move its generation)."""
+    whenever it changes; NodeInfo's own changes move its generation). Over a
+    NodeBatch the changed rows are found at once from the NodeTable's generation
+    column, so an unchanged cluster costs nothing per node."""
 
     MAX_KEYS = 4
 
     def __init__(self) -> None:
-        # key -> (nodes, their generations, their contributions, the sums)
-        self._entries: dict[Hashable, tuple[list[Any], list[int], list[C], S]] = {}
+        # key -> (table or None, nodes, their generations, their contributions, the sums)
+        self._entries: dict[Hashable, tuple[Any, list[Any], Any, list[C], S]] = {}
 
     def sums(self, key: Hashable, nodes: Sequence[Any], contribution: Callable[[Any], C], new_sums: Callable[[], S],
              apply: Callable[[S, C, int], None]) -> S:
         """The sums for `nodes`; `apply(sums, contribution, +1 or -1)` adds or takes
         back one node's contribution."""
         entry = self._entries.pop(key, None)
-        if entry is None or len(entry[0]) != len(nodes):
+        tb = batch_table(nodes)
+        table = tb[0] if tb is not None else None
+        if entry is None or len(entry[1]) != len(nodes) or entry[0] is not table:
             sums = new_sums()
             parts = [contribution(ni) for ni in nodes]
             for part in parts:
                 apply(sums, part, 1)
-            entry = (list(nodes), [ni.generation for ni in nodes], parts, sums)
+            gens: Any = (table.generation[tb[1]] if tb is not None
+                         else [ni.generation for ni in nodes])
+            entry = (table, list(nodes), gens, parts, sums)
         else:
-            old_nodes, gens, parts, sums = entry
-            for k, (old, ni, gen) in enumerate(zip(old_nodes, nodes, gens)):
-                if old is ni and gen == ni.generation:
-                    continue
+            _, old_nodes, gens, parts, sums = entry
+            if tb is not None:
+                now = table.generation[tb[1]]
+                changed = np.flatnonzero(now != gens).tolist()
+                gens[changed] = now[changed]
+            else:
+                changed = [k for k, (old, ni, gen) in enumerate(zip(old_nodes, nodes, gens))
+                           if old is not ni or gen != ni.generation]
+            for k in changed:
+                ni = nodes[k]
                 apply(sums, parts[k], -1)
                 part = contribution(ni)
                 apply(sums, part, 1)
-                old_nodes[k], gens[k], parts[k] = ni, ni.generation, part
+                old_nodes[k], parts[k] = ni, part
+                if tb is None:
+                    gens[k] = ni.generation
         while len(self._entries) >= self.MAX_KEYS:
             del self._entries[next(iter(self._entries))]
         self._entries[key] = entry
-        return entry[3]
+        return entry[4]
 
 
 def selector_key(sel: LabelSelector | None) -> Hashable:

@@ -13,7 +13,7 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.cache import ImageStateSummary, NodeInfo
 from framework.interface import MAX_NODE_SCORE, CycleState, Handle, Status
-from framework.plugins.helper import go_div
+from framework.plugins.helper import flagged_positions, go_div
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -69,13 +69,14 @@ class ImageLocality:
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score() with the pod's image names normalized once and the priority of
-        each distinct sum computed once."""
+        each distinct sum computed once; on a NodeBatch only the nodes that report
+        images are looked at (the others sum to 0)."""
         total_num_nodes = self.handle.snapshot().num_nodes()
         names = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
         num_containers = len(pod.init_containers) + len(pod.containers)
         priority: dict[int, int] = {}
-        out: list[int] = []
-        for ni in nodes:
+
+        def node_priority(ni: NodeInfo) -> int:
             states = ni.image_states
             total = 0
             if states:
@@ -86,7 +87,14 @@ class ImageLocality:
             p = priority.get(total)
             if p is None:
                 p = priority[total] = calculate_priority(total, num_containers)
-            out.append(p)
+            return p
+
+        positions = flagged_positions(nodes, "has_images")
+        if positions is None:
+            return [node_priority(ni) for ni in nodes], None
+        out = [calculate_priority(0, num_containers)] * len(nodes)
+        for i in positions.tolist():
+            out[i] = node_priority(nodes[i])
         return out, None
 
     def score_extensions(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, PodInfo, batch_table
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -30,7 +30,11 @@ from framework.plugins.interpodaffinity.filtering import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PreFilterState,
+    count_existing_anti_affinity_memoized,
+    existing_anti_affinity_key_of,
+    terms_key,
     count_incoming_memoized,
+    failing_rows,
     pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity,
     satisfies_pod_affinity,
@@ -103,6 +107,10 @@ class InterPodAffinity:
         self._ext = _Extensions(self)
         # PreFilter's counts over all nodes, kept for the next pod with the same terms.
         self._counts_memo: NodeSumsMemo = NodeSumsMemo()
+        # Existing pods' anti-affinity terms matching the incoming pod, kept likewise.
+        self._existing_memo: NodeSumsMemo = NodeSumsMemo()
+        # PreScore's topology scores over all nodes, kept likewise.
+        self._score_memo: NodeSumsMemo = NodeSumsMemo()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "InterPodAffinity":
@@ -143,7 +151,12 @@ class InterPodAffinity:
             self._namespace_labels(pod.namespace),
         )
         snapshot = self.handle.snapshot()
-        s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
+        # No pod anywhere with required anti-affinity: nothing to count, and the
+        # memo (keyed by the pod's labels) would read every node for each new key.
+        if batch_table(nodes) is not None and snapshot.have_pods_with_required_anti_affinity_list:
+            count_existing_anti_affinity_memoized(self._existing_memo, s, nodes)
+        else:
+            s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
         if s.required_affinity or s.required_anti_affinity:
             # Terms of its own make the pod walk every node's pods; the memo walks
             # only the nodes that changed since a pod with the same terms.
@@ -182,6 +195,9 @@ class InterPodAffinity:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return [self.filter(state, pod, ni) for ni in nodes]
+        tb = batch_table(nodes)
+        if tb is not None and not tb[0].no_node[tb[1]].any():
+            return failing_rows(s, *tb)
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
@@ -205,6 +221,10 @@ class InterPodAffinity:
         snapshot = self.handle.snapshot()
         # Without preferred terms of its own, only pods with affinity can score the pod.
         candidates = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity_list
+        if not candidates:
+            # Nothing can add a score; skip before the memo, whose key holds the
+            # pod's labels (a new key per gang would read every node).
+            return Status(Code.Skip)
         terms: PodAffinityTerms = parse_pod_affinity(pod)
         if terms.error:
             return Status.error_of(f"failed to parse pod: {terms.error}")
@@ -213,7 +233,15 @@ class InterPodAffinity:
             self._merge_weighted(terms.preferred_anti_affinity),
             self._namespace_labels(pod.namespace),
         )
-        s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
+        all_nodes = snapshot.list()
+        if batch_table(all_nodes) is not None:
+            # Every node through the memo (the nodes outside `candidates` add nothing).
+            key = (existing_anti_affinity_key_of(pod, s.namespace_labels), self.hard_pod_affinity_weight,
+                   has_preferred, _weighted_key(s.preferred_affinity), _weighted_key(s.preferred_anti_affinity))
+            s.process_nodes_memoized(self._score_memo, key, all_nodes, pod, has_preferred,
+                                     self.hard_pod_affinity_weight)
+        else:
+            s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
         if not s.topology_score:
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, s)
@@ -277,6 +305,10 @@ class InterPodAffinity:
             if t.topology_key in new.labels:
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
+
+
+def _weighted_key(terms: tuple[WeightedAffinityTerm, ...]) -> tuple:
+    return tuple((wt.weight, terms_key((wt.term,))) for wt in terms)
 
 
 PLUGINS = [InterPodAffinity]

@@ -8,12 +8,13 @@ A node's score is the sum over the topology values it carries.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Hashable, Mapping, Sequence
 
 from framework.api.affinity import AffinityTerm, WeightedAffinityTerm
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import MAX_NODE_SCORE, NodeScore
+from framework.plugins.helper import NodeSumsMemo
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -82,6 +83,26 @@ class PreScoreState:
                         continue
                 self.process_existing_pod(existing, node, incoming, hard_weight)
 
+    def node_contribution(self, ni: NodeInfo, incoming: Pod, all_pods: bool,
+                          hard_weight: int) -> tuple[tuple[str, str, int], ...]:
+        """What process_nodes([ni]) adds to the topology scores: (key, value, weight)."""
+        part = PreScoreState(self.preferred_affinity, self.preferred_anti_affinity, self.namespace_labels)
+        part.process_nodes((ni,), incoming, all_pods, hard_weight)
+        return tuple((key, value, w) for key, values in part.topology_score.items() for value, w in values.items())
+
+    def process_nodes_memoized(self, memo: NodeSumsMemo, key: Hashable, nodes: Sequence[NodeInfo], incoming: Pod,
+                               all_pods: bool, hard_weight: int) -> None:
+        """process_nodes over every node, recomputing only the nodes that changed
+        since a pod with the same key (everything a node's part depends on). A
+        topology value stays in the scores while some node adds to it, even when
+        its weights add up to 0, as process_nodes leaves it."""
+        sums = memo.sums(key, nodes, lambda ni: self.node_contribution(ni, incoming, all_pods, hard_weight),
+                         dict, _apply_scores)
+        score = self.topology_score
+        for (topology_key, value), (total, count) in sums.items():
+            if count > 0:
+                score.setdefault(topology_key, {})[value] = total
+
     def score(self, node: Node) -> int:
         total = 0
         labels = node.labels
@@ -90,6 +111,17 @@ class PreScoreState:
             if v is not None:
                 total += values.get(v, 0)
         return total
+
+
+def _apply_scores(sums: dict[tuple[str, str], list[int]], part: tuple[tuple[str, str, int], ...], sign: int) -> None:
+    for key, value, weight in part:
+        e = sums.get((key, value))
+        if e is None:
+            e = sums[(key, value)] = [0, 0]
+        e[0] += sign * weight
+        e[1] += sign
+        if e[1] == 0:
+            del sums[(key, value)]
 
 
 def normalize(scores: list[NodeScore]) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, parse_node_selector_term

@@ -5,6 +5,7 @@ from typing import Any, Sequence
 
 from framework.api.objects import ContainerPort, Pod
 from framework.cache import HostPortInfo, NodeInfo
+from framework.plugins.helper import filter_flagged
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -79,6 +80,9 @@ class NodePorts:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         # A node with no host port in use cannot conflict.
+        out = filter_flagged(nodes, "has_ports", lambda ni: self.filter(state, pod, ni))
+        if out is not None:
+            return out
         return [self.filter(state, pod, ni) if ni.used_ports.ports else None for ni in nodes]
 
 

@@ -10,7 +10,10 @@ request for any configured resource) skip this plugin at PreScore.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+
+import numpy as np
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod
@@ -104,7 +107,37 @@ def _balanced_batch(requested: list[list[int]], allocated: list[list[int]], allo
     return out
 
 
+def _balanced_np(requested: list[np.ndarray], allocated: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
+    """_balanced_batch over numpy columns: the closed form for two resources on nodes
+    offering both (the same float operations, so the same results), the rest
+    node by node."""
+    if len(allocatable) != 2:
+        return np.array(_balanced_batch([c.tolist() for c in requested], [c.tolist() for c in allocated],
+                                        [c.tolist() for c in allocatable]), dtype=np.int64)
+    a0, a1 = allocatable
+    both = (a0 != 0) & (a1 != 0)
+    fa0 = np.where(both, a0, 1).astype(np.float64)
+    fa1 = np.where(both, a1, 1).astype(np.float64)
+    max_score = float(MAX_NODE_SCORE)
+
+    def score(r0: np.ndarray, r1: np.ndarray) -> np.ndarray:
+        f0 = np.minimum(r0.astype(np.float64) / fa0, 1.0)
+        f1 = np.minimum(r1.astype(np.float64) / fa1, 1.0)
+        # Never negative: truncation is int().
+        return ((1 - np.abs((f0 - f1) / 2)) * max_score).astype(np.int64)
+
+    half = MAX_NODE_SCORE // 2
+    diff = half + score(requested[0], requested[1]) - score(allocated[0], allocated[1])
+    out = half + np.sign(diff) * (np.abs(diff) // 2)  # Go's division truncates toward zero
+    for i in np.flatnonzero(~both).tolist():
+        out[i] = balanced_resource_scorer((int(requested[0][i]), int(requested[1][i])),
+                                          (int(allocated[0][i]), int(allocated[1][i])),
+                                          (int(a0[i]), int(a1[i])))
+    return out
+
+
 balanced_resource_scorer.batch = _balanced_batch  # type: ignore[attr-defined]
+balanced_resource_scorer.batch_np = _balanced_np  # type: ignore[attr-defined]
 
 
 class NodeResourcesBalancedAllocation:
@@ -117,7 +150,7 @@ class NodeResourcesBalancedAllocation:
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "NodeResourcesBalancedAllocation":
-        features = getattr(handle, "features", None) or FeatureGates()
+        features = handle.features if handle is not None else FeatureGates()
         return cls(parse_balanced_allocation_args(args), features)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:

@@ -10,7 +10,10 @@ MostAllocated or RequestedToCapacityRatio) through the shared allocation scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
 
 from framework.api.affinity import qualified_name_errors
 from framework.api.errors import ValidationError
@@ -24,7 +27,7 @@ from framework.api.resources import (
     is_extended_resource_name,
     is_scalar_resource,
 )
-from framework.cache import NodeInfo
+from framework.cache import NodeInfo, batch_table
 from framework.features import FeatureGates
 from framework.interface import (
     ActionType,
@@ -258,7 +261,7 @@ class NodeResourcesFit:
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "NodeResourcesFit":
-        features = getattr(handle, "features", None) or FeatureGates()
+        features = handle.features if handle is not None else FeatureGates()
         return cls(parse_fit_args(args), features)
 
     # --- PreFilter / Filter ---------------------------------------------------------------
@@ -289,7 +292,19 @@ class NodeResourcesFit:
             return [self.filter(state, pod, ni) for ni in nodes]
         req = s.request
         cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
-        out: list[Status | None] = []
+        tb = batch_table(nodes)
+        if tb is not None:
+            table, rows = tb
+            ok = table.num_pods[rows] < table.alloc_pods[rows]
+            for want, alloc, used in ((cpu, table.alloc_cpu, table.req_cpu), (mem, table.alloc_mem, table.req_mem),
+                                      (eph, table.alloc_eph, table.req_eph)):
+                if want > 0:
+                    ok &= want <= alloc[rows] - used[rows]
+            out: list[Status | None] = [None] * len(nodes)
+            for i in np.flatnonzero(~ok).tolist():
+                out[i] = self.filter(state, pod, nodes[i])
+            return out
+        out = []
         for ni in nodes:
             alloc = ni.allocatable
             used = ni.requested

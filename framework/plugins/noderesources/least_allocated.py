@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from framework.interface import MAX_NODE_SCORE
 from framework.plugins.helper import go_div
 from framework.plugins.noderesources.resource_allocation import ResourceSpec, Scorer, weighted_mean_scorer
@@ -20,5 +22,10 @@ def _least_requested_column(requested: list[int], capacity: list[int]) -> list[i
     return [(c - r) * MAX_NODE_SCORE // c if c != 0 and r <= c else 0 for r, c in zip(requested, capacity)]
 
 
+def _least_requested_np(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    ok = (capacity != 0) & (requested <= capacity)
+    return np.where(ok, (capacity - requested) * MAX_NODE_SCORE // np.where(ok, capacity, 1), 0)
+
+
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
-    return weighted_mean_scorer(resources, least_requested_score, _least_requested_column)
+    return weighted_mean_scorer(resources, least_requested_score, _least_requested_column, _least_requested_np)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod
@@ -28,7 +31,7 @@ from framework.api.resources import (
     pod_requests,
     quantity_in_units,
 )
-from framework.cache import NodeInfo
+from framework.cache import NodeInfo, NodeTable, batch_table
 from framework.interface import MAX_NODE_SCORE
 from framework.plugins.helper import go_div
 
@@ -169,9 +172,17 @@ class ResourceAllocationScorer:
             requested[i] = used + pod_requests[i]
         return self.scorer(requested, allocated, allocatable)
 
-    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> list[int]:
+    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
         """score() for every node: the three vectors are built as columns (one list per
-        resource) and handed to the strategy's batch form when it has one."""
+        resource) and handed to the strategy's batch form when it has one. On a
+        NodeBatch the columns are numpy columns of the snapshot's NodeTable and the
+        strategy's numpy form (`batch_np`) scores them."""
+        batch_np = getattr(self.scorer, "batch_np", None)
+        tb = batch_table(nodes) if batch_np is not None else None
+        if tb is not None:
+            columns = self._np_columns(tb[0], tb[1], pod_requests)
+            if columns is not None:
+                return batch_np(*columns)
         requested: list[list[int]] = []
         allocated: list[list[int]] = []
         allocatable: list[list[int]] = []
@@ -189,6 +200,41 @@ class ResourceAllocationScorer:
             return batch(requested, allocated, allocatable)
         scorer = self.scorer
         return [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+
+    def _np_columns(self, table: NodeTable, rows: np.ndarray, pod_requests: Sequence[int]
+                    ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None:
+        """(requested, allocated, allocatable) as numpy columns, one per resource; None
+        when a resource has no column (an extended resource the pod requests)."""
+        requested: list[np.ndarray] = []
+        allocated: list[np.ndarray] = []
+        allocatable: list[np.ndarray] = []
+        for spec, pod_request in zip(self.resources, pod_requests):
+            name = spec.name
+            if pod_request == 0 and is_scalar_resource(name):
+                zeros = np.zeros(len(rows), dtype=np.int64)
+                allocatable.append(zeros)
+                allocated.append(zeros)
+                requested.append(zeros)
+                continue
+            if name == CPU:
+                alloc, used = table.alloc_cpu, (table.req_cpu if self.use_requested else table.nz_cpu)
+            elif name == MEMORY:
+                alloc, used = table.alloc_mem, (table.req_mem if self.use_requested else table.nz_mem)
+            elif name == EPHEMERAL_STORAGE:
+                alloc, used = table.alloc_eph, table.req_eph
+            else:
+                return None
+            alloc = alloc[rows]
+            used = used[rows]
+            offered = alloc != 0
+            if not offered.all():
+                used = np.where(offered, used, 0)
+                requested.append(np.where(offered, used + pod_request, 0))
+            else:
+                requested.append(used + pod_request)
+            allocatable.append(alloc)
+            allocated.append(used)
+        return requested, allocated, allocatable
 
     def _columns(self, nodes: Sequence[NodeInfo], name: str, pod_request: int) -> tuple[list[int], list[int]]:
         """allocatable_and_allocated for every node, as (allocatable, requested) columns."""
@@ -226,10 +272,24 @@ class ResourceAllocationScorer:
 
 
 def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int],
-                         column: Callable[[list[int], list[int]], list[int]]) -> Scorer:
+                         column: Callable[[list[int], list[int]], list[int]],
+                         column_np: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> Scorer:
     """The weighted mean of a per-resource score over the resources a node offers;
-    `column` is `per_resource` over whole columns with the same arithmetic."""
+    `column` is `per_resource` over whole columns with the same arithmetic, and
+    `column_np` the same over numpy columns (0 where the capacity is 0)."""
     weights = [r.weight for r in resources]
+
+    def batch_np(requested: list[np.ndarray], _allocated: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
+        """batch() over numpy columns."""
+        n = len(allocatable[0]) if allocatable else 0
+        node_scores = np.zeros(n, dtype=np.int64)
+        weight_sums = np.zeros(n, dtype=np.int64)
+        for reqs, allocs, w in zip(requested, allocatable, weights):
+            assert column_np is not None
+            node_scores += column_np(reqs, allocs) * w
+            weight_sums += (allocs != 0) * w
+        # Scores and weights are never negative, so floor division is Go's division.
+        return np.where(weight_sums > 0, node_scores // np.maximum(weight_sums, 1), 0)
 
     def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
         node_score = weight_sum = 0
@@ -265,4 +325,6 @@ def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callab
         return [t // (ws + common_weight) if ws + common_weight else 0 for t, ws in zip(node_scores, weight_sums)]
 
     scorer.batch = batch  # type: ignore[attr-defined]
+    if column_np is not None:
+        scorer.batch_np = batch_np  # type: ignore[attr-defined]
     return scorer

@@ -7,6 +7,7 @@ from typing import Any
 from framework.api.labels import Taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
+from framework.plugins.helper import filter_flagged
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -67,7 +68,10 @@ class NodeUnschedulable:
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        out: list[Status | None] = []
+        out = filter_flagged(nodes, "unschedulable", lambda ni: self.filter(state, pod, ni))
+        if out is not None:
+            return out
+        out = []
         for ni in nodes:
             node = ni.node
             out.append(None if node is None or not node.unschedulable else self.filter(state, pod, ni))

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
+import numpy as np
+
 from framework.api.labels import LabelSelector, find_untolerated_taint
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, NodeTable, PodInfo
 from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo
 from framework.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
@@ -249,6 +251,33 @@ def fitting_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> list[bool
                 ok = False
                 break
         out.append(ok)
+    return out
+
+
+def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> list[Status | None]:
+    """filter_node over NodeTable rows: each constraint's count per topology value is
+    looked up through the table's label codes, so no node is visited. A node's
+    verdict comes from its first failing constraint, as in filter_node."""
+    # 0: fits so far; 1: first failure is a missing label; 2: too much skew.
+    reason = np.zeros(len(rows), dtype=np.int8)
+    for i, c in enumerate(state.constraints):
+        codes, values = table.label_codes(c.topology_key)
+        node_codes = codes[rows]
+        missing = node_codes < 0
+        if values:
+            counts = state.tp_value_to_match_num[i]
+            allowed = c.max_skew + state.min_match(i) - state.self_match[i]
+            per_value = np.fromiter((counts.get(v, 0) for v in values), dtype=np.int64, count=len(values))
+            skewed = ~missing & (per_value[np.maximum(node_codes, 0)] > allowed)
+        else:
+            skewed = np.zeros(len(rows), dtype=np.bool_)
+        open_rows = reason == 0
+        reason[open_rows & missing] = 1
+        reason[open_rows & skewed] = 2
+    out: list[Status | None] = [None] * len(rows)
+    for k in np.flatnonzero(reason).tolist():
+        out[k] = (Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH) if reason[k] == 1
+                  else Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH))
     return out
 
 

@@ -9,13 +9,14 @@ select it. The counting lives in pod_topology_spread_filter / _score.
 from __future__ import annotations
 
 import json
-from typing import Any, Hashable, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Hashable, Sequence
 
 from framework.api.affinity import SelectorError, parse_selector, qualified_name_errors
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, Requirement
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo
+from framework.cache import NodeInfo, PodInfo, batch_table
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -40,6 +41,7 @@ from framework.plugins.podtopologyspread.filtering import (
     count_matching_pods,
     filter_node,
     fitting_nodes,
+    failing_rows,
     node_has_all_topology_keys,
     update_with_pod,
 )
@@ -123,8 +125,9 @@ class PodTopologySpread:
     def __init__(self, handle: Handle, default_constraints: tuple[Mapping[str, Any], ...], system_defaulted: bool) -> None:
         self.handle = handle
         self.default_constraints = default_constraints
+        self._parsed_defaults: dict[str, tuple[Constraint, ...]] = {}
         self.system_defaulted = system_defaulted
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
 
         def gate(name: str) -> bool:
             return features.enabled(name) if features is not None else True
@@ -171,7 +174,12 @@ class PodTopologySpread:
 
     def _default_constraints(self, pod: Pod, action: str) -> tuple[Constraint, ...]:
         """buildDefaultConstraints: the args' constraints with the pod's default selector."""
-        constraints = self._filter_constraints(self.default_constraints, pod.labels, action)
+        constraints = self._parsed_defaults.get(action)
+        if constraints is None:
+            constraints = self._filter_constraints(self.default_constraints, pod.labels, action)
+            # Defaults without matchLabelKeys read nothing of the pod: parse them once.
+            if not any(isinstance(c, Mapping) and c.get("matchLabelKeys") for c in self.default_constraints):
+                self._parsed_defaults[action] = constraints
         if not constraints:
             return ()
         selector = default_selector(pod, self.handle)
@@ -232,7 +240,12 @@ class PodTopologySpread:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None or s.is_empty() or any(ni.node is None for ni in nodes):
+        if s is None or s.is_empty():
+            return [self.filter(state, pod, ni) for ni in nodes]
+        tb = batch_table(nodes)
+        if tb is not None and not tb[0].no_node[tb[1]].any():
+            return failing_rows(s, *tb)
+        if any(ni.node is None for ni in nodes):
             return [self.filter(state, pod, ni) for ni in nodes]
         return [None if ok else filter_node(s, ni.node) for ni, ok in zip(nodes, fitting_nodes(s, nodes))]
 

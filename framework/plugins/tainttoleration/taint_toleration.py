@@ -19,7 +19,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
-from framework.plugins.helper import default_normalize_score, default_normalize_values
+from framework.plugins.helper import default_normalize_score, default_normalize_values, filter_flagged, flagged_positions
 
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -83,7 +83,10 @@ class TaintToleration:
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        out: list[Status | None] = []
+        out = filter_flagged(nodes, "hard_taints", lambda ni: self.filter(state, pod, ni))
+        if out is not None:
+            return out
+        out = []
         for ni in nodes:
             node = ni.node
             out.append(None if node is None or not node.taints else self.filter(state, pod, ni))
@@ -119,6 +122,12 @@ class TaintToleration:
             return [], Status.error_of(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         tolerations = s.tolerations_prefer_no_schedule
         count = self.count_intolerable_taints_prefer_no_schedule
+        positions = flagged_positions(nodes, "prefer_taints")
+        if positions is not None:
+            scores = [0] * len(nodes)
+            for i in positions.tolist():
+                scores[i] = count(nodes[i].node.taints, tolerations)
+            return scores, None
         out: list[int] = []
         for ni in nodes:
             node = ni.node

@@ -1,27 +1,30 @@
 """VolumeBinding: a pod's PersistentVolumeClaims must exist, must not be going
 away, and, once bound, must be bound to a PersistentVolume whose node affinity
-the node satisfies.
+the node satisfies; claims of a WaitForFirstConsumer class must find, per node, a
+free PV that fits (FindMatchingVolume) or be provisionable there (provisioner,
+allowedTopologies, CSIStorageCapacity when the CSIDriver publishes capacity).
 
 Upstream: pkg/scheduler/framework/plugins/volumebinding (volume_binding.go and the
-parts of binder.go that decide a node). ksched stores no StorageClass objects, so
-in practice every claim that is not fully bound counts as an immediate-binding
-claim and PreFilter rejects the pod until the claim is bound, as upstream does
-for a claim whose class does not exist. Should a StorageClass with
-volumeBindingMode WaitForFirstConsumer be found, its unbound claims pass
-PreFilter, but Filter neither matches static PVs nor plans dynamic provisioning:
-it rejects every node with "node(s) didn't find available persistent volumes to
-bind". Score runs only with the StorageCapacityScoring gate, which ksched does
-not implement, so PreScore always answers Skip.
+parts of binder.go that decide a node). ksched's store holds no StorageClass
+objects yet, so in the daemon every claim that is not fully bound counts as an
+immediate-binding claim and PreFilter rejects the pod until the claim is bound,
+as upstream does for a claim whose class does not exist. Binding delayed claims
+(assuming PVs, provisioning) is not done: a pod feasible only through such a
+binding fails at PreBind with an error saying so. Score runs only with the
+StorageCapacityScoring gate, which ksched does not implement, so PreScore always
+answers Skip.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from framework.api.errors import ValidationError
-from framework.api.objects import PersistentVolumeClaim, Pod
+from framework.api.labels import LabelSelector
+from framework.api.objects import PersistentVolume, PersistentVolumeClaim, Pod
 from framework.api.quantity import parse_quantity, value
 from framework.cache import NodeInfo
 from framework.interface import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -34,15 +37,24 @@ from framework.interface import (
 )
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
+from framework.plugins.noderesources.requested_to_capacity_ratio import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    build_broken_linear_function,
+    go_round,
+)
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
+BETA_PV_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 
 MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
@@ -51,7 +63,8 @@ WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 class _StateData:
     """Written at PreFilter, filled per node at Filter, read at Reserve/PreBind."""
 
-    __slots__ = ("bound_claims", "unbound_claims_delay_binding", "pod_volumes_by_node", "all_bound")
+    __slots__ = ("bound_claims", "unbound_claims_delay_binding", "pod_volumes_by_node", "all_bound",
+                 "nodes_needing_binding", "static_bindings")
 
     def __init__(self, bound: list[PersistentVolumeClaim] | None = None,
                  delayed: list[PersistentVolumeClaim] | None = None) -> None:
@@ -60,6 +73,9 @@ class _StateData:
         # node name -> the claims this pod would use there (all bound here).
         self.pod_volumes_by_node: dict[str, list[PersistentVolumeClaim]] = {}
         self.all_bound = False
+        self.nodes_needing_binding: set[str] = set()  # feasible only by binding delayed claims
+        # node -> (claim, the free PV it would bind to there), for StorageCapacityScoring
+        self.static_bindings: dict[str, list[tuple[PersistentVolumeClaim, PersistentVolume]]] = {}
 
     def clone(self) -> "_StateData":
         # Upstream shares the state between clones too (Filter results accumulate).
@@ -69,10 +85,14 @@ class _StateData:
 class VolumeBinding(FilterEachNode):
     name = NAME
 
-    def __init__(self, handle: Handle, bind_timeout_seconds: int, queueing_hints: bool) -> None:
+    def __init__(self, handle: Handle, bind_timeout_seconds: int, queueing_hints: bool,
+                 shape: list[tuple[int, int]] | None = None) -> None:
         self._handle = handle
         self.bind_timeout_seconds = bind_timeout_seconds
         self._queueing_hints = queueing_hints
+        # StorageCapacityScoring: utilization -> score, scores scaled to [0, 100]; None: no scorer.
+        self._scorer = None if shape is None else build_broken_linear_function(
+            [(u, sc * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, sc in shape])
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "VolumeBinding":
@@ -82,12 +102,14 @@ class VolumeBinding(FilterEachNode):
             raise ValidationError("bindTimeoutSeconds", "must be an integer")
         if timeout < 0:
             raise ValidationError("bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value")
-        features = getattr(handle, "features", None)
-        if args.get("shape") is not None:
+        features = handle.features if handle is not None else None
+        capacity_scoring = features is not None and features.enabled("StorageCapacityScoring")
+        if args.get("shape") is not None and not capacity_scoring:
             raise ValidationError(
                 "shape", "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
+        shape = _shape(args.get("shape")) if capacity_scoring else None
         hints = features.enabled("SchedulerQueueingHints") if features is not None else True
-        return cls(handle, timeout, hints)
+        return cls(handle, timeout, hints, shape)
 
     # --- EnqueueExtensions -------------------------------------------------------------
 
@@ -191,6 +213,94 @@ class VolumeBinding(FilterEachNode):
                 return False, True
         return True, True
 
+    def _unbound_claims_fit(self, claims: list[PersistentVolumeClaim], node_info: NodeInfo) -> tuple[bool, bool]:
+        """(every delayed claim matches a free PV or can be provisioned on the node,
+        enough storage capacity): upstream's findMatchingVolumes then checkVolumeProvisions."""
+        labels = node_info.node.labels if node_info.node is not None else {}
+        chosen: set[str] = set()
+        to_provision: list[PersistentVolumeClaim] = []
+        static: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
+        self._static_bindings = static
+        for pvc in sorted(claims, key=_requested_storage):  # smallest request first
+            pv = self._find_matching_volume(pvc, labels, chosen)
+            if pv is None:
+                to_provision.append(pvc)
+            else:
+                chosen.add(pv.name)
+                static.append((pvc, pv))
+        for pvc in to_provision:
+            sc = self._handle.get_object("StorageClass", "", pvc.storage_class) if pvc.storage_class else None
+            if sc is None:
+                return False, True
+            raw_sc = vu.raw_of(sc)
+            provisioner = str(raw_sc.get("provisioner") or "")
+            if provisioner in ("", NOT_SUPPORTED_PROVISIONER) or not _topology_allows(raw_sc, labels):
+                return False, True
+            if not self._has_enough_capacity(provisioner, pvc, raw_sc, labels):
+                return True, False
+        return True, True
+
+    def _find_matching_volume(self, pvc: PersistentVolumeClaim, labels: dict[str, str],
+                              chosen: set[str]) -> PersistentVolume | None:
+        """upstream's FindMatchingVolume (scheduler path): a PV pre-bound to the claim,
+        else the smallest Available PV of the claim's class that fits the request,
+        selector, access modes, volume mode and the node."""
+        raw_pvc = vu.raw_of(pvc)
+        spec = raw_pvc.get("spec") or {}
+        requested = _requested_storage(pvc)
+        selector = LabelSelector.parse(spec.get("selector"), "spec.selector") if spec.get("selector") else None
+        best: tuple[int, PersistentVolume] | None = None
+        for pv in self._handle.list_objects("PersistentVolume"):
+            if pv.name in chosen:
+                continue
+            raw = vu.raw_of(pv)
+            pv_spec = raw.get("spec") or {}
+            ref = pv_spec.get("claimRef")
+            bound_to_claim = isinstance(ref, dict) and ref.get("name") == pvc.name and \
+                (ref.get("namespace") or "default") == pvc.namespace and ref.get("uid", "") in ("", pvc.meta.uid)
+            if ref is not None and not bound_to_claim:
+                continue
+            size = _quantity(((pv_spec.get("capacity") or {}).get("storage")))
+            if size < requested or (pv_spec.get("volumeMode") or "Filesystem") != (spec.get("volumeMode") or "Filesystem"):
+                continue
+            if pv.meta.deletion_timestamp is not None:
+                continue
+            affinity_ok = pv.required_node_affinity is None or pv.required_node_affinity.matches(labels, "")
+            if bound_to_claim:
+                return pv if affinity_ok else None
+            if ((raw.get("status") or {}).get("phase")) != "Available":
+                continue
+            if selector is not None and not selector.matches(pv.labels):
+                continue
+            pv_class = pv.meta.annotations.get(BETA_PV_STORAGE_CLASS_ANNOTATION, pv.storage_class_name)
+            if pv_class != pvc.storage_class or not affinity_ok:
+                continue
+            if not set(pvc.access_modes) <= set(pv_spec.get("accessModes") or []):
+                continue
+            if best is None or size < best[0]:
+                best = (size, pv)
+        return best[1] if best is not None else None
+
+    def _has_enough_capacity(self, provisioner: str, pvc: PersistentVolumeClaim, sc: Any, labels: dict[str, str]) -> bool:
+        """upstream's hasEnoughCapacity: only drivers that publish storage capacity
+        (CSIDriver.spec.storageCapacity) are checked, against CSIStorageCapacity objects."""
+        driver = self._handle.get_object("CSIDriver", "", provisioner)
+        if driver is None or not (vu.raw_of(driver).get("spec") or {}).get("storageCapacity"):
+            return True
+        requested = _requested_storage(pvc)
+        class_name = (vu.raw_of(sc).get("metadata") or {}).get("name", "")
+        for cap in self._handle.list_objects("CSIStorageCapacity"):
+            raw = vu.raw_of(cap)
+            if raw.get("storageClassName") != class_name:
+                continue
+            topology = LabelSelector.parse(raw.get("nodeTopology"), "nodeTopology")
+            if topology is None or not topology.matches(labels):
+                continue
+            limit = raw.get("maximumVolumeSize") or raw.get("capacity")
+            if limit is not None and _quantity(limit) >= requested:
+                return True
+        return False
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         data = state.get(STATE_KEY)
         if not isinstance(data, _StateData):
@@ -198,27 +308,57 @@ class VolumeBinding(FilterEachNode):
         bound_ok, pvs_found = True, True
         if data.bound_claims:
             bound_ok, pvs_found = self._check_bound_claims(data.bound_claims, node_info)
-        unbound_ok = not data.unbound_claims_delay_binding
+        unbound_ok, enough_space = True, True
+        self._static_bindings = []
+        if data.unbound_claims_delay_binding:
+            unbound_ok, enough_space = self._unbound_claims_fit(data.unbound_claims_delay_binding, node_info)
         reasons: list[str] = []
         if not bound_ok:
             reasons.append(ERR_REASON_NODE_CONFLICT)
         if not unbound_ok:
             reasons.append(ERR_REASON_BIND_CONFLICT)
+        if not enough_space:
+            reasons.append(ERR_REASON_NOT_ENOUGH_SPACE)
         if not pvs_found:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         if reasons:
             return Status(Code.UnschedulableAndUnresolvable, *reasons)
         data.pod_volumes_by_node[node_info.name] = list(data.bound_claims)
+        if data.unbound_claims_delay_binding:
+            data.nodes_needing_binding.add(node_info.name)
+            data.static_bindings[node_info.name] = list(self._static_bindings)
         return None
 
     # --- Score -------------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
-        # No scorer without StorageCapacityScoring.
-        return Status(Code.Skip)
+        if self._scorer is None:
+            return Status(Code.Skip)  # no scorer without StorageCapacityScoring
+        data = state.get(STATE_KEY)
+        if not isinstance(data, _StateData):
+            return Status(Code.Error, f'reading "{STATE_KEY}" from cycleState: not found')
+        return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        return 0, None
+        """Per storage class, requested / capacity of the PVs the claims would bind
+        to on this node, through the shape; the mean over classes, rounded.
+        (Dynamic provisioning has no capacity here: ksched has no CSIStorageCapacity
+        in its store, so only static bindings score.)"""
+        data = state.get(STATE_KEY)
+        if self._scorer is None or not isinstance(data, _StateData):
+            return 0, None
+        per_class: dict[str, list[int]] = {}
+        for pvc, pv in data.static_bindings.get(node_info.name, []):
+            acc = per_class.setdefault(pvc.storage_class, [0, 0])
+            acc[0] += _requested_storage(pvc)
+            acc[1] += _quantity(((vu.raw_of(pv).get("spec") or {}).get("capacity") or {}).get("storage"))
+        if not per_class:
+            return 0, None
+        total = 0
+        for requested, capacity in per_class.values():
+            util = MAX_UTILIZATION if capacity == 0 or requested > capacity else requested * MAX_UTILIZATION // capacity
+            total += self._scorer(util)
+        return go_round(total / len(per_class)), None
 
     def score_extensions(self) -> None:
         return None
@@ -229,8 +369,11 @@ class VolumeBinding(FilterEachNode):
         data = state.get(STATE_KEY)
         if not isinstance(data, _StateData):
             return Status(Code.Error, f'reading "{STATE_KEY}" from cycleState: not found')
-        # Only fully bound claims ever pass Filter here, so nothing is left to bind.
-        data.all_bound = True
+        # Binding a delayed claim (static PV or provisioning) through the API is not
+        # done by ksched yet: PreBind fails such a pod instead of running it unbound.
+        data.all_bound = node_name not in data.nodes_needing_binding
+        if not data.all_bound:
+            return None  # PreBind reports it
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -243,7 +386,55 @@ class VolumeBinding(FilterEachNode):
             return Status(Code.Error, f'reading "{STATE_KEY}" from cycleState: not found')
         if data.all_bound:
             return None
+        if node_name in data.nodes_needing_binding:
+            return Status(Code.Error, f'binding PersistentVolumeClaims of pod {pod.namespace}/{pod.name} to volumes '
+                                      f'on node "{node_name}" is not supported yet')
         return Status(Code.Error, f'no pod volumes found for node "{node_name}"')
+
+
+def _shape(raw: Any) -> list[tuple[int, int]]:
+    """VolumeBindingArgs.shape (default {0: 10, 100: 0}), sorted by utilization."""
+    if raw is None:
+        return [(0, 10), (100, 0)]
+    if not isinstance(raw, list) or not raw:
+        raise ValidationError("shape", "at least one point must be specified")
+    points = []
+    for i, p in enumerate(raw):
+        if not isinstance(p, dict) or not all(isinstance(p.get(k), int) for k in ("utilization", "score")):
+            raise ValidationError(f"shape[{i}]", "utilization and score must be integers")
+        if not 0 <= p["utilization"] <= 100:
+            raise ValidationError(f"shape[{i}].utilization", "must be in the range [0, 100]")
+        if not 0 <= p["score"] <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise ValidationError(f"shape[{i}].score", "must be in the range [0, 10]")
+        if points and p["utilization"] <= points[-1][0]:
+            raise ValidationError(f"shape[{i}].utilization", "values must be sorted in increasing order")
+        points.append((p["utilization"], p["score"]))
+    return points
+
+
+def _quantity(raw: Any) -> int:
+    try:
+        return value(parse_quantity(raw)) if raw is not None else 0
+    except ValidationError:
+        return 0
+
+
+def _requested_storage(pvc: PersistentVolumeClaim) -> int:
+    spec = vu.raw_of(pvc).get("spec") or {}
+    return _quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage"))
+
+
+def _topology_allows(sc: Any, labels: dict[str, str]) -> bool:
+    """v1helper.MatchTopologySelectorTerms: no terms, or one term whose every
+    expression has the node's label among its values."""
+    terms = sc.get("allowedTopologies") or []
+    if not terms:
+        return True
+    for term in terms:
+        exprs = (term or {}).get("matchLabelExpressions") or []
+        if all(labels.get(e.get("key")) in (e.get("values") or []) for e in exprs):
+            return True
+    return False
 
 
 # --- Queueing hints ---------------------------------------------------------------------------

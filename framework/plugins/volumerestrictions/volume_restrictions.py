@@ -114,7 +114,7 @@ class VolumeRestrictions(FilterEachNode):
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "VolumeRestrictions":
-        features = getattr(handle, "features", None)
+        features = handle.features if handle is not None else None
         return cls(handle, features.enabled("SchedulerQueueingHints") if features is not None else True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -239,11 +240,19 @@ def test_check_cluster_resource_counts_the_groups_own_pods_as_free() -> None:
     assert check_cluster_resource(snap.list(), parse_resource_list({"cpu": "5"}, ""), "default/x") == "resource gap: map[cpu:2]"
 
 
-CASES = json.loads((Path("/work/shared/conformance") / "Coscheduling-plugin.json").read_text()) \
-    if Path("/work/shared/conformance/Coscheduling-plugin.json").exists() else []
+# As tests/test_conformance.py: KSCHED_CONFORMANCE_DIR (the Makefile sets it), else
+# the shared/ folder beside this checkout.
+SHARED = Path(os.environ.get("KSCHED_CONFORMANCE_DIR") or Path(__file__).resolve().parents[4] / "shared" / "conformance")
+PLUGIN_CASES = SHARED / "Coscheduling-plugin.json"
+CASES = json.loads(PLUGIN_CASES.read_text()) if PLUGIN_CASES.is_file() else []
 
 
-@pytest.mark.skipif(not CASES, reason="shared conformance cases not present")
+def test_the_shared_plugin_level_coscheduling_cases_are_found() -> None:
+    # Without them the parametrized test below has nothing to run: fail, not skip.
+    assert PLUGIN_CASES.is_file(), f"{PLUGIN_CASES} not found (set KSCHED_CONFORMANCE_DIR)"
+    assert len(CASES) >= 30
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_plugin_level_conformance_case_passes(case: dict) -> None:
     from transport.conformance.compare import mismatches

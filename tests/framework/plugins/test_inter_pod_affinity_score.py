@@ -135,3 +135,17 @@ def test_normalize_scales_negative_and_positive_scores_from_min_to_max():
     raw = [NodeScore("n1", -7), NodeScore("n2", 3), NodeScore("n3", 0)]
     pl.score_extensions().normalize_score(state, incoming, raw)
     assert [s.score for s in raw] == [0, 100, 70]
+
+
+def test_a_cluster_without_affinity_skips_prefilter_and_prescore_without_reading_any_node() -> None:
+    plain = [pod(f"p{i}", labels={"group": f"g{i}"}, node_name=n.name) for i, n in enumerate(NODES)]
+    snap = Snapshot.build(NODES, plain)
+    pl = InterPodAffinity.new(None, FrameworkHandle(snapshot=snap))
+    for i in range(3):  # a new label set each time, as each gang brings
+        incoming = pod(f"new{i}", labels={"group": f"new{i}"})
+        state = CycleState()
+        _, st = pl.pre_filter(state, incoming, snap.list())
+        assert st is not None and st.code == Code.Skip
+        st = pl.pre_score(state, incoming, snap.list())
+        assert st is not None and st.code == Code.Skip
+    assert (pl._existing_memo._entries, pl._score_memo._entries) == ({}, {})

@@ -97,7 +97,7 @@ def test_a_bound_pv_with_node_affinity_fits_only_matching_nodes():
     pre, filtered = _run(_pod("c1"), objects)
     assert pre is None
     assert filtered == {"node1": None,
-                        "node2": Status(Code.UnschedulableAndUnresolvable, "node(s) had volume node affinity conflict")}
+                        "node2": Status(Code.UnschedulableAndUnresolvable, "node(s) didn't match PersistentVolume's node affinity")}
 
 
 def test_a_claim_of_the_pods_own_ephemeral_volume_counts_as_a_claim():

@@ -1,0 +1,333 @@
+"""HTTP extenders: upstream's HTTPExtender over aiohttp.
+
+One `HTTPExtender` per configured extender, each with its own ClientSession (its
+own connection pool) and the configured httpTimeout on every call. Requests and
+answers are extender/v1 JSON with upstream's field names (ExtenderArgs,
+ExtenderFilterResult, HostPriorityList, ExtenderBindingArgs/Result,
+ExtenderPreemptionArgs/Result). Go decodes JSON keys case-insensitively, so
+answers are read the same way. Every failure is an ExtenderError; the callers in
+framework/extender.py decide what it means.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import ssl
+import tempfile
+from typing import Any, Mapping, Sequence
+
+import aiohttp
+
+from framework.algorithm import (
+    Diagnosis,
+    FitError,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingAlgorithm,
+    SchedulingError,
+    select_host,
+)
+from framework.api.objects import Pod
+from framework.cache import NodeInfo, Snapshot
+from framework.extender import (
+    EXTENDER_NAME,
+    Extender,
+    ExtenderConfig,
+    ExtenderError,
+    FilterResult,
+    TLSConfig,
+    Victims,
+    add_extender_scores,
+    apply_filter_result,
+    scaled_extender_score,
+    convert_to_meta_victims,
+    convert_to_victims,
+    find_nodes_that_pass_extenders,
+)
+from framework.interface import Code, CycleState, NodePluginScores, NodeToStatus, Status
+from framework.runtime import Framework
+
+
+def _lower_keys(obj: Any) -> dict[str, Any]:
+    return {k.lower(): v for k, v in obj.items()} if isinstance(obj, dict) else {}
+
+
+def _answer_object(res: Any, verb: str, name: str) -> dict[str, Any]:
+    """A filter/bind/preempt answer must be a JSON object (Go would fail to decode it)."""
+    if not isinstance(res, dict):
+        raise ExtenderError(f"extender {name} answered {verb} with {type(res).__name__}, not a JSON object")
+    return _lower_keys(res)
+
+
+def _node_raw(node: Any) -> dict[str, Any]:
+    """A NodeInfo, a Node or a name, as the Node JSON an extender receives."""
+    n = getattr(node, "node", node)
+    raw = getattr(n, "raw", None)
+    if raw is not None:
+        return raw
+    return {"metadata": {"name": getattr(n, "name", n)}}
+
+
+def _node_name(node: Any) -> str:
+    return getattr(node, "name", node)
+
+
+def _ssl_context(cfg: ExtenderConfig) -> ssl.SSLContext | bool:
+    """Upstream's makeTransport: tlsConfig's CA, client certificate and server name;
+    HTTPS without a CA (or with insecure) skips verification."""
+    tls = cfg.tls_config
+    if tls is None and not cfg.enable_https:
+        return True  # plain HTTP, or https:// verified against the system roots
+    tls = tls or TLSConfig()
+    has_ca = bool(tls.ca_file or tls.ca_data)
+    ctx = ssl.create_default_context(cafile=tls.ca_file or None, cadata=tls.ca_data or None)
+    if tls.cert_file or tls.cert_data:
+        _load_client_certificate(ctx, tls)
+    if tls.insecure or (cfg.enable_https and not has_ca):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def _load_client_certificate(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
+    if tls.cert_file:
+        ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
+        return
+    # ssl loads certificates from files only: PEM data goes through private temporary files.
+    with tempfile.TemporaryDirectory() as d:
+        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        with open(cert, "w") as f:
+            f.write(tls.cert_data)
+        with open(key, "w") as f:
+            f.write(tls.key_data)
+        ctx.load_cert_chain(cert, key)
+
+
+class HTTPExtender:
+    """framework.extender.Extender over HTTP."""
+
+    def __init__(self, config: ExtenderConfig) -> None:
+        self.config = config
+        self._managed = frozenset(r.name for r in config.managed_resources)
+        self._session: aiohttp.ClientSession | None = None
+        self._server_name = (config.tls_config.server_name or None) if config.tls_config else None
+
+    @property
+    def name(self) -> str:
+        return self.config.url_prefix
+
+    def is_interested(self, pod: Pod) -> bool:
+        return self.config.is_interested(pod)
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=_ssl_context(self.config)),
+                timeout=aiohttp.ClientTimeout(total=self.config.http_timeout_seconds),
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _send(self, verb: str, args: Mapping[str, Any]) -> Any:
+        url = self.config.url_prefix.rstrip("/") + "/" + verb
+        try:
+            async with self._client().post(url, data=json.dumps(args), server_hostname=self._server_name,
+                                           headers={"Content-Type": "application/json"}) as resp:
+                if resp.status != 200:
+                    raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")
+                body = await resp.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as e:
+            kind = "timed out" if isinstance(e, asyncio.TimeoutError) else str(e) or type(e).__name__
+            raise ExtenderError(f'Post "{url}": {kind}') from None
+        try:
+            return json.loads(body)
+        except ValueError as e:
+            raise ExtenderError(f"extender at URL {url} answered {verb} with invalid JSON: {e}") from None
+
+    def _args(self, pod: Pod, nodes: Sequence[Any]) -> dict[str, Any]:
+        if self.config.node_cache_capable:
+            return {"pod": pod.raw, "nodenames": [_node_name(n) for n in nodes]}
+        return {"pod": pod.raw, "nodes": {"items": [_node_raw(n) for n in nodes]}}
+
+    async def filter(self, pod: Pod, nodes: Sequence[Any]) -> FilterResult:
+        res = _answer_object(await self._send(self.config.filter_verb, self._args(pod, nodes)), "filter", self.name)
+        if res.get("error"):
+            raise ExtenderError(str(res["error"]))
+        asked = {_node_name(n) for n in nodes}
+        kept: list[str] = []
+        if self.config.node_cache_capable and res.get("nodenames") is not None:
+            kept = [str(n) for n in res["nodenames"]]
+            for name in kept:
+                if name not in asked:
+                    raise ExtenderError(f'extender "{self.name}" claims a filtered node "{name}" which is not found '
+                                        "in the input node list")
+        elif isinstance(res.get("nodes"), dict):
+            kept = [((item or {}).get("metadata") or {}).get("name", "") for item in _lower_keys(res["nodes"]).get("items") or []]
+        failed = {str(k): str(v) for k, v in (res.get("failednodes") or {}).items()}
+        unresolvable = {str(k): str(v) for k, v in (res.get("failedandunresolvablenodes") or {}).items()}
+        return FilterResult(kept, failed, unresolvable)
+
+    async def prioritize(self, pod: Pod, nodes: Sequence[Any]) -> dict[str, int]:
+        res = await self._send(self.config.prioritize_verb, self._args(pod, nodes))
+        if not isinstance(res, list):
+            raise ExtenderError(f"extender {self.name} answered prioritize without a HostPriorityList")
+        out: dict[str, int] = {}
+        for hp in res:
+            hp = _lower_keys(hp)
+            score = hp.get("score", 0)
+            if isinstance(score, bool) or not isinstance(score, int):
+                raise ExtenderError(f"extender {self.name} answered prioritize with a non-integer score {score!r}")
+            out[str(hp.get("host", ""))] = score
+        return out
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        args = {"podName": pod.name, "podNamespace": pod.namespace, "podUID": pod.meta.uid, "node": node_name}
+        res = _answer_object(await self._send(self.config.bind_verb, args), "bind", self.name)
+        if res.get("error"):
+            raise ExtenderError(str(res["error"]))
+
+    async def process_preemption(self, pod: Pod, victims: dict[str, Victims],
+                                 pods_on_node: Mapping[str, Sequence[Pod]]) -> dict[str, Victims]:
+        if self.config.node_cache_capable:
+            args: dict[str, Any] = {"pod": pod.raw, "nodeNameToMetaVictims": convert_to_meta_victims(victims)}
+        else:
+            args = {"pod": pod.raw, "nodeNameToVictims": {
+                node: {"pods": [p.raw for p in v.pods], "numPDBViolations": v.num_pdb_violations}
+                for node, v in victims.items()}}
+        res = _answer_object(await self._send(self.config.preempt_verb, args), "preempt", self.name)
+        return convert_to_victims(res.get("nodenametometavictims") or {}, pods_on_node, self.name)
+
+
+def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
+    return [HTTPExtender(c) for c in configs]
+
+
+async def close_extenders(extenders: Sequence[HTTPExtender]) -> None:
+    for e in extenders:
+        await e.close()
+
+
+# --- the scheduling algorithm with extenders (upstream's schedulePod) -------------------------------
+
+async def find_nodes_that_fit_pod(algo: SchedulingAlgorithm, fwk: Framework, state: CycleState, pod: Pod,
+                                  snapshot: Snapshot, extenders: Sequence[Extender]) -> tuple[list[NodeInfo], Diagnosis]:
+    """findNodesThatFitPod: PreFilter, the nominated node first (plugins, then
+    extenders), else Filter over the nodes, then the filter extenders in order.
+    When extenders dropped nodes, "Extender" joins the unschedulable plugins."""
+    diagnosis, nodes = algo.pre_filter(fwk, state, pod, snapshot)
+    if nodes is None:
+        return [], diagnosis
+    nominated = algo.nominated_node(pod, snapshot)
+    if nominated is not None:
+        feasible = algo.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
+        try:
+            feasible = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+        except ExtenderError:
+            feasible = []  # upstream logs the nominated node's error and tries every node
+        if feasible:
+            return feasible, diagnosis
+    feasible = algo.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
+    after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+    if len(after) != len(feasible):
+        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    return after, diagnosis
+
+
+async def schedule_pod(algo: SchedulingAlgorithm, fwk: Framework, state: CycleState, pod: Pod,
+                       snapshot: Snapshot, extenders: Sequence[Extender]) -> ScheduleResult:
+    """framework.algorithm's schedule_pod with the extenders' filter and scores.
+    Raises what it raises, and SchedulingError when a filter extender fails."""
+    if snapshot.num_nodes() == 0:
+        raise NoNodesAvailable()
+    try:
+        feasible, diagnosis = await find_nodes_that_fit_pod(algo, fwk, state, pod, snapshot, extenders)
+    except ExtenderError as e:
+        raise SchedulingError(Status(Code.Error, str(e))) from None
+    if not feasible:
+        raise FitError(pod, snapshot.num_nodes(), diagnosis)
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
+    scores = algo.prioritize_nodes(fwk, state, pod, feasible, with_extenders=True)
+    await add_extender_scores(extenders, pod, feasible, scores)
+    host = select_host(scores, algo.rand)
+    return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+
+async def explain_extenders(report: dict[str, Any], extenders: Sequence[Extender], pod: Pod, snapshot: Snapshot) -> None:
+    """Add to an explain report (framework.algorithm.explain) what each extender
+    says: per node its filter verdict under `extenders`, its scaled score among
+    the node's `scores`, and the totals and the chosen node recomputed with them.
+    `report["extenders"]` lists every extender with its interest and any error."""
+    nodes_out: dict[str, dict[str, Any]] = report["nodes"]
+    feasible = [ni for name, e in nodes_out.items() if e.get("feasible") and (ni := snapshot.get(name)) is not None]
+    listing: list[dict[str, Any]] = []
+    report["extenders"] = listing
+    for ext in extenders:
+        info: dict[str, Any] = {"name": ext.name, "interested": ext.is_interested(pod), "ignorable": ext.config.ignorable}
+        listing.append(info)
+        if not info["interested"] or not ext.config.is_filter() or not feasible:
+            continue
+        try:
+            result = await ext.filter(pod, feasible)
+        except ExtenderError as e:
+            info["filterError"] = str(e)
+            if ext.config.ignorable:
+                continue
+            for ni in feasible:
+                nodes_out[ni.name]["feasible"] = False
+            feasible = []
+            break
+        kept = set(result.nodes)
+        statuses = NodeToStatus()
+        apply_filter_result(result, statuses)
+        for ni in feasible:
+            entry = nodes_out[ni.name].setdefault("extenders", {})
+            if ni.name in kept:
+                entry[ext.name] = {"code": "Success"}
+            else:
+                st = statuses.statuses.get(ni.name) or Status(Code.Unschedulable, "not kept by the extender")
+                entry[ext.name] = st.to_dict()
+                nodes_out[ni.name]["feasible"] = False
+        feasible = [ni for ni in feasible if ni.name in kept]
+    for ext, info in zip(extenders, listing):
+        if not info["interested"] or not ext.config.is_prioritizer() or not feasible:
+            continue
+        try:
+            scores = await ext.prioritize(pod, feasible)
+        except ExtenderError as e:
+            info["prioritizeError"] = str(e)
+            continue
+        for ni in feasible:
+            if ni.name not in scores:
+                continue
+            raw = scores[ni.name]
+            weighted = scaled_extender_score(raw, ext.config.weight)
+            out = nodes_out[ni.name]
+            out.setdefault("scores", {})[ext.name] = {"raw": raw, "normalized": scaled_extender_score(raw, 1),
+                                                      "weight": ext.config.weight, "weighted": weighted}
+            out["totalScore"] = out.get("totalScore", 0) + weighted
+    if not feasible:
+        if report.get("chosen") is not None:  # the extenders turned every node down
+            report["message"] = _fit_message(pod, nodes_out, snapshot.num_nodes())
+        report["chosen"] = None
+        return
+    totals = [NodePluginScores(ni.name, total_score=nodes_out[ni.name].get("totalScore", 1)) for ni in feasible]
+    report["chosen"] = select_host(totals, random.Random())
+
+
+def _fit_message(pod: Pod, nodes_out: dict[str, dict[str, Any]], num_nodes: int) -> str:
+    """The FitError message from an explain report's per-node verdicts."""
+    diagnosis = Diagnosis()
+    for name, entry in nodes_out.items():
+        verdicts = list((entry.get("filters") or {}).values()) + list((entry.get("extenders") or {}).values())
+        for v in verdicts:
+            if v.get("code") not in ("Success", "Skip"):
+                diagnosis.node_to_status.set(name, Status(Code[v["code"]], *v.get("reasons", [])))
+                break
+    return FitError(pod, num_nodes, diagnosis).message()

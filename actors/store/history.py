@@ -1,0 +1,159 @@
+"""The store's bounded memory: watch history, compacted as etcd compacts, and Events.
+
+`WatchHistory` keeps the committed watch events a watch (or a paged list) may
+resume from, bounded both by count and by bytes (each event is weighed by its
+object's encoded size). Dropping the oldest events is compaction: a resume from
+a resourceVersion at or below `compacted_rv` can no longer be served, and the
+store answers `Expired` (kube-apiserver's 410 "too old resource version"), after
+which a client lists again.
+
+`EventLog` keeps Kubernetes-style Events per object, at most `per_object` each,
+`max_events` in all and none older than `ttl_seconds` (kube-apiserver's
+--event-ttl, one hour by default).
+
+Pure: no I/O, no clock of its own (times are passed in).
+"""
+from __future__ import annotations
+
+import bisect
+import collections
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from actors.store.messages import EventRecord, Gone, WatchEvent
+from framework.api.objects import KubeObject, parse_object
+
+DEFAULT_HISTORY_EVENTS = 10_000
+DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
+DEFAULT_EVENTS = 10_000
+DEFAULT_EVENT_TTL_SECONDS = 3600.0
+EVENTS_PER_OBJECT = 50
+DELETE_WEIGHT = 64  # a DELETED event holds no new object; it costs its own record
+
+
+@dataclass(frozen=True, slots=True)
+class PastEvent:
+    """A watch event as the history keeps it: the objects' raw dicts only. The
+    parsed objects (several KB a pod) are made again when a watch replays it, so
+    an old pod version the history holds costs its raw dict, most of which is
+    shared with the newer version (the store's bind and status writes copy only
+    what they change)."""
+
+    type: str
+    kind: str
+    key: str
+    raw: Mapping[str, Any]
+    old_raw: Mapping[str, Any] | None
+    resource_version: int
+
+    @classmethod
+    def of(cls, ev: WatchEvent) -> "PastEvent":
+        return cls(ev.type, ev.kind, ev.obj.key, ev.obj.raw, None if ev.old is None else ev.old.raw,
+                   ev.resource_version)
+
+    def old(self) -> KubeObject | None:
+        return None if self.old_raw is None else parse_object(self.old_raw)
+
+    def event(self) -> WatchEvent:
+        return WatchEvent(self.type, self.kind, parse_object(self.raw), self.old(), self.resource_version)
+
+
+class WatchHistory:
+    """Committed watch events in resourceVersion order, every one after
+    `compacted_rv` up to the newest."""
+
+    __slots__ = ("max_events", "max_bytes", "compacted_rv", "bytes", "_events")
+
+    def __init__(self, *, max_events: int = DEFAULT_HISTORY_EVENTS, max_bytes: int = DEFAULT_HISTORY_BYTES,
+                 start_rv: int = 0) -> None:
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.compacted_rv = start_rv  # nothing at or below this can be replayed
+        self.bytes = 0
+        self._events: collections.deque[tuple[PastEvent, int]] = collections.deque()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def reset(self, rv: int) -> None:
+        """Everything up to `rv` is compacted (the store just loaded)."""
+        self._events.clear()
+        self.bytes = 0
+        self.compacted_rv = rv
+
+    def append(self, ev: PastEvent, size: int) -> None:
+        self._events.append((ev, size))
+        self.bytes += size
+        while self._events and (len(self._events) > self.max_events or self.bytes > self.max_bytes):
+            old, old_size = self._events.popleft()
+            self.bytes -= old_size
+            self.compacted_rv = old.resource_version
+
+    def check(self, from_rv: int, what: str = "resource version") -> None:
+        """Raise Gone when events after `from_rv` have been compacted away."""
+        if from_rv < self.compacted_rv:
+            raise Gone(f"too old {what}: {from_rv} ({self.compacted_rv})")
+
+    def since(self, from_rv: int) -> Iterator[PastEvent]:
+        """The kept events after `from_rv`, oldest first (check() first)."""
+        if not self._events:
+            return
+        # resourceVersions increase but need not be contiguous (etcd: one revision per
+        # transaction, shared by its writes, and revisions spent on other keys)
+        start = bisect.bisect_right(self._events, from_rv, key=lambda e: e[0].resource_version)
+        for i in range(start, len(self._events)):
+            yield self._events[i][0]
+
+
+class EventLog:
+    """Events per (kind, key), bounded per object, in all, and by age."""
+
+    __slots__ = ("per_object", "max_events", "ttl_seconds", "_by_object", "_order", "_seq", "_count")
+
+    def __init__(self, *, max_events: int = DEFAULT_EVENTS, ttl_seconds: float = DEFAULT_EVENT_TTL_SECONDS,
+                 per_object: int = EVENTS_PER_OBJECT) -> None:
+        self.per_object = per_object
+        self.max_events = max_events
+        self.ttl_seconds = ttl_seconds
+        self._by_object: dict[tuple[str, str], collections.deque[tuple[int, EventRecord]]] = {}
+        self._order: collections.deque[tuple[int, tuple[str, str]]] = collections.deque()  # oldest first
+        self._seq = 0
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def record(self, kind: str, key: str, rec: EventRecord) -> None:
+        self._seq += 1
+        obj = (kind, key)
+        recs = self._by_object.setdefault(obj, collections.deque())
+        recs.append((self._seq, rec))
+        self._order.append((self._seq, obj))
+        self._count += 1
+        if len(recs) > self.per_object:
+            recs.popleft()
+            self._count -= 1
+            if len(self._order) > 2 * self._count + 16:
+                # drop the order entries of records the per-object bound removed
+                live = {seq for rs in self._by_object.values() for seq, _ in rs}
+                self._order = collections.deque(e for e in self._order if e[0] in live)
+        self.expire(rec.time)
+
+    def expire(self, now: float) -> None:
+        """Drop the oldest records while there are too many or they are too old."""
+        while self._order:
+            seq, obj = self._order[0]
+            recs = self._by_object.get(obj)
+            if not recs or recs[0][0] != seq:  # already dropped by the per-object bound
+                self._order.popleft()
+                continue
+            if self._count <= self.max_events and now - recs[0][1].time <= self.ttl_seconds:
+                return
+            self._order.popleft()
+            recs.popleft()
+            self._count -= 1
+            if not recs:
+                del self._by_object[obj]
+
+    def for_object(self, kind: str, key: str) -> list[EventRecord]:
+        return [rec for _, rec in self._by_object.get((kind, key), ())]

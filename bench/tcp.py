@@ -1,0 +1,129 @@
+"""`ksched bench --tcp`: the workload through a real `ksched serve` subprocess.
+
+The daemon runs on a free loopback port (it binds port 0 and says where on
+stderr) with its data directory in a temporary directory; the workload goes in
+over msgpack TCP with the client library (transport.client.Client), and one
+watch on pods sees every binding. Attempts come from the daemon's stats; peak
+RSS is the daemon's (Linux VmHWM, else the child's ru_maxrss after it exits).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb
+from bench.runner import _apply_tracked, key_of, measured_keys, setup_keys, summarize
+from bench.workloads import Workload
+from transport.client import Client
+
+ROOT = Path(__file__).resolve().parents[1]
+READY_LINE = "ksched serving on "
+START_SECONDS = 60.0
+
+
+class DaemonFailed(RuntimeError):
+    """The daemon exited, or did not come up."""
+
+
+class BenchDaemon:
+    """A `ksched serve` child on 127.0.0.1:0; `server` is its address once started."""
+
+    def __init__(self, data_dir: str, store: str, scheduler_config: dict[str, Any] | None) -> None:
+        self.data_dir = data_dir
+        self.store = store
+        self.scheduler_config = scheduler_config
+        self.proc: asyncio.subprocess.Process | None = None
+        self.server = ""
+        self._stderr: deque[str] = deque(maxlen=20)
+        self._reader: asyncio.Task[None] | None = None
+
+    def _config_file(self) -> str:
+        docs: list[dict[str, Any]] = [{"apiVersion": "ksched.io/v1alpha1", "kind": "DaemonConfiguration",
+                                       "store": {"backend": self.store}, "logLevel": "WARNING"}]
+        if self.scheduler_config is not None:
+            docs.append(dict(self.scheduler_config))
+        path = os.path.join(self.data_dir, "bench-config.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump_all(docs, f)
+        return path
+
+    async def start(self) -> str:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "transport.cli", "serve", "--config", self._config_file(),
+            "--data-dir", os.path.join(self.data_dir, "store"), "--listen", "127.0.0.1:0", "--http", "",
+            cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read_stderr(ready))
+        try:
+            self.server = await asyncio.wait_for(ready, START_SECONDS)
+        except (TimeoutError, DaemonFailed):
+            await self.stop()
+            raise DaemonFailed("ksched serve did not start: " + " | ".join(self._stderr)) from None
+        return self.server
+
+    async def _read_stderr(self, ready: asyncio.Future[str]) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        async for raw in self.proc.stderr:  # drained to the end so the pipe never fills
+            line = raw.decode(errors="replace").rstrip()
+            self._stderr.append(line)
+            if not ready.done() and line.startswith(READY_LINE):
+                ready.set_result(line[len(READY_LINE):].strip())
+        if not ready.done():
+            ready.set_exception(DaemonFailed("exited"))
+
+    def peak_rss_mb(self) -> float | None:
+        return None if self.proc is None else proc_peak_rss_mb(self.proc.pid)
+
+    async def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+        await self.proc.wait()
+        if self._reader is not None:
+            await self._reader
+
+
+async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+    tracker = BindTracker(stall_seconds=stall_seconds)
+    with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp:
+        daemon = BenchDaemon(tmp, store, w.config)
+        server = await daemon.start()
+        try:
+            async with await Client.connect(server) as client:
+                watcher = asyncio.ensure_future(_watch_bindings(client, tracker))
+                try:
+                    await _apply_tracked(client.apply, w.setup, tracker)
+                    await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
+                    before = (await client.stats())["scheduler"]["attempts"]
+                    keys = measured_keys(w)
+                    start = time.perf_counter()
+                    await _apply_tracked(client.apply, w.measured, tracker)
+                    await tracker.wait(keys, w.expected_bound)
+                    end = tracker.last_bound(keys)
+                    attempts = (await client.stats())["scheduler"]["attempts"] - before
+                finally:
+                    watcher.cancel()
+            rss = daemon.peak_rss_mb()
+        finally:
+            await daemon.stop()
+    if rss is None:
+        rss = peak_rss_mb(children=True)
+    return summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+
+
+async def _watch_bindings(client: Client, tracker: BindTracker) -> None:
+    async for ev in client.watch(kinds=["Pod"]):
+        if ev.type != "DELETED":
+            tracker.observe(key_of(ev.object), (ev.object.get("spec") or {}).get("nodeName"))

@@ -1,0 +1,82 @@
+"""What kube-apiserver checks of each kind ksched stores, as one declarative schema
+per kind (framework.api.schema.pod, .kinds; the rules in .types).
+
+`validate_object(raw)` returns every error in field.ErrorList form. `admitted(raw)`
+is what the store and `explain` use: the object as the API server's decode and encode
+leave it (a null field is a field left out), with its errors; the store refuses an
+object with any (Invalid, naming the first) before it parses or stores it, and
+quarantines a stored object with any when it loads.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.errors import ValidationError
+from framework.api.schema import kinds
+from framework.api.schema.pod import POD
+from framework.api.schema.types import Ctx, Obj, too_deep
+
+SCHEMAS: dict[str, Obj] = {
+    "Pod": POD,
+    "Node": kinds.NODE,
+    "PodGroup": kinds.POD_GROUP,
+    "PriorityClass": kinds.PRIORITY_CLASS,
+    "Namespace": kinds.NAMESPACE,
+    "Service": kinds.SERVICE,
+    "ReplicationController": kinds.REPLICATION_CONTROLLER,
+    "ReplicaSet": kinds.REPLICA_SET,
+    "StatefulSet": kinds.STATEFUL_SET,
+    "PodDisruptionBudget": kinds.POD_DISRUPTION_BUDGET,
+    "PersistentVolume": kinds.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": kinds.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": kinds.STORAGE_CLASS,
+    "CSINode": kinds.CSI_NODE,
+    "CSIDriver": kinds.CSI_DRIVER,
+    "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
+}
+
+
+def validate_object(raw: Any, strict: bool = True, semantic: bool = True) -> list[ValidationError]:
+    """Every error in `raw` by its kind's schema ([] for a kind without one: parsing
+    refuses unknown kinds). strict=False keeps types, ranges, enums and quantities and
+    skips name formats and strict-only required fields (the conformance driver's mode);
+    semantic=False as well keeps only shapes (objects loaded from the backend; see
+    framework.api.schema.types)."""
+    if not isinstance(raw, dict):
+        return [ValidationError("", "object must be a map")]
+    deep = too_deep(raw, "")
+    return [deep] if deep is not None else _by_schema(raw, strict, semantic)
+
+
+def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True) -> list[ValidationError]:
+    schema = SCHEMAS.get(raw.get("kind")) if isinstance(raw.get("kind"), str) else None
+    if schema is None:
+        return []
+    ctx = Ctx(strict=strict, semantic=semantic)
+    schema.check(raw, "", ctx)
+    return ctx.errors
+
+
+def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any, list[ValidationError]]:
+    """`raw` without its null fields, and what its kind's schema finds wrong with that
+    (nesting is checked first, so nothing after recurses into a value too deep)."""
+    if not isinstance(raw, dict):
+        return raw, validate_object(raw, strict, semantic)
+    deep = too_deep(raw, "")
+    if deep is not None:
+        return raw, [deep]
+    raw = without_nulls(raw)
+    return raw, _by_schema(raw, strict, semantic)
+
+
+def without_nulls(value: Any) -> Any:
+    """`value` with every null-valued object field dropped, recursively (a null list
+    item stays: the schema refuses it where it matters)."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
+__all__ = ["SCHEMAS", "admitted", "validate_object", "without_nulls"]

@@ -1,0 +1,348 @@
+"""The building blocks of the per-kind schemas: typed field rules that walk a JSON
+value and collect field.Error-shaped ValidationErrors (no I/O, never raises).
+
+A schema is a tree of rules (Str, Int, Bool, Quantity, Obj, ListOf, MapOf, ...);
+`Obj` may carry cross-field rules (`checks`) for what upstream's validation.go checks
+across fields (an operator and its values, requests against limits). Messages are
+kube-apiserver's field.Error bodies:
+`spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight:
+Invalid value: "x": must be in the range 1-100`.
+
+Three modes (`Ctx`): the API server's full rule set (strict, semantic) for client
+writes; the conformance driver's (semantic only): upstream's test objects use names
+such as "p_without_nominated_node" and pods without containers, so name and label
+formats, `Obj.strict_required` fields and the checks that ask `ctx.strict` are
+skipped; and shapes only (neither) for objects loaded from the backend: JSON types,
+integer widths, quantities and nesting, what a stored object needs for the
+scheduler to read it safely. Enums, ranges, required fields and cross-field rules
+are not applied there, so an object an older version accepted keeps being served
+(and its resources counted) even if its rules have since tightened.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Protocol
+
+from framework.api.errors import ValidationError
+from framework.api.timeutil import parse_time
+from framework.api.quantity import MAX_QUANTITY, QUANTITY_REGEX_MSG, parse_quantity_text
+from framework.api.validation import duplicate, invalid, required, show
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+MAX_DEPTH = 64  # nesting below an object's root; deeper is refused before any other rule runs
+# A quantity's scheduler value must fit int64: Value() for most resources (MAX_QUANTITY),
+# MilliValue() for cpu.
+MAX_MILLI_QUANTITY = MAX_QUANTITY / 1000
+
+
+@dataclass(slots=True)
+class Ctx:
+    strict: bool = True  # names, label formats, strict_required fields
+    semantic: bool = True  # enums, ranges, required fields, cross-field checks
+    errors: list[ValidationError] = field(default_factory=list)
+
+    def add(self, err: ValidationError) -> None:
+        self.errors.append(err)
+
+
+class Rule(Protocol):
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        """Append to ctx.errors what is wrong with `value` at `path` (value is not None)."""
+
+
+def type_error(path: str, value: Any, type_name: str) -> ValidationError:
+    return invalid(path, value, f"must be of type {type_name}")
+
+
+def unsupported(path: str, value: Any, supported: tuple[str, ...]) -> ValidationError:
+    """field.NotSupported."""
+    listed = ", ".join(f'"{s}"' for s in supported)
+    return ValidationError(path, f"Unsupported value: {show(value)}: supported values: {listed}")
+
+
+NameCheck = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Any_:
+    """A value ksched keeps but does not read: any JSON."""
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Str:
+    enum: tuple[str, ...] = ()
+    fmt: NameCheck | None = None  # upstream's IsDNS1123Label etc.; strict only
+    allow_empty_fmt: bool = True  # "" skips fmt (an optional name left empty)
+    enum_msg: str = ""  # upstream's Invalid text for a value outside `enum` (else NotSupported)
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, str):
+            ctx.add(type_error(path, value, "string"))
+            return
+        if self.enum and ctx.semantic and value not in self.enum:
+            ctx.add(invalid(path, value, self.enum_msg) if self.enum_msg else unsupported(path, value, self.enum))
+        if self.fmt is not None and ctx.strict and (value or not self.allow_empty_fmt):
+            for msg in self.fmt(value):
+                ctx.add(invalid(path, value, msg))
+
+
+@dataclass(frozen=True, slots=True)
+class Int:
+    bits: int = 32
+    lo: int | None = None
+    hi: int | None = None
+    range_msg: str = ""  # upstream's wording for lo/hi, e.g. "must be in the range 1-100"
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        lo, hi = INT32 if self.bits == 32 else INT64
+        if isinstance(value, bool) or not isinstance(value, int):
+            # With a stated range, a value of the wrong type is answered with the range
+            # ("weight: Invalid value: \"x\": must be in the range 1-100").
+            ctx.add(invalid(path, value, self.range_msg) if self.range_msg else type_error(path, value, f"int{self.bits}"))
+        elif not lo <= value <= hi:
+            beyond_stated = ctx.semantic and ((value > hi and self.hi is not None) or (value < lo and self.lo is not None))
+            ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)) if beyond_stated
+                    else type_error(path, value, f"int{self.bits}"))
+        elif ctx.semantic and ((self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi)):
+            ctx.add(invalid(path, value, self.range_msg or _range_msg(self.lo, self.hi)))
+
+
+def _range_msg(lo: int | None, hi: int | None) -> str:
+    if lo is not None and hi is not None:
+        return f"must be between {lo} and {hi}, inclusive"
+    if lo is not None:
+        return "must be greater than 0" if lo == 1 else f"must be greater than or equal to {lo}"
+    return f"must be less than or equal to {hi}"
+
+
+@dataclass(frozen=True, slots=True)
+class Bool:
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, bool):
+            ctx.add(type_error(path, value, "boolean"))
+
+
+@dataclass(frozen=True, slots=True)
+class Time:
+    """An RFC 3339 timestamp (metav1.Time)."""
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, str):
+            ctx.add(type_error(path, value, "string"))
+            return
+        try:
+            parse_time(value, path)
+        except (ValidationError, ValueError, OverflowError):
+            ctx.add(invalid(path, value, "must be an RFC 3339 timestamp"))
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A resource.Quantity: a string in quantity syntax, or a JSON number decoded as
+    Kubernetes decodes it (by its text). Its scheduler value must fit int64."""
+
+    nonnegative: bool = True
+    milli: bool = False  # cpu: MilliValue() must fit int64
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        amount = quantity_value(value, path, ctx)
+        if amount is None:
+            return
+        if self.nonnegative and amount < 0:
+            ctx.add(invalid(path, value, "must be greater than or equal to 0"))
+        bound, shown = (MAX_MILLI_QUANTITY, f"{INT64[1]}m") if self.milli else (MAX_QUANTITY, str(INT64[1]))
+        if abs(amount) > bound:
+            ctx.add(invalid(path, value, f"must be less than or equal to {shown}"))
+
+
+def quantity_value(value: Any, path: str, ctx: Ctx) -> Fraction | None:
+    """The amount `value` stands for, or None after adding the error."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        ctx.add(type_error(path, value, "quantity"))
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        ctx.add(invalid(path, value, QUANTITY_REGEX_MSG))
+        return None
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        return parse_quantity_text(text)
+    except ValueError:
+        ctx.add(invalid(path, value, QUANTITY_REGEX_MSG))
+        return None
+
+
+Check = Callable[[Mapping[str, Any], str, Ctx], None]
+
+
+def join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    """A JSON object with known fields. Unknown fields are kept unread (as the API
+    server drops fields it does not know, ksched neither reads nor refuses them).
+    A null field is the field left out."""
+
+    fields: Mapping[str, Rule]
+    required: tuple[str, ...] = ()
+    strict_required: tuple[str, ...] = ()  # required, except for the conformance driver
+    checks: tuple[Check, ...] = ()
+    required_detail: Mapping[str, str] = field(default_factory=dict)  # upstream's text after "Required value: "
+
+    def __post_init__(self) -> None:
+        missing = set(self.required + self.strict_required) - set(self.fields)
+        assert not missing, f"required fields without a rule: {sorted(missing)}"
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, dict):
+            ctx.add(type_error(path, value, "object"))
+            return
+        needed = (self.required if ctx.semantic else ()) + (self.strict_required if ctx.strict else ())
+        for key, rule in self.fields.items():  # in the schema's order, as upstream reports them
+            v = value.get(key)
+            if key in needed and _absent(v):
+                ctx.add(required(join(path, key), self.required_detail.get(key, "")))
+            elif v is not None:
+                rule.check(v, join(path, key), ctx)
+        if ctx.semantic:
+            for extra in self.checks:
+                extra(value, path, ctx)
+
+
+def _absent(v: Any) -> bool:
+    return v is None or v == "" or v == [] or v == {}
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    item: Rule
+    unique_key: str = ""  # items must differ in this field (Duplicate value)
+    max_items: int | None = None
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, list):
+            ctx.add(type_error(path, value, "array"))
+            return
+        if self.max_items is not None and len(value) > self.max_items:
+            ctx.add(ValidationError(path, f"Too many: {len(value)}: must have at most {self.max_items} items"))
+        seen: set[Any] = set()
+        for i, v in enumerate(value):
+            at = f"{path}[{i}]"
+            if v is None:
+                ctx.add(type_error(at, v, _type_name(self.item)))
+                continue
+            self.item.check(v, at, ctx)
+            if self.unique_key and ctx.semantic and isinstance(v, dict):
+                k = v.get(self.unique_key)
+                if isinstance(k, str) and k:
+                    if k in seen:
+                        ctx.add(duplicate(f"{at}.{self.unique_key}", k))
+                    seen.add(k)
+
+
+def _type_name(rule: Rule) -> str:
+    return {Obj: "object", Str: "string", ListOf: "array", MapOf: "object", Bool: "boolean",
+            Quantity: "quantity"}.get(type(rule), "int32" if isinstance(rule, Int) and rule.bits == 32 else "int64")
+
+
+@dataclass(frozen=True, slots=True)
+class MapOf:
+    """A JSON object with free keys (labels, resource lists, parameters)."""
+
+    value: Rule
+    key: NameCheck | None = None  # strict only
+    always_key: Callable[[str, str, Ctx], None] | None = None  # checked in every mode
+    values_at_map: bool = False  # a bad value is reported at the map's path (ValidateLabels)
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if not isinstance(value, dict):
+            ctx.add(type_error(path, value, "object"))
+            return
+        for k, v in value.items():
+            if not isinstance(k, str):
+                ctx.add(type_error(path, k, "string"))
+                continue
+            if self.key is not None and ctx.strict:
+                for msg in self.key(k):
+                    ctx.add(invalid(path, k, msg))
+            if self.always_key is not None:
+                self.always_key(k, path, ctx)
+            at = path if self.values_at_map else f"{path}[{k}]"
+            if v is None:
+                ctx.add(type_error(at, v, _type_name(self.value)))
+            else:
+                self.value.check(v, at, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class IntOrString:
+    """intstr.IntOrString (a PodDisruptionBudget's minAvailable, a port's targetPort)."""
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if isinstance(value, str):
+            return
+        Int(32).check(value, path, ctx)
+
+
+JSON_SCALARS = (str, int, float, bool)
+
+
+def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError | None:
+    """The first place `value` nests deeper than `limit` or holds something JSON
+    cannot (bytes, a non-string key): such a value could not be stored. Iterative: a
+    value nested thousands deep must not exhaust the stack here or anywhere after.
+    Paths are only built once something is wrong."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            if depth >= limit and v:
+                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
+            if not all(isinstance(k, str) for k in v):
+                return _not_json(value, path)
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            if depth >= limit and v:
+                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
+            stack.extend((x, depth + 1) for x in v)
+        elif v is not None and not isinstance(v, JSON_SCALARS):
+            return _not_json(value, path)
+    return None
+
+
+def _not_json(value: Any, path: str) -> ValidationError:
+    """The error for the first value or key (depth-first) that JSON cannot hold."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    return type_error(at, k, "string")
+                stack.append((x, join(at, k)))
+        elif isinstance(v, list):
+            stack.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
+        elif v is not None and not isinstance(v, JSON_SCALARS):
+            return invalid(at, repr(v)[:64], "must be a JSON value")
+    return invalid(path, "...", "must be a JSON value")
+
+
+def _path_to_depth(value: Any, path: str, depth: int) -> str:
+    """The path of the first value found `depth` levels down (depth-first)."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        v, at, d = stack.pop()
+        if d == depth:
+            return at
+        if isinstance(v, dict):
+            stack.extend((x, join(at, str(k)), d + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, f"{at}[{i}]", d + 1) for i, x in enumerate(v))
+    return path

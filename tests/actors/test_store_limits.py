@@ -1,0 +1,233 @@
+"""What the store holds is bounded, and reads never wait for a commit: object size,
+watch history compacted by count and bytes (Expired), Events by count and age,
+paged lists at one resourceVersion, committed reads while a batch commits, and
+client writes taking turns with bindings."""
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Sequence
+
+import pytest
+
+from actors.store import Gone, Invalid, NotFound, Store, StoreClient
+from actors.store.backend import Write
+from actors.store.history import EventLog, WatchHistory
+from actors.store.limits import StoreLimits
+from actors.store.memory import InMemoryBackend
+from actors.base import new_reply
+from actors.store.messages import Apply, Bind, EventRecord, TooLarge, WatchEvent
+
+from tests.actors.store_helpers import pod
+
+
+class GatedBackend(InMemoryBackend):
+    """An in-memory backend whose commits wait until the test opens the gate, so a
+    test can look at the store while a batch is being made durable. Records the
+    writes of each commit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.committing = asyncio.Event()
+        self.batches: list[list[Write]] = []
+
+    async def commit(self, writes: Sequence[Write]) -> None:
+        self.batches.append(list(writes))
+        self.committing.set()
+        await self.gate.wait()
+        self.committing.clear()
+        await super().commit(writes)
+
+
+@asynccontextmanager
+async def running(limits: StoreLimits | None = None, backend: InMemoryBackend | None = None,
+                  clock: Any = lambda: 0.0) -> AsyncIterator[tuple[Store, StoreClient]]:
+    store = Store(backend, limits=limits, clock=clock)
+    await store.load()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(store.run())
+        try:
+            yield store, StoreClient(store)
+        finally:
+            store.inbox.close()
+
+
+def names(objs: Sequence[Any]) -> list[str]:
+    return [o.name if hasattr(o, "name") else o["metadata"]["name"] for o in objs]
+
+
+# --- object size -------------------------------------------------------------------------------
+
+
+async def test_an_object_above_the_size_limit_is_too_large_and_nothing_of_its_apply_is_stored() -> None:
+    async with running(StoreLimits(max_object_bytes=4096)) as (store, c):
+        big = pod("big")
+        big["metadata"]["annotations"] = {"blob": "x" * 5000}
+        with pytest.raises(TooLarge, match=r'objects\[1\] \(Pod default/big\): Pod "default/big": object is \d+ bytes, '
+                                           r"above the limit of 4096 bytes"):
+            await c.apply([pod("small"), big])
+        assert store.resource_version == 0 and store.peek_all("Pod") == []
+        with pytest.raises(TooLarge):
+            await c.create(big)
+
+
+# --- watch history ---------------------------------------------------------------------------
+
+
+async def test_history_is_compacted_by_count_and_a_watch_from_before_it_is_expired() -> None:
+    async with running(StoreLimits(history_events=5)) as (store, c):
+        for i in range(10):
+            await c.create(pod(f"p{i}"))
+        assert (len(store.history), store.history.compacted_rv) == (5, 5)
+        with pytest.raises(Gone, match=r"too old resource version: 4 \(5\)"):
+            await c.watch(lambda ev: None, None, 4)
+        seen: list[int] = []
+        await c.watch(lambda ev: seen.append(ev.resource_version), None, 5)
+        assert seen == [6, 7, 8, 9, 10]
+
+
+async def test_history_is_compacted_by_bytes_under_churn_of_one_large_object() -> None:
+    async with running(StoreLimits(history_bytes=64 * 1024)) as (store, c):
+        p = pod("churn")
+        for i in range(50):
+            p["metadata"]["annotations"] = {"blob": str(i) * 10_000}
+            await c.apply([p])
+        assert store.history.bytes <= 64 * 1024
+        assert len(store.history) < 10  # about 10 KB a version
+        assert store.history.compacted_rv == 50 - len(store.history)
+
+
+def test_history_since_returns_the_events_after_a_version_in_order() -> None:
+    h = WatchHistory(max_events=3, max_bytes=1 << 20, start_rv=2)
+    evs = [WatchEvent("ADDED", "Pod", None, None, rv) for rv in range(3, 8)]  # type: ignore[arg-type]
+    for ev in evs:
+        h.append(ev, 10)
+    assert [e.resource_version for e in h.since(5)] == [6, 7]
+    assert h.compacted_rv == 4
+    h.check(4)
+    with pytest.raises(Gone):
+        h.check(3)
+
+
+# --- events ------------------------------------------------------------------------------------
+
+
+def rec(t: float, reason: str = "Scheduled") -> EventRecord:
+    return EventRecord("Normal", reason, "m", t)
+
+
+def test_events_are_bounded_per_object_in_all_and_by_age() -> None:
+    log = EventLog(max_events=5, ttl_seconds=100, per_object=3)
+    for i in range(4):
+        log.record("Pod", "a", rec(i, f"r{i}"))
+    assert [r.reason for r in log.for_object("Pod", "a")] == ["r1", "r2", "r3"]  # per object
+    for i in range(3):
+        log.record("Pod", f"b{i}", rec(10 + i))
+    assert len(log) == 5 and [r.reason for r in log.for_object("Pod", "a")] == ["r2", "r3"]  # in all: oldest go
+    log.record("Pod", "c", rec(111))  # more than 100 s after the oldest ones
+    assert [k for k in ("a", "b0", "b1", "b2", "c") if log.for_object("Pod", k)] == ["b1", "b2", "c"]
+    assert len(log) == 3
+
+
+async def test_events_older_than_their_time_to_live_are_not_served() -> None:
+    now = [0.0]
+    async with running(StoreLimits(event_ttl_seconds=60), clock=lambda: now[0]) as (store, c):
+        c.record_event("Pod", "default/p", "Normal", "Scheduled", "bound")
+        assert [r.reason for r in await c.events("Pod", "default/p")] == ["Scheduled"]
+        now[0] = 61.0
+        assert await c.events("Pod", "default/p") == []
+        assert len(store.event_log) == 0
+
+
+def test_one_noisy_object_does_not_grow_the_event_log_without_bound() -> None:
+    log = EventLog(max_events=1000, ttl_seconds=1e9, per_object=2)
+    log.record("Pod", "quiet", rec(0))
+    for i in range(10_000):
+        log.record("Pod", "noisy", rec(i))
+    assert len(log) == 3 and len(log._order) < 100
+
+
+# --- pages -------------------------------------------------------------------------------------
+
+
+async def test_pages_are_read_at_the_first_pages_version_whatever_changes_between_them() -> None:
+    async with running() as (store, c):
+        await c.apply([pod(f"p{i}") for i in range(6)])
+        first, rv, token = store.read_list("Pod", limit=2)
+        assert names(first) == ["p0", "p1"] and token
+        await c.delete("Pod", "default", "p3")  # not yet served: still in the snapshot
+        await c.create(pod("p25"))  # created after the snapshot: not in it
+        changed = pod("p4", labels={"v": "2"})
+        await c.apply([changed])
+        rest: list[Any] = []
+        while token:
+            page, page_rv, token = store.read_list("Pod", limit=2, continue_token=token)
+            assert page_rv == rv
+            rest += page
+        assert names(rest) == ["p2", "p3", "p4", "p5"]
+        assert [o.labels for o in rest if o.name == "p4"] == [{}]
+        now, _, _ = store.read_list("Pod")
+        assert names(now) == ["p0", "p1", "p2", "p25", "p4", "p5"]
+
+
+async def test_a_page_filters_by_namespace_and_selectors_and_fills_up_to_its_limit() -> None:
+    async with running() as (store, c):
+        await c.apply([pod(f"p{i}", ns=ns, labels={"app": "web" if i % 2 else "db"})
+                       for ns in ("a", "b") for i in range(6)])
+        page, _, token = store.read_list("Pod", "b", "app=web", limit=2)
+        assert [(o.namespace, o.name) for o in page] == [("b", "p1"), ("b", "p3")]
+        page, _, token = store.read_list("Pod", "b", "app=web", limit=2, continue_token=token)
+        assert [(o.namespace, o.name) for o in page] == [("b", "p5")] and token == ""
+
+
+async def test_a_continue_token_older_than_the_history_is_expired_and_a_forged_one_is_invalid() -> None:
+    async with running(StoreLimits(history_events=3)) as (store, c):
+        await c.apply([pod(f"p{i}") for i in range(4)])
+        _, _, token = store.read_list("Pod", limit=1)
+        for i in range(4):
+            await c.apply([pod(f"p{i}", labels={"v": "1"})])
+        with pytest.raises(Gone, match="too old continue token"):
+            store.read_list("Pod", limit=1, continue_token=token)
+        with pytest.raises(Invalid, match="continue: continue key is not valid"):
+            store.read_list("Pod", limit=1, continue_token="not-a-token")
+
+
+# --- reads while a batch commits ---------------------------------------------------------------
+
+
+async def test_reads_see_the_committed_state_while_a_batch_is_being_made_durable() -> None:
+    backend = GatedBackend()
+    async with running(backend=backend) as (store, c):
+        await c.create(pod("old", labels={"v": "1"}))
+        backend.gate.clear()
+        writing = asyncio.ensure_future(c.apply([pod("old", labels={"v": "2"}), pod("new")]))
+        await backend.committing.wait()
+        assert store.read("Pod", "default", "old").labels == {"v": "1"}
+        with pytest.raises(NotFound):
+            store.read("Pod", "default", "new")
+        items, rv, _ = store.read_list("Pod")
+        assert (names(items), rv) == (["old"], 1)
+        backend.gate.set()
+        await writing
+        assert store.read("Pod", "default", "old").labels == {"v": "2"}
+        assert names(store.read_list("Pod")[0]) == ["new", "old"]
+
+
+async def test_client_writes_beyond_a_turns_budget_wait_while_bindings_go_on() -> None:
+    backend = GatedBackend()
+    async with running(StoreLimits(client_writes_per_turn=3), backend=backend) as (store, c):
+        await c.apply([pod("bind-me")])
+        backend.gate.clear()
+        first = asyncio.ensure_future(c.apply([pod("x0")]))
+        await backend.committing.wait()  # the store is busy: what follows queues up in its inbox
+        asks = [Apply(objects=[pod(f"burst{i}-{j}") for j in range(3)], reply=new_reply()) for i in range(3)]
+        asks.append(Bind(namespace="default", name="bind-me", node_name="node-1", reply=new_reply()))
+        for msg in asks:
+            store.tell(msg)
+        backend.gate.set()
+        await asyncio.gather(first, *(m.reply for m in asks))
+        turns = [[w.key.split("/")[1] for w in batch] for batch in backend.batches[1:]]
+        assert turns == [["x0"], ["burst0-0", "burst0-1", "burst0-2", "bind-me"],
+                         ["burst1-0", "burst1-1", "burst1-2"], ["burst2-0", "burst2-1", "burst2-2"]]

@@ -1,0 +1,361 @@
+"""Queue cases (SCHEMA-ADDITIONS.md section 5): one SchedulingQueue (the data
+structure, actors/queue/scheduling_queue.py) driven through a case's steps on a
+fake clock, using only the operations the schema defines, and the
+isPodWorthRequeuing function cases.
+
+Not modelled (no case here depends on them): `requeue`'s `cycle` and
+`gatingEvents` (the legacy moveRequestCycle path of SchedulerQueueingHints=false),
+and the 1 s backoff window of SchedulerPopFromBackoffQ.
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from actors.queue.backoff_queue import backoff_duration_ns
+from actors.queue.scheduling_queue import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT, SchedulingQueue, Strategy
+from framework.api.objects import Pod
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, Code, QueuedPodInfo, QueueingHint, Status
+from framework.plugins.queuesort.priority_sort import PrioritySort
+
+STRATEGY_NAMES = {Strategy.SKIP: "queueSkip", Strategy.AFTER_BACKOFF: "queueAfterBackoff",
+                  Strategy.IMMEDIATELY: "queueImmediately"}
+_RESOURCES = {"UnscheduledPod": "UnschedulablePod"}
+
+
+class QueueCaseError(ValueError):
+    pass
+
+
+def parse_event(text: str) -> ClusterEvent:
+    """`Resource/Action[|Action]`, or one of the two wildcard events."""
+    if text == "UnschedulableTimeout":
+        return UNSCHEDULABLE_TIMEOUT
+    if text == "ForceActivate":
+        return FORCE_ACTIVATE
+    resource, _, actions = text.partition("/")
+    action = ActionType(0)
+    for a in actions.split("|"):
+        try:
+            action |= ActionType[a]
+        except KeyError:
+            raise QueueCaseError(f"event {text!r}: unknown action {a!r}") from None
+    return ClusterEvent(_RESOURCES.get(resource, resource), action, text)
+
+
+def _parse_time(text: str) -> int:
+    """RFC 3339 with nanoseconds -> Unix nanoseconds."""
+    base, _, frac = text.rstrip("Z").partition(".")
+    dt = datetime.datetime.fromisoformat(base).replace(tzinfo=datetime.timezone.utc)
+    return int(dt.timestamp()) * 1_000_000_000 + int((frac + "000000000")[:9] if frac else 0)
+
+
+@dataclass
+class HintCounter:
+    calls: int = 0
+
+
+def _hint_fn(entry: dict[str, Any], counter: HintCounter) -> Callable[[Pod, Any, Any], QueueingHint]:
+    def fn(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        counter.calls += 1
+        if entry.get("error"):
+            raise RuntimeError(entry["error"])
+        return QueueingHint.Queue if entry["hint"] == "Queue" else QueueingHint.QueueSkip
+    return fn
+
+
+def hint_map(entries: list[dict[str, Any]], counter: HintCounter) -> dict[str, list[ClusterEventWithHint]]:
+    out: dict[str, list[ClusterEventWithHint]] = {}
+    for e in entries:
+        out.setdefault(e["plugin"], []).append(ClusterEventWithHint(parse_event(e["event"]), _hint_fn(e, counter)))
+    return out
+
+
+def _pre_enqueue(plugins: list[dict[str, Any]]) -> Callable[[Pod], Status] | None:
+    if not plugins:
+        return None
+
+    def run(pod: Pod) -> Status:
+        for p in plugins:
+            if p["name"] == "SchedulingGates":
+                if pod.scheduling_gates:
+                    gates = "[" + " ".join(pod.scheduling_gates) + "]"
+                    return Status(Code.UnschedulableAndUnresolvable,
+                                  f"waiting for scheduling gates: {gates}", plugin="SchedulingGates")
+                continue
+            if not any(k in set(p.get("allowLabels") or []) for k in pod.labels):
+                return Status(Code.UnschedulableAndUnresolvable, "pod name not in allowlists", plugin=p["name"])
+        return Status()
+    return run
+
+
+def _key(pod_raw: dict[str, Any]) -> str:
+    meta = pod_raw.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+@dataclass
+class QueueRun:
+    case: dict[str, Any]
+    queue: SchedulingQueue = field(init=False)
+    t0_ns: int = 0
+    now_ns: int = 0
+    vars: dict[str, Any] = field(default_factory=dict)
+    popped: dict[str, QueuedPodInfo] = field(default_factory=dict)
+    last_object: dict[str, Pod] = field(default_factory=dict)
+    counter: HintCounter = field(default_factory=HintCounter)
+    failures: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        qcfg = self.case.get("queue") or {}
+        gates = self.case.get("featureGates") or {}
+        self.t0_ns = self.now_ns = _parse_time(qcfg["startTime"])
+        hints = hint_map(qcfg.get("queueingHints") or [], self.counter)
+        cluster = {_key(p): Pod(p) for p in self.case.get("clusterPods") or []}
+        self.queue = SchedulingQueue(
+            less=PrioritySort().less,
+            pre_enqueue=_pre_enqueue(qcfg.get("preEnqueuePlugins") or []),
+            hints_for=lambda pod: hints,
+            initial_backoff_seconds=qcfg.get("podInitialBackoffSeconds", 1),
+            max_backoff_seconds=qcfg.get("podMaxBackoffSeconds", 10),
+            max_in_unschedulable_seconds=qcfg.get("podMaxInUnschedulablePodsSeconds", 300),
+            pop_from_backoff_q=gates.get("SchedulerPopFromBackoffQ", True),
+        )
+        self.queue.nominator.accepts = lambda pod: pod.key in cluster and not cluster[pod.key].node_name
+
+    # --- names ------------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        # Seconds since T0: small floats keep nanosecond precision.
+        return (self.now_ns - self.t0_ns) / 1e9
+
+    def pod(self, alias: str) -> Pod:
+        if alias.startswith("$"):
+            return self.vars[alias[1:]]
+        pods = self.case.get("pods") or {}
+        if alias not in pods:
+            raise QueueCaseError(f"no pod alias {alias!r}")
+        return Pod(pods[alias])
+
+    def name(self, ref: str) -> str:
+        if ref.startswith("$"):
+            v = self.vars[ref[1:]]
+            return v.key if isinstance(v, Pod) else str(v)
+        return ref if "/" in ref else f"default/{ref}"
+
+    # --- steps ------------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        for i, step in enumerate(self.case.get("steps") or []):
+            self.step(i, step)
+        expect = self.case.get("expect") or {}
+        if expect.get("final"):
+            self.check("final", expect["final"])
+        if self.failures:
+            return {"final": {"failures": self.failures}, "error": "; ".join(self.failures)}
+        return {"final": expect.get("final")}
+
+    def step(self, i: int, s: dict[str, Any]) -> None:
+        q, op = self.queue, s["op"]
+        where = f"steps[{i}] ({op})"
+        if op == "add":
+            pod = self.pod(s["pod"])
+            self.last_object[pod.key] = pod
+            q.add(pod, self.now)
+        elif op == "pop":
+            qpi = q.pop()
+            if qpi is not None:
+                self.popped[qpi.pod.key] = qpi
+                if s.get("saveAs"):
+                    self.vars[s["saveAs"]] = qpi.pod
+            self.check_pop(where, qpi, s.get("expect") or {})
+        elif op == "requeue":
+            self.requeue(s)
+        elif op == "event":
+            accepts = s.get("preCheckAccepts")
+            pre = None if accepts is None else (lambda p, ok={self.name(a) for a in accepts}: p.key in ok)
+            q.move_all_to_active_or_backoff(parse_event(s["event"]), None, None, self.now, pre)
+        elif op == "update":
+            old, new = self.pod(s["old"]), self.pod(s["new"])
+            self.last_object[new.key] = new
+            q.update(old, new, self.now)
+        elif op == "delete":
+            q.delete(self.pod(s["pod"]))
+        elif op == "activate":
+            q.activate([self.pod(a) for a in s["pods"]], self.now)
+        elif op == "assignedPodAdded":
+            pod = self.pod(s["pod"])
+            q.move_all_to_active_or_backoff(parse_event("AssignedPod/Add"), None, pod, self.now,
+                                            cross_topology_only=True)
+        elif op == "assignedPodUpdated":
+            old = self.pod(s["old"]) if s.get("old") else None
+            new = self.pod(s["new"])
+            ev = parse_event(s["event"])
+            q.move_all_to_active_or_backoff(ev, old, new, self.now,
+                                            cross_topology_only=not ev.action & ActionType.UpdatePodScaleDown)
+        elif op == "nominate":
+            pod = self.pod(s["pod"])
+            node = s.get("node")
+            q.nominator.add(pod, node if node is not None else pod.nominated_node_name)
+        elif op == "deleteNominated":
+            q.nominator.delete(self.pod(s["pod"]))
+        elif op == "advance":
+            self.now_ns += int(round(s["seconds"] * 1e9))
+        elif op == "flushBackoffQ":
+            q.flush_backoff_completed(self.now)
+        elif op == "flushUnschedulable":
+            q.flush_unschedulable_leftover(self.now)
+        elif op == "saveCycle":
+            self.vars[s["as"]] = q.scheduling_cycle
+        elif op == "check":
+            self.check(where, s.get("expect") or {})
+        else:
+            raise QueueCaseError(f"{where}: unknown op")
+
+    def requeue(self, s: dict[str, Any]) -> None:
+        pod = self.pod(s["pod"])
+        if s.get("from") == "popped":
+            qpi = self.popped.get(pod.key)
+            if qpi is None:
+                raise QueueCaseError(f"requeue: {pod.key} was never popped")
+        else:
+            qpi = QueuedPodInfo(pod=pod, attempts=s.get("attempts", 0))
+            self.last_object[pod.key] = pod
+        if "unschedulablePlugins" in s:
+            qpi.unschedulable_plugins = set(s["unschedulablePlugins"])
+        if "pendingPlugins" in s:
+            qpi.pending_plugins = set(s["pendingPlugins"])
+        if s.get("gatedBy"):
+            qpi.gated, qpi.gating_plugin = True, s["gatedBy"]
+        self.queue.add_unschedulable_if_not_present(qpi, self.now)
+
+    # --- expectations ------------------------------------------------------------------------------
+
+    def fail(self, where: str, what: str, expected: Any, got: Any) -> None:
+        self.failures.append(f"{where}: {what}: expected {expected!r}, got {got!r}")
+
+    def check_pop(self, where: str, qpi: QueuedPodInfo | None, e: dict[str, Any]) -> None:
+        got = qpi.pod.key if qpi is not None else None
+        if "pod" in e:
+            want = self.name(e["pod"]) if e["pod"] is not None else None
+            if want != got:
+                self.fail(where, "pod", want, got)
+                return
+        if "notPod" in e and got == self.name(e["notPod"]):
+            self.fail(where, "notPod", e["notPod"], got)
+        if qpi is None:
+            return
+        for k, actual in (("attempts", qpi.attempts), ("gated", qpi.gated),
+                          ("unschedulablePlugins", sorted(qpi.unschedulable_plugins)),
+                          ("pendingPlugins", sorted(qpi.pending_plugins))):
+            if k in e:
+                want = sorted(e[k]) if isinstance(e[k], list) else e[k]
+                if want != actual:
+                    self.fail(where, k, want, actual)
+        if "initialAttemptAt" in e:
+            # The queue's clock starts at T0.
+            got_at = None if qpi.initial_attempt_timestamp is None else qpi.initial_attempt_timestamp / 1e9
+            if got_at is None or abs(got_at - e["initialAttemptAt"]) > 1e-9:
+                self.fail(where, "initialAttemptAt", e["initialAttemptAt"], got_at)
+
+    def sub_queues(self) -> dict[str, set[str]]:
+        q = self.queue
+        return {"activeQ": {x.pod.key for x in q.active_q.values()},
+                "backoffQ": {x.pod.key for x in q.backoff_q.values()} | {x.pod.key for x in q.error_backoff_q.values()},
+                "unschedulable": set(q.unschedulable)}
+
+    def in_flight_events(self) -> list[str]:
+        q = self.queue
+        entries: list[tuple[int, int, str]] = []
+        for key, seq in q.in_flight.items():
+            entries.append((seq, 1, f"pod:{key}"))  # after the events recorded before its pop
+        for seq, event, _, _ in q._in_flight_events:
+            label = event.label or f"{event.resource}/{event.action.name}"
+            entries.append((seq, 0, f"event:{label}"))
+        entries.sort(key=lambda e: (e[0], e[1]))
+        return [e[2] for e in entries]
+
+    def check(self, where: str, e: dict[str, Any]) -> None:
+        q = self.queue
+        subs = self.sub_queues()
+        names = lambda xs: {self.name(x) for x in xs}  # noqa: E731
+        for k in ("activeQ", "backoffQ"):
+            if k in e and names(e[k]) != subs[k]:
+                self.fail(where, k, sorted(names(e[k])), sorted(subs[k]))
+        for k, sub in (("activeQContains", "activeQ"), ("backoffQContains", "backoffQ"),
+                       ("unschedulableContains", "unschedulable")):
+            if k in e and not names(e[k]) <= subs[sub]:
+                self.fail(where, k, sorted(names(e[k])), sorted(subs[sub]))
+        for sub, pods in (e.get("notIn") or {}).items():
+            if names(pods) & subs[sub]:
+                self.fail(where, f"notIn.{sub}", sorted(names(pods)), sorted(subs[sub]))
+        if "notInAnyQueue" in e:
+            every = subs["activeQ"] | subs["backoffQ"] | subs["unschedulable"]
+            if names(e["notInAnyQueue"]) & every:
+                self.fail(where, "notInAnyQueue", sorted(names(e["notInAnyQueue"])), sorted(every))
+        if "counts" in e:
+            got = {"active": len(q.active_q), "backoff": len(q.backoff_q) + len(q.error_backoff_q),
+                   "unschedulableTotal": len(q.unschedulable)}
+            for k, v in e["counts"].items():
+                if got[k] != v:
+                    self.fail(where, f"counts.{k}", v, got[k])
+        if "gated" in e:
+            gated = {k for k, x in q.unschedulable.items() if x.gated}
+            if not names(e["gated"]) <= gated:
+                self.fail(where, "gated", sorted(names(e["gated"])), sorted(gated))
+        if "inFlight" in e and names(e["inFlight"]) != set(q.in_flight):
+            self.fail(where, "inFlight", sorted(names(e["inFlight"])), sorted(q.in_flight))
+        if "inFlightEvents" in e:
+            got_events = self.in_flight_events()
+            want = [x if not x.startswith("pod:") else "pod:" + self.name(x[4:]) for x in e["inFlightEvents"]]
+            if want != got_events:
+                self.fail(where, "inFlightEvents", want, got_events)
+        nominated = {n: [pi.pod.key for pi in q.nominator.pods_for_node(n)] for n in q.nominator.nodes()}
+        nominated = {n: v for n, v in nominated.items() if v}
+        if "nominated" in e:
+            want_nom = {n: [self.name(p) for p in v] for n, v in e["nominated"].items()}
+            if want_nom != nominated:
+                self.fail(where, "nominated", want_nom, nominated)
+        for n, pods in (e.get("nominatedFor") or {}).items():
+            if [self.name(p) for p in pods] != nominated.get(n, []):
+                self.fail(where, f"nominatedFor.{n}", pods, nominated.get(n, []))
+        if "nominatedNodeCount" in e and e["nominatedNodeCount"] != len(nominated):
+            self.fail(where, "nominatedNodeCount", e["nominatedNodeCount"], len(nominated))
+        if "pendingPods" in e:
+            pending = subs["activeQ"] | subs["backoffQ"] | subs["unschedulable"]
+            if names(e["pendingPods"]) != pending:
+                self.fail(where, "pendingPods", sorted(names(e["pendingPods"])), sorted(pending))
+        for ref in e.get("holdsUpdatedObject") or []:
+            key = self.name(ref)
+            held = q.get(key)
+            if held is None or held.pod.raw != self.last_object[key].raw:
+                self.fail(where, "holdsUpdatedObject", key, None if held is None else held.pod.raw)
+        for ref, seconds in (e.get("backoffSeconds") or {}).items():
+            key = self.name(ref)
+            qpi = q.get(key) or self.popped.get(key)
+            got_s = None if qpi is None else backoff_duration_ns(qpi.attempts, q.initial_backoff_ns, q.max_backoff_ns) / 1e9
+            if got_s != seconds:
+                self.fail(where, f"backoffSeconds.{key}", seconds, got_s)
+
+
+def run_queue_case(case: dict[str, Any]) -> dict[str, Any]:
+    if case.get("function") == "isPodWorthRequeuing":
+        return run_is_pod_worth_requeuing(case)
+    return QueueRun(case).run()
+
+
+def run_is_pod_worth_requeuing(case: dict[str, Any]) -> dict[str, Any]:
+    inp = case["input"]
+    counter = HintCounter()
+    hints = hint_map(inp.get("queueingHints") or [], counter)
+    q = SchedulingQueue(less=PrioritySort().less, hints_for=lambda pod: hints)
+    info = inp["podInfo"]
+    qpi = QueuedPodInfo(pod=Pod(info["pod"]), unschedulable_plugins=set(info.get("unschedulablePlugins") or []),
+                        pending_plugins=set(info.get("pendingPlugins") or []))
+    old = Pod(inp["oldObj"]) if isinstance(inp.get("oldObj"), dict) and inp["oldObj"].get("spec") is not None else inp.get("oldObj")
+    new = Pod(inp["newObj"]) if isinstance(inp.get("newObj"), dict) and inp["newObj"].get("spec") is not None else inp.get("newObj")
+    strategy = q.worth_requeuing(qpi, parse_event(inp["event"]), old, new)
+    return {"strategy": STRATEGY_NAMES[strategy], "hintCalls": counter.calls}
+
