@@ -91,8 +91,8 @@ class HaDaemon(Daemon):
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
                 self.phase = "running"
                 self._ready = True
-                print(f"ksched serving on {host}:{port} (etcd {','.join(self.settings.endpoints)}, "
-                      f"identity {self.identity})", file=sys.stderr, flush=True)
+                log.info("state in etcd %s; identity %s", ",".join(self.settings.endpoints), self.identity)
+                print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)  # the line scripts wait for
                 await self.stop_requested.wait()
                 self._ready = False
                 self.phase = "stopping:listeners"
