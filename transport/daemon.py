@@ -38,7 +38,7 @@ from transport.metrics import SchedulerMetrics
 from transport.server import Server
 from transport.service import StoreService
 from transport.web import WebDeps
-from transport.web.feed import waiters
+from transport.web.feed import Waiter, waiters
 
 log = logging.getLogger("ksched.daemon")
 
@@ -179,17 +179,21 @@ class Daemon:
 def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline) -> WebDeps:
     """The cluster page's view of the running system (transport.web)."""
     return WebDeps(service=service, registry=metrics.registry, token=token,
-                   waiting=lambda: waiters(pipeline.waiting_room.waiting_pods, pipeline.clock.now(), time.time()))
+                   waiting=lambda: _page_waiters(pipeline))
+
+
+async def _page_waiters(pipeline: Pipeline) -> list[Waiter]:
+    return waiters(await pipeline.list_waiting(), pipeline.clock.now(), time.time())
 
 
 async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
-    s = pipeline.scheduler.stats
+    s = await pipeline.scheduler_stats()
     return {
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": pipeline.scheduler.bindings.running},
-        "waitingPods": len(pipeline.waiting_room.waiting_pods),
+                      "bindingCycles": s.binding_cycles},
+        "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
 
