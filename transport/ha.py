@@ -153,9 +153,9 @@ class HaDaemon(Daemon):
 
     def _web(self, service: StoreService, token: str | None) -> WebDeps:
         """The cluster page on every daemon; Permit waiters are the leader's alone."""
-        def waiting() -> Any:
+        async def waiting() -> Any:
             p = self.pipeline
-            return waiters(p.waiting_room.waiting_pods if p is not None else (), time.time(), time.time())
+            return [] if p is None else waiters(await p.list_waiting(), p.clock.now(), time.time())
 
         return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting)
 
