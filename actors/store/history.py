@@ -15,6 +15,7 @@ Pure: no I/O, no clock of its own (times are passed in).
 """
 from __future__ import annotations
 
+import bisect
 import collections
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
@@ -58,8 +59,8 @@ class PastEvent:
 
 
 class WatchHistory:
-    """Committed watch events in resourceVersion order, contiguous from
-    `compacted_rv + 1` to the newest."""
+    """Committed watch events in resourceVersion order, every one after
+    `compacted_rv` up to the newest."""
 
     __slots__ = ("max_events", "max_bytes", "compacted_rv", "bytes", "_events")
 
@@ -97,7 +98,9 @@ class WatchHistory:
         """The kept events after `from_rv`, oldest first (check() first)."""
         if not self._events:
             return
-        start = max(0, from_rv - self._events[0][0].resource_version + 1)
+        # resourceVersions increase but need not be contiguous (etcd: one revision per
+        # transaction, shared by its writes, and revisions spent on other keys)
+        start = bisect.bisect_right(self._events, from_rv, key=lambda e: e[0].resource_version)
         for i in range(start, len(self._events)):
             yield self._events[i][0]
 
