@@ -183,6 +183,8 @@ def pick_one_node_for_preemption(
     left wins (upstream pickOneNodeForPreemption)."""
     if not victims:
         return ""
+    if not score_funcs and all(c.victims for c in victims.values()):
+        return _pick_by_default_order(victims)
     nodes = list(victims)
     for fn in score_funcs or default_score_funcs(victims):
         best: list[str] = []
@@ -198,6 +200,21 @@ def pick_one_node_for_preemption(
             return best[0]
         nodes = best
     return nodes[0]
+
+
+def _pick_by_default_order(victims: dict[str, Candidate]) -> str:
+    """pick_one_node_for_preemption with the default score functions, as one key per
+    node: narrowing to the best of each function in turn and taking the first node
+    left is taking the first node with the greatest tuple of their values."""
+
+    def key(node: str) -> tuple[int, int, int, int, int]:
+        c = victims[node]
+        vs = c.victims
+        t = earliest_start_time_of_highest_priority(vs)
+        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + _PRIORITY_SHIFT for p in vs), -len(vs),
+                _MIN_INT64 if t is None else t)
+
+    return max(victims, key=key)
 
 
 def aggregate_errors(errors: Sequence[str]) -> str:

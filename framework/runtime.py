@@ -390,6 +390,8 @@ class Framework:
         if names is not None:
             if not names:
                 return None
+            if not isinstance(names, (set, frozenset)):
+                names = set(names)  # a list (the queue's nominator) is searched per node
             flags = [ni.name in names for ni in nodes]
         else:
             nominated = handle.nominated_pods_for_node
@@ -410,7 +412,18 @@ class Framework:
             return [err] * len(nodes)
         if raw.count(None) == len(raw):
             return None
-        return [_OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st) for st in raw]
+        # A batch form may share one Status among nodes: word each object once.
+        worded: dict[int, Status] = {}
+        out: list[Status] = []
+        for st in raw:
+            if st is None:
+                out.append(_OK)
+                continue
+            v = worded.get(id(st))
+            if v is None:
+                v = worded[id(st)] = _OK if st.code == Code.Success else self._filter_verdict(pl.name, st)
+            out.append(v)
+        return out
 
     def _filter_one(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         try:

@@ -16,6 +16,7 @@ from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState, NodeToStatus
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
+from framework.preemption import Candidate, default_score_funcs, importance_key, pick_one_node_for_preemption
 from framework.waiting import WaitingPodsMap
 from tests.framework.preemption_builders import pdb
 
@@ -135,3 +136,16 @@ def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
     w = _World(seed)
     state, m = w.filtered()
     assert w.plugin.fast_victims(state, w.preemptor, m) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_choosing_the_node_by_one_key_equals_narrowing_by_each_criterion_in_turn(seed: int) -> None:
+    rng = random.Random(seed)
+    candidates: dict[str, Candidate] = {}
+    for i in range(rng.randrange(2, 40)):
+        victims = [_pod(rng, f"v{i}-{k}", node_name=f"n{i}", priority=rng.choice([0, 1, 2]))
+                   for k in range(rng.randrange(1, 4))]
+        victims.sort(key=importance_key)
+        candidates[f"n{i}"] = Candidate(f"n{i}", victims, rng.choice([0, 0, 1]))
+    narrowed = pick_one_node_for_preemption(candidates, default_score_funcs(candidates))
+    assert pick_one_node_for_preemption(candidates) == narrowed

@@ -80,7 +80,7 @@ class ResourceVictims:
         handle = fwk.handle
         names = handle.nodes_with_nominated_pods()
         if names is not None:
-            nominated: Callable[[str], bool] = names.__contains__
+            nominated: Callable[[str], bool] = frozenset(names).__contains__
         else:
             def nominated(node_name: str) -> bool:
                 return bool(handle.nominated_pods_for_node(node_name))
