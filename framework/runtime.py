@@ -51,6 +51,11 @@ POINT_METHODS = {
 
 _OK = Status()
 
+# In-tree Filter plugins whose verdict on a node reads only the node (its spec,
+# labels, taints), never the pods on it; each rejects with UnschedulableAndUnresolvable.
+POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+RESOURCE_FILTER = "NodeResourcesFit"
+
 
 def _ok() -> Status:
     return Status()
@@ -288,10 +293,6 @@ class Framework:
                 return result, Status(Code.UnschedulableAndUnresolvable, msg), set(with_nodes)
         return result, _ok(), set(with_nodes)
 
-    def pre_filter_extensions(self) -> list[tuple[Any, Any]]:
-        """(plugin, its PreFilterExtensions) for each PreFilter plugin that has them."""
-        return list(self._pre_filter_extensions)
-
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
         return self._run_extension(state, pod, pod_info, node_info, "add_pod", "AddPod")
 
@@ -335,6 +336,23 @@ class Framework:
         return all(has_batch_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
+    def pods_read_only_by_fit(self, state: CycleState) -> bool:
+        """Whether, for this cycle's pod, NodeResourcesFit is the only active Filter
+        plugin that reads the pods on a node (every other active one is an in-tree
+        POD_INDEPENDENT_FILTERS plugin) and no PreFilter extension (AddPod/RemovePod)
+        runs. Then a node that passes the filters also passes them with fewer pods."""
+        skip = state.skip_filter_plugins or ()
+        if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
+            return False
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            if pl.name not in POD_INDEPENDENT_FILTERS and pl.name != RESOURCE_FILTER:
+                return False
+            if not type(self.plugins.get(pl.name)).__module__.startswith("framework.plugins."):
+                return False
+        return True
+
     def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
         """run_filter_with_nominated_pods for each node, with one batch call per plugin
         over the nodes still passing: a node's status is its first plugin that does
@@ -356,9 +374,11 @@ class Framework:
         with_nominated = self._with_nominated_pods(nodes)
         if with_nominated:
             pending = []
+            one_pass = self.pods_read_only_by_fit(state)
             for i, ni in enumerate(nodes):
                 if with_nominated[i]:
-                    st = self.run_filter_with_nominated_pods(state, pod, ni)
+                    st = (self._filter_with_nominated_pods_once(state, pod, ni) if one_pass
+                          else self.run_filter_with_nominated_pods(state, pod, ni))
                     if st.code != Code.Success:
                         failed[i] = st
                 else:
@@ -465,6 +485,19 @@ class Framework:
         if added and status.is_success():
             status = self.run_filter(state, pod, node_info)
         return status
+
+    def _filter_with_nominated_pods_once(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """run_filter_with_nominated_pods where pods_read_only_by_fit holds: no
+        extension changes the state, and a node passing with the nominated pods
+        passes without them, so the run with them added decides alone."""
+        added = [pi for pi in self.handle.nominated_pods_for_node(node_info.name)
+                 if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid]
+        if not added:
+            return self.run_filter(state, pod, node_info)
+        info2 = node_info.clone()
+        for pi in added:
+            info2.add_pod(pi)
+        return self.run_filter(state, pod, info2)
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
         outcome = _PostFilterOutcome()

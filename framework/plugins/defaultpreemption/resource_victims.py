@@ -12,10 +12,9 @@ It answers only where that reduction is exact, and says None (take the
 simulation) everywhere else:
 - the pod asks for no scalar (extended) resource;
 - every Filter plugin that runs for the pod is NodeResourcesFit or one whose
-  verdict does not depend on the pods on the node (`POD_INDEPENDENT_FILTERS`),
-  and those come before NodeResourcesFit, so a node that failed at
-  NodeResourcesFit has passed them all;
-- no PreFilter extension (AddPod/RemovePod) runs for the pod;
+  verdict does not depend on the pods on the node, no PreFilter extension
+  (AddPod/RemovePod) runs (Framework.pods_read_only_by_fit), and NodeResourcesFit
+  comes last, so a node that failed at NodeResourcesFit has passed all others;
 - the node failed this cycle at NodeResourcesFit, no pod is nominated to it, and
   once all candidate victims are gone the pod fits (otherwise the simulation
   words the Fit status).
@@ -31,10 +30,6 @@ from framework.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, NodeResour
 from framework.preemption import filter_pods_with_pdb_violation
 
 FIT = NodeResourcesFit.name
-
-# Filter plugins whose verdict on a node reads only the node (its spec, labels,
-# taints), never the pods on it. All of them reject with UnschedulableAndUnresolvable.
-POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 
 # (victims most important first, how many of them violate a PDB)
 Victims = tuple[list[Pod], int]
@@ -70,9 +65,7 @@ class ResourceVictims:
         fit_at = next((i for i, pl in enumerate(active) if pl.name == FIT), None)
         if fit_at is None or fit_at != len(active) - 1 or not isinstance(active[fit_at], NodeResourcesFit):
             return None
-        if any(pl.name not in POD_INDEPENDENT_FILTERS for pl in active[:fit_at]):
-            return None
-        if any(pl.name not in skip for pl, _ in fwk.pre_filter_extensions()):
+        if not fwk.pods_read_only_by_fit(state):
             return None
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState) or s.request.scalar:
