@@ -133,6 +133,16 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 
+    def _lower_and_eligible(self, preemptor: Pod) -> Callable[[NodeInfo, PodInfo, Pod], bool]:
+        """is_preemption_allowed for one preemptor, its priority read once."""
+        priority = preemptor.priority
+        eligible = self.is_eligible_pod
+
+        def allowed(node_info: NodeInfo, victim: PodInfo, pod: Pod) -> bool:
+            return victim.pod.priority < priority and eligible(node_info, victim, pod)
+
+        return allowed
+
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """False with the reason when the pod must not preempt: its policy is Never,
         or victims of its earlier preemption are still terminating on its nominated node."""
@@ -155,8 +165,10 @@ class DefaultPreemption:
         A subclass that chooses victims its own way gets none."""
         if not self.fast_dry_run or type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
             return None
-        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, self.is_preemption_allowed,
-                                           self.importance_key)
+        allowed = self.is_preemption_allowed
+        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
+            allowed = self._lower_and_eligible(pod)
+        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, allowed, self.importance_key)
         return selector.select if selector is not None else None
 
     def select_victims_on_node(
