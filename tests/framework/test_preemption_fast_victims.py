@@ -149,3 +149,38 @@ def test_choosing_the_node_by_one_key_equals_narrowing_by_each_criterion_in_turn
         candidates[f"n{i}"] = Candidate(f"n{i}", victims, rng.choice([0, 0, 1]))
     narrowed = pick_one_node_for_preemption(candidates, default_score_funcs(candidates))
     assert pick_one_node_for_preemption(candidates) == narrowed
+
+
+def _plain_world() -> _World:
+    seed = next(s for s in range(200) if not _World(s).preemptor.host_ports)
+    return _World(seed)
+
+
+def test_only_fit_reads_pods_for_a_plain_pod_in_the_default_profile() -> None:
+    w = _plain_world()
+    state, m = w.filtered()
+    assert w.fwk.pods_read_only_by_fit(state)
+    assert w.plugin.fast_victims(state, w.preemptor, m) is not None
+
+
+def test_a_pod_with_required_anti_affinity_gets_no_shortcut() -> None:
+    w = _plain_world()
+    w.preemptor = Pod({**w.preemptor.raw, "spec": {**w.preemptor.raw["spec"], "affinity": {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}})
+    state, m = w.filtered()
+    assert not w.fwk.pods_read_only_by_fit(state)
+    assert w.plugin.fast_victims(state, w.preemptor, m) is None
+
+
+def test_a_plugin_that_chooses_victims_its_own_way_gets_no_shortcut() -> None:
+    w = _plain_world()
+
+    class OwnVictims(DefaultPreemption):
+        def select_victims_on_node(self, state, pod, node_info, pdbs):  # noqa: ANN001, ANN201
+            return super().select_victims_on_node(state, pod, node_info, pdbs)
+
+    own = OwnVictims(w.handle, 10, 100)
+    own.set_framework(w.fwk)
+    state, m = w.filtered()
+    assert own.fast_victims(state, w.preemptor, m) is None
