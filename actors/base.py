@@ -52,8 +52,11 @@ class Mailbox(Generic[M]):
 
     def put(self, msg: M) -> None:
         if self._closed:
-            _fail_reply(msg, MailboxClosed(f"{self.name or 'actor'} is stopped"))
-            raise MailboxClosed(f"{self.name or 'actor'} is stopped")
+            err = MailboxClosed(f"{self.name or 'actor'} is stopped")
+            reply = _fail_reply(msg, err)
+            if reply is not None:
+                reply.exception()  # the sender hears it from the raise below; no "never retrieved" warning
+            raise err
         self._items.append(msg)
         self._wake()
 
@@ -87,10 +90,13 @@ class Mailbox(Generic[M]):
             self._waiter.set_result(None)
 
 
-def _fail_reply(msg: Any, err: BaseException) -> None:
+def _fail_reply(msg: Any, err: BaseException) -> asyncio.Future[Any] | None:
+    """Fail the message's reply Future, if it has one still open; returns it."""
     reply = getattr(msg, "reply", None)
     if isinstance(reply, asyncio.Future) and not reply.done():
         reply.set_exception(err)
+        return reply
+    return None
 
 
 def new_reply() -> asyncio.Future[Any]:
