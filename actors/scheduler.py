@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence, Union, assert_never
 
 from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
-from actors.clock import Clock
+from actors.clock import Clock, now_ns
 from actors.events import event_for
 from actors.extenders import explain_extenders
 from actors.extenders import schedule_pod as extender_schedule_pod
@@ -60,11 +60,12 @@ from framework.algorithm import (
     explain,
 )
 from framework.api.objects import Pod
+from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender, narrow_preemption_candidates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
-from framework.preemption import Candidate
+from framework.preemption import Candidate, as_terminating_by_preemption
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -596,6 +597,13 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
         self._evicted += 1
+        if victim.node_name and self.cache.get_pod(victim.key) is not None and not self.cache.is_assumed(victim):
+            # Until its deletion comes back from the store, the victim stays in the cache
+            # as upstream's would see it: terminating by preemption. So the preemptor,
+            # retried before then, waits for it (PodEligibleToPreemptOthers) rather than
+            # preempting a second node.
+            stamp = format_time(now_ns(self.clock))
+            self.cache.update_pod(as_terminating_by_preemption(victim, stamp, preemptor))
         self.preempted.append(victim.key)
         self.store.record_event("Pod", victim.key, "Normal", "Preempted", message)
         self.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))

@@ -111,6 +111,20 @@ def earliest_start_time_of_highest_priority(victims: Sequence[Pod]) -> int | Non
     return earliest
 
 
+def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: Pod) -> Pod:
+    """The victim as upstream's cache sees it once preemption has marked and deleted
+    it: DisruptionTarget=True (reason PreemptionByScheduler) and a deletionTimestamp.
+    Only the dicts that change are copied."""
+    raw = pod.raw
+    meta = {**raw.get("metadata", {}), "deletionTimestamp": deletion_timestamp}
+    status = dict(raw.get("status") or {})
+    condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                 "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"}
+    status["conditions"] = [c for c in status.get("conditions") or [] if not (
+        isinstance(c, dict) and c.get("type") == DISRUPTION_TARGET)] + [condition]
+    return Pod({**raw, "metadata": meta, "status": status})
+
+
 def pod_terminating_by_preemption(pod: Pod) -> bool:
     """Deleting, and marked DisruptionTarget=True by scheduler preemption."""
     if not pod.is_deleting:

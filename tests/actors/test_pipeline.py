@@ -249,3 +249,29 @@ async def test_a_bad_configuration_fails_start_and_leaves_no_task() -> None:
         raise AssertionError("start() accepted an unknown plugin")
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert p.phase == "stopped"
+
+
+async def test_a_victim_stays_terminating_by_preemption_in_the_cache_until_its_deletion_is_seen() -> None:
+    from framework.preemption import pod_terminating_by_preemption
+
+    clock = FakeClock()
+    async with Pipeline(None, clock=clock) as p:
+        await p.client.apply([node("n1", cpu="1")])
+        await p.client.create(pod("low", cpu="800m", priority=0))
+        await p.run_until_quiescent()
+        s = p.scheduler
+        low = s.cache.get_pod("default/low")
+        high = Pod({**pod("high", cpu="800m", priority=100), "status": {"nominatedNodeName": "n1"}})
+        fwk = s.frameworks["default-scheduler"]
+        preemption = next(pl for pl in fwk.post_filter_plugins if pl.name == "DefaultPreemption")
+
+        def eligible() -> tuple[bool, str]:
+            s.cache.update_snapshot(s.snapshot)
+            fwk.handle.set_snapshot(s.snapshot)
+            return preemption.pod_eligible_to_preempt_others(high, None)
+
+        s.evict(low, high, "preempted by default/high on node n1")  # the store has not seen the delete yet
+        assert pod_terminating_by_preemption(s.cache.get_pod("default/low"))
+        assert eligible() == (False, "not eligible due to a terminating pod on the nominated node.")
+        await p.run_until_quiescent()
+        assert s.cache.get_pod("default/low") is None and eligible() == (True, "")
