@@ -131,6 +131,24 @@ def test_the_shortcut_answers_for_most_nodes_of_these_clusters(monkeypatch: pyte
     assert not all(answered)  # and some nodes still take the simulation
 
 
+def test_the_shortcut_also_answers_for_nodes_with_pods_nominated_to_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nominated pods of at least the preemptor's priority count as running on the
+    node; the equivalence above covers those nodes only if the shortcut takes them."""
+    answered_nominated = []
+    select = ResourceVictims.select
+
+    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
+        got = select(self, ni, pdbs)
+        if got is not None and any(pi.pod.priority >= self.pod.priority for pi in self.nominated_pods(ni.name)):
+            answered_nominated.append(ni.name)
+        return got
+
+    monkeypatch.setattr(ResourceVictims, "select", counting)
+    for seed in range(CASES):
+        _dry_run(seed, fast=True)
+    assert len(answered_nominated) >= 5
+
+
 def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
     seed = next(s for s in range(200) if _World(s).preemptor.host_ports)
     w = _World(seed)

@@ -15,9 +15,14 @@ simulation) everywhere else:
   verdict does not depend on the pods on the node, no PreFilter extension
   (AddPod/RemovePod) runs (Framework.pods_read_only_by_fit), and NodeResourcesFit
   comes last, so a node that failed at NodeResourcesFit has passed all others;
-- the node failed this cycle at NodeResourcesFit, no pod is nominated to it, and
-  once all candidate victims are gone the pod fits (otherwise the simulation
-  words the Fit status).
+- the node failed this cycle at NodeResourcesFit, and once all candidate victims
+  are gone the pod fits (otherwise the simulation words the Fit status).
+
+Pods nominated to the node with at least the preemptor's priority (other than the
+preemptor) count as running there, as RunFilterPluginsWithNominatedPods adds
+them: under these conditions its second pass without them cannot fail where the
+first passed, so their pod count and requests simply join the node's sums. They
+are never victims (they are not on the node).
 """
 from __future__ import annotations
 
@@ -38,14 +43,16 @@ Victims = tuple[list[Pod], int]
 class ResourceVictims:
     """For one preemptor in one cycle: victims on a node from its numbers alone."""
 
-    __slots__ = ("pod", "statuses", "nominated", "allowed", "importance_key",
+    __slots__ = ("pod", "statuses", "nominated", "nominated_pods", "allowed", "importance_key",
                  "want_cpu", "want_mem", "want_eph")
 
     def __init__(self, pod: Pod, request: Any, statuses: NodeToStatus, nominated: Callable[[str], bool],
+                 nominated_pods: Callable[[str], Sequence[PodInfo]],
                  allowed: Callable[[NodeInfo, PodInfo, Pod], bool], importance_key: Callable[[Pod], Any]) -> None:
         self.pod = pod
         self.statuses = statuses
         self.nominated = nominated
+        self.nominated_pods = nominated_pods
         self.allowed = allowed
         self.importance_key = importance_key
         self.want_cpu = request.milli_cpu
@@ -77,7 +84,7 @@ class ResourceVictims:
         else:
             def nominated(node_name: str) -> bool:
                 return bool(handle.nominated_pods_for_node(node_name))
-        return cls(pod, s.request, statuses, nominated, allowed, importance_key)
+        return cls(pod, s.request, statuses, nominated, handle.nominated_pods_for_node, allowed, importance_key)
 
     def _fits(self, count: int, cpu: int, mem: int, eph: int, ni: NodeInfo) -> bool:
         """NodeResourcesFit's verdict for a node with `count` pods requesting these sums."""
@@ -91,7 +98,7 @@ class ResourceVictims:
         """What select_victims_on_node returns for `ni` when it succeeds, or None
         when this node needs the simulation."""
         st = self.statuses.get(ni.name)
-        if st.plugin != FIT or st.code != Code.Unschedulable or self.nominated(ni.name):
+        if st.plugin != FIT or st.code != Code.Unschedulable:
             return None
         pod = self.pod
         potential = [pi for pi in ni.pods if self.allowed(ni, pi, pod)]
@@ -99,6 +106,15 @@ class ResourceVictims:
             return None
         used = ni.requested
         count, cpu, mem, eph = len(ni.pods), used.milli_cpu, used.memory, used.ephemeral_storage
+        if self.nominated(ni.name):
+            for pi in self.nominated_pods(ni.name):
+                p = pi.pod
+                if p.priority >= pod.priority and p.uid != pod.uid:
+                    r = p.resource
+                    count += 1
+                    cpu += r.milli_cpu
+                    mem += r.memory
+                    eph += r.ephemeral_storage
         for pi in potential:
             r = pi.pod.resource
             count -= 1
