@@ -149,6 +149,23 @@ def test_the_shortcut_also_answers_for_nodes_with_pods_nominated_to_them(monkeyp
     assert len(answered_nominated) >= 5
 
 
+@pytest.mark.parametrize("seed", range(CASES))
+def test_filtering_with_nominated_pods_in_one_pass_says_what_the_two_passes_say(seed: int) -> None:
+    """Where only Fit reads pods, the one pass over the node with its nominated pods
+    (a light copy, not clone + add_pod) gives every node the two-pass verdict."""
+    w = _World(seed)
+    state = CycleState()
+    w.fwk.run_pre_filter(state, w.preemptor)
+    if not w.fwk.pods_read_only_by_fit(state):
+        pytest.skip("this cluster's preemptor needs the two passes")
+    for ni in w.snapshot.list():
+        pods_before, requested_before = len(ni.pods), ni.requested.clone()
+        one = w.fwk._filter_with_nominated_pods_once(state, w.preemptor, ni)
+        two = w.fwk.run_filter_with_nominated_pods(state, w.preemptor, ni)
+        assert (one.code, one.plugin, one.message()) == (two.code, two.plugin, two.message()), ni.name
+        assert (len(ni.pods), ni.requested) == (pods_before, requested_before)
+
+
 def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
     seed = next(s for s in range(200) if _World(s).preemptor.host_ports)
     w = _World(seed)
