@@ -72,10 +72,11 @@ class PreemptionPolicy(Protocol):
 
 
 # Victims on one node without simulating it, or None where the simulation must run:
-# (node, pdbs) -> (victims, number violating a PDB) | None. A policy may offer one per
-# cycle through `fast_victims(state, pod, node_to_status)`; its answers must equal
-# what select_victims_on_node returns on success.
-FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | None"]
+# (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
+# may offer one per cycle through `fast_victims(state, pod, node_to_status)`; its
+# answers must equal what select_victims_on_node returns (victims on success, the
+# status when the pod cannot fit there).
+FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
 # --- pod ordering -----------------------------------------------------------------------------
@@ -361,7 +362,9 @@ class Evaluator:
         for i in range(n):
             ni = potential_nodes[(offset + i) % n]
             got = fast(ni, pdbs) if fast is not None else None
-            if got is not None:
+            if isinstance(got, Status):
+                pods, num_pdb, status = [], 0, got
+            elif got is not None:
                 pods, num_pdb = got
                 status = _SUCCESS
             else:

@@ -69,8 +69,11 @@ def _with_pods_for_fit(node_info: NodeInfo, added: list[PodInfo]) -> NodeInfo:
     scoring sums that none of those filters reads; the other fields are shared with
     `node_info`, which filters never change."""
     c = NodeInfo.__new__(NodeInfo)
-    for slot in NodeInfo.__slots__:
-        setattr(c, slot, getattr(node_info, slot))
+    c.node, c.name, c.allocatable = node_info.node, node_info.name, node_info.allocatable
+    c.pods_with_affinity = node_info.pods_with_affinity
+    c.pods_with_required_anti_affinity = node_info.pods_with_required_anti_affinity
+    c.used_ports, c.non_zero_requested = node_info.used_ports, node_info.non_zero_requested
+    c.image_states, c.pvc_ref_counts = node_info.image_states, node_info.pvc_ref_counts
     c.pods = [*node_info.pods, *added]
     requested = node_info.requested.clone()
     for pi in added:

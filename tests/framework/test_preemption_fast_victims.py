@@ -13,7 +13,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import CycleState, NodeToStatus
+from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
 from framework.preemption import Candidate, default_score_funcs, importance_key, pick_one_node_for_preemption
@@ -147,6 +147,25 @@ def test_the_shortcut_also_answers_for_nodes_with_pods_nominated_to_them(monkeyp
     for seed in range(CASES):
         _dry_run(seed, fast=True)
     assert len(answered_nominated) >= 5
+
+
+def test_the_shortcut_words_the_fit_failure_where_no_victims_make_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes where the pod fits not even without every candidate victim get the
+    simulation's filter status from the shortcut; the equivalence above compares it."""
+    worded = []
+    select = ResourceVictims.select
+
+    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
+        got = select(self, ni, pdbs)
+        if isinstance(got, Status):
+            worded.append((got.plugin, got.code))
+        return got
+
+    monkeypatch.setattr(ResourceVictims, "select", counting)
+    for seed in range(CASES):
+        _dry_run(seed, fast=True)
+    assert len(worded) >= 5
+    assert set(worded) <= {("NodeResourcesFit", Code.Unschedulable), ("NodeResourcesFit", Code.UnschedulableAndUnresolvable)}
 
 
 @pytest.mark.parametrize("seed", range(CASES))

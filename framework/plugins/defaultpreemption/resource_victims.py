@@ -15,8 +15,10 @@ simulation) everywhere else:
   verdict does not depend on the pods on the node, no PreFilter extension
   (AddPod/RemovePod) runs (Framework.pods_read_only_by_fit), and NodeResourcesFit
   comes last, so a node that failed at NodeResourcesFit has passed all others;
-- the node failed this cycle at NodeResourcesFit, and once all candidate victims
-  are gone the pod fits (otherwise the simulation words the Fit status).
+- the node failed this cycle at NodeResourcesFit and has a candidate victim.
+Where the pod does not fit even once every candidate victim is gone, the answer
+is the status the simulation's filter run gives then: NodeResourcesFit's, on the
+node without those victims.
 
 Pods nominated to the node with at least the preemptor's priority (other than the
 preemptor) count as running there, as RunFilterPluginsWithNominatedPods adds
@@ -30,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import Code, CycleState, NodeToStatus
+from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState
 from framework.preemption import filter_pods_with_pdb_violation
 
@@ -43,13 +45,15 @@ Victims = tuple[list[Pod], int]
 class ResourceVictims:
     """For one preemptor in one cycle: victims on a node from its numbers alone."""
 
-    __slots__ = ("pod", "statuses", "nominated", "nominated_pods", "allowed", "importance_key",
+    __slots__ = ("pod", "state", "fit", "statuses", "nominated", "nominated_pods", "allowed", "importance_key",
                  "want_cpu", "want_mem", "want_eph")
 
-    def __init__(self, pod: Pod, request: Any, statuses: NodeToStatus, nominated: Callable[[str], bool],
+    def __init__(self, pod: Pod, state: CycleState, fit: NodeResourcesFit, request: Any, statuses: NodeToStatus, nominated: Callable[[str], bool],
                  nominated_pods: Callable[[str], Sequence[PodInfo]],
                  allowed: Callable[[NodeInfo, PodInfo, Pod], bool], importance_key: Callable[[Pod], Any]) -> None:
         self.pod = pod
+        self.state = state
+        self.fit = fit
         self.statuses = statuses
         self.nominated = nominated
         self.nominated_pods = nominated_pods
@@ -84,7 +88,7 @@ class ResourceVictims:
         else:
             def nominated(node_name: str) -> bool:
                 return bool(handle.nominated_pods_for_node(node_name))
-        return cls(pod, s.request, statuses, nominated, handle.nominated_pods_for_node, allowed, importance_key)
+        return cls(pod, state, active[fit_at], s.request, statuses, nominated, handle.nominated_pods_for_node, allowed, importance_key)
 
     def _fits(self, count: int, cpu: int, mem: int, eph: int, ni: NodeInfo) -> bool:
         """NodeResourcesFit's verdict for a node with `count` pods requesting these sums."""
@@ -94,9 +98,10 @@ class ResourceVictims:
                 and (self.want_mem <= 0 or self.want_mem <= a.memory - mem)
                 and (self.want_eph <= 0 or self.want_eph <= a.ephemeral_storage - eph))
 
-    def select(self, ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> Victims | None:
-        """What select_victims_on_node returns for `ni` when it succeeds, or None
-        when this node needs the simulation."""
+    def select(self, ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> Victims | Status | None:
+        """What select_victims_on_node returns for `ni`: the victims when it
+        succeeds, the filter's status when the pod does not fit even without every
+        candidate victim, or None when this node needs the simulation."""
         st = self.statuses.get(ni.name)
         if st.plugin != FIT or st.code != Code.Unschedulable:
             return None
@@ -106,10 +111,12 @@ class ResourceVictims:
             return None
         used = ni.requested
         count, cpu, mem, eph = len(ni.pods), used.milli_cpu, used.memory, used.ephemeral_storage
+        added: list[PodInfo] = []
         if self.nominated(ni.name):
             for pi in self.nominated_pods(ni.name):
                 p = pi.pod
                 if p.priority >= pod.priority and p.uid != pod.uid:
+                    added.append(pi)
                     r = p.resource
                     count += 1
                     cpu += r.milli_cpu
@@ -122,7 +129,7 @@ class ResourceVictims:
             mem -= r.memory
             eph -= r.ephemeral_storage
         if not self._fits(count, cpu, mem, eph, ni):
-            return None
+            return self._fit_status(ni, potential, added)
         potential.sort(key=lambda pi: self.importance_key(pi.pod))
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs) if pdbs else ([], potential)
         victims: list[PodInfo] = []
@@ -139,3 +146,23 @@ class ResourceVictims:
         if violating and non_violating:
             victims.sort(key=lambda pi: self.importance_key(pi.pod))
         return [pi.pod for pi in victims], num_violating
+
+    def _fit_status(self, ni: NodeInfo, removed: list[PodInfo], added: list[PodInfo]) -> Status | None:
+        """NodeResourcesFit's status, named as the runtime names it, on `ni` without
+        `removed` and with `added`: the simulation's verdict there, since every
+        other active filter passed this node and reads no pods."""
+        gone = {id(pi) for pi in removed}
+        rest = NodeInfo.__new__(NodeInfo)
+        rest.node, rest.name, rest.allocatable = ni.node, ni.name, ni.allocatable
+        rest.pods = [pi for pi in ni.pods if id(pi) not in gone] + added
+        requested = ni.requested.clone()
+        for pi in removed:
+            requested.sub(pi.pod.resource)
+        for pi in added:
+            requested.add(pi.pod.resource)
+        rest.requested = requested
+        st = self.fit.filter(self.state, self.pod, rest)
+        if st is None or not st.is_rejected():  # not the plain verdict the sums predict: simulate
+            return None
+        st.plugin = FIT
+        return st
