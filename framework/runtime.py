@@ -394,18 +394,20 @@ class Framework:
         pending: list[int] | None = None  # positions of `subset` in `nodes`; None: the same
         subset = nodes
         with_nominated = self._with_nominated_pods(nodes)
+        fit_again: list[int] = []  # one pass: nodes whose Fit verdict is taken again with nominated pods
         if with_nominated:
-            pending = []
-            one_pass = self.pods_read_only_by_fit(state)
-            for i, ni in enumerate(nodes):
-                if with_nominated[i]:
-                    st = (self._filter_with_nominated_pods_once(state, pod, ni) if one_pass
-                          else self.run_filter_with_nominated_pods(state, pod, ni))
-                    if st.code != Code.Success:
-                        failed[i] = st
-                else:
-                    pending.append(i)
-            subset = _take(nodes, pending)
+            if self.pods_read_only_by_fit(state):
+                fit_again = [i for i, flag in enumerate(with_nominated) if flag]
+            else:
+                pending = []
+                for i, ni in enumerate(nodes):
+                    if with_nominated[i]:
+                        st = self.run_filter_with_nominated_pods(state, pod, ni)
+                        if st.code != Code.Success:
+                            failed[i] = st
+                    else:
+                        pending.append(i)
+                subset = _take(nodes, pending)
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
             if not subset:
@@ -423,7 +425,37 @@ class Framework:
                     failed[k if pending is None else pending[k]] = st
             pending = keep if pending is None else [pending[k] for k in keep]
             subset = _take(subset, keep)
+        if fit_again:
+            self._fit_with_nominated_pods(state, pod, nodes, fit_again, failed)
         return failed
+
+    def _fit_with_nominated_pods(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int],
+                                 failed: dict[int, Status]) -> None:
+        """Where pods_read_only_by_fit holds, the batch verdicts of nodes with pods
+        nominated to them, turned into _filter_with_nominated_pods_once's: only
+        NodeResourcesFit reads pods, so a node failing at a plugin before it keeps
+        that status; otherwise Fit, run with the nominated pods of at least this
+        pod's priority, decides where it fails, and the batch verdict stands where
+        it passes."""
+        skip = state.skip_filter_plugins or ()
+        active = [pl for pl in self.filter_plugins if pl.name not in skip]
+        fit_at = next((k for k, pl in enumerate(active) if pl.name == RESOURCE_FILTER), None)
+        if fit_at is None:
+            return  # no active filter reads pods: the batch verdicts are final
+        fit = active[fit_at]
+        before_fit = {pl.name for pl in active[:fit_at]}
+        nominated = self.handle.nominated_pods_for_node
+        for i in positions:
+            st = failed.get(i)
+            if st is not None and st.plugin in before_fit:
+                continue
+            ni = nodes[i]
+            added = [pi for pi in nominated(ni.name) if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid]
+            if not added:
+                continue
+            fst = self._filter_one(fit, state, pod, _with_pods_for_fit(ni, added))
+            if fst is not _OK:
+                failed[i] = fst
 
     def _with_nominated_pods(self, nodes: list[NodeInfo]) -> list[bool] | None:
         """Per node, whether pods are nominated to it; None when none are."""

@@ -185,6 +185,20 @@ def test_filtering_with_nominated_pods_in_one_pass_says_what_the_two_passes_say(
         assert (len(ni.pods), ni.requested) == (pods_before, requested_before)
 
 
+@pytest.mark.parametrize("seed", range(CASES))
+def test_filtering_all_nodes_at_once_gives_nodes_with_nominated_pods_their_two_pass_verdicts(seed: int) -> None:
+    w = _World(seed)
+    state = CycleState()
+    w.fwk.run_pre_filter(state, w.preemptor)
+    nodes = w.snapshot.list()
+    at_once = w.fwk.run_filter_nodes(state, w.preemptor, nodes)
+    one_by_one = [w.fwk.run_filter_with_nominated_pods(state, w.preemptor, ni) for ni in nodes]
+    def said(st: Status) -> tuple[Any, ...]:
+        return (st.code, st.message()) if st.is_success() else (st.code, st.plugin, st.message())
+
+    assert [said(st) for st in at_once] == [said(st) for st in one_by_one]
+
+
 def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
     seed = next(s for s in range(200) if _World(s).preemptor.host_ports)
     w = _World(seed)
