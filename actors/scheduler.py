@@ -53,6 +53,7 @@ from actors.waiting_room import Park, Reject, WaitingRoomMsg
 from framework.algorithm import (
     Diagnosis,
     FitError,
+    KeptNodeToStatus,
     NoNodesAvailable,
     ScheduleResult,
     SchedulingAlgorithm,
@@ -369,7 +370,10 @@ class Scheduler(Actor[SchedulerMsg]):
             nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
-            return Status(Code.Unschedulable, e.message()), nominated
+            message = e.message()
+            # Kept until the pod's next attempt: in its compact form.
+            e.diagnosis.node_to_status = KeptNodeToStatus(e.diagnosis.node_to_status)
+            return Status(Code.Unschedulable, message), nominated
         if isinstance(e, NoNodesAvailable):
             return Status(Code.Unschedulable, str(e)), None
         attempt.error = str(e)

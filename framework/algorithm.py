@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -47,6 +47,48 @@ class Diagnosis:
             self.pending_plugins.add(status.plugin)
         elif status.is_rejected():
             self.unschedulable_plugins.add(status.plugin)
+
+
+class KeptNodeToStatus(NodeToStatus):
+    """A finished attempt's NodeToStatus, kept small: the node names of each
+    distinct Status in one tuple (a 5,000-entry dict is ~150 KB; filter statuses
+    are shared among nodes, so a few tuples hold the same). Reads as the map it
+    was made from (get, items, len, nodes_for_code, absent); lookups are linear,
+    for reports, not hot paths. It is not changed after the attempt."""
+
+    __slots__ = ("groups", "count")
+
+    def __init__(self, m: NodeToStatus) -> None:
+        by_status: dict[int, tuple[Status, list[str]]] = {}
+        for name, st in m.items():
+            by_status.setdefault(id(st), (st, []))[1].append(name)
+        self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = tuple(
+            (st, tuple(names)) for st, names in by_status.values())
+        self.count = len(m)
+        self.absent = m.absent
+        self.statuses = None  # type: ignore[assignment]
+
+    def get(self, node_name: str) -> Status:
+        for st, names in self.groups:
+            if node_name in names:
+                return st
+        return self.absent
+
+    def set(self, node_name: str, status: Status) -> None:
+        raise TypeError("a finished attempt's node statuses do not change")
+
+    def __len__(self) -> int:
+        return self.count
+
+    def items(self) -> Iterable[tuple[str, Status]]:
+        return [(name, st) for st, names in self.groups for name in names]
+
+    def nodes_for_code(self, all_nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
+        named = {name for st, names in self.groups if st.code == code for name in names}
+        listed = {name for _, names in self.groups for name in names}
+        if self.absent.code == code:
+            return [n for n in all_nodes if n.name in named or n.name not in listed]
+        return [n for n in all_nodes if n.name in named]
 
 
 class FitError(Exception):
