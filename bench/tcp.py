@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb
+from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb, proc_rss_kib
 from bench.runner import _apply_tracked, key_of, measured_keys, setup_keys, summarize
 from bench.workloads import Workload
 from transport.client import Client
@@ -85,6 +85,9 @@ class BenchDaemon:
     def peak_rss_mb(self) -> float | None:
         return None if self.proc is None else proc_peak_rss_mb(self.proc.pid)
 
+    def rss_kib(self) -> int | None:
+        return None if self.proc is None else proc_rss_kib(self.proc.pid)
+
     async def stop(self) -> None:
         if self.proc is None:
             return
@@ -107,12 +110,14 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
                     await _apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
                     before = (await client.stats())["scheduler"]["attempts"]
+                    rss_before = daemon.rss_kib()
                     keys = measured_keys(w)
                     start = time.perf_counter()
                     await _apply_tracked(client.apply, w.measured, tracker)
                     await tracker.wait(keys, w.expected_bound)
                     end = tracker.last_bound(keys)
                     attempts = (await client.stats())["scheduler"]["attempts"] - before
+                    rss_after = daemon.rss_kib()
                 finally:
                     watcher.cancel()
             rss = daemon.peak_rss_mb()
@@ -120,7 +125,17 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
             await daemon.stop()
     if rss is None:
         rss = peak_rss_mb(children=True)
-    return summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+    result = summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+    result["rss_per_pod_kb"] = _per_pod_kb(rss_before, rss_after, len(keys))
+    return result
+
+
+def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | None:
+    """The daemon's resident set grown while the measured pods were stored and
+    bound, per measured pod, in KiB (None where the RSS cannot be read)."""
+    if before is None or after is None or not pods:
+        return None
+    return round((after - before) / pods, 2)
 
 
 async def _watch_bindings(client: Client, tracker: BindTracker) -> None:
