@@ -75,6 +75,7 @@ from actors.store.limits import StoreLimits
 from actors.store.paging import decode_continue, encode_continue, page
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
+from actors.store.sharing import share_containers
 from framework.api.errors import ValidationError
 from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
@@ -453,7 +454,8 @@ class Store(Actor[StoreMsg]):
         # is parsed once (a pod after its admission).
         raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
         if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
-            raw = self._admit_new(raw, None)
+            raw = self._admit_new(raw, None)  # a copy with its own spec
+            share_containers(raw)
             obj = _validate(raw)
         else:
             obj = _validate(raw)

@@ -59,7 +59,7 @@ def _str_map(raw: Mapping[str, Any], key: str, field: str) -> dict[str, str]:
     """The map itself, checked: raw dicts are never changed, so it is not copied."""
     v = _map(raw, key, field)
     if not v:
-        return {}
+        return _NO_MAP  # type: ignore[return-value]
     for k, val in v.items():
         if not isinstance(k, str) or not isinstance(val, str):
             raise ValidationError(f"{field}.{key}", "must be a map of strings to strings")

@@ -15,6 +15,7 @@ def test_bench_uses_the_durable_sqlite_store_by_default_and_says_so() -> None:
     assert result["attempts"] == 6
     assert result["p99_ms"] >= result["p50_ms"] > 0
     assert result["peak_rss_mb"] > 0
+    assert isinstance(result["rss_per_pod_kb"], float)  # the daemon's RSS growth per measured pod
 
 
 def test_bench_with_the_memory_store_names_it_in_the_result() -> None:
