@@ -44,11 +44,12 @@ class PastEvent:
     raw: Mapping[str, Any]
     old_raw: Mapping[str, Any] | None
     resource_version: int
+    size: int = 0  # its weight in the history's byte bound
 
     @classmethod
-    def of(cls, ev: WatchEvent) -> "PastEvent":
+    def of(cls, ev: WatchEvent, size: int = 0) -> "PastEvent":
         return cls(ev.type, ev.kind, ev.obj.key, ev.obj.raw, None if ev.old is None else ev.old.raw,
-                   ev.resource_version)
+                   ev.resource_version, size)
 
     def old(self) -> KubeObject | None:
         return None if self.old_raw is None else parse_object(self.old_raw)
@@ -69,7 +70,7 @@ class WatchHistory:
         self.max_bytes = max_bytes
         self.compacted_rv = start_rv  # nothing at or below this can be replayed
         self.bytes = 0
-        self._events: collections.deque[tuple[PastEvent, int]] = collections.deque()
+        self._events: collections.deque[PastEvent] = collections.deque()
 
     def __len__(self) -> int:
         return len(self._events)
@@ -80,12 +81,13 @@ class WatchHistory:
         self.bytes = 0
         self.compacted_rv = rv
 
-    def append(self, ev: PastEvent, size: int) -> None:
-        self._events.append((ev, size))
-        self.bytes += size
+    def append(self, ev: PastEvent) -> None:
+        """Keep `ev` (weighing its `size`), dropping the oldest beyond the bounds."""
+        self._events.append(ev)
+        self.bytes += ev.size
         while self._events and (len(self._events) > self.max_events or self.bytes > self.max_bytes):
-            old, old_size = self._events.popleft()
-            self.bytes -= old_size
+            old = self._events.popleft()
+            self.bytes -= old.size
             self.compacted_rv = old.resource_version
 
     def check(self, from_rv: int, what: str = "resource version") -> None:
@@ -97,9 +99,9 @@ class WatchHistory:
         """The kept events after `from_rv`, oldest first (check() first)."""
         if not self._events:
             return
-        start = max(0, from_rv - self._events[0][0].resource_version + 1)
+        start = max(0, from_rv - self._events[0].resource_version + 1)
         for i in range(start, len(self._events)):
-            yield self._events[i][0]
+            yield self._events[i]
 
 
 class EventLog:
