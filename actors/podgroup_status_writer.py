@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 
 from actors.base import MailboxClosed
+from actors.waiting_room import WaitingSnapshot
 from actors.store import Conflict, StoreError
 from framework.api.objects import POD_GROUP_LABEL, Pod, PodGroup
 from framework.api.timeutil import format_time
 
+WaitingSource = Callable[[], Awaitable[Sequence[WaitingSnapshot]]]
 PENDING, SCHEDULING, RUNNING, FINISHED, FAILED = "Pending", "Scheduling", "Running", "Finished", "Failed"
 TERMINAL = (FINISHED, FAILED)
 CONDITION_TYPE = "GangScheduled"
@@ -125,18 +127,19 @@ class PodGroupStatusWriter:
     """Keeps PodGroup status written through the store.
 
     Wiring (done by whoever starts the actors, e.g. actors/pipeline.py):
-        writer = await PodGroupStatusWriter.attach(client, waiting_room.waiting_pods, clock.now)
+        writer = await PodGroupStatusWriter.attach(client, lambda: list_waiting(room_ref), clock.now)
         task_group.create_task(writer.run())   # writer.close() to stop, before the store
-    `waiting_pods` is the WaitingPodsMap plugins see (its deadlines are on
-    `clock`); `wall_clock` stamps scheduleStartTime.
+    `waiting` asks the waiting room who waits at Permit (snapshots whose
+    deadlines are on `clock`); `wall_clock` stamps scheduleStartTime.
     """
 
     name = "podgroup-status"
 
-    def __init__(self, store: Any, waiting_pods: Iterable[Any] | None = None,
+    def __init__(self, store: Any, waiting: WaitingSource | None = None,
                  clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None) -> None:
         self.store = store
-        self.waiting_pods = waiting_pods if waiting_pods is not None else ()
+        self._waiting = waiting
+        self._left: dict[str, float] = {}
         self.clock = clock or time.monotonic
         self.wall_clock = wall_clock or time.time
         self.dirty: set[tuple[str, str]] = set()
@@ -149,16 +152,13 @@ class PodGroupStatusWriter:
         self.writes = 0
 
     @classmethod
-    async def attach(cls, client: Any, waiting_pods: Iterable[Any] | None = None,
+    async def attach(cls, client: Any, waiting: WaitingSource | None = None,
                      clock: Callable[[], float] | None = None) -> "PodGroupStatusWriter":
         """A writer watching the store's pods and PodGroups (existing ones included)."""
-        writer = cls(client, waiting_pods, clock)
+        writer = cls(client, waiting, clock)
         await client.watch(writer.observe, kinds=frozenset({"Pod", "PodGroup"}))
         return writer
 
-    def waiting_left(self) -> dict[str, float]:
-        now = self.clock()
-        return {wp.pod.key: min(wp.deadlines.values()) - now for wp in self.waiting_pods if wp.deadlines}
 
     def observe(self, ev: Any) -> None:
         """Store watch sink (synchronous): mark the group an event touches."""
@@ -211,11 +211,11 @@ class PodGroupStatusWriter:
         """No group waiting to be recomputed and no write under way."""
         return not self._busy and not self.dirty and not self._wake.is_set()
 
-    def _mark_waiting_changes(self) -> None:
+    def _mark_waiting_changes(self, waiting: Sequence[WaitingSnapshot]) -> None:
         # Waits at Permit leave no trace in the store: a group whose number of
         # waiting members changed since the last turn is recomputed too.
         counts: dict[tuple[str, str], int] = {}
-        for wp in self.waiting_pods:
+        for wp in waiting:
             label = wp.pod.labels.get(POD_GROUP_LABEL)
             if label:
                 key = (wp.pod.namespace, label)
@@ -227,7 +227,10 @@ class PodGroupStatusWriter:
 
     async def flush(self) -> None:
         """Write every dirty group's status (tests call this directly)."""
-        self._mark_waiting_changes()
+        waiting = await self._waiting() if self._waiting is not None else ()
+        now = self.clock()
+        self._left = {w.pod.key: w.deadline - now for w in waiting}
+        self._mark_waiting_changes(waiting)
         while self.dirty:
             ns, name = self.dirty.pop()
             try:
@@ -243,7 +246,7 @@ class PodGroupStatusWriter:
         raw = await self.store.get("PodGroup", ns, name)
         pg = PodGroup(raw)
         pods = list(self._members.get((ns, name), {}).values())
-        status = compute_status(pg, pods, self.wall_clock(), self.waiting_left())
+        status = compute_status(pg, pods, self.wall_clock(), self._left)
         if status == dict(raw.get("status") or {}):
             return
         await self.store.update({**raw, "status": status})

@@ -96,7 +96,22 @@ class BindingDone:
     status: Status
 
 
-SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetStats:
+    """Ask for the counters (a StatsView)."""
+
+    reply: asyncio.Future
+
+
+@dataclass(frozen=True, slots=True)
+class StatsView:
+    attempts: int
+    scheduled: int
+    failed: int
+    binding_cycles: int  # running now
+
+
+SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
@@ -263,6 +278,9 @@ class Scheduler(Actor[SchedulerMsg]):
             case BindingDone(assumed=a, status=status):
                 self.bindings.total -= 1
                 self._guarded(msg, lambda: self._binding_done(a, status))
+            case GetStats(reply=reply):
+                st = self.stats
+                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running))
             case _:
                 assert_never(msg)
 

@@ -6,7 +6,8 @@ arms one timer per waiting plugin. Every decision reaches the room as a message:
 Allow and Reject from plugins through the handle (the WaitingPod records the
 first decision, so the plugin's own cycle sees it, and posts Decided), Reject
 from the scheduler (pod deleted, preempted), and Expire when a timer fires
-(upstream's timeout message). The first decision wins; the room then
+(upstream's timeout message). Others learn who waits by asking (ListWaiting:
+immutable snapshots), never by reading the map. The first decision wins; the room then
 cancels the timers, takes the pod out of the map and resolves the Future the
 pod's binding cycle awaits.
 """
@@ -16,8 +17,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Union, assert_never
 
-from actors.base import Actor
+from actors.base import Actor, ActorRef, MailboxClosed, new_reply, resolve
 from actors.clock import Clock, Timer
+from framework.api.objects import Pod
 from framework.interface import Code, Status
 from framework.runtime import go_duration
 from framework.waiting import WaitingPod, WaitingPodsMap
@@ -55,13 +57,29 @@ class Expire:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ListWaiting:
+    """Ask for the pods waiting now (a tuple of WaitingSnapshot)."""
+
+    reply: asyncio.Future
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSnapshot:
+    """One pod waiting at Permit, as others may see it: an immutable copy."""
+
+    pod: Pod
+    node_name: str
+    deadline: float  # the earliest plugin deadline, on the room's clock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RejectAll:
     """Shutdown: reject every waiting pod with `message`."""
 
     message: str
 
 
-WaitingRoomMsg = Union[Park, Decided, Reject, Expire, RejectAll]
+WaitingRoomMsg = Union[Park, Decided, Reject, Expire, ListWaiting, RejectAll]
 
 
 def timeout_message(plugin: str, timeout: float) -> str:
@@ -101,10 +119,17 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
                 wp = self.waiting_pods.get(uid)
                 if wp is not None:
                     wp.reject(plugin, timeout_message(plugin, timeout))
+            case ListWaiting(reply=reply):
+                resolve(reply, self.snapshot())
             case RejectAll(message=message):
                 self.reject_all(message)
             case _:
                 assert_never(msg)
+
+    def snapshot(self) -> tuple[WaitingSnapshot, ...]:
+        """The undecided waiters with their earliest deadline."""
+        return tuple(WaitingSnapshot(p.waiting.pod, p.waiting.node_name, min(p.waiting.deadlines.values()))
+                     for p in self._parked.values() if p.waiting.deadlines and p.waiting.decided is None)
 
     def _park(self, wp: WaitingPod, timeouts: dict[str, float], decision: asyncio.Future) -> None:
         uid = wp.pod.uid
@@ -156,3 +181,11 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
         self.reject_all("scheduler is shutting down")
         for uid in list(self._parked):
             self._settle(uid)
+
+
+async def list_waiting(room: ActorRef[WaitingRoomMsg]) -> tuple[WaitingSnapshot, ...]:
+    """Ask the room who waits; nobody once it has stopped."""
+    try:
+        return await room.ask(ListWaiting(reply=new_reply()))
+    except MailboxClosed:
+        return ()

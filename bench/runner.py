@@ -36,7 +36,7 @@ from bench.measure import BindTracker, Key, peak_rss_mb, percentile
 from bench.workloads import WORKLOADS, Workload
 
 APPLY_CHUNK = 500
-STORES = ("sqlite", "memory")
+STORES = ("sqlite", "memory", "etcd")  # etcd: --tcp only (a local etcd under the daemon)
 # Gang workloads run their own driver (bench/gang.py): they report groups per
 # second and time to full placement beside the per-pod figures.
 GANG_WORKLOADS = ("Gang", "GangContended")
@@ -137,6 +137,8 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
         raise ValueError(f"--pods: must be at least 1, got {pods}")
     if store not in STORES:
         raise ValueError(f"--store: must be one of {', '.join(STORES)}, got {store!r}")
+    if store == "etcd" and not tcp:
+        raise ValueError("--store etcd: needs --tcp (the daemon runs on a local etcd)")
     if gang_size is not None and workload not in GANG_WORKLOADS:
         raise ValueError(f"--gang-size: only for {' and '.join(GANG_WORKLOADS)}, not {workload}")
     if workload in GANG_WORKLOADS:

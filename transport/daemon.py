@@ -38,7 +38,7 @@ from transport.metrics import SchedulerMetrics
 from transport.server import Server
 from transport.service import StoreService
 from transport.web import WebDeps
-from transport.web.feed import waiters
+from transport.web.feed import Waiter, waiters
 
 log = logging.getLogger("ksched.daemon")
 
@@ -56,7 +56,8 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
             raise StartupError(f"--config: cannot read {args.config}: {exc.strerror}") from None
         serve = parse_config_text(text, args.config)
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
-                             token_file=args.token_file, log_level=args.log_level)
+                             token_file=args.token_file, log_level=args.log_level,
+                             etcd_servers=getattr(args, "etcd_servers", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
         build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
@@ -178,19 +179,31 @@ class Daemon:
 def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline) -> WebDeps:
     """The cluster page's view of the running system (transport.web)."""
     return WebDeps(service=service, registry=metrics.registry, token=token,
-                   waiting=lambda: waiters(pipeline.waiting_room.waiting_pods, pipeline.clock.now(), time.time()))
+                   waiting=lambda: _page_waiters(pipeline))
+
+
+async def _page_waiters(pipeline: Pipeline) -> list[Waiter]:
+    return waiters(await pipeline.list_waiting(), pipeline.clock.now(), time.time())
 
 
 async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
-    s = pipeline.scheduler.stats
+    s = await pipeline.scheduler_stats()
     return {
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": pipeline.scheduler.bindings.running},
-        "waitingPods": len(pipeline.waiting_room.waiting_pods),
+                      "bindingCycles": s.binding_cycles},
+        "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
+
+
+def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
+    if cfg.store_backend == "etcd":
+        from transport.ha import HaDaemon  # several daemons on one etcd, one elected leader
+
+        return HaDaemon
+    return Daemon
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -211,7 +224,7 @@ def serve_main(args: argparse.Namespace) -> int:
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            daemon = Daemon(scheduler_cfg, cfg)
+            daemon = _daemon_class(cfg)(scheduler_cfg, cfg)
             runner.run(daemon.run())
     except (StartupError, ValidationError) as exc:
         print(f"ksched serve: error: {exc}", file=sys.stderr)

@@ -11,7 +11,11 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
     tokenFile: /etc/ksched/token    # clients must send this token in hello
     maxFrameBytes: 16777216
     shutdownGracePeriodSeconds: 10  # binding cycles get this long to finish on SIGTERM
-    store: {backend: sqlite, synchronous: FULL}
+    store: {backend: sqlite, synchronous: FULL}   # or backend: etcd (several daemons, one leader)
+    etcd: {endpoints: [127.0.0.1:2379], prefix: /registry, maxTxnOps: 128, maxRequestBytes: 1572864,
+           caFile: ca.crt, certFile: client.crt, keyFile: client.key}   # TLS files optional
+    leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
+                     resourceName: kube-scheduler, resourceNamespace: kube-system}
     tls: {certFile: server.crt, keyFile: server.key}   # also serves HTTP over TLS
     logLevel: INFO
     limits:                         # every field optional; these are the defaults
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +50,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from actors.leader_election import LeaderElectionConfig
+from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
 from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
@@ -54,7 +61,7 @@ API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"
 SCHEDULER_KIND = "KubeSchedulerConfiguration"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-STORE_BACKENDS = ("sqlite", "memory")
+STORE_BACKENDS = ("sqlite", "memory", "etcd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,14 @@ class DaemonConfig:
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
     log_level: str = "INFO"
+    etcd_endpoints: tuple[str, ...] = ()
+    etcd_prefix: str = DEFAULT_PREFIX
+    etcd_max_txn_ops: int = DEFAULT_MAX_TXN_OPS
+    etcd_max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    etcd_ca_file: Path | None = None
+    etcd_cert_file: Path | None = None
+    etcd_key_file: Path | None = None
+    leader_election: LeaderElectionConfig = LeaderElectionConfig()
     server_limits: ServerLimits = ServerLimits()
     store_limits: StoreLimits = StoreLimits()
 
@@ -143,7 +158,7 @@ def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
 
 
 _FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
-           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits"}
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection"}
 
 # limits: field -> (which limits, attribute, type, minimum)
 _LIMITS: dict[str, tuple[str, str, type, float]] = {
@@ -234,8 +249,104 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
         kw["tls_key_file"] = Path(_expect(tls["keyFile"], str, "tls.keyFile", "a path string"))
     if "logLevel" in doc:
         kw["log_level"] = _choice(doc["logLevel"], LOG_LEVELS, "logLevel")
+    kw.update(_parse_etcd(_expect(doc.get("etcd") or {}, dict, "etcd", "an object")))
+    if "leaderElection" in doc:
+        kw["leader_election"] = _parse_leader_election(
+            _expect(doc["leaderElection"] or {}, dict, "leaderElection", "an object"))
+    if kw.get("store_backend") == "etcd" and not kw.get("etcd_endpoints"):
+        raise ValidationError("etcd.endpoints", "is required when store.backend is etcd")
     kw.update(_parse_limits(doc.get("limits"), kw.get("max_frame_bytes", DaemonConfig().max_frame_bytes)))
     return DaemonConfig(**kw)
+
+
+def parse_endpoints(value: object, name: str) -> tuple[str, ...]:
+    """etcd endpoints: a list, or one comma-separated string as --etcd-servers takes them."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ValidationError(name, "must be a non-empty list of HOST:PORT (or http://HOST:PORT)")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValidationError(f"{name}[{i}]", "must be a string")
+        addr = parse_address(item.strip().removeprefix("http://").removeprefix("https://"), f"{name}[{i}]")
+        out.append(str(addr))
+    return tuple(out)
+
+
+def _parse_etcd(etcd: Mapping[str, Any]) -> dict[str, Any]:
+    known = ("endpoints", "prefix", "maxTxnOps", "maxRequestBytes", "caFile", "certFile", "keyFile")
+    for key in etcd:
+        if key not in known:
+            raise ValidationError(f"etcd.{key}", f"unknown field; known fields: {', '.join(known)}")
+    kw: dict[str, Any] = {}
+    # TLS to etcd, as kube-apiserver's --etcd-cafile/--etcd-certfile/--etcd-keyfile
+    for key, attr in (("caFile", "etcd_ca_file"), ("certFile", "etcd_cert_file"), ("keyFile", "etcd_key_file")):
+        if etcd.get(key) is not None:
+            kw[attr] = Path(_expect(etcd[key], str, f"etcd.{key}", "a path string"))
+            if not kw[attr].is_file():
+                raise ValidationError(f"etcd.{key}", f"no such file: {kw[attr]}")
+    if ("certFile" in etcd) != ("keyFile" in etcd):
+        raise ValidationError("etcd.certFile", "certFile and keyFile must be given together")
+    if "certFile" in etcd and "caFile" not in etcd:
+        raise ValidationError("etcd.caFile", "is required with certFile and keyFile")
+    # etcd's --max-txn-ops and --max-request-bytes, when the cluster raised them
+    for key, attr, low in (("maxTxnOps", "etcd_max_txn_ops", 2), ("maxRequestBytes", "etcd_max_request_bytes", 4096)):
+        if key in etcd:
+            n = _expect(etcd[key], int, f"etcd.{key}", "an integer")
+            if n < low:
+                raise ValidationError(f"etcd.{key}", f"must be at least {low}")
+            kw[attr] = n
+    if "endpoints" in etcd:
+        kw["etcd_endpoints"] = parse_endpoints(etcd["endpoints"], "etcd.endpoints")
+    if "prefix" in etcd:
+        prefix = _expect(etcd["prefix"], str, "etcd.prefix", "a string")
+        if not prefix.startswith("/") or prefix.rstrip("/") == "":
+            raise ValidationError("etcd.prefix", f"must be an absolute key prefix such as /registry, got {prefix!r}")
+        kw["etcd_prefix"] = prefix.rstrip("/")
+    return kw
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: object, name: str) -> float:
+    """Seconds, from a number or a Go duration as upstream writes them ("15s", "500ms", "1m30s")."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", value)
+        if not parts or "".join(n + u for n, u in parts) != value:
+            raise ValidationError(name, f"must be a duration such as 15s or 500ms, got {value!r}")
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    else:
+        raise ValidationError(name, "must be a duration such as 15s")
+    if seconds <= 0:
+        raise ValidationError(name, "must be greater than 0")
+    return seconds
+
+
+def _parse_leader_election(doc: Mapping[str, Any]) -> LeaderElectionConfig:
+    fields = {"leaseDuration": "lease_duration_seconds", "renewDeadline": "renew_deadline_seconds",
+              "retryPeriod": "retry_period_seconds", "resourceName": "resource_name",
+              "resourceNamespace": "resource_namespace"}
+    kw: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key not in fields:
+            raise ValidationError(f"leaderElection.{key}", f"unknown field; known fields: {', '.join(fields)}")
+        name = f"leaderElection.{key}"
+        if key.startswith("resource"):
+            kw[fields[key]] = _expect(value, str, name, "a string")
+            if not kw[fields[key]]:
+                raise ValidationError(name, "must not be empty")
+        else:
+            kw[fields[key]] = parse_duration(value, name)
+    cfg = LeaderElectionConfig(**kw)
+    # upstream's validation (ValidateLeaderElectionConfiguration)
+    if cfg.lease_duration_seconds <= cfg.renew_deadline_seconds:
+        raise ValidationError("leaderElection.leaseDuration", "must be greater than renewDeadline")
+    if cfg.renew_deadline_seconds <= cfg.retry_period_seconds:
+        raise ValidationError("leaderElection.renewDeadline", "must be greater than retryPeriod")
+    return cfg
 
 
 def parse_config_text(text: str, source: str = "config") -> ServeConfig:
@@ -265,7 +376,8 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
 
 
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
-                data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None) -> DaemonConfig:
+                data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
+                etcd_servers: str | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
     if listen is not None:
@@ -278,4 +390,7 @@ def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | Non
         kw["token_file"] = Path(token_file)
     if log_level is not None:
         kw["log_level"] = _choice(log_level.upper(), LOG_LEVELS, "--log-level")
+    if etcd_servers is not None:  # kube-apiserver's flag: naming etcd servers means the etcd backend
+        kw["etcd_endpoints"] = parse_endpoints(etcd_servers, "--etcd-servers")
+        kw["store_backend"] = "etcd"
     return dataclasses.replace(cfg, **kw)

@@ -32,6 +32,6 @@ async def explain_on_live_snapshot(pipeline: Any, raw: dict[str, Any]) -> dict[s
         raise ApiError(Reason.INVALID, f"pod.spec.schedulerName: no profile named {pod.scheduler_name!r}; "
                                        f"profiles: {', '.join(sorted(pipeline.frameworks))}")
     try:
-        return await pipeline.scheduler.ask(Explain(pod=pod, reply=new_reply()))
+        return await pipeline.scheduler.ref().ask(Explain(pod=pod, reply=new_reply()))
     except MailboxClosed:
         raise ApiError(Reason.UNAVAILABLE, "explain: the scheduler is shutting down") from None

@@ -1,7 +1,8 @@
 """Health and metrics over HTTP (aiohttp), built by make_http_app(deps).
 
     /healthz, /livez   200 "ok" while the process serves HTTP at all
-    /readyz            200 once the store is loaded and the actors run, 503 before and while stopping
+    /readyz            200 once the store is loaded and the actors run, 503 before and while stopping;
+                       with several daemons on etcd, a second line says who leads
     /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
     /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
@@ -34,6 +35,7 @@ class HttpDeps:
     ready: Callable[[], bool]
     metrics: SchedulerMetrics
     refresh_metrics: Callable[[], Awaitable[None]] | None = None  # pulls gauges from the actors
+    leadership: Callable[[], Awaitable[str]] | None = None  # several daemons on etcd: who leads, in a line
     token: str | None = None  # Bearer token for everything but the health endpoints
     on_reject: Callable[[str], None] | None = None  # counts refused requests (/metrics)
     web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
@@ -68,8 +70,9 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _readyz(request: web.Request) -> web.Response:
-    if request.app[DEPS].ready():
-        return web.Response(text="ok")
+    deps = request.app[DEPS]
+    if deps.ready():
+        return web.Response(text="ok" if deps.leadership is None else f"ok\n{await deps.leadership()}")
     return web.Response(status=503, text="not ready")
 
 

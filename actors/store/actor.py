@@ -363,7 +363,7 @@ class Store(Actor[StoreMsg]):
             else:
                 resolve(reply, value)
         for ev, size in zip(batch.events, batch.sizes):
-            self._history.append(PastEvent.of(ev, size))
+            self._history.append(PastEvent.of(ev), size)
             self._fan_out(ev)
 
     def _rollback(self, batch: _Batch) -> None:

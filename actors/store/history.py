@@ -15,6 +15,7 @@ Pure: no I/O, no clock of its own (times are passed in).
 """
 from __future__ import annotations
 
+import bisect
 import collections
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
@@ -44,12 +45,11 @@ class PastEvent:
     raw: Mapping[str, Any]
     old_raw: Mapping[str, Any] | None
     resource_version: int
-    size: int = 0  # its weight in the history's byte bound
 
     @classmethod
-    def of(cls, ev: WatchEvent, size: int = 0) -> "PastEvent":
+    def of(cls, ev: WatchEvent) -> "PastEvent":
         return cls(ev.type, ev.kind, ev.obj.key, ev.obj.raw, None if ev.old is None else ev.old.raw,
-                   ev.resource_version, size)
+                   ev.resource_version)
 
     def old(self) -> KubeObject | None:
         return None if self.old_raw is None else parse_object(self.old_raw)
@@ -59,8 +59,8 @@ class PastEvent:
 
 
 class WatchHistory:
-    """Committed watch events in resourceVersion order, contiguous from
-    `compacted_rv + 1` to the newest."""
+    """Committed watch events in resourceVersion order, every one after
+    `compacted_rv` up to the newest."""
 
     __slots__ = ("max_events", "max_bytes", "compacted_rv", "bytes", "_events")
 
@@ -70,7 +70,7 @@ class WatchHistory:
         self.max_bytes = max_bytes
         self.compacted_rv = start_rv  # nothing at or below this can be replayed
         self.bytes = 0
-        self._events: collections.deque[PastEvent] = collections.deque()
+        self._events: collections.deque[tuple[PastEvent, int]] = collections.deque()
 
     def __len__(self) -> int:
         return len(self._events)
@@ -81,13 +81,12 @@ class WatchHistory:
         self.bytes = 0
         self.compacted_rv = rv
 
-    def append(self, ev: PastEvent) -> None:
-        """Keep `ev` (weighing its `size`), dropping the oldest beyond the bounds."""
-        self._events.append(ev)
-        self.bytes += ev.size
+    def append(self, ev: PastEvent, size: int) -> None:
+        self._events.append((ev, size))
+        self.bytes += size
         while self._events and (len(self._events) > self.max_events or self.bytes > self.max_bytes):
-            old = self._events.popleft()
-            self.bytes -= old.size
+            old, old_size = self._events.popleft()
+            self.bytes -= old_size
             self.compacted_rv = old.resource_version
 
     def check(self, from_rv: int, what: str = "resource version") -> None:
@@ -99,9 +98,11 @@ class WatchHistory:
         """The kept events after `from_rv`, oldest first (check() first)."""
         if not self._events:
             return
-        start = max(0, from_rv - self._events[0].resource_version + 1)
+        # resourceVersions increase but need not be contiguous (etcd: one revision per
+        # transaction, shared by its writes, and revisions spent on other keys)
+        start = bisect.bisect_right(self._events, from_rv, key=lambda e: e[0].resource_version)
         for i in range(start, len(self._events)):
-            yield self._events[i]
+            yield self._events[i][0]
 
 
 class EventLog:

@@ -149,3 +149,29 @@ async def test_a_plugins_allow_reaches_the_waiting_room_as_a_message_and_the_fir
         assert status.is_success() and room.waiting_pods.get(wp.pod.uid) is None
         assert clock.next_deadline() is None  # the timeout timer is cancelled
         room.inbox.close()
+
+
+async def test_others_learn_who_waits_by_asking_the_room_and_see_each_pods_earliest_deadline() -> None:
+    import asyncio
+
+    from actors.base import new_reply
+    from actors.waiting_room import Park, WaitingRoom, list_waiting
+    from framework.api.objects import Pod
+    from framework.waiting import WaitingPod, WaitingPodsMap
+
+    clock = FakeClock()
+    room = WaitingRoom(WaitingPodsMap(), clock)
+    a = WaitingPod(Pod(pod("a")), "n1", {})
+    b = WaitingPod(Pod(pod("b")), "n2", {})
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(room.run())
+        for wp, timeouts in ((a, {"P": 30.0, "Q": 10.0}), (b, {"P": 20.0})):
+            room.waiting_pods.add(wp)
+            room.ref().tell(Park(waiting=wp, timeouts=timeouts, decision=new_reply()))
+        start = clock.now()
+        seen = await list_waiting(room.ref())
+        assert sorted((w.pod.name, w.node_name, w.deadline - start) for w in seen) == [("a", "n1", 10.0), ("b", "n2", 20.0)]
+        b.allow("P")
+        assert [w.pod.name for w in await list_waiting(room.ref())] == ["a"]  # a decided pod no longer waits
+        room.inbox.close()
+    assert await list_waiting(room.ref()) == ()  # a stopped room has nobody waiting

@@ -12,11 +12,11 @@ import pytest
 
 from actors.store import Gone, Invalid, NotFound, Store, StoreClient
 from actors.store.backend import Write
-from actors.store.history import EventLog, PastEvent, WatchHistory
+from actors.store.history import EventLog, WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.memory import InMemoryBackend
 from actors.base import new_reply
-from actors.store.messages import Apply, Bind, EventRecord, TooLarge
+from actors.store.messages import Apply, Bind, EventRecord, TooLarge, WatchEvent
 
 from tests.actors.store_helpers import pod
 
@@ -101,8 +101,9 @@ async def test_history_is_compacted_by_bytes_under_churn_of_one_large_object() -
 
 def test_history_since_returns_the_events_after_a_version_in_order() -> None:
     h = WatchHistory(max_events=3, max_bytes=1 << 20, start_rv=2)
-    for rv in range(3, 8):
-        h.append(PastEvent("ADDED", "Pod", f"default/p{rv}", {}, None, rv, size=10))
+    evs = [WatchEvent("ADDED", "Pod", None, None, rv) for rv in range(3, 8)]  # type: ignore[arg-type]
+    for ev in evs:
+        h.append(ev, 10)
     assert [e.resource_version for e in h.since(5)] == [6, 7]
     assert h.compacted_rv == 4
     h.check(4)

@@ -131,7 +131,7 @@ async def test_a_failing_group_never_blocks_other_pods_and_groups() -> None:
 async def test_pod_group_status_says_why_a_group_waits_and_follows_it_to_running() -> None:
     clock = FakeClock(START)
     async with Pipeline(config(), clock=clock) as p:
-        writer = await PodGroupStatusWriter.attach(p.client, p.waiting_room.waiting_pods, clock.now)
+        writer = await PodGroupStatusWriter.attach(p.client, p.list_waiting, clock.now)
         writer.wall_clock = clock.now
         await p.client.apply(objs("Node", [node(f"n{i}", 4) for i in range(4)]))
         await p.client.apply(objs("PodGroup", [pod_group("one", 8, timeout=30),

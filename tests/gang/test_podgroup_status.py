@@ -95,7 +95,7 @@ async def test_the_writer_shows_members_waiting_at_permit() -> None:
 
     clock = FakeClock(1767225600.0)
     async with Pipeline(config(podGroupRejectPercentage=100), clock=clock) as p:
-        writer = await PodGroupStatusWriter.attach(p.client, p.waiting_room.waiting_pods, clock.now)
+        writer = await PodGroupStatusWriter.attach(p.client, p.list_waiting, clock.now)
         writer.wall_clock = clock.now
         await p.client.apply(objs("Node", [node("n0", 8)]))
         await p.client.apply(objs("PodGroup", [pod_group("g", 4, timeout=45)]))

@@ -77,7 +77,7 @@ store: {backend: memory, synchronous: NORMAL}
     pytest.param("dataDir: 5\n", "DaemonConfiguration.dataDir: must be a path string", id="data-dir"),
     pytest.param("store: {synchronous: SOMETIMES}\n", "DaemonConfiguration.store.synchronous: must be one of",
                  id="synchronous"),
-    pytest.param("store: {backend: etcd}\n", "DaemonConfiguration.store.backend: must be one of", id="backend"),
+    pytest.param("store: {backend: postgres}\n", "DaemonConfiguration.store.backend: must be one of", id="backend"),
     pytest.param("store: {size: 1}\n", "DaemonConfiguration.store.size: unknown field", id="store-field"),
     pytest.param("tls: {certFile: a.crt}\n", "DaemonConfiguration.tls: certFile and keyFile", id="tls-half"),
     pytest.param("logLevel: LOUD\n", "DaemonConfiguration.logLevel: must be one of", id="log-level"),

@@ -3,7 +3,7 @@ them, Permit waiters on wall time, throughput from the metrics registry."""
 from __future__ import annotations
 
 from framework.api.objects import Pod
-from framework.waiting import WaitingPod, WaitingPodsMap
+from actors.waiting_room import WaitingSnapshot
 from transport.metrics import SchedulerMetrics
 from transport.tables import node_usage
 from transport.web.feed import SampleRing, node_view, pod_view, sample_metrics, waiters
@@ -46,10 +46,8 @@ def member(name: str, group: str | None) -> Pod:
                 "spec": {"containers": [{"name": "c"}]}})
 
 
-def test_permit_waiters_carry_their_gang_and_their_earliest_deadline_on_wall_time():
-    room = WaitingPodsMap()
-    room.add(WaitingPod(member("train-1", "train"), "n2", {"Coscheduling": 160.0, "Other": 130.0}))
-    room.add(WaitingPod(member("solo", None), "n1", {"Other": 105.0}))
+def test_permit_waiters_carry_their_gang_and_their_deadline_on_wall_time():
+    room = [WaitingSnapshot(member("train-1", "train"), "n2", 130.0), WaitingSnapshot(member("solo", None), "n1", 105.0)]
     got = waiters(room, clock_now=100.0, wall_now=5000.0)
     assert [(w.pod, w.group, w.node, w.deadline) for w in got] == [
         ("ml/solo", "", "n1", 5005.0), ("ml/train-1", "ml/train", "n2", 5030.0)]

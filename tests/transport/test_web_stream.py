@@ -76,13 +76,19 @@ class Site:
         return Page(ws)
 
 
+def _listing(waiting: list[Waiter]):  # noqa: ANN202
+    async def current() -> list[Waiter]:
+        return list(waiting)
+    return current
+
+
 async def start_site(pipeline: Pipeline, token: str | None = None) -> tuple[Site, Any]:
     service = StoreService(pipeline.store, explain=lambda p: explain_on_live_snapshot(pipeline, p),
                            clock=pipeline.clock.now)
     metrics = SchedulerMetrics()
     waiting: list[Waiter] = []  # what the test puts at Permit
     web = WebDeps(service=service, registry=metrics.registry, token=token,
-                  waiting=lambda: list(waiting), sample_seconds=HOUR)
+                  waiting=_listing(waiting), sample_seconds=HOUR)
     app = make_http_app(HttpDeps(ready=lambda: True, metrics=metrics, web=web))
     runner, (host, port) = await start_http(app, "127.0.0.1", 0)
     site = Site(pipeline, service, f"http://{host}:{port}", app, metrics, aiohttp.ClientSession(), waiting)
@@ -233,10 +239,10 @@ async def test_open_pages_get_each_throughput_sample_and_the_permit_waiters_when
     site.metrics.schedule_attempt("unschedulable", "default-scheduler", 0.01)
     site.metrics.set_pending_pods({"active": 1, "unschedulable": 2})
     site.waiting.append(Waiter("default/train-0", "default/train", "n1", 1030.0))
-    hub.tick(1000.0)
-    hub.tick(1001.0)  # same waiters: no second "waiting" frame
+    await hub.tick(1000.0)
+    await hub.tick(1001.0)  # same waiters: no second "waiting" frame
     site.waiting.clear()
-    hub.tick(1002.0)
+    await hub.tick(1002.0)
 
     frames = await page.until(lambda f: f["type"] == "waiting" and f["waiting"] == [])
     assert [(f["type"], f["sample"]["t"] if "sample" in f else f["waiting"]) for f in frames] == [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
@@ -62,16 +62,14 @@ class Waiter:
 
 
 def waiters(waiting_pods: Iterable[Any], clock_now: float, wall_now: float) -> list[Waiter]:
-    """The waiting room (framework.waiting.WaitingPodsMap) as the page shows it.
+    """The waiting room's snapshots (actors.waiting_room.WaitingSnapshot) as the page shows it.
     Deadlines are on the scheduler's clock; they are moved to wall time so the
     browser can count down on its own."""
     out = []
     for wp in waiting_pods:
-        if not wp.deadlines:
-            continue
         label = wp.pod.labels.get(POD_GROUP_LABEL)
         group = f"{wp.pod.namespace}/{label}" if label else ""
-        out.append(Waiter(wp.pod.key, group, wp.node_name, wall_now + min(wp.deadlines.values()) - clock_now))
+        out.append(Waiter(wp.pod.key, group, wp.node_name, wall_now + wp.deadline - clock_now))
     return sorted(out, key=lambda w: w.pod)
 
 
@@ -113,4 +111,4 @@ class SampleRing:
         return [s.to_json() for s in self._samples]
 
 
-WaitingSource = Callable[[], list[Waiter]]
+WaitingSource = Callable[[], Awaitable[list[Waiter]]]

@@ -15,7 +15,7 @@ from transport.web.stream import Hub, PageStream
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def _no_waiters() -> list[Waiter]:
+async def _no_waiters() -> list[Waiter]:
     return []
 
 

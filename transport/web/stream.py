@@ -59,10 +59,10 @@ class Hub:
         self.last_waiting: list[Waiter] = []
         self.streams: set[PageStream] = set()
 
-    def tick(self, now: float) -> None:
+    async def tick(self, now: float) -> None:
         sample = sample_metrics(self.registry, now)
         self.samples.add(sample)
-        waiting = self.waiting()
+        waiting = await self.waiting()
         changed = waiting != self.last_waiting
         self.last_waiting = waiting
         for s in list(self.streams):
@@ -73,7 +73,7 @@ class Hub:
     async def run(self, sample_seconds: float) -> None:
         while True:
             try:
-                self.tick(time.time())
+                await self.tick(time.time())
             except Exception:  # a bad sample must not end the page's feed
                 log.exception("cluster page: sampling failed")
             await asyncio.sleep(sample_seconds)

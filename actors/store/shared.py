@@ -1,0 +1,326 @@
+"""SharedStore: the Store actor over a backend other daemons write to (etcd).
+
+What changes from Store (everything else, the write path's checks included, is
+Store's own code):
+
+- Memory follows etcd, not the other way round. A follower task reads the
+  backend's change feed (etcd's watch, from the revision the store loaded at) and
+  the store applies each change in revision order: memory, the watch history
+  and the fan-out to watchers come only from there, so every watcher of every
+  daemon sees the same events in the same order, and resourceVersion is etcd's
+  mod revision.
+- A group of writes is still applied in memory first (so each write sees the
+  ones before it and the checks run as usual), then written as one etcd
+  transaction that compares every key on the revision it was based on. On
+  success the in-memory changes are undone and the store catches up through the
+  feed to the transaction's revision before it answers, so a reply's
+  resourceVersion is the one any daemon will report. On a stale key the store
+  catches up and runs the group again (another daemon wrote first; a client's
+  stale resourceVersion then gets its Conflict from the usual check).
+- A group is split between transactions where etcd's limits demand it, only at
+  request boundaries: one request too large for a transaction is refused, never
+  half-applied.
+- A binding is fenced on the leader's election key (actors.store.etcd); once the
+  fence is lost this store refuses every later binding.
+- When etcd has compacted the revision the feed needs, the store relists and
+  turns the difference into events; its history restarts, so a client resuming
+  from an older resourceVersion gets Expired and relists.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from actors.store.actor import Store, _Batch, encoded_size
+from actors.store.history import DELETE_WEIGHT, PastEvent
+from actors.store.backend import LoadedState
+from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
+from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
+from actors.base import reject, resolve
+from framework.api.errors import ValidationError
+from framework.api.objects import KubeObject, parse_object
+
+log = logging.getLogger("ksched.store.shared")
+
+MAX_ATTEMPTS = 8  # a group is retried this often when other daemons keep writing the same keys
+CATCH_UP_SECONDS = 10.0
+
+
+class NotLeader(Conflict):
+    """A binding from a daemon that no longer holds the leader lease."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observed:
+    """The follower has changes queued: apply them (no reply)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """The feed's changes up to one revision."""
+
+    changes: list[Change]
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Relisted:
+    """The feed restarted from a fresh listing (after a compaction)."""
+
+    state: LoadedState
+
+
+class SharedStore(Store):
+    name = "store"
+
+    def __init__(self, backend: EtcdBackend, **kwargs: Any) -> None:
+        super().__init__(backend, **kwargs)
+        self.etcd: EtcdBackend = backend
+        self._pending: collections.deque[_Step | _Relisted] = collections.deque()
+        self._arrived = asyncio.Event()
+        self._fenced: set[str] = set()  # Pod keys bound in the group being built
+        self._fence_lost = False
+        self.retries = 0  # groups run again after a stale key, for stats and tests
+
+    # --- the change feed ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            follower = tg.create_task(self._follow(self._rv), name="ksched-store-follower")
+            try:
+                await super().run()
+            finally:
+                follower.cancel()
+
+    async def _follow(self, after: int) -> None:
+        while True:
+            try:
+                async for changes, revision in self.etcd.changes(after):
+                    self._queue(_Step(changes, revision))
+                    after = revision
+                return
+            except Compacted as e:
+                log.warning("%s; relisting", e)
+                state = await self.etcd.load_all()
+                self._queue(_Relisted(state))
+                after = state.resource_version
+
+    def _queue(self, item: _Step | _Relisted) -> None:
+        poke = not self._pending
+        self._pending.append(item)
+        self._arrived.set()
+        if poke and not self.inbox.closed:
+            self.tell(Observed())
+
+    def _drain(self) -> None:
+        while self._pending:
+            item = self._pending.popleft()
+            if isinstance(item, _Relisted):
+                self._relist(item.state)
+            else:
+                for change in item.changes:
+                    self._observe(change)
+                self._rv = self._committed_rv = max(self._rv, item.revision)
+        self._arrived.clear()
+
+    def _observe(self, c: Change) -> None:
+        objs = self._objects[c.kind]
+        current = objs.get(c.key)
+        ev: WatchEvent | None = None
+        size = DELETE_WEIGHT
+        if c.raw is None:
+            if current is not None:
+                del objs[c.key]
+                self._sorted_keys.pop(c.kind, None)
+                ev = WatchEvent("DELETED", c.kind, current, current, c.revision)
+        else:
+            obj = _parse(c.raw)
+            if obj is not None:
+                objs[c.key] = obj
+                if current is None:
+                    self._sorted_keys.pop(c.kind, None)
+                ev = WatchEvent("ADDED" if current is None else "MODIFIED", c.kind, obj, current, c.revision)
+                size = encoded_size(c.raw)
+        self._rv = self._committed_rv = max(self._rv, c.revision)
+        if ev is not None:
+            self._history.append(PastEvent.of(ev), size)
+            self._fan_out(ev)
+
+    def _relist(self, state: LoadedState) -> None:
+        fresh: dict[tuple[str, str], KubeObject] = {}
+        for raw in state.objects:
+            obj = _parse(raw)
+            if obj is not None:
+                fresh[(obj.kind, obj.key)] = obj
+        events = []
+        for kind, objs in self._objects.items():
+            for key, old in list(objs.items()):
+                if (kind, key) not in fresh:
+                    del objs[key]
+                    events.append(WatchEvent("DELETED", kind, old, old, state.resource_version))
+        for (kind, key), obj in fresh.items():
+            old = self._objects[kind].get(key)
+            if old is None or old.meta.resource_version != obj.meta.resource_version:
+                self._objects[kind][key] = obj
+                events.append(WatchEvent("ADDED" if old is None else "MODIFIED", kind, obj, old,
+                                         state.resource_version))
+        self._rv = self._committed_rv = state.resource_version
+        self._sorted_keys.clear()
+        self._history.reset(self._rv)  # resuming from before the relist cannot be answered exactly: Expired
+        for ev in events:
+            self._fan_out(ev)
+
+    async def _sync(self) -> None:
+        """Catch up to etcd's revision now, so a request sees every write any daemon
+        acknowledged before it arrived (kube-apiserver's consistent reads)."""
+        try:
+            revision = await self.etcd.current_revision()
+        except Exception as e:  # noqa: BLE001 - the write itself will fail and say why
+            log.warning("cannot read etcd's revision: %s", e)
+            self._drain()
+            return
+        await self._catch_up(revision)
+
+    async def _catch_up(self, revision: int) -> bool:
+        """Apply the feed until it reaches `revision`; False if it did not in time."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CATCH_UP_SECONDS
+        self._drain()
+        while self._rv < revision:
+            try:
+                await asyncio.wait_for(self._arrived.wait(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                log.warning("store feed did not reach revision %d within %.0fs", revision, CATCH_UP_SECONDS)
+                return False
+            self._drain()
+        return True
+
+    # --- the write path ---------------------------------------------------------------------------
+
+    async def handle_batch(self, msgs: list[Any]) -> None:
+        if any(not isinstance(m, Observed) for m in msgs):
+            await self._sync()
+        else:
+            self._drain()
+        batch, group = self._new_group()
+        ops = size = 0
+        for msg in msgs:
+            if isinstance(msg, Observed):
+                continue
+            mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
+            value = self._apply_one_request(msg, batch)
+            added = batch.writes[mark[1]:]
+            ops += len(added)
+            size += sum(_size(w.raw) for w in added)
+            if group and added and not self.etcd.within_limits(ops, size):
+                # This request goes into the next transaction, on top of the ones before it.
+                self._undo_since(batch, mark)
+                await self._commit_group(group, batch)
+                batch, group = self._new_group()
+                value = self._apply_one_request(msg, batch)
+                ops, size = len(batch.writes), sum(_size(w.raw) for w in batch.writes)
+            group.append(msg)
+            batch.replies.append((getattr(msg, "reply", None), value))
+        if group:
+            await self._commit_group(group, batch)
+
+    def _new_group(self) -> tuple[_Batch, list[Any]]:
+        self._fenced.clear()
+        return _Batch(), []
+
+    def _apply_one_request(self, msg: Any, batch: _Batch) -> Any:
+        try:
+            return self._apply(msg, batch)
+        except StoreError as e:
+            return e
+
+    def _apply_all(self, msgs: list[Any]) -> _Batch:
+        batch, _ = self._new_group()
+        for msg in msgs:
+            batch.replies.append((getattr(msg, "reply", None), self._apply_one_request(msg, batch)))
+        return batch
+
+    async def _commit_group(self, msgs: list[Any], batch: _Batch) -> None:
+        """Write one group as one transaction and answer its requests; `batch` is the
+        group already applied in memory (it is applied again after a stale key)."""
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:
+                batch = self._apply_all(msgs)
+            if not batch.writes:
+                return self._answer(batch.replies)
+            committing: dict[tuple[str, str], KubeObject | None] = {}
+            for kind, key, old in batch.undo:
+                committing.setdefault((kind, key), old)
+            self._committing = committing  # committed reads see the state before this group
+            try:
+                revision = await self.etcd.transact(self._guarded(batch))
+            except StaleWrite as e:
+                self._rollback(batch)
+                self.retries += 1
+                await self._catch_up(e.revision)
+                continue
+            except FenceLost as e:
+                self._rollback(batch)
+                log.warning("binding refused: %s; this store binds no more", e)
+                self._fence_lost = True
+                continue
+            except RequestTooLarge as e:
+                self._rollback(batch)
+                return self._answer(_failed(batch.replies, TooLarge(str(e))))
+            except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
+                self._rollback(batch)
+                return self._answer(_failed(batch.replies, StoreError(f"store commit failed: {e}")))
+            finally:
+                self._committing = None
+            self.commits += 1
+            # Memory goes back to what etcd has told us so far; the feed brings the rest, ours included.
+            self._rollback(batch)
+            for w in batch.writes:
+                if w.raw is not None:
+                    w.raw["metadata"]["resourceVersion"] = str(revision)
+            await self._catch_up(revision)
+            return self._answer(batch.replies)
+        self._answer(_failed(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
+
+    def _guarded(self, batch: _Batch) -> list[Guarded]:
+        """One change per key (the last), compared on the revision the group started from."""
+        base: dict[tuple[str, str], int] = {}
+        for kind, key, old in batch.undo:
+            base.setdefault((kind, key), int(old.meta.resource_version or 0) if old is not None else 0)
+        last = {(w.kind, w.key): w for w in batch.writes}
+        return [Guarded(write=w, expected_revision=base.get(k, 0), fenced=w.kind == "Pod" and w.key in self._fenced)
+                for k, w in last.items()]
+
+    def _answer(self, replies: list[tuple[Any, Any]]) -> None:
+        for reply, value in replies:
+            if isinstance(value, StoreError):
+                reject(reply, value)
+            else:
+                resolve(reply, value)
+
+    def _bind(self, ns: str, name: str, node: str, uid: str, batch: _Batch) -> KubeObject:
+        if self._fence_lost:
+            raise NotLeader(f'binding pod "{ns}/{name}": this daemon is no longer the leader')
+        obj = super()._bind(ns, name, node, uid, batch)
+        self._fenced.add(obj.key)
+        return obj
+
+
+def _failed(replies: list[tuple[Any, Any]], err: StoreError) -> list[tuple[Any, Any]]:
+    return [(r, v if isinstance(v, StoreError) else err) for r, v in replies]
+
+
+def _size(raw: dict[str, Any] | None) -> int:
+    return len(encode(raw)) if raw is not None else 0
+
+
+def _parse(raw: dict[str, Any]) -> KubeObject | None:
+    try:
+        return parse_object(raw)
+    except ValidationError as e:
+        log.warning("skipping an object etcd holds that does not parse: %s", e)
+        return None
+
