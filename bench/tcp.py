@@ -110,6 +110,7 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
         server = await daemon.start()
         try:
             async with await Client.connect(server) as client:
+                rss_empty = await _settled_rss(daemon, client)
                 watcher = asyncio.ensure_future(_watch_bindings(client, tracker))
                 try:
                     await _apply_tracked(client.apply, w.setup, tracker)
@@ -128,16 +129,40 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
             rss = daemon.peak_rss_mb()
         finally:
             await daemon.stop()
+        stored = len(keys) + w.init_pods
+        per_stored = await _restarted_per_pod_kb(tmp, store, w, etcd, rss_empty, stored) if store == "sqlite" else None
     if rss is None:
         rss = peak_rss_mb(children=True)
     result = summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
     result["rss_per_pod_kb"] = _per_pod_kb(rss_before, rss_after, len(keys))
+    result["rss_per_stored_pod_kb"] = per_stored
     return result
 
 
+async def _settled_rss(daemon: BenchDaemon, client: Client) -> int | None:
+    """The daemon's RSS once it has answered a stats request: the scheduler answers
+    through its mailbox, so it has taken every pod the store gave it before."""
+    await client.stats()
+    return daemon.rss_kib()
+
+
+async def _restarted_per_pod_kb(tmp: str, store: str, w: Workload, etcd: dict[str, Any] | None,
+                                empty: int | None, stored: int) -> float | None:
+    """What a stored pod costs in steady state, without what submitting it left
+    behind: a daemon restarted on the run's data loads every object; its RSS less
+    the empty daemon's, per stored pod (the nodes counted in), in KiB."""
+    daemon = BenchDaemon(tmp, store, w.config, etcd)
+    server = await daemon.start()
+    try:
+        async with await Client.connect(server) as client:
+            loaded = await _settled_rss(daemon, client)
+    finally:
+        await daemon.stop()
+    return _per_pod_kb(empty, loaded, stored)
+
+
 def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | None:
-    """The daemon's resident set grown while the measured pods were stored and
-    bound, per measured pod, in KiB (None where the RSS cannot be read)."""
+    """RSS growth from `before` to `after` (KiB) per pod (None where it cannot be read)."""
     if before is None or after is None or not pods:
         return None
     return round((after - before) / pods, 2)

@@ -177,10 +177,16 @@ class Store(Actor[StoreMsg]):
     async def load(self) -> None:
         """Read the backend's objects; call once before run()."""
         state = await self.backend.load_all()
-        for raw in state.objects:
+        objects: Any = state.objects
+        for i, raw in enumerate(objects):
+            if isinstance(objects, list):
+                objects[i] = None  # the decoded dict goes once the store has its own copy
             try:
                 # Shapes only: what an older version accepted stays served and counted.
-                obj = parse_object(_checked(raw, strict=False, semantic=False))
+                checked = _checked(raw, strict=False, semantic=False)
+                if isinstance(checked, dict) and checked.get("kind") == "Pod":
+                    share_containers(checked)  # as at creation (the backend's dicts are one per object)
+                obj = parse_object(checked)
             except (Invalid, ValidationError) as e:
                 self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
                 continue

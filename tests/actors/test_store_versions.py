@@ -76,3 +76,20 @@ async def test_pods_from_one_template_store_one_containers_list_and_a_different_
         assert a.raw["spec"]["containers"] is b.raw["spec"]["containers"]
         assert other.raw["spec"]["containers"] is not a.raw["spec"]["containers"]
         assert (a.resource.milli_cpu, other.resource.milli_cpu) == (100, 200)
+
+
+async def test_pods_loaded_from_a_real_sqlite_file_share_their_containers_and_read_as_stored(tmp_path) -> None:
+    from actors.store import Store
+    from actors.store.sqlite import SQLiteBackend
+
+    async with running(SQLiteBackend(str(tmp_path))) as (first, c):  # type: ignore[arg-type]
+        for name in ("a", "b"):
+            await c.create(pod(name, labels={"app": "web"}))
+        await c.bind("default", "a", "n1")
+    await first.close()
+    store = Store(SQLiteBackend(str(tmp_path)))
+    await store.load()
+    a, b = store.peek("Pod", "default", "a"), store.peek("Pod", "default", "b")
+    await store.close()
+    assert a.raw["spec"]["containers"] is b.raw["spec"]["containers"]
+    assert (a.node_name, b.node_name, a.labels, a.resource.milli_cpu) == ("n1", "", {"app": "web"}, 100)
