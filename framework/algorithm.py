@@ -296,6 +296,7 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
             end = size
             if reached[-1] >= to_find - len(feasible):
                 end = int(np.searchsorted(reached, to_find - len(feasible))) + 1
+            last: Status | None = None
             for i in failed_at:
                 if i >= end:
                     break
@@ -303,7 +304,9 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
                 if st.code == Code.Error:
                     raise SchedulingError(st)
                 set_status(chunk[i].name, st)
-                diagnosis.add_plugin_status(st)
+                if st is not last:  # nodes may share one Status; adding it again changes nothing
+                    diagnosis.add_plugin_status(st)
+                    last = st
             keep = np.flatnonzero(passing[:end])
             feasible.extend([chunk[i] for i in keep.tolist()])
         if rows is not None:

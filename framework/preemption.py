@@ -32,6 +32,8 @@ _PRIORITY_SHIFT = 2**31
 NOT_STARTED = 2**63 - 1
 _MIN_INT64 = -(2**63)
 
+_SUCCESS = Status()
+
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
@@ -67,6 +69,13 @@ class PreemptionPolicy(Protocol):
     def ordered_score_funcs(self, victims: dict[str, Candidate]) -> list[Callable[[str], int]] | None:
         """Tie-breakers for choosing the node; None means upstream's defaults."""
         ...
+
+
+# Victims on one node without simulating it, or None where the simulation must run:
+# (node, pdbs) -> (victims, number violating a PDB) | None. A policy may offer one per
+# cycle through `fast_victims(state, pod, node_to_status)`; its answers must equal
+# what select_victims_on_node returns on success.
+FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | None"]
 
 
 # --- pod ordering -----------------------------------------------------------------------------
@@ -174,6 +183,8 @@ def pick_one_node_for_preemption(
     left wins (upstream pickOneNodeForPreemption)."""
     if not victims:
         return ""
+    if not score_funcs and all(c.victims for c in victims.values()):
+        return _pick_by_default_order(victims)
     nodes = list(victims)
     for fn in score_funcs or default_score_funcs(victims):
         best: list[str] = []
@@ -189,6 +200,21 @@ def pick_one_node_for_preemption(
             return best[0]
         nodes = best
     return nodes[0]
+
+
+def _pick_by_default_order(victims: dict[str, Candidate]) -> str:
+    """pick_one_node_for_preemption with the default score functions, as one key per
+    node: narrowing to the best of each function in turn and taking the first node
+    left is taking the first node with the greatest tuple of their values."""
+
+    def key(node: str) -> tuple[int, int, int, int, int]:
+        c = victims[node]
+        vs = c.victims
+        t = earliest_start_time_of_highest_priority(vs)
+        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + _PRIORITY_SHIFT for p in vs), -len(vs),
+                _MIN_INT64 if t is None else t)
+
+    return max(victims, key=key)
 
 
 def aggregate_errors(errors: Sequence[str]) -> str:
@@ -291,7 +317,9 @@ class Evaluator:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
         offset, num = self.policy.get_offset_and_num_candidates(len(potential))
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+        prepare = getattr(self.policy, "fast_victims", None)
+        fast = prepare(state, pod, m) if prepare is not None else None
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         return [o for o in self.handle.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]
@@ -304,21 +332,28 @@ class Evaluator:
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
+        fast: FastVictims | None = None,
     ) -> DryRunResult:
         """Select victims on each node (starting at `offset`, wrapping around) on
         copies of the state and the node, until `num_candidates` candidates are
         found with at least one that violates no PDB. Non-violating candidates come
-        first in the result."""
+        first in the result. `fast`, where it answers for a node, replaces the
+        simulation there."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            pods, num_pdb, status = self.policy.select_victims_on_node(state.clone(), pod, node_copy, pdbs)
+            ni = potential_nodes[(offset + i) % n]
+            got = fast(ni, pdbs) if fast is not None else None
+            if got is not None:
+                pods, num_pdb = got
+                status = _SUCCESS
+            else:
+                pods, num_pdb, status = self.policy.select_victims_on_node(state.clone(), pod, ni.clone(), pdbs)
             if status.is_success() and pods:
-                c = Candidate(node_copy.name, pods, num_pdb)
+                c = Candidate(ni.name, pods, num_pdb)
                 bucket = non_violating if num_pdb == 0 else violating
                 if len(bucket) < num_candidates:
                     bucket.append(c)
@@ -326,10 +361,10 @@ class Evaluator:
                     break
                 continue
             if status.is_success():
-                status = Status(Code.Error, f'expected at least one victim pod on node "{node_copy.name}"')
+                status = Status(Code.Error, f'expected at least one victim pod on node "{ni.name}"')
             if status.code == Code.Error:
                 errors.append(status.message())
-            statuses.set(node_copy.name, status)
+            statuses.set(ni.name, status)
         return DryRunResult(non_violating + violating, statuses, errors)
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:

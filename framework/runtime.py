@@ -51,6 +51,11 @@ POINT_METHODS = {
 
 _OK = Status()
 
+# In-tree Filter plugins whose verdict on a node reads only the node (its spec,
+# labels, taints), never the pods on it; each rejects with UnschedulableAndUnresolvable.
+POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+RESOURCE_FILTER = "NodeResourcesFit"
+
 
 def _ok() -> Status:
     return Status()
@@ -331,6 +336,23 @@ class Framework:
         return all(has_batch_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
+    def pods_read_only_by_fit(self, state: CycleState) -> bool:
+        """Whether, for this cycle's pod, NodeResourcesFit is the only active Filter
+        plugin that reads the pods on a node (every other active one is an in-tree
+        POD_INDEPENDENT_FILTERS plugin) and no PreFilter extension (AddPod/RemovePod)
+        runs. Then a node that passes the filters also passes them with fewer pods."""
+        skip = state.skip_filter_plugins or ()
+        if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
+            return False
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            if pl.name not in POD_INDEPENDENT_FILTERS and pl.name != RESOURCE_FILTER:
+                return False
+            if not type(self.plugins.get(pl.name)).__module__.startswith("framework.plugins."):
+                return False
+        return True
+
     def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
         """run_filter_with_nominated_pods for each node, with one batch call per plugin
         over the nodes still passing: a node's status is its first plugin that does
@@ -352,9 +374,11 @@ class Framework:
         with_nominated = self._with_nominated_pods(nodes)
         if with_nominated:
             pending = []
+            one_pass = self.pods_read_only_by_fit(state)
             for i, ni in enumerate(nodes):
                 if with_nominated[i]:
-                    st = self.run_filter_with_nominated_pods(state, pod, ni)
+                    st = (self._filter_with_nominated_pods_once(state, pod, ni) if one_pass
+                          else self.run_filter_with_nominated_pods(state, pod, ni))
                     if st.code != Code.Success:
                         failed[i] = st
                 else:
@@ -386,6 +410,8 @@ class Framework:
         if names is not None:
             if not names:
                 return None
+            if not isinstance(names, (set, frozenset)):
+                names = set(names)  # a list (the queue's nominator) is searched per node
             flags = [ni.name in names for ni in nodes]
         else:
             nominated = handle.nominated_pods_for_node
@@ -406,7 +432,18 @@ class Framework:
             return [err] * len(nodes)
         if raw.count(None) == len(raw):
             return None
-        return [_OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st) for st in raw]
+        # A batch form may share one Status among nodes: word each object once.
+        worded: dict[int, Status] = {}
+        out: list[Status] = []
+        for st in raw:
+            if st is None:
+                out.append(_OK)
+                continue
+            v = worded.get(id(st))
+            if v is None:
+                v = worded[id(st)] = _OK if st.code == Code.Success else self._filter_verdict(pl.name, st)
+            out.append(v)
+        return out
 
     def _filter_one(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         try:
@@ -448,6 +485,19 @@ class Framework:
         if added and status.is_success():
             status = self.run_filter(state, pod, node_info)
         return status
+
+    def _filter_with_nominated_pods_once(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """run_filter_with_nominated_pods where pods_read_only_by_fit holds: no
+        extension changes the state, and a node passing with the nominated pods
+        passes without them, so the run with them added decides alone."""
+        added = [pi for pi in self.handle.nominated_pods_for_node(node_info.name)
+                 if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid]
+        if not added:
+            return self.run_filter(state, pod, node_info)
+        info2 = node_info.clone()
+        for pi in added:
+            info2.add_pod(pi)
+        return self.run_filter(state, pod, info2)
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
         outcome = _PostFilterOutcome()

@@ -20,10 +20,12 @@ from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
+from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
 from framework.preemption import (
     Candidate,
     CandidateFilter,
     Evaluator,
+    FastVictims,
     filter_pods_with_pdb_violation,
     importance_key,
     pod_terminating_by_preemption,
@@ -85,6 +87,9 @@ class DefaultPreemption:
         self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
+        # Victims from the node's numbers where only NodeResourcesFit depends on the
+        # pods (resource_victims.py); False simulates every node.
+        self.fast_dry_run = True
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -128,6 +133,16 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 
+    def _lower_and_eligible(self, preemptor: Pod) -> Callable[[NodeInfo, PodInfo, Pod], bool]:
+        """is_preemption_allowed for one preemptor, its priority read once."""
+        priority = preemptor.priority
+        eligible = self.is_eligible_pod
+
+        def allowed(node_info: NodeInfo, victim: PodInfo, pod: Pod) -> bool:
+            return victim.pod.priority < priority and eligible(node_info, victim, pod)
+
+        return allowed
+
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """False with the reason when the pod must not preempt: its policy is Never,
         or victims of its earlier preemption are still terminating on its nominated node."""
@@ -144,6 +159,17 @@ class DefaultPreemption:
                     if self.is_preemption_allowed(node_info, pi, pod) and pod_terminating_by_preemption(pi.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def fast_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> FastVictims | None:
+        """The Evaluator's shortcut for this cycle (see resource_victims.py), or None.
+        A subclass that chooses victims its own way gets none."""
+        if not self.fast_dry_run or type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        allowed = self.is_preemption_allowed
+        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
+            allowed = self._lower_and_eligible(pod)
+        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, allowed, self.importance_key)
+        return selector.select if selector is not None else None
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]

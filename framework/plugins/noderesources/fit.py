@@ -27,7 +27,7 @@ from framework.api.resources import (
     is_extended_resource_name,
     is_scalar_resource,
 )
-from framework.cache import NodeInfo, batch_table
+from framework.cache import NodeInfo, NodeTable, batch_table
 from framework.features import FeatureGates
 from framework.interface import (
     ActionType,
@@ -244,6 +244,36 @@ def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
     return not fits(pod, NodeInfo(node), pod_level)
 
 
+# Bits of a node's shortage in _column_statuses, in fits_request's reason order.
+_SHORT_PODS, _SHORT_CPU, _SHORT_MEM, _SHORT_EPH, _SHORT_BEYOND_ALLOCATABLE = 1, 2, 4, 8, 16
+_SHORTAGE_REASONS = ((_SHORT_PODS, "Too many pods"), (_SHORT_CPU, f"Insufficient {CPU}"),
+                     (_SHORT_MEM, f"Insufficient {MEMORY}"), (_SHORT_EPH, f"Insufficient {EPHEMERAL_STORAGE}"))
+
+
+def _column_statuses(request: Resource, table: NodeTable, rows: np.ndarray) -> list[Status]:
+    """filter()'s Status for each of these table rows, which all fail, from the
+    columns: the same code, reasons in the same order, UnschedulableAndUnresolvable where
+    the pod asks for more than a node's whole allocatable. `request` has no scalar
+    resources."""
+    short = np.where(table.num_pods[rows] + 1 > table.alloc_pods[rows], _SHORT_PODS, 0)
+    if request.milli_cpu != 0 or request.memory != 0 or request.ephemeral_storage != 0:
+        for want, bit, alloc, used in ((request.milli_cpu, _SHORT_CPU, table.alloc_cpu, table.req_cpu),
+                                       (request.memory, _SHORT_MEM, table.alloc_mem, table.req_mem),
+                                       (request.ephemeral_storage, _SHORT_EPH, table.alloc_eph, table.req_eph)):
+            if want > 0:
+                total = alloc[rows]
+                lacking = want > total - used[rows]
+                short |= np.where(lacking, bit, 0)
+                short |= np.where(lacking & (want > total), _SHORT_BEYOND_ALLOCATABLE, 0)
+    # One Status per distinct shortage, shared by the nodes that have it: the runtime
+    # only names the plugin on a filter status, the same name for all of them.
+    shared: dict[int, Status] = {}
+    for mask in np.unique(short).tolist():
+        code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
+        shared[mask] = Status(code, *(reason for bit, reason in _SHORTAGE_REASONS if mask & bit))
+    return [shared[mask] for mask in short.tolist()]
+
+
 class NodeResourcesFit:
     """Filters out nodes without room for the pod's requests and scores the rest by
     the configured strategy. No ScoreExtensions: scores are already 0..100."""
@@ -301,8 +331,10 @@ class NodeResourcesFit:
                 if want > 0:
                     ok &= want <= alloc[rows] - used[rows]
             out: list[Status | None] = [None] * len(nodes)
-            for i in np.flatnonzero(~ok).tolist():
-                out[i] = self.filter(state, pod, nodes[i])
+            bad = np.flatnonzero(~ok)
+            if len(bad):
+                for i, st in zip(bad.tolist(), _column_statuses(req, table, rows[bad])):
+                    out[i] = st
             return out
         out = []
         for ni in nodes:

@@ -1,0 +1,186 @@
+"""The dry run's shortcut (resource_victims.py) against the simulation it replaces:
+on randomised clusters, DefaultPreemption with the shortcut finds the same
+candidates, victims, PDB counts, node statuses and chosen node as with every node
+simulated, and evicts the same pods."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from framework.api.objects import Node, Pod
+from framework.cache import PodInfo, Snapshot
+from framework.config import build_frameworks, load_config
+from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.interface import CycleState, NodeToStatus
+from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
+from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
+from framework.preemption import Candidate, default_score_funcs, importance_key, pick_one_node_for_preemption
+from framework.waiting import WaitingPodsMap
+from tests.framework.preemption_builders import pdb
+
+CASES = 60
+
+
+def _node(rng: random.Random, i: int) -> Node:
+    res = {"cpu": f"{rng.choice([1, 2, 4])}", "memory": f"{rng.choice([2, 4, 8])}Gi", "pods": str(rng.choice([3, 5, 110]))}
+    spec: dict[str, Any] = {}
+    if rng.random() < 0.1:
+        spec["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    return Node({"metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}}, "spec": spec,
+                 "status": {"capacity": res, "allocatable": res}})
+
+
+def _pod(rng: random.Random, name: str, node_name: str = "", priority: int | None = None,
+         extra: dict[str, Any] | None = None) -> Pod:
+    requests = {"cpu": f"{rng.choice([0, 100, 250, 500, 900])}m", "memory": f"{rng.choice([0, 128, 512, 1024])}Mi"}
+    raw: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": "default", "uid": name,
+                     "labels": {"app": rng.choice(["a", "b", "c"])}},
+        "spec": {"priority": rng.choice([0, 1, 5, 10]) if priority is None else priority,
+                 "containers": [{"name": "c", "resources": {"requests": requests}}], **(extra or {})},
+        "status": {},
+    }
+    if node_name:
+        raw["spec"]["nodeName"] = node_name
+        if rng.random() < 0.7:
+            raw["status"]["startTime"] = f"2024-01-01T00:{rng.randrange(60):02d}:00Z"
+    return Pod(raw)
+
+
+class _World:
+    """One randomised cluster and a default-profile Framework over it."""
+
+    def __init__(self, seed: int) -> None:
+        rng = random.Random(seed)
+        nodes = [_node(rng, i) for i in range(rng.randrange(3, 25))]
+        pods = []
+        for ni, n in enumerate(nodes):
+            for k in range(rng.randrange(0, 6)):
+                pods.append(_pod(rng, f"p{ni}-{k}", n.name))
+        pdbs = [pdb(f"pdb-{app}", {"app": app}, rng.randrange(0, 3)) for app in ("a", "b") if rng.random() < 0.5]
+        nominated: dict[str, list[Pod]] = {}
+        for n in nodes:
+            if rng.random() < 0.15:
+                nominated[n.name] = [_pod(rng, f"nom-{n.name}", priority=rng.choice([5, 20]))]
+        extra: dict[str, Any] = {}
+        if rng.random() < 0.15:
+            extra = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}},
+                                     "ports": [{"containerPort": 80, "hostPort": 80}]}]}
+        self.preemptor = _pod(rng, "preemptor", priority=rng.choice([5, 10, 20]), extra=extra)
+        self.snapshot = Snapshot.build(nodes, pods)
+        self.handle = FrameworkHandle(
+            snapshot=self.snapshot, objects=InMemoryObjects([*nodes, *pods, *pdbs]), waiting_pods=WaitingPodsMap(),
+            nominated=lambda name: [PodInfo(p) for p in nominated.get(name, [])],
+            nominated_nodes=lambda: set(nominated), rand=random.Random(seed))
+        self.fwk = build_frameworks(load_config(None), self.handle)["default-scheduler"]
+        self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]
+
+    def filtered(self) -> tuple[CycleState, NodeToStatus]:
+        state = CycleState()
+        self.fwk.run_pre_filter(state, self.preemptor)
+        nodes = self.snapshot.list()
+        statuses = self.fwk.run_filter_nodes(state, self.preemptor, nodes)
+        return state, NodeToStatus({ni.name: st for ni, st in zip(nodes, statuses) if not st.is_success()})
+
+
+def _dry_run(seed: int, fast: bool) -> tuple[Any, ...]:
+    w = _World(seed)
+    w.plugin.fast_dry_run = fast
+    state, m = w.filtered()
+    dry = w.plugin.evaluator.find_candidates(state, w.snapshot.list(), w.preemptor, m)
+    best = w.plugin.evaluator.select_candidate(dry.candidates)
+    return ([(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in dry.candidates],
+            sorted((n, st.code, st.message()) for n, st in dry.node_to_status.items()),
+            dry.errors, best.name if best else None)
+
+
+def _preempt(seed: int, fast: bool) -> tuple[Any, ...]:
+    w = _World(seed)
+    w.plugin.fast_dry_run = fast
+    state, m = w.filtered()
+    result, st = w.plugin.post_filter(state, w.preemptor, m)
+    return (result.nominated_node_name if result is not None else None, st.code, st.message(), [v.name for v, _, _ in w.handle.evicted])
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_the_shortcut_finds_the_same_candidates_victims_and_node_as_the_simulation(seed: int) -> None:
+    assert _dry_run(seed, fast=True) == _dry_run(seed, fast=False)
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 3))
+def test_preempting_with_the_shortcut_evicts_the_same_pods_and_says_the_same(seed: int) -> None:
+    assert _preempt(seed, fast=True) == _preempt(seed, fast=False)
+
+
+def test_the_shortcut_answers_for_most_nodes_of_these_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above is not vacuous: the shortcut decides many nodes."""
+    answered = []
+    select = ResourceVictims.select
+
+    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
+        got = select(self, ni, pdbs)
+        answered.append(got is not None)
+        return got
+
+    monkeypatch.setattr(ResourceVictims, "select", counting)
+    for seed in range(CASES):
+        _dry_run(seed, fast=True)
+    assert sum(answered) >= len(answered) // 3
+    assert not all(answered)  # and some nodes still take the simulation
+
+
+def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
+    seed = next(s for s in range(200) if _World(s).preemptor.host_ports)
+    w = _World(seed)
+    state, m = w.filtered()
+    assert w.plugin.fast_victims(state, w.preemptor, m) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_choosing_the_node_by_one_key_equals_narrowing_by_each_criterion_in_turn(seed: int) -> None:
+    rng = random.Random(seed)
+    candidates: dict[str, Candidate] = {}
+    for i in range(rng.randrange(2, 40)):
+        victims = [_pod(rng, f"v{i}-{k}", node_name=f"n{i}", priority=rng.choice([0, 1, 2]))
+                   for k in range(rng.randrange(1, 4))]
+        victims.sort(key=importance_key)
+        candidates[f"n{i}"] = Candidate(f"n{i}", victims, rng.choice([0, 0, 1]))
+    narrowed = pick_one_node_for_preemption(candidates, default_score_funcs(candidates))
+    assert pick_one_node_for_preemption(candidates) == narrowed
+
+
+def _plain_world() -> _World:
+    seed = next(s for s in range(200) if not _World(s).preemptor.host_ports)
+    return _World(seed)
+
+
+def test_only_fit_reads_pods_for_a_plain_pod_in_the_default_profile() -> None:
+    w = _plain_world()
+    state, m = w.filtered()
+    assert w.fwk.pods_read_only_by_fit(state)
+    assert w.plugin.fast_victims(state, w.preemptor, m) is not None
+
+
+def test_a_pod_with_required_anti_affinity_gets_no_shortcut() -> None:
+    w = _plain_world()
+    w.preemptor = Pod({**w.preemptor.raw, "spec": {**w.preemptor.raw["spec"], "affinity": {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}})
+    state, m = w.filtered()
+    assert not w.fwk.pods_read_only_by_fit(state)
+    assert w.plugin.fast_victims(state, w.preemptor, m) is None
+
+
+def test_a_plugin_that_chooses_victims_its_own_way_gets_no_shortcut() -> None:
+    w = _plain_world()
+
+    class OwnVictims(DefaultPreemption):
+        def select_victims_on_node(self, state, pod, node_info, pdbs):  # noqa: ANN001, ANN201
+            return super().select_victims_on_node(state, pod, node_info, pdbs)
+
+    own = OwnVictims(w.handle, 10, 100)
+    own.set_framework(w.fwk)
+    state, m = w.filtered()
+    assert own.fast_victims(state, w.preemptor, m) is None
