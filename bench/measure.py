@@ -30,11 +30,21 @@ def peak_rss_mb(children: bool = False) -> float:
 
 def proc_peak_rss_mb(pid: int) -> float | None:
     """Another live process's peak resident set (Linux VmHWM), in MiB; None where unknown."""
+    kib = _proc_status_kib(pid, "VmHWM:")
+    return None if kib is None else round(kib / 1024, 1)
+
+
+def proc_rss_kib(pid: int) -> int | None:
+    """Another live process's resident set now (Linux VmRSS), in KiB; None where unknown."""
+    return _proc_status_kib(pid, "VmRSS:")
+
+
+def _proc_status_kib(pid: int, field: str) -> int | None:
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
+                if line.startswith(field):
+                    return int(line.split()[1])
     except OSError:
         return None
     return None

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb
+from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb, proc_rss_kib
 from bench.runner import _apply_tracked, key_of, measured_keys, setup_keys, summarize
 from bench.workloads import Workload
 from transport.client import Client
@@ -90,6 +90,9 @@ class BenchDaemon:
     def peak_rss_mb(self) -> float | None:
         return None if self.proc is None else proc_peak_rss_mb(self.proc.pid)
 
+    def rss_kib(self) -> int | None:
+        return None if self.proc is None else proc_rss_kib(self.proc.pid)
+
     async def stop(self) -> None:
         if self.proc is None:
             return
@@ -107,25 +110,62 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
         server = await daemon.start()
         try:
             async with await Client.connect(server) as client:
+                rss_empty = await _settled_rss(daemon, client)
                 watcher = asyncio.ensure_future(_watch_bindings(client, tracker))
                 try:
                     await _apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
                     before = await _attempts(client)
+                    rss_before = daemon.rss_kib()
                     keys = measured_keys(w)
                     start = time.perf_counter()
                     await _apply_tracked(client.apply, w.measured, tracker)
                     await tracker.wait(keys, w.expected_bound)
                     end = tracker.last_bound(keys)
                     attempts = await _attempts(client) - before
+                    rss_after = daemon.rss_kib()
                 finally:
                     watcher.cancel()
             rss = daemon.peak_rss_mb()
         finally:
             await daemon.stop()
+        stored = len(keys) + w.init_pods
+        per_stored = await _restarted_per_pod_kb(tmp, store, w, etcd, rss_empty, stored) if store == "sqlite" else None
     if rss is None:
         rss = peak_rss_mb(children=True)
-    return summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+    result = summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+    result["rss_per_pod_kb"] = _per_pod_kb(rss_before, rss_after, len(keys))
+    result["rss_per_stored_pod_kb"] = per_stored
+    return result
+
+
+async def _settled_rss(daemon: BenchDaemon, client: Client) -> int | None:
+    """The daemon's RSS once it has answered a stats request: the scheduler answers
+    through its mailbox, so it has taken every pod the store gave it before."""
+    await client.stats()
+    return daemon.rss_kib()
+
+
+async def _restarted_per_pod_kb(tmp: str, store: str, w: Workload, etcd: dict[str, Any] | None,
+                                empty: int | None, stored: int) -> float | None:
+    """What a stored pod costs in steady state, without what submitting it left
+    behind: a daemon restarted on the run's data loads every object; its RSS less
+    the empty daemon's, per stored pod (the nodes counted in), in KiB."""
+    daemon = BenchDaemon(tmp, store, w.config, etcd)
+    server = await daemon.start()
+    try:
+        async with await Client.connect(server) as client:
+            loaded = await _settled_rss(daemon, client)
+    finally:
+        await daemon.stop()
+    return _per_pod_kb(empty, loaded, stored)
+
+
+def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | None:
+    """RSS growth from `before` to `after` (KiB) per pod (None where it cannot be read)."""
+    if before is None or after is None or not pods:
+        return None
+    return round((after - before) / pods, 2)
 
 
 async def _attempts(client: Client) -> int:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import copy
 import logging
 import random
 import time
@@ -76,6 +75,7 @@ from actors.store.limits import StoreLimits
 from actors.store.paging import decode_continue, encode_continue, page
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
+from actors.store.sharing import share_containers
 from framework.api.errors import ValidationError
 from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
@@ -177,10 +177,16 @@ class Store(Actor[StoreMsg]):
     async def load(self) -> None:
         """Read the backend's objects; call once before run()."""
         state = await self.backend.load_all()
-        for raw in state.objects:
+        objects: Any = state.objects
+        for i, raw in enumerate(objects):
+            if isinstance(objects, list):
+                objects[i] = None  # the decoded dict goes once the store has its own copy
             try:
                 # Shapes only: what an older version accepted stays served and counted.
-                obj = parse_object(_checked(raw, strict=False, semantic=False))
+                checked = _checked(raw, strict=False, semantic=False)
+                if isinstance(checked, dict) and checked.get("kind") == "Pod":
+                    share_containers(checked)  # as at creation (the backend's dicts are one per object)
+                obj = parse_object(checked)
             except (Invalid, ValidationError) as e:
                 self._quarantine(raw, e.message if isinstance(e, Invalid) else str(e))
                 continue
@@ -449,12 +455,20 @@ class Store(Actor[StoreMsg]):
     # --- the write path: create, replace, apply ------------------------------------------------
 
     def _create(self, raw: Any, batch: _Batch) -> KubeObject:
+        # The schema's pass (without_nulls) makes `raw` the store's own copy, and
+        # admission copies what it changes: nothing is copied again, and the object
+        # is parsed once (a pod after its admission).
         raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
-        obj = _validate(raw)
-        raw = self._admit_new(raw, obj)
+        if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
+            raw = self._admit_new(raw, None)  # a copy with its own spec
+            share_containers(raw)
+            obj = _validate(raw)
+        else:
+            obj = _validate(raw)
+            raw = self._admit_new(raw, obj)
         if obj.key in self._objects[obj.kind]:
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
-        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch, client=True)
+        return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored)
 
     def _replace(self, raw: Any, current: KubeObject, batch: _Batch,
                  keep_unchanged: bool = False) -> tuple[KubeObject, str]:
@@ -472,7 +486,7 @@ class Store(Actor[StoreMsg]):
             _refuse(validate_pod_update(raw, current.raw))
         if keep_unchanged and _without_version(raw) == _without_version(current.raw):
             return current, "unchanged"
-        return self._write(obj.kind, obj.key, copy.deepcopy(dict(raw)), batch, client=True), "configured"
+        return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored), "configured"
 
     def _apply_one(self, index: int, raw: Any, batch: _Batch) -> tuple[KubeObject, str]:
         current = self.stored(raw)  # earlier objects of the same Apply are already in place
@@ -485,10 +499,11 @@ class Store(Actor[StoreMsg]):
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
 
-    def _admit_new(self, raw: Any, obj: KubeObject) -> Any:
-        """Priority admission and create-time validation; a pod comes back with its priority set."""
+    def _admit_new(self, raw: Any, obj: KubeObject | None) -> Any:
+        """Priority admission and create-time validation; a pod (obj None: not parsed
+        yet) comes back with its priority set."""
         try:
-            if isinstance(obj, Pod):
+            if obj is None:
                 raw = admit_pod(raw, self._priority_classes())
             elif isinstance(obj, PriorityClass):
                 check_priority_class(obj, None, self._priority_classes())
@@ -518,9 +533,12 @@ class Store(Actor[StoreMsg]):
             raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": '
                            "the object has been modified; please apply your changes to the latest version and try again")
 
-    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: _Batch, *, client: bool = False) -> KubeObject:
+    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: _Batch, *, client: bool = False,
+               make: Callable[[dict[str, Any]], KubeObject] = parse_object) -> KubeObject:
         """Store one object; a client's object above the size limit is TooLarge
-        (the server's own updates of an admitted object are not refused)."""
+        (the server's own updates of an admitted object are not refused). `raw` is
+        the store's own (no one else holds it); `make` gives the parsed object for it
+        once its resourceVersion is set (by default, parsing it)."""
         size = encoded_size(raw)
         if client and size > self.limits.max_object_bytes:
             raise TooLarge(f'{kind} "{key}": object is {size} bytes, above the limit of '
@@ -530,7 +548,7 @@ class Store(Actor[StoreMsg]):
         meta["resourceVersion"] = str(self._rv)
         raw["metadata"] = meta
         raw.setdefault("kind", kind)
-        obj = parse_object(raw)
+        obj = make(raw)
         old = self._objects[kind].get(key)
         self._objects[kind][key] = obj
         if old is None:
@@ -569,7 +587,7 @@ class Store(Actor[StoreMsg]):
         _set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
-        return self._write("Pod", pod.key, raw, batch)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
 
     def _update_pod_status(self, msg: UpdatePodStatus, batch: _Batch) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
@@ -585,7 +603,7 @@ class Store(Actor[StoreMsg]):
                 status.pop("nominatedNodeName", None)
         if msg.phase is not None:
             status["phase"] = msg.phase
-        return self._write("Pod", pod.key, raw, batch)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
 
     def _watch(self, kinds: frozenset[str] | None, from_rv: int, sink: Callable[[WatchEvent], None]) -> tuple[int, int]:
         """Register `sink`; replay what happened after `from_rv` (0: the current

@@ -115,7 +115,9 @@ class EventLog:
         self.per_object = per_object
         self.max_events = max_events
         self.ttl_seconds = ttl_seconds
-        self._by_object: dict[tuple[str, str], collections.deque[tuple[int, EventRecord]]] = {}
+        # A list per object, not a deque: most objects have one or two records, and an
+        # empty deque alone costs ~600 bytes (at most per_object are shifted on a drop).
+        self._by_object: dict[tuple[str, str], list[tuple[int, EventRecord]]] = {}
         self._order: collections.deque[tuple[int, tuple[str, str]]] = collections.deque()  # oldest first
         self._seq = 0
         self._count = 0
@@ -126,12 +128,14 @@ class EventLog:
     def record(self, kind: str, key: str, rec: EventRecord) -> None:
         self._seq += 1
         obj = (kind, key)
-        recs = self._by_object.setdefault(obj, collections.deque())
+        recs = self._by_object.get(obj)
+        if recs is None:
+            recs = self._by_object[obj] = []
         recs.append((self._seq, rec))
         self._order.append((self._seq, obj))
         self._count += 1
         if len(recs) > self.per_object:
-            recs.popleft()
+            del recs[0]
             self._count -= 1
             if len(self._order) > 2 * self._count + 16:
                 # drop the order entries of records the per-object bound removed
@@ -150,7 +154,7 @@ class EventLog:
             if self._count <= self.max_events and now - recs[0][1].time <= self.ttl_seconds:
                 return
             self._order.popleft()
-            recs.popleft()
+            del recs[0]
             self._count -= 1
             if not recs:
                 del self._by_object[obj]

@@ -7,10 +7,9 @@ object built from a new dict.
 """
 from __future__ import annotations
 
-import copy
 from fractions import Fraction
-from functools import cached_property
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from framework.api.errors import ValidationError
@@ -32,6 +31,9 @@ DEFAULT_NAMESPACE = "default"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
+_ZERO = Fraction(0)
+_NONE: tuple[Any, ...] = ()  # every empty sequence of a parsed object
+_NO_MAP: Mapping[str, Any] = MappingProxyType({})  # and every empty map read only
 _NON_MISSING = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
 
 
@@ -44,21 +46,24 @@ def _map(raw: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
     return v
 
 
-def _list(raw: Mapping[str, Any], key: str, field: str) -> list[Any]:
+def _list(raw: Mapping[str, Any], key: str, field: str) -> Sequence[Any]:
     v = raw.get(key)
     if v is None:
-        return []
+        return _NONE
     if not isinstance(v, list):
         raise ValidationError(f"{field}.{key}" if field else key, "must be a list")
     return v
 
 
 def _str_map(raw: Mapping[str, Any], key: str, field: str) -> dict[str, str]:
+    """The map itself, checked: raw dicts are never changed, so it is not copied."""
     v = _map(raw, key, field)
+    if not v:
+        return _NO_MAP  # type: ignore[return-value]
     for k, val in v.items():
         if not isinstance(k, str) or not isinstance(val, str):
             raise ValidationError(f"{field}.{key}", "must be a map of strings to strings")
-    return dict(v)
+    return v if isinstance(v, dict) else dict(v)
 
 
 def _opt_int(raw: Mapping[str, Any], key: str, field: str) -> int | None:
@@ -107,6 +112,7 @@ class ObjectMeta:
 class KubeObject:
     """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""
 
+    __slots__ = ("raw", "meta", "name", "namespace", "labels", "key", "uid")
     kind = ""
     namespaced = True
 
@@ -122,6 +128,15 @@ class KubeObject:
         self.key: str = f"{meta.namespace}/{meta.name}" if self.namespaced else meta.name
         self.uid: str = meta.uid or self.key
 
+    def as_stored(self, raw: Mapping[str, Any]) -> "KubeObject":
+        """This object, just parsed from `raw` less its resourceVersion, as the store
+        keeps it: `raw` is the same object with metadata.resourceVersion set (the one
+        parsed field that depends on it). Only for an object no one else holds yet."""
+        self.raw = raw
+        rv = (raw.get("metadata") or {}).get("resourceVersion")
+        self.meta.resource_version = str(rv) if rv is not None else ""
+        return self
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.key})"
 
@@ -136,8 +151,25 @@ class ContainerPort:
         self.container_port = container_port
 
 
+class PodResources:
+    """What a pod's requests come to (see Pod): shared by every pod with the same
+    containers, so never changed after it is made."""
+
+    __slots__ = ("requests", "non_zero_requests_list", "resource", "non_zero_cpu", "non_zero_memory")
+
+    def __init__(self, requests: ResourceList, non_zero: ResourceList) -> None:
+        self.requests = requests
+        self.non_zero_requests_list = non_zero
+        self.resource = Resource.from_list(requests)
+        self.non_zero_cpu = quantity_in_units(CPU, non_zero.get(CPU, _ZERO))
+        self.non_zero_memory = quantity_in_units(MEMORY, non_zero.get(MEMORY, _ZERO))
+
+
 class Container:
-    __slots__ = ("name", "image", "requests", "limits", "ports", "restart_policy")
+    """A parsed container. Identical containers of different pods (the usual case:
+    pods of one template) are one shared object (see `Container.of`), never changed."""
+
+    __slots__ = ("name", "image", "requests", "limits", "ports", "restart_policy", "_alone")
 
     def __init__(self, raw: object, field: str) -> None:
         if not isinstance(raw, Mapping):
@@ -151,7 +183,7 @@ class Container:
         for k, v in self.limits.items():
             self.requests.setdefault(k, v)
         self.restart_policy = _str(raw, "restartPolicy", field)
-        self.ports: list[ContainerPort] = []
+        ports: list[ContainerPort] = []
         for i, p in enumerate(_list(raw, "ports", field)):
             pf = f"{field}.ports[{i}]"
             if not isinstance(p, Mapping):
@@ -160,16 +192,80 @@ class Container:
             cp = _opt_int(p, "containerPort", pf) or 0
             if not 0 <= hp <= 65535:
                 raise ValidationError(f"{pf}.hostPort", "must be between 0 and 65535")
-            self.ports.append(ContainerPort(_str(p, "hostIP", pf), hp, _str(p, "protocol", pf, "TCP") or "TCP", cp))
+            ports.append(ContainerPort(_str(p, "hostIP", pf), hp, _str(p, "protocol", pf, "TCP") or "TCP", cp))
+        self.ports: Sequence[ContainerPort] = ports or _NONE
+        self._alone: PodResources | None = None
+
+    @classmethod
+    def of(cls, raw: object, field: str) -> "Container":
+        """The parsed container, the shared one when an identical container was parsed
+        before. Only containers without ports and with string quantities are shared;
+        the key holds every field parsing reads."""
+        key = _container_key(raw)
+        if key is None:
+            return cls(raw, field)
+        try:
+            hit = _CONTAINERS.get(key)
+        except TypeError:  # a value that cannot be hashed: the parse names what is wrong
+            return cls(raw, field)
+        if hit is None:
+            hit = cls(raw, field)
+            if len(_CONTAINERS) >= _CONTAINERS_MAX:
+                _CONTAINERS.clear()
+            _CONTAINERS[key] = hit
+        return hit
+
+    def alone(self) -> PodResources:
+        """The requests of a pod whose only container this is (made once per container)."""
+        r = self._alone
+        if r is None:
+            r = self._alone = PodResources(
+                pod_requests([self.requests], [], {}), pod_requests([self.requests], [], {}, non_missing=_NON_MISSING))
+        return r
+
+
+_CONTAINERS: dict[tuple[Any, ...], Container] = {}
+_CONTAINERS_MAX = 4096
+
+
+def _container_key(raw: object) -> tuple[Any, ...] | None:
+    if not isinstance(raw, dict) or raw.get("ports"):
+        return None
+    res = raw.get("resources")
+    if res is None:
+        req = lim = None
+    elif isinstance(res, dict):
+        req, lim = res.get("requests"), res.get("limits")
+        if not (req is None or isinstance(req, dict)) or not (lim is None or isinstance(lim, dict)):
+            return None
+    else:
+        return None
+    key = (raw.get("name"), raw.get("image"), raw.get("restartPolicy"),
+           tuple(req.items()) if req else None, tuple(lim.items()) if lim else None)
+    # Quantities as strings only: 1, 1.0 and True are equal keys but not equally valid.
+    for amounts in (req, lim):
+        if amounts and not all(type(v) is str for v in amounts.values()):
+            return None
+    return key
 
 
 class Pod(KubeObject):
+    """A parsed Pod. Slotted and computed once: what the scheduler reads is a plain
+    attribute (requests and their integer forms included); empty sequences are a
+    shared empty tuple; labels, node selector and the raw sections are the raw
+    dict's own (never changed)."""
+
+    __slots__ = ("spec", "node_name", "scheduler_name", "priority_set", "priority", "priority_class_name",
+                 "preemption_policy", "node_selector", "containers", "init_containers", "overhead",
+                 "pod_level_requests", "tolerations", "scheduling_gates", "affinity", "required_node_affinity",
+                 "preferred_node_affinity", "topology_spread_constraints", "volumes", "phase",
+                 "nominated_node_name", "conditions", "start_time", "requests", "non_zero_requests_list",
+                 "resource", "non_zero_cpu", "non_zero_memory", "host_ports", "has_pod_affinity")
     kind = "Pod"
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         super().__init__(raw)
         spec = _map(raw, "spec", "")
-        status = _map(raw, "status", "")
         self.spec = spec
         self.node_name = _str(spec, "nodeName", "spec")
         self.scheduler_name = _str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER_NAME
@@ -179,31 +275,61 @@ class Pod(KubeObject):
         self.priority_class_name = _str(spec, "priorityClassName", "spec")
         self.preemption_policy = _str(spec, "preemptionPolicy", "spec") or "PreemptLowerPriority"
         self.node_selector = _str_map(spec, "nodeSelector", "spec")
-        self.containers = [Container(c, f"spec.containers[{i}]") for i, c in enumerate(_list(spec, "containers", "spec"))]
-        self.init_containers = [
-            Container(c, f"spec.initContainers[{i}]") for i, c in enumerate(_list(spec, "initContainers", "spec"))
-        ]
-        self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        self.containers: Sequence[Container] = [
+            Container.of(c, f"spec.containers[{i}]") for i, c in enumerate(_list(spec, "containers", "spec"))] or _NONE
+        self.init_containers: Sequence[Container] = [
+            Container.of(c, f"spec.initContainers[{i}]") for i, c in enumerate(_list(spec, "initContainers", "spec"))
+        ] or _NONE
+        self.overhead: Mapping[str, Fraction] = parse_resource_list(spec.get("overhead"), "spec.overhead") or _NO_MAP
         pod_res = _map(spec, "resources", "spec")
-        self.pod_level_requests = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
-        limits = parse_resource_list(pod_res.get("limits"), "spec.resources.limits")
-        for k, v in limits.items():
-            self.pod_level_requests.setdefault(k, v)
-        self.tolerations = self._tolerations(spec)
-        self.scheduling_gates = [g.get("name", "") if isinstance(g, Mapping) else "" for g in _list(spec, "schedulingGates", "spec")]
+        pod_level = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
+        for k, v in parse_resource_list(pod_res.get("limits"), "spec.resources.limits").items():
+            pod_level.setdefault(k, v)
+        self.pod_level_requests: Mapping[str, Fraction] = pod_level or _NO_MAP
+        self.tolerations: Sequence[Toleration] = self._tolerations(spec)
+        self.scheduling_gates: Sequence[str] = [
+            g.get("name", "") if isinstance(g, Mapping) else "" for g in _list(spec, "schedulingGates", "spec")] or _NONE
         self.affinity = _map(spec, "affinity", "spec")
         for section in ("podAffinity", "podAntiAffinity"):  # read raw by the cache and InterPodAffinity
             _map(self.affinity, section, "spec.affinity")
         self._node_affinity()
         self.topology_spread_constraints = _list(spec, "topologySpreadConstraints", "spec")
         self.volumes = self._volumes(spec)
+        self._status(_map(raw, "status", ""))
+        self._derive()
+
+    def _status(self, status: Mapping[str, Any]) -> None:
         self.phase = _str(status, "phase", "status") or "Pending"
         self.nominated_node_name = _str(status, "nominatedNodeName", "status")
         self.conditions = _list(status, "conditions", "status")
         st = status.get("startTime")
         self.start_time = parse_time(st, "status.startTime") if st is not None else None
 
-    def _tolerations(self, spec: Mapping[str, Any]) -> list[Toleration]:
+    def _derive(self) -> None:
+        """Requests (resourcehelper.PodRequests), their non-zero form for scoring and
+        the integer units (framework.Resource), host ports and the affinity flag."""
+        if len(self.containers) == 1 and not self.init_containers and not self.overhead \
+                and not self.pod_level_requests:
+            r = self.containers[0].alone()  # the usual pod: shared with its container
+        else:
+            containers = [c.requests for c in self.containers]
+            inits = [(c.requests, c.restart_policy == "Always") for c in self.init_containers]
+            r = PodResources(pod_requests(containers, inits, self.overhead, self.pod_level_requests),
+                             pod_requests(containers, inits, self.overhead, self.pod_level_requests,
+                                          non_missing=_NON_MISSING))
+        self.requests: ResourceList = r.requests
+        self.non_zero_requests_list: ResourceList = r.non_zero_requests_list
+        self.resource: Resource = r.resource
+        self.non_zero_cpu: int = r.non_zero_cpu
+        self.non_zero_memory: int = r.non_zero_memory
+        # Ports with a hostPort, from sidecar init containers (restartPolicy Always,
+        # they run for the pod's whole life) and containers (upstream's GetHostPorts).
+        sidecars = [c for c in self.init_containers if c.restart_policy == "Always"]
+        self.host_ports: Sequence[ContainerPort] = [
+            p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0] or _NONE
+        self.has_pod_affinity = bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+
+    def _tolerations(self, spec: Mapping[str, Any]) -> Sequence[Toleration]:
         out = []
         for i, t in enumerate(_list(spec, "tolerations", "spec")):
             f = f"spec.tolerations[{i}]"
@@ -214,10 +340,10 @@ class Pod(KubeObject):
                 raise ValidationError(f"{f}.operator", f"unsupported operator {op!r}")
             out.append(Toleration(_str(t, "key", f), op, _str(t, "value", f), _str(t, "effect", f),
                                   _opt_int(t, "tolerationSeconds", f)))
-        return out
+        return out or _NONE
 
     @staticmethod
-    def _volumes(spec: Mapping[str, Any]) -> list[Any]:
+    def _volumes(spec: Mapping[str, Any]) -> Sequence[Any]:
         """spec.volumes, each an object whose sources are objects (the cache and the
         volume plugins read them raw, for this pod and for every pod on a node)."""
         volumes = _list(spec, "volumes", "spec")
@@ -236,70 +362,45 @@ class Pod(KubeObject):
         self.required_node_affinity: NodeSelector | None = (
             NodeSelector.parse(req, f"{field}.requiredDuringSchedulingIgnoredDuringExecution") if req is not None else None
         )
-        self.preferred_node_affinity: list[tuple[int, Any]] = []
+        preferred: list[tuple[int, Any]] = []
         for i, p in enumerate(_list(na, "preferredDuringSchedulingIgnoredDuringExecution", field)):
             pf = f"{field}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             if not isinstance(p, Mapping):
                 raise ValidationError(pf, "must be an object")
             w = _opt_int(p, "weight", pf) or 0
-            self.preferred_node_affinity.append((w, parse_node_selector_term(p.get("preference") or {}, f"{pf}.preference")))
+            preferred.append((w, parse_node_selector_term(p.get("preference") or {}, f"{pf}.preference")))
+        self.preferred_node_affinity: Sequence[tuple[int, Any]] = preferred or _NONE
 
-    # --- derived values, computed on first use -------------------------------------------
+    # --- copies sharing what is parsed ----------------------------------------------------
 
-    @cached_property
-    def requests(self) -> ResourceList:
-        """Effective requests (resourcehelper.PodRequests)."""
-        return pod_requests(
-            [c.requests for c in self.containers],
-            [(c.requests, c.restart_policy == "Always") for c in self.init_containers],
-            self.overhead,
-            self.pod_level_requests,
-        )
-
-    @cached_property
-    def non_zero_requests_list(self) -> ResourceList:
-        return pod_requests(
-            [c.requests for c in self.containers],
-            [(c.requests, c.restart_policy == "Always") for c in self.init_containers],
-            self.overhead,
-            self.pod_level_requests,
-            non_missing=_NON_MISSING,
-        )
-
-    @cached_property
-    def resource(self) -> Resource:
-        """Requests in the scheduler's integer units (framework.Resource)."""
-        return Resource.from_list(self.requests)
-
-    @cached_property
-    def non_zero_cpu(self) -> int:
-        return quantity_in_units(CPU, self.non_zero_requests_list.get(CPU, Fraction(0)))
-
-    @cached_property
-    def non_zero_memory(self) -> int:
-        return quantity_in_units(MEMORY, self.non_zero_requests_list.get(MEMORY, Fraction(0)))
-
-    @cached_property
-    def host_ports(self) -> list[ContainerPort]:
-        """Ports with a hostPort, from sidecar init containers (restartPolicy Always,
-        they run for the pod's whole life) and containers (upstream's GetHostPorts)."""
-        sidecars = [c for c in self.init_containers if c.restart_policy == "Always"]
-        return [p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0]
+    def _copy(self) -> "Pod":
+        c = Pod.__new__(Pod)
+        for name in _POD_SLOTS:
+            setattr(c, name, getattr(self, name))
+        return c
 
     def with_node_name(self, node_name: str) -> "Pod":
         """This pod with spec.nodeName set (the scheduler's assumed copy), sharing
         everything already parsed or derived from it: nothing of that depends on
         the node name."""
-        c = copy.copy(self)
+        c = self._copy()
         raw = dict(self.raw)
         c.spec = raw["spec"] = {**self.spec, "nodeName": node_name}
         c.raw = raw
         c.node_name = node_name
         return c
 
-    @cached_property
-    def has_pod_affinity(self) -> bool:
-        return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+    def with_server_fields(self, raw: Mapping[str, Any]) -> "Pod":
+        """The parsed form of `raw`, a newer version of this pod that differs from it
+        only in metadata.resourceVersion, spec.nodeName and status (what the store's
+        binding and status writes change): those are read again, the rest shared."""
+        c = self._copy()
+        c.raw = raw
+        c.meta = ObjectMeta(raw, True)
+        c.spec = spec = _map(raw, "spec", "")
+        c.node_name = _str(spec, "nodeName", "spec")
+        c._status(_map(raw, "status", ""))
+        return c
 
     @property
     def has_required_anti_affinity(self) -> bool:
@@ -317,6 +418,9 @@ class Pod(KubeObject):
     @property
     def is_deleting(self) -> bool:
         return self.meta.deletion_timestamp is not None
+
+
+_POD_SLOTS = (*KubeObject.__slots__, *Pod.__slots__)
 
 
 class Node(KubeObject):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
@@ -89,6 +90,16 @@ def is_dns1035_label(value: str) -> list[str]:
 
 def is_qualified_name(value: str) -> list[str]:
     """A label key or other qualified name: an optional DNS subdomain prefix and '/', then a name."""
+    return list(_qualified_name_errors(value))
+
+
+@lru_cache(maxsize=4096)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
+    # Cached: every pod repeats the same label keys and resource names.
+    return tuple(_qualified_name_problems(value))
+
+
+def _qualified_name_problems(value: str) -> list[str]:
     parts = value.split("/")
     errs: list[str] = []
     if len(parts) == 1:

@@ -27,6 +27,8 @@ def test_bench_over_tcp_binds_every_measured_pod_through_a_real_daemon_subproces
     assert CONTRACT_KEYS <= set(result)
     assert (result["transport"], result["store"], result["scheduled"], result["attempts"]) == ("tcp", "sqlite", 5, 5)
     assert result["peak_rss_mb"] > 0
+    assert isinstance(result["rss_per_pod_kb"], float)  # the daemon's RSS growth per measured pod
+    assert isinstance(result["rss_per_stored_pod_kb"], float)  # and per stored pod, in a restarted daemon
 
 
 def test_gang_size_sets_the_members_of_each_pod_group_and_pods_is_what_was_submitted() -> None:

@@ -78,3 +78,26 @@ def test_namespace_defaults_and_keys():
     assert p.namespace == "default"
     assert p.key == "default/p"
     assert Node({"metadata": {"name": "n1"}}).key == "n1"
+
+
+def test_pods_with_identical_containers_share_one_parsed_container_and_its_requests():
+    a, b = pod({"containers": [c("250m", "1Gi")]}, "a"), pod({"containers": [c("250m", "1Gi")]}, "b")
+    other = pod({"containers": [c("300m", "1Gi")]}, "o")
+    assert a.containers[0] is b.containers[0] and a.resource is b.resource
+    assert other.containers[0] is not a.containers[0]
+    assert (a.resource.milli_cpu, other.resource.milli_cpu) == (250, 300)
+
+
+def test_a_container_shared_for_its_string_quantities_does_not_let_a_boolean_quantity_through():
+    pod({"containers": [c("1")]})
+    pod({"containers": [c(1)]})
+    with pytest.raises(ValidationError) as e:
+        pod({"containers": [c(True)]})
+    assert e.value.field == "spec.containers[0].resources.requests.cpu"
+
+
+def test_empty_sections_of_a_parsed_pod_are_empty_and_read_only():
+    p = pod({"containers": [c("1")]})
+    assert (list(p.tolerations), list(p.init_containers), dict(p.labels), dict(p.overhead)) == ([], [], {}, {})
+    with pytest.raises(TypeError):
+        p.labels["x"] = "y"  # type: ignore[index]

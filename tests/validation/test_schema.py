@@ -248,3 +248,9 @@ def test_annotation_keys_are_qualified_names_in_any_case_as_upstream_lowercases_
     assert validate_object(ok) == []
     bad = {**pod(), "metadata": {"name": "p", "annotations": {"bad key": "x"}}}
     assert [e.field for e in validate_object(bad)] == ["metadata.annotations"]
+
+
+def test_a_spread_constraint_whose_when_unsatisfiable_is_a_list_is_refused_naming_it_not_crashing():
+    errors = validate_object(pod(topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": ["DoNotSchedule"]}]))
+    assert [e.field for e in errors] == ["spec.topologySpreadConstraints[0].whenUnsatisfiable"]

@@ -9,6 +9,7 @@ quarantines a stored object with any when it loads.
 """
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 from framework.api.errors import ValidationError
@@ -71,12 +72,20 @@ def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any,
 
 def without_nulls(value: Any) -> Any:
     """`value` with every null-valued object field dropped, recursively (a null list
-    item stays: the schema refuses it where it matters)."""
+    item stays: the schema refuses it where it matters). Keys and short strings are
+    interned: what a store keeps is this copy, and objects decoded one by one (a
+    backend's JSON) would otherwise each hold their own "metadata", "default", ...
+    strings."""
     if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+        return {intern(k) if type(k) is str else k: without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [without_nulls(v) for v in value]
+    if type(value) is str and len(value) <= _INTERN_MAX:
+        return intern(value)  # namespaces, kinds, enums, node names, timestamps: one copy each
     return value
+
+
+_INTERN_MAX = 64
 
 
 __all__ = ["SCHEMAS", "admitted", "validate_object", "without_nulls"]

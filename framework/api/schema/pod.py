@@ -97,6 +97,8 @@ def _spread_constraints_not_repeated(spec: Mapping[str, Any], path: str, ctx: Ct
     for i, c in enumerate(items if isinstance(items, list) else []):
         if not isinstance(c, dict) or not isinstance(c.get("topologyKey"), str):
             continue
+        if not isinstance(c.get("whenUnsatisfiable"), (str, type(None))):
+            continue  # the field's own rule names its type
         pair = (c.get("topologyKey"), c.get("whenUnsatisfiable"))
         if pair in seen:
             ctx.add(duplicate(join(path, f"topologySpreadConstraints[{i}].{{topologyKey, whenUnsatisfiable}}"),

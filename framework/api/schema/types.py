@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Protocol
 
 from framework.api.errors import ValidationError
@@ -151,14 +152,33 @@ class Quantity:
     milli: bool = False  # cpu: MilliValue() must fit int64
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
-        amount = quantity_value(value, path, ctx)
-        if amount is None:
+        if type(value) is str or type(value) is int:  # the usual quantities: their verdict is cached
+            for msg in _quantity_problems(value, self.nonnegative, self.milli):
+                ctx.add(invalid(path, value, msg))
             return
-        if self.nonnegative and amount < 0:
-            ctx.add(invalid(path, value, "must be greater than or equal to 0"))
-        bound, shown = (MAX_MILLI_QUANTITY, f"{INT64[1]}m") if self.milli else (MAX_QUANTITY, str(INT64[1]))
-        if abs(amount) > bound:
-            ctx.add(invalid(path, value, f"must be less than or equal to {shown}"))
+        amount = quantity_value(value, path, ctx)
+        if amount is not None:
+            for msg in _amount_problems(amount, self.nonnegative, self.milli):
+                ctx.add(invalid(path, value, msg))
+
+
+@lru_cache(maxsize=4096)
+def _quantity_problems(value: str | int, nonnegative: bool, milli: bool) -> tuple[str, ...]:
+    """What is wrong with a quantity given as a string or an integer (Fraction
+    arithmetic for every quantity of every pod cost more than the rest of its schema)."""
+    try:
+        amount = parse_quantity_text(value if isinstance(value, str) else repr(value))
+    except ValueError:
+        return (QUANTITY_REGEX_MSG,)
+    return _amount_problems(amount, nonnegative, milli)
+
+
+def _amount_problems(amount: Fraction, nonnegative: bool, milli: bool) -> tuple[str, ...]:
+    problems = ["must be greater than or equal to 0"] if nonnegative and amount < 0 else []
+    bound, shown = (MAX_MILLI_QUANTITY, f"{INT64[1]}m") if milli else (MAX_QUANTITY, str(INT64[1]))
+    if abs(amount) > bound:
+        problems.append(f"must be less than or equal to {shown}")
+    return tuple(problems)
 
 
 def quantity_value(value: Any, path: str, ctx: Ctx) -> Fraction | None:
