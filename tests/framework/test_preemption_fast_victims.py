@@ -76,6 +76,7 @@ class _World:
             nominated_nodes=lambda: set(nominated), rand=random.Random(seed))
         self.fwk = build_frameworks(load_config(None), self.handle)["default-scheduler"]
         self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]
+        self.plugin.fast_dry_run = True  # the shortcut under test; off by default (docs/decisions.md)
 
     def filtered(self) -> tuple[CycleState, NodeToStatus]:
         state = CycleState()

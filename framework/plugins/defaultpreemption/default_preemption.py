@@ -88,8 +88,12 @@ class DefaultPreemption:
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
         # Victims from the node's numbers where only NodeResourcesFit depends on the
-        # pods (resource_victims.py); False simulates every node.
-        self.fast_dry_run = True
+        # pods (resource_victims.py). Off: through the whole pipeline it evicts more
+        # pods than the per-node simulation (PreemptionBasic, 200 nodes, 50
+        # preemptors: 270 victims against 186), though each node's answer matches
+        # the simulation in tests/framework/test_preemption_fast_victims.py; until
+        # that is found, every node is simulated.
+        self.fast_dry_run = False
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
