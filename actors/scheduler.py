@@ -66,7 +66,7 @@ from framework.cache import Cache, Snapshot
 from framework.extender import Extender, narrow_preemption_candidates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
-from framework.preemption import Candidate, as_terminating_by_preemption
+from framework.preemption import Candidate, as_terminating_by_preemption, with_nominated_node_name
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -346,6 +346,13 @@ class Scheduler(Actor[SchedulerMsg]):
         if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
             self.queue.try_tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
             return None
+        nominated = self.nominator.node_of(current)
+        if nominated and current.nominated_node_name != nominated:
+            # This scheduler nominated the pod and the store has not echoed the status
+            # write yet: the cycle sees the pod as it is being stored, as upstream's
+            # informer has it by then. Without this a preemptor retried meanwhile does
+            # not look at its nominated node first and preempts a second one.
+            current = with_nominated_node_name(current, nominated)
         qpi.pod = pod = current
         self._started = self.clock.now()
         self.stats.attempts += 1

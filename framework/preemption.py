@@ -112,6 +112,12 @@ def earliest_start_time_of_highest_priority(victims: Sequence[Pod]) -> int | Non
     return earliest
 
 
+def with_nominated_node_name(pod: Pod, node_name: str) -> Pod:
+    """The pod with status.nominatedNodeName set (only the status dict is copied)."""
+    raw = pod.raw
+    return Pod({**raw, "status": {**(raw.get("status") or {}), "nominatedNodeName": node_name}})
+
+
 def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: Pod) -> Pod:
     """The victim as upstream's cache sees it once preemption has marked and deleted
     it: DisruptionTarget=True (reason PreemptionByScheduler) and a deletionTimestamp.

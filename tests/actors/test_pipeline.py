@@ -275,3 +275,24 @@ async def test_a_victim_stays_terminating_by_preemption_in_the_cache_until_its_d
         assert eligible() == (False, "not eligible due to a terminating pod on the nominated node.")
         await p.run_until_quiescent()
         assert s.cache.get_pod("default/low") is None and eligible() == (True, "")
+
+
+async def test_a_cycle_sees_the_nomination_this_scheduler_made_before_the_store_echoes_it() -> None:
+    from framework.interface import QueuedPodInfo
+
+    clock = FakeClock()
+    async with Pipeline(None, clock=clock) as p:
+        await p.client.apply([node("n1", cpu="1")])
+        await p.client.create(pod("low", cpu="800m", priority=0))
+        await p.run_until_quiescent()
+        s = p.scheduler
+        high = Pod({**pod("high", cpu="800m", priority=100), "metadata": {"name": "high", "namespace": "default",
+                                                                          "uid": "high"}})
+        s.pending[high.key] = high  # as the store delivered it: no status.nominatedNodeName yet
+        s.nominator.add(high, "n1")  # PostFilter nominated it; the status write is in flight
+        qpi = QueuedPodInfo(pod=high, timestamp=0)
+        assert s._begin_cycle(qpi) is not None
+        assert qpi.pod.nominated_node_name == "n1"
+        s.nominator.delete(high)  # a cleared nomination is not put back
+        qpi = QueuedPodInfo(pod=high, timestamp=0)
+        assert s._begin_cycle(qpi) is not None and qpi.pod.nominated_node_name == ""

@@ -90,7 +90,7 @@ class DefaultPreemption:
         # Victims from the node's numbers where only NodeResourcesFit depends on the
         # pods (resource_victims.py). Off: through the whole pipeline it evicts more
         # pods than the per-node simulation (PreemptionBasic, 200 nodes, 50
-        # preemptors: 270 victims against 186), though each node's answer matches
+        # preemptors: 276-279 victims against 180-183), though each node's answer matches
         # the simulation in tests/framework/test_preemption_fast_victims.py; until
         # that is found, every node is simulated.
         self.fast_dry_run = False
