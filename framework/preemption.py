@@ -113,15 +113,15 @@ def earliest_start_time_of_highest_priority(victims: Sequence[Pod]) -> int | Non
 
 
 def with_nominated_node_name(pod: Pod, node_name: str) -> Pod:
-    """The pod with status.nominatedNodeName set (only the status dict is copied)."""
+    """The pod with status.nominatedNodeName set (only the status dict is copied and parsed again)."""
     raw = pod.raw
-    return Pod({**raw, "status": {**(raw.get("status") or {}), "nominatedNodeName": node_name}})
+    return pod.with_server_fields({**raw, "status": {**(raw.get("status") or {}), "nominatedNodeName": node_name}})
 
 
 def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: Pod) -> Pod:
     """The victim as upstream's cache sees it once preemption has marked and deleted
     it: DisruptionTarget=True (reason PreemptionByScheduler) and a deletionTimestamp.
-    Only the dicts that change are copied."""
+    Only the dicts that change are copied, and only metadata and status parsed again."""
     raw = pod.raw
     meta = {**raw.get("metadata", {}), "deletionTimestamp": deletion_timestamp}
     status = dict(raw.get("status") or {})
@@ -129,7 +129,7 @@ def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: P
                  "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"}
     status["conditions"] = [c for c in status.get("conditions") or [] if not (
         isinstance(c, dict) and c.get("type") == DISRUPTION_TARGET)] + [condition]
-    return Pod({**raw, "metadata": meta, "status": status})
+    return pod.with_server_fields({**raw, "metadata": meta, "status": status})
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:
