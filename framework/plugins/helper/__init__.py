@@ -23,12 +23,14 @@ def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
     return np.flatnonzero(getattr(table, flag)[rows])
 
 
-def filter_flagged(nodes: Sequence[Any], flag: str, filter_one: Callable[[Any], Status | None]) -> list[Status | None] | None:
-    """A batch Filter that passes every node without `flag` and asks `filter_one`
-    about the others; None when `nodes` is not a NodeBatch."""
+def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bool],
+                   filter_one: Callable[[Any], Status | None]) -> list[Status | None]:
+    """A batch Filter that passes every node that cannot fail and asks `filter_one`
+    about the others: on a NodeBatch the nodes with the column `flag` set, on a
+    plain list those `may_fail` says yes to (the same test, node by node)."""
     positions = flagged_positions(nodes, flag)
     if positions is None:
-        return None
+        return [filter_one(ni) if may_fail(ni) else None for ni in nodes]
     out: list[Status | None] = [None] * len(nodes)
     for i in positions.tolist():
         out[i] = filter_one(nodes[i])

@@ -80,10 +80,8 @@ class NodePorts:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         # A node with no host port in use cannot conflict.
-        out = filter_flagged(nodes, "has_ports", lambda ni: self.filter(state, pod, ni))
-        if out is not None:
-            return out
-        return [self.filter(state, pod, ni) if ni.used_ports.ports else None for ni in nodes]
+        return filter_flagged(nodes, "has_ports", lambda ni: bool(ni.used_ports.ports),
+                              lambda ni: self.filter(state, pod, ni))
 
 
 PLUGINS = [NodePorts]

@@ -68,14 +68,8 @@ class NodeUnschedulable:
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        out = filter_flagged(nodes, "unschedulable", lambda ni: self.filter(state, pod, ni))
-        if out is not None:
-            return out
-        out = []
-        for ni in nodes:
-            node = ni.node
-            out.append(None if node is None or not node.unschedulable else self.filter(state, pod, ni))
-        return out
+        return filter_flagged(nodes, "unschedulable", lambda ni: ni.node is not None and ni.node.unschedulable,
+                              lambda ni: self.filter(state, pod, ni))
 
 
 PLUGINS = [NodeUnschedulable]

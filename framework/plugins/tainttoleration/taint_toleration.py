@@ -83,14 +83,8 @@ class TaintToleration:
         return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NOT_MATCH)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        out = filter_flagged(nodes, "hard_taints", lambda ni: self.filter(state, pod, ni))
-        if out is not None:
-            return out
-        out = []
-        for ni in nodes:
-            node = ni.node
-            out.append(None if node is None or not node.taints else self.filter(state, pod, ni))
-        return out
+        return filter_flagged(nodes, "hard_taints", lambda ni: ni.node is not None and bool(ni.node.taints),
+                              lambda ni: self.filter(state, pod, ni))
 
     # --- scoring -------------------------------------------------------------------------
 
