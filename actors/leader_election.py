@@ -37,7 +37,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from aetcd import rpc
+from aetcd.exceptions import ClientError
 
 from actors.store.etcd import EtcdSettings, Fence, connect
 from actors.store.etcd_errors import Retry, describe
@@ -165,20 +167,27 @@ class LeaderElector:
                 await asyncio.sleep(self._retry.failed(e))
 
     async def _wait_for_release(self, at_most: float) -> None:
-        """Return when the key is deleted (its lease ran out or was revoked), or after `at_most` seconds."""
+        """Return when the key is deleted (its lease ran out or was revoked), or after
+        `at_most` seconds. etcd's Watch is used directly: a hang anywhere (creating the
+        watch included) ends at `at_most`, and cancelling the call never waits on etcd."""
+        await self._client.connect()
+        call = rpc.WatchStub(self._client.channel).Watch()
+
         async def deleted() -> None:
-            watch = await self._client.watch(self.key.encode())
-            try:
-                async for ev in watch:
-                    if ev.kind == "DELETE":
-                        return
-            finally:
-                await watch.cancel()
+            await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(key=self.key.encode())))
+            while True:
+                resp = await call.read()
+                if resp is grpc.aio.EOF or resp.canceled:
+                    raise ClientError("etcd ended the election key's watch")
+                if any(ev.type == rpc.Event.DELETE for ev in resp.events):
+                    return
 
         try:
             await asyncio.wait_for(deleted(), at_most)
         except TimeoutError:
             pass
+        finally:
+            call.cancel()
 
     async def hold(self) -> str:
         """Renew every retryPeriod; returns why leadership is lost: the lease ran out,

@@ -38,7 +38,7 @@ from actors.store.actor import Store, _Batch, encoded_size
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
-from actors.store.etcd_errors import Retry, describe, store_error
+from actors.store.etcd_errors import Retry, store_error
 from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
 from actors.base import reject, resolve
 from framework.api.errors import ValidationError
@@ -87,6 +87,7 @@ class SharedStore(Store):
         self._fence_lost = False
         self.retries = 0  # groups run again after a stale key, for stats and tests
         self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads
+        self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
 
     # --- the change feed ------------------------------------------------------------------------
 
@@ -194,9 +195,10 @@ class SharedStore(Store):
         try:
             revision = await self.etcd.current_revision()
         except Exception as e:  # noqa: BLE001 - the write itself will fail and say why
-            log.warning("cannot read etcd's revision: %s", describe(e))
+            self._revision_reads.failed(e)  # logged once an episode; the next request tries again
             self._drain()
             return
+        self._revision_reads.succeeded()
         await self._catch_up(revision)
 
     async def _catch_up(self, revision: int) -> bool:

@@ -57,8 +57,8 @@ def two_daemons(etcd_settings, tmp_path: Path):
     yield daemons
     for d in daemons:
         if d.proc is not None and d.proc.poll() is None:
-            d.proc.terminate()
-            d.proc.wait(timeout=30)
+            d.proc.kill()
+            d.proc.wait(timeout=10)
 
 
 class Writer(threading.Thread):
@@ -107,6 +107,27 @@ class Writer(threading.Thread):
             assert self._progress.wait_for(lambda: len(self.acked) >= count or self.finished, 120)
 
 
+class LeaderSampler(threading.Thread):
+    """Reads both daemons' leader metric (leader_election_master_status) over and
+    over until stopped: the samples in which more than one says it leads."""
+
+    GAUGE = 'leader_election_master_status{name="kube-scheduler"} 1.0'
+
+    def __init__(self, daemons: tuple[DaemonProcess, ...]) -> None:
+        super().__init__(daemon=True)
+        self.daemons = daemons
+        self.samples = 0
+        self.both: list[int] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.1):  # the sampling period
+            leading = [i for i, d in enumerate(self.daemons) if self.GAUGE in d.http_get("/metrics")]
+            self.samples += 1
+            if len(leading) > 1:
+                self.both.append(self.samples)
+
+
 def _stats(d: DaemonProcess) -> dict[str, Any]:
     with d.client() as c:
         return c.stats()["leaderElection"]
@@ -122,8 +143,10 @@ def test_a_member_killed_under_load_never_lets_a_standby_schedule_without_the_le
         c.apply([_pod("warm-up", "100m")])
     _wait_for_binding(a, {"warm-up"}, 0)  # one of them leads and schedules
     writer = Writer((a, b))
+    sampler = LeaderSampler((a, b))
     killed: list[int] = []
     writer.start()
+    sampler.start()
     try:
         for outage, member in enumerate((0, 1)):  # gRPC's pick_first moves to the next member
             writer.wait_for(6 + 10 * outage)
@@ -135,10 +158,14 @@ def test_a_member_killed_under_load_never_lets_a_standby_schedule_without_the_le
             etcd_cluster.restart(member)
         writer.join(120)
         assert writer.failure is None, writer.failure
+        sampler.stop.set()
+        sampler.join(10)
         _wait_until_all_bound(a, PODS + 1)
     finally:
+        sampler.stop.set()
         for m in killed:
             etcd_cluster.restart(m)
+    assert sampler.samples > 0 and sampler.both == []  # never two daemons saying they lead
     for d in (a, b):
         with d.client() as c:
             names = {p["metadata"]["name"] for p in c.list("Pod")[0]}
@@ -154,3 +181,6 @@ def test_a_member_killed_under_load_never_lets_a_standby_schedule_without_the_le
         assert led <= became, text[-3000:]  # every scheduling term rests on a lease it acquired
         assert "binding refused" not in text, text[-3000:]  # nothing unfenced was even attempted
     assert [info["fenceRefusals"] for info in infos] == [0, 0]
+    # afterwards one of them leads, and it holds the lease etcd shows
+    assert sorted(info["leading"] for info in infos) == [False, True]
+    assert {info["holder"] for info in infos} == {next(i["identity"] for i in infos if i["leading"])}
