@@ -16,7 +16,7 @@ from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.messages import StoreError, Unavailable
 from tests.actors.store_helpers import pod
 from tests.etcd.test_shared_store import node, running
-from transport.etcd_local import LocalEtcd
+from transport.ha.etcd_local import LocalEtcd
 
 SHORT = LeaderElectionConfig(lease_duration_seconds=2, renew_deadline_seconds=1.5, retry_period_seconds=0.25)
 MEMBER = 2  # the member these tests stop (the daemon suites' clients start on member 0)

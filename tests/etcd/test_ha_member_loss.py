@@ -14,8 +14,8 @@ import yaml
 
 from tests.e2e.conftest import DaemonProcess
 from tests.etcd.test_ha_chaos import _pod, _wait_for_binding, _wait_until_all_bound
-from transport.etcd_local import LocalEtcd
-from transport.wire import ApiError, Reason
+from transport.ha.etcd_local import LocalEtcd
+from transport.protocol.wire import ApiError, Reason
 
 LEASES = {"leaseDuration": "2s", "renewDeadline": "1500ms", "retryPeriod": "250ms"}
 PODS = 30
