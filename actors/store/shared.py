@@ -86,7 +86,7 @@ class SharedStore(Store):
         self._fenced: set[str] = set()  # Pod keys bound in the group being built
         self._fence_lost = False
         self.retries = 0  # groups run again after a stale key, for stats and tests
-        self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads
+        self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
         self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
 
     # --- the change feed ------------------------------------------------------------------------
@@ -282,8 +282,7 @@ class SharedStore(Store):
             except FenceLost as e:
                 self._rollback(batch)
                 log.warning("binding refused: %s; this store binds no more", e)
-                self._fence_lost = True
-                self.fence_refusals += 1
+                self._fence_lost = True  # the group runs again: its bindings are refused (and counted) in _bind
                 continue
             except RequestTooLarge as e:
                 self._rollback(batch)
