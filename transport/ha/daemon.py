@@ -167,7 +167,9 @@ class HaDaemon(Daemon):
                 start.cancel()  # a cancelled start stops what it had started
             await asyncio.gather(start, return_exceptions=True)
             if hold.done():
-                why = "hold failed" if hold.cancelled() or hold.exception() else hold.result()
+                error = None if hold.cancelled() else hold.exception()
+                why = hold.result() if error is None and not hold.cancelled() else \
+                    f"renewing stopped: {describe(error) if error else 'cancelled'}"
                 log.warning("leadership lost (%s); campaigning again", why)
                 # binding cycles under way may finish only while the lease cannot have run out
                 pipeline.drain_grace_seconds = min(pipeline.drain_grace_seconds, self.elector.valid_for())
