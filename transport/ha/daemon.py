@@ -9,10 +9,15 @@ from what etcd holds when it starts leading, so a new leader resumes where the
 last one stopped: pods the old leader had assumed or held at Permit (a gang
 waiting for quorum) were never bound, and are simply scheduled again.
 
-Leadership lost (lease expired, etcd unreachable past renewDeadline): the
-scheduling actors stop (bindings already refused by the fence) and the daemon
-campaigns again, still serving clients. On SIGTERM the leader drains its
-binding cycles, then revokes its lease so a standby takes over at once.
+A scheduling term starts only once the elector proved the lease (acquire()
+returned and is_leader holds). Leadership lost (lease expired, etcd unreachable
+past renewDeadline): the leader metric drops at once, binding cycles under way
+may finish only while the lease cannot have run out (the drain grace is cut to
+it; after that the fence refuses them), the scheduling actors stop and the
+daemon campaigns again, still serving clients. A term that cannot start (etcd
+failing while the scheduler loads) gives the lease back and the campaign
+resumes after a pause. On SIGTERM the leader drains its binding cycles while
+still renewing, then revokes its lease so a standby takes over at once.
 """
 from __future__ import annotations
 
