@@ -127,8 +127,6 @@ class Attempt:
     result: ScheduleResult | None = None
     fit_error: FitError | None = None
     error: str = ""
-    nominated_node: str = ""
-    message: str = ""
 
 
 KEEP_LATENCIES = 200_000
@@ -476,11 +474,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self.stats.failed += 1
         self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
         message = status.message()
-        attempt = self.attempts.get(pod.key)
-        if attempt is not None:
-            attempt.message = message
-            if nominated:
-                attempt.nominated_node = nominated
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
         if nominated:
