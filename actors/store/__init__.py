@@ -6,6 +6,7 @@
 - backend.py    the durability interface; memory.py and sqlite.py implement it
 - admission.py  Priority admission (PriorityClass -> spec.priority)
 - fields.py     server-owned fields (uid, creationTimestamp, generateName)
+- raw.py        helpers over raw objects (describe, encoded_size, set_condition)
 - select.py     label and field selectors for list and watch
 """
 from actors.store.messages import (
