@@ -161,7 +161,7 @@ class Store(Actor[StoreMsg]):
 
     async def load(self) -> None:
         """Read the backend's objects; call once before run()."""
-        state = await self.backend.load_all()
+        state = await self.backend.load_all(max_object_bytes=self.limits.max_object_bytes)
         objects: Any = state.objects
         for i, raw in enumerate(objects):
             if isinstance(objects, list):

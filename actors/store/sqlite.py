@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from actors.store.backend import LoadedState, Write
 from actors.store.messages import Unavailable
+from actors.store.sqlite_rows import load_rows
 
 log = logging.getLogger("ksched.store")
 
@@ -94,8 +95,9 @@ class SQLiteBackend:
 
     # --- StoreBackend ---------------------------------------------------------------
 
-    async def load_all(self) -> LoadedState:
-        return await self._run(self._load_all_sync)
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
+        """Every usable row; rows that are not come back as `unreadable` (sqlite_rows)."""
+        return await self._run(lambda: self._load_all_sync(max_object_bytes))
 
     async def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
@@ -159,26 +161,8 @@ class SQLiteBackend:
             except FileNotFoundError:
                 pass
 
-    def _load_all_sync(self) -> LoadedState:
-        conn = self._open()
-        objects: list[dict[str, Any]] = []
-        unreadable: list[tuple[str, str, str]] = []
-        top = 0
-        for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
-            try:
-                raw = json.loads(body)
-            except (ValueError, TypeError, RecursionError):
-                raw = None
-            top = max(top, rv)
-            if not isinstance(raw, dict) or not isinstance(raw.get("metadata", {}), dict):
-                unreadable.append((str(kind), str(key), f"stored {kind} {key} is not a JSON object with metadata"))
-                continue
-            raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
-            objects.append(raw)
-        row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
-        if row is not None:
-            top = max(top, row[0])
-        return LoadedState(objects=objects, resource_version=top, unreadable=unreadable)
+    def _load_all_sync(self, max_object_bytes: int | None) -> LoadedState:
+        return load_rows(self._open(), max_object_bytes)
 
     def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
         conn = self._open()
