@@ -98,6 +98,7 @@ class _Batch:
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
+_ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 
 log = logging.getLogger("ksched.store")
 
@@ -310,16 +311,25 @@ class Store(Actor[StoreMsg]):
         turn: list[StoreMsg] = []
         rest: collections.deque[StoreMsg] = collections.deque()
         budget = self.limits.client_writes_per_turn
-        took_client_write = False
+        took_client_write = client_held = False
+        # While the disk is full a turn holds deletes or other writes, not both: deletes can commit.
+        full, deleting = getattr(self.backend, "disk_full", False), None
         for msg in self._deferred:
+            held = False
+            if full and isinstance(msg, _ALL_WRITES):
+                deleting = isinstance(msg, Delete) if deleting is None else deleting
+                held = isinstance(msg, Delete) != deleting
             if isinstance(msg, _CLIENT_WRITES):
                 cost = len(msg.objects) if isinstance(msg, Apply) else 1
-                if took_client_write and cost > budget:
+                if held or client_held or (took_client_write and cost > budget):
                     rest.append(msg)
-                    budget = -1  # keep the order of client writes: none passes a deferred one
+                    client_held = True  # keep the order of client writes: none passes a deferred one
                     continue
                 budget -= cost
                 took_client_write = True
+            elif held:
+                rest.append(msg)
+                continue
             turn.append(msg)
         self._deferred = rest
         return turn
