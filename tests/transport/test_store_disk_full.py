@@ -11,9 +11,8 @@ import asyncio
 import logging
 import os
 import subprocess
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -21,7 +20,7 @@ from actors.base import new_reply
 from actors.store import Store, StoreClient
 from actors.store.messages import Create, Delete, Unavailable
 from actors.store.sqlite import SQLiteBackend
-from tests.actors.store_helpers import pod
+from tests.actors.store_helpers import pod, running
 
 FULL = "is full"
 ROOM = "has room again"
@@ -33,17 +32,8 @@ def big(name: str, kib: int = 100) -> dict[str, Any]:
     return raw
 
 
-@asynccontextmanager
-async def store_on(backend: SQLiteBackend) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(backend)
-    await store.load()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(store.run())
-        try:
-            yield store, StoreClient(store)
-        finally:
-            store.inbox.close()
-    await store.close()
+def store_on(backend: SQLiteBackend):  # type: ignore[no-untyped-def]
+    return running(backend)
 
 
 async def fill(c: StoreClient, prefix: str, kib: int = 100, most: int = 500) -> list[str]:

@@ -12,17 +12,15 @@ import asyncio
 import json
 import logging
 import sqlite3
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from actors.store import Store, StoreClient
 from actors.store.backend import Write
 from actors.store.limits import StoreLimits
 from actors.store.raw import encoded_size
 from actors.store.sqlite import SQLiteBackend
 from actors.store.sqlite_rows import MAX_RESOURCE_VERSION
-from tests.actors.store_helpers import pod
+from tests.actors.store_helpers import pod, running
 from tests.e2e.conftest import poll
 from tests.e2e.test_daemon import nodes_yaml, pod_manifest
 
@@ -75,17 +73,8 @@ def write_bad_rows(path: Path, rows: list[tuple[str, str, Any, Any, str]], meta:
             db.execute("UPDATE meta SET value = ? WHERE name = 'resource_version'", (meta,))
 
 
-@asynccontextmanager
-async def store_on(data: Path, limit: int = LIMIT) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(SQLiteBackend(data), limits=StoreLimits(max_object_bytes=limit))
-    await store.load()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(store.run())
-        try:
-            yield store, StoreClient(store)
-        finally:
-            store.inbox.close()
-    await store.close()
+def store_on(data: Path, limit: int = LIMIT):  # type: ignore[no-untyped-def]
+    return running(SQLiteBackend(data), limits=StoreLimits(max_object_bytes=limit))
 
 
 async def test_every_unusable_row_is_quarantined_with_a_log_line_and_the_store_serves_the_rest(
