@@ -20,7 +20,7 @@ from actors.store import Invalid
 from tests.actors.store_helpers import pod, running
 from tests.e2e.conftest import poll
 from tests.e2e.test_daemon import nodes_yaml, pod_manifest
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 NAN, INF = math.nan, math.inf
 
