@@ -6,8 +6,8 @@ metadata, and the object no larger than the object limit (its msgpack encoding,
 as the store counts it on write). Any other row is handed back as unreadable
 (kind, key, why): the store quarantines it (a log line naming it and a Warning
 event) and serves the rest; the row stays in the file until a write to the same
-name replaces it. SQLite's own decoding is never asked for text (every column is
-read as bytes), so a non-UTF-8 value cannot raise half-way through the rows.
+name replaces it. SQLite's own decoding is never asked for text (the rows are read
+with text as bytes), so a non-UTF-8 value cannot raise half-way through the rows.
 
 The meta table's resource_version, when it is not such an integer, is rebuilt
 from the highest resource_version among the rows (quarantined ones included:
@@ -37,39 +37,60 @@ JSON_PER_MSGPACK_MAX = 6
 MSGPACK_PER_JSON_MAX = 3
 _SLACK = 64
 
-_SELECT = ("SELECT CAST(kind AS BLOB), CAST(key AS BLOB), resource_version, typeof(resource_version), "
-           "length(CAST(body AS BLOB)), CASE WHEN length(CAST(body AS BLOB)) <= ? THEN CAST(body AS BLOB) END "
-           "FROM objects ORDER BY resource_version")
-
-
 @dataclass(frozen=True, slots=True)
 class _Row:
     kind: str
     key: str
+    names_ok: bool  # kind and key are UTF-8 text
     rv: Any
-    rv_type: str
-    size: int | None  # the body's length in bytes (None: no body)
-    body: bytes | None  # None when there is none or it is too large to read
+    size: int | None  # the body's length (None: no body)
+    body: Any  # bytes; None when there is none or it is too large to read
 
 
-def usable_version(value: Any, sql_type: str, lowest: int = 1) -> int | None:
+_SELECT = ("SELECT kind, key, resource_version, length(body), CASE WHEN length(body) <= ? THEN body END "
+           "FROM objects ORDER BY resource_version")
+
+
+def usable_version(value: Any, lowest: int = 1) -> int | None:
     """`value` if it is an integer resourceVersion the store can go on from."""
-    if sql_type != "integer" or not isinstance(value, int) or not lowest <= value <= MAX_RESOURCE_VERSION:
+    if type(value) is not int or not lowest <= value <= MAX_RESOURCE_VERSION:
         return None
     return value
 
 
 def load_rows(conn: sqlite3.Connection, max_object_bytes: int | None) -> LoadedState:
-    """Every usable object, the rows that are not, and the resourceVersion to go on from."""
+    """Every usable object, the rows that are not, and the resourceVersion to go on from.
+    Text comes back as bytes while this runs (SQLite never decodes it)."""
+    factory = conn.text_factory
+    conn.text_factory = bytes
+    try:
+        return _load(conn, max_object_bytes)
+    finally:
+        conn.text_factory = factory
+
+
+def _load(conn: sqlite3.Connection, limit: int | None) -> LoadedState:
     state = LoadedState()
-    cap = max_object_bytes * JSON_PER_MSGPACK_MAX + _SLACK if max_object_bytes else 2**62
+    # length() counts characters of text (at most its bytes): above the cap is over the limit.
+    cap = limit * JSON_PER_MSGPACK_MAX + _SLACK if limit else MAX_RESOURCE_VERSION
+    small = limit // MSGPACK_PER_JSON_MAX if limit else MAX_RESOURCE_VERSION
     top = 0
-    for kind_b, key_b, rv, rv_type, size, body in conn.execute(_SELECT, (cap,)):
-        row = _Row(_text(kind_b), _text(key_b), rv, rv_type, size, body)
-        version = usable_version(rv, rv_type)
+    for kind, key, rv, size, body in conn.execute(_SELECT, (cap,)):
+        version = usable_version(rv)
         if version is not None:
             top = max(top, version)
-        raw, why = _object(row, version, max_object_bytes)
+            if type(body) is bytes and len(body) <= small:  # the common case, checked at once
+                try:
+                    kind.decode(), key.decode()  # UTF-8 names, or the checks below say why not
+                    raw = json.loads(body.decode())
+                except (ValueError, AttributeError, RecursionError):
+                    raw = None
+                if type(raw) is dict and type(raw.get("metadata", {})) is dict:
+                    raw.setdefault("metadata", {})["resourceVersion"] = str(version)
+                    state.objects.append(raw)
+                    continue
+        row = _Row(_text(kind), _text(key), _utf8(kind) and _utf8(key), rv, size, body)
+        raw, why = _object(row, version, limit)
         if raw is None:
             state.unreadable.append((row.kind, row.key, why))
             continue
@@ -81,12 +102,12 @@ def load_rows(conn: sqlite3.Connection, max_object_bytes: int | None) -> LoadedS
 
 def _object(row: _Row, version: int | None, limit: int | None) -> tuple[dict[str, Any] | None, str]:
     """The row's object, or None and why the store cannot use it."""
-    if "\ufffd" in row.kind or "\ufffd" in row.key:
+    if not row.names_ok:
         return None, "kind or key is not UTF-8 text"
     if version is None:
-        return None, (f"resource_version {row.rv!r} ({row.rv_type}) is not an integer "
+        return None, (f"resource_version {_shown(row.rv)} ({_sql_type(row.rv)}) is not an integer "
                       f"from 1 to {MAX_RESOURCE_VERSION}")
-    if row.body is None:
+    if not isinstance(row.body, bytes):
         return None, ("no body" if row.size is None
                       else f"object is {row.size} bytes, above the limit of {limit} bytes")
     try:
@@ -104,6 +125,24 @@ def _object(row: _Row, version: int | None, limit: int | None) -> tuple[dict[str
     return raw, ""
 
 
+def _sql_type(value: Any) -> str:
+    return {int: "integer", float: "real", bytes: "text", type(None): "null"}.get(type(value), "blob")
+
+
+def _shown(value: Any) -> str:
+    return repr(_text(value)) if isinstance(value, bytes) else repr(value)
+
+
+def _utf8(value: Any) -> bool:
+    if not isinstance(value, bytes):
+        return True
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
@@ -111,15 +150,14 @@ def _text(value: Any) -> str:
 
 
 def _meta_version(conn: sqlite3.Connection, top: int) -> int:
-    row = conn.execute("SELECT CASE WHEN typeof(value) = 'integer' THEN value ELSE CAST(value AS BLOB) END, "
-                       "typeof(value) FROM meta WHERE name = 'resource_version'").fetchone()
+    row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
     if row is None:
         return top
-    value = usable_version(row[0], row[1], lowest=0)
+    value = usable_version(row[0], lowest=0)
     if value is not None:
         return max(top, value)
-    log.warning("the store's meta resource_version %r (%s) is unreadable; rebuilt as %d from the rows",
-                _text(row[0]), row[1], top)
+    log.warning("the store's meta resource_version %s (%s) is unreadable; rebuilt as %d from the rows",
+                _shown(row[0]), _sql_type(row[0]), top)
     try:
         conn.execute("UPDATE meta SET value = ? WHERE name = 'resource_version'", (top,))
     except sqlite3.OperationalError as exc:  # a full disk: the next load rebuilds it again
