@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import actors.queue.scheduling_queue as sq
 from actors.clock import FakeClock
 from actors.queue.actor import AddPod, QueueActor
+from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.interface import QueuedPodInfo
 from tests.actors.test_queue import NODE_ADD, new_queue, node, pod
 
@@ -104,7 +105,41 @@ OPS = st.one_of(
     st.tuples(st.just("activate"), st.integers(0, PODS - 1), st.booleans()),
     st.tuples(st.just("move"), st.integers(0, PODS - 1), st.booleans()),
     st.tuples(st.just("advance"), st.integers(0, 400), st.booleans()),
+    st.tuples(st.just("hold"), st.integers(0, PODS - 1), st.booleans()),  # gated by another plugin
 )
+
+
+class WalkingPool(UnschedulablePool):
+    """The pool as it was: a dict in insertion order, every question answered by
+    walking it (the reference the kept counts and orders must agree with)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: dict[str, QueuedPodInfo] = {}
+
+    def put(self, qpi: QueuedPodInfo) -> None:
+        super().put(qpi)  # pops the key first (self.pop below)
+        self.order[qpi.pod.key] = qpi
+
+    def pop(self, key: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
+        self.order.pop(key, None)
+        return super().pop(key, default)
+
+    @property
+    def gated_count(self) -> int:
+        return sum(1 for x in self.order.values() if x.gated)
+
+    def oldest_ungated_timestamp(self) -> int | None:
+        return min((x.timestamp for x in self.order.values() if not x.gated), default=None)
+
+    def take_expired(self, before_ns: int) -> list[QueuedPodInfo]:
+        out = [x for x in self.order.values() if not x.gated and x.timestamp < before_ns]
+        for x in out:
+            self.pop(x.pod.key)
+        return out
+
+    def movable(self, also: str | None = None) -> list[tuple[str, QueuedPodInfo]]:
+        return list(self.order.items())  # the queue skips pods held by SchedulingGates itself
 
 
 def _recount(q: sq.SchedulingQueue) -> dict[str, int]:
@@ -124,12 +159,12 @@ def _check(q: sq.SchedulingQueue) -> None:
         assert q.where(key) == ("gated" if x.gated else "unschedulable")
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None)
-@given(st.lists(OPS, max_size=60))
-def test_counts_equal_a_recount_after_any_sequence_of_queue_operations(ops) -> None:  # type: ignore[no-untyped-def]
-    q = new_queue()
+def _run(q: sq.SchedulingQueue, ops, check) -> list[str]:  # type: ignore[no-untyped-def]
+    """Apply `ops`; `check(q)` after each; returns where every pod is after each op
+    and the order pods are popped in."""
     now = 0.0
     popped: dict[str, QueuedPodInfo] = {}
+    trace: list[str] = []
     for op, i, flag in ops:
         p = pod(f"p{i}", gates=["wait"] if flag else None)
         if op == "add":
@@ -143,6 +178,7 @@ def test_counts_equal_a_recount_after_any_sequence_of_queue_operations(ops) -> N
             qpi = q.pop()
             if qpi is not None:
                 popped[qpi.pod.key] = qpi
+                trace.append(f"popped {qpi.pod.key}")
         elif op == "fail" and popped:
             key = sorted(popped)[i % len(popped)]
             qpi = popped.pop(key)
@@ -158,4 +194,27 @@ def test_counts_equal_a_recount_after_any_sequence_of_queue_operations(ops) -> N
                    if not x.gated and sq.to_ns(now) - x.timestamp > q.max_in_unschedulable_ns]
             q.flush_backoff_completed(now)
             assert q.flush_unschedulable_leftover(now) == len(due)
-        _check(q)
+        elif op == "hold" and q.get(p.key) is None and p.key not in popped:
+            qpi = QueuedPodInfo(pod=p, gated=True, gating_plugin="Coscheduling")
+            qpi.unschedulable_plugins = {"NodeResourcesFit"}
+            q.add_unschedulable_if_not_present(qpi, now)
+        check(q)
+        trace.append(" ".join(f"{k}:{q.where(k)}" for k in sorted({f"default/p{j}" for j in range(PODS)})))
+    while (qpi := q.pop()) is not None:  # what is left, in the order it would be scheduled
+        trace.append(f"popped {qpi.pod.key}")
+    return trace
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None)
+@given(st.lists(OPS, max_size=60))
+def test_counts_equal_a_recount_after_any_sequence_of_queue_operations(ops) -> None:  # type: ignore[no-untyped-def]
+    _run(new_queue(), ops, _check)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None)
+@given(st.lists(OPS, max_size=60))
+def test_the_kept_pool_moves_pods_in_the_same_order_as_walking_it(ops) -> None:  # type: ignore[no-untyped-def]
+    kept = new_queue()
+    walking = new_queue()
+    walking.unschedulable = WalkingPool()
+    assert _run(kept, ops, _check) == _run(walking, ops, lambda q: None)
