@@ -36,7 +36,7 @@ import sqlite3
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from actors.store.backend import LoadedState, Write
 from actors.store.messages import Unavailable
