@@ -28,8 +28,8 @@ log = logging.getLogger("ksched.store")
 RESERVE_FILE = "store.reserve"
 # A checkpoint may need to grow the database by every committed frame of the WAL
 # (SQLite checkpoints at 1,000 pages, 4 MiB, plus the batch that passed it): the
-# reserve covers that with room to spare for large batches.
-DEFAULT_RESERVE_BYTES = 16 * 1024 * 1024
+# reserve covers that and 4 MiB more for the batch.
+DEFAULT_RESERVE_BYTES = 8 * 1024 * 1024
 FILE_MODE = 0o600
 
 
