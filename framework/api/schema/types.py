@@ -21,6 +21,7 @@ are not applied there, so an object an older version accepted keeps being served
 from __future__ import annotations
 
 import math
+from math import isfinite
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -321,7 +322,7 @@ class NotFinite(ValidationError):
 
 
 def _not_finite(v: Any) -> bool:
-    return isinstance(v, float) and not math.isfinite(v)
+    return isinstance(v, float) and not isfinite(v)
 
 
 def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError | None:
@@ -343,7 +344,10 @@ def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError |
             if depth >= limit and v:
                 return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
             stack.extend((x, depth + 1) for x in v)
-        elif v is not None and (not isinstance(v, JSON_SCALARS) or _not_finite(v)):
+        elif isinstance(v, float):
+            if not isfinite(v):
+                return _not_json(value, path)
+        elif v is not None and not isinstance(v, JSON_SCALARS):
             return _not_json(value, path)
     return None
 
