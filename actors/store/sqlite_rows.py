@@ -2,8 +2,8 @@
 
 A row is used only when its kind and key are UTF-8 text, its resource_version an
 integer in 1..MAX_RESOURCE_VERSION, its body UTF-8 JSON of an object with
-metadata, and the object no larger than the object limit (its msgpack encoding,
-as the store counts it on write). Any other row is handed back as unreadable
+metadata that names the row's kind and key, and the object no larger than the
+object limit (its msgpack encoding, as the store counts it on write). Any other row is handed back as unreadable
 (kind, key, why): the store quarantines it (a log line naming it and a Warning
 event) and serves the rest; the row stays in the file until a write to the same
 name replaces it. SQLite's own decoding is never asked for text (the rows are read
@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.store.backend import LoadedState
 from actors.store.raw import encoded_size
+from framework.api.objects import KINDS
 
 log = logging.getLogger("ksched.store")
 
@@ -81,11 +82,11 @@ def _load(conn: sqlite3.Connection, limit: int | None) -> LoadedState:
             top = max(top, version)
             if type(body) is bytes and len(body) <= small:  # the common case, checked at once
                 try:
-                    kind.decode(), key.decode()  # UTF-8 names, or the checks below say why not
+                    names = (kind.decode(), key.decode())  # UTF-8, or the checks below say why not
                     raw = json.loads(body.decode())
                 except (ValueError, AttributeError, RecursionError):
                     raw = None
-                if type(raw) is dict and type(raw.get("metadata", {})) is dict:
+                if type(raw) is dict and type(raw.get("metadata", {})) is dict and _names(raw) == names:
                     raw.setdefault("metadata", {})["resourceVersion"] = str(version)
                     state.objects.append(raw)
                     continue
@@ -118,11 +119,24 @@ def _object(row: _Row, version: int | None, limit: int | None) -> tuple[dict[str
         raw = None
     if not isinstance(raw, dict) or not isinstance(raw.get("metadata", {}), dict):
         return None, "not a JSON object with metadata"
+    named = _names(raw)
+    if named != (row.kind, row.key):
+        # Served under the body's name, a delete of it would leave this row to bring it back.
+        return None, f"the body is {named[0]} {named[1]}, not the row's {row.kind} {row.key}"
     if limit and len(row.body) * MSGPACK_PER_JSON_MAX > limit:
         size = encoded_size(raw)
         if size > limit:
             return None, f"object is {size} bytes, above the limit of {limit} bytes"
     return raw, ""
+
+
+def _names(raw: dict[str, Any]) -> tuple[str, str]:
+    """(kind, key) as the store files the object: "namespace/name", or "name" for a
+    cluster-scoped kind."""
+    kind, meta = raw.get("kind"), raw.get("metadata") or {}
+    name, ns = meta.get("name"), meta.get("namespace") or "default"
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    return str(kind), str(name) if cls is not None and not cls.namespaced else f"{ns}/{name}"
 
 
 def _sql_type(value: Any) -> str:

@@ -59,6 +59,7 @@ def bad_rows(limit: int) -> list[tuple[str, str, Any, Any, str]]:
         ("Pod", "default/over", 22, _body("over", over), "above the limit of"),
         ("Pod", "default/far-over", 23, _body("far-over", "y" * (7 * limit)), "above the limit of"),
         ("Pod", b"default/key-\xff", 24, _body("key"), "kind or key is not UTF-8"),
+        ("Pod", "default/renamed", 19, _body("someone-else"), "the body is Pod default/someone-else, not the row's"),
         ("Pod", "default/escaped", 25, _body("escaped", escaped), ""),  # usable: not quarantined
     ]
 
