@@ -27,6 +27,7 @@ from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
+from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
 from framework.cache import PodInfo
 from framework.interface import (
@@ -90,7 +91,7 @@ class SchedulingQueue:
         self.active_q = PodHeap(self._less)
         self.backoff_q = PodHeap(backoff_less)
         self.error_backoff_q = PodHeap(backoff_less)
-        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.unschedulable = UnschedulablePool()
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
@@ -103,7 +104,8 @@ class SchedulingQueue:
     # --- observation --------------------------------------------------------------------------
 
     def pending_counts(self) -> dict[str, int]:
-        gated = sum(1 for q in self.unschedulable.values() if q.gated)
+        """Sizes of every sub-queue, O(1): the pool keeps its gated count."""
+        gated = self.unschedulable.gated_count
         return {
             "active": len(self.active_q),
             "backoff": len(self.backoff_q) + len(self.error_backoff_q),
@@ -118,9 +120,8 @@ class SchedulingQueue:
             return "active"
         if pod_key in self.backoff_q or pod_key in self.error_backoff_q:
             return "backoff"
-        q = self.unschedulable.get(pod_key)
-        if q is not None:
-            return "gated" if q.gated else "unschedulable"
+        if pod_key in self.unschedulable:
+            return "gated" if self.unschedulable.is_gated(pod_key) else "unschedulable"
         return "inFlight" if pod_key in self.in_flight else ""
 
     def get(self, pod_key: str) -> QueuedPodInfo | None:
@@ -153,14 +154,14 @@ class SchedulingQueue:
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
-        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
-        return (min(ts) + self.max_in_unschedulable_ns) / NS if ts else None
+        oldest = self.unschedulable.oldest_ungated_timestamp()
+        return (oldest + self.max_in_unschedulable_ns) / NS if oldest is not None else None
 
     def next_leftover_ns(self) -> int | None:
         """The first instant (ns) at which flush_unschedulable_leftover moves a pod
         (the limit is "longer than": one ns past it)."""
-        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
-        return min(ts) + self.max_in_unschedulable_ns + 1 if ts else None
+        oldest = self.unschedulable.oldest_ungated_timestamp()
+        return oldest + self.max_in_unschedulable_ns + 1 if oldest is not None else None
 
     # --- pods arriving and leaving ---------------------------------------------------------------
 
@@ -273,7 +274,7 @@ class SchedulingQueue:
         self.in_flight.pop(key, None)
         self._trim_events()
         if strategy == Strategy.SKIP:
-            self.unschedulable[key] = qpi
+            self.unschedulable.put(qpi)
         else:
             self._requeue(qpi, strategy, now_ns)
         return self.where(key)
@@ -305,10 +306,17 @@ class SchedulingQueue:
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0
-        for key, qpi in list(self.unschedulable.items()):
+        # Pods gated by SchedulingGates move only on their own gate removal (or the
+        # timeout): the pool offers just that one of them, not every gated pod.
+        if event is UNSCHEDULABLE_TIMEOUT:
+            offered = self.unschedulable.items()
+        else:
+            offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
+        for key, qpi in offered:
             if cross_topology_only and not _cross_topology(qpi, new):
                 continue
-            if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
+            if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
+                    and event is not UNSCHEDULABLE_TIMEOUT:
                 if not self._matches_gate_removal(qpi, event, old, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
@@ -343,13 +351,10 @@ class SchedulingQueue:
     def flush_unschedulable_leftover(self, now: float) -> int:
         """Pods in the unschedulable pool longer than the limit go back (UnschedulableTimeout)."""
         now_ns = to_ns(now)
-        moved = 0
-        for qpi in list(self.unschedulable.values()):
-            if qpi.gated or now_ns - qpi.timestamp <= self.max_in_unschedulable_ns:
-                continue
+        expired = self.unschedulable.take_expired(now_ns - self.max_in_unschedulable_ns)
+        for qpi in expired:
             self._requeue(qpi, Strategy.AFTER_BACKOFF, now_ns)
-            moved += 1
-        return moved
+        return len(expired)
 
     # --- internals ---------------------------------------------------------------------------------------
 
@@ -377,7 +382,7 @@ class SchedulingQueue:
             qpi.gated = True
             qpi.gating_plugin = st.plugin
             qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
-            self.unschedulable[key] = qpi
+            self.unschedulable.put(qpi)
             return False
         qpi.gated = False
         qpi.gating_plugin = ""

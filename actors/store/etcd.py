@@ -257,7 +257,7 @@ class EtcdBackend:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    async def load_all(self) -> LoadedState:
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
         kv = await self._kv()
         start, end = self.layout.range()
         out = LoadedState()
