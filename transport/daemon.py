@@ -34,6 +34,7 @@ from framework.handle import FrameworkHandle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
+from transport.manifest_yaml import ManifestError, decode_utf8
 from transport.metrics import SchedulerMetrics
 from transport.server import Server
 from transport.service import StoreService
@@ -51,9 +52,11 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
     serve = ServeConfig()
     if args.config:
         try:
-            text = Path(args.config).read_text()
+            text = decode_utf8(Path(args.config).read_bytes(), args.config)
         except OSError as exc:
             raise StartupError(f"--config: cannot read {args.config}: {exc.strerror}") from None
+        except ManifestError as exc:
+            raise StartupError(f"--config: {exc}") from None
         serve = parse_config_text(text, args.config)
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
                              token_file=args.token_file, log_level=args.log_level,

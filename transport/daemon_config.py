@@ -48,13 +48,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from actors.leader_election import LeaderElectionConfig
 from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
 from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
+from transport.manifest_yaml import ManifestError, load_all
 from transport.server import ServerLimits
 
 API_VERSION = "ksched.io/v1alpha1"
@@ -352,9 +351,9 @@ def _parse_leader_election(doc: Mapping[str, Any]) -> LeaderElectionConfig:
 def parse_config_text(text: str, source: str = "config") -> ServeConfig:
     """Split a config file into its KubeSchedulerConfiguration and DaemonConfiguration."""
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ValidationError(source, f"not valid YAML: {exc}") from None
+        docs = [d for d in load_all(text, source) if d is not None]  # as kubectl reads YAML
+    except ManifestError as exc:
+        raise ValidationError(source, f"not valid YAML: {exc.detail}") from None
     out = ServeConfig()
     seen: set[str] = set()
     for i, doc in enumerate(docs):
