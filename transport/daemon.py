@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import logging
 import os
+import resource
 import signal
 import ssl
 import sys
@@ -31,6 +32,7 @@ from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.handle import FrameworkHandle
+from transport.auth_throttle import AuthThrottle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
 from transport.http import HttpDeps, make_http_app, start_http
@@ -60,7 +62,9 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
         serve = parse_config_text(text, args.config)
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
                              token_file=args.token_file, log_level=args.log_level,
-                             etcd_servers=getattr(args, "etcd_servers", None))
+                             etcd_servers=getattr(args, "etcd_servers", None),
+                             max_http_connections=getattr(args, "max_http_connections", None),
+                             http_idle_timeout=getattr(args, "http_idle_timeout", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
         build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
@@ -141,8 +145,9 @@ class Daemon:
             more_stats=lambda: pipeline_stats(pipeline),
             clock=pipeline.clock.now,
         )
+        throttle = AuthThrottle(self.cfg.auth_throttle)  # one budget per address across every port
         server = Server(service, token=token, ssl_context=ssl_context, limits=self.cfg.server_limits,
-                        on_reject=self.metrics.server_rejection)
+                        on_reject=self.metrics.server_rejection, auth_throttle=throttle)
         http_runner = None
         try:
             self.phase = "starting:listeners"
@@ -153,11 +158,13 @@ class Daemon:
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
                 app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
-                                             on_reject=self.metrics.server_rejection,
-                                             web=web_deps(service, self.metrics, token, pipeline)))
+                                             on_reject=self.metrics.server_rejection, auth_throttle=throttle,
+                                             web=web_deps(service, self.metrics, token, pipeline, self.cfg,
+                                                          throttle)))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
-                                                             ssl_context)
+                                                             ssl_context, self.cfg.http_limits,
+                                                             self.metrics.server_rejection)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
@@ -179,10 +186,13 @@ class Daemon:
             log.info("stopped")
 
 
-def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline) -> WebDeps:
+def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline,
+             cfg: DaemonConfig | None = None, throttle: AuthThrottle | None = None) -> WebDeps:
     """The cluster page's view of the running system (transport.web)."""
+    cfg = cfg if cfg is not None else DaemonConfig()
     return WebDeps(service=service, registry=metrics.registry, token=token,
-                   waiting=lambda: _page_waiters(pipeline))
+                   waiting=lambda: _page_waiters(pipeline), hello_timeout=cfg.http_limits.idle_timeout,
+                   auth_throttle=throttle, on_reject=metrics.server_rejection)
 
 
 async def _page_waiters(pipeline: Pipeline) -> list[Waiter]:
@@ -217,6 +227,37 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
+def raise_descriptor_limit() -> tuple[int, int, int]:
+    """Raise this process's soft RLIMIT_NOFILE to its hard limit (each connection
+    is a descriptor; the soft limit is often 1024 while the hard one is far higher),
+    and return (soft before, soft now, hard)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard
+    if target == resource.RLIM_INFINITY:  # Linux refuses a soft limit above fs.nr_open
+        target = max(soft, 1 << 20) if soft != resource.RLIM_INFINITY else soft
+    for candidate in (target, 1 << 20, 10240):  # macOS caps the soft limit at OPEN_MAX
+        if candidate <= soft:
+            break
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (candidate, hard))
+            break
+        except (ValueError, OSError):
+            continue
+    return soft, resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard
+
+
+def _log_descriptor_limit(cfg: DaemonConfig) -> None:
+    before, now, hard = raise_descriptor_limit()
+    log.info("descriptor limit (RLIMIT_NOFILE): %d (was %d, hard limit %d)", now, before, hard)
+    wanted = cfg.server_limits.max_connections + cfg.http_limits.max_connections
+    if now != resource.RLIM_INFINITY and now < wanted + 64:
+        log.warning("descriptor limit %d is below what the connection limits allow (%d msgpack + %d HTTP "
+                    "connections, and the store's files): raise the hard limit (ulimit -Hn, "
+                    "LimitNOFILE=) or lower limits.maxConnections/maxHttpConnections", now,
+                    cfg.server_limits.max_connections, cfg.server_limits.max_unauthenticated,
+                    cfg.http_limits.max_connections)
+
+
 def serve_main(args: argparse.Namespace) -> int:
     try:
         scheduler_cfg, cfg = load_serve_config(args)
@@ -224,6 +265,7 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"ksched serve: error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _log_descriptor_limit(cfg)
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:

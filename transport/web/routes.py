@@ -4,13 +4,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from aiohttp import web
 
+from transport.auth_throttle import AuthThrottle
 from transport.service import Service
 from transport.web.feed import Waiter, WaitingSource
-from transport.web.stream import Hub, PageStream
+from transport.web.stream import HELLO_TIMEOUT_SECONDS, Hub, PageStream, StreamAuth
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -27,6 +28,9 @@ class WebDeps:
     waiting: WaitingSource = field(default=_no_waiters)  # pods held at Permit
     sample_seconds: float = 1.0    # how often throughput and waiters are sampled
     keep_samples: int = 600        # 10 minutes at 1 s
+    hello_timeout: float = HELLO_TIMEOUT_SECONDS  # seconds for the stream's first message (the token)
+    auth_throttle: AuthThrottle | None = None     # failed tokens per address, shared with the other ports
+    on_reject: Callable[[str], None] | None = None  # counts refusals (/metrics)
 
 
 HUB = web.AppKey("web_hub", Hub)
@@ -41,7 +45,8 @@ async def _stream(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(heartbeat=30.0)
     await ws.prepare(request)
     deps = request.app[WEB]
-    await PageStream(ws, deps.service, request.app[HUB], deps.token).serve()
+    auth = StreamAuth(deps.token, request.remote, deps.hello_timeout, deps.auth_throttle, deps.on_reject)
+    await PageStream(ws, deps.service, request.app[HUB], auth).serve()
     return ws
 
 
