@@ -21,7 +21,7 @@ serve: $(STAMP)
 # daemons on it: msgpack 127.0.0.1:7777 and :7778, HTTP :10251 and :10252. One leads
 # and schedules; both serve clients. Ctrl-C stops all three.
 serve-ha: $(STAMP)
-	$(BIN)/python -m transport.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
+	$(BIN)/python -m transport.ha.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
 
 # The pytest suite includes every ../shared/conformance (and next/) case as its own test.
 test: $(STAMP)

@@ -46,7 +46,6 @@ from framework.plugins import Registry
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
 
-PHASES = ("store", "waiting-room", "queue", "scheduler")
 SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
 

@@ -10,7 +10,7 @@ from typing import Any
 from tests.e2e.conftest import ROOT
 from tests.gang.harness import node, pod, pod_group
 from tests.gang.test_gang_pipeline import objs
-from transport.client import SyncClient
+from transport.client.tcp import SyncClient
 
 RAISING_SORT = """\
 apiVersion: kubescheduler.config.k8s.io/v1

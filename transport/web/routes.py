@@ -8,8 +8,8 @@ from typing import Any, AsyncIterator, Callable
 
 from aiohttp import web
 
-from transport.auth_throttle import AuthThrottle
-from transport.service import Service
+from transport.server.auth_throttle import AuthThrottle
+from transport.server.service import Service
 from transport.web.feed import Waiter, WaitingSource
 from transport.web.stream import HELLO_TIMEOUT_SECONDS, Hub, PageStream, StreamAuth
 

@@ -7,7 +7,7 @@ Protocol (JSON text frames):
   server -> page:
       {"type": "error", "reason": "Unauthorized", "message": ...}   then close (4401)
       {"type": "error", "reason": "TooManyRequests", "message": ...} then close (4429): this address
-          failed too often (transport.auth_throttle); the token was not looked at
+          failed too often (transport.server.auth_throttle); the token was not looked at
       {"type": "hello", "resourceVersion": n, "resumed": bool, "now": wall,
        "samples": [...], "waiting": [...]}                           resumed false: drop what you hold
       {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
@@ -33,10 +33,10 @@ from typing import Any, Callable
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from transport.auth_throttle import AuthThrottle
-from transport.service import Service
+from transport.server.auth_throttle import AuthThrottle
+from transport.server.service import Service
 from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, sample_metrics, view_of
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.web")
 

@@ -58,10 +58,10 @@ from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DE
 from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
-from transport.auth_throttle import AuthThrottleLimits
-from transport.http_limits import HttpLimits
-from transport.manifest_yaml import ManifestError, load_all
-from transport.server import ServerLimits
+from transport.http.limits import HttpLimits
+from transport.protocol.manifests import ManifestError, load_all
+from transport.server.auth_throttle import AuthThrottleLimits
+from transport.server.tcp import ServerLimits
 
 API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"

@@ -15,10 +15,10 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 import yaml
 
 from framework.api.errors import ValidationError
-from transport.client import SyncClient, applied_items, client_tls_context
-from transport.describe import describe_node, describe_pod, describe_podgroup, explain_report
-from transport.manifest_yaml import ManifestError, decode_utf8, load_all
-from transport.tables import (
+from transport.client.tcp import SyncClient, applied_items, client_tls_context
+from transport.cli.describe import describe_node, describe_pod, describe_podgroup, explain_report
+from transport.protocol.manifests import ManifestError, decode_utf8, load_all
+from transport.cli.tables import (
     generic_table,
     is_namespaced,
     nodes_table,
@@ -28,7 +28,7 @@ from transport.tables import (
     ref,
     resolve_kind,
 )
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -42,7 +42,7 @@ class UsageError(Exception):
 
 def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
     """Every object in a YAML or JSON text: many documents, JSON arrays and `kind: List`,
-    read as kubectl reads them (transport.manifest_yaml)."""
+    read as kubectl reads them (transport.protocol.manifests)."""
     try:
         docs = load_all(text, source)  # YAML is a superset of JSON
     except ManifestError as exc:

@@ -17,13 +17,12 @@ import argparse
 import asyncio
 import logging
 import os
-import resource
 import signal
 import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from actors.pipeline import Pipeline
 from actors.store.backend import StoreBackend
@@ -32,14 +31,14 @@ from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.handle import FrameworkHandle
-from transport.auth_throttle import AuthThrottle
-from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
-from transport.explain import explain_on_live_snapshot
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.manifest_yaml import ManifestError, decode_utf8
-from transport.metrics import SchedulerMetrics
-from transport.server import Server
-from transport.service import StoreService
+from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
+from transport.server.explain import explain_on_live_snapshot
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
+from transport.server.tcp import Server
+from transport.server.service import StoreService
+from transport.protocol.manifests import ManifestError, decode_utf8
+from transport.server.auth_throttle import AuthThrottle
 from transport.web import WebDeps
 from transport.web.feed import Waiter, waiters
 
@@ -209,75 +208,3 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
-
-
-def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
-    if cfg.store_backend == "etcd":
-        from transport.ha import HaDaemon  # several daemons on one etcd, one elected leader
-
-        return HaDaemon
-    return Daemon
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
-def raise_descriptor_limit() -> tuple[int, int, int]:
-    """Raise this process's soft RLIMIT_NOFILE to its hard limit (each connection
-    is a descriptor; the soft limit is often 1024 while the hard one is far higher),
-    and return (soft before, soft now, hard)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = hard
-    if target == resource.RLIM_INFINITY:  # Linux refuses a soft limit above fs.nr_open
-        target = max(soft, 1 << 20) if soft != resource.RLIM_INFINITY else soft
-    for candidate in (target, 1 << 20, 10240):  # macOS caps the soft limit at OPEN_MAX
-        if candidate <= soft:
-            break
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (candidate, hard))
-            break
-        except (ValueError, OSError):
-            continue
-    return soft, resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard
-
-
-def _log_descriptor_limit(cfg: DaemonConfig) -> None:
-    before, now, hard = raise_descriptor_limit()
-    log.info("descriptor limit (RLIMIT_NOFILE): %d (was %d, hard limit %d)", now, before, hard)
-    wanted = cfg.server_limits.max_connections + cfg.http_limits.max_connections
-    if now != resource.RLIM_INFINITY and now < wanted + 64:
-        log.warning("descriptor limit %d is below what the connection limits allow (%d msgpack + %d HTTP "
-                    "connections, and the store's files): raise the hard limit (ulimit -Hn, "
-                    "LimitNOFILE=) or lower limits.maxConnections/maxHttpConnections", now,
-                    cfg.server_limits.max_connections, cfg.server_limits.max_unauthenticated,
-                    cfg.http_limits.max_connections)
-
-
-def serve_main(args: argparse.Namespace) -> int:
-    try:
-        scheduler_cfg, cfg = load_serve_config(args)
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _log_descriptor_limit(cfg)
-    daemon = None
-    try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            daemon = _daemon_class(cfg)(scheduler_cfg, cfg)
-            runner.run(daemon.run())
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    if daemon is not None and daemon.breach is not None:
-        print(f"ksched serve: stopped on an invariant breach: {daemon.breach}", file=sys.stderr)
-        return 3
-    return 0

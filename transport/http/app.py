@@ -3,7 +3,7 @@
     /healthz, /livez   200 "ok" while the process serves HTTP at all
     /readyz            200 once the store is loaded and the actors run, 503 before and while stopping;
                        with several daemons on etcd, a second line says who leads
-    /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
+    /metrics           Prometheus text format (transport.http.metrics), refreshed from the actors on each scrape
     /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
@@ -14,10 +14,10 @@ msgpack port.
 
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
 control of the event loop and of shutdown; its listener admits connections through
-transport.http_limits (a connection cap and an idle timeout, HttpLimits).
+transport.http.limits (a connection cap and an idle timeout, HttpLimits).
 
 Failed Bearer tokens count against the peer address's budget in the daemon's shared
-AuthThrottle (transport.auth_throttle): an address out of budget gets 429 with
+AuthThrottle (transport.server.auth_throttle): an address out of budget gets 429 with
 Retry-After before its token is looked at.
 """
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from aiohttp import web
 
-from transport.auth_throttle import AuthThrottle
-from transport.http_limits import GATE, ConnectionGate, HttpLimits, track_requests
-from transport.metrics import CONTENT_TYPE, SchedulerMetrics
+from transport.http.limits import GATE, ConnectionGate, HttpLimits, track_requests
+from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
+from transport.server.auth_throttle import AuthThrottle
 
 if TYPE_CHECKING:
     from transport.web import WebDeps

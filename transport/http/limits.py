@@ -27,7 +27,7 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from transport.auth_throttle import RateLimitedLog
+from transport.server.auth_throttle import RateLimitedLog
 
 log = logging.getLogger("ksched.http")
 

@@ -14,7 +14,7 @@ Connection policy (DESIGN.md, wire protocol):
   seconds and logged (at most once a second, with a count), so guessing is slow.
   A connection that has not said hello within `handshake_timeout` is closed.
   Wrong tokens also count against the address's budget in the shared AuthThrottle
-  (transport.auth_throttle): out of budget, hello is answered TooManyRequests unread.
+  (transport.server.auth_throttle): out of budget, hello is answered TooManyRequests unread.
 Nothing a client sends can stop the daemon or change state except a valid request.
 
 Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
@@ -49,11 +49,11 @@ from typing import Any, Awaitable, Callable
 
 import msgpack
 
-from transport import wire
-from transport.auth_throttle import AuthThrottle
-from transport.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
-from transport.service import Service
-from transport.wire import ApiError, Reason
+from transport.protocol import wire
+from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.server.auth_throttle import AuthThrottle
+from transport.server.service import Service
+from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.server")
 

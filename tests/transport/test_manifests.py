@@ -1,4 +1,4 @@
-"""Manifests and config files are read as kubectl reads YAML (transport.manifest_yaml),
+"""Manifests and config files are read as kubectl reads YAML (transport.protocol.manifests),
 and any input the CLI cannot read gets one line naming the file and where in it."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from transport.manifest_yaml import HAVE_LIBYAML, ManifestError, decode_utf8, load_all
+from transport.protocol.manifests import HAVE_LIBYAML, ManifestError, decode_utf8, load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "127.0.0.1:1"  # files are read before connecting: no daemon is needed to refuse them
