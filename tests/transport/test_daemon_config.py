@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,51 @@ def test_serve_with_a_missing_config_file_exits_2_naming_the_flag(tmp_path, caps
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
 def test_a_token_file_others_can_read_is_refused_as_ssh_refuses_a_key(tmp_path, mode):
     token = tmp_path / "token"
-    token.write_text("t\n")
+    token.write_text("sixteen-bytes-ok\n")
     token.chmod(mode)
     with pytest.raises(ValidationError, match=rf"^tokenFile: permissions {mode:04o} for .* are too open"):
         DaemonConfig(token_file=token).read_token()
     token.chmod(0o600)
-    assert DaemonConfig(token_file=token).read_token() == "t"
+    assert DaemonConfig(token_file=token).read_token() == "sixteen-bytes-ok"
+
+
+def test_a_token_shorter_than_16_bytes_is_refused_saying_so(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("x\n")
+    token.chmod(0o600)
+    with pytest.raises(ValidationError, match=r"^tokenFile: .*: the token is 1 bytes; at least 16 are required"):
+        DaemonConfig(token_file=token).read_token()
+    token.write_text("fifteen-bytes-x\n")
+    with pytest.raises(ValidationError, match="the token is 15 bytes"):
+        DaemonConfig(token_file=token).read_token()
+
+
+def test_a_fifo_or_a_directory_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)  # no writer: a blocking open would wait forever
+    with pytest.raises(ValidationError, match=r"^tokenFile: .*fifo: not a regular file \(a FIFO\)"):
+        DaemonConfig(token_file=fifo).read_token()
+    (tmp_path / "dir").mkdir(mode=0o700)
+    with pytest.raises(ValidationError, match=r"not a regular file \(a directory\)"):
+        DaemonConfig(token_file=tmp_path / "dir").read_token()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+def test_a_token_file_owned_by_another_user_is_refused_naming_both_uids(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("sixteen-bytes-ok\n")
+    token.chmod(0o600)
+    os.chown(token, 65534, 65534)
+    with pytest.raises(ValidationError, match=r"owned by uid 65534, not by the daemon's user \(uid 0\)"):
+        DaemonConfig(token_file=token).read_token()
+
+
+def test_a_token_file_that_is_not_utf8_is_refused(tmp_path):
+    token = tmp_path / "token"
+    token.write_bytes(b"\xff" * 20)
+    token.chmod(0o600)
+    with pytest.raises(ValidationError, match="not UTF-8 text"):
+        DaemonConfig(token_file=token).read_token()
 
 
 def test_limits_are_read_from_the_daemon_configuration_and_checked_by_name():

@@ -16,7 +16,7 @@ UNREACHABLE = "127.0.0.1:1"  # files are read before connecting: no daemon is ne
 
 
 def ksched(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "transport.cli", *args], cwd=ROOT, input=stdin,
+    proc = subprocess.run([sys.executable, "-m", "transport.cli.main", *args], cwd=ROOT, input=stdin,
                           capture_output=True, timeout=60)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 

@@ -143,7 +143,7 @@ def read_token_file(path: Path) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise ValidationError("tokenFile", f"cannot read {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise refuse(f"not a regular file (a {_file_type(st.st_mode)}); the token must be in a plain file")
@@ -152,10 +152,11 @@ def read_token_file(path: Path) -> str:
         if st.st_mode & 0o077:
             raise ValidationError("tokenFile", f"permissions {stat.S_IMODE(st.st_mode):04o} for {path} are too "
                                   "open: it must not be accessible by group or others (chmod 600)")
-        try:
-            data = f.read(64 * 1024 + 1)
-        except OSError as exc:
-            raise ValidationError("tokenFile", f"cannot read {path}: {exc.strerror}") from None
+        data = os.read(fd, 64 * 1024 + 1)
+    except OSError as exc:
+        raise ValidationError("tokenFile", f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
     if len(data) > 64 * 1024:
         raise refuse("longer than 64 KiB; a token is one line")
     try:
