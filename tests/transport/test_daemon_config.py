@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -165,8 +167,20 @@ def test_a_token_shorter_than_16_bytes_is_refused_saying_so(tmp_path):
 def test_a_fifo_or_a_directory_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo, 0o600)  # no writer: a blocking open would wait forever
-    with pytest.raises(ValidationError, match=r"^tokenFile: .*fifo: not a regular file \(a FIFO\)"):
-        DaemonConfig(token_file=fifo).read_token()
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            DaemonConfig(token_file=fifo).read_token()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)  # a daemon thread: a hang cannot block the run's exit
+    reader.start()
+    reader.join(timeout=60)  # a hang guard, not a speed threshold
+    assert outcome, "reading a FIFO token file blocked"
+    assert isinstance(outcome[0], ValidationError)
+    assert re.match(r"^tokenFile: .*fifo: not a regular file \(a FIFO\)", str(outcome[0]))
     (tmp_path / "dir").mkdir(mode=0o700)
     with pytest.raises(ValidationError, match=r"not a regular file \(a directory\)"):
         DaemonConfig(token_file=tmp_path / "dir").read_token()
