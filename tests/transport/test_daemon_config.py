@@ -219,3 +219,22 @@ def test_limits_are_read_from_the_daemon_configuration_and_checked_by_name():
         with pytest.raises(ValidationError) as err:
             parse_config_text(f"apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n{text}\n")
         assert str(err.value).startswith(message)
+
+
+def test_http_and_auth_throttle_limits_are_read_checked_and_flags_win():
+    cfg = parse_config_text(DAEMON_HEAD + "limits: {maxHttpConnections: 5, httpIdleTimeoutSeconds: 2.5, "
+                            "authFailureBurst: 3, authFailuresPerSecond: 0.5, maxAuthFailureAddresses: 7}\n").daemon
+    assert (cfg.http_limits.max_connections, cfg.http_limits.idle_timeout) == (5, 2.5)
+    assert (cfg.auth_throttle.burst, cfg.auth_throttle.per_second, cfg.auth_throttle.max_addresses) == (3, 0.5, 7)
+    flagged = apply_flags(cfg, max_http_connections=9, http_idle_timeout=1)
+    assert (flagged.http_limits.max_connections, flagged.http_limits.idle_timeout) == (9, 1.0)
+    for text, message in [
+        ("limits: {maxHttpConnections: 0}", "DaemonConfiguration.limits.maxHttpConnections: must be greater than"),
+        ("limits: {httpIdleTimeoutSeconds: 0}", "DaemonConfiguration.limits.httpIdleTimeoutSeconds: must be greater"),
+        ("limits: {authFailureBurst: many}", "DaemonConfiguration.limits.authFailureBurst: must be an integer"),
+    ]:
+        with pytest.raises(ValidationError) as err:
+            parse_config_text(DAEMON_HEAD + text + "\n")
+        assert str(err.value).startswith(message)
+    with pytest.raises(ValidationError, match="^--http-idle-timeout: must be greater than 0"):
+        apply_flags(cfg, http_idle_timeout=0)

@@ -117,10 +117,10 @@ class GatedConnection(asyncio.Protocol):
             transport.close()
             return
         assert self.gate.factory is not None
+        self._arm()  # before aiohttp arms its own keep-alive timer: ours fires first and is counted
         self.handler = self.gate.factory()
         self.gate._by_handler[self.handler] = self
         self.handler.connection_made(transport)
-        self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
