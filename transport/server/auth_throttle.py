@@ -92,8 +92,9 @@ class AuthThrottle:
                 self._budgets.pop(key, None)  # fully forgiven: forget it
             return 0.0
         wait = (1.0 - left) / self.limits.per_second
-        self._throttled_log.event("authentication from %s over %s refused for %.1fs: %d failures in a row",
-                                  key, port or "?", wait, self.limits.burst)
+        self._throttled_log.event("authentication from %s over %s refused for %.1fs: too many failed attempts "
+                                  "(%d, then %g a second)", key, port or "?", wait, self.limits.burst,
+                                  self.limits.per_second)
         return wait
 
     def refusal(self, peer: object, port: str) -> str:
