@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 import aiohttp
 from aiohttp import web
 
+from actors.store import Store
+from actors.store.memory import InMemoryBackend
 from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.http.limits import HttpLimits
 from transport.http.metrics import SchedulerMetrics
+from transport.server.service import StoreService
+from transport.web import WebDeps
 
 GUARD = 20  # seconds: a hang guard for awaited events, never a speed threshold
 
@@ -138,3 +142,40 @@ async def test_a_keep_alive_connection_is_closed_once_idle_after_its_response_no
         assert s.rejections("http_idle_timeout") == 2
         await close(writer)
         await close(later_writer)
+
+
+async def test_page_streams_waiting_for_their_token_cannot_take_every_connection() -> None:
+    store = Store(InMemoryBackend())
+    await store.load()
+    store_task = asyncio.get_running_loop().create_task(store.run())
+    metrics = SchedulerMetrics()
+    web_deps = WebDeps(service=StoreService(store), registry=metrics.registry, token="a-token-of-16-bytes",
+                       sample_seconds=3600.0, max_streams=2, on_reject=metrics.server_rejection)
+    app = make_http_app(HttpDeps(ready=lambda: True, metrics=metrics, web=web_deps))
+    server, (host, port) = await start_http(app, "127.0.0.1", 0, limits=HttpLimits(max_connections=4, idle_timeout=3600),
+                                            on_reject=metrics.server_rejection)
+    url = f"http://{host}:{port}"
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
+            async with asyncio.timeout(GUARD):
+                silent = [await session.ws_connect(url.replace("http", "ws") + "/stream") for _ in range(2)]
+                try:
+                    await session.ws_connect(url.replace("http", "ws") + "/stream")
+                    raise AssertionError("a third stream was accepted")
+                except aiohttp.WSServerHandshakeError as err:
+                    assert err.status == 503
+                async with session.get(url + "/healthz") as r:
+                    assert r.status == 200
+                for ws in silent:
+                    await ws.close()
+        assert metrics.sample("ksched_server_rejections_total", {"limit": "ws_streams"}) == 1
+    finally:
+        await server.cleanup()
+        store.inbox.close()
+        await store_task
+
+
+def test_streams_are_never_more_than_half_the_connections() -> None:
+    assert HttpLimits().websocket_limit == 100
+    assert HttpLimits(max_connections=50).websocket_limit == 25
+    assert HttpLimits(max_connections=1, max_websockets=5).websocket_limit == 1

@@ -36,6 +36,7 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
       clientWritesPerTurn: 100      # objects of client writes per store turn
       maxHttpConnections: 1000      # HTTP port; at the limit the longest-idle one is closed, else 503
       httpIdleTimeoutSeconds: 32    # HTTP: request headers due this long after connect or the last response
+      maxWebSocketStreams: 100      # the cluster page's streams (at most half of maxHttpConnections); more get 503
       authFailureBurst: 10          # wrong tokens an address may send (any port) before it is throttled
       authFailuresPerSecond: 1      # ... and then this many a second
       maxAuthFailureAddresses: 10000
@@ -224,6 +225,7 @@ _LIMITS: dict[str, tuple[str, str, type, float]] = {
     "clientWritesPerTurn": ("store", "client_writes_per_turn", int, 1),
     "maxHttpConnections": ("http", "max_connections", int, 1),
     "httpIdleTimeoutSeconds": ("http", "idle_timeout", float, 0.001),
+    "maxWebSocketStreams": ("http", "max_websockets", int, 1),
     "authFailureBurst": ("auth", "burst", int, 1),
     "authFailuresPerSecond": ("auth", "per_second", float, 0.001),
     "maxAuthFailureAddresses": ("auth", "max_addresses", int, 1),

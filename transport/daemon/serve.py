@@ -191,6 +191,7 @@ def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None
     cfg = cfg if cfg is not None else DaemonConfig()
     return WebDeps(service=service, registry=metrics.registry, token=token,
                    waiting=lambda: _page_waiters(pipeline), hello_timeout=cfg.http_limits.idle_timeout,
+                   max_streams=cfg.http_limits.websocket_limit,
                    auth_throttle=throttle, on_reject=metrics.server_rejection)
 
 

@@ -163,7 +163,8 @@ class HaDaemon(Daemon):
             return [] if p is None else waiters(await p.list_waiting(), p.clock.now(), time.time())
 
         return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting,
-                       hello_timeout=self.cfg.http_limits.idle_timeout, auth_throttle=throttle,
+                       hello_timeout=self.cfg.http_limits.idle_timeout,
+                       max_streams=self.cfg.http_limits.websocket_limit, auth_throttle=throttle,
                        on_reject=self.metrics.server_rejection)
 
     async def _explain(self, pod: dict[str, Any]) -> dict[str, Any]:

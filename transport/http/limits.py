@@ -39,6 +39,13 @@ class HttpLimits:
 
     max_connections: int = 1000
     idle_timeout: float = 32.0  # seconds to send a request's headers, from connect or the last response
+    max_websockets: int = 100  # the cluster page's streams (never idle, so never evicted): a few per viewer
+
+    @property
+    def websocket_limit(self) -> int:
+        """Streams allowed at once: never more than half the connections, so that
+        streams (busy for their whole life) always leave room for other requests."""
+        return max(1, min(self.max_websockets, self.max_connections // 2))
 
 
 _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"

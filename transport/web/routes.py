@@ -29,6 +29,7 @@ class WebDeps:
     sample_seconds: float = 1.0    # how often throughput and waiters are sampled
     keep_samples: int = 600        # 10 minutes at 1 s
     hello_timeout: float = HELLO_TIMEOUT_SECONDS  # seconds for the stream's first message (the token)
+    max_streams: int = 100                        # page streams open at once, signed in or not
     auth_throttle: AuthThrottle | None = None     # failed tokens per address, shared with the other ports
     on_reject: Callable[[str], None] | None = None  # counts refusals (/metrics)
 
@@ -41,13 +42,23 @@ async def _index(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
-async def _stream(request: web.Request) -> web.WebSocketResponse:
-    ws = web.WebSocketResponse(heartbeat=30.0)
-    await ws.prepare(request)
+async def _stream(request: web.Request) -> web.StreamResponse:
     deps = request.app[WEB]
-    auth = StreamAuth(deps.token, request.remote, deps.hello_timeout, deps.auth_throttle, deps.on_reject)
-    await PageStream(ws, deps.service, request.app[HUB], auth).serve()
-    return ws
+    hub = request.app[HUB]
+    if hub.open_sockets >= deps.max_streams:  # before the upgrade: streams cannot take every HTTP connection
+        if deps.on_reject is not None:
+            deps.on_reject("ws_streams")
+        return web.Response(status=503, text=f"too many page streams (limit {deps.max_streams}); retry\n",
+                            headers={"Retry-After": "1"})
+    hub.open_sockets += 1
+    try:
+        ws = web.WebSocketResponse(heartbeat=30.0)
+        await ws.prepare(request)
+        auth = StreamAuth(deps.token, request.remote, deps.hello_timeout, deps.auth_throttle, deps.on_reject)
+        await PageStream(ws, deps.service, hub, auth).serve()
+        return ws
+    finally:
+        hub.open_sockets -= 1
 
 
 def mount_web(app: web.Application, deps: WebDeps) -> None:

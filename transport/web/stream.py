@@ -79,6 +79,7 @@ class Hub:
         self.samples = SampleRing(keep)
         self.last_waiting: list[Waiter] = []
         self.streams: set[PageStream] = set()
+        self.open_sockets = 0  # /stream requests being served, before and after their token (routes.py)
 
     async def tick(self, now: float) -> None:
         sample = sample_metrics(self.registry, now)
