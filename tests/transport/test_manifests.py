@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from transport.protocol.manifests import HAVE_LIBYAML, ManifestError, decode_utf8, load_all
+from transport.protocol.manifests import (
+    HAVE_LIBYAML,
+    ManifestError,
+    ManifestLoader,
+    PureManifestLoader,
+    decode_utf8,
+    load_all,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "127.0.0.1:1"  # files are read before connecting: no daemon is needed to refuse them
@@ -94,8 +101,9 @@ def test_serve_config_with_a_duplicate_key_or_invalid_utf8_exits_2_naming_the_li
     ("18446744073709551615", 18446744073709551615), ("-9223372036854775808", -9223372036854775808),
     ("0x", "0x"), ("1.2.3", "1.2.3"), ("-1-", "-1-"), ("+.5.", "+.5."),
 ])
-def test_plain_scalars_resolve_as_go_yaml_resolves_them(text, value):
-    [doc] = load_all(f"v: {text}\n", "f")
+@pytest.mark.parametrize("loader", [ManifestLoader, PureManifestLoader], ids=["libyaml", "pure-python"])
+def test_plain_scalars_resolve_as_go_yaml_resolves_them(text, value, loader):
+    [doc] = load_all(f"v: {text}\n", "f", loader)
     assert doc["v"] == value and type(doc["v"]) is type(value)
 
 
@@ -121,9 +129,10 @@ def test_merge_keys_are_not_duplicates_but_explicit_keys_are():
     ("? [a]\n: 1\n", "line 1, column 3: a mapping key must be a scalar"),
     ("v: !!binary //79\n", "line 1, column 4: !!binary: not base64 of UTF-8 text"),
 ])
-def test_what_go_yaml_or_json_cannot_carry_is_refused_with_line_and_column(text, problem):
+@pytest.mark.parametrize("loader", [ManifestLoader, PureManifestLoader], ids=["libyaml", "pure-python"])
+def test_what_go_yaml_or_json_cannot_carry_is_refused_with_line_and_column(text, problem, loader):
     with pytest.raises(ManifestError) as err:
-        load_all(text, "f.yaml")
+        load_all(text, "f.yaml", loader)
     assert str(err.value).startswith(f"f.yaml: {problem}")
 
 
@@ -144,3 +153,10 @@ def test_libyaml_is_used_when_installed():
     import yaml
 
     assert HAVE_LIBYAML == bool(yaml.__with_libyaml__)
+
+
+def test_without_libyaml_a_lone_surrogate_and_deep_nesting_are_refused_too():
+    with pytest.raises(ManifestError, match=r"^f: line 1, column 4: a lone surrogate"):
+        load_all('v: "\\ud800"\n', "f", PureManifestLoader)
+    with pytest.raises(ManifestError, match=r"^f: nested too deeply"):
+        load_all("[" * 3000 + "]" * 3000, "f", PureManifestLoader)

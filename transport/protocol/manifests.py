@@ -42,23 +42,28 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
+from yaml.composer import Composer
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.scanner import Scanner
+
+
+class _PyParser(Reader, Scanner, Parser, Composer):
+    """PyYAML's pure-Python reader, scanner, parser and composer (no libyaml)."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+
+
 try:
-    from yaml._yaml import CParser as _Parser  # libyaml: scanner, parser and composer in C
+    from yaml._yaml import CParser as _CParser  # libyaml: scanner, parser and composer in C
 
     HAVE_LIBYAML = True
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
+    _CParser = _PyParser  # type: ignore[misc,assignment]
     HAVE_LIBYAML = False
 
 _TAG = "tag:yaml.org,2002:"
@@ -243,11 +248,20 @@ for _tag, _fn in ((INT, _GoConstructor.construct_yaml_int), (FLOAT, _GoConstruct
     _GoConstructor.add_constructor(_tag, _fn)
 
 
-class ManifestLoader(_Parser, _GoConstructor, _GoResolver):
+class ManifestLoader(_CParser, _GoConstructor, _GoResolver):
     """libyaml's parser (when installed) with go-yaml's types; see the module doc."""
 
     def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
+        _CParser.__init__(self, stream)
+        _GoConstructor.__init__(self)
+        _GoResolver.__init__(self)
+
+
+class PureManifestLoader(_PyParser, _GoConstructor, _GoResolver):
+    """The same without libyaml (what ManifestLoader is when libyaml is missing)."""
+
+    def __init__(self, stream: str) -> None:
+        _PyParser.__init__(self, stream)
         _GoConstructor.__init__(self)
         _GoResolver.__init__(self)
 
@@ -265,9 +279,9 @@ def decode_utf8(data: bytes, source: str) -> str:
         raise ManifestError(source, f"invalid UTF-8 (byte 0x{data[exc.start]:02x})", line, column) from None
 
 
-def load_all(text: str, source: str) -> list[Any]:
+def load_all(text: str, source: str, loader_class: type = ManifestLoader) -> list[Any]:
     """Every document in `text`, kubectl's way; ManifestError says what and where."""
-    loader = ManifestLoader(text)
+    loader = loader_class(text)
     try:
         docs = []
         while loader.check_data():
