@@ -40,6 +40,7 @@ from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.server.tcp import Server
 from transport.server.service import StoreService
+from transport.server.auth_throttle import AuthThrottle
 from transport.web import WebDeps
 from transport.web.feed import waiters
 from transport.protocol.wire import ApiError, Reason
@@ -78,7 +79,9 @@ class HaDaemon(Daemon):
         self.metrics.leader_election_master_status.labels(name=self._lease_name).set(0)
         service = StoreService(front, ready=self.ready, explain=self._explain, more_stats=self._stats,
                                clock=time.time)
-        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
+        throttle = AuthThrottle(self.cfg.auth_throttle)  # one budget per address across every port
+        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context,
+                        on_reject=self.metrics.server_rejection, auth_throttle=throttle)
         http_runner = None
         async with asyncio.TaskGroup() as tg:
             store_task = tg.create_task(front.run(), name="ksched-front-store")
@@ -90,9 +93,11 @@ class HaDaemon(Daemon):
                     raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
                 if self.cfg.http is not None:
                     app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership,
-                                                 web=self._web(service, token)))
+                                                 token=token, on_reject=self.metrics.server_rejection,
+                                                 auth_throttle=throttle, web=self._web(service, token, throttle)))
                     try:
-                        http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port)
+                        http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port, ssl_context,
+                                                          self.cfg.http_limits, self.metrics.server_rejection)
                     except OSError as exc:
                         raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
@@ -194,13 +199,16 @@ class HaDaemon(Daemon):
         store = getattr(pipeline, "store", None)
         self.fence_refusals += getattr(store, "fence_refusals", 0)
 
-    def _web(self, service: StoreService, token: str | None) -> WebDeps:
+    def _web(self, service: StoreService, token: str | None, throttle: AuthThrottle) -> WebDeps:
         """The cluster page on every daemon; Permit waiters are the leader's alone."""
         async def waiting() -> Any:
             p = self.pipeline
             return [] if p is None else waiters(await p.list_waiting(), p.clock.now(), time.time())
 
-        return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting)
+        return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting,
+                       hello_timeout=self.cfg.http_limits.idle_timeout,
+                       max_streams=self.cfg.http_limits.websocket_limit, auth_throttle=throttle,
+                       on_reject=self.metrics.server_rejection)
 
     async def _explain(self, pod: dict[str, Any]) -> dict[str, Any]:
         pipeline = self.pipeline

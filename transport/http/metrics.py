@@ -89,7 +89,9 @@ class SchedulerMetrics:
             "ksched_server_rejections_total",
             "Requests and connections refused or slowed by a daemon limit (connections, "
             "unauthenticated, hello_size, not_hello, handshake_timeout, idle_timeout, in_flight, "
-            "queued_frames, watches, frame_size, auth_failed, http_auth_failed).",
+            "queued_frames, watches, frame_size, auth_failed, http_auth_failed, ws_auth_failed, "
+            "ws_hello_timeout, auth_throttled, http_auth_throttled, ws_auth_throttled, http_connections, "
+            "http_idle_evicted, http_idle_timeout).",
             ["limit"], registry=r)
         for q in PENDING_QUEUES:
             self.pending_pods.labels(queue=q).set(0)
