@@ -47,6 +47,9 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     p.add_argument("--etcd-servers", metavar="HOST:PORT,...", default=None,
                    help="keep state in etcd at these endpoints (store.backend etcd; several daemons, one leader)")
+    p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
+                   help="kube-scheduler's feature gates (over the config file's featureGates); "
+                        "unknown gates are an error")
     p.set_defaults(func=_cmd_serve)
 
 

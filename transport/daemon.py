@@ -30,6 +30,7 @@ from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
+from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
 from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.explain import explain_on_live_snapshot
@@ -60,10 +61,29 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
                              etcd_servers=getattr(args, "etcd_servers", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
-        build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
+        check_settable(scheduler_cfg.feature_gates)
+    except (ConfigError, ValidationError, FeatureGateError) as exc:
+        raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    scheduler_cfg.feature_gates = merge_gate_flag(scheduler_cfg.feature_gates, getattr(args, "feature_gates", None))
+    try:
+        # plugin args are checked now, before any state is touched
+        build_frameworks(scheduler_cfg, FrameworkHandle(features=FeatureGates(scheduler_cfg.feature_gates)))
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
     return scheduler_cfg, daemon_cfg
+
+
+def merge_gate_flag(from_file: dict[str, bool], flag: str | None) -> dict[str, bool]:
+    """The file's featureGates overlaid with --feature-gates (flags win over the file),
+    with upstream's checks and pflag's wording for a bad flag."""
+    if not flag:
+        return dict(from_file)
+    try:
+        settings = parse_gate_flag(flag)
+        check_settable(settings)
+    except FeatureGateError as exc:
+        raise StartupError(f'invalid argument "{flag}" for "--feature-gates" flag: {exc}') from None
+    return {**from_file, **settings}
 
 
 def _ssl_context(cfg: DaemonConfig) -> ssl.SSLContext | None:
@@ -221,6 +241,7 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"ksched serve: error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log.info("feature gates: %s", FeatureGates(scheduler_cfg.feature_gates).describe())
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
