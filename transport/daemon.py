@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
 from actors.store.backend import StoreBackend
 from actors.store.memory import InMemoryBackend
@@ -212,10 +213,16 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": s.binding_cycles},
+                      "bindingCycles": s.binding_cycles, "recentBindMs": _recent_bind_ms(s.recent_bind_seconds)},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
+
+
+def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
+    """Assume-to-bound latency of the most recent binds: how many, p50 and p99 (nearest rank)."""
+    return {"binds": len(seconds), "p50": round(percentile(seconds, 0.50) * 1000, 3),
+            "p99": round(percentile(seconds, 0.99) * 1000, 3)}
 
 
 def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
