@@ -15,15 +15,12 @@ against ChurnApi, so a TCP driver needs only that adapter).
 """
 from __future__ import annotations
 
-import asyncio
-import tempfile
 import time
 from collections import deque
 from typing import Any, Protocol
 
 from actors.pipeline import Pipeline
-from actors.store import WatchEvent
-from bench.harness import apply_tracked, backend, measured_keys, setup_keys, summarize
+from bench.harness import apply_tracked, measured_keys, set_up, setup_keys, summarize
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import Workload
 
@@ -94,18 +91,8 @@ class _InProcess:
 
 async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
-
-    def observe(ev: WatchEvent) -> None:
-        if ev.kind == "Pod":
-            tracker.observe((ev.obj.namespace, ev.obj.name), ev.obj.node_name)
-
-    with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
-        async with Pipeline(w.config, backend=backend(store, data_dir)) as p:
-            await p.client.watch(observe, kinds=frozenset({"Pod"}))
-            await apply_tracked(p.client.apply, w.setup, tracker)
-            await tracker.wait(setup_keys(w), w.init_pods)
-            await p.settle(None)
-            figures = await churn_loop(_InProcess(p), w, tracker)
+    async with set_up(w, store, tracker) as p:
+        figures = await churn_loop(_InProcess(p), w, tracker)
     before, after = figures.pop("_counters")
     return churn_result(w, tracker, figures, Counters.between(before, after), store=store,
                         transport="in-process", rss_mb=peak_rss_mb())

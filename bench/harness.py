@@ -4,9 +4,10 @@ the result object whose first keys are a contract for scripts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
-from typing import Any
+from typing import Any, AsyncIterator
 
 from actors.pipeline import Pipeline
 from actors.store import WatchEvent
@@ -84,9 +85,10 @@ async def background(w: Workload, apply: Any) -> None:
         await asyncio.sleep(max(0.0, t0 + i * w.background_interval_s - loop.time()))
 
 
-async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
-    tracker = BindTracker(stall_seconds=stall_seconds)
-
+@contextlib.asynccontextmanager
+async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator[Pipeline]:
+    """A pipeline on a fresh store whose pod watch feeds `tracker`, with the workload's
+    setup objects in and every setup pod that can bind bound."""
     def observe(ev: WatchEvent) -> None:
         if ev.kind == "Pod":
             tracker.observe((ev.obj.namespace, ev.obj.name), ev.obj.node_name)
@@ -97,21 +99,27 @@ async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: floa
             await apply_tracked(p.client.apply, w.setup, tracker)
             await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
             await p.settle(None)
-            before = stats_snapshot(p)
-            keys = measured_keys(w)
-            start = time.perf_counter()
-            bg = asyncio.ensure_future(background(w, p.client.apply))
-            try:
-                await apply_tracked(p.client.apply, w.measured, tracker)
-                done = asyncio.ensure_future(tracker.wait(keys, w.expected_bound))
-                idle = asyncio.ensure_future(until_idle(p))
-                await asyncio.wait({done, idle}, return_when=asyncio.FIRST_COMPLETED)
-                for f in (done, idle):
-                    f.cancel()
-            finally:
-                bg.cancel()
-            counters = Counters.between(before, stats_snapshot(p))
-            end = tracker.last_bound(keys)
+            yield p
+
+
+async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+    tracker = BindTracker(stall_seconds=stall_seconds)
+    async with set_up(w, store, tracker) as p:
+        before = stats_snapshot(p)
+        keys = measured_keys(w)
+        start = time.perf_counter()
+        bg = asyncio.ensure_future(background(w, p.client.apply))
+        try:
+            await apply_tracked(p.client.apply, w.measured, tracker)
+            done = asyncio.ensure_future(tracker.wait(keys, w.expected_bound))
+            idle = asyncio.ensure_future(until_idle(p))
+            await asyncio.wait({done, idle}, return_when=asyncio.FIRST_COMPLETED)
+            for f in (done, idle):
+                f.cancel()
+        finally:
+            bg.cancel()
+        counters = Counters.between(before, stats_snapshot(p))
+        end = tracker.last_bound(keys)
     result = summarize(w, tracker, start, end, counters, store=store, transport="in-process", rss_mb=peak_rss_mb())
     return {**result, **w.extra}
 
