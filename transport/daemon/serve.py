@@ -22,7 +22,7 @@ import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
@@ -33,12 +33,12 @@ from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
-from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
-from transport.explain import explain_on_live_snapshot
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import SchedulerMetrics
-from transport.server import Server
-from transport.service import StoreService
+from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
+from transport.server.explain import explain_on_live_snapshot
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
+from transport.server.tcp import Server
+from transport.server.service import StoreService
 from transport.web import WebDeps
 from transport.web.feed import Waiter, waiters
 
@@ -223,44 +223,3 @@ def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
     """Assume-to-bound latency of the most recent binds: how many, p50 and p99 (nearest rank)."""
     return {"binds": len(seconds), "p50": round(percentile(seconds, 0.50) * 1000, 3),
             "p99": round(percentile(seconds, 0.99) * 1000, 3)}
-
-
-def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
-    if cfg.store_backend == "etcd":
-        from transport.ha import HaDaemon  # several daemons on one etcd, one elected leader
-
-        return HaDaemon
-    return Daemon
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
-def serve_main(args: argparse.Namespace) -> int:
-    try:
-        scheduler_cfg, cfg = load_serve_config(args)
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    log.info("feature gates: %s", FeatureGates(scheduler_cfg.feature_gates).describe())
-    daemon = None
-    try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            daemon = _daemon_class(cfg)(scheduler_cfg, cfg)
-            runner.run(daemon.run())
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    if daemon is not None and daemon.breach is not None:
-        print(f"ksched serve: stopped on an invariant breach: {daemon.breach}", file=sys.stderr)
-        return 3
-    return 0
