@@ -89,7 +89,7 @@ def test_feature_gates_go_into_the_workloads_configuration_and_the_result() -> N
 def test_a_bad_gate_is_refused_before_anything_runs(flag: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_bench("SchedulingBasic", nodes=1, pods=1, feature_gates=flag)
-    proc = subprocess.run([sys.executable, "-m", "transport.cli", "bench", "SchedulingBasic", "--nodes", "1",
+    proc = subprocess.run([sys.executable, "-m", "transport.cli.main", "bench", "SchedulingBasic", "--nodes", "1",
                            "--feature-gates", flag], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr
 

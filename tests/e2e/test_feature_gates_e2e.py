@@ -18,7 +18,7 @@ POD = {"kind": "Pod", "metadata": {"name": "gt", "namespace": "default"},
 
 
 def _serve(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "transport.cli", "serve", "--data-dir", str(tmp_path / "d"),
+    return subprocess.run([sys.executable, "-m", "transport.cli.main", "serve", "--data-dir", str(tmp_path / "d"),
                            "--listen", "127.0.0.1:0", "--http", "", *args],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
 
