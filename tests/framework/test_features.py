@@ -102,3 +102,16 @@ def test_the_config_files_feature_gates_map_is_read():
 def test_bad_feature_gates_in_the_config_file_name_the_field(gates, message):
     with pytest.raises(ConfigError, match=message):
         load_config({"apiVersion": API, "kind": "KubeSchedulerConfiguration", "featureGates": gates})
+
+
+def test_the_shipped_default_yaml_lists_every_gate_with_its_default():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "configs" / "default.yaml").read_text()
+    listed = {}
+    for line in text.splitlines():
+        body = line.lstrip("# ").split("#")[0].strip()
+        name, sep, value = body.partition(":")
+        if sep and name in KNOWN:
+            listed[name] = value.strip() == "true"
+    assert listed == DEFAULTS
