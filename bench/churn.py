@@ -10,19 +10,25 @@ what those failed attempts cost.
 
 Reported beside the runner's keys: completions, completions_per_s,
 failed_attempts_per_completion, and completion_p50_ms / completion_p99_ms (from
-the deletion to the next bind seen). In process only for now (the loop is written
-against ChurnApi, so a TCP driver needs only that adapter).
+the deletion to the next bind seen). In process by default; with `--tcp` the same
+loop (written against ChurnApi) drives a real `ksched serve` subprocess through the
+client library.
 """
 from __future__ import annotations
 
+import asyncio
+import tempfile
 import time
 from collections import deque
 from typing import Any, Protocol
 
 from actors.pipeline import Pipeline
-from bench.harness import apply_tracked, measured_keys, set_up, setup_keys, summarize
+from bench.harness import (IDLE_POLL_SECONDS, IDLE_READINGS, apply_tracked, measured_keys, set_up, setup_keys,
+                           summarize)
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
+from bench.tcp import BenchDaemon, scheduler_counters, tcp_counters, watch_bindings
 from bench.workloads import Workload
+from transport.client.tcp import Client
 
 
 class ChurnApi(Protocol):
@@ -32,7 +38,10 @@ class ChurnApi(Protocol):
 
     async def delete_pod(self, key: Key) -> None: ...
 
-    async def until_idle(self) -> None: ...
+    async def until_idle(self, min_attempts: int) -> None:
+        """Until nothing is being scheduled, and at least `min_attempts` attempts were
+        made since the setup."""
+        ...
 
     async def counters(self) -> Any: ...
 
@@ -43,7 +52,7 @@ async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker) -> dict[s
     queued = measured_keys(w)
     running = deque(sorted(setup_keys(w), key=lambda k: tracker.bound_at.get(k, 0.0)))
     await apply_tracked(api.apply, w.measured, tracker)
-    await api.until_idle()  # every queued pod tried once: the cluster is full
+    await api.until_idle(len(queued))  # every queued pod tried once: the cluster is full
     before = await api.counters()
     waits: list[float] = []
     start = time.perf_counter()
@@ -82,11 +91,65 @@ class _InProcess:
     async def delete_pod(self, key: Key) -> None:
         await self.p.client.delete("Pod", key[0], key[1])
 
-    async def until_idle(self) -> None:
-        await self.p.settle(None)
+    async def until_idle(self, min_attempts: int) -> None:
+        await self.p.settle(None)  # in process the actors' idleness is exact
 
     async def counters(self) -> Any:
         return stats_snapshot(self.p)
+
+
+class _OverTcp:
+    """The churn loop against a real `ksched serve`, through the client library."""
+
+    def __init__(self, client: Client, base_attempts: int) -> None:
+        self.client = client
+        self.base = base_attempts
+
+    async def apply(self, objs: list[dict[str, Any]]) -> Any:
+        return await self.client.apply(objs)
+
+    async def delete_pod(self, key: Key) -> None:
+        await self.client.delete("Pod", key[1], key[0])
+
+    async def until_idle(self, min_attempts: int) -> None:
+        """The daemon's stats, read every IDLE_POLL_SECONDS: enough attempts made, none
+        active, no binding cycle, and the counters still on IDLE_READINGS readings."""
+        last, calm = None, 0
+        while calm < IDLE_READINGS:
+            await asyncio.sleep(IDLE_POLL_SECONDS)
+            st = await self.client.stats()
+            sc, q = st.get("scheduler", {}), st.get("queue", {})
+            now = (sc.get("attempts", 0), sc.get("scheduled", 0))
+            quiet = (now[0] - self.base >= min_attempts and q.get("active", 0) == 0
+                     and sc.get("bindingCycles", 0) == 0 and now == last)
+            calm, last = (calm + 1 if quiet else 0), now
+
+    async def counters(self) -> Any:
+        return await scheduler_counters(self.client)
+
+
+async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+    tracker = BindTracker(stall_seconds=stall_seconds)
+    with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp:
+        daemon = BenchDaemon(tmp, store, w.config)
+        server = await daemon.start()
+        try:
+            async with await Client.connect(server) as client:
+                watcher = asyncio.ensure_future(watch_bindings(client, tracker))
+                try:
+                    await apply_tracked(client.apply, w.setup, tracker)
+                    await tracker.wait(setup_keys(w), w.init_pods)
+                    base = (await scheduler_counters(client)).get("attempts", 0)
+                    figures = await churn_loop(_OverTcp(client, base), w, tracker)
+                finally:
+                    watcher.cancel()
+            rss = daemon.peak_rss_mb()
+        finally:
+            await daemon.stop()
+    before, after = figures.pop("_counters")
+    counters = tcp_counters(before, after)
+    result = churn_result(w, tracker, figures, counters, store=store, transport="tcp", rss_mb=rss)
+    return {**result, "bind_window": counters.window}
 
 
 async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0) -> dict[str, Any]:

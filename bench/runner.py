@@ -25,7 +25,7 @@ import subprocess
 import sys
 from typing import Any
 
-from bench.churn import run_churn
+from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang_bench
 from bench.harness import run_in_process
 from bench.tcp import run_over_tcp
@@ -110,9 +110,9 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
     w = WORKLOADS[workload](nodes, pods)
     w.config = with_gates(w.config, gates)
     if workload == CHURN:
-        if tcp:
-            raise ValueError(f"--tcp: not supported for {workload} (its driver runs in process)")
-        return asyncio.run(run_churn(w, store))
+        if store == "etcd":
+            raise ValueError(f"--store etcd: not supported for {workload} (sqlite or memory)")
+        return asyncio.run(run_churn_over_tcp(w, store) if tcp else run_churn(w, store))
     if tcp:
         return asyncio.run(run_over_tcp(w, store))
     return asyncio.run(run_in_process(w, store))
@@ -122,7 +122,7 @@ def run_all(nodes: int, pods: int | None, store: str, tcp: bool, feature_gates: 
     """Every workload in its own `ksched bench` process (so peak RSS is that
     workload's); a failed run is a row with its error. In process, a last row
     runs SchedulingBasic over TCP, to set the daemon beside the in-process figure."""
-    runs = [(name, tcp) for name in TABLE_ORDER if not (tcp and name in (*GANG_WORKLOADS, CHURN))]
+    runs = [(name, tcp) for name in TABLE_ORDER if not (tcp and name in GANG_WORKLOADS)]
     if not tcp:
         runs.append(("SchedulingBasic", True))
     rows = []

@@ -1,7 +1,7 @@
 """ksched and Slurm side by side: `python -m bench.slurm [--shapes ...] [--json]`.
 
-The same four shapes run on ksched (in process, durable SQLite store, through the
-bench harness) and on a throwaway Slurm cluster on loopback (bench/slurm_cluster.py:
+The same four shapes run on ksched (in process, or with --tcp through a real
+`ksched serve`; durable SQLite store; through the bench harness) and on a throwaway Slurm cluster on loopback (bench/slurm_cluster.py:
 one slurmctld and one slurmd per emulated node), in one run, and one table shows
 both:
 
@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from bench.churn import run_churn
+from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang
 from bench.harness import run_in_process
 from bench.measure import percentile
 from bench.slurm_cluster import SlurmCluster, SlurmUnavailable, ensure_installed
+from bench.tcp import run_over_tcp
 from bench.workloads import Workload, churn, node, pod
 
 CPUS = 4
@@ -65,16 +66,17 @@ def _one_cpu_jobs(name: str, nodes: int, jobs: int) -> Workload:
                     [pod(f"job-{i}", cpu="1", memory="100Mi") for i in range(jobs)])
 
 
-def run_ksched(shape: str) -> dict[str, Any]:
+def run_ksched(shape: str, tcp: bool = False) -> dict[str, Any]:
+    """ksched's side of a shape, durable store; with `tcp` through a real `ksched serve`
+    (the gang driver runs in process only)."""
+    burst = run_over_tcp if tcp else run_in_process
     if shape == "jobs400":
-        r = asyncio.run(run_in_process(_one_cpu_jobs("jobs400", 100, 400), "sqlite"))
-    elif shape == "jobs2000":
-        r = asyncio.run(run_in_process(_one_cpu_jobs("jobs2000", 1000, 2000), "sqlite"))
-    elif shape == "gangs":
-        r = asyncio.run(run_gang(100, 100, gang_size=5, store="sqlite", cpu="4"))
-    else:
-        r = asyncio.run(run_churn(churn(100, 100), "sqlite"))
-    return r
+        return asyncio.run(burst(_one_cpu_jobs("jobs400", 100, 400), "sqlite"))
+    if shape == "jobs2000":
+        return asyncio.run(burst(_one_cpu_jobs("jobs2000", 1000, 2000), "sqlite"))
+    if shape == "gangs":
+        return asyncio.run(run_gang(100, 100, gang_size=5, store="sqlite", cpu="4"))
+    return asyncio.run((run_churn_over_tcp if tcp else run_churn)(churn(100, 100), "sqlite"))
 
 
 # --- Slurm -----------------------------------------------------------------------------------------
@@ -153,7 +155,7 @@ def run_slurm(shape: str, c: SlurmCluster) -> dict[str, Any]:
 
 # --- one run, both sides ---------------------------------------------------------------------------
 
-def run_side_by_side(shapes: list[str]) -> list[dict[str, Any]]:
+def run_side_by_side(shapes: list[str], tcp: bool = False) -> list[dict[str, Any]]:
     ensure_installed()
     rows = []
     by_size: dict[int, list[str]] = {}
@@ -167,7 +169,7 @@ def run_side_by_side(shapes: list[str]) -> list[dict[str, Any]]:
             up = round(time.perf_counter() - t0, 1)
             for s in group:
                 print(f"[{s}] ksched ...", file=sys.stderr, flush=True)
-                k = run_ksched(s)
+                k = run_ksched(s, tcp)
                 print(f"[{s}] Slurm ({nodes} slurmd, up in {up} s) ...", file=sys.stderr, flush=True)
                 sl = run_slurm(s, cluster)
                 cluster.cancel_all()
@@ -191,6 +193,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             krate = f"{k['pods_per_s']} pods/s"
             srate = f"{s['jobs_per_s']} jobs/s"
             kwall = k["elapsed_s"]
+        krate += f", {k.get('transport', 'in-process')}"
         lines.append(f"| {r['what']} | {kwall} | {krate} | {k['attempts_per_pod']} | {s['wall_s']} | {srate} | "
                      f"{s['main_s']} + {s['backfill_s']} ({s['main_cycles']} + {s['backfill_cycles']} cycles) |")
     return "\n".join(lines)
@@ -199,6 +202,8 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.slurm", description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
+    ap.add_argument("--tcp", action="store_true",
+                    help="ksched through a real `ksched serve` subprocess (gangs stay in process)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench.slurm: --shapes: unknown shape {unknown[0]!r}; one of {', '.join(SHAPES)}", file=sys.stderr)
         return 2
     try:
-        rows = run_side_by_side(shapes)
+        rows = run_side_by_side(shapes, args.tcp)
     except SlurmUnavailable as e:
         print(f"bench.slurm: {e}", file=sys.stderr)
         return 1

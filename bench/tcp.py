@@ -112,11 +112,11 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
         try:
             async with await Client.connect(server) as client:
                 rss_empty = await _settled_rss(daemon, client)
-                watcher = asyncio.ensure_future(_watch_bindings(client, tracker))
+                watcher = asyncio.ensure_future(watch_bindings(client, tracker))
                 try:
                     await apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
-                    before = await _scheduler(client)
+                    before = await scheduler_counters(client)
                     rss_before = daemon.rss_kib()
                     keys = measured_keys(w)
                     start = time.perf_counter()
@@ -127,7 +127,7 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
                     finally:
                         bg.cancel()
                     end = tracker.last_bound(keys)
-                    counters = _counters(before, await _scheduler(client))
+                    counters = tcp_counters(before, await scheduler_counters(client))
                     rss_after = daemon.rss_kib()
                 finally:
                     watcher.cancel()
@@ -174,7 +174,7 @@ def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | Non
     return round((after - before) / pods, 2)
 
 
-async def _scheduler(client: Client) -> dict[str, Any]:
+async def scheduler_counters(client: Client) -> dict[str, Any]:
     """The daemon's scheduler counters (empty from an etcd daemon not leading yet)."""
     return (await client.stats()).get("scheduler", {})
 
@@ -194,7 +194,7 @@ class _TcpCounters(Counters):
         return out
 
 
-def _counters(before: dict[str, Any], after: dict[str, Any]) -> _TcpCounters:
+def tcp_counters(before: dict[str, Any], after: dict[str, Any]) -> _TcpCounters:
     return _TcpCounters(after.get("attempts", 0) - before.get("attempts", 0),
                         after.get("failed", 0) - before.get("failed", 0), after.get("recentBindMs") or {})
 
@@ -215,7 +215,7 @@ def _local_etcd(tmp: str, store: str) -> Iterator[dict[str, Any] | None]:
         etcd.stop(kill=True)
 
 
-async def _watch_bindings(client: Client, tracker: BindTracker) -> None:
+async def watch_bindings(client: Client, tracker: BindTracker) -> None:
     async for ev in client.watch(kinds=["Pod"]):
         if ev.type != "DELETED":
             tracker.observe(key_of(ev.object), (ev.object.get("spec") or {}).get("nodeName"))

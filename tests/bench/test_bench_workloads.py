@@ -56,6 +56,13 @@ def test_churn_completes_one_pod_per_queued_pod_and_reports_its_figures() -> Non
     assert result["completion_p99_ms"] >= result["completion_p50_ms"] > 0
 
 
+def test_churn_over_tcp_drives_a_real_daemon_with_the_same_loop() -> None:
+    result = run_bench("Churn", nodes=1, pods=2, tcp=True)
+    assert (result["transport"], result["scheduled"], result["completions"], result["init_pods"]) == ("tcp", 2, 2, 4)
+    assert result["failed_attempts"] == result["attempts"] - 2
+    assert result["bind_window"] == 6  # the daemon's recent binds: 4 setup pods, 2 queued
+
+
 @pytest.mark.parametrize(("make", "name"), [(resource_saturation, "ResourceSaturation"),
                                             (host_port_conflict, "HostPortConflict")])
 def test_batching_workloads_place_one_pod_per_node_with_signature_batches(make, name) -> None:

@@ -45,8 +45,8 @@ def test_sdiag_gives_main_and_backfill_seconds_as_cycles_times_mean() -> None:
 
 
 def test_the_table_sets_both_systems_side_by_side_for_each_shape() -> None:
-    k = {"elapsed_s": 0.5, "pods_per_s": 800.0, "attempts_per_pod": 1.0}
+    k = {"elapsed_s": 0.5, "pods_per_s": 800.0, "attempts_per_pod": 1.0, "transport": "tcp"}
     s = {"wall_s": 1.8, "jobs_per_s": 222.2, "main_s": 0.0, "backfill_s": 0.7, "main_cycles": 1, "backfill_cycles": 1}
     rows = format_rows([{"shape": "jobs400", "what": SHAPES["jobs400"].what, "ksched": k, "slurm": s}]).splitlines()
-    assert rows[2] == ("| 400 one-CPU jobs, 100 nodes x 4 CPU | 0.5 | 800.0 pods/s | 1.0 | 1.8 | 222.2 jobs/s | "
+    assert rows[2] == ("| 400 one-CPU jobs, 100 nodes x 4 CPU | 0.5 | 800.0 pods/s, tcp | 1.0 | 1.8 | 222.2 jobs/s | "
                        "0.0 + 0.7 (1 + 1 cycles) |")
