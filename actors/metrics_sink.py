@@ -77,3 +77,11 @@ NO_METRICS: MetricsSink = NoMetrics()
 def code_name(status: Any) -> str:
     """A Status's code as upstream's Code.String() spells it; None is Success."""
     return status.code.name if status is not None else "Success"
+
+
+def percentile(values: "list[float] | tuple[float, ...]", q: float) -> float:
+    """Nearest-rank percentile, q in [0, 1] (0 for no values)."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, Union, assert_never
@@ -110,6 +111,8 @@ class StatsView:
     scheduled: int
     failed: int
     binding_cycles: int  # running now
+    # Assume-to-bound seconds of the most recent binds (at most RECENT_BINDS), oldest first.
+    recent_bind_seconds: tuple[float, ...] = ()
 
 
 SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
@@ -130,6 +133,7 @@ class Attempt:
 
 
 KEEP_LATENCIES = 200_000
+RECENT_BINDS = 1_000  # assume-to-bound latencies a stats reply carries
 KEEP_PREEMPTED = 10_000
 
 
@@ -140,6 +144,8 @@ class SchedulerStats:
     failed: int = 0
     # Seconds from first enqueue to bound, for the most recent pods.
     latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
+    # Seconds from assume to bound (the binding cycle, Permit's wait included), most recent pods.
+    bind_latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
 
 
 class Scheduler(Actor[SchedulerMsg]):
@@ -279,7 +285,8 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._guarded(msg, lambda: self._binding_done(a, status))
             case GetStats(reply=reply):
                 st = self.stats
-                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running))
+                recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
+                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running, recent))
             case _:
                 assert_never(msg)
 
@@ -428,7 +435,8 @@ class Scheduler(Actor[SchedulerMsg]):
         self.cache.assume_pod(assumed, host)
         if self.nominator.node_of(pod):
             self.nominator.delete(pod)
-        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None)
+        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None,
+                       assumed_at=self.clock.now())
         status = fwk.run_reserve(state, assumed, host)
         if status.is_success():
             status, timeouts = fwk.run_permit(state, assumed, host)
@@ -541,6 +549,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self._attempt_ended(pod, SCHEDULED, a.started)
         if a.qpi.initial_attempt_timestamp is not None:
             self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
+        self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
                                 f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
         a.fwk.run_post_bind(a.state, pod, a.node_name)

@@ -16,6 +16,7 @@ import yaml
 from framework.api.errors import ValidationError
 from framework.api.objects import DEFAULT_SCHEDULER_NAME
 from framework.extender import ExtenderConfig, ExtenderConfigError, ignored_by_scheduler, parse_extenders
+from framework.features import ALL_ALPHA, ALL_BETA, KNOWN as KNOWN_GATES
 from framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 from framework.plugins import Registry, in_tree_registry
 from framework.runtime import EXTENSION_POINTS, POINT_METHODS, Framework
@@ -199,10 +200,7 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
         raise ConfigError("podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds")
     par = _int_field(data, "parallelism", "", 1)
     cfg.parallelism = par if par is not None else 16
-    fg = data.get("featureGates") or {}
-    if not isinstance(fg, Mapping) or not all(isinstance(v, bool) for v in fg.values()):
-        raise ConfigError("featureGates: must be a map of gate name to true/false")
-    cfg.feature_gates = dict(fg)
+    cfg.feature_gates = _feature_gates(data.get("featureGates"))
     try:
         cfg.extenders = parse_extenders(data.get("extenders"))
     except ExtenderConfigError as e:
@@ -218,6 +216,20 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
             raise ConfigError(f"profiles[{i}].schedulerName: duplicate scheduler name {n!r}")
     _ignore_extender_resources(cfg)
     return cfg
+
+
+def _feature_gates(raw: object) -> dict[str, bool]:
+    """ksched's top-level `featureGates:` map (kube-scheduler takes them only as the
+    --feature-gates flag): every name must be a gate ksched knows, every value a boolean."""
+    fg = raw or {}
+    if not isinstance(fg, Mapping):
+        raise ConfigError("featureGates: must be a map of gate name to true/false")
+    for name, on in fg.items():
+        if not isinstance(on, bool):
+            raise ConfigError(f"featureGates.{name}: must be true or false")
+        if name not in KNOWN_GATES and name not in (ALL_ALPHA, ALL_BETA):
+            raise ConfigError(f"featureGates.{name}: unrecognized feature gate: {name}")
+    return dict(fg)
 
 
 def _ignore_extender_resources(cfg: SchedulerConfig) -> None:

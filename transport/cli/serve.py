@@ -13,6 +13,7 @@ import sys
 from typing import Callable
 
 from framework.api.errors import ValidationError
+from framework.features import FeatureGates
 from transport.daemon.config import DaemonConfig
 from transport.daemon.serve import Daemon, StartupError, load_serve_config
 from transport.ha.daemon import HaDaemon
@@ -72,6 +73,7 @@ def serve_main(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _log_descriptor_limit(cfg)
+    log.info("feature gates: %s", FeatureGates(scheduler_cfg.feature_gates).describe())
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:

@@ -24,12 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
 from actors.store.backend import StoreBackend
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
+from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
@@ -66,10 +68,29 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
                              http_idle_timeout=getattr(args, "http_idle_timeout", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
-        build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
+        check_settable(scheduler_cfg.feature_gates)
+    except (ConfigError, ValidationError, FeatureGateError) as exc:
+        raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    scheduler_cfg.feature_gates = merge_gate_flag(scheduler_cfg.feature_gates, getattr(args, "feature_gates", None))
+    try:
+        # plugin args are checked now, before any state is touched
+        build_frameworks(scheduler_cfg, FrameworkHandle(features=FeatureGates(scheduler_cfg.feature_gates)))
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
     return scheduler_cfg, daemon_cfg
+
+
+def merge_gate_flag(from_file: dict[str, bool], flag: str | None) -> dict[str, bool]:
+    """The file's featureGates overlaid with --feature-gates (flags win over the file),
+    with upstream's checks and pflag's wording for a bad flag."""
+    if not flag:
+        return dict(from_file)
+    try:
+        settings = parse_gate_flag(flag)
+        check_settable(settings)
+    except FeatureGateError as exc:
+        raise StartupError(f'invalid argument "{flag}" for "--feature-gates" flag: {exc}') from None
+    return {**from_file, **settings}
 
 
 def _ssl_context(cfg: DaemonConfig) -> ssl.SSLContext | None:
@@ -205,7 +226,13 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": s.binding_cycles},
+                      "bindingCycles": s.binding_cycles, "recentBindMs": _recent_bind_ms(s.recent_bind_seconds)},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
+
+
+def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
+    """Assume-to-bound latency of the most recent binds: how many, p50 and p99 (nearest rank)."""
+    return {"binds": len(seconds), "p50": round(percentile(seconds, 0.50) * 1000, 3),
+            "p99": round(percentile(seconds, 0.99) * 1000, 3)}
