@@ -173,6 +173,7 @@ class Pipeline:
             less=first.queue_sort_less,
             pre_enqueue=pre_enqueue,
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
+            hint_maps=list(hints.values()),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
             max_backoff_seconds=self.config.pod_max_backoff_seconds,
             pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),

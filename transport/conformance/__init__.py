@@ -18,6 +18,7 @@ from framework.config import full_registry
 from transport.conformance.compare import mismatches
 from transport.conformance.coscheduling_cases import run_coscheduling_case
 from transport.conformance.functions import FUNCTIONS
+from transport.conformance.hint_cases import run_hint_case
 from transport.conformance.plugin_cases import CaseError, run_plugin_case
 from transport.conformance.preemption_cases import run_preemption_case
 from transport.conformance.queue_cases import run_queue_case
@@ -29,12 +30,15 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "coscheduling": run_coscheduling_case,
     "preemption": run_preemption_case,
     "queue": run_queue_case,
+    "hint": run_hint_case,
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
     if "schedule" in case:
         return "scenario"
+    if "hint" in case:
+        return "hint"
     if "queue" in case or case.get("function") == "isPodWorthRequeuing":
         return "queue"
     if case.get("plugin") == "Coscheduling" or case.get("function") == "checkClusterResource":

@@ -117,6 +117,7 @@ class QueueRun:
             less=PrioritySort().less,
             pre_enqueue=_pre_enqueue(qcfg.get("preEnqueuePlugins") or []),
             hints_for=lambda pod: hints,
+            hint_maps=[hints],
             initial_backoff_seconds=qcfg.get("podInitialBackoffSeconds", 1),
             max_backoff_seconds=qcfg.get("podMaxBackoffSeconds", 10),
             max_in_unschedulable_seconds=qcfg.get("podMaxInUnschedulablePodsSeconds", 300),
@@ -271,7 +272,7 @@ class QueueRun:
         entries: list[tuple[int, int, str]] = []
         for key, seq in q.in_flight.items():
             entries.append((seq, 1, f"pod:{key}"))  # after the events recorded before its pop
-        for seq, event, _, _ in q._in_flight_events:
+        for seq, event in q.recorded_events():
             label = event.label or f"{event.resource}/{event.action.name}"
             entries.append((seq, 0, f"event:{label}"))
         entries.sort(key=lambda e: (e[0], e[1]))
@@ -350,7 +351,7 @@ def run_is_pod_worth_requeuing(case: dict[str, Any]) -> dict[str, Any]:
     inp = case["input"]
     counter = HintCounter()
     hints = hint_map(inp.get("queueingHints") or [], counter)
-    q = SchedulingQueue(less=PrioritySort().less, hints_for=lambda pod: hints)
+    q = SchedulingQueue(less=PrioritySort().less, hints_for=lambda pod: hints, hint_maps=[hints])
     info = inp["podInfo"]
     qpi = QueuedPodInfo(pod=Pod(info["pod"]), unschedulable_plugins=set(info.get("unschedulablePlugins") or []),
                         pending_plugins=set(info.get("pendingPlugins") or []))
