@@ -22,6 +22,7 @@ from transport.conformance.hint_cases import run_hint_case
 from transport.conformance.plugin_cases import CaseError, run_plugin_case
 from transport.conformance.preemption_cases import run_preemption_case
 from transport.conformance.queue_cases import run_queue_case
+from transport.conformance.queue_compare import queue_mismatches
 from transport.conformance.scenarios import run_scenario_case
 
 # Case kinds with a driver of their own.
@@ -104,6 +105,9 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
         return {}, str(e), []
     except Exception as e:  # noqa: BLE001 - one broken case must not stop the run
         return {}, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}", []
+    if case_kind(case) == "queue" and "steps" in full:
+        # A queue run observes every step that has an expectation, not only the end.
+        return full, None, queue_mismatches(case, full)
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
     if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), mismatches(expect, full)
