@@ -76,6 +76,7 @@ class Pipeline:
         validate_names: bool = True,
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
+        reuse_failures: bool = True,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -88,6 +89,7 @@ class Pipeline:
         self.validate_names = validate_names  # the store's create-time name and container checks
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
+        self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -139,7 +141,7 @@ class Pipeline:
                 waiting_room=self.waiting_room.ref(),
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
-                extenders=self.extenders,
+                extenders=self.extenders, reuse_failures=self.reuse_failures,
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)

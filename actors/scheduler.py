@@ -41,6 +41,7 @@ from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_rep
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock, now_ns
 from actors.events import event_for
+from actors.failure_reuse import FailureReuse
 from actors.extenders import explain_extenders
 from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
@@ -64,6 +65,7 @@ from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender, narrow_preemption_candidates
+from framework.failure_memo import KnownFailure
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.preemption import Candidate, as_terminating_by_preemption, with_nominated_node_name
@@ -111,6 +113,7 @@ class StatsView:
     scheduled: int
     failed: int
     binding_cycles: int  # running now
+    failures_reused: int = 0  # failed attempts that reused a known failure (actors/failure_reuse.py)
 
 
 SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
@@ -163,6 +166,7 @@ class Scheduler(Actor[SchedulerMsg]):
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
         extenders: Sequence[Extender] = (),
+        reuse_failures: bool = True,
     ) -> None:
         super().__init__()
         self.extenders = list(extenders)
@@ -197,6 +201,11 @@ class Scheduler(Actor[SchedulerMsg]):
         self._stopping = False
         for fwk in frameworks.values():
             self._connect(fwk.handle)
+        self.reuse = FailureReuse(frameworks, self._world, has_extenders=bool(self.extenders), enabled=reuse_failures)
+
+    def _world(self) -> tuple[int, int, int]:
+        """What a failed cycle's result depends on besides the pod (failure_memo.py)."""
+        return self.snapshot.generation, self.nominator.version, self.objects.revision
 
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
@@ -282,7 +291,8 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._guarded(msg, lambda: self._binding_done(a, status))
             case GetStats(reply=reply):
                 st = self.stats
-                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running))
+                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running,
+                                         self.reuse.hits))
             case _:
                 assert_never(msg)
 
@@ -303,12 +313,34 @@ class Scheduler(Actor[SchedulerMsg]):
         if cycle is None:
             return
         fwk, state = cycle
+        key = self.reuse.key(qpi.pod, bool(self.nominator.node_of(qpi.pod)))
+        known = self.reuse.lookup(key) if key is not None else None
+        if known is not None:
+            self._finish_cycle(qpi, None, *self._known_failure(qpi, known))
+            return
+        evicted_before = self._evicted
         try:
             result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
         except (FitError, NoNodesAvailable, SchedulingError) as e:
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            status, nominated = self._cycle_failed(fwk, state, qpi, e)
+            if key is not None and isinstance(e, FitError):
+                ran = fwk.has_post_filter_plugins() and PREEMPTION_PLUGIN in self._post_filter_ran
+                self.reuse.remember(key, e, status.message(), nominated, ran, self._evicted != evicted_before)
+            self._finish_cycle(qpi, None, status, nominated)
             return
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+
+    def _known_failure(self, qpi: QueuedPodInfo, known: KnownFailure) -> tuple[Status, str | None]:
+        """_cycle_failed's outcome for a pod whose signature failed in this world
+        already: the same diagnosis, message and PostFilter verdict, not run again."""
+        pod = qpi.pod
+        self.attempts[pod.key].fit_error = FitError(pod, known.num_all_nodes, known.diagnosis)
+        qpi.unschedulable_plugins = set(known.diagnosis.unschedulable_plugins)
+        qpi.pending_plugins = set(known.diagnosis.pending_plugins)
+        if known.preemption_ran:
+            self.metrics.preemption_attempt()
+        self.metrics.failure_reused(pod.scheduler_name)
+        return Status(Code.Unschedulable, known.message), known.nominated
 
     async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
         """schedule_one with the configured extenders: the cycle awaits their calls

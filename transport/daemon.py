@@ -192,7 +192,7 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": s.binding_cycles},
+                      "bindingCycles": s.binding_cycles, "failuresReused": s.failures_reused},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }

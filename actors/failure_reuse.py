@@ -1,0 +1,52 @@
+"""The Scheduler's side of cheap requeues (framework/failure_memo.py): which pods it
+may sign, in which world, and what of a failed cycle it keeps."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Hashable, Mapping
+
+from framework.algorithm import FitError
+from framework.api.objects import Pod
+from framework.failure_memo import FailureMemo, KnownFailure, ProfileSigner, World
+
+
+@dataclass(frozen=True, slots=True)
+class ReuseKey:
+    profile: str
+    signature: Hashable
+    world: World
+
+
+class FailureReuse:
+    """Owned by the Scheduler actor; `world` reads its snapshot, nominator and lister."""
+
+    def __init__(self, frameworks: Mapping[str, object], world: Callable[[], World], *,
+                 has_extenders: bool, enabled: bool = True) -> None:
+        self.signers = {name: ProfileSigner(fwk, has_extenders) for name, fwk in frameworks.items()}
+        self.world = world
+        self.enabled = enabled
+        self.memo = FailureMemo()
+
+    def key(self, pod: Pod, nominated: bool) -> ReuseKey | None:
+        """The pod's key in the current world; None when it cannot be signed."""
+        signer = self.signers.get(pod.scheduler_name)
+        if not self.enabled or signer is None:
+            return None
+        signature = signer.sign(pod, nominated)
+        return None if signature is None else ReuseKey(signer.profile, signature, self.world())
+
+    def lookup(self, key: ReuseKey) -> KnownFailure | None:
+        return self.memo.lookup(key.profile, key.signature, key.world)
+
+    def remember(self, key: ReuseKey, err: FitError, message: str, nominated: str | None,
+                 preemption_ran: bool, evicted: bool) -> None:
+        """Keep a failure that changed nothing: no eviction, no nomination, and the
+        world is still the one the cycle started in."""
+        if evicted or nominated or self.world() != key.world:
+            return
+        self.memo.store(key.profile, key.signature, key.world,
+                        KnownFailure(err.num_all_nodes, err.diagnosis, message, nominated, preemption_ran))
+
+    @property
+    def hits(self) -> int:
+        return self.memo.hits

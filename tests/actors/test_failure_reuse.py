@@ -1,0 +1,86 @@
+"""Cheap requeues through the real pipeline: with failures reused, the same pods are
+attempted, fail with the same messages and conditions, and bind to the same nodes as
+with every attempt run in full; the reuses are counted."""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from framework.api.objects import Pod
+from framework.config import build_frameworks, load_config
+from framework.failure_memo import ProfileSigner
+from framework.handle import FrameworkHandle
+from tests.actors.helpers import node, pod
+from tests.actors.test_metrics import RecordingSink
+
+
+async def _churn(reuse: bool) -> tuple[dict[str, Any], int, RecordingSink]:
+    """3 nodes x 2 CPU full of 1-CPU pods, 4 more queued (two of them 2-CPU, with
+    a priority: DefaultPreemption runs and finds no victim), then the running pods
+    complete one at a time."""
+    sink = RecordingSink()
+    async with Pipeline(None, clock=FakeClock(0.0), rand=random.Random(7), reuse_failures=reuse, metrics=sink) as p:
+        await p.client.apply([node(f"n{i}", cpu="2") for i in range(3)])
+        await p.client.apply([pod(f"run{i}", cpu="1", memory="10Mi") for i in range(6)])
+        await p.settle()
+        await p.client.apply([pod(f"small{i}", cpu="1", memory="10Mi") for i in range(2)]
+                             + [pod(f"big{i}", cpu="2", memory="10Mi", priority=0) for i in range(2)])
+        await p.settle()
+        for i in range(6):
+            await p.client.delete("Pod", "default", f"run{i}")
+            await p.settle()
+        seen: dict[str, Any] = {}
+        for name in ("small0", "small1", "big0", "big1"):
+            stored = Pod(await p.client.get("Pod", "default", name))
+            events = [(e.reason, e.message) for e in await p.client.events("Pod", f"default/{name}")]
+            seen[name] = (stored.node_name, events, stored.raw.get("status", {}).get("conditions"))
+        return seen, (await p.scheduler_stats()).failures_reused, sink
+
+
+async def test_reused_failures_look_exactly_like_attempts_run_in_full() -> None:
+    with_reuse, reused, sink = await _churn(True)
+    in_full, none_reused, plain_sink = await _churn(False)
+    assert with_reuse == in_full
+    assert reused > 0 and none_reused == 0
+    assert len(sink.of("failure_reused")) == reused
+    # Upstream counts a preemption attempt for every PostFilter run: a reused one too.
+    assert len(sink.of("preemption_attempt")) == len(plain_sink.of("preemption_attempt"))
+    assert len(sink.of("schedule_attempt")) == len(plain_sink.of("schedule_attempt"))
+
+
+def _signer(cfg: dict | None = None, extenders: bool = False) -> ProfileSigner:
+    fwks = build_frameworks(load_config(cfg), FrameworkHandle())
+    return ProfileSigner(next(iter(fwks.values())), extenders)
+
+
+def _pod(**spec: Any) -> Pod:
+    return Pod({"kind": "Pod", "metadata": {"name": "p", "uid": "p"},
+                "spec": {"containers": [{"name": "c"}], **spec}})
+
+
+def test_the_default_profile_signs_and_identity_does_not_count():
+    s = _signer()
+    assert s.enabled
+    a = Pod({"kind": "Pod", "metadata": {"name": "a", "uid": "1", "creationTimestamp": "2025-01-01T00:00:00Z"},
+             "spec": {"containers": [{"name": "c"}]}})
+    b = Pod({"kind": "Pod", "metadata": {"name": "b", "uid": "2"}, "spec": {"containers": [{"name": "c"}]}})
+    assert s.sign(a, nominated=False) == s.sign(b, nominated=False) is not None
+    assert s.sign(_pod(priority=1), nominated=False) != s.sign(_pod(priority=2), nominated=False)
+
+
+def test_pods_preemption_treats_apart_or_whose_claims_follow_their_name_are_not_signed():
+    s = _signer()
+    assert s.sign(_pod(), nominated=True) is None
+    with_nomination = Pod({**_pod().raw, "status": {"nominatedNodeName": "n1"}})
+    assert s.sign(with_nomination, nominated=False) is None
+    assert s.sign(_pod(volumes=[{"name": "v", "ephemeral": {"volumeClaimTemplate": {}}}]), nominated=False) is None
+
+
+def test_a_plugin_that_cannot_sign_or_an_extender_turns_reuse_off_for_the_profile():
+    assert not _signer(extenders=True).enabled
+    coscheduling = _signer({"profiles": [{"schedulerName": "gangs", "plugins": {
+        "multiPoint": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}}}]})
+    assert not coscheduling.enabled and coscheduling.unsigned == ["Coscheduling"]
+    assert coscheduling.sign(_pod(), nominated=False) is None
