@@ -2,7 +2,7 @@
 code did, and a case whose expectation does not hold fails."""
 from __future__ import annotations
 
-from transport.conformance import evaluate
+from conformance import evaluate
 
 _POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "p"}, "spec": {}}
 

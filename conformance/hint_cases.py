@@ -16,7 +16,7 @@ from framework.config import full_registry
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.plugins.helper.hints import HintError
-from transport.conformance.plugin_cases import CaseError
+from conformance.plugin_cases import CaseError
 
 # The lister contents a case may give (`cluster`), by key.
 _CLUSTER_KINDS = {"pvcs": "PersistentVolumeClaim", "pvs": "PersistentVolume", "nodes": "Node", "pods": "Pod",
