@@ -80,3 +80,10 @@ def event_for(kind: str, change: str, old: KubeObject | None, new: KubeObject | 
         action = assigned_pod_update_action(old, new)
         return ClusterEvent("AssignedPod", action, "AssignedPodUpdate") if action else None
     return ClusterEvent(kind, ActionType.Update, f"{kind}Update")
+
+
+def unscheduled_pod_update_events(old: Pod | None, new: Pod) -> list[ClusterEvent]:
+    """The UnscheduledPod events of a pending pod's update (upstream's
+    PodSchedulingPropertiesChange); with no old object, every kind of change."""
+    actions = pod_update_actions(old, new) if old is not None else [ActionType.Update]
+    return [ClusterEvent("UnschedulablePod", a, f"UnscheduledPod{a.name or 'UpdatePodOther'}") for a in actions]

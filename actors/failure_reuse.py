@@ -3,11 +3,17 @@ may sign, in which world, and what of a failed cycle it keeps."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Hashable, Mapping
+from typing import Callable, Hashable, Mapping, Protocol
 
+from actors.metrics_sink import NO_METRICS, MetricsSink
 from framework.algorithm import FitError
 from framework.api.objects import Pod
 from framework.failure_memo import FailureMemo, KnownFailure, ProfileSigner, World
+from framework.interface import Code, QueuedPodInfo, Status
+
+
+class HoldsFitError(Protocol):
+    fit_error: FitError | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +27,11 @@ class FailureReuse:
     """Owned by the Scheduler actor; `world` reads its snapshot, nominator and lister."""
 
     def __init__(self, frameworks: Mapping[str, object], world: Callable[[], World], *,
-                 has_extenders: bool, enabled: bool = True) -> None:
+                 has_extenders: bool, enabled: bool = True, metrics: MetricsSink = NO_METRICS) -> None:
         self.signers = {name: ProfileSigner(fwk, has_extenders) for name, fwk in frameworks.items()}
         self.world = world
         self.enabled = enabled
+        self.metrics = metrics
         self.memo = FailureMemo()
 
     def key(self, pod: Pod, nominated: bool) -> ReuseKey | None:
@@ -46,6 +53,20 @@ class FailureReuse:
             return
         self.memo.store(key.profile, key.signature, key.world,
                         KnownFailure(err.num_all_nodes, err.diagnosis, message, nominated, preemption_ran))
+
+    def replay(self, qpi: QueuedPodInfo, known: KnownFailure, attempt: HoldsFitError) -> tuple[Status, str | None]:
+        """What the Scheduler's failed cycle hands its failure handler, for a pod whose
+        signature failed in this world already: the same diagnosis (its plugin sets
+        on the pod's QueuedPodInfo), message and PostFilter verdict, not run again.
+        A preemption attempt is counted as upstream counts every PostFilter run."""
+        pod = qpi.pod
+        attempt.fit_error = FitError(pod, known.num_all_nodes, known.diagnosis)
+        qpi.unschedulable_plugins = set(known.diagnosis.unschedulable_plugins)
+        qpi.pending_plugins = set(known.diagnosis.pending_plugins)
+        if known.preemption_ran:
+            self.metrics.preemption_attempt()
+        self.metrics.failure_reused(pod.scheduler_name)
+        return Status(Code.Unschedulable, known.message), known.nominated
 
     @property
     def hits(self) -> int:

@@ -64,7 +64,6 @@ from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
-from framework.failure_memo import KnownFailure
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.preemption import Candidate, as_terminating_by_preemption, narrow_preemption_candidates, with_nominated_node_name
@@ -198,11 +197,10 @@ class Scheduler(Actor[SchedulerMsg]):
         self._stopping = False
         for fwk in frameworks.values():
             self._connect(fwk.handle)
-        self.reuse = FailureReuse(frameworks, self._world, has_extenders=bool(self.extenders), enabled=reuse_failures)
-
-    def _world(self) -> tuple[int, int, int]:
-        """What a failed cycle's result depends on besides the pod (failure_memo.py)."""
-        return self.snapshot.generation, self.nominator.version, self.objects.revision
+        # What a failed cycle's result depends on besides the pod (framework/failure_memo.py).
+        self.reuse = FailureReuse(
+            frameworks, lambda: (self.snapshot.generation, self.nominator.version, self.objects.revision),
+            has_extenders=bool(self.extenders), enabled=reuse_failures, metrics=metrics)
 
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
@@ -313,7 +311,7 @@ class Scheduler(Actor[SchedulerMsg]):
         key = self.reuse.key(qpi.pod, bool(self.nominator.node_of(qpi.pod)))
         known = self.reuse.lookup(key) if key is not None else None
         if known is not None:
-            self._finish_cycle(qpi, None, *self._known_failure(qpi, known))
+            self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
             return
         evicted_before = self._evicted
         try:
@@ -326,18 +324,6 @@ class Scheduler(Actor[SchedulerMsg]):
             self._finish_cycle(qpi, None, status, nominated)
             return
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
-
-    def _known_failure(self, qpi: QueuedPodInfo, known: KnownFailure) -> tuple[Status, str | None]:
-        """_cycle_failed's outcome for a pod whose signature failed in this world
-        already: the same diagnosis, message and PostFilter verdict, not run again."""
-        pod = qpi.pod
-        self.attempts[pod.key].fit_error = FitError(pod, known.num_all_nodes, known.diagnosis)
-        qpi.unschedulable_plugins = set(known.diagnosis.unschedulable_plugins)
-        qpi.pending_plugins = set(known.diagnosis.pending_plugins)
-        if known.preemption_ran:
-            self.metrics.preemption_attempt()
-        self.metrics.failure_reused(pod.scheduler_name)
-        return Status(Code.Unschedulable, known.message), known.nominated
 
     async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
         """schedule_one with the configured extenders: the cycle awaits their calls

@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable
 
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
-from actors.events import pod_update_actions
+from actors.events import unscheduled_pod_update_events
+from actors.queue.interest import EventInterest
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
 from framework.api.objects import Pod
@@ -88,8 +89,7 @@ class SchedulingQueue:
         self._hints_for = hints_for or (lambda pod: {})
         # Every profile's registrations: an event none of them covers moves no pod and
         # is not recorded for in-flight pods (upstream's isEventOfInterest).
-        self._registered = tuple({reg.event for m in hint_maps for regs in m.values() for reg in regs})
-        self._interest: dict[tuple[str, int], bool] = {}
+        self.is_event_of_interest = EventInterest(hint_maps)
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
@@ -338,16 +338,6 @@ class SchedulingQueue:
                 moved += 1
         return moved
 
-    def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        """A wildcard event, or one some profile's plugin registered for."""
-        if event.resource == "*":
-            return True
-        key = (event.resource, int(event.action))
-        known = self._interest.get(key)
-        if known is None:
-            known = self._interest[key] = any(reg.matches(event) for reg in self._registered)
-        return known
-
     def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
         return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
 
@@ -482,13 +472,6 @@ class SchedulingQueue:
                     return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
-
-
-def unscheduled_pod_update_events(old: Pod | None, new: Pod) -> list[ClusterEvent]:
-    """The UnscheduledPod events of a pending pod's update (upstream's
-    PodSchedulingPropertiesChange); with no old object, every kind of change."""
-    actions = pod_update_actions(old, new) if old is not None else [ActionType.Update]
-    return [ClusterEvent("UnschedulablePod", a, f"UnscheduledPod{a.name or 'UpdatePodOther'}") for a in actions]
 
 
 def _cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
