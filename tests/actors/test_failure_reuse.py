@@ -84,3 +84,26 @@ def test_a_plugin_that_cannot_sign_or_an_extender_turns_reuse_off_for_the_profil
         "multiPoint": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}}}]})
     assert not coscheduling.enabled and coscheduling.unsigned == ["Coscheduling"]
     assert coscheduling.sign(_pod(), nominated=False) is None
+
+
+def test_the_world_moves_with_nominations_and_with_objects_other_than_pods():
+    from actors.queue.nominator import Nominator
+    from framework.api.objects import Namespace
+    from framework.handle import InMemoryObjects
+
+    n = Nominator()
+    before = n.version
+    n.add(_pod(), "n1")
+    assert n.version != before
+    before = n.version
+    n.delete(_pod())
+    assert n.version != before
+    before = n.version
+    n.delete(_pod())  # nothing to delete: the same world
+    assert n.version == before
+    objects = InMemoryObjects()
+    before = objects.revision
+    objects.put(_pod())  # plugins read pods from the snapshot, not the lister
+    assert objects.revision == before
+    objects.put(Namespace({"kind": "Namespace", "metadata": {"name": "team", "labels": {"a": "b"}}}))
+    assert objects.revision != before
