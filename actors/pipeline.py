@@ -50,13 +50,22 @@ SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
 
 
+# The extension points at which a plugin can reject a pod: only such plugins' events
+# count, and such a plugin without EnqueueExtensions cares about every event
+# (upstream's shouldHaveEnqueueExtensions / fillEnqueueExtensions).
+_REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
+
+
 def events_with_defaults(fwk: Framework) -> dict[str, list[ClusterEventWithHint]]:
-    """Plugin -> registered events; a plugin without EnqueueExtensions cares about
-    every event (upstream's buildQueueingHintMap)."""
-    events = fwk.events_to_register()
+    """Plugin -> registered events, for the plugins that can reject a pod
+    (upstream's buildQueueingHintMap over the profile's EnqueueExtensions)."""
+    registered = fwk.events_to_register()
+    events: dict[str, list[ClusterEventWithHint]] = {}
     for name, plugin in fwk.plugins.items():
-        if not hasattr(plugin, "events_to_register"):
-            events[name] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
+        if not any(hasattr(plugin, point) for point in _REJECTING_POINTS):
+            continue
+        events[name] = registered.get(name) or [] if hasattr(plugin, "events_to_register") else [
+            ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
     return events
 
 
