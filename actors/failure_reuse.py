@@ -71,3 +71,18 @@ class FailureReuse:
     @property
     def hits(self) -> int:
         return self.memo.hits
+
+
+def status_write_needed(stored: Pod, condition: Mapping[str, str], nominated: str | None) -> bool:
+    """Whether a failed attempt's status write changes the pod as last stored
+    (upstream's updatePod patches only then): a PodScheduled condition that differs
+    in status, reason or message, or a nomination to set or clear (`nominated`
+    None leaves it)."""
+    if nominated is not None and stored.nominated_node_name != nominated:
+        return True
+    status = stored.raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    for c in conditions if isinstance(conditions, list) else ():
+        if isinstance(c, Mapping) and c.get("type") == condition["type"]:
+            return any(c.get(k) != condition[k] for k in ("status", "reason", "message"))
+    return True

@@ -41,7 +41,7 @@ from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_rep
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock, now_ns
 from actors.events import event_for
-from actors.failure_reuse import FailureReuse
+from actors.failure_reuse import FailureReuse, status_write_needed
 from actors.extenders import explain_extenders
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
@@ -500,8 +500,9 @@ class Scheduler(Actor[SchedulerMsg]):
         elif nominated == "":
             self.nominator.delete(pod)
         self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
-        self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
-                           nominated)
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
+            self._write_status(pod, condition, nominated)
 
     def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,

@@ -107,3 +107,40 @@ def test_the_world_moves_with_nominations_and_with_objects_other_than_pods():
     assert objects.revision == before
     objects.put(Namespace({"kind": "Namespace", "metadata": {"name": "team", "labels": {"a": "b"}}}))
     assert objects.revision != before
+
+
+def test_a_failure_that_changes_nothing_writes_no_status():
+    """As upstream's updatePod: the same condition and no nomination to change is no write."""
+    from actors.failure_reuse import status_write_needed
+
+    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/1 nodes"}
+    stored = Pod({**_pod().raw, "status": {"conditions": [dict(cond)]}})
+    assert not status_write_needed(stored, cond, None)
+    assert not status_write_needed(stored, cond, "")  # nothing nominated, nothing to clear
+    assert status_write_needed(stored, cond, "n1")
+    assert status_write_needed(stored, {**cond, "message": "0/2 nodes"}, None)
+    assert status_write_needed(_pod(), cond, None)
+    nominated = Pod({**stored.raw, "status": {"conditions": [dict(cond)], "nominatedNodeName": "n1"}})
+    assert status_write_needed(nominated, cond, "")
+
+
+async def test_repeated_identical_failures_leave_the_stored_pod_alone() -> None:
+    async with Pipeline(None, clock=FakeClock(0.0)) as p:
+        await p.client.apply([node("n0", cpu="1")])
+        await p.client.apply([pod("small", cpu="100m", memory="10Mi")])
+        await p.settle()
+        await p.client.apply([pod("big", cpu="2", memory="10Mi")])
+        await p.settle()
+        first = await p.client.get("Pod", "default", "big")
+        await p.client.delete("Pod", "default", "small")  # big is tried again and fails the same way
+        await p.settle()
+        same = await p.client.get("Pod", "default", "big")
+        tainted = node("t", cpu="4")
+        tainted["spec"] = {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
+        await p.client.apply([tainted])  # room enough, but a taint: another message
+        await p.settle()
+        changed = await p.client.get("Pod", "default", "big")
+        events = [e.message for e in await p.client.events("Pod", "default/big") if e.reason == "FailedScheduling"]
+    assert same["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert changed["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
+    assert events[0] == events[1] != events[2] == changed["status"]["conditions"][-1]["message"]
