@@ -23,10 +23,10 @@ import enum
 import logging
 from typing import Any, Callable, Iterable
 
+from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
-from actors.events import unscheduled_pod_update_events
-from actors.queue.interest import EventInterest
+from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
 from framework.api.objects import Pod
@@ -35,7 +35,6 @@ from framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
-    ClusterEventWithHint,
     QueuedPodInfo,
     QueueingHint,
     Status,
@@ -47,9 +46,7 @@ DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
 
-
 PreEnqueue = Callable[[Pod], Status]
-HintMap = dict[str, list[ClusterEventWithHint]]  # plugin name -> registered events
 
 
 def to_ns(seconds: float) -> int:
