@@ -17,6 +17,7 @@ from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.plugins.helper.hints import HintError
 from conformance.plugin_cases import CaseError
+from conformance.queue_cases import parse_event
 
 # The lister contents a case may give (`cluster`), by key.
 _CLUSTER_KINDS = {"pvcs": "PersistentVolumeClaim", "pvs": "PersistentVolume", "nodes": "Node", "pods": "Pod",
@@ -46,13 +47,18 @@ def case_object(raw: Any, what: str) -> Any:
     return obj
 
 
-def _hint(plugin: Any, upstream_name: str) -> Any:
+def _hint(plugin: Any, upstream_name: str, event: str | None) -> Any:
+    """The plugin's hint for upstream's name, registered (for the case's event when
+    it names one)."""
     fn = getattr(plugin, snake_case(upstream_name), None)
     if fn is None:
         raise CaseError(f"{type(plugin).__name__} has no hint for upstream's {upstream_name}")
-    registered = [reg.hint for reg in plugin.events_to_register()] if hasattr(plugin, "events_to_register") else []
-    if fn not in registered:
+    registered = [reg for reg in plugin.events_to_register() if reg.hint == fn] \
+        if hasattr(plugin, "events_to_register") else []
+    if not registered:
         raise CaseError(f"{type(plugin).__name__}.{snake_case(upstream_name)} is not registered in events_to_register")
+    if event is not None and not any(reg.event.matches(parse_event(event)) for reg in registered):
+        raise CaseError(f"{type(plugin).__name__}.{snake_case(upstream_name)} is not registered for {event}")
     return fn
 
 
@@ -69,7 +75,7 @@ def run_hint_case(case: dict[str, Any]) -> dict[str, Any]:
     if factory is None:
         raise CaseError(f"plugin {case['plugin']!r} is not implemented")
     plugin = factory(case.get("pluginArgs"), handle)
-    fn = _hint(plugin, case["hint"])
+    fn = _hint(plugin, case["hint"], case.get("event"))
     pod = case_object(case.get("pod"), "pod")
     old, new = case_object(case.get("oldObj"), "oldObj"), case_object(case.get("newObj"), "newObj")
     try:

@@ -64,3 +64,13 @@ def test_a_hint_given_an_object_of_another_kind_errs_and_queues():
 def test_a_hint_the_plugin_does_not_have_is_a_case_error():
     _, error, _ = evaluate(_hint_case(None, {"hint": "Queue"}, hint="isSchedulableAfterSomethingElse"))
     assert error is not None and "no hint for upstream's isSchedulableAfterSomethingElse" in error
+
+
+def test_a_hint_is_called_only_for_an_event_it_is_registered_for():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"uid": "u"}, "spec": {}}
+    case = _hint_case(pod, {"hint": "QueueSkip"}, hint="isSchedulableAfterPodTolerationChange")
+    case.update(oldObj=pod, event="Pod/UpdatePodTolerations")
+    assert evaluate(case)[1] is None
+    case["event"] = "Node/Add"
+    _, error, _ = evaluate(case)
+    assert error is not None and "not registered for Node/Add" in error
