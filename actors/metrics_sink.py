@@ -45,6 +45,11 @@ class MetricsSink(Protocol):
         """Preemption chose a node and evicted `victims` pods there."""
         ...
 
+    def failure_reused(self, profile: str) -> None:
+        """A failed attempt reused the known failure of a pod with the same signature
+        in the same cluster state instead of running the filters (ksched's own)."""
+        ...
+
 
 class NoMetrics:
     """Records nothing."""
@@ -68,6 +73,9 @@ class NoMetrics:
         pass
 
     def preemption_victims(self, victims: int) -> None:
+        pass
+
+    def failure_reused(self, profile: str) -> None:
         pass
 
 

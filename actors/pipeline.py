@@ -50,13 +50,22 @@ SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
 
 
+# The extension points at which a plugin can reject a pod: only such plugins' events
+# count, and such a plugin without EnqueueExtensions cares about every event
+# (upstream's shouldHaveEnqueueExtensions / fillEnqueueExtensions).
+_REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
+
+
 def events_with_defaults(fwk: Framework) -> dict[str, list[ClusterEventWithHint]]:
-    """Plugin -> registered events; a plugin without EnqueueExtensions cares about
-    every event (upstream's buildQueueingHintMap)."""
-    events = fwk.events_to_register()
+    """Plugin -> registered events, for the plugins that can reject a pod
+    (upstream's buildQueueingHintMap over the profile's EnqueueExtensions)."""
+    registered = fwk.events_to_register()
+    events: dict[str, list[ClusterEventWithHint]] = {}
     for name, plugin in fwk.plugins.items():
-        if not hasattr(plugin, "events_to_register"):
-            events[name] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
+        if not any(hasattr(plugin, point) for point in _REJECTING_POINTS):
+            continue
+        events[name] = registered.get(name) or [] if hasattr(plugin, "events_to_register") else [
+            ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
     return events
 
 
@@ -75,6 +84,7 @@ class Pipeline:
         validate_names: bool = True,
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
+        reuse_failures: bool = True,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -87,6 +97,7 @@ class Pipeline:
         self.validate_names = validate_names  # the store's create-time name and container checks
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
+        self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -138,7 +149,7 @@ class Pipeline:
                 waiting_room=self.waiting_room.ref(),
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
-                extenders=self.extenders,
+                extenders=self.extenders, reuse_failures=self.reuse_failures,
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
@@ -173,6 +184,7 @@ class Pipeline:
             sort_plugin=first.queue_sort_name(),
             pre_enqueue=pre_enqueue,
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
+            hint_maps=list(hints.values()),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
             max_backoff_seconds=self.config.pod_max_backoff_seconds,
             pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),

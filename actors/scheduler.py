@@ -42,6 +42,7 @@ from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_rep
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock, now_ns
 from actors.events import event_for
+from actors.failure_reuse import FailureReuse, status_write_needed
 from actors.extenders import explain_extenders
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
@@ -113,6 +114,7 @@ class StatsView:
     binding_cycles: int  # running now
     # Assume-to-bound seconds of the most recent binds (at most RECENT_BINDS), oldest first.
     recent_bind_seconds: tuple[float, ...] = ()
+    failures_reused: int = 0  # failed attempts that reused a known failure (actors/failure_reuse.py)
 
 
 SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
@@ -166,6 +168,7 @@ class Scheduler(Actor[SchedulerMsg]):
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
         extenders: Sequence[Extender] = (),
+        reuse_failures: bool = True,
     ) -> None:
         super().__init__()
         self.extenders = list(extenders)
@@ -200,6 +203,10 @@ class Scheduler(Actor[SchedulerMsg]):
         self._stopping = False
         for fwk in frameworks.values():
             self._connect(fwk.handle)
+        # What a failed cycle's result depends on besides the pod (framework/failure_memo.py).
+        self.reuse = FailureReuse(
+            frameworks, lambda: (self.snapshot.generation, self.nominator.version, self.objects.revision),
+            has_extenders=bool(self.extenders), enabled=reuse_failures, metrics=metrics)
 
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
@@ -286,7 +293,8 @@ class Scheduler(Actor[SchedulerMsg]):
             case GetStats(reply=reply):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
-                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running, recent))
+                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running,
+                                         recent_bind_seconds=recent, failures_reused=self.reuse.hits))
             case _:
                 assert_never(msg)
 
@@ -307,10 +315,20 @@ class Scheduler(Actor[SchedulerMsg]):
         if cycle is None:
             return
         fwk, state = cycle
+        key = self.reuse.key(qpi.pod, bool(self.nominator.node_of(qpi.pod)))
+        known = self.reuse.lookup(key) if key is not None else None
+        if known is not None:
+            self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
+            return
+        evicted_before = self._evicted
         try:
             result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
         except (FitError, NoNodesAvailable, SchedulingError) as e:
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            status, nominated = self._cycle_failed(fwk, state, qpi, e)
+            if key is not None and isinstance(e, FitError):
+                ran = fwk.has_post_filter_plugins() and PREEMPTION_PLUGIN in self._post_filter_ran
+                self.reuse.remember(key, e, status.message(), nominated, ran, self._evicted != evicted_before)
+            self._finish_cycle(qpi, None, status, nominated)
             return
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
@@ -490,8 +508,9 @@ class Scheduler(Actor[SchedulerMsg]):
         elif nominated == "":
             self.nominator.delete(pod)
         self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
-        self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
-                           nominated)
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
+            self._write_status(pod, condition, nominated)
 
     def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,

@@ -39,10 +39,15 @@ class InMemoryObjects:
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, dict[str, KubeObject]] = {}
         self._by_label: dict[tuple[str, str, str, str], dict[str, KubeObject]] = {}
+        # Moves with every change of an object other than a Pod (plugins read pods
+        # from the snapshot; framework.failure_memo keys on this).
+        self.revision = 0
         for o in objects:
             self.put(o)
 
     def put(self, obj: KubeObject) -> None:
+        if obj.kind != "Pod":
+            self.revision += 1
         objs = self._by_kind.setdefault(obj.kind, {})
         old = objs.get(obj.key)
         if old is not None:
@@ -54,6 +59,8 @@ class InMemoryObjects:
                 self._by_label.setdefault((obj.kind, obj.namespace, label, value), {})[obj.key] = obj
 
     def delete(self, kind: str, key: str) -> None:
+        if kind != "Pod":
+            self.revision += 1
         old = self._by_kind.get(kind, {}).pop(key, None)
         if old is not None:
             self._unindex(old)

@@ -23,8 +23,10 @@ import enum
 import logging
 from typing import Any, Callable, Iterable
 
+from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
+from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
 from actors.queue.unschedulable_pool import UnschedulablePool
@@ -34,7 +36,6 @@ from framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
-    ClusterEventWithHint,
     QueuedPodInfo,
     QueueingHint,
     Status,
@@ -45,10 +46,8 @@ log = logging.getLogger("ksched.queue")
 DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
-UNSCHEDULABLE_POD_UPDATE = ClusterEvent("UnschedulablePod", ActionType.Update, "UnschedulablePodUpdate")
 
 PreEnqueue = Callable[[Pod], Status]
-HintMap = dict[str, list[ClusterEventWithHint]]  # plugin name -> registered events
 
 
 def to_ns(seconds: float) -> int:
@@ -71,6 +70,7 @@ class SchedulingQueue:
         sort_plugin: str = "QueueSort",
         pre_enqueue: PreEnqueue | None = None,
         hints_for: Callable[[Pod], HintMap] | None = None,
+        hint_maps: Iterable[HintMap] = (),
         initial_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 10.0,
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
@@ -85,6 +85,9 @@ class SchedulingQueue:
         self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
         self._hints_for = hints_for or (lambda pod: {})
+        # Every profile's registrations: an event none of them covers moves no pod and
+        # is not recorded for in-flight pods (upstream's isEventOfInterest).
+        self.is_event_of_interest = EventInterest(hint_maps)
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
@@ -127,6 +130,10 @@ class SchedulingQueue:
     def get(self, pod_key: str) -> QueuedPodInfo | None:
         return (self.active_q.get(pod_key) or self.backoff_q.get(pod_key) or self.error_backoff_q.get(pod_key)
                 or self.unschedulable.get(pod_key))
+
+    def recorded_events(self) -> list[tuple[int, ClusterEvent]]:
+        """The in-flight event log, oldest first: (sequence number, event)."""
+        return [(seq, event) for seq, event, _, _ in self._in_flight_events]
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
         """Queue timestamp + backoff, fixed until the next pop."""
@@ -190,8 +197,9 @@ class SchedulingQueue:
             if key not in self.in_flight:
                 self.add(new, now)
             elif old is None or old.spec != new.spec or old.labels != new.labels:
-                # Replayed if the attempt in flight fails (addEventIfPodInFlight).
-                self._record_event(UNSCHEDULABLE_POD_UPDATE, old, new)
+                # Replayed if the attempt in flight fails (addEventsIfPodInFlight).
+                for event in unscheduled_pod_update_events(old, new):
+                    self._record_event(event, old, new)
             return
         qpi.pod = new
         now_ns = to_ns(now)
@@ -200,9 +208,12 @@ class SchedulingQueue:
             return
         if old is not None and old.spec == new.spec and old.labels == new.labels:
             return
-        strategy = self._worth_requeuing(qpi, UNSCHEDULABLE_POD_UPDATE, old, new)
-        if strategy != Strategy.SKIP:
-            self._requeue(qpi, strategy, now_ns)
+        # One event per kind of change, in upstream's order, until one moves the pod.
+        for event in unscheduled_pod_update_events(old, new):
+            strategy = self._worth_requeuing(qpi, event, old, new)
+            if strategy != Strategy.SKIP:
+                self._requeue(qpi, strategy, now_ns)
+                return
 
     def delete(self, pod: Pod) -> None:
         key = pod.key
@@ -302,7 +313,10 @@ class SchedulingQueue:
         `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
         only pods attempted after it can care; one that failed before the pod
         was assumed saw the cluster the rollback gives back, and would fail the
-        same way (upstream moves them anyway, for one more attempt)."""
+        same way (upstream moves them anyway, for one more attempt).
+        An event no plugin registered for does nothing."""
+        if not self.is_event_of_interest(event):
+            return 0
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0

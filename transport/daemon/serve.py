@@ -226,7 +226,8 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": s.binding_cycles, "recentBindMs": _recent_bind_ms(s.recent_bind_seconds)},
+                      "bindingCycles": s.binding_cycles, "recentBindMs": _recent_bind_ms(s.recent_bind_seconds),
+                      "failuresReused": s.failures_reused},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }

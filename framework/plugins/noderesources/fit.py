@@ -40,6 +40,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
+from framework.plugins.helper.hints import as_objects
 from framework.plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
     PodRequestsState,
@@ -384,9 +385,10 @@ class NodeResourcesFit:
             ClusterEventWithHint(ClusterEvent("Node", node_action), self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def is_schedulable_after_pod_event(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A deleted pod frees room only if it was bound or nominated; an updated one
         only if it shrank a request the pending pod makes."""
+        old, new = as_objects(Pod, old, new)
         if new is None:
             if old is None or (not old.node_name and not old.nominated_node_name):
                 return QueueingHint.QueueSkip
@@ -409,9 +411,10 @@ class NodeResourcesFit:
                     return True
         return False
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when a new node fits the pod, or an updated one fits it now and grew
         in pod count or in a resource the pod requests."""
+        old, new = as_objects(Node, old, new)
         if new is None or not is_fit(pod, new, self.pod_level):
             return QueueingHint.QueueSkip
         if old is None:
