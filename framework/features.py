@@ -15,6 +15,8 @@ DEFAULTS: dict[str, bool] = {
     "DRAExtendedResource": False,
     "InPlacePodVerticalScaling": True,
     "StorageCapacityScoring": False,
+    # Beta and on since v1.33: preemption's API calls run outside the scheduling cycle.
+    "SchedulerAsyncPreemption": True,
 }
 
 

@@ -365,12 +365,7 @@ class SchedulingQueue:
         self.unschedulable.pop(key, None)
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
-        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
-        if st is not None and not st.is_success():
-            qpi.gated = True
-            qpi.gating_plugin = st.plugin
-            qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
-            self.unschedulable[key] = qpi
+        if self._gated(qpi, now_ns):
             return False
         qpi.gated = False
         qpi.gating_plugin = ""
@@ -379,9 +374,27 @@ class SchedulingQueue:
         self.active_q.push(qpi)
         return True
 
+    def _gated(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        """Run PreEnqueue; a pod it refuses goes to the unschedulable pool, gated."""
+        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        if st is None or st.is_success():
+            return False
+        qpi.gated = True
+        qpi.gating_plugin = st.plugin
+        qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
+        self.active_q.remove(qpi.pod.key)
+        self.backoff_q.remove(qpi.pod.key)
+        self.error_backoff_q.remove(qpi.pod.key)
+        self.unschedulable[qpi.pod.key] = qpi
+        return True
+
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
         key = qpi.pod.key
         if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
+            # With SchedulerPopFromBackoffQ a pod may be popped straight from backoffQ,
+            # so PreEnqueue runs on the way in (upstream's moveToBackoffQ).
+            if self.pop_from_backoff_q and self._gated(qpi, now_ns):
+                return
             self.unschedulable.pop(key, None)
             self.active_q.remove(key)
             errored = not qpi.unschedulable_plugins and not qpi.pending_plugins

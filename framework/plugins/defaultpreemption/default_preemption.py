@@ -7,9 +7,10 @@ procedure. Victim selection simulates pod removal through the plugin's own
 Framework (PreFilter extensions and Filter plugins), which the runtime hands to it
 with `set_framework` when the profile is built.
 
-Preemption here is synchronous: victims are evicted during the PostFilter call
-(upstream's path with SchedulerAsyncPreemption off), so PreEnqueue never has to
-hold the preemptor back.
+With SchedulerAsyncPreemption (on by default, as upstream since v1.33) PostFilter
+only chooses the victims and nominates the node; the owner's preemption actor
+evicts them, and PreEnqueue holds the preemptor back until the last victim is
+gone or terminating. With the gate off the victims are evicted inside PostFilter.
 """
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from typing import Any, Callable, Sequence
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+from framework.interface import (
+    ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus, PostFilterResult, QueueingHint, Status,
+)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
 from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
+from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
+    ASYNC_PREEMPTION,
     Candidate,
     CandidateFilter,
     Evaluator,
@@ -115,9 +120,24 @@ class DefaultPreemption:
         """post_filter with preempting extenders narrowing the candidates (callExtenders)."""
         return _prefixed(*await self.evaluator.preempt_with_extenders(state, pod, filtered, call_extenders))
 
-    def events_to_register(self) -> list:
-        # Preemption is synchronous, so this plugin never rejects a pod by itself.
-        return []
+    # --- PreEnqueue (SchedulerAsyncPreemption) ---------------------------------------------------
+
+    def _async(self) -> bool:
+        return self.handle.features.enabled(ASYNC_PREEMPTION)
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Hold the preemptor back while its own preemption is still evicting."""
+        if self._async() and self.evaluator.is_pod_running_preemption(pod.uid):
+            return Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """With async preemption, Pod/Delete, so that a victim's deletion reaches a
+        preemptor this plugin holds; the hint leaves the decision to the plugins
+        that rejected the pod. Without it this plugin rejects nothing itself."""
+        if not self._async():
+            return []
+        return [ClusterEventWithHint(ClusterEvent("Pod", ActionType.Delete), _skip_after_pod_deletion)]
 
     # --- the policy the Evaluator asks for -------------------------------------------------------
 
@@ -240,6 +260,10 @@ class DefaultPreemption:
         if self.framework is None:
             raise RuntimeError("DefaultPreemption was not given its Framework (set_framework)")
         return self.framework
+
+
+def _skip_after_pod_deletion(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.QueueSkip
 
 
 def _as_error(st: Status) -> Status:
