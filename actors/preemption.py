@@ -14,7 +14,10 @@ goes on to the next pod. For each job this actor runs one task that
    either call is success, and NotFound on the condition skips the delete); each
    preempted pod gets a Preempted event;
 3. ends the preemptor's entry, and on any failure activates the preemptor,
-   which could otherwise stay in the unschedulable pool.
+   which could otherwise stay in the unschedulable pool; otherwise asks the queue
+   to run PreEnqueue again if this preemption gates the preemptor (a preemptor
+   gated while every victim had already been deleted by someone else gets no
+   deletion event to wake it: upstream would wait for an unrelated one).
 DefaultPreemption's PreEnqueue holds the preemptor back while its entry runs,
 and lets it go as soon as the last victim is gone or terminating in the
 scheduler's view (so the last deletion's event is never lost).
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from typing import Union, assert_never
 
 from actors.base import Actor, ActorRef
-from actors.queue.actor import Activate, QueueMsg
+from actors.queue.actor import Activate, QueueMsg, Regate
 from actors.store import NotFound, StoreClient, StoreError
 from actors.waiting_room import Reject, WaitingRoomMsg
 from framework.api.objects import Pod
@@ -110,6 +113,11 @@ class PreemptionActor(Actor[PreemptionMsg]):
         if not ok:
             self.failed += 1
             self.queue.try_tell(Activate(pods=(job.preemptor,)))
+        else:
+            # Held by PreEnqueue while this ran, with no deletion left to come (another
+            # preemption had already removed every victim): it would wait for an
+            # unrelated Pod/Delete event.
+            self.queue.try_tell(Regate(pod_key=job.preemptor.key, plugin=job.plugin))
 
     async def _clear_nominations(self, pods: tuple[Pod, ...]) -> bool:
         ok = True

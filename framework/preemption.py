@@ -75,9 +75,9 @@ class PreemptionPolicy(Protocol):
 
 # Victims on one node without simulating it, or None where the simulation must run:
 # (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
-# may offer one per cycle through `fast_victims(state, pod, node_to_status)`; its
-# answers must equal what select_victims_on_node returns (victims on success, the
-# status when the pod cannot fit there).
+# may offer one per cycle through `columnar_victims(state, pod, node_to_status,
+# potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
+# (victims on success, the status when the pod cannot fit there).
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -353,8 +353,8 @@ class Evaluator:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
         offset, num = self.policy.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.policy, "fast_victims", None)
-        fast = prepare(state, pod, m) if prepare is not None else None
+        prepare = getattr(self.policy, "columnar_victims", None)
+        fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:

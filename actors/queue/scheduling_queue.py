@@ -285,6 +285,13 @@ class SchedulingQueue:
             if qpi is not None:
                 self._move_to_active(qpi, now_ns)
 
+    def regate(self, pod_key: str, plugin: str, now: float) -> None:
+        """A pod `plugin` gates goes back as after an event (PreEnqueue runs again);
+        any other pod is left where it is."""
+        qpi = self.unschedulable.get(pod_key)
+        if qpi is not None and qpi.gated and qpi.gating_plugin == plugin:
+            self._requeue(qpi, Strategy.AFTER_BACKOFF, to_ns(now))
+
     # --- cluster events ---------------------------------------------------------------------------------
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,

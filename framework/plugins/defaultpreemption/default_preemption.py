@@ -23,7 +23,7 @@ from framework.interface import (
     ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus, PostFilterResult, QueueingHint, Status,
 )
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
-from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
+from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims
 from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
     ASYNC_PREEMPTION,
@@ -92,13 +92,9 @@ class DefaultPreemption:
         self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
-        # Victims from the node's numbers where only NodeResourcesFit depends on the
-        # pods (resource_victims.py). Off: through the whole pipeline it evicts more
-        # pods than the per-node simulation (PreemptionBasic, 200 nodes, 50
-        # preemptors: 276-279 victims against 180-183), though each node's answer matches
-        # the simulation in tests/framework/test_preemption_fast_victims.py; until
-        # that is found, every node is simulated.
-        self.fast_dry_run = False
+        # The dry run in columns where only NodeResourcesFit reads the pods (columnar.py).
+        self._default_eligible = self.is_eligible_pod
+        self.columns = VictimColumns()
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -157,16 +153,6 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 
-    def _lower_and_eligible(self, preemptor: Pod) -> Callable[[NodeInfo, PodInfo, Pod], bool]:
-        """is_preemption_allowed for one preemptor, its priority read once."""
-        priority = preemptor.priority
-        eligible = self.is_eligible_pod
-
-        def allowed(node_info: NodeInfo, victim: PodInfo, pod: Pod) -> bool:
-            return victim.pod.priority < priority and eligible(node_info, victim, pod)
-
-        return allowed
-
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """False with the reason when the pod must not preempt: its policy is Never,
         or victims of its earlier preemption are still terminating on its nominated node."""
@@ -184,16 +170,18 @@ class DefaultPreemption:
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def fast_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> FastVictims | None:
-        """The Evaluator's shortcut for this cycle (see resource_victims.py), or None.
-        A subclass that chooses victims its own way gets none."""
-        if not self.fast_dry_run or type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+    def columnar_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                         potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]) -> FastVictims | None:
+        """The Evaluator's answers for this cycle from the columns (columnar.py), or
+        None. A subclass that chooses victims its own way, or a changed victim
+        policy, gets none."""
+        cls = type(self)
+        if (cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node
+                or cls.is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+                or self.is_eligible_pod is not self._default_eligible or self.importance_key is not importance_key):
             return None
-        allowed = self.is_preemption_allowed
-        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
-            allowed = self._lower_and_eligible(pod)
-        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, allowed, self.importance_key)
-        return selector.select if selector is not None else None
+        return columnar_victims(self.columns, self.framework, state, pod, filtered, potential, bool(pdbs),
+                                Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS))
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
