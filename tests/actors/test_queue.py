@@ -5,7 +5,7 @@ import pytest
 
 from actors.queue.scheduling_queue import SchedulingQueue, backoff_duration_ns
 from framework.api.objects import Node, Pod
-from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, QueuedPodInfo, QueueingHint, Status
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, Code, QueuedPodInfo, QueueingHint, Status
 from framework.plugins.queuesort.priority_sort import PrioritySort
 from framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 
@@ -259,3 +259,39 @@ def test_a_pod_never_attempted_does_not_back_off() -> None:
     q = new_queue()
     fresh = QueuedPodInfo(pod=pod("p"), attempts=0)  # requeued after an error, never popped
     assert q.add_unschedulable_if_not_present(fresh, 5.0) == "active"
+
+
+def _held_queue(held: set[str]) -> SchedulingQueue:
+    """A queue whose PreEnqueue holds the pods named in `held` (as DefaultPreemption
+    holds a preemptor while its preemption runs)."""
+    def pre_enqueue(p: Pod) -> Status:
+        if p.name in held:
+            return Status(Code.UnschedulableAndUnresolvable, "waiting", plugin="DefaultPreemption")
+        return Status()
+
+    hints = {"VolumeBinding": [ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add))]}
+    return SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints)
+
+
+def test_pre_enqueue_runs_on_the_way_into_backoff_since_a_pod_may_be_popped_from_there() -> None:
+    held = set()
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    fail(q, 0.0, "VolumeBinding")
+    held.add("p")
+    q.move_all_to_active_or_backoff(PVC_ADD, None, None, 0.5)  # still backing off
+    assert q.where("default/p") == "gated" and q.pop() is None
+
+
+def test_regate_lets_a_pod_go_once_the_gate_lifts_and_leaves_others_alone() -> None:
+    held = {"p"}
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    assert q.where("default/p") == "gated"
+    q.regate("default/p", "DefaultPreemption", 1.0)
+    assert q.where("default/p") == "gated"  # the gate still holds
+    held.clear()
+    q.regate("default/p", "SchedulingGates", 1.0)
+    assert q.where("default/p") == "gated"  # another plugin's gate: left alone
+    q.regate("default/p", "DefaultPreemption", 1.0)
+    assert q.where("default/p") == "active"

@@ -5,6 +5,7 @@ same candidates, victims, PDB counts, node statuses and chosen node as with ever
 node simulated, and evicts the same pods."""
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -23,7 +24,8 @@ from framework.preemption import Candidate, default_score_funcs, importance_key,
 from framework.waiting import WaitingPodsMap
 from tests.framework.preemption_builders import pdb
 
-CASES = 60
+# Randomised clusters per test; KSCHED_PREEMPTION_CASES=300 for a longer search.
+CASES = int(os.environ.get("KSCHED_PREEMPTION_CASES", "40"))
 
 
 def _node(rng: random.Random, i: int) -> Node:

@@ -33,7 +33,7 @@ changed.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -139,7 +139,8 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     start = count - lower
     used = [columns.sums[j, rows, start] for j in range(3)]
     kept = start.copy()
-    _add_nominated(fwk.handle, pod, names, kept, used)
+    at = {name: i for i, name in enumerate(names)}
+    _add_nominated(fwk.handle, pod, at, kept, used)
     alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
     alloc_pods = table.alloc_pods[rows]
     want = (s.request.milli_cpu, s.request.memory, s.request.ephemeral_storage)
@@ -165,10 +166,9 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     failing = np.flatnonzero(~fits & answerable & (lower > 0))
     failed = dict(zip(failing.tolist(), _named(shortage_statuses(
         s.request, kept[failing], alloc_pods[failing], tuple((u[failing], a[failing]) for u, a in zip(used, alloc))))))
-    at = {name: i for i, name in enumerate(names)}
-    victims_of = {int(i): n for n, i in enumerate(reprieve.tolist())}
+    victims_of = {i: n for n, i in enumerate(reprieve.tolist())}
     order, answerable_l, lower_l, start_l = columns.order, answerable.tolist(), lower.tolist(), start.tolist()
-    rows_l = rows.tolist()
+    rows_l, victim_l = rows.tolist(), victim.tolist()
 
     def answer(ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
         i = at.get(ni.name)
@@ -183,7 +183,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         if n is None:
             return None  # the pod fits without the victims, and PDBs decide the order
         row_order, first = order[rows_l[i]], start_l[i]
-        return [row_order[first + j].pod for j in np.flatnonzero(victim[n]).tolist()], 0
+        return [row_order[first + j].pod for j, out in enumerate(victim_l[n]) if out], 0
 
     return answer
 
@@ -198,13 +198,13 @@ def _fits(want: tuple[int, int, int], count: np.ndarray, used: Sequence[np.ndarr
     return ok
 
 
-def _add_nominated(handle: Any, pod: Pod, names: list[str], count: np.ndarray, used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes with at least `pod`'s priority (not `pod`) join
-    the node's numbers."""
-    nominated = handle.nodes_with_nominated_pods()
-    lookup: Callable[[str], bool] = (lambda name: True) if nominated is None else frozenset(nominated).__contains__
-    for i, name in enumerate(names):
-        if not lookup(name):
+def _add_nominated(handle: Any, pod: Pod, at: dict[str, int], count: np.ndarray, used: list[np.ndarray]) -> None:
+    """Pods nominated to these nodes (name -> position) with at least `pod`'s
+    priority (not `pod`) join the node's numbers."""
+    nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
+    for name in at if nominated is None else nominated:
+        i = at.get(name)
+        if i is None:
             continue
         for pi in handle.nominated_pods_for_node(name):
             p = pi.pod
