@@ -168,7 +168,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         s.request, kept[failing], alloc_pods[failing], tuple((u[failing], a[failing]) for u, a in zip(used, alloc))))))
     victims_of = {i: n for n, i in enumerate(reprieve.tolist())}
     order, answerable_l, lower_l, start_l = columns.order, answerable.tolist(), lower.tolist(), start.tolist()
-    rows_l, victim_l = rows.tolist(), victim.tolist()
+    rows_l, victim_l = rows.tolist(), _as_bits(victim)
 
     def answer(ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
         i = at.get(ni.name)
@@ -182,10 +182,20 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         n = victims_of.get(i)
         if n is None:
             return None  # the pod fits without the victims, and PDBs decide the order
-        row_order, first = order[rows_l[i]], start_l[i]
-        return [row_order[first + j].pod for j, out in enumerate(victim_l[n]) if out], 0
+        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
+        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1], 0
 
     return answer
+
+
+def _as_bits(mask: np.ndarray) -> list[int]:
+    """Each row of a boolean matrix as an int (bit j: column j): one small int per
+    row instead of a list (rows are read only for the few candidates collected)."""
+    if mask.shape[1] == 0:
+        return [0] * mask.shape[0]
+    if mask.shape[1] <= 62:
+        return (mask.astype(np.int64) << np.arange(mask.shape[1], dtype=np.int64)).sum(axis=1).tolist()
+    return [sum(1 << j for j, out in enumerate(row) if out) for row in mask.tolist()]
 
 
 def _fits(want: tuple[int, int, int], count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
