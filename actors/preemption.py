@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 from dataclasses import dataclass
 from typing import Union, assert_never
 
-from actors.base import Actor, ActorRef
+from actors.base import Actor, ActorRef, MailboxClosed
 from actors.queue.actor import Activate, QueueMsg, Regate
 from actors.store import NotFound, StoreClient, StoreError
 from actors.waiting_room import Reject, WaitingRoomMsg
@@ -39,6 +40,7 @@ from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
 from framework.waiting import WaitingPodsMap
 
 KEEP_PREEMPTED = 10_000
+log = logging.getLogger("ksched.preemption")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,15 +100,16 @@ class PreemptionActor(Actor[PreemptionMsg]):
                 for r in failures:
                     if not isinstance(r, Exception):
                         raise r  # cancellation
+                    log.error("preempting for %s failed: %r", job.preemptor.key, r)
                 if failures:
                     ok = False
                     victims = ()  # the last victim is spared: the preemptor retries sooner
             if victims:
                 self.in_flight.last_victim(uid, victims[-1])
-                try:
-                    await self._evict(job, victims[-1])
-                except StoreError:
-                    ok = False
+                await self._evict(job, victims[-1])
+        except Exception as e:  # noqa: BLE001 - one job's failure (store refused, stopped) is that job's
+            log.error("preempting for %s failed: %r", job.preemptor.key, e)
+            ok = False
         finally:
             self.in_flight.end(uid)
             self.running -= 1
@@ -124,7 +127,8 @@ class PreemptionActor(Actor[PreemptionMsg]):
         for pod in pods:
             try:
                 await self.store.update_pod_status(pod.namespace, pod.name, uid=pod.meta.uid, nominated_node_name="")
-            except StoreError:
+            except (StoreError, MailboxClosed) as e:  # not critical: the eviction goes on
+                log.error("clearing the nomination of %s failed: %r", pod.key, e)
                 ok = False
         return ok
 
