@@ -44,7 +44,6 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
 from actors.extenders import explain_extenders
-from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.preemption import PreemptionMsg
 from actors.scheduler_preemption import PreemptionStep
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
@@ -130,8 +129,6 @@ class Attempt:
     result: ScheduleResult | None = None
     fit_error: FitError | None = None
     error: str = ""
-    nominated_node: str = ""
-    message: str = ""
 
 
 KEEP_LATENCIES = 200_000
@@ -319,7 +316,7 @@ class Scheduler(Actor[SchedulerMsg]):
             return
         fwk, state = cycle
         try:
-            result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
+            result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
             nominated = await self.preemption.post_filter_with_extenders(fwk, state, qpi.pod, e)
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
@@ -445,11 +442,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self.stats.failed += 1
         self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
         message = status.message()
-        attempt = self.attempts.get(pod.key)
-        if attempt is not None:
-            attempt.message = message
-            if nominated:
-                attempt.nominated_node = nominated
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
         if nominated:

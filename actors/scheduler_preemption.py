@@ -22,7 +22,7 @@ from actors.waiting_room import Reject
 from framework.algorithm import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
-from framework.extender import narrow_preemption_candidates
+from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preemption import Candidate, as_terminating_by_preemption, preempted_event_message
 from framework.preemption_inflight import PreemptionJob
