@@ -1,5 +1,5 @@
-"""Randomised preemption workloads through the real pipeline (FakeClock, asynchronous
-preemption as by default), scheduled twice: with the columnar paths (the dry run in
+"""Randomised preemption workloads through the real pipeline (FakeClock; asynchronous
+preemption as by default in most, synchronous in the others), scheduled twice: with the columnar paths (the dry run in
 columns, defaultpreemption/columnar.py, and the batch filters) and with every profile
 forced onto the per-node calls (`Framework.use_batch = False`: every candidate node
 simulated). Every pod must end the same: the same victims, nominations (every node
@@ -15,7 +15,7 @@ import os
 import random
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from actors.clock import FakeClock
@@ -60,11 +60,13 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
              "spec": {"selector": {"matchLabels": {"app": app}}},
              "status": {"disruptionsAllowed": draw(st.integers(0, 2))}}
             for app in apps if draw(st.booleans()) and draw(st.booleans())]
-    return {"nodes": nodes, "low": low, "waves": waves, "pdbs": pdbs, "seed": draw(st.integers(0, 1000))}
+    return {"nodes": nodes, "low": low, "waves": waves, "pdbs": pdbs, "seed": draw(st.integers(0, 1000)),
+            "async": draw(st.sampled_from([True, True, False]))}
 
 
 async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
-    cfg = {"apiVersion": API, "kind": "KubeSchedulerConfiguration"}
+    cfg = {"apiVersion": API, "kind": "KubeSchedulerConfiguration",
+           "featureGates": {"SchedulerAsyncPreemption": w.get("async", True)}}
     async with Pipeline(cfg, clock=FakeClock(), rand=random.Random(w["seed"])) as p:
         for fwk in p.frameworks.values():
             fwk.use_batch = columnar
@@ -90,6 +92,7 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
 def test_victims_nominations_and_messages_are_the_same_with_the_columnar_dry_run_and_per_node(w: dict[str, Any]) -> None:
     columnar = asyncio.run(_outcome(w, columnar=True))
     per_node = asyncio.run(_outcome(w, columnar=False))
+    event("preempted" if any(r == "Preempted" for o in columnar.values() for r, _ in o["events"]) else "no preemption")
     assert columnar.keys() == per_node.keys()
     for key in columnar:
         assert columnar[key] == per_node[key], key
