@@ -27,6 +27,7 @@ from actors.extenders import build_extenders, close_extenders
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
+from actors.preemption import PreemptionActor
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, QueueActor
 from actors.scheduler import GetStats, Scheduler, StatsView, StoreChanged
@@ -43,6 +44,7 @@ from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
 from framework.plugins import Registry
+from framework.preemption_inflight import InFlightPreemptions
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
 
@@ -131,6 +133,7 @@ class Pipeline:
 
             # The scheduler plugs its nominator and requests in (Scheduler.__init__).
             self.objects = InMemoryObjects()
+            in_flight = InFlightPreemptions()
             self.handle = FrameworkHandle(
                 objects=self.objects,
                 waiting_pods=waiting_pods,
@@ -138,11 +141,16 @@ class Pipeline:
                 features=FeatureGates(cfg.feature_gates),
                 rand=self._rand,
                 binder=self._bind,
+                preemptions=in_flight,
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
+            # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
+            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client, waiting_pods=waiting_pods,
+                                              waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
+            self._spawn("preemption", self.preemption.run())
 
             self.scheduler = Scheduler(
                 frameworks=self.frameworks, queue=self.queue.ref(), store=self.client,
@@ -150,6 +158,7 @@ class Pipeline:
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
                 extenders=self.extenders, reuse_failures=self.reuse_failures,
+                preemption=self.preemption.ref(),
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
@@ -195,7 +204,8 @@ class Pipeline:
 
     def _spawn(self, phase: str, coro: Any) -> None:
         assert self._tg is not None
-        actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "scheduler": "scheduler"}.get(phase)
+        actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "preemption": "preemption",
+                 "scheduler": "scheduler"}.get(phase)
         if actor is not None:
             getattr(self, actor).on_breach = self._on_breach
         self._tasks[phase] = self._tg.create_task(coro, name=f"ksched-{phase}")
@@ -241,6 +251,11 @@ class Pipeline:
             if not done:
                 sched.cancel()  # cancelled cycles undo and requeue (the queue is still open)
                 await asyncio.wait({sched})
+        preemption = self._tasks.get("preemption")
+        if preemption is not None:
+            self.phase = "stopping:preemption"
+            self.preemption.stop()  # no cycle is left to start one; running evictions finish
+            await asyncio.wait({preemption}, timeout=self.drain_grace_seconds)
         if "queue" in self._tasks:
             self.queue.stop()  # requeues from the drained cycles are in its inbox
         writer = self._tasks.get("podgroup-status")
@@ -269,7 +284,7 @@ class Pipeline:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
-                and self.scheduler.idle()
+                and self.scheduler.idle() and self.preemption.idle()
                 and ("podgroup-status" not in self._tasks or self.podgroup_status.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:

@@ -41,6 +41,7 @@ KNOWN: dict[str, GateSpec] = {
     "DRAExtendedResource": GateSpec(False, ALPHA, implemented=False),     # alpha 1.34; no DRA in ksched
     "InPlacePodVerticalScaling": GateSpec(True, GA, locked=True),         # GA 1.35
     "StorageCapacityScoring": GateSpec(False, ALPHA),                     # alpha 1.33
+    "SchedulerAsyncPreemption": GateSpec(True, BETA),                     # beta 1.33
 }
 DEFAULTS: dict[str, bool] = {name: spec.default for name, spec in KNOWN.items()}
 

@@ -73,6 +73,15 @@ class Activate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Regate:
+    """`plugin`'s gate on this pod may have lifted: run PreEnqueue again if it is
+    the pod's gating plugin (the preemption actor, when a preemption ends)."""
+
+    pod_key: str
+    plugin: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Move:
     event: ClusterEvent
     old: Any
@@ -92,7 +101,8 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Move, Flush, Counts]
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts]
+
 
 
 def clock_time_at(ns: int) -> float:
@@ -173,6 +183,8 @@ class QueueActor(Actor[QueueMsg]):
                 q.done(key)
             case Activate(pods=pods):
                 q.activate(pods, now)
+            case Regate(pod_key=key, plugin=plugin):
+                q.regate(key, plugin, now)
             case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
                 q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():

@@ -302,6 +302,13 @@ class SchedulingQueue:
             if qpi is not None:
                 self._move_to_active(qpi, now_ns)
 
+    def regate(self, pod_key: str, plugin: str, now: float) -> None:
+        """A pod `plugin` gates goes back as after an event (PreEnqueue runs again);
+        any other pod is left where it is."""
+        qpi = self.unschedulable.get(pod_key)
+        if qpi is not None and qpi.gated and qpi.gating_plugin == plugin:
+            self._requeue(qpi, Strategy.AFTER_BACKOFF, to_ns(now))
+
     # --- cluster events ---------------------------------------------------------------------------------
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
@@ -389,20 +396,29 @@ class SchedulingQueue:
         self.unschedulable.pop(key, None)
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
-        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
-        if st is not None and not st.is_success():
-            if st.code == Code.Error:  # upstream logs it and keeps the pod gated
-                log.error("pod %s: %s", key, st.message())
-            qpi.gated = True
-            qpi.gating_plugin = st.plugin
-            qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
-            self.unschedulable.put(qpi)
+        if self._gated(qpi, now_ns):
             return False
         qpi.gated = False
         qpi.gating_plugin = ""
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = now_ns
         self.active_q.push(qpi)
+        return True
+
+    def _gated(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        """Run PreEnqueue; a pod it refuses goes to the unschedulable pool, gated."""
+        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        if st is None or st.is_success():
+            return False
+        if st.code == Code.Error:  # upstream logs it and keeps the pod gated
+            log.error("pod %s: %s", qpi.pod.key, st.message())
+        qpi.gated = True
+        qpi.gating_plugin = st.plugin
+        qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
+        self.active_q.remove(qpi.pod.key)
+        self.backoff_q.remove(qpi.pod.key)
+        self.error_backoff_q.remove(qpi.pod.key)
+        self.unschedulable.put(qpi)
         return True
 
     def retry_sort_faults(self, now: float) -> list[str]:
@@ -429,6 +445,10 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
         key = qpi.pod.key
         if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
+            # With SchedulerPopFromBackoffQ a pod may be popped straight from backoffQ,
+            # so PreEnqueue runs on the way in (upstream's moveToBackoffQ).
+            if self.pop_from_backoff_q and self._gated(qpi, now_ns):
+                return
             self.unschedulable.pop(key, None)
             self.active_q.remove(key)
             errored = not qpi.unschedulable_plugins and not qpi.pending_plugins

@@ -292,4 +292,38 @@ def test_an_event_no_plugin_registered_for_moves_no_pod() -> None:
     assert q.move_all_to_active_or_backoff(SERVICE_ADD, None, None, 1.0) == 0
     assert q.where("default/p") == "gated"
     assert q.move_all_to_active_or_backoff(NODE_ADD, None, node("n"), 2.0) == 1
+def _held_queue(held: set[str]) -> SchedulingQueue:
+    """A queue whose PreEnqueue holds the pods named in `held` (as DefaultPreemption
+    holds a preemptor while its preemption runs)."""
+    def pre_enqueue(p: Pod) -> Status:
+        if p.name in held:
+            return Status(Code.UnschedulableAndUnresolvable, "waiting", plugin="DefaultPreemption")
+        return Status()
+
+    hints = {"VolumeBinding": [ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add))]}
+    return SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints,
+                           hint_maps=[hints])
+
+
+def test_pre_enqueue_runs_on_the_way_into_backoff_since_a_pod_may_be_popped_from_there() -> None:
+    held = set()
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    fail(q, 0.0, "VolumeBinding")
+    held.add("p")
+    q.move_all_to_active_or_backoff(PVC_ADD, None, None, 0.5)  # still backing off
+    assert q.where("default/p") == "gated" and q.pop() is None
+
+
+def test_regate_lets_a_pod_go_once_the_gate_lifts_and_leaves_others_alone() -> None:
+    held = {"p"}
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    assert q.where("default/p") == "gated"
+    q.regate("default/p", "DefaultPreemption", 1.0)
+    assert q.where("default/p") == "gated"  # the gate still holds
+    held.clear()
+    q.regate("default/p", "SchedulingGates", 1.0)
+    assert q.where("default/p") == "gated"  # another plugin's gate: left alone
+    q.regate("default/p", "DefaultPreemption", 1.0)
     assert q.where("default/p") == "active"

@@ -74,7 +74,7 @@ def test_with_no_file_the_default_profile_is_upstreams_multipoint_list():
 def test_the_default_profile_builds_with_upstreams_points_and_weights():
     fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
     assert fwk.points["queueSort"] == ["PrioritySort"]
-    assert fwk.points["preEnqueue"] == ["SchedulingGates"]
+    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DefaultPreemption"]  # DefaultPreemption since 1.33
     assert fwk.points["filter"] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
