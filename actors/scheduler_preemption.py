@@ -11,7 +11,7 @@ preempting a second node.
 """
 from __future__ import annotations
 
-import collections
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from actors.base import ActorRef, MailboxClosed
@@ -26,39 +26,46 @@ from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preemption import Candidate, as_terminating_by_preemption, preempted_event_message
 from framework.preemption_inflight import PreemptionJob
-from framework.runtime import Framework
+from framework.runtime import Framework, PostFilterRun
 
 if TYPE_CHECKING:
     from actors.scheduler import Scheduler
 
 PREEMPTION_PLUGIN = "DefaultPreemption"
-KEEP_PREEMPTED = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PostFiltered:
+    """What the PostFilter step hands the failed cycle: the node nominated ("" clears
+    a nomination, None leaves it) and whether DefaultPreemption ran (the failure
+    memo counts a preemption attempt again when it replays this failure)."""
+
+    nominated: str | None
+    preemption_ran: bool
+
+
+NOT_RUN = PostFiltered(None, False)
 
 
 class PreemptionStep:
     def __init__(self, sched: "Scheduler", actor: ActorRef[PreemptionMsg] | None) -> None:
         self.sched = sched
         self.actor = actor
-        self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)  # evicted in the cycle
-        self.post_filter_ran: dict[str, str] = {}  # plugin -> status name, during one PostFilter
         self.victims = 0  # evicted in the cycle, or handed to the preemption actor
 
     # --- PostFilter --------------------------------------------------------------------------------
 
-    def post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+    def post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> PostFiltered:
         if not fwk.has_post_filter_plugins():
-            return None
-        self.post_filter_ran.clear()
+            return NOT_RUN
         before = self.victims
-        result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
-        return self._done(err, result, status, before)
+        return self._done(err, fwk.run_post_filter(state, pod, err.diagnosis.node_to_status), before)
 
     async def post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod,
-                                         err: FitError) -> str | None:
+                                         err: FitError) -> PostFiltered:
         """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
         if not fwk.has_post_filter_plugins():
-            return None
-        self.post_filter_ran.clear()
+            return NOT_RUN
         before = self.victims
         snapshot, extenders = self.sched.snapshot, self.sched.extenders
 
@@ -66,19 +73,20 @@ class PreemptionStep:
             pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in snapshot.list()}
             return await narrow_preemption_candidates(extenders, preemptor, candidates, pods_on_node)
 
-        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
-        return self._done(err, result, status, before)
+        run = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._done(err, run, before)
 
-    def _done(self, err: FitError, result: Any, status: Any, before: int) -> str | None:
-        ran = self.post_filter_ran.get(PREEMPTION_PLUGIN)
+    def _done(self, err: FitError, run: PostFilterRun, before: int) -> PostFiltered:
+        ran = run.code_of(PREEMPTION_PLUGIN)
         if ran is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate(Async)
             self.sched.metrics.preemption_attempt()
-            if ran == "Success":
+            if ran == Code.Success:
                 self.sched.metrics.preemption_victims(self.victims - before)
-        if status.code != Code.Error:
-            err.diagnosis.post_filter_msg = status.message()
+        if run.status.code != Code.Error:
+            err.diagnosis.post_filter_msg = run.status.message()
         # "" (a PostFilter result without a node) clears a stale nomination.
-        return result.nominated_node_name if result is not None else None
+        nominated = run.result.nominated_node_name if run.result is not None else None
+        return PostFiltered(nominated, ran is not None)
 
     # --- requests through the handle ----------------------------------------------------------------
 
@@ -99,7 +107,6 @@ class PreemptionStep:
         self.victims += 1
         if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
-        self.preempted.append(victim.key)
         s.store.record_event("Pod", victim.key, "Normal", "Preempted",
                              preempted_event_message(preemptor, victim.node_name))
         s.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))

@@ -6,6 +6,7 @@ plugin returning None means Success. Every run_* here returns a Status, never No
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -550,20 +551,20 @@ class Framework:
             return self.run_filter(state, pod, node_info)
         return self.run_filter(state, pod, _with_pods_for_fit(node_info, added))
 
-    def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> "PostFilterRun":
         outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:
                 r, st = pl.post_filter(state, pod, filtered)
             except Exception as e:  # noqa: BLE001
-                return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
+                return outcome.raised(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
             done = outcome.add(pl.name, r, st)
             if done is not None:
                 return done
         return outcome.final()
 
     async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                                             call_extenders: Any) -> tuple[PostFilterResult | None, Status]:
+                                             call_extenders: Any) -> "PostFilterRun":
         """run_post_filter where a plugin with `post_filter_with_extenders` (DefaultPreemption)
         lets preempting extenders narrow its candidates (an awaited call)."""
         outcome = _PostFilterOutcome()
@@ -575,7 +576,7 @@ class Framework:
                 else:
                     r, st = pl.post_filter(state, pod, filtered)
             except Exception as e:  # noqa: BLE001
-                return None, _error(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
+                return outcome.raised(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
             done = outcome.add(pl.name, r, st)
             if done is not None:
                 return done
@@ -762,28 +763,52 @@ class Framework:
                 continue
 
 
+@dataclass(frozen=True, slots=True)
+class PostFilterRun:
+    """What one PostFilter run gave: the nomination and status folded as upstream's
+    RunPostFilterPlugins, and each plugin that ran, in order, with its code (Error
+    for one that raised). The scheduler counts a preemption attempt when
+    DefaultPreemption is among them (`code_of`)."""
+
+    result: PostFilterResult | None
+    status: Status
+    ran: tuple[tuple[str, Code], ...] = ()
+
+    def code_of(self, plugin: str) -> Code | None:
+        """The code `plugin` answered in this run; None when it did not run."""
+        for name, code in self.ran:
+            if name == plugin:
+                return code
+        return None
+
+
 class _PostFilterOutcome:
     """Folds PostFilter plugins' answers as upstream's RunPostFilterPlugins: the first
     Success or UnschedulableAndUnresolvable (or an Error) ends the run; otherwise
     the reasons add up and the last nomination given (even an empty one) stands."""
 
-    __slots__ = ("reasons", "rejector", "result")
+    __slots__ = ("reasons", "rejector", "result", "ran")
 
     def __init__(self) -> None:
         self.reasons: list[str] = []
         self.rejector = ""
         self.result: PostFilterResult | None = None
+        self.ran: list[tuple[str, Code]] = []
 
-    def add(self, plugin: str, r: PostFilterResult | None, st: Status | None
-            ) -> tuple[PostFilterResult | None, Status] | None:
+    def raised(self, plugin: str, message: str) -> PostFilterRun:
+        self.ran.append((plugin, Code.Error))
+        return PostFilterRun(None, _error(plugin, message), tuple(self.ran))
+
+    def add(self, plugin: str, r: PostFilterResult | None, st: Status | None) -> PostFilterRun | None:
         st = st if st is not None else Status()
+        self.ran.append((plugin, st.code))
         if st.is_success():
-            return r, st
+            return PostFilterRun(r, st, tuple(self.ran))
         if st.code == Code.UnschedulableAndUnresolvable:
             st.plugin = plugin
-            return r, st
+            return PostFilterRun(r, st, tuple(self.ran))
         if not st.is_rejected():
-            return None, Status(Code.Error, *st.reasons, plugin=plugin)
+            return PostFilterRun(None, Status(Code.Error, *st.reasons, plugin=plugin), tuple(self.ran))
         if r is not None:
             # Even an empty nomination counts: it clears the pod's stale one.
             self.result = r
@@ -792,5 +817,5 @@ class _PostFilterOutcome:
             self.rejector = plugin
         return None
 
-    def final(self) -> tuple[PostFilterResult | None, Status]:
-        return self.result, Status(Code.Unschedulable, *self.reasons, plugin=self.rejector)
+    def final(self) -> PostFilterRun:
+        return PostFilterRun(self.result, Status(Code.Unschedulable, *self.reasons, plugin=self.rejector), tuple(self.ran))

@@ -146,3 +146,20 @@ async def test_pending_pods_follow_the_queue() -> None:
         await p.client.delete("Pod", "default", "too-big")
         await p.settle()
     assert sink.of("set_pending_pods")[-1] == ({"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0},)
+
+
+async def test_a_preemption_attempt_is_counted_on_cycles_whose_plugins_are_not_timed() -> None:
+    """Whether DefaultPreemption ran is PostFilter's own result: with plugin timing
+    never sampled (no proxy in front of any plugin) the attempt is still counted."""
+    sink = RecordingSink()
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), metrics=sink) as p:
+        p.scheduler.plugin_sample_every = 10**9
+        p.scheduler.stats.attempts = 1  # the first cycle would be sampled: start past it
+        await p.client.apply([node("n0", cpu="2")])
+        await p.client.apply([pod("low-a", cpu="1", priority=0), pod("low-b", cpu="1", priority=0)])
+        await p.run_until_quiescent(max_seconds=5)
+        await p.client.apply([pod("high", cpu="2", priority=100)])
+        await p.run_until_quiescent(max_seconds=30)
+        assert p.store.peek("Pod", "default", "high").node_name == "n0"
+    assert sink.of("plugin_execution") == []
+    assert sink.of("preemption_attempt") == [()]

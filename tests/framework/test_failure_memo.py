@@ -91,10 +91,10 @@ def fresh_attempt(w: World, p: Pod) -> tuple[Any, ...]:
     try:
         SchedulingAlgorithm(random.Random(0)).schedule_pod(fwk, state, p, w.snapshot)
     except FitError as e:
-        result, status = fwk.run_post_filter(state, p, e.diagnosis.node_to_status)
-        if status.code != Code.Error:
-            e.diagnosis.post_filter_msg = status.message()
-        nominated = result.nominated_node_name if result is not None else None
+        run = fwk.run_post_filter(state, p, e.diagnosis.node_to_status)
+        if run.status.code != Code.Error:
+            e.diagnosis.post_filter_msg = run.status.message()
+        nominated = run.result.nominated_node_name if run.result is not None else None
         return ("failed", e, e.message(), nominated, bool(handle.evicted))
     return ("scheduled",)
 

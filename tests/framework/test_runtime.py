@@ -149,3 +149,32 @@ def test_a_score_added_to_an_entry_of_the_score_list_counts_when_the_host_is_sel
     scores[0].total_score += 50  # what an extender's weighted score does upstream
     assert list(scores.totals) == [60, 20]
     assert select_host(scores, random.Random(0)) == "n1"
+
+
+class PostFilterFake:
+    def __init__(self, name, answer):
+        self.name, self.answer = name, answer
+
+    def post_filter(self, state, pod, filtered):
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return None, self.answer
+
+
+def test_a_post_filter_run_names_each_plugin_that_ran_with_its_code():
+    """The scheduler counts a preemption attempt from this result, not from a
+    timing wrapper's callback: every plugin that ran is in it, one that raised as Error."""
+    a = PostFilterFake("A", Status(Code.Unschedulable, "no"))
+    b = PostFilterFake("B", RuntimeError("bug"))
+    c = PostFilterFake("C", Status())
+    run = make([a, b, c], {"postFilter": ["A", "B", "C"]}).run_post_filter(CycleState(), pod(), None)
+    assert run.ran == (("A", Code.Unschedulable), ("B", Code.Error))
+    assert run.status.code == Code.Error and run.status.plugin == "B"
+    assert run.code_of("A") == Code.Unschedulable and run.code_of("C") is None
+
+
+def test_a_post_filter_run_that_succeeds_stops_there_and_says_so():
+    a = PostFilterFake("A", Status())
+    b = PostFilterFake("B", Status(Code.Unschedulable, "no"))
+    run = make([a, b], {"postFilter": ["A", "B"]}).run_post_filter(CycleState(), pod(), None)
+    assert run.ran == (("A", Code.Success),) and run.status.is_success()

@@ -189,7 +189,7 @@ class GangHarness:
         try:
             result = self.algo.schedule_pod(self.fwk, state, p, self.snapshot)
         except FitError as e:
-            _, pf = self.fwk.run_post_filter(state, p, e.diagnosis.node_to_status)
+            pf = self.fwk.run_post_filter(state, p, e.diagnosis.node_to_status).status
             self.messages[key] = e.message()
             self.record.events.append(("unschedulable", key, e.message()))
             self.unschedulable[key] = self.clock
