@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from actors.base import InvariantBreach, MailboxClosed, new_reply
 from actors.extenders import build_extenders, close_extenders
@@ -30,7 +30,8 @@ from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.preemption import PreemptionActor
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, QueueActor
-from actors.scheduler import GetStats, Scheduler, StatsView, StoreChanged
+from actors.scheduler import Scheduler, StoreChanged
+from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
@@ -315,12 +316,17 @@ class Pipeline:
                 return clock.now() - start
             clock.advance_to(due)
 
-    async def scheduler_stats(self) -> StatsView:
-        """The scheduler's counters, asked of the scheduler (zeros once it has stopped)."""
+    async def scheduler_stats(self, latencies: bool = False) -> StatsView:
+        """The scheduler's counters, asked of the scheduler (zeros once it has stopped);
+        `latencies`: with every latency it keeps."""
         try:
-            return await self.scheduler.ref().ask(GetStats(reply=new_reply()))
+            return await self.scheduler.ref().ask(GetStats(reply=new_reply(), latencies=latencies))
         except MailboxClosed:
             return StatsView(0, 0, 0, 0)
+
+    async def attempts(self, keys: Iterable[str]) -> dict[str, AttemptView]:
+        """What the last attempt of each of these pods produced, asked of the scheduler."""
+        return await self.scheduler.ref().ask(GetAttempts(keys=tuple(keys), reply=new_reply()))
 
     async def list_waiting(self) -> tuple[WaitingSnapshot, ...]:
         """Who waits at Permit now, asked of the waiting room."""

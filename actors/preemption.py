@@ -25,7 +25,6 @@ scheduler's view (so the last deletion's event is never lost).
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from dataclasses import dataclass
 from typing import Union, assert_never
@@ -39,7 +38,6 @@ from framework.preemption import disruption_target, preempted_event_message
 from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
 from framework.waiting import WaitingPodsMap
 
-KEEP_PREEMPTED = 10_000
 log = logging.getLogger("ksched.preemption")
 
 
@@ -64,7 +62,6 @@ class PreemptionActor(Actor[PreemptionMsg]):
         self.queue = queue
         self.running = 0
         self.failed = 0  # jobs that ended with an error (their preemptor was activated)
-        self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)  # deleted victims
         self._jobs: asyncio.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -144,5 +141,4 @@ class PreemptionActor(Actor[PreemptionMsg]):
                 await self.store.delete("Pod", victim.namespace, victim.name)
             except NotFound:
                 return  # already gone
-            self.preempted.append(victim.key)
         self.store.record_event("Pod", victim.key, "Normal", "Preempted", preempted_event_message(preemptor, job.node_name))

@@ -34,10 +34,9 @@ preemption actor).
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union, assert_never
 
 from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
@@ -47,7 +46,16 @@ from actors.events import event_for
 from actors.failure_reuse import FailureReuse, status_write_needed
 from actors.extenders import explain_extenders
 from actors.preemption import PreemptionMsg
-from actors.scheduler_preemption import PREEMPTION_PLUGIN, PreemptionStep
+from actors.scheduler_preemption import PreemptionStep
+from actors.scheduler_views import (
+    RECENT_BINDS,
+    Attempt,
+    GetAttempts,
+    GetStats,
+    SchedulerStats,
+    StatsView,
+    attempt_view,
+)
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
@@ -102,53 +110,11 @@ class BindingDone:
     status: Status
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GetStats:
-    """Ask for the counters (a StatsView)."""
-
-    reply: asyncio.Future
-
-
-@dataclass(frozen=True, slots=True)
-class StatsView:
-    attempts: int
-    scheduled: int
-    failed: int
-    binding_cycles: int  # running now
-    # Assume-to-bound seconds of the most recent binds (at most RECENT_BINDS), oldest first.
-    recent_bind_seconds: tuple[float, ...] = ()
-    failures_reused: int = 0  # failed attempts that reused a known failure (actors/failure_reuse.py)
-
-
-SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
+SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats, GetAttempts]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
 PLUGIN_SAMPLE_EVERY = 10
-
-
-@dataclass(slots=True)
-class Attempt:
-    """What the last scheduling attempt of a pod produced."""
-
-    result: ScheduleResult | None = None
-    fit_error: FitError | None = None
-    error: str = ""
-
-
-KEEP_LATENCIES = 200_000
-RECENT_BINDS = 1_000  # assume-to-bound latencies a stats reply carries
-
-
-@dataclass(slots=True)
-class SchedulerStats:
-    attempts: int = 0
-    scheduled: int = 0
-    failed: int = 0
-    # Seconds from first enqueue to bound, for the most recent pods.
-    latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
-    # Seconds from assume to bound (the binding cycle, Permit's wait included), most recent pods.
-    bind_latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
 
 
 class Scheduler(Actor[SchedulerMsg]):
@@ -189,8 +155,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.snapshot = Snapshot()
         self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
         self.nominator = Nominator()
-        self.attempts: dict[str, Attempt] = {}
-        self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
+        self.attempts: dict[str, Attempt] = {}  # pod key -> its last attempt; read through GetAttempts
         self.stats = SchedulerStats()
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
@@ -291,11 +256,16 @@ class Scheduler(Actor[SchedulerMsg]):
             case BindingDone(assumed=a, status=status):
                 self.bindings.total -= 1
                 self._guarded(msg, lambda: self._binding_done(a, status))
-            case GetStats(reply=reply):
+            case GetStats(reply=reply, latencies=latencies):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
+                every = (tuple(st.latencies), tuple(st.bind_latencies)) if latencies else ((), ())
                 resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running,
-                                         recent_bind_seconds=recent, failures_reused=self.reuse.hits))
+                                         recent_bind_seconds=recent, failures_reused=self.reuse.hits,
+                                         e2e_seconds=every[0], bind_seconds=every[1]))
+            case GetAttempts(keys=keys, reply=reply):
+                names = [ni.name for ni in self.snapshot.list()]
+                resolve(reply, {k: attempt_view(self.attempts[k], names) for k in keys if k in self.attempts})
             case _:
                 assert_never(msg)
 
@@ -324,13 +294,16 @@ class Scheduler(Actor[SchedulerMsg]):
         evicted_before = self.preemption.victims
         try:
             result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
-        except (FitError, NoNodesAvailable, SchedulingError) as e:
-            status, nominated = self._cycle_failed(fwk, state, qpi, e)
-            if key is not None and isinstance(e, FitError):
-                ran = fwk.has_post_filter_plugins() and PREEMPTION_PLUGIN in self.preemption.post_filter_ran
-                self.reuse.remember(key, e, status.message(), nominated, ran,
+        except FitError as e:
+            post = self.preemption.post_filter(fwk, state, qpi.pod, e)
+            status, nominated = self._cycle_failed(fwk, state, qpi, e, post.nominated)
+            if key is not None:
+                self.reuse.remember(key, e, status.message(), nominated, post.preemption_ran,
                                     self.preemption.victims != evicted_before)
             self._finish_cycle(qpi, None, status, nominated)
+            return
+        except (NoNodesAvailable, SchedulingError) as e:
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
             return
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
@@ -344,8 +317,8 @@ class Scheduler(Actor[SchedulerMsg]):
         try:
             result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
-            nominated = await self.preemption.post_filter_with_extenders(fwk, state, qpi.pod, e)
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
+            post = await self.preemption.post_filter_with_extenders(fwk, state, qpi.pod, e)
+            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, post.nominated))
             return
         except (NoNodesAvailable, SchedulingError) as e:
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
@@ -389,16 +362,15 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _cycle_failed(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
                       e: FitError | NoNodesAvailable | SchedulingError,
-                      post_filtered: tuple[str | None] | None = None) -> tuple[Status, str | None]:
+                      nominated: str | None = None) -> tuple[Status, str | None]:
         """The failed algorithm's Status for the failure handler, and the node
-        PostFilter nominated ("" clears a nomination, None leaves it); `qpi`'s
-        unschedulable/pending plugins say who rejected the pod.
-        `post_filtered`: (PostFilter's nomination,) when it already ran; None: run it now."""
+        PostFilter nominated ("" clears a nomination, None leaves it; PostFilter ran
+        before, on a FitError only); `qpi`'s unschedulable/pending plugins say who
+        rejected the pod."""
         pod, attempt = qpi.pod, self.attempts[qpi.pod.key]
         qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
         if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = post_filtered[0] if post_filtered is not None else self.preemption.post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
             message = e.message()
@@ -472,7 +444,6 @@ class Scheduler(Actor[SchedulerMsg]):
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
         if nominated:
-            self.nominations.setdefault(pod.key, []).append(nominated)
             self.nominator.add(pod, nominated)
         elif nominated == "":
             self.nominator.delete(pod)
@@ -549,14 +520,12 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[TimedFramework, TimedFramework]:
         def plain(plugin: str, point: str, status: str, seconds: float) -> None:
-            self.preemption.post_filter_ran[plugin] = status
+            return None
 
         def sampled(plugin: str, point: str, status: str, seconds: float) -> None:
-            if point == "PostFilter":
-                self.preemption.post_filter_ran[plugin] = status
             self.metrics.plugin_execution(plugin, point, status, seconds)
 
-        return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=("post_filter_plugins",)),
+        return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=()),
                 TimedFramework.of(fwk, self.metrics, timer, plugin_record=sampled, proxied=tuple(PLUGIN_LISTS)))
 
     def _attempt_ended(self, pod: Pod, result: str, started: float) -> None:
@@ -627,7 +596,6 @@ class Scheduler(Actor[SchedulerMsg]):
             self.objects.delete("Pod", pod.key)
             self.pending.pop(pod.key, None)
             self.attempts.pop(pod.key, None)
-            self.nominations.pop(pod.key, None)
             self.nominator.delete(pod)
             self.waiting_room.try_tell(Reject(uid=pod.uid, plugin="", message="pod deleted"))
             if pod.node_name:

@@ -95,7 +95,7 @@ class _InProcess:
         await self.p.settle(None)  # in process the actors' idleness is exact
 
     async def counters(self) -> Any:
-        return stats_snapshot(self.p)
+        return await stats_snapshot(self.p)
 
 
 class _OverTcp:

@@ -103,7 +103,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
                     done.set()
 
         await p.client.watch(observe, kinds=frozenset({"Pod"}))
-        before = stats_snapshot(p)
+        before = await stats_snapshot(p)
         start = time.perf_counter()
         for i in range(0, len(measured), 500):
             await p.client.apply(measured[i:i + 500])
@@ -120,8 +120,9 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
                 if p.idle() and not pending_completion:
                     break  # nothing moves any more: the rest cannot be placed
         elapsed = (max(bound_at.values()) if bound_at else time.perf_counter() - start)
-        counters = Counters.between(before, stats_snapshot(p))
-        lat = [x * 1000 for x in p.scheduler.stats.latencies]
+        after = await stats_snapshot(p)
+        counters = Counters.between(before, after)
+        lat = [x * 1000 for x in after.e2e_latencies]
         scheduled = sum(members_bound.values())
     group_ms = [t * 1000 for t in bound_at.values()]
     return {

@@ -105,7 +105,7 @@ async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator
 async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     async with set_up(w, store, tracker) as p:
-        before = stats_snapshot(p)
+        before = await stats_snapshot(p)
         keys = measured_keys(w)
         start = time.perf_counter()
         bg = asyncio.ensure_future(background(w, p.client.apply))
@@ -118,7 +118,7 @@ async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: floa
                 f.cancel()
         finally:
             bg.cancel()
-        counters = Counters.between(before, stats_snapshot(p))
+        counters = Counters.between(before, await stats_snapshot(p))
         end = tracker.last_bound(keys)
     result = summarize(w, tracker, start, end, counters, store=store, transport="in-process", rss_mb=peak_rss_mb())
     return {**result, **w.extra}

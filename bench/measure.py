@@ -161,14 +161,16 @@ class Counters:
 
 @dataclass(frozen=True, slots=True)
 class StatsSnapshot:
-    """The in-process scheduler's counters at one moment (its latency deque copied)."""
+    """The in-process scheduler's counters at one moment, as its GetStats reply gives them."""
 
     attempts: int
     failed: int
     scheduled: int
     bind_latencies: tuple[float, ...]
+    e2e_latencies: tuple[float, ...] = ()
 
 
-def stats_snapshot(p: "Pipeline") -> StatsSnapshot:
-    s = p.scheduler.stats
-    return StatsSnapshot(s.attempts, s.failed, s.scheduled, tuple(s.bind_latencies))
+async def stats_snapshot(p: "Pipeline") -> StatsSnapshot:
+    """Asked of the scheduler (a GetStats message), as any client asks."""
+    s = await p.scheduler_stats(latencies=True)
+    return StatsSnapshot(s.attempts, s.failed, s.scheduled, s.bind_seconds, s.e2e_seconds)

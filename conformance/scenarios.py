@@ -4,9 +4,10 @@ The case's cluster goes into the store of a real Pipeline (fake clock, in-memory
 store) built with the case's profile and its fake plugins; the `schedule` pods are
 submitted in order; the fake clock is advanced through backoffs and Permit
 timeouts until nothing more can happen (at most 15 simulated minutes). `actual`
-is read from the run: bindings from the store, the last attempt's FitError /
-error / evaluated nodes from the scheduler, victims and nominations as they
-happened.
+is read as any client reads it: bindings from the store, victims from their
+Preempted events, nominations from a store watch (the first nominatedNodeName
+written), and the last attempt's FitError / error / evaluated nodes asked of the
+scheduler (GetAttempts, frozen copies).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any
 
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
-from actors.scheduler import Attempt
+from actors.scheduler_views import AttemptView, FitErrorView
+from actors.store import WatchEvent
 from framework.api.objects import KINDS, Pod
 from framework.config import full_registry
 from conformance.cluster import OBJECT_KEYS
@@ -83,6 +85,8 @@ async def _run_pipeline(case: dict[str, Any], cfg: dict[str, Any], registry: Any
     async with Pipeline(cfg, clock=clock, registry=registry, rand=random.Random(0),
                         validate_names=False) as p:
         pipeline.append(p)
+        nominated = FirstNominations()
+        await p.client.watch(nominated.see, frozenset({"Pod"}))
         setup = case_objects(case)
         if setup:
             await p.client.apply(setup)
@@ -94,41 +98,65 @@ async def _run_pipeline(case: dict[str, Any], cfg: dict[str, Any], registry: Any
         items, _ = await p.client.list("Pod")
         bound = {f"{i['metadata'].get('namespace', 'default')}/{i['metadata']['name']}": (i.get("spec") or {}).get("nodeName") or None
                  for i in items}
-        return _actual(p, scheduled, bound)
+        actual: dict[str, Any] = {"bindings": {pod.key: bound.get(pod.key) for pod in scheduled}}
+        actual["preempted"] = await _preempted(p, [o for o in setup if o["kind"] == "Pod"], scheduled)
+        actual["nominated"] = nominated.first
+        actual.update(_from_attempts(scheduled, await p.attempts(pod.key for pod in scheduled)))
+        return actual
 
 
-def _actual(p: Pipeline, scheduled: list[Pod], bound: dict[str, str | None]) -> dict[str, Any]:
-    sched = p.scheduler
-    actual: dict[str, Any] = {"bindings": {pod.key: bound.get(pod.key) for pod in scheduled}}
-    actual["preempted"] = sorted(set(sched.preemption.preempted) | set(p.preemption.preempted))
-    actual["nominated"] = {k: v[0] for k, v in sched.nominations.items() if v}
-    attempts: list[tuple[str, Attempt]] = [(pod.key, sched.attempts[pod.key]) for pod in scheduled if pod.key in sched.attempts]
-    for key, a in attempts:
-        if a.result is not None:
-            actual["evaluatedNodes"] = a.result.evaluated_nodes
-            actual["feasibleNodes"] = a.result.feasible_nodes
+class FirstNominations:
+    """A store watch's view of nominations: the first node written as a pod's
+    status.nominatedNodeName by a change of that pod (a client sees no other)."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, str] = {}
+
+    def see(self, ev: WatchEvent) -> None:
+        if ev.type != "MODIFIED" or not isinstance(ev.obj, Pod):
+            return
+        node = ev.obj.nominated_node_name
+        if node and ev.obj.key not in self.first:
+            self.first[ev.obj.key] = node
+
+
+async def _preempted(p: Pipeline, setup_pods: list[dict[str, Any]], scheduled: list[Pod]) -> list[str]:
+    """Every pod with a Preempted event, as any client reads events."""
+    keys = {Pod(raw).key for raw in setup_pods} | {pod.key for pod in scheduled}
+    out = []
+    for key in sorted(keys):
+        if any(e.reason == "Preempted" for e in await p.client.events("Pod", key)):
+            out.append(key)
+    return out
+
+
+def _from_attempts(scheduled: list[Pod], attempts: dict[str, AttemptView]) -> dict[str, Any]:
+    actual: dict[str, Any] = {}
+    for pod in scheduled:
+        a = attempts.get(pod.key)
+        if a is None:
+            continue
+        if a.evaluated_nodes is not None:
+            actual["evaluatedNodes"] = a.evaluated_nodes
+            actual["feasibleNodes"] = a.feasible_nodes
         if a.fit_error is not None:
-            actual["fitError"] = fit_error_dict(key, a, p)
+            actual["fitError"] = fit_error_dict(pod.key, a.fit_error)
         if a.error:
             actual["schedulingError"] = a.error
     return actual
 
 
-def fit_error_dict(key: str, a: Attempt, p: Pipeline) -> dict[str, Any]:
-    err = a.fit_error
-    assert err is not None
-    d = err.diagnosis
+def fit_error_dict(key: str, err: FitErrorView) -> dict[str, Any]:
     statuses = {}
-    for ni in p.scheduler.snapshot.list():
-        st = d.node_to_status.get(ni.name)
-        entry: dict[str, Any] = {"code": st.code.name, "reasons": list(st.reasons)}
-        if st.plugin:
-            entry["failedPlugin"] = st.plugin
-        statuses[ni.name] = entry
+    for ns in err.node_statuses:
+        entry: dict[str, Any] = {"code": ns.code, "reasons": list(ns.reasons)}
+        if ns.plugin:
+            entry["failedPlugin"] = ns.plugin
+        statuses[ns.node] = entry
     return {
         "pod": key,
         "numAllNodes": err.num_all_nodes,
-        "unschedulablePlugins": sorted(d.unschedulable_plugins),
+        "unschedulablePlugins": list(err.unschedulable_plugins),
         "nodeStatuses": statuses,
-        "message": err.message(),
+        "message": err.message,
     }

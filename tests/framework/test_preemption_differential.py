@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
+from actors.store import WatchEvent
 from framework.api.objects import Pod
 
 EXAMPLES = int(os.environ.get("KSCHED_PREEMPTION_EXAMPLES", "6"))
@@ -68,6 +69,14 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
     cfg = {"apiVersion": API, "kind": "KubeSchedulerConfiguration",
            "featureGates": {"SchedulerAsyncPreemption": w.get("async", True)}}
     async with Pipeline(cfg, clock=FakeClock(), rand=random.Random(w["seed"])) as p:
+        nominations: dict[str, list[str]] = {}  # pod key -> each nominatedNodeName written, in order
+
+        def seen(ev: WatchEvent) -> None:
+            node, old = ev.obj.nominated_node_name, ev.old.nominated_node_name if ev.old is not None else ""
+            if node and node != old:
+                nominations.setdefault(ev.obj.key, []).append(node)
+
+        await p.client.watch(seen, frozenset({"Pod"}))
         for fwk in p.frameworks.values():
             fwk.use_batch = columnar
         for batch in ([*w["nodes"], *w["pdbs"]], w["low"], *w["waves"]):
@@ -81,7 +90,7 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
             pod = p.store.peek("Pod", "default", name)
             out[key] = {
                 "node": pod.node_name if isinstance(pod, Pod) else "<deleted>",
-                "nominations": p.scheduler.nominations.get(key, []),
+                "nominations": nominations.get(key, []),
                 "events": [(e.reason, e.message) for e in p.store.events_for("Pod", key)],
             }
         return out
