@@ -5,7 +5,8 @@ its NamespaceLifecycle admission (a namespaced object goes into a namespace that
 exists; `default`, `kube-system` and `kube-public` always do). In-process writers
 (the bench, the conformance driver) send no field_validation and skip this stage.
 
-Defaulting (`defaulted`) applies to every write."""
+Defaulting (`defaulted`) applies to every write, the pod strategy's create-time
+condition (`gated_condition`) to every pod created."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -49,3 +50,22 @@ def defaulted(raw: Any) -> Any:
         if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:
             raw["status"] = {**status, "allocatable": dict(status["capacity"])}
     return raw
+
+
+SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
+
+
+def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod created with scheduling gates and no PodScheduled condition gets
+    PodScheduled=False, reason SchedulingGated (the pod strategy's PrepareForCreate).
+    `pod` is the store's own copy; its status is copied before it changes."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or not spec.get("schedulingGates"):
+        return pod
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    conds = status.get("conditions") if isinstance(status.get("conditions"), list) else []
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
+        return pod
+    pod["status"] = {**status, "conditions": [*conds, dict(SCHEDULING_GATED)]}
+    return pod

@@ -1,6 +1,6 @@
 """`ksched`: the command line.
 
-`serve` runs the daemon; the client commands (apply, get, describe, delete, watch,
+`serve` runs the daemon; the client commands (apply, create, get, describe, delete, watch,
 explain, complete, stats) talk to it through transport.client.tcp.SyncClient. The
 daemon address comes from --server or KSCHED_SERVER, the token from --token or
 KSCHED_TOKEN. `conformance` and `bench` are registered by add_conformance_parser /
@@ -72,10 +72,15 @@ def _client_parent() -> argparse.ArgumentParser:
 def add_client_parsers(sub: argparse._SubParsersAction) -> None:
     common = _client_parent()
 
-    p = sub.add_parser("apply", parents=[common], help="create or update objects from YAML/JSON")
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
-                   help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
-    p.set_defaults(func=_client_command("cmd_apply"))
+    for name, helptext in (("apply", "create or update objects from YAML/JSON"),
+                           ("create", "create objects from YAML/JSON (generateName honoured)")):
+        p = sub.add_parser(name, parents=[common], help=helptext)
+        p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
+                       help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
+        p.add_argument("--validate", default="strict", choices=["strict", "warn", "ignore", "true", "false"],
+                       help="unknown fields: strict refuses them (default), warn stores the object without "
+                            "them and prints a warning, ignore drops them (the server's fieldValidation)")
+        p.set_defaults(func=_client_command(f"cmd_{name}"))
 
     p = sub.add_parser("get", parents=[common], help="list objects or show one")
     p.add_argument("kind", help="pods, nodes, podgroups, priorityclasses, ... (kubectl names and short names)")

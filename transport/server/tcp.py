@@ -318,11 +318,14 @@ class Connection:
         return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
 
     async def on_apply(self, req: wire.Apply) -> dict[str, Any]:
-        items, actions = await self.service.apply(list(req.objects))
-        return apply_result(items, actions, self.limits.max_frame_bytes)
+        warnings: list[str] = []
+        items, actions = await self.service.apply(list(req.objects), req.field_validation, warnings)
+        return _with_warnings(apply_result(items, actions, self.limits.max_frame_bytes), warnings)
 
     async def on_create(self, req: wire.Create) -> dict[str, Any]:
-        return {"object": await self.service.create(req.object)}
+        warnings: list[str] = []
+        return _with_warnings({"object": await self.service.create(req.object, req.field_validation, warnings)},
+                              warnings)
 
     async def on_delete(self, req: wire.Delete) -> dict[str, Any]:
         return {"object": await self.service.delete(req.kind, req.namespace, req.name)}
@@ -497,6 +500,13 @@ class Server:
             await group.__aexit__(None, None, None)
         if self._server is not None:
             await self._server.wait_closed()
+
+
+def _with_warnings(result: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """A write's reply with its warnings (kube-apiserver's Warning headers), when any."""
+    if warnings:
+        result["warnings"] = list(dict.fromkeys(warnings))
+    return result
 
 
 def apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
