@@ -48,12 +48,7 @@ class CommittedReads:
         """A page of committed objects in key order: (objects, resourceVersion, continue).
         Every page of one list is read as of the first page's resourceVersion; a
         token older than the kept history raises Gone (Expired)."""
-        if kind not in self._objects:
-            raise Invalid(f"unsupported kind {kind!r}", "kind")
-        try:
-            sel = Selectors(label_selector, field_selector, kind)
-        except ValidationError as e:
-            raise Invalid(str(e), e.field) from None
+        sel = self._selectors(kind, label_selector, field_selector)
         rv, start = self._committed_rv, ""
         if continue_token:
             token = decode_continue(continue_token)
@@ -90,11 +85,16 @@ class CommittedReads:
     def list_now(self, kind: str, namespace: str, label_selector: str | Mapping[str, Any] | None,
                  field_selector: str | None) -> list[dict[str, Any]]:
         """Every object of `kind` as the owner sees it now (the store's ListObjects)."""
+        sel = self._selectors(kind, label_selector, field_selector)
+        return [o.raw for o in self._objects[kind].values()
+                if (not namespace or o.namespace == namespace) and sel.matches(o)]
+
+    def _selectors(self, kind: str, label_selector: str | Mapping[str, Any] | None,
+                   field_selector: str | None) -> Selectors:
+        """The selectors of a list of `kind`; Invalid for an unknown kind or a bad selector."""
         if kind not in self._objects:
             raise Invalid(f"unsupported kind {kind!r}", "kind")
         try:
-            sel = Selectors(label_selector, field_selector, kind)
+            return Selectors(label_selector, field_selector, kind)
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
-        return [o.raw for o in self._objects[kind].values()
-                if (not namespace or o.namespace == namespace) and sel.matches(o)]
