@@ -327,11 +327,13 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
             case UpdatePodStatus():
                 return self._update_pod_status(msg, batch).raw
             case RecordEvent(kind=kind, key=key, type=etype, reason=reason, message=text):
-                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock()))
+                about = self._objects.get(kind, {}).get(key)
+                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock(),
+                                                           about.meta.uid if about is not None else ""))
                 return None
             case GetEvents(kind=kind, key=key):
                 self._events.expire(self._clock())
-                return self.events_for(kind, key)
+                return self._this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
                 return self._watch(kinds, from_rv, sink)
             case Unwatch(watch_id=wid):
@@ -396,6 +398,14 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
+
+    def _this_life(self, kind: str, key: str) -> list[EventRecord]:
+        """The events about the object stored under `key` now: those recorded while it
+        existed (by its uid), not a deleted namesake's (kubectl's describe selects
+        events by involvedObject.uid). With no object there, every event under the key."""
+        current = self._objects.get(kind, {}).get(key)
+        records = self.events_for(kind, key)
+        return records if current is None else [r for r in records if r.uid == current.meta.uid]
 
     def _from_client(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
         """A client's manifest through the front door's stage (actors.store.front_door);

@@ -84,6 +84,7 @@ class EventRecord:
     reason: str
     message: str
     time: float
+    uid: str = ""  # the object's uid when it was recorded ("": no such object then)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -184,3 +184,20 @@ async def test_generate_name_is_honoured_on_a_client_create() -> None:
         a, _ = await _create(c, p)
         b, _ = await _create(c, p)
         assert a["metadata"]["name"].startswith("web-") and a["metadata"]["name"] != b["metadata"]["name"]
+
+
+async def test_a_pod_created_again_under_the_same_name_shows_only_its_own_events() -> None:
+    from actors.store.messages import GetEvents, RecordEvent
+    from actors.base import new_reply
+
+    async with running() as (store, c):
+        await _create(c, pod("p"), None)
+        store.tell(RecordEvent(kind="Pod", key="default/p", type="Warning", reason="FailedScheduling", message="old"))
+        await c.delete("Pod", "default", "p")
+        store.tell(RecordEvent(kind="Pod", key="default/p", type="Normal", reason="Preempted", message="gone"))
+        assert [r.reason for r in await store.ask(GetEvents(kind="Pod", key="default/p", reply=new_reply()))] == [
+            "FailedScheduling", "Preempted"]  # no object there: everything under the name
+        await _create(c, pod("p"), None)
+        store.tell(RecordEvent(kind="Pod", key="default/p", type="Normal", reason="Scheduled", message="new"))
+        events = await store.ask(GetEvents(kind="Pod", key="default/p", reply=new_reply()))
+        assert [(r.reason, r.message) for r in events] == [("Scheduled", "new")]

@@ -75,7 +75,7 @@ def test_cli_validate_modes_create_generate_name_and_a_capacity_only_node(daemon
 
 
 def test_wire_field_validation_namespaces_workloads_and_gated_pods(daemon_factory):
-    d = daemon_factory()
+    d = daemon_factory("--event-ttl", "30m")
     with d.client() as c:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"},
                "spec": {"schedulingGates": [{"name": "example.com/wait"}],

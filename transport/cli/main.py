@@ -52,6 +52,9 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http-idle-timeout", type=float, default=None, metavar="SECONDS",
                    help="close an HTTP connection that sends no complete request for this long "
                         "(limits.httpIdleTimeoutSeconds; default 32)")
+    p.add_argument("--event-ttl", metavar="DURATION", default=None,
+                   help="how long Events are kept (kube-apiserver's --event-ttl; limits.store.eventTTLSeconds; "
+                        "default 1h; e.g. 30m, 90s)")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="kube-scheduler's feature gates (over the config file's featureGates); "
                         "unknown gates are an error")

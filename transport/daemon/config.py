@@ -429,13 +429,35 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
     return out
 
 
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
+
+
+def parse_duration(text: str, flag: str = "--event-ttl") -> float:
+    """Seconds in a Go duration (kube-apiserver's `1h0m0s`, `30m`, `90s`, `500ms`), or
+    plain seconds; greater than 0."""
+    text = text.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        parts = _DURATION_PART.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise ValidationError(flag, f'invalid duration "{text}": use e.g. 1h, 30m, 90s or seconds') from None
+        unit = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+        seconds = sum(float(n) * unit[u] for n, u in parts)
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ValidationError(flag, f'must be greater than 0, got "{text}"')
+    return seconds
+
+
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
                 data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
                 etcd_servers: str | None = None, max_http_connections: int | None = None,
-                http_idle_timeout: float | None = None) -> DaemonConfig:
+                http_idle_timeout: float | None = None, event_ttl: str | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
     http_kw: dict[str, Any] = {}
+    if event_ttl is not None:
+        kw["store_limits"] = dataclasses.replace(cfg.store_limits, event_ttl_seconds=parse_duration(event_ttl))
     if max_http_connections is not None:
         if max_http_connections < 1:
             raise ValidationError("--max-http-connections", "must be at least 1")
