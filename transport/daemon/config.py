@@ -429,24 +429,15 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
     return out
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s)")
-
-
-def parse_duration(text: str, flag: str = "--event-ttl") -> float:
-    """Seconds in a Go duration (kube-apiserver's `1h0m0s`, `30m`, `90s`, `500ms`), or
-    plain seconds; greater than 0."""
-    text = text.strip()
+def _flag_duration(text: str, flag: str) -> float:
+    """A flag's duration: plain seconds, or a Go duration (`1h`, `30m`, `90s`, `500ms`)."""
     try:
-        seconds = float(text)
+        value: object = float(text)
     except ValueError:
-        parts = _DURATION_PART.findall(text)
-        if not parts or "".join(n + u for n, u in parts) != text:
-            raise ValidationError(flag, f'invalid duration "{text}": use e.g. 1h, 30m, 90s or seconds') from None
-        unit = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-        seconds = sum(float(n) * unit[u] for n, u in parts)
-    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
-        raise ValidationError(flag, f'must be greater than 0, got "{text}"')
-    return seconds
+        value = text.strip()
+    if value != value or value == float("inf"):
+        raise ValidationError(flag, f"must be a finite duration, got {text!r}")
+    return parse_duration(value, flag)
 
 
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
@@ -457,7 +448,7 @@ def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | Non
     kw: dict[str, Any] = {}
     http_kw: dict[str, Any] = {}
     if event_ttl is not None:
-        kw["store_limits"] = dataclasses.replace(cfg.store_limits, event_ttl_seconds=parse_duration(event_ttl))
+        kw["store_limits"] = dataclasses.replace(cfg.store_limits, event_ttl_seconds=_flag_duration(event_ttl, "--event-ttl"))
     if max_http_connections is not None:
         if max_http_connections < 1:
             raise ValidationError("--max-http-connections", "must be at least 1")
