@@ -34,6 +34,7 @@ from framework.handle import FrameworkHandle
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.kube import KubeDeps
 from transport.http.metrics import SchedulerMetrics
 from transport.server.tcp import Server
 from transport.server.service import StoreService
@@ -151,7 +152,8 @@ class Daemon:
             if self.cfg.http is not None:
                 app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
                                              on_reject=self.metrics.server_rejection,
-                                             web=web_deps(service, self.metrics, token, pipeline)))
+                                             web=web_deps(service, self.metrics, token, pipeline),
+                                             kube=KubeDeps(service=service, profiles=frozenset(pipeline.frameworks))))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
                                                              ssl_context)
