@@ -128,6 +128,8 @@ async def _openapi_doc(request: web.Request) -> web.Response:
 
 def mount_kube(app: web.Application, deps: KubeDeps) -> None:
     app[KUBE] = deps
+    app[watch.WATCHES] = set()
+    app.on_shutdown.append(watch.end_watches)
     app.router.add_get("/version", _version)
     app.router.add_get("/api", _api)
     app.router.add_get("/apis", _apis)

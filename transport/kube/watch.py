@@ -30,8 +30,16 @@ from transport.kube.status import KubeError, bad_request, failure, from_api_erro
 from transport.protocol.wire import ApiError, Reason
 
 BOOKMARK_SECONDS = 30.0
+LIVENESS_SECONDS = 1.0  # how often an idle stream checks that its client is still there
 MAX_BACKLOG = 10_000
 _END = object()
+WATCHES = web.AppKey("kube_watches", set)  # the queues of open watches, ended at shutdown
+
+
+async def end_watches(app: web.Application) -> None:
+    """on_shutdown: end every open watch, so the server's cleanup does not wait for them."""
+    for queue in list(app.get(WATCHES, ())):
+        queue.put_nowait(_END)
 
 
 def _line(event_type: str, obj: Any) -> bytes:
@@ -99,6 +107,8 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
         await response.write_eof()
         return response
     await response.prepare(request)
+    open_watches = request.app[WATCHES]
+    open_watches.add(queue)
     first_table = True
     last_rv = max(now_rv, from_rv)
     loop = asyncio.get_running_loop()
@@ -106,20 +116,27 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     bookmarks = flag(request, "allowWatchBookmarks")
     if bookmarks:
         queue.put_nowait(("BOOKMARK", None))
+    next_bookmark = loop.time() + BOOKMARK_SECONDS
     try:
         while True:
-            wait = BOOKMARK_SECONDS if bookmarks else None
+            now = loop.time()
+            wait = LIVENESS_SECONDS
+            if bookmarks:
+                wait = min(wait, max(next_bookmark - now, 0.0))
             if deadline is not None:
-                left = deadline - loop.time()
-                if left <= 0:
+                if deadline <= now:
                     break
-                wait = left if wait is None else min(wait, left)
+                wait = min(wait, deadline - now)
             try:
                 item = await asyncio.wait_for(queue.get(), wait)
             except asyncio.TimeoutError:
-                if deadline is not None and loop.time() >= deadline:
-                    break
+                if request.transport is None or request.transport.is_closing():
+                    break  # the client went away
+                if not bookmarks or loop.time() < next_bookmark:
+                    continue
                 item = ("BOOKMARK", None)
+            if item is not _END and item[0] == "BOOKMARK":
+                next_bookmark = loop.time() + BOOKMARK_SECONDS
             if item is _END:
                 break
             event_type, raw = item
@@ -140,9 +157,10 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
                                      with_columns=first_table)
                 first_table = False
             await response.write(_line(chosen, obj))
-    except (ConnectionResetError, asyncio.CancelledError):
+    except ConnectionResetError:
+        return response  # the client went away mid-write
+    finally:
+        open_watches.discard(queue)
         deps.service.unwatch(watch_id)
-        raise
-    deps.service.unwatch(watch_id)
     await response.write_eof()
     return response

@@ -92,7 +92,8 @@ def with_sections(new: dict[str, Any], have: dict[str, Any], status_only: bool) 
 async def replace(request: web.Request, target: Target, new: dict[str, Any], have: dict[str, Any]) -> dict[str, Any]:
     """Write `new` over `have` (both whole objects); an unchanged object is not written."""
     obj = with_sections(new, have, target.sub == "status")
-    if _same(obj, have):
+    want_rv = (obj.get("metadata") or {}).get("resourceVersion")
+    if _same(obj, have) and want_rv in ("", None, (have.get("metadata") or {}).get("resourceVersion")):
         return have
     try:
         return await request.app[KUBE].service.update(obj)
