@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from transport.cli.tables import age, human_duration, pod_group_counts, pod_group_phase, pod_group_reason, pod_status
+from transport.cli.tables import age, human_duration, pod_group_counts, pod_group_phase, pod_group_reason
 
 TABLE_ACCEPT = "as=Table"
 
@@ -29,6 +29,19 @@ def _meta(raw: Mapping[str, Any]) -> Mapping[str, Any]:
 def _conds(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     c = (raw.get("status") or {}).get("conditions")
     return [x for x in c if isinstance(x, Mapping)] if isinstance(c, list) else []
+
+
+def pod_status(raw: Mapping[str, Any]) -> str:
+    """The STATUS cell as upstream's printPod words it: the reason or phase (a bound pod
+    stays Pending until a kubelet runs it), SchedulingGated, Terminating."""
+    status = raw.get("status") or {}
+    text = str(status.get("reason") or status.get("phase") or "Pending")
+    gated = any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in _conds(raw))
+    if gated or ((raw.get("spec") or {}).get("schedulingGates") and not (raw.get("spec") or {}).get("nodeName")):
+        text = "SchedulingGated"
+    if _meta(raw).get("deletionTimestamp"):
+        text = "Terminating"
+    return text
 
 
 def _pod_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
