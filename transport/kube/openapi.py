@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
-from typing import Any
-
 from transport.kube.resources import Resource, group_versions
 
 _PARAMS = [{"name": n, "in": "query", "schema": {"type": t}}
@@ -68,7 +66,3 @@ def document_for_path(tail: str) -> bytes | None:
     if tail.startswith("apis/"):
         return document(tail[len("apis/"):])
     return None
-
-
-def as_json(doc: bytes) -> Any:
-    return json.loads(doc)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from framework.api.objects import KINDS
 
 ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
-READ_VERBS = ("get", "list", "watch")
+READ_VERBS = ("get", "list")  # Events: a view of the event log, not watched yet
 
 
 @dataclass(frozen=True, slots=True)
