@@ -26,7 +26,7 @@ from framework.api.objects import parse_object
 from transport.kube import table
 from transport.kube.reads import pods_for_groups
 from transport.kube.request import KUBE, Target, decorate, flag
-from transport.kube.status import KubeError, bad_request, failure, from_api_error
+from transport.kube.status import bad_request, failure, from_api_error
 from transport.protocol.wire import ApiError, Reason
 
 BOOKMARK_SECONDS = 30.0
@@ -51,8 +51,6 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
 
     deps = request.app[KUBE]
     res = target.resource
-    if res.kind == "Event":
-        raise KubeError(405, "MethodNotAllowed", "watching events is not supported yet; list them instead")
     q = request.query
     try:
         selectors = Selectors(q.get("labelSelector") or None, q.get("fieldSelector") or None, res.kind)
