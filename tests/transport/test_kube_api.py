@@ -265,3 +265,14 @@ async def test_table_watch_events_carry_one_row_tables(api):
     lines = await _watch_lines(api, "/api/v1/nodes?watch=true&resourceVersion=0", 1, accept=TABLE)
     assert lines[0]["type"] == "ADDED" and lines[0]["object"]["kind"] == "Table"
     assert lines[0]["object"]["rows"][0]["cells"][0] == "n1" and lines[0]["object"]["columnDefinitions"]
+
+
+async def test_a_body_larger_than_one_read_is_read_whole_and_one_above_the_limit_is_413(api):
+    big = pod("big", namespace="demo")
+    big["spec"]["containers"][0]["args"] = ["x" * 1000] * 900  # many TCP reads, under the store's object limit
+    status, created = await api.call("POST", "/api/v1/namespaces/demo/pods", big)
+    assert status == 201 and len(created["spec"]["containers"][0]["args"]) == 900
+    huge = pod("huge", namespace="demo")
+    huge["metadata"]["annotations"] = {"blob": "x" * (4 << 20)}
+    status, err = await api.call("POST", "/api/v1/namespaces/demo/pods", huge)
+    assert status == 413 and err["reason"] == "RequestEntityTooLarge"

@@ -57,9 +57,13 @@ def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
 async def read_body(request: web.Request) -> Any:
     """The body as a JSON value: JSON (also when no Content-Type is sent, as the Python
     client does), YAML (application/yaml, apply-patch+yaml) or kubectl's protobuf."""
-    data = await request.content.read(MAX_BODY + 1)
-    if len(data) > MAX_BODY:
-        raise KubeError(413, "RequestEntityTooLarge", f"the request body is larger than {MAX_BODY} bytes")
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise KubeError(413, "RequestEntityTooLarge", f"the request body is larger than {MAX_BODY} bytes")
+        chunks.append(chunk)
+    data = b"".join(chunks)
     ctype = request.headers.get("Content-Type", "application/json").split(";")[0].strip().lower()
     if ctype == protobuf.PROTOBUF:
         try:
