@@ -85,7 +85,7 @@ def _http_tls(cfg: DaemonConfig, token: str | None, msgpack_ctx: ssl.SSLContext 
     certificate serves both ports; with a token and none configured, HTTP alone gets
     a certificate from a CA made in the data dir (kubectl sends tokens over TLS only)."""
     if msgpack_ctx is not None:
-        return msgpack_ctx, cfg.tls_cert_file
+        return msgpack_ctx, cfg.tls_ca_file or cfg.tls_cert_file
     if token is None or cfg.http is None:
         return None, None
     try:
