@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from transport.kube.resources import RESOURCES
 from transport.protocol.wire import ApiError, Reason
 
 # wire reason -> (kube reason, HTTP code)
@@ -59,11 +60,6 @@ def bad_request(message: str) -> KubeError:
     return KubeError(400, "BadRequest", message)
 
 
-def not_found(qualified: str, name: str, group: str = "", kind: str = "") -> KubeError:
-    return KubeError(404, "NotFound", f'{qualified} "{name}" not found', name=name, group=group,
-                     kind=kind or qualified.split(".")[0])
-
-
 def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: str = "") -> KubeError:
     """The store's refusal as kube-apiserver words it for `qualified` ("pods",
     "podgroups.scheduling.x-k8s.io") and the object's `name`."""
@@ -85,8 +81,6 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
 
 def kind_title(qualified: str) -> str:
     """`Pod`, `PodGroup.scheduling.x-k8s.io`: how kube-apiserver names the kind in an Invalid message."""
-    from transport.kube.resources import RESOURCES
-
     for r in RESOURCES:
         if r.qualified == qualified:
             return r.kind if not r.group else f"{r.kind}.{r.group}"
