@@ -276,3 +276,24 @@ async def test_a_body_larger_than_one_read_is_read_whole_and_one_above_the_limit
     huge["metadata"]["annotations"] = {"blob": "x" * (4 << 20)}
     status, err = await api.call("POST", "/api/v1/namespaces/demo/pods", huge)
     assert status == 413 and err["reason"] == "RequestEntityTooLarge"
+
+
+async def test_delete_collection_unknown_paths_and_verbs_a_resource_does_not_have(api):
+    for name, app in (("a", "web"), ("b", "db"), ("c", "web")):
+        await api.call("POST", "/api/v1/namespaces/demo/pods", pod(name, namespace="demo", labels={"app": app}))
+    status, gone = await api.call("DELETE", "/api/v1/namespaces/demo/pods?labelSelector=app%3Dweb")
+    assert status == 200 and [p["metadata"]["name"] for p in gone["items"]] == ["a", "c"]
+    _, left = await api.call("GET", "/api/v1/namespaces/demo/pods")
+    assert [p["metadata"]["name"] for p in left["items"]] == ["b"]
+    status, err = await api.call("GET", "/api/v1/widgets")
+    assert status == 404 and err["reason"] == "NotFound"
+    status, err = await api.call("GET", "/api/v1/pods/b")  # a namespaced item needs its namespace
+    assert status == 404
+    status, err = await api.call("POST", "/api/v1/namespaces/demo/events", {"reason": "x"})
+    assert status == 405 and err["reason"] == "MethodNotAllowed"
+    status, err = await api.call("PUT", "/api/v1/namespaces/demo/pods/b/binding", {})
+    assert status == 405
+    status, err = await api.call("POST", "/api/v1/namespaces/demo/pods?dryRun=All", pod("d", namespace="demo"))
+    assert status == 400 and "dryRun" in err["message"]
+    _, left = await api.call("GET", "/api/v1/namespaces/demo/pods")
+    assert [p["metadata"]["name"] for p in left["items"]] == ["b"]  # the dry run stored nothing
