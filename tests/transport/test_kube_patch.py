@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from transport.kube import protobuf
-from transport.kube.patch import PatchError, json_patch, merge_patch, strategic_merge
+from transport.kube.patch import PatchError, json_patch, merge_patch, strategic_merge, strategic_merge_for
 
 POD = {"metadata": {"name": "p", "labels": {"a": "1"}, "finalizers": ["x"]},
        "spec": {"containers": [{"name": "c", "image": "i1", "ports": [{"containerPort": 80, "name": "http"}],
@@ -95,3 +95,14 @@ def test_protobuf_namespace_as_kubectl_create_namespace_sends_it():
         protobuf.decode(pod)
     with pytest.raises(protobuf.ProtobufError):
         protobuf.decode(b"k8s\x00\x0a\x05ab")  # truncated
+
+
+def test_a_pdb_selector_is_replaced_whole_as_its_patch_strategy_says():
+    pdb = {"spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web", "tier": "fe"}}}}
+    patch = {"spec": {"selector": {"matchLabels": {"app": "api"}}}}
+    assert strategic_merge_for("PodDisruptionBudget", pdb, patch)["spec"] == {
+        "minAvailable": 1, "selector": {"matchLabels": {"app": "api"}}}
+    assert patch == {"spec": {"selector": {"matchLabels": {"app": "api"}}}}  # the patch is not changed
+    svc = {"spec": {"selector": {"app": "web", "tier": "fe"}}}
+    assert strategic_merge_for("Service", svc, {"spec": {"selector": {"app": "api"}}})["spec"]["selector"] == {
+        "app": "api", "tier": "fe"}  # a Service's selector merges

@@ -31,6 +31,8 @@ MERGE_KEYS: dict[str, str] = {
 }
 # lists of scalars merged as sets (patchStrategy:"merge" without a key)
 MERGED_SETS = frozenset({"finalizers"})
+# maps with patchStrategy:"replace", per kind (path from the object's root)
+REPLACED: dict[str, tuple[tuple[str, ...], ...]] = {"PodDisruptionBudget": (("spec", "selector"),)}
 
 
 class PatchError(Exception):
@@ -177,6 +179,21 @@ def strategic_merge(target: Any, patch: Any, field: str = "") -> Any:
         else:
             out[key] = value
     return out
+
+
+def strategic_merge_for(kind: str, target: Any, patch: Any) -> Any:
+    """strategic_merge with `kind`'s replace-strategy maps replaced whole, as upstream's
+    struct tags say (a PodDisruptionBudget's spec.selector)."""
+    paths = REPLACED.get(kind, ())
+    if paths and isinstance(patch, dict):
+        patch = copy.deepcopy(patch)
+        for path in paths:
+            node: Any = patch
+            for part in path[:-1]:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, dict) and isinstance(node.get(path[-1]), dict):
+                node[path[-1]]["$patch"] = "replace"
+    return strategic_merge(target, patch)
 
 
 def _merge_key(name: str, parent_field: str) -> str | None:

@@ -45,11 +45,10 @@ def patched(ctype: str, have: dict[str, Any], body: Any, target: Target) -> dict
             out = p.merge_patch(have, body_object(body))
         elif ctype == p.JSON_PATCH:
             out = p.json_patch(have, body)
-        elif ctype == p.STRATEGIC:
-            out = p.strategic_merge(have, body_object(body))
-        else:  # apply
-            merge = p.merge_patch if target.resource.group in CUSTOM_GROUPS else p.strategic_merge
-            out = merge(have, body_object(body))
+        elif ctype == p.STRATEGIC or target.resource.group not in CUSTOM_GROUPS:  # SMP, or apply on a built-in
+            out = p.strategic_merge_for(target.resource.kind, have, body_object(body))
+        else:  # apply on a PodGroup
+            out = p.merge_patch(have, body_object(body))
     except p.PatchError as err:
         raise KubeError(422, "Invalid", f"the patch could not be applied: {err}") from None
     if not isinstance(out, dict):
