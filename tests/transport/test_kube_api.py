@@ -249,6 +249,12 @@ async def test_watch_replays_from_a_version_sends_bookmarks_and_deleted_when_a_p
         await StoreService(api.store).bind("demo", "b", "n1")  # b no longer matches
         gone = json.loads(await r.content.readline())
         assert (gone["type"], gone["object"]["metadata"]["name"]) == ("DELETED", "b")
+        await api.call("DELETE", "/api/v1/namespaces/demo/pods/a")
+        await api.call("POST", "/api/v1/namespaces/demo/pods", pod("c", namespace="demo"))
+        removed, added = json.loads(await r.content.readline()), json.loads(await r.content.readline())
+        assert (removed["type"], removed["object"]["metadata"]["name"]) == ("DELETED", "a")
+        # a deletion carries its own resourceVersion, so a client resuming from it does not see it again
+        assert int(removed["object"]["metadata"]["resourceVersion"]) == int(added["object"]["metadata"]["resourceVersion"]) - 1
 
 
 async def test_a_watch_from_a_compacted_version_gets_one_410_error_event(api):

@@ -64,12 +64,17 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     as_table = table.wants_table(request.headers.get("Accept", ""))
     queue: asyncio.Queue[Any] = asyncio.Queue()
     sent: set[str] = set()  # keys sent as matching, for DELETED when they stop matching
+    cut = False
 
     def sink(event_type: str, kind: str, raw: dict[str, Any], rv: int) -> None:
+        nonlocal cut
+        if cut:
+            return
         if queue.qsize() > MAX_BACKLOG:
+            cut = True
             queue.put_nowait(_END)
             return
-        queue.put_nowait((event_type, raw))
+        queue.put_nowait((event_type, raw, rv))
 
     def select(event_type: str, raw: dict[str, Any]) -> str | None:
         meta = raw.get("metadata") or {}
@@ -113,7 +118,7 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     deadline = loop.time() + timeout if timeout is not None else None
     bookmarks = flag(request, "allowWatchBookmarks")
     if bookmarks:
-        queue.put_nowait(("BOOKMARK", None))
+        queue.put_nowait(("BOOKMARK", None, 0))
     next_bookmark = loop.time() + BOOKMARK_SECONDS
     try:
         while True:
@@ -132,18 +137,19 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
                     break  # the client went away
                 if not bookmarks or loop.time() < next_bookmark:
                     continue
-                item = ("BOOKMARK", None)
-            if item is not _END and item[0] == "BOOKMARK":
-                next_bookmark = loop.time() + BOOKMARK_SECONDS
+                item = ("BOOKMARK", None, 0)
             if item is _END:
                 break
-            event_type, raw = item
+            event_type, raw, rv = item
             if event_type == "BOOKMARK":
+                next_bookmark = loop.time() + BOOKMARK_SECONDS
                 obj: Any = {"kind": res.kind, "apiVersion": res.group_version,
                             "metadata": {"resourceVersion": str(last_rv)}}
                 await response.write(_line("BOOKMARK", obj))
                 continue
-            last_rv = max(last_rv, int((raw.get("metadata") or {}).get("resourceVersion") or 0))
+            last_rv = max(last_rv, rv)
+            if event_type == "DELETED":  # the last state, at the deletion's resourceVersion (as upstream)
+                raw = {**raw, "metadata": {**(raw.get("metadata") or {}), "resourceVersion": str(rv)}}
             chosen = select(event_type, raw)
             if chosen is None:
                 continue
