@@ -123,9 +123,11 @@ class StoreService:
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
 
-    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Replace a stored object; a metadata.resourceVersion that is not the stored one is Conflict."""
-        return await call_store(lambda: self.client.update(obj))
+    async def update(self, obj: dict[str, Any], field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        """Replace a stored object; a metadata.resourceVersion that is not the stored one is
+        Conflict. field_validation and warnings: as create's."""
+        return await call_store(lambda: self.client.update(obj, field_validation=field_validation, warnings=warnings))
 
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True; Conflict when bound."""
