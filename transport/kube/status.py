@@ -67,6 +67,10 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
     reason, code = _CODES.get(err.reason, ("InternalError", 500))
     kind = qualified.split(".")[0]
     message = err.message
+    if err.reason == Reason.NOT_FOUND and err.message.startswith('namespaces "'):
+        # The object's namespace is missing (NamespaceLifecycle): the store's message names it.
+        ns = err.message.split('"')[1]
+        return KubeError(code, reason, err.message, name=ns, kind="namespaces")
     if qualified and name:
         if err.reason == Reason.NOT_FOUND:
             message = f'{qualified} "{name}" not found'
