@@ -90,12 +90,6 @@ class Mailbox(Generic[M]):
             self._waiter.set_result(None)
 
 
-def fail_reply(msg: Any, err: BaseException) -> None:
-    """For an actor that takes queued messages out of its inbox itself (a stop):
-    fail the reply of each it will not handle, so no asker waits forever."""
-    _fail_reply(msg, err)
-
-
 def _fail_reply(msg: Any, err: BaseException) -> asyncio.Future[Any] | None:
     """Fail the message's reply Future, if it has one still open; returns it."""
     reply = getattr(msg, "reply", None)

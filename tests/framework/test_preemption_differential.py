@@ -22,6 +22,7 @@ from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from actors.store import WatchEvent
 from framework.api.objects import Pod
+from tests.framework.uids import remember_uids, uids_as_names
 
 EXAMPLES = int(os.environ.get("KSCHED_PREEMPTION_EXAMPLES", "6"))
 API = "kubescheduler.config.k8s.io/v1"
@@ -39,8 +40,7 @@ def _pod(name: str, cpu_m: int, priority: int, app: str, never: bool = False) ->
                                                                                     "memory": "64Mi"}}}]}
     if never:
         spec["preemptionPolicy"] = "Never"
-    # A uid of its own (the store would draw one): Preempted events name the preemptor by uid.
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"app": app}},
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
             "spec": spec}
 
 
@@ -79,9 +79,10 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
         await p.client.watch(seen, frozenset({"Pod"}))
         for fwk in p.frameworks.values():
             fwk.use_batch = columnar
+        uids: dict[str, str] = {}
         for batch in ([*w["nodes"], *w["pdbs"]], w["low"], *w["waves"]):
             if batch:
-                await p.client.apply(batch)
+                remember_uids(uids, await p.client.apply(batch))
             await p.run_until_quiescent(120)
         out: dict[str, Any] = {}
         for raw in [*w["low"], *[pod for wave in w["waves"] for pod in wave]]:
@@ -91,7 +92,7 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
             out[key] = {
                 "node": pod.node_name if isinstance(pod, Pod) else "<deleted>",
                 "nominations": nominations.get(key, []),
-                "events": [(e.reason, e.message) for e in p.store.events_for("Pod", key)],
+                "events": [(e.reason, uids_as_names(uids, e.message)) for e in p.store.events_for("Pod", key)],
             }
         return out
 

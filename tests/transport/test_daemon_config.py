@@ -84,6 +84,10 @@ store: {backend: memory, synchronous: NORMAL}
     pytest.param("store: {backend: postgres}\n", "DaemonConfiguration.store.backend: must be one of", id="backend"),
     pytest.param("store: {size: 1}\n", "DaemonConfiguration.store.size: unknown field", id="store-field"),
     pytest.param("tls: {certFile: a.crt}\n", "DaemonConfiguration.tls: certFile and keyFile", id="tls-half"),
+    pytest.param("tls: {certFile: a, keyFile: b, caFile: 3}\n", "DaemonConfiguration.tls.caFile: must be a path",
+                 id="tls-ca"),
+    pytest.param("tls: {certFile: a, keyFile: b, ca: c}\n", "DaemonConfiguration.tls.ca: unknown field; known "
+                 "fields: caFile, certFile, keyFile", id="tls-typo"),
     pytest.param("logLevel: LOUD\n", "DaemonConfiguration.logLevel: must be one of", id="log-level"),
     pytest.param("lisen: 1.2.3.4:5\n", "DaemonConfiguration.lisen: unknown field", id="typo"),
 ])
@@ -106,6 +110,12 @@ def test_a_bad_document_is_rejected_naming_where(text, message):
     with pytest.raises(ValidationError) as err:
         parse_config_text(text)
     assert str(err.value).startswith(message)
+
+
+def test_tls_ca_file_is_what_the_kubeconfig_names():
+    cfg = parse_config_text(DAEMON_HEAD + "tls: {certFile: s.crt, keyFile: s.key, caFile: ca.crt}\n").daemon
+    assert (cfg.tls_cert_file, cfg.tls_ca_file) == (Path("s.crt"), Path("ca.crt"))
+    assert parse_config_text(DAEMON_HEAD + "tls: {certFile: s.crt, keyFile: s.key}\n").daemon.tls_ca_file is None
 
 
 def test_an_unreadable_token_file_names_the_field(tmp_path):
@@ -238,3 +248,21 @@ def test_http_and_auth_throttle_limits_are_read_checked_and_flags_win():
         assert str(err.value).startswith(message)
     with pytest.raises(ValidationError, match="^--http-idle-timeout: must be greater than 0"):
         apply_flags(cfg, http_idle_timeout=0)
+
+
+@pytest.mark.parametrize("text, seconds", [("1h", 3600.0), ("1h0m0s", 3600.0), ("30m", 1800.0), ("90s", 90.0),
+                                           ("1.5h", 5400.0), ("500ms", 0.5), ("120", 120.0)])
+def test_event_ttl_flag_takes_a_go_duration_or_seconds_over_the_file(text, seconds):
+    from transport.daemon.config import DaemonConfig, apply_flags
+
+    assert apply_flags(DaemonConfig(), event_ttl=text).store_limits.event_ttl_seconds == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "-5m", "1d", "soon", "1h30", ""])
+def test_a_bad_event_ttl_is_refused_naming_the_flag(text):
+    from framework.api.errors import ValidationError
+    from transport.daemon.config import DaemonConfig, apply_flags
+
+    with pytest.raises(ValidationError) as e:
+        apply_flags(DaemonConfig(), event_ttl=text)
+    assert e.value.field == "--event-ttl"
