@@ -122,15 +122,20 @@ async def test_plugin_durations_are_sampled_on_the_first_and_every_tenth_cycle_a
     assert len(sink.of("schedule_attempt")) == 12
 
 
+async def preempt_two_for_high(p: Pipeline) -> None:
+    """Two low pods fill n0; a high one preempts both and binds there."""
+    await p.client.apply([node("n0", cpu="2")])
+    await p.client.apply([pod("low-a", cpu="1", priority=0), pod("low-b", cpu="1", priority=0)])
+    await p.run_until_quiescent(max_seconds=5)
+    await p.client.apply([pod("high", cpu="2", priority=100)])
+    await p.run_until_quiescent(max_seconds=30)
+    assert p.store.peek("Pod", "default", "high").node_name == "n0"
+
+
 async def test_preemption_counts_the_attempt_and_the_victims_it_evicted() -> None:
     sink = RecordingSink()
     async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), metrics=sink) as p:
-        await p.client.apply([node("n0", cpu="2")])
-        await p.client.apply([pod("low-a", cpu="1", priority=0), pod("low-b", cpu="1", priority=0)])
-        await p.run_until_quiescent(max_seconds=5)
-        await p.client.apply([pod("high", cpu="2", priority=100)])
-        await p.run_until_quiescent(max_seconds=30)
-        assert p.store.peek("Pod", "default", "high").node_name == "n0"
+        await preempt_two_for_high(p)
     assert sink.of("preemption_attempt") == [()]
     assert sink.of("preemption_victims") == [(2,)]
 
@@ -155,11 +160,6 @@ async def test_a_preemption_attempt_is_counted_on_cycles_whose_plugins_are_not_t
     async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), metrics=sink) as p:
         p.scheduler.plugin_sample_every = 10**9
         p.scheduler.stats.attempts = 1  # the first cycle would be sampled: start past it
-        await p.client.apply([node("n0", cpu="2")])
-        await p.client.apply([pod("low-a", cpu="1", priority=0), pod("low-b", cpu="1", priority=0)])
-        await p.run_until_quiescent(max_seconds=5)
-        await p.client.apply([pod("high", cpu="2", priority=100)])
-        await p.run_until_quiescent(max_seconds=30)
-        assert p.store.peek("Pod", "default", "high").node_name == "n0"
+        await preempt_two_for_high(p)
     assert sink.of("plugin_execution") == []
     assert sink.of("preemption_attempt") == [()]
