@@ -11,7 +11,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from framework.api.objects import Pod
-from framework.cache import NodeBatch, NodeInfo, PodInfo, next_generation
+from framework.cache import NodeInfo, PodInfo, next_generation
+from framework.node_table import ColumnarNodes
 from framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT_SECONDS,
@@ -108,7 +109,7 @@ def go_duration(seconds: float) -> str:
     return sign + s
 
 
-def has_batch_form(obj: Any, method: str) -> bool:
+def has_columnar_form(obj: Any, method: str) -> bool:
     """Whether `obj` itself offers the batch form `method`: on its class or set on
     the instance. A proxy that forwards unknown attributes to a plugin (per-call
     timing) does not count unless it sets the method itself, so it keeps getting
@@ -181,8 +182,8 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
 
 def _take(nodes: list[NodeInfo], positions: list[int]) -> list[NodeInfo]:
-    """The nodes at these positions; a NodeBatch keeps its rows."""
-    if isinstance(nodes, NodeBatch):
+    """The nodes at these positions; a ColumnarNodes keeps its rows."""
+    if isinstance(nodes, ColumnarNodes):
         return nodes.take(positions)
     return [nodes[i] for i in positions]
 
@@ -212,7 +213,7 @@ class Framework:
         self.score_weights = dict(weights)
         # Plugins' batch forms (filter_nodes / score_nodes) are used when present;
         # False forces the per-node calls (the equivalence test compares both).
-        self.use_batch = True
+        self.use_columnar = True
 
         def objs(point: str) -> list[Any]:
             return [plugins[n] for n in self.points[point]]
@@ -349,13 +350,13 @@ class Framework:
                 return st
         return _OK
 
-    def can_filter_in_batches(self, state: CycleState) -> bool:
+    def can_filter_columnar(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs for this pod has a batch form
         (`filter_nodes`)."""
-        if not self.use_batch:
+        if not self.use_columnar:
             return False
         skip = state.skip_filter_plugins
-        return all(has_batch_form(pl, "filter_nodes")
+        return all(has_columnar_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
     def pods_read_only_by_fit(self, state: CycleState) -> bool:
@@ -388,7 +389,7 @@ class Framework:
     def run_filter_nodes_failed(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> dict[int, Status]:
         """run_filter_nodes as {position in `nodes`: status} for the nodes that do not
         pass (an empty dict when all pass), so callers pay nothing per passing node.
-        A NodeBatch stays a NodeBatch as nodes drop out, for the next plugin's
+        A ColumnarNodes stays a ColumnarNodes as nodes drop out, for the next plugin's
         columnar form."""
         failed: dict[int, Status] = {}
         pending: list[int] | None = None  # positions of `subset` in `nodes`; None: the same
@@ -414,7 +415,7 @@ class Framework:
                 break
             if skip and pl.name in skip:
                 continue
-            statuses = self._filter_batch(pl, state, pod, subset)
+            statuses = self._filter_columnar(pl, state, pod, subset)
             if statuses is None:
                 continue
             keep: list[int] = []
@@ -472,7 +473,7 @@ class Framework:
             flags = [bool(nominated(ni.name)) for ni in nodes]
         return flags if any(flags) else None
 
-    def _filter_batch(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
+    def _filter_columnar(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
         """One plugin's verdicts as run_filter words them (_OK, a rejection naming the
         plugin, or an Error), or None when every node passes. An exception from the
         batch form is located by calling the per-node form, so the Error names the
@@ -645,7 +646,7 @@ class Framework:
         the extension has one, else upstream's form on NodeScores."""
         if isinstance(raw, np.ndarray):
             raw = raw.tolist()
-        if self.use_batch and has_batch_form(ext, "normalize_scores"):
+        if self.use_columnar and has_columnar_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
             if len(out) != len(raw):
                 raise ValueError(f"returned {len(out)} scores for {len(raw)} nodes")
@@ -657,7 +658,7 @@ class Framework:
     def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """One plugin's raw scores in node order, or the Error that ends the cycle."""
         name = pl.name
-        if self.use_batch and has_batch_form(pl, "score_nodes"):
+        if self.use_columnar and has_columnar_form(pl, "score_nodes"):
             try:
                 raw, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:  # noqa: BLE001

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from framework.api.objects import Node, Pod
-from framework.cache import Cache, NodeBatch, Snapshot
+from framework.cache import Cache, Snapshot
+from framework.node_table import ColumnarNodes
 from framework.interface import CycleState
 from framework.plugins.noderesources.fit import NodeResourcesFit
 
@@ -50,7 +51,7 @@ def test_failing_nodes_get_the_per_node_statuses_from_the_columns(seed: int) -> 
         pod = _pod(rng, f"incoming-{k}")
         state = CycleState()
         fit.pre_filter(state, pod, nodes)
-        batch = fit.filter_nodes(state, pod, NodeBatch(nodes, table.all_rows, table))
+        batch = fit.filter_nodes(state, pod, ColumnarNodes(nodes, table.all_rows, table))
         one_by_one = [fit.filter(state, pod, ni) for ni in nodes]
         as_tuples = [None if st is None else (st.code, st.reasons) for st in batch]
         assert as_tuples == [None if st is None else (st.code, st.reasons) for st in one_by_one]

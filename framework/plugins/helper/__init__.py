@@ -6,7 +6,7 @@ from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 import numpy as np
 
 from framework.api.labels import LabelSelector
-from framework.cache import batch_table
+from framework.node_table import columnar_table
 from framework.interface import NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
@@ -14,9 +14,9 @@ S = TypeVar("S")  # the sums over all nodes
 
 
 def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
-    """Positions in `nodes` (a NodeBatch) whose row has the NodeTable flag column
+    """Positions in `nodes` (a ColumnarNodes) whose row has the NodeTable flag column
     `flag` set; None when `nodes` carries no usable table (use the list path)."""
-    tb = batch_table(nodes)
+    tb = columnar_table(nodes)
     if tb is None:
         return None
     table, rows = tb
@@ -26,7 +26,7 @@ def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
 def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bool],
                    filter_one: Callable[[Any], Status | None]) -> list[Status | None]:
     """A batch Filter that passes every node that cannot fail and asks `filter_one`
-    about the others: on a NodeBatch the nodes with the column `flag` set, on a
+    about the others: on a ColumnarNodes the nodes with the column `flag` set, on a
     plain list those `may_fail` says yes to (the same test, node by node)."""
     positions = flagged_positions(nodes, flag)
     if positions is None:
@@ -64,7 +64,7 @@ class NodeSumsMemo(Generic[C, S]):
     with the same key recomputes only the nodes that are not the very NodeInfo, at
     the same generation, seen before (the snapshot replaces a node's NodeInfo
     whenever it changes; NodeInfo's own changes move its generation). Over a
-    NodeBatch the changed rows are found at once from the NodeTable's generation
+    ColumnarNodes the changed rows are found at once from the NodeTable's generation
     column, so an unchanged cluster costs nothing per node."""
 
     MAX_KEYS = 4
@@ -78,7 +78,7 @@ class NodeSumsMemo(Generic[C, S]):
         """The sums for `nodes`; `apply(sums, contribution, +1 or -1)` adds or takes
         back one node's contribution."""
         entry = self._entries.pop(key, None)
-        tb = batch_table(nodes)
+        tb = columnar_table(nodes)
         table = tb[0] if tb is not None else None
         if entry is None or len(entry[1]) != len(nodes) or entry[0] is not table:
             sums = new_sums()

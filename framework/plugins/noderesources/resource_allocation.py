@@ -31,12 +31,14 @@ from framework.api.resources import (
     pod_requests,
     quantity_in_units,
 )
-from framework.cache import NodeInfo, NodeTable, batch_table
+from framework.cache import NodeInfo
+from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper import go_div
+from framework.plugins.helper.elementwise import divisor, select
 
-# (requested with the pod, requested without it, allocatable) -> score
-Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+# (requested with the pod, requested without it, allocatable) -> score; each entry an
+# integer (one node) or a numpy column (many nodes), the score likewise.
+Scorer = Callable[[Sequence[Any], Sequence[Any], Sequence[Any]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +131,20 @@ class PodRequestsState:
 
 # --- the scorer ------------------------------------------------------------------------------
 
+# The columnar form keeps to numbers well inside int64 (scores multiply by 100 and
+# by weights); a node or pod beyond them is scored node by node, by the same formula.
+_MAX_COLUMN_VALUE = 1 << 55
+
+
 class ResourceAllocationScorer:
     """resourceAllocationScorer: turns a node and the pod's per-resource requests into
-    the three vectors a strategy scores.
+    the three vectors a strategy scores: per configured resource what the node would
+    have requested with the pod, what it has requested without it, and what it can
+    allocate (all three 0 where the resource is left out).
+
+    A strategy is one formula over those vectors whose entries are either plain
+    integers (one node: score()) or numpy columns (every node of a columnar node
+    list at once: score_nodes()); see helper/elementwise.py.
 
     `use_requested` picks the node's plain requested sums for cpu and memory
     (BalancedAllocation) instead of the non-zero ones (NodeResourcesFit), and also
@@ -159,105 +172,57 @@ class ResourceAllocationScorer:
         return all(r == 0 for r in pod_requests)
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
-        n = len(self.resources)
-        requested = [0] * n
-        allocated = [0] * n
-        allocatable = [0] * n
-        for i, spec in enumerate(self.resources):
-            alloc, used = self.allocatable_and_allocated(node_info, spec.name, pod_requests[i])
-            if alloc == 0:
-                continue
-            allocatable[i] = alloc
-            allocated[i] = used
-            requested[i] = used + pod_requests[i]
-        return self.scorer(requested, allocated, allocatable)
+        return int(self.scorer(*self._vectors(pod_requests, 0, lambda name: self._amounts(node_info, name))))
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
-        """score() for every node: the three vectors are built as columns (one list per
-        resource) and handed to the strategy's batch form when it has one. On a
-        NodeBatch the columns are numpy columns of the snapshot's NodeTable and the
-        strategy's numpy form (`batch_np`) scores them."""
-        batch_np = getattr(self.scorer, "batch_np", None)
-        tb = batch_table(nodes) if batch_np is not None else None
-        if tb is not None:
-            columns = self._np_columns(tb[0], tb[1], pod_requests)
-            if columns is not None:
-                return batch_np(*columns)
-        requested: list[list[int]] = []
-        allocated: list[list[int]] = []
-        allocatable: list[list[int]] = []
+        """score() for every node: on a columnar node list the strategy scores numpy
+        columns of the snapshot's NodeTable (extended resources gathered from the
+        nodes that have any); otherwise node by node."""
+        tc = columnar_table(nodes)
+        if tc is None or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
+            return [self.score(ni, pod_requests) for ni in nodes]
+        table, rows = tc
+        zero = np.zeros(len(rows), dtype=np.int64)
+        extended: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for spec, pod_request in zip(self.resources, pod_requests):
-            allocs, used = self._columns(nodes, spec.name, pod_request)
-            allocatable.append(allocs)
-            if 0 in allocs:
-                used = [u if a else 0 for a, u in zip(allocs, used)]
-                requested.append([u + pod_request if a else 0 for a, u in zip(allocs, used)])
-            else:
-                requested.append([u + pod_request for u in used])
-            allocated.append(used)
-        batch = getattr(self.scorer, "batch", None)
-        if batch is not None:
-            return batch(requested, allocated, allocatable)
-        scorer = self.scorer
-        return [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+            if _column_of(table, spec.name, self.use_requested) is None and not (
+                    pod_request == 0 and is_scalar_resource(spec.name)):
+                columns = _gathered(nodes, table.has_scalar[rows], spec.name, self._amounts)
+                if columns is None:
+                    return [self.score(ni, pod_requests) for ni in nodes]
+                extended[spec.name] = columns
 
-    def _np_columns(self, table: NodeTable, rows: np.ndarray, pod_requests: Sequence[int]
-                    ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None:
-        """(requested, allocated, allocatable) as numpy columns, one per resource; None
-        when a resource has no column (an extended resource the pod requests)."""
-        requested: list[np.ndarray] = []
-        allocated: list[np.ndarray] = []
-        allocatable: list[np.ndarray] = []
+        def amounts(name: str) -> tuple[np.ndarray, np.ndarray]:
+            got = extended.get(name)
+            if got is not None:
+                return got
+            alloc, used = _column_of(table, name, self.use_requested)  # type: ignore[misc]
+            return alloc[rows], used[rows]
+
+        return self.scorer(*self._vectors(pod_requests, zero, amounts))
+
+    def _vectors(self, pod_requests: Sequence[int], zero: Any, amounts: Callable[[str], tuple[Any, Any]]
+                 ) -> tuple[list[Any], list[Any], list[Any]]:
+        """(requested, allocated, allocatable), one entry per configured resource, from
+        `amounts(name)` -> (allocatable, requested without the pod). An extended
+        resource the pod does not request, and a resource the node does not offer,
+        are left out (0, 0, 0)."""
+        requested: list[Any] = []
+        allocated: list[Any] = []
+        allocatable: list[Any] = []
         for spec, pod_request in zip(self.resources, pod_requests):
-            name = spec.name
-            if pod_request == 0 and is_scalar_resource(name):
-                zeros = np.zeros(len(rows), dtype=np.int64)
-                allocatable.append(zeros)
-                allocated.append(zeros)
-                requested.append(zeros)
-                continue
-            if name == CPU:
-                alloc, used = table.alloc_cpu, (table.req_cpu if self.use_requested else table.nz_cpu)
-            elif name == MEMORY:
-                alloc, used = table.alloc_mem, (table.req_mem if self.use_requested else table.nz_mem)
-            elif name == EPHEMERAL_STORAGE:
-                alloc, used = table.alloc_eph, table.req_eph
+            if pod_request == 0 and is_scalar_resource(spec.name):
+                alloc, used = zero, zero
             else:
-                return None
-            alloc = alloc[rows]
-            used = used[rows]
+                alloc, used = amounts(spec.name)
             offered = alloc != 0
-            if not offered.all():
-                used = np.where(offered, used, 0)
-                requested.append(np.where(offered, used + pod_request, 0))
-            else:
-                requested.append(used + pod_request)
             allocatable.append(alloc)
-            allocated.append(used)
+            allocated.append(select(offered, used, 0))
+            requested.append(select(offered, used + pod_request, 0))
         return requested, allocated, allocatable
 
-    def _columns(self, nodes: Sequence[NodeInfo], name: str, pod_request: int) -> tuple[list[int], list[int]]:
-        """allocatable_and_allocated for every node, as (allocatable, requested) columns."""
-        if pod_request == 0 and is_scalar_resource(name):
-            zeros = [0] * len(nodes)
-            return zeros, list(zeros)
-        if name == CPU:
-            if self.use_requested:
-                return [ni.allocatable.milli_cpu for ni in nodes], [ni.requested.milli_cpu for ni in nodes]
-            return [ni.allocatable.milli_cpu for ni in nodes], [ni.non_zero_requested.milli_cpu for ni in nodes]
-        if name == MEMORY:
-            if self.use_requested:
-                return [ni.allocatable.memory for ni in nodes], [ni.requested.memory for ni in nodes]
-            return [ni.allocatable.memory for ni in nodes], [ni.non_zero_requested.memory for ni in nodes]
-        pairs = [self.allocatable_and_allocated(ni, name, pod_request) for ni in nodes]
-        return [a for a, _ in pairs], [u for _, u in pairs]
-
-    def allocatable_and_allocated(self, node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
-        """(allocatable, requested without the pod) for one resource; (0, 0) leaves it
-        out of the score: an extended resource the pod does not request, or a
-        resource the node does not offer."""
-        if pod_request == 0 and is_scalar_resource(name):
-            return 0, 0
+    def _amounts(self, node_info: NodeInfo, name: str) -> tuple[int, int]:
+        """(allocatable, requested without the pod) of one resource on one node."""
         requested = node_info.requested if self.use_requested else node_info.non_zero_requested
         if name == CPU:
             return node_info.allocatable.milli_cpu, requested.milli_cpu
@@ -271,60 +236,46 @@ class ResourceAllocationScorer:
         return 0, 0
 
 
-def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int],
-                         column: Callable[[list[int], list[int]], list[int]],
-                         column_np: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> Scorer:
-    """The weighted mean of a per-resource score over the resources a node offers;
-    `column` is `per_resource` over whole columns with the same arithmetic, and
-    `column_np` the same over numpy columns (0 where the capacity is 0)."""
+def _column_of(table: NodeTable, name: str, use_requested: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """The NodeTable's (allocatable, requested) columns of a resource it holds."""
+    if name == CPU:
+        return table.alloc_cpu, (table.req_cpu if use_requested else table.nz_cpu)
+    if name == MEMORY:
+        return table.alloc_mem, (table.req_mem if use_requested else table.nz_mem)
+    if name == EPHEMERAL_STORAGE:
+        return table.alloc_eph, table.req_eph
+    return None
+
+
+def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray, name: str,
+              amounts: Callable[[NodeInfo, str], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(allocatable, requested) columns of an extended resource, read from the nodes
+    whose has_scalar flag is set (the others have none); None when a value is too
+    large for the columns."""
+    alloc = np.zeros(len(nodes), dtype=np.int64)
+    used = np.zeros(len(nodes), dtype=np.int64)
+    for i in np.flatnonzero(flagged).tolist():
+        a, u = amounts(nodes[i], name)
+        if max(a, u) >= _MAX_COLUMN_VALUE:
+            return None
+        alloc[i] = a
+        used[i] = u
+    return alloc, used
+
+
+def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any], Any]) -> Scorer:
+    """The weighted mean (Go integer division) of a per-resource score over the
+    resources a node offers, for one node or a column of nodes alike."""
     weights = [r.weight for r in resources]
 
-    def batch_np(requested: list[np.ndarray], _allocated: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
-        """batch() over numpy columns."""
-        n = len(allocatable[0]) if allocatable else 0
-        node_scores = np.zeros(n, dtype=np.int64)
-        weight_sums = np.zeros(n, dtype=np.int64)
-        for reqs, allocs, w in zip(requested, allocatable, weights):
-            assert column_np is not None
-            node_scores += column_np(reqs, allocs) * w
-            weight_sums += (allocs != 0) * w
+    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+        node_score: Any = 0
+        weight_sum: Any = 0
+        for req, alloc, weight in zip(requested, allocatable, weights):
+            offered = alloc != 0
+            node_score = node_score + offered * per_resource(req, alloc) * weight
+            weight_sum = weight_sum + offered * weight
         # Scores and weights are never negative, so floor division is Go's division.
-        return np.where(weight_sums > 0, node_scores // np.maximum(weight_sums, 1), 0)
+        return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 
-    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for i, req in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            node_score += per_resource(req, allocatable[i]) * weights[i]
-            weight_sum += weights[i]
-        return go_div(node_score, weight_sum) if weight_sum else 0
-
-    def batch(requested: list[list[int]], _allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
-        """scorer() over columns: the same sums, resource by resource. A resource
-        every node offers adds its weight to every node's weight sum."""
-        n = len(allocatable[0]) if allocatable else 0
-        node_scores = [0] * n
-        common_weight = 0
-        weight_sums: list[int] | None = None
-        for reqs, allocs, w in zip(requested, allocatable, weights):
-            scores = column(reqs, allocs)
-            if 0 not in allocs:
-                node_scores = [t + s * w for t, s in zip(node_scores, scores)]
-                common_weight += w
-                continue
-            if weight_sums is None:
-                weight_sums = [0] * n
-            for k, alloc in enumerate(allocs):
-                if alloc != 0:
-                    node_scores[k] += scores[k] * w
-                    weight_sums[k] += w
-        # Scores and weights are never negative, so floor division is Go's division.
-        if weight_sums is None:
-            return [t // common_weight for t in node_scores] if common_weight else [0] * n
-        return [t // (ws + common_weight) if ws + common_weight else 0 for t, ws in zip(node_scores, weight_sums)]
-
-    scorer.batch = batch  # type: ignore[attr-defined]
-    if column_np is not None:
-        scorer.batch_np = batch_np  # type: ignore[attr-defined]
     return scorer

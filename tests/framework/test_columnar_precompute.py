@@ -32,7 +32,7 @@ from framework.plugins.noderesources.least_allocated import least_resource_score
 from framework.plugins.noderesources.most_allocated import most_resource_scorer
 from framework.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
 from framework.plugins.noderesources.resource_allocation import ResourceSpec
-from tests.framework.test_batch_equivalence import World, random_pod
+from tests.framework.test_columnar_equivalence import World, random_pod
 
 
 def reference_count(state: PreFilterState, pod: Pod, nodes, required, inclusion_policies: bool, comparison_ops: bool) -> None:

@@ -4,7 +4,7 @@ Randomized clusters (seeded): nodes with varied allocatable, labels, taints,
 images and cordons; existing pods with varied requests, host ports, (anti-)affinity
 and spread labels; some pods nominated to nodes. Every incoming pod is run through
 a default-profile Framework twice, once forced onto the per-node calls
-(`use_batch = False`), and both must give the same filter status per node, the same
+(`use_columnar = False`), and both must give the same filter status per node, the same
 score per plugin per node, the same totals and the same chosen node with the same
 random source, pod after pod as the cluster fills up.
 """
@@ -152,7 +152,7 @@ class World:
         cfg = load_config({"percentageOfNodesToScore": pct} if pct is not None else None)
         self.batch = build_frameworks(cfg, self.handle)["default-scheduler"]
         self.per_node = build_frameworks(cfg, self.handle)["default-scheduler"]
-        self.per_node.use_batch = False
+        self.per_node.use_columnar = False
 
     def refresh(self) -> None:
         self.cache.update_snapshot(self.snapshot)
@@ -171,8 +171,8 @@ def filter_statuses(fwk: Framework, pod: Pod, snapshot: Snapshot) -> tuple[dict[
     if not st.is_success():
         return {"preFilter": verdict(st)}, state
     nodes = snapshot.list()
-    if fwk.use_batch:
-        assert fwk.can_filter_in_batches(state)
+    if fwk.use_columnar:
+        assert fwk.can_filter_columnar(state)
         statuses = fwk.run_filter_nodes(state, pod, nodes)
     else:
         statuses = [fwk.run_filter_with_nominated_pods(state, pod, ni) for ni in nodes]
@@ -189,7 +189,7 @@ def plugin_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list) -> d
     for pl in fwk.score_plugins:
         if pl.name in state.skip_score_plugins:
             continue
-        if fwk.use_batch:
+        if fwk.use_columnar:
             scores, sst = pl.score_nodes(state, pod, nodes)
             raw[pl.name] = (list(scores), None if sst is None else verdict(sst))
         else:
@@ -266,7 +266,7 @@ def test_a_plugin_without_batch_forms_keeps_the_per_node_path():
     w.batch.filter_plugins = [*w.batch.filter_plugins, PerNodeOnly()]
     state = CycleState()
     w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
-    assert not w.batch.can_filter_in_batches(state)
+    assert not w.batch.can_filter_columnar(state)
 
 
 class Forwarding:
@@ -292,7 +292,7 @@ def test_a_proxy_gets_batches_only_when_it_offers_the_batch_form_itself(own, bat
     w.batch.filter_plugins = [Forwarding(pl, own) for pl in w.batch.filter_plugins]
     state = CycleState()
     w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
-    assert w.batch.can_filter_in_batches(state) is batched
+    assert w.batch.can_filter_columnar(state) is batched
 
 
 class Flaky:
