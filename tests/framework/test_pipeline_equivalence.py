@@ -1,4 +1,4 @@
-"""The columnar path (NodeTable columns, the plugins' batch and numpy forms) against
+"""The columnar path (NodeTable columns, the plugins. columnar forms) against
 the per-node path, through the real actor pipeline.
 
 The same randomized workload (seeded: nodes with varied sizes, zones, labels,
