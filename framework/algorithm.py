@@ -295,14 +295,14 @@ class SchedulingAlgorithm:
         return scores
 
 
-# Smallest batch filtered at once: when few feasible nodes are still wanted, a
+# Smallest chunk filtered at once: when few feasible nodes are still wanted, a
 # few nodes more are filtered and the verdicts past the last one needed dropped.
 MIN_FILTER_CHUNK = 16
 
 
 def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                             nodes: list[NodeInfo], start: int, to_find: int) -> list[NodeInfo]:
-    """The node-by-node search with the plugins' batch forms: nodes are filtered in
+    """The node-by-node search with the plugins' columnar forms: nodes are filtered in
     rotation order a chunk at a time (about as many as are still wanted) and the
     verdicts are taken in order up to the to_find-th feasible node, so the
     feasible set, the statuses recorded, the first Error and the processed count

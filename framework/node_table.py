@@ -41,9 +41,9 @@ class NodeTable:
     (a NoSchedule/NoExecute taint), ``prefer_taints`` (a PreferNoSchedule taint),
     ``has_images``, ``has_ports`` (pods hold host ports), ``has_scalar`` (extended
     resources allocatable or requested) and ``no_node`` (a NodeInfo without Node).
-    Flags name the rare nodes a batch plugin hands to its per-node form.
+    Flags name the rare nodes a columnar form hands to its per-node form.
 
-    ``valid`` is False when a number does not fit int64; batch forms then take
+    ``valid`` is False when a number does not fit int64; columnar forms then take
     their list paths. Other engineers' callers (preemption dry runs) may read the
     columns for the rows of unmodified snapshot nodes; a NodeInfo changed in a
     dry run is not in the table.
@@ -130,7 +130,7 @@ class NodeTable:
 
 
 class ColumnarNodes(list):
-    """Snapshot NodeInfos handed to a plugin's batch form together with their rows
+    """Snapshot NodeInfos handed to a plugin's columnar form together with their rows
     in the snapshot's NodeTable (`rows[i]` is the row of `self[i]`). Plugins that
     find a ColumnarNodes may compute on the table's columns; a plain list (or any
     NodeInfo not taken from the snapshot) gets their list path."""
@@ -143,7 +143,7 @@ class ColumnarNodes(list):
         self.table = table
 
     def take(self, positions: Sequence[int]) -> "ColumnarNodes":
-        """The nodes at these positions of this batch, as a batch."""
+        """The nodes at these positions of this list, with their rows."""
         return ColumnarNodes([self[i] for i in positions], self.rows[np.asarray(positions, dtype=np.intp)], self.table)
 
 

@@ -25,7 +25,7 @@ def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
 
 def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bool],
                    filter_one: Callable[[Any], Status | None]) -> list[Status | None]:
-    """A batch Filter that passes every node that cannot fail and asks `filter_one`
+    """A columnar Filter that passes every node that cannot fail and asks `filter_one`
     about the others: on a ColumnarNodes the nodes with the column `flag` set, on a
     plain list those `may_fail` says yes to (the same test, node by node)."""
     positions = flagged_positions(nodes, flag)
@@ -38,9 +38,9 @@ def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bo
 
 
 class FilterEachNode:
-    """A batch Filter form that calls the plugin's own `filter` per node, for plugins
+    """A columnar Filter form that calls the plugin's own `filter` per node, for plugins
     that are seldom run (PreFilter skips them for most pods) but should not keep
-    the runtime off the batch path when they do run."""
+    the runtime off the columnar path when they do run."""
 
     def filter_nodes(self, state: Any, pod: Any, nodes: list[Any]) -> list[Status | None]:
         flt = self.filter  # type: ignore[attr-defined]
@@ -48,7 +48,7 @@ class FilterEachNode:
 
 
 def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, Status | None]:
-    """What a batch Score form reads first: its PreScore state, and an Error (as the
+    """What a columnar Score form reads first: its PreScore state, and an Error (as the
     per-node form words it) when that state is missing or a node has no Node."""
     s = state.get(key)
     if s is None:
@@ -140,7 +140,7 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
 
 
 def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
-    """default_normalize_score on plain integers (the batch form)."""
+    """default_normalize_score on plain integers (the columnar form)."""
     max_count = max(scores, default=0)
     if max_count <= 0:
         return [max_priority] * len(scores) if reverse else list(scores)

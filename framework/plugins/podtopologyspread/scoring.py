@@ -123,7 +123,7 @@ class PreScoreState:
             s.score = v
 
     def normalize_values(self, names: Sequence[str], scores: list[int]) -> list[int]:
-        """normalize() on the node names and plain integer scores (the batch form)."""
+        """normalize() on the node names and plain integer scores (the columnar form)."""
         ignored = self.ignored_nodes
         counted = [s for name, s in zip(names, scores) if name not in ignored] if ignored else scores
         min_score = min(counted, default=0)
