@@ -1,7 +1,7 @@
 """NodeInfo, the scheduler Cache (with assumed pods) and its incremental Snapshot.
 
-Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo, HostPortInfo) and
-backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
+Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo; HostPortInfo is in
+host_ports.py, the snapshot's NodeTable in node_table.py) and backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
 Scheduler actor owns one Cache and refreshes its Snapshot before each cycle; only
 nodes whose generation moved since the last refresh are copied again.
 """
@@ -11,13 +11,12 @@ import bisect
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Iterator, Sequence
-
-import numpy as np
+from typing import Iterable, Iterator
 
 from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
+from framework.host_ports import HostPortInfo
 from framework.node_table import ColumnarNodes, NodeTable
 
 _generation = itertools.count(1)
@@ -57,55 +56,6 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.pod.key})"
-
-
-_WILDCARD_IP = "0.0.0.0"
-
-
-class HostPortInfo:
-    """ip -> {(protocol, port)}; 0.0.0.0 conflicts with every IP (upstream HostPortInfo)."""
-
-    __slots__ = ("ports",)
-
-    def __init__(self) -> None:
-        self.ports: dict[str, set[tuple[str, int]]] = {}
-
-    @staticmethod
-    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
-        return (ip or _WILDCARD_IP, protocol or "TCP")
-
-    def add(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = self._sanitize(ip, protocol)
-        self.ports.setdefault(ip, set()).add((protocol, port))
-
-    def remove(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = self._sanitize(ip, protocol)
-        s = self.ports.get(ip)
-        if s is not None:
-            s.discard((protocol, port))
-            if not s:
-                del self.ports[ip]
-
-    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
-        if port <= 0:
-            return False
-        ip, protocol = self._sanitize(ip, protocol)
-        pp = (protocol, port)
-        if ip == _WILDCARD_IP:
-            return any(pp in s for s in self.ports.values())
-        return pp in self.ports.get(ip, ()) or pp in self.ports.get(_WILDCARD_IP, ())
-
-    def __len__(self) -> int:
-        return sum(len(s) for s in self.ports.values())
-
-    def clone(self) -> "HostPortInfo":
-        c = HostPortInfo()
-        c.ports = {ip: set(s) for ip, s in self.ports.items()}
-        return c
 
 
 @dataclass(slots=True)
