@@ -29,6 +29,13 @@ def select(cond: Any, a: Any, b: Any) -> Any:
     return a if cond else b
 
 
+def keep(cond: Any, a: Any) -> Any:
+    """`a` where `cond` holds, else 0 (`a` itself where it holds everywhere)."""
+    if isinstance(cond, np.ndarray):
+        return a if cond.all() else np.where(cond, a, 0)
+    return a if cond else 0
+
+
 def divisor(x: Any) -> Any:
     """`x` where it is not 0, else 1: a safe divisor for a never-negative `x` whose
     zero case the formula selects away."""

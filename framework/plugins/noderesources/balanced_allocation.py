@@ -47,38 +47,44 @@ def parse_balanced_allocation_args(raw: Mapping[str, Any] | None) -> tuple[Resou
     return resources
 
 
-def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any],
+                            capacities: Sequence[Any] | None = None) -> Any:
     """(1 - standard deviation of the used fractions) * 100, fractions capped at 1,
-    over the resources a node offers; for one node or a column of nodes alike
-    (helper/elementwise.py). Floats are float64 as upstream's, summed in resource
-    order (a resource left out adds an exact 0.0)."""
+    over the resources a node offers (entries of requested are 0 where allocatable
+    is), for one node or a column of nodes alike (helper/elementwise.py). Floats
+    are float64 as upstream's, summed in resource order (a resource left out adds
+    an exact 0.0). `capacities` are the allocatable amounts as floats (1.0 where 0),
+    when the caller has them already."""
+    if capacities is None:
+        capacities = [to_float(divisor(alloc)) for alloc in allocatable]
+    offered = [alloc != 0 for alloc in allocatable]
+    fractions = [minimum(to_float(req) / capacity, 1.0) for req, capacity in zip(requested, capacities)]
+    if len(fractions) == 2:
+        # Two resources (the usual cpu+memory): the closed form |f0 - f1| / 2 where both
+        # are offered; one offered resource is perfectly balanced.
+        std = select(offered[0] & offered[1], abs((fractions[0] - fractions[1]) / 2), 0.0)
+        return to_int((1 - std) * float(MAX_NODE_SCORE))
     count: Any = 0
     total: Any = 0.0
-    first: Any = 0.0  # the first two offered fractions: the closed form for two
+    first: Any = 0.0  # the first two offered fractions, for the closed form
     second: Any = 0.0
-    fractions: list[tuple[Any, Any]] = []
-    for req, alloc in zip(requested, allocatable):
-        offered = alloc != 0
-        fraction = select(offered, minimum(to_float(req) / to_float(divisor(alloc)), 1.0), 0.0)
-        first = select(offered & (count == 0), fraction, first)
-        second = select(offered & (count == 1), fraction, second)
+    for is_offered, fraction in zip(offered, fractions):
+        first = select(is_offered & (count == 0), fraction, first)
+        second = select(is_offered & (count == 1), fraction, second)
         total = total + fraction
-        count = count + offered * 1
-        fractions.append((offered, fraction))
-    # Two resources (the usual cpu+memory) have the closed form |f0 - f1| / 2.
-    std = select(count == 2, abs((first - second) / 2), 0.0)
-    if len(fractions) > 2:
-        mean = total / to_float(divisor(count))
-        acc: Any = 0.0
-        for offered, fraction in fractions:
-            acc = acc + select(offered, (fraction - mean) * (fraction - mean), 0.0)
-        std = select(count > 2, sqrt(acc / to_float(divisor(count))), std)
+        count = count + is_offered * 1
+    mean = total / to_float(divisor(count))
+    acc: Any = 0.0
+    for is_offered, fraction in zip(offered, fractions):
+        acc = acc + select(is_offered, (fraction - mean) * (fraction - mean), 0.0)
+    std = select(count == 2, abs((first - second) / 2), select(count > 2, sqrt(acc / to_float(divisor(count))), 0.0))
     return to_int((1 - std) * float(MAX_NODE_SCORE))
 
 
 def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
-    with_pod = balanced_resource_score(requested, allocatable)
-    without_pod = balanced_resource_score(allocated, allocatable)
+    capacities = [to_float(divisor(alloc)) for alloc in allocatable]
+    with_pod = balanced_resource_score(requested, allocatable, capacities)
+    without_pod = balanced_resource_score(allocated, allocatable, capacities)
     half = MAX_NODE_SCORE // 2
     return half + go_div(half + with_pod - without_pod, 2)
 

@@ -10,6 +10,7 @@ MostAllocated or RequestedToCapacityRatio) through the shared allocation scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
@@ -169,7 +170,7 @@ class PreFilterState:
 
     __slots__ = ("request", "checks")
 
-    def __init__(self, request: Resource, checks: tuple[str, ...]) -> None:
+    def __init__(self, request: Resource, checks: "Checks") -> None:
         self.request = request
         self.checks = checks
 
@@ -185,13 +186,26 @@ def compute_pod_resource_request(pod: Pod, pod_level: bool = True) -> Resource:
     return Resource.from_list(pod_resource_list(pod, non_missing=False, pod_level=False))
 
 
+_ATTRIBUTES = {CPU: "milli_cpu", MEMORY: "memory", EPHEMERAL_STORAGE: "ephemeral_storage"}
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """The resources fitsRequest compares for one pod request, in its order, with
+    the amounts the pod wants; `read(resource)` gives a node's Resource's amounts
+    of them, in the same order."""
+
+    names: tuple[str, ...]
+    wants: tuple[int, ...]
+    read: Callable[[Resource], Sequence[int]]
+
+
 def checked_resources(request: Resource, ignored_resources: frozenset[str] = frozenset(),
-                      ignored_resource_groups: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """The resources fitsRequest compares for this request, in its order: cpu,
-    memory, ephemeral-storage where requested, then the scalar resources requested
-    and not ignored (extended resources named in ignoredResources or in one of
-    ignoredResourceGroups)."""
-    out = [name for name in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(name) > 0]
+                      ignored_resource_groups: frozenset[str] = frozenset()) -> Checks:
+    """cpu, memory, ephemeral-storage where requested, then the scalar resources
+    requested and not ignored (extended resources named in ignoredResources or in
+    one of ignoredResourceGroups)."""
+    names = [name for name in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(name) > 0]
     for name, want in request.scalar.items():
         if want == 0:
             continue
@@ -200,59 +214,57 @@ def checked_resources(request: Resource, ignored_resources: frozenset[str] = fro
             or (ignored_resource_groups and name.split("/", 1)[0] in ignored_resource_groups)
         ):
             continue
-        out.append(name)
-    return tuple(out)
+        names.append(name)
+    attributes = [_ATTRIBUTES.get(name) for name in names]
+    if len(names) > 1 and None not in attributes:
+        read: Callable[[Resource], Sequence[int]] = attrgetter(*attributes)  # type: ignore[arg-type]
+    else:
+        def read(resource: Resource) -> Sequence[int]:
+            return [resource.get(name) for name in names]
+    return Checks(tuple(names), tuple(request.get(name) for name in names), read)
 
 
 # Bits of a shortage: the pod count, "preemption cannot help", then one bit per
-# checked resource in checked_resources' order (bit _FIRST_RESOURCE_BIT << k).
+# checked resource in Checks order (bit _FIRST_RESOURCE_BIT << k).
 _SHORT_PODS, _SHORT_BEYOND_ALLOCATABLE, _FIRST_RESOURCE_BIT = 1, 2, 4
 _MAX_COLUMN_CHECKS = 60  # resource bits that fit an int64 column
 
 
-def shortage(request: Resource, checks: Sequence[str], num_pods: Any, allowed_pods: Any,
-             amounts: Callable[[str], tuple[Any, Any]]) -> Any:
+def shortage(wants: Sequence[int], num_pods: Any, allowed_pods: Any, allocatable: Sequence[Any],
+             used: Sequence[Any]) -> Any:
     """fitsRequest as a shortage mask, for one node (integers) or a column of nodes
-    (numpy columns) alike: `amounts(name)` gives the node's (allocatable, requested)
-    of a checked resource. 0 where the pod fits. A resource the pod asks for more of
-    than the node's whole allocatable also sets _SHORT_BEYOND_ALLOCATABLE."""
+    (numpy columns) alike: allocatable[k] and used[k] are the node's amounts of the
+    k-th checked resource. 0 where the pod fits. A resource the pod asks for more
+    of than the node's whole allocatable also sets _SHORT_BEYOND_ALLOCATABLE."""
     mask = (num_pods + 1 > allowed_pods) * _SHORT_PODS
-    for k, name in enumerate(checks):
-        want = request.get(name)
-        allocatable, used = amounts(name)
-        short = want > allocatable - used
-        mask = mask | short * (_FIRST_RESOURCE_BIT << k) | (short & (want > allocatable)) * _SHORT_BEYOND_ALLOCATABLE
+    for k, want in enumerate(wants):
+        short = want > allocatable[k] - used[k]
+        mask = mask | short * (_FIRST_RESOURCE_BIT << k) | (short & (want > allocatable[k])) * _SHORT_BEYOND_ALLOCATABLE
     return mask
 
 
-def shortage_status(mask: int, checks: Sequence[str]) -> Status | None:
+def shortage_status(mask: int, checks: Checks) -> Status | None:
     """filter()'s Status for a shortage mask: the reasons in fitsRequest's order,
     UnschedulableAndUnresolvable where preemption cannot help."""
     if not mask:
         return None
     reasons = ["Too many pods"] if mask & _SHORT_PODS else []
-    reasons.extend(f"Insufficient {name}" for k, name in enumerate(checks) if mask & (_FIRST_RESOURCE_BIT << k))
+    reasons.extend(f"Insufficient {name}" for k, name in enumerate(checks.names) if mask & (_FIRST_RESOURCE_BIT << k))
     code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
     return Status(code, *reasons)
 
 
-def node_amounts(node_info: NodeInfo) -> Callable[[str], tuple[int, int]]:
-    """One node's (allocatable, requested) per resource name."""
-    alloc, used = node_info.allocatable, node_info.requested
-    return lambda name: (alloc.get(name), used.get(name))
-
-
-def node_shortage(request: Resource, checks: Sequence[str], node_info: NodeInfo) -> int:
-    return shortage(request, checks, len(node_info.pods), node_info.allocatable.allowed_pod_number,
-                    node_amounts(node_info))
+def node_shortage(checks: Checks, node_info: NodeInfo) -> int:
+    alloc = node_info.allocatable
+    return shortage(checks.wants, len(node_info.pods), alloc.allowed_pod_number, checks.read(alloc),
+                    checks.read(node_info.requested))
 
 
 def fits(pod: Pod, node_info: NodeInfo, pod_level: bool = True) -> Status | None:
     """Upstream's Fits, ignoring nothing: why the node has no room for the pod, or
     None when it has."""
-    request = compute_pod_resource_request(pod, pod_level)
-    checks = checked_resources(request)
-    return shortage_status(node_shortage(request, checks, node_info), checks)
+    checks = checked_resources(compute_pod_resource_request(pod, pod_level))
+    return shortage_status(node_shortage(checks, node_info), checks)
 
 
 def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
@@ -260,34 +272,34 @@ def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
     return fits(pod, NodeInfo(node), pod_level) is None
 
 
-def _table_amounts(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo]
-                   ) -> Callable[[str], tuple[np.ndarray, np.ndarray]] | None:
-    """The columns' (allocatable, requested) per resource name for these rows; an
+def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo], names: Sequence[str]
+                   ) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+    """The (allocatable, requested) columns of these resources for these rows; an
     extended resource is gathered from the nodes that have any (None when a value
     is too large for the columns)."""
-    gathered: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    flagged = np.flatnonzero(table.has_scalar[rows]).tolist()
-    columns = {CPU: (table.alloc_cpu, table.req_cpu), MEMORY: (table.alloc_mem, table.req_mem),
-               EPHEMERAL_STORAGE: (table.alloc_eph, table.req_eph)}
-
-    def amounts(name: str) -> tuple[np.ndarray, np.ndarray]:
-        column = columns.get(name)
-        if column is not None:
-            return column[0][rows], column[1][rows]
-        got = gathered.get(name)
-        if got is None:
-            alloc = np.zeros(len(rows), dtype=np.int64)
-            used = np.zeros(len(rows), dtype=np.int64)
-            for i in flagged:
-                alloc[i], used[i] = nodes[i].allocatable.get(name), nodes[i].requested.get(name)
-            got = gathered[name] = (alloc, used)
-        return got
-
-    for i in flagged:
-        a, r = nodes[i].allocatable, nodes[i].requested
-        if any(v >= _MAX_COLUMN_VALUE for v in (*a.scalar.values(), *r.scalar.values())):
-            return None
-    return amounts
+    allocatable: list[np.ndarray] = []
+    used: list[np.ndarray] = []
+    flagged: list[int] | None = None
+    held = {CPU: (table.alloc_cpu, table.req_cpu), MEMORY: (table.alloc_mem, table.req_mem),
+            EPHEMERAL_STORAGE: (table.alloc_eph, table.req_eph)}
+    for name in names:
+        if name in held:
+            alloc_column, used_column = held[name]
+            allocatable.append(alloc_column[rows])
+            used.append(used_column[rows])
+            continue
+        if flagged is None:
+            flagged = np.flatnonzero(table.has_scalar[rows]).tolist()
+        alloc = np.zeros(len(rows), dtype=np.int64)
+        req = np.zeros(len(rows), dtype=np.int64)
+        for i in flagged:
+            a, u = nodes[i].allocatable.get(name), nodes[i].requested.get(name)
+            if a >= _MAX_COLUMN_VALUE or u >= _MAX_COLUMN_VALUE:
+                return None
+            alloc[i], req[i] = a, u
+        allocatable.append(alloc)
+        used.append(req)
+    return allocatable, used
 
 
 class NodeResourcesFit:
@@ -329,7 +341,7 @@ class NodeResourcesFit:
         s = self._pre_filter_state(state)
         if s is None:
             return Status.error_of(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        return shortage_status(node_shortage(s.request, s.checks, node_info), s.checks)
+        return shortage_status(node_shortage(s.checks, node_info), s.checks)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter() for each node, by the same shortage() over the NodeTable's columns
@@ -337,14 +349,14 @@ class NodeResourcesFit:
         that have it (the runtime names the plugin once per object)."""
         s = self._pre_filter_state(state)
         tc = columnar_table(nodes)
-        amounts = None
-        if (s is not None and tc is not None and len(s.checks) <= _MAX_COLUMN_CHECKS
-                and all(s.request.get(name) < _MAX_COLUMN_VALUE for name in s.checks)):
-            amounts = _table_amounts(tc[0], tc[1], nodes)
-        if amounts is None or s is None or tc is None:
+        columns = None
+        if (s is not None and tc is not None and len(s.checks.wants) <= _MAX_COLUMN_CHECKS
+                and all(want < _MAX_COLUMN_VALUE for want in s.checks.wants)):
+            columns = _table_columns(tc[0], tc[1], nodes, s.checks.names)
+        if columns is None or s is None or tc is None:
             return [self.filter(state, pod, ni) for ni in nodes]
         table, rows = tc
-        masks = shortage(s.request, s.checks, table.num_pods[rows], table.alloc_pods[rows], amounts)
+        masks = shortage(s.checks.wants, table.num_pods[rows], table.alloc_pods[rows], *columns)
         out: list[Status | None] = [None] * len(nodes)
         bad = np.flatnonzero(masks)
         if len(bad):

@@ -34,7 +34,7 @@ from framework.api.resources import (
 from framework.cache import NodeInfo
 from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper.elementwise import divisor, select
+from framework.plugins.helper.elementwise import divisor, keep, select
 
 # (requested with the pod, requested without it, allocatable) -> score; each entry an
 # integer (one node) or a numpy column (many nodes), the score likewise.
@@ -150,13 +150,15 @@ class ResourceAllocationScorer:
     (BalancedAllocation) instead of the non-zero ones (NodeResourcesFit), and also
     whether the pod's own missing cpu/memory requests count as the defaults."""
 
-    __slots__ = ("resources", "scorer", "use_requested", "pod_level")
+    __slots__ = ("resources", "scorer", "use_requested", "pod_level", "_scalar", "_readers")
 
     def __init__(self, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool, pod_level: bool) -> None:
         self.resources = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
         self.pod_level = pod_level
+        self._scalar = tuple(is_scalar_resource(spec.name) for spec in self.resources)
+        self._readers = tuple(self._reader(spec.name) for spec in self.resources)
 
     def pod_requests(self, pod: Pod) -> list[int]:
         """calculatePodResourceRequestList: one integer per configured resource."""
@@ -172,7 +174,8 @@ class ResourceAllocationScorer:
         return all(r == 0 for r in pod_requests)
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
-        return int(self.scorer(*self._vectors(pod_requests, 0, lambda name: self._amounts(node_info, name))))
+        readers = self._readers
+        return int(self.scorer(*self._vectors(pod_requests, 0, lambda k: readers[k](node_info))))
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
         """score() for every node: on a columnar node list the strategy scores numpy
@@ -183,57 +186,59 @@ class ResourceAllocationScorer:
             return [self.score(ni, pod_requests) for ni in nodes]
         table, rows = tc
         zero = np.zeros(len(rows), dtype=np.int64)
-        extended: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for spec, pod_request in zip(self.resources, pod_requests):
-            if _column_of(table, spec.name, self.use_requested) is None and not (
-                    pod_request == 0 and is_scalar_resource(spec.name)):
-                columns = _gathered(nodes, table.has_scalar[rows], spec.name, self._amounts)
-                if columns is None:
+        columns: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
+            held = _column_of(table, spec.name, self.use_requested)
+            if held is not None:
+                columns.append((held[0][rows], held[1][rows]))
+            elif pod_request == 0 and self._scalar[k]:
+                columns.append(None)  # left out: _vectors does not ask
+            else:
+                gathered = _gathered(nodes, table.has_scalar[rows], self._readers[k])
+                if gathered is None:
                     return [self.score(ni, pod_requests) for ni in nodes]
-                extended[spec.name] = columns
+                columns.append(gathered)
 
-        def amounts(name: str) -> tuple[np.ndarray, np.ndarray]:
-            got = extended.get(name)
-            if got is not None:
-                return got
-            alloc, used = _column_of(table, name, self.use_requested)  # type: ignore[misc]
-            return alloc[rows], used[rows]
+        def amounts(k: int) -> tuple[np.ndarray, np.ndarray]:
+            return columns[k]  # type: ignore[return-value]
 
         return self.scorer(*self._vectors(pod_requests, zero, amounts))
 
-    def _vectors(self, pod_requests: Sequence[int], zero: Any, amounts: Callable[[str], tuple[Any, Any]]
+    def _vectors(self, pod_requests: Sequence[int], zero: Any, amounts: Callable[[int], tuple[Any, Any]]
                  ) -> tuple[list[Any], list[Any], list[Any]]:
         """(requested, allocated, allocatable), one entry per configured resource, from
-        `amounts(name)` -> (allocatable, requested without the pod). An extended
+        `amounts(k)` -> (allocatable, requested without the pod) of the k-th. An extended
         resource the pod does not request, and a resource the node does not offer,
         are left out (0, 0, 0)."""
         requested: list[Any] = []
         allocated: list[Any] = []
         allocatable: list[Any] = []
-        for spec, pod_request in zip(self.resources, pod_requests):
-            if pod_request == 0 and is_scalar_resource(spec.name):
+        for k, pod_request in enumerate(pod_requests):
+            if pod_request == 0 and self._scalar[k]:
                 alloc, used = zero, zero
             else:
-                alloc, used = amounts(spec.name)
+                alloc, used = amounts(k)
             offered = alloc != 0
             allocatable.append(alloc)
-            allocated.append(select(offered, used, 0))
-            requested.append(select(offered, used + pod_request, 0))
+            allocated.append(keep(offered, used))
+            requested.append(keep(offered, used + pod_request))
         return requested, allocated, allocatable
 
-    def _amounts(self, node_info: NodeInfo, name: str) -> tuple[int, int]:
-        """(allocatable, requested without the pod) of one resource on one node."""
-        requested = node_info.requested if self.use_requested else node_info.non_zero_requested
+    def _reader(self, name: str) -> Callable[[NodeInfo], tuple[int, int]]:
+        """One node's (allocatable, requested without the pod) of a resource."""
+        non_zero = not self.use_requested
         if name == CPU:
-            return node_info.allocatable.milli_cpu, requested.milli_cpu
+            return lambda ni: (ni.allocatable.milli_cpu, (ni.non_zero_requested if non_zero else ni.requested).milli_cpu)
         if name == MEMORY:
-            return node_info.allocatable.memory, requested.memory
+            return lambda ni: (ni.allocatable.memory, (ni.non_zero_requested if non_zero else ni.requested).memory)
         if name == EPHEMERAL_STORAGE:
-            return node_info.allocatable.ephemeral_storage, node_info.requested.ephemeral_storage
-        alloc = node_info.allocatable.scalar.get(name)
-        if alloc is not None:
-            return alloc, node_info.requested.scalar.get(name, 0)
-        return 0, 0
+            return lambda ni: (ni.allocatable.ephemeral_storage, ni.requested.ephemeral_storage)
+
+        def scalar(ni: NodeInfo) -> tuple[int, int]:
+            alloc = ni.allocatable.scalar.get(name)
+            return (0, 0) if alloc is None else (alloc, ni.requested.scalar.get(name, 0))
+
+        return scalar
 
 
 def _column_of(table: NodeTable, name: str, use_requested: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -247,15 +252,15 @@ def _column_of(table: NodeTable, name: str, use_requested: bool) -> tuple[np.nda
     return None
 
 
-def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray, name: str,
-              amounts: Callable[[NodeInfo, str], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
+def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray,
+              amounts: Callable[[NodeInfo], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
     """(allocatable, requested) columns of an extended resource, read from the nodes
     whose has_scalar flag is set (the others have none); None when a value is too
     large for the columns."""
     alloc = np.zeros(len(nodes), dtype=np.int64)
     used = np.zeros(len(nodes), dtype=np.int64)
     for i in np.flatnonzero(flagged).tolist():
-        a, u = amounts(nodes[i], name)
+        a, u = amounts(nodes[i])
         if max(a, u) >= _MAX_COLUMN_VALUE:
             return None
         alloc[i] = a
@@ -265,16 +270,16 @@ def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray, name: str,
 
 def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any], Any]) -> Scorer:
     """The weighted mean (Go integer division) of a per-resource score over the
-    resources a node offers, for one node or a column of nodes alike."""
+    resources a node offers, for one node or a column of nodes alike;
+    `per_resource(requested, capacity)` is 0 where the capacity is 0."""
     weights = [r.weight for r in resources]
 
     def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
         node_score: Any = 0
         weight_sum: Any = 0
         for req, alloc, weight in zip(requested, allocatable, weights):
-            offered = alloc != 0
-            node_score = node_score + offered * per_resource(req, alloc) * weight
-            weight_sum = weight_sum + offered * weight
+            node_score = node_score + per_resource(req, alloc) * weight  # 0 where alloc is 0
+            weight_sum = weight_sum + (alloc != 0) * weight
         # Scores and weights are never negative, so floor division is Go's division.
         return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 

@@ -19,7 +19,6 @@ from framework.cache import NodeInfo, PodInfo
 from framework.node_table import NodeTable
 from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo
-from framework.plugins.helper.elementwise import select
 from framework.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 
 PRE_FILTER_STATE_KEY = "PreFilterPodTopologySpread"
@@ -252,8 +251,8 @@ def spread_verdict(state: PreFilterState, lookup: Callable[[int, str], tuple[Any
     for i, c in enumerate(state.constraints):
         missing, match_num = lookup(i, c.topology_key)
         skewed = match_num + state.self_match[i] - state.min_match(i) > c.max_skew
-        open_ = verdict == _FITS
-        verdict = select(open_ & missing, _MISSING_LABEL, select(open_ & skewed, _TOO_SKEWED, verdict))
+        # Where no constraint failed yet: _MISSING_LABEL (1) if missing, else _TOO_SKEWED (2) if skewed.
+        verdict = verdict + (verdict == _FITS) * (missing * _MISSING_LABEL + (skewed > missing) * _TOO_SKEWED)
     return verdict
 
 
