@@ -47,10 +47,10 @@ from typing import Any, Awaitable, Callable
 
 import msgpack
 
-from transport import wire
-from transport.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
-from transport.service import Service
-from transport.wire import ApiError, Reason
+from transport.protocol import wire
+from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.server.service import Service
+from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.server")
 
