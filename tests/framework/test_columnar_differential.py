@@ -141,11 +141,14 @@ def filters_alike(plugin: Any, state: CycleState, pod_: Pod, nodes: list) -> Non
 
 
 def scores_alike(plugin: Any, state: CycleState, pod_: Pod, nodes: list) -> None:
+    """On the snapshot's columnar list and on a plain list (columns read from the
+    nodes, as for the nodes an extender kept)."""
     per_node = [plugin.score(state, pod_, ni) for ni in nodes]
     assert all(s is None for _, s in per_node)
-    columnar, st_ = plugin.score_nodes(state, pod_, nodes)
-    assert st_ is None
-    assert [int(s) for s in columnar] == [s for s, _ in per_node]
+    for given in (nodes, list(nodes)):
+        columnar, st_ = plugin.score_nodes(state, pod_, given)
+        assert st_ is None
+        assert [int(s) for s in columnar] == [s for s, _ in per_node]
 
 
 @SETTINGS

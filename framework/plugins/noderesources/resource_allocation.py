@@ -178,23 +178,23 @@ class ResourceAllocationScorer:
         return int(self.scorer(*self._vectors(pod_requests, 0, lambda k: readers[k](node_info))))
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
-        """score() for every node: on a columnar node list the strategy scores numpy
-        columns of the snapshot's NodeTable (extended resources gathered from the
-        nodes that have any); otherwise node by node."""
-        tc = columnar_table(nodes)
-        if tc is None or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
+        """score() for every node, with the strategy on numpy columns: on a columnar
+        node list the NodeTable's (extended resources gathered from the nodes that
+        have any); on a plain list (nodes an extender kept, clones) columns read from
+        the nodes once. Node by node only where a number is beyond the columns' range."""
+        if not nodes or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
             return [self.score(ni, pod_requests) for ni in nodes]
-        table, rows = tc
-        zero = np.zeros(len(rows), dtype=np.int64)
+        tc = columnar_table(nodes)
+        zero = np.zeros(len(nodes), dtype=np.int64)
         columns: list[tuple[np.ndarray, np.ndarray] | None] = []
         for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
-            held = _column_of(table, spec.name, self.use_requested)
+            held = None if tc is None else _column_of(tc[0], spec.name, self.use_requested)
             if held is not None:
-                columns.append((held[0][rows], held[1][rows]))
+                columns.append((held[0][tc[1]], held[1][tc[1]]))  # type: ignore[index]
             elif pod_request == 0 and self._scalar[k]:
                 columns.append(None)  # left out: _vectors does not ask
             else:
-                gathered = _gathered(nodes, table.has_scalar[rows], self._readers[k])
+                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[tc[1]], self._readers[k])
                 if gathered is None:
                     return [self.score(ni, pod_requests) for ni in nodes]
                 columns.append(gathered)
@@ -252,11 +252,17 @@ def _column_of(table: NodeTable, name: str, use_requested: bool) -> tuple[np.nda
     return None
 
 
-def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray,
+def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray | None,
               amounts: Callable[[NodeInfo], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(allocatable, requested) columns of an extended resource, read from the nodes
-    whose has_scalar flag is set (the others have none); None when a value is too
-    large for the columns."""
+    """(allocatable, requested) columns of a resource read from the nodes: all of
+    them, or only those whose has_scalar flag is set (`flagged`, for an extended
+    resource: the others have none); None when a value is too large for the columns."""
+    if flagged is None:
+        pairs = [amounts(ni) for ni in nodes]
+        if max(max(pair) for pair in pairs) >= _MAX_COLUMN_VALUE:
+            return None
+        both = np.array(pairs, dtype=np.int64).reshape(len(nodes), 2)
+        return both[:, 0].copy(), both[:, 1].copy()
     alloc = np.zeros(len(nodes), dtype=np.int64)
     used = np.zeros(len(nodes), dtype=np.int64)
     for i in np.flatnonzero(flagged).tolist():
