@@ -272,6 +272,10 @@ def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
     return fits(pod, NodeInfo(node), pod_level) is None
 
 
+_TABLE_COLUMNS = {CPU: ("alloc_cpu", "req_cpu"), MEMORY: ("alloc_mem", "req_mem"),
+                  EPHEMERAL_STORAGE: ("alloc_eph", "req_eph")}
+
+
 def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo], names: Sequence[str]
                    ) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
     """The (allocatable, requested) columns of these resources for these rows; an
@@ -280,13 +284,11 @@ def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo]
     allocatable: list[np.ndarray] = []
     used: list[np.ndarray] = []
     flagged: list[int] | None = None
-    held = {CPU: (table.alloc_cpu, table.req_cpu), MEMORY: (table.alloc_mem, table.req_mem),
-            EPHEMERAL_STORAGE: (table.alloc_eph, table.req_eph)}
     for name in names:
-        if name in held:
-            alloc_column, used_column = held[name]
-            allocatable.append(alloc_column[rows])
-            used.append(used_column[rows])
+        held = _TABLE_COLUMNS.get(name)
+        if held is not None:
+            allocatable.append(getattr(table, held[0])[rows])
+            used.append(getattr(table, held[1])[rows])
             continue
         if flagged is None:
             flagged = np.flatnonzero(table.has_scalar[rows]).tolist()
@@ -310,6 +312,8 @@ class NodeResourcesFit:
 
     def __init__(self, args: FitArgs, features: FeatureGates) -> None:
         self.args = args
+        # Checks per distinct request (pods of one workload ask alike); immutable.
+        self._checks: dict[tuple[Any, ...], Checks] = {}
         self.pod_level = features.enabled("PodLevelResources")
         self.in_place_scaling = features.enabled("InPlacePodVerticalScaling")
         self.queueing_hints = features.enabled("SchedulerQueueingHints")
@@ -326,7 +330,13 @@ class NodeResourcesFit:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         request = compute_pod_resource_request(pod, self.pod_level)
-        checks = checked_resources(request, self.args.ignored_resources, self.args.ignored_resource_groups)
+        key = (request.milli_cpu, request.memory, request.ephemeral_storage, tuple(request.scalar.items()))
+        checks = self._checks.get(key)
+        if checks is None:
+            if len(self._checks) >= 64:
+                self._checks.clear()
+            checks = self._checks[key] = checked_resources(request, self.args.ignored_resources,
+                                                           self.args.ignored_resource_groups)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, checks))
         return None, None
 
