@@ -42,6 +42,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
+from framework.plugins.helper.hints import as_objects
 from framework.plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
     PodRequestsState,
@@ -304,6 +305,25 @@ def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo]
     return allocatable, used
 
 
+def shortage_statuses(request: Resource, num_pods: np.ndarray, alloc_pods: np.ndarray,
+                      used_and_alloc: tuple[tuple[np.ndarray, np.ndarray], ...]) -> list[Status | None]:
+    """filter()'s Status for nodes given by their numbers (preemption's dry run in
+    columns): pod counts, pod slots, and (requested, allocatable) of cpu, memory and
+    ephemeral storage, by the same shortage() as filter(); None where the pod fits.
+    Nodes failing alike share one Status. `request` has no scalar resources."""
+    checks = checked_resources(request)
+    amounts = dict(zip((CPU, MEMORY, EPHEMERAL_STORAGE), used_and_alloc))
+    masks = shortage(checks.wants, num_pods, alloc_pods, [amounts[name][1] for name in checks.names],
+                     [amounts[name][0] for name in checks.names])
+    shared: dict[int, Status | None] = {}
+    out: list[Status | None] = []
+    for mask in np.asarray(masks).tolist():
+        if mask not in shared:
+            shared[mask] = shortage_status(mask, checks)
+        out.append(shared[mask])
+    return out
+
+
 class NodeResourcesFit:
     """Filters out nodes without room for the pod's requests and scores the rest by
     the configured strategy. No ScoreExtensions: scores are already 0..100."""
@@ -413,9 +433,10 @@ class NodeResourcesFit:
             ClusterEventWithHint(ClusterEvent("Node", node_action), self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def is_schedulable_after_pod_event(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A deleted pod frees room only if it was bound or nominated; an updated one
         only if it shrank a request the pending pod makes."""
+        old, new = as_objects(Pod, old, new)
         if new is None:
             if old is None or (not old.node_name and not old.nominated_node_name):
                 return QueueingHint.QueueSkip
@@ -438,9 +459,10 @@ class NodeResourcesFit:
                     return True
         return False
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when a new node fits the pod, or an updated one fits it now and grew
         in pod count or in a resource the pod requests."""
+        old, new = as_objects(Node, old, new)
         if new is None or not is_fit(pod, new, self.pod_level):
             return QueueingHint.QueueSkip
         if old is None:
