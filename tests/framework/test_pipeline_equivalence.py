@@ -64,11 +64,24 @@ async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool) -> d
             await p.client.apply(batch)
             await p.run_until_quiescent(60)
         out: dict[str, Any] = {}
+        # Messages name preemptors by UID, which the store draws at random: name them by key.
+        uids = {}
+        for batch in batches:
+            for raw in batch:
+                pod = p.store.peek("Pod", "default", raw["metadata"]["name"])
+                if pod is not None:
+                    uids[pod.uid] = f"default/{raw['metadata']['name']}"
+
+        def named(message: str) -> str:
+            for uid, key in uids.items():
+                message = message.replace(uid, key)
+            return message
+
         for batch in batches:
             for raw in batch:
                 key = f"default/{raw['metadata']['name']}"
                 pod = p.store.peek("Pod", "default", raw["metadata"]["name"])
-                events = [(e.type, e.reason, e.message) for e in p.store.events_for("Pod", key)]
+                events = [(e.type, e.reason, named(e.message)) for e in p.store.events_for("Pod", key)]
                 if pod is None:
                     out[key] = {"deleted": True, "events": events}
                     continue
