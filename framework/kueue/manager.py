@@ -49,7 +49,7 @@ class AdmissionState:
         self._rebuild()
 
     def _rebuild(self) -> None:
-        holding = [w for w in self.workloads.values() if w.admission is not None]
+        holding = [w for w in self.workloads.values() if w.holds_quota]
         self.cache = Snapshot.build(self.cluster_queues.values(), self.cohorts.values(), self.flavors.values(), holding)
         old = self.queues
         self.queues = {n: rq.ClusterQueueQueue(n, s.queueing_strategy) for n, s in self.cluster_queues.items()}
@@ -77,7 +77,7 @@ class AdmissionState:
         if old is not None:
             self.delete_workload(old.key)
         self.workloads[wl.key] = wl
-        if wl.admission is not None and wl.admission.cluster_queue in self.cache.cluster_queues:
+        if wl.holds_quota and wl.admission.cluster_queue in self.cache.cluster_queues:
             self.cache.add_workload(wl)
         self._enqueue(wl)
 

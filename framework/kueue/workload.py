@@ -88,6 +88,11 @@ class Workload:
         return self.cond_true("Evicted")
 
     @property
+    def holds_quota(self) -> bool:
+        """Counted in the quota cache: admitted and not finished."""
+        return self.admission is not None and not self.cond_true("Finished")
+
+    @property
     def has_quota(self) -> bool:
         return self.admission is not None and self.cond_true("QuotaReserved")
 

@@ -90,7 +90,7 @@ def test_fair_sharing_converges_to_the_weights():
 
 def _check_never_over_admitted(s: AdmissionState) -> None:
     fresh = Snapshot.build(s.cluster_queues.values(), s.cohorts.values(), s.flavors.values(),
-                           [w for w in s.workloads.values() if w.admission is not None])
+                           [w for w in s.workloads.values() if w.holds_quota])
     nodes = list(s.cache.cluster_queues.values()) + list(s.cache.cohorts.values())
     for n in nodes:
         other = fresh.cluster_queues.get(n.name) if not isinstance(n, CohortNode) else fresh.cohorts[n.name]
@@ -103,7 +103,7 @@ OPS = st.lists(st.tuples(st.sampled_from(["add", "cycle", "release", "finish", "
                          st.integers(0, 2), st.integers(1, 5), st.integers(0, 3)), min_size=5, max_size=60)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(OPS, st.booleans())
 def test_quota_is_never_over_admitted(ops, fair):
     s = AdmissionState(Config(fair_sharing=fair))
