@@ -70,6 +70,7 @@ from actors.store.messages import (
     Watch,
 )
 from actors.store.admission import admit_pod, check_priority_class
+from framework.kueue.pods import default_new_pod
 from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.paging import decode_continue, encode_continue, page
@@ -510,7 +511,7 @@ class Store(Actor[StoreMsg]):
         yet) comes back with its priority set."""
         try:
             if obj is None:
-                raw = admit_pod(raw, self._priority_classes())
+                raw = default_new_pod(admit_pod(raw, self._priority_classes()))  # Kueue's pod webhook after
             elif isinstance(obj, PriorityClass):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:

@@ -37,6 +37,7 @@ class AdmissionState:
         self.queues: dict[str, rq.ClusterQueueQueue] = {}
         self.cache = Snapshot()
         self.admitted_total: dict[str, int] = {}
+        self.parked: set[str] = set()
 
     # --- objects ---
     def set_objects(self, flavors: Iterable[ResourceFlavorSpec] = (), cluster_queues: Iterable[ClusterQueueSpec] = (),
@@ -64,7 +65,7 @@ class AdmissionState:
         return lq.cluster_queue if lq is not None else None
 
     def _enqueue(self, wl: Workload) -> None:
-        if wl.admission is not None or not wl.active or wl.cond_true("Finished"):
+        if wl.admission is not None or not wl.active or wl.cond_true("Finished") or wl.key in self.parked:
             return
         cq = self.cluster_queue_of(wl)
         if cq in self.queues:
@@ -120,6 +121,18 @@ class AdmissionState:
         self._enqueue(wl)
         self._requeue_inadmissible(cq)
         return wl
+
+    def park(self, key: str) -> None:
+        """Keep a pending workload out of its queue (requeue backoff) until `unpark`."""
+        self.parked.add(key)
+        for q in self.queues.values():
+            q.delete(key)
+
+    def unpark(self, key: str) -> None:
+        self.parked.discard(key)
+        wl = self.workloads.get(key)
+        if wl is not None:
+            self._enqueue(wl)
 
     def _requeue_inadmissible(self, cq_name: str) -> None:
         cq = self.cache.cluster_queues.get(cq_name)

@@ -8,7 +8,8 @@ from typing import Any, Mapping
 from framework.api.errors import ValidationError
 from framework.api.resources import parse_resource_list, pod_requests
 from framework.api.timeutil import parse_time
-from framework.kueue.amount import FR, add, request_value
+from framework.api.timeutil import format_time
+from framework.kueue.amount import FR, add, quantity_text, request_value
 from framework.kueue.api import _list, _map, _name
 
 MAX_POD_SETS = 18  # pkg/controller/jobframework/constants.go: MaxPodSets
@@ -193,3 +194,15 @@ def parse_workload(obj: Mapping[str, Any], strict: bool = True) -> Workload:
                                          count if isinstance(count, int) else (ps.count if ps else 1)))
         wl.admission = Admission(_name(adm.get("clusterQueue"), "status.admission.clusterQueue", False), psas)
     return wl
+
+
+def status_of(wl: Workload) -> dict[str, Any]:
+    """The Workload's status in its API form (what the admission actor stores)."""
+    out: dict[str, Any] = {"conditions": [dict(c.to_dict(), lastTransitionTime=format_time(c.time))
+                                          for c in wl.conditions.values()]}
+    if wl.admission is not None:
+        out["admission"] = {"clusterQueue": wl.admission.cluster_queue, "podSetAssignments": [
+            {"name": a.name, "flavors": dict(a.flavors), "count": a.count,
+             "resourceUsage": {r: quantity_text(r, v) for r, v in a.resource_usage.items()}}
+            for a in wl.admission.pod_set_assignments]}
+    return out
