@@ -56,6 +56,8 @@ from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
 from transport.server.tcp import ServerLimits
+from actors.admission import AdmissionConfig
+from transport.daemon.kueue_config import parse_kueue
 
 API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"
@@ -114,6 +116,7 @@ class DaemonConfig:
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
     server_limits: ServerLimits = ServerLimits()
     store_limits: StoreLimits = StoreLimits()
+    admission: AdmissionConfig = AdmissionConfig()
 
     def read_token(self) -> str | None:
         if self.token_file is None:
@@ -158,7 +161,7 @@ def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
 
 
 _FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
-           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection"}
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection", "kueue"}
 
 # limits: field -> (which limits, attribute, type, minimum)
 _LIMITS: dict[str, tuple[str, str, type, float]] = {
@@ -256,6 +259,8 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
     if kw.get("store_backend") == "etcd" and not kw.get("etcd_endpoints"):
         raise ValidationError("etcd.endpoints", "is required when store.backend is etcd")
     kw.update(_parse_limits(doc.get("limits"), kw.get("max_frame_bytes", DaemonConfig().max_frame_bytes)))
+    if "kueue" in doc:
+        kw["admission"] = parse_kueue(doc["kueue"])
     return DaemonConfig(**kw)
 
 

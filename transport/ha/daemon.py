@@ -133,7 +133,7 @@ class HaDaemon(Daemon):
         gauge.set(1)
         pipeline = Pipeline(self.scheduler_cfg, backend=EtcdBackend(self.settings, fence=self.elector.fence),
                             store_class=SharedStore, metrics=self.metrics,
-                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, admission=self.cfg.admission)
         hold = asyncio.ensure_future(self.elector.hold())
         try:
             await pipeline.start()

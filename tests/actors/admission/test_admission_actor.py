@@ -146,3 +146,24 @@ async def test_quota_is_rebuilt_from_stored_workloads_after_restart(tmp_path):
         assert bound(p, "b6") == 0 and bound(p, "b7") == 1
         admitted = sorted(n for n, w in workloads(p).items() if cond(w, "QuotaReserved")["status"] == "True")
         assert len(admitted) == 7 and not any(n.startswith("pod-b6-") for n in admitted)
+
+
+async def test_invalid_queue_objects_are_refused_naming_the_field_and_nothing_changes():
+    from actors.store import Invalid
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        bad = cluster_queue("team-a", "", "4")
+        bad["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] = "1"  # no cohort
+        bad_group = queued_pod("g0", "a", group="gang", total=2)
+        bad_group["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "zero"
+        for obj, field in ((bad, "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit"),
+                           (local_queue("a", ""), "spec.clusterQueue"),
+                           (bad_group, "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]")):
+            try:
+                await p.client.create(obj)
+            except Invalid as e:
+                assert e.field == field or field in e.message, (e.field, e.message)
+            else:
+                raise AssertionError(f"{obj['kind']} was accepted")
+        await p.settle()
+        assert not p.store.peek_all("ClusterQueue") and not p.store.peek_all("LocalQueue")
+        assert not p.store.peek_all("Pod") and not p.admission.state.cluster_queues
