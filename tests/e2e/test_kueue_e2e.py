@@ -88,3 +88,32 @@ def test_fair_sharing_converges_to_the_weights(daemon_factory, tmp_path):
         # weights 2:1 over the lender's 12 cpu: 8 and 4 (equal weighted shares), reached by preemption
         _wait(lambda: (len(_holding(c, "team-a")), len(_holding(c, "team-b"))) == (8, 4), "shares 8:4")
         _wait(lambda: _bound(c, "a") == 8 and _bound(c, "b") == 4, "the pods of the shares bound")
+
+
+def test_cli_shows_kueues_columns(daemon_factory):
+    d = daemon_factory()
+    with d.client() as c:
+        c.apply(two_teams({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "shared"}},
+                          node("n0", "4", tier="on-demand")))
+        for i in range(3):
+            c.create(queued_pod(f"g{i}", "a", "1", group="gang", total=3))
+        c.create(queued_pod("big", "a", "9"))
+        _wait(lambda: _bound(c, "g") == 3, "the gang bound")
+        poll(lambda: next((w for w in _workloads(c) if w["metadata"]["name"].startswith("pod-big-")
+                           and w.get("status")), None), "big's status", attempts=1200)
+    out = d.cli("get", "cq").stdout.splitlines()
+    assert out[0].split() == ["NAME", "COHORT", "PENDING", "WORKLOADS"]
+    assert out[1].split() == ["team-a", "shared", "1"] and out[2].split() == ["team-b", "shared", "0"]
+    wide = d.cli("get", "clusterqueues", "-o", "wide").stdout.splitlines()
+    assert wide[1].split() == ["team-a", "shared", "BestEffortFIFO", "1", "1", "on-demand/cpu=3/4"]
+    lq = d.cli("get", "lq").stdout.splitlines()
+    assert lq[0].split() == ["NAME", "CLUSTERQUEUE", "PENDING", "WORKLOADS", "ADMITTED", "WORKLOADS"]
+    assert lq[1].split() == ["a", "team-a", "1", "1"]
+    wl = {line.split()[0]: line.split() for line in d.cli("get", "wl").stdout.splitlines()[1:]}
+    assert wl["gang"][1:4] == ["a", "team-a", "True"]  # QUEUE, RESERVED IN, ADMITTED (FINISHED empty)
+    big = next(v for k, v in wl.items() if k.startswith("pod-big-"))
+    assert big[1:3] == ["a", "False"]  # not reserved anywhere, not admitted
+    assert d.cli("get", "rf").stdout.split()[:3] == ["NAME", "AGE", "on-demand"]
+    assert d.cli("get", "cohorts").stdout.split()[:3] == ["NAME", "AGE", "shared"]
+    desc = d.cli("describe", "wl", "gang").stdout
+    assert "Admission:   ClusterQueue team-a" in desc and "QuotaReserved" in desc and "Quota reserved in ClusterQueue team-a" in desc
