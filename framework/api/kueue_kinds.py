@@ -3,63 +3,65 @@ through framework.kueue (errors name the field) and is registered in KINDS, so t
 store keeps, serves and watches them like every other kind."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import importlib
+from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject
-from framework.kueue import api as kapi
-from framework.kueue.workload import parse_workload
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
 
 
 class _KueueObject(KubeObject):
     __slots__ = ("spec",)
     namespaced = False
-    parse: Callable[[Mapping[str, Any]], Any]
+    parser = ""  # "module:function" in framework.kueue, imported on first use (framework.kueue imports framework.api)
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         super().__init__(raw)
         version = raw.get("apiVersion")
-        if version is not None and version != kapi.API_VERSION:
-            raise ValidationError("apiVersion", f"must be {kapi.API_VERSION}, got {version!r}")
-        self.spec = type(self).parse(raw)
+        if version is not None and version != API_VERSION:
+            raise ValidationError("apiVersion", f"must be {API_VERSION}, got {version!r}")
+        module, fn = type(self).parser.split(":")
+        self.spec = getattr(importlib.import_module(module), fn)(raw)
 
 
 class ResourceFlavor(_KueueObject):
     __slots__ = ()
     kind = "ResourceFlavor"
-    parse = staticmethod(kapi.parse_resource_flavor)
+    parser = "framework.kueue.api:parse_resource_flavor"
 
 
 class ClusterQueue(_KueueObject):
     __slots__ = ()
     kind = "ClusterQueue"
-    parse = staticmethod(kapi.parse_cluster_queue)
+    parser = "framework.kueue.api:parse_cluster_queue"
 
 
 class Cohort(_KueueObject):
     __slots__ = ()
     kind = "Cohort"
-    parse = staticmethod(kapi.parse_cohort)
+    parser = "framework.kueue.api:parse_cohort"
 
 
 class WorkloadPriorityClass(_KueueObject):
     __slots__ = ()
     kind = "WorkloadPriorityClass"
-    parse = staticmethod(kapi.parse_workload_priority_class)
+    parser = "framework.kueue.api:parse_workload_priority_class"
 
 
 class LocalQueue(_KueueObject):
     __slots__ = ()
     kind = "LocalQueue"
     namespaced = True
-    parse = staticmethod(kapi.parse_local_queue)
+    parser = "framework.kueue.api:parse_local_queue"
 
 
 class Workload(_KueueObject):
     __slots__ = ()
     kind = "Workload"
     namespaced = True
-    parse = staticmethod(parse_workload)
+    parser = "framework.kueue.workload:parse_workload"
 
 
 KUEUE_KINDS: dict[str, type[KubeObject]] = {

@@ -31,14 +31,24 @@ class ClusterQueueQueue:
     _active: dict[str, Workload] = field(default_factory=dict)
     inadmissible: dict[str, Workload] = field(default_factory=dict)
     sticky: str = ""  # the BestEffortFIFO preemptor that stays at the head
+    _seq: dict[str, int] = field(default_factory=dict)  # key -> the push whose heap entry is current
+    _pushes: int = 0
 
     def push(self, wl: Workload) -> None:
         self.inadmissible.pop(wl.key, None)
+        if wl.key in self._active and self._active[wl.key] is wl and self._seq.get(wl.key, -1) >= 0:
+            return  # already queued as it is
         self._active[wl.key] = wl
-        heapq.heappush(self._heap, (0 if wl.key == self.sticky else 1,) + order_key(wl) + (id(wl),))
+        self._pushes += 1
+        self._seq[wl.key] = self._pushes
+        heapq.heappush(self._heap, (0 if wl.key == self.sticky else 1,) + order_key(wl) + (self._pushes,))
+        if len(self._heap) > 2 * len(self._active) + 64:  # drop stale entries now and then
+            self._heap = [e for e in self._heap if self._seq.get(e[-2]) == e[-1]]
+            heapq.heapify(self._heap)
 
     def delete(self, key: str) -> None:
         self._active.pop(key, None)
+        self._seq.pop(key, None)
         self.inadmissible.pop(key, None)
         if self.sticky == key:
             self.sticky = ""
@@ -55,10 +65,10 @@ class ClusterQueueQueue:
     def pop(self) -> Workload | None:
         while self._heap:
             item = heapq.heappop(self._heap)
-            wl = self._active.get(item[-2])
-            if wl is not None and id(wl) == item[-1]:
-                del self._active[item[-2]]
-                return wl
+            key = item[-2]
+            if self._seq.get(key) == item[-1]:
+                del self._seq[key]
+                return self._active.pop(key)
         return None
 
     def requeue(self, wl: Workload, reason: str) -> None:
@@ -70,6 +80,7 @@ class ClusterQueueQueue:
             self.push(wl)
         else:
             self._active.pop(wl.key, None)
+            self._seq.pop(wl.key, None)
             self.inadmissible[wl.key] = wl
 
     def requeue_inadmissible(self) -> None:

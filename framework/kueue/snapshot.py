@@ -27,6 +27,12 @@ class ClusterQueue(Node):
     workloads: dict[str, Workload] = field(default_factory=dict)
     inactive_reason: str = ""  # "" = active; else the Active=False reason
     inactive_message: str = ""
+    shared_workloads: bool = False  # a clone shares its source's dict until it changes it
+
+    def own_workloads(self) -> dict[str, Workload]:
+        if self.shared_workloads:
+            self.workloads, self.shared_workloads = dict(self.workloads), False
+        return self.workloads
 
     is_cq = True
 
@@ -72,7 +78,8 @@ class Cohort(CohortNode):
 
 
 class Snapshot:
-    """Every ClusterQueue and Cohort with its usage; cheap to clone per cycle."""
+    """Every ClusterQueue and Cohort with its usage; cheap to clone per cycle (O(ClusterQueues
+    + Cohorts): usage maps are copied, admitted-workload maps shared until written)."""
 
     def __init__(self) -> None:
         self.cluster_queues: dict[str, ClusterQueue] = {}
@@ -136,7 +143,8 @@ class Snapshot:
                                      weight=c.weight, spec=c.spec)
         for name, cq in self.cluster_queues.items():
             s.cluster_queues[name] = ClusterQueue(name, quotas=cq.quotas, subtree=cq.subtree, usage=dict(cq.usage),
-                                                  weight=cq.weight, spec=cq.spec, workloads=dict(cq.workloads),
+                                                  weight=cq.weight, spec=cq.spec, workloads=cq.workloads,
+                                                  shared_workloads=True,
                                                   inactive_reason=cq.inactive_reason, inactive_message=cq.inactive_message)
         for name, c in self.cohorts.items():
             n = s.cohorts[name]
@@ -151,12 +159,12 @@ class Snapshot:
 
     def add_workload(self, wl: Workload) -> None:
         cq = self.cluster_queues[wl.admission.cluster_queue]
-        cq.workloads[wl.key] = wl
+        cq.own_workloads()[wl.key] = wl
         cq.add_usage_map(wl.usage())
 
     def remove_workload(self, wl: Workload) -> None:
         cq = self.cluster_queues[wl.admission.cluster_queue]
-        cq.workloads.pop(wl.key, None)
+        cq.own_workloads().pop(wl.key, None)
         cq.remove_usage_map(wl.usage())
 
 

@@ -131,3 +131,16 @@ def test_quota_is_never_over_admitted(ops, fair):
         elif op == "timeout" and pick:
             s.evict(pick, "PodsReadyTimeout", "Exceeded the PodsReady timeout", t)
         _check_never_over_admitted(s)
+
+
+def test_a_workload_pushed_again_while_queued_is_handed_out_once():
+    from framework.kueue.queues import ClusterQueueQueue
+    q = ClusterQueueQueue("q")
+    a, b = wl("a", "l", created=1), wl("b", "l", created=2)
+    q.push(a)
+    q.push(b)
+    q.requeue(q.pop(), "NoFit")  # a parked
+    q.requeue_inadmissible()  # a back
+    q.push(a)  # pushed again while queued: still once
+    got = [q.pop(), q.pop(), q.pop()]
+    assert [w.name if w else None for w in got] == ["a", "b", None]
