@@ -153,7 +153,8 @@ class Pipeline:
             self._spawn("podgroup-status", self.podgroup_status.run(tick))
 
             # Kueue's admission layer: queued pods wait gated until their Workload is admitted.
-            self.admission = await AdmissionActor.attach(self.client, self.clock, self.admission_config)
+            self.admission = await AdmissionActor.attach(self.client, self.clock, self.admission_config,
+                                                         getattr(self.metrics, "kueue", None))
             self._spawn("admission", self.admission.run())
             self.phase = "running"
         except BaseException:

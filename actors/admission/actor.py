@@ -16,12 +16,14 @@ before it queues again.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
 from actors.clock import Clock, now_ns
+from actors.metrics_sink import NoKueueMetrics
 from actors.store import AlreadyExists, NotFound, StoreError, WatchEvent
 from framework.api.errors import ValidationError
 from framework.kueue.api import API_VERSION
@@ -75,9 +77,11 @@ class AdmissionActor(Actor):
     name = "admission"
     batched = True
 
-    def __init__(self, store: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig()) -> None:
+    def __init__(self, store: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                 metrics: Any = None) -> None:
         super().__init__()
         self.store, self.clock, self.config = store, clock, config
+        self.metrics = metrics if metrics is not None else NoKueueMetrics()
         self.state = AdmissionState(Config(fair_sharing=config.fair_sharing, strategies=config.preemption_strategies))
         self.objects: dict[str, dict[str, Any]] = {k: {} for k in QUEUE_KINDS}
         self.index = PodIndex()
@@ -90,8 +94,9 @@ class AdmissionActor(Actor):
         self._dirty = _Pending()
 
     @classmethod
-    async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig()) -> "AdmissionActor":
-        actor = cls(client, clock, config)
+    async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                     metrics: Any = None) -> "AdmissionActor":
+        actor = cls(client, clock, config, metrics)
         await client.watch(actor.observe, kinds=WATCHED)
         return actor
 
@@ -123,6 +128,7 @@ class AdmissionActor(Actor):
         if changed:
             await self._materialize()
             await self._cycles()
+            self.metrics.queues(self.queues_view())
 
     def _now(self) -> int:
         return now_ns(self.clock)
@@ -220,10 +226,16 @@ class AdmissionActor(Actor):
     async def _cycles(self) -> None:
         while True:
             now = self._now()
+            started = time.perf_counter()
             report = self.state.schedule(now)
             self.cycles += 1
             if not report.heads:
                 return
+            self.metrics.cycle("success" if report.admitted else "inadmissible", time.perf_counter() - started)
+            for wl in report.admitted:
+                self.metrics.admitted(wl.admission.cluster_queue)
+            for wl in report.evicted:
+                self.metrics.evicted(wl.admission.cluster_queue, "Preempted", *report.preempted_by[wl.key])
             for wl in sorted(report.changed, key=lambda w: w.admission is None):  # admissions first
                 await self._persist(wl)
             for wl in report.admitted:
@@ -304,6 +316,7 @@ class AdmissionActor(Actor):
             return False
         now = self._now()
         self.state.evict(m.key, "PodsReadyTimeout", f"Exceeded the PodsReady timeout {m.key}", now)
+        self.metrics.evicted(wl.admission.cluster_queue, "PodsReadyTimeout")
         await self._persist(wl)
         await self._evict_pods(wl)
         self.state.release(m.key, now)
@@ -324,7 +337,10 @@ class AdmissionActor(Actor):
                 u = cq.usage.get(fr, 0)
                 usage.append({"flavor": fr[0], "resource": fr[1], "nominal": q.nominal, "usage": u,
                               "borrowed": max(0, u - q.nominal) if cq.parent is not None else 0})
+            q = self.state.queues.get(name)
+            inadmissible = len(q.inadmissible) if q is not None else 0
             out[name] = {"cohort": cq.spec.cohort, "pending": self.state.pending(name),
+                         "pendingActive": self.state.pending(name) - inadmissible, "pendingInadmissible": inadmissible,
                          "admitted": len(cq.workloads), "admittedTotal": self.state.admitted_total.get(name, 0),
                          "strategy": cq.spec.queueing_strategy, "active": cq.active, "usage": usage}
         return out

@@ -47,6 +47,7 @@ class Eviction:
     victim: Workload
     reason: str
     message: str
+    preemptor_cq: str = ""
 
 
 @dataclass
@@ -221,7 +222,7 @@ class Scheduler:
             for t in d.targets:
                 if not t.workload.evicted:
                     msg = preemption_message(d.workload, t.reason, path, cq_path(t.cq))
-                    evictions.append(Eviction(t.workload, t.reason, msg))
+                    evictions.append(Eviction(t.workload, t.reason, msg, cq.name))
             d.message += f". Pending the preemption of {len(d.targets)} workload(s)"
             d.requeue_reason = rq.PENDING_PREEMPTION
             return

@@ -22,6 +22,7 @@ class Report:
     admitted: list[Workload] = field(default_factory=list)
     evicted: list[Workload] = field(default_factory=list)
     changed: list[Workload] = field(default_factory=list)
+    preempted_by: dict[str, tuple[str, str]] = field(default_factory=dict)  # victim key -> (preemptor's CQ, reason)
     heads: int = 0
 
 
@@ -160,6 +161,7 @@ class AdmissionState:
             set_evicted(ev.victim, "Preempted", ev.message, now)
             set_preempted(ev.victim, ev.reason, ev.message, now)
             report.evicted.append(ev.victim)
+            report.preempted_by[ev.victim.key] = (ev.preemptor_cq, ev.reason)
             report.changed.append(ev.victim)
         for d in result.decisions:
             if d.admission is not None:

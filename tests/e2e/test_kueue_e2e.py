@@ -117,3 +117,17 @@ def test_cli_shows_kueues_columns(daemon_factory):
     assert d.cli("get", "cohorts").stdout.split()[:3] == ["NAME", "AGE", "shared"]
     desc = d.cli("describe", "wl", "gang").stdout
     assert "Admission:   ClusterQueue team-a" in desc and "QuotaReserved" in desc and "Quota reserved in ClusterQueue team-a" in desc
+
+
+def test_metrics_use_kueues_names(daemon_factory):
+    d = daemon_factory()
+    with d.client() as c:
+        c.apply(two_teams(node("n0", "4", tier="on-demand")))
+        c.create(queued_pod("p0", "a", "2"))
+        _wait(lambda: _bound(c, "p0") == 1, "p0 bound")
+    text = poll(lambda: (lambda t: t if 'kueue_admitted_workloads_total{' in t else None)(d.http_get("/metrics")),
+                "kueue metrics")
+    assert 'kueue_admitted_workloads_total{cluster_queue="team-a",priority_class="",replica_role="leader"} 1.0' in text
+    assert ('kueue_cluster_queue_resource_usage{cluster_queue="team-a",cohort="shared",flavor="on-demand",'
+            'replica_role="leader",resource="cpu"} 2.0') in text
+    assert 'kueue_cluster_queue_nominal_quota{' in text and 'kueue_pending_workloads{' in text
