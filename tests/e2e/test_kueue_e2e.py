@@ -131,3 +131,25 @@ def test_metrics_use_kueues_names(daemon_factory):
     assert ('kueue_cluster_queue_resource_usage{cluster_queue="team-a",cohort="shared",flavor="on-demand",'
             'replica_role="leader",resource="cpu"} 2.0') in text
     assert 'kueue_cluster_queue_nominal_quota{' in text and 'kueue_pending_workloads{' in text
+
+
+def test_page_queues_view_shows_usage_against_nominal_and_borrowed(daemon_factory):
+    from playwright.sync_api import expect
+    from tests.e2e.browser import chromium_page
+    d = daemon_factory()
+    with d.client() as c:
+        c.apply(two_teams(*[node(f"n{i}", "4", tier="on-demand") for i in range(2)]))
+        for i in range(6):
+            c.create(queued_pod(f"b{i}", "b"))
+        c.create(queued_pod("huge", "a", "9"))
+        _wait(lambda: _bound(c, "b") == 6, "team-b borrowing 2")
+    with chromium_page() as page:
+        page.goto(f"http://127.0.0.1:{d.http_port}/")
+        row = page.locator('#queues tr[data-cq="team-b"]')
+        expect(row.locator('[data-fr="on-demand/cpu"] .nums')).to_have_text("6/4", timeout=15_000)
+        expect(row.locator('[data-fr="on-demand/cpu"] .borrowed')).to_have_text("borrowed 2")
+        expect(row.locator(".admitted")).to_have_text("6")
+        a = page.locator('#queues tr[data-cq="team-a"]')
+        expect(a.locator(".pending")).to_have_text("1")
+        expect(a.locator('[data-fr="on-demand/cpu"] .nums')).to_have_text("0/4")
+        expect(a.locator(".cohort")).to_have_text("shared")
