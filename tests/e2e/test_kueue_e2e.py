@@ -153,3 +153,21 @@ def test_page_queues_view_shows_usage_against_nominal_and_borrowed(daemon_factor
         expect(a.locator(".pending")).to_have_text("1")
         expect(a.locator('[data-fr="on-demand/cpu"] .nums')).to_have_text("0/4")
         expect(a.locator(".cohort")).to_have_text("shared")
+
+
+def test_the_configs_example_walk_through(daemon_factory):
+    d = daemon_factory()
+    for f in ("queues", "nodes", "team-b-jobs"):
+        d.cli("apply", "-f", f"configs/kueue/{f}.yaml")
+    with d.client() as c:
+        _wait(lambda: _bound(c, "b-") == 12, "team-b's 12 pods: own quota, borrowed on-demand, then spot")
+        pods = {p["metadata"]["name"]: p for p in c.list("Pod")[0]}
+        on_spot = [p for p in pods.values() if p["spec"]["nodeName"].startswith("spot-")]
+        assert len(on_spot) == 4 and all(p["spec"]["nodeSelector"] == {"instance-type": "spot"} for p in on_spot)
+        assert all({"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in p["spec"]["tolerations"]
+                   for p in on_spot)
+    d.cli("apply", "-f", "configs/kueue/team-a-jobs.yaml")
+    with d.client() as c:
+        _wait(lambda: _bound(c, "a-") == 4 and _bound(c, "b-") == 8, "team-a reclaiming its on-demand quota")
+    out = d.cli("get", "cq", "-o", "wide").stdout
+    assert "team-a" in out and "on-demand/cpu=8/8" in out
