@@ -100,5 +100,5 @@ def run_admission_bench(cqs: int = 100, pending: int = 10_000, grid: tuple = GRI
         "admissions_per_s": round(r["admitted"] / r["seconds"], 1) if r["seconds"] else 0.0,
         "cycles": r["cycles"], "elapsed_s": round(r["seconds"], 3), "cluster_queues": cqs,
         "cycle_ms": costs, "peak_rss_mb": peak_rss_mb(), "store": "none", "transport": "in-process",
-        "attempts_per_pod": 0.0,
+        "attempts_per_pod": 0.0, "bind_p50_ms": 0.0, "bind_p99_ms": 0.0,
     }

@@ -13,6 +13,8 @@ Connection policy (DESIGN.md, wire protocol):
   connection; a wrong token is answered Unauthorized after `auth_failure_delay`
   seconds and logged (at most once a second, with a count), so guessing is slow.
   A connection that has not said hello within `handshake_timeout` is closed.
+  Wrong tokens also count against the address's budget in the shared AuthThrottle
+  (transport.server.auth_throttle): out of budget, hello is answered TooManyRequests unread.
 Nothing a client sends can stop the daemon or change state except a valid request.
 
 Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
@@ -49,6 +51,7 @@ import msgpack
 
 from transport.protocol import wire
 from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.server.auth_throttle import AuthThrottle
 from transport.server.service import Service
 from transport.protocol.wire import ApiError, Reason
 
@@ -230,6 +233,10 @@ class Connection:
             if req is not None:  # a well-formed request from a client that forgot its hello
                 self.send(wire.error_reply(req.id, ApiError(Reason.UNAUTHORIZED, "send hello with a valid token first")))
             return False
+        if self.server.token is not None and (why := self.server.auth_throttle.refusal(self.peer, "msgpack")):
+            self.server.reject("auth_throttled")
+            self.send(wire.error_reply(req.id, ApiError(Reason.TOO_MANY_REQUESTS, why)))
+            return False
         # hello runs inline so that requests pipelined behind it see its outcome
         if not self._check_token(req):
             self._refused = req
@@ -242,6 +249,7 @@ class Connection:
         """A wrong token: answered late, so that guessing is slow."""
         self.server.reject("auth_failed")
         self.server.auth_log.failed(self.peer)
+        self.server.auth_throttle.failed(self.peer, "msgpack", logged=False)
         await asyncio.sleep(self.limits.auth_failure_delay)
         self.send(wire.error_reply(req.id, ApiError(Reason.UNAUTHORIZED, "invalid token")))
 
@@ -399,8 +407,9 @@ class Server:
 
     def __init__(self, service: Service, *, token: str | None = None, max_frame: int | None = None,
                  ssl_context: ssl.SSLContext | None = None, limits: ServerLimits | None = None,
-                 on_reject: Callable[[str], None] | None = None) -> None:
+                 on_reject: Callable[[str], None] | None = None, auth_throttle: AuthThrottle | None = None) -> None:
         self.service = service
+        self.auth_throttle = auth_throttle if auth_throttle is not None else AuthThrottle()
         self.token = token
         limits = limits if limits is not None else ServerLimits()
         if max_frame is not None:
