@@ -184,12 +184,18 @@ class ClusterQueueSpec:
     stop_policy: str = "None"
 
 
-def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQueueSpec:
+def _named_with_parent(obj: Mapping[str, Any], parent_field: str, strict: bool) -> tuple[str, Mapping[str, Any], str]:
+    """(metadata.name, spec, the cohort this object hangs under: spec.cohortName or spec.parentName)."""
     name = _name(_map(obj.get("metadata"), "metadata").get("name"), "metadata.name", strict)
     spec = _map(obj.get("spec"), "spec")
-    cohort = spec.get("cohortName") or ""
-    if not isinstance(cohort, str):
-        raise ValidationError("spec.cohortName", "must be a string")
+    parent = spec.get(parent_field) or ""
+    if not isinstance(parent, str):
+        raise ValidationError(f"spec.{parent_field}", "must be a string")
+    return name, spec, parent
+
+
+def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQueueSpec:
+    name, spec, cohort = _named_with_parent(obj, "cohortName", strict)
     if cohort and strict:
         _name(cohort, "spec.cohortName", strict)
     p = _map(spec.get("preemption"), "spec.preemption")
@@ -236,11 +242,7 @@ class CohortSpec:
 
 
 def parse_cohort(obj: Mapping[str, Any], strict: bool = True) -> CohortSpec:
-    name = _name(_map(obj.get("metadata"), "metadata").get("name"), "metadata.name", strict)
-    spec = _map(obj.get("spec"), "spec")
-    parent = spec.get("parentName") or ""
-    if not isinstance(parent, str):
-        raise ValidationError("spec.parentName", "must be a string")
+    name, spec, parent = _named_with_parent(obj, "parentName", strict)
     if strict and parent == name:
         raise ValidationError("spec.parentName", "must not be the cohort itself")
     return CohortSpec(name, parent,
