@@ -51,6 +51,16 @@ def role_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(shape(spec), sort_keys=True).encode()).hexdigest()[:8]
 
 
+def with_group_queue(raw: Mapping[str, Any], group_labels: Mapping[str, str] | None) -> Mapping[str, Any]:
+    """A pod of a ksched PodGroup that names a LocalQueue (the group's queue-name label)
+    is queued with its group: it takes the label when it has none."""
+    if queue_name(raw) or not group_labels or not group_labels.get(QUEUE_LABEL):
+        return raw
+    meta = dict(_meta(raw))
+    meta["labels"] = {**(meta.get("labels") or {}), QUEUE_LABEL: group_labels[QUEUE_LABEL]}
+    return {**raw, "metadata": meta}
+
+
 def default_new_pod(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     """The pod webhook's defaulting on create: a pod naming a LocalQueue is managed,
     gated and carries its role hash; group metadata must come whole."""

@@ -167,3 +167,24 @@ async def test_invalid_queue_objects_are_refused_naming_the_field_and_nothing_ch
         await p.settle()
         assert not p.store.peek_all("ClusterQueue") and not p.store.peek_all("LocalQueue")
         assert not p.store.peek_all("Pod") and not p.admission.state.cluster_queues
+
+
+async def test_a_podgroup_naming_a_local_queue_is_one_workload_admitted_whole_and_bound_by_coscheduling():
+    pg = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+          "metadata": {"name": "train", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "a"}},
+          "spec": {"minMember": 3}}
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(2)] + [pg])
+        for i in range(3):
+            member = queued_pod(f"t{i}", "a", "2")
+            member["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "train"}  # the queue comes from the group
+            await p.client.create(member)
+            if i < 2:
+                await p.settle()
+                assert not workloads(p)  # not before all minMember pods exist
+        await p.run_until_quiescent(60)
+        wl = workloads(p)["train"]
+        assert wl["metadata"]["annotations"]["kueue.x-k8s.io/is-group-workload"] == "true"
+        assert [(ps["count"]) for ps in wl["spec"]["podSets"]] == [3]  # one shape, one pod set
+        assert wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["cpu"] == "6"
+        assert bound(p, "t") == 3
