@@ -188,3 +188,18 @@ async def test_a_podgroup_naming_a_local_queue_is_one_workload_admitted_whole_an
         assert [(ps["count"]) for ps in wl["spec"]["podSets"]] == [3]  # one shape, one pod set
         assert wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["cpu"] == "6"
         assert bound(p, "t") == 3
+
+
+async def test_a_finished_pod_frees_its_quota_for_the_next_workload():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply([flavor("on-demand", tier="on-demand"), cluster_queue("solo", "", "2"),
+                              local_queue("s", "solo"), node("n1", tier="on-demand")])
+        await p.client.create(queued_pod("first", "s", "2"))
+        await p.client.create(queued_pod("second", "s", "2"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "first") == 1 and bound(p, "second") == 0
+        await p.client.update_pod_status("default", "first", phase="Succeeded")
+        await p.run_until_quiescent(60)
+        first = next(w for n, w in workloads(p).items() if n.startswith("pod-first-"))
+        assert cond(first, "Finished")["status"] == "True"
+        assert bound(p, "second") == 1
