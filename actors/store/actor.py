@@ -68,7 +68,7 @@ from actors.store.messages import (
     Watch,
 )
 from actors.store.admission import admit_pod, check_priority_class
-from framework.kueue.pods import default_new_pod, with_group_queue
+from framework.kueue.pods import kueue_pod_defaults
 from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.paging import decode_continue, encode_continue, page
@@ -78,7 +78,7 @@ from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, section, set_condition, without_version
 from framework.api.errors import ValidationError
 from framework.api.schema import admitted
-from framework.api.objects import KINDS, POD_GROUP_LABEL, KubeObject, Pod, PriorityClass, parse_object
+from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
 from framework.api.validation import validate_pod_update
 
 
@@ -507,19 +507,12 @@ class Store(Actor[StoreMsg]):
         yet) comes back with its priority set."""
         try:
             if obj is None:
-                raw = default_new_pod(with_group_queue(admit_pod(raw, self._priority_classes()),
-                                                       self._pod_group_labels(raw)))  # Kueue's pod webhook after
+                raw = kueue_pod_defaults(admit_pod(raw, self._priority_classes()), self._objects["PodGroup"])
             elif isinstance(obj, PriorityClass):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
         return raw
-
-    def _pod_group_labels(self, raw: Mapping[str, Any]) -> Mapping[str, str] | None:
-        meta = raw.get("metadata") or {}
-        group = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
-        pg = self._objects["PodGroup"].get(f"{meta.get('namespace') or 'default'}/{group}") if group else None
-        return pg.labels if pg is not None else None
 
     def _priority_classes(self) -> dict[str, PriorityClass]:
         return {pc.name: pc for pc in self._objects["PriorityClass"].values() if isinstance(pc, PriorityClass)}

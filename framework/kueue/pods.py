@@ -88,8 +88,14 @@ def default_new_pod(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**raw, "metadata": meta, "spec": spec}
 
 
-def single_pod_workload_name(pod_name: str, uid: str) -> str:
-    return f"pod-{pod_name}-{hashlib.sha1(uid.encode()).hexdigest()[:5]}"
+def kueue_pod_defaults(raw: Mapping[str, Any], pod_groups: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the store does to a new pod for Kueue (after priority admission): the queue of
+    its ksched PodGroup (`pod_groups`: stored PodGroups by namespace/name), then Kueue's
+    pod webhook defaulting."""
+    meta = _meta(raw)
+    group = (meta.get("labels") or {}).get(KSCHED_POD_GROUP)
+    pg = pod_groups.get(f"{meta.get('namespace') or 'default'}/{group}") if group else None
+    return default_new_pod(with_group_queue(raw, pg.labels if pg is not None else None))
 
 
 def workload_for_pods(name: str, namespace: str, pods: list[Mapping[str, Any]], total: int | None,
