@@ -35,7 +35,7 @@ from framework.kueue.workload import Workload, parse_workload, status_of
 
 log = logging.getLogger(__name__)
 QUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue")
-WATCHED = frozenset({*QUEUE_KINDS, "Workload", "Namespace", "PodGroup", "Pod"})
+WATCHED = frozenset({*QUEUE_KINDS, "Workload", "WorkloadPriorityClass", "Namespace", "PodGroup", "Pod"})
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,12 @@ class AdmissionActor(Actor):
             self.state.set_objects(o["ResourceFlavor"].values(), o["ClusterQueue"].values(), o["Cohort"].values(),
                                    o["LocalQueue"].values())
             return True
+        if kind == "WorkloadPriorityClass":
+            if ev.type == "DELETED":
+                self.index.priority_classes.pop(obj.name, None)
+            else:
+                self.index.priority_classes[obj.name] = obj.spec.value
+            return False
         if kind == "Namespace":
             self.state.namespaces[obj.name] = dict(obj.labels)
             return False

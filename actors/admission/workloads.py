@@ -42,6 +42,7 @@ class PodIndex:
     by_workload: dict[str, set[str]] = field(default_factory=dict)  # workload key -> pod keys
     workload_of: dict[str, str] = field(default_factory=dict)
     group_sizes: dict[tuple[str, str], int] = field(default_factory=dict)  # ksched PodGroup minMember
+    priority_classes: dict[str, int] = field(default_factory=dict)  # WorkloadPriorityClass name -> value
 
     def workload_key(self, raw: Mapping[str, Any]) -> str:
         m = _meta(raw)
@@ -90,4 +91,5 @@ class PodIndex:
         if size is None or len(pods) < size or not pods:
             return None
         ns, name = wk.split("/", 1)
-        return workload_for_pods(name, ns, pods[:size], size, priority_of(pods), bool(group_name(pods[0])))
+        return workload_for_pods(name, ns, pods[:size], size, priority_of(pods, self.priority_classes),
+                                 bool(group_name(pods[0])))

@@ -99,7 +99,7 @@ def kueue_pod_defaults(raw: Mapping[str, Any], pod_groups: Mapping[str, Any]) ->
 
 
 def workload_for_pods(name: str, namespace: str, pods: list[Mapping[str, Any]], total: int | None,
-                      priority: int, group: bool) -> dict[str, Any]:
+                      priority: tuple[int, str], group: bool) -> dict[str, Any]:
     """The Workload (API form) for a pod (one pod set `main`) or a group (one pod set per
     role hash, named by it, sorted by name); `total` caps a group's count."""
     first = pods[0]
@@ -119,8 +119,10 @@ def workload_for_pods(name: str, namespace: str, pods: list[Mapping[str, Any]], 
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if group:
         meta["annotations"] = {IS_GROUP: "true"}
-    return {"apiVersion": API_VERSION, "kind": "Workload", "metadata": meta,
-            "spec": {"queueName": queue_name(first), "priority": priority, "podSets": sets}}
+    spec: dict[str, Any] = {"queueName": queue_name(first), "priority": priority[0], "podSets": sets}
+    if priority[1]:
+        spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": priority[1]}
+    return {"apiVersion": API_VERSION, "kind": "Workload", "metadata": meta, "spec": spec}
 
 
 def admitted_pod(raw: Mapping[str, Any], wl: Workload, admission: Admission,
@@ -166,7 +168,13 @@ def regated_pod(raw: Mapping[str, Any], original_spec: Mapping[str, Any] | None 
     return {"apiVersion": raw.get("apiVersion", "v1"), "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def priority_of(pods: Iterable[Mapping[str, Any]]) -> int:
+def priority_of(pods: Iterable[Mapping[str, Any]], classes: Mapping[str, int] | None = None) -> tuple[int, str]:
+    """ExtractPriority for pods: the WorkloadPriorityClass named by the label
+    kueue.x-k8s.io/priority-class when it exists, else the first pod's priority (its
+    PriorityClass, resolved by the store). (value, WorkloadPriorityClass name or "")."""
     for p in pods:
-        return int((p.get("spec") or {}).get("priority") or 0)
-    return 0
+        wpc = str((_meta(p).get("labels") or {}).get(PRIORITY_CLASS_LABEL) or "")
+        if wpc and classes is not None and wpc in classes:
+            return classes[wpc], wpc
+        return int((p.get("spec") or {}).get("priority") or 0), ""
+    return 0, ""

@@ -203,3 +203,18 @@ async def test_a_finished_pod_frees_its_quota_for_the_next_workload():
         first = next(w for n, w in workloads(p).items() if n.startswith("pod-first-"))
         assert cond(first, "Finished")["status"] == "True"
         assert bound(p, "second") == 1
+
+
+async def test_workload_priority_class_label_sets_the_workloads_priority():
+    wpc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "urgent"},
+           "value": 1000, "description": "urgent jobs"}
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [wpc, node("n1", tier="on-demand")])
+        pod = queued_pod("u", "a")
+        pod["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent"
+        await p.client.create(pod)
+        await p.run_until_quiescent(60)
+        (wl,) = workloads(p).values()
+        assert wl["spec"]["priority"] == 1000
+        assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                  "name": "urgent"}
