@@ -45,6 +45,7 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
 from actors.failure_reuse import FailureReuse, status_write_needed
+from actors.explain_unbound import without_pod
 from actors.extenders import explain_extenders
 from actors.preemption import PreemptionMsg
 from actors.scheduler_preemption import PREEMPTION_PLUGIN, PreemptionStep
@@ -563,21 +564,27 @@ class Scheduler(Actor[SchedulerMsg]):
         self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))
 
     def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
-        """The cache as the next cycle would see it, on the profile's own Framework."""
-        report = self._explain_report(pod, reply)
+        """The cache as the next cycle would see it, on the profile's own Framework,
+        without the pod itself (actors/explain_unbound.py)."""
+        with without_pod(self.cache, pod.key):
+            report = self._explain_report(pod, reply)
+        self.cache.update_snapshot(self.snapshot)
         if report is not None:
             resolve(reply, report)
 
     async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
         """Explain, then each interested extender's verdicts and scores beside the plugins'."""
-        report = self._explain_report(pod, reply)
-        if report is None:
-            return
         try:
-            await explain_extenders(report, self.extenders, pod, self.snapshot)
+            with without_pod(self.cache, pod.key):
+                report = self._explain_report(pod, reply)
+                if report is None:
+                    return
+                await explain_extenders(report, self.extenders, pod, self.snapshot)
         except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
             reject(reply, e)
             return
+        finally:
+            self.cache.update_snapshot(self.snapshot)
         resolve(reply, report)
 
     def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
