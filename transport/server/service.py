@@ -12,6 +12,9 @@ from transport.protocol.wire import ApiError, Reason
 
 # sink(event_type, kind, object, resourceVersion): called on the event loop, must not block.
 EventSink = Callable[[str, str, dict[str, Any], int], None]
+# As EventSink, with the store's parsed object (framework.api.objects.KubeObject) instead
+# of a copy of its manifest. Stored objects are never changed in place: read, never modify.
+ObjectSink = Callable[[str, str, Any, int], None]
 
 
 class Service(Protocol):
@@ -45,6 +48,11 @@ class Service(Protocol):
         """Register sink; events after from_rv (0: current objects as ADDED) are
         replayed first. Returns (watch id, resourceVersion now). A from_rv older
         than the kept history raises ApiError(Expired)."""
+        ...
+
+    async def watch_objects(self, kinds: tuple[str, ...], from_rv: int, sink: ObjectSink) -> tuple[int, int]:
+        """As watch, handing over the parsed objects (the page reads requests from
+        them rather than parsing each manifest again)."""
         ...
 
     def unwatch(self, watch_id: int) -> None:
@@ -140,8 +148,11 @@ class StoreService:
                 for r in records]
 
     async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
+        return await self.watch_objects(kinds, from_rv, lambda t, kind, obj, rv: sink(t, kind, dict(obj.raw), rv))
+
+    async def watch_objects(self, kinds: tuple[str, ...], from_rv: int, sink: ObjectSink) -> tuple[int, int]:
         def on_event(ev: Any) -> None:
-            sink(ev.type, ev.kind, dict(ev.obj.raw), ev.resource_version)
+            sink(ev.type, ev.kind, ev.obj, ev.resource_version)
 
         wanted = frozenset(_kind(k) for k in kinds) if kinds else None
         return await call_store(lambda: self.client.watch(on_event, wanted, from_rv))

@@ -17,6 +17,7 @@ const state = {
   explainId: 0,
   explaining: null,          // the explain panel: {id, key, result, all, open}
   openNode: null,            // the node whose card the map opened
+  usage: new Map(),          // node name -> {cpu, memory, pods, names: Set}, kept by apply()
   ws: null,
   retry: 500,
   connects: 0,               // hellos received; lastResumed: whether the last one resumed
@@ -46,8 +47,10 @@ function apply(item) {
   const map = state.objects[item.kind];
   if (!map) return;
   const key = keyOf(item.kind, item.object);
+  if (item.kind === "Pod") account(map.get(key), -1);  // usage per node follows each change (nodes.js)
   if (item.type === "DELETED") map.delete(key);
   else map.set(key, { obj: item.object, view: item.view });
+  if (item.kind === "Pod" && item.type !== "DELETED") account(map.get(key), 1);
   state.rv = Math.max(state.rv, item.resourceVersion);
 }
 
@@ -85,6 +88,7 @@ function connect() {
 function onHello(msg) {
   if (!msg.resumed) {
     for (const map of Object.values(state.objects)) map.clear();
+    state.usage.clear();
   }
   state.retry = 500;
   state.connects += 1;

@@ -10,19 +10,23 @@ const FREE = "(no label)";
 
 const nodeMap = { groups: [], where: new Map(), shape: "", observer: null, visible: new Set(), usage: new Map() };
 
-function usageByNode() {
-  const out = new Map();
-  for (const { obj, view } of state.objects.Pod.values()) {
-    const node = (obj.spec || {}).nodeName;
-    if (!node || !view || view.invalid || view.terminal) continue;
-    let u = out.get(node);
-    if (!u) { u = { cpu: 0, memory: 0, pods: 0, names: [] }; out.set(node, u); }
-    u.cpu += view.cpu; u.memory += view.memory; u.pods += 1; u.names.push(podKey(obj));
-  }
-  return out;
+// What the pods bound to a node request, kept up to date one change at a time (apply() in
+// app.js calls this with -1 for the old version of a pod and +1 for the new one).
+function account(entry, sign) {
+  if (!entry) return;
+  const { obj, view } = entry;
+  const node = (obj.spec || {}).nodeName;
+  if (!node || !view || view.invalid || view.terminal) return;
+  let u = state.usage.get(node);
+  if (!u) { u = { cpu: 0, memory: 0, pods: 0, names: new Set() }; state.usage.set(node, u); }
+  u.cpu += sign * view.cpu; u.memory += sign * view.memory; u.pods += sign;
+  if (sign > 0) u.names.add(podKey(obj)); else u.names.delete(podKey(obj));
+  if (u.pods === 0) state.usage.delete(node);
 }
 
-const emptyUsage = { cpu: 0, memory: 0, pods: 0, names: [] };
+const usageByNode = () => state.usage;
+
+const emptyUsage = { cpu: 0, memory: 0, pods: 0, names: new Set() };
 
 function shares(view, u) {
   return { cpu: percent(u.cpu, view.cpu), memory: percent(u.memory, view.memory), pods: percent(u.pods, view.pods) };
@@ -43,8 +47,8 @@ function nodeCard({ obj, view }, usage, waitingOn) {
     return `<div class="node" data-node="${esc(name)}"><h3>${esc(name)}</h3><p class="error">${esc(view && view.invalid)}</p></div>`;
   }
   const u = usage.get(name) || emptyUsage;
-  const more = u.names.length > MAX_CHIPS ? `<span class="muted">+${u.names.length - MAX_CHIPS} more</span>` : "";
-  const chips = u.names.slice().sort(natural).slice(0, MAX_CHIPS).map((k) => `<span class="chip" data-pod="${esc(k)}">${esc(showName(k))}</span>`)
+  const more = u.names.size > MAX_CHIPS ? `<span class="muted">+${u.names.size - MAX_CHIPS} more</span>` : "";
+  const chips = [...u.names].sort(natural).slice(0, MAX_CHIPS).map((k) => `<span class="chip" data-pod="${esc(k)}">${esc(showName(k))}</span>`)
     .concat((waitingOn.get(name) || []).map((k) => `<span class="chip waiting" data-pod="${esc(k)}" title="waiting at Permit, not bound yet">${esc(showName(k))} · Permit</span>`));
   return `<div class="node" data-node="${esc(name)}" title="${esc(labels)}">
     <h3>${esc(name)} <span class="state">${view.unschedulable ? "Ready,SchedulingDisabled" : "Ready"}</span></h3>
