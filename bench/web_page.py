@@ -94,7 +94,7 @@ def start_daemon(data_dir: str) -> tuple[subprocess.Popen[bytes], str, int]:
     raise SystemExit("ksched serve did not become ready")
 
 
-def measure(node_count: int, pod_count: int, updates: int) -> dict[str, Any]:
+def measure(node_count: int, pod_count: int, updates: int, screenshot: str = "") -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.browser import CHROMIUM, FLAGS
@@ -123,8 +123,8 @@ def measure(node_count: int, pod_count: int, updates: int) -> dict[str, Any]:
                         page.goto(f"http://127.0.0.1:{http}/")
                         page.wait_for_function("window.__firstRender !== undefined", timeout=300_000)
                         first = page.evaluate("window.__firstRender") / 1000
-                        if os.environ.get("KSCHED_BENCH_PROBE"):
-                            print(page.evaluate("JSON.stringify(window.__msgs)"), file=sys.stderr)
+                        if screenshot:
+                            page.screenshot(path=screenshot)
                         shape = page.evaluate("[document.getElementsByTagName('*').length, "
                                               "document.documentElement.scrollHeight]")
                         live = []
@@ -151,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pods", type=int, default=50000, help="pods, already bound (default: %(default)s)")
     ap.add_argument("--updates", type=int, default=5, help="live updates timed (default: %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--screenshot", default="", metavar="PNG", help="save the rendered page there (default: none)")
     args = ap.parse_args(argv)
-    result = measure(args.nodes, args.pods, args.updates)
+    result = measure(args.nodes, args.pods, args.updates, args.screenshot)
     print(json.dumps(result) if args.json else "\n".join(f"{k:18} {v}" for k, v in result.items()))
     return 0
 

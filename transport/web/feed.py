@@ -58,8 +58,10 @@ _META = ("name", "namespace", "labels", "creationTimestamp", "deletionTimestamp"
 _POD_SPEC = ("nodeName", "priority", "schedulingGates")
 
 
-def _some(raw: Any, keys: Iterable[str]) -> dict[str, Any]:
-    return {k: raw[k] for k in keys if k in raw} if isinstance(raw, Mapping) else {}
+def _some(raw: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    if type(raw) is not dict:  # noqa: E721 - stored manifests are dicts; anything else is not shown
+        return {}
+    return {k: raw[k] for k in keys if k in raw}
 
 
 def page_object(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,11 +70,15 @@ def page_object(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     not tens. What the page needs beyond these comes in `view` (view_of)."""
     out: dict[str, Any] = {"metadata": _some(raw.get("metadata"), _META)}
     if kind == "Pod":
-        out["spec"] = _some(raw.get("spec"), _POD_SPEC)
-        status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
-        conditions = [] if out["spec"].get("nodeName") else [  # why it is pending; a bound pod needs none
-            c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "PodScheduled"]
-        out["status"] = {**_some(status, ("phase", "nominatedNodeName")), **({"conditions": conditions} if conditions else {})}
+        spec = out["spec"] = _some(raw.get("spec"), _POD_SPEC)
+        status = raw.get("status")
+        if type(status) is not dict:  # noqa: E721
+            status = {}
+        shown = out["status"] = _some(status, ("phase", "nominatedNodeName"))
+        if not spec.get("nodeName"):  # why it is pending; a bound pod needs none
+            conditions = [c for c in status.get("conditions") or () if type(c) is dict and c.get("type") == "PodScheduled"]
+            if conditions:
+                shown["conditions"] = conditions
     elif kind == "PodGroup":  # few, and the page reads their spec and status
         out["spec"], out["status"] = raw.get("spec") or {}, raw.get("status") or {}
     return out

@@ -26,6 +26,7 @@ stream writes to the store.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import hmac
 import json
@@ -71,6 +72,39 @@ class StreamAuth:
     def reject(self, limit: str) -> None:
         if self.on_reject is not None:
             self.on_reject(limit)
+
+
+class Outbox:
+    """The frames waiting for one page: a deque and a wake-up flag. It does what
+    asyncio.Queue did here at a fraction of the cost per item, which counts when a
+    page starts on 50,000 objects (one item each)."""
+
+    def __init__(self) -> None:
+        self._items: collections.deque[Any] = collections.deque()
+        self._ready = asyncio.Event()
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        if not self._ready.is_set():
+            self._ready.set()
+
+    def get_nowait(self) -> Any:
+        return self._items.popleft()
+
+    async def get(self) -> Any:
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        self._items.clear()
 
 
 class Hub:
@@ -119,7 +153,7 @@ class PageStream:
         self.hub = hub
         self.auth = token if isinstance(token, StreamAuth) else StreamAuth(token)
         self.token = self.auth.token
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.outbox = Outbox()
         self.watch_id: int | None = None
         self.overflowed = False
 
@@ -223,8 +257,7 @@ class PageStream:
         return False, rv
 
     def _drain(self) -> None:
-        while not self.outbox.empty():
-            self.outbox.get_nowait()
+        self.outbox.clear()
 
     async def _refuse(self, reason: Reason | str, message: str) -> None:
         reason = reason.value if isinstance(reason, Reason) else reason
