@@ -22,7 +22,7 @@ import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
@@ -77,6 +77,7 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
         build_frameworks(scheduler_cfg, FrameworkHandle(features=FeatureGates(scheduler_cfg.feature_gates)))
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    scheduler_cfg.not_applicable = [key for key, _ in ignored_scheduler_fields(serve.scheduler)]
     return scheduler_cfg, daemon_cfg
 
 
@@ -230,7 +231,30 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
                       "failuresReused": s.failures_reused},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
+        "gangProfiles": gang_profiles(pipeline.frameworks),
     }
+
+
+def gang_profiles(frameworks: Mapping[str, Any]) -> list[str]:
+    """The profiles that place a PodGroup's pods all or nothing (Coscheduling at Permit)."""
+    return sorted(name for name, fwk in frameworks.items()
+                  if any(getattr(pl, "name", "") == "Coscheduling" for pl in fwk.permit_plugins))
+
+
+# KubeSchedulerConfiguration fields ksched reads but does not use, and why.
+IGNORED_SCHEDULER_FIELDS = {
+    "clientConnection": "ksched talks to no API server; clients connect to it (serve --listen)",
+    "leaderElection": "ksched elects a leader only on etcd, configured in the ksched.io/v1alpha1 "
+                      "DaemonConfiguration document's leaderElection",
+    "debuggingConfiguration": "ksched serves no profiling or contention endpoints",
+    "delayCacheUntilActive": "ksched builds its cache when it starts scheduling",
+    "parallelism": "plugins run on one asyncio loop, one node after another",
+}
+
+
+def ignored_scheduler_fields(raw: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(field, why) for each field of the file's KubeSchedulerConfiguration ksched ignores."""
+    return [(key, why) for key, why in IGNORED_SCHEDULER_FIELDS.items() if raw and key in raw]
 
 
 def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
