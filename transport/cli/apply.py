@@ -32,8 +32,8 @@ PROGRESS_EVERY = 0.1  # seconds between redraws
 class Progress:
     """A one-line bar on stderr: share of the input parsed, objects acknowledged."""
 
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream, self.enabled = stream, enabled
+    def __init__(self, stream: TextIO, enabled: bool, delay: float = PROGRESS_AFTER) -> None:
+        self.stream, self.enabled, self.delay = stream, enabled, delay
         self.started = time.monotonic()
         self.drawn_at = 0.0
         self.shown = False
@@ -45,7 +45,7 @@ class Progress:
         if item is not None:
             self.files[item.source] = item.done
         now = time.monotonic()
-        if now - self.started < PROGRESS_AFTER or now - self.drawn_at < PROGRESS_EVERY:
+        if now - self.started < self.delay or now - self.drawn_at < PROGRESS_EVERY:
             return
         self.drawn_at, self.shown = now, True
         done = sum(self.files.values()) / max(len(self.files), 1)
@@ -89,7 +89,7 @@ class _Outcome:
 async def stream_apply(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> _Outcome:
     """Send the parsed objects chunk by chunk; print each chunk's lines as it is acknowledged."""
     outcome = _Outcome()
-    progress = Progress(err, progress_wanted(args.progress, err))
+    progress = Progress(err, progress_wanted(args.progress, err), 0.0 if args.progress == "always" else PROGRESS_AFTER)
     inflight: collections.deque[tuple[list[dict[str, Any]], asyncio.Task[Any]]] = collections.deque()
 
     async def settle(keep: int) -> None:
