@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import itertools
 import time
 from typing import Any, Iterator, TextIO
 
@@ -86,7 +87,17 @@ class _Outcome:
         self.groups: list[str] = []  # the PodGroups sent, as kind/name
 
 
-async def stream_apply(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> _Outcome:
+def read_chunks(args: argparse.Namespace) -> Iterator[list[Parsed]]:
+    """The first chunk is parsed now, before connecting, so that a small apply's
+    unreadable input is refused before any connection is made (as kubectl does);
+    the rest is parsed as it is sent."""
+    chunks = _chunks(iter_manifests(args.filename), max(args.chunk_size, 1))
+    first = next(chunks, None)
+    return iter(()) if first is None else itertools.chain([first], chunks)
+
+
+async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterator[list[Parsed]], out: TextIO,
+                       err: TextIO) -> _Outcome:
     """Send the parsed objects chunk by chunk; print each chunk's lines as it is acknowledged."""
     outcome = _Outcome()
     progress = Progress(err, progress_wanted(args.progress, err), 0.0 if args.progress == "always" else PROGRESS_AFTER)
@@ -109,7 +120,7 @@ async def stream_apply(client: Client, args: argparse.Namespace, out: TextIO, er
             progress.update(None, outcome.applied)
 
     try:
-        for chunk in _chunks(iter_manifests(args.filename), max(args.chunk_size, 1)):
+        for chunk in chunks:
             objects = [p.obj for p in chunk]
             if args.namespace:
                 objects = [_in_namespace(o, args.namespace) for o in objects]

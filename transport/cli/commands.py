@@ -17,8 +17,8 @@ import yaml
 from framework.api.errors import ValidationError
 from transport.client.tcp import ConnectError, SyncClient, client_tls_context
 from transport.cli.describe import NO_GANGS, describe_node, describe_pod, describe_podgroup, explain_report
-from transport.cli.apply import stream_apply
-from transport.cli.manifests import UsageError, check_sources, load_manifests, parse_manifests  # noqa: F401
+from transport.cli.apply import read_chunks, stream_apply
+from transport.cli.manifests import UsageError, load_manifests, parse_manifests  # noqa: F401
 from transport.cli.get import dump, namespace_of, print_get, watch_get
 from transport.cli.resources import ResourceArgError, Target, resource_targets
 from transport.cli.tables import is_namespaced, known_resource_types, pod_status, ref, resolve_kind
@@ -58,13 +58,13 @@ def _read_manifests(paths: Iterable[str]) -> list[dict[str, Any]] | None:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     try:
-        check_sources(args.filename)  # before connecting, as kubectl does
+        chunks = read_chunks(args)
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 
     def body(c: SyncClient) -> int:
-        outcome = c.run(lambda client: stream_apply(client, args, sys.stdout, sys.stderr))
+        outcome = c.run(lambda client: stream_apply(client, args, chunks, sys.stdout, sys.stderr))
         if not outcome.applied and not outcome.failed:
             raise UsageError("no objects passed to apply")
         if outcome.groups and not gangs_enforced(c):
