@@ -25,11 +25,17 @@ def test_http_port_refused_connection_and_tokens_say_what_to_do(daemon_factory, 
     token = tmp_path / "token"
     token.write_text("0123456789abcdef0123")
     os.chmod(token, 0o600)
-    d = daemon_factory("--token-file", str(token))
-
-    http = ksched("get", "pods", "--server", f"127.0.0.1:{d.http_port}")
+    plain = daemon_factory(data_dir=tmp_path / "plain")
+    http = ksched("get", "pods", "--server", f"127.0.0.1:{plain.http_port}")
     assert http.returncode == 1
-    assert "HTTP port" in http.stderr and "msgpack port" in http.stderr and "TooLarge" not in http.stderr
+    assert "answered in HTTP: it is the daemon's HTTP port" in http.stderr
+    assert "msgpack port (serve --listen" in http.stderr and "TooLarge" not in http.stderr
+
+    d = daemon_factory("--token-file", str(token), data_dir=tmp_path / "with-token")
+    https = ksched("get", "pods", "--server", f"127.0.0.1:{d.http_port}")  # HTTPS: it closes on our frame
+    assert https.returncode == 1
+    assert "closed the connection without answering hello" in https.stderr and "--tls-ca" in https.stderr
+    assert "msgpack port instead (serve --listen" in https.stderr and "Error from server" not in https.stderr
 
     [closed] = free_ports(1)
     refused = ksched("get", "pods", "--server", f"127.0.0.1:{closed}")

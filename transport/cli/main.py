@@ -56,7 +56,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="msgpack TCP address, where the CLI and clients connect (default 127.0.0.1:7777)")
     p.add_argument("--http", metavar="HOST:PORT",
-                   help="HTTP address: the cluster page (/), health (/healthz, /readyz) and metrics (/metrics) "
+                   help="HTTP address: the cluster page (/), the Kubernetes API (for kubectl), health (/healthz, "
+                        "/readyz) and metrics (/metrics) "
                         "(default 127.0.0.1:10251)")
     p.add_argument("--data-dir", metavar="DIR", help="where the SQLite store lives (default ./.ksched)")
     p.add_argument("--token-file", metavar="FILE",

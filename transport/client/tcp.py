@@ -74,9 +74,15 @@ def refused_message(server: str) -> str:
 
 
 def http_port_message(server: str) -> str:
-    return (f"{server} answered in HTTP: it is the daemon's HTTP port (serve --http: the page, health and "
-            f"metrics), not its msgpack port (serve --listen, default {DEFAULT_SERVER}); give that one with "
-            "--server or KSCHED_SERVER")
+    return (f"{server} answered in HTTP: it is the daemon's HTTP port (serve --http: the page, the Kubernetes "
+            f"API, health and metrics), not its msgpack port (serve --listen, default {DEFAULT_SERVER}); give "
+            "that one with --server or KSCHED_SERVER")
+
+
+def closed_message(server: str) -> str:
+    return (f"{server} closed the connection without answering hello: if it serves TLS, give --tls-ca (or "
+            "KSCHED_TLS_CA); if it is the daemon's HTTP port (serve --http, HTTPS when the daemon has a token), "
+            f"give its msgpack port instead (serve --listen, default {DEFAULT_SERVER})")
 
 
 def token_message(sent: bool) -> str:
@@ -135,6 +141,8 @@ class Client:
         except ApiError as err:
             if err.reason == Reason.UNAUTHORIZED:
                 raise ConnectError(Reason.UNAUTHORIZED, token_message(self.token is not None)) from None
+            if err.reason == Reason.UNAVAILABLE and not isinstance(err, ConnectError) and self.ssl_context is None:
+                raise ConnectError(Reason.UNAVAILABLE, closed_message(self.server)) from None
             raise
 
     async def close(self) -> None:
