@@ -2,9 +2,10 @@
 against a real daemon."""
 from __future__ import annotations
 
-import selectors
+import queue
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -59,15 +60,15 @@ def test_resource_arguments_namespace_flags_anywhere_delete_and_describe(daemon_
         assert word in bad.stderr
 
 
-def _read_line(proc: subprocess.Popen[str], sel: selectors.BaseSelector, want: str) -> str:
-    """The first stdout line containing `want` (bounded: the process must print it within 20 s)."""
-    assert proc.stdout is not None
+def _read_line(lines: "queue.Queue[str | None]", want: str) -> str:
+    """The next line containing `want` that ksched get -w prints (bounded: within 20 s)."""
     while True:
-        if not sel.select(timeout=20):
-            raise AssertionError(f"no line with {want!r} from ksched get -w")
-        line = proc.stdout.readline()
-        if not line:
-            raise AssertionError(f"ksched get -w ended before printing {want!r}: {proc.stderr.read()}")  # type: ignore[union-attr]
+        try:
+            line = lines.get(timeout=20)
+        except queue.Empty:
+            raise AssertionError(f"no line with {want!r} from ksched get -w") from None
+        if line is None:
+            raise AssertionError(f"ksched get -w ended before printing {want!r}")
         if want in line:
             return line
 
@@ -76,19 +77,26 @@ def test_get_watch_prints_the_table_then_a_row_per_change(daemon_factory):
     d = daemon_factory()
     apply(d, pod("first", "100m"))
     proc = subprocess.Popen([sys.executable, "-m", "transport.cli.main", "get", "pods", "-w", "--server", d.server],
-                            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # a thread reads, so that lines Python has buffered are seen at once
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     try:
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
-        assert _read_line(proc, sel, "NAME").split()[:2] == ["NAME", "STATUS"]
-        assert _read_line(proc, sel, "first").split()[0] == "first"
+        assert _read_line(lines, "NAME").split()[:2] == ["NAME", "STATUS"]
+        assert _read_line(lines, "first").split()[0] == "first"
         apply(d, pod("second", "100m"))
-        assert _read_line(proc, sel, "second").split()[0] == "second"
+        assert _read_line(lines, "second").split()[0] == "second"
     finally:
         proc.kill()
         proc.wait(timeout=10)
-        for s in (proc.stdout, proc.stderr):
-            s.close()  # type: ignore[union-attr]
+        reader.join(timeout=10)
+        proc.stdout.close()  # type: ignore[union-attr]
 
 
 def test_explain_a_stored_pod_by_name_bound_as_if_unbound_and_gated_says_so_first(daemon_factory):
