@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import collections
 import itertools
+import sys
 import time
 from typing import Any, Iterator, TextIO
 
@@ -26,6 +27,8 @@ from transport.client.tcp import Client, applied_items
 from transport.protocol.wire import ApiError
 
 WINDOW = 4  # apply requests in flight at once
+# kubectl's --validate values and the fieldValidation each sends (true/false: older spellings).
+VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 PROGRESS_AFTER = 0.5  # seconds before a progress bar appears
 PROGRESS_EVERY = 0.1  # seconds between redraws
 
@@ -80,6 +83,20 @@ def _chunks(items: Iterator[Parsed], size: int) -> Iterator[list[Parsed]]:
         yield chunk
 
 
+def print_warnings(result: dict[str, Any], err: TextIO | None = None) -> None:
+    """A write's warnings, as kubectl prints kube-apiserver's Warning headers."""
+    for text in result.get("warnings") or ():
+        print(f"Warning: {text}", file=err or sys.stderr)
+
+
+def no_generate_name(objects: list[dict[str, Any]]) -> None:
+    """apply needs each object's name to find it again (kubectl's check)."""
+    for obj in objects:
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
+            raise UsageError(f"from {meta['generateName']}: cannot use generate name with apply")
+
+
 class _Outcome:
     def __init__(self) -> None:
         self.applied = 0
@@ -115,6 +132,7 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
                       f"{ref(objects[-1])}, none applied)", file=err, flush=True)
                 outcome.failed = True
                 continue
+            print_warnings(result, err)
             _print_result(result, objects, out)
             outcome.applied += len(objects)
             progress.update(None, outcome.applied)
@@ -124,8 +142,10 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
             objects = [p.obj for p in chunk]
             if args.namespace:
                 objects = [_in_namespace(o, args.namespace) for o in objects]
+            no_generate_name(objects)
             outcome.groups += [ref(o) for o in objects if o.get("kind") == "PodGroup"]
-            inflight.append((objects, asyncio.ensure_future(client.request("apply", objects=objects))))
+            request = client.request("apply", objects=objects, fieldValidation=VALIDATE[args.validate])
+            inflight.append((objects, asyncio.ensure_future(request)))
             progress.update(chunk[-1], outcome.applied)
             await asyncio.sleep(0)  # let replies that arrived be read
             await settle(keep=WINDOW - 1)

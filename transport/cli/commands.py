@@ -17,7 +17,7 @@ import yaml
 from framework.api.errors import ValidationError
 from transport.client.tcp import ConnectError, SyncClient, client_tls_context
 from transport.cli.describe import NO_GANGS, describe_node, describe_pod, describe_podgroup, explain_report
-from transport.cli.apply import read_chunks, stream_apply
+from transport.cli.apply import VALIDATE, print_warnings, read_chunks, stream_apply
 from transport.cli.manifests import UsageError, load_manifests, parse_manifests  # noqa: F401
 from transport.cli.get import dump, namespace_of, print_get, watch_get
 from transport.cli.resources import ResourceArgError, Target, resource_targets
@@ -71,6 +71,32 @@ def cmd_apply(args: argparse.Namespace) -> int:
             extra = f" and {len(outcome.groups) - 1} more" if len(outcome.groups) > 1 else ""
             print(f"Warning: {outcome.groups[0]}{extra}: gang scheduling is {NO_GANGS}", file=sys.stderr)
         return 1 if outcome.failed else 0
+
+    return _run(args, body)
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    """Create each object (generateName honoured); an existing one is AlreadyExists.
+    As kubectl create -f, each object is its own request: the ones before a refused
+    one stay created."""
+    objects = _read_manifests(args.filename)
+    if objects is None:
+        return 2
+
+    def body(c: SyncClient) -> int:
+        if not objects:
+            raise UsageError("no objects passed to create")
+        failed = 0
+        for obj in objects:
+            try:
+                result = c.request("create", object=obj, fieldValidation=VALIDATE[args.validate])
+            except ApiError as err:
+                print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+                failed += 1
+                continue
+            print_warnings(result)
+            print(f"{ref(result['object'])} created")
+        return 1 if failed else 0
 
     return _run(args, body)
 

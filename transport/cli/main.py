@@ -1,6 +1,6 @@
 """`ksched`: the command line.
 
-`serve` runs the daemon; the client commands (apply, get, describe, delete, watch,
+`serve` runs the daemon; the client commands (apply, create, get, describe, delete, watch,
 explain, complete, stats) talk to it through transport.client.tcp.SyncClient. The
 daemon address comes from --server or KSCHED_SERVER, the token from --token or
 KSCHED_TOKEN. `conformance` and `bench` are registered by add_conformance_parser /
@@ -71,6 +71,9 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http-idle-timeout", type=float, default=None, metavar="SECONDS",
                    help="close an HTTP connection that sends no complete request for this long "
                         "(limits.httpIdleTimeoutSeconds; default 32)")
+    p.add_argument("--event-ttl", metavar="DURATION", default=None,
+                   help="how long Events are kept (kube-apiserver's --event-ttl; limits.store.eventTTLSeconds; "
+                        "default 1h; e.g. 30m, 90s)")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="kube-scheduler's feature gates (over the config file's featureGates); "
                         "unknown gates are an error (default: upstream's defaults)")
@@ -103,15 +106,21 @@ RESOURCES_HELP = "TYPE [NAME...], TYPE1,TYPE2 or TYPE/NAME... (kubectl's names a
 def add_client_parsers(sub: argparse._SubParsersAction) -> None:
     common = _client_parent()
 
-    p = sub.add_parser("apply", parents=[common], help="create or update objects from YAML/JSON")
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
-                   help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
-    p.add_argument("--chunk-size", type=int, default=500, metavar="N",
-                   help="objects sent in one request as the files are read; each request is all or nothing")
-    p.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
-                   help="progress bar on stderr for long applies (auto: when stderr is a terminal)")
-    _namespace_args(p, all_namespaces=False)
-    p.set_defaults(func=_client_command("cmd_apply"))
+    for name, helptext in (("apply", "create or update objects from YAML/JSON"),
+                           ("create", "create objects from YAML/JSON (generateName honoured)")):
+        p = sub.add_parser(name, parents=[common], help=helptext)
+        p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
+                       help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
+        p.add_argument("--validate", default="strict", choices=["strict", "warn", "ignore", "true", "false"],
+                       help="unknown fields: strict refuses them (default), warn stores the object without "
+                            "them and prints a warning, ignore drops them (the server's fieldValidation)")
+        if name == "apply":
+            p.add_argument("--chunk-size", type=int, default=500, metavar="N",
+                           help="objects sent in one request as the files are read; each request is all or nothing")
+            p.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
+                           help="progress bar on stderr for long applies (auto: when stderr is a terminal)")
+            _namespace_args(p, all_namespaces=False)
+        p.set_defaults(func=_client_command(f"cmd_{name}"))
 
     p = sub.add_parser("get", parents=[common], help="list objects or show some")
     p.add_argument("resources", nargs="*", metavar="TYPE[/NAME]", help=RESOURCES_HELP)
