@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from transport.protocol.manifests import HAVE_LIBYAML, ManifestLoader
-from tests.e2e.test_cli_kubectl_habits import pod
+from tests.e2e.test_cli_kubectl_habits import TEAM, apply, pod
 
 
 def _docs(n: int, start: int = 0) -> list[str]:
@@ -63,6 +63,7 @@ def test_a_refused_chunk_is_reported_and_the_others_apply(daemon_factory, tmp_pa
 
 def test_namespace_flag_places_objects_without_one(daemon_factory):
     d = daemon_factory()
+    apply(d, TEAM)
     out = d.cli("-n", "team", "apply", "-f", "-", input=yaml.safe_dump({**pod("x"), "metadata": {"name": "x"}}))
     assert out.stdout.strip() == "pod/x created"
     assert d.cli("get", "-n", "team", "pod/x", "-o", "name").stdout.strip() == "pod/x"

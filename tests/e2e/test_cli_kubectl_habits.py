@@ -15,6 +15,9 @@ NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}
 
 
+TEAM = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+
+
 def pod(name: str, cpu: str = "1", ns: str = "default", gates: list[str] | None = None) -> dict:
     spec: dict = {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]}
     if gates:
@@ -33,7 +36,7 @@ def bound(d: DaemonProcess, name: str, ns: str = "default") -> str | None:
 
 def test_resource_arguments_namespace_flags_anywhere_delete_and_describe(daemon_factory):
     d = daemon_factory()
-    apply(d, NODE, pod("a", "100m"), pod("b", "100m"), pod("c", "100m", ns="team"))
+    apply(d, NODE, TEAM, pod("a", "100m"), pod("b", "100m"), pod("c", "100m", ns="team"))
 
     assert d.cli("get", "pod/a").stdout.splitlines()[1].split()[0] == "a"
     assert d.cli("get", "pods/a", "-o", "name").stdout.split() == ["pod/a"]
