@@ -22,6 +22,7 @@ from transport.cli.manifests import UsageError, load_manifests, parse_manifests 
 from transport.cli.get import dump, namespace_of, print_get, watch_get
 from transport.cli.resources import ResourceArgError, Target, resource_targets
 from transport.cli.tables import is_namespaced, known_resource_types, pod_status, ref, resolve_kind
+from transport.cli.kueue_tables import describe_workload
 from transport.protocol.wire import ApiError
 
 # --- plumbing -----------------------------------------------------------------------------
@@ -162,6 +163,8 @@ def _describe_one(c: SyncClient, kind: str, obj: dict[str, Any]) -> str:
         return describe_node(obj, c.list("Pod")[0], events, now)
     if kind == "PodGroup":
         return describe_podgroup(obj, c.list("Pod", ns)[0], events, now, gangs=gangs_enforced(c))
+    if kind == "Workload":
+        return describe_workload(obj, events, now)
     return dump(obj, "yaml")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, kueue_table
 from transport.cli.resources import Target, kinds_in_order
 from transport.cli.tables import (
     generic_table,
@@ -74,6 +75,9 @@ def kind_table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: b
         return nodes_table(items, c.list("Pod")[0], now, wide=wide, prefix=prefix)
     if kind == "PodGroup":
         return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide, prefix=prefix)
+    if kind in KUEUE_KINDS:  # Kueue's printer columns (no kind/ prefix there)
+        return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
+                           namespaces=namespaces)
     return generic_table(items, now, namespaces=namespaces, prefix=prefix)
 
 

@@ -38,16 +38,31 @@ _ALIASES: dict[str, str] = {
 }
 
 
+def _names_of(kind: str) -> tuple[str, tuple[str, ...]]:
+    """(plural, short names) of a kind: kubectl's table, or Kueue's aliases."""
+    if kind in RESOURCES:
+        return RESOURCES[kind]
+    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES
+
+    names = [a for a, k in KUEUE_ALIASES.items() if k == kind]
+    plural = next((a for a in names if a in (kind.lower() + "s", kind.lower() + "es")), kind.lower())
+    return plural, tuple(a for a in names if len(a) <= 3)
+
+
 def known_resource_types() -> str:
     """Every kind the daemon stores (framework.api.objects.KINDS) with its short names."""
-    return ", ".join(f"{RESOURCES[k][0]} ({', '.join(RESOURCES[k][1])})" if RESOURCES.get(k, ("", ()))[1]
-                     else (RESOURCES[k][0] if k in RESOURCES else k) for k in KINDS)
+    out = []
+    for kind in KINDS:
+        plural, shorts = _names_of(kind)
+        out.append(f"{plural} ({', '.join(shorts)})" if shorts else plural)
+    return ", ".join(out)
 
 
 def resolve_kind(name: str) -> str:
     if name in KINDS:
         return name
-    kind = _ALIASES.get(name.lower())
+    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES  # Kueue's resource and short names
+    kind = _ALIASES.get(name.lower()) or KUEUE_ALIASES.get(name.lower())
     if kind is None:
         raise ValidationError("kind", f"unknown resource type {name!r}; known types: {known_resource_types()}")
     return kind
