@@ -128,8 +128,8 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
                 result = await task
             except ApiError as e:
                 progress.finish()
-                print(f"Error from server ({e.reason}): {e.message} (objects {ref(objects[0])} to "
-                      f"{ref(objects[-1])}, none applied)", file=err, flush=True)
+                where = f" (objects {ref(objects[0])} to {ref(objects[-1])}, none applied)" if len(objects) > 1 else ""
+                print(f"Error from server ({e.reason}): {e.message}{where}", file=err, flush=True)
                 outcome.failed = True
                 continue
             print_warnings(result, err)
