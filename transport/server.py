@@ -48,7 +48,12 @@ from typing import Any, Awaitable, Callable
 import msgpack
 
 from transport import wire
-from transport.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from actors.pacing import Pacer
+from transport.framing import (
+    DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
+    encode_reply_steps,
+)
+from transport.outbox import CLOSE, Outbox
 from transport.service import Service
 from transport.wire import ApiError, Reason
 
@@ -56,7 +61,8 @@ log = logging.getLogger("ksched.server")
 
 READ_CHUNK = 256 * 1024
 STREAM_LIMIT = 64 * 1024  # bytes the socket's reader buffers before it stops reading
-_CLOSE = object()
+PACED_BYTES = 64 * 1024  # a frame body (or a reply's items) this big is decoded (encoded) in slices
+PACED_ITEMS = 256
 _PENDING_WATCH = -1  # a watch's store id before the store has registered it
 
 
@@ -75,6 +81,7 @@ class ServerLimits:
     max_in_flight: int = 1000  # requests of one connection handled at once
     max_watches: int = 100  # open watches on one connection
     max_queued_frames: int = 10_000  # frames waiting for a slow reader
+    max_watch_backlog_bytes: int = 64 * 1024 * 1024  # a watch's events queued for a client that does not read
     auth_failure_delay: float = 1.0  # seconds before a wrong token is answered
 
 
@@ -108,7 +115,7 @@ class Connection:
         self._refused: wire.Hello | None = None  # a hello with a wrong token, answered late
         if not self.authenticated:
             server.unauthenticated += 1
-        self.out: asyncio.Queue[Any] = asyncio.Queue()
+        self.out = Outbox()
         self.watches: dict[int, int] = {}  # watch request id -> store watch id
         self._tasks: set[asyncio.Task[None]] = set()
         self._progress = asyncio.Event()  # a request finished or a frame went out
@@ -137,7 +144,7 @@ class Connection:
                         # the client finished sending: answer what it asked before closing
                         await asyncio.wait(set(self._tasks))
                 finally:
-                    self.out.put_nowait(_CLOSE)
+                    self.out.put(CLOSE)
                     await writer_task
                     for t in list(self._tasks):
                         t.cancel()
@@ -190,8 +197,9 @@ class Connection:
                 return True
             try:
                 decoder.push(data)
-                while (frame := decoder.next_frame()) is not None:
-                    if not self._accept(frame, tg):
+                while (body := decoder.next_body()) is not None:
+                    frame, checked = await self._decode(body)
+                    if not self._accept(frame, tg, checked):
                         if self._refused is not None:
                             await self._refuse(self._refused)
                         return False
@@ -203,7 +211,24 @@ class Connection:
                     self.send(wire.error_reply(None, ApiError(Reason.TOO_LARGE, str(err))))
                 return False
 
-    def _accept(self, frame: dict[str, Any] | BadFrame, tg: asyncio.TaskGroup) -> bool:
+    async def _decode(self, body: bytes) -> tuple[dict[str, Any] | BadFrame | ApiError, bool]:
+        """A frame body decoded: the frame, or why it is not a request; and whether
+        its objects' JSON checks are made. After hello a big one is decoded and
+        checked in slices between which the event loop runs (the other clients,
+        the scheduler): one big request does not stop everyone else."""
+        if not self.authenticated or len(body) < PACED_BYTES:
+            return decode_body(body), False
+        pacer = Pacer()
+        frame = await pacer.drive(decode_body_steps(body))
+        if isinstance(frame, BadFrame):
+            return frame, False
+        try:
+            await pacer.drive(wire.request_steps(frame))
+        except ApiError as err:
+            return err, False
+        return frame, True
+
+    def _accept(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup, checked: bool = False) -> bool:
         """Start handling one frame; False means close the connection."""
         if not self.authenticated:
             return self._accept_hello(frame, tg)
@@ -211,18 +236,20 @@ class Connection:
             self.send(wire.error_reply(None, ApiError(Reason.INVALID, frame.message)))
             return True
         try:
-            req = wire.decode_request(frame)
+            if isinstance(frame, ApiError):
+                raise frame
+            req = wire.decode_request(frame, checked=checked)
         except ApiError as err:
             self.send(wire.error_reply(err.request_id, err))
             return True
         self._start(req, tg)
         return True
 
-    def _accept_hello(self, frame: dict[str, Any] | BadFrame, tg: asyncio.TaskGroup) -> bool:
+    def _accept_hello(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup) -> bool:
         """Before the token: only a well-formed hello is read; anything else closes
         the connection without an answer (nothing is learnt from a stranger)."""
         try:
-            req = wire.decode_request(frame) if not isinstance(frame, BadFrame) else None
+            req = wire.decode_request(frame) if isinstance(frame, dict) else None
         except ApiError:
             req = None
         if not isinstance(req, wire.Hello):
@@ -278,16 +305,17 @@ class Connection:
         else:
             self.send(wire.ok_reply(req.id, result))
 
-    def send(self, msg: dict[str, Any]) -> None:
-        self.out.put_nowait(msg)
+    def send(self, msg: dict[str, Any] | bytes) -> None:
+        """Queue a reply (a map, or a frame encoded already)."""
+        self.out.put(msg)
 
     async def _write_loop(self) -> None:
         while True:
             msg = await self.out.get()
-            if msg is _CLOSE:
+            if msg is CLOSE:
                 return
             try:
-                data = encode_frame(msg, self.limits.max_frame_bytes)
+                data = msg if isinstance(msg, bytes) else encode_frame(msg, self.limits.max_frame_bytes)
             except FrameTooLarge as err:
                 data = encode_frame(wire.error_reply(msg.get("id"), ApiError(Reason.TOO_LARGE, f"reply: {err}")))
             try:
@@ -309,9 +337,26 @@ class Connection:
         stats = await self.service.stats()
         return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
 
-    async def on_apply(self, req: wire.Apply) -> dict[str, Any]:
+    async def on_apply(self, req: wire.Apply) -> object:
         items, actions = await self.service.apply(list(req.objects))
-        return apply_result(items, actions, self.limits.max_frame_bytes)
+        if await self._send_items(req.id, {"items": items, "actions": actions}):
+            return _NO_REPLY
+        return compact_apply_result(items, actions, self.limits.max_frame_bytes)
+
+    async def _send_items(self, rid: int, result: dict[str, Any]) -> bool:
+        """Send a reply with a long `items` list, encoded in slices; False (nothing
+        sent) when it is above the frame limit, with a margin for its envelope."""
+        items = result["items"]
+        if len(items) < PACED_ITEMS:
+            if len(msgpack.packb(result, use_bin_type=True)) + 1024 > self.limits.max_frame_bytes:
+                return False
+            self.send(wire.ok_reply(rid, result))
+            return True
+        frame = await Pacer().drive(encode_reply_steps(rid, result, self.limits.max_frame_bytes - 1024))
+        if frame is None:
+            return False
+        self.send(frame)
+        return True
 
     async def on_create(self, req: wire.Create) -> dict[str, Any]:
         return {"object": await self.service.create(req.object)}
@@ -325,10 +370,13 @@ class Connection:
     async def on_events(self, req: wire.Events) -> dict[str, Any]:
         return {"items": await self.service.events(req.kind, req.namespace, req.name)}
 
-    async def on_list(self, req: wire.List) -> dict[str, Any]:
+    async def on_list(self, req: wire.List) -> object:
         items, rv, token = await self.service.list(req.kind, req.namespace, req.label_selector, req.field_selector,
                                                    req.limit, req.continue_token)
-        return {"items": items, "resourceVersion": rv, "continue": token}
+        result = {"items": items, "resourceVersion": rv, "continue": token}
+        if len(items) >= PACED_ITEMS and await self._send_items(req.id, result):
+            return _NO_REPLY
+        return result
 
     async def on_watch(self, req: wire.Watch) -> object:
         if req.id in self.watches:
@@ -344,13 +392,11 @@ class Connection:
         def sink(event_type: str, kind: str, obj: dict[str, Any], rv: int) -> None:
             if ns and (obj.get("metadata") or {}).get("namespace", "default") != ns:
                 return
-            frame = wire.event_frame(req.id, event_type, obj, rv)
+            frame = self._event_bytes(req.id, event_type, obj, rv)
             if held is not None:
                 held.append(frame)
-            elif self.out.qsize() > self.limits.max_queued_frames:
-                self._end_watch(req.id, ApiError(Reason.UNAVAILABLE, "watch fell behind; resume from the last resourceVersion"))
             elif req.id in self.watches:
-                self.send(frame)
+                self._send_event(req.id, frame)
 
         self.watches[req.id] = _PENDING_WATCH  # holds its slot against the limit while it starts
         try:
@@ -360,15 +406,46 @@ class Connection:
             raise
         self.watches[req.id] = wid
         self.send(wire.ok_reply(req.id, {"watch": req.id, "resourceVersion": rv}))
-        for frame in held:
+        for frame in held:  # the replay: bounded by what the store holds, not counted against the backlog
             self.send(frame)
         held = None
         return _NO_REPLY
+
+    def _event_bytes(self, watch_req_id: int, event_type: str, obj: dict[str, Any], rv: int) -> bytes | dict[str, Any]:
+        """A watch event encoded now, so that its bytes count (a map when it is above
+        the frame limit: the writer answers TooLarge for it)."""
+        msg = wire.event_frame(watch_req_id, event_type, obj, rv)
+        try:
+            return encode_frame(msg, self.limits.max_frame_bytes)
+        except FrameTooLarge:
+            return msg
+
+    def _send_event(self, watch_req_id: int, frame: bytes | dict[str, Any]) -> None:
+        """Queue one event, or end the watch when its client has fallen too far
+        behind: more than max_queued_frames frames or max_watch_backlog_bytes of
+        this watch's events unread. Its queued events are dropped then (the client
+        resumes from the last resourceVersion it saw)."""
+        limits = self.limits
+        if self.out.qsize() > limits.max_queued_frames:
+            self.server.reject("watch_backlog")
+            self._end_watch(watch_req_id, ApiError(
+                Reason.UNAVAILABLE, f"watch fell behind: {self.out.qsize()} frames unread (limit "
+                                    f"{limits.max_queued_frames}); resume from the last resourceVersion"))
+        elif isinstance(frame, bytes) and self.out.watch_bytes.get(watch_req_id, 0) + len(frame) > limits.max_watch_backlog_bytes:
+            self.server.reject("watch_backlog_bytes")
+            self._end_watch(watch_req_id, ApiError(
+                Reason.UNAVAILABLE, f"watch fell behind: {self.out.watch_bytes.get(watch_req_id, 0)} bytes of events "
+                                    f"unread (limit {limits.max_watch_backlog_bytes}); resume from the last resourceVersion"))
+        elif isinstance(frame, bytes):
+            self.out.put(frame, watch_req_id)
+        else:
+            self.send(frame)
 
     def _end_watch(self, watch_req_id: int, err: ApiError) -> None:
         wid = self.watches.pop(watch_req_id, None)
         if wid is None:
             return
+        self.out.drop_watch(watch_req_id)
         self.send(wire.error_reply(watch_req_id, err))
         self.service.unwatch(wid)
 
@@ -490,14 +567,11 @@ class Server:
             await self._server.wait_closed()
 
 
-def apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
-    """An apply's reply: every stored object when that fits in a frame, else the
+def compact_apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
+    """An apply's reply when every stored object would not fit in a frame: the
     compact form (actions, "namespace/name" per object, counts), and at worst the
     counts alone. Never an error: the objects are committed."""
-    full = {"items": items, "actions": actions}
     margin = 1024  # the reply's envelope
-    if len(msgpack.packb(full, use_bin_type=True)) + margin <= limit:
-        return full
     counts: dict[str, int] = {}
     for a in actions:
         counts[a] = counts.get(a, 0) + 1

@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, assert_never
 import msgpack
 
 from actors.base import Actor, MailboxClosed, reject, resolve
+from actors.pacing import Pacer
 from actors.store.backend import StoreBackend, Write
 from actors.store.memory import InMemoryBackend
 from actors.store.messages import (
@@ -95,6 +96,7 @@ class _Batch:
     events: list[WatchEvent] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)  # each event's weight in the watch history
     replies: list[tuple[Any, Any]] = field(default_factory=list)  # (future, value or StoreError)
+    hidden: int = 0  # undo entries already in the store's `_committing` view (a paced Apply)
 
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
@@ -341,12 +343,17 @@ class Store(Actor[StoreMsg]):
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = _Batch()
+        pacer = Pacer()
         for msg in msgs:
             try:
-                value = self._apply(msg, batch)
+                if isinstance(msg, Apply) and len(msg.objects) > 1:
+                    value = await self._apply_paced(msg, batch, pacer)
+                else:
+                    value = self._apply(msg, batch)
             except StoreError as e:
                 value = e
             batch.replies.append((getattr(msg, "reply", None), value))
+        self._committing = None
         if batch.writes:
             committing: dict[tuple[str, str], KubeObject | None] = {}
             for kind, key, old in batch.undo:
@@ -372,6 +379,29 @@ class Store(Actor[StoreMsg]):
             self._history.append(PastEvent.of(ev), size)
             self._fan_out(ev)
 
+    async def _apply_paced(self, msg: Apply, batch: _Batch, pacer: Pacer) -> Any:
+        """An Apply of many objects, giving the event loop a turn between slices of
+        it (all or nothing still: a refused object undoes the ones before it). While
+        the loop has its turn, committed reads see the keys written so far as they
+        were before this turn (the same `_committing` view as during a commit)."""
+        mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
+        done: list[tuple[KubeObject, str]] = []
+        hidden = self._committing if self._committing is not None else {}
+        try:
+            for i, raw in enumerate(msg.objects):
+                done.append(self._apply_one(i, raw, batch))
+                if pacer.due():
+                    for kind, key, old in batch.undo[batch.hidden:]:
+                        hidden.setdefault((kind, key), old)
+                    batch.hidden = len(batch.undo)
+                    self._committing = hidden
+                    await pacer.pause()
+        except StoreError:
+            self._undo_since(batch, mark)
+            raise
+        items = [obj.raw for obj, _ in done]
+        return (items, [action for _, action in done]) if msg.with_actions else items
+
     def _rollback(self, batch: _Batch) -> None:
         if batch.writes:
             self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
@@ -387,6 +417,7 @@ class Store(Actor[StoreMsg]):
                     self._sorted_keys.pop(kind, None)
                 self._objects[kind][key] = old
         del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
+        batch.hidden = min(batch.hidden, undo_at)
         self._rv = rv
 
     def _fan_out(self, ev: WatchEvent) -> None:
