@@ -327,6 +327,7 @@ def request_steps(frame: Mapping[str, Any]) -> Iterator[None]:
                     if not isinstance(item, Mapping):
                         return  # decode_request names it
                     yield from json_value_steps(item, f"{name}[{i}]")
+                    yield
             elif isinstance(v, Mapping):
                 yield from json_value_steps(v, name)
     except ApiError as err:

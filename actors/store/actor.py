@@ -377,7 +377,9 @@ class Store(Actor[StoreMsg]):
                 resolve(reply, value)
         for ev, size in zip(batch.events, batch.sizes):
             self._history.append(PastEvent.of(ev), size)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
             self._fan_out(ev)
+            await pacer.step()
 
     async def _apply_paced(self, msg: Apply, batch: _Batch, pacer: Pacer) -> Any:
         """An Apply of many objects, giving the event loop a turn between slices of
