@@ -17,9 +17,13 @@ Nothing a client sends can stop the daemon or change state except a valid reques
 
 Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
 `on_reject(limit)` (the daemon's /metrics):
-- connections in all, and unauthenticated ones: a new connection above either
-  is answered TooManyRequests and closed;
-- an authenticated connection with nothing in flight and no watch is closed after
+- strangers (connections before a hello with the token; without a token, before
+  their first valid request) have `max_unauthenticated` places of their own and
+  `handshake_timeout` seconds: a new one above the cap closes the oldest, so
+  sockets that never speak cannot keep a client out; clients have
+  `max_connections` places: above it, the request that would make a stranger a
+  client is answered TooManyRequests and the connection closes;
+- a client connection with nothing in flight and no watch is closed after
   `idle_timeout` seconds of silence (0: never);
 - requests in flight per connection: at the limit the connection is not read from
   until one finishes (backpressure, as HTTP/2's concurrent streams);
@@ -28,9 +32,13 @@ Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
 Requests on one connection run concurrently (replies carry the request id); one
 writer task sends frames in order. A connection with `max_queued_frames` frames its
 client has not read is not read from until that clears. Watch events go through
-the same writer; a watcher that falls more than `max_queued_frames` behind has its
-watch ended with Unavailable, and resumes from the last resourceVersion it saw
-(or lists again, if that has been compacted).
+the same writer, encoded as they are queued; a watch whose client falls more than
+`max_queued_frames` frames or `max_watch_backlog_bytes` bytes of its events behind
+is ended with Unavailable (its queued events are dropped), and resumes from the
+last resourceVersion it saw (or lists again, if that has been compacted).
+A big frame (PACED_BYTES) is decoded and checked, its objects stored and a long
+reply encoded, in slices between which the event loop serves everyone else.
+List pages end before the frame limit whatever the objects' sizes.
 
 An apply's reply never contradicts its commit: when the whole reply (every stored
 object) would be above the frame limit, it is compact: actions, names and counts.
@@ -63,6 +71,7 @@ READ_CHUNK = 256 * 1024
 STREAM_LIMIT = 64 * 1024  # bytes the socket's reader buffers before it stops reading
 PACED_BYTES = 64 * 1024  # a frame body (or a reply's items) this big is decoded (encoded) in slices
 PACED_ITEMS = 256
+LIST_MARGIN = 4096  # a list page's envelope: ids, resourceVersion, continue token, array headers
 _PENDING_WATCH = -1  # a watch's store id before the store has registered it
 
 
@@ -74,10 +83,10 @@ class ServerLimits:
 
     max_frame_bytes: int = DEFAULT_MAX_FRAME  # any frame after hello
     max_hello_bytes: int = 4096  # the first frame when a token is configured
-    max_connections: int = 1000
-    max_unauthenticated: int = 100  # connections that have not yet said hello with the token
-    handshake_timeout: float = 10.0  # seconds to connect (TLS included) and say hello
-    idle_timeout: float = 3600.0  # seconds an idle authenticated connection stays open (0: forever)
+    max_connections: int = 1000  # clients: connections that said hello with the token (no token: made a request)
+    max_unauthenticated: int = 100  # strangers: connections before that, in places of their own
+    handshake_timeout: float = 5.0  # seconds to connect (TLS included) and say hello (no token: make a request)
+    idle_timeout: float = 300.0  # seconds an idle client connection stays open (0: forever)
     max_in_flight: int = 1000  # requests of one connection handled at once
     max_watches: int = 100  # open watches on one connection
     max_queued_frames: int = 10_000  # frames waiting for a slow reader
@@ -111,10 +120,9 @@ class Connection:
         self.writer = writer
         self.peer = writer.get_extra_info("peername")
         self.limits = server.limits
-        self.authenticated = server.token is None
+        # A stranger until a hello with the token (without a token: its first valid request)
+        self.authenticated = False
         self._refused: wire.Hello | None = None  # a hello with a wrong token, answered late
-        if not self.authenticated:
-            server.unauthenticated += 1
         self.out = Outbox()
         self.watches: dict[int, int] = {}  # watch request id -> store watch id
         self._tasks: set[asyncio.Task[None]] = set()
@@ -149,9 +157,7 @@ class Connection:
                     for t in list(self._tasks):
                         t.cancel()
         finally:
-            if not self.authenticated:
-                self.server.unauthenticated -= 1
-                self.authenticated = True  # counted once
+            self.server.forget(self)
             self._drop_watches()
             self.writer.close()
             try:
@@ -163,7 +169,7 @@ class Connection:
         """Read and dispatch frames; True at the client's end of stream, False when
         the connection must close now (TooLarge, Unauthorized, a timeout, a broken socket)."""
         limits = self.limits
-        decoder = FrameDecoder(limits.max_frame_bytes if self.authenticated else limits.max_hello_bytes)
+        decoder = FrameDecoder(self._frame_limit())
         loop = asyncio.get_running_loop()
         hello_deadline = loop.time() + limits.handshake_timeout
         while True:
@@ -185,7 +191,8 @@ class Connection:
             except TimeoutError:
                 if not self.authenticated:
                     self.server.reject("handshake_timeout")
-                    log.info("closing %s: no hello within %gs", self.peer, limits.handshake_timeout)
+                    log.info("closing %s: no %s within %gs", self.peer,
+                             "hello" if self.server.token is not None else "request", limits.handshake_timeout)
                     return False
                 if self._tasks or self.watches:
                     continue  # became busy while we waited
@@ -203,11 +210,12 @@ class Connection:
                         if self._refused is not None:
                             await self._refuse(self._refused)
                         return False
-                    decoder.limit = limits.max_frame_bytes if self.authenticated else limits.max_hello_bytes
+                    decoder.limit = self._frame_limit()
             except FrameTooLarge as err:
-                self.server.reject("frame_size" if self.authenticated else "hello_size")
+                stranger = not self.authenticated and self.server.token is not None
+                self.server.reject("hello_size" if stranger else "frame_size")
                 log.info("closing %s: %s", self.peer, err)
-                if self.authenticated:
+                if not stranger:
                     self.send(wire.error_reply(None, ApiError(Reason.TOO_LARGE, str(err))))
                 return False
 
@@ -216,7 +224,7 @@ class Connection:
         its objects' JSON checks are made. After hello a big one is decoded and
         checked in slices between which the event loop runs (the other clients,
         the scheduler): one big request does not stop everyone else."""
-        if not self.authenticated or len(body) < PACED_BYTES:
+        if len(body) < PACED_BYTES or self._frame_limit() < len(body):
             return decode_body(body), False
         pacer = Pacer()
         frame = await pacer.drive(decode_body_steps(body))
@@ -230,7 +238,7 @@ class Connection:
 
     def _accept(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup, checked: bool = False) -> bool:
         """Start handling one frame; False means close the connection."""
-        if not self.authenticated:
+        if not self.authenticated and self.server.token is not None:
             return self._accept_hello(frame, tg)
         if isinstance(frame, BadFrame):
             self.send(wire.error_reply(None, ApiError(Reason.INVALID, frame.message)))
@@ -242,8 +250,31 @@ class Connection:
         except ApiError as err:
             self.send(wire.error_reply(err.request_id, err))
             return True
+        if not self.authenticated and not self._become_client(req):  # without a token: its first valid request
+            return False
         self._start(req, tg)
         return True
+
+    def _frame_limit(self) -> int:
+        """Before the token only a small hello is read; otherwise the frame limit."""
+        stranger = not self.authenticated and self.server.token is not None
+        return self.limits.max_hello_bytes if stranger else self.limits.max_frame_bytes
+
+    def _become_client(self, req: wire.Request) -> bool:
+        """A stranger proved itself: it takes one of the clients' places, or, when
+        they are all taken, its request is answered TooManyRequests (then it closes)."""
+        if not self.server.promote(self):
+            self.server.reject("connections")
+            self.send(wire.error_reply(req.id, ApiError(
+                Reason.TOO_MANY_REQUESTS, f"too many connections (connections: limit {self.limits.max_connections}); "
+                                          "try again later")))
+            return False
+        self.authenticated = True
+        return True
+
+    def evict(self) -> None:
+        """Close a stranger at once (a newer one needs its place)."""
+        self.writer.transport.abort()
 
     def _accept_hello(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup) -> bool:
         """Before the token: only a well-formed hello is read; anything else closes
@@ -261,7 +292,8 @@ class Connection:
         if not self._check_token(req):
             self._refused = req
             return False
-        self.server.unauthenticated -= 1
+        if not self._become_client(req):
+            return False
         self._start(req, tg)
         return True
 
@@ -285,10 +317,7 @@ class Connection:
         want = self.server.token
         if want is None:
             return True
-        if req.token is None or not hmac.compare_digest(req.token.encode(), want.encode()):
-            return False
-        self.authenticated = True
-        return True
+        return req.token is not None and hmac.compare_digest(req.token.encode(), want.encode())
 
     async def _handle(self, req: wire.Request) -> None:
         try:
@@ -371,8 +400,11 @@ class Connection:
         return {"items": await self.service.events(req.kind, req.namespace, req.name)}
 
     async def on_list(self, req: wire.List) -> object:
+        # A page ends before the frame limit whatever the objects' sizes; the client
+        # follows `continue` (the reply's envelope and keys take less than the margin).
         items, rv, token = await self.service.list(req.kind, req.namespace, req.label_selector, req.field_selector,
-                                                   req.limit, req.continue_token)
+                                                   req.limit, req.continue_token,
+                                                   max_bytes=self.limits.max_frame_bytes - LIST_MARGIN)
         result = {"items": items, "resourceVersion": rv, "continue": token}
         if len(items) >= PACED_ITEMS and await self._send_items(req.id, result):
             return _NO_REPLY
@@ -485,7 +517,8 @@ class Server:
         self.limits = limits
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
-        self.unauthenticated = 0
+        self._strangers: dict[Connection, None] = {}  # not yet clients, oldest first
+        self._clients: set[Connection] = set()
         self.auth_log = _AuthLog()
         self.rejections: dict[str, int] = {}
         self._on_reject = on_reject
@@ -512,26 +545,35 @@ class Server:
         if self._group is None:
             writer.close()
             return
-        full = self._full()
-        if full:
-            self.reject(full)
-            writer.write(encode_frame(wire.error_reply(None, ApiError(
-                Reason.TOO_MANY_REQUESTS, f"too many connections ({full}); try again later"))))
-            writer.close()
-            return
         conn = Connection(self, reader, writer)
+        if len(self._strangers) >= self.limits.max_unauthenticated:
+            # Strangers have their own few places; the oldest has had longest to speak and
+            # leaves, so that sockets that never speak cannot keep a client from connecting.
+            oldest = next(iter(self._strangers))
+            del self._strangers[oldest]
+            self.reject("unauthenticated_evicted")
+            oldest.evict()
+        self._strangers[conn] = None
         self.connections.add(conn)  # counted now: a burst of accepts cannot pass the limit
         task = self._group.create_task(self._serve(conn))
         self._conn_tasks.add(task)
         task.add_done_callback(self._conn_tasks.discard)
 
-    def _full(self) -> str:
-        """Which connection limit a new connection would pass, or ""."""
-        if len(self.connections) >= self.limits.max_connections:
-            return f"connections: limit {self.limits.max_connections}"
-        if self.token is not None and self.unauthenticated >= self.limits.max_unauthenticated:
-            return f"unauthenticated connections: limit {self.limits.max_unauthenticated}"
-        return ""
+    @property
+    def unauthenticated(self) -> int:
+        return len(self._strangers)
+
+    def promote(self, conn: Connection) -> bool:
+        """Make a stranger a client, if a client's place is free."""
+        if len(self._clients) >= self.limits.max_connections:
+            return False
+        self._strangers.pop(conn, None)
+        self._clients.add(conn)
+        return True
+
+    def forget(self, conn: Connection) -> None:
+        self._strangers.pop(conn, None)
+        self._clients.discard(conn)
 
     def reject(self, limit: str) -> None:
         """Count one refusal by a limit (`limit` is its name, or a message starting with it)."""

@@ -31,9 +31,12 @@ class Service(Protocol):
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
     async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
-                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+                   limit: int = 0, continue_token: str = "", max_bytes: int = 0
+                   ) -> tuple[list[dict[str, Any]], int, str]:
         """One page of committed objects in key order: (items, resourceVersion,
-        continue token or ""). A token older than the kept history raises
+        continue token or ""), of at most `limit` objects (0: any number) and, with
+        `max_bytes`, ending before their msgpack encodings pass it (one object at
+        least), whatever `limit` says. A token older than the kept history raises
         ApiError(Expired)."""
         ...
 
@@ -122,10 +125,12 @@ class StoreService:
         return await call_store(lambda: _now(lambda: self.store.read(_kind(kind), namespace, name).raw))
 
     async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
-                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+                   limit: int = 0, continue_token: str = "", max_bytes: int = 0
+                   ) -> tuple[list[dict[str, Any]], int, str]:
         def read() -> tuple[list[dict[str, Any]], int, str]:
             objs, rv, token = self.store.read_list(_kind(kind), namespace, label_selector or None,
-                                                   field_selector or None, limit=limit, continue_token=continue_token)
+                                                   field_selector or None, limit=limit, continue_token=continue_token,
+                                                   max_bytes=max_bytes)
             return [o.raw for o in objs], rv, token
 
         return await call_store(lambda: _now(read))

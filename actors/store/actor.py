@@ -260,11 +260,12 @@ class Store(Actor[StoreMsg]):
         return obj
 
     def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
-                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = ""
-                  ) -> tuple[list[KubeObject], int, str]:
+                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = "",
+                  max_bytes: int = 0) -> tuple[list[KubeObject], int, str]:
         """A page of committed objects in key order: (objects, resourceVersion, continue).
         Every page of one list is read as of the first page's resourceVersion; a
-        token older than the kept history raises Gone (Expired)."""
+        token older than the kept history raises Gone (Expired). With `max_bytes`
+        the page also ends before its objects' encodings pass it (one object at least)."""
         if kind not in self._objects:
             raise Invalid(f"unsupported kind {kind!r}", "kind")
         try:
@@ -279,7 +280,8 @@ class Store(Actor[StoreMsg]):
                 raise Invalid("continue: continue key is not valid (from the future)", "continue")
             rv, start = token.resource_version, token.start
         objs, last = page(self._keys(kind), self._objects[kind], self._older(kind, rv),
-                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches)
+                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches,
+                          max_bytes=max_bytes, size=lambda o: encoded_size(o.raw))
         return objs, rv, encode_continue(rv, last) if last is not None else ""
 
     def _keys(self, kind: str) -> list[str]:
