@@ -276,6 +276,17 @@ class Connection:
         """Close a stranger at once (a newer one needs its place)."""
         self.writer.transport.abort()
 
+    def stop_reading(self) -> None:
+        """The daemon is stopping: read nothing more from the socket; the frames
+        already read are handled and answered, then the connection closes. Open
+        watches end with Unavailable (a client resumes on another daemon, or later)."""
+        for watch_req_id in list(self.watches):
+            self._end_watch(watch_req_id, ApiError(Reason.UNAVAILABLE, "the daemon is shutting down"))
+        transport = self.writer.transport
+        if not transport.is_closing():
+            transport.pause_reading()
+        self.reader.feed_eof()  # what is buffered is still read, then the read loop sees the end
+
     def _accept_hello(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup) -> bool:
         """Before the token: only a well-formed hello is read; anything else closes
         the connection without an answer (nothing is learnt from a stranger)."""
@@ -596,6 +607,16 @@ class Server:
     def stop_listening(self) -> None:
         if self._server is not None:
             self._server.close()
+
+    async def drain(self, grace: float) -> None:
+        """Stop reading from every connection and wait, at most `grace` seconds, for
+        each to answer the requests it has read and close (SIGTERM: nothing read is
+        left without a reply)."""
+        for conn in list(self.connections):
+            conn.stop_reading()
+        tasks = set(self._conn_tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
 
     async def close(self) -> None:
         """Stop accepting, then end every connection."""

@@ -112,6 +112,8 @@ async def test_an_idle_connection_is_closed_but_one_with_a_watch_stays() -> None
         await watching.send({"id": 1, "op": "watch", "kinds": ["Pod"]})
         assert (await watching.recv())["ok"]
         idle = await RawConn.open(d)
+        await idle.send({"id": 1, "op": "stats"})  # a client now (without a token: its first request)
+        assert (await idle.recv())["ok"]
         assert await idle.recv() is None
         await watching.send({"id": 2, "op": "stats"})
         assert (await watching.recv())["ok"]
