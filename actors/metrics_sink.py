@@ -2,7 +2,7 @@
 
 The actors record at the points upstream records (pkg/scheduler/schedule_one.go,
 framework/runtime/framework.go, the scheduling queue, DefaultPreemption); the
-daemon passes transport.metrics.SchedulerMetrics, tests and the conformance runner
+daemon passes transport.http.metrics.SchedulerMetrics, tests and the conformance runner
 pass nothing and get NO_METRICS. Every method is synchronous, cheap and called on
 the event loop; none may raise.
 """

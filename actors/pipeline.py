@@ -46,7 +46,6 @@ from framework.plugins import Registry
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
 
-PHASES = ("store", "waiting-room", "queue", "scheduler")
 SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
 
@@ -171,6 +170,7 @@ class Pipeline:
 
         return SchedulingQueue(
             less=first.queue_sort_less,
+            sort_plugin=first.queue_sort_name(),
             pre_enqueue=pre_enqueue,
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,

@@ -42,7 +42,6 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock, now_ns
 from actors.events import event_for
 from actors.extenders import explain_extenders
-from actors.extenders import schedule_pod as extender_schedule_pod
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
@@ -63,10 +62,10 @@ from framework.algorithm import (
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
-from framework.extender import Extender, narrow_preemption_candidates
+from framework.extender import Extender
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
-from framework.preemption import Candidate, as_terminating_by_preemption, with_nominated_node_name
+from framework.preemption import Candidate, as_terminating_by_preemption, narrow_preemption_candidates, with_nominated_node_name
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -128,8 +127,6 @@ class Attempt:
     result: ScheduleResult | None = None
     fit_error: FitError | None = None
     error: str = ""
-    nominated_node: str = ""
-    message: str = ""
 
 
 KEEP_LATENCIES = 200_000
@@ -318,7 +315,7 @@ class Scheduler(Actor[SchedulerMsg]):
             return
         fwk, state = cycle
         try:
-            result = await extender_schedule_pod(self.algorithm, fwk, state, qpi.pod, self.snapshot, self.extenders)
+            result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
             nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
@@ -477,11 +474,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self.stats.failed += 1
         self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
         message = status.message()
-        attempt = self.attempts.get(pod.key)
-        if attempt is not None:
-            attempt.message = message
-            if nominated:
-                attempt.nominated_node = nominated
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
         if nominated:

@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.measure import percentile
 from bench.tcp import BenchDaemon
-from transport.client import Client
-from transport.framing import encode_frame
+from transport.client.tcp import Client
+from transport.protocol.framing import encode_frame
 
 PROBE_NODE = "probe-node"
 

@@ -169,7 +169,7 @@ def run_all(nodes: int, pods: int | None, store: str, tcp: bool) -> list[dict[st
         runs.append(("SchedulingBasic", True))
     rows = []
     for name, over_tcp in runs:
-        cmd = [sys.executable, "-m", "transport.cli", "bench", name, "--nodes", str(nodes), "--store", store, "--json"]
+        cmd = [sys.executable, "-m", "transport.cli.main", "bench", name, "--nodes", str(nodes), "--store", store, "--json"]
         if pods is not None:
             cmd += ["--pods", str(pods)]
         if over_tcp:

@@ -2,7 +2,7 @@
 
 The daemon runs on a free loopback port (it binds port 0 and says where on
 stderr) with its data directory in a temporary directory; the workload goes in
-over msgpack TCP with the client library (transport.client.Client), and one
+over msgpack TCP with the client library (transport.client.tcp.Client), and one
 watch on pods sees every binding. Attempts come from the daemon's stats; peak
 RSS is the daemon's (Linux VmHWM, else the child's ru_maxrss after it exits).
 """
@@ -24,7 +24,7 @@ import yaml
 from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb, proc_rss_kib
 from bench.runner import _apply_tracked, key_of, measured_keys, setup_keys, summarize
 from bench.workloads import Workload
-from transport.client import Client
+from transport.client.tcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
 READY_LINE = "ksched serving on "
@@ -65,7 +65,7 @@ class BenchDaemon:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "transport.cli", "serve", "--config", self._config_file(),
+            sys.executable, "-m", "transport.cli.main", "serve", "--config", self._config_file(),
             "--data-dir", os.path.join(self.data_dir, "store"), "--listen", "127.0.0.1:0", "--http", "",
             cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -180,7 +180,7 @@ def _local_etcd(tmp: str, store: str) -> Iterator[dict[str, Any] | None]:
     if store != "etcd":
         yield None
         return
-    from transport.etcd_local import LocalEtcd
+    from transport.ha.etcd_local import LocalEtcd
 
     etcd = LocalEtcd(Path(tmp) / "etcd", members=1).start()
     try:

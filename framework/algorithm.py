@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Coroutine, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import NodeBatch, NodeInfo, Snapshot
+from framework.extender import (
+    EXTENDER_NAME,
+    Extender,
+    ExtenderError,
+    add_extender_scores,
+    find_nodes_that_pass_extenders,
+)
 from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
 from framework.runtime import Framework, NodeScoreList
 
@@ -17,6 +24,7 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EMPTY_PRIORITY_LIST = "empty priorityList"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+T = TypeVar("T")
 
 
 class NoNodesAvailable(Exception):
@@ -133,6 +141,17 @@ class ScheduleResult:
     feasible_nodes: int
 
 
+def run_unsuspended(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (no awaited call actually waits) to its
+    end, without an event loop. Suspending is a bug of the caller's: it raises."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("a coroutine run without a loop suspended")
+
+
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
     """How many feasible nodes to look for before scoring (adaptive when unset or 0)."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -182,32 +201,54 @@ class SchedulingAlgorithm:
         return self.global_percentage
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot) -> ScheduleResult:
+        """schedule() without extenders: nothing in it suspends, so it runs to the
+        end here, synchronously."""
+        return run_unsuspended(self.schedule(fwk, state, pod, snapshot))
+
+    async def schedule(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                       extenders: Sequence[Extender] = ()) -> ScheduleResult:
+        """upstream's schedulePod: the feasible nodes (plugins, then the filter
+        extenders), then their scores (plugins plus the prioritizing extenders), then
+        one host. The only path: with extenders the scheduler awaits it, without them
+        schedule_pod drives it. A failing filter extender fails the attempt
+        (SchedulingError)."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailable()
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, snapshot)
+        try:
+            feasible, diagnosis = await self.find_nodes_that_fit_pod(fwk, state, pod, snapshot, extenders)
+        except ExtenderError as e:
+            raise SchedulingError(Status(Code.Error, str(e))) from None
         if not feasible:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible, with_extenders=bool(extenders))
+        await add_extender_scores(extenders, pod, feasible, scores)
         host = select_host(scores, self.rand)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
-    def find_nodes_that_fit_pod(
-        self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot
-    ) -> tuple[list[NodeInfo], Diagnosis]:
+    async def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
+                                      extenders: Sequence[Extender] = ()) -> tuple[list[NodeInfo], Diagnosis]:
+        """findNodesThatFitPod: PreFilter, the nominated node first (plugins, then
+        extenders), else Filter over the nodes, then the filter extenders in order.
+        When extenders dropped nodes, "Extender" joins the unschedulable plugins."""
         diagnosis, nodes = self.pre_filter(fwk, state, pod, snapshot)
         if nodes is None:
             return [], diagnosis
         nominated = self.nominated_node(pod, snapshot)
         if nominated is not None:
             feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
+            try:
+                feasible = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+            except ExtenderError:
+                feasible = []  # upstream logs the nominated node's error and tries every node
             if feasible:
                 return feasible, diagnosis
-        return self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes), diagnosis
-
-    # The steps of find_nodes_that_fit_pod, for a caller that interleaves them
-    # with awaited extender calls (actors/extenders.py).
+        feasible = self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
+        after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+        if len(after) != len(feasible):
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return after, diagnosis
 
     def pre_filter(self, fwk: Framework, state: CycleState, pod: Pod,
                    snapshot: Snapshot) -> tuple[Diagnosis, list[NodeInfo] | None]:

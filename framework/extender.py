@@ -23,7 +23,6 @@ from framework.api.objects import Pod
 from framework.api.resources import is_extended_resource_name
 from framework.api.validation import is_qualified_name
 from framework.interface import MAX_NODE_SCORE, Code, NodePluginScores, NodeToStatus, Status
-from framework.preemption import Candidate
 
 # extender/v1 MaxExtenderPriority: extenders score 0..10; the scheduler scales by
 # MaxNodeScore / MaxExtenderPriority.
@@ -421,18 +420,6 @@ async def call_preemption_extenders(extenders: Sequence[Extender], pod: Pod, vic
                 del narrowed[node]
         victims = narrowed
     return victims
-
-
-async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],
-                                       pods_on_node: Mapping[str, Sequence[Pod]]) -> list[Candidate]:
-    """call_preemption_extenders over DefaultPreemption's candidates; the kept nodes
-    keep their order, nodes an extender added come after."""
-    if not any(e.config.supports_preemption() for e in extenders):
-        return candidates
-    victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
-    narrowed = await call_preemption_extenders(extenders, pod, victims, pods_on_node)
-    order = [c.name for c in candidates if c.name in narrowed] + [n for n in narrowed if n not in victims]
-    return [Candidate(n, narrowed[n].pods, narrowed[n].num_pdb_violations) for n in order]
 
 
 # --- preemption wire conversions (extender.go) ---------------------------------------------------

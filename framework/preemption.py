@@ -13,11 +13,12 @@ clear_nominated_node_names); nothing here blocks or does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 
 from framework.algorithm import Diagnosis, FitError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
+from framework.extender import Extender, Victims, call_preemption_extenders
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -423,3 +424,15 @@ class Evaluator:
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
     return [pi.pod for pi in handle.nominated_pods_for_node(node_name) if pi.pod.priority < pod.priority]
+
+
+async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],
+                                       pods_on_node: Mapping[str, Sequence[Pod]]) -> list[Candidate]:
+    """call_preemption_extenders over DefaultPreemption's candidates; the kept nodes
+    keep their order, nodes an extender added come after."""
+    if not any(e.config.supports_preemption() for e in extenders):
+        return candidates
+    victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+    narrowed = await call_preemption_extenders(extenders, pod, victims, pods_on_node)
+    order = [c.name for c in candidates if c.name in narrowed] + [n for n in narrowed if n not in victims]
+    return [Candidate(n, narrowed[n].pods, narrowed[n].num_pdb_violations) for n in order]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from transport.conformance import evaluate, load_cases
+from conformance import evaluate, load_cases
 
 # The Makefile passes SHARED through KSCHED_CONFORMANCE_DIR; by default the
 # shared/ folder beside this checkout.

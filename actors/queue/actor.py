@@ -2,9 +2,11 @@
 
 Others hold its ActorRef and send it messages. The scheduler asks for the next
 pod with Pop; the reply comes as soon as activeQ has a pod (one outstanding Pop
-at a time). A QueueSort or PreEnqueue plugin that raises leaves the heaps in an
-unknown state: that is an InvariantBreach, which stops the system. Backoff completion and the
-unschedulable-pool limit are timers armed at the exact due time. After every
+at a time). A QueueSort or PreEnqueue plugin that raises is an Error for the pods
+it concerns (sort_guard.py; PreEnqueue's exception gates its pod, as upstream's
+error status does), never for the queue: an exception of the queue's own leaves
+its heaps in an unknown state, an InvariantBreach that stops the system. Backoff
+completion and the unschedulable-pool limit are timers armed at the exact due time. After every
 message the queue's sizes go to the metrics sink when they changed
 (scheduler_pending_pods, kept current as upstream's queue keeps it).
 """
@@ -128,7 +130,9 @@ class QueueActor(Actor[QueueMsg]):
     async def handle(self, msg: QueueMsg) -> None:
         try:
             self._apply(msg)
+            self.queue.retry_sort_faults(self.clock.now())
             self._deliver()
+            self.queue.retry_sort_faults(self.clock.now())  # the pop's own comparisons
         except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
             raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
         self._arm()

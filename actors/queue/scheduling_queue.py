@@ -20,16 +20,19 @@ runs and tests call it directly.
 from __future__ import annotations
 
 import enum
+import logging
 from typing import Any, Callable, Iterable
 
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
 from actors.queue.nominator import Nominator
+from actors.queue.sort_guard import SortGuard
 from framework.api.objects import Pod
 from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
+    Code,
     ClusterEventWithHint,
     QueuedPodInfo,
     QueueingHint,
@@ -37,6 +40,7 @@ from framework.interface import (
 )
 
 NS = 1_000_000_000
+log = logging.getLogger("ksched.queue")
 DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
@@ -63,6 +67,7 @@ class SchedulingQueue:
         self,
         *,
         less: Less,
+        sort_plugin: str = "QueueSort",
         pre_enqueue: PreEnqueue | None = None,
         hints_for: Callable[[Pod], HintMap] | None = None,
         initial_backoff_seconds: float = 1.0,
@@ -72,7 +77,7 @@ class SchedulingQueue:
         sort_generation: Callable[[], int] | None = None,
         keep_nominations: bool = True,
     ) -> None:
-        self._less = less
+        self._less = SortGuard(less, sort_plugin)
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
         # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
         self._sort_generation = sort_generation
@@ -82,7 +87,7 @@ class SchedulingQueue:
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
-        self.active_q = PodHeap(less)
+        self.active_q = PodHeap(self._less)
         self.backoff_q = PodHeap(backoff_less)
         self.error_backoff_q = PodHeap(backoff_less)
         self.unschedulable: dict[str, QueuedPodInfo] = {}
@@ -367,6 +372,8 @@ class SchedulingQueue:
         self.error_backoff_q.remove(key)
         st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
         if st is not None and not st.is_success():
+            if st.code == Code.Error:  # upstream logs it and keeps the pod gated
+                log.error("pod %s: %s", key, st.message())
             qpi.gated = True
             qpi.gating_plugin = st.plugin
             qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
@@ -378,6 +385,27 @@ class SchedulingQueue:
             qpi.initial_attempt_timestamp = now_ns
         self.active_q.push(qpi)
         return True
+
+    def retry_sort_faults(self, now: float) -> list[str]:
+        """Pods whose QueueSort comparison raised leave activeQ for the error
+        backoff (their attempt counts, so the backoff grows); activeQ's order among
+        the rest is restored. Returns their keys."""
+        faults = self._less.take_faults()
+        moved = []
+        for key in faults:
+            qpi = self.active_q.remove(key)
+            if qpi is None:
+                continue
+            qpi.attempts += 1
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            qpi.timestamp = to_ns(now)
+            qpi.backoff_expiration = None
+            self.backoff_expiry(qpi)  # the heap orders by it
+            self.error_backoff_q.push(qpi)
+            moved.append(key)
+        if faults:
+            self.active_q.reheapify()
+        return moved
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
         key = qpi.pod.key
@@ -415,7 +443,9 @@ class SchedulingQueue:
                 else:
                     try:
                         hint = reg.hint(qpi.pod, old, new)
-                    except Exception:  # noqa: BLE001 - upstream treats a failing hint as Queue
+                    except Exception as e:  # noqa: BLE001 - upstream treats a failing hint as Queue
+                        log.error("pod %s: QueueingHintFn of plugin %s for %s failed: %s",
+                                  qpi.pod.key, plugin, event.label, e)
                         hint = QueueingHint.Queue
                 if hint != QueueingHint.Queue:
                     continue

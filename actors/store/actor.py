@@ -347,6 +347,7 @@ class Store(Actor[StoreMsg]):
         batch = _Batch()
         pacer = Pacer()
         for msg in msgs:
+            mark = self._mark(batch)
             try:
                 if isinstance(msg, Apply) and len(msg.objects) > 1:
                     value = await self._apply_paced(msg, batch, pacer)
@@ -354,6 +355,11 @@ class Store(Actor[StoreMsg]):
                     value = self._apply(msg, batch)
             except StoreError as e:
                 value = e
+            except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
+                # Its half-made changes go, so memory holds only what this turn commits.
+                self._undo_since(batch, mark)
+                log.exception("store: %s failed; its changes were undone", type(msg).__name__)
+                value = StoreError(f"internal error in {type(msg).__name__}: {e!r}")
             batch.replies.append((getattr(msg, "reply", None), value))
         self._committing = None
         if batch.writes:
@@ -549,9 +555,13 @@ class Store(Actor[StoreMsg]):
     def _priority_classes(self) -> dict[str, PriorityClass]:
         return {pc.name: pc for pc in self._objects["PriorityClass"].values() if isinstance(pc, PriorityClass)}
 
+    def _mark(self, batch: _Batch) -> tuple[int, int, int, int]:
+        """Where the batch stands now, for _undo_since."""
+        return len(batch.undo), len(batch.writes), len(batch.events), self._rv
+
     def _atomically(self, batch: _Batch, writes: Callable[[], Any]) -> Any:
         """Run `writes`; when one of them is refused, undo the ones already made."""
-        mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
+        mark = self._mark(batch)
         try:
             return writes()
         except StoreError:

@@ -47,3 +47,18 @@ class RaisingScore:
 
     def score_extensions(self) -> None:
         return None
+
+
+class RaisingPreEnqueue:
+    """PreEnqueue: admits every pod but raises on a boom pod."""
+
+    name = "RaisingPreEnqueue"
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Any) -> "RaisingPreEnqueue":
+        return cls()
+
+    def pre_enqueue(self, pod: Pod) -> None:
+        if _boom(pod):
+            raise RuntimeError(f"RaisingPreEnqueue cannot admit {pod.name}")
+        return None

@@ -282,7 +282,7 @@ async def test_explain_shows_each_extender_verdict_and_scaled_score() -> None:
     assert report["nodes"]["n3"]["feasible"] is False
     assert report["nodes"]["n2"]["scores"][url] == {"raw": 3, "normalized": 30, "weight": 1, "weighted": 30}
     assert report["chosen"] == "n2"
-    from transport.describe import explain_report
+    from transport.cli.describe import explain_report
     text = explain_report(report)
     assert f"extender {url}" in text and "too far" in text
 

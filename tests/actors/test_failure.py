@@ -51,19 +51,35 @@ async def test_a_plugin_raising_in_explain_fails_that_ask_only_and_the_scheduler
         assert stored.node_name == "n1"
 
 
-async def test_a_queue_sort_plugin_that_raises_stops_the_pipeline_and_the_store_keeps_every_pod(tmp_path: Path) -> None:
-    p = Pipeline(config(raising_profile("queueSort")), clock=FakeClock(), backend=SQLiteBackend(tmp_path))
-    await p.start()
-    try:
-        # No node: the pods stay queued, so the third one is compared with the others.
+async def test_a_queue_sort_plugin_that_raises_is_an_error_for_its_pod_which_is_retried_with_backoff(caplog) -> None:
+    caplog.set_level(logging.ERROR, logger="ksched.queue")
+    clock = FakeClock()
+    async with Pipeline(config(raising_profile("queueSort")), clock=clock) as p:
+        # No node yet: the pods wait in activeQ, where "boom" is compared with them
+        # and the QueueSort plugin raises.
         await p.client.apply([pod("a"), pod("b"), pod("boom", labels={"boom": "yes"}), pod("c")])
-        await asyncio.wait_for(p.broken_event.wait(), timeout=30)  # a bound, not a timing claim
-        assert p.breach is not None and p.breach.actor == "queue" and p.breach.msg_type == "AddPod"
-        assert "RaisingSort cannot order" in str(p.breach)
-    finally:
-        await p.stop()
-    assert p.phase == "stopped"
-    reopened = Pipeline(config(raising_profile("score")), clock=FakeClock(), backend=SQLiteBackend(tmp_path))
-    async with reopened:
-        items, _ = await reopened.client.list("Pod")
-    assert sorted(raw["metadata"]["name"] for raw in items) == ["a", "b", "boom", "c"]
+        await p.settle()
+        assert not p.broken
+        assert any("default/boom" in r.getMessage() and 'QueueSort plugin "RaisingSort"' in r.getMessage()
+                   and "RaisingSort cannot order" in r.getMessage() for r in caplog.records)
+        await p.client.apply([node("n1")])
+        await p.settle()
+        for _ in range(10):  # the error backoff runs out; alone in activeQ, boom is compared with nobody
+            clock.advance(10)
+            await p.settle()
+        bound = {raw["metadata"]["name"]: raw["spec"].get("nodeName") for raw in (await p.client.list("Pod"))[0]}
+    assert bound == {"a": "n1", "b": "n1", "boom": "n1", "c": "n1"} and not p.broken
+
+
+async def test_a_pre_enqueue_plugin_that_raises_keeps_its_pod_gated_and_logs_the_plugin(caplog) -> None:
+    caplog.set_level(logging.ERROR, logger="ksched.queue")
+    profile = raising_profile("score")
+    profile["plugins"]["preEnqueue"] = {"enabled": [{"name": "tests.actors.raising_plugins:RaisingPreEnqueue"}]}
+    async with Pipeline(config(profile), clock=FakeClock()) as p:
+        await p.client.apply([node("n1"), pod("ok"), pod("boom", labels={"boom": "yes"})])
+        await p.settle()
+        counts = await p.pending_counts()
+        bound = {raw["metadata"]["name"]: raw["spec"].get("nodeName") for raw in (await p.client.list("Pod"))[0]}
+    assert not p.broken and bound == {"ok": "n1", "boom": None} and counts["gated"] == 1
+    assert any('pod default/boom: running PreEnqueue plugin "RaisingPreEnqueue": RaisingPreEnqueue cannot admit boom'
+               in r.getMessage() for r in caplog.records)

@@ -1,5 +1,5 @@
 """The actors record metrics where upstream records them, into the sink the
-Pipeline was given (a recording sink here; transport.metrics in the daemon)."""
+Pipeline was given (a recording sink here; transport.http.metrics in the daemon)."""
 from __future__ import annotations
 
 import random

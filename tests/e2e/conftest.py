@@ -15,7 +15,7 @@ from typing import Callable, Iterator, TypeVar
 
 import pytest
 
-from transport.client import SyncClient
+from transport.client.tcp import SyncClient
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -66,7 +66,7 @@ class DaemonProcess:
     def start(self) -> "DaemonProcess":
         self.port, self.http_port = free_ports(2)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "transport.cli", "serve", "--data-dir", str(self.data_dir),
+            [sys.executable, "-m", "transport.cli.main", "serve", "--data-dir", str(self.data_dir),
              "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
             cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         poll(self._ready, "the daemon's /readyz")
@@ -101,7 +101,7 @@ class DaemonProcess:
         return SyncClient(self.server, token, timeout=10)
 
     def cli(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([sys.executable, "-m", "transport.cli", *args, "--server", self.server],
+        proc = subprocess.run([sys.executable, "-m", "transport.cli.main", *args, "--server", self.server],
                               cwd=ROOT, env=_env(), input=input, capture_output=True, text=True, timeout=30)
         if check and proc.returncode != 0:
             raise AssertionError(f"ksched {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")

@@ -9,9 +9,9 @@ import struct
 import msgpack
 import yaml
 
-from transport.framing import FrameDecoder, encode_frame
-from transport.tables import node_usage
-from transport.wire import ApiError, Reason
+from transport.protocol.framing import FrameDecoder, encode_frame
+from transport.cli.tables import node_usage
+from transport.protocol.wire import ApiError, Reason
 
 from tests.e2e.conftest import ROOT, DaemonProcess, poll
 

@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 import yaml
 
-from transport.client import Client
-from transport.framing import FrameDecoder, encode_frame
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client
+from transport.protocol.framing import FrameDecoder, encode_frame
+from transport.protocol.wire import ApiError, Reason
 
 from tests.e2e.conftest import DaemonProcess
 

@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 
 from actors.store.etcd import EtcdBackend, EtcdSettings
-from transport.etcd_local import LocalEtcd
+from transport.ha.etcd_local import LocalEtcd
 
 _prefixes = itertools.count()
 

@@ -5,7 +5,7 @@ import pytest
 
 from actors.leader_election import LeaderElectionConfig
 from framework.api.errors import ValidationError
-from transport.daemon_config import DaemonConfig, apply_flags, parse_config_text
+from transport.daemon.config import DaemonConfig, apply_flags, parse_config_text
 
 HEAD = "apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"
 

@@ -13,7 +13,7 @@ from actors.leader_election import LeaderElector
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from tests.actors.store_helpers import pod
 from tests.etcd.test_shared_store import running
-from transport.etcd_local import LocalEtcd
+from transport.ha.etcd_local import LocalEtcd
 
 
 def _openssl(*args: str, cwd: Path) -> None:

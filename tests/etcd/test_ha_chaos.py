@@ -18,7 +18,7 @@ import yaml
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from framework.api.quantity import milli_value, parse_quantity
 from tests.e2e.conftest import DaemonProcess
-from transport.client import SyncClient
+from transport.client.tcp import SyncClient
 
 
 def parse_cpu(text: str) -> int:

@@ -8,7 +8,7 @@ import yaml
 
 from tests.e2e.conftest import DaemonProcess
 from tests.etcd.test_ha_chaos import _pod, _wait_for_binding
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 
 @pytest.fixture

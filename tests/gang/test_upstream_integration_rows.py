@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from transport.conformance import run_case
-from transport.conformance.compare import mismatches
+from conformance import run_case
+from conformance.compare import mismatches
 
 MID, HIGH = 100, 1000
 PROFILE = {"plugins": {"queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},

@@ -9,9 +9,9 @@ import pytest
 
 from actors.store import Store
 from actors.store.memory import InMemoryBackend
-from transport.framing import FrameDecoder, encode_frame
-from transport.server import Server
-from transport.service import StoreService
+from transport.protocol.framing import FrameDecoder, encode_frame
+from transport.server.tcp import Server
+from transport.server.service import StoreService
 
 
 @dataclass

@@ -6,10 +6,10 @@ import io
 import pytest
 
 from framework.api.errors import ValidationError
-from transport.cli import build_parser
-from transport.cli_commands import UsageError, load_manifests, parse_manifests
-from transport.describe import describe_node, describe_pod, explain_report
-from transport.tables import human_duration, nodes_table, pod_status, pods_table, resolve_kind
+from transport.cli.main import build_parser
+from transport.cli.commands import UsageError, load_manifests, parse_manifests
+from transport.cli.describe import describe_node, describe_pod, explain_report
+from transport.cli.tables import human_duration, nodes_table, pod_status, pods_table, resolve_kind
 
 NOW = 1_700_000_000.0
 T0 = "2023-11-14T22:13:20Z"  # NOW - 0 s

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from framework.api.errors import ValidationError
-from transport.daemon import load_serve_config, serve_main
-from transport.daemon_config import Address, DaemonConfig, apply_flags, parse_address, parse_config_text
+from transport.cli.serve import serve_main
+from transport.daemon.serve import load_serve_config
+from transport.daemon.config import Address, DaemonConfig, apply_flags, parse_address, parse_config_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DAEMON_HEAD = "apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"

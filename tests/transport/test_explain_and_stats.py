@@ -6,12 +6,12 @@ import pytest
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from actors.store.memory import InMemoryBackend
-from transport.client import Client
-from transport.daemon import pipeline_stats
-from transport.explain import explain_on_live_snapshot
-from transport.server import Server
-from transport.service import StoreService
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client
+from transport.daemon.serve import pipeline_stats
+from transport.server.explain import explain_on_live_snapshot
+from transport.server.tcp import Server
+from transport.server.service import StoreService
+from transport.protocol.wire import ApiError, Reason
 
 from tests.transport.conftest import node, pod
 

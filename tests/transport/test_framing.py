@@ -6,7 +6,7 @@ import struct
 import msgpack
 import pytest
 
-from transport.framing import BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.protocol.framing import BadFrame, FrameDecoder, FrameTooLarge, encode_frame
 
 MESSAGES = [
     {"id": 1, "op": "hello", "token": "t"},

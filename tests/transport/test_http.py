@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import aiohttp
 
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import SchedulerMetrics
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
 
 
 async def serve(deps: HttpDeps) -> tuple[object, str]:
@@ -79,8 +79,8 @@ def test_two_daemons_in_one_process_do_not_share_counters():
 async def test_readyz_is_503_from_the_moment_an_actor_breaches_and_the_daemon_is_asked_to_stop():
     from actors.base import InvariantBreach
     from framework.config import load_config
-    from transport.daemon import Daemon
-    from transport.daemon_config import DaemonConfig
+    from transport.daemon.serve import Daemon
+    from transport.daemon.config import DaemonConfig
 
     daemon = Daemon(load_config(None), DaemonConfig())
     daemon._ready = True  # as after a start

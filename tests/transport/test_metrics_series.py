@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from tests.gang.harness import node, pod, pod_group
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import SchedulerMetrics
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "coscheduling.yaml"
 

@@ -13,10 +13,10 @@ import msgpack
 
 from actors.pacing import Pacer, run_now
 from actors.store.limits import StoreLimits
-from transport.client import Client
-from transport.framing import decode_body, decode_body_steps
-from transport.server import ServerLimits
-from transport.wire import ApiError, Reason, decode_request, request_steps
+from transport.client.tcp import Client
+from transport.protocol.framing import decode_body, decode_body_steps
+from transport.server.tcp import ServerLimits
+from transport.protocol.wire import ApiError, Reason, decode_request, request_steps
 
 from tests.transport.conftest import RawConn, pod
 from tests.transport.test_server_limits import TOKEN, serving

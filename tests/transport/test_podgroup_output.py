@@ -1,6 +1,6 @@
 """`ksched get podgroups` and `describe podgroup` show why a gang waits."""
-from transport.describe import describe_podgroup
-from transport.tables import REASON_WIDTH, podgroups_table
+from transport.cli.describe import describe_podgroup
+from transport.cli.tables import REASON_WIDTH, podgroups_table
 
 GROUP = {
     "kind": "PodGroup",

@@ -7,9 +7,9 @@ import struct
 import msgpack
 import pytest
 
-from transport.client import Client
-from transport.framing import encode_frame
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client
+from transport.protocol.framing import encode_frame
+from transport.protocol.wire import ApiError, Reason
 
 from tests.transport.conftest import RawConn, node, pod, start_daemon, stop_daemon
 

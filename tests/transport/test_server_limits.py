@@ -13,10 +13,10 @@ import pytest
 from actors.store import Store
 from actors.store.limits import StoreLimits
 from actors.store.memory import InMemoryBackend
-from transport.client import Client
-from transport.server import Server, ServerLimits
-from transport.service import StoreService
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client
+from transport.server.tcp import Server, ServerLimits
+from transport.server.service import StoreService
+from transport.protocol.wire import ApiError, Reason
 
 from tests.transport.conftest import Daemon, RawConn, pod
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from transport.client import Client
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client
+from transport.protocol.wire import ApiError, Reason
 
 from tests.transport.conftest import node, pod
 

@@ -10,10 +10,10 @@ import pytest
 
 from actors.store import Store
 from actors.store.memory import InMemoryBackend
-from transport.client import Client, client_tls_context
-from transport.server import Server
-from transport.service import StoreService
-from transport.wire import ApiError, Reason
+from transport.client.tcp import Client, client_tls_context
+from transport.server.tcp import Server
+from transport.server.service import StoreService
+from transport.protocol.wire import ApiError, Reason
 
 from tests.transport.conftest import node
 
@@ -59,8 +59,8 @@ def test_an_unreadable_ca_file_is_invalid_naming_the_flag(tmp_path):
 async def test_the_http_port_speaks_the_same_tls_and_asks_for_the_token(certificate):
     import aiohttp
 
-    from transport.http import HttpDeps, make_http_app, start_http
-    from transport.metrics import SchedulerMetrics
+    from transport.http.app import HttpDeps, make_http_app, start_http
+    from transport.http.metrics import SchedulerMetrics
 
     cert, key = certificate
     server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

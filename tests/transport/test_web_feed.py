@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from framework.api.objects import Pod
 from actors.waiting_room import WaitingSnapshot
-from transport.metrics import SchedulerMetrics
-from transport.tables import node_usage
+from transport.http.metrics import SchedulerMetrics
+from transport.cli.tables import node_usage
 from transport.web.feed import SampleRing, node_view, pod_view, sample_metrics, waiters
 
 

@@ -15,10 +15,10 @@ from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
-from transport.explain import explain_on_live_snapshot
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import SchedulerMetrics
-from transport.service import StoreService
+from transport.server.explain import explain_on_live_snapshot
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
+from transport.server.service import StoreService
 from transport.web import WebDeps
 from transport.web.feed import Waiter
 from transport.web.routes import HUB

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 from tests.e2e.conftest import ROOT, DaemonProcess, poll
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from actors.store.actor import describe
 from framework.api.schema import validate_object
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 from tests.e2e.conftest import poll
 

@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator
 
 from aiohttp import web
 
-from transport.service import Service
+from transport.server.service import Service
 from transport.web.feed import Waiter, WaitingSource
 from transport.web.stream import Hub, PageStream
 

@@ -30,9 +30,9 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from transport.service import Service
+from transport.server.service import Service
 from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, sample_metrics, view_of
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.web")
 

@@ -255,8 +255,8 @@ def test_the_shared_plugin_level_coscheduling_cases_are_found() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_plugin_level_conformance_case_passes(case: dict) -> None:
-    from transport.conformance.compare import mismatches
-    from transport.conformance.coscheduling_cases import run_coscheduling_case
+    from conformance.compare import mismatches
+    from conformance.coscheduling_cases import run_coscheduling_case
 
     assert mismatches(case["expect"], run_coscheduling_case(case)) == []
 
@@ -306,7 +306,7 @@ def test_the_failure_mark_is_never_earlier_than_the_groups_creation() -> None:
 
 
 def test_steps_run_in_order_on_one_plugin_and_less_is_taken_after_them() -> None:
-    from transport.conformance.coscheduling_cases import run_coscheduling_case
+    from conformance.coscheduling_cases import run_coscheduling_case
 
     case = {
         "plugin": "Coscheduling",
@@ -350,7 +350,7 @@ def test_a_failed_group_sorts_behind_existing_groups_even_with_a_monotonic_clock
 
 
 def test_a_member_waiting_after_a_permit_step_counts_as_assigned_in_post_filter() -> None:
-    from transport.conformance.coscheduling_cases import run_coscheduling_case
+    from conformance.coscheduling_cases import run_coscheduling_case
 
     case = {
         "plugin": "Coscheduling",

@@ -2,7 +2,7 @@
 package ships (installed with the test extra; nothing is downloaded).
 
 Used by the etcd test suites (one cluster per test session) and by
-`make serve-ha` (`python -m transport.etcd_local --members 1 --data-dir DIR`).
+`make serve-ha` (`python -m transport.ha.etcd_local --members 1 --data-dir DIR`).
 """
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ class LocalEtcd:
 
 def main(argv: list[str] | None = None) -> int:
     """`make serve-ha`: a local etcd, then DAEMONS ksched daemons on it; Ctrl-C stops all."""
-    ap = argparse.ArgumentParser(prog="python -m transport.etcd_local", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m transport.ha.etcd_local", description=__doc__.splitlines()[0])
     ap.add_argument("--members", type=int, default=1, help="etcd members (default 1)")
     ap.add_argument("--data-dir", default=".ksched-ha/etcd")
     ap.add_argument("--client-port", type=int, default=2379, help="the first member's client port")
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"etcd endpoints: {servers}", file=sys.stderr, flush=True)
     daemons = []
     for i in range(args.daemons):
-        cmd = [sys.executable, "-m", "transport.cli", "serve", "--etcd-servers", servers,
+        cmd = [sys.executable, "-m", "transport.cli.main", "serve", "--etcd-servers", servers,
                "--listen", f"127.0.0.1:{args.listen_port + i}", "--http", f"127.0.0.1:{args.http_port + i}"]
         if args.config:
             cmd += ["--config", args.config]

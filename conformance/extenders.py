@@ -13,13 +13,14 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from actors.extenders import HTTPExtender, add_extender_scores
+from actors.extenders import HTTPExtender
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.config import build_frameworks, load_config
 from framework.extender import (
     ExtenderError,
+    add_extender_scores,
     Victims,
     convert_to_meta_victims,
     convert_to_victims,

@@ -23,7 +23,7 @@ import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from actors.pipeline import Pipeline
 from actors.store.backend import StoreBackend
@@ -32,12 +32,12 @@ from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.handle import FrameworkHandle
-from transport.daemon_config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
-from transport.explain import explain_on_live_snapshot
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.metrics import SchedulerMetrics
-from transport.server import Server
-from transport.service import StoreService
+from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
+from transport.server.explain import explain_on_live_snapshot
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.metrics import SchedulerMetrics
+from transport.server.tcp import Server
+from transport.server.service import StoreService
 from transport.web import WebDeps
 from transport.web.feed import Waiter, waiters
 
@@ -206,43 +206,3 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
-
-
-def _daemon_class(cfg: DaemonConfig) -> type[Daemon]:
-    if cfg.store_backend == "etcd":
-        from transport.ha import HaDaemon  # several daemons on one etcd, one elected leader
-
-        return HaDaemon
-    return Daemon
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
-def serve_main(args: argparse.Namespace) -> int:
-    try:
-        scheduler_cfg, cfg = load_serve_config(args)
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    daemon = None
-    try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            daemon = _daemon_class(cfg)(scheduler_cfg, cfg)
-            runner.run(daemon.run())
-    except (StartupError, ValidationError) as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"ksched serve: error: {exc}", file=sys.stderr)
-        return 1
-    if daemon is not None and daemon.breach is not None:
-        print(f"ksched serve: stopped on an invariant breach: {daemon.breach}", file=sys.stderr)
-        return 3
-    return 0

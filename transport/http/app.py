@@ -3,7 +3,7 @@
     /healthz, /livez   200 "ok" while the process serves HTTP at all
     /readyz            200 once the store is loaded and the actors run, 503 before and while stopping;
                        with several daemons on etcd, a second line says who leads
-    /metrics           Prometheus text format (transport.metrics), refreshed from the actors on each scrape
+    /metrics           Prometheus text format (transport.http.metrics), refreshed from the actors on each scrape
     /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 
 from aiohttp import web
 
-from transport.metrics import CONTENT_TYPE, SchedulerMetrics
+from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
 
 if TYPE_CHECKING:
     from transport.web import WebDeps

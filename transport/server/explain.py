@@ -14,7 +14,7 @@ from actors.scheduler import Explain
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, parse_object
 from framework.api.schema import admitted
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
 
 
 async def explain_on_live_snapshot(pipeline: Any, raw: dict[str, Any]) -> dict[str, Any]:

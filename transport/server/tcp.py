@@ -55,15 +55,15 @@ from typing import Any, Awaitable, Callable
 
 import msgpack
 
-from transport import wire
 from actors.pacing import Pacer
-from transport.framing import (
+from transport.protocol import wire
+from transport.protocol.framing import (
     DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
     encode_reply_steps,
 )
-from transport.outbox import CLOSE, Outbox
-from transport.service import Service
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
+from transport.server.outbox import CLOSE, Outbox
+from transport.server.service import Service
 
 log = logging.getLogger("ksched.server")
 

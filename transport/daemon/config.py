@@ -56,7 +56,7 @@ from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DE
 from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
-from transport.server import ServerLimits
+from transport.server.tcp import ServerLimits
 
 API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"

@@ -8,7 +8,7 @@ from framework.api.errors import ValidationError
 from framework.cache import NodeInfo
 from framework.interface import Code, CycleState, NodeScore, Status
 from framework.plugins import Registry
-from transport.conformance.cluster import CaseCluster, build_cluster
+from conformance.cluster import CaseCluster, build_cluster
 
 
 class CaseError(Exception):

@@ -5,7 +5,7 @@ from typing import Any, Mapping, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
-from transport.tables import (
+from transport.cli.tables import (
     age,
     condition,
     human_duration,

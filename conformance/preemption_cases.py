@@ -20,9 +20,9 @@ from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins import Registry
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from framework.runtime import Framework
-from transport.conformance.cluster import CaseCluster, build_cluster
-from transport.conformance.fakes import fake_registry
-from transport.conformance.plugin_cases import CaseError
+from conformance.cluster import CaseCluster, build_cluster
+from conformance.fakes import fake_registry
+from conformance.plugin_cases import CaseError
 
 PROFILE = "default-scheduler"
 

@@ -1,7 +1,7 @@
 """`ksched`: the command line.
 
 `serve` runs the daemon; the client commands (apply, get, describe, delete, watch,
-explain, complete, stats) talk to it through transport.client.SyncClient. The
+explain, complete, stats) talk to it through transport.client.tcp.SyncClient. The
 daemon address comes from --server or KSCHED_SERVER, the token from --token or
 KSCHED_TOKEN. `conformance` and `bench` are registered by add_conformance_parser /
 add_bench_parser below (owned by their own modules).
@@ -20,18 +20,18 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from transport.daemon import serve_main
+    from transport.cli.serve import serve_main
 
     return serve_main(args)
 
 
 def _client_command(name: str) -> Handler:
-    """A handler that runs transport.cli_commands.<name>(args); the import is deferred."""
+    """A handler that runs transport.cli.commands.<name>(args); the import is deferred."""
 
     def run(args: argparse.Namespace) -> int:
-        from transport import cli_commands
+        from transport.cli import commands
 
-        return getattr(cli_commands, name)(args)
+        return getattr(commands, name)(args)
 
     return run
 
@@ -118,11 +118,11 @@ def add_client_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def add_conformance_parser(sub: argparse._SubParsersAction) -> None:
-    """Hook point: `ksched conformance PATH... [--json]` (transport.conformance, owned by the lead)."""
+    """Hook point: `ksched conformance PATH... [--json]` (conformance, owned by the lead)."""
     try:
-        from transport.conformance.cli import add_parser
+        from conformance.cli import add_parser
     except ModuleNotFoundError as exc:
-        if exc.name not in ("transport.conformance", "transport.conformance.cli"):
+        if exc.name not in ("conformance", "conformance.cli"):
             raise
         return
     add_parser(sub)

@@ -19,9 +19,9 @@ from actors.pipeline import Pipeline
 from actors.scheduler import Attempt
 from framework.api.objects import KINDS, Pod
 from framework.config import full_registry
-from transport.conformance.cluster import OBJECT_KEYS
-from transport.conformance.extenders import serve_fake_extenders
-from transport.conformance.fakes import fake_registry
+from conformance.cluster import OBJECT_KEYS
+from conformance.extenders import serve_fake_extenders
+from conformance.fakes import fake_registry
 
 MAX_SIMULATED_SECONDS = 15 * 60
 API_VERSION = "kubescheduler.config.k8s.io/v1"

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from framework.config import full_registry
-from transport.conformance.compare import mismatches
-from transport.conformance.coscheduling_cases import run_coscheduling_case
-from transport.conformance.functions import FUNCTIONS
-from transport.conformance.plugin_cases import CaseError, run_plugin_case
-from transport.conformance.preemption_cases import run_preemption_case
-from transport.conformance.queue_cases import run_queue_case
-from transport.conformance.scenarios import run_scenario_case
+from conformance.compare import mismatches
+from conformance.coscheduling_cases import run_coscheduling_case
+from conformance.functions import FUNCTIONS
+from conformance.plugin_cases import CaseError, run_plugin_case
+from conformance.preemption_cases import run_preemption_case
+from conformance.queue_cases import run_queue_case
+from conformance.scenarios import run_scenario_case
 
 # Case kinds with a driver of their own.
 _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -21,8 +21,8 @@ from framework.interface import Code, CycleState, NodeToStatus, QueuedPodInfo, S
 from framework.plugins.coscheduling.coscheduling import Coscheduling
 from framework.plugins.coscheduling.core import check_cluster_resource
 from framework.waiting import WaitingPod
-from transport.conformance.cluster import CaseCluster, build_cluster
-from transport.conformance.plugin_cases import CaseError, status_dict
+from conformance.cluster import CaseCluster, build_cluster
+from conformance.plugin_cases import CaseError, status_dict
 
 # "Now" of upstream's TestLess: times in the cases are relative to it.
 CASE_NOW = "2026-01-01T00:00:00Z"

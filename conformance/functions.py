@@ -6,7 +6,7 @@ from typing import Any
 
 from framework.algorithm import EMPTY_PRIORITY_LIST, num_feasible_nodes_to_find, select_host
 from framework.interface import NodePluginScores
-from transport.conformance.extenders import FUNCTIONS as EXTENDER_FUNCTIONS
+from conformance.extenders import FUNCTIONS as EXTENDER_FUNCTIONS
 
 
 def run_num_feasible_nodes_to_find(case: dict[str, Any]) -> dict[str, Any]:

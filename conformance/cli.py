@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from transport.conformance import add_arguments, run
+from conformance import add_arguments, run
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -29,8 +29,8 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator, Sequence
 
-from transport.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
-from transport.wire import ApiError, Reason, encode_request
+from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.protocol.wire import ApiError, Reason, encode_request
 
 DEFAULT_SERVER = "127.0.0.1:7777"
 RECONNECT_ATTEMPTS = 10

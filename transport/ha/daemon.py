@@ -29,14 +29,14 @@ from actors.leader_election import LeaderElector
 from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.shared import SharedStore
-from transport.daemon import Daemon, StartupError, _ssl_context, pipeline_stats
-from transport.explain import explain_on_live_snapshot
-from transport.http import HttpDeps, make_http_app, start_http
-from transport.server import Server
-from transport.service import StoreService
+from transport.daemon.serve import Daemon, StartupError, _ssl_context, pipeline_stats
+from transport.server.explain import explain_on_live_snapshot
+from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.server.tcp import Server
+from transport.server.service import StoreService
 from transport.web import WebDeps
 from transport.web.feed import waiters
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.ha")
 

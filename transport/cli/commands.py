@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable, Iterator, TextIO
 import yaml
 
 from framework.api.errors import ValidationError
-from transport.client import SyncClient, applied_items, client_tls_context
-from transport.describe import describe_node, describe_pod, describe_podgroup, explain_report
-from transport.tables import (
+from transport.client.tcp import SyncClient, applied_items, client_tls_context
+from transport.cli.describe import describe_node, describe_pod, describe_podgroup, explain_report
+from transport.cli.tables import (
     generic_table,
     is_namespaced,
     nodes_table,
@@ -28,7 +28,7 @@ from transport.tables import (
     ref,
     resolve_kind,
 )
-from transport.wire import ApiError
+from transport.protocol.wire import ApiError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 

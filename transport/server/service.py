@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Protocol
 
-from transport.wire import ApiError, Reason
+from transport.protocol.wire import ApiError, Reason
 
 # sink(event_type, kind, object, resourceVersion): called on the event loop, must not block.
 EventSink = Callable[[str, str, dict[str, Any], int], None]

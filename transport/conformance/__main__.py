@@ -1,5 +1,0 @@
-import sys
-
-from transport.conformance import main
-
-sys.exit(main())
