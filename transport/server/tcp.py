@@ -50,18 +50,16 @@ import dataclasses
 import hmac
 import logging
 import ssl
-import time
 from typing import Any, Awaitable, Callable
-
-import msgpack
 
 from actors.pacing import Pacer
 from transport.protocol import wire
 from transport.protocol.framing import (
-    DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
-    encode_reply_steps,
+    BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
 )
 from transport.protocol.wire import ApiError, Reason
+from transport.server.limits import AuthLog, ServerLimits
+from transport.server.ops import NO_REPLY, Ops
 from transport.server.outbox import CLOSE, Outbox
 from transport.server.service import Service
 
@@ -69,50 +67,12 @@ log = logging.getLogger("ksched.server")
 
 READ_CHUNK = 256 * 1024
 STREAM_LIMIT = 64 * 1024  # bytes the socket's reader buffers before it stops reading
-PACED_BYTES = 64 * 1024  # a frame body (or a reply's items) this big is decoded (encoded) in slices
-PACED_ITEMS = 256
-LIST_MARGIN = 4096  # a list page's envelope: ids, resourceVersion, continue token, array headers
-_PENDING_WATCH = -1  # a watch's store id before the store has registered it
+PACED_BYTES = 64 * 1024  # a frame body this big is decoded and checked in slices
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ServerLimits:
-    """What one daemon lets its clients make it hold. Defaults follow kube-apiserver
-    where it has one: HTTP/2 allows 1000 streams per connection there, its TLS
-    handshake times out after 10 s."""
-
-    max_frame_bytes: int = DEFAULT_MAX_FRAME  # any frame after hello
-    max_hello_bytes: int = 4096  # the first frame when a token is configured
-    max_connections: int = 1000  # clients: connections that said hello with the token (no token: made a request)
-    max_unauthenticated: int = 100  # strangers: connections before that, in places of their own
-    handshake_timeout: float = 5.0  # seconds to connect (TLS included) and say hello (no token: make a request)
-    idle_timeout: float = 300.0  # seconds an idle client connection stays open (0: forever)
-    max_in_flight: int = 1000  # requests of one connection handled at once
-    max_watches: int = 100  # open watches on one connection
-    max_queued_frames: int = 10_000  # frames waiting for a slow reader
-    max_watch_backlog_bytes: int = 64 * 1024 * 1024  # a watch's events queued for a client that does not read
-    auth_failure_delay: float = 1.0  # seconds before a wrong token is answered
 
 
-class _AuthLog:
-    """Failed hellos, logged at most once a second with how many there were."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-        self._unlogged = 0
-        self._last = 0.0
-
-    def failed(self, peer: object) -> None:
-        self.failures += 1
-        self._unlogged += 1
-        now = time.monotonic()
-        if now - self._last >= 1.0:
-            log.warning("authentication failed from %s (%d failed hellos since the last report)", peer, self._unlogged)
-            self._last, self._unlogged = now, 0
-_NO_REPLY = object()  # a handler that sent its own reply (watch: the reply precedes its events)
-
-
-class Connection:
+class Connection(Ops):
     def __init__(self, server: "Server", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.server = server
         self.service = server.service
@@ -127,6 +87,7 @@ class Connection:
         self.watches: dict[int, int] = {}  # watch request id -> store watch id
         self._tasks: set[asyncio.Task[None]] = set()
         self._progress = asyncio.Event()  # a request finished or a frame went out
+        self._quiet_since = asyncio.get_running_loop().time()  # the last frame read or request answered
         self._handlers: dict[type, Callable[[Any], Awaitable[Any]]] = {
             wire.Hello: self.on_hello,
             wire.Apply: self.on_apply,
@@ -181,8 +142,11 @@ class Connection:
                 await self._progress.wait()
             if not self.authenticated:
                 deadline: float | None = hello_deadline
-            elif limits.idle_timeout and not self._tasks and not self.watches:
-                deadline = loop.time() + limits.idle_timeout
+            elif limits.idle_timeout:
+                # from the last frame or the last reply, whichever came later; a busy
+                # connection is looked at again then (its last request may end meanwhile)
+                busy = self._tasks or self.watches
+                deadline = (loop.time() if busy else self._quiet_since) + limits.idle_timeout
             else:
                 deadline = None
             try:
@@ -194,14 +158,15 @@ class Connection:
                     log.info("closing %s: no %s within %gs", self.peer,
                              "hello" if self.server.token is not None else "request", limits.handshake_timeout)
                     return False
-                if self._tasks or self.watches:
-                    continue  # became busy while we waited
+                if self._tasks or self.watches or loop.time() < self._quiet_since + limits.idle_timeout:
+                    continue  # busy, or a request ended while we waited
                 self.server.reject("idle_timeout")
                 return False
             except (ConnectionError, OSError):
                 return False
             if not data:
                 return True
+            self._quiet_since = loop.time()
             try:
                 decoder.push(data)
                 while (body := decoder.next_body()) is not None:
@@ -322,6 +287,7 @@ class Connection:
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        self._quiet_since = asyncio.get_running_loop().time()
         self._progress.set()
 
     def _check_token(self, req: wire.Hello) -> bool:
@@ -333,7 +299,7 @@ class Connection:
     async def _handle(self, req: wire.Request) -> None:
         try:
             result = await self._handlers[type(req)](req)
-            if result is _NO_REPLY:
+            if result is NO_REPLY:
                 return
         except ApiError as err:
             self.send(wire.error_reply(req.id, err))
@@ -365,153 +331,6 @@ class Connection:
                 return
             self._progress.set()
 
-    # --- handlers (one per op) -------------------------------------------------------------
-
-    async def on_hello(self, req: wire.Hello) -> dict[str, Any]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            v = version("ksched")
-        except PackageNotFoundError:
-            v = "dev"
-        stats = await self.service.stats()
-        return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
-
-    async def on_apply(self, req: wire.Apply) -> object:
-        items, actions = await self.service.apply(list(req.objects))
-        if await self._send_items(req.id, {"items": items, "actions": actions}):
-            return _NO_REPLY
-        return compact_apply_result(items, actions, self.limits.max_frame_bytes)
-
-    async def _send_items(self, rid: int, result: dict[str, Any]) -> bool:
-        """Send a reply with a long `items` list, encoded in slices; False (nothing
-        sent) when it is above the frame limit, with a margin for its envelope."""
-        items = result["items"]
-        if len(items) < PACED_ITEMS:
-            if len(msgpack.packb(result, use_bin_type=True)) + 1024 > self.limits.max_frame_bytes:
-                return False
-            self.send(wire.ok_reply(rid, result))
-            return True
-        frame = await Pacer().drive(encode_reply_steps(rid, result, self.limits.max_frame_bytes - 1024))
-        if frame is None:
-            return False
-        self.send(frame)
-        return True
-
-    async def on_create(self, req: wire.Create) -> dict[str, Any]:
-        return {"object": await self.service.create(req.object)}
-
-    async def on_delete(self, req: wire.Delete) -> dict[str, Any]:
-        return {"object": await self.service.delete(req.kind, req.namespace, req.name)}
-
-    async def on_get(self, req: wire.Get) -> dict[str, Any]:
-        return {"object": await self.service.get(req.kind, req.namespace, req.name)}
-
-    async def on_events(self, req: wire.Events) -> dict[str, Any]:
-        return {"items": await self.service.events(req.kind, req.namespace, req.name)}
-
-    async def on_list(self, req: wire.List) -> object:
-        # A page ends before the frame limit whatever the objects' sizes; the client
-        # follows `continue` (the reply's envelope and keys take less than the margin).
-        items, rv, token = await self.service.list(req.kind, req.namespace, req.label_selector, req.field_selector,
-                                                   req.limit, req.continue_token,
-                                                   max_bytes=self.limits.max_frame_bytes - LIST_MARGIN)
-        result = {"items": items, "resourceVersion": rv, "continue": token}
-        if len(items) >= PACED_ITEMS and await self._send_items(req.id, result):
-            return _NO_REPLY
-        return result
-
-    async def on_watch(self, req: wire.Watch) -> object:
-        if req.id in self.watches:
-            raise ApiError(Reason.ALREADY_EXISTS, f"id: watch {req.id} is already open on this connection")
-        if len(self.watches) >= self.limits.max_watches:
-            self.server.reject("watches")
-            raise ApiError(Reason.TOO_MANY_REQUESTS,
-                           f"watch: {len(self.watches)} watches are open on this connection (limit {self.limits.max_watches})")
-        ns = req.namespace
-        # The reply must go out before the first event: hold events until it is queued.
-        held: list[dict[str, Any]] | None = []
-
-        def sink(event_type: str, kind: str, obj: dict[str, Any], rv: int) -> None:
-            if ns and (obj.get("metadata") or {}).get("namespace", "default") != ns:
-                return
-            frame = self._event_bytes(req.id, event_type, obj, rv)
-            if held is not None:
-                held.append(frame)
-            elif req.id in self.watches:
-                self._send_event(req.id, frame)
-
-        self.watches[req.id] = _PENDING_WATCH  # holds its slot against the limit while it starts
-        try:
-            wid, rv = await self.service.watch(req.kinds, req.resource_version, sink)
-        except BaseException:
-            self.watches.pop(req.id, None)
-            raise
-        self.watches[req.id] = wid
-        self.send(wire.ok_reply(req.id, {"watch": req.id, "resourceVersion": rv}))
-        for frame in held:  # the replay: bounded by what the store holds, not counted against the backlog
-            self.send(frame)
-        held = None
-        return _NO_REPLY
-
-    def _event_bytes(self, watch_req_id: int, event_type: str, obj: dict[str, Any], rv: int) -> bytes | dict[str, Any]:
-        """A watch event encoded now, so that its bytes count (a map when it is above
-        the frame limit: the writer answers TooLarge for it)."""
-        msg = wire.event_frame(watch_req_id, event_type, obj, rv)
-        try:
-            return encode_frame(msg, self.limits.max_frame_bytes)
-        except FrameTooLarge:
-            return msg
-
-    def _send_event(self, watch_req_id: int, frame: bytes | dict[str, Any]) -> None:
-        """Queue one event, or end the watch when its client has fallen too far
-        behind: more than max_queued_frames frames or max_watch_backlog_bytes of
-        this watch's events unread. Its queued events are dropped then (the client
-        resumes from the last resourceVersion it saw)."""
-        limits = self.limits
-        if self.out.qsize() > limits.max_queued_frames:
-            self.server.reject("watch_backlog")
-            self._end_watch(watch_req_id, ApiError(
-                Reason.UNAVAILABLE, f"watch fell behind: {self.out.qsize()} frames unread (limit "
-                                    f"{limits.max_queued_frames}); resume from the last resourceVersion"))
-        elif isinstance(frame, bytes) and self.out.watch_bytes.get(watch_req_id, 0) + len(frame) > limits.max_watch_backlog_bytes:
-            self.server.reject("watch_backlog_bytes")
-            self._end_watch(watch_req_id, ApiError(
-                Reason.UNAVAILABLE, f"watch fell behind: {self.out.watch_bytes.get(watch_req_id, 0)} bytes of events "
-                                    f"unread (limit {limits.max_watch_backlog_bytes}); resume from the last resourceVersion"))
-        elif isinstance(frame, bytes):
-            self.out.put(frame, watch_req_id)
-        else:
-            self.send(frame)
-
-    def _end_watch(self, watch_req_id: int, err: ApiError) -> None:
-        wid = self.watches.pop(watch_req_id, None)
-        if wid is None:
-            return
-        self.out.drop_watch(watch_req_id)
-        self.send(wire.error_reply(watch_req_id, err))
-        self.service.unwatch(wid)
-
-    async def on_cancel(self, req: wire.Cancel) -> dict[str, Any]:
-        wid = self.watches.pop(req.watch, None)
-        if wid is None:
-            raise ApiError(Reason.NOT_FOUND, f"watch: no open watch {req.watch} on this connection")
-        self.service.unwatch(wid)
-        return {}
-
-    async def on_explain(self, req: wire.Explain) -> dict[str, Any]:
-        return await self.service.explain(req.pod)
-
-    async def on_stats(self, req: wire.Stats) -> dict[str, Any]:
-        stats = await self.service.stats()
-        return {**stats, "connections": len(self.server.connections)}
-
-    def _drop_watches(self) -> None:
-        watches, self.watches = self.watches, {}
-        for wid in watches.values():
-            self.service.unwatch(wid)
-
-
 class Server:
     """Listens, and runs one Connection per client until close(). Every connection
     is a task of the server's own TaskGroup; a connection's failure is logged and
@@ -530,7 +349,7 @@ class Server:
         self.connections: set[Connection] = set()
         self._strangers: dict[Connection, None] = {}  # not yet clients, oldest first
         self._clients: set[Connection] = set()
-        self.auth_log = _AuthLog()
+        self.auth_log = AuthLog()
         self.rejections: dict[str, int] = {}
         self._on_reject = on_reject
         self._server: asyncio.Server | None = None
@@ -628,20 +447,3 @@ class Server:
             await group.__aexit__(None, None, None)
         if self._server is not None:
             await self._server.wait_closed()
-
-
-def compact_apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
-    """An apply's reply when every stored object would not fit in a frame: the
-    compact form (actions, "namespace/name" per object, counts), and at worst the
-    counts alone. Never an error: the objects are committed."""
-    margin = 1024  # the reply's envelope
-    counts: dict[str, int] = {}
-    for a in actions:
-        counts[a] = counts.get(a, 0) + 1
-    rv = max((int((o.get("metadata") or {}).get("resourceVersion") or 0) for o in items), default=0)
-    names = [f"{(o.get('metadata') or {}).get('namespace', '')}/{(o.get('metadata') or {}).get('name', '')}"
-             for o in items]
-    compact = {"compact": True, "actions": actions, "names": names, "counts": counts, "resourceVersion": rv}
-    if len(msgpack.packb(compact, use_bin_type=True)) + margin <= limit:
-        return compact
-    return {"compact": True, "counts": counts, "resourceVersion": rv}
