@@ -3,8 +3,7 @@
 A real `ksched serve` (SQLite store) in a temporary directory. One probe client
 gets the same Node in a loop, one request at a time, and records each reply's
 latency and the gaps between replies, while another client sends:
-- `frame15`: one apply frame of about 15 MiB (11 pods of 1.4 MiB each, below the
-  object limit);
+- `frame15`: one apply frame of about 15 MiB (14,000 pods of 1 KiB);
 - `apply50k`: one apply of 50,000 small pods (about 100 nodes take them);
 and, separately, `watcher`: a client that opens a watch on pods and never reads,
 while 20,000 updates of 200 KB pods are applied; the daemon's RSS is sampled.
@@ -168,7 +167,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             async with await Client.connect(server, timeout=600) as c:
                 await c.apply([_node(PROBE_NODE)] + [_node(f"n{i}", 1000) for i in range(args.nodes)])
             if "frame15" in args.scenarios:
-                results.append(await _measure(server, "frame15", [_pod(f"fat-{i}", 1400 * 1024) for i in range(11)]))
+                results.append(await _measure(server, "frame15", [_pod(f"f-{i}", 1000) for i in range(args.frame_pods)]))
             if "apply50k" in args.scenarios:
                 results.append(await _measure(server, "apply50k", [_pod(f"p-{i}") for i in range(args.pods)]))
             if "watcher" in args.scenarios:
@@ -182,6 +181,7 @@ def main() -> None:
     p = argparse.ArgumentParser(prog="python -m bench.loop_stall", description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", nargs="*", default=["frame15", "apply50k", "watcher"])
     p.add_argument("--pods", type=int, default=50_000)
+    p.add_argument("--frame-pods", type=int, default=14_000, help="1 KiB pods in the frame15 apply")
     p.add_argument("--nodes", type=int, default=100)
     p.add_argument("--updates", type=int, default=20_000)
     p.add_argument("--object-bytes", type=int, default=200_000)
