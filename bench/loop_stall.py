@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import socket
 import struct
@@ -48,32 +49,26 @@ def _pod(name: str, pad: int = 0) -> dict[str, Any]:
 
 
 class Probe:
-    """Gets one node in a loop; latencies and reply times in seconds."""
+    """Gets one node in a loop from its own process (so that what the writer's side
+    does, encoding the big request, decoding its reply, is not counted); reply
+    latencies and reply times on the monotonic clock, in seconds."""
 
-    def __init__(self, client: Client) -> None:
-        self.client = client
+    def __init__(self, server: str) -> None:
+        self.server = server
         self.latencies: list[float] = []
         self.replies: list[float] = []
-        self._task: asyncio.Task[None] | None = None
+        self._stop = multiprocessing.Event()
+        self._conn, child = multiprocessing.Pipe()
+        self._proc = multiprocessing.Process(target=_probe_process, args=(server, child, self._stop), daemon=True)
 
-    async def _run(self) -> None:
-        while True:
-            t = time.perf_counter()
-            await self.client.get("Node", PROBE_NODE)
-            now = time.perf_counter()
-            self.latencies.append(now - t)
-            self.replies.append(now)
-
-    def start(self) -> None:
-        self._task = asyncio.ensure_future(self._run())
+    async def start(self) -> None:
+        self._proc.start()
+        await asyncio.get_running_loop().run_in_executor(None, self._conn.recv)  # connected
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        self._stop.set()
+        self.latencies, self.replies = await asyncio.get_running_loop().run_in_executor(None, self._conn.recv)
+        self._proc.join()
 
     def window(self, start: float, end: float) -> dict[str, float]:
         lat = [lat for lat, r in zip(self.latencies, self.replies) if start <= r <= end + lat]
@@ -84,22 +79,38 @@ class Probe:
                 "p99_ms": round(percentile(ms, 0.99), 1), "max_ms": round(max(ms, default=0.0), 1)}
 
 
+def _probe_process(server: str, conn: Any, stop: Any) -> None:
+    async def run() -> None:
+        latencies: list[float] = []
+        replies: list[float] = []
+        async with await Client.connect(server, timeout=600) as client:
+            conn.send("ready")
+            while not stop.is_set():
+                t = time.monotonic()
+                await client.get("Node", PROBE_NODE)
+                now = time.monotonic()
+                latencies.append(now - t)
+                replies.append(now)
+        conn.send((latencies, replies))
+
+    asyncio.run(run())
+
+
 async def _measure(server: str, name: str, objects: list[dict[str, Any]]) -> dict[str, Any]:
-    async with await Client.connect(server, timeout=600) as probe_client, \
-            await Client.connect(server, timeout=600) as writer:
-        probe = Probe(probe_client)
-        probe.start()
+    probe = Probe(server)
+    await probe.start()
+    async with await Client.connect(server, timeout=600) as writer:
         await asyncio.sleep(0.5)  # the probe's baseline
         frame = len(encode_frame({"id": 1, "op": "apply", "objects": objects}))
-        start = time.perf_counter()
+        start = time.monotonic()
         await writer.request("apply", objects=objects)
-        end = time.perf_counter()
+        end = time.monotonic()
         await asyncio.sleep(0.5)
-        await probe.stop()
-        out = {"scenario": name, "objects": len(objects), "frame_mib": round(frame / 2**20, 2),
-               "request_s": round(end - start, 2), **probe.window(start, end)}
-        print(json.dumps(out), flush=True)
-        return out
+    await probe.stop()
+    out = {"scenario": name, "objects": len(objects), "frame_mib": round(frame / 2**20, 2),
+           "request_s": round(end - start, 2), **probe.window(start, end)}
+    print(json.dumps(out), flush=True)
+    return out
 
 
 async def _watcher(daemon: BenchDaemon, server: str, updates: int, size: int) -> dict[str, Any]:
