@@ -35,6 +35,7 @@ class AssumedPod:
     node_name: str
     permit: asyncio.Future[Status] | None  # None when Permit allowed at once
     started: float = 0.0  # when the scheduling cycle began (clock seconds), for the attempt's duration
+    assumed_at: float = 0.0  # when the cache assumed the pod (clock seconds): assume-to-bound latency
 
 
 def undo_assume(a: AssumedPod, cache: Cache, record: Callable[[str], None] | None = None) -> None:

@@ -23,20 +23,44 @@ def node_update_action(old: Node, new: Node) -> ActionType:
     return action
 
 
-def assigned_pod_update_action(old: Pod, new: Pod) -> ActionType:
-    action = ActionType(0)
+# Upstream's updatePodOther: a pod update none of the extractors below names. Only a
+# plugin registered for every Pod update (Pod/Update, Pod/All, or a wildcard) hears it.
+UPDATE_POD_OTHER = ActionType(int(ActionType.Update) & ~sum(
+    int(a) for a in (ActionType.UpdateNodeAllocatable, ActionType.UpdateNodeLabel, ActionType.UpdateNodeTaint,
+                     ActionType.UpdateNodeCondition, ActionType.UpdateNodeAnnotation, ActionType.UpdatePodLabel,
+                     ActionType.UpdatePodScaleDown, ActionType.UpdatePodTolerations,
+                     ActionType.UpdatePodSchedulingGatesEliminated, ActionType.UpdatePodGeneratedResourceClaim)))
+
+
+def pod_update_actions(old: Pod, new: Pod) -> list[ActionType]:
+    """What a pod update changed, one action per kind of change, in upstream's order
+    (PodSchedulingPropertiesChange's extractors); [UPDATE_POD_OTHER] when none."""
+    actions = []
     if old.labels != new.labels:
-        action |= ActionType.UpdatePodLabel
-    if _smaller(new, old):
-        action |= ActionType.UpdatePodScaleDown
-    if old.spec.get("tolerations") != new.spec.get("tolerations"):
-        action |= ActionType.UpdatePodTolerations
+        actions.append(ActionType.UpdatePodLabel)
+    if _scaled_down(old, new):
+        actions.append(ActionType.UpdatePodScaleDown)
+    if old.scheduling_gates and not new.scheduling_gates:
+        actions.append(ActionType.UpdatePodSchedulingGatesEliminated)
+    # Tolerations can only be added (API validation), so a count is enough.
+    if len(old.tolerations) != len(new.tolerations):
+        actions.append(ActionType.UpdatePodTolerations)
+    return actions or [UPDATE_POD_OTHER]
+
+
+def assigned_pod_update_action(old: Pod, new: Pod) -> ActionType:
+    """The actions of an assigned pod's update, together; 0 when none applies."""
+    action = ActionType(0)
+    for a in pod_update_actions(old, new):
+        if a != UPDATE_POD_OTHER:
+            action |= a
     return action
 
 
-def _smaller(new: Pod, old: Pod) -> bool:
-    a, b = new.resource, old.resource
-    return a.milli_cpu < b.milli_cpu or a.memory < b.memory
+def _scaled_down(old: Pod, new: Pod) -> bool:
+    """A request went down or went away (upstream's extractPodScaleDown)."""
+    after = new.requests
+    return any(name not in after or amount > after[name] for name, amount in old.requests.items())
 
 
 def event_for(kind: str, change: str, old: KubeObject | None, new: KubeObject | None) -> ClusterEvent | None:
@@ -56,3 +80,10 @@ def event_for(kind: str, change: str, old: KubeObject | None, new: KubeObject | 
         action = assigned_pod_update_action(old, new)
         return ClusterEvent("AssignedPod", action, "AssignedPodUpdate") if action else None
     return ClusterEvent(kind, ActionType.Update, f"{kind}Update")
+
+
+def unscheduled_pod_update_events(old: Pod | None, new: Pod) -> list[ClusterEvent]:
+    """The UnscheduledPod events of a pending pod's update (upstream's
+    PodSchedulingPropertiesChange); with no old object, every kind of change."""
+    actions = pod_update_actions(old, new) if old is not None else [ActionType.Update]
+    return [ClusterEvent("UnschedulablePod", a, f"UnscheduledPod{a.name or 'UpdatePodOther'}") for a in actions]

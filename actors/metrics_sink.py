@@ -45,6 +45,11 @@ class MetricsSink(Protocol):
         """Preemption chose a node and evicted `victims` pods there."""
         ...
 
+    def failure_reused(self, profile: str) -> None:
+        """A failed attempt reused the known failure of a pod with the same signature
+        in the same cluster state instead of running the filters (ksched's own)."""
+        ...
+
 
 class NoMetrics:
     """Records nothing."""
@@ -70,6 +75,9 @@ class NoMetrics:
     def preemption_victims(self, victims: int) -> None:
         pass
 
+    def failure_reused(self, profile: str) -> None:
+        pass
+
 
 NO_METRICS: MetricsSink = NoMetrics()
 
@@ -77,3 +85,11 @@ NO_METRICS: MetricsSink = NoMetrics()
 def code_name(status: Any) -> str:
     """A Status's code as upstream's Code.String() spells it; None is Success."""
     return status.code.name if status is not None else "Success"
+
+
+def percentile(values: "list[float] | tuple[float, ...]", q: float) -> float:
+    """Nearest-rank percentile, q in [0, 1] (0 for no values)."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]

@@ -27,6 +27,7 @@ from actors.extenders import build_extenders, close_extenders
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
+from actors.preemption import PreemptionActor
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, QueueActor
 from actors.scheduler import GetStats, Scheduler, StatsView, StoreChanged
@@ -43,6 +44,7 @@ from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
 from framework.plugins import Registry
+from framework.preemption_inflight import InFlightPreemptions
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
 
@@ -50,13 +52,22 @@ SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
 
 
+# The extension points at which a plugin can reject a pod: only such plugins' events
+# count, and such a plugin without EnqueueExtensions cares about every event
+# (upstream's shouldHaveEnqueueExtensions / fillEnqueueExtensions).
+_REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
+
+
 def events_with_defaults(fwk: Framework) -> dict[str, list[ClusterEventWithHint]]:
-    """Plugin -> registered events; a plugin without EnqueueExtensions cares about
-    every event (upstream's buildQueueingHintMap)."""
-    events = fwk.events_to_register()
+    """Plugin -> registered events, for the plugins that can reject a pod
+    (upstream's buildQueueingHintMap over the profile's EnqueueExtensions)."""
+    registered = fwk.events_to_register()
+    events: dict[str, list[ClusterEventWithHint]] = {}
     for name, plugin in fwk.plugins.items():
-        if not hasattr(plugin, "events_to_register"):
-            events[name] = [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
+        if not any(hasattr(plugin, point) for point in _REJECTING_POINTS):
+            continue
+        events[name] = registered.get(name) or [] if hasattr(plugin, "events_to_register") else [
+            ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]
     return events
 
 
@@ -75,6 +86,7 @@ class Pipeline:
         validate_names: bool = True,
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
+        reuse_failures: bool = True,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -87,6 +99,7 @@ class Pipeline:
         self.validate_names = validate_names  # the store's create-time name and container checks
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
+        self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -120,6 +133,7 @@ class Pipeline:
 
             # The scheduler plugs its nominator and requests in (Scheduler.__init__).
             self.objects = InMemoryObjects()
+            in_flight = InFlightPreemptions()
             self.handle = FrameworkHandle(
                 objects=self.objects,
                 waiting_pods=waiting_pods,
@@ -127,18 +141,24 @@ class Pipeline:
                 features=FeatureGates(cfg.feature_gates),
                 rand=self._rand,
                 binder=self._bind,
+                preemptions=in_flight,
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
+            # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
+            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client, waiting_pods=waiting_pods,
+                                              waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
+            self._spawn("preemption", self.preemption.run())
 
             self.scheduler = Scheduler(
                 frameworks=self.frameworks, queue=self.queue.ref(), store=self.client,
                 waiting_room=self.waiting_room.ref(),
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
-                extenders=self.extenders,
+                extenders=self.extenders, reuse_failures=self.reuse_failures,
+                preemption=self.preemption.ref(),
             )
             self._spawn("scheduler", self.scheduler.run())
             await self.client.watch(self._to_scheduler)
@@ -173,6 +193,7 @@ class Pipeline:
             sort_plugin=first.queue_sort_name(),
             pre_enqueue=pre_enqueue,
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
+            hint_maps=list(hints.values()),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,
             max_backoff_seconds=self.config.pod_max_backoff_seconds,
             pop_from_backoff_q=self.handle.features.enabled("SchedulerPopFromBackoffQ"),
@@ -183,7 +204,8 @@ class Pipeline:
 
     def _spawn(self, phase: str, coro: Any) -> None:
         assert self._tg is not None
-        actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "scheduler": "scheduler"}.get(phase)
+        actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "preemption": "preemption",
+                 "scheduler": "scheduler"}.get(phase)
         if actor is not None:
             getattr(self, actor).on_breach = self._on_breach
         self._tasks[phase] = self._tg.create_task(coro, name=f"ksched-{phase}")
@@ -229,6 +251,11 @@ class Pipeline:
             if not done:
                 sched.cancel()  # cancelled cycles undo and requeue (the queue is still open)
                 await asyncio.wait({sched})
+        preemption = self._tasks.get("preemption")
+        if preemption is not None:
+            self.phase = "stopping:preemption"
+            self.preemption.stop()  # no cycle is left to start one; running evictions finish
+            await asyncio.wait({preemption}, timeout=self.drain_grace_seconds)
         if "queue" in self._tasks:
             self.queue.stop()  # requeues from the drained cycles are in its inbox
         writer = self._tasks.get("podgroup-status")
@@ -257,7 +284,7 @@ class Pipeline:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
-                and self.scheduler.idle()
+                and self.scheduler.idle() and self.preemption.idle()
                 and ("podgroup-status" not in self._tasks or self.podgroup_status.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:

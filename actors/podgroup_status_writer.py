@@ -7,18 +7,19 @@ Finished, Failed), the member counts, scheduleStartTime and one condition that
 says why the group waits ("3/4 members reserved, waiting for quorum, 41s left",
 "rejected: member p-2: 0/8 nodes are available: ...").
 
-`PodGroupStatusWriter` is the actor that keeps it written: a store watch marks
-groups dirty when one of their pods or the group itself changes; its loop
-recomputes each dirty group and writes the status back only when it changed.
+`PodGroupStatusWriter` is the actor that keeps it written: its store watch posts
+each Pod and PodGroup change to its inbox; a turn marks the groups they touch
+dirty, recomputes each and writes the status back only when it changed.
 """
 from __future__ import annotations
 
 import asyncio
 import math
 import time
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, Union, assert_never
 
-from actors.base import MailboxClosed
+from actors.base import Actor, MailboxClosed, resolve
 from actors.waiting_room import WaitingSnapshot
 from actors.store import Conflict, StoreError
 from framework.api.objects import POD_GROUP_LABEL, Pod, PodGroup
@@ -123,10 +124,42 @@ def _condition(phase: str, mm: int, members: list[Pod], running: int, succeeded:
 
 # --- the writer --------------------------------------------------------------------------------
 
-class PodGroupStatusWriter:
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """A store watch event on a Pod or PodGroup."""
+
+    ev: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """Recompute a group now (e.g. a member started or stopped waiting at Permit)."""
+
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Refresh the groups with members waiting at Permit (their countdown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flush:
+    """Write every dirty group now; the reply comes when done."""
+
+    reply: asyncio.Future[None]
+
+
+WriterMsg = Union[Observed, Touch, Tick, Flush]
+
+
+class PodGroupStatusWriter(Actor[WriterMsg]):
     """Keeps PodGroup status written through the store.
 
-    Wiring (done by whoever starts the actors, e.g. actors/pipeline.py):
+    An actor: its store watch posts Observed messages (the store's loop never
+    touches its state); each turn takes every queued message, then writes the
+    groups they made dirty, once each. Wiring (actors/pipeline.py):
         writer = await PodGroupStatusWriter.attach(client, lambda: list_waiting(room_ref), clock.now)
         task_group.create_task(writer.run())   # writer.close() to stop, before the store
     `waiting` asks the waiting room who waits at Permit (snapshots whose
@@ -134,19 +167,18 @@ class PodGroupStatusWriter:
     """
 
     name = "podgroup-status"
+    batched = True
 
     def __init__(self, store: Any, waiting: WaitingSource | None = None,
                  clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None) -> None:
+        super().__init__()
         self.store = store
         self._waiting = waiting
         self._left: dict[str, float] = {}
         self.clock = clock or time.monotonic
         self.wall_clock = wall_clock or time.time
         self.dirty: set[tuple[str, str]] = set()
-        self._wake = asyncio.Event()
-        self._closed = False
         self._waiting_counts: dict[tuple[str, str], int] = {}
-        self._busy = False
         # group -> member pods, kept from the watch so a recompute lists nothing.
         self._members: dict[tuple[str, str], dict[str, Pod]] = {}
         self.writes = 0
@@ -156,21 +188,69 @@ class PodGroupStatusWriter:
                      clock: Callable[[], float] | None = None) -> "PodGroupStatusWriter":
         """A writer watching the store's pods and PodGroups (existing ones included)."""
         writer = cls(client, waiting, clock)
-        await client.watch(writer.observe, kinds=frozenset({"Pod", "PodGroup"}))
+        ref = writer.ref()
+        await client.watch(lambda ev: ref.try_tell(Observed(ev)), kinds=frozenset({"Pod", "PodGroup"}))
         return writer
 
+    def touch(self, namespace: str, name: str) -> None:
+        self.ref().try_tell(Touch(namespace, name))
 
-    def observe(self, ev: Any) -> None:
-        """Store watch sink (synchronous): mark the group an event touches."""
+    def close(self) -> None:
+        self.inbox.close(drain=True)
+
+    async def run(self, tick_seconds: float | None = 1.0) -> None:  # type: ignore[override]
+        """Handle messages; every `tick_seconds` of real time also post a Tick."""
+        ticker = asyncio.create_task(self._tick(tick_seconds)) if tick_seconds is not None else None
+        try:
+            await super().run()
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+
+    async def _tick(self, seconds: float) -> None:
+        ref = self.ref()
+        while ref.try_tell(Tick()):
+            await asyncio.sleep(seconds)
+
+    def idle(self) -> bool:
+        """No message queued, no group waiting to be recomputed, no write under way."""
+        return super().idle() and not self.dirty
+
+    async def handle_batch(self, msgs: list[WriterMsg]) -> None:
+        replies = []
+        for msg in msgs:
+            match msg:
+                case Observed(ev=ev):
+                    self._observe(ev)
+                case Touch(namespace=ns, name=name):
+                    self.dirty.add((ns, name))
+                case Tick():
+                    self._waiting_counts = {}  # every waiting group is recomputed
+                case Flush(reply=reply):
+                    replies.append(reply)
+                case _:
+                    assert_never(msg)
+        try:
+            await self._write_dirty()
+        finally:
+            for reply in replies:
+                resolve(reply)
+
+    async def flush(self) -> None:
+        """For a writer that is not running (tests): handle what is queued, then write."""
+        await self.handle_batch(self.inbox.get_nowait_all())
+
+    def _observe(self, ev: Any) -> None:
+        """Mark the group a store event touches, and keep its members."""
         obj = ev.obj
         if ev.kind == "PodGroup":
-            self._mark(obj.namespace, obj.name)
+            self.dirty.add((obj.namespace, obj.name))
         elif ev.kind == "Pod":
             old = getattr(ev, "old", None)
             if old is not None and old.labels.get(POD_GROUP_LABEL):
                 key = (old.namespace, old.labels[POD_GROUP_LABEL])
                 self._members.get(key, {}).pop(old.key, None)
-                self._mark(*key)
+                self.dirty.add(key)
             label = obj.labels.get(POD_GROUP_LABEL)
             if label:
                 key = (obj.namespace, label)
@@ -178,38 +258,7 @@ class PodGroupStatusWriter:
                     self._members.get(key, {}).pop(obj.key, None)
                 else:
                     self._members.setdefault(key, {})[obj.key] = obj
-                self._mark(*key)
-
-    def touch(self, namespace: str, name: str) -> None:
-        """Recompute a group now (e.g. when a member starts or stops waiting at Permit)."""
-        self._mark(namespace, name)
-
-    def _mark(self, namespace: str, name: str) -> None:
-        self.dirty.add((namespace, name))
-        self._wake.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-
-    async def run(self, tick_seconds: float | None = 1.0) -> None:
-        """Write on store events; every `tick_seconds` of real time also refresh
-        the groups with members waiting at Permit (their countdown)."""
-        while not self._closed:
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout=tick_seconds)
-            except TimeoutError:
-                self._waiting_counts = {}  # every waiting group is recomputed
-            self._wake.clear()
-            self._busy = True
-            try:
-                await self.flush()
-            finally:
-                self._busy = False
-
-    def idle(self) -> bool:
-        """No group waiting to be recomputed and no write under way."""
-        return not self._busy and not self.dirty and not self._wake.is_set()
+                self.dirty.add(key)
 
     def _mark_waiting_changes(self, waiting: Sequence[WaitingSnapshot]) -> None:
         # Waits at Permit leave no trace in the store: a group whose number of
@@ -225,9 +274,11 @@ class PodGroupStatusWriter:
                 self.dirty.add(key)
         self._waiting_counts = counts
 
-    async def flush(self) -> None:
-        """Write every dirty group's status (tests call this directly)."""
-        waiting = await self._waiting() if self._waiting is not None else ()
+    async def _write_dirty(self) -> None:
+        try:
+            waiting = await self._waiting() if self._waiting is not None else ()
+        except MailboxClosed:
+            return  # the waiting room is stopping
         now = self.clock()
         self._left = {w.pod.key: w.deadline - now for w in waiting}
         self._mark_waiting_changes(waiting)
@@ -240,6 +291,7 @@ class PodGroupStatusWriter:
             except StoreError:
                 continue  # the group went away; nothing to keep
             except MailboxClosed:
+                self.dirty.clear()
                 return  # the store is stopping
 
     async def _write_one(self, ns: str, name: str) -> None:

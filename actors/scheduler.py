@@ -27,27 +27,33 @@ Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
 records them: an attempt's result and duration when it ends (scheduled after
 Bind, unschedulable or error in the failure handler), extension point durations
 through the profile's TimedFramework view, per-plugin durations on every
-PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter.
+PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter
+(actors/scheduler_preemption.py, which also hands asynchronous preemptions to the
+preemption actor).
 """
 from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, Union, assert_never
 
 from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
-from actors.clock import Clock, now_ns
+from actors.clock import Clock
 from actors.events import event_for
+from actors.failure_reuse import FailureReuse, status_write_needed
 from actors.extenders import explain_extenders
+from actors.preemption import PreemptionMsg
+from actors.scheduler_preemption import PREEMPTION_PLUGIN, PreemptionStep
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
 from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
 from actors.queue.nominator import Nominator
 from actors.store import StoreClient, WatchEvent
-from actors.store.messages import Delete, UpdatePodStatus
+from actors.store.messages import UpdatePodStatus
 from actors.waiting_room import Park, Reject, WaitingRoomMsg
 from framework.algorithm import (
     Diagnosis,
@@ -60,12 +66,11 @@ from framework.algorithm import (
     explain,
 )
 from framework.api.objects import Pod
-from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
-from framework.preemption import Candidate, as_terminating_by_preemption, narrow_preemption_candidates, with_nominated_node_name
+from framework.preemption import with_nominated_node_name
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -110,6 +115,9 @@ class StatsView:
     scheduled: int
     failed: int
     binding_cycles: int  # running now
+    # Assume-to-bound seconds of the most recent binds (at most RECENT_BINDS), oldest first.
+    recent_bind_seconds: tuple[float, ...] = ()
+    failures_reused: int = 0  # failed attempts that reused a known failure (actors/failure_reuse.py)
 
 
 SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
@@ -117,7 +125,6 @@ SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats]
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
 PLUGIN_SAMPLE_EVERY = 10
-PREEMPTION_PLUGIN = "DefaultPreemption"
 
 
 @dataclass(slots=True)
@@ -130,7 +137,7 @@ class Attempt:
 
 
 KEEP_LATENCIES = 200_000
-KEEP_PREEMPTED = 10_000
+RECENT_BINDS = 1_000  # assume-to-bound latencies a stats reply carries
 
 
 @dataclass(slots=True)
@@ -140,6 +147,8 @@ class SchedulerStats:
     failed: int = 0
     # Seconds from first enqueue to bound, for the most recent pods.
     latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
+    # Seconds from assume to bound (the binding cycle, Permit's wait included), most recent pods.
+    bind_latencies: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=KEEP_LATENCIES))
 
 
 class Scheduler(Actor[SchedulerMsg]):
@@ -160,6 +169,8 @@ class Scheduler(Actor[SchedulerMsg]):
         timer: Timer = time.perf_counter,
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
         extenders: Sequence[Extender] = (),
+        reuse_failures: bool = True,
+        preemption: ActorRef[PreemptionMsg] | None = None,
     ) -> None:
         super().__init__()
         self.extenders = list(extenders)
@@ -180,12 +191,10 @@ class Scheduler(Actor[SchedulerMsg]):
         self.nominator = Nominator()
         self.attempts: dict[str, Attempt] = {}
         self.nominations: dict[str, list[str]] = {}  # pod key -> every node nominated, in order
-        self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)
         self.stats = SchedulerStats()
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
-        self._post_filter_ran: dict[str, str] = {}  # plugin -> status name, during one PostFilter
-        self._evicted = 0
+        self.preemption = PreemptionStep(self, preemption)
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -194,12 +203,17 @@ class Scheduler(Actor[SchedulerMsg]):
         self._stopping = False
         for fwk in frameworks.values():
             self._connect(fwk.handle)
+        # What a failed cycle's result depends on besides the pod (framework/failure_memo.py).
+        self.reuse = FailureReuse(
+            frameworks, lambda: (self.snapshot.generation, self.nominator.version, self.objects.revision),
+            has_extenders=bool(self.extenders), enabled=reuse_failures, metrics=metrics)
 
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
         if isinstance(handle, FrameworkHandle):
-            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.evict,
-                           clear_nominations=self.clear_nominations)
+            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.preemption.evict,
+                           clear_nominations=self.preemption.clear_nominations,
+                           start_preemption=self.preemption.start)
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -279,7 +293,9 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._guarded(msg, lambda: self._binding_done(a, status))
             case GetStats(reply=reply):
                 st = self.stats
-                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running))
+                recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
+                resolve(reply, StatsView(st.attempts, st.scheduled, st.failed, self.bindings.running,
+                                         recent_bind_seconds=recent, failures_reused=self.reuse.hits))
             case _:
                 assert_never(msg)
 
@@ -300,10 +316,21 @@ class Scheduler(Actor[SchedulerMsg]):
         if cycle is None:
             return
         fwk, state = cycle
+        key = self.reuse.key(qpi.pod, bool(self.nominator.node_of(qpi.pod)))
+        known = self.reuse.lookup(key) if key is not None else None
+        if known is not None:
+            self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
+            return
+        evicted_before = self.preemption.victims
         try:
             result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
         except (FitError, NoNodesAvailable, SchedulingError) as e:
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            status, nominated = self._cycle_failed(fwk, state, qpi, e)
+            if key is not None and isinstance(e, FitError):
+                ran = fwk.has_post_filter_plugins() and PREEMPTION_PLUGIN in self.preemption.post_filter_ran
+                self.reuse.remember(key, e, status.message(), nominated, ran,
+                                    self.preemption.victims != evicted_before)
+            self._finish_cycle(qpi, None, status, nominated)
             return
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
@@ -317,7 +344,7 @@ class Scheduler(Actor[SchedulerMsg]):
         try:
             result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
-            nominated = await self._post_filter_with_extenders(fwk, state, qpi.pod, e)
+            nominated = await self.preemption.post_filter_with_extenders(fwk, state, qpi.pod, e)
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, (nominated,)))
             return
         except (NoNodesAvailable, SchedulingError) as e:
@@ -371,7 +398,7 @@ class Scheduler(Actor[SchedulerMsg]):
         qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
         if isinstance(e, FitError):
             attempt.fit_error = e
-            nominated = post_filtered[0] if post_filtered is not None else self._post_filter(fwk, state, pod, e)
+            nominated = post_filtered[0] if post_filtered is not None else self.preemption.post_filter(fwk, state, pod, e)
             qpi.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(e.diagnosis.pending_plugins)
             message = e.message()
@@ -388,39 +415,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self.attempts[qpi.pod.key].result = result
         return self._assume_and_permit(fwk, state, qpi, result.suggested_host)
 
-    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
-        if not fwk.has_post_filter_plugins():
-            return None
-        self._post_filter_ran.clear()
-        evicted_before = self._evicted
-        result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
-        return self._post_filter_done(err, result, status, evicted_before)
-
-    async def _post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
-        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
-        if not fwk.has_post_filter_plugins():
-            return None
-        self._post_filter_ran.clear()
-        evicted_before = self._evicted
-
-        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
-            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.snapshot.list()}
-            return await narrow_preemption_candidates(self.extenders, preemptor, candidates, pods_on_node)
-
-        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
-        return self._post_filter_done(err, result, status, evicted_before)
-
-    def _post_filter_done(self, err: FitError, result: Any, status: Status, evicted_before: int) -> str | None:
-        preemption = self._post_filter_ran.get(PREEMPTION_PLUGIN)
-        if preemption is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate
-            self.metrics.preemption_attempt()
-            if preemption == "Success":
-                self.metrics.preemption_victims(self._evicted - evicted_before)
-        if status.code != Code.Error:
-            err.diagnosis.post_filter_msg = status.message()
-        # "" (a PostFilter result without a node) clears a stale nomination.
-        return result.nominated_node_name if result is not None else None
-
     def _assume_and_permit(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
                            host: str) -> tuple[AssumedPod | None, Status, None]:
         pod = qpi.pod
@@ -428,7 +422,8 @@ class Scheduler(Actor[SchedulerMsg]):
         self.cache.assume_pod(assumed, host)
         if self.nominator.node_of(pod):
             self.nominator.delete(pod)
-        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None)
+        a = AssumedPod(fwk=fwk, state=state, qpi=qpi, pod=assumed, node_name=host, permit=None,
+                       assumed_at=self.clock.now())
         status = fwk.run_reserve(state, assumed, host)
         if status.is_success():
             status, timeouts = fwk.run_permit(state, assumed, host)
@@ -482,8 +477,9 @@ class Scheduler(Actor[SchedulerMsg]):
         elif nominated == "":
             self.nominator.delete(pod)
         self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
-        self._write_status(pod, {"type": "PodScheduled", "status": "False", "reason": reason, "message": message},
-                           nominated)
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
+            self._write_status(pod, condition, nominated)
 
     def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
@@ -541,6 +537,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self._attempt_ended(pod, SCHEDULED, a.started)
         if a.qpi.initial_attempt_timestamp is not None:
             self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
+        self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
                                 f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
         a.fwk.run_post_bind(a.state, pod, a.node_name)
@@ -552,11 +549,11 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[TimedFramework, TimedFramework]:
         def plain(plugin: str, point: str, status: str, seconds: float) -> None:
-            self._post_filter_ran[plugin] = status
+            self.preemption.post_filter_ran[plugin] = status
 
         def sampled(plugin: str, point: str, status: str, seconds: float) -> None:
             if point == "PostFilter":
-                self._post_filter_ran[plugin] = status
+                self.preemption.post_filter_ran[plugin] = status
             self.metrics.plugin_execution(plugin, point, status, seconds)
 
         return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=("post_filter_plugins",)),
@@ -596,29 +593,7 @@ class Scheduler(Actor[SchedulerMsg]):
         finally:
             fwk.handle.set_snapshot(previous)
 
-    # --- preemption and plugins' requests through the handle ------------------------------------
-
-    def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
-        self._evicted += 1
-        if victim.node_name and self.cache.get_pod(victim.key) is not None and not self.cache.is_assumed(victim):
-            # Until its deletion comes back from the store, the victim stays in the cache
-            # as upstream's would see it: terminating by preemption. So the preemptor,
-            # retried before then, waits for it (PodEligibleToPreemptOthers) rather than
-            # preempting a second node.
-            stamp = format_time(now_ns(self.clock))
-            self.cache.update_pod(as_terminating_by_preemption(victim, stamp, preemptor))
-        self.preempted.append(victim.key)
-        self.store.record_event("Pod", victim.key, "Normal", "Preempted", message)
-        self.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
-        self.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
-
-    def clear_nominations(self, pods: list[Pod]) -> None:
-        """Preemption took these lower-priority pods' nominated node: forget the
-        nomination in the queue and in their status (upstream's clearNominatedNodeName)."""
-        for pod in pods:
-            self.nominator.delete(pod)
-            self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
-                                            condition=None, nominated_node_name=""))
+    # --- plugins' requests through the handle -----------------------------------------------------
 
     def activate(self, pods: list[Pod]) -> None:
         self.queue.try_tell(Activate(pods=tuple(pods)))
@@ -687,6 +662,8 @@ class Scheduler(Actor[SchedulerMsg]):
         self.pending[pod.key] = pod
         if pod.nominated_node_name:
             self.nominator.add(pod, pod.nominated_node_name)
+        elif old is not None and old.nominated_node_name and self.nominator.node_of(pod) == old.nominated_node_name:
+            self.nominator.delete(pod)  # cleared in the store (asynchronous preemption clears it there)
         if known:
             self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
         else:

@@ -22,28 +22,29 @@ from typing import Any
 from actors.pipeline import Pipeline
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
-from bench.measure import peak_rss_mb, percentile
+from bench.measure import Counters, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import API, node, pod
 
 GANG_SIZE = 8
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 
 
-def gang_config(permit_wait: int = 60) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "KubeSchedulerConfiguration", "profiles": [{
+def gang_config(permit_wait: int = 60, feature_gates: dict[str, bool] | None = None) -> dict[str, Any]:
+    gates = {"featureGates": dict(feature_gates)} if feature_gates else {}
+    return {"apiVersion": API, "kind": "KubeSchedulerConfiguration", **gates, "profiles": [{
         "schedulerName": "default-scheduler",
         "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
                     "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}},
         "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": permit_wait}}]}]}
 
 
-def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE,
-                 contended: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
+                 cpu: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(setup: nodes, measured: PodGroups and their members)."""
     groups = max(1, pods // gang_size)
-    # Default nodes hold 4 cpu; uncontended members ask 100m, contended ones so
-    # much that about half of the groups fit at once.
-    cpu = "100m"
+    # Default nodes hold 4 cpu; uncontended members ask 100m (or `cpu`), contended
+    # ones so much that about half of the groups fit at once.
+    cpu = cpu or "100m"
     if contended:
         per_member_m = max(100, (nodes * 4000 * 2) // (groups * gang_size))
         cpu = f"{min(per_member_m, 4000)}m"
@@ -59,16 +60,19 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE,
 
 
 async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
-                   max_seconds: float = 600.0, store: str = "memory") -> dict[str, Any]:
+                   max_seconds: float = 600.0, store: str = "memory", feature_gates: dict[str, bool] | None = None,
+                   cpu: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
         backend = SQLiteBackend(data_dir) if store == "sqlite" else InMemoryBackend()
-        result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend)
-    return {**result, "store": store, "transport": "in-process", "peak_rss_mb": peak_rss_mb()}
+        result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend,
+                                 gang_config(feature_gates=feature_gates), cpu)
+    rss = peak_rss_mb()
+    return {**result, "store": store, "transport": "in-process", "peak_rss_mb": rss, "rss_mb": rss}
 
 
 async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_seconds: float,
-                    backend: Any) -> dict[str, Any]:
-    setup, measured = gang_objects(nodes, pods, gang_size, contended)
+                    backend: Any, config: dict[str, Any], cpu: str | None) -> dict[str, Any]:
+    setup, measured = gang_objects(nodes, pods, gang_size, contended, cpu)
     groups = {o["metadata"]["name"] for o in measured if o["kind"] == "PodGroup"}
     bound_at: dict[str, float] = {}
     members_bound: dict[str, int] = {}
@@ -76,7 +80,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
     progress = asyncio.Event()  # a group became fully bound
     start = 0.0
 
-    async with Pipeline(gang_config(), backend=backend) as p:
+    async with Pipeline(config, backend=backend) as p:
         for i in range(0, len(setup), 500):
             await p.client.apply(setup[i:i + 500])
         await p.settle(None)
@@ -99,7 +103,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
                     done.set()
 
         await p.client.watch(observe, kinds=frozenset({"Pod"}))
-        attempts_before = p.scheduler.stats.attempts
+        before = stats_snapshot(p)
         start = time.perf_counter()
         for i in range(0, len(measured), 500):
             await p.client.apply(measured[i:i + 500])
@@ -116,7 +120,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
                 if p.idle() and not pending_completion:
                     break  # nothing moves any more: the rest cannot be placed
         elapsed = (max(bound_at.values()) if bound_at else time.perf_counter() - start)
-        attempts = p.scheduler.stats.attempts - attempts_before
+        counters = Counters.between(before, stats_snapshot(p))
         lat = [x * 1000 for x in p.scheduler.stats.latencies]
         scheduled = sum(members_bound.values())
     group_ms = [t * 1000 for t in bound_at.values()]
@@ -128,8 +132,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
         "pods_per_s": round(scheduled / elapsed, 1) if elapsed > 0 else 0.0,
         "p50_ms": round(percentile(lat, 0.5), 3),
         "p99_ms": round(percentile(lat, 0.99), 3),
-        "attempts": attempts,
-        "attempts_per_pod": round(attempts / (len(groups) * gang_size), 2),
+        **counters.result(len(groups) * gang_size, None),
         "gang_size": gang_size,
         "ms_per_group": round(elapsed * 1000 / len(bound_at), 3) if bound_at else 0.0,
         "groups": len(groups),
@@ -142,6 +145,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
 
 
 def run_gang_bench(nodes: int, pods: int, *, gang_size: int = GANG_SIZE, contended: bool = False,
-                   store: str = "sqlite") -> dict[str, Any]:
+                   store: str = "sqlite", feature_gates: dict[str, bool] | None = None) -> dict[str, Any]:
     """Entry point for the bench runner (`ksched bench Gang`)."""
-    return asyncio.run(run_gang(nodes, pods, gang_size=gang_size, contended=contended, store=store))
+    return asyncio.run(run_gang(nodes, pods, gang_size=gang_size, contended=contended, store=store,
+                                feature_gates=feature_gates))

@@ -22,7 +22,8 @@ from typing import Any, Iterator
 import yaml
 
 from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb, proc_rss_kib
-from bench.runner import _apply_tracked, key_of, measured_keys, setup_keys, summarize
+from bench.harness import apply_tracked, background, key_of, measured_keys, setup_keys, summarize
+from bench.measure import Counters
 from bench.workloads import Workload
 from transport.client.tcp import Client
 
@@ -111,18 +112,22 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
         try:
             async with await Client.connect(server) as client:
                 rss_empty = await _settled_rss(daemon, client)
-                watcher = asyncio.ensure_future(_watch_bindings(client, tracker))
+                watcher = asyncio.ensure_future(watch_bindings(client, tracker))
                 try:
-                    await _apply_tracked(client.apply, w.setup, tracker)
+                    await apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
-                    before = await _attempts(client)
+                    before = await scheduler_counters(client)
                     rss_before = daemon.rss_kib()
                     keys = measured_keys(w)
                     start = time.perf_counter()
-                    await _apply_tracked(client.apply, w.measured, tracker)
-                    await tracker.wait(keys, w.expected_bound)
+                    bg = asyncio.ensure_future(background(w, client.apply))
+                    try:
+                        await apply_tracked(client.apply, w.measured, tracker)
+                        await tracker.wait(keys, w.expected_bound)
+                    finally:
+                        bg.cancel()
                     end = tracker.last_bound(keys)
-                    attempts = await _attempts(client) - before
+                    counters = tcp_counters(before, await scheduler_counters(client))
                     rss_after = daemon.rss_kib()
                 finally:
                     watcher.cancel()
@@ -133,10 +138,11 @@ async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float 
         per_stored = await _restarted_per_pod_kb(tmp, store, w, etcd, rss_empty, stored) if store == "sqlite" else None
     if rss is None:
         rss = peak_rss_mb(children=True)
-    result = summarize(w, tracker, start, end, attempts, store=store, transport="tcp", rss_mb=rss)
+    result = summarize(w, tracker, start, end, counters, store=store, transport="tcp", rss_mb=rss)
     result["rss_per_pod_kb"] = _per_pod_kb(rss_before, rss_after, len(keys))
     result["rss_per_stored_pod_kb"] = per_stored
-    return result
+    result["bind_window"] = counters.window
+    return {**result, **w.extra}
 
 
 async def _settled_rss(daemon: BenchDaemon, client: Client) -> int | None:
@@ -168,9 +174,29 @@ def _per_pod_kb(before: int | None, after: int | None, pods: int) -> float | Non
     return round((after - before) / pods, 2)
 
 
-async def _attempts(client: Client) -> int:
-    """Scheduling attempts so far (0 from an etcd daemon not leading yet)."""
-    return (await client.stats()).get("scheduler", {}).get("attempts", 0)
+async def scheduler_counters(client: Client) -> dict[str, Any]:
+    """The daemon's scheduler counters (empty from an etcd daemon not leading yet)."""
+    return (await client.stats()).get("scheduler", {})
+
+
+class _TcpCounters(Counters):
+    """Over TCP the daemon's stats give assume-to-bound percentiles of its most recent
+    binds (at most 1,000: `window`), not every latency."""
+
+    def __init__(self, attempts: int, failed: int, recent: dict[str, Any]) -> None:
+        super().__init__(attempts, failed)
+        self.recent = recent
+        self.window = recent.get("binds", 0)
+
+    def result(self, pods: int, rss_mb: float | None) -> dict[str, Any]:
+        out = super().result(pods, rss_mb)
+        out.update(bind_p50_ms=self.recent.get("p50", 0.0), bind_p99_ms=self.recent.get("p99", 0.0), binds=self.window)
+        return out
+
+
+def tcp_counters(before: dict[str, Any], after: dict[str, Any]) -> _TcpCounters:
+    return _TcpCounters(after.get("attempts", 0) - before.get("attempts", 0),
+                        after.get("failed", 0) - before.get("failed", 0), after.get("recentBindMs") or {})
 
 
 @contextlib.contextmanager
@@ -189,7 +215,7 @@ def _local_etcd(tmp: str, store: str) -> Iterator[dict[str, Any] | None]:
         etcd.stop(kill=True)
 
 
-async def _watch_bindings(client: Client, tracker: BindTracker) -> None:
+async def watch_bindings(client: Client, tracker: BindTracker) -> None:
     async for ev in client.watch(kinds=["Pod"]):
         if ev.type != "DELETED":
             tracker.observe(key_of(ev.object), (ev.object.get("spec") or {}).get("nodeName"))

@@ -27,6 +27,10 @@ class Workload:
     setup_pending: int = 0
     # Measured pods that can bind at all (SchedulingPodAntiAffinity: one per node).
     expected: int | None = None
+    # scheduler_perf's churn op (mode create): while the measured pods schedule, the
+    # runner creates background(i) every background_interval_s seconds (not measured).
+    background: Callable[[int], dict[str, Any]] | None = None
+    background_interval_s: float = 0.2
 
     @property
     def init_pods(self) -> int:
@@ -108,6 +112,75 @@ def preemption_basic(nodes: int, pods: int) -> Workload:
                     expected=min(pods, nodes), notes="one high-priority pod fits per node after preemption")
 
 
+def _low_priority(name: str) -> dict[str, Any]:
+    """pod-low-priority.yaml: 900m / 500Mi, priority 0, terminationGracePeriodSeconds 0."""
+    return pod(name, cpu="900m", spec={"terminationGracePeriodSeconds": 0})
+
+
+def preemption_async(nodes: int, pods: int) -> Workload:
+    """default_preemption/performance-config.yaml's PreemptionAsync: four low-priority
+    pods per node (3.6 of 4 cpu); a pod-high-priority.yaml preemptor (3000m, priority
+    10) created every 200 ms in its own namespace while the measured pod-default.yaml
+    pods (100m, always fit) schedule. The figure is the measured pods' throughput;
+    the preemptors run with whatever preemption the daemon has."""
+    low = [_low_priority(f"low-{i}") for i in range(nodes * 4)]
+
+    def preemptor(i: int) -> dict[str, Any]:
+        return pod(f"high-{i}", cpu="3000m", priority=10, namespace="preemptors")
+
+    return Workload("PreemptionAsync", None, [node(i) for i in range(nodes)] + low,
+                    [pod(f"pod-{i}") for i in range(pods)], background=preemptor, background_interval_s=0.2,
+                    notes="a 3-cpu high-priority preemptor every 200 ms in the background")
+
+
+# scheduler_perf/batching/scheduler-config-no-topology.yaml: system default spreading off.
+NO_TOPOLOGY_CONFIG: dict[str, Any] = {
+    "apiVersion": API, "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+        {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": []}}]}]}
+SIGNATURE_BATCH = 10  # signatureBatchSize of the integration-test variant (10Nodes_10Pods_10BatchSize)
+
+
+def _signed(i: int, body: dict[str, Any], batch: int) -> dict[str, Any]:
+    """createPodsOp's signatureBatchSize: each run of `batch` pods shares one label."""
+    body["metadata"]["labels"]["signature"] = f"signature-label-{i // batch}"
+    return body
+
+
+def _no_limits(p: dict[str, Any]) -> dict[str, Any]:
+    del p["spec"]["containers"][0]["resources"]["limits"]
+    return p
+
+
+def resource_saturation(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> Workload:
+    """batching suite, pod-saturation.yaml: 3 cpu / 1Gi requests, no limits; one fits per node."""
+    measured = [_signed(i, _no_limits(pod(f"pod-saturation-{i}", cpu="3", memory="1Gi")), batch)
+                for i in range(pods)]
+    return Workload("ResourceSaturation", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)], measured,
+                    expected=min(pods, nodes), notes="one pod per node; pods beyond the nodes stay pending")
+
+
+def host_port_conflict(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> Workload:
+    """batching suite, pod-hostport-80.yaml: 100m / 100Mi, no limits, hostPort 80; one per node."""
+    def hostport(i: int) -> dict[str, Any]:
+        p = _no_limits(pod(f"pod-hostport-80-{i}", memory="100Mi"))
+        p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 80}]
+        return _signed(i, p, batch)
+
+    return Workload("HostPortConflict", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)],
+                    [hostport(i) for i in range(pods)], expected=min(pods, nodes),
+                    notes="port 80 once per node; pods beyond the nodes stay pending")
+
+
+def churn(nodes: int, pods: int) -> Workload:
+    """Steady state (issue 17): every node (4 cpu) full of 1-cpu pods, `pods` more 1-cpu
+    pods queued; bench/churn.py then completes running pods one at a time."""
+    full = [pod(f"run-{i}", cpu="1", memory="100Mi") for i in range(nodes * 4)]
+    return Workload("Churn", None, [node(i) for i in range(nodes)] + full,
+                    [pod(f"queued-{i}", cpu="1", memory="100Mi") for i in range(pods)],
+                    notes="each completion (a bound pod deleted) lets one queued pod in")
+
+
 def unschedulable(nodes: int, pods: int) -> Workload:
     """pod-large-cpu.yaml pods (9 cpu, no limits) never fit and sit in the
     unschedulable pool while the measured default pods schedule."""
@@ -124,4 +197,8 @@ WORKLOADS: dict[str, Callable[[int, int], Workload]] = {
     "TopologySpreading": topology_spreading,
     "PreemptionBasic": preemption_basic,
     "Unschedulable": unschedulable,
+    "PreemptionAsync": preemption_async,
+    "ResourceSaturation": resource_saturation,
+    "HostPortConflict": host_port_conflict,
+    "Churn": churn,
 }

@@ -18,9 +18,11 @@ from framework.config import full_registry
 from conformance.compare import mismatches
 from conformance.coscheduling_cases import run_coscheduling_case
 from conformance.functions import FUNCTIONS
+from conformance.hint_cases import run_hint_case
 from conformance.plugin_cases import CaseError, run_plugin_case
 from conformance.preemption_cases import run_preemption_case
 from conformance.queue_cases import run_queue_case
+from conformance.queue_compare import queue_mismatches
 from conformance.scenarios import run_scenario_case
 
 # Case kinds with a driver of their own.
@@ -29,12 +31,15 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "coscheduling": run_coscheduling_case,
     "preemption": run_preemption_case,
     "queue": run_queue_case,
+    "hint": run_hint_case,
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
     if "schedule" in case:
         return "scenario"
+    if "hint" in case:
+        return "hint"
     if "queue" in case or case.get("function") == "isPodWorthRequeuing":
         return "queue"
     if case.get("plugin") == "Coscheduling" or case.get("function") == "checkClusterResource":
@@ -100,6 +105,9 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
         return {}, str(e), []
     except Exception as e:  # noqa: BLE001 - one broken case must not stop the run
         return {}, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}", []
+    if case_kind(case) == "queue" and "steps" in full:
+        # A queue run observes every step that has an expectation, not only the end.
+        return full, None, queue_mismatches(case, full)
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
     if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), mismatches(expect, full)

@@ -100,7 +100,7 @@ async def _run_pipeline(case: dict[str, Any], cfg: dict[str, Any], registry: Any
 def _actual(p: Pipeline, scheduled: list[Pod], bound: dict[str, str | None]) -> dict[str, Any]:
     sched = p.scheduler
     actual: dict[str, Any] = {"bindings": {pod.key: bound.get(pod.key) for pod in scheduled}}
-    actual["preempted"] = sorted(set(sched.preempted))
+    actual["preempted"] = sorted(set(sched.preemption.preempted) | set(p.preemption.preempted))
     actual["nominated"] = {k: v[0] for k, v in sched.nominations.items() if v}
     attempts: list[tuple[str, Attempt]] = [(pod.key, sched.attempts[pod.key]) for pod in scheduled if pod.key in sched.attempts]
     for key, a in attempts:

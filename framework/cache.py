@@ -621,7 +621,9 @@ class Cache:
             snap.node_info_map[name] = new
             updated.append(name)
         self._dirty.clear()
+        changed = bool(updated)
         if self._structure_changed or len(snap.node_info_map) != len(self.nodes):
+            changed = True
             for name in list(snap.node_info_map):
                 if name not in self.nodes:
                     del snap.node_info_map[name]
@@ -659,7 +661,9 @@ class Cache:
                 table = None
             if table is None:
                 snap.set_table(NodeTable.of(snap.node_info_list))
-        snap.generation = next_generation()
+        # Moves only when the snapshot's content did: equal generations, equal cluster.
+        if changed or snap.generation == 0:
+            snap.generation = next_generation()
 
     @staticmethod
     def _refresh_images(snap: Snapshot) -> None:

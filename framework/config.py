@@ -16,6 +16,7 @@ import yaml
 from framework.api.errors import ValidationError
 from framework.api.objects import DEFAULT_SCHEDULER_NAME
 from framework.extender import ExtenderConfig, ExtenderConfigError, ignored_by_scheduler, parse_extenders
+from framework.features import ALL_ALPHA, ALL_BETA, KNOWN as KNOWN_GATES
 from framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 from framework.plugins import Registry, in_tree_registry
 from framework.runtime import EXTENSION_POINTS, POINT_METHODS, Framework
@@ -199,10 +200,7 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
         raise ConfigError("podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds")
     par = _int_field(data, "parallelism", "", 1)
     cfg.parallelism = par if par is not None else 16
-    fg = data.get("featureGates") or {}
-    if not isinstance(fg, Mapping) or not all(isinstance(v, bool) for v in fg.values()):
-        raise ConfigError("featureGates: must be a map of gate name to true/false")
-    cfg.feature_gates = dict(fg)
+    cfg.feature_gates = _feature_gates(data.get("featureGates"))
     try:
         cfg.extenders = parse_extenders(data.get("extenders"))
     except ExtenderConfigError as e:
@@ -216,8 +214,43 @@ def load_config(data: Mapping[str, Any] | str | None) -> SchedulerConfig:
     for i, n in enumerate(names):
         if n in names[:i]:
             raise ConfigError(f"profiles[{i}].schedulerName: duplicate scheduler name {n!r}")
+    _validate_common_queue_sort(cfg.profiles)
     _ignore_extender_resources(cfg)
     return cfg
+
+
+def _feature_gates(raw: object) -> dict[str, bool]:
+    """ksched's top-level `featureGates:` map (kube-scheduler takes them only as the
+    --feature-gates flag): every name must be a gate ksched knows, every value a boolean."""
+    fg = raw or {}
+    if not isinstance(fg, Mapping):
+        raise ConfigError("featureGates: must be a map of gate name to true/false")
+    for name, on in fg.items():
+        if not isinstance(on, bool):
+            raise ConfigError(f"featureGates.{name}: must be true or false")
+        if name not in KNOWN_GATES and name not in (ALL_ALPHA, ALL_BETA):
+            raise ConfigError(f"featureGates.{name}: unrecognized feature gate: {name}")
+    return dict(fg)
+def _validate_common_queue_sort(profiles: list[ProfileConfig]) -> None:
+    """One queue serves every profile, so every profile must sort it alike: the
+    queueSort plugin sets as written and that plugin's args must be the same
+    (upstream's validateCommonQueueSort)."""
+    canon = profiles[0].plugins.get("queueSort", PluginSet())
+    name = canon.enabled[0].name if canon.enabled else ""
+    args = profiles[0].plugin_config.get(name) if name else None
+    for i, prof in enumerate(profiles[1:], start=1):
+        curr = prof.plugins.get("queueSort", PluginSet())
+        if curr != canon:
+            raise ConfigError(f"profiles[{i}].plugins.queueSort: Invalid value: {_show_set(curr)}: "
+                              "has to match for all profiles")
+        if name and name in prof.plugin_config and prof.plugin_config[name] != args:
+            raise ConfigError(f"profiles[{i}].pluginConfig.args: Invalid value: {prof.plugin_config[name]!r}: "
+                              "has to match for all profiles")
+
+
+def _show_set(ps: PluginSet) -> str:
+    enabled = ", ".join(r.name if r.weight is None else f"{r.name} (weight {r.weight})" for r in ps.enabled)
+    return f"{{enabled: [{enabled}], disabled: [{', '.join(ps.disabled)}]}}"
 
 
 def _ignore_extender_resources(cfg: SchedulerConfig) -> None:
@@ -294,10 +327,21 @@ def build_frameworks(cfg: SchedulerConfig, handle: Any, registry: Registry | Non
     """One Framework per profile, keyed by schedulerName. Raises ConfigError."""
     reg = Registry(registry) if registry is not None else full_registry()
     out: dict[str, Framework] = {}
+    first: tuple[str, Any] | None = None
     for i, prof in enumerate(cfg.profiles):
         where = f"profiles[{i}] ({prof.scheduler_name})"
         _import_out_of_tree(prof, reg)
-        out[prof.scheduler_name] = _build_profile(prof, where, cfg, handle, reg)
+        fw = out[prof.scheduler_name] = _build_profile(prof, where, cfg, handle, reg)
+        # The sort in effect (multiPoint included) must be one for all (upstream's profile.NewMap).
+        sort = fw.queue_sort_plugin.name
+        sort_args = prof.plugin_config.get(sort)
+        if first is None:
+            first = (sort, sort_args)
+        elif sort != first[0]:
+            raise ConfigError(f'different queue sort plugins for profile "{prof.scheduler_name}": '
+                              f'"{sort}", first: "{first[0]}"')
+        elif sort_args != first[1]:
+            raise ConfigError(f'different queue sort plugin args for profile "{prof.scheduler_name}"')
     return out
 
 

@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable, Collection, Iterable, Protocol
 from framework.api.objects import KubeObject, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
+from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
 from framework.waiting import WaitingPod, WaitingPodsMap
 
 
@@ -39,10 +40,15 @@ class InMemoryObjects:
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, dict[str, KubeObject]] = {}
         self._by_label: dict[tuple[str, str, str, str], dict[str, KubeObject]] = {}
+        # Moves with every change of an object other than a Pod (plugins read pods
+        # from the snapshot; framework.failure_memo keys on this).
+        self.revision = 0
         for o in objects:
             self.put(o)
 
     def put(self, obj: KubeObject) -> None:
+        if obj.kind != "Pod":
+            self.revision += 1
         objs = self._by_kind.setdefault(obj.kind, {})
         old = objs.get(obj.key)
         if old is not None:
@@ -54,6 +60,8 @@ class InMemoryObjects:
                 self._by_label.setdefault((obj.kind, obj.namespace, label, value), {})[obj.key] = obj
 
     def delete(self, kind: str, key: str) -> None:
+        if kind != "Pod":
+            self.revision += 1
         old = self._by_kind.get(kind, {}).pop(key, None)
         if old is not None:
             self._unindex(old)
@@ -102,6 +110,7 @@ class FrameworkHandle:
         binder: Callable[[Pod, str], Awaitable[None]] | None = None,
         clear_nominations: Callable[[list[Pod]], None] | None = None,
         nominated_nodes: Callable[[], Collection[str]] | None = None,
+        preemptions: InFlightPreemptions | None = None,
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
@@ -116,6 +125,9 @@ class FrameworkHandle:
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
         self._nominator: NominatorView | None = None
+        # Preemptions whose evictions run outside the cycle (SchedulerAsyncPreemption).
+        self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
+        self._start_preemption: Callable[[PreemptionJob], None] | None = None
         # What plugins asked for, recorded only where no owner callback takes it
         # (tests, the conformance driver): a running scheduler must not keep every
         # pod it ever bound, activated or evicted.
@@ -123,6 +135,7 @@ class FrameworkHandle:
         self.bound: list[tuple[Pod, str]] = []
         self.activated: list[Pod] = []
         self.evicted: list[tuple[Pod, Pod, str]] = []
+        self.preemption_jobs: list[PreemptionJob] = []
 
     def connect(
         self,
@@ -131,6 +144,7 @@ class FrameworkHandle:
         activate: Callable[[list[Pod]], None] | None = None,
         evict: Callable[[Pod, Pod, str], None] | None = None,
         clear_nominations: Callable[[list[Pod]], None] | None = None,
+        start_preemption: Callable[[PreemptionJob], None] | None = None,
     ) -> None:
         """The owner's parts, given after the plugins were built (they need the
         handle first). Parts left None keep what the constructor gave."""
@@ -139,6 +153,7 @@ class FrameworkHandle:
         self._activate = activate or self._activate
         self._evict = evict or self._evict
         self._clear_nominations = clear_nominations or self._clear_nominations
+        self._start_preemption = start_preemption or self._start_preemption
 
     # snapshot
     def snapshot(self) -> Snapshot:
@@ -219,6 +234,14 @@ class FrameworkHandle:
             self.cleared_nominations.extend(pods)
         else:
             self._clear_nominations(pods)
+
+    def start_preemption(self, job: PreemptionJob) -> None:
+        """Hand an asynchronous preemption (its preemptor already in `preemptions`)
+        to the owner's preemption actor; without an owner it is recorded."""
+        if self._start_preemption is None:
+            self.preemption_jobs.append(job)
+        else:
+            self._start_preemption(job)
 
     # binding
     async def bind_pod(self, pod: Pod, node_name: str) -> None:

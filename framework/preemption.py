@@ -20,6 +20,7 @@ from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.extender import Extender, Victims, call_preemption_extenders
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+from framework.preemption_inflight import PreemptionJob
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_NODE = "no candidate node for preemption"
@@ -35,6 +36,7 @@ _MIN_INT64 = -(2**63)
 
 _SUCCESS = Status()
 
+ASYNC_PREEMPTION = "SchedulerAsyncPreemption"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
@@ -74,9 +76,9 @@ class PreemptionPolicy(Protocol):
 
 # Victims on one node without simulating it, or None where the simulation must run:
 # (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
-# may offer one per cycle through `fast_victims(state, pod, node_to_status)`; its
-# answers must equal what select_victims_on_node returns (victims on success, the
-# status when the pod cannot fit there).
+# may offer one per cycle through `columnar_victims(state, pod, node_to_status,
+# potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
+# (victims on success, the status when the pod cannot fit there).
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -119,6 +121,17 @@ def with_nominated_node_name(pod: Pod, node_name: str) -> Pod:
     return pod.with_server_fields({**raw, "status": {**(raw.get("status") or {}), "nominatedNodeName": node_name}})
 
 
+def disruption_target(preemptor: Pod) -> dict[str, str]:
+    """The condition preemption puts on a victim before deleting it."""
+    return {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
+            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"}
+
+
+def preempted_event_message(preemptor: Pod, node_name: str) -> str:
+    """The message of the Preempted event recorded on a victim."""
+    return f"Preempted by pod {preemptor.uid} on node {node_name}"
+
+
 def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: Pod) -> Pod:
     """The victim as upstream's cache sees it once preemption has marked and deleted
     it: DisruptionTarget=True (reason PreemptionByScheduler) and a deletionTimestamp.
@@ -126,8 +139,7 @@ def as_terminating_by_preemption(pod: Pod, deletion_timestamp: str, preemptor: P
     raw = pod.raw
     meta = {**raw.get("metadata", {}), "deletionTimestamp": deletion_timestamp}
     status = dict(raw.get("status") or {})
-    condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                 "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"}
+    condition = disruption_target(preemptor)
     status["conditions"] = [c for c in status.get("conditions") or [] if not (
         isinstance(c, dict) and c.get("type") == DISRUPTION_TARGET)] + [condition]
     return pod.with_server_fields({**raw, "metadata": meta, "status": status})
@@ -323,9 +335,12 @@ class Evaluator:
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.Unschedulable, NO_CANDIDATE_NODE)
-        st = self.prepare_candidate(best, pod)
-        if not st.is_success():
-            return None, st
+        if self.handle.features.enabled(ASYNC_PREEMPTION):
+            self.prepare_candidate_async(best, pod)
+        else:
+            st = self.prepare_candidate(best, pod)
+            if not st.is_success():
+                return None, st
         # Said even on success (upstream since PR #140180), so the pod's
         # FailedScheduling message tells where it is going and at what cost.
         return PostFilterResult(best.name), Status(
@@ -339,8 +354,8 @@ class Evaluator:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
         offset, num = self.policy.get_offset_and_num_candidates(len(potential))
-        prepare = getattr(self.policy, "fast_victims", None)
-        fast = prepare(state, pod, m) if prepare is not None else None
+        prepare = getattr(self.policy, "columnar_victims", None)
+        fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
@@ -420,6 +435,27 @@ class Evaluator:
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
+
+
+    def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
+        """upstream's prepareCandidateAsync, the part inside the cycle: victims
+        already terminating need no call; if any others remain, the preemptor is
+        marked as preempting (DefaultPreemption's PreEnqueue holds it back) and the
+        evictions and the clearing of lower-priority nominations on the node go to
+        the owner's preemption actor."""
+        victims = tuple(v for v in c.victims if not v.is_deleting)
+        if not victims:
+            return
+        lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name))
+        self.handle.preemptions.begin(pod.uid)
+        self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        def lookup(namespace: str, name: str) -> Pod | None:
+            found = self.handle.get_object("Pod", namespace, name)
+            return found if isinstance(found, Pod) else None
+
+        return self.handle.preemptions.is_running(uid, lookup)
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:

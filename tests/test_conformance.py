@@ -10,7 +10,11 @@ from conformance import evaluate, load_cases
 # shared/ folder beside this checkout.
 SHARED = Path(os.environ.get("KSCHED_CONFORMANCE_DIR") or Path(__file__).resolve().parents[2] / "shared" / "conformance")
 NEXT = SHARED / "next"
-CASES = load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])) if SHARED.is_dir() else []
+# Files of incoming/ the runner handles (the Makefile's INCOMING names the same);
+# incoming/ as a whole also holds files for work not done yet.
+INCOMING = [SHARED / "incoming" / "QueueingHints.json"]
+CASES = load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])
+                   + [str(f) for f in INCOMING if f.is_file()]) if SHARED.is_dir() else []
 
 # Cases whose expectation was translated from an older upstream commit than the
 # behaviour we follow (the newest release, as CASE_SCHEMA.md says). Each is listed

@@ -73,6 +73,15 @@ class Activate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Regate:
+    """`plugin`'s gate on this pod may have lifted: run PreEnqueue again if it is
+    the pod's gating plugin (the preemption actor, when a preemption ends)."""
+
+    pod_key: str
+    plugin: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Move:
     event: ClusterEvent
     old: Any
@@ -92,9 +101,8 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Move, Flush, Counts]
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts]
 
-_MAY_REGATE = (AddPod, UpdatePod, Activate, Move, Flush)
 
 
 def clock_time_at(ns: int) -> float:
@@ -136,23 +144,21 @@ class QueueActor(Actor[QueueMsg]):
         except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
             raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
         self._arm()
-        self._publish_pending(force=isinstance(msg, _MAY_REGATE))
+        self._publish_pending()
 
     def pending_counts(self) -> dict[str, int]:
         """For the supervisor once the actor has stopped (no inbox to ask)."""
         assert self.inbox.closed, "ask with Counts while the queue runs"
         return self.queue.pending_counts()
 
-    def _publish_pending(self, force: bool = True) -> None:
-        q = self.queue
-        # Counting gated pods walks the pool: only when some size moved, or when
-        # PreEnqueue ran again (a pod can turn gated without leaving the pool).
-        sizes = (len(q.active_q), len(q.backoff_q), len(q.error_backoff_q), len(q.unschedulable))
-        if sizes == self._sizes and not force:
+    def _publish_pending(self) -> None:
+        # O(1): the queue keeps its counts (the pool its gated count) as pods move.
+        counts = self.queue.pending_counts()
+        sizes = tuple(counts[name] for name in PENDING_QUEUES)
+        if sizes == self._sizes:
             return
         self._sizes = sizes
-        counts = q.pending_counts()
-        self.metrics.set_pending_pods({name: counts[name] for name in PENDING_QUEUES})
+        self.metrics.set_pending_pods(dict(zip(PENDING_QUEUES, sizes)))
 
     def _apply(self, msg: QueueMsg) -> None:
         q = self.queue
@@ -177,6 +183,8 @@ class QueueActor(Actor[QueueMsg]):
                 q.done(key)
             case Activate(pods=pods):
                 q.activate(pods, now)
+            case Regate(pod_key=key, plugin=plugin):
+                q.regate(key, plugin, now)
             case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
                 q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():

@@ -23,17 +23,19 @@ import enum
 import logging
 from typing import Any, Callable, Iterable
 
+from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.heap import Less, PodHeap
+from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
+from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
 from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
-    ClusterEventWithHint,
     QueuedPodInfo,
     QueueingHint,
     Status,
@@ -44,10 +46,8 @@ log = logging.getLogger("ksched.queue")
 DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
-UNSCHEDULABLE_POD_UPDATE = ClusterEvent("UnschedulablePod", ActionType.Update, "UnschedulablePodUpdate")
 
 PreEnqueue = Callable[[Pod], Status]
-HintMap = dict[str, list[ClusterEventWithHint]]  # plugin name -> registered events
 
 
 def to_ns(seconds: float) -> int:
@@ -70,6 +70,7 @@ class SchedulingQueue:
         sort_plugin: str = "QueueSort",
         pre_enqueue: PreEnqueue | None = None,
         hints_for: Callable[[Pod], HintMap] | None = None,
+        hint_maps: Iterable[HintMap] = (),
         initial_backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 10.0,
         max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
@@ -84,13 +85,16 @@ class SchedulingQueue:
         self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
         self._hints_for = hints_for or (lambda pod: {})
+        # Every profile's registrations: an event none of them covers moves no pod and
+        # is not recorded for in-flight pods (upstream's isEventOfInterest).
+        self.is_event_of_interest = EventInterest(hint_maps)
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
         self.active_q = PodHeap(self._less)
         self.backoff_q = PodHeap(backoff_less)
         self.error_backoff_q = PodHeap(backoff_less)
-        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.unschedulable = UnschedulablePool()
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
@@ -103,7 +107,8 @@ class SchedulingQueue:
     # --- observation --------------------------------------------------------------------------
 
     def pending_counts(self) -> dict[str, int]:
-        gated = sum(1 for q in self.unschedulable.values() if q.gated)
+        """Sizes of every sub-queue, O(1): the pool keeps its gated count."""
+        gated = self.unschedulable.gated_count
         return {
             "active": len(self.active_q),
             "backoff": len(self.backoff_q) + len(self.error_backoff_q),
@@ -118,14 +123,17 @@ class SchedulingQueue:
             return "active"
         if pod_key in self.backoff_q or pod_key in self.error_backoff_q:
             return "backoff"
-        q = self.unschedulable.get(pod_key)
-        if q is not None:
-            return "gated" if q.gated else "unschedulable"
+        if pod_key in self.unschedulable:
+            return "gated" if self.unschedulable.is_gated(pod_key) else "unschedulable"
         return "inFlight" if pod_key in self.in_flight else ""
 
     def get(self, pod_key: str) -> QueuedPodInfo | None:
         return (self.active_q.get(pod_key) or self.backoff_q.get(pod_key) or self.error_backoff_q.get(pod_key)
                 or self.unschedulable.get(pod_key))
+
+    def recorded_events(self) -> list[tuple[int, ClusterEvent]]:
+        """The in-flight event log, oldest first: (sequence number, event)."""
+        return [(seq, event) for seq, event, _, _ in self._in_flight_events]
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> int:
         """Queue timestamp + backoff, fixed until the next pop."""
@@ -153,14 +161,14 @@ class SchedulingQueue:
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
-        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
-        return (min(ts) + self.max_in_unschedulable_ns) / NS if ts else None
+        oldest = self.unschedulable.oldest_ungated_timestamp()
+        return (oldest + self.max_in_unschedulable_ns) / NS if oldest is not None else None
 
     def next_leftover_ns(self) -> int | None:
         """The first instant (ns) at which flush_unschedulable_leftover moves a pod
         (the limit is "longer than": one ns past it)."""
-        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
-        return min(ts) + self.max_in_unschedulable_ns + 1 if ts else None
+        oldest = self.unschedulable.oldest_ungated_timestamp()
+        return oldest + self.max_in_unschedulable_ns + 1 if oldest is not None else None
 
     # --- pods arriving and leaving ---------------------------------------------------------------
 
@@ -189,8 +197,9 @@ class SchedulingQueue:
             if key not in self.in_flight:
                 self.add(new, now)
             elif old is None or old.spec != new.spec or old.labels != new.labels:
-                # Replayed if the attempt in flight fails (addEventIfPodInFlight).
-                self._record_event(UNSCHEDULABLE_POD_UPDATE, old, new)
+                # Replayed if the attempt in flight fails (addEventsIfPodInFlight).
+                for event in unscheduled_pod_update_events(old, new):
+                    self._record_event(event, old, new)
             return
         qpi.pod = new
         now_ns = to_ns(now)
@@ -199,9 +208,12 @@ class SchedulingQueue:
             return
         if old is not None and old.spec == new.spec and old.labels == new.labels:
             return
-        strategy = self._worth_requeuing(qpi, UNSCHEDULABLE_POD_UPDATE, old, new)
-        if strategy != Strategy.SKIP:
-            self._requeue(qpi, strategy, now_ns)
+        # One event per kind of change, in upstream's order, until one moves the pod.
+        for event in unscheduled_pod_update_events(old, new):
+            strategy = self._worth_requeuing(qpi, event, old, new)
+            if strategy != Strategy.SKIP:
+                self._requeue(qpi, strategy, now_ns)
+                return
 
     def delete(self, pod: Pod) -> None:
         key = pod.key
@@ -273,7 +285,7 @@ class SchedulingQueue:
         self.in_flight.pop(key, None)
         self._trim_events()
         if strategy == Strategy.SKIP:
-            self.unschedulable[key] = qpi
+            self.unschedulable.put(qpi)
         else:
             self._requeue(qpi, strategy, now_ns)
         return self.where(key)
@@ -290,6 +302,13 @@ class SchedulingQueue:
             if qpi is not None:
                 self._move_to_active(qpi, now_ns)
 
+    def regate(self, pod_key: str, plugin: str, now: float) -> None:
+        """A pod `plugin` gates goes back as after an event (PreEnqueue runs again);
+        any other pod is left where it is."""
+        qpi = self.unschedulable.get(pod_key)
+        if qpi is not None and qpi.gated and qpi.gating_plugin == plugin:
+            self._requeue(qpi, Strategy.AFTER_BACKOFF, to_ns(now))
+
     # --- cluster events ---------------------------------------------------------------------------------
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any, new: Any, now: float,
@@ -301,14 +320,24 @@ class SchedulingQueue:
         `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
         only pods attempted after it can care; one that failed before the pod
         was assumed saw the cluster the rollback gives back, and would fail the
-        same way (upstream moves them anyway, for one more attempt)."""
+        same way (upstream moves them anyway, for one more attempt).
+        An event no plugin registered for does nothing."""
+        if not self.is_event_of_interest(event):
+            return 0
         self._record_event(event, old, new)
         now_ns = to_ns(now)
         moved = 0
-        for key, qpi in list(self.unschedulable.items()):
+        # Pods gated by SchedulingGates move only on their own gate removal (or the
+        # timeout): the pool offers just that one of them, not every gated pod.
+        if event is UNSCHEDULABLE_TIMEOUT:
+            offered = self.unschedulable.items()
+        else:
+            offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
+        for key, qpi in offered:
             if cross_topology_only and not _cross_topology(qpi, new):
                 continue
-            if qpi.gated and qpi.gating_plugin == "SchedulingGates" and event is not UNSCHEDULABLE_TIMEOUT:
+            if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
+                    and event is not UNSCHEDULABLE_TIMEOUT:
                 if not self._matches_gate_removal(qpi, event, old, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
@@ -343,13 +372,10 @@ class SchedulingQueue:
     def flush_unschedulable_leftover(self, now: float) -> int:
         """Pods in the unschedulable pool longer than the limit go back (UnschedulableTimeout)."""
         now_ns = to_ns(now)
-        moved = 0
-        for qpi in list(self.unschedulable.values()):
-            if qpi.gated or now_ns - qpi.timestamp <= self.max_in_unschedulable_ns:
-                continue
+        expired = self.unschedulable.take_expired(now_ns - self.max_in_unschedulable_ns)
+        for qpi in expired:
             self._requeue(qpi, Strategy.AFTER_BACKOFF, now_ns)
-            moved += 1
-        return moved
+        return len(expired)
 
     # --- internals ---------------------------------------------------------------------------------------
 
@@ -370,20 +396,29 @@ class SchedulingQueue:
         self.unschedulable.pop(key, None)
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
-        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
-        if st is not None and not st.is_success():
-            if st.code == Code.Error:  # upstream logs it and keeps the pod gated
-                log.error("pod %s: %s", key, st.message())
-            qpi.gated = True
-            qpi.gating_plugin = st.plugin
-            qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
-            self.unschedulable[key] = qpi
+        if self._gated(qpi, now_ns):
             return False
         qpi.gated = False
         qpi.gating_plugin = ""
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = now_ns
         self.active_q.push(qpi)
+        return True
+
+    def _gated(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        """Run PreEnqueue; a pod it refuses goes to the unschedulable pool, gated."""
+        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        if st is None or st.is_success():
+            return False
+        if st.code == Code.Error:  # upstream logs it and keeps the pod gated
+            log.error("pod %s: %s", qpi.pod.key, st.message())
+        qpi.gated = True
+        qpi.gating_plugin = st.plugin
+        qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
+        self.active_q.remove(qpi.pod.key)
+        self.backoff_q.remove(qpi.pod.key)
+        self.error_backoff_q.remove(qpi.pod.key)
+        self.unschedulable.put(qpi)
         return True
 
     def retry_sort_faults(self, now: float) -> list[str]:
@@ -410,6 +445,10 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
         key = qpi.pod.key
         if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
+            # With SchedulerPopFromBackoffQ a pod may be popped straight from backoffQ,
+            # so PreEnqueue runs on the way in (upstream's moveToBackoffQ).
+            if self.pop_from_backoff_q and self._gated(qpi, now_ns):
+                return
             self.unschedulable.pop(key, None)
             self.active_q.remove(key)
             errored = not qpi.unschedulable_plugins and not qpi.pending_plugins

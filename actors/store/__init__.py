@@ -4,8 +4,10 @@
 - messages.py   what it takes (Create, Apply, Bind, Watch, ...), WatchEvent, EventRecord, its errors
 - client.py     StoreClient, the ref everyone else holds
 - backend.py    the durability interface; memory.py and sqlite.py implement it
+                (sqlite_rows.py: rows read and quarantined at load; sqlite_space.py: a full disk)
 - admission.py  Priority admission (PriorityClass -> spec.priority)
-- fields.py     server-owned fields (uid, creationTimestamp, generateName)
+- fields.py     server-owned fields (uid, creationTimestamp, generation, deletionTimestamp, generateName)
+- raw.py        helpers over raw objects (describe, encoded_size, set_condition)
 - select.py     label and field selectors for list and watch
 """
 from actors.store.messages import (

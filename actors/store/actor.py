@@ -41,8 +41,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
 
-import msgpack
-
 from actors.base import Actor, MailboxClosed, reject, resolve
 from actors.pacing import Pacer
 from actors.store.backend import StoreBackend, Write
@@ -77,6 +75,7 @@ from actors.store.paging import decode_continue, encode_continue, page
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.select import Selectors
 from actors.store.sharing import share_containers
+from actors.store.raw import describe, encoded_size, section, set_condition, without_version
 from framework.api.errors import ValidationError
 from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
@@ -101,6 +100,7 @@ class _Batch:
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
+_ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 
 log = logging.getLogger("ksched.store")
 
@@ -135,20 +135,6 @@ def _refuse(errors: list[ValidationError]) -> None:
         raise Invalid(str(errors[0]), errors[0].field)
 
 
-def describe(raw: Any, index: int) -> str:
-    """`objects[3] (Pod default/web-3)`: which object of a batch an error is about."""
-    meta = raw.get("metadata") if isinstance(raw, Mapping) else None
-    meta = meta if isinstance(meta, Mapping) else {}
-    name = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
-    kind = raw.get("kind") if isinstance(raw, Mapping) else None
-    return f"objects[{index}] ({kind} {name})" if name else f"objects[{index}]"
-
-
-def _without_version(raw: Mapping[str, Any]) -> dict[str, Any]:
-    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "resourceVersion"}
-    return {**raw, "metadata": meta}
-
-
 class Store(Actor[StoreMsg]):
     name = "store"
 
@@ -178,7 +164,7 @@ class Store(Actor[StoreMsg]):
 
     async def load(self) -> None:
         """Read the backend's objects; call once before run()."""
-        state = await self.backend.load_all()
+        state = await self.backend.load_all(max_object_bytes=self.limits.max_object_bytes)
         objects: Any = state.objects
         for i, raw in enumerate(objects):
             if isinstance(objects, list):
@@ -329,16 +315,25 @@ class Store(Actor[StoreMsg]):
         turn: list[StoreMsg] = []
         rest: collections.deque[StoreMsg] = collections.deque()
         budget = self.limits.client_writes_per_turn
-        took_client_write = False
+        took_client_write = client_held = False
+        # While the disk is full a turn holds deletes or other writes, not both: deletes can commit.
+        full, deleting = getattr(self.backend, "disk_full", False), None
         for msg in self._deferred:
+            held = False
+            if full and isinstance(msg, _ALL_WRITES):
+                deleting = isinstance(msg, Delete) if deleting is None else deleting
+                held = isinstance(msg, Delete) != deleting
             if isinstance(msg, _CLIENT_WRITES):
                 cost = len(msg.objects) if isinstance(msg, Apply) else 1
-                if took_client_write and cost > budget:
+                if held or client_held or (took_client_write and cost > budget):
                     rest.append(msg)
-                    budget = -1  # keep the order of client writes: none passes a deferred one
+                    client_held = True  # keep the order of client writes: none passes a deferred one
                     continue
                 budget -= cost
                 took_client_write = True
+            elif held:
+                rest.append(msg)
+                continue
             turn.append(msg)
         self._deferred = rest
         return turn
@@ -499,7 +494,8 @@ class Store(Actor[StoreMsg]):
         # The schema's pass (without_nulls) makes `raw` the store's own copy, and
         # admission copies what it changes: nothing is copied again, and the object
         # is parsed once (a pod after its admission).
-        raw = _checked(for_new_object(raw, self._clock(), self._rand), self.validate_names)
+        raw = _checked(for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names),
+                       self.validate_names)
         if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
             raw = self._admit_new(raw, None)  # a copy with its own spec
             share_containers(raw)
@@ -515,7 +511,7 @@ class Store(Actor[StoreMsg]):
                  keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = for_replacement(_checked(raw, self.validate_names), current.raw)
+        raw = for_replacement(_checked(raw, self.validate_names), current.raw, as_given=not self.validate_names)
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
         try:
@@ -525,7 +521,7 @@ class Store(Actor[StoreMsg]):
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        if keep_unchanged and _without_version(raw) == _without_version(current.raw):
+        if keep_unchanged and without_version(raw) == without_version(current.raw):
             return current, "unchanged"
         return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored), "configured"
 
@@ -627,9 +623,9 @@ class Store(Actor[StoreMsg]):
         # Stored objects are never changed in place, so the new one shares every part
         # but the few dicts written here (a deep copy cost more than the scheduling).
         raw = dict(pod.raw)
-        raw["spec"] = {**_dict(raw.get("spec")), "nodeName": node}
-        status = raw["status"] = _dict(raw.get("status"))
-        _set_condition(status, {"type": "PodScheduled", "status": "True"})
+        raw["spec"] = {**section(raw.get("spec")), "nodeName": node}
+        status = raw["status"] = section(raw.get("status"))
+        set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
@@ -638,9 +634,9 @@ class Store(Actor[StoreMsg]):
         pod = self._pod(msg.namespace, msg.name, msg.uid)
         # As in _bind: only the status (and its new conditions list) is written.
         raw = dict(pod.raw)
-        status = raw["status"] = _dict(raw.get("status"))
+        status = raw["status"] = section(raw.get("status"))
         if msg.condition is not None:
-            _set_condition(status, dict(msg.condition))
+            set_condition(status, dict(msg.condition))
         if msg.nominated_node_name is not None:
             if msg.nominated_node_name:
                 status["nominatedNodeName"] = msg.nominated_node_name
@@ -667,22 +663,3 @@ class Store(Actor[StoreMsg]):
         self._next_watch += 1
         self._watchers[wid] = _Watcher(kinds, sink)
         return wid, self._rv
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    """A stored object's section as a dict to write into (one an older version let in
-    as null or a non-object is replaced, so a status write never fails on it)."""
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
-    have = status.get("conditions")
-    conds = [c for c in (have if isinstance(have, list) else [])
-             if isinstance(c, Mapping) and c.get("type") != cond["type"]]
-    conds.append(cond)
-    status["conditions"] = conds
-
-
-def encoded_size(raw: Mapping[str, Any]) -> int:
-    """An object's size as the wire and the size limit count it: its msgpack encoding."""
-    return len(msgpack.packb(raw, use_bin_type=True))

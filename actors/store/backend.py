@@ -45,14 +45,16 @@ class LoadedState:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     resource_version: int = 0
-    # Rows that are not a JSON object at all: (kind, key, why). The store quarantines
-    # them (a log line and an event) rather than refuse to start.
+    # Rows the store cannot use (not a JSON object, an unusable resourceVersion, not
+    # UTF-8, above the object limit): (kind, key, why). The store quarantines them (a
+    # log line and an event) rather than refuse to start.
     unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class StoreBackend(Protocol):
-    async def load_all(self) -> LoadedState:
-        """Every stored object and the last committed resourceVersion."""
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
+        """Every stored object and the last committed resourceVersion; a backend that
+        can hold objects above `max_object_bytes` (msgpack) reports them unreadable."""
         ...
 
     async def commit(self, writes: Sequence[Write]) -> None:

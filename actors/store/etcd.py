@@ -39,6 +39,7 @@ from aetcd import rpc
 from aetcd.exceptions import ClientError
 
 from actors.store.backend import LoadedState, Write
+from actors.store.etcd_errors import Retry
 from framework.api.objects import KINDS
 
 log = logging.getLogger("ksched.store.etcd")
@@ -49,6 +50,11 @@ DEFAULT_PREFIX = "/registry"
 DEFAULT_MAX_TXN_OPS = 128
 DEFAULT_MAX_REQUEST_BYTES = 1536 * 1024
 LOAD_PAGE = 500
+# gRPC reconnects to a member that went away with a backoff growing to 120 s by default;
+# a member back after an outage is worth finding within a second.
+CHANNEL_OPTIONS = {"grpc.initial_reconnect_backoff_ms": 100, "grpc.min_reconnect_backoff_ms": 100,
+                   "grpc.max_reconnect_backoff_ms": 1000}
+WATCH_RETRY_SECONDS = (0.2, 2.0)  # the watch's first and longest pause before it resumes after a break
 KEY_OVERHEAD = 512  # bytes per operation for its key, compare and framing
 
 # kube-apiserver's storage paths (pkg/registry/*/storage), "minions" included.
@@ -152,8 +158,9 @@ def connect(settings: EtcdSettings) -> aetcd.Client:
     target = grpc_target(settings.endpoints)
     host, _, port = target.rpartition(":")
     if settings.ca_file is None:
-        return aetcd.Client(host=host, port=int(port), timeout=settings.timeout_seconds)
-    return _TlsClient(settings, host=host, port=int(port), timeout=settings.timeout_seconds)
+        return aetcd.Client(host=host, port=int(port), timeout=settings.timeout_seconds, options=CHANNEL_OPTIONS)
+    return _TlsClient(settings, host=host, port=int(port), timeout=settings.timeout_seconds,
+                      options=CHANNEL_OPTIONS)
 
 
 def _read(path: str | None) -> bytes | None:
@@ -180,7 +187,8 @@ class _TlsClient(aetcd.Client):
         if self._connected.is_set():
             return
         self.channel = grpc.aio.secure_channel(f"{self._host}:{self._port}", self._credentials,
-                                               options=[("grpc.ssl_target_name_override", self._server_name)])
+                                               options=[("grpc.ssl_target_name_override", self._server_name),
+                                                        *CHANNEL_OPTIONS.items()])
         self.kvstub = rpc.KVStub(self.channel)
         self.clusterstub = rpc.ClusterStub(self.channel)
         self.leasestub = rpc.LeaseStub(self.channel)
@@ -249,7 +257,7 @@ class EtcdBackend:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    async def load_all(self) -> LoadedState:
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
         kv = await self._kv()
         start, end = self.layout.range()
         out = LoadedState()
@@ -284,16 +292,19 @@ class EtcdBackend:
         last revision seen when the stream breaks; Compacted when etcd no longer
         has the revisions asked for."""
         last = after
+        retry = Retry(log, "etcd watch", initial=WATCH_RETRY_SECONDS[0], cap=WATCH_RETRY_SECONDS[1])
         while True:
-            await self._client.connect()
-            call = rpc.WatchStub(self._client.channel).Watch()
+            call = None
             try:
+                await self._client.connect()
+                call = rpc.WatchStub(self._client.channel).Watch()
                 await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
                     key=b"\0", range_end=b"\0", start_revision=last + 1)))
                 while True:
                     resp = await call.read()
                     if resp is grpc.aio.EOF:
-                        break
+                        raise ClientError("etcd ended the watch stream")
+                    retry.succeeded()
                     if resp.compact_revision:
                         raise Compacted(resp.compact_revision)
                     if resp.canceled:
@@ -309,11 +320,12 @@ class EtcdBackend:
                             out.append(Change(kind=named[0], key=named[1], revision=ev.kv.mod_revision,
                                               raw=None if deleted else decode(ev.kv.value, ev.kv.mod_revision)))
                     yield out, last
-            except (ClientError, grpc.aio.AioRpcError) as e:
-                log.warning("etcd watch broke after revision %d (%s); resuming", last, e)
-                await asyncio.sleep(0.2)
+            except (ClientError, grpc.aio.AioRpcError, OSError) as e:
+                # resumed after the last revision seen; logged once an episode
+                await asyncio.sleep(retry.failed(e))
             finally:
-                call.cancel()
+                if call is not None:
+                    call.cancel()
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -348,7 +360,7 @@ class EtcdBackend:
         if any(g.fenced for g in guarded):
             fence = self.fence()
             if fence is None:
-                raise FenceLost("not the leader")
+                raise FenceLost("not the leader (or no longer provably: the lease may have run out)")
             compare.append(rpc.Compare(key=fence.key.encode(), target=rpc.Compare.CREATE,
                                        result=rpc.Compare.EQUAL, create_revision=fence.create_revision))
             failure.append(rpc.RequestOp(request_range=rpc.RangeRequest(key=fence.key.encode(), keys_only=True)))

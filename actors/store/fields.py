@@ -1,15 +1,26 @@
 """Fields the server owns, filled by the Store as an API server fills them.
 
-- A new object gets metadata.uid (a UUID) and metadata.creationTimestamp (the
-  store's clock, whole seconds, RFC 3339) unless the writer set them, and a
-  metadata.name from metadata.generateName plus five random characters when it has
-  no name (upstream's names.SimpleNameGenerator).
-- A replaced object (apply of an existing name, update) keeps its uid and
-  creationTimestamp, its status, and a pod the spec fields the server set
-  (nodeName from binding; priority, priorityClassName and preemptionPolicy from
-  priority admission), whenever the new manifest leaves them out: applying the
-  same file twice never unbinds a pod, forgets why it waits, or reads as a change
-  to an immutable pod spec.
+- A new object gets a new metadata.uid (a UUID), metadata.creationTimestamp (the
+  store's clock, whole seconds, RFC 3339) and metadata.generation 1, whatever the
+  writer set, and loses metadata.deletionTimestamp and deletionGracePeriodSeconds
+  (upstream's rest.BeforeCreate and FillObjectMetaSystemFields; the store sets
+  resourceVersion as it writes). It gets a metadata.name from
+  metadata.generateName plus five random characters when it has no name
+  (upstream's names.SimpleNameGenerator).
+- A replaced object (apply of an existing name, update) keeps its uid,
+  creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds and generation
+  from the stored object whatever the manifest says (rest.BeforeUpdate); a
+  manifest naming another uid is Invalid (`metadata.uid: field is immutable`), and
+  generation moves by one when anything outside metadata and status changed, as
+  upstream's strategies count spec changes. It keeps its status, and a pod the
+  spec fields the server set (nodeName from binding; priority, priorityClassName
+  and preemptionPolicy from priority admission), whenever the new manifest leaves
+  them out: applying the same file twice never unbinds a pod, forgets why it
+  waits, or reads as a change to an immutable pod spec.
+- `as_given=True` (the conformance driver's store, validate_names=False) keeps
+  what the writer set and fills only what is missing: upstream's test objects are
+  stored as written by a fake clientset (a terminating PVC, a chosen
+  creationTimestamp that orders Coscheduling's groups).
 
 Both functions take the raw manifest as the writer sent it and return a new dict
 (the input is not changed); anything not shaped like an object is returned as is,
@@ -21,13 +32,17 @@ import random
 import uuid
 from typing import Any, Mapping
 
+from actors.store.messages import Invalid
 from framework.api.timeutil import format_time
+from framework.api.validation import invalid
 
 # k8s.io/apimachinery/pkg/util/rand: no vowels (no words), no confusable 0/1/3.
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATED_SUFFIX = 5
 MAX_GENERATE_NAME_PREFIX = 63 - GENERATED_SUFFIX
 POD_SPEC_SERVER_FIELDS = ("nodeName", "priority", "priorityClassName", "preemptionPolicy")
+# metadata the server owns: set on create, carried over from the stored object on update
+SYSTEM_FIELDS = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
 def _meta(raw: Any) -> Mapping[str, Any] | None:
@@ -48,7 +63,7 @@ def name_of(raw: Any) -> tuple[str, str] | None:
     return ns, name
 
 
-def for_new_object(raw: Any, now_s: float, rand: random.Random) -> Any:
+def for_new_object(raw: Any, now_s: float, rand: random.Random, *, as_given: bool = False) -> Any:
     meta = _meta(raw)
     if meta is None:
         return raw
@@ -57,6 +72,10 @@ def for_new_object(raw: Any, now_s: float, rand: random.Random) -> Any:
     if not m.get("name") and isinstance(prefix, str) and prefix:
         suffix = "".join(rand.choice(NAME_ALPHABET) for _ in range(GENERATED_SUFFIX))
         m["name"] = prefix[:MAX_GENERATE_NAME_PREFIX] + suffix
+    if not as_given:
+        for f in SYSTEM_FIELDS:
+            m.pop(f, None)
+        m["generation"] = 1
     if not m.get("uid"):
         m["uid"] = str(uuid.uuid4())
     if not m.get("creationTimestamp"):
@@ -64,15 +83,16 @@ def for_new_object(raw: Any, now_s: float, rand: random.Random) -> Any:
     return {**raw, "metadata": m}
 
 
-def for_replacement(raw: Any, current: Mapping[str, Any]) -> Any:
+def for_replacement(raw: Any, current: Mapping[str, Any], *, as_given: bool = False) -> Any:
     meta = _meta(raw)
     if meta is None:
         return raw
     out, m = dict(raw), dict(meta)
     have_meta = current.get("metadata") or {}
-    for f in ("uid", "creationTimestamp"):
-        if not m.get(f) and have_meta.get(f):
-            m[f] = have_meta[f]
+    if as_given:
+        for f in ("uid", "creationTimestamp"):
+            if not m.get(f) and have_meta.get(f):
+                m[f] = have_meta[f]
     out["metadata"] = m
     if "status" not in raw and "status" in current:
         out["status"] = current["status"]
@@ -82,4 +102,25 @@ def for_replacement(raw: Any, current: Mapping[str, Any]) -> Any:
                 if spec.get(f) in (None, "") and have_spec.get(f) not in (None, "")}
         if kept:
             out["spec"] = {**spec, **kept}
+    if not as_given:
+        _keep_system_fields(out, m, current, have_meta)
     return out
+
+
+def _keep_system_fields(out: Mapping[str, Any], m: dict[str, Any], current: Mapping[str, Any],
+                        have_meta: Mapping[str, Any]) -> None:
+    """rest.BeforeUpdate on the new object `out` (its metadata `m`): the stored
+    object's system fields, generation one up when more than metadata and status
+    changed."""
+    uid = m.get("uid")
+    if uid and uid != have_meta.get("uid"):
+        err = invalid("metadata.uid", uid, "field is immutable")
+        raise Invalid(str(err), err.field)
+    for f in SYSTEM_FIELDS:
+        if f in have_meta:
+            m[f] = have_meta[f]
+        else:
+            m.pop(f, None)
+    if any(out.get(k) != current.get(k) for k in set(out) | set(current) if k not in ("metadata", "status")):
+        gen = have_meta.get("generation")
+        m["generation"] = (gen if isinstance(gen, int) and not isinstance(gen, bool) else 1) + 1

@@ -17,7 +17,7 @@ class InMemoryBackend:
         self.commits = 0  # batches committed, for group-commit tests
         self.fail_next: BaseException | None = None  # tests: make the next commit raise this
 
-    async def load_all(self) -> LoadedState:
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
         return LoadedState(objects=[copy.deepcopy(o) for o in self._objects.values()], resource_version=self._rv)
 
     async def commit(self, writes: Sequence[Write]) -> None:

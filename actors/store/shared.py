@@ -38,6 +38,7 @@ from actors.store.actor import Store, _Batch, encoded_size
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
+from actors.store.etcd_errors import Retry, store_error
 from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
 from actors.base import reject, resolve
 from framework.api.errors import ValidationError
@@ -47,6 +48,7 @@ log = logging.getLogger("ksched.store.shared")
 
 MAX_ATTEMPTS = 8  # a group is retried this often when other daemons keep writing the same keys
 CATCH_UP_SECONDS = 10.0
+FEED_RETRY_SECONDS = (0.1, 2.0)  # the change feed's first and longest pause after an etcd failure
 
 
 class NotLeader(Conflict):
@@ -84,6 +86,8 @@ class SharedStore(Store):
         self._fenced: set[str] = set()  # Pod keys bound in the group being built
         self._fence_lost = False
         self.retries = 0  # groups run again after a stale key, for stats and tests
+        self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
+        self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
 
     # --- the change feed ------------------------------------------------------------------------
 
@@ -96,6 +100,9 @@ class SharedStore(Store):
                 follower.cancel()
 
     async def _follow(self, after: int) -> None:
+        """Feed the store from etcd's watch; a failure (the watch's own breaks are
+        resumed inside changes()) is logged once an episode and retried with backoff."""
+        retry = Retry(log, "store change feed", initial=FEED_RETRY_SECONDS[0], cap=FEED_RETRY_SECONDS[1])
         while True:
             try:
                 async for changes, revision in self.etcd.changes(after):
@@ -104,9 +111,18 @@ class SharedStore(Store):
                 return
             except Compacted as e:
                 log.warning("%s; relisting", e)
-                state = await self.etcd.load_all()
+                try:
+                    state = await self.etcd.load_all()
+                except Exception as e:  # noqa: BLE001 - changes() says Compacted again: relist again
+                    await asyncio.sleep(retry.failed(e))
+                    continue
+                retry.succeeded()
                 self._queue(_Relisted(state))
                 after = state.resource_version
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - every failure is retried (etcd_errors.Retry logs it)
+                await asyncio.sleep(retry.failed(e))
 
     def _queue(self, item: _Step | _Relisted) -> None:
         poke = not self._pending
@@ -179,9 +195,10 @@ class SharedStore(Store):
         try:
             revision = await self.etcd.current_revision()
         except Exception as e:  # noqa: BLE001 - the write itself will fail and say why
-            log.warning("cannot read etcd's revision: %s", e)
+            self._revision_reads.failed(e)  # logged once an episode; the next request tries again
             self._drain()
             return
+        self._revision_reads.succeeded()
         await self._catch_up(revision)
 
     async def _catch_up(self, revision: int) -> bool:
@@ -265,14 +282,14 @@ class SharedStore(Store):
             except FenceLost as e:
                 self._rollback(batch)
                 log.warning("binding refused: %s; this store binds no more", e)
-                self._fence_lost = True
+                self._fence_lost = True  # the group runs again: its bindings are refused (and counted) in _bind
                 continue
             except RequestTooLarge as e:
                 self._rollback(batch)
                 return self._answer(_failed(batch.replies, TooLarge(str(e))))
             except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
-                self._rollback(batch)
-                return self._answer(_failed(batch.replies, StoreError(f"store commit failed: {e}")))
+                self._rollback(batch)  # Unavailable when etcd could not answer (etcd_errors)
+                return self._answer(_failed(batch.replies, store_error(e, "store commit failed")))
             finally:
                 self._committing = None
             self.commits += 1
@@ -303,6 +320,7 @@ class SharedStore(Store):
 
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: _Batch) -> KubeObject:
         if self._fence_lost:
+            self.fence_refusals += 1
             raise NotLeader(f'binding pod "{ns}/{name}": this daemon is no longer the leader')
         obj = super()._bind(ns, name, node, uid, batch)
         self._fenced.add(obj.key)

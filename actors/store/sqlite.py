@@ -19,7 +19,11 @@ tightened, with a warning.
 
 A commit SQLite refuses for a reason that may pass (disk full, I/O error, a busy
 file) fails as Unavailable with SQLite's own message; the batch is rolled back
-in memory and the next one is tried afresh.
+in memory and the next one is tried afresh. A full disk is logged once per
+episode, and a reserve file lets batches of deletes commit while it lasts
+(actors.store.sqlite_space); `disk_full` tells the store to give deletes turns
+of their own meanwhile. Rows the store cannot use are quarantined at load
+(actors.store.sqlite_rows).
 """
 from __future__ import annotations
 
@@ -32,10 +36,12 @@ import sqlite3
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from actors.store.backend import LoadedState, Write
 from actors.store.messages import Unavailable
+from actors.store.sqlite_rows import load_rows
+from actors.store.sqlite_space import DEFAULT_RESERVE_BYTES, DiskSpace, is_disk_full
 
 log = logging.getLogger("ksched.store")
 
@@ -75,15 +81,20 @@ class SQLiteBackend:
 
     `synchronous` is SQLite's PRAGMA synchronous: FULL (default) survives power
     loss; NORMAL survives a process crash (kill -9) but may lose the last commits
-    on power loss, for more throughput.
+    on power loss, for more throughput. `reserve_bytes` is the disk reserve kept
+    for deletes (0: none); `max_pages` caps the file (PRAGMA max_page_count), a
+    full disk at that size (tests emulate one with it).
     """
 
-    def __init__(self, data_dir: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, synchronous: str = "FULL",
+                 reserve_bytes: int = DEFAULT_RESERVE_BYTES, max_pages: int | None = None) -> None:
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}")
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / DB_FILE
         self.synchronous = synchronous
+        self.max_pages = max_pages
+        self.space = DiskSpace(self.data_dir, self.path, reserve_bytes)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ksched-sqlite")
         self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
@@ -94,8 +105,9 @@ class SQLiteBackend:
 
     # --- StoreBackend ---------------------------------------------------------------
 
-    async def load_all(self) -> LoadedState:
-        return await self._run(self._load_all_sync)
+    async def load_all(self, max_object_bytes: int | None = None) -> LoadedState:
+        """Every usable row; rows that are not come back as `unreadable` (sqlite_rows)."""
+        return await self._run(lambda: self._load_all_sync(max_object_bytes))
 
     async def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
@@ -135,6 +147,8 @@ class SQLiteBackend:
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreUnreadable(f"{self.path}: schema version {version} is not supported (expected {SCHEMA_VERSION})")
+            if self.max_pages is not None:
+                conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreUnreadable(f"{self.path}: {exc}") from None
@@ -142,6 +156,7 @@ class SQLiteBackend:
             conn.close()
             raise
         self._conn = conn
+        self.space.ensure_reserve()
         return conn
 
     def _restrict_modes(self) -> None:
@@ -158,34 +173,31 @@ class SQLiteBackend:
             except FileNotFoundError:
                 pass
 
-    def _load_all_sync(self) -> LoadedState:
-        conn = self._open()
-        objects: list[dict[str, Any]] = []
-        unreadable: list[tuple[str, str, str]] = []
-        top = 0
-        for kind, key, rv, body in conn.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY resource_version"):
-            try:
-                raw = json.loads(body)
-            except (ValueError, TypeError, RecursionError):
-                raw = None
-            top = max(top, rv)
-            if not isinstance(raw, dict) or not isinstance(raw.get("metadata", {}), dict):
-                unreadable.append((str(kind), str(key), f"stored {kind} {key} is not a JSON object with metadata"))
-                continue
-            raw.setdefault("metadata", {})["resourceVersion"] = str(rv)
-            objects.append(raw)
-        row = conn.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
-        if row is not None:
-            top = max(top, row[0])
-        return LoadedState(objects=objects, resource_version=top, unreadable=unreadable)
+    def _load_all_sync(self, max_object_bytes: int | None) -> LoadedState:
+        return load_rows(self._open(), max_object_bytes)
+
+    @property
+    def disk_full(self) -> bool:
+        """The last commit that was not only deletes found the disk full."""
+        return self.space.full
 
     def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
         conn = self._open()
+        deletes_only = all(body is None for _, _, _, body in rows)
         try:
-            self._write_rows(conn, rows)
+            try:
+                self._write_rows(conn, rows)
+            except sqlite3.OperationalError as exc:
+                if not (deletes_only and is_disk_full(exc)):
+                    raise
+                self.space.make_room(conn)
+                self._write_rows(conn, rows)
         except sqlite3.OperationalError as exc:
             # disk full, an I/O error, a locked file: say what SQLite said; a later batch may succeed
+            if is_disk_full(exc):
+                self.space.refused(exc)
             raise Unavailable(f"store commit failed: {exc}") from None
+        self.space.committed(deletes_only)
 
     @staticmethod
     def _write_rows(conn: sqlite3.Connection, rows: list[tuple[str, str, int, str | None]]) -> None:

@@ -6,14 +6,17 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 from actors.store import Store
-from actors.store.memory import InMemoryBackend
+from actors.store.backend import StoreBackend
+from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 
 
 @asynccontextmanager
-async def running(backend: InMemoryBackend | None = None, validate_names: bool = True
-                  ) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(backend, validate_names=validate_names)
+async def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
+                  limits: StoreLimits | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
+    """A loaded, running Store on `backend` (a new in-memory one by default); the
+    backend is closed at the end (a SQLite file is then free for the next store)."""
+    store = Store(backend, validate_names=validate_names, limits=limits)
     await store.load()
     async with asyncio.TaskGroup() as tg:
         tg.create_task(store.run())
@@ -21,6 +24,7 @@ async def running(backend: InMemoryBackend | None = None, validate_names: bool =
             yield store, StoreClient(store)
         finally:
             store.inbox.close()
+    await store.close()
 
 
 def pod(name: str, *, ns: str = "default", labels: dict[str, str] | None = None, cpu: str = "100m",

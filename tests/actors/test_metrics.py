@@ -38,6 +38,9 @@ class RecordingSink:
     def preemption_victims(self, victims: int) -> None:
         self.calls.append(("preemption_victims", victims))
 
+    def failure_reused(self, profile: str) -> None:
+        self.calls.append(("failure_reused", profile))
+
     def of(self, method: str) -> list[tuple[Any, ...]]:
         return [c[1:] for c in self.calls if c[0] == method]
 

@@ -270,7 +270,7 @@ async def test_a_victim_stays_terminating_by_preemption_in_the_cache_until_its_d
             fwk.handle.set_snapshot(s.snapshot)
             return preemption.pod_eligible_to_preempt_others(high, None)
 
-        s.evict(low, high, "preempted by default/high on node n1")  # the store has not seen the delete yet
+        s.preemption.evict(low, high, "preempted by default/high on node n1")  # the store has not seen the delete yet
         assert pod_terminating_by_preemption(s.cache.get_pod("default/low"))
         assert eligible() == (False, "not eligible due to a terminating pod on the nominated node.")
         await p.run_until_quiescent()

@@ -5,7 +5,7 @@ import pytest
 
 from actors.queue.scheduling_queue import SchedulingQueue, backoff_duration_ns
 from framework.api.objects import Node, Pod
-from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, QueuedPodInfo, QueueingHint, Status
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, Code, QueuedPodInfo, QueueingHint, Status
 from framework.plugins.queuesort.priority_sort import PrioritySort
 from framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 
@@ -40,7 +40,8 @@ def new_queue(hints: dict | None = None, **kw) -> SchedulingQueue:
         "VolumeBinding": [ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add))],
         "SchedulingGates": gates.events_to_register(),
     }
-    return SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hint_map, **kw)
+    return SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hint_map,
+                           hint_maps=[hint_map], **kw)
 
 
 def fail(q: SchedulingQueue, now: float, *plugins: str) -> str:
@@ -259,3 +260,70 @@ def test_a_pod_never_attempted_does_not_back_off() -> None:
     q = new_queue()
     fresh = QueuedPodInfo(pod=pod("p"), attempts=0)  # requeued after an error, never popped
     assert q.add_unschedulable_if_not_present(fresh, 5.0) == "active"
+
+
+SERVICE_ADD = ClusterEvent("Service", ActionType.Add, "ServiceAdd")
+
+
+def test_an_event_no_plugin_registered_for_is_not_recorded_for_in_flight_pods() -> None:
+    q = new_queue()
+    q.add(pod("p"), 0.0)
+    assert q.pop() is not None
+    q.move_all_to_active_or_backoff(SERVICE_ADD, None, None, 0.1)
+    assert q.recorded_events() == []
+    q.move_all_to_active_or_backoff(NODE_ADD, None, node("n"), 0.2)  # NodeResourcesFit registered it
+    assert [e for _, e in q.recorded_events()] == [NODE_ADD]
+
+
+def test_an_event_no_plugin_registered_for_moves_no_pod() -> None:
+    """A pod gated by a PreEnqueue plugin (no rejector plugins recorded) would take
+    any event as a reason to try PreEnqueue again; one nobody registered for is not."""
+    admit = {"now": False}
+
+    def pre_enqueue(p: Pod) -> Status:
+        return Status() if admit["now"] else Status(Code.UnschedulableAndUnresolvable, "not yet", plugin="Gate")
+
+    hints = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent("Node", ActionType.Add))]}
+    q = SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints,
+                        hint_maps=[hints])
+    q.add(pod("p"), 0.0)
+    assert q.where("default/p") == "gated"
+    admit["now"] = True
+    assert q.move_all_to_active_or_backoff(SERVICE_ADD, None, None, 1.0) == 0
+    assert q.where("default/p") == "gated"
+    assert q.move_all_to_active_or_backoff(NODE_ADD, None, node("n"), 2.0) == 1
+def _held_queue(held: set[str]) -> SchedulingQueue:
+    """A queue whose PreEnqueue holds the pods named in `held` (as DefaultPreemption
+    holds a preemptor while its preemption runs)."""
+    def pre_enqueue(p: Pod) -> Status:
+        if p.name in held:
+            return Status(Code.UnschedulableAndUnresolvable, "waiting", plugin="DefaultPreemption")
+        return Status()
+
+    hints = {"VolumeBinding": [ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add))]}
+    return SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints,
+                           hint_maps=[hints])
+
+
+def test_pre_enqueue_runs_on_the_way_into_backoff_since_a_pod_may_be_popped_from_there() -> None:
+    held = set()
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    fail(q, 0.0, "VolumeBinding")
+    held.add("p")
+    q.move_all_to_active_or_backoff(PVC_ADD, None, None, 0.5)  # still backing off
+    assert q.where("default/p") == "gated" and q.pop() is None
+
+
+def test_regate_lets_a_pod_go_once_the_gate_lifts_and_leaves_others_alone() -> None:
+    held = {"p"}
+    q = _held_queue(held)
+    q.add(pod("p"), 0.0)
+    assert q.where("default/p") == "gated"
+    q.regate("default/p", "DefaultPreemption", 1.0)
+    assert q.where("default/p") == "gated"  # the gate still holds
+    held.clear()
+    q.regate("default/p", "SchedulingGates", 1.0)
+    assert q.where("default/p") == "gated"  # another plugin's gate: left alone
+    q.regate("default/p", "DefaultPreemption", 1.0)
+    assert q.where("default/p") == "active"

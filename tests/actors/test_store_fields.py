@@ -1,6 +1,7 @@
-"""The Store fills the fields the server owns, for every client alike: uid and
-creationTimestamp (on the store's clock) once, generateName, and what a re-apply
-or an update keeps (uid, creationTimestamp, status, a pod's server-set spec fields)."""
+"""The Store fills the fields the server owns, for every client alike: uid,
+creationTimestamp (on the store's clock) and generation once, whatever the writer
+set, no deletionTimestamp on create, generateName, and what a re-apply or an
+update keeps (the system fields, status, a pod's server-set spec fields)."""
 from __future__ import annotations
 
 import asyncio
@@ -51,11 +52,48 @@ async def test_a_created_object_gets_a_uuid_and_its_creation_time_from_the_store
     assert UUID.match(node["metadata"]["uid"]) and node["metadata"]["uid"] != created["metadata"]["uid"]
 
 
-async def test_uid_and_creation_time_the_writer_set_are_kept() -> None:
+CLIENT_SET = {"uid": "my-uid", "creationTimestamp": "2020-05-01T10:00:00Z", "generation": 7,
+              "resourceVersion": "999", "deletionTimestamp": "2020-05-01T10:00:00Z", "deletionGracePeriodSeconds": 30}
+
+
+async def test_on_create_the_server_sets_its_own_fields_whatever_the_writer_set() -> None:
+    """rest.BeforeCreate and FillObjectMetaSystemFields: a new uid and creation time,
+    generation 1, the store's resourceVersion, no deletionTimestamp (a pod created
+    with one used to be taken for terminating and never scheduled)."""
     async with running(Clock(NEW_YEAR)) as c:
-        created = await c.create(pod("p", uid="my-uid", creationTimestamp="2020-05-01T10:00:00Z"))
-    assert created["metadata"]["uid"] == "my-uid"
-    assert created["metadata"]["creationTimestamp"] == "2020-05-01T10:00:00Z"
+        created = await c.create(pod("p", **CLIENT_SET))
+        applied = (await c.apply([pod("q", **CLIENT_SET)]))[0]
+    for obj in (created, applied):
+        meta = obj["metadata"]
+        assert UUID.match(meta["uid"]) and meta["uid"] != "my-uid"
+        assert meta["creationTimestamp"] == "2026-01-01T00:00:00Z"
+        assert meta["generation"] == 1
+        assert meta["resourceVersion"] != "999"
+        assert "deletionTimestamp" not in meta and "deletionGracePeriodSeconds" not in meta
+
+
+async def test_on_update_the_system_fields_are_the_stored_ones_and_generation_counts_spec_changes() -> None:
+    clock = Clock(NEW_YEAR)
+    async with running(clock) as c:
+        first = await c.create(pod("p"))
+        uid = first["metadata"]["uid"]
+        clock.now += 60
+        mine = {k: v for k, v in CLIENT_SET.items() if k != "resourceVersion"}  # that one is a precondition
+        relabelled = await c.update(pod("p", labels={"x": "y"}, **{**mine, "uid": uid}))
+        changed = pod("p", uid=uid, creationTimestamp="2020-05-01T10:00:00Z", generation=1)
+        changed["spec"]["activeDeadlineSeconds"] = 30
+        respecced = (await c.apply([changed]))[0]
+        try:
+            await c.update(pod("p", uid="someone-else"))
+        except Exception as e:  # noqa: BLE001 - asserted below
+            refused = e
+    for obj, generation in ((relabelled, 1), (respecced, 2)):
+        meta = obj["metadata"]
+        assert meta["uid"] == uid and meta["creationTimestamp"] == first["metadata"]["creationTimestamp"]
+        assert meta["generation"] == generation
+        assert "deletionTimestamp" not in meta and "deletionGracePeriodSeconds" not in meta
+    assert type(refused).__name__ == "Invalid" and refused.field == "metadata.uid"  # type: ignore[attr-defined]
+    assert "field is immutable" in str(refused)
 
 
 async def test_applying_the_same_manifest_twice_keeps_uid_creation_time_status_and_binding() -> None:

@@ -86,7 +86,6 @@ async def test_pods_loaded_from_a_real_sqlite_file_share_their_containers_and_re
         for name in ("a", "b"):
             await c.create(pod(name, labels={"app": "web"}))
         await c.bind("default", "a", "n1")
-    await first.close()
     store = Store(SQLiteBackend(str(tmp_path)))
     await store.load()
     a, b = store.peek("Pod", "default", "a"), store.peek("Pod", "default", "b")

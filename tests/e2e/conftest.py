@@ -58,6 +58,7 @@ class DaemonProcess:
     port: int = 0
     http_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    preexec_fn: Callable[[], None] | None = None  # run in the child before exec (e.g. lower a limit)
 
     @property
     def server(self) -> str:
@@ -68,7 +69,7 @@ class DaemonProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "transport.cli.main", "serve", "--data-dir", str(self.data_dir),
              "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
-            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.preexec_fn)
         poll(self._ready, "the daemon's /readyz")
         return self
 
@@ -112,8 +113,9 @@ class DaemonProcess:
 def daemon_factory(tmp_path: Path) -> Iterator[Callable[..., DaemonProcess]]:
     started: list[DaemonProcess] = []
 
-    def make(*extra_args: str, data_dir: Path | None = None) -> DaemonProcess:
-        d = DaemonProcess(data_dir or tmp_path / "data", list(extra_args)).start()
+    def make(*extra_args: str, data_dir: Path | None = None,
+             preexec_fn: Callable[[], None] | None = None) -> DaemonProcess:
+        d = DaemonProcess(data_dir or tmp_path / "data", list(extra_args), preexec_fn=preexec_fn).start()
         started.append(d)
         return d
 

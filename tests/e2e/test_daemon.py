@@ -138,7 +138,7 @@ class Raw:
 def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clients_are_served(daemon_factory, tmp_path):
     config = tmp_path / "ksched.yaml"
     token = tmp_path / "token"
-    token.write_text("e2e-token\n")
+    token.write_text("e2e-token-0123456\n")
     token.chmod(0o600)
     config.write_text(yaml.safe_dump_all([
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -147,12 +147,12 @@ def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clie
          "tokenFile": str(token)},
     ]))
     d = daemon_factory("--config", str(config))
-    with d.client(token="e2e-token") as other:
+    with d.client(token="e2e-token-0123456") as other:
         other.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                       "status": {"allocatable": {"cpu": "1"}}}])
 
         raw = Raw(d)
-        raw.send(encode_frame({"id": 1, "op": "hello", "token": "e2e-token"}))
+        raw.send(encode_frame({"id": 1, "op": "hello", "token": "e2e-token-0123456"}))
         assert raw.recv()["ok"] is True
         raw.send(struct.pack(">I", 4) + b"\xc1\x00\xff\xc1")
         assert raw.recv()["error"]["reason"] == "Invalid"
@@ -177,7 +177,7 @@ def test_garbage_oversize_and_wrong_typed_frames_get_their_errors_and_other_clie
     assert d.terminate() == 0  # SIGTERM: a graceful stop
 
     d2 = daemon_factory("--config", str(config), data_dir=d.data_dir)
-    with d2.client(token="e2e-token") as c:
+    with d2.client(token="e2e-token-0123456") as c:
         assert [n["metadata"]["name"] for n in c.list("Node")[0]] == ["n1"]
         assert c.stats()["resourceVersion"] == 1
 

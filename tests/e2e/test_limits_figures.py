@@ -28,7 +28,7 @@ from transport.protocol.wire import ApiError, Reason
 
 from tests.e2e.conftest import DaemonProcess
 
-TOKEN = "figures-token"
+TOKEN = "figures-token-0123"
 BIG = bool(os.environ.get("KSCHED_BIG"))
 
 

@@ -168,10 +168,10 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
 
 
 def test_with_a_token_the_page_shows_only_the_login_form_until_the_right_token_is_given(daemon_factory, tmp_path: Path) -> None:  # noqa: F811
-    (tmp_path / "token").write_text("s3cret\n")
+    (tmp_path / "token").write_text("s3cret-page-token\n")
     (tmp_path / "token").chmod(0o600)  # a token others can read is refused
     d = daemon_factory("--token-file", str(tmp_path / "token"))
-    with d.client("s3cret") as c:
+    with d.client("s3cret-page-token") as c:
         c.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
                   "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}])
 
@@ -186,7 +186,7 @@ def test_with_a_token_the_page_shows_only_the_login_form_until_the_right_token_i
         expect(page.locator("#login-error")).to_contain_text("token", timeout=SECONDS)
         expect(page.locator("#app")).to_be_hidden()
 
-        page.fill("#token", "s3cret")
+        page.fill("#token", "s3cret-page-token")
         page.click("#login button")
         expect(bar(page, "node-a", "cpu")).to_have_text("0/4", timeout=SECONDS)
         expect(page.locator("#login")).to_be_hidden()

@@ -124,13 +124,14 @@ async def test_a_list_returns_the_revision_it_read_at_and_a_watch_from_it_gets_o
 async def test_a_binding_without_the_leader_fence_is_refused_and_the_pod_stays_unbound(
         make_backend, etcd_settings) -> None:
     held = Fence(f"{etcd_settings.prefix}/leases/kube-system/kube-scheduler", 1)  # a key that does not exist
-    async with running(make_backend(fence=lambda: held)) as (_, a):
+    async with running(make_backend(fence=lambda: held)) as (store, a):
         await a.apply([node("n1"), pod("p")])
         with pytest.raises(NotLeader, match="no longer the leader"):
             await a.bind("default", "p", "n1")
         with pytest.raises(NotLeader):  # and it stays refused
             await a.bind("default", "p", "n1")
         assert "nodeName" not in (await a.get("Pod", "default", "p"))["spec"]
+        assert store.fence_refusals == 2  # each refused binding once (ksched stats: fenceRefusals)
 
 
 async def test_a_binding_under_a_held_fence_binds_once(make_backend, etcd_settings) -> None:

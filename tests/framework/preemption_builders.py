@@ -6,6 +6,7 @@ from typing import Any
 
 from framework.api.objects import Node, Pod, PodDisruptionBudget
 from framework.cache import PodInfo, Snapshot
+from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, Status
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
@@ -66,11 +67,12 @@ class ExtensionErrors:
 
 
 class Cluster:
-    """A snapshot, a handle recording evictions, and a Framework with NodeResourcesFit
+    """A snapshot, a handle recording evictions (or asynchronous preemption jobs), and a Framework with NodeResourcesFit
     at PreFilter/Filter and DefaultPreemption at PostFilter."""
 
     def __init__(self, nodes: list[Node], pods: list[Pod], *, objects: list[Any] = (), extra: list[Any] = (),
-                 nominated: dict[str, list[Pod]] | None = None, args: dict[str, Any] | None = None) -> None:
+                 nominated: dict[str, list[Pod]] | None = None, args: dict[str, Any] | None = None,
+                 async_preemption: bool = False) -> None:
         self.snapshot = Snapshot.build(nodes, pods)
         self.waiting = WaitingPodsMap()
         nominated = nominated or {}
@@ -80,6 +82,8 @@ class Cluster:
             waiting_pods=self.waiting,
             nominated=lambda n: [PodInfo(p) for p in nominated.get(n, [])],
             rand=random.Random(0),
+            # Synchronous unless asked: evictions land in handle.evicted.
+            features=FeatureGates({"SchedulerAsyncPreemption": async_preemption}),
         )
         self.preemption = DefaultPreemption.new(args, self.handle)
         fit = NodeResourcesFit.new(None, self.handle)

@@ -74,7 +74,7 @@ def test_with_no_file_the_default_profile_is_upstreams_multipoint_list():
 def test_the_default_profile_builds_with_upstreams_points_and_weights():
     fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
     assert fwk.points["queueSort"] == ["PrioritySort"]
-    assert fwk.points["preEnqueue"] == ["SchedulingGates"]
+    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DefaultPreemption"]  # DefaultPreemption since 1.33
     assert fwk.points["filter"] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
@@ -171,3 +171,35 @@ def test_out_of_tree_plugins_load_from_module_and_class():
         {"name": "tests.framework.out_of_tree:AlwaysNo"}]}}}]})
     fwk = build_frameworks(cfg, FrameworkHandle(), registry())["default-scheduler"]
     assert fwk.points["filter"] == ["AlwaysNo"]
+
+
+# --- one queue sort for all profiles ------------------------------------------------------------
+
+def _two_profiles(second_plugins: dict, second_config: list | None = None) -> dict:
+    return {"profiles": [
+        {"schedulerName": "a"},
+        {"schedulerName": "b", "plugins": second_plugins, "pluginConfig": second_config or []},
+    ]}
+
+
+def test_profiles_whose_queue_sort_sets_differ_are_rejected():
+    with pytest.raises(ConfigError) as err:
+        load_config(_two_profiles({"queueSort": {"enabled": [{"name": "Coscheduling"}],
+                                                 "disabled": [{"name": "*"}]}}))
+    assert str(err.value).startswith("profiles[1].plugins.queueSort: Invalid value: ")
+    assert str(err.value).endswith(": has to match for all profiles")
+
+
+def test_profiles_whose_queue_sort_in_effect_differs_are_rejected_at_build():
+    """Through multiPoint the sets as written are alike (empty) but the sort in effect
+    differs: upstream's profile map refuses it when the scheduler starts."""
+    cfg = load_config(_two_profiles({"multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                                                    "disabled": [{"name": "PrioritySort"}]}}))
+    with pytest.raises(ConfigError) as err:
+        build_frameworks(cfg, FrameworkHandle())
+    assert str(err.value) == 'different queue sort plugins for profile "b": "Coscheduling", first: "PrioritySort"'
+
+
+def test_profiles_with_one_queue_sort_are_accepted():
+    cfg = load_config({"profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]})
+    assert set(build_frameworks(cfg, FrameworkHandle())) == {"a", "b"}

@@ -36,13 +36,14 @@ def workload(seed: int, num_nodes: int, num_pods: int) -> tuple[list[dict[str, A
         batch = []
         for i in range(num_pods // 3):
             raw = dict(random_pod(rng, f"p{b}-{i}").raw)
-            raw["metadata"] = {k: v for k, v in raw["metadata"].items() if k != "uid"}
+            # A uid of its own: Preempted events name the preemptor by uid.
+            raw["metadata"] = {**{k: v for k, v in raw["metadata"].items() if k != "uid"}, "uid": f"uid-p{b}-{i}"}
             batch.append({"kind": "Pod", **raw})
         if b > 0:
             # Big high-priority pods: most fit only after evicting lower-priority ones.
             for i in range(num_pods // 15):
                 raw = dict(random_pod(rng, f"vip{b}-{i}").raw)
-                raw["metadata"] = {k: v for k, v in raw["metadata"].items() if k != "uid"}
+                raw["metadata"] = {**{k: v for k, v in raw["metadata"].items() if k != "uid"}, "uid": f"uid-vip{b}-{i}"}
                 raw["spec"] = {**raw["spec"], "priority": 1000}
                 raw["spec"]["containers"] = [{"name": "c", "image": "img/a:1",
                                               "resources": {"requests": {"cpu": rng.choice(["1", "2", "3"]),

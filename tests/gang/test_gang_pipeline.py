@@ -218,5 +218,5 @@ async def test_a_gang_that_cannot_fit_even_by_preempting_is_rejected_early() -> 
         await p.client.apply(objs("Pod", [pod(f"g-{i}", 2, "g", priority=100) for i in range(2)]))
         await p.run_until_quiescent(max_seconds=60)
         assert not any((await bound(p, "g")).values())
-        assert [n for n in calls.permits if n.startswith("g-")] == [] and not p.scheduler.preempted
+        assert [n for n in calls.permits if n.startswith("g-")] == [] and not p.scheduler.preemption.preempted and not p.preemption.preempted
         assert "cannot be placed node by node" in condition_message(await p.client.get("Pod", "default", "g-0"))

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -142,12 +145,63 @@ def test_serve_with_a_missing_config_file_exits_2_naming_the_flag(tmp_path, caps
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
 def test_a_token_file_others_can_read_is_refused_as_ssh_refuses_a_key(tmp_path, mode):
     token = tmp_path / "token"
-    token.write_text("t\n")
+    token.write_text("sixteen-bytes-ok\n")
     token.chmod(mode)
     with pytest.raises(ValidationError, match=rf"^tokenFile: permissions {mode:04o} for .* are too open"):
         DaemonConfig(token_file=token).read_token()
     token.chmod(0o600)
-    assert DaemonConfig(token_file=token).read_token() == "t"
+    assert DaemonConfig(token_file=token).read_token() == "sixteen-bytes-ok"
+
+
+def test_a_token_shorter_than_16_bytes_is_refused_saying_so(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("x\n")
+    token.chmod(0o600)
+    with pytest.raises(ValidationError, match=r"^tokenFile: .*: the token is 1 bytes; at least 16 are required"):
+        DaemonConfig(token_file=token).read_token()
+    token.write_text("fifteen-bytes-x\n")
+    with pytest.raises(ValidationError, match="the token is 15 bytes"):
+        DaemonConfig(token_file=token).read_token()
+
+
+def test_a_fifo_or_a_directory_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)  # no writer: a blocking open would wait forever
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            DaemonConfig(token_file=fifo).read_token()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)  # a daemon thread: a hang cannot block the run's exit
+    reader.start()
+    reader.join(timeout=60)  # a hang guard, not a speed threshold
+    assert outcome, "reading a FIFO token file blocked"
+    assert isinstance(outcome[0], ValidationError)
+    assert re.match(r"^tokenFile: .*fifo: not a regular file \(a FIFO\)", str(outcome[0]))
+    (tmp_path / "dir").mkdir(mode=0o700)
+    with pytest.raises(ValidationError, match=r"not a regular file \(a directory\)"):
+        DaemonConfig(token_file=tmp_path / "dir").read_token()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+def test_a_token_file_owned_by_another_user_is_refused_naming_both_uids(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("sixteen-bytes-ok\n")
+    token.chmod(0o600)
+    os.chown(token, 65534, 65534)
+    with pytest.raises(ValidationError, match=r"owned by uid 65534, not by the daemon's user \(uid 0\)"):
+        DaemonConfig(token_file=token).read_token()
+
+
+def test_a_token_file_that_is_not_utf8_is_refused(tmp_path):
+    token = tmp_path / "token"
+    token.write_bytes(b"\xff" * 20)
+    token.chmod(0o600)
+    with pytest.raises(ValidationError, match="not UTF-8 text"):
+        DaemonConfig(token_file=token).read_token()
 
 
 def test_limits_are_read_from_the_daemon_configuration_and_checked_by_name():
@@ -165,3 +219,22 @@ def test_limits_are_read_from_the_daemon_configuration_and_checked_by_name():
         with pytest.raises(ValidationError) as err:
             parse_config_text(f"apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n{text}\n")
         assert str(err.value).startswith(message)
+
+
+def test_http_and_auth_throttle_limits_are_read_checked_and_flags_win():
+    cfg = parse_config_text(DAEMON_HEAD + "limits: {maxHttpConnections: 5, httpIdleTimeoutSeconds: 2.5, "
+                            "authFailureBurst: 3, authFailuresPerSecond: 0.5, maxAuthFailureAddresses: 7}\n").daemon
+    assert (cfg.http_limits.max_connections, cfg.http_limits.idle_timeout) == (5, 2.5)
+    assert (cfg.auth_throttle.burst, cfg.auth_throttle.per_second, cfg.auth_throttle.max_addresses) == (3, 0.5, 7)
+    flagged = apply_flags(cfg, max_http_connections=9, http_idle_timeout=1)
+    assert (flagged.http_limits.max_connections, flagged.http_limits.idle_timeout) == (9, 1.0)
+    for text, message in [
+        ("limits: {maxHttpConnections: 0}", "DaemonConfiguration.limits.maxHttpConnections: must be greater than"),
+        ("limits: {httpIdleTimeoutSeconds: 0}", "DaemonConfiguration.limits.httpIdleTimeoutSeconds: must be greater"),
+        ("limits: {authFailureBurst: many}", "DaemonConfiguration.limits.authFailureBurst: must be an integer"),
+    ]:
+        with pytest.raises(ValidationError) as err:
+            parse_config_text(DAEMON_HEAD + text + "\n")
+        assert str(err.value).startswith(message)
+    with pytest.raises(ValidationError, match="^--http-idle-timeout: must be greater than 0"):
+        apply_flags(cfg, http_idle_timeout=0)

@@ -72,5 +72,8 @@ async def test_every_scheduler_series_has_samples_after_scheduling_over_the_pipe
     results = {s.labels["result"]: s.value for s in samples["scheduler_schedule_attempts_total"]}
     assert results["scheduled"] == 6 and results["unschedulable"] >= 1
     assert {s.labels["profile"] for s in samples["scheduler_schedule_attempts_total"]} == {"default-scheduler"}
-    assert [s.value for s in samples["scheduler_preemption_victims_sum"]] == [4.0]
+    # Asynchronous preemption (the default): vip-1's cycle sees vip-0 nominated on n0 and
+    # its two victims not yet deleted, so it needs all four low pods gone and counts them
+    # (2 + 4), as upstream's prepareCandidateAsync observes its candidate's victims.
+    assert [s.value for s in samples["scheduler_preemption_victims_sum"]] == [6.0]
     assert {s.labels["result"] for s in samples["scheduler_permit_wait_duration_seconds_count"]} == {"Success"}

@@ -154,7 +154,7 @@ async def test_the_data_dir_is_the_owners_alone(tmp_path):
         modes = {p.name: oct(p.stat().st_mode & 0o777) for p in d.iterdir()}
         await b.close()
         assert oct(d.stat().st_mode & 0o777) == "0o700"
-        assert modes == {"store.db": "0o600", "store.db-wal": "0o600", "store.db-shm": "0o600"}
+        assert modes == {"store.db": "0o600", "store.db-wal": "0o600", "store.db-shm": "0o600", "store.reserve": "0o600"}
 
 
 async def test_a_full_disk_is_unavailable_with_sqlites_reason_and_the_store_recovers_when_space_returns(tmp_path):

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 
 import yaml
 
 from framework.api.errors import ValidationError
 from transport.client.tcp import SyncClient, applied_items, client_tls_context
 from transport.cli.describe import describe_node, describe_pod, describe_podgroup, explain_report
+from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 from transport.cli.tables import (
     generic_table,
     is_namespaced,
@@ -40,27 +40,13 @@ class UsageError(Exception):
 # --- manifests ----------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """YAML timestamps become RFC 3339 strings, as the API carries them."""
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
-    """Every object in a YAML or JSON text: many documents, JSON arrays and `kind: List`."""
+    """Every object in a YAML or JSON text: many documents, JSON arrays and `kind: List`,
+    read as kubectl reads them (transport.protocol.manifests)."""
     try:
-        docs = list(yaml.safe_load_all(text))  # YAML is a superset of JSON
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{source}: not valid YAML or JSON: {exc}") from None
+        docs = load_all(text, source)  # YAML is a superset of JSON
+    except ManifestError as exc:
+        raise UsageError(f"{source}: not valid YAML or JSON: {exc.detail}") from None
     out: list[dict[str, Any]] = []
 
     def add(doc: Any, where: str) -> None:
@@ -74,7 +60,7 @@ def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
         elif isinstance(doc, dict):
             if not isinstance(doc.get("kind"), str):
                 raise UsageError(f"{source}: {where}: kind: is required")
-            out.append(_plain(doc))
+            out.append(doc)
         else:
             raise UsageError(f"{source}: {where}: must be an object, got {type(doc).__name__}")
 
@@ -83,21 +69,34 @@ def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
     return out
 
 
-def load_manifests(paths: Iterable[str], stdin: TextIO | None = None) -> list[dict[str, Any]]:
+def _read_text(data: bytes, source: str) -> str:
+    try:
+        return decode_utf8(data, source)
+    except ManifestError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def load_manifests(paths: Iterable[str], stdin: BinaryIO | TextIO | None = None) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
     for p in paths:
         if p == "-":
-            objects += parse_manifests((stdin or sys.stdin).read(), "<stdin>")
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            data = stream.read()
+            text = data if isinstance(data, str) else _read_text(data, "<stdin>")
+            objects += parse_manifests(text, "<stdin>")
             continue
         path = Path(p)
-        if path.is_dir():
-            files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
-        elif path.is_file():
-            files = [path]
-        else:
-            raise UsageError(f"{p}: no such file or directory")
-        for f in files:
-            objects += parse_manifests(f.read_text(), str(f))
+        try:
+            if path.is_dir():
+                files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
+            elif path.exists():
+                files = [path]
+            else:
+                raise UsageError(f"{p}: no such file or directory")
+            for f in files:
+                objects += parse_manifests(_read_text(f.read_bytes(), str(f)), str(f))
+        except OSError as exc:
+            raise UsageError(f"{exc.filename or p}: cannot read: {exc.strerror or exc}") from None
     return objects
 
 
@@ -117,6 +116,16 @@ def _run(args: argparse.Namespace, body: Callable[[SyncClient], int]) -> int:
         return 2
 
 
+def _read_manifests(paths: Iterable[str]) -> list[dict[str, Any]] | None:
+    """The objects in `paths`, read before connecting (as kubectl does), or None
+    once the reason they cannot be read is printed."""
+    try:
+        return load_manifests(paths)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return None
+
+
 def _namespace(args: argparse.Namespace, kind: str) -> str:
     if not is_namespaced(kind) or getattr(args, "all_namespaces", False):
         return ""
@@ -133,8 +142,11 @@ def _dump(obj: Any, fmt: str) -> str:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    objects = _read_manifests(args.filename)
+    if objects is None:
+        return 2
+
     def body(c: SyncClient) -> int:
-        objects = load_manifests(args.filename)
         if not objects:
             raise UsageError("no objects passed to apply")
         result = c.request("apply", objects=objects)  # one request: all or nothing
@@ -205,10 +217,14 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    objects = _read_manifests(args.filename) if args.filename else []
+    if objects is None:
+        return 2
+
     def body(c: SyncClient) -> int:
         targets: list[tuple[str, str, str]] = []
-        if args.filename:
-            for obj in load_manifests(args.filename):
+        if objects:
+            for obj in objects:
                 kind = resolve_kind(obj["kind"])
                 meta = obj.get("metadata") or {}
                 targets.append((kind, meta.get("name", ""), meta.get("namespace", "") or _namespace(args, kind)))
@@ -258,8 +274,12 @@ def _print_events(events: Iterator[Any], args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    objects = _read_manifests([args.filename])
+    if objects is None:
+        return 2
+
     def body(c: SyncClient) -> int:
-        pods = [o for o in load_manifests([args.filename]) if o.get("kind") == "Pod"]
+        pods = [o for o in objects if o.get("kind") == "Pod"]
         if len(pods) != 1:
             raise UsageError(f"explain needs exactly one Pod in {args.filename}, found {len(pods)}")
         result = c.explain(pods[0])

@@ -49,6 +49,14 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                    help="bytes of a watch's events a client may leave unread before the watch ends (default 64 MiB)")
     p.add_argument("--etcd-servers", metavar="HOST:PORT,...", default=None,
                    help="keep state in etcd at these endpoints (store.backend etcd; several daemons, one leader)")
+    p.add_argument("--max-http-connections", type=int, default=None, metavar="N",
+                   help="HTTP connections at once (limits.maxHttpConnections; default 1000)")
+    p.add_argument("--http-idle-timeout", type=float, default=None, metavar="SECONDS",
+                   help="close an HTTP connection that sends no complete request for this long "
+                        "(limits.httpIdleTimeoutSeconds; default 32)")
+    p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
+                   help="kube-scheduler's feature gates (over the config file's featureGates); "
+                        "unknown gates are an error")
     p.set_defaults(func=_cmd_serve)
 
 

@@ -35,6 +35,12 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
       maxEvents: 10000              # Kubernetes Events kept in all
       eventTTLSeconds: 3600         # kube-apiserver's --event-ttl
       clientWritesPerTurn: 100      # objects of client writes per store turn
+      maxHttpConnections: 1000      # HTTP port; at the limit the longest-idle one is closed, else 503
+      httpIdleTimeoutSeconds: 32    # HTTP: request headers due this long after connect or the last response
+      maxWebSocketStreams: 100      # the cluster page's streams (at most half of maxHttpConnections); more get 503
+      authFailureBurst: 10          # wrong tokens an address may send (any port) before it is throttled
+      authFailuresPerSecond: 1      # ... and then this many a second
+      maxAuthFailureAddresses: 10000
 
 Flags win over the file. Every field is checked, and an error names it
 (`DaemonConfiguration.listen: port must be between 0 and 65535`).
@@ -49,13 +55,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from actors.leader_election import LeaderElectionConfig
 from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
 from actors.store.limits import StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
+from transport.http.limits import HttpLimits
+from transport.protocol.manifests import ManifestError, load_all
+from transport.server.auth_throttle import AuthThrottleLimits
 from transport.server.tcp import ServerLimits
 
 API_VERSION = "ksched.io/v1alpha1"
@@ -115,24 +122,63 @@ class DaemonConfig:
     leader_election: LeaderElectionConfig = LeaderElectionConfig()
     server_limits: ServerLimits = ServerLimits()
     store_limits: StoreLimits = StoreLimits()
+    http_limits: HttpLimits = HttpLimits()
+    auth_throttle: AuthThrottleLimits = AuthThrottleLimits()
 
     def read_token(self) -> str | None:
-        if self.token_file is None:
-            return None
-        try:
-            with open(self.token_file) as f:
-                mode = os.fstat(f.fileno()).st_mode
-                # as ssh refuses a private key others can read: a secret must be the owner's alone
-                if mode & 0o077:
-                    raise ValidationError("tokenFile", f"permissions {stat.S_IMODE(mode):04o} for {self.token_file} "
-                                                       "are too open: it must not be accessible by group or others "
-                                                       "(chmod 600)")
-                token = f.read().strip()
-        except OSError as exc:
-            raise ValidationError("tokenFile", f"cannot read {self.token_file}: {exc.strerror}") from None
-        if not token:
-            raise ValidationError("tokenFile", f"{self.token_file} is empty")
-        return token
+        return None if self.token_file is None else read_token_file(self.token_file)
+
+
+MIN_TOKEN_BYTES = 16
+
+
+def read_token_file(path: Path) -> str:
+    """The token in `path`, which must be a regular file owned by this process's
+    user, not accessible by group or others (as ssh insists for a private key), and
+    hold at least MIN_TOKEN_BYTES bytes of UTF-8 once surrounding whitespace is
+    stripped. Opened without blocking, so a FIFO is refused rather than waited on;
+    every refusal says which check failed."""
+    def refuse(why: str) -> ValidationError:
+        return ValidationError("tokenFile", f"{path}: {why}")
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ValidationError("tokenFile", f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise refuse(f"not a regular file (a {_file_type(st.st_mode)}); the token must be in a plain file")
+        if st.st_uid != os.geteuid():
+            raise refuse(f"owned by uid {st.st_uid}, not by the daemon's user (uid {os.geteuid()})")
+        if st.st_mode & 0o077:
+            raise ValidationError("tokenFile", f"permissions {stat.S_IMODE(st.st_mode):04o} for {path} are too "
+                                  "open: it must not be accessible by group or others (chmod 600)")
+        data = os.read(fd, 64 * 1024 + 1)
+    except OSError as exc:
+        raise ValidationError("tokenFile", f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > 64 * 1024:
+        raise refuse("longer than 64 KiB; a token is one line")
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text") from None
+    if not token:
+        raise refuse("is empty")
+    if len(token.encode()) < MIN_TOKEN_BYTES:
+        raise refuse(f"the token is {len(token.encode())} bytes; at least {MIN_TOKEN_BYTES} are required "
+                     "(e.g. head -c 32 /dev/urandom | base64 > FILE)")
+    return token
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISDIR, "directory"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
 
 
 @dataclass(slots=True)
@@ -179,6 +225,12 @@ _LIMITS: dict[str, tuple[str, str, type, float]] = {
     "maxEvents": ("store", "max_events", int, 1),
     "eventTTLSeconds": ("store", "event_ttl_seconds", float, 0.001),
     "clientWritesPerTurn": ("store", "client_writes_per_turn", int, 1),
+    "maxHttpConnections": ("http", "max_connections", int, 1),
+    "httpIdleTimeoutSeconds": ("http", "idle_timeout", float, 0.001),
+    "maxWebSocketStreams": ("http", "max_websockets", int, 1),
+    "authFailureBurst": ("auth", "burst", int, 1),
+    "authFailuresPerSecond": ("auth", "per_second", float, 0.001),
+    "maxAuthFailureAddresses": ("auth", "max_addresses", int, 1),
 }
 
 
@@ -186,6 +238,7 @@ def _parse_limits(doc: object, max_frame_bytes: int) -> dict[str, Any]:
     limits = _expect(doc or {}, dict, "limits", "an object")
     server: dict[str, Any] = {"max_frame_bytes": max_frame_bytes}
     store: dict[str, Any] = {}
+    groups: dict[str, dict[str, Any]] = {"server": server, "store": store, "http": {}, "auth": {}}
     for key, value in limits.items():
         if key not in _LIMITS:
             raise ValidationError(f"limits.{key}", f"unknown field; known fields: {', '.join(sorted(_LIMITS))}")
@@ -194,11 +247,12 @@ def _parse_limits(doc: object, max_frame_bytes: int) -> dict[str, Any]:
                     "a number" if typ is float else "an integer")
         if n < minimum:
             raise ValidationError(f"limits.{key}", f"must be greater than or equal to {minimum:g}")
-        (server if which == "server" else store)[attr] = typ(n)
+        groups[which][attr] = typ(n)
     server.setdefault("max_hello_bytes", min(ServerLimits().max_hello_bytes, max_frame_bytes))
     if server["max_hello_bytes"] > max_frame_bytes:
         raise ValidationError("limits.maxHelloBytes", f"must not be above maxFrameBytes ({max_frame_bytes})")
-    return {"server_limits": ServerLimits(**server), "store_limits": StoreLimits(**store)}
+    return {"server_limits": ServerLimits(**server), "store_limits": StoreLimits(**store),
+            "http_limits": HttpLimits(**groups["http"]), "auth_throttle": AuthThrottleLimits(**groups["auth"])}
 
 
 def parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
@@ -354,9 +408,9 @@ def _parse_leader_election(doc: Mapping[str, Any]) -> LeaderElectionConfig:
 def parse_config_text(text: str, source: str = "config") -> ServeConfig:
     """Split a config file into its KubeSchedulerConfiguration and DaemonConfiguration."""
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ValidationError(source, f"not valid YAML: {exc}") from None
+        docs = [d for d in load_all(text, source) if d is not None]  # as kubectl reads YAML
+    except ManifestError as exc:
+        raise ValidationError(source, f"not valid YAML: {exc.detail}") from None
     out = ServeConfig()
     seen: set[str] = set()
     for i, doc in enumerate(docs):
@@ -379,13 +433,21 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
 
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
                 data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
-                etcd_servers: str | None = None, max_watch_backlog_bytes: int | None = None) -> DaemonConfig:
+                etcd_servers: str | None = None, max_http_connections: int | None = None,
+                http_idle_timeout: float | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
-    if max_watch_backlog_bytes is not None:
-        if max_watch_backlog_bytes < 1024:
-            raise ValidationError("--max-watch-backlog-bytes", "must be greater than or equal to 1024")
-        kw["server_limits"] = dataclasses.replace(cfg.server_limits, max_watch_backlog_bytes=max_watch_backlog_bytes)
+    http_kw: dict[str, Any] = {}
+    if max_http_connections is not None:
+        if max_http_connections < 1:
+            raise ValidationError("--max-http-connections", "must be at least 1")
+        http_kw["max_connections"] = max_http_connections
+    if http_idle_timeout is not None:
+        if not http_idle_timeout > 0:
+            raise ValidationError("--http-idle-timeout", "must be greater than 0")
+        http_kw["idle_timeout"] = float(http_idle_timeout)
+    if http_kw:
+        kw["http_limits"] = dataclasses.replace(cfg.http_limits, **http_kw)
     if listen is not None:
         kw["listen"] = parse_address(listen, "--listen")
     if http is not None:

@@ -25,12 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
 from actors.store.backend import StoreBackend
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
+from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
@@ -38,6 +40,8 @@ from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.http.metrics import SchedulerMetrics
 from transport.server.tcp import Server
 from transport.server.service import StoreService
+from transport.protocol.manifests import ManifestError, decode_utf8
+from transport.server.auth_throttle import AuthThrottle
 from transport.web import WebDeps
 from transport.web.feed import Waiter, waiters
 
@@ -55,20 +59,43 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
     serve = ServeConfig()
     if args.config:
         try:
-            text = Path(args.config).read_text()
+            text = decode_utf8(Path(args.config).read_bytes(), args.config)
         except OSError as exc:
             raise StartupError(f"--config: cannot read {args.config}: {exc.strerror}") from None
+        except ManifestError as exc:
+            raise StartupError(f"--config: {exc}") from None
         serve = parse_config_text(text, args.config)
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
                              token_file=args.token_file, log_level=args.log_level,
                              etcd_servers=getattr(args, "etcd_servers", None),
-                             max_watch_backlog_bytes=getattr(args, "max_watch_backlog_bytes", None))
+                             max_watch_backlog_bytes=getattr(args, "max_watch_backlog_bytes", None),
+                             max_http_connections=getattr(args, "max_http_connections", None),
+                             http_idle_timeout=getattr(args, "http_idle_timeout", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
-        build_frameworks(scheduler_cfg, FrameworkHandle())  # plugin args are checked now, before any state is touched
+        check_settable(scheduler_cfg.feature_gates)
+    except (ConfigError, ValidationError, FeatureGateError) as exc:
+        raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    scheduler_cfg.feature_gates = merge_gate_flag(scheduler_cfg.feature_gates, getattr(args, "feature_gates", None))
+    try:
+        # plugin args are checked now, before any state is touched
+        build_frameworks(scheduler_cfg, FrameworkHandle(features=FeatureGates(scheduler_cfg.feature_gates)))
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
     return scheduler_cfg, daemon_cfg
+
+
+def merge_gate_flag(from_file: dict[str, bool], flag: str | None) -> dict[str, bool]:
+    """The file's featureGates overlaid with --feature-gates (flags win over the file),
+    with upstream's checks and pflag's wording for a bad flag."""
+    if not flag:
+        return dict(from_file)
+    try:
+        settings = parse_gate_flag(flag)
+        check_settable(settings)
+    except FeatureGateError as exc:
+        raise StartupError(f'invalid argument "{flag}" for "--feature-gates" flag: {exc}') from None
+    return {**from_file, **settings}
 
 
 def _ssl_context(cfg: DaemonConfig) -> ssl.SSLContext | None:
@@ -143,8 +170,9 @@ class Daemon:
             more_stats=lambda: pipeline_stats(pipeline),
             clock=pipeline.clock.now,
         )
+        throttle = AuthThrottle(self.cfg.auth_throttle)  # one budget per address across every port
         server = Server(service, token=token, ssl_context=ssl_context, limits=self.cfg.server_limits,
-                        on_reject=self.metrics.server_rejection)
+                        on_reject=self.metrics.server_rejection, auth_throttle=throttle)
         http_runner = None
         try:
             self.phase = "starting:listeners"
@@ -155,11 +183,13 @@ class Daemon:
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
                 app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
-                                             on_reject=self.metrics.server_rejection,
-                                             web=web_deps(service, self.metrics, token, pipeline)))
+                                             on_reject=self.metrics.server_rejection, auth_throttle=throttle,
+                                             web=web_deps(service, self.metrics, token, pipeline, self.cfg,
+                                                          throttle)))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
-                                                             ssl_context)
+                                                             ssl_context, self.cfg.http_limits,
+                                                             self.metrics.server_rejection)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
@@ -186,10 +216,14 @@ class Daemon:
             log.info("stopped")
 
 
-def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline) -> WebDeps:
+def web_deps(service: StoreService, metrics: SchedulerMetrics, token: str | None, pipeline: Pipeline,
+             cfg: DaemonConfig | None = None, throttle: AuthThrottle | None = None) -> WebDeps:
     """The cluster page's view of the running system (transport.web)."""
+    cfg = cfg if cfg is not None else DaemonConfig()
     return WebDeps(service=service, registry=metrics.registry, token=token,
-                   waiting=lambda: _page_waiters(pipeline))
+                   waiting=lambda: _page_waiters(pipeline), hello_timeout=cfg.http_limits.idle_timeout,
+                   max_streams=cfg.http_limits.websocket_limit,
+                   auth_throttle=throttle, on_reject=metrics.server_rejection)
 
 
 async def _page_waiters(pipeline: Pipeline) -> list[Waiter]:
@@ -202,7 +236,14 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
         "phase": pipeline.phase,
         "queue": await pipeline.pending_counts(),
         "scheduler": {"attempts": s.attempts, "scheduled": s.scheduled, "failed": s.failed,
-                      "bindingCycles": s.binding_cycles},
+                      "bindingCycles": s.binding_cycles, "recentBindMs": _recent_bind_ms(s.recent_bind_seconds),
+                      "failuresReused": s.failures_reused},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
     }
+
+
+def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
+    """Assume-to-bound latency of the most recent binds: how many, p50 and p99 (nearest rank)."""
+    return {"binds": len(seconds), "p50": round(percentile(seconds, 0.50) * 1000, 3),
+            "p99": round(percentile(seconds, 0.99) * 1000, 3)}

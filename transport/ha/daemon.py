@@ -9,10 +9,15 @@ from what etcd holds when it starts leading, so a new leader resumes where the
 last one stopped: pods the old leader had assumed or held at Permit (a gang
 waiting for quorum) were never bound, and are simply scheduled again.
 
-Leadership lost (lease expired, etcd unreachable past renewDeadline): the
-scheduling actors stop (bindings already refused by the fence) and the daemon
-campaigns again, still serving clients. On SIGTERM the leader drains its
-binding cycles, then revokes its lease so a standby takes over at once.
+A scheduling term starts only once the elector proved the lease (acquire()
+returned and is_leader holds). Leadership lost (lease expired, etcd unreachable
+past renewDeadline): the leader metric drops at once, binding cycles under way
+may finish only while the lease cannot have run out (the drain grace is cut to
+it; after that the fence refuses them), the scheduling actors stop and the
+daemon campaigns again, still serving clients. A term that cannot start (etcd
+failing while the scheduler loads) gives the lease back and the campaign
+resumes after a pause. On SIGTERM the leader drains its binding cycles while
+still renewing, then revokes its lease so a standby takes over at once.
 """
 from __future__ import annotations
 
@@ -28,12 +33,14 @@ from typing import Any
 from actors.leader_election import LeaderElector
 from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
+from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
 from transport.daemon.serve import Daemon, StartupError, _ssl_context, pipeline_stats
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.server.tcp import Server
 from transport.server.service import StoreService
+from transport.server.auth_throttle import AuthThrottle
 from transport.web import WebDeps
 from transport.web.feed import waiters
 from transport.protocol.wire import ApiError, Reason
@@ -54,6 +61,7 @@ class HaDaemon(Daemon):
         self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"  # upstream's form: hostname_uuid
         self.elector = LeaderElector(self.settings, self.identity, self.cfg.leader_election)
         self.pipeline: Pipeline | None = None
+        self.fence_refusals = 0  # bindings the fence refused, over every term that has ended
         self._lease_name = self.cfg.leader_election.resource_name
 
     async def run(self) -> None:
@@ -71,7 +79,9 @@ class HaDaemon(Daemon):
         self.metrics.leader_election_master_status.labels(name=self._lease_name).set(0)
         service = StoreService(front, ready=self.ready, explain=self._explain, more_stats=self._stats,
                                clock=time.time)
-        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context)
+        throttle = AuthThrottle(self.cfg.auth_throttle)  # one budget per address across every port
+        server = Server(service, token=token, max_frame=self.cfg.max_frame_bytes, ssl_context=ssl_context,
+                        on_reject=self.metrics.server_rejection, auth_throttle=throttle)
         http_runner = None
         async with asyncio.TaskGroup() as tg:
             store_task = tg.create_task(front.run(), name="ksched-front-store")
@@ -83,9 +93,11 @@ class HaDaemon(Daemon):
                     raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
                 if self.cfg.http is not None:
                     app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership,
-                                                 web=self._web(service, token)))
+                                                 token=token, on_reject=self.metrics.server_rejection,
+                                                 auth_throttle=throttle, web=self._web(service, token, throttle)))
                     try:
-                        http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port)
+                        http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port, ssl_context,
+                                                          self.cfg.http_limits, self.metrics.server_rejection)
                     except OSError as exc:
                         raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
@@ -113,8 +125,13 @@ class HaDaemon(Daemon):
                 self.phase = "stopped"
 
     async def _campaign(self) -> None:
-        """Campaign, schedule while leading, campaign again when the lease is lost."""
+        """Campaign, schedule while leading, campaign again when the lease is lost.
+        Nothing here ends with an exception left unretrieved: acquire() retries
+        every etcd failure itself, and a term that could not start or failed is
+        logged and followed by a pause before the next campaign."""
         stop = asyncio.ensure_future(self.stop_requested.wait())
+        pause = Retry(log, "scheduling term", initial=self.elector.cfg.retry_period_seconds,
+                      cap=self.elector.cfg.lease_duration_seconds)
         try:
             while not self.stop_requested.is_set():
                 acquire = asyncio.ensure_future(self.elector.acquire())
@@ -122,48 +139,82 @@ class HaDaemon(Daemon):
                 if not acquire.done():
                     acquire.cancel()
                     await asyncio.gather(acquire, return_exceptions=True)
-                    if self.elector.is_leader:  # acquired as it was cancelled
-                        await self.elector.resign()
+                    await self.elector.resign()  # in case it acquired as it was cancelled
                     return
-                await self._lead(stop)
+                failure = None if acquire.cancelled() else acquire.exception()
+                if failure is None and self.elector.is_leader and await self._lead(stop):
+                    pause.succeeded()
+                    continue
+                if failure is not None:
+                    log.error("leader election stopped unexpectedly; campaigning again", exc_info=failure)
+                await self.elector.resign()
+                await asyncio.wait({stop}, timeout=pause.backoff())
         finally:
             stop.cancel()
 
-    async def _lead(self, stop: asyncio.Future[Any]) -> None:
+    async def _lead(self, stop: asyncio.Future[Any]) -> bool:
+        """One scheduling term, from a proven lease to its end; False if it could not start."""
         gauge = self.metrics.leader_election_master_status.labels(name=self._lease_name)
-        gauge.set(1)
         pipeline = Pipeline(self.scheduler_cfg, backend=EtcdBackend(self.settings, fence=self.elector.fence),
                             store_class=SharedStore, metrics=self.metrics,
                             drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
         hold = asyncio.ensure_future(self.elector.hold())
+        start = asyncio.ensure_future(pipeline.start())
+        started = False
         try:
-            await pipeline.start()
-            self.pipeline = pipeline
-            log.info("%s leads: scheduling", self.identity)
-            await asyncio.wait({hold, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({start, hold, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if start.done() and not start.cancelled() and start.exception() is None and self.elector.is_leader:
+                started = True
+                self.pipeline = pipeline
+                gauge.set(1)
+                log.info("%s leads: scheduling", self.identity)
+                await asyncio.wait({hold, stop}, return_when=asyncio.FIRST_COMPLETED)
+            elif start.done() and not start.cancelled() and start.exception() is not None:
+                log.warning("%s cannot start scheduling: %s", self.identity, describe(start.exception()))
         finally:
             self.pipeline = None
-            await pipeline.stop()  # binds after a lost lease are refused by the fence
+            gauge.set(0)  # stepped down: nothing new is scheduled from here on
+            if not start.done():
+                start.cancel()  # a cancelled start stops what it had started
+            await asyncio.gather(start, return_exceptions=True)
             if hold.done():
-                log.warning("leadership lost (%s); campaigning again", hold.result())
+                error = None if hold.cancelled() else hold.exception()
+                why = hold.result() if error is None and not hold.cancelled() else \
+                    f"renewing stopped: {describe(error) if error else 'cancelled'}"
+                log.warning("leadership lost (%s); campaigning again", why)
+                # binding cycles under way may finish only while the lease cannot have run out
+                pipeline.drain_grace_seconds = min(pipeline.drain_grace_seconds, self.elector.valid_for())
+                await self._stop_pipeline(pipeline)
             else:
+                await self._stop_pipeline(pipeline)  # still renewing while it drains
                 hold.cancel()
                 await asyncio.gather(hold, return_exceptions=True)
-                await self.elector.resign()
-            gauge.set(0)
+            await self.elector.resign()
+        return started
 
-    def _web(self, service: StoreService, token: str | None) -> WebDeps:
+    async def _stop_pipeline(self, pipeline: Pipeline) -> None:
+        try:
+            await pipeline.stop()  # binds after a lost lease are refused by the fence
+        except Exception as e:  # noqa: BLE001 - a failed stop must not end the campaign
+            log.warning("stopping the scheduling actors: %s", describe(e))
+        store = getattr(pipeline, "store", None)
+        self.fence_refusals += getattr(store, "fence_refusals", 0)
+
+    def _web(self, service: StoreService, token: str | None, throttle: AuthThrottle) -> WebDeps:
         """The cluster page on every daemon; Permit waiters are the leader's alone."""
         async def waiting() -> Any:
             p = self.pipeline
             return [] if p is None else waiters(await p.list_waiting(), p.clock.now(), time.time())
 
-        return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting)
+        return WebDeps(service=service, registry=self.metrics.registry, token=token, waiting=waiting,
+                       hello_timeout=self.cfg.http_limits.idle_timeout,
+                       max_streams=self.cfg.http_limits.websocket_limit, auth_throttle=throttle,
+                       on_reject=self.metrics.server_rejection)
 
     async def _explain(self, pod: dict[str, Any]) -> dict[str, Any]:
         pipeline = self.pipeline
         if pipeline is None:
-            holder = await self.elector.holder()
+            holder = await self._holder()
             raise ApiError(Reason.UNAVAILABLE, f"explain: this daemon does not lead; ask the leader ({holder or 'none yet'})")
         return await explain_on_live_snapshot(pipeline, pod)
 
@@ -173,13 +224,18 @@ class HaDaemon(Daemon):
             out.update(await pipeline_stats(self.pipeline))
         return out
 
-    async def _leader_info(self) -> dict[str, Any]:
+    async def _holder(self) -> str:
         try:
-            holder = await self.elector.holder()
-        except Exception as exc:  # noqa: BLE001 - stats still answer when etcd does not
-            holder = f"unknown ({exc})"
-        return {"identity": self.identity, "leading": self.elector.is_leader, "holder": holder,
-                "lease": self.elector.key, "transitions": self.elector.transitions}
+            return await self.elector.holder()
+        except Exception as exc:  # noqa: BLE001 - stats and errors still answer when etcd does not
+            return f"unknown ({describe(exc)})"
+
+    async def _leader_info(self) -> dict[str, Any]:
+        pipeline = self.pipeline
+        refused = self.fence_refusals + getattr(getattr(pipeline, "store", None), "fence_refusals", 0)
+        return {"identity": self.identity, "leading": self.elector.is_leader, "holder": await self._holder(),
+                "lease": self.elector.key, "transitions": self.elector.transitions,
+                "fenceRefusals": refused, "etcdErrors": self.elector.etcd_errors}
 
     async def _leadership(self) -> str:
         info = await self._leader_info()

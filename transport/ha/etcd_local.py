@@ -74,28 +74,66 @@ class LocalEtcd:
         return [m.endpoint for m in self.members]
 
     def start(self, wait_seconds: float = 60.0) -> "LocalEtcd":
-        cluster = ",".join(f"{m.name}=http://127.0.0.1:{m.peer_port}" for m in self.members)
-        scheme = "https" if self.tls else "http"
-        tls_flags = [] if self.tls is None else [
-            "--trusted-ca-file", str(self.tls[0]), "--cert-file", str(self.tls[1]), "--key-file", str(self.tls[2]),
-            "--client-cert-auth"]
         for m in self.members:
-            url = f"{scheme}://127.0.0.1:{m.client_port}"
-            peer = f"http://127.0.0.1:{m.peer_port}"
-            m.proc = subprocess.Popen(
-                [str(etcd_binary()), "--name", m.name, "--data-dir", str(self.data_dir / m.name),
-                 "--listen-client-urls", url, "--advertise-client-urls", url,
-                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                 "--initial-cluster", cluster, "--initial-cluster-state", "new",
-                 "--initial-cluster-token", "ksched-local", "--log-level", "info",
-                 "--max-txn-ops", "1024", "--max-request-bytes", str(8 * 1024 * 1024), *tls_flags],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            threading.Thread(target=self._read, args=(m,), daemon=True).start()
+            self._spawn(m)
         for m in self.members:
             if not m.ready.wait(wait_seconds):
                 self.stop()
                 raise RuntimeError(f"etcd member {m.name} did not become ready: {''.join(m.log[-20:])}")
         return self
+
+    def _spawn(self, m: Member) -> None:
+        """Start one member (a restarted member finds its data dir and rejoins)."""
+        cluster = ",".join(f"{o.name}=http://127.0.0.1:{o.peer_port}" for o in self.members)
+        scheme = "https" if self.tls else "http"
+        tls_flags = [] if self.tls is None else [
+            "--trusted-ca-file", str(self.tls[0]), "--cert-file", str(self.tls[1]), "--key-file", str(self.tls[2]),
+            "--client-cert-auth"]
+        url = f"{scheme}://127.0.0.1:{m.client_port}"
+        peer = f"http://127.0.0.1:{m.peer_port}"
+        m.ready = threading.Event()
+        m.proc = subprocess.Popen(
+            [str(etcd_binary()), "--name", m.name, "--data-dir", str(self.data_dir / m.name),
+             "--listen-client-urls", url, "--advertise-client-urls", url,
+             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+             "--initial-cluster", cluster, "--initial-cluster-state", "new",
+             "--initial-cluster-token", "ksched-local", "--log-level", "info",
+             "--max-txn-ops", "1024", "--max-request-bytes", str(8 * 1024 * 1024), *tls_flags],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        threading.Thread(target=self._read, args=(m,), daemon=True).start()
+
+    def freeze(self, index: int) -> Member:
+        """SIGSTOP one member: its connections stay open and every request to it
+        hangs (a hung host, as it looks to clients until their deadlines)."""
+        m = self.members[index]
+        if m.proc is not None and m.proc.poll() is None:
+            m.proc.send_signal(signal.SIGSTOP)
+        return m
+
+    def thaw(self, index: int) -> Member:
+        """SIGCONT a member freeze() stopped."""
+        m = self.members[index]
+        if m.proc is not None and m.proc.poll() is None:
+            m.proc.send_signal(signal.SIGCONT)
+        return m
+
+    def kill(self, index: int) -> Member:
+        """SIGKILL one member (tests: a member dies under load; a frozen one too)."""
+        m = self.members[index]
+        if m.proc is not None and m.proc.poll() is None:
+            m.proc.kill()
+            m.proc.wait(10)
+        return m
+
+    def restart(self, index: int, wait_seconds: float = 60.0) -> Member:
+        """Start a member again that kill() stopped; returns once it serves."""
+        m = self.members[index]
+        if m.proc is not None and m.proc.poll() is None:
+            return m
+        self._spawn(m)
+        if not m.ready.wait(wait_seconds) or m.proc is None or m.proc.poll() is not None:
+            raise RuntimeError(f"etcd member {m.name} did not come back: {''.join(m.log[-20:])}")
+        return m
 
     @staticmethod
     def _read(m: Member) -> None:

@@ -13,18 +13,27 @@ data: its /stream asks for the token in its first message, while the page itself
 msgpack port.
 
 start_http() runs the app with an AppRunner (never run_app), so the daemon keeps
-control of the event loop and of shutdown.
+control of the event loop and of shutdown; its listener admits connections through
+transport.http.limits (a connection cap and an idle timeout, HttpLimits).
+
+Failed Bearer tokens count against the peer address's budget in the daemon's shared
+AuthThrottle (transport.server.auth_throttle): an address out of budget gets 429 with
+Retry-After before its token is looked at.
 """
 from __future__ import annotations
 
+import asyncio
 import hmac
+import math
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from aiohttp import web
 
+from transport.http.limits import GATE, ConnectionGate, HttpLimits, track_requests
 from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
+from transport.server.auth_throttle import AuthThrottle
 
 if TYPE_CHECKING:
     from transport.web import WebDeps
@@ -39,6 +48,7 @@ class HttpDeps:
     token: str | None = None  # Bearer token for everything but the health endpoints
     on_reject: Callable[[str], None] | None = None  # counts refused requests (/metrics)
     web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
+    auth_throttle: AuthThrottle | None = None  # failed tokens per address, shared with the other ports
 
 
 DEPS = web.AppKey("deps", HttpDeps)
@@ -56,10 +66,19 @@ async def require_token(request: web.Request, handler: Callable[[web.Request], A
     if (deps.token is None or request.path in OPEN_PATHS
             or (deps.web is not None and (request.path in PAGE_PATHS or request.path.startswith("/static/")))):
         return await handler(request)
+    throttle = deps.auth_throttle
+    wait = throttle.retry_after(request.remote, "HTTP") if throttle is not None else 0.0
+    if wait:
+        if deps.on_reject is not None:
+            deps.on_reject("http_auth_throttled")
+        return web.Response(status=429, text="Too many failed authentications from this address; retry later\n",
+                            headers={"Retry-After": str(math.ceil(wait))})
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), deps.token.encode()):
         if deps.on_reject is not None:
             deps.on_reject("http_auth_failed")
+        if throttle is not None:
+            throttle.failed(request.remote, "HTTP")
         return web.Response(status=401, text="Unauthorized: send Authorization: Bearer TOKEN\n",
                             headers={"WWW-Authenticate": 'Bearer realm="ksched"'})
     return await handler(request)
@@ -84,7 +103,7 @@ async def _metrics(request: web.Request) -> web.Response:
 
 
 def make_http_app(deps: HttpDeps) -> web.Application:
-    app = web.Application(middlewares=[require_token])
+    app = web.Application(middlewares=[track_requests, require_token])
     app[DEPS] = deps
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/livez", _healthz)
@@ -97,12 +116,34 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     return app
 
 
-async def start_http(app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None
-                     ) -> tuple[web.AppRunner, tuple[str, int]]:
-    """Serve `app` (over TLS with `ssl_context`); the caller awaits runner.cleanup() at shutdown."""
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+class HttpServer:
+    """A running HTTP listener and its app; `cleanup()` stops both."""
+
+    def __init__(self, runner: web.AppRunner, server: asyncio.AbstractServer, gate: ConnectionGate) -> None:
+        self.runner, self.server, self.gate = runner, server, gate
+
+    async def cleanup(self) -> None:
+        self.server.close()  # no new connections; the runner closes the open ones
+        await self.runner.cleanup()
+
+
+async def start_http(app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None,
+                     limits: HttpLimits | None = None, on_reject: Callable[[str], None] | None = None
+                     ) -> tuple[HttpServer, tuple[str, int]]:
+    """Serve `app` (over TLS with `ssl_context`) within `limits`; the caller awaits
+    cleanup() on the returned server at shutdown."""
+    limits = limits if limits is not None else HttpLimits()
+    gate = ConnectionGate(limits, on_reject)
+    app[GATE] = gate
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=limits.idle_timeout)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
-    await site.start()
-    bound = runner.addresses[0] if runner.addresses else (host, port)  # the real port when port is 0
-    return runner, (bound[0], bound[1])
+    gate.factory = runner.server
+    try:
+        server = await asyncio.get_running_loop().create_server(
+            gate, host, port, ssl=ssl_context, reuse_address=True,
+            ssl_handshake_timeout=limits.idle_timeout if ssl_context is not None else None)
+    except BaseException:
+        await runner.cleanup()
+        raise
+    bound = server.sockets[0].getsockname() if server.sockets else (host, port)  # the real port when port is 0
+    return HttpServer(runner, server, gate), (bound[0], bound[1])

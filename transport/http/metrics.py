@@ -85,11 +85,18 @@ class SchedulerMetrics:
         self.preemption_victims_histogram = Histogram(
             "scheduler_preemption_victims", "Number of selected preemption victims",
             buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.failures_reused = Counter(
+            "ksched_scheduling_failures_reused_total",
+            "Failed scheduling attempts that reused the known failure of a pod with the same signature in the "
+            "same cluster state instead of running PreFilter, Filter and PostFilter again.",
+            ["profile"], registry=r)
         self.server_rejections = Counter(
             "ksched_server_rejections_total",
             "Requests and connections refused or slowed by a daemon limit (connections, "
             "unauthenticated, hello_size, not_hello, handshake_timeout, idle_timeout, in_flight, "
-            "queued_frames, watches, frame_size, auth_failed, http_auth_failed).",
+            "queued_frames, watches, frame_size, auth_failed, http_auth_failed, ws_auth_failed, "
+            "ws_hello_timeout, auth_throttled, http_auth_throttled, ws_auth_throttled, http_connections, "
+            "http_idle_evicted, http_idle_timeout).",
             ["limit"], registry=r)
         for q in PENDING_QUEUES:
             self.pending_pods.labels(queue=q).set(0)
@@ -126,6 +133,10 @@ class SchedulerMetrics:
     def preemption_victims(self, victims: int) -> None:
         """Preemption evicted `victims` pods on the node it chose."""
         self.preemption_victims_histogram.observe(victims)
+
+    def failure_reused(self, profile: str) -> None:
+        """A failed attempt reused a known failure (ksched's cheap requeues)."""
+        self.failures_reused.labels(profile=profile).inc()
 
     def server_rejection(self, limit: str) -> None:
         """The server refused (or held back) a client because of `limit`."""

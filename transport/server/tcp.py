@@ -13,6 +13,8 @@ Connection policy (DESIGN.md, wire protocol):
   connection; a wrong token is answered Unauthorized after `auth_failure_delay`
   seconds and logged (at most once a second, with a count), so guessing is slow.
   A connection that has not said hello within `handshake_timeout` is closed.
+  Wrong tokens also count against the address's budget in the shared AuthThrottle
+  (transport.server.auth_throttle): out of budget, hello is answered TooManyRequests unread.
 Nothing a client sends can stop the daemon or change state except a valid request.
 
 Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
@@ -57,6 +59,7 @@ from transport.protocol import wire
 from transport.protocol.framing import (
     BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
 )
+from transport.server.auth_throttle import AuthThrottle
 from transport.protocol.wire import ApiError, Reason
 from transport.server.limits import AuthLog, ServerLimits
 from transport.server.ops import NO_REPLY, Ops
@@ -264,6 +267,10 @@ class Connection(Ops):
             if req is not None:  # a well-formed request from a client that forgot its hello
                 self.send(wire.error_reply(req.id, ApiError(Reason.UNAUTHORIZED, "send hello with a valid token first")))
             return False
+        if self.server.token is not None and (why := self.server.auth_throttle.refusal(self.peer, "msgpack")):
+            self.server.reject("auth_throttled")
+            self.send(wire.error_reply(req.id, ApiError(Reason.TOO_MANY_REQUESTS, why)))
+            return False
         # hello runs inline so that requests pipelined behind it see its outcome
         if not self._check_token(req):
             self._refused = req
@@ -277,6 +284,7 @@ class Connection(Ops):
         """A wrong token: answered late, so that guessing is slow."""
         self.server.reject("auth_failed")
         self.server.auth_log.failed(self.peer)
+        self.server.auth_throttle.failed(self.peer, "msgpack", logged=False)
         await asyncio.sleep(self.limits.auth_failure_delay)
         self.send(wire.error_reply(req.id, ApiError(Reason.UNAUTHORIZED, "invalid token")))
 
@@ -338,8 +346,9 @@ class Server:
 
     def __init__(self, service: Service, *, token: str | None = None, max_frame: int | None = None,
                  ssl_context: ssl.SSLContext | None = None, limits: ServerLimits | None = None,
-                 on_reject: Callable[[str], None] | None = None) -> None:
+                 on_reject: Callable[[str], None] | None = None, auth_throttle: AuthThrottle | None = None) -> None:
         self.service = service
+        self.auth_throttle = auth_throttle if auth_throttle is not None else AuthThrottle()
         self.token = token
         limits = limits if limits is not None else ServerLimits()
         if max_frame is not None:

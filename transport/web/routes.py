@@ -4,13 +4,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from aiohttp import web
 
+from transport.server.auth_throttle import AuthThrottle
 from transport.server.service import Service
 from transport.web.feed import Waiter, WaitingSource
-from transport.web.stream import Hub, PageStream
+from transport.web.stream import HELLO_TIMEOUT_SECONDS, Hub, PageStream, StreamAuth
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -27,6 +28,10 @@ class WebDeps:
     waiting: WaitingSource = field(default=_no_waiters)  # pods held at Permit
     sample_seconds: float = 1.0    # how often throughput and waiters are sampled
     keep_samples: int = 600        # 10 minutes at 1 s
+    hello_timeout: float = HELLO_TIMEOUT_SECONDS  # seconds for the stream's first message (the token)
+    max_streams: int = 100                        # page streams open at once, signed in or not
+    auth_throttle: AuthThrottle | None = None     # failed tokens per address, shared with the other ports
+    on_reject: Callable[[str], None] | None = None  # counts refusals (/metrics)
 
 
 HUB = web.AppKey("web_hub", Hub)
@@ -37,12 +42,23 @@ async def _index(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
-async def _stream(request: web.Request) -> web.WebSocketResponse:
-    ws = web.WebSocketResponse(heartbeat=30.0)
-    await ws.prepare(request)
+async def _stream(request: web.Request) -> web.StreamResponse:
     deps = request.app[WEB]
-    await PageStream(ws, deps.service, request.app[HUB], deps.token).serve()
-    return ws
+    hub = request.app[HUB]
+    if hub.open_sockets >= deps.max_streams:  # before the upgrade: streams cannot take every HTTP connection
+        if deps.on_reject is not None:
+            deps.on_reject("ws_streams")
+        return web.Response(status=503, text=f"too many page streams (limit {deps.max_streams}); retry\n",
+                            headers={"Retry-After": "1"})
+    hub.open_sockets += 1
+    try:
+        ws = web.WebSocketResponse(heartbeat=30.0)
+        await ws.prepare(request)
+        auth = StreamAuth(deps.token, request.remote, deps.hello_timeout, deps.auth_throttle, deps.on_reject)
+        await PageStream(ws, deps.service, hub, auth).serve()
+        return ws
+    finally:
+        hub.open_sockets -= 1
 
 
 def mount_web(app: web.Application, deps: WebDeps) -> None:

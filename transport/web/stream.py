@@ -6,6 +6,8 @@ Protocol (JSON text frames):
       n > 0 resumes after n, as a watch does after a reconnect.
   server -> page:
       {"type": "error", "reason": "Unauthorized", "message": ...}   then close (4401)
+      {"type": "error", "reason": "TooManyRequests", "message": ...} then close (4429): this address
+          failed too often (transport.server.auth_throttle); the token was not looked at
       {"type": "hello", "resourceVersion": n, "resumed": bool, "now": wall,
        "samples": [...], "waiting": [...]}                           resumed false: drop what you hold
       {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
@@ -26,10 +28,12 @@ import hmac
 import json
 import logging
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from transport.server.auth_throttle import AuthThrottle
 from transport.server.service import Service
 from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, sample_metrics, view_of
 from transport.protocol.wire import ApiError, Reason
@@ -40,11 +44,28 @@ KINDS = ("Pod", "Node", "PodGroup")
 MAX_BACKLOG = 100_000
 HELLO_TIMEOUT_SECONDS = 30.0
 CLOSE_UNAUTHORIZED = 4401
+CLOSE_THROTTLED = 4429
 CLOSE_TOO_SLOW = 4408
 _DONE = object()
 # Objects are JSON-shaped, but msgpack clients can store bytes; those go out as text
 # rather than ending the stream.
 _dumps = functools.partial(json.dumps, default=str, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class StreamAuth:
+    """How one stream checks its first message: the token, who is asking, how long
+    it may take, and the daemon's shared throttle of failed tokens."""
+
+    token: str | None
+    peer: str | None = None
+    hello_timeout: float = HELLO_TIMEOUT_SECONDS
+    throttle: AuthThrottle | None = None
+    on_reject: Callable[[str], None] | None = None
+
+    def reject(self, limit: str) -> None:
+        if self.on_reject is not None:
+            self.on_reject(limit)
 
 
 class Hub:
@@ -58,6 +79,7 @@ class Hub:
         self.samples = SampleRing(keep)
         self.last_waiting: list[Waiter] = []
         self.streams: set[PageStream] = set()
+        self.open_sockets = 0  # /stream requests being served, before and after their token (routes.py)
 
     async def tick(self, now: float) -> None:
         sample = sample_metrics(self.registry, now)
@@ -86,11 +108,12 @@ class Hub:
 class PageStream:
     """One page's WebSocket."""
 
-    def __init__(self, ws: web.WebSocketResponse, service: Service, hub: Hub, token: str | None) -> None:
+    def __init__(self, ws: web.WebSocketResponse, service: Service, hub: Hub, token: StreamAuth | str | None) -> None:
         self.ws = ws
         self.service = service
         self.hub = hub
-        self.token = token
+        self.auth = token if isinstance(token, StreamAuth) else StreamAuth(token)
+        self.token = self.auth.token
         self.outbox: asyncio.Queue[Any] = asyncio.Queue()
         self.watch_id: int | None = None
         self.overflowed = False
@@ -148,9 +171,10 @@ class PageStream:
 
     async def _receive_hello(self) -> dict[str, Any] | None:
         try:
-            msg = await self.ws.receive(timeout=HELLO_TIMEOUT_SECONDS)
+            msg = await self.ws.receive(timeout=self.auth.hello_timeout)
         except TimeoutError:
-            await self._refuse(Reason.UNAUTHORIZED, "no hello within 30s")
+            self.auth.reject("ws_hello_timeout")
+            await self._refuse(Reason.UNAUTHORIZED, f"no hello within {self.auth.hello_timeout:g}s")
             return None
         if msg.type != WSMsgType.TEXT:
             return None
@@ -162,8 +186,18 @@ class PageStream:
             await self._refuse(Reason.INVALID, "the first message must be a JSON object {token, resourceVersion}")
             return None
         if self.token is not None:
+            throttle = self.auth.throttle
+            wait = throttle.retry_after(self.auth.peer, "WebSocket") if throttle is not None else 0.0
+            if wait:
+                self.auth.reject("ws_auth_throttled")
+                await self._refuse(Reason.TOO_MANY_REQUESTS, f"too many failed authentications from this address; "
+                                   f"retry in {wait:.0f}s")
+                return None
             given = first.get("token")
             if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
+                self.auth.reject("ws_auth_failed")
+                if throttle is not None:
+                    throttle.failed(self.auth.peer, "WebSocket")
                 await self._refuse(Reason.UNAUTHORIZED, "token: missing or wrong")
                 return None
         return first
@@ -189,8 +223,9 @@ class PageStream:
     async def _refuse(self, reason: Reason | str, message: str) -> None:
         reason = reason.value if isinstance(reason, Reason) else reason
         await self.ws.send_json({"type": "error", "reason": reason, "message": message}, dumps=_dumps)
-        await self.ws.close(code=CLOSE_UNAUTHORIZED if reason == Reason.UNAUTHORIZED.value else WSCloseCode.POLICY_VIOLATION,
-                            message=message.encode()[:120])
+        code = {Reason.UNAUTHORIZED.value: CLOSE_UNAUTHORIZED,
+                Reason.TOO_MANY_REQUESTS.value: CLOSE_THROTTLED}.get(reason, WSCloseCode.POLICY_VIOLATION)
+        await self.ws.close(code=code, message=message.encode()[:120])
 
     async def _pump(self) -> None:
         try:

@@ -15,7 +15,7 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.pod import POD
-from framework.api.schema.types import Ctx, Obj, too_deep
+from framework.api.schema.types import Ctx, NotFinite, Obj, too_deep, type_error
 
 SCHEMAS: dict[str, Obj] = {
     "Pod": POD,
@@ -45,11 +45,32 @@ def validate_object(raw: Any, strict: bool = True, semantic: bool = True) -> lis
     framework.api.schema.types)."""
     if not isinstance(raw, dict):
         return [ValidationError("", "object must be a map")]
+    return _shapes_then_schema(raw, strict, semantic)
+
+
+def _shapes_then_schema(raw: dict[str, Any], strict: bool, semantic: bool) -> list[ValidationError]:
     deep = too_deep(raw, "")
-    return [deep] if deep is not None else _by_schema(raw, strict, semantic)
+    if deep is not None and not isinstance(deep, NotFinite):
+        return [deep]
+    return _with_not_finite(_by_schema(raw, strict, semantic), deep)
+
+
+def _with_not_finite(errors: list[ValidationError], deep: ValidationError | None) -> list[ValidationError]:
+    """A NaN or infinity is refused; the field's own rule names it in its words first
+    when it has one (a quantity's syntax, an integer's type)."""
+    return errors or ([deep] if deep is not None else [])
+
+
+def _type_meta(raw: dict[str, Any]) -> list[ValidationError]:
+    """apiVersion and kind, when given, are strings (TypeMeta), whatever the kind."""
+    return [type_error(f, raw[f], "string") for f in ("apiVersion", "kind")
+            if raw.get(f) is not None and not isinstance(raw[f], str)]
 
 
 def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True) -> list[ValidationError]:
+    wrong = _type_meta(raw)
+    if wrong:
+        return wrong
     schema = SCHEMAS.get(raw.get("kind")) if isinstance(raw.get("kind"), str) else None
     if schema is None:
         return []
@@ -64,10 +85,10 @@ def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any,
     if not isinstance(raw, dict):
         return raw, validate_object(raw, strict, semantic)
     deep = too_deep(raw, "")
-    if deep is not None:
+    if deep is not None and not isinstance(deep, NotFinite):
         return raw, [deep]
     raw = without_nulls(raw)
-    return raw, _by_schema(raw, strict, semantic)
+    return raw, _with_not_finite(_by_schema(raw, strict, semantic), deep)
 
 
 def without_nulls(value: Any) -> Any:

@@ -7,9 +7,10 @@ procedure. Victim selection simulates pod removal through the plugin's own
 Framework (PreFilter extensions and Filter plugins), which the runtime hands to it
 with `set_framework` when the profile is built.
 
-Preemption here is synchronous: victims are evicted during the PostFilter call
-(upstream's path with SchedulerAsyncPreemption off), so PreEnqueue never has to
-hold the preemptor back.
+With SchedulerAsyncPreemption (on by default, as upstream since v1.33) PostFilter
+only chooses the victims and nominates the node; the owner's preemption actor
+evicts them, and PreEnqueue holds the preemptor back until the last victim is
+gone or terminating. With the gate off the victims are evicted inside PostFilter.
 """
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ from typing import Any, Callable, Sequence
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
+from framework.interface import (
+    ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus, PostFilterResult, QueueingHint, Status,
+)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
-from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
+from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims
+from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
+    ASYNC_PREEMPTION,
     Candidate,
     CandidateFilter,
     Evaluator,
@@ -87,13 +92,9 @@ class DefaultPreemption:
         self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = keeps_gangs_whole(handle)
         # Victim order, most important first (upstream util.MoreImportantPod).
         self.importance_key: Callable[[Pod], Any] = importance_key
-        # Victims from the node's numbers where only NodeResourcesFit depends on the
-        # pods (resource_victims.py). Off: through the whole pipeline it evicts more
-        # pods than the per-node simulation (PreemptionBasic, 200 nodes, 50
-        # preemptors: 276-279 victims against 180-183), though each node's answer matches
-        # the simulation in tests/framework/test_preemption_fast_victims.py; until
-        # that is found, every node is simulated.
-        self.fast_dry_run = False
+        # The dry run in columns where only NodeResourcesFit reads the pods (columnar.py).
+        self._default_eligible = self.is_eligible_pod
+        self.columns = VictimColumns()
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -115,9 +116,24 @@ class DefaultPreemption:
         """post_filter with preempting extenders narrowing the candidates (callExtenders)."""
         return _prefixed(*await self.evaluator.preempt_with_extenders(state, pod, filtered, call_extenders))
 
-    def events_to_register(self) -> list:
-        # Preemption is synchronous, so this plugin never rejects a pod by itself.
-        return []
+    # --- PreEnqueue (SchedulerAsyncPreemption) ---------------------------------------------------
+
+    def _async(self) -> bool:
+        return self.handle.features.enabled(ASYNC_PREEMPTION)
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Hold the preemptor back while its own preemption is still evicting."""
+        if self._async() and self.evaluator.is_pod_running_preemption(pod.uid):
+            return Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """With async preemption, Pod/Delete, so that a victim's deletion reaches a
+        preemptor this plugin holds; the hint leaves the decision to the plugins
+        that rejected the pod. Without it this plugin rejects nothing itself."""
+        if not self._async():
+            return []
+        return [ClusterEventWithHint(ClusterEvent("Pod", ActionType.Delete), _skip_after_pod_deletion)]
 
     # --- the policy the Evaluator asks for -------------------------------------------------------
 
@@ -137,16 +153,6 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         return victim.pod.priority < preemptor.priority and self.is_eligible_pod(node_info, victim, preemptor)
 
-    def _lower_and_eligible(self, preemptor: Pod) -> Callable[[NodeInfo, PodInfo, Pod], bool]:
-        """is_preemption_allowed for one preemptor, its priority read once."""
-        priority = preemptor.priority
-        eligible = self.is_eligible_pod
-
-        def allowed(node_info: NodeInfo, victim: PodInfo, pod: Pod) -> bool:
-            return victim.pod.priority < priority and eligible(node_info, victim, pod)
-
-        return allowed
-
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """False with the reason when the pod must not preempt: its policy is Never,
         or victims of its earlier preemption are still terminating on its nominated node."""
@@ -164,16 +170,18 @@ class DefaultPreemption:
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    def fast_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> FastVictims | None:
-        """The Evaluator's shortcut for this cycle (see resource_victims.py), or None.
-        A subclass that chooses victims its own way gets none."""
-        if not self.fast_dry_run or type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+    def columnar_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                         potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]) -> FastVictims | None:
+        """The Evaluator's answers for this cycle from the columns (columnar.py), or
+        None. A subclass that chooses victims its own way, or a changed victim
+        policy, gets none."""
+        cls = type(self)
+        if (cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node
+                or cls.is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+                or self.is_eligible_pod is not self._default_eligible or self.importance_key is not importance_key):
             return None
-        allowed = self.is_preemption_allowed
-        if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed:
-            allowed = self._lower_and_eligible(pod)
-        selector = ResourceVictims.prepare(self.framework, state, pod, filtered, allowed, self.importance_key)
-        return selector.select if selector is not None else None
+        return columnar_victims(self.columns, self.framework, state, pod, filtered, potential, bool(pdbs),
+                                Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS))
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
@@ -240,6 +248,10 @@ class DefaultPreemption:
         if self.framework is None:
             raise RuntimeError("DefaultPreemption was not given its Framework (set_framework)")
         return self.framework
+
+
+def _skip_after_pod_deletion(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.QueueSkip
 
 
 def _as_error(st: Status) -> Status:

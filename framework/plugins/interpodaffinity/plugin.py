@@ -41,6 +41,7 @@ from framework.plugins.interpodaffinity.filtering import (
     satisfies_pod_anti_affinity,
 )
 from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
+from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState, normalize, normalize_values
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -269,20 +270,28 @@ class InterPodAffinity:
     # --- Queueing hints --------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        node_action = ActionType.Add | ActionType.UpdateNodeLabel
+        if not self.handle.features.enabled("SchedulerQueueingHints"):  # upstream's preCheck may drop Node/Add
+            node_action |= ActionType.UpdateNodeTaint
         return [
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add | ActionType.UpdatePodLabel | ActionType.Delete),
                                  self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint),
+            ClusterEventWithHint(ClusterEvent("Node", node_action),
                                  self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
-        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
-            return QueueingHint.QueueSkip  # an unscheduled pod changed: it takes no room
-        terms = parse_pod_affinity(pod)
-        if terms.error:
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pending pod itself changed labels (existing pods' anti-affinity may stop
+        matching it); a placed pod was added or relabelled into matching every
+        affinity term or out of matching every anti-affinity term; a placed pod was
+        deleted that matched every anti-affinity term, or whose own required
+        anti-affinity matched the pending pod."""
+        old, new = as_objects(Pod, old, new)
+        if new is not None and new.uid == pod.uid:
             return QueueingHint.Queue
-        aff, anti = terms.required_affinity, terms.required_anti_affinity
+        if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+            return QueueingHint.QueueSkip  # an unscheduled pod takes no place in any topology
+        aff, anti = self._required_terms(pod)
         if new is not None and old is not None:
             if not pod_matches_all_affinity_terms(aff, old) and pod_matches_all_affinity_terms(aff, new):
                 return QueueingHint.Queue
@@ -291,20 +300,46 @@ class InterPodAffinity:
             return QueueingHint.QueueSkip
         if new is not None:
             return QueueingHint.Queue if pod_matches_all_affinity_terms(aff, new) else QueueingHint.QueueSkip
-        if old is not None and pod_matches_all_affinity_terms(anti, old):
+        if old is None:
+            return QueueingHint.QueueSkip
+        if pod_matches_all_affinity_terms(anti, old):
+            return QueueingHint.Queue
+        ns_labels = self._namespace_labels(pod.namespace)
+        if any(t.matches(pod, ns_labels) for t in PodInfo(old).required_anti_affinity_terms):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Affinity: a node added with a term's topology key, or updated to gain the
+        key or change its value. Anti-affinity: any node added (a node without the
+        key can always take the pod), or one updated to lose the key or change its
+        value."""
+        old, new = as_objects(Node, old, new)
         if new is None:
-            return QueueingHint.Queue
-        terms = parse_pod_affinity(pod)
-        if terms.error:
-            return QueueingHint.Queue
-        for t in (*terms.required_affinity, *terms.required_anti_affinity):
-            if t.topology_key in new.labels:
+            return QueueingHint.QueueSkip
+        aff, anti = self._required_terms(pod)
+        for t in aff:
+            if old is None:
+                if t.topology_key in new.labels:
+                    return QueueingHint.Queue
+                continue
+            before, after = old.labels.get(t.topology_key), new.labels.get(t.topology_key)
+            if after is not None and before != after:  # gained, or changed value
+                return QueueingHint.Queue
+        for t in anti:
+            if old is None:
+                return QueueingHint.Queue
+            before, after = old.labels.get(t.topology_key), new.labels.get(t.topology_key)
+            if before is not None and before != after:  # lost, or changed value
                 return QueueingHint.Queue
         return QueueingHint.QueueSkip
+
+    @staticmethod
+    def _required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
+        terms = parse_pod_affinity(pod)
+        if terms.error:
+            raise HintError(str(terms.error))
+        return terms.required_affinity, terms.required_anti_affinity
 
 
 def _weighted_key(terms: tuple[WeightedAffinityTerm, ...]) -> tuple:

@@ -25,6 +25,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins.helper import default_normalize_score, default_normalize_values
+from framework.plugins.helper.hints import HintError, as_objects
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -113,6 +114,7 @@ class RequiredNodeAffinity:
 
     label_selector: LabelSelector | None  # None: no nodeSelector entries
     terms: tuple[NodeSelectorTerm, ...] | None  # None: no required node affinity
+    parse_errors: tuple[str, ...] = ()  # why the terms left out could not be parsed
 
     def matches(self, node: Node) -> bool:
         if self.label_selector is not None and not self.label_selector.matches(node.labels):
@@ -120,6 +122,15 @@ class RequiredNodeAffinity:
         if self.terms is None:
             return True
         return any(t.matches(node.labels, node.name) for t in self.terms)
+
+    def matches_or_raise(self, node: Node) -> bool:
+        """matches(), but a node that no parsed term matches while some term could
+        not be parsed is an error (upstream's RequiredNodeAffinity.Match)."""
+        ok = self.matches(node)
+        label_ok = self.label_selector is None or self.label_selector.matches(node.labels)
+        if not ok and label_ok and self.parse_errors:
+            raise HintError("; ".join(self.parse_errors))
+        return ok
 
 
 def _valid_terms(selector: NodeSelector, raw_terms: Sequence[Any], path: str) -> tuple[tuple[NodeSelectorTerm, ...], list[ValidationError]]:
@@ -146,7 +157,8 @@ def required_node_affinity(pod: Pod) -> RequiredNodeAffinity:
     terms = None
     if pod.required_node_affinity is not None:
         raw_terms = _node_affinity_raw(pod)[_REQUIRED].get("nodeSelectorTerms") or []
-        terms, _ = _valid_terms(pod.required_node_affinity, raw_terms, _REQUIRED)
+        terms, errs = _valid_terms(pod.required_node_affinity, raw_terms, _REQUIRED)
+        return RequiredNodeAffinity(selector, terms, tuple(str(e) for e in errs))
     return RequiredNodeAffinity(selector, terms)
 
 
@@ -217,13 +229,17 @@ def _parse_added_affinity(args: Mapping[str, Any] | None) -> tuple[tuple[NodeSel
 class NodeAffinity:
     name = "NodeAffinity"
 
-    def __init__(self, added_terms: tuple[NodeSelectorTerm, ...] | None, added_preferred: PreferredTerms | None) -> None:
+    def __init__(self, added_terms: tuple[NodeSelectorTerm, ...] | None, added_preferred: PreferredTerms | None,
+                 queueing_hints: bool = True) -> None:
         self._added_terms = added_terms  # scheduler-enforced required terms, ORed
         self._added_preferred = added_preferred
+        self._queueing_hints = queueing_hints
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Any) -> "NodeAffinity":
-        return cls(*_parse_added_affinity(args))
+        features = getattr(handle, "features", None)
+        hints = features.enabled("SchedulerQueueingHints") if features is not None else True
+        return cls(*_parse_added_affinity(args), queueing_hints=hints)
 
     def _matches_added(self, node: Node) -> bool:
         return self._added_terms is None or any(t.matches(node.labels, node.name) for t in self._added_terms)
@@ -231,17 +247,20 @@ class NodeAffinity:
     # --- queueing ------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel),
-                                     self.is_schedulable_after_node_change)]
+        action = ActionType.Add | ActionType.UpdateNodeLabel
+        if not self._queueing_hints:  # upstream's preCheck may drop Node/Add: taint updates too
+            action |= ActionType.UpdateNodeTaint
+        return [ClusterEventWithHint(ClusterEvent("Node", action), self.is_schedulable_after_node_change)]
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the new node matches and (for updates) the old one did not."""
+        old, new = as_objects(Node, old, new)
         if not self._matches_added(new):
             return QueueingHint.QueueSkip
         required = required_node_affinity(pod)
-        if not required.matches(new):
+        if not required.matches_or_raise(new):
             return QueueingHint.QueueSkip
-        if old is None or not required.matches(old):
+        if old is None or not required.matches_or_raise(old):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 

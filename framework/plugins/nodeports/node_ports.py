@@ -6,6 +6,7 @@ from typing import Any, Sequence
 from framework.api.objects import ContainerPort, Pod
 from framework.cache import HostPortInfo, NodeInfo
 from framework.plugins.helper import filter_flagged
+from framework.plugins.helper.hints import as_objects
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -43,12 +44,15 @@ class NodePorts:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Container ports are immutable, so pod updates never matter.
         return [
-            ClusterEventWithHint(ClusterEvent("AssignedPod", ActionType.Delete), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Delete), self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add)),
         ]
 
-    def is_schedulable_after_pod_deleted(self, pod: Pod, old: Pod, new: Any) -> QueueingHint:
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Only a deleted pod that was placed (or nominated) and held one of our ports can help."""
+        old, _ = as_objects(Pod, old, None)
+        if old is None:
+            return QueueingHint.QueueSkip
         if not old.node_name and not old.nominated_node_name:
             return QueueingHint.QueueSkip
         freed = HostPortInfo()

@@ -40,6 +40,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
+from framework.plugins.helper.hints import as_objects
 from framework.plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
     PodRequestsState,
@@ -244,7 +245,7 @@ def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
     return not fits(pod, NodeInfo(node), pod_level)
 
 
-# Bits of a node's shortage in _column_statuses, in fits_request's reason order.
+# Bits of a node's shortage in shortage_statuses, in fits_request's reason order.
 _SHORT_PODS, _SHORT_CPU, _SHORT_MEM, _SHORT_EPH, _SHORT_BEYOND_ALLOCATABLE = 1, 2, 4, 8, 16
 _SHORTAGE_REASONS = ((_SHORT_PODS, "Too many pods"), (_SHORT_CPU, f"Insufficient {CPU}"),
                      (_SHORT_MEM, f"Insufficient {MEMORY}"), (_SHORT_EPH, f"Insufficient {EPHEMERAL_STORAGE}"))
@@ -252,17 +253,25 @@ _SHORTAGE_REASONS = ((_SHORT_PODS, "Too many pods"), (_SHORT_CPU, f"Insufficient
 
 def _column_statuses(request: Resource, table: NodeTable, rows: np.ndarray) -> list[Status]:
     """filter()'s Status for each of these table rows, which all fail, from the
-    columns: the same code, reasons in the same order, UnschedulableAndUnresolvable where
-    the pod asks for more than a node's whole allocatable. `request` has no scalar
+    columns. `request` has no scalar resources."""
+    return shortage_statuses(request, table.num_pods[rows], table.alloc_pods[rows],
+                             ((table.req_cpu[rows], table.alloc_cpu[rows]), (table.req_mem[rows], table.alloc_mem[rows]),
+                              (table.req_eph[rows], table.alloc_eph[rows])))
+
+
+def shortage_statuses(request: Resource, num_pods: np.ndarray, alloc_pods: np.ndarray,
+                      used_and_alloc: tuple[tuple[np.ndarray, np.ndarray], ...]) -> list[Status]:
+    """filter()'s Status for nodes that all fail, from their numbers: pod counts,
+    pod slots, and (requested, allocatable) of cpu, memory and ephemeral storage.
+    The same code, reasons in the same order, UnschedulableAndUnresolvable where the
+    pod asks for more than a node's whole allocatable. `request` has no scalar
     resources."""
-    short = np.where(table.num_pods[rows] + 1 > table.alloc_pods[rows], _SHORT_PODS, 0)
+    short = np.where(num_pods + 1 > alloc_pods, _SHORT_PODS, 0)
     if request.milli_cpu != 0 or request.memory != 0 or request.ephemeral_storage != 0:
-        for want, bit, alloc, used in ((request.milli_cpu, _SHORT_CPU, table.alloc_cpu, table.req_cpu),
-                                       (request.memory, _SHORT_MEM, table.alloc_mem, table.req_mem),
-                                       (request.ephemeral_storage, _SHORT_EPH, table.alloc_eph, table.req_eph)):
+        for want, bit, (used, total) in zip((request.milli_cpu, request.memory, request.ephemeral_storage),
+                                            (_SHORT_CPU, _SHORT_MEM, _SHORT_EPH), used_and_alloc):
             if want > 0:
-                total = alloc[rows]
-                lacking = want > total - used[rows]
+                lacking = want > total - used
                 short |= np.where(lacking, bit, 0)
                 short |= np.where(lacking & (want > total), _SHORT_BEYOND_ALLOCATABLE, 0)
     # One Status per distinct shortage, shared by the nodes that have it: the runtime
@@ -384,9 +393,10 @@ class NodeResourcesFit:
             ClusterEventWithHint(ClusterEvent("Node", node_action), self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def is_schedulable_after_pod_event(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A deleted pod frees room only if it was bound or nominated; an updated one
         only if it shrank a request the pending pod makes."""
+        old, new = as_objects(Pod, old, new)
         if new is None:
             if old is None or (not old.node_name and not old.nominated_node_name):
                 return QueueingHint.QueueSkip
@@ -409,9 +419,10 @@ class NodeResourcesFit:
                     return True
         return False
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when a new node fits the pod, or an updated one fits it now and grew
         in pod count or in a resource the pod requests."""
+        old, new = as_objects(Node, old, new)
         if new is None or not is_fit(pod, new, self.pod_level):
             return QueueingHint.QueueSkip
         if old is None:

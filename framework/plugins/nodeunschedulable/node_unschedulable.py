@@ -8,6 +8,7 @@ from framework.api.labels import Taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.plugins.helper import filter_flagged
+from framework.plugins.helper.hints import as_objects
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -40,18 +41,25 @@ class NodeUnschedulable:
         return [
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
                                  self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("UnschedulablePod", ActionType.UpdatePodTolerations),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodTolerations),
                                  self.is_schedulable_after_pod_toleration_change),
         ]
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A node added schedulable, or turned from unschedulable to schedulable."""
+        old, new = as_objects(Node, old, new)
         if not new.unschedulable and (old is None or old.unschedulable):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
-        return QueueingHint.Queue if self._tolerates_unschedulable(new) else QueueingHint.QueueSkip
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pending pod itself now tolerates the unschedulable taint. The old
+        tolerations need no look: had it tolerated the taint, this plugin would not
+        have rejected it."""
+        _, new = as_objects(Pod, old, new)
+        if new is not None and new.uid == pod.uid and self._tolerates_unschedulable(new):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
         return None, None

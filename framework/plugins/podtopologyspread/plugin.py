@@ -30,6 +30,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes, selector_key
+from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
 from framework.plugins.podtopologyspread.filtering import (
     HONOR,
@@ -317,13 +318,17 @@ class PodTopologySpread:
                 self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    def _hint_constraints(self, pod: Pod) -> tuple[Constraint, ...]:
+        try:
+            return self.constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError as e:
+            raise HintError(str(e)) from None
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        old, new = as_objects(Pod, old, new)
         if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
             return QueueingHint.QueueSkip
-        try:
-            constraints = self.constraints(pod, DO_NOT_SCHEDULE)
-        except SelectorError:
-            return QueueingHint.Queue
+        constraints = self._hint_constraints(pod)
         if new is not None and old is not None:
             if (pod.uid == new.uid and new.tolerations != old.tolerations
                     and any(c.node_taints_policy == HONOR for c in constraints)):
@@ -338,11 +343,9 @@ class PodTopologySpread:
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
-        try:
-            constraints = self.constraints(pod, DO_NOT_SCHEDULE)
-        except SelectorError:
-            return QueueingHint.Queue
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        old, new = as_objects(Node, old, new)
+        constraints = self._hint_constraints(pod)
         old_matching = old is not None and node_has_all_topology_keys(old, constraints)
         new_matching = new is not None and node_has_all_topology_keys(new, constraints)
         if old is not None and new is not None:

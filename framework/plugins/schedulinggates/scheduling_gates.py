@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from framework.api.objects import Pod
+from framework.plugins.helper.hints import as_objects
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -32,16 +33,16 @@ class SchedulingGates:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
-                ClusterEvent("UnschedulablePod", ActionType.UpdatePodSchedulingGatesEliminated),
-                self.is_schedulable_after_gates_eliminated,
+                ClusterEvent("Pod", ActionType.UpdatePodSchedulingGatesEliminated),
+                self.is_schedulable_after_update_pod_scheduling_gates_eliminated,
             )
         ]
 
-    def is_schedulable_after_gates_eliminated(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        """The update is about this pod and left it without gates."""
-        if isinstance(new, Pod) and new.uid == pod.uid and not new.scheduling_gates:
-            return QueueingHint.Queue
-        return QueueingHint.QueueSkip
+    def is_schedulable_after_update_pod_scheduling_gates_eliminated(self, pod: Pod, old: Any,
+                                                                     new: Any) -> QueueingHint:
+        """The pending pod's own gates were all removed (the event says so)."""
+        _, new = as_objects(Pod, old, new)
+        return QueueingHint.Queue if new is not None and new.uid == pod.uid else QueueingHint.QueueSkip
 
 
 PLUGINS = [SchedulingGates]

@@ -20,6 +20,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins.helper import default_normalize_score, default_normalize_values, filter_flagged, flagged_positions
+from framework.plugins.helper.hints import as_objects
 
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -52,21 +53,22 @@ class TaintToleration:
         return [
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
                                  self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("UnschedulablePod", ActionType.UpdatePodTolerations),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodTolerations),
                                  self.is_schedulable_after_pod_toleration_change),
         ]
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the node went from having an untolerated taint to having none."""
+        old, new = as_objects(Node, old, new)
         was_untolerated = old is None or self._untolerated(old.taints, pod.tolerations) is not None
         is_untolerated = self._untolerated(new.taints, pod.tolerations) is not None
         return QueueingHint.Queue if was_untolerated and not is_untolerated else QueueingHint.QueueSkip
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Pod | None, new: Pod) -> QueueingHint:
-        """A new toleration may make the pod fit. The check guards against callers
-        that deliver a coarser pod-update event than UpdatePodTolerations."""
-        changed = old is None or old.tolerations != new.tolerations
-        return QueueingHint.Queue if changed else QueueingHint.QueueSkip
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pending pod's own tolerations changed (the event is UpdatePodTolerations):
+        it may tolerate the taints now."""
+        _, new = as_objects(Pod, old, new)
+        return QueueingHint.Queue if new is not None and new.uid == pod.uid else QueueingHint.QueueSkip
 
     # --- filtering -----------------------------------------------------------------------
 

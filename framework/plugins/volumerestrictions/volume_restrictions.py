@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from framework.api.objects import Pod
+from framework.api.objects import PersistentVolumeClaim, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import (
     ActionType,
@@ -26,6 +26,7 @@ from framework.interface import (
 )
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
+from framework.plugins.helper.hints import as_objects
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -122,10 +123,29 @@ class VolumeRestrictions(FilterEachNode):
         if not self._queueing_hints:
             node_actions |= ActionType.UpdateNodeTaint | ActionType.UpdateNodeLabel
         return [
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Delete), _after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Delete), self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent("Node", node_actions)),
-            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add), vu.after_pod_claim_added),
+            ClusterEventWithHint(ClusterEvent("PersistentVolumeClaim", ActionType.Add),
+                                 self.is_schedulable_after_persistent_volume_claim_added),
         ]
+
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """A deleted pod of the namespace held a disk the pod conflicts with, or a
+        claim it names (which may be ReadWriteOncePod; the claim is not looked up)."""
+        deleted, _ = as_objects(Pod, old, new)
+        if deleted is None or deleted.namespace != pod.namespace:
+            return QueueingHint.QueueSkip
+        if not satisfy_volume_conflicts(pod, [PodInfo(deleted)]):
+            return QueueingHint.Queue
+        claims = set(vu.pod_claim_names(pod))
+        if any(n in claims for n in vu.pod_claim_names(deleted)):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+    def is_schedulable_after_persistent_volume_claim_added(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The new claim is one the pod names in a persistentVolumeClaim volume."""
+        _, claim = as_objects(PersistentVolumeClaim, old, new)
+        return vu.after_pod_claim_added(pod, None, claim)
 
     def _read_write_once_pod_pvcs(self, pod: Pod) -> tuple[frozenset[str], str | None]:
         names: set[str] = set()
@@ -180,18 +200,5 @@ class VolumeRestrictions(FilterEachNode):
 
 
 # --- Queueing hints ---------------------------------------------------------------------------
-
-def _after_pod_deleted(pod: Pod, old: Any, new: Any) -> QueueingHint:
-    deleted = old if old is not None else new
-    if deleted is None or deleted.namespace != pod.namespace:
-        return QueueingHint.QueueSkip
-    if not satisfy_volume_conflicts(pod, [PodInfo(deleted)]):
-        return QueueingHint.Queue
-    # The deleted pod may have held a ReadWriteOncePod claim this pod wants.
-    claims = set(vu.pod_claim_names(pod))
-    if any(n in claims for n in vu.pod_claim_names(deleted)):
-        return QueueingHint.Queue
-    return QueueingHint.QueueSkip
-
 
 PLUGINS = [VolumeRestrictions]

@@ -6,6 +6,7 @@ from framework.api.affinity import parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.objects import Namespace, Node, Pod
 from framework.cache import PodInfo, Snapshot
+from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
 from framework.plugins.interpodaffinity.plugin import InterPodAffinity
@@ -250,11 +251,16 @@ def test_hard_pod_affinity_weight_out_of_range_is_rejected(weight):
 
 # --- Queueing hints ------------------------------------------------------------------------------
 
-def test_events_are_upstreams():
-    events = [e.event for e in InterPodAffinity.new(None, FrameworkHandle()).events_to_register()]
+@pytest.mark.parametrize("hints, node_action", [
+    (True, ActionType.Add | ActionType.UpdateNodeLabel),
+    (False, ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint),
+])
+def test_events_are_upstreams(hints, node_action):
+    handle = FrameworkHandle(features=FeatureGates({"SchedulerQueueingHints": hints}))
+    events = [e.event for e in InterPodAffinity.new(None, handle).events_to_register()]
     assert [(e.resource, e.action) for e in events] == [
         ("Pod", ActionType.Add | ActionType.UpdatePodLabel | ActionType.Delete),
-        ("Node", ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint),
+        ("Node", node_action),
     ]
 
 
@@ -277,10 +283,15 @@ def test_pod_change_hint(old, new, hint):
     assert pl.is_schedulable_after_pod_change(WAITING, old, new) == hint
 
 
-@pytest.mark.parametrize("new, hint", [
-    (node("n", zone="z"), QueueingHint.Queue),
-    (node("n", other="z"), QueueingHint.QueueSkip),
-], ids=["has-topology-key", "lacks-topology-key"])
-def test_node_change_hint(new, hint):
+AFFINITY_ONLY = pod("w", affinity=[term("zone", labels_in("app", "web"))])
+
+
+@pytest.mark.parametrize("waiting, new, hint", [
+    (WAITING, node("n", zone="z"), QueueingHint.Queue),
+    (AFFINITY_ONLY, node("n", other="z"), QueueingHint.QueueSkip),
+    # Any new node may take a pod with anti-affinity (upstream: always Queue on add).
+    (WAITING, node("n", other="z"), QueueingHint.Queue),
+], ids=["has-topology-key", "affinity-lacks-topology-key", "anti-affinity-any-node"])
+def test_node_change_hint(waiting, new, hint):
     pl = InterPodAffinity.new(None, FrameworkHandle())
-    assert pl.is_schedulable_after_node_change(WAITING, None, new) == hint
+    assert pl.is_schedulable_after_node_change(waiting, None, new) == hint

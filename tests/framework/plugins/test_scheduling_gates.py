@@ -25,7 +25,7 @@ def test_pre_enqueue_holds_pods_with_gates(gates, expected):
 
 def test_registers_for_the_pod_losing_its_gates():
     (ev,) = SchedulingGates.new(None, None).events_to_register()
-    assert ev.event.resource == "UnschedulablePod"
+    assert ev.event.resource == "Pod"
     assert ev.event.action == ActionType.UpdatePodSchedulingGatesEliminated
 
 
@@ -33,12 +33,13 @@ def test_registers_for_the_pod_losing_its_gates():
     ("new", "hint"),
     [
         (_pod([]), QueueingHint.Queue),
-        (_pod(["bar"]), QueueingHint.QueueSkip),
         (_pod([], uid="other"), QueueingHint.QueueSkip),
     ],
-    ids=["all-gates-removed", "a-gate-remains", "another-pod"],
+    ids=["all-gates-removed", "another-pod"],
 )
-def test_hint_queues_only_when_this_pod_has_no_gates_left(new, hint):
+def test_hint_queues_only_for_this_pod(new, hint):
+    """Only the queue's UpdatePodSchedulingGatesEliminated event (every gate gone)
+    reaches the hint (tests/actors/test_pod_update_events.py); it checks the pod."""
     pl = SchedulingGates.new(None, None)
     (ev,) = pl.events_to_register()
     assert ev.hint(_pod(["foo", "bar"]), _pod(["foo", "bar"]), new) == hint

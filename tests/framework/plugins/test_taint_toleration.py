@@ -116,7 +116,7 @@ def test_score_without_pre_score_is_an_error():
 def test_registers_node_taint_and_toleration_events():
     events = [(e.event.resource, e.event.action) for e in _plugin().events_to_register()]
     assert events == [("Node", ActionType.Add | ActionType.UpdateNodeTaint),
-                      ("UnschedulablePod", ActionType.UpdatePodTolerations)]
+                      ("Pod", ActionType.UpdatePodTolerations)]
 
 
 @pytest.mark.parametrize(
@@ -133,9 +133,12 @@ def test_node_hint_queues_when_the_node_stops_repelling_the_pod(old, new, hint):
     assert _plugin().is_schedulable_after_node_change(_pod(), old, new) == hint
 
 
-def test_pod_update_hint_queues_only_when_tolerations_changed():
+def test_pod_update_hint_queues_only_the_pod_itself():
+    """The queue raises UpdatePodTolerations only when tolerations were added; the
+    hint then checks that the update is the pending pod's own (upstream)."""
     pl = _plugin()
     before = _pod()
     after = _pod({"key": "a", "operator": "Exists"})
     assert pl.is_schedulable_after_pod_toleration_change(before, before, after) == QueueingHint.Queue
-    assert pl.is_schedulable_after_pod_toleration_change(before, before, _pod()) == QueueingHint.QueueSkip
+    other = Pod({**after.raw, "metadata": {"name": "other", "uid": "other"}})
+    assert pl.is_schedulable_after_pod_toleration_change(before, other, other) == QueueingHint.QueueSkip

@@ -1,9 +1,11 @@
-"""The dry run's shortcut (resource_victims.py) against the simulation it replaces:
-on randomised clusters, DefaultPreemption with the shortcut finds the same
-candidates, victims, PDB counts, node statuses and chosen node as with every node
-simulated, and evicts the same pods."""
+"""The columnar dry run (defaultpreemption/columnar.py) against the per-node
+simulation: on randomised clusters (PDBs, nominated pods, gang members, nodes wider
+than the columns, pods that fit nowhere), DefaultPreemption in columns finds the
+same candidates, victims, PDB counts, node statuses and chosen node as with every
+node simulated, and evicts the same pods."""
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -12,15 +14,18 @@ import pytest
 from framework.api.objects import Node, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.config import build_frameworks, load_config
+from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, NodeToStatus, Status
+from framework.api.objects import POD_GROUP_LABEL
+from framework.plugins.defaultpreemption import default_preemption as dp
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
-from framework.plugins.defaultpreemption.resource_victims import ResourceVictims
 from framework.preemption import Candidate, default_score_funcs, importance_key, pick_one_node_for_preemption
 from framework.waiting import WaitingPodsMap
 from tests.framework.preemption_builders import pdb
 
-CASES = 60
+# Randomised clusters per test; KSCHED_PREEMPTION_CASES=300 for a longer search.
+CASES = int(os.environ.get("KSCHED_PREEMPTION_CASES", "40"))
 
 
 def _node(rng: random.Random, i: int) -> Node:
@@ -37,7 +42,8 @@ def _pod(rng: random.Random, name: str, node_name: str = "", priority: int | Non
     requests = {"cpu": f"{rng.choice([0, 100, 250, 500, 900])}m", "memory": f"{rng.choice([0, 128, 512, 1024])}Mi"}
     raw: dict[str, Any] = {
         "metadata": {"name": name, "namespace": "default", "uid": name,
-                     "labels": {"app": rng.choice(["a", "b", "c"])}},
+                     "labels": {"app": rng.choice(["a", "b", "c"]),
+                                **({POD_GROUP_LABEL: "g"} if node_name and rng.random() < 0.05 else {})}},
         "spec": {"priority": rng.choice([0, 1, 5, 10]) if priority is None else priority,
                  "containers": [{"name": "c", "resources": {"requests": requests}}], **(extra or {})},
         "status": {},
@@ -57,7 +63,7 @@ class _World:
         nodes = [_node(rng, i) for i in range(rng.randrange(3, 25))]
         pods = []
         for ni, n in enumerate(nodes):
-            for k in range(rng.randrange(0, 6)):
+            for k in range(rng.randrange(0, 14 if rng.random() < 0.2 else 6)):
                 pods.append(_pod(rng, f"p{ni}-{k}", n.name))
         pdbs = [pdb(f"pdb-{app}", {"app": app}, rng.randrange(0, 3)) for app in ("a", "b") if rng.random() < 0.5]
         nominated: dict[str, list[Pod]] = {}
@@ -73,10 +79,10 @@ class _World:
         self.handle = FrameworkHandle(
             snapshot=self.snapshot, objects=InMemoryObjects([*nodes, *pods, *pdbs]), waiting_pods=WaitingPodsMap(),
             nominated=lambda name: [PodInfo(p) for p in nominated.get(name, [])],
-            nominated_nodes=lambda: set(nominated), rand=random.Random(seed))
+            nominated_nodes=lambda: set(nominated), rand=random.Random(seed),
+            features=FeatureGates({"SchedulerAsyncPreemption": False}))
         self.fwk = build_frameworks(load_config(None), self.handle)["default-scheduler"]
         self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]
-        self.plugin.fast_dry_run = True  # the shortcut under test; off by default (docs/decisions.md)
 
     def filtered(self) -> tuple[CycleState, NodeToStatus]:
         state = CycleState()
@@ -88,8 +94,8 @@ class _World:
 
 def _dry_run(seed: int, fast: bool) -> tuple[Any, ...]:
     w = _World(seed)
-    w.plugin.fast_dry_run = fast
     state, m = w.filtered()
+    w.fwk.use_batch = fast  # False: the per-node simulation everywhere
     dry = w.plugin.evaluator.find_candidates(state, w.snapshot.list(), w.preemptor, m)
     best = w.plugin.evaluator.select_candidate(dry.candidates)
     return ([(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in dry.candidates],
@@ -99,74 +105,63 @@ def _dry_run(seed: int, fast: bool) -> tuple[Any, ...]:
 
 def _preempt(seed: int, fast: bool) -> tuple[Any, ...]:
     w = _World(seed)
-    w.plugin.fast_dry_run = fast
     state, m = w.filtered()
+    w.fwk.use_batch = fast
     result, st = w.plugin.post_filter(state, w.preemptor, m)
     return (result.nominated_node_name if result is not None else None, st.code, st.message(), [v.name for v, _, _ in w.handle.evicted])
 
 
 @pytest.mark.parametrize("seed", range(CASES))
-def test_the_shortcut_finds_the_same_candidates_victims_and_node_as_the_simulation(seed: int) -> None:
+def test_the_columns_find_the_same_candidates_victims_and_node_as_the_simulation(seed: int) -> None:
     assert _dry_run(seed, fast=True) == _dry_run(seed, fast=False)
 
 
 @pytest.mark.parametrize("seed", range(0, CASES, 3))
-def test_preempting_with_the_shortcut_evicts_the_same_pods_and_says_the_same(seed: int) -> None:
+def test_preempting_with_the_columns_evicts_the_same_pods_and_says_the_same(seed: int) -> None:
     assert _preempt(seed, fast=True) == _preempt(seed, fast=False)
 
 
-def test_the_shortcut_answers_for_most_nodes_of_these_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison above is not vacuous: the shortcut decides many nodes."""
-    answered = []
-    select = ResourceVictims.select
+def _answers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Pod, Any, Any, FrameworkHandle]]:
+    """Every (preemptor, node, answer, handle) the columns gave over the randomised clusters."""
+    seen: list[tuple[Pod, Any, Any, FrameworkHandle]] = []
+    real = dp.columnar_victims
 
-    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
-        got = select(self, ni, pdbs)
-        answered.append(got is not None)
-        return got
+    def recording(*args: Any) -> Any:
+        answer = real(*args)
+        if answer is None:
+            return None
 
-    monkeypatch.setattr(ResourceVictims, "select", counting)
+        def wrapped(ni: Any, pdbs: Any) -> Any:
+            got = answer(ni, pdbs)
+            seen.append((args[3], ni, got, args[1].handle))
+            return got
+
+        return wrapped
+
+    monkeypatch.setattr(dp, "columnar_victims", recording)
     for seed in range(CASES):
         _dry_run(seed, fast=True)
-    assert sum(answered) >= len(answered) // 3
-    assert not all(answered)  # and some nodes still take the simulation
+    return seen
 
 
-def test_the_shortcut_also_answers_for_nodes_with_pods_nominated_to_them(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_columns_answer_for_most_nodes_and_leave_some_to_the_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above is not vacuous: the columns decide nodes of every kind."""
+    seen = _answers(monkeypatch)
+    victims = [got for _, _, got, _ in seen if isinstance(got, tuple)]
+    statuses = [got for _, _, got, _ in seen if isinstance(got, Status)]
+    assert len(victims) >= 20 and any(len(v) > 1 for v, _ in victims)
+    assert {(st.plugin, st.code) for st in statuses} >= {("NodeResourcesFit", Code.Unschedulable),
+                                                          ("", Code.UnschedulableAndUnresolvable)}
+    assert any(got is None for _, _, got, _ in seen)  # gang rows, PDB reprieves: simulated
+
+
+def test_the_columns_also_answer_for_nodes_with_pods_nominated_to_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nominated pods of at least the preemptor's priority count as running on the
-    node; the equivalence above covers those nodes only if the shortcut takes them."""
-    answered_nominated = []
-    select = ResourceVictims.select
-
-    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
-        got = select(self, ni, pdbs)
-        if got is not None and any(pi.pod.priority >= self.pod.priority for pi in self.nominated_pods(ni.name)):
-            answered_nominated.append(ni.name)
-        return got
-
-    monkeypatch.setattr(ResourceVictims, "select", counting)
-    for seed in range(CASES):
-        _dry_run(seed, fast=True)
-    assert len(answered_nominated) >= 5
-
-
-def test_the_shortcut_words_the_fit_failure_where_no_victims_make_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nodes where the pod fits not even without every candidate victim get the
-    simulation's filter status from the shortcut; the equivalence above compares it."""
-    worded = []
-    select = ResourceVictims.select
-
-    def counting(self: ResourceVictims, ni: Any, pdbs: Any) -> Any:
-        got = select(self, ni, pdbs)
-        if isinstance(got, Status):
-            worded.append((got.plugin, got.code))
-        return got
-
-    monkeypatch.setattr(ResourceVictims, "select", counting)
-    for seed in range(CASES):
-        _dry_run(seed, fast=True)
-    assert len(worded) >= 5
-    assert set(worded) <= {("NodeResourcesFit", Code.Unschedulable), ("NodeResourcesFit", Code.UnschedulableAndUnresolvable)}
+    node; the equivalence above covers those nodes only if the columns take them."""
+    seen = _answers(monkeypatch)
+    nominated = [ni.name for preemptor, ni, got, handle in seen if got is not None and any(
+        pi.pod.priority >= preemptor.priority for pi in handle.nominated_pods_for_node(ni.name))]
+    assert len(nominated) >= 5
 
 
 @pytest.mark.parametrize("seed", range(CASES))
@@ -200,11 +195,16 @@ def test_filtering_all_nodes_at_once_gives_nodes_with_nominated_pods_their_two_p
     assert [said(st) for st in at_once] == [said(st) for st in one_by_one]
 
 
-def test_a_pod_asking_for_host_ports_gets_no_shortcut() -> None:
+def _columns(w: _World, state: CycleState, m: NodeToStatus) -> Any:
+    potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+    return w.plugin.columnar_victims(state, w.preemptor, m, potential, [])
+
+
+def test_a_pod_asking_for_host_ports_gets_no_columns() -> None:
     seed = next(s for s in range(200) if _World(s).preemptor.host_ports)
     w = _World(seed)
     state, m = w.filtered()
-    assert w.plugin.fast_victims(state, w.preemptor, m) is None
+    assert _columns(w, state, m) is None
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -229,20 +229,22 @@ def test_only_fit_reads_pods_for_a_plain_pod_in_the_default_profile() -> None:
     w = _plain_world()
     state, m = w.filtered()
     assert w.fwk.pods_read_only_by_fit(state)
-    assert w.plugin.fast_victims(state, w.preemptor, m) is not None
+    assert _columns(w, state, m) is not None
+    w.fwk.use_batch = False  # the per-node path forced
+    assert _columns(w, state, m) is None
 
 
-def test_a_pod_with_required_anti_affinity_gets_no_shortcut() -> None:
+def test_a_pod_with_required_anti_affinity_gets_no_columns() -> None:
     w = _plain_world()
     w.preemptor = Pod({**w.preemptor.raw, "spec": {**w.preemptor.raw["spec"], "affinity": {"podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}}})
     state, m = w.filtered()
     assert not w.fwk.pods_read_only_by_fit(state)
-    assert w.plugin.fast_victims(state, w.preemptor, m) is None
+    assert _columns(w, state, m) is None
 
 
-def test_a_plugin_that_chooses_victims_its_own_way_gets_no_shortcut() -> None:
+def test_a_plugin_that_chooses_victims_its_own_way_gets_no_columns() -> None:
     w = _plain_world()
 
     class OwnVictims(DefaultPreemption):
@@ -252,4 +254,15 @@ def test_a_plugin_that_chooses_victims_its_own_way_gets_no_shortcut() -> None:
     own = OwnVictims(w.handle, 10, 100)
     own.set_framework(w.fwk)
     state, m = w.filtered()
-    assert own.fast_victims(state, w.preemptor, m) is None
+    potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+    assert own.columnar_victims(state, w.preemptor, m, potential, []) is None
+
+
+@pytest.mark.parametrize("width", [0, 3, 62, 63, 110])
+def test_victim_masks_become_one_int_per_row_at_any_width(width: int) -> None:
+    import numpy as np
+
+    from framework.plugins.defaultpreemption.columnar import _as_bits
+
+    mask = np.random.default_rng(width).random((5, width)) < 0.3
+    assert _as_bits(mask) == [sum(1 << j for j in range(width) if mask[r, j]) for r in range(5)]

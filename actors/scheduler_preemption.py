@@ -1,0 +1,115 @@
+"""The scheduler's side of preemption: PostFilter inside the scheduling cycle, and
+what DefaultPreemption asks of the owner through the handle.
+
+Runs in the Scheduler actor's loop (it reads and changes the scheduler's cache,
+nominator and counters). With SchedulerAsyncPreemption on, a preemption leaves
+the cycle as one Preempt message to the preemption actor (actors/preemption.py);
+with it off, victims are evicted here, inside the cycle: each stays in the cache
+as terminating by preemption until its deletion comes back from the store, so a
+preemptor retried meanwhile waits for it (PodEligibleToPreemptOthers) instead of
+preempting a second node.
+"""
+from __future__ import annotations
+
+import collections
+from typing import TYPE_CHECKING, Any
+
+from actors.base import ActorRef, MailboxClosed
+from actors.clock import now_ns
+from actors.preemption import Preempt, PreemptionMsg
+from actors.store.messages import Delete, UpdatePodStatus
+from actors.waiting_room import Reject
+from framework.algorithm import FitError
+from framework.api.objects import Pod
+from framework.api.timeutil import format_time
+from framework.preemption import narrow_preemption_candidates
+from framework.interface import Code, CycleState
+from framework.preemption import Candidate, as_terminating_by_preemption, preempted_event_message
+from framework.preemption_inflight import PreemptionJob
+from framework.runtime import Framework
+
+if TYPE_CHECKING:
+    from actors.scheduler import Scheduler
+
+PREEMPTION_PLUGIN = "DefaultPreemption"
+KEEP_PREEMPTED = 10_000
+
+
+class PreemptionStep:
+    def __init__(self, sched: "Scheduler", actor: ActorRef[PreemptionMsg] | None) -> None:
+        self.sched = sched
+        self.actor = actor
+        self.preempted: collections.deque[str] = collections.deque(maxlen=KEEP_PREEMPTED)  # evicted in the cycle
+        self.post_filter_ran: dict[str, str] = {}  # plugin -> status name, during one PostFilter
+        self.victims = 0  # evicted in the cycle, or handed to the preemption actor
+
+    # --- PostFilter --------------------------------------------------------------------------------
+
+    def post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> str | None:
+        if not fwk.has_post_filter_plugins():
+            return None
+        self.post_filter_ran.clear()
+        before = self.victims
+        result, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+        return self._done(err, result, status, before)
+
+    async def post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod,
+                                         err: FitError) -> str | None:
+        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
+        if not fwk.has_post_filter_plugins():
+            return None
+        self.post_filter_ran.clear()
+        before = self.victims
+        snapshot, extenders = self.sched.snapshot, self.sched.extenders
+
+        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in snapshot.list()}
+            return await narrow_preemption_candidates(extenders, preemptor, candidates, pods_on_node)
+
+        result, status = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
+        return self._done(err, result, status, before)
+
+    def _done(self, err: FitError, result: Any, status: Any, before: int) -> str | None:
+        ran = self.post_filter_ran.get(PREEMPTION_PLUGIN)
+        if ran is not None:  # as upstream's DefaultPreemption.PostFilter and prepareCandidate(Async)
+            self.sched.metrics.preemption_attempt()
+            if ran == "Success":
+                self.sched.metrics.preemption_victims(self.victims - before)
+        if status.code != Code.Error:
+            err.diagnosis.post_filter_msg = status.message()
+        # "" (a PostFilter result without a node) clears a stale nomination.
+        return result.nominated_node_name if result is not None else None
+
+    # --- requests through the handle ----------------------------------------------------------------
+
+    def start(self, job: PreemptionJob) -> None:
+        """An asynchronous preemption leaves the cycle: the preemption actor takes it."""
+        self.victims += len(job.victims)
+        try:
+            if self.actor is None:
+                raise MailboxClosed("no preemption actor")
+            self.actor.tell(Preempt(job=job))
+        except MailboxClosed:  # shutting down: nothing will evict, so nothing may hold the pod
+            for fwk in self.sched.frameworks.values():
+                fwk.handle.preemptions.end(job.preemptor.uid)
+
+    def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
+        """Synchronous preemption's eviction (`message` is the DisruptionTarget text)."""
+        s = self.sched
+        self.victims += 1
+        if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
+            s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
+        self.preempted.append(victim.key)
+        s.store.record_event("Pod", victim.key, "Normal", "Preempted",
+                             preempted_event_message(preemptor, victim.node_name))
+        s.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
+        s.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
+
+    def clear_nominations(self, pods: list[Pod]) -> None:
+        """Synchronous preemption took these lower-priority pods' nominated node:
+        forget the nomination here and in their status (clearNominatedNodeName)."""
+        s = self.sched
+        for pod in pods:
+            s.nominator.delete(pod)
+            s.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
+                                         condition=None, nominated_node_name=""))

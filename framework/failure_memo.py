@@ -1,0 +1,165 @@
+"""Cheap requeues: a failed scheduling attempt that repeats a known result reuses it.
+
+Upstream's NodeResourcesFit hint queues every pod it rejected whenever any assigned
+pod goes away, and all but one of them fail again against the same cluster. The
+queue keeps doing exactly that (the same pods move, the same events and conditions
+are written); only the work of the repeated failure is saved: a pod whose
+signature equals that of a pod which failed against the same cluster state gets
+that failure again (FitError diagnosis, message, PostFilter's verdict) without
+running PreFilter, Filter and PostFilter.
+
+Exact by construction, after upstream 1.35's pod signatures (opportunistic batching,
+``SignPod`` / ``computeBatchablePlugins``):
+
+- The signature is everything of the pod a plugin may read, except its identity:
+  scheduler name, namespace, labels, annotations, owner references and the whole
+  spec. A pod with a nominated node (in the nominator or in its status) is not
+  signed: preemption treats it apart.
+- Every PreFilter, Filter and PostFilter plugin of the profile must sign, that is
+  promise that its result depends only on the signed pod, the snapshot, the
+  nominated pods and the lister's objects other than Pods; one that cannot turns
+  reuse off for the whole profile, as do extenders. A plugin signs by having a
+  ``sign_pod(pod)`` method (returns None to refuse that pod) or by being one of the
+  in-tree plugins listed in ``_IN_TREE``. Score plugins take no part in a failure.
+- The key is (profile, signature, world), the world being the snapshot generation
+  (which moves with every change of a node or of a pod placed or assumed), the
+  nominator's version and the lister's version: any change of either makes a new
+  world and drops every stored result.
+- Only failures that changed nothing are stored: a FitError whose PostFilter
+  nominated no node and evicted nobody.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Mapping
+
+from framework.algorithm import Diagnosis
+from framework.api.objects import Pod
+
+# The state a result holds for: snapshot generation, nominator version, lister version.
+World = tuple[int, int, int]
+Signer = Callable[[Pod], Hashable | None]
+
+
+def _consents(pod: Pod) -> Hashable:
+    return ()
+
+
+def _without_claims(pod: Pod) -> Hashable | None:
+    """Volume plugins read claims by name, and a generic ephemeral volume's claim is
+    named after the pod: such pods are not signed (nor, to stay plain, any pod
+    with a claim)."""
+    for v in pod.volumes:
+        if isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v):
+            return None
+    return ()
+
+
+# In-tree PreFilter/Filter/PostFilter plugins whose results depend only on the signed
+# pod, the snapshot, the nominator and non-Pod lister objects. Coscheduling is not
+# here: its PreFilter and PostFilter depend on its groups' history and on time.
+_IN_TREE: dict[str, Signer] = {
+    "NodeResourcesFit": _consents,
+    "NodeName": _consents,
+    "NodePorts": _consents,
+    "NodeAffinity": _consents,
+    "NodeUnschedulable": _consents,
+    "TaintToleration": _consents,
+    "PodTopologySpread": _consents,
+    "InterPodAffinity": _consents,
+    "DefaultPreemption": _consents,
+    "VolumeRestrictions": _without_claims,
+    "NodeVolumeLimits": _without_claims,
+    "VolumeBinding": _without_claims,
+    "VolumeZone": _without_claims,
+}
+
+
+def _in_tree_signer(plugin: Any) -> Signer | None:
+    """The table's signer, for the in-tree class of that name only (an out-of-tree
+    plugin that borrows a name does not borrow its promise)."""
+    signer = _IN_TREE.get(getattr(plugin, "name", ""))
+    module = type(plugin).__module__
+    return signer if signer is not None and module.startswith("framework.plugins.") else None
+
+
+class ProfileSigner:
+    """Pod signatures for one profile; `enabled` is False when some plugin cannot
+    sign (`unsigned` names them) or the scheduler has extenders."""
+
+    def __init__(self, fwk: Any, has_extenders: bool = False) -> None:
+        self.profile = fwk.profile_name
+        self.signers: list[Signer] = []
+        self.unsigned: list[str] = []
+        seen: set[int] = set()
+        for pl in (*fwk.pre_filter_plugins, *fwk.filter_plugins, *fwk.post_filter_plugins):
+            if id(pl) in seen:
+                continue
+            seen.add(id(pl))
+            signer = getattr(pl, "sign_pod", None) or _in_tree_signer(pl)
+            if signer is None:
+                self.unsigned.append(pl.name)
+            else:
+                self.signers.append(signer)
+        self.enabled = not self.unsigned and not has_extenders
+
+    def sign(self, pod: Pod, nominated: bool) -> Hashable | None:
+        """The pod's signature, None when it cannot be signed."""
+        if not self.enabled or nominated or pod.nominated_node_name:
+            return None
+        fragments = []
+        for signer in self.signers:
+            f = signer(pod)
+            if f is None:
+                return None
+            fragments.append(f)
+        meta = pod.raw.get("metadata") or {}
+        identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
+        return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")),
+                tuple(fragments))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFailure:
+    """What a failed attempt produced, enough to produce it again for another pod."""
+
+    num_all_nodes: int
+    diagnosis: Diagnosis  # not changed after it is stored (the scheduler keeps it compact)
+    message: str
+    nominated: str | None  # PostFilter's nomination: None (none ran) or "" (clears)
+    preemption_ran: bool  # DefaultPreemption's PostFilter ran (its attempt is counted again)
+
+
+class FailureMemo:
+    """Known failures of the current world, by (profile, signature)."""
+
+    def __init__(self) -> None:
+        self._world: World | None = None
+        self._known: dict[tuple[str, Hashable], KnownFailure] = {}
+        self.hits = 0
+        self.stored = 0
+
+    def lookup(self, profile: str, signature: Hashable, world: World) -> KnownFailure | None:
+        if world != self._world:
+            self._world = world
+            self._known.clear()
+            return None
+        found = self._known.get((profile, signature))
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def store(self, profile: str, signature: Hashable, world: World, failure: KnownFailure) -> None:
+        if world != self._world:
+            self._world = world
+            self._known.clear()
+        self._known[(profile, signature)] = failure
+        self.stored += 1
+
+    def __len__(self) -> int:
+        return len(self._known)

@@ -1,0 +1,74 @@
+"""Preemptions whose API calls run outside the scheduling cycle (SchedulerAsyncPreemption).
+
+Upstream's Evaluator keeps a `preempting` UID set and `lastVictimsPendingPreemption`
+under a mutex: the scheduling cycle inserts the preemptor before it starts the
+goroutine, the goroutine registers the last victim and removes the preemptor when
+it is done, and DefaultPreemption's PreEnqueue asks `IsPodRunningPreemption`.
+
+Here the same record is a plain structure shared as WaitingPodsMap is: the cycle
+(Evaluator.prepare_candidate_async) only `begin`s an entry and hands the job to the
+preemption actor (actors/preemption.py), which owns everything after that
+(`last_victim`, `end`); the queue's PreEnqueue reads it. Pure: no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from framework.api.objects import Pod
+
+PREEMPTION_RUNNING = "waiting for the preemption for this pod to be finished"
+
+# (namespace, name) -> the pod as the scheduler's informer view has it, or None.
+PodLookup = Callable[[str, str], "Pod | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionJob:
+    """What the preemption actor does for one preemptor: clear `lower_nominated`'s
+    nominations, then evict `victims` (none already terminating), the last one
+    after the others."""
+
+    preemptor: Pod
+    node_name: str
+    victims: tuple[Pod, ...]
+    lower_nominated: tuple[Pod, ...]
+    plugin: str
+
+
+class InFlightPreemptions:
+    """preemptor UID -> the last victim it waits for ((namespace, name), or None
+    while the other victims are still being evicted)."""
+
+    __slots__ = ("_running",)
+
+    def __init__(self) -> None:
+        self._running: dict[str, tuple[str, str] | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._running
+
+    def begin(self, uid: str) -> None:
+        self._running[uid] = None
+
+    def last_victim(self, uid: str, victim: Pod) -> None:
+        if uid in self._running:
+            self._running[uid] = (victim.namespace, victim.name)
+
+    def end(self, uid: str) -> None:
+        self._running.pop(uid, None)
+
+    def is_running(self, uid: str, lookup: PodLookup) -> bool:
+        """upstream's IsPodRunningPreemption: running until the last victim is
+        registered and then gone or terminating in the informer view, so a
+        deletion seen before the actor ends the entry does not strand the pod."""
+        if uid not in self._running:
+            return False
+        last = self._running[uid]
+        if last is None:
+            return True
+        victim = lookup(*last)
+        return victim is not None and not victim.is_deleting

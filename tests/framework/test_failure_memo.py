@@ -1,0 +1,161 @@
+"""Cheap requeues are exact: a failure reused for a pod of the same signature in the
+same world equals what a fresh attempt of that pod gives, and any change of the
+cluster makes a new world.
+
+The differential runs real default plugins (DefaultPreemption's PostFilter included)
+on random clusters. KSCHED_MEMO_EXAMPLES raises the number of examples."""
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.api.objects import Node, Pod
+from framework.cache import Cache, Snapshot
+from framework.config import build_frameworks, load_config
+from framework.failure_memo import FailureMemo, KnownFailure, ProfileSigner
+from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.interface import Code, CycleState
+
+EXAMPLES = int(os.environ.get("KSCHED_MEMO_EXAMPLES", "25"))
+
+
+def node(name: str, cpu: str, zone: str, tainted: bool) -> Node:
+    spec: dict[str, Any] = {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]} if tainted else {}
+    alloc = {"cpu": cpu, "memory": "4Gi", "pods": "110"}
+    return Node({"kind": "Node", "metadata": {"name": name, "labels": {"zone": zone, "kubernetes.io/hostname": name}},
+                 "spec": spec, "status": {"capacity": alloc, "allocatable": alloc}})
+
+
+def pod(name: str, t: dict[str, Any], node_name: str = "") -> Pod:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": t["cpu"], "memory": "64Mi"}}}],
+                            "priority": t["priority"]}
+    if node_name:
+        spec["nodeName"] = node_name
+    if t.get("tolerates"):
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+    if t.get("zone"):
+        spec["nodeSelector"] = {"zone": t["zone"]}
+    if t.get("never"):
+        spec["preemptionPolicy"] = "Never"
+    if t.get("anti"):
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    return Pod({"kind": "Pod", "metadata": {"name": name, "uid": name, "labels": {"app": t["app"]}}, "spec": spec})
+
+
+templates = st.fixed_dictionaries({
+    "cpu": st.sampled_from(["500m", "1", "2", "3"]),
+    "priority": st.sampled_from([0, 5, 20]),
+    "app": st.sampled_from(["x", "y"]),
+    "tolerates": st.booleans(),
+    "zone": st.sampled_from(["", "a", "b"]),
+    "never": st.booleans(),
+    "anti": st.booleans(),
+})
+nodes_st = st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.sampled_from(["a", "b"]), st.booleans()),
+                    min_size=1, max_size=5)
+# A step: ("pod", template index) schedules a pod; ("bind"/"unbind", i) changes the cluster.
+steps_st = st.lists(st.tuples(st.sampled_from(["pod", "pod", "pod", "bind", "unbind", "same"]), st.integers(0, 30)),
+                    min_size=2, max_size=14)
+
+
+class World:
+    def __init__(self, nodes: list[Node], bound: list[Pod]) -> None:
+        self.cache = Cache()
+        self.objects = InMemoryObjects()
+        for n in nodes:
+            self.cache.add_node(n)
+        for p in bound:
+            self.cache.add_pod(p)
+        self.snapshot = Snapshot()
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.cache.update_snapshot(self.snapshot)
+
+    def key(self) -> tuple[int, int, int]:
+        return self.snapshot.generation, 0, self.objects.revision
+
+
+def fresh_attempt(w: World, p: Pod) -> tuple[Any, ...]:
+    """One attempt with new plugin instances: schedule_pod, then PostFilter on a
+    FitError, as the Scheduler's cycle runs them."""
+    handle = FrameworkHandle(snapshot=w.snapshot, objects=w.objects, rand=random.Random(0))
+    fwk = build_frameworks(load_config(None), handle)["default-scheduler"]
+    state = CycleState()
+    try:
+        SchedulingAlgorithm(random.Random(0)).schedule_pod(fwk, state, p, w.snapshot)
+    except FitError as e:
+        result, status = fwk.run_post_filter(state, p, e.diagnosis.node_to_status)
+        if status.code != Code.Error:
+            e.diagnosis.post_filter_msg = status.message()
+        nominated = result.nominated_node_name if result is not None else None
+        return ("failed", e, e.message(), nominated, bool(handle.evicted))
+    return ("scheduled",)
+
+
+def outcome_of(known: KnownFailure) -> tuple[Any, ...]:
+    d = known.diagnosis
+    return known.message, sorted(d.unschedulable_plugins), sorted(d.pending_plugins), known.nominated
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes_st, st.lists(templates, min_size=1, max_size=3), st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)),
+                                                                         max_size=8), steps_st)
+def test_a_reused_failure_equals_a_fresh_attempt(node_specs, tmpls, bound_specs, steps):
+    nodes = [node(f"n{i}", cpu, zone, tainted) for i, (cpu, zone, tainted) in enumerate(node_specs)]
+    bound = [pod(f"b{i}", tmpls[t % len(tmpls)] | {"cpu": "500m"}, nodes[n % len(nodes)].name)
+             for i, (n, t) in enumerate(bound_specs)]
+    w = World(nodes, bound)
+    signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
+    assert signer.enabled
+    memo = FailureMemo()
+    for i, (kind, k) in enumerate(steps):
+        before = w.key()
+        if kind == "bind":
+            w.cache.add_pod(pod(f"x{i}", tmpls[k % len(tmpls)] | {"cpu": "500m"}, nodes[k % len(nodes)].name))
+        elif kind == "unbind" and bound:
+            w.cache.remove_pod(bound.pop(k % len(bound)))
+        if kind != "pod":
+            w.refresh()
+            changed = kind == "bind" or (kind == "unbind" and w.key() != before)
+            assert (w.key() != before) == changed  # a change, and only a change, makes a new world
+            continue
+        p = pod(f"p{i}", tmpls[k % len(tmpls)])
+        signature = signer.sign(p, nominated=False)
+        known = memo.lookup(signer.profile, signature, w.key())
+        fresh = fresh_attempt(w, p)
+        if known is not None:
+            assert fresh[0] == "failed"
+            _, err, message, nominated, _ = fresh
+            d = err.diagnosis
+            assert outcome_of(known) == (message, sorted(d.unschedulable_plugins), sorted(d.pending_plugins), nominated)
+            assert known.num_all_nodes == err.num_all_nodes
+        elif fresh[0] == "failed" and not fresh[4] and not fresh[3]:
+            _, err, message, nominated, _ = fresh
+            memo.store(signer.profile, signature, w.key(), KnownFailure(err.num_all_nodes, err.diagnosis, message,
+                                                                        nominated, True))
+
+
+def test_a_repeated_failure_is_found_and_a_changed_snapshot_drops_it():
+    t = {"cpu": "3", "priority": 0, "app": "y"}
+    w = World([node("n0", "2", "a", False)], [])
+    signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
+    memo = FailureMemo()
+    first = fresh_attempt(w, pod("p1", t))
+    assert first[0] == "failed"
+    sig = signer.sign(pod("p1", t), nominated=False)
+    memo.store(signer.profile, sig, w.key(), KnownFailure(1, first[1].diagnosis, first[2], first[3], True))
+    again = signer.sign(pod("p2", t), nominated=False)
+    assert again == sig  # another pod, the same signature
+    w.refresh()  # nothing changed: the same world
+    assert memo.lookup(signer.profile, again, w.key()) is not None
+    w.cache.add_pod(pod("b", {"cpu": "500m", "priority": 0, "app": "x"}, "n0"))
+    w.refresh()
+    assert memo.lookup(signer.profile, again, w.key()) is None
+    assert len(memo) == 0 and memo.hits == 1

@@ -1,0 +1,76 @@
+"""The conformance runner's queue and queueing-hint drivers report what the real
+code did, and a case whose expectation does not hold fails."""
+from __future__ import annotations
+
+from conformance import evaluate
+
+_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "p"}, "spec": {}}
+
+
+def _queue_case(final: dict, pop_expect: dict | None = None) -> dict:
+    return {"name": "Queue/driver", "_file": "t.json",
+            "queue": {"startTime": "2025-01-01T00:00:00.5Z"},
+            "pods": {"p": _POD},
+            "steps": [{"op": "add", "pod": "p"}, {"op": "pop", "saveAs": "v", "expect": pop_expect or {"pod": "p"}},
+                      {"op": "requeue", "pod": "p", "from": "popped", "unschedulablePlugins": ["Foo"]}],
+            "expect": {"final": final}}
+
+
+def test_a_queue_case_reports_what_the_queue_holds():
+    actual, error, diffs = evaluate(_queue_case({"unschedulableContains": ["p"]}))
+    assert error is None and diffs == []
+    assert actual["final"]["unschedulable"] == ["default/p"]
+    assert actual["final"]["activeQ"] == []
+    assert actual["steps"]["1"]["pod"] == "default/p" and actual["steps"]["1"]["attempts"] == 1
+    assert actual["vars"] == {"v": "default/p"}
+
+
+def test_a_queue_case_whose_final_state_differs_fails_with_the_real_state():
+    actual, error, diffs = evaluate(_queue_case({"activeQ": ["p"]}))
+    assert error is None
+    assert diffs == ["final: activeQ: expected ['default/p'], got []"]
+    assert actual["final"]["activeQ"] == []  # what the queue holds, not what the case expects
+
+
+def test_a_queue_case_whose_pop_differs_fails_at_that_step():
+    _, _, diffs = evaluate(_queue_case({"unschedulableContains": ["$v"]}, {"pod": "p", "attempts": 2}))
+    assert diffs == ["steps[1] (pop): attempts: expected 2, got 1"]
+
+
+def test_an_unknown_check_key_fails_rather_than_passing_unchecked():
+    _, _, diffs = evaluate(_queue_case({"activeQHolds": ["p"]}))
+    assert diffs == ["final: unknown check key 'activeQHolds'"]
+
+
+def _hint_case(new_obj, expect: dict, hint: str = "isSchedulableAfterNodeChange") -> dict:
+    return {"name": "hint", "_file": "t.json", "plugin": "NodeUnschedulable", "hint": hint, "event": None,
+            "pluginArgs": None, "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}},
+            "oldObj": None, "newObj": new_obj, "expect": expect}
+
+
+def test_a_hint_case_runs_the_plugins_registered_hint():
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {"unschedulable": True}}
+    actual, error, diffs = evaluate(_hint_case(node, {"hint": "QueueSkip", "error": False}))
+    assert (actual, error, diffs) == ({"hint": "QueueSkip", "error": False}, None, [])
+    _, _, diffs = evaluate(_hint_case(node, {"hint": "Queue", "error": False}))
+    assert diffs == ["hint: expected 'Queue', got 'QueueSkip'"]
+
+
+def test_a_hint_given_an_object_of_another_kind_errs_and_queues():
+    actual, error, _ = evaluate(_hint_case("not-a-node", {"hint": "Queue", "error": True}))
+    assert error is None and actual == {"hint": "Queue", "error": True}
+
+
+def test_a_hint_the_plugin_does_not_have_is_a_case_error():
+    _, error, _ = evaluate(_hint_case(None, {"hint": "Queue"}, hint="isSchedulableAfterSomethingElse"))
+    assert error is not None and "no hint for upstream's isSchedulableAfterSomethingElse" in error
+
+
+def test_a_hint_is_called_only_for_an_event_it_is_registered_for():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"uid": "u"}, "spec": {}}
+    case = _hint_case(pod, {"hint": "QueueSkip"}, hint="isSchedulableAfterPodTolerationChange")
+    case.update(oldObj=pod, event="Pod/UpdatePodTolerations")
+    assert evaluate(case)[1] is None
+    case["event"] = "Node/Add"
+    _, error, _ = evaluate(case)
+    assert error is not None and "not registered for Node/Add" in error
