@@ -238,3 +238,13 @@ def test_http_and_auth_throttle_limits_are_read_checked_and_flags_win():
         assert str(err.value).startswith(message)
     with pytest.raises(ValidationError, match="^--http-idle-timeout: must be greater than 0"):
         apply_flags(cfg, http_idle_timeout=0)
+
+
+def test_the_watch_backlog_bound_comes_from_limits_or_the_serve_flag():
+    cfg = parse_config_text("apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"
+                            "limits: {maxWatchBacklogBytes: 2048}\n").daemon
+    assert cfg.server_limits.max_watch_backlog_bytes == 2048
+    assert DaemonConfig().server_limits.max_watch_backlog_bytes == 64 * 1024 * 1024
+    assert apply_flags(cfg, max_watch_backlog_bytes=4096).server_limits.max_watch_backlog_bytes == 4096
+    with pytest.raises(ValidationError, match="--max-watch-backlog-bytes"):
+        apply_flags(cfg, max_watch_backlog_bytes=10)

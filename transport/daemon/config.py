@@ -434,9 +434,13 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
                 data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
                 etcd_servers: str | None = None, max_http_connections: int | None = None,
-                http_idle_timeout: float | None = None) -> DaemonConfig:
+                http_idle_timeout: float | None = None, max_watch_backlog_bytes: int | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
+    if max_watch_backlog_bytes is not None:
+        if max_watch_backlog_bytes < 1024:
+            raise ValidationError("--max-watch-backlog-bytes", "must be greater than or equal to 1024")
+        kw["server_limits"] = dataclasses.replace(cfg.server_limits, max_watch_backlog_bytes=max_watch_backlog_bytes)
     http_kw: dict[str, Any] = {}
     if max_http_connections is not None:
         if max_http_connections < 1:

@@ -91,6 +91,8 @@ class Connection(Ops):
         self._tasks: set[asyncio.Task[None]] = set()
         self._progress = asyncio.Event()  # a request finished or a frame went out
         self._quiet_since = asyncio.get_running_loop().time()  # the last frame read or request answered
+        self._stopping = False  # the daemon is stopping: read what is buffered, then end
+        self._read_timeout: asyncio.Timeout | None = None  # the current read's deadline
         self._handlers: dict[type, Callable[[Any], Awaitable[Any]]] = {
             wire.Hello: self.on_hello,
             wire.Apply: self.on_apply,
@@ -143,8 +145,11 @@ class Connection(Ops):
                 self.server.reject("in_flight" if len(self._tasks) >= limits.max_in_flight else "queued_frames")
                 self._progress.clear()
                 await self._progress.wait()
-            if not self.authenticated:
-                deadline: float | None = hello_deadline
+            if self._stopping:
+                self._pause_reading()  # the reader may have resumed it while draining its buffer
+                deadline: float | None = loop.time()  # what is buffered is still read, then the end
+            elif not self.authenticated:
+                deadline = hello_deadline
             elif limits.idle_timeout:
                 # from the last frame or the last reply, whichever came later; a busy
                 # connection is looked at again then (its last request may end meanwhile)
@@ -153,9 +158,11 @@ class Connection(Ops):
             else:
                 deadline = None
             try:
-                async with asyncio.timeout_at(deadline):
+                async with asyncio.timeout_at(deadline) as self._read_timeout:
                     data = await self.reader.read(READ_CHUNK)
             except TimeoutError:
+                if self._stopping:
+                    return True
                 if not self.authenticated:
                     self.server.reject("handshake_timeout")
                     log.info("closing %s: no %s within %gs", self.peer,
@@ -250,10 +257,15 @@ class Connection(Ops):
         watches end with Unavailable (a client resumes on another daemon, or later)."""
         for watch_req_id in list(self.watches):
             self._end_watch(watch_req_id, ApiError(Reason.UNAVAILABLE, "the daemon is shutting down"))
+        self._stopping = True
+        self._pause_reading()
+        if self._read_timeout is not None and self._read_timeout.expired() is False:
+            self._read_timeout.reschedule(asyncio.get_running_loop().time())  # a read waiting ends now
+
+    def _pause_reading(self) -> None:
         transport = self.writer.transport
         if not transport.is_closing():
             transport.pause_reading()
-        self.reader.feed_eof()  # what is buffered is still read, then the read loop sees the end
 
     def _accept_hello(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup) -> bool:
         """Before the token: only a well-formed hello is read; anything else closes
