@@ -19,8 +19,6 @@ import collections
 import logging
 from typing import Any, Callable, Generic, TypeVar
 
-from actors.pacing import Pacer
-
 log = logging.getLogger("ksched.actors")
 
 M = TypeVar("M")
@@ -196,14 +194,8 @@ class Actor(Generic[M]):
     batched = False
 
     async def run(self) -> None:
-        # An inbox with messages hands them out without suspending: after a slice of
-        # work the loop gets a turn, so a burst of messages (50,000 pods from one
-        # apply) cannot keep every other task waiting until it is all handled.
-        pacer = Pacer(max_steps=1 << 62)
         while True:
             try:
-                if pacer.due():
-                    await pacer.pause()
                 first = await self.inbox.get()
             except MailboxClosed:
                 return
