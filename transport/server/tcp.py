@@ -259,8 +259,11 @@ class Connection(Ops):
             self._end_watch(watch_req_id, ApiError(Reason.UNAVAILABLE, "the daemon is shutting down"))
         self._stopping = True
         self._pause_reading()
-        if self._read_timeout is not None and self._read_timeout.expired() is False:
-            self._read_timeout.reschedule(asyncio.get_running_loop().time())  # a read waiting ends now
+        if self._read_timeout is not None:
+            try:  # a read waiting ends now; a read loop between reads sees the flag
+                self._read_timeout.reschedule(asyncio.get_running_loop().time())
+            except RuntimeError:  # that read has ended already (its timeout is exited or expiring)
+                pass
 
     def _pause_reading(self) -> None:
         transport = self.writer.transport
