@@ -45,6 +45,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", metavar="DIR", help="where the SQLite store lives (default ./.ksched)")
     p.add_argument("--token-file", metavar="FILE", help="file holding the token clients must send in hello")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
+    p.add_argument("--max-watch-backlog-bytes", type=int, default=None, metavar="N",
+                   help="bytes of a watch's events a client may leave unread before the watch ends (default 64 MiB)")
     p.add_argument("--etcd-servers", metavar="HOST:PORT,...", default=None,
                    help="keep state in etcd at these endpoints (store.backend etcd; several daemons, one leader)")
     p.add_argument("--max-http-connections", type=int, default=None, metavar="N",
