@@ -63,6 +63,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token-file", metavar="FILE",
                    help="file holding the token clients must send (ksched --token / KSCHED_TOKEN; default: none)")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING, ERROR (default INFO)")
+    p.add_argument("--max-watch-backlog-bytes", type=int, default=None, metavar="N",
+                   help="bytes of a watch's events a client may leave unread before the watch ends (default 64 MiB)")
     p.add_argument("--etcd-servers", metavar="HOST:PORT,...", default=None,
                    help="keep state in etcd at these endpoints (store.backend etcd; several daemons, one leader; "
                         "default: SQLite in --data-dir)")

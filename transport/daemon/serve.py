@@ -4,8 +4,9 @@ Start, in dependency order: the store loads from its backend (SQLite in DIR), th
 actors start (actors.pipeline.Pipeline), then the msgpack listener and HTTP. Only
 then is /readyz 200.
 
-Stop, on SIGTERM or SIGINT, in named phases: not ready; stop listening; the
-pipeline stops (queue, current cycle, Permit waiters rejected, binding cycles
+Stop, on SIGTERM or SIGINT, in named phases: not ready; stop listening; stop
+reading from connections and answer every request already read (within the grace
+period; open watches end Unavailable); the pipeline stops (queue, current cycle, Permit waiters rejected, binding cycles
 drained within the grace period, store flushed and closed); client connections and
 HTTP close. A second signal exits at once (whatever the store committed is
 durable; pods between assume and bind are simply unbound and will be scheduled
@@ -49,6 +50,9 @@ from transport.web.feed import Waiter, waiters
 log = logging.getLogger("ksched.daemon")
 
 
+DRAIN_AFTER_STOP_SECONDS = 2.0  # for the replies of requests the stopped pipeline failed
+
+
 class StartupError(Exception):
     """The daemon cannot start; the message says why and names the field or path."""
 
@@ -66,6 +70,7 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
                              token_file=args.token_file, log_level=args.log_level,
                              etcd_servers=getattr(args, "etcd_servers", None),
+                             max_watch_backlog_bytes=getattr(args, "max_watch_backlog_bytes", None),
                              max_http_connections=getattr(args, "max_http_connections", None),
                              http_idle_timeout=getattr(args, "http_idle_timeout", None),
                              event_ttl=getattr(args, "event_ttl", None))
@@ -234,9 +239,14 @@ class Daemon:
             self._ready = False
             self.phase = "stopping:listeners"
             server.stop_listening()
+            # Every request already read is answered: first while the pipeline still
+            # runs; what is left then (waiting on an actor) fails Unavailable once it stops.
+            self.phase = "stopping:requests"
+            await server.drain(self.cfg.shutdown_grace_period_seconds)
             self.phase = "stopping:pipeline"
             await pipeline.stop()
             self.phase = "stopping:connections"
+            await server.drain(DRAIN_AFTER_STOP_SECONDS)
             await server.close()
             if http_runner is not None:
                 await http_runner.cleanup()
