@@ -592,6 +592,13 @@ class Scheduler(Actor[SchedulerMsg]):
         if fwk is None:
             reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
             return None
+        # A bound (or assumed) pod is explained as if it were not bound yet: it is
+        # taken off its node for this dry run and put back before any other message
+        # (nothing here awaits); its node is dirty, so the next cycle's snapshot has it.
+        placed = self.cache.get_pod(pod.key)
+        assumed = placed is not None and self.cache.is_assumed(placed)
+        if placed is not None:
+            self.cache.remove_pod(placed)
         self.cache.update_snapshot(self.snapshot)
         previous = fwk.handle.snapshot()
         try:
@@ -599,6 +606,11 @@ class Scheduler(Actor[SchedulerMsg]):
             return explain(fwk, pod, self.snapshot)
         finally:
             fwk.handle.set_snapshot(previous)
+            if placed is not None:
+                if assumed:
+                    self.cache.assume_pod(placed, placed.node_name)
+                else:
+                    self.cache.add_pod(placed)
 
     # --- plugins' requests through the handle -----------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
+from transport.web.queues_feed import VIEWS as QUEUE_VIEWS
 
 
 def pod_view(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def view_of_object(kind: str, obj: Any) -> dict[str, Any] | None:
         return _pod_fields(obj)
     if isinstance(obj, Node):
         return _node_fields(obj)
-    return None
+    return view_of(kind, obj.raw)  # PodGroups and Kueue's kinds: their views read the manifest
 
 
 _META = ("name", "namespace", "labels", "creationTimestamp", "deletionTimestamp")
@@ -79,7 +80,7 @@ def page_object(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
             conditions = [c for c in status.get("conditions") or () if type(c) is dict and c.get("type") == "PodScheduled"]
             if conditions:
                 shown["conditions"] = conditions
-    elif kind == "PodGroup":  # few, and the page reads their spec and status
+    elif kind != "Node":  # PodGroups, Kueue's queues and workloads: the page reads their spec and status
         out["spec"], out["status"] = raw.get("spec") or {}, raw.get("status") or {}
     return out
 
@@ -89,6 +90,8 @@ def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:
         return pod_view(raw)
     if kind == "Node":
         return node_view(raw)
+    if kind in QUEUE_VIEWS:
+        return QUEUE_VIEWS[kind](raw)
     return None
 
 
