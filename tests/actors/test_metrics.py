@@ -41,6 +41,12 @@ class RecordingSink:
     def failure_reused(self, profile: str) -> None:
         self.calls.append(("failure_reused", profile))
 
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self.calls.append(("batch_attempt", profile, result))
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        self.calls.append(("batch_cache_flushed", profile, reason))
+
     def of(self, method: str) -> list[tuple[Any, ...]]:
         return [c[1:] for c in self.calls if c[0] == method]
 
