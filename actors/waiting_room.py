@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Union, assert_never
 
-from actors.base import Actor, ActorRef, MailboxClosed, new_reply, resolve
+from actors.base import Actor, ActorRef, MailboxClosed, new_reply, reject, resolve
 from actors.clock import Clock, Timer
 from framework.api.objects import Pod
 from framework.interface import Code, Status
@@ -178,6 +178,8 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
         for msg in queued:
             if isinstance(msg, Park):
                 self._park(msg.waiting, {}, msg.decision)
+            else:  # an ask taken out of the inbox is answered, never left waiting
+                reject(getattr(msg, "reply", None), MailboxClosed(f"{self.name} is stopped"))
         self.reject_all("scheduler is shutting down")
         for uid in list(self._parked):
             self._settle(uid)

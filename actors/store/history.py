@@ -161,3 +161,9 @@ class EventLog:
 
     def for_object(self, kind: str, key: str) -> list[EventRecord]:
         return [rec for _, rec in self._by_object.get((kind, key), ())]
+
+    def all(self) -> list[tuple[int, str, str, EventRecord]]:
+        """Every kept record as (sequence number, kind, key, record), oldest first."""
+        out = [(seq, kind, key, rec) for (kind, key), recs in self._by_object.items() for seq, rec in recs]
+        out.sort(key=lambda e: e[0])
+        return out

@@ -15,11 +15,34 @@ from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, Requirement
-from framework.api.objects import KubeObject, Pod
+from framework.api.objects import KubeObject
 from framework.api.validation import is_qualified_name, is_valid_label_value, show
 
-POD_FIELDS = frozenset({"spec.nodeName", "status.phase"})
 META_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+
+
+def _section(obj: KubeObject, section: str, key: str, default: str = "") -> str:
+    part = obj.raw.get(section)
+    value = part.get(key) if isinstance(part, Mapping) else None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return default if value is None else str(value)
+
+
+# Per kind, the fields beyond metadata.name/namespace kube-apiserver selects on
+# (its registries' ToSelectableFields / GetAttrs), as the selector compares them.
+KIND_FIELDS: dict[str, dict[str, Any]] = {
+    "Pod": {"spec.nodeName": lambda o: o.node_name, "status.phase": lambda o: o.phase,
+            "spec.schedulerName": lambda o: o.scheduler_name,
+            "spec.restartPolicy": lambda o: _section(o, "spec", "restartPolicy"),
+            "spec.serviceAccountName": lambda o: _section(o, "spec", "serviceAccountName"),
+            "spec.hostNetwork": lambda o: _section(o, "spec", "hostNetwork", "false"),
+            "status.podIP": lambda o: _section(o, "status", "podIP"),
+            "status.nominatedNodeName": lambda o: o.nominated_node_name},
+    "Node": {"spec.unschedulable": lambda o: _section(o, "spec", "unschedulable", "false")},
+    "Namespace": {"status.phase": lambda o: _section(o, "status", "phase", "Active")},
+}
+POD_FIELDS = frozenset(KIND_FIELDS["Pod"])
 FIELDS = POD_FIELDS | META_FIELDS
 
 # --- labels.Parse: lexer ---------------------------------------------------------------------
@@ -276,8 +299,8 @@ def _unescape(value: str) -> str:
 
 def parse_field_selector(sel: str | None, kind: str = "Pod") -> list[tuple[str, bool, str]]:
     """[(field, equal?, value)] for `kind`: metadata.name and metadata.namespace on
-    every kind, spec.nodeName and status.phase on pods."""
-    supported = FIELDS if kind == "Pod" else META_FIELDS
+    every kind, and the kind's own fields (KIND_FIELDS)."""
+    supported = META_FIELDS | frozenset(KIND_FIELDS.get(kind, ()))
     out: list[tuple[str, bool, str]] = []
     for part in sorted(_split_unescaped(sel or "", ",")):
         if not part:
@@ -297,9 +320,8 @@ def _field_value(obj: KubeObject, name: str) -> str:
         return obj.name
     if name == "metadata.namespace":
         return obj.namespace
-    if isinstance(obj, Pod):
-        return obj.node_name if name == "spec.nodeName" else obj.phase
-    return ""
+    getter = KIND_FIELDS.get(obj.kind, {}).get(name)
+    return str(getter(obj)) if getter is not None else ""
 
 
 class Selectors:

@@ -45,6 +45,11 @@ def victim_history(seen: list[WatchEvent], name: str) -> list[tuple[str, list[tu
     return out
 
 
+def preempted_by_high(p: Pipeline) -> str:
+    """Upstream's Preempted event message; the preemptor's uid is the server's."""
+    return f"Preempted by pod {p.store.peek('Pod', 'default', 'high').uid} on node n0"
+
+
 async def test_the_actor_marks_then_deletes_each_victim_and_the_preemptor_binds_after_one_preemption() -> None:
     seen: list[WatchEvent] = []
     async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
@@ -56,7 +61,7 @@ async def test_the_actor_marks_then_deletes_each_victim_and_the_preemptor_binds_
                                                  "preempting 2 victims")
         for victim in ("low-a", "low-b"):
             assert p.store.peek("Pod", "default", victim) is None
-            assert events(p, victim)[-1] == ("Preempted", "Preempted by pod high on node n0")
+            assert events(p, victim)[-1] == ("Preempted", preempted_by_high(p))
             history = victim_history(seen, victim)
             assert history[-2:] == [("MODIFIED", [("True", "PreemptionByScheduler")]),
                                     ("DELETED", [("True", "PreemptionByScheduler")])]
@@ -72,7 +77,7 @@ async def test_with_the_gate_off_in_the_configuration_the_cycle_evicts_without_t
         assert list(p.preemption.preempted) == []
         assert sorted(p.scheduler.preemption.preempted) == ["default/low-a", "default/low-b"]
         for victim in ("low-a", "low-b"):
-            assert events(p, victim)[-1] == ("Preempted", "Preempted by pod high on node n0")
+            assert events(p, victim)[-1] == ("Preempted", preempted_by_high(p))
             assert victim_history(seen, victim)[-1] == ("DELETED", [])  # no condition written first
 
 
@@ -136,5 +141,5 @@ async def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
         waiter = p.store.peek("Pod", "default", "waiter")
         assert isinstance(waiter, Pod) and not waiter.node_name  # still there, unbound
         assert not any(c.get("type") == "DisruptionTarget" for c in waiter.conditions)
-        assert ("Preempted", "Preempted by pod high on node n0") in events(p, "waiter")
+        assert ("Preempted", preempted_by_high(p)) in events(p, "waiter")
         assert list(p.preemption.preempted) == []

@@ -21,10 +21,12 @@ def _maps(cfg: dict | None = None, registry: Registry | None = None) -> dict:
 
 def test_only_plugins_that_can_reject_a_pod_register_events():
     maps = _maps()
-    for name in ("PrioritySort", "ImageLocality", "NodeResourcesBalancedAllocation", "DefaultBinder",
-                 "DefaultPreemption"):
-        assert name not in maps  # sort, score, bind and PostFilter plugins reject no pod
+    for name in ("PrioritySort", "ImageLocality", "NodeResourcesBalancedAllocation", "DefaultBinder"):
+        assert name not in maps  # sort, score and bind plugins reject no pod
     assert "NodeResourcesFit" in maps and "SchedulingGates" in maps
+    # DefaultPreemption's PreEnqueue holds a preemptor while its preemption runs: it
+    # registers Pod/Delete, as upstream's (SchedulerAsyncPreemption).
+    assert [(r.event.resource, r.event.action) for r in maps["DefaultPreemption"]] == [("Pod", ActionType.Delete)]
     interest = EventInterest([maps])
     assert interest(NODE_ADD)
     assert not interest(SERVICE_ADD)  # before, PrioritySort's default registration covered every event

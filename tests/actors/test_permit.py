@@ -175,3 +175,16 @@ async def test_others_learn_who_waits_by_asking_the_room_and_see_each_pods_earli
         assert [w.pod.name for w in await list_waiting(room.ref())] == ["a"]  # a decided pod no longer waits
         room.inbox.close()
     assert await list_waiting(room.ref()) == ()  # a stopped room has nobody waiting
+
+
+async def test_an_ask_still_queued_when_the_room_stops_is_answered_not_left_waiting() -> None:
+    import asyncio
+
+    from actors.waiting_room import WaitingRoom, list_waiting
+    from framework.waiting import WaitingPodsMap
+
+    room = WaitingRoom(WaitingPodsMap(), FakeClock())  # not running: the ask stays queued
+    asking = asyncio.ensure_future(list_waiting(room.ref()))
+    await asyncio.sleep(0)  # the ask is posted
+    room.stop()
+    assert await asyncio.wait_for(asking, timeout=5) == ()  # a bound, not a timing claim

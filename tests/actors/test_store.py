@@ -82,7 +82,7 @@ async def test_list_filters_by_namespace_label_and_field_selectors(label_selecto
 async def test_unknown_field_selector_is_invalid() -> None:
     async with running() as (_, c):
         with pytest.raises(Invalid):
-            await c.list("Pod", field_selector="spec.schedulerName=x")
+            await c.list("Pod", field_selector="spec.foo=x")
 
 
 async def test_bind_sets_node_name_and_pod_scheduled_true_once() -> None:

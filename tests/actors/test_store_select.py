@@ -61,7 +61,11 @@ async def test_a_bad_label_selector_is_invalid_naming_label_selector(selector: s
     ("metadata.name!=a,metadata.namespace=default", ["b", "c"]),
     ("spec.nodeName=", ["a", "b", "c"]),
     ("status.phase!=Pending", []),
-], ids=["eq", "double-eq", "neq-and-eq", "unbound", "phase"])
+    ("spec.schedulerName=default-scheduler,spec.hostNetwork=false", ["a", "b", "c"]),
+    ("spec.schedulerName!=default-scheduler", []),
+    ("status.nominatedNodeName=,status.podIP=", ["a", "b", "c"]),
+], ids=["eq", "double-eq", "neq-and-eq", "unbound", "phase", "scheduler-defaulted", "other-scheduler",
+        "status-fields"])
 async def test_field_selectors_select_on_supported_fields(selector: str, names: list[str]) -> None:
     async with running() as (_, c):
         await c.apply(PODS)
@@ -70,7 +74,7 @@ async def test_field_selectors_select_on_supported_fields(selector: str, names: 
 
 
 @pytest.mark.parametrize(("kind", "selector", "message"), [
-    ("Pod", "spec.schedulerName=x", "field label not supported: spec.schedulerName"),
+    ("Pod", "spec.foo=x", "field label not supported: spec.foo"),
     ("Node", "spec.nodeName=x", "field label not supported: spec.nodeName"),
     ("Pod", "nonsense", "invalid selector: 'nonsense'; can't understand 'nonsense'"),
     ("Pod", r"metadata.name=a\x", r"invalid field selector: invalid escape sequence: \x"),
@@ -80,6 +84,15 @@ async def test_a_bad_field_selector_is_invalid_naming_field_selector(kind: str, 
         with pytest.raises(Invalid) as err:
             await c.list(kind, field_selector=selector)
     assert err.value.field == "fieldSelector" and err.value.message == f"fieldSelector: {message}"
+
+
+async def test_nodes_select_on_spec_unschedulable() -> None:
+    cordoned = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {"unschedulable": True}}
+    async with running() as (_, c):
+        await c.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}, cordoned])
+        items, _ = await c.list("Node", field_selector="spec.unschedulable=false")
+        other, _ = await c.list("Node", field_selector="spec.unschedulable!=false")
+    assert [i["metadata"]["name"] for i in items] == ["n1"] and [i["metadata"]["name"] for i in other] == ["n2"]
 
 
 async def test_a_selector_object_is_checked_too() -> None:

@@ -31,11 +31,12 @@ def require_browser() -> Any:
 
 
 @contextmanager
-def chromium_page(width: int = 1300, height: int = 1000) -> Iterator[Any]:
+def chromium_page(width: int = 1300, height: int = 1000, ignore_https_errors: bool = False) -> Iterator[Any]:
     sync_playwright = require_browser()
     with tempfile.TemporaryDirectory(prefix="ksched-chromium-") as profile, sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True, args=FLAGS,
-                                                    viewport={"width": width, "height": height})
+                                                    viewport={"width": width, "height": height},
+                                                    ignore_https_errors=ignore_https_errors)
         try:
             page = ctx.new_page()
             errors: list[str] = []

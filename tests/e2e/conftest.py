@@ -1,8 +1,10 @@
 """The real daemon as a subprocess on free loopback ports, and the real CLI."""
 from __future__ import annotations
 
+import http.client
 import os
 import signal
+import ssl
 import socket
 import subprocess
 import sys
@@ -11,7 +13,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import pytest
 
@@ -19,6 +21,7 @@ from transport.client.tcp import SyncClient
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
+UNVERIFIED = ssl._create_unverified_context()  # noqa: SLF001 - the tests' own daemon's self-made certificate
 
 
 def free_ports(n: int) -> list[int]:
@@ -59,6 +62,7 @@ class DaemonProcess:
     http_port: int = 0
     proc: subprocess.Popen[bytes] | None = None
     preexec_fn: Callable[[], None] | None = None  # run in the child before exec (e.g. lower a limit)
+    scheme: str = "http"  # "https" once the HTTP port answers over TLS (a token is configured)
 
     @property
     def server(self) -> str:
@@ -77,14 +81,30 @@ class DaemonProcess:
         assert self.proc is not None
         if self.proc.poll() is not None:
             raise AssertionError(f"daemon exited with {self.proc.returncode}: {self.proc.stderr.read().decode()}")  # type: ignore[union-attr]
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/readyz", timeout=1) as r:
-                return True if r.status == 200 else None
-        except (urllib.error.URLError, ConnectionError, OSError):
-            return None
+        for scheme in ("http", "https"):  # with a token the HTTP port serves HTTPS (transport.kube.tls)
+            try:
+                with urllib.request.urlopen(f"{scheme}://127.0.0.1:{self.http_port}/readyz", timeout=1,
+                                            context=UNVERIFIED if scheme == "https" else None) as r:
+                    if r.status == 200:
+                        self.scheme = scheme
+                        return True
+                    return None
+            except (urllib.error.URLError, ConnectionError, OSError, http.client.HTTPException):
+                continue
+        return None
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.http_port}"
+
+    def urlopen(self, req: "str | urllib.request.Request", timeout: float = 5) -> Any:
+        """Open a URL on the HTTP port (trusting its self-made certificate over HTTPS)."""
+        if isinstance(req, str):
+            req = self.base_url + req
+        return urllib.request.urlopen(req, timeout=timeout, context=UNVERIFIED if self.scheme == "https" else None)
 
     def http_get(self, path: str) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=5) as r:
+        with self.urlopen(path) as r:
             return r.read().decode()
 
     def kill9(self) -> None:

@@ -131,9 +131,8 @@ def test_unauthenticated_abuse_neither_stalls_an_authenticated_client_nor_grows_
                 latencies.append((time.perf_counter() - t0) * 1000)
             finished.result()
         peak = rss_mb(d.proc.pid, "VmHWM")
-        req = urllib.request.Request(f"http://127.0.0.1:{d.http_port}/metrics",
-                                     headers={"Authorization": f"Bearer {TOKEN}"})
-        with urllib.request.urlopen(req, timeout=10) as r:
+        req = urllib.request.Request(f"{d.base_url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+        with d.urlopen(req, timeout=10) as r:
             metrics = r.read().decode()
         for s in idle:
             s.close()

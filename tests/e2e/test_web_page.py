@@ -175,8 +175,9 @@ def test_with_a_token_the_page_shows_only_the_login_form_until_the_right_token_i
         c.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"},
                   "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}])
 
-    with chromium_page() as page:
-        page.goto(f"http://127.0.0.1:{d.http_port}/")
+    assert d.scheme == "https"  # with a token the page (and the Kubernetes API) is served over TLS
+    with chromium_page(ignore_https_errors=True) as page:
+        page.goto(f"{d.base_url}/")
         expect(page.locator("#login")).to_be_visible(timeout=SECONDS)
         expect(page.locator("#app")).to_be_hidden()
         assert page.locator("[data-node]").count() == 0

@@ -21,6 +21,7 @@ import pytest
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
+from tests.framework.uids import remember_uids, uids_as_names
 from tests.framework.test_batch_equivalence import random_node, random_pod
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -36,14 +37,11 @@ def workload(seed: int, num_nodes: int, num_pods: int) -> tuple[list[dict[str, A
         batch = []
         for i in range(num_pods // 3):
             raw = dict(random_pod(rng, f"p{b}-{i}").raw)
-            # A uid of its own: Preempted events name the preemptor by uid.
-            raw["metadata"] = {**{k: v for k, v in raw["metadata"].items() if k != "uid"}, "uid": f"uid-p{b}-{i}"}
             batch.append({"kind": "Pod", **raw})
         if b > 0:
             # Big high-priority pods: most fit only after evicting lower-priority ones.
             for i in range(num_pods // 15):
                 raw = dict(random_pod(rng, f"vip{b}-{i}").raw)
-                raw["metadata"] = {**{k: v for k, v in raw["metadata"].items() if k != "uid"}, "uid": f"uid-vip{b}-{i}"}
                 raw["spec"] = {**raw["spec"], "priority": 1000}
                 raw["spec"]["containers"] = [{"name": "c", "image": "img/a:1",
                                               "resources": {"requests": {"cpu": rng.choice(["1", "2", "3"]),
@@ -58,17 +56,18 @@ async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool) -> d
     async with Pipeline(CONFIG, clock=FakeClock(), rand=random.Random(seed)) as p:
         for fwk in p.frameworks.values():
             fwk.use_batch = columnar
+        uids: dict[str, str] = {}
         await p.client.apply(nodes)
         await p.run_until_quiescent(60)
         for batch in batches:
-            await p.client.apply(batch)
+            remember_uids(uids, await p.client.apply(batch))
             await p.run_until_quiescent(60)
         out: dict[str, Any] = {}
         for batch in batches:
             for raw in batch:
                 key = f"default/{raw['metadata']['name']}"
                 pod = p.store.peek("Pod", "default", raw["metadata"]["name"])
-                events = [(e.type, e.reason, e.message) for e in p.store.events_for("Pod", key)]
+                events = [(e.type, e.reason, uids_as_names(uids, e.message)) for e in p.store.events_for("Pod", key)]
                 if pod is None:
                     out[key] = {"deleted": True, "events": events}
                     continue

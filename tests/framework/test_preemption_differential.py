@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
+from tests.framework.uids import remember_uids, uids_as_names
 
 EXAMPLES = int(os.environ.get("KSCHED_PREEMPTION_EXAMPLES", "6"))
 API = "kubescheduler.config.k8s.io/v1"
@@ -38,8 +39,7 @@ def _pod(name: str, cpu_m: int, priority: int, app: str, never: bool = False) ->
                                                                                     "memory": "64Mi"}}}]}
     if never:
         spec["preemptionPolicy"] = "Never"
-    # A uid of its own (the store would draw one): Preempted events name the preemptor by uid.
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"app": app}},
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
             "spec": spec}
 
 
@@ -70,9 +70,10 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
     async with Pipeline(cfg, clock=FakeClock(), rand=random.Random(w["seed"])) as p:
         for fwk in p.frameworks.values():
             fwk.use_batch = columnar
+        uids: dict[str, str] = {}
         for batch in ([*w["nodes"], *w["pdbs"]], w["low"], *w["waves"]):
             if batch:
-                await p.client.apply(batch)
+                remember_uids(uids, await p.client.apply(batch))
             await p.run_until_quiescent(120)
         out: dict[str, Any] = {}
         for raw in [*w["low"], *[pod for wave in w["waves"] for pod in wave]]:
@@ -82,7 +83,7 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
             out[key] = {
                 "node": pod.node_name if isinstance(pod, Pod) else "<deleted>",
                 "nominations": p.scheduler.nominations.get(key, []),
-                "events": [(e.reason, e.message) for e in p.store.events_for("Pod", key)],
+                "events": [(e.reason, uids_as_names(uids, e.message)) for e in p.store.events_for("Pod", key)],
             }
         return out
 

@@ -84,6 +84,10 @@ store: {backend: memory, synchronous: NORMAL}
     pytest.param("store: {backend: postgres}\n", "DaemonConfiguration.store.backend: must be one of", id="backend"),
     pytest.param("store: {size: 1}\n", "DaemonConfiguration.store.size: unknown field", id="store-field"),
     pytest.param("tls: {certFile: a.crt}\n", "DaemonConfiguration.tls: certFile and keyFile", id="tls-half"),
+    pytest.param("tls: {certFile: a, keyFile: b, caFile: 3}\n", "DaemonConfiguration.tls.caFile: must be a path",
+                 id="tls-ca"),
+    pytest.param("tls: {certFile: a, keyFile: b, ca: c}\n", "DaemonConfiguration.tls.ca: unknown field; known "
+                 "fields: caFile, certFile, keyFile", id="tls-typo"),
     pytest.param("logLevel: LOUD\n", "DaemonConfiguration.logLevel: must be one of", id="log-level"),
     pytest.param("lisen: 1.2.3.4:5\n", "DaemonConfiguration.lisen: unknown field", id="typo"),
 ])
@@ -106,6 +110,12 @@ def test_a_bad_document_is_rejected_naming_where(text, message):
     with pytest.raises(ValidationError) as err:
         parse_config_text(text)
     assert str(err.value).startswith(message)
+
+
+def test_tls_ca_file_is_what_the_kubeconfig_names():
+    cfg = parse_config_text(DAEMON_HEAD + "tls: {certFile: s.crt, keyFile: s.key, caFile: ca.crt}\n").daemon
+    assert (cfg.tls_cert_file, cfg.tls_ca_file) == (Path("s.crt"), Path("ca.crt"))
+    assert parse_config_text(DAEMON_HEAD + "tls: {certFile: s.crt, keyFile: s.key}\n").daemon.tls_ca_file is None
 
 
 def test_an_unreadable_token_file_names_the_field(tmp_path):

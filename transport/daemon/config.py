@@ -16,7 +16,8 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
            caFile: ca.crt, certFile: client.crt, keyFile: client.key}   # TLS files optional
     leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s,
                      resourceName: kube-scheduler, resourceNamespace: kube-system}
-    tls: {certFile: server.crt, keyFile: server.key}   # also serves HTTP over TLS
+    tls: {certFile: server.crt, keyFile: server.key, caFile: ca.crt}   # also HTTP; caFile (optional):
+                                    # what DIR/kubeconfig tells kubectl to trust (default: certFile)
     logLevel: INFO
     limits:                         # every field optional; these are the defaults
       maxConnections: 1000
@@ -110,6 +111,7 @@ class DaemonConfig:
     store_synchronous: str = "FULL"
     tls_cert_file: Path | None = None
     tls_key_file: Path | None = None
+    tls_ca_file: Path | None = None  # named in DIR/kubeconfig; None: the certificate itself
     log_level: str = "INFO"
     etcd_endpoints: tuple[str, ...] = ()
     etcd_prefix: str = DEFAULT_PREFIX
@@ -294,13 +296,15 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
         kw["store_synchronous"] = _choice(store["synchronous"], SYNCHRONOUS_MODES, "store.synchronous")
     tls = _expect(doc.get("tls") or {}, dict, "tls", "an object")
     for key in tls:
-        if key not in ("certFile", "keyFile"):
-            raise ValidationError(f"tls.{key}", "unknown field; known fields: certFile, keyFile")
+        if key not in ("certFile", "keyFile", "caFile"):
+            raise ValidationError(f"tls.{key}", "unknown field; known fields: caFile, certFile, keyFile")
     if tls:
         if not tls.get("certFile") or not tls.get("keyFile"):
             raise ValidationError("tls", "certFile and keyFile must be given together")
         kw["tls_cert_file"] = Path(_expect(tls["certFile"], str, "tls.certFile", "a path string"))
         kw["tls_key_file"] = Path(_expect(tls["keyFile"], str, "tls.keyFile", "a path string"))
+        if tls.get("caFile") is not None:
+            kw["tls_ca_file"] = Path(_expect(tls["caFile"], str, "tls.caFile", "a path string"))
     if "logLevel" in doc:
         kw["log_level"] = _choice(doc["logLevel"], LOG_LEVELS, "logLevel")
     kw.update(_parse_etcd(_expect(doc.get("etcd") or {}, dict, "etcd", "an object")))

@@ -36,6 +36,8 @@ from framework.handle import FrameworkHandle
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.kube import KubeDeps
+from transport.kube.tls import KUBECONFIG, TlsSetupError, client_host, self_signed, write_kubeconfig
 from transport.http.metrics import SchedulerMetrics
 from transport.server.tcp import Server
 from transport.server.service import StoreService
@@ -104,6 +106,35 @@ def _ssl_context(cfg: DaemonConfig) -> ssl.SSLContext | None:
     return ctx
 
 
+def _http_tls(cfg: DaemonConfig, token: str | None, msgpack_ctx: ssl.SSLContext | None
+              ) -> tuple[ssl.SSLContext | None, Path | None]:
+    """The HTTP port's TLS and the CA file its kubeconfig names. The configured
+    certificate serves both ports; with a token and none configured, HTTP alone gets
+    a certificate from a CA made in the data dir (kubectl sends tokens over TLS only)."""
+    if msgpack_ctx is not None:
+        return msgpack_ctx, cfg.tls_ca_file or cfg.tls_cert_file
+    if token is None or cfg.http is None:
+        return None, None
+    try:
+        made = self_signed(cfg.data_dir, cfg.http.host)
+    except (TlsSetupError, OSError) as exc:
+        raise StartupError(f"http TLS: {exc}") from None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(made.cert_file, made.key_file)
+    return ctx, made.ca_file
+
+
+def _write_kubeconfig(cfg: DaemonConfig, host: str, port: int, tls: bool, ca: Path | None, token: str | None) -> None:
+    host = client_host(host)
+    url = f"{'https' if tls else 'http'}://{f'[{host}]' if ':' in host else host}:{port}"
+    try:
+        write_kubeconfig(cfg.data_dir / KUBECONFIG, url, ca_file=ca if tls else None, token=token)
+    except OSError as exc:
+        log.warning("cannot write %s: %s", cfg.data_dir / KUBECONFIG, exc)
+        return
+    log.info("kubeconfig for kubectl: %s (%s)", cfg.data_dir / KUBECONFIG, url)
+
+
 class Daemon:
     def __init__(self, scheduler_cfg: SchedulerConfig, cfg: DaemonConfig) -> None:
         self.scheduler_cfg = scheduler_cfg
@@ -143,6 +174,7 @@ class Daemon:
     async def run(self) -> None:
         token = self.cfg.read_token()
         ssl_context = _ssl_context(self.cfg)
+        http_ssl, http_ca = _http_tls(self.cfg, token, ssl_context)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop, sig)
@@ -180,14 +212,18 @@ class Daemon:
                 app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
                                              on_reject=self.metrics.server_rejection, auth_throttle=throttle,
                                              web=web_deps(service, self.metrics, token, pipeline, self.cfg,
-                                                          throttle)))
+                                                          throttle),
+                                             kube=KubeDeps(service=service,
+                                                           profiles=frozenset(pipeline.frameworks))))
                 try:
                     http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
-                                                             ssl_context, self.cfg.http_limits,
+                                                             http_ssl, self.cfg.http_limits,
                                                              self.metrics.server_rejection)
                 except OSError as exc:
                     raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
-                log.info("HTTP (cluster page, healthz, readyz, metrics) on http://%s:%d/", hh, hp)
+                log.info("HTTP (cluster page, Kubernetes API, healthz, readyz, metrics) on %s://%s:%d/",
+                         "https" if http_ssl else "http", hh, hp)
+                _write_kubeconfig(self.cfg, hh, hp, http_ssl is not None, http_ca, token)
             self.phase = "running"
             self._ready = pipeline.phase == "running" and self.breach is None
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)

@@ -5,6 +5,8 @@
                        with several daemons on etcd, a second line says who leads
     /metrics           Prometheus text format (transport.http.metrics), refreshed from the actors on each scrape
     /, /stream         the live cluster page and its WebSocket (transport.web), when deps.web is given
+    /version, /api, /apis, /openapi/v3
+                       the Kubernetes REST API (transport.kube), when deps.kube is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
 /readyz needs `Authorization: Bearer TOKEN` (401 otherwise), and so does the page's
@@ -36,6 +38,7 @@ from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
 from transport.server.auth_throttle import AuthThrottle
 
 if TYPE_CHECKING:
+    from transport.kube import KubeDeps
     from transport.web import WebDeps
 
 
@@ -49,6 +52,7 @@ class HttpDeps:
     on_reject: Callable[[str], None] | None = None  # counts refused requests (/metrics)
     web: "WebDeps | None" = None  # the cluster page at / (transport.web); None: no page
     auth_throttle: AuthThrottle | None = None  # failed tokens per address, shared with the other ports
+    kube: "KubeDeps | None" = None  # the Kubernetes REST API (transport.kube); None: not served
 
 
 DEPS = web.AppKey("deps", HttpDeps)
@@ -79,8 +83,12 @@ async def require_token(request: web.Request, handler: Callable[[web.Request], A
             deps.on_reject("http_auth_failed")
         if throttle is not None:
             throttle.failed(request.remote, "HTTP")
-        return web.Response(status=401, text="Unauthorized: send Authorization: Bearer TOKEN\n",
-                            headers={"WWW-Authenticate": 'Bearer realm="ksched"'})
+        headers = {"WWW-Authenticate": 'Bearer realm="ksched"'}
+        if deps.kube is not None and not request.path.startswith(("/metrics", "/stream")):
+            from transport.kube.status import failure, json_response
+
+            return json_response(failure(401, "Unauthorized", "Unauthorized"), status=401, headers=headers)
+        return web.Response(status=401, text="Unauthorized: send Authorization: Bearer TOKEN\n", headers=headers)
     return await handler(request)
 
 
@@ -113,6 +121,10 @@ def make_http_app(deps: HttpDeps) -> web.Application:
         from transport.web import mount_web
 
         mount_web(app, deps.web)
+    if deps.kube is not None:
+        from transport.kube import mount_kube
+
+        mount_kube(app, deps.kube)
     return app
 
 

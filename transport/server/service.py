@@ -116,6 +116,14 @@ class StoreService:
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
 
+    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace a stored object; a metadata.resourceVersion that is not the stored one is Conflict."""
+        return await call_store(lambda: self.client.update(obj))
+
+    async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
+        """The pods/binding subresource: spec.nodeName and PodScheduled=True; Conflict when bound."""
+        return await call_store(lambda: self.client.bind(namespace, name, node_name, uid))
+
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         # Reads come from the committed state at once, not through the store's inbox
         # (where they would wait behind a batch's fsync).

@@ -1,0 +1,108 @@
+"""GET on items and collections: get, list (label/field selectors, limit/continue,
+one namespace or all), Table output when asked, and the Events view. Watches are
+in watch.py."""
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from transport.kube import events, table
+from transport.kube.request import KUBE, Target, decorate
+from transport.kube.status import KubeError, bad_request, from_api_error, json_response
+from transport.protocol.wire import ApiError, Reason
+
+
+def _store_error(err: ApiError, target: Target, name: str = "") -> KubeError:
+    if err.reason == Reason.INVALID and ("Selector" in err.message or "selector" in err.message):
+        return bad_request(err.message.split(": ", 1)[-1] if "field label" in err.message else err.message)
+    if err.reason == Reason.EXPIRED:
+        return KubeError(410, "Expired", "The provided continue parameter is too old to display a consistent "
+                         "list result. You can start a new list without the continue parameter.")
+    return from_api_error(err, target.qualified, name, target.resource.group)
+
+
+async def get_item(request: web.Request, target: Target) -> web.Response:
+    deps = request.app[KUBE]
+    res = target.resource
+    if res.kind == "Event":
+        items = await _events(request, target.namespace, f"metadata.name={target.name}")
+        if not items:
+            raise from_api_error(ApiError(Reason.NOT_FOUND, ""), target.qualified, target.name)
+        return await _respond(request, target, items[0], single=True)
+    try:
+        raw = await deps.service.get(res.kind, target.namespace, target.name)
+    except ApiError as err:
+        raise _store_error(err, target, target.name) from None
+    return await _respond(request, target, decorate(raw, res), single=True)
+
+
+async def list_items(request: web.Request, target: Target) -> web.Response:
+    deps = request.app[KUBE]
+    res = target.resource
+    q = request.query
+    if res.kind == "Event":
+        items = await _events(request, target.namespace, q.get("fieldSelector", ""))
+        return await _respond(request, target, items, list_meta={"resourceVersion": str(_rv(deps))})
+    try:
+        limit = int(q.get("limit") or 0)
+    except ValueError:
+        raise bad_request(f"limit: must be an integer, not {q.get('limit')!r}") from None
+    try:
+        items, rv, token = await deps.service.list(res.kind, target.namespace, q.get("labelSelector", ""),
+                                                   q.get("fieldSelector", ""), max(limit, 0), q.get("continue", ""))
+    except ApiError as err:
+        raise _store_error(err, target) from None
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if token:
+        meta["continue"] = token
+    return await _respond(request, target, [decorate(i, res) for i in items], list_meta=meta)
+
+
+def _rv(deps: Any) -> int:
+    return int(deps.service.store.resource_version)
+
+
+async def _events(request: web.Request, namespace: str, field_selector: str) -> list[dict[str, Any]]:
+    deps = request.app[KUBE]
+    store = deps.service.store
+
+    def uid_of(kind: str, key: str) -> str:
+        ns, _, name = key.rpartition("/")
+        obj = store.peek(kind, ns, name)
+        return obj.uid if obj is not None else ""
+
+    return events.list_events(store.event_log.all(), uid_of, namespace, field_selector)
+
+
+async def pods_for_groups(request: web.Request, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pods the PodGroup columns count (those of the groups' namespaces)."""
+    deps = request.app[KUBE]
+    namespaces = {(g.get("metadata") or {}).get("namespace", "default") for g in groups}
+    out: list[dict[str, Any]] = []
+    for ns in sorted(namespaces):
+        items, _, _ = await deps.service.list("Pod", ns, "", "")
+        out.extend(items)
+    return out
+
+
+async def _respond(request: web.Request, target: Target, body: Any, *, single: bool = False,
+                   list_meta: dict[str, Any] | None = None) -> web.Response:
+    res = target.resource
+    if table.wants_table(request.headers.get("Accept", "")):
+        items = [body] if single else body
+        pods = await pods_for_groups(request, items) if table.needs_pods(res.kind) else []
+        return json_response(table.to_table(res.kind, items, request.app[KUBE].now(), list_meta=list_meta or {},
+                                            include_object=request.query.get("includeObject", "Metadata"),
+                                            pods=pods))
+    if single:
+        return json_response(body)
+    return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": list_meta,
+                          "items": body})
+
+
+async def read(request: web.Request, target: Target) -> web.Response:
+    """GET: an item or a collection, as JSON or as a Table."""
+    if target.name:
+        return await get_item(request, target)
+    return await list_items(request, target)

@@ -1,0 +1,84 @@
+"""What every REST handler shares: the deps, the parsed path (which resource,
+namespace, name, subresource), the request body decoded by its Content-Type, query
+flags, and objects dressed with their apiVersion and kind."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import yaml
+from aiohttp import web
+
+from transport.kube import protobuf
+from transport.kube.resources import Resource
+from transport.kube.status import KubeError, bad_request
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
+
+
+@dataclass(frozen=True, slots=True)
+class KubeDeps:
+    service: Any  # transport.server.service.StoreService: the same store operations as the msgpack port
+    profiles: frozenset[str] = frozenset()  # the schedulerNames ksched's profiles serve
+    now: Callable[[], float] = field(default=time.time)  # wall time, for Age columns
+    server_address: str = ""  # host:port clients reach (GET /api)
+
+
+KUBE = web.AppKey("kube", KubeDeps)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One REST path: the resource, and for an item its name and subresource."""
+    resource: Resource
+    namespace: str = ""  # "" on a namespaced collection: every namespace
+    name: str = ""
+    sub: str = ""  # "status", "binding"
+
+    @property
+    def qualified(self) -> str:
+        return self.resource.qualified
+
+
+def flag(request: web.Request, name: str) -> bool:
+    """A query flag as strconv.ParseBool reads it (`true`, `1`, `True`, `t`...)."""
+    return request.query.get(name, "").lower() in ("1", "t", "true")
+
+
+def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
+    """The stored object with the apiVersion and kind its resource serves it under."""
+    if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.kind:
+        return raw
+    return {**raw, "apiVersion": res.group_version, "kind": res.kind}
+
+
+async def read_body(request: web.Request) -> Any:
+    """The body as a JSON value: JSON (also when no Content-Type is sent, as the Python
+    client does), YAML (application/yaml, apply-patch+yaml) or kubectl's protobuf."""
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise KubeError(413, "RequestEntityTooLarge", f"the request body is larger than {MAX_BODY} bytes")
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    ctype = request.headers.get("Content-Type", "application/json").split(";")[0].strip().lower()
+    if ctype == protobuf.PROTOBUF:
+        try:
+            return protobuf.decode(data)
+        except protobuf.ProtobufError as err:
+            raise KubeError(415, "UnsupportedMediaType", f"the body of the request could not be decoded: {err}")
+    try:
+        if ctype.endswith("yaml"):
+            return yaml.safe_load(data.decode("utf-8"))
+        return json.loads(data) if data.strip() else None
+    except (ValueError, yaml.YAMLError) as err:
+        raise bad_request(f"the body of the request could not be decoded: {err}") from None
+
+
+def body_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise bad_request("the body of the request must be a JSON object")
+    return value

@@ -1,0 +1,102 @@
+"""The REST resources ksched serves: every stored kind (framework.api.objects.KINDS)
+under its upstream group-version, plural, singular and short names, and whether it
+is namespaced. Events are a read-only view of the store's event log (events.py),
+bindings a create-only verb onto the store's Bind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from framework.api.objects import KINDS
+
+ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+READ_VERBS = ("get", "list")  # Events: a view of the event log, not watched yet
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[str, ...] = ()  # "status", "binding"
+    categories: tuple[str, ...] = ()
+    stored: bool = True  # False: a view (Event) or a verb (Binding), not a KINDS entry
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def qualified(self) -> str:
+        """`pods` in the core group, `podgroups.scheduling.x-k8s.io` elsewhere (kube's messages)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource("Pod", "", "v1", "pods", True, ("po",), subresources=("binding", "status"), categories=("all",)),
+    Resource("Node", "", "v1", "nodes", False, ("no",), subresources=("status",)),
+    Resource("Namespace", "", "v1", "namespaces", False, ("ns",), subresources=("status",)),
+    Resource("Event", "", "v1", "events", True, ("ev",), verbs=READ_VERBS, stored=False),
+    Resource("Binding", "", "v1", "bindings", True, verbs=("create",), stored=False),
+    Resource("Service", "", "v1", "services", True, ("svc",), subresources=("status",), categories=("all",)),
+    Resource("ReplicationController", "", "v1", "replicationcontrollers", True, ("rc",),
+             subresources=("status",), categories=("all",)),
+    Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True, ("pvc",), subresources=("status",)),
+    Resource("PersistentVolume", "", "v1", "persistentvolumes", False, ("pv",), subresources=("status",)),
+    Resource("ReplicaSet", "apps", "v1", "replicasets", True, ("rs",), subresources=("status",), categories=("all",)),
+    Resource("StatefulSet", "apps", "v1", "statefulsets", True, ("sts",), subresources=("status",),
+             categories=("all",)),
+    Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True, ("pdb",), subresources=("status",)),
+    Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False, ("pc",)),
+    Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses", False, ("sc",)),
+    Resource("CSINode", "storage.k8s.io", "v1", "csinodes", False),
+    Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
+    Resource("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, subresources=("status",)),
+    Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, ("pg", "pgs"),
+             subresources=("status",)),
+)
+
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
+# (group-version, plural) -> resource
+BY_PATH: dict[tuple[str, str], Resource] = {(r.group_version, r.plural): r for r in RESOURCES}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVersion:
+    group: str
+    version: str
+    resources: tuple[Resource, ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+def group_versions() -> list[GroupVersion]:
+    """Every served group-version, the core group first, in the order of RESOURCES."""
+    seen: dict[str, list[Resource]] = {}
+    for r in RESOURCES:
+        seen.setdefault(r.group_version, []).append(r)
+    return [GroupVersion(rs[0].group, rs[0].version, tuple(rs)) for rs in seen.values()]
+
+
+def api_version_of(kind: str) -> str:
+    res = BY_KIND.get(kind)
+    return res.group_version if res is not None else "v1"
+
+
+def _check_every_kind_served() -> None:
+    missing = set(KINDS) - {r.kind for r in RESOURCES if r.stored}
+    if missing:  # a kind added to the store must be added here too
+        raise RuntimeError(f"transport.kube.resources: stored kinds without a REST resource: {sorted(missing)}")
+
+
+_check_every_kind_served()

@@ -1,0 +1,96 @@
+"""Errors as kube-apiserver's `Status` objects (reason, code, details), and the
+mapping from the store's refusals (transport.protocol.wire.ApiError) to them.
+
+kubectl prints `Error from server (<reason>): <message>`; the Python client raises
+ApiException(status=code) with this JSON as its body.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from transport.kube.resources import RESOURCES
+from transport.protocol.wire import ApiError, Reason
+
+# wire reason -> (kube reason, HTTP code)
+_CODES: dict[str, tuple[str, int]] = {
+    Reason.INVALID: ("Invalid", 422),
+    Reason.NOT_FOUND: ("NotFound", 404),
+    Reason.ALREADY_EXISTS: ("AlreadyExists", 409),
+    Reason.CONFLICT: ("Conflict", 409),
+    Reason.UNAUTHORIZED: ("Unauthorized", 401),
+    Reason.TOO_LARGE: ("RequestEntityTooLarge", 413),
+    Reason.UNAVAILABLE: ("ServiceUnavailable", 503),
+    Reason.INTERNAL: ("InternalError", 500),
+    Reason.EXPIRED: ("Expired", 410),
+    Reason.TOO_MANY_REQUESTS: ("TooManyRequests", 429),
+}
+
+
+class KubeError(Exception):
+    """A request refused with a Status: `reason` and `code` as kube-apiserver's."""
+
+    def __init__(self, code: int, reason: str, message: str, *, name: str = "", kind: str = "",
+                 group: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details: dict[str, str] = {k: v for k, v in (("name", name), ("group", group), ("kind", kind)) if v}
+
+    def status(self) -> dict[str, Any]:
+        return failure(self.code, self.reason, self.message, self.details)
+
+
+def failure(code: int, reason: str, message: str, details: dict[str, str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                           "message": message, "reason": reason, "code": code}
+    if details:
+        out["details"] = details
+    return out
+
+
+def success(code: int = 200) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+
+
+def bad_request(message: str) -> KubeError:
+    return KubeError(400, "BadRequest", message)
+
+
+def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: str = "") -> KubeError:
+    """The store's refusal as kube-apiserver words it for `qualified` ("pods",
+    "podgroups.scheduling.x-k8s.io") and the object's `name`."""
+    reason, code = _CODES.get(err.reason, ("InternalError", 500))
+    kind = qualified.split(".")[0]
+    message = err.message
+    if qualified and name:
+        if err.reason == Reason.NOT_FOUND:
+            message = f'{qualified} "{name}" not found'
+        elif err.reason == Reason.ALREADY_EXISTS:
+            message = f'{qualified} "{name}" already exists'
+        elif err.reason == Reason.CONFLICT and "has been modified" in err.message:
+            message = (f'Operation cannot be fulfilled on {qualified} "{name}": the object has been modified; '
+                       "please apply your changes to the latest version and try again")
+        elif err.reason == Reason.INVALID:
+            message = f'{kind_title(qualified)} "{name}" is invalid: {err.message}'
+    return KubeError(code, reason, message, name=name, group=group, kind=kind)
+
+
+def kind_title(qualified: str) -> str:
+    """`Pod`, `PodGroup.scheduling.x-k8s.io`: how kube-apiserver names the kind in an Invalid message."""
+    for r in RESOURCES:
+        if r.qualified == qualified:
+            return r.kind if not r.group else f"{r.kind}.{r.group}"
+    return qualified
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+                        content_type="application/json", headers=headers)
+
+
+def error_response(err: KubeError) -> web.Response:
+    return json_response(err.status(), status=err.code)

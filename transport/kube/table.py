@@ -1,0 +1,153 @@
+"""Server-side `Table` output (meta.k8s.io/v1), so `kubectl get` shows kube-apiserver's
+columns: kubectl 1.32 has no client-side printers and prints only NAME AGE without
+it. Columns of priority 0 are always shown, priority 1 with `-o wide`. The cell
+texts reuse the CLI's (transport.cli.tables: age, pod status, the gang counts), so
+`ksched get` and `kubectl get` agree.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from transport.cli.tables import age, human_duration, pod_group_counts, pod_group_phase, pod_group_reason
+
+TABLE_ACCEPT = "as=Table"
+
+Row = list[Any]
+Columns = list[tuple[str, int]]  # (name, priority)
+
+
+def wants_table(accept: str) -> bool:
+    """True when the Accept header asks for meta.k8s.io Table (what kubectl get sends first)."""
+    return any("as=Table" in part and "g=meta.k8s.io" in part for part in accept.split(","))
+
+
+def _meta(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    m = raw.get("metadata")
+    return m if isinstance(m, Mapping) else {}
+
+
+def _conds(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    c = (raw.get("status") or {}).get("conditions")
+    return [x for x in c if isinstance(x, Mapping)] if isinstance(c, list) else []
+
+
+def pod_status(raw: Mapping[str, Any]) -> str:
+    """The STATUS cell as upstream's printPod words it: the reason or phase (a bound pod
+    stays Pending until a kubelet runs it), SchedulingGated, Terminating."""
+    status = raw.get("status") or {}
+    text = str(status.get("reason") or status.get("phase") or "Pending")
+    gated = any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in _conds(raw))
+    if gated or ((raw.get("spec") or {}).get("schedulingGates") and not (raw.get("spec") or {}).get("nodeName")):
+        text = "SchedulingGated"
+    if _meta(raw).get("deletionTimestamp"):
+        text = "Terminating"
+    return text
+
+
+def _pod_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    spec, status = raw.get("spec") or {}, raw.get("status") or {}
+    containers = spec.get("containers") or []
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for s in statuses if isinstance(s, Mapping) and s.get("ready"))
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses if isinstance(s, Mapping))
+    gates = spec.get("readinessGates") or []
+    gate_text = "<none>"
+    if gates:
+        true = {c.get("type") for c in _conds(raw) if c.get("status") == "True"}
+        gate_text = f"{sum(1 for g in gates if isinstance(g, Mapping) and g.get('conditionType') in true)}/{len(gates)}"
+    return [_meta(raw).get("name", ""), f"{ready}/{len(containers)}", pod_status(raw), restarts, age(raw, now),
+            status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>", gate_text]
+
+
+def _node_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    ready = next((c for c in _conds(raw) if c.get("type") == "Ready"), None)
+    state = "Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")
+    if (raw.get("spec") or {}).get("unschedulable"):
+        state += ",SchedulingDisabled"
+    labels = _meta(raw).get("labels") or {}
+    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    status = raw.get("status") or {}
+    info = status.get("nodeInfo") or {}
+    addrs = {a.get("type"): a.get("address") for a in status.get("addresses") or [] if isinstance(a, Mapping)}
+    return [_meta(raw).get("name", ""), state, ",".join(roles) or "<none>", age(raw, now),
+            info.get("kubeletVersion") or "", addrs.get("InternalIP") or "<none>", addrs.get("ExternalIP") or "<none>",
+            info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
+            info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+def _namespace_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    return [_meta(raw).get("name", ""), (raw.get("status") or {}).get("phase") or "Active", age(raw, now)]
+
+
+def _since(ts: Any, now: float) -> str:
+    from framework.api.timeutil import parse_time
+
+    if not ts:
+        return "<unknown>"
+    try:
+        return human_duration(int(now - parse_time(ts, "time") / 1e9))
+    except Exception:  # noqa: BLE001 - a bad stored time prints as kubectl prints it
+        return "<invalid>"
+
+
+def _event_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    inv = raw.get("involvedObject") or {}
+    src = raw.get("source") or {}
+    last = raw.get("lastTimestamp") or raw.get("eventTime")
+    return [_since(last, now), raw.get("type", ""), raw.get("reason", ""),
+            f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}", raw.get("message", ""),
+            inv.get("fieldPath", ""), src.get("component", ""), _since(raw.get("firstTimestamp") or last, now),
+            raw.get("count", 1), _meta(raw).get("name", "")]
+
+
+def _podgroup_row(raw: Mapping[str, Any], now: float, pods: Sequence[Mapping[str, Any]]) -> Row:
+    total, bound, done = pod_group_counts(raw, pods)
+    return [_meta(raw).get("name", ""), pod_group_phase(raw, pods), int((raw.get("spec") or {}).get("minMember") or 0),
+            total, bound, done, age(raw, now), pod_group_reason(raw) or "<none>"]
+
+
+def _generic_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    return [_meta(raw).get("name", ""), age(raw, now)]
+
+
+_PRINTERS: dict[str, tuple[Columns, Callable[[Mapping[str, Any], float, Any], Row]]] = {
+    "Pod": ([("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0), ("IP", 1), ("Node", 1),
+             ("Nominated Node", 1), ("Readiness Gates", 1)], _pod_row),
+    "Node": ([("Name", 0), ("Status", 0), ("Roles", 0), ("Age", 0), ("Version", 0), ("Internal-IP", 1),
+              ("External-IP", 1), ("OS-Image", 1), ("Kernel-Version", 1), ("Container-Runtime", 1)], _node_row),
+    "Namespace": ([("Name", 0), ("Status", 0), ("Age", 0)], _namespace_row),
+    "Event": ([("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Message", 0), ("Subobject", 1),
+               ("Source", 1), ("First Seen", 1), ("Count", 1), ("Name", 1)], _event_row),
+    "PodGroup": ([("Name", 0), ("Phase", 0), ("Min Member", 0), ("Pods", 0), ("Bound", 0), ("Finished", 0),
+                  ("Age", 0), ("Reason", 1)], _podgroup_row),
+}
+_GENERIC: tuple[Columns, Callable[[Mapping[str, Any], float, Any], Row]] = ([("Name", 0), ("Age", 0)], _generic_row)
+
+
+def needs_pods(kind: str) -> bool:
+    """The PodGroup columns count member pods: the caller passes the pods."""
+    return kind == "PodGroup"
+
+
+def to_table(kind: str, items: Sequence[Mapping[str, Any]], now: float, *, list_meta: Mapping[str, Any],
+             include_object: str = "Metadata", pods: Sequence[Mapping[str, Any]] = (),
+             with_columns: bool = True) -> dict[str, Any]:
+    columns, printer = _PRINTERS.get(kind, _GENERIC)
+    rows = []
+    for raw in items:
+        row: dict[str, Any] = {"cells": printer(raw, now, pods)}
+        if include_object == "Object":
+            row["object"] = raw
+        elif include_object != "None":
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": dict(_meta(raw))}
+        rows.append(row)
+    out: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta)}
+    if with_columns:
+        out["columnDefinitions"] = [
+            {"name": name, "type": "integer" if name in ("Restarts", "Count", "Min Member") else "string",
+             "format": "name" if name == "Name" else "", "description": name, "priority": prio}
+            for name, prio in columns]
+    out["rows"] = rows
+    return out

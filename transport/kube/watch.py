@@ -1,0 +1,170 @@
+"""Watches: GET <collection>?watch=true as newline-delimited JSON events, the same
+store watch the msgpack port and the cluster page use (StoreService.watch).
+
+- resourceVersion unset or "0": every current match as ADDED, then live events;
+  n: every change after n, then live. Too old for the store's history: one ERROR
+  event carrying a 410 Expired Status, then the stream ends (kube-apiserver's answer).
+- Selectors and the namespace are applied to each event's object; an object that
+  stops matching is sent as DELETED, once it had been sent.
+- allowWatchBookmarks=true: a BOOKMARK (an empty object of the kind carrying only
+  metadata.resourceVersion) once the replay is sent and then every BOOKMARK_SECONDS.
+- timeoutSeconds ends the stream normally; clients re-watch from their last version.
+- With kubectl's Table Accept each event's object is a one-row Table (the columns on
+  the first event).
+A client that falls MAX_BACKLOG events behind is cut off (it re-watches, as from a timeout).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiohttp import web
+
+from framework.api.errors import ValidationError
+from framework.api.objects import parse_object
+from transport.kube import table
+from transport.kube.reads import pods_for_groups
+from transport.kube.request import KUBE, Target, decorate, flag
+from transport.kube.status import bad_request, failure, from_api_error
+from transport.protocol.wire import ApiError, Reason
+
+BOOKMARK_SECONDS = 30.0
+LIVENESS_SECONDS = 1.0  # how often an idle stream checks that its client is still there
+MAX_BACKLOG = 10_000
+_END = object()
+WATCHES = web.AppKey("kube_watches", set)  # the queues of open watches, ended at shutdown
+
+
+async def end_watches(app: web.Application) -> None:
+    """on_shutdown: end every open watch, so the server's cleanup does not wait for them."""
+    for queue in list(app.get(WATCHES, ())):
+        queue.put_nowait(_END)
+
+
+def _line(event_type: str, obj: Any) -> bytes:
+    return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+async def watch(request: web.Request, target: Target) -> web.StreamResponse:
+    from actors.store.select import Selectors
+
+    deps = request.app[KUBE]
+    res = target.resource
+    q = request.query
+    try:
+        selectors = Selectors(q.get("labelSelector") or None, q.get("fieldSelector") or None, res.kind)
+    except ValidationError as err:
+        raise bad_request(str(err).split(": ", 1)[-1]) from None
+    try:
+        from_rv = int(q.get("resourceVersion") or 0)
+        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+    except ValueError:
+        raise bad_request("resourceVersion and timeoutSeconds must be numbers") from None
+    as_table = table.wants_table(request.headers.get("Accept", ""))
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    sent: set[str] = set()  # keys sent as matching, for DELETED when they stop matching
+    cut = False
+
+    def sink(event_type: str, kind: str, raw: dict[str, Any], rv: int) -> None:
+        nonlocal cut
+        if cut:
+            return
+        if queue.qsize() > MAX_BACKLOG:
+            cut = True
+            queue.put_nowait(_END)
+            return
+        queue.put_nowait((event_type, raw, rv))
+
+    def select(event_type: str, raw: dict[str, Any]) -> str | None:
+        meta = raw.get("metadata") or {}
+        if target.namespace and res.namespaced and meta.get("namespace", "default") != target.namespace:
+            return None
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        try:
+            matches = selectors.matches(parse_object(raw))
+        except ValidationError:
+            matches = False
+        if event_type == "DELETED":
+            sent.discard(key)
+            return "DELETED" if matches else None
+        if matches:
+            sent.add(key)
+            return event_type
+        if key in sent:
+            sent.discard(key)
+            return "DELETED"
+        return None
+
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                        "Transfer-Encoding": "chunked"})
+    try:
+        watch_id, now_rv = await deps.service.watch((res.kind,), from_rv, sink)
+    except ApiError as err:
+        await response.prepare(request)
+        if err.reason == Reason.EXPIRED:
+            status = failure(410, "Expired", f"too old resource version: {from_rv} ({err.message})")
+        else:
+            status = from_api_error(err, target.qualified).status()
+        await response.write(_line("ERROR", status))
+        await response.write_eof()
+        return response
+    await response.prepare(request)
+    open_watches = request.app[WATCHES]
+    open_watches.add(queue)
+    first_table = True
+    last_rv = max(now_rv, from_rv)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout if timeout is not None else None
+    bookmarks = flag(request, "allowWatchBookmarks")
+    if bookmarks:
+        queue.put_nowait(("BOOKMARK", None, 0))
+    next_bookmark = loop.time() + BOOKMARK_SECONDS
+    try:
+        while True:
+            now = loop.time()
+            wait = LIVENESS_SECONDS
+            if bookmarks:
+                wait = min(wait, max(next_bookmark - now, 0.0))
+            if deadline is not None:
+                if deadline <= now:
+                    break
+                wait = min(wait, deadline - now)
+            try:
+                item = await asyncio.wait_for(queue.get(), wait)
+            except asyncio.TimeoutError:
+                if request.transport is None or request.transport.is_closing():
+                    break  # the client went away
+                if not bookmarks or loop.time() < next_bookmark:
+                    continue
+                item = ("BOOKMARK", None, 0)
+            if item is _END:
+                break
+            event_type, raw, rv = item
+            if event_type == "BOOKMARK":
+                next_bookmark = loop.time() + BOOKMARK_SECONDS
+                obj: Any = {"kind": res.kind, "apiVersion": res.group_version,
+                            "metadata": {"resourceVersion": str(last_rv)}}
+                await response.write(_line("BOOKMARK", obj))
+                continue
+            last_rv = max(last_rv, rv)
+            if event_type == "DELETED":  # the last state, at the deletion's resourceVersion (as upstream)
+                raw = {**raw, "metadata": {**(raw.get("metadata") or {}), "resourceVersion": str(rv)}}
+            chosen = select(event_type, raw)
+            if chosen is None:
+                continue
+            obj = decorate(raw, res)
+            if as_table:
+                pods = await pods_for_groups(request, [obj]) if table.needs_pods(res.kind) else []
+                obj = table.to_table(res.kind, [obj], deps.now(), list_meta={"resourceVersion": str(last_rv)},
+                                     include_object=q.get("includeObject", "Metadata"), pods=pods,
+                                     with_columns=first_table)
+                first_table = False
+            await response.write(_line(chosen, obj))
+    except ConnectionResetError:
+        return response  # the client went away mid-write
+    finally:
+        open_watches.discard(queue)
+        deps.service.unwatch(watch_id)
+    await response.write_eof()
+    return response

@@ -1,0 +1,185 @@
+"""Writes: create (POST), update (PUT), delete (DELETE, also on a collection), the
+status subresource and bindings. Patches are in patching.py. Every write goes
+through the same store operations as the msgpack port (StoreService: create, update,
+delete, bind), so both see the same validation, resourceVersions and events.
+
+Writes to an object ignore its status and writes to /status change only the status
+(kube-apiserver's strategies). The namespace comes from the URL; a body naming
+another is refused as kube-apiserver refuses it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from transport.kube.resources import BY_KIND
+from transport.kube.request import KUBE, Target, body_object, decorate, read_body
+from transport.kube.status import KubeError, bad_request, from_api_error, json_response, success
+from transport.protocol.wire import ApiError, Reason
+
+
+def _refuse_dry_run(request: web.Request) -> None:
+    if request.query.get("dryRun"):
+        raise bad_request("dryRun is not supported by ksched: the request was not run")
+
+
+def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) -> dict[str, Any]:
+    """The body with the kind, apiVersion and namespace its URL says; mismatches are 400."""
+    res = target.resource
+    kind = obj.get("kind")
+    if kind not in (None, "", res.kind):
+        raise bad_request(f"the kind of the provided object ({kind}) does not match the resource ({res.plural})")
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    if res.namespaced:
+        given = meta.get("namespace")
+        if given and target.namespace and given != target.namespace:
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        meta["namespace"] = target.namespace or given or "default"
+    if target.name:
+        if meta.get("name") and meta["name"] != target.name:
+            raise bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
+                              f"({target.name})")
+        meta["name"] = target.name
+    elif name_required and not meta.get("name") and not meta.get("generateName"):
+        raise KubeError(422, "Invalid", f"{res.kind} \"\" is invalid: metadata.name: Required value: name or "
+                        "generateName is required", kind=res.plural)
+    return {**obj, "kind": res.kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
+
+
+def store_error(err: ApiError, target: Target, name: str) -> KubeError:
+    return from_api_error(err, target.qualified, name, target.resource.group)
+
+
+async def create(request: web.Request, target: Target) -> web.Response:
+    _refuse_dry_run(request)
+    deps = request.app[KUBE]
+    obj = prepare(body_object(await read_body(request)), target, name_required=True)
+    name = obj["metadata"].get("name", "")
+    try:
+        stored = await deps.service.create(obj)
+    except ApiError as err:
+        raise store_error(err, target, name) from None
+    return json_response(decorate(stored, target.resource), status=201)
+
+
+async def current(request: web.Request, target: Target) -> dict[str, Any]:
+    try:
+        return await request.app[KUBE].service.get(target.resource.kind, target.namespace, target.name)
+    except ApiError as err:
+        raise store_error(err, target, target.name) from None
+
+
+def with_sections(new: dict[str, Any], have: dict[str, Any], status_only: bool) -> dict[str, Any]:
+    """`new` as a write to the object (status kept as stored) or to /status (all but
+    the status kept as stored)."""
+    if status_only:
+        out = {k: v for k, v in have.items() if k != "status"}
+        meta = dict(have.get("metadata") or {})
+        rv = (new.get("metadata") or {}).get("resourceVersion")
+        meta["resourceVersion"] = rv or meta.get("resourceVersion", "")
+        out["metadata"] = meta
+        if new.get("status") is not None:
+            out["status"] = new["status"]
+        return out
+    out = {k: v for k, v in new.items() if k != "status"}
+    if "status" in have:
+        out["status"] = have["status"]
+    return out
+
+
+async def replace(request: web.Request, target: Target, new: dict[str, Any], have: dict[str, Any]) -> dict[str, Any]:
+    """Write `new` over `have` (both whole objects); an unchanged object is not written."""
+    obj = with_sections(new, have, target.sub == "status")
+    want_rv = (obj.get("metadata") or {}).get("resourceVersion")
+    if _same(obj, have) and want_rv in ("", None, (have.get("metadata") or {}).get("resourceVersion")):
+        return have
+    try:
+        return await request.app[KUBE].service.update(obj)
+    except ApiError as err:
+        raise store_error(err, target, target.name) from None
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    def strip(o: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in (o.get("metadata") or {}).items() if k != "resourceVersion"}
+        return {**{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}, "metadata": meta}
+
+    return strip(a) == strip(b)
+
+
+async def update(request: web.Request, target: Target) -> web.Response:
+    _refuse_dry_run(request)
+    new = prepare(body_object(await read_body(request)), target)
+    have = await current(request, target)
+    if not (new.get("metadata") or {}).get("resourceVersion"):
+        new["metadata"]["resourceVersion"] = ""  # an unconditional update, as kube allows for these kinds
+    return json_response(decorate(await replace(request, target, new, have), target.resource))
+
+
+async def delete(request: web.Request, target: Target) -> web.Response:
+    _refuse_dry_run(request)
+    deps = request.app[KUBE]
+    try:
+        gone = await deps.service.delete(target.resource.kind, target.namespace, target.name)
+    except ApiError as err:
+        raise store_error(err, target, target.name) from None
+    return json_response(decorate(gone, target.resource))
+
+
+async def delete_collection(request: web.Request, target: Target) -> web.Response:
+    _refuse_dry_run(request)
+    deps = request.app[KUBE]
+    q = request.query
+    res = target.resource
+    try:
+        items, rv, _ = await deps.service.list(res.kind, target.namespace, q.get("labelSelector", ""),
+                                               q.get("fieldSelector", ""))
+    except ApiError as err:
+        raise bad_request(err.message) from None
+    gone = []
+    for item in items:
+        meta = item.get("metadata") or {}
+        try:
+            gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"]), res))
+        except ApiError as err:
+            if err.reason != Reason.NOT_FOUND:
+                raise store_error(err, target, meta["name"]) from None
+    return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version,
+                          "metadata": {"resourceVersion": str(rv)}, "items": gone})
+
+
+async def bind(request: web.Request, target: Target) -> web.Response:
+    """pods/{name}/binding and namespaces/{ns}/bindings (the pod is the Binding's
+    metadata.name). Only pods that no ksched profile schedules may be bound by a
+    client, as another scheduler binds through kube-apiserver."""
+    _refuse_dry_run(request)
+    deps = request.app[KUBE]
+    body = body_object(await read_body(request))
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    name = target.name or str(meta.get("name") or "")
+    node = str((body.get("target") or {}).get("name") or "") if isinstance(body.get("target"), dict) else ""
+    pods = BY_KIND["Pod"]
+    pod_target = Target(pods, target.namespace, name, "binding")
+    if not name:
+        raise KubeError(422, "Invalid", 'Binding "" is invalid: metadata.name: Required value: name is required')
+    if not node:
+        raise KubeError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value')
+    if meta.get("namespace") and meta["namespace"] != target.namespace:
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    pod = await current(request, Target(pods, target.namespace, name))
+    scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+    if scheduler in deps.profiles:
+        raise KubeError(403, "Forbidden", f'pods "{name}" is forbidden: ksched\'s profile "{scheduler}" schedules '
+                        "this pod; a client may bind only pods whose spec.schedulerName no ksched profile serves",
+                        name=name, kind="pods")
+    try:
+        await deps.service.bind(target.namespace, name, node, str(meta.get("uid") or ""))
+    except ApiError as err:
+        if err.reason == Reason.CONFLICT:
+            bound = (pod.get("spec") or {}).get("nodeName") or node
+            raise KubeError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
+                            f'already assigned to node "{bound}"', name=name, kind="pods/binding") from None
+        raise store_error(err, pod_target, name) from None
+    return json_response(success(201), status=201)
