@@ -24,7 +24,9 @@ from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
-from framework.preemption import Candidate, as_terminating_by_preemption, preempted_event_message
+from framework.preemption import (
+    Candidate, as_terminating_by_preemption, disruption_target, preempted_event_message,
+)
 from framework.preemption_inflight import PreemptionJob
 from framework.runtime import Framework
 
@@ -103,6 +105,10 @@ class PreemptionStep:
         s.store.record_event("Pod", victim.key, "Normal", "Preempted",
                              preempted_event_message(preemptor, victim.node_name))
         s.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
+        # DisruptionTarget first, then the delete: the store takes them in this order,
+        # so a watcher sees the condition on the victim before it goes (as upstream).
+        s.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,
+                                     condition=disruption_target(preemptor)))
         s.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
 
     def clear_nominations(self, pods: list[Pod]) -> None:

@@ -16,18 +16,25 @@ class StoreClient:
     def __init__(self, store: Actor[StoreMsg]) -> None:
         self._store = store
 
-    async def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        return await self._store.ask(Create(obj=obj, reply=new_reply()))
+    async def create(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        """field_validation and warnings: see messages.Create."""
+        return await self._store.ask(Create(obj=obj, field_validation=field_validation, warnings=warnings,
+                                            reply=new_reply()))
 
     async def apply(self, objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return await self._store.ask(Apply(objects=list(objects), reply=new_reply()))
 
-    async def apply_with_actions(self, objects: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    async def apply_with_actions(self, objects: list[Mapping[str, Any]], *, field_validation: str | None = None,
+                                 warnings: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
         """Apply, and say for each object whether it was created, configured or unchanged."""
-        return await self._store.ask(Apply(objects=list(objects), with_actions=True, reply=new_reply()))
+        return await self._store.ask(Apply(objects=list(objects), with_actions=True, field_validation=field_validation,
+                                           warnings=warnings, reply=new_reply()))
 
-    async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        return await self._store.ask(Update(obj=obj, reply=new_reply()))
+    async def update(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        return await self._store.ask(Update(obj=obj, field_validation=field_validation, warnings=warnings,
+                                            reply=new_reply()))
 
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await self._store.ask(Delete(kind=kind, namespace=namespace, name=name, reply=new_reply()))

@@ -44,6 +44,13 @@ class Invalid(StoreError):
         self.field = field
 
 
+class BadRequest(StoreError):
+    """A manifest kube-apiserver would not decode (400): a missing or wrong
+    apiVersion, unknown fields under fieldValidation Strict."""
+
+    reason = "BadRequest"
+
+
 class Gone(StoreError):
     reason = "Expired"
 
@@ -77,11 +84,21 @@ class EventRecord:
     reason: str
     message: str
     time: float
+    uid: str = ""  # the object's uid when it was recorded ("": no such object then)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Create:
+    """Create one object. `field_validation` (Strict, Warn, Ignore) marks a client's
+    manifest, decoded as kube-apiserver decodes one (framework.api.decode: apiVersion,
+    unknown fields) and admitted into an existing namespace; None (in-process
+    writers: the bench, the conformance driver) skips that stage. The store appends
+    what the client should be told (unknown fields under Warn, no controller for a
+    workload) to `warnings`, the caller's list, before it replies."""
+
     obj: Mapping[str, Any]
+    field_validation: str | None = None
+    warnings: list[str] | None = None
     reply: Reply | None = None
 
 
@@ -93,6 +110,8 @@ class Apply:
 
     objects: list[Mapping[str, Any]]
     with_actions: bool = False
+    field_validation: str | None = None  # as Create's
+    warnings: list[str] | None = None
     reply: Reply | None = None
 
 
@@ -101,6 +120,8 @@ class Update:
     """Replace an object; a stale metadata.resourceVersion gives Conflict."""
 
     obj: Mapping[str, Any]
+    field_validation: str | None = None  # as Create's
+    warnings: list[str] | None = None
     reply: Reply | None = None
 
 

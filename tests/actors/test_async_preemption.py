@@ -78,7 +78,9 @@ async def test_with_the_gate_off_in_the_configuration_the_cycle_evicts_without_t
         assert sorted(p.scheduler.preemption.preempted) == ["default/low-a", "default/low-b"]
         for victim in ("low-a", "low-b"):
             assert events(p, victim)[-1] == ("Preempted", preempted_by_high(p))
-            assert victim_history(seen, victim)[-1] == ("DELETED", [])  # no condition written first
+            # As upstream's PreemptPod with the gate off too: DisruptionTarget, then the delete.
+            assert victim_history(seen, victim)[-2:] == [("MODIFIED", [("True", "PreemptionByScheduler")]),
+                                                         ("DELETED", [("True", "PreemptionByScheduler")])]
 
 
 class FailsOneDisruptionTarget(InMemoryBackend):

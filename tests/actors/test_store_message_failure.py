@@ -18,10 +18,10 @@ class BuggyStore(Store):
     """Raises a plain exception on the object named "boom", after the objects
     before it in the same apply were written."""
 
-    def _apply_one(self, index: int, raw: Any, batch: Any) -> Any:
+    def _apply_one(self, index: int, raw: Any, batch: Any, *rest: Any) -> Any:
         if raw["metadata"]["name"] == "boom":
             raise RuntimeError("a bug")
-        return super()._apply_one(index, raw, batch)
+        return super()._apply_one(index, raw, batch, *rest)
 
 
 async def test_a_failing_message_is_undone_and_the_rest_of_its_turn_commits() -> None:

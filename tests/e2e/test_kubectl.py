@@ -187,7 +187,7 @@ def _python_client(d: DaemonProcess, kubeconfig: Path) -> None:
 
 def test_kubectl_over_https_with_a_token_and_the_kubeconfig_the_daemon_writes(daemon_factory, tmp_path: Path) -> None:
     token = tmp_path / "token"
-    token.write_text("e2e-kube-token\n")
+    token.write_text("e2e-kube-token-0123456789\n")
     token.chmod(0o600)
     d = daemon_factory("--token-file", str(token))
     kubeconfig = d.data_dir / "kubeconfig"
@@ -195,7 +195,7 @@ def test_kubectl_over_https_with_a_token_and_the_kubeconfig_the_daemon_writes(da
     cfg = yaml.safe_load(kubeconfig.read_text())
     assert cfg["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{d.http_port}"
     assert cfg["clusters"][0]["cluster"]["certificate-authority-data"]
-    assert cfg["users"][0]["user"]["token"] == "e2e-kube-token"
+    assert cfg["users"][0]["user"]["token"] == "e2e-kube-token-0123456789"
     k = Kubectl(kubeconfig, tmp_path)
 
     assert k("create", "namespace", "demo").strip() == "namespace/demo created"

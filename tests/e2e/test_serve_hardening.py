@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.e2e.conftest import ROOT, _env, free_ports
+from tests.e2e.conftest import ROOT, UNVERIFIED, _env, free_ports
 from transport.protocol.framing import FrameDecoder, encode_frame
 
 GUARD = 60  # seconds: a hang guard for a subprocess, never a speed threshold
@@ -64,8 +64,14 @@ def test_a_fifo_or_a_short_token_file_stops_start_up_at_once_saying_which_check_
     assert proc.returncode == 1 and "the token is 1 bytes; at least 16 are required" in proc.stderr
 
 
-def _http_get(port: int, path: str, token: str | None = None, source: str = "127.0.0.1") -> tuple[int, str]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=GUARD, source_address=(source, 0))
+def _http_get(port: int, path: str, token: str | None = None, source: str = "127.0.0.1",
+              tls: bool = False) -> tuple[int, str]:
+    """GET over HTTP, or HTTPS (a daemon with a token serves it, with its own certificate)."""
+    if tls:
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            "127.0.0.1", port, timeout=GUARD, source_address=(source, 0), context=UNVERIFIED)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=GUARD, source_address=(source, 0))
     try:
         conn.request("GET", path, headers={"Authorization": f"Bearer {token}"} if token else {})
         r = conn.getresponse()
@@ -108,12 +114,12 @@ def test_wrong_bearer_tokens_throttle_that_address_on_the_msgpack_port_too_and_n
                                       "tokenFile": str(token_file),
                                       "limits": {"authFailureBurst": 2, "authFailuresPerSecond": 0.001}}))
     d = daemon_factory("--config", str(config))
-    assert [_http_get(d.http_port, "/metrics", "guess")[0] for _ in range(2)] == [401, 401]
-    assert _http_get(d.http_port, "/metrics", TOKEN)[0] == 429
+    assert [_http_get(d.http_port, "/metrics", "guess", tls=True)[0] for _ in range(2)] == [401, 401]
+    assert _http_get(d.http_port, "/metrics", TOKEN, tls=True)[0] == 429
     refused = _hello(d.port, TOKEN)
     assert refused["ok"] is False and refused["error"]["reason"] == "TooManyRequests"
     assert _hello(d.port, TOKEN, source="127.0.0.2")["ok"] is True
-    status, metrics = _http_get(d.http_port, "/metrics", TOKEN, source="127.0.0.2")
+    status, metrics = _http_get(d.http_port, "/metrics", TOKEN, source="127.0.0.2", tls=True)
     assert status == 200
     assert 'ksched_server_rejections_total{limit="http_auth_failed"} 2.0' in metrics
     assert 'ksched_server_rejections_total{limit="auth_throttled"} 1.0' in metrics

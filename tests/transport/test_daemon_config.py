@@ -248,3 +248,21 @@ def test_http_and_auth_throttle_limits_are_read_checked_and_flags_win():
         assert str(err.value).startswith(message)
     with pytest.raises(ValidationError, match="^--http-idle-timeout: must be greater than 0"):
         apply_flags(cfg, http_idle_timeout=0)
+
+
+@pytest.mark.parametrize("text, seconds", [("1h", 3600.0), ("1h0m0s", 3600.0), ("30m", 1800.0), ("90s", 90.0),
+                                           ("1.5h", 5400.0), ("500ms", 0.5), ("120", 120.0)])
+def test_event_ttl_flag_takes_a_go_duration_or_seconds_over_the_file(text, seconds):
+    from transport.daemon.config import DaemonConfig, apply_flags
+
+    assert apply_flags(DaemonConfig(), event_ttl=text).store_limits.event_ttl_seconds == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "-5m", "1d", "soon", "1h30", ""])
+def test_a_bad_event_ttl_is_refused_naming_the_flag(text):
+    from framework.api.errors import ValidationError
+    from transport.daemon.config import DaemonConfig, apply_flags
+
+    with pytest.raises(ValidationError) as e:
+        apply_flags(DaemonConfig(), event_ttl=text)
+    assert e.value.field == "--event-ttl"

@@ -46,7 +46,12 @@ async def api() -> AsyncIterator[Api]:
                     kube=KubeDeps(service=StoreService(store), profiles=frozenset({"default-scheduler"})))
     runner, (host, port) = await start_http(make_http_app(deps), "127.0.0.1", 0)
     async with aiohttp.ClientSession() as s:
-        yield Api(f"http://{host}:{port}", s, store)
+        api = Api(f"http://{host}:{port}", s, store)
+        # Creating in a namespace needs the namespace (NamespaceLifecycle), as in kube-apiserver.
+        status, _ = await api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                                  "metadata": {"name": "demo"}})
+        assert status == 201
+        yield api
     await runner.cleanup()
     store.inbox.close()
     await task

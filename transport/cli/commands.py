@@ -141,6 +141,24 @@ def _dump(obj: Any, fmt: str) -> str:
 # --- commands -----------------------------------------------------------------------------
 
 
+# kubectl's --validate values and the fieldValidation each sends (true/false: older spellings).
+VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
+
+
+def _print_warnings(result: dict[str, Any]) -> None:
+    """A write's warnings, as kubectl prints kube-apiserver's Warning headers."""
+    for text in result.get("warnings") or ():
+        print(f"Warning: {text}", file=sys.stderr)
+
+
+def _no_generate_name(objects: list[dict[str, Any]]) -> None:
+    """apply needs each object's name to find it again (kubectl's check)."""
+    for obj in objects:
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
+            raise UsageError(f"from {meta['generateName']}: cannot use generate name with apply")
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     objects = _read_manifests(args.filename)
     if objects is None:
@@ -149,13 +167,42 @@ def cmd_apply(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
         if not objects:
             raise UsageError("no objects passed to apply")
-        result = c.request("apply", objects=objects)  # one request: all or nothing
+        _no_generate_name(objects)
+        result = c.request("apply", objects=objects,  # one request: all or nothing
+                           fieldValidation=VALIDATE[args.validate])
+        _print_warnings(result)
         if "actions" not in result:  # too many objects to name in one reply: counts only
             print(", ".join(f"{n} {action}" for action, n in sorted(result.get("counts", {}).items())))
             return 0
         for obj, action in zip(applied_items(result, objects), result["actions"]):
             print(f"{ref(obj)} {action}")
         return 0
+
+    return _run(args, body)
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    """Create each object (generateName honoured); an existing one is AlreadyExists.
+    As kubectl create -f, each object is its own request: the ones before a refused
+    one stay created."""
+    objects = _read_manifests(args.filename)
+    if objects is None:
+        return 2
+
+    def body(c: SyncClient) -> int:
+        if not objects:
+            raise UsageError("no objects passed to create")
+        failed = 0
+        for obj in objects:
+            try:
+                result = c.request("create", object=obj, fieldValidation=VALIDATE[args.validate])
+            except ApiError as err:
+                print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+                failed += 1
+                continue
+            _print_warnings(result)
+            print(f"{ref(result['object'])} created")
+        return 1 if failed else 0
 
     return _run(args, body)
 

@@ -1,6 +1,6 @@
 """`ksched`: the command line.
 
-`serve` runs the daemon; the client commands (apply, get, describe, delete, watch,
+`serve` runs the daemon; the client commands (apply, create, get, describe, delete, watch,
 explain, complete, stats) talk to it through transport.client.tcp.SyncClient. The
 daemon address comes from --server or KSCHED_SERVER, the token from --token or
 KSCHED_TOKEN. `conformance` and `bench` are registered by add_conformance_parser /
@@ -52,6 +52,9 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http-idle-timeout", type=float, default=None, metavar="SECONDS",
                    help="close an HTTP connection that sends no complete request for this long "
                         "(limits.httpIdleTimeoutSeconds; default 32)")
+    p.add_argument("--event-ttl", metavar="DURATION", default=None,
+                   help="how long Events are kept (kube-apiserver's --event-ttl; limits.store.eventTTLSeconds; "
+                        "default 1h; e.g. 30m, 90s)")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="kube-scheduler's feature gates (over the config file's featureGates); "
                         "unknown gates are an error")
@@ -72,10 +75,15 @@ def _client_parent() -> argparse.ArgumentParser:
 def add_client_parsers(sub: argparse._SubParsersAction) -> None:
     common = _client_parent()
 
-    p = sub.add_parser("apply", parents=[common], help="create or update objects from YAML/JSON")
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
-                   help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
-    p.set_defaults(func=_client_command("cmd_apply"))
+    for name, helptext in (("apply", "create or update objects from YAML/JSON"),
+                           ("create", "create objects from YAML/JSON (generateName honoured)")):
+        p = sub.add_parser(name, parents=[common], help=helptext)
+        p.add_argument("-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
+                       help="file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)")
+        p.add_argument("--validate", default="strict", choices=["strict", "warn", "ignore", "true", "false"],
+                       help="unknown fields: strict refuses them (default), warn stores the object without "
+                            "them and prints a warning, ignore drops them (the server's fieldValidation)")
+        p.set_defaults(func=_client_command(f"cmd_{name}"))
 
     p = sub.add_parser("get", parents=[common], help="list objects or show one")
     p.add_argument("kind", help="pods, nodes, podgroups, priorityclasses, ... (kubectl names and short names)")

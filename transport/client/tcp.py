@@ -196,11 +196,15 @@ class Client:
 
     # --- ops ------------------------------------------------------------------------------
 
-    async def apply(self, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return applied_items(await self.request("apply", objects=list(objects)), objects)
+    async def apply(self, objects: Sequence[dict[str, Any]], *, field_validation: str | None = None
+                    ) -> list[dict[str, Any]]:
+        """field_validation (Strict, Warn, Ignore): see transport.protocol.wire; the
+        reply's warnings are in `request("apply", ...)`'s result."""
+        return applied_items(await self.request("apply", objects=list(objects), fieldValidation=field_validation),
+                             objects)
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return (await self.request("create", object=obj))["object"]
+    async def create(self, obj: dict[str, Any], *, field_validation: str | None = None) -> dict[str, Any]:
+        return (await self.request("create", object=obj, fieldValidation=field_validation))["object"]
 
     async def delete(self, kind: str, name: str, namespace: str = "") -> dict[str, Any]:
         return (await self.request("delete", kind=kind, name=name, namespace=namespace))["object"]
@@ -370,11 +374,12 @@ class SyncClient:
     def request(self, op: str, **fields: Any) -> Any:
         return self._runner.run(self._client.request(op, **fields))
 
-    def apply(self, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._runner.run(self._client.apply(objects))
+    def apply(self, objects: Sequence[dict[str, Any]], *, field_validation: str | None = None
+              ) -> list[dict[str, Any]]:
+        return self._runner.run(self._client.apply(objects, field_validation=field_validation))
 
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return self._runner.run(self._client.create(obj))
+    def create(self, obj: dict[str, Any], *, field_validation: str | None = None) -> dict[str, Any]:
+        return self._runner.run(self._client.create(obj, field_validation=field_validation))
 
     def delete(self, kind: str, name: str, namespace: str = "") -> dict[str, Any]:
         return self._runner.run(self._client.delete(kind, name, namespace))

@@ -433,13 +433,26 @@ def parse_config_text(text: str, source: str = "config") -> ServeConfig:
     return out
 
 
+def _flag_duration(text: str, flag: str) -> float:
+    """A flag's duration: plain seconds, or a Go duration (`1h`, `30m`, `90s`, `500ms`)."""
+    try:
+        value: object = float(text)
+    except ValueError:
+        value = text.strip()
+    if value != value or value == float("inf"):
+        raise ValidationError(flag, f"must be a finite duration, got {text!r}")
+    return parse_duration(value, flag)
+
+
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
                 data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
                 etcd_servers: str | None = None, max_http_connections: int | None = None,
-                http_idle_timeout: float | None = None) -> DaemonConfig:
+                http_idle_timeout: float | None = None, event_ttl: str | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
     http_kw: dict[str, Any] = {}
+    if event_ttl is not None:
+        kw["store_limits"] = dataclasses.replace(cfg.store_limits, event_ttl_seconds=_flag_duration(event_ttl, "--event-ttl"))
     if max_http_connections is not None:
         if max_http_connections < 1:
             raise ValidationError("--max-http-connections", "must be at least 1")

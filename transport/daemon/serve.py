@@ -67,7 +67,8 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
                              token_file=args.token_file, log_level=args.log_level,
                              etcd_servers=getattr(args, "etcd_servers", None),
                              max_http_connections=getattr(args, "max_http_connections", None),
-                             http_idle_timeout=getattr(args, "http_idle_timeout", None))
+                             http_idle_timeout=getattr(args, "http_idle_timeout", None),
+                             event_ttl=getattr(args, "event_ttl", None))
     try:
         scheduler_cfg = load_config(serve.scheduler)
         check_settable(scheduler_cfg.feature_gates)

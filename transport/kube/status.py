@@ -17,6 +17,7 @@ from transport.protocol.wire import ApiError, Reason
 # wire reason -> (kube reason, HTTP code)
 _CODES: dict[str, tuple[str, int]] = {
     Reason.INVALID: ("Invalid", 422),
+    Reason.BAD_REQUEST: ("BadRequest", 400),
     Reason.NOT_FOUND: ("NotFound", 404),
     Reason.ALREADY_EXISTS: ("AlreadyExists", 409),
     Reason.CONFLICT: ("Conflict", 409),
@@ -66,6 +67,10 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
     reason, code = _CODES.get(err.reason, ("InternalError", 500))
     kind = qualified.split(".")[0]
     message = err.message
+    if err.reason == Reason.NOT_FOUND and err.message.startswith('namespaces "'):
+        # The object's namespace is missing (NamespaceLifecycle): the store's message names it.
+        ns = err.message.split('"')[1]
+        return KubeError(code, reason, err.message, name=ns, kind="namespaces")
     if qualified and name:
         if err.reason == Reason.NOT_FOUND:
             message = f'{qualified} "{name}" not found'
@@ -87,9 +92,15 @@ def kind_title(qualified: str) -> str:
     return qualified
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None,
+                  warnings: list[str] | None = None) -> web.Response:
+    """A JSON reply; each warning as a `Warning: 299 - "text"` header (kubectl prints
+    them as `Warning: text` lines)."""
+    resp = web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
                         content_type="application/json", headers=headers)
+    for text in dict.fromkeys(warnings or ()):
+        resp.headers.add("Warning", '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return resp
 
 
 def error_response(err: KubeError) -> web.Response:

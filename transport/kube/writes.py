@@ -48,6 +48,18 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
     return {**obj, "kind": res.kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
 
 
+FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+
+
+def field_validation(request: web.Request) -> str:
+    """The request's fieldValidation (kube-apiserver's default when absent: Warn)."""
+    mode = request.query.get("fieldValidation") or "Warn"
+    if mode not in FIELD_VALIDATION:
+        raise bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: '
+                          + ", ".join(f'"{m}"' for m in FIELD_VALIDATION))
+    return mode
+
+
 def store_error(err: ApiError, target: Target, name: str) -> KubeError:
     return from_api_error(err, target.qualified, name, target.resource.group)
 
@@ -57,11 +69,12 @@ async def create(request: web.Request, target: Target) -> web.Response:
     deps = request.app[KUBE]
     obj = prepare(body_object(await read_body(request)), target, name_required=True)
     name = obj["metadata"].get("name", "")
+    warnings: list[str] = []
     try:
-        stored = await deps.service.create(obj)
+        stored = await deps.service.create(obj, field_validation(request), warnings)
     except ApiError as err:
         raise store_error(err, target, name) from None
-    return json_response(decorate(stored, target.resource), status=201)
+    return json_response(decorate(stored, target.resource), status=201, warnings=warnings)
 
 
 async def current(request: web.Request, target: Target) -> dict[str, Any]:
@@ -89,14 +102,19 @@ def with_sections(new: dict[str, Any], have: dict[str, Any], status_only: bool) 
     return out
 
 
-async def replace(request: web.Request, target: Target, new: dict[str, Any], have: dict[str, Any]) -> dict[str, Any]:
-    """Write `new` over `have` (both whole objects); an unchanged object is not written."""
+async def replace(request: web.Request, target: Target, new: dict[str, Any], have: dict[str, Any],
+                  warnings: list[str] | None = None) -> dict[str, Any]:
+    """Write `new` over `have` (both whole objects); an unchanged object is not written.
+    With `warnings` (a PUT) the body is a client's manifest, decoded per its
+    fieldValidation; patches merge into the stored object and keep the lenient decode."""
     obj = with_sections(new, have, target.sub == "status")
     want_rv = (obj.get("metadata") or {}).get("resourceVersion")
     if _same(obj, have) and want_rv in ("", None, (have.get("metadata") or {}).get("resourceVersion")):
         return have
     try:
-        return await request.app[KUBE].service.update(obj)
+        if warnings is None:
+            return await request.app[KUBE].service.update(obj)
+        return await request.app[KUBE].service.update(obj, field_validation(request), warnings)
     except ApiError as err:
         raise store_error(err, target, target.name) from None
 
@@ -115,7 +133,9 @@ async def update(request: web.Request, target: Target) -> web.Response:
     have = await current(request, target)
     if not (new.get("metadata") or {}).get("resourceVersion"):
         new["metadata"]["resourceVersion"] = ""  # an unconditional update, as kube allows for these kinds
-    return json_response(decorate(await replace(request, target, new, have), target.resource))
+    warnings: list[str] = []
+    stored = await replace(request, target, new, have, warnings)
+    return json_response(decorate(stored, target.resource), warnings=warnings)
 
 
 async def delete(request: web.Request, target: Target) -> web.Response:

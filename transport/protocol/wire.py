@@ -8,8 +8,10 @@ ApiError(Invalid) naming the field. Replies are `{"id", "ok": true, "result"}` o
 
 Ops and their fields (all optional unless marked *):
     hello    token
-    apply    objects*: [object, ...]           -> {"items": [object, ...], "actions": ["created"|"configured"|"unchanged", ...]}
-    create   object*                            -> {"object": object}
+    apply    objects*: [object, ...], fieldValidation
+                                                -> {"items": [object, ...], "actions": ["created"|"configured"|"unchanged", ...],
+                                                    "warnings": [str, ...] (only when there are any)}
+    create   object*, fieldValidation           -> {"object": object, "warnings": [...] (only when any)}
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}
     events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds"}, ...]}
@@ -22,6 +24,12 @@ Ops and their fields (all optional unless marked *):
     cancel   watch*: the watch request's id     -> {}
     explain  pod*                               -> framework.algorithm.explain's result
     stats                                       -> counters
+
+fieldValidation (Strict | Warn | Ignore, kube-apiserver's parameter) marks the objects
+as a client's manifests: decoded as kube-apiserver decodes them (apiVersion must serve
+the kind; unknown fields refused with BadRequest, returned as warnings and dropped, or
+dropped) and admitted only into a namespace that exists. Without it a request keeps
+the older, lenient meaning (an existing client's request means what it meant).
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ from typing import Any, Callable, Mapping
 
 class Reason(StrEnum):
     INVALID = "Invalid"
+    BAD_REQUEST = "BadRequest"  # a manifest kube-apiserver would not decode (unknown fields, apiVersion)
     NOT_FOUND = "NotFound"
     ALREADY_EXISTS = "AlreadyExists"
     CONFLICT = "Conflict"
@@ -83,12 +92,14 @@ class Hello:
 class Apply:
     id: int
     objects: tuple[dict[str, Any], ...]
+    field_validation: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Create:
     id: int
     object: dict[str, Any]
+    field_validation: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +164,8 @@ Request = Hello | Apply | Create | Delete | Get | Events | List | Watch | Cancel
 
 
 # --- field readers ------------------------------------------------------------------------
+
+FIELD_VALIDATION = ("Strict", "Warn", "Ignore")  # as framework.api.decode's (the wire imports no framework)
 
 MAX_DEPTH = 64  # nesting of an object's maps and lists
 
@@ -232,6 +245,13 @@ class _Fields:
             check_json_value(item, f"{name}[{i}]")
         return tuple(dict(item) for item in v)
 
+    def field_validation(self) -> str | None:
+        v = self.opt_str("fieldValidation")
+        if v is not None and v not in FIELD_VALIDATION:
+            raise invalid("fieldValidation", f'Unsupported value: "{v}": supported values: '
+                          + ", ".join(f'"{m}"' for m in FIELD_VALIDATION))
+        return v
+
     def strs(self, name: str) -> tuple[str, ...]:
         v = self.frame.get(name)
         if v is None:
@@ -250,8 +270,8 @@ def _target(rid: int, f: _Fields, cls: type[_Target]) -> _Target:
 
 PARSERS: dict[str, Callable[[int, _Fields], Request]] = {
     "hello": lambda rid, f: Hello(id=rid, token=f.opt_str("token")),
-    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects")),
-    "create": lambda rid, f: Create(id=rid, object=f.map("object")),
+    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects"), field_validation=f.field_validation()),
+    "create": lambda rid, f: Create(id=rid, object=f.map("object"), field_validation=f.field_validation()),
     "delete": lambda rid, f: _target(rid, f, Delete),
     "get": lambda rid, f: _target(rid, f, Get),
     "events": lambda rid, f: _target(rid, f, Events),

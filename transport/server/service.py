@@ -19,12 +19,16 @@ class Service(Protocol):
         """True once the store is loaded and the actors run (GET /readyz)."""
         ...
 
-    async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    async def apply(self, objects: list[dict[str, Any]], field_validation: str | None = None,
+                    warnings: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
         """Create or replace every object, all or nothing, in order: the stored
-        objects, and for each "created", "configured" or "unchanged"."""
+        objects, and for each "created", "configured" or "unchanged". With
+        field_validation the objects are a client's manifests (actors.store.front_door);
+        what the client should be told is added to `warnings`."""
         ...
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    async def create(self, obj: dict[str, Any], field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]: ...
 
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
@@ -105,20 +109,25 @@ class StoreService:
     def ready(self) -> bool:
         return self._ready()
 
-    async def apply(self, objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    async def apply(self, objects: list[dict[str, Any]], field_validation: str | None = None,
+                    warnings: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
         for i, obj in enumerate(objects):
             _check(obj, i)
-        return await call_store(lambda: self.client.apply_with_actions(objects))
+        return await call_store(lambda: self.client.apply_with_actions(
+            objects, field_validation=field_validation, warnings=warnings))
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return await call_store(lambda: self.client.create(obj))
+    async def create(self, obj: dict[str, Any], field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        return await call_store(lambda: self.client.create(obj, field_validation=field_validation, warnings=warnings))
 
     async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
 
-    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Replace a stored object; a metadata.resourceVersion that is not the stored one is Conflict."""
-        return await call_store(lambda: self.client.update(obj))
+    async def update(self, obj: dict[str, Any], field_validation: str | None = None,
+                     warnings: list[str] | None = None) -> dict[str, Any]:
+        """Replace a stored object; a metadata.resourceVersion that is not the stored one is
+        Conflict. field_validation and warnings: as create's."""
+        return await call_store(lambda: self.client.update(obj, field_validation=field_validation, warnings=warnings))
 
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True; Conflict when bound."""

@@ -32,10 +32,7 @@ writer task sends frames in order. A connection with `max_queued_frames` frames 
 client has not read is not read from until that clears. Watch events go through
 the same writer; a watcher that falls more than `max_queued_frames` behind has its
 watch ended with Unavailable, and resumes from the last resourceVersion it saw
-(or lists again, if that has been compacted).
-
-An apply's reply never contradicts its commit: when the whole reply (every stored
-object) would be above the frame limit, it is compact: actions, names and counts.
+(or lists again, if that has been compacted). A write's reply: replies.py.
 """
 from __future__ import annotations
 
@@ -47,11 +44,10 @@ import ssl
 import time
 from typing import Any, Awaitable, Callable
 
-import msgpack
-
 from transport.protocol import wire
 from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
 from transport.server.auth_throttle import AuthThrottle
+from transport.server.replies import apply_result, with_warnings
 from transport.server.service import Service
 from transport.protocol.wire import ApiError, Reason
 
@@ -318,11 +314,14 @@ class Connection:
         return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
 
     async def on_apply(self, req: wire.Apply) -> dict[str, Any]:
-        items, actions = await self.service.apply(list(req.objects))
-        return apply_result(items, actions, self.limits.max_frame_bytes)
+        warnings: list[str] = []
+        items, actions = await self.service.apply(list(req.objects), req.field_validation, warnings)
+        return with_warnings(apply_result(items, actions, self.limits.max_frame_bytes), warnings)
 
     async def on_create(self, req: wire.Create) -> dict[str, Any]:
-        return {"object": await self.service.create(req.object)}
+        warnings: list[str] = []
+        return with_warnings({"object": await self.service.create(req.object, req.field_validation, warnings)},
+                              warnings)
 
     async def on_delete(self, req: wire.Delete) -> dict[str, Any]:
         return {"object": await self.service.delete(req.kind, req.namespace, req.name)}
@@ -497,23 +496,3 @@ class Server:
             await group.__aexit__(None, None, None)
         if self._server is not None:
             await self._server.wait_closed()
-
-
-def apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
-    """An apply's reply: every stored object when that fits in a frame, else the
-    compact form (actions, "namespace/name" per object, counts), and at worst the
-    counts alone. Never an error: the objects are committed."""
-    full = {"items": items, "actions": actions}
-    margin = 1024  # the reply's envelope
-    if len(msgpack.packb(full, use_bin_type=True)) + margin <= limit:
-        return full
-    counts: dict[str, int] = {}
-    for a in actions:
-        counts[a] = counts.get(a, 0) + 1
-    rv = max((int((o.get("metadata") or {}).get("resourceVersion") or 0) for o in items), default=0)
-    names = [f"{(o.get('metadata') or {}).get('namespace', '')}/{(o.get('metadata') or {}).get('name', '')}"
-             for o in items]
-    compact = {"compact": True, "actions": actions, "names": names, "counts": counts, "resourceVersion": rv}
-    if len(msgpack.packb(compact, use_bin_type=True)) + margin <= limit:
-        return compact
-    return {"compact": True, "counts": counts, "resourceVersion": rv}

@@ -9,15 +9,17 @@ quarantines a stored object with any when it loads.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from sys import intern
 from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
+from framework.api.schema.common import TYPE_META
 from framework.api.schema.pod import POD
 from framework.api.schema.types import Ctx, NotFinite, Obj, too_deep, type_error
 
-SCHEMAS: dict[str, Obj] = {
+_SCHEMAS: dict[str, Obj] = {
     "Pod": POD,
     "Node": kinds.NODE,
     "PodGroup": kinds.POD_GROUP,
@@ -34,6 +36,14 @@ SCHEMAS: dict[str, Obj] = {
     "CSINode": kinds.CSI_NODE,
     "CSIDriver": kinds.CSI_DRIVER,
     "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
+}
+# Kinds whose schema lists every top-level field upstream's type has (metadata, spec,
+# status; a PriorityClass's value...): their top level is closed, so a misspelled
+# `spec` or `metdata` is an unknown field. StorageClass keeps an open top level.
+_CLOSED_TOP = frozenset(_SCHEMAS) - {"StorageClass"}
+SCHEMAS: dict[str, Obj] = {
+    kind: replace(obj, more=(obj.more or frozenset()) | TYPE_META) if kind in _CLOSED_TOP else obj
+    for kind, obj in _SCHEMAS.items()
 }
 
 
@@ -91,6 +101,18 @@ def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any,
     return raw, _with_not_finite(_by_schema(raw, strict, semantic), deep)
 
 
+def unknown_fields(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """Every field of `raw` its kind's closed objects do not know, in document order
+    within each object: (path as kube-apiserver names it, the map holding it, key)."""
+    kind = raw.get("kind")
+    schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        return []
+    ctx = Ctx(strict=False, semantic=False, unknown=[])
+    schema.check(raw, "", ctx)
+    return ctx.unknown or []
+
+
 def without_nulls(value: Any) -> Any:
     """`value` with every null-valued object field dropped, recursively (a null list
     item stays: the schema refuses it where it matters). Keys and short strings are
@@ -109,4 +131,4 @@ def without_nulls(value: Any) -> Any:
 _INTERN_MAX = 64
 
 
-__all__ = ["SCHEMAS", "admitted", "validate_object", "without_nulls"]
+__all__ = ["SCHEMAS", "admitted", "unknown_fields", "validate_object", "without_nulls"]

@@ -48,9 +48,11 @@ def _name_or_generate_name(meta: Mapping[str, Any], path: str, ctx: Ctx) -> None
         ctx.add(required(join(path, "name"), "name or generateName is required"))
 
 
-def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True) -> Obj:
+def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True, named: bool = True) -> Obj:
     """metadata: the name's format depends on the kind (ValidateObjectMeta's nameFn);
-    a cluster-scoped kind's namespace is ignored (ksched drops it rather than refuse)."""
+    a cluster-scoped kind's namespace is ignored (ksched drops it rather than refuse).
+    named=False: a template's metadata (a pod template's, a claim template's), where
+    upstream requires no name (the controller makes one)."""
     return Obj({
         "name": Str(fmt=name_check), "generateName": Str(),
         "namespace": Str(fmt=is_dns1123_label) if namespaced else Any_(),
@@ -58,7 +60,12 @@ def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True)
         "labels": LABELS, "annotations": MapOf(Str(), key=_annotation_key),
         "creationTimestamp": Time(), "deletionTimestamp": Time(), "deletionGracePeriodSeconds": Int(64),
         "ownerReferences": ListOf(OWNER_REFERENCE), "finalizers": STRINGS, "managedFields": Any_(),
-    }, checks=(_name_or_generate_name, _annotations_size))
+    }, checks=((_name_or_generate_name,) if named else ()) + (_annotations_size,), more=OBJECT_META_MORE)
+
+
+OBJECT_META_MORE = frozenset({"selfLink"})  # ObjectMeta's one field not in object_meta's rules
+# Every kind's top level: TypeMeta's two fields besides the ones a kind's schema lists.
+TYPE_META = frozenset({"apiVersion", "kind"})
 
 
 # --- selectors ------------------------------------------------------------------------------
@@ -207,7 +214,7 @@ def _requests_within_limits(res: Mapping[str, Any], path: str, ctx: Ctx) -> None
 
 
 RESOURCE_REQUIREMENTS = Obj({"requests": RESOURCE_LIST, "limits": RESOURCE_LIST, "claims": ListOf(Obj({"name": Str()}))},
-                            checks=(_requests_within_limits,))
+                            checks=(_requests_within_limits,), more=frozenset())
 
 CONDITION_STATUS = Str(enum=("True", "False", "Unknown"))
 

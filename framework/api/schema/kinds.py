@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from framework.api.errors import ValidationError
 from framework.api.schema.common import (
     LABEL_KEY, LABEL_SELECTOR, LABELS, NODE_SELECTOR, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRING_MAP, STRINGS,
-    TAINT, conditions, object_meta,
+    TAINT, TYPE_META, conditions, object_meta,
 )
 from framework.api.schema.pod import POD_TEMPLATE
 from framework.api.schema.types import Any_, Bool, Ctx, Int, IntOrString, ListOf, MapOf, Obj, Str, Time, join
@@ -37,7 +37,7 @@ NODE = Obj({
     "spec": Obj({
         "unschedulable": Bool(), "taints": ListOf(TAINT), "podCIDR": Str(), "podCIDRs": STRINGS,
         "providerID": Str(), "configSource": Any_(),
-    }, checks=(_taints_unique,)),
+    }, checks=(_taints_unique,), more=frozenset({"externalID"})),
     "status": Obj({
         "capacity": RESOURCE_LIST, "allocatable": RESOURCE_LIST,
         "images": ListOf(Obj({"names": STRINGS, "sizeBytes": Int(64, lo=0)})),
@@ -46,8 +46,8 @@ NODE = Obj({
         "phase": Str(enum=("Pending", "Running", "Terminated")),
         "nodeInfo": MapOf(Str()), "volumesInUse": STRINGS,
         "volumesAttached": ListOf(Obj({"name": Str(), "devicePath": Str()})),
-    }),
-})
+    }, more=frozenset({"daemonEndpoints", "config", "runtimeHandlers", "features"})),
+}, more=TYPE_META)
 
 POD_GROUP = Obj({
     "metadata": object_meta(),
@@ -107,7 +107,7 @@ STATEFUL_SET = Obj({
     "metadata": object_meta(),
     "spec": Obj({"replicas": REPLICAS, "selector": LABEL_SELECTOR, "template": POD_TEMPLATE, "serviceName": Str(),
                  "podManagementPolicy": Str(enum=("OrderedReady", "Parallel")),
-                 "volumeClaimTemplates": ListOf(Obj({"metadata": object_meta(), "spec": Any_()}))}),
+                 "volumeClaimTemplates": ListOf(Obj({"metadata": object_meta(named=False), "spec": Any_()}))}),
     "status": WORKLOAD_STATUS,
 })
 

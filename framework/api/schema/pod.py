@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from framework.api.schema.common import (
     AFFINITY, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
-    TOLERATION, conditions, object_meta,
+    TOLERATION, TYPE_META, conditions, object_meta,
 )
 from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Str, Time, join
 from framework.api.validation import (
@@ -40,7 +40,20 @@ def container(init: bool) -> Obj:
         "imagePullPolicy": Str(enum=("Always", "Never", "IfNotPresent")),
         "volumeMounts": ListOf(Obj({"name": Str(), "mountPath": Str(), "readOnly": Bool(), "subPath": Str()},
                                    required=("name", "mountPath"))),
-    }, required=("name",))
+    }, required=("name",), more=CONTAINER_MORE)
+
+
+# Upstream's other Container fields (kept, not read): with them the object is closed.
+CONTAINER_MORE = frozenset({
+    "envFrom", "resizePolicy", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+    "terminationMessagePath", "terminationMessagePolicy", "securityContext", "stdin", "stdinOnce", "tty",
+})
+# Upstream's other PodSpec fields (kept, not read).
+POD_SPEC_MORE = frozenset({
+    "ephemeralContainers", "serviceAccount", "automountServiceAccountToken", "shareProcessNamespace",
+    "securityContext", "imagePullSecrets", "hostAliases", "dnsConfig", "readinessGates", "setHostnameAsFQDN",
+    "os", "hostUsers", "resourceClaims",
+})
 
 
 def _source(fields: dict[str, Any], *req: str) -> Obj:
@@ -149,7 +162,7 @@ POD_SPEC = Obj({
     "runtimeClassName": Str(fmt=is_dns1123_subdomain),
     "enableServiceLinks": Bool(),
 }, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound,
-                                                          _spread_constraints_not_repeated))
+                                                          _spread_constraints_not_repeated), more=POD_SPEC_MORE)
 
 POD_STATUS = Obj({
     "phase": Str(enum=("Pending", "Running", "Succeeded", "Failed", "Unknown")),
@@ -168,5 +181,6 @@ def _spec_left_out(pod: Mapping[str, Any], path: str, ctx: Ctx) -> None:
         POD_SPEC.check({}, join(path, "spec"), ctx)
 
 
-POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS}, checks=(_spec_left_out,))
-POD_TEMPLATE = Obj({"metadata": object_meta(), "spec": POD_SPEC})
+POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS}, checks=(_spec_left_out,),
+          more=TYPE_META)
+POD_TEMPLATE = Obj({"metadata": object_meta(named=False), "spec": POD_SPEC}, more=frozenset())

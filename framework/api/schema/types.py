@@ -45,6 +45,8 @@ class Ctx:
     strict: bool = True  # names, label formats, strict_required fields
     semantic: bool = True  # enums, ranges, required fields, cross-field checks
     errors: list[ValidationError] = field(default_factory=list)
+    # When a list, every field a closed Obj does not know: (path, the map holding it, its key).
+    unknown: list[tuple[str, dict[str, Any], str]] | None = None
 
     def add(self, err: ValidationError) -> None:
         self.errors.append(err)
@@ -207,15 +209,21 @@ def join(path: str, key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Obj:
-    """A JSON object with known fields. Unknown fields are kept unread (as the API
-    server drops fields it does not know, ksched neither reads nor refuses them).
-    A null field is the field left out."""
+    """A JSON object with known fields. A null field is the field left out.
+
+    `more` closes the object: the names of upstream's other fields of this type, which
+    ksched keeps but does not read. A field of a closed object in neither `fields` nor
+    `more` is unknown, collected when `ctx.unknown` is a list (kube-apiserver's strict
+    decoding; the store then refuses, warns or drops it per fieldValidation). An open
+    object (`more` None: types whose every upstream field is not listed here) keeps any
+    extra field unread."""
 
     fields: Mapping[str, Rule]
     required: tuple[str, ...] = ()
     strict_required: tuple[str, ...] = ()  # required, except for the conformance driver
     checks: tuple[Check, ...] = ()
     required_detail: Mapping[str, str] = field(default_factory=dict)  # upstream's text after "Required value: "
+    more: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         missing = set(self.required + self.strict_required) - set(self.fields)
@@ -235,6 +243,10 @@ class Obj:
         if ctx.semantic:
             for extra in self.checks:
                 extra(value, path, ctx)
+        if ctx.unknown is not None and self.more is not None:
+            for key in value:
+                if key not in self.fields and key not in self.more:
+                    ctx.unknown.append((join(path, str(key)), value, key))
 
 
 def _absent(v: Any) -> bool:

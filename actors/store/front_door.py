@@ -1,0 +1,71 @@
+"""What the store does to a client's manifest before validating it, on every front
+door that says how to treat unknown fields (messages.Create's field_validation):
+kube-apiserver's decode stage (framework.api.decode: apiVersion, unknown fields) and
+its NamespaceLifecycle admission (a namespaced object goes into a namespace that
+exists; `default`, `kube-system` and `kube-public` always do). In-process writers
+(the bench, the conformance driver) send no field_validation and skip this stage.
+
+Defaulting (`defaulted`) applies to every write, the pod strategy's create-time
+condition (`gated_condition`) to every pod created."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from actors.store.messages import BadRequest, NotFound
+from framework.api.decode import DecodeError, decode
+from framework.api.objects import KINDS
+
+BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# Kinds whose objects a controller would act on; ksched runs none.
+WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
+
+
+def from_client(raw: Any, mode: str, namespace_exists: Callable[[str], bool], warnings: list[str] | None) -> Any:
+    """`raw` decoded under fieldValidation `mode`, its warnings added to `warnings`;
+    BadRequest when it cannot be decoded, NotFound when its namespace does not exist."""
+    try:
+        raw, said = decode(raw, mode)
+    except DecodeError as e:
+        raise BadRequest(e.message) from None
+    kind = raw.get("kind") if isinstance(raw, dict) else None
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is not None and cls.namespaced:
+        meta = raw.get("metadata")
+        ns = meta.get("namespace") if isinstance(meta, dict) else None
+        ns = ns if isinstance(ns, str) and ns else "default"
+        if ns not in BUILTIN_NAMESPACES and not namespace_exists(ns):
+            raise NotFound(f'namespaces "{ns}" not found')
+    if kind in WORKLOADS:
+        said.append(f"ksched runs no controllers: no pods will be created from this {kind}")
+    if warnings is not None:
+        warnings.extend(said)
+    return raw
+
+
+def defaulted(raw: Any) -> Any:
+    """Upstream's defaulting for what ksched reads: a Node's status.allocatable is its
+    capacity when left out (SetDefaults_NodeStatus). `raw` is the store's own copy."""
+    if isinstance(raw, dict) and raw.get("kind") == "Node":
+        status = raw.get("status")
+        if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:
+            raw["status"] = {**status, "allocatable": dict(status["capacity"])}
+    return raw
+
+
+SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
+
+
+def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod created with scheduling gates and no PodScheduled condition gets
+    PodScheduled=False, reason SchedulingGated (the pod strategy's PrepareForCreate).
+    `pod` is the store's own copy; its status is copied before it changes."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or not spec.get("schedulingGates"):
+        return pod
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    conds = status.get("conditions") if isinstance(status.get("conditions"), list) else []
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
+        return pod
+    pod["status"] = {**status, "conditions": [*conds, dict(SCHEDULING_GATED)]}
+    return pod

@@ -1,0 +1,56 @@
+"""The Store's writes of the scheduler's results to a pod: its binding (spec.nodeName
+and PodScheduled=True, the pods/binding subresource) and its status (a condition,
+the nomination, the phase). A mixin of the Store actor, over its state and _write.
+
+Stored objects are never changed in place, so each new pod shares every part of the
+old one but the few dicts written here (a deep copy cost more than the scheduling)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from actors.store.messages import Conflict, NotFound, UpdatePodStatus
+from actors.store.raw import section, set_condition
+from actors.store.reads import key_of as _key
+from framework.api.objects import KubeObject, Pod
+
+
+class PodWrites:
+    _objects: dict[str, dict[str, KubeObject]]
+    _write: Callable[..., KubeObject]
+
+    def _pod(self, ns: str, name: str, uid: str = "") -> Pod:
+        pod = self._objects["Pod"].get(_key("Pod", ns, name))
+        if pod is None or (uid and pod.uid != uid):
+            raise NotFound(f'Pod "{_key("Pod", ns, name)}" not found')
+        assert isinstance(pod, Pod)
+        return pod
+
+    def _bind(self, ns: str, name: str, node: str, uid: str, batch: Any) -> KubeObject:
+        pod = self._pod(ns, name, uid)
+        if pod.node_name:
+            raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
+        # Stored objects are never changed in place, so the new one shares every part
+        # but the few dicts written here (a deep copy cost more than the scheduling).
+        raw = dict(pod.raw)
+        raw["spec"] = {**section(raw.get("spec")), "nodeName": node}
+        status = raw["status"] = section(raw.get("status"))
+        set_condition(status, {"type": "PodScheduled", "status": "True"})
+        # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
+        status.pop("nominatedNodeName", None)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
+
+    def _update_pod_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
+        pod = self._pod(msg.namespace, msg.name, msg.uid)
+        # As in _bind: only the status (and its new conditions list) is written.
+        raw = dict(pod.raw)
+        status = raw["status"] = section(raw.get("status"))
+        if msg.condition is not None:
+            set_condition(status, dict(msg.condition))
+        if msg.nominated_node_name is not None:
+            if msg.nominated_node_name:
+                status["nominatedNodeName"] = msg.nominated_node_name
+            else:
+                status.pop("nominatedNodeName", None)
+        if msg.phase is not None:
+            status["phase"] = msg.phase
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)

@@ -1,0 +1,100 @@
+"""The Store's committed reads: what any task on the event loop may read at once,
+never waiting behind a batch's fsync (while a batch commits, the keys it changed
+read as they were before it). A mixin of the Store actor, over its state."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from actors.store.history import WatchHistory
+from actors.store.messages import Invalid, NotFound
+from actors.store.paging import decode_continue, encode_continue, page
+from actors.store.select import Selectors
+from framework.api.errors import ValidationError
+from framework.api.objects import KINDS, KubeObject
+
+
+def key_of(kind: str, namespace: str, name: str) -> str:
+    """The store's key: `name` for a cluster-scoped kind, else `namespace/name`."""
+    cls = KINDS.get(kind)
+    if cls is not None and not cls.namespaced:
+        return name
+    return f"{namespace or 'default'}/{name}"
+
+
+class CommittedReads:
+    _objects: dict[str, dict[str, KubeObject]]
+    _committing: dict[tuple[str, str], KubeObject | None] | None
+    _committed_rv: int
+    _history: WatchHistory
+    _sorted_keys: dict[str, list[str]]
+
+    # --- committed reads (any task on the event loop; never wait for a commit) -----------
+
+    def read(self, kind: str, namespace: str, name: str) -> KubeObject:
+        """The object as last committed; NotFound if there is none."""
+        key = key_of(kind, namespace, name)
+        committing = self._committing
+        if committing is not None and (kind, key) in committing:
+            obj = committing[(kind, key)]
+        else:
+            obj = self._objects.get(kind, {}).get(key)
+        if obj is None:
+            raise NotFound(f'{kind} "{key}" not found')
+        return obj
+
+    def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
+                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = ""
+                  ) -> tuple[list[KubeObject], int, str]:
+        """A page of committed objects in key order: (objects, resourceVersion, continue).
+        Every page of one list is read as of the first page's resourceVersion; a
+        token older than the kept history raises Gone (Expired)."""
+        sel = self._selectors(kind, label_selector, field_selector)
+        rv, start = self._committed_rv, ""
+        if continue_token:
+            token = decode_continue(continue_token)
+            self._history.check(token.resource_version, "continue token")
+            if token.resource_version > rv:
+                raise Invalid("continue: continue key is not valid (from the future)", "continue")
+            rv, start = token.resource_version, token.start
+        objs, last = page(self._keys(kind), self._objects[kind], self._older(kind, rv),
+                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches)
+        return objs, rv, encode_continue(rv, last) if last is not None else ""
+
+    def _keys(self, kind: str) -> list[str]:
+        keys = self._sorted_keys.get(kind)
+        if keys is None:
+            keys = self._sorted_keys[kind] = sorted(self._objects[kind])
+        return keys
+
+    @staticmethod
+    def _prefix(kind: str, namespace: str) -> str:
+        cls = KINDS.get(kind)
+        return f"{namespace}/" if namespace and (cls is None or cls.namespaced) else ""
+
+    def _older(self, kind: str, rv: int) -> dict[str, KubeObject | None]:
+        """For the keys of `kind` changed after `rv`, their state at `rv` (None: absent)."""
+        older: dict[str, KubeObject | None] = {}
+        for past in self._history.since(rv):
+            if past.kind == kind and past.key not in older:
+                older[past.key] = past.old()
+        for (k, key), old in (self._committing or {}).items():
+            if k == kind:
+                older.setdefault(key, old)
+        return older
+
+    def list_now(self, kind: str, namespace: str, label_selector: str | Mapping[str, Any] | None,
+                 field_selector: str | None) -> list[dict[str, Any]]:
+        """Every object of `kind` as the owner sees it now (the store's ListObjects)."""
+        sel = self._selectors(kind, label_selector, field_selector)
+        return [o.raw for o in self._objects[kind].values()
+                if (not namespace or o.namespace == namespace) and sel.matches(o)]
+
+    def _selectors(self, kind: str, label_selector: str | Mapping[str, Any] | None,
+                   field_selector: str | None) -> Selectors:
+        """The selectors of a list of `kind`; Invalid for an unknown kind or a bad selector."""
+        if kind not in self._objects:
+            raise Invalid(f"unsupported kind {kind!r}", "kind")
+        try:
+            return Selectors(label_selector, field_selector, kind)
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
