@@ -33,6 +33,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
+from framework.algorithm import select_host
 from framework.api.objects import Pod
 from framework.failure_memo import IN_TREE_SIGNERS, ProfileSigner, Signer
 from framework.interface import CycleState, NodePluginScores
@@ -121,6 +122,16 @@ class SortedNodes:
         return len(self._names)
 
 
+@dataclass(frozen=True, slots=True)
+class _Unsorted:
+    """How many scored nodes an unsigned pod left (never stored, only counted)."""
+
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
 @dataclass(slots=True)
 class _State:
     signature: Hashable
@@ -185,7 +196,7 @@ class ProfileBatch:
             return False
         return True
 
-    def store(self, signature: Hashable | None, hinted: str, chosen: str, others: SortedNodes | None,
+    def store(self, signature: Hashable | None, hinted: str, chosen: str, others: "SortedNodes | _Unsorted | None",
               cycle: int) -> None:
         """StoreScheduleResults after a cycle that chose `chosen`: keep the list
         when the hint was taken, else replace it with this pod's other nodes."""
@@ -196,7 +207,7 @@ class ProfileBatch:
             return
         if hinted:
             self._attempted(self.profile, HINT_NOT_USED)
-        if signature is not None and others is not None and len(others):
+        if signature is not None and isinstance(others, SortedNodes) and len(others):
             self.state = _State(signature, others, self.now())
             return
         self._flushed(self.profile, EMPTY_LIST if others is None or not len(others) else POD_NOT_BATCHABLE)
@@ -242,13 +253,19 @@ class Batching:
         self._store(node, None)
 
     def choose(self, scores: Sequence[NodePluginScores], rand: random.Random) -> str:
-        """The host among scored nodes: the head of the sorted list, whose rest is stored."""
+        """The host among scored nodes: the head of the sorted list, whose rest is stored.
+        An unsigned pod's list would be dropped (pod_not_batchable): it is not
+        sorted, and the host is drawn as select_host draws it (the same distribution)."""
+        if self._current is not None and self._current[2] is None:
+            host = select_host(scores, rand)
+            self._store(host, _Unsorted(len(scores) - 1))
+            return host
         nodes = SortedNodes(scores, rand)
         host = nodes.pop()
         self._store(host, nodes)
         return host
 
-    def _store(self, chosen: str, others: SortedNodes | None) -> None:
+    def _store(self, chosen: str, others: "SortedNodes | _Unsorted | None") -> None:
         if self._current is None:
             return
         batch, hinted, signature = self._current
