@@ -37,7 +37,7 @@ test: $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # incoming/ holds case files not collected yet; the ones the runner handles are named here.
-INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json
+INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conformance/incoming/kueue/cases.json
 
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING)

@@ -39,7 +39,7 @@ def _status_self(r: Any) -> Any:
 
 
 def _first_failure(r: Any) -> Any:
-    """A batch Filter's verdicts: the first that is not Success, if any."""
+    """A columnar Filter's verdicts: the first that is not Success, if any."""
     for st in r or ():
         if st is not None and not st.is_success():
             return st
@@ -53,7 +53,7 @@ def _no_status(r: Any) -> Any:
 # Framework list attribute -> {plugin method: (extension point label, where its Status is, async?)}
 PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
     "pre_filter_plugins": {"pre_filter": ("PreFilter", _status_second, False)},
-    # Batch forms are timed as one call over all the nodes they are given.
+    # Columnar forms are timed as one call over all the nodes they are given.
     "filter_plugins": {"filter": ("Filter", _status_self, False), "filter_nodes": ("Filter", _first_failure, False)},
     "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False),
                             "post_filter_with_extenders": ("PostFilter", _status_second, True)},

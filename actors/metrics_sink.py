@@ -93,6 +93,22 @@ class NoMetrics:
         pass
 
 
+class NoKueueMetrics:
+    """What the admission actor records when nothing collects (transport.http.kueue_metrics)."""
+
+    def cycle(self, result: str, duration_s: float) -> None:
+        pass
+
+    def admitted(self, cq: str, priority_class: str = "") -> None:
+        pass
+
+    def evicted(self, cq: str, reason: str, preempting_cq: str = "", preemption_reason: str = "") -> None:
+        pass
+
+    def queues(self, view: Mapping[str, Any]) -> None:
+        pass
+
+
 NO_METRICS: MetricsSink = NoMetrics()
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping
 
 from actors.base import InvariantBreach, MailboxClosed, new_reply
 from actors.extenders import build_extenders, close_extenders
+from actors.admission import AdmissionActor, AdmissionConfig
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
@@ -87,6 +88,7 @@ class Pipeline:
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
         reuse_failures: bool = True,
+        admission: AdmissionConfig | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -100,6 +102,7 @@ class Pipeline:
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
         self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
+        self.admission_config = admission or AdmissionConfig()
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
         self._tasks: dict[str, asyncio.Task] = {}
@@ -168,6 +171,11 @@ class Pipeline:
             self.podgroup_status.wall_clock = self.clock.now  # the real clock is wall time
             tick = None if isinstance(self.clock, FakeClock) else 1.0
             self._spawn("podgroup-status", self.podgroup_status.run(tick))
+
+            # Kueue's admission layer: queued pods wait gated until their Workload is admitted.
+            self.admission = await AdmissionActor.attach(self.client, self.clock, self.admission_config,
+                                                         getattr(self.metrics, "kueue", None))
+            self._spawn("admission", self.admission.run())
             self.phase = "running"
         except BaseException:
             await self.stop()
@@ -205,7 +213,7 @@ class Pipeline:
     def _spawn(self, phase: str, coro: Any) -> None:
         assert self._tg is not None
         actor = {"store": "store", "waiting-room": "waiting_room", "queue": "queue", "preemption": "preemption",
-                 "scheduler": "scheduler"}.get(phase)
+                 "scheduler": "scheduler", "admission": "admission"}.get(phase)
         if actor is not None:
             getattr(self, actor).on_breach = self._on_breach
         self._tasks[phase] = self._tg.create_task(coro, name=f"ksched-{phase}")
@@ -258,6 +266,10 @@ class Pipeline:
             await asyncio.wait({preemption}, timeout=self.drain_grace_seconds)
         if "queue" in self._tasks:
             self.queue.stop()  # requeues from the drained cycles are in its inbox
+        admission = self._tasks.get("admission")
+        if admission is not None:
+            self.admission.close()  # its store writes finish before the store stops
+            await asyncio.wait({admission}, timeout=self.drain_grace_seconds)
         writer = self._tasks.get("podgroup-status")
         if writer is not None:
             self.podgroup_status.close()
@@ -285,7 +297,8 @@ class Pipeline:
         in backoff or unschedulable are not work)."""
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
                 and self.scheduler.idle() and self.preemption.idle()
-                and ("podgroup-status" not in self._tasks or self.podgroup_status.idle()))
+                and ("podgroup-status" not in self._tasks or self.podgroup_status.idle())
+                and ("admission" not in self._tasks or self.admission.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:
         """Let the actors run until the system is idle (no time passes on a

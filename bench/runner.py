@@ -81,9 +81,9 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
               gang_size: int | None = None, feature_gates: str | None = None) -> dict[str, Any]:
     if nodes < 1:
         raise ValueError(f"--nodes: must be at least 1, got {nodes}")
-    if pods is None:
+    if pods is None and workload != "Admission":
         pods = default_pods(workload, nodes)
-    if pods < 1:
+    if pods is not None and pods < 1:
         raise ValueError(f"--pods: must be at least 1, got {pods}")
     if store not in STORES:
         raise ValueError(f"--store: must be one of {', '.join(STORES)}, got {store!r}")
@@ -91,6 +91,10 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
         raise ValueError("--store etcd: needs --tcp (the daemon runs on a local etcd)")
     if gang_size is not None and workload not in GANG_WORKLOADS:
         raise ValueError(f"--gang-size: only for {' and '.join(GANG_WORKLOADS)}, not {workload}")
+    if workload == "Admission":
+        from bench.admission import run_admission_bench
+
+        return run_admission_bench(pending=pods if pods is not None else 10_000)
     gates = parse_gates(feature_gates)
     result = _run(workload, nodes, pods, store, tcp, gang_size, gates)
     result = {**result, "feature_gates": gates} if gates else result
@@ -170,7 +174,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a scheduler_perf-like workload (or 'all') and report pods/s")
-    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS, "all"]))
+    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS, "Admission", "all"]))
     p.add_argument("--nodes", type=int, default=100)
     p.add_argument("--pods", type=int, default=None,
                    help="measured pods (default 1000; PreemptionBasic 500; PreemptionAsync 5000; Gang 3000; "
@@ -218,6 +222,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"  OpportunisticBatching on: {result.get('batched_pods', 0)} pods placed on their hint; off: "
                   f"{off['pods_per_s']} pods/s, p50 {off['p50_ms']} ms, p99 {off['p99_ms']} ms, "
                   f"{off['attempts_per_pod']} attempts/pod (on/off {result['batching_speedup']}x)")
+        if "admissions_per_s" in result:
+            print(f"  {result['admissions_per_s']} admissions/s over {result['cycles']} cycles; one cycle (ms) by "
+                  f"ClusterQueues and pending workloads: {result['cycle_ms']}")
         if "groups_per_s" in result:
             print(f"  {result['groups_bound']}/{result['groups']} groups fully placed, {result['groups_per_s']} groups/s, "
                   f"{result['ms_per_group']} ms per group, time to full placement p50 {result['group_p50_ms']} ms, "

@@ -19,6 +19,8 @@ from conformance.compare import mismatches
 from conformance.coscheduling_cases import run_coscheduling_case
 from conformance.functions import FUNCTIONS
 from conformance.hint_cases import run_hint_case
+from conformance.kueue_cases import is_kueue_case, run_kueue_case
+from conformance.kueue_compare import kueue_mismatches
 from conformance.plugin_cases import CaseError, run_plugin_case
 from conformance.preemption_cases import run_preemption_case
 from conformance.queue_cases import run_queue_case
@@ -32,10 +34,13 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "preemption": run_preemption_case,
     "queue": run_queue_case,
     "hint": run_hint_case,
+    "kueue": run_kueue_case,
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
+    if is_kueue_case(case):
+        return "kueue"
     if "schedule" in case:
         return "scenario"
     if "hint" in case:
@@ -88,6 +93,8 @@ def load_cases(paths: list[str]) -> list[dict[str, Any]]:
             data = json.loads(f.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise CaseFileError(f"{f}: not a JSON case file: {e}") from None
+        if isinstance(data, dict) and isinstance(data.get("cases"), list) and "kueueCommit" in data:
+            data = [dict(c, name=c.get("id"), kueueCase=True) for c in data["cases"]]  # reported under its id
         for i, c in enumerate(data if isinstance(data, list) else [data]):
             if not isinstance(c, dict):
                 raise CaseFileError(f"{f}: case [{i}] is not an object")
@@ -98,7 +105,8 @@ def load_cases(paths: list[str]) -> list[dict[str, Any]]:
 
 def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str]]:
     """(actual, error, mismatches) for one case."""
-    expect = case.get("expect") or {}
+    kueue = case_kind(case) == "kueue"
+    expect = (case.get("expected") if kueue else case.get("expect")) or {}
     try:
         full = run_case(case)
     except CaseError as e:
@@ -109,9 +117,10 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
         # A queue run observes every step that has an expectation, not only the end.
         return full, None, queue_mismatches(case, full)
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
+    diffs = kueue_mismatches(expect, full) if kueue else mismatches(expect, full)
     if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
-        return actual, str(full["error"]), mismatches(expect, full)
-    return actual, None, mismatches(expect, full)
+        return actual, str(full["error"]), diffs
+    return actual, None, diffs
 
 
 def _reported_keys(expect: dict[str, Any]) -> list[str]:

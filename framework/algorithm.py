@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Coroutine, Iterable, Sequence, TypeVar
 import numpy as np
 
 from framework.api.objects import Pod
-from framework.cache import NodeBatch, NodeInfo, Snapshot
+from framework.cache import NodeInfo, Snapshot
 from framework.extender import (
     EXTENDER_NAME,
     Extender,
@@ -17,6 +17,7 @@ from framework.extender import (
     add_extender_scores,
     find_nodes_that_pass_extenders,
 )
+from framework.node_table import ColumnarNodes
 from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
 from framework.runtime import Framework, NodeScoreList
 
@@ -274,7 +275,7 @@ class SchedulingAlgorithm:
         if pre_res is not None and not pre_res.all_nodes():
             names = pre_res.node_names or set()
             positions = [i for i, n in enumerate(nodes) if n.name in names]
-            nodes = nodes.take(positions) if isinstance(nodes, NodeBatch) else [nodes[i] for i in positions]
+            nodes = nodes.take(positions) if isinstance(nodes, ColumnarNodes) else [nodes[i] for i in positions]
             diagnosis.node_to_status.absent = Status(
                 Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
             )
@@ -311,7 +312,7 @@ class SchedulingAlgorithm:
         start = self.next_start_node_index if use_rotation else 0
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(to_find, n))]
-        if fwk.can_filter_in_batches(state):
+        if fwk.can_filter_columnar(state):
             return _pass_filters_in_chunks(fwk, state, pod, diagnosis, nodes, start, to_find)
         feasible: list[NodeInfo] = []
         for i in range(n):
@@ -343,24 +344,24 @@ class SchedulingAlgorithm:
         return scores
 
 
-# Smallest batch filtered at once: when few feasible nodes are still wanted, a
+# Smallest chunk filtered at once: when few feasible nodes are still wanted, a
 # few nodes more are filtered and the verdicts past the last one needed dropped.
 MIN_FILTER_CHUNK = 16
 
 
 def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                             nodes: list[NodeInfo], start: int, to_find: int) -> list[NodeInfo]:
-    """The node-by-node search with the plugins' batch forms: nodes are filtered in
+    """The node-by-node search with the plugins' columnar forms: nodes are filtered in
     rotation order a chunk at a time (about as many as are still wanted) and the
     verdicts are taken in order up to the to_find-th feasible node, so the
     feasible set, the statuses recorded, the first Error and the processed count
     are the ones the per-node loop gives. Filters are pure, so the verdicts
-    dropped past that node change nothing. A NodeBatch is cut into NodeBatch
+    dropped past that node change nothing. A ColumnarNodes is cut into ColumnarNodes
     chunks, so columnar forms see the rows of their nodes."""
     n = len(nodes)
     feasible: list[NodeInfo] = []
     set_status = diagnosis.node_to_status.set
-    rows = nodes.rows if isinstance(nodes, NodeBatch) else None
+    rows = nodes.rows if isinstance(nodes, ColumnarNodes) else None
     feasible_rows: list[np.ndarray] = []
     done = 0
     while done < n:
@@ -372,7 +373,7 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
         if rows is not None:
             positions = np.arange(first, first + size, dtype=np.intp)
             positions[positions >= n] -= n
-            chunk = NodeBatch(chunk, rows[positions], nodes.table)
+            chunk = ColumnarNodes(chunk, rows[positions], nodes.table)
         failed = fwk.run_filter_nodes_failed(state, pod, chunk)
         done += size
         if not failed:
@@ -406,7 +407,7 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
             break
     if rows is None:
         return feasible
-    return NodeBatch(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
+    return ColumnarNodes(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
 
 
 def _go_list(items: list[str]) -> str:

@@ -1,7 +1,7 @@
 """NodeInfo, the scheduler Cache (with assumed pods) and its incremental Snapshot.
 
-Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo, HostPortInfo) and
-backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
+Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo; HostPortInfo is in
+host_ports.py, the snapshot's NodeTable in node_table.py) and backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
 Scheduler actor owns one Cache and refreshes its Snapshot before each cycle; only
 nodes whose generation moved since the last refresh are copied again.
 """
@@ -11,13 +11,13 @@ import bisect
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Iterator, Sequence
-
-import numpy as np
+from typing import Iterable, Iterator
 
 from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
+from framework.host_ports import HostPortInfo
+from framework.node_table import ColumnarNodes, NodeTable
 
 _generation = itertools.count(1)
 
@@ -56,55 +56,6 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.pod.key})"
-
-
-_WILDCARD_IP = "0.0.0.0"
-
-
-class HostPortInfo:
-    """ip -> {(protocol, port)}; 0.0.0.0 conflicts with every IP (upstream HostPortInfo)."""
-
-    __slots__ = ("ports",)
-
-    def __init__(self) -> None:
-        self.ports: dict[str, set[tuple[str, int]]] = {}
-
-    @staticmethod
-    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
-        return (ip or _WILDCARD_IP, protocol or "TCP")
-
-    def add(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = self._sanitize(ip, protocol)
-        self.ports.setdefault(ip, set()).add((protocol, port))
-
-    def remove(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = self._sanitize(ip, protocol)
-        s = self.ports.get(ip)
-        if s is not None:
-            s.discard((protocol, port))
-            if not s:
-                del self.ports[ip]
-
-    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
-        if port <= 0:
-            return False
-        ip, protocol = self._sanitize(ip, protocol)
-        pp = (protocol, port)
-        if ip == _WILDCARD_IP:
-            return any(pp in s for s in self.ports.values())
-        return pp in self.ports.get(ip, ()) or pp in self.ports.get(_WILDCARD_IP, ())
-
-    def __len__(self) -> int:
-        return sum(len(s) for s in self.ports.values())
-
-    def clone(self) -> "HostPortInfo":
-        c = HostPortInfo()
-        c.ports = {ip: set(s) for ip, s in self.ports.items()}
-        return c
 
 
 @dataclass(slots=True)
@@ -213,144 +164,6 @@ class NodeInfo:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
 
-_DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
-_MAX_COLUMN_VALUE = 1 << 55
-
-
-class NodeTable:
-    """The snapshot's per-node numbers as numpy columns: row i is
-    `snapshot.node_info_list[i]` (the stable node index of one snapshot
-    structure), so a plugin works on every candidate node at once.
-
-    The Cache keeps it in step with the NodeInfos on every update_snapshot: rows of
-    the refreshed nodes are rewritten, and the whole table is rebuilt only when
-    nodes are added, removed or reordered, so a scheduling cycle pays nothing for
-    it. Readers take the columns for the rows they hold (``table.req_cpu[rows]``)
-    and never write them.
-
-    Integer columns (int64): ``alloc_cpu``/``alloc_mem``/``alloc_eph``/``alloc_pods``
-    (allocatable milli-CPU, bytes, bytes, pod slots), ``req_cpu``/``req_mem``/
-    ``req_eph`` (what the node's pods request), ``nz_cpu``/``nz_mem`` (requests with
-    upstream's non-zero defaults, for scoring), ``num_pods`` and ``generation`` (the
-    NodeInfo's generation: a row whose generation did not move is unchanged, which
-    lets per-node memos find the changed rows at once).
-    Flag columns (bool): ``unschedulable`` (spec.unschedulable), ``hard_taints``
-    (a NoSchedule/NoExecute taint), ``prefer_taints`` (a PreferNoSchedule taint),
-    ``has_images``, ``has_ports`` (pods hold host ports), ``has_scalar`` (extended
-    resources allocatable or requested) and ``no_node`` (a NodeInfo without Node).
-    Flags name the rare nodes a batch plugin hands to its per-node form.
-
-    ``valid`` is False when a number does not fit int64; batch forms then take
-    their list paths. Other engineers' callers (preemption dry runs) may read the
-    columns for the rows of unmodified snapshot nodes; a NodeInfo changed in a
-    dry run is not in the table.
-    """
-
-    INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
-                   "nz_cpu", "nz_mem", "num_pods", "generation")
-    FLAG_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images", "has_ports", "has_scalar",
-                    "no_node")
-
-    def __init__(self, size: int = 0) -> None:
-        self.valid = True
-        self._ints = np.zeros((size, len(self.INT_COLUMNS)), dtype=np.int64, order="F")
-        self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
-        self.all_rows = np.arange(size, dtype=np.intp)
-        self._nodes: list[Node | None] = [None] * size
-        self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
-        self._bind_columns()
-
-    def _bind_columns(self) -> None:
-        for k, name in enumerate(self.INT_COLUMNS):
-            setattr(self, name, self._ints[:, k])
-        for k, name in enumerate(self.FLAG_COLUMNS):
-            setattr(self, name, self._flags[:, k])
-
-    def __len__(self) -> int:
-        return len(self.all_rows)
-
-    @classmethod
-    def of(cls, nodes: Sequence[NodeInfo]) -> "NodeTable":
-        table = cls(len(nodes))
-        for i, ni in enumerate(nodes):
-            table.set_row(i, ni)
-        return table
-
-    def set_row(self, i: int, ni: NodeInfo) -> None:
-        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
-               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
-        if max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE:
-            # Scores multiply by 100 and compare as floats: stay far from int64's limits.
-            self.valid = False
-            return
-        self._ints[i] = row
-        node = ni.node
-        if node is not self._nodes[i]:
-            self._nodes[i] = node
-            self._label_codes.clear()
-        hard = prefer = False
-        if node is not None:
-            for t in node.taints:
-                if t.effect == "PreferNoSchedule":
-                    prefer = True
-                elif t.effect in _DO_NOT_SCHEDULE_EFFECTS:
-                    hard = True
-        self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, bool(ni.image_states),
-                          len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
-
-
-    def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
-        """The value of label `key` per row as a code into the returned value list
-        (-1 where the node has no such label), built on first use."""
-        codes, values, _ = self.label_index(key)
-        return codes, values
-
-    def label_index(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
-        """label_codes plus the code of each value."""
-        got = self._label_codes.get(key)
-        if got is None:
-            values: list[str] = []
-            index: dict[str, int] = {}
-            codes = np.full(len(self._nodes), -1, dtype=np.int64)
-            for i, node in enumerate(self._nodes):
-                if node is not None:
-                    v = node.labels.get(key)
-                    if v is not None:
-                        c = index.get(v)
-                        if c is None:
-                            c = index[v] = len(values)
-                            values.append(v)
-                        codes[i] = c
-            got = self._label_codes[key] = (codes, values, index)
-        return got
-
-
-class NodeBatch(list):
-    """Snapshot NodeInfos handed to a plugin's batch form together with their rows
-    in the snapshot's NodeTable (`rows[i]` is the row of `self[i]`). Plugins that
-    find a NodeBatch may compute on the table's columns; a plain list (or any
-    NodeInfo not taken from the snapshot) gets their list path."""
-
-    __slots__ = ("rows", "table")
-
-    def __init__(self, nodes: Iterable[NodeInfo], rows: np.ndarray, table: NodeTable) -> None:
-        super().__init__(nodes)
-        self.rows = rows
-        self.table = table
-
-    def take(self, positions: Sequence[int]) -> "NodeBatch":
-        """The nodes at these positions of this batch, as a batch."""
-        return NodeBatch([self[i] for i in positions], self.rows[np.asarray(positions, dtype=np.intp)], self.table)
-
-
-def batch_table(nodes: Sequence[NodeInfo]) -> tuple[NodeTable, np.ndarray] | None:
-    """(table, rows) when `nodes` is a NodeBatch over a usable table, else None."""
-    if type(nodes) is NodeBatch and nodes.table.valid:
-        return nodes.table, nodes.rows
-    return None
-
-
 class Snapshot:
     """The cluster as one scheduling cycle sees it. Node order is upstream's
     node tree order (zones interleaved), which the filter rotation walks."""
@@ -392,10 +205,10 @@ class Snapshot:
         return self.node_info_list
 
     def set_table(self, table: NodeTable) -> None:
-        """Columns for node_info_list, which becomes a NodeBatch over them (so
+        """Columns for node_info_list, which becomes a ColumnarNodes over them (so
         plugins handed the whole list may use the columns too)."""
         self.table = table
-        self.node_info_list = NodeBatch(self.node_info_list, table.all_rows, table)
+        self.node_info_list = ColumnarNodes(self.node_info_list, table.all_rows, table)
 
     def rebuild_affinity_lists(self) -> None:
         """The nodes with pods with (anti-)affinity, in node order, from scratch."""

@@ -444,22 +444,25 @@ class ScorePlugin(Protocol):
     def score_extensions(self) -> ScoreExtensions | None: ...
 
 
-# --- Batch forms (optional, for speed) ------------------------------------------------------
+# --- Columnar forms (optional, for speed) ---------------------------------------------------
 # A plugin may offer these beside its per-node methods. The runtime uses them when
 # the plugin's class has them (or the object sets them itself), and the results
-# must be exactly what the per-node methods give, node by node: a test holds the
+# must be exactly what the per-node methods give, node by node: tests hold the
 # in-tree plugins to it. Without them a plugin is called node by node as before.
 #
-# `nodes` is usually a framework.cache.NodeBatch: a list of the snapshot's NodeInfos
-# that also carries their rows in the snapshot's NodeTable (numpy columns of
-# allocatable, requested, pod counts, taint/image/port flags, label codes), so a
-# batch form can decide for all nodes at once with numpy (`batch_table(nodes)`)
+# `nodes` is usually a framework.node_table.ColumnarNodes: a list of the snapshot's
+# NodeInfos that also carries their rows in the snapshot's NodeTable (numpy columns
+# of allocatable, requested, pod counts, taint/image/port flags, label codes), so a
+# columnar form can decide for all nodes at once with numpy (`columnar_table(nodes)`)
 # and call its per-node method only for the rare nodes a flag column points at.
+# One formula per plugin: where the columnar form computes what the per-node method
+# computes, both call one function written over values that are one node's numbers
+# or numpy columns alike (framework/plugins/helper/elementwise.py), never two copies.
 # Snapshot NodeInfos are read-only: changes go through the Cache, which keeps the
 # table in step. score_nodes may return a numpy integer array.
 
 @runtime_checkable
-class BatchFilterPlugin(Protocol):
+class ColumnarFilterPlugin(Protocol):
     name: str
 
     def filter_nodes(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> Sequence[Status | None]:
@@ -472,7 +475,7 @@ class BatchFilterPlugin(Protocol):
 
 
 @runtime_checkable
-class BatchScorePlugin(Protocol):
+class ColumnarScorePlugin(Protocol):
     name: str
 
     def score_nodes(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> tuple[Sequence[int], Status | None]:
@@ -481,7 +484,7 @@ class BatchScorePlugin(Protocol):
         ...
 
 
-class BatchScoreExtensions(Protocol):
+class ColumnarScoreExtensions(Protocol):
     def normalize_scores(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"],
                          scores: list[int]) -> tuple[Sequence[int], Status | None]:
         """normalize_score() on plain integers (scores[i] belongs to nodes[i]),

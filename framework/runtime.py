@@ -11,7 +11,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from framework.api.objects import Pod
-from framework.cache import NodeBatch, NodeInfo, PodInfo, next_generation
+from framework.cache import NodeInfo, PodInfo, next_generation
+from framework.node_table import ColumnarNodes
 from framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT_SECONDS,
@@ -108,8 +109,8 @@ def go_duration(seconds: float) -> str:
     return sign + s
 
 
-def has_batch_form(obj: Any, method: str) -> bool:
-    """Whether `obj` itself offers the batch form `method`: on its class or set on
+def has_columnar_form(obj: Any, method: str) -> bool:
+    """Whether `obj` itself offers the columnar form `method`: on its class or set on
     the instance. A proxy that forwards unknown attributes to a plugin (per-call
     timing) does not count unless it sets the method itself, so it keeps getting
     the per-node calls it wraps."""
@@ -181,8 +182,8 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
 
 def _take(nodes: list[NodeInfo], positions: list[int]) -> list[NodeInfo]:
-    """The nodes at these positions; a NodeBatch keeps its rows."""
-    if isinstance(nodes, NodeBatch):
+    """The nodes at these positions; a ColumnarNodes keeps its rows."""
+    if isinstance(nodes, ColumnarNodes):
         return nodes.take(positions)
     return [nodes[i] for i in positions]
 
@@ -210,9 +211,9 @@ class Framework:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.points = {p: list(points.get(p, [])) for p in EXTENSION_POINTS}
         self.score_weights = dict(weights)
-        # Plugins' batch forms (filter_nodes / score_nodes) are used when present;
+        # Plugins' columnar forms (filter_nodes / score_nodes) are used when present;
         # False forces the per-node calls (the equivalence test compares both).
-        self.use_batch = True
+        self.use_columnar = True
 
         def objs(point: str) -> list[Any]:
             return [plugins[n] for n in self.points[point]]
@@ -349,13 +350,13 @@ class Framework:
                 return st
         return _OK
 
-    def can_filter_in_batches(self, state: CycleState) -> bool:
-        """Whether every Filter plugin that runs for this pod has a batch form
+    def can_filter_columnar(self, state: CycleState) -> bool:
+        """Whether every Filter plugin that runs for this pod has a columnar form
         (`filter_nodes`)."""
-        if not self.use_batch:
+        if not self.use_columnar:
             return False
         skip = state.skip_filter_plugins
-        return all(has_batch_form(pl, "filter_nodes")
+        return all(has_columnar_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
     def pods_read_only_by_fit(self, state: CycleState) -> bool:
@@ -376,7 +377,7 @@ class Framework:
         return True
 
     def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
-        """run_filter_with_nominated_pods for each node, with one batch call per plugin
+        """run_filter_with_nominated_pods for each node, with one columnar call per plugin
         over the nodes still passing: a node's status is its first plugin that does
         not succeed, exactly as node by node. Nodes with nominated pods take the
         per-node path (their filters run against a changed copy)."""
@@ -388,7 +389,7 @@ class Framework:
     def run_filter_nodes_failed(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> dict[int, Status]:
         """run_filter_nodes as {position in `nodes`: status} for the nodes that do not
         pass (an empty dict when all pass), so callers pay nothing per passing node.
-        A NodeBatch stays a NodeBatch as nodes drop out, for the next plugin's
+        A ColumnarNodes stays a ColumnarNodes as nodes drop out, for the next plugin's
         columnar form."""
         failed: dict[int, Status] = {}
         pending: list[int] | None = None  # positions of `subset` in `nodes`; None: the same
@@ -414,7 +415,7 @@ class Framework:
                 break
             if skip and pl.name in skip:
                 continue
-            statuses = self._filter_batch(pl, state, pod, subset)
+            statuses = self._filter_columnar(pl, state, pod, subset)
             if statuses is None:
                 continue
             keep: list[int] = []
@@ -431,17 +432,17 @@ class Framework:
 
     def _fit_with_nominated_pods(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int],
                                  failed: dict[int, Status]) -> None:
-        """Where pods_read_only_by_fit holds, the batch verdicts of nodes with pods
+        """Where pods_read_only_by_fit holds, the columnar verdicts of nodes with pods
         nominated to them, turned into _filter_with_nominated_pods_once's: only
         NodeResourcesFit reads pods, so a node failing at a plugin before it keeps
         that status; otherwise Fit, run with the nominated pods of at least this
-        pod's priority, decides where it fails, and the batch verdict stands where
+        pod's priority, decides where it fails, and the columnar verdict stands where
         it passes."""
         skip = state.skip_filter_plugins or ()
         active = [pl for pl in self.filter_plugins if pl.name not in skip]
         fit_at = next((k for k, pl in enumerate(active) if pl.name == RESOURCE_FILTER), None)
         if fit_at is None:
-            return  # no active filter reads pods: the batch verdicts are final
+            return  # no active filter reads pods: the columnar verdicts are final
         fit = active[fit_at]
         before_fit = {pl.name for pl in active[:fit_at]}
         nominated = self.handle.nominated_pods_for_node
@@ -472,10 +473,10 @@ class Framework:
             flags = [bool(nominated(ni.name)) for ni in nodes]
         return flags if any(flags) else None
 
-    def _filter_batch(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
+    def _filter_columnar(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
         """One plugin's verdicts as run_filter words them (_OK, a rejection naming the
         plugin, or an Error), or None when every node passes. An exception from the
-        batch form is located by calling the per-node form, so the Error names the
+        columnar form is located by calling the per-node form, so the Error names the
         same failure."""
         try:
             raw = pl.filter_nodes(state, pod, nodes)
@@ -486,7 +487,7 @@ class Framework:
             return [err] * len(nodes)
         if raw.count(None) == len(raw):
             return None
-        # A batch form may share one Status among nodes: word each object once.
+        # A columnar form may share one Status among nodes: word each object once.
         worded: dict[int, Status] = {}
         out: list[Status] = []
         for st in raw:
@@ -600,7 +601,7 @@ class Framework:
 
     def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple["NodeScoreList", Status]:
         """Score, normalize, check the range and weigh; totals per node in node order.
-        A plugin with a batch form (`score_nodes`) scores all nodes in one call. The
+        A plugin with a columnar form (`score_nodes`) scores all nodes in one call. The
         totals are a numpy column (`.totals`); the per-node NodePluginScores are
         made only when someone reads them."""
         names: list[str] = []
@@ -641,11 +642,11 @@ class Framework:
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:
-        """NormalizeScore on the raw scores: the batch form on plain integers when
+        """NormalizeScore on the raw scores: the columnar form on plain integers when
         the extension has one, else upstream's form on NodeScores."""
         if isinstance(raw, np.ndarray):
             raw = raw.tolist()
-        if self.use_batch and has_batch_form(ext, "normalize_scores"):
+        if self.use_columnar and has_columnar_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
             if len(out) != len(raw):
                 raise ValueError(f"returned {len(out)} scores for {len(raw)} nodes")
@@ -657,7 +658,7 @@ class Framework:
     def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """One plugin's raw scores in node order, or the Error that ends the cycle."""
         name = pl.name
-        if self.use_batch and has_batch_form(pl, "score_nodes"):
+        if self.use_columnar and has_columnar_form(pl, "score_nodes"):
             try:
                 raw, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:  # noqa: BLE001

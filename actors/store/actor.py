@@ -69,6 +69,7 @@ from actors.store.messages import (
     Watch,
 )
 from actors.store.admission import admit_pod, check_priority_class
+from framework.kueue.pods import kueue_pod_defaults
 from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, key_of as _key
@@ -428,7 +429,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         yet) comes back with its priority set."""
         try:
             if obj is None:
-                raw = admit_pod(raw, self._priority_classes())
+                raw = kueue_pod_defaults(admit_pod(raw, self._priority_classes()), self._objects["PodGroup"])
             elif isinstance(obj, PriorityClass):
                 check_priority_class(obj, None, self._priority_classes())
         except ValidationError as e:

@@ -20,3 +20,6 @@ __all__ = [
     "parse_object",
     "KINDS",
 ]
+
+# Kueue's kinds register themselves in KINDS (framework.api.kueue_kinds).
+from framework.api import kueue_kinds  # noqa: E402,F401

@@ -94,3 +94,11 @@ def test_the_table_has_one_row_per_result_and_names_a_failed_run() -> None:
     assert table[0].startswith("| workload | nodes | pods |")
     assert table[2] == "| SchedulingBasic | 5 | 6 | 6 | 10.0 | 1.0 | 2.0 | 1.0 |  |  | 40.0 | sqlite | in-process |"
     assert table[3] == "| Gang | 5 | failed: boom |"
+
+
+def test_admission_bench_admits_every_workload_and_reports_admissions_per_s_and_cycle_costs() -> None:
+    from bench.admission import run_admission_bench
+    r = run_admission_bench(cqs=20, pending=400, grid=((2, 4), (50, 100)))
+    assert r["workload"] == "Admission" and r["scheduled"] == r["pods"] == 400
+    assert r["admissions_per_s"] > 0
+    assert set(r["cycle_ms"]) == {"2cq_50pending", "2cq_100pending", "4cq_50pending", "4cq_100pending"}

@@ -3,8 +3,9 @@ import random
 import numpy as np
 
 from framework.api.objects import Node, Pod
-from framework.cache import Cache, NodeBatch, NodeTable, Snapshot
-from tests.framework.test_batch_equivalence import random_node, random_pod
+from framework.cache import Cache, Snapshot
+from framework.node_table import ColumnarNodes, NodeTable
+from tests.framework.test_columnar_equivalence import random_node, random_pod
 
 
 def node(name, zone=None, cpu="4"):
@@ -112,7 +113,7 @@ def test_the_node_table_kept_row_by_row_equals_one_built_from_the_snapshot_as_th
         else:
             cache.add_node(random_node(rng, 100 + step))
         cache.update_snapshot(snap)
-        assert isinstance(snap.node_info_list, NodeBatch) and snap.node_info_list.table is snap.table
+        assert isinstance(snap.node_info_list, ColumnarNodes) and snap.node_info_list.table is snap.table
         assert list(snap.node_info_list.rows) == list(range(snap.num_nodes()))
         fresh = NodeTable.of(snap.list())
         for column in NodeTable.INT_COLUMNS + NodeTable.FLAG_COLUMNS:

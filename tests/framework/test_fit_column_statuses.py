@@ -1,4 +1,4 @@
-"""NodeResourcesFit's batch form words every failing node from the NodeTable columns
+"""NodeResourcesFit's columnar form words every failing node from the NodeTable columns
 exactly as filter() words it node by node: code, reasons and their order."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import random
 import pytest
 
 from framework.api.objects import Node, Pod
-from framework.cache import Cache, NodeBatch, Snapshot
+from framework.cache import Cache, Snapshot
+from framework.node_table import ColumnarNodes
 from framework.interface import CycleState
 from framework.plugins.noderesources.fit import NodeResourcesFit
 
@@ -50,9 +51,9 @@ def test_failing_nodes_get_the_per_node_statuses_from_the_columns(seed: int) -> 
         pod = _pod(rng, f"incoming-{k}")
         state = CycleState()
         fit.pre_filter(state, pod, nodes)
-        batch = fit.filter_nodes(state, pod, NodeBatch(nodes, table.all_rows, table))
+        columnar = fit.filter_nodes(state, pod, ColumnarNodes(nodes, table.all_rows, table))
         one_by_one = [fit.filter(state, pod, ni) for ni in nodes]
-        as_tuples = [None if st is None else (st.code, st.reasons) for st in batch]
+        as_tuples = [None if st is None else (st.code, st.reasons) for st in columnar]
         assert as_tuples == [None if st is None else (st.code, st.reasons) for st in one_by_one]
-        failed += sum(st is not None for st in batch)
+        failed += sum(st is not None for st in columnar)
     assert failed > 0

@@ -1,4 +1,4 @@
-"""The columnar path (NodeTable columns, the plugins' batch and numpy forms) against
+"""The columnar path (NodeTable columns, the plugins' columnar forms) against
 the per-node path, through the real actor pipeline.
 
 The same randomized workload (seeded: nodes with varied sizes, zones, labels,
@@ -6,7 +6,7 @@ taints, cordons and images; pods with varied requests, host ports, tolerations,
 node and pod (anti-)affinity, spread constraints and priorities, plus
 high-priority pods that must preempt) is scheduled twice on a FakeClock with the
 same random source: once as the daemon runs, once with every profile forced onto
-the per-node calls (`Framework.use_batch = False`). Every pod must end the same:
+the per-node calls (`Framework.use_columnar = False`). Every pod must end the same:
 the same node, nomination, PodScheduled condition and the same Events
 (Scheduled, FailedScheduling, Preempted) with the same messages, and the same pods
 must have been preempted.
@@ -22,7 +22,7 @@ from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
 from tests.framework.uids import remember_uids, uids_as_names
-from tests.framework.test_batch_equivalence import random_node, random_pod
+from tests.framework.test_columnar_equivalence import random_node, random_pod
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
           "percentageOfNodesToScore": 30}
@@ -55,7 +55,7 @@ async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool) -> d
     nodes, batches = workload(seed, num_nodes, num_pods)
     async with Pipeline(CONFIG, clock=FakeClock(), rand=random.Random(seed)) as p:
         for fwk in p.frameworks.values():
-            fwk.use_batch = columnar
+            fwk.use_columnar = columnar
         uids: dict[str, str] = {}
         await p.client.apply(nodes)
         await p.run_until_quiescent(60)

@@ -95,7 +95,7 @@ class _World:
 def _dry_run(seed: int, fast: bool) -> tuple[Any, ...]:
     w = _World(seed)
     state, m = w.filtered()
-    w.fwk.use_batch = fast  # False: the per-node simulation everywhere
+    w.fwk.use_columnar = fast  # False: the per-node simulation everywhere
     dry = w.plugin.evaluator.find_candidates(state, w.snapshot.list(), w.preemptor, m)
     best = w.plugin.evaluator.select_candidate(dry.candidates)
     return ([(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in dry.candidates],
@@ -106,7 +106,7 @@ def _dry_run(seed: int, fast: bool) -> tuple[Any, ...]:
 def _preempt(seed: int, fast: bool) -> tuple[Any, ...]:
     w = _World(seed)
     state, m = w.filtered()
-    w.fwk.use_batch = fast
+    w.fwk.use_columnar = fast
     result, st = w.plugin.post_filter(state, w.preemptor, m)
     return (result.nominated_node_name if result is not None else None, st.code, st.message(), [v.name for v, _, _ in w.handle.evicted])
 
@@ -230,7 +230,7 @@ def test_only_fit_reads_pods_for_a_plain_pod_in_the_default_profile() -> None:
     state, m = w.filtered()
     assert w.fwk.pods_read_only_by_fit(state)
     assert _columns(w, state, m) is not None
-    w.fwk.use_batch = False  # the per-node path forced
+    w.fwk.use_columnar = False  # the per-node path forced
     assert _columns(w, state, m) is None
 
 

@@ -1,7 +1,7 @@
 """Randomised preemption workloads through the real pipeline (FakeClock; asynchronous
 preemption as by default in most, synchronous in the others), scheduled twice: with the columnar paths (the dry run in
-columns, defaultpreemption/columnar.py, and the batch filters) and with every profile
-forced onto the per-node calls (`Framework.use_batch = False`: every candidate node
+columns, defaultpreemption/columnar.py, and the columnar filters) and with every profile
+forced onto the per-node calls (`Framework.use_columnar = False`: every candidate node
 simulated). Every pod must end the same: the same victims, nominations (every node
 each pod was nominated to, in order), FailedScheduling / Preempted / Scheduled
 messages, and bindings.
@@ -69,7 +69,7 @@ async def _outcome(w: dict[str, Any], columnar: bool) -> dict[str, Any]:
            "featureGates": {"SchedulerAsyncPreemption": w.get("async", True)}}
     async with Pipeline(cfg, clock=FakeClock(), rand=random.Random(w["seed"])) as p:
         for fwk in p.frameworks.values():
-            fwk.use_batch = columnar
+            fwk.use_columnar = columnar
         uids: dict[str, str] = {}
         for batch in ([*w["nodes"], *w["pdbs"]], w["low"], *w["waves"]):
             if batch:

@@ -17,6 +17,7 @@ import yaml
 from framework.api.errors import ValidationError
 from transport.client.tcp import SyncClient, applied_items, client_tls_context
 from transport.cli.describe import describe_node, describe_pod, describe_podgroup, explain_report
+from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, describe_workload, kueue_table
 from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 from transport.cli.tables import (
     generic_table,
@@ -240,6 +241,9 @@ def _table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: bool,
         return nodes_table(items, c.list("Pod")[0], now, wide=wide)
     if kind == "PodGroup":
         return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide)
+    if kind in KUEUE_KINDS:
+        return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
+                           namespaces=namespaces)
     return generic_table(items, now, namespaces=namespaces)
 
 
@@ -256,6 +260,8 @@ def cmd_describe(args: argparse.Namespace) -> int:
             print(describe_node(obj, c.list("Pod")[0], events, now))
         elif kind == "PodGroup":
             print(describe_podgroup(obj, c.list("Pod", ns)[0], events, now))
+        elif kind == "Workload":
+            print(describe_workload(obj, events, now))
         else:
             print(_dump(obj, "yaml"))
         return 0

@@ -37,7 +37,8 @@ _ALIASES: dict[str, str] = {
 def resolve_kind(name: str) -> str:
     if name in KINDS:
         return name
-    kind = _ALIASES.get(name.lower())
+    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES  # Kueue's resource and short names
+    kind = _ALIASES.get(name.lower()) or KUEUE_ALIASES.get(name.lower())
     if kind is None:
         raise ValidationError("kind", f"unknown resource type {name!r}; try pods, nodes, podgroups, priorityclasses")
     return kind

@@ -64,6 +64,8 @@ from transport.http.limits import HttpLimits
 from transport.protocol.manifests import ManifestError, load_all
 from transport.server.auth_throttle import AuthThrottleLimits
 from transport.server.tcp import ServerLimits
+from actors.admission import AdmissionConfig
+from transport.daemon.kueue_config import parse_kueue
 
 API_VERSION = "ksched.io/v1alpha1"
 KIND = "DaemonConfiguration"
@@ -125,6 +127,7 @@ class DaemonConfig:
     store_limits: StoreLimits = StoreLimits()
     http_limits: HttpLimits = HttpLimits()
     auth_throttle: AuthThrottleLimits = AuthThrottleLimits()
+    admission: AdmissionConfig = AdmissionConfig()
 
     def read_token(self) -> str | None:
         return None if self.token_file is None else read_token_file(self.token_file)
@@ -206,7 +209,7 @@ def _choice(value: object, choices: tuple[str, ...], name: str) -> str:
 
 
 _FIELDS = {"apiVersion", "kind", "listen", "http", "dataDir", "tokenFile", "maxFrameBytes",
-           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection"}
+           "shutdownGracePeriodSeconds", "store", "tls", "logLevel", "limits", "etcd", "leaderElection", "kueue"}
 
 # limits: field -> (which limits, attribute, type, minimum)
 _LIMITS: dict[str, tuple[str, str, type, float]] = {
@@ -314,6 +317,8 @@ def _parse_daemon_config(doc: Mapping[str, Any]) -> DaemonConfig:
     if kw.get("store_backend") == "etcd" and not kw.get("etcd_endpoints"):
         raise ValidationError("etcd.endpoints", "is required when store.backend is etcd")
     kw.update(_parse_limits(doc.get("limits"), kw.get("max_frame_bytes", DaemonConfig().max_frame_bytes)))
+    if "kueue" in doc:
+        kw["admission"] = parse_kueue(doc["kueue"])
     return DaemonConfig(**kw)
 
 

@@ -183,7 +183,7 @@ class Daemon:
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
                             drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, metrics=self.metrics,
-                            store_limits=self.cfg.store_limits)
+                            store_limits=self.cfg.store_limits, admission=self.cfg.admission)
         pipeline.on_broken = self._on_breach
         try:
             await pipeline.start()

@@ -156,7 +156,7 @@ class HaDaemon(Daemon):
         gauge = self.metrics.leader_election_master_status.labels(name=self._lease_name)
         pipeline = Pipeline(self.scheduler_cfg, backend=EtcdBackend(self.settings, fence=self.elector.fence),
                             store_class=SharedStore, metrics=self.metrics,
-                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds)
+                            drain_grace_seconds=self.cfg.shutdown_grace_period_seconds, admission=self.cfg.admission)
         hold = asyncio.ensure_future(self.elector.hold())
         start = asyncio.ensure_future(pipeline.start())
         started = False

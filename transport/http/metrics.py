@@ -28,6 +28,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+
+from transport.http.kueue_metrics import KueueMetrics
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from actors.metrics_sink import ERROR, PENDING_QUEUES, SCHEDULED, UNSCHEDULABLE
@@ -64,6 +66,7 @@ class SchedulerMetrics:
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
             "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
             ["name"], registry=r)
+        self.kueue = KueueMetrics(r)  # Kueue's names, fed by the admission actor
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "

@@ -62,6 +62,15 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, subresources=("status",)),
     Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, ("pg", "pgs"),
              subresources=("status",)),
+    # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines)
+    Resource("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False, ("flavor", "flavors", "rf")),
+    Resource("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False, ("cq",), subresources=("status",)),
+    Resource("Cohort", "kueue.x-k8s.io", "v1beta2", "cohorts", False, ("co",), subresources=("status",)),
+    Resource("LocalQueue", "kueue.x-k8s.io", "v1beta2", "localqueues", True, ("queue", "queues", "lq"),
+             subresources=("status",)),
+    Resource("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True, ("kwl", "kueueworkload", "kueueworkloads"),
+             subresources=("status",)),
+    Resource("WorkloadPriorityClass", "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", False),
 )
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}

@@ -9,6 +9,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
+from transport.web.queues_feed import VIEWS as QUEUE_VIEWS
 
 
 def pod_view(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,6 +45,8 @@ def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:
         return pod_view(raw)
     if kind == "Node":
         return node_view(raw)
+    if kind in QUEUE_VIEWS:
+        return QUEUE_VIEWS[kind](raw)
     return None
 
 

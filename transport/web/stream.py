@@ -40,7 +40,7 @@ from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.web")
 
-KINDS = ("Pod", "Node", "PodGroup")
+KINDS = ("Pod", "Node", "PodGroup", "ClusterQueue", "LocalQueue", "Workload")
 MAX_BACKLOG = 100_000
 HELLO_TIMEOUT_SECONDS = 30.0
 CLOSE_UNAUTHORIZED = 4401

@@ -28,7 +28,7 @@ or the statuses were given by hand), it holds a gang member (whose eligibility
 depends on its group), or PodDisruptionBudgets exist and the pod fits there
 (violators go back first, in an order per node). The whole path is off when the
 pod asks for an extended resource, the snapshot has no usable table, the profile
-forces the per-node path (Framework.use_batch), or the plugin's victim policy was
+forces the per-node path (Framework.use_columnar), or the plugin's victim policy was
 changed.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     """The Evaluator's per-node answers for this preemptor, computed for all
     `potential` nodes at once; None when this cycle must simulate every node."""
     s = state.get(PRE_FILTER_STATE_KEY)
-    if fwk is None or not fwk.use_batch or not isinstance(s, PreFilterState) or s.request.scalar:
+    if fwk is None or not fwk.use_columnar or not isinstance(s, PreFilterState) or s.request.scalar:
         return None
     skip = state.skip_filter_plugins or ()
     active = [pl for pl in fwk.filter_plugins if pl.name not in skip]

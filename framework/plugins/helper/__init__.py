@@ -6,7 +6,7 @@ from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
 import numpy as np
 
 from framework.api.labels import LabelSelector
-from framework.cache import batch_table
+from framework.node_table import columnar_table
 from framework.interface import NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
@@ -14,9 +14,9 @@ S = TypeVar("S")  # the sums over all nodes
 
 
 def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
-    """Positions in `nodes` (a NodeBatch) whose row has the NodeTable flag column
+    """Positions in `nodes` (a ColumnarNodes) whose row has the NodeTable flag column
     `flag` set; None when `nodes` carries no usable table (use the list path)."""
-    tb = batch_table(nodes)
+    tb = columnar_table(nodes)
     if tb is None:
         return None
     table, rows = tb
@@ -25,8 +25,8 @@ def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
 
 def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bool],
                    filter_one: Callable[[Any], Status | None]) -> list[Status | None]:
-    """A batch Filter that passes every node that cannot fail and asks `filter_one`
-    about the others: on a NodeBatch the nodes with the column `flag` set, on a
+    """A columnar Filter that passes every node that cannot fail and asks `filter_one`
+    about the others: on a ColumnarNodes the nodes with the column `flag` set, on a
     plain list those `may_fail` says yes to (the same test, node by node)."""
     positions = flagged_positions(nodes, flag)
     if positions is None:
@@ -38,9 +38,9 @@ def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bo
 
 
 class FilterEachNode:
-    """A batch Filter form that calls the plugin's own `filter` per node, for plugins
+    """A columnar Filter form that calls the plugin's own `filter` per node, for plugins
     that are seldom run (PreFilter skips them for most pods) but should not keep
-    the runtime off the batch path when they do run."""
+    the runtime off the columnar path when they do run."""
 
     def filter_nodes(self, state: Any, pod: Any, nodes: list[Any]) -> list[Status | None]:
         flt = self.filter  # type: ignore[attr-defined]
@@ -48,7 +48,7 @@ class FilterEachNode:
 
 
 def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, Status | None]:
-    """What a batch Score form reads first: its PreScore state, and an Error (as the
+    """What a columnar Score form reads first: its PreScore state, and an Error (as the
     per-node form words it) when that state is missing or a node has no Node."""
     s = state.get(key)
     if s is None:
@@ -64,7 +64,7 @@ class NodeSumsMemo(Generic[C, S]):
     with the same key recomputes only the nodes that are not the very NodeInfo, at
     the same generation, seen before (the snapshot replaces a node's NodeInfo
     whenever it changes; NodeInfo's own changes move its generation). Over a
-    NodeBatch the changed rows are found at once from the NodeTable's generation
+    ColumnarNodes the changed rows are found at once from the NodeTable's generation
     column, so an unchanged cluster costs nothing per node."""
 
     MAX_KEYS = 4
@@ -78,7 +78,7 @@ class NodeSumsMemo(Generic[C, S]):
         """The sums for `nodes`; `apply(sums, contribution, +1 or -1)` adds or takes
         back one node's contribution."""
         entry = self._entries.pop(key, None)
-        tb = batch_table(nodes)
+        tb = columnar_table(nodes)
         table = tb[0] if tb is not None else None
         if entry is None or len(entry[1]) != len(nodes) or entry[0] is not table:
             sums = new_sums()
@@ -140,7 +140,7 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
 
 
 def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
-    """default_normalize_score on plain integers (the batch form)."""
+    """default_normalize_score on plain integers (the columnar form)."""
     max_count = max(scores, default=0)
     if max_count <= 0:
         return [max_priority] * len(scores) if reverse else list(scores)

@@ -69,7 +69,7 @@ class ImageLocality:
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score() with the pod's image names normalized once and the priority of
-        each distinct sum computed once; on a NodeBatch only the nodes that report
+        each distinct sum computed once; on a ColumnarNodes only the nodes that report
         images are looked at (the others sum to 0)."""
         total_num_nodes = self.handle.snapshot().num_nodes()
         names = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]

@@ -17,7 +17,8 @@ import numpy as np
 
 from framework.api.affinity import AffinityTerm
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, NodeTable, PodInfo
+from framework.cache import NodeInfo, PodInfo
+from framework.node_table import NodeTable
 from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo, selector_key
 

@@ -11,7 +11,8 @@ from typing import Any, Mapping
 from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo, batch_table
+from framework.cache import NodeInfo, PodInfo
+from framework.node_table import columnar_table
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -154,7 +155,7 @@ class InterPodAffinity:
         snapshot = self.handle.snapshot()
         # No pod anywhere with required anti-affinity: nothing to count, and the
         # memo (keyed by the pod's labels) would read every node for each new key.
-        if batch_table(nodes) is not None and snapshot.have_pods_with_required_anti_affinity_list:
+        if columnar_table(nodes) is not None and snapshot.have_pods_with_required_anti_affinity_list:
             count_existing_anti_affinity_memoized(self._existing_memo, s, nodes)
         else:
             s.count_existing_anti_affinity(snapshot.have_pods_with_required_anti_affinity_list)
@@ -196,7 +197,7 @@ class InterPodAffinity:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        tb = batch_table(nodes)
+        tb = columnar_table(nodes)
         if tb is not None and not tb[0].no_node[tb[1]].any():
             return failing_rows(s, *tb)
         out: list[Status | None] = []
@@ -235,7 +236,7 @@ class InterPodAffinity:
             self._namespace_labels(pod.namespace),
         )
         all_nodes = snapshot.list()
-        if batch_table(all_nodes) is not None:
+        if columnar_table(all_nodes) is not None:
             # Every node through the memo (the nodes outside `candidates` add nothing).
             key = (existing_anti_affinity_key_of(pod, s.namespace_labels), self.hard_pod_affinity_weight,
                    has_preferred, _weighted_key(s.preferred_affinity), _weighted_key(s.preferred_anti_affinity))

@@ -132,7 +132,7 @@ def normalize(scores: list[NodeScore]) -> None:
 
 
 def normalize_values(scores: list[int]) -> list[int]:
-    """normalize() on plain integer scores (the batch form)."""
+    """normalize() on plain integer scores (the columnar form)."""
     if not scores:
         return []
     min_count = min(scores)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from framework.api.objects import ContainerPort, Pod
-from framework.cache import HostPortInfo, NodeInfo
+from framework.cache import NodeInfo
+from framework.host_ports import HostPortInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
 from framework.interface import (

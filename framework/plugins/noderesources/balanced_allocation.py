@@ -9,9 +9,6 @@ request for any configured resource) skip this plugin at PreScore.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from collections.abc import Mapping
 from typing import Any, Sequence
 
@@ -20,7 +17,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
 from framework.interface import MAX_NODE_SCORE, Code, CycleState, Handle, Status
-from framework.plugins.helper import go_div
+from framework.plugins.helper.elementwise import divisor, go_div, minimum, select, sqrt, to_float, to_int
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
     ResourceAllocationScorer,
@@ -50,94 +47,46 @@ def parse_balanced_allocation_args(raw: Mapping[str, Any] | None) -> tuple[Resou
     return resources
 
 
-def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-    """(1 - standard deviation of the used fractions) * 100, fractions capped at 1."""
-    fractions: list[float] = []
-    total = 0.0
-    for req, alloc in zip(requested, allocatable):
-        if alloc == 0:
-            continue
-        fraction = float(req) / float(alloc)
-        if fraction > 1:
-            fraction = 1.0
-        total += fraction
-        fractions.append(fraction)
-    std = 0.0
-    # Two resources (the usual cpu+memory) have the closed form |f0 - f1| / 2.
+def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any],
+                            capacities: Sequence[Any] | None = None) -> Any:
+    """(1 - standard deviation of the used fractions) * 100, fractions capped at 1,
+    over the resources a node offers (entries of requested are 0 where allocatable
+    is), for one node or a column of nodes alike (helper/elementwise.py). Floats
+    are float64 as upstream's, summed in resource order (a resource left out adds
+    an exact 0.0). `capacities` are the allocatable amounts as floats (1.0 where 0),
+    when the caller has them already."""
+    if capacities is None:
+        capacities = [to_float(divisor(alloc)) for alloc in allocatable]
+    offered = [alloc != 0 for alloc in allocatable]
+    fractions = [minimum(to_float(req) / capacity, 1.0) for req, capacity in zip(requested, capacities)]
     if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = total / float(len(fractions))
-        acc = 0.0
-        for f in fractions:
-            acc = acc + (f - mean) * (f - mean)
-        std = math.sqrt(acc / float(len(fractions)))
-    return int((1 - std) * float(MAX_NODE_SCORE))
+        # Two resources (the usual cpu+memory): the closed form |f0 - f1| / 2 where both
+        # are offered; one offered resource is perfectly balanced.
+        std = select(offered[0] & offered[1], abs((fractions[0] - fractions[1]) / 2), 0.0)
+        return to_int((1 - std) * float(MAX_NODE_SCORE))
+    count: Any = 0
+    total: Any = 0.0
+    first: Any = 0.0  # the first two offered fractions, for the closed form
+    second: Any = 0.0
+    for is_offered, fraction in zip(offered, fractions):
+        first = select(is_offered & (count == 0), fraction, first)
+        second = select(is_offered & (count == 1), fraction, second)
+        total = total + fraction
+        count = count + is_offered * 1
+    mean = total / to_float(divisor(count))
+    acc: Any = 0.0
+    for is_offered, fraction in zip(offered, fractions):
+        acc = acc + select(is_offered, (fraction - mean) * (fraction - mean), 0.0)
+    std = select(count == 2, abs((first - second) / 2), select(count > 2, sqrt(acc / to_float(divisor(count))), 0.0))
+    return to_int((1 - std) * float(MAX_NODE_SCORE))
 
 
-def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int:
-    with_pod = balanced_resource_score(requested, allocatable)
-    without_pod = balanced_resource_score(allocated, allocatable)
+def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+    capacities = [to_float(divisor(alloc)) for alloc in allocatable]
+    with_pod = balanced_resource_score(requested, allocatable, capacities)
+    without_pod = balanced_resource_score(allocated, allocatable, capacities)
     half = MAX_NODE_SCORE // 2
     return half + go_div(half + with_pod - without_pod, 2)
-
-
-def _balanced_batch(requested: list[list[int]], allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
-    """balanced_resource_scorer over columns. The usual two resources on nodes that
-    offer both take the closed form inline; anything else goes node by node."""
-    if len(allocatable) != 2:
-        return [balanced_resource_scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
-    half = MAX_NODE_SCORE // 2
-    max_score = float(MAX_NODE_SCORE)
-    out: list[int] = []
-    for r0, r1, u0, u1, a0, a1 in zip(requested[0], requested[1], allocated[0], allocated[1], allocatable[0], allocatable[1]):
-        if a0 == 0 or a1 == 0:
-            out.append(balanced_resource_scorer((r0, r1), (u0, u1), (a0, a1)))
-            continue
-        fa0 = float(a0)
-        fa1 = float(a1)
-        f0 = float(r0) / fa0
-        f1 = float(r1) / fa1
-        g0 = float(u0) / fa0
-        g1 = float(u1) / fa1
-        # balanced_resource_score's closed form for two fractions capped at 1.
-        with_pod = int((1 - abs(((f0 if f0 <= 1 else 1.0) - (f1 if f1 <= 1 else 1.0)) / 2)) * max_score)
-        without_pod = int((1 - abs(((g0 if g0 <= 1 else 1.0) - (g1 if g1 <= 1 else 1.0)) / 2)) * max_score)
-        out.append(half + go_div(half + with_pod - without_pod, 2))
-    return out
-
-
-def _balanced_np(requested: list[np.ndarray], allocated: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
-    """_balanced_batch over numpy columns: the closed form for two resources on nodes
-    offering both (the same float operations, so the same results), the rest
-    node by node."""
-    if len(allocatable) != 2:
-        return np.array(_balanced_batch([c.tolist() for c in requested], [c.tolist() for c in allocated],
-                                        [c.tolist() for c in allocatable]), dtype=np.int64)
-    a0, a1 = allocatable
-    both = (a0 != 0) & (a1 != 0)
-    fa0 = np.where(both, a0, 1).astype(np.float64)
-    fa1 = np.where(both, a1, 1).astype(np.float64)
-    max_score = float(MAX_NODE_SCORE)
-
-    def score(r0: np.ndarray, r1: np.ndarray) -> np.ndarray:
-        f0 = np.minimum(r0.astype(np.float64) / fa0, 1.0)
-        f1 = np.minimum(r1.astype(np.float64) / fa1, 1.0)
-        # Never negative: truncation is int().
-        return ((1 - np.abs((f0 - f1) / 2)) * max_score).astype(np.int64)
-
-    half = MAX_NODE_SCORE // 2
-    diff = half + score(requested[0], requested[1]) - score(allocated[0], allocated[1])
-    out = half + np.sign(diff) * (np.abs(diff) // 2)  # Go's division truncates toward zero
-    for i in np.flatnonzero(~both).tolist():
-        out[i] = balanced_resource_scorer((int(requested[0][i]), int(requested[1][i])),
-                                          (int(allocated[0][i]), int(allocated[1][i])),
-                                          (int(a0[i]), int(a1[i])))
-    return out
-
-
-balanced_resource_scorer.batch = _balanced_batch  # type: ignore[attr-defined]
-balanced_resource_scorer.batch_np = _balanced_np  # type: ignore[attr-defined]
 
 
 class NodeResourcesBalancedAllocation:

@@ -10,8 +10,9 @@ MostAllocated or RequestedToCapacityRatio) through the shared allocation scorer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from framework.api.resources import (
     is_extended_resource_name,
     is_scalar_resource,
 )
-from framework.cache import NodeInfo, NodeTable, batch_table
+from framework.cache import NodeInfo
+from framework.node_table import NodeTable, columnar_table
 from framework.features import FeatureGates
 from framework.interface import (
     ActionType,
@@ -53,6 +55,7 @@ from framework.plugins.noderesources.resource_allocation import (
     pod_resource_list,
     require_int,
 )
+from framework.plugins.noderesources.resource_allocation import _MAX_COLUMN_VALUE
 from framework.plugins.noderesources.least_allocated import least_resource_scorer
 from framework.plugins.noderesources.most_allocated import most_resource_scorer
 from framework.plugins.noderesources.requested_to_capacity_ratio import MAX_CUSTOM_PRIORITY_SCORE, requested_to_capacity_ratio_scorer
@@ -162,27 +165,15 @@ def _check_label_name(value: str, field: str) -> None:
 
 # --- the plugin --------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class InsufficientResource:
-    """One resource the node lacks. `unresolvable` means the pod asks for more than
-    the node's whole allocatable, so preempting pods there cannot help."""
-
-    resource_name: str
-    reason: str
-    requested: int
-    used: int
-    capacity: int
-    unresolvable: bool = False
-
-
 class PreFilterState:
-    """The pod's request (computePodResourceRequest), written once by PreFilter.
-    Never changed after, so clone() shares it."""
+    """The pod's request (computePodResourceRequest), written once by PreFilter, and
+    the resources Filter checks for it. Never changed after, so clone() shares it."""
 
-    __slots__ = ("request",)
+    __slots__ = ("request", "checks")
 
-    def __init__(self, request: Resource) -> None:
+    def __init__(self, request: Resource, checks: "Checks") -> None:
         self.request = request
+        self.checks = checks
 
     def clone(self) -> "PreFilterState":
         return self
@@ -196,31 +187,27 @@ def compute_pod_resource_request(pod: Pod, pod_level: bool = True) -> Resource:
     return Resource.from_list(pod_resource_list(pod, non_missing=False, pod_level=False))
 
 
-def fits_request(
-    pod_request: Resource,
-    node_info: NodeInfo,
-    ignored_resources: frozenset[str] = frozenset(),
-    ignored_resource_groups: frozenset[str] = frozenset(),
-) -> list[InsufficientResource]:
-    """Every resource the node cannot give the pod, in upstream's order: pod count,
-    cpu, memory, ephemeral-storage, then scalar resources."""
-    out: list[InsufficientResource] = []
-    alloc = node_info.allocatable
-    used = node_info.requested
-    pod_count = len(node_info.pods)
-    if pod_count + 1 > alloc.allowed_pod_number:
-        out.append(InsufficientResource(PODS, "Too many pods", 1, pod_count, alloc.allowed_pod_number))
-    if (pod_request.milli_cpu == 0 and pod_request.memory == 0 and pod_request.ephemeral_storage == 0
-            and not pod_request.scalar):
-        return out
-    for name, want, have, total in (
-        (CPU, pod_request.milli_cpu, used.milli_cpu, alloc.milli_cpu),
-        (MEMORY, pod_request.memory, used.memory, alloc.memory),
-        (EPHEMERAL_STORAGE, pod_request.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage),
-    ):
-        if want > 0 and want > total - have:
-            out.append(InsufficientResource(name, f"Insufficient {name}", want, have, total, want > total))
-    for name, want in pod_request.scalar.items():
+_ATTRIBUTES = {CPU: "milli_cpu", MEMORY: "memory", EPHEMERAL_STORAGE: "ephemeral_storage"}
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """The resources fitsRequest compares for one pod request, in its order, with
+    the amounts the pod wants; `read(resource)` gives a node's Resource's amounts
+    of them, in the same order."""
+
+    names: tuple[str, ...]
+    wants: tuple[int, ...]
+    read: Callable[[Resource], Sequence[int]]
+
+
+def checked_resources(request: Resource, ignored_resources: frozenset[str] = frozenset(),
+                      ignored_resource_groups: frozenset[str] = frozenset()) -> Checks:
+    """cpu, memory, ephemeral-storage where requested, then the scalar resources
+    requested and not ignored (extended resources named in ignoredResources or in
+    one of ignoredResourceGroups)."""
+    names = [name for name in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(name) > 0]
+    for name, want in request.scalar.items():
         if want == 0:
             continue
         if is_extended_resource_name(name) and (
@@ -228,59 +215,113 @@ def fits_request(
             or (ignored_resource_groups and name.split("/", 1)[0] in ignored_resource_groups)
         ):
             continue
-        total = alloc.scalar.get(name, 0)
-        have = used.scalar.get(name, 0)
-        if want > total - have:
-            out.append(InsufficientResource(name, f"Insufficient {name}", want, have, total, want > total))
-    return out
+        names.append(name)
+    attributes = [_ATTRIBUTES.get(name) for name in names]
+    if len(names) > 1 and None not in attributes:
+        read: Callable[[Resource], Sequence[int]] = attrgetter(*attributes)  # type: ignore[arg-type]
+    else:
+        def read(resource: Resource) -> Sequence[int]:
+            return [resource.get(name) for name in names]
+    return Checks(tuple(names), tuple(request.get(name) for name in names), read)
 
 
-def fits(pod: Pod, node_info: NodeInfo, pod_level: bool = True) -> list[InsufficientResource]:
-    """Upstream's Fits: what the node lacks for the pod, ignoring nothing."""
-    return fits_request(compute_pod_resource_request(pod, pod_level), node_info)
+# Bits of a shortage: the pod count, "preemption cannot help", then one bit per
+# checked resource in Checks order (bit _FIRST_RESOURCE_BIT << k).
+_SHORT_PODS, _SHORT_BEYOND_ALLOCATABLE, _FIRST_RESOURCE_BIT = 1, 2, 4
+_MAX_COLUMN_CHECKS = 60  # resource bits that fit an int64 column
+
+
+def shortage(wants: Sequence[int], num_pods: Any, allowed_pods: Any, allocatable: Sequence[Any],
+             used: Sequence[Any]) -> Any:
+    """fitsRequest as a shortage mask, for one node (integers) or a column of nodes
+    (numpy columns) alike: allocatable[k] and used[k] are the node's amounts of the
+    k-th checked resource. 0 where the pod fits. A resource the pod asks for more
+    of than the node's whole allocatable also sets _SHORT_BEYOND_ALLOCATABLE."""
+    mask = (num_pods + 1 > allowed_pods) * _SHORT_PODS
+    for k, want in enumerate(wants):
+        short = want > allocatable[k] - used[k]
+        mask = mask | short * (_FIRST_RESOURCE_BIT << k) | (short & (want > allocatable[k])) * _SHORT_BEYOND_ALLOCATABLE
+    return mask
+
+
+def shortage_status(mask: int, checks: Checks) -> Status | None:
+    """filter()'s Status for a shortage mask: the reasons in fitsRequest's order,
+    UnschedulableAndUnresolvable where preemption cannot help."""
+    if not mask:
+        return None
+    reasons = ["Too many pods"] if mask & _SHORT_PODS else []
+    reasons.extend(f"Insufficient {name}" for k, name in enumerate(checks.names) if mask & (_FIRST_RESOURCE_BIT << k))
+    code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
+    return Status(code, *reasons)
+
+
+def node_shortage(checks: Checks, node_info: NodeInfo) -> int:
+    alloc = node_info.allocatable
+    return shortage(checks.wants, len(node_info.pods), alloc.allowed_pod_number, checks.read(alloc),
+                    checks.read(node_info.requested))
+
+
+def fits(pod: Pod, node_info: NodeInfo, pod_level: bool = True) -> Status | None:
+    """Upstream's Fits, ignoring nothing: why the node has no room for the pod, or
+    None when it has."""
+    checks = checked_resources(compute_pod_resource_request(pod, pod_level))
+    return shortage_status(node_shortage(checks, node_info), checks)
 
 
 def is_fit(pod: Pod, node: Node, pod_level: bool = True) -> bool:
     """Whether the pod fits the node while no pod runs on it."""
-    return not fits(pod, NodeInfo(node), pod_level)
+    return fits(pod, NodeInfo(node), pod_level) is None
 
 
-# Bits of a node's shortage in shortage_statuses, in fits_request's reason order.
-_SHORT_PODS, _SHORT_CPU, _SHORT_MEM, _SHORT_EPH, _SHORT_BEYOND_ALLOCATABLE = 1, 2, 4, 8, 16
-_SHORTAGE_REASONS = ((_SHORT_PODS, "Too many pods"), (_SHORT_CPU, f"Insufficient {CPU}"),
-                     (_SHORT_MEM, f"Insufficient {MEMORY}"), (_SHORT_EPH, f"Insufficient {EPHEMERAL_STORAGE}"))
+_TABLE_COLUMNS = {CPU: ("alloc_cpu", "req_cpu"), MEMORY: ("alloc_mem", "req_mem"),
+                  EPHEMERAL_STORAGE: ("alloc_eph", "req_eph")}
 
 
-def _column_statuses(request: Resource, table: NodeTable, rows: np.ndarray) -> list[Status]:
-    """filter()'s Status for each of these table rows, which all fail, from the
-    columns. `request` has no scalar resources."""
-    return shortage_statuses(request, table.num_pods[rows], table.alloc_pods[rows],
-                             ((table.req_cpu[rows], table.alloc_cpu[rows]), (table.req_mem[rows], table.alloc_mem[rows]),
-                              (table.req_eph[rows], table.alloc_eph[rows])))
+def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo], names: Sequence[str]
+                   ) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+    """The (allocatable, requested) columns of these resources for these rows; an
+    extended resource is gathered from the nodes that have any (None when a value
+    is too large for the columns)."""
+    allocatable: list[np.ndarray] = []
+    used: list[np.ndarray] = []
+    flagged: list[int] | None = None
+    for name in names:
+        held = _TABLE_COLUMNS.get(name)
+        if held is not None:
+            allocatable.append(getattr(table, held[0])[rows])
+            used.append(getattr(table, held[1])[rows])
+            continue
+        if flagged is None:
+            flagged = np.flatnonzero(table.has_scalar[rows]).tolist()
+        alloc = np.zeros(len(rows), dtype=np.int64)
+        req = np.zeros(len(rows), dtype=np.int64)
+        for i in flagged:
+            a, u = nodes[i].allocatable.get(name), nodes[i].requested.get(name)
+            if a >= _MAX_COLUMN_VALUE or u >= _MAX_COLUMN_VALUE:
+                return None
+            alloc[i], req[i] = a, u
+        allocatable.append(alloc)
+        used.append(req)
+    return allocatable, used
 
 
 def shortage_statuses(request: Resource, num_pods: np.ndarray, alloc_pods: np.ndarray,
-                      used_and_alloc: tuple[tuple[np.ndarray, np.ndarray], ...]) -> list[Status]:
-    """filter()'s Status for nodes that all fail, from their numbers: pod counts,
-    pod slots, and (requested, allocatable) of cpu, memory and ephemeral storage.
-    The same code, reasons in the same order, UnschedulableAndUnresolvable where the
-    pod asks for more than a node's whole allocatable. `request` has no scalar
-    resources."""
-    short = np.where(num_pods + 1 > alloc_pods, _SHORT_PODS, 0)
-    if request.milli_cpu != 0 or request.memory != 0 or request.ephemeral_storage != 0:
-        for want, bit, (used, total) in zip((request.milli_cpu, request.memory, request.ephemeral_storage),
-                                            (_SHORT_CPU, _SHORT_MEM, _SHORT_EPH), used_and_alloc):
-            if want > 0:
-                lacking = want > total - used
-                short |= np.where(lacking, bit, 0)
-                short |= np.where(lacking & (want > total), _SHORT_BEYOND_ALLOCATABLE, 0)
-    # One Status per distinct shortage, shared by the nodes that have it: the runtime
-    # only names the plugin on a filter status, the same name for all of them.
-    shared: dict[int, Status] = {}
-    for mask in np.unique(short).tolist():
-        code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
-        shared[mask] = Status(code, *(reason for bit, reason in _SHORTAGE_REASONS if mask & bit))
-    return [shared[mask] for mask in short.tolist()]
+                      used_and_alloc: tuple[tuple[np.ndarray, np.ndarray], ...]) -> list[Status | None]:
+    """filter()'s Status for nodes given by their numbers (preemption's dry run in
+    columns): pod counts, pod slots, and (requested, allocatable) of cpu, memory and
+    ephemeral storage, by the same shortage() as filter(); None where the pod fits.
+    Nodes failing alike share one Status. `request` has no scalar resources."""
+    checks = checked_resources(request)
+    amounts = dict(zip((CPU, MEMORY, EPHEMERAL_STORAGE), used_and_alloc))
+    masks = shortage(checks.wants, num_pods, alloc_pods, [amounts[name][1] for name in checks.names],
+                     [amounts[name][0] for name in checks.names])
+    shared: dict[int, Status | None] = {}
+    out: list[Status | None] = []
+    for mask in np.asarray(masks).tolist():
+        if mask not in shared:
+            shared[mask] = shortage_status(mask, checks)
+        out.append(shared[mask])
+    return out
 
 
 class NodeResourcesFit:
@@ -291,6 +332,8 @@ class NodeResourcesFit:
 
     def __init__(self, args: FitArgs, features: FeatureGates) -> None:
         self.args = args
+        # Checks per distinct request (pods of one workload ask alike); immutable.
+        self._checks: dict[tuple[Any, ...], Checks] = {}
         self.pod_level = features.enabled("PodLevelResources")
         self.in_place_scaling = features.enabled("InPlacePodVerticalScaling")
         self.queueing_hints = features.enabled("SchedulerQueueingHints")
@@ -306,56 +349,53 @@ class NodeResourcesFit:
     # --- PreFilter / Filter ---------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(compute_pod_resource_request(pod, self.pod_level)))
+        request = compute_pod_resource_request(pod, self.pod_level)
+        key = (request.milli_cpu, request.memory, request.ephemeral_storage, tuple(request.scalar.items()))
+        checks = self._checks.get(key)
+        if checks is None:
+            if len(self._checks) >= 64:
+                self._checks.clear()
+            checks = self._checks[key] = checked_resources(request, self.args.ignored_resources,
+                                                           self.args.ignored_resource_groups)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, checks))
         return None, None
 
     def pre_filter_extensions(self) -> None:
         return None
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+    def _pre_filter_state(self, state: CycleState) -> PreFilterState | None:
         s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
+        return s if isinstance(s, PreFilterState) else None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if s is None:
             return Status.error_of(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        insufficient = fits_request(s.request, node_info, self.args.ignored_resources, self.args.ignored_resource_groups)
-        if not insufficient:
-            return None
-        code = Code.UnschedulableAndUnresolvable if any(r.unresolvable for r in insufficient) else Code.Unschedulable
-        return Status(code, *(r.reason for r in insufficient))
+        return shortage_status(node_shortage(s.checks, node_info), s.checks)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """filter() for each node; nodes with room for the pod's pod count, cpu,
-        memory and ephemeral storage pass at once, the others (and pods asking for
-        scalar resources) take filter() for its exact reasons."""
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState) or s.request.scalar:
+        """filter() for each node, by the same shortage() over the NodeTable's columns
+        on a columnar node list: one Status per distinct shortage, shared by the nodes
+        that have it (the runtime names the plugin once per object)."""
+        s = self._pre_filter_state(state)
+        tc = columnar_table(nodes)
+        columns = None
+        if (s is not None and tc is not None and len(s.checks.wants) <= _MAX_COLUMN_CHECKS
+                and all(want < _MAX_COLUMN_VALUE for want in s.checks.wants)):
+            columns = _table_columns(tc[0], tc[1], nodes, s.checks.names)
+        if columns is None or s is None or tc is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        req = s.request
-        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
-        tb = batch_table(nodes)
-        if tb is not None:
-            table, rows = tb
-            ok = table.num_pods[rows] < table.alloc_pods[rows]
-            for want, alloc, used in ((cpu, table.alloc_cpu, table.req_cpu), (mem, table.alloc_mem, table.req_mem),
-                                      (eph, table.alloc_eph, table.req_eph)):
-                if want > 0:
-                    ok &= want <= alloc[rows] - used[rows]
-            out: list[Status | None] = [None] * len(nodes)
-            bad = np.flatnonzero(~ok)
-            if len(bad):
-                for i, st in zip(bad.tolist(), _column_statuses(req, table, rows[bad])):
-                    out[i] = st
-            return out
-        out = []
-        for ni in nodes:
-            alloc = ni.allocatable
-            used = ni.requested
-            if (len(ni.pods) < alloc.allowed_pod_number
-                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
-                    and (mem <= 0 or mem <= alloc.memory - used.memory)
-                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage)):
-                out.append(None)
-            else:
-                out.append(self.filter(state, pod, ni))
+        table, rows = tc
+        masks = shortage(s.checks.wants, table.num_pods[rows], table.alloc_pods[rows], *columns)
+        out: list[Status | None] = [None] * len(nodes)
+        bad = np.flatnonzero(masks)
+        if len(bad):
+            shared: dict[int, Status | None] = {}
+            for i, mask in zip(bad.tolist(), masks[bad].tolist()):
+                st = shared.get(mask)
+                if st is None:
+                    st = shared[mask] = shortage_status(mask, s.checks)
+                out[i] = st
         return out
 
     # --- PreScore / Score ---------------------------------------------------------------------

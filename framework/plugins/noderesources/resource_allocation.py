@@ -31,12 +31,14 @@ from framework.api.resources import (
     pod_requests,
     quantity_in_units,
 )
-from framework.cache import NodeInfo, NodeTable, batch_table
+from framework.cache import NodeInfo
+from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper import go_div
+from framework.plugins.helper.elementwise import divisor, keep, select
 
-# (requested with the pod, requested without it, allocatable) -> score
-Scorer = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+# (requested with the pod, requested without it, allocatable) -> score; each entry an
+# integer (one node) or a numpy column (many nodes), the score likewise.
+Scorer = Callable[[Sequence[Any], Sequence[Any], Sequence[Any]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,21 +131,34 @@ class PodRequestsState:
 
 # --- the scorer ------------------------------------------------------------------------------
 
+# The columnar form keeps to numbers well inside int64 (scores multiply by 100 and
+# by weights); a node or pod beyond them is scored node by node, by the same formula.
+_MAX_COLUMN_VALUE = 1 << 55
+
+
 class ResourceAllocationScorer:
     """resourceAllocationScorer: turns a node and the pod's per-resource requests into
-    the three vectors a strategy scores.
+    the three vectors a strategy scores: per configured resource what the node would
+    have requested with the pod, what it has requested without it, and what it can
+    allocate (all three 0 where the resource is left out).
+
+    A strategy is one formula over those vectors whose entries are either plain
+    integers (one node: score()) or numpy columns (every node of a columnar node
+    list at once: score_nodes()); see helper/elementwise.py.
 
     `use_requested` picks the node's plain requested sums for cpu and memory
     (BalancedAllocation) instead of the non-zero ones (NodeResourcesFit), and also
     whether the pod's own missing cpu/memory requests count as the defaults."""
 
-    __slots__ = ("resources", "scorer", "use_requested", "pod_level")
+    __slots__ = ("resources", "scorer", "use_requested", "pod_level", "_scalar", "_readers")
 
     def __init__(self, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool, pod_level: bool) -> None:
         self.resources = tuple(resources)
         self.scorer = scorer
         self.use_requested = use_requested
         self.pod_level = pod_level
+        self._scalar = tuple(is_scalar_resource(spec.name) for spec in self.resources)
+        self._readers = tuple(self._reader(spec.name) for spec in self.resources)
 
     def pod_requests(self, pod: Pod) -> list[int]:
         """calculatePodResourceRequestList: one integer per configured resource."""
@@ -159,172 +174,119 @@ class ResourceAllocationScorer:
         return all(r == 0 for r in pod_requests)
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
-        n = len(self.resources)
-        requested = [0] * n
-        allocated = [0] * n
-        allocatable = [0] * n
-        for i, spec in enumerate(self.resources):
-            alloc, used = self.allocatable_and_allocated(node_info, spec.name, pod_requests[i])
-            if alloc == 0:
-                continue
-            allocatable[i] = alloc
-            allocated[i] = used
-            requested[i] = used + pod_requests[i]
-        return self.scorer(requested, allocated, allocatable)
+        readers = self._readers
+        return int(self.scorer(*self._vectors(pod_requests, 0, lambda k: readers[k](node_info))))
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
-        """score() for every node: the three vectors are built as columns (one list per
-        resource) and handed to the strategy's batch form when it has one. On a
-        NodeBatch the columns are numpy columns of the snapshot's NodeTable and the
-        strategy's numpy form (`batch_np`) scores them."""
-        batch_np = getattr(self.scorer, "batch_np", None)
-        tb = batch_table(nodes) if batch_np is not None else None
-        if tb is not None:
-            columns = self._np_columns(tb[0], tb[1], pod_requests)
-            if columns is not None:
-                return batch_np(*columns)
-        requested: list[list[int]] = []
-        allocated: list[list[int]] = []
-        allocatable: list[list[int]] = []
-        for spec, pod_request in zip(self.resources, pod_requests):
-            allocs, used = self._columns(nodes, spec.name, pod_request)
-            allocatable.append(allocs)
-            if 0 in allocs:
-                used = [u if a else 0 for a, u in zip(allocs, used)]
-                requested.append([u + pod_request if a else 0 for a, u in zip(allocs, used)])
+        """score() for every node, with the strategy on numpy columns: on a columnar
+        node list the NodeTable's (extended resources gathered from the nodes that
+        have any); on a plain list (nodes an extender kept, clones) columns read from
+        the nodes once. Node by node only where a number is beyond the columns' range."""
+        if not nodes or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
+            return [self.score(ni, pod_requests) for ni in nodes]
+        tc = columnar_table(nodes)
+        zero = np.zeros(len(nodes), dtype=np.int64)
+        columns: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
+            held = None if tc is None else _column_of(tc[0], spec.name, self.use_requested)
+            if held is not None:
+                columns.append((held[0][tc[1]], held[1][tc[1]]))  # type: ignore[index]
+            elif pod_request == 0 and self._scalar[k]:
+                columns.append(None)  # left out: _vectors does not ask
             else:
-                requested.append([u + pod_request for u in used])
-            allocated.append(used)
-        batch = getattr(self.scorer, "batch", None)
-        if batch is not None:
-            return batch(requested, allocated, allocatable)
-        scorer = self.scorer
-        return [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
+                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[tc[1]], self._readers[k])
+                if gathered is None:
+                    return [self.score(ni, pod_requests) for ni in nodes]
+                columns.append(gathered)
 
-    def _np_columns(self, table: NodeTable, rows: np.ndarray, pod_requests: Sequence[int]
-                    ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None:
-        """(requested, allocated, allocatable) as numpy columns, one per resource; None
-        when a resource has no column (an extended resource the pod requests)."""
-        requested: list[np.ndarray] = []
-        allocated: list[np.ndarray] = []
-        allocatable: list[np.ndarray] = []
-        for spec, pod_request in zip(self.resources, pod_requests):
-            name = spec.name
-            if pod_request == 0 and is_scalar_resource(name):
-                zeros = np.zeros(len(rows), dtype=np.int64)
-                allocatable.append(zeros)
-                allocated.append(zeros)
-                requested.append(zeros)
-                continue
-            if name == CPU:
-                alloc, used = table.alloc_cpu, (table.req_cpu if self.use_requested else table.nz_cpu)
-            elif name == MEMORY:
-                alloc, used = table.alloc_mem, (table.req_mem if self.use_requested else table.nz_mem)
-            elif name == EPHEMERAL_STORAGE:
-                alloc, used = table.alloc_eph, table.req_eph
+        def amounts(k: int) -> tuple[np.ndarray, np.ndarray]:
+            return columns[k]  # type: ignore[return-value]
+
+        return self.scorer(*self._vectors(pod_requests, zero, amounts))
+
+    def _vectors(self, pod_requests: Sequence[int], zero: Any, amounts: Callable[[int], tuple[Any, Any]]
+                 ) -> tuple[list[Any], list[Any], list[Any]]:
+        """(requested, allocated, allocatable), one entry per configured resource, from
+        `amounts(k)` -> (allocatable, requested without the pod) of the k-th. An extended
+        resource the pod does not request, and a resource the node does not offer,
+        are left out (0, 0, 0)."""
+        requested: list[Any] = []
+        allocated: list[Any] = []
+        allocatable: list[Any] = []
+        for k, pod_request in enumerate(pod_requests):
+            if pod_request == 0 and self._scalar[k]:
+                alloc, used = zero, zero
             else:
-                return None
-            alloc = alloc[rows]
-            used = used[rows]
+                alloc, used = amounts(k)
             offered = alloc != 0
-            if not offered.all():
-                used = np.where(offered, used, 0)
-                requested.append(np.where(offered, used + pod_request, 0))
-            else:
-                requested.append(used + pod_request)
             allocatable.append(alloc)
-            allocated.append(used)
+            allocated.append(keep(offered, used))
+            requested.append(keep(offered, used + pod_request))
         return requested, allocated, allocatable
 
-    def _columns(self, nodes: Sequence[NodeInfo], name: str, pod_request: int) -> tuple[list[int], list[int]]:
-        """allocatable_and_allocated for every node, as (allocatable, requested) columns."""
-        if pod_request == 0 and is_scalar_resource(name):
-            zeros = [0] * len(nodes)
-            return zeros, list(zeros)
+    def _reader(self, name: str) -> Callable[[NodeInfo], tuple[int, int]]:
+        """One node's (allocatable, requested without the pod) of a resource."""
+        non_zero = not self.use_requested
         if name == CPU:
-            if self.use_requested:
-                return [ni.allocatable.milli_cpu for ni in nodes], [ni.requested.milli_cpu for ni in nodes]
-            return [ni.allocatable.milli_cpu for ni in nodes], [ni.non_zero_requested.milli_cpu for ni in nodes]
+            return lambda ni: (ni.allocatable.milli_cpu, (ni.non_zero_requested if non_zero else ni.requested).milli_cpu)
         if name == MEMORY:
-            if self.use_requested:
-                return [ni.allocatable.memory for ni in nodes], [ni.requested.memory for ni in nodes]
-            return [ni.allocatable.memory for ni in nodes], [ni.non_zero_requested.memory for ni in nodes]
-        pairs = [self.allocatable_and_allocated(ni, name, pod_request) for ni in nodes]
-        return [a for a, _ in pairs], [u for _, u in pairs]
-
-    def allocatable_and_allocated(self, node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
-        """(allocatable, requested without the pod) for one resource; (0, 0) leaves it
-        out of the score: an extended resource the pod does not request, or a
-        resource the node does not offer."""
-        if pod_request == 0 and is_scalar_resource(name):
-            return 0, 0
-        requested = node_info.requested if self.use_requested else node_info.non_zero_requested
-        if name == CPU:
-            return node_info.allocatable.milli_cpu, requested.milli_cpu
-        if name == MEMORY:
-            return node_info.allocatable.memory, requested.memory
+            return lambda ni: (ni.allocatable.memory, (ni.non_zero_requested if non_zero else ni.requested).memory)
         if name == EPHEMERAL_STORAGE:
-            return node_info.allocatable.ephemeral_storage, node_info.requested.ephemeral_storage
-        alloc = node_info.allocatable.scalar.get(name)
-        if alloc is not None:
-            return alloc, node_info.requested.scalar.get(name, 0)
-        return 0, 0
+            return lambda ni: (ni.allocatable.ephemeral_storage, ni.requested.ephemeral_storage)
+
+        def scalar(ni: NodeInfo) -> tuple[int, int]:
+            alloc = ni.allocatable.scalar.get(name)
+            return (0, 0) if alloc is None else (alloc, ni.requested.scalar.get(name, 0))
+
+        return scalar
 
 
-def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[int, int], int],
-                         column: Callable[[list[int], list[int]], list[int]],
-                         column_np: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> Scorer:
-    """The weighted mean of a per-resource score over the resources a node offers;
-    `column` is `per_resource` over whole columns with the same arithmetic, and
-    `column_np` the same over numpy columns (0 where the capacity is 0)."""
+def _column_of(table: NodeTable, name: str, use_requested: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """The NodeTable's (allocatable, requested) columns of a resource it holds."""
+    if name == CPU:
+        return table.alloc_cpu, (table.req_cpu if use_requested else table.nz_cpu)
+    if name == MEMORY:
+        return table.alloc_mem, (table.req_mem if use_requested else table.nz_mem)
+    if name == EPHEMERAL_STORAGE:
+        return table.alloc_eph, table.req_eph
+    return None
+
+
+def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray | None,
+              amounts: Callable[[NodeInfo], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(allocatable, requested) columns of a resource read from the nodes: all of
+    them, or only those whose has_scalar flag is set (`flagged`, for an extended
+    resource: the others have none); None when a value is too large for the columns."""
+    if flagged is None:
+        pairs = [amounts(ni) for ni in nodes]
+        if max(max(pair) for pair in pairs) >= _MAX_COLUMN_VALUE:
+            return None
+        both = np.array(pairs, dtype=np.int64).reshape(len(nodes), 2)
+        return both[:, 0].copy(), both[:, 1].copy()
+    alloc = np.zeros(len(nodes), dtype=np.int64)
+    used = np.zeros(len(nodes), dtype=np.int64)
+    for i in np.flatnonzero(flagged).tolist():
+        a, u = amounts(nodes[i])
+        if max(a, u) >= _MAX_COLUMN_VALUE:
+            return None
+        alloc[i] = a
+        used[i] = u
+    return alloc, used
+
+
+def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any], Any]) -> Scorer:
+    """The weighted mean (Go integer division) of a per-resource score over the
+    resources a node offers, for one node or a column of nodes alike;
+    `per_resource(requested, capacity)` is 0 where the capacity is 0."""
     weights = [r.weight for r in resources]
 
-    def batch_np(requested: list[np.ndarray], _allocated: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
-        """batch() over numpy columns."""
-        n = len(allocatable[0]) if allocatable else 0
-        node_scores = np.zeros(n, dtype=np.int64)
-        weight_sums = np.zeros(n, dtype=np.int64)
-        for reqs, allocs, w in zip(requested, allocatable, weights):
-            assert column_np is not None
-            node_scores += column_np(reqs, allocs) * w
-            weight_sums += (allocs != 0) * w
+    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+        node_score: Any = 0
+        weight_sum: Any = 0
+        for req, alloc, weight in zip(requested, allocatable, weights):
+            node_score = node_score + per_resource(req, alloc) * weight  # 0 where alloc is 0
+            weight_sum = weight_sum + (alloc != 0) * weight
         # Scores and weights are never negative, so floor division is Go's division.
-        return np.where(weight_sums > 0, node_scores // np.maximum(weight_sums, 1), 0)
+        return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 
-    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for i, req in enumerate(requested):
-            if allocatable[i] == 0:
-                continue
-            node_score += per_resource(req, allocatable[i]) * weights[i]
-            weight_sum += weights[i]
-        return go_div(node_score, weight_sum) if weight_sum else 0
-
-    def batch(requested: list[list[int]], _allocated: list[list[int]], allocatable: list[list[int]]) -> list[int]:
-        """scorer() over columns: the same sums, resource by resource. A resource
-        every node offers adds its weight to every node's weight sum."""
-        n = len(allocatable[0]) if allocatable else 0
-        node_scores = [0] * n
-        common_weight = 0
-        weight_sums: list[int] | None = None
-        for reqs, allocs, w in zip(requested, allocatable, weights):
-            scores = column(reqs, allocs)
-            if 0 not in allocs:
-                node_scores = [t + s * w for t, s in zip(node_scores, scores)]
-                common_weight += w
-                continue
-            if weight_sums is None:
-                weight_sums = [0] * n
-            for k, alloc in enumerate(allocs):
-                if alloc != 0:
-                    node_scores[k] += scores[k] * w
-                    weight_sums[k] += w
-        # Scores and weights are never negative, so floor division is Go's division.
-        if weight_sums is None:
-            return [t // common_weight for t in node_scores] if common_weight else [0] * n
-        return [t // (ws + common_weight) if ws + common_weight else 0 for t, ws in zip(node_scores, weight_sums)]
-
-    scorer.batch = batch  # type: ignore[attr-defined]
-    if column_np is not None:
-        scorer.batch_np = batch_np  # type: ignore[attr-defined]
     return scorer

@@ -9,13 +9,14 @@ with a histogram of domains per count.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
 from framework.api.labels import LabelSelector, find_untolerated_taint
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, NodeTable, PodInfo
+from framework.cache import NodeInfo, PodInfo
+from framework.node_table import NodeTable
 from framework.interface import Code, Status
 from framework.plugins.helper import NodeSumsMemo
 from framework.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
@@ -236,59 +237,63 @@ def update_with_pod(state: PreFilterState, updated: Pod, preemptor: Pod, node: N
         state.bump(i, node.labels[c.topology_key], delta)
 
 
-def fitting_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> list[bool]:
-    """Whether filter_node passes each node, with each constraint's allowed count
-    (maxSkew + global minimum - self match) worked out once."""
-    checks = [(c.topology_key, state.tp_value_to_match_num[i], c.max_skew + state.min_match(i) - state.self_match[i])
-              for i, c in enumerate(state.constraints)]
-    out: list[bool] = []
-    for ni in nodes:
-        labels = ni.node.labels  # type: ignore[union-attr] - callers pass nodes that are set
-        ok = True
-        for key, counts, allowed in checks:
-            value = labels.get(key)
-            if value is None or counts.get(value, 0) > allowed:
-                ok = False
-                break
-        out.append(ok)
-    return out
+# filter_verdicts' answers per node, in the order filter() checks them.
+_FITS, _MISSING_LABEL, _TOO_SKEWED = 0, 1, 2
 
 
-def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> list[Status | None]:
-    """filter_node over NodeTable rows: each constraint's count per topology value is
-    looked up through the table's label codes, so no node is visited. A node's
-    verdict comes from its first failing constraint, as in filter_node."""
-    # 0: fits so far; 1: first failure is a missing label; 2: too much skew.
-    reason = np.zeros(len(rows), dtype=np.int8)
+def spread_verdict(state: PreFilterState, lookup: Callable[[int, str], tuple[Any, Any]]) -> Any:
+    """Filter's check of the constraints, for one node or a column of nodes alike
+    (helper/elementwise.py): `lookup(i, topology_key)` gives, for constraint i,
+    whether the node lacks the key and the matching pods in the node's domain.
+    The first failing constraint decides: _MISSING_LABEL, or _TOO_SKEWED where
+    matching + self match - global minimum exceeds maxSkew; _FITS otherwise."""
+    verdict: Any = _FITS
     for i, c in enumerate(state.constraints):
-        codes, values = table.label_codes(c.topology_key)
-        node_codes = codes[rows]
-        missing = node_codes < 0
-        if values:
-            counts = state.tp_value_to_match_num[i]
-            allowed = c.max_skew + state.min_match(i) - state.self_match[i]
-            per_value = np.fromiter((counts.get(v, 0) for v in values), dtype=np.int64, count=len(values))
-            skewed = ~missing & (per_value[np.maximum(node_codes, 0)] > allowed)
-        else:
-            skewed = np.zeros(len(rows), dtype=np.bool_)
-        open_rows = reason == 0
-        reason[open_rows & missing] = 1
-        reason[open_rows & skewed] = 2
-    out: list[Status | None] = [None] * len(rows)
-    for k in np.flatnonzero(reason).tolist():
-        out[k] = (Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH) if reason[k] == 1
-                  else Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH))
-    return out
+        missing, match_num = lookup(i, c.topology_key)
+        skewed = match_num + state.self_match[i] - state.min_match(i) > c.max_skew
+        # Where no constraint failed yet: _MISSING_LABEL (1) if missing, else _TOO_SKEWED (2) if skewed.
+        verdict = verdict + (verdict == _FITS) * (missing * _MISSING_LABEL + (skewed > missing) * _TOO_SKEWED)
+    return verdict
+
+
+def _verdict_status(verdict: int) -> Status | None:
+    if verdict == _MISSING_LABEL:
+        return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
+    if verdict == _TOO_SKEWED:
+        return Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    return None
 
 
 def filter_node(state: PreFilterState, node: Node) -> Status | None:
     """Why `node` fails the constraints, or None when it fits."""
     labels = node.labels
-    for i, c in enumerate(state.constraints):
-        value = labels.get(c.topology_key)
-        if value is None:
-            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_NODE_LABEL_NOT_MATCH)
-        match_num = state.tp_value_to_match_num[i].get(value, 0)
-        if match_num + state.self_match[i] - state.min_match(i) > c.max_skew:
-            return Status(Code.Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH)
-    return None
+
+    def lookup(i: int, key: str) -> tuple[bool, int]:
+        value = labels.get(key)
+        return value is None, (0 if value is None else state.tp_value_to_match_num[i].get(value, 0))
+
+    return _verdict_status(spread_verdict(state, lookup))
+
+
+def filter_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> list[Status | None]:
+    """filter_node over NodeTable rows: each node's topology value is read through
+    the table's label codes and its count looked up per value, so no node is
+    visited. Nodes failing alike share one Status."""
+
+    def lookup(i: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+        codes, values = table.label_codes(key)
+        node_codes = codes[rows]
+        counts = state.tp_value_to_match_num[i]
+        per_value = np.fromiter((counts.get(v, 0) for v in values), dtype=np.int64, count=len(values))
+        missing = node_codes < 0
+        match_num = per_value[np.maximum(node_codes, 0)] if values else np.zeros(len(rows), dtype=np.int64)
+        return missing, np.where(missing, 0, match_num)
+
+    verdicts = spread_verdict(state, lookup)
+    out: list[Status | None] = [None] * len(rows)
+    shared: dict[int, Status | None] = {}
+    for k, verdict in zip(np.flatnonzero(verdicts).tolist(), verdicts[verdicts != _FITS].tolist()):
+        if verdict not in shared:
+            shared[verdict] = _verdict_status(verdict)
+        out[k] = shared[verdict]
+    return out

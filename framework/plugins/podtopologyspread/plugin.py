@@ -16,7 +16,8 @@ from framework.api.affinity import SelectorError, parse_selector, qualified_name
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, Requirement
 from framework.api.objects import Node, Pod
-from framework.cache import NodeInfo, PodInfo, batch_table
+from framework.cache import NodeInfo, PodInfo
+from framework.node_table import columnar_table
 from framework.interface import (
     ActionType,
     ClusterEvent,
@@ -41,8 +42,7 @@ from framework.plugins.podtopologyspread.filtering import (
     PreFilterState,
     count_matching_pods,
     filter_node,
-    fitting_nodes,
-    failing_rows,
+    filter_rows,
     node_has_all_topology_keys,
     update_with_pod,
 )
@@ -243,12 +243,10 @@ class PodTopologySpread:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None or s.is_empty():
             return [self.filter(state, pod, ni) for ni in nodes]
-        tb = batch_table(nodes)
-        if tb is not None and not tb[0].no_node[tb[1]].any():
-            return failing_rows(s, *tb)
-        if any(ni.node is None for ni in nodes):
-            return [self.filter(state, pod, ni) for ni in nodes]
-        return [None if ok else filter_node(s, ni.node) for ni, ok in zip(nodes, fitting_nodes(s, nodes))]
+        tc = columnar_table(nodes)
+        if tc is not None and not tc[0].no_node[tc[1]].any():
+            return filter_rows(s, *tc)
+        return [self.filter(state, pod, ni) for ni in nodes]
 
     # --- PreScore / Score ----------------------------------------------------------------------
 

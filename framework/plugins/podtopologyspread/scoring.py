@@ -14,6 +14,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, NodeScore
 from framework.plugins.helper import NodeSumsMemo
+from framework.plugins.helper.elementwise import go_round
 from framework.plugins.nodeaffinity.node_affinity import RequiredNodeAffinity
 from framework.plugins.podtopologyspread.filtering import (
     LABEL_HOSTNAME,
@@ -36,11 +37,6 @@ def topology_normalizing_weight(size: int) -> float:
 def score_for_count(count: int, max_skew: int, weight: float) -> float:
     """maxSkew-1 is added so that differences between domains are softened."""
     return count * weight + (max_skew - 1)
-
-
-def go_round(x: float) -> int:
-    """math.Round: half away from zero."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
 class PreScoreState:
@@ -123,7 +119,7 @@ class PreScoreState:
             s.score = v
 
     def normalize_values(self, names: Sequence[str], scores: list[int]) -> list[int]:
-        """normalize() on the node names and plain integer scores (the batch form)."""
+        """normalize() on the node names and plain integer scores (the columnar form)."""
         ignored = self.ignored_nodes
         counted = [s for name, s in zip(names, scores) if name not in ignored] if ignored else scores
         min_score = min(counted, default=0)

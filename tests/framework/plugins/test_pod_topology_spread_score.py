@@ -107,6 +107,7 @@ def test_pre_score_skips_an_empty_cluster():
     assert run(pod("p", WEB), [], [], objects=[SERVICE])[0] == Status(Code.Skip)
 
 
-@pytest.mark.parametrize("x, rounded", [(0.5, 1), (1.5, 2), (2.4999, 2), (-0.5, -1)], ids=["0.5", "1.5", "below", "negative"])
+@pytest.mark.parametrize("x, rounded", [(0.5, 1), (1.5, 2), (2.4999, 2), (-0.5, -1), (0.49999999999999994, 0)],
+                         ids=["0.5", "1.5", "below", "negative", "just-below-half"])
 def test_scores_round_half_away_from_zero_like_go(x, rounded):
     assert go_round(x) == rounded

@@ -8,7 +8,7 @@ const KEEP_SAMPLES = 600;
 
 const state = {
   rv: 0,
-  objects: { Pod: new Map(), Node: new Map(), PodGroup: new Map() },
+  objects: { Pod: new Map(), Node: new Map(), PodGroup: new Map(), ClusterQueue: new Map(), LocalQueue: new Map(), Workload: new Map() },
   samples: [],
   waiting: new Map(),        // pod key -> {pod, group, node, deadline (server wall time)}
   skew: 0,                   // server clock minus ours, seconds
@@ -51,7 +51,8 @@ function duration(seconds) {
 
 const meta = (o) => o.metadata || {};
 const podKey = (o) => `${meta(o).namespace || "default"}/${meta(o).name}`;
-const keyOf = (kind, o) => (kind === "Node" ? meta(o).name : podKey(o));
+const CLUSTER_SCOPED = new Set(["Node", "ClusterQueue"]);
+const keyOf = (kind, o) => (CLUSTER_SCOPED.has(kind) ? meta(o).name : podKey(o));
 const showName = (key) => (key.startsWith("default/") ? key.slice(8) : key);
 
 function condition(o, type) {
@@ -156,7 +157,42 @@ function render() {
   renderNodes();
   renderPending();
   renderGangs();
+  renderQueues();
   renderChart();
+}
+
+// --- queues (Kueue): per ClusterQueue, usage against nominal quota per flavor and resource ---------
+
+function amount(resource, v) { return resource === "cpu" ? milliCpu(v) : resource === "memory" ? memory(v) : String(v); }
+
+function renderQueues() {
+  const lqs = new Map([...state.objects.LocalQueue.values()].map(({ obj, view }) => [podKey(obj), (view || {}).clusterQueue]));
+  const used = new Map(), pending = new Map(), admitted = new Map();
+  for (const { view } of state.objects.Workload.values()) {
+    if (!view || view.invalid || view.finished) continue;
+    const cq = view.clusterQueue || lqs.get(view.queue);
+    if (!cq) continue;
+    const counts = view.clusterQueue ? admitted : pending;
+    counts.set(cq, (counts.get(cq) || 0) + 1);
+    for (const [f, r, v] of view.usage) used.set(`${cq}|${f}|${r}`, (used.get(`${cq}|${f}|${r}`) || 0) + v);
+  }
+  const cqs = [...state.objects.ClusterQueue.values()].sort((a, b) => meta(a.obj).name.localeCompare(meta(b.obj).name));
+  $("#queues tbody").innerHTML = cqs.map(({ obj, view }) => {
+    const name = meta(obj).name;
+    const quota = (view && view.quota) || [];
+    const bars = quota.map(([f, r, nominal]) => {
+      const u = used.get(`${name}|${f}|${r}`) || 0;
+      const borrowed = view.cohort ? Math.max(0, u - nominal) : 0;
+      const pct = nominal > 0 ? Math.min(100, (100 * u) / nominal) : (u > 0 ? 100 : 0);
+      return `<div class="quota${u > nominal ? " full" : ""}" data-fr="${esc(`${f}/${r}`)}"><span class="fr">${esc(`${f}/${r}`)}</span>
+        <div class="track"><div class="fill" style="width:${pct.toFixed(1)}%"></div>
+        <span class="nums">${esc(amount(r, u))}/${esc(amount(r, nominal))}</span></div>
+        <span class="borrowed">${borrowed ? `borrowed ${esc(amount(r, borrowed))}` : ""}</span></div>`;
+    }).join("");
+    return `<tr data-cq="${esc(name)}"><td class="name">${esc(name)}</td><td class="cohort">${esc((view || {}).cohort || "")}</td>
+      <td class="pending">${pending.get(name) || 0}</td><td class="admitted">${admitted.get(name) || 0}</td>
+      <td class="usage">${bars}</td></tr>`;
+  }).join("") || `<tr class="empty"><td colspan="5" class="muted">no ClusterQueues</td></tr>`;
 }
 
 function usageByNode() {

@@ -1,10 +1,10 @@
-"""The plugins' batch forms (filter_nodes / score_nodes) against their per-node forms.
+"""The plugins' columnar form (filter_nodes / score_nodes) against their per-node forms.
 
 Randomized clusters (seeded): nodes with varied allocatable, labels, taints,
 images and cordons; existing pods with varied requests, host ports, (anti-)affinity
 and spread labels; some pods nominated to nodes. Every incoming pod is run through
 a default-profile Framework twice, once forced onto the per-node calls
-(`use_batch = False`), and both must give the same filter status per node, the same
+(`use_columnar = False`), and both must give the same filter status per node, the same
 score per plugin per node, the same totals and the same chosen node with the same
 random source, pod after pod as the cluster fills up.
 """
@@ -32,6 +32,26 @@ TAINTS = (
     {"key": "flaky", "effect": "PreferNoSchedule"},
     {"key": "maint", "effect": "NoExecute"},
 )
+
+
+# Plugin arguments of the profiles the tests run: upstream's defaults and others
+# that score extended and ephemeral resources with other strategies and weights.
+PROFILES: dict[str, list[dict[str, Any]]] = {
+    "default": [],
+    "most-allocated-gpu": [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated", "resources": [
+            {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 3}, {"name": "example.com/gpu", "weight": 5}]}}},
+        {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
+            {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "example.com/gpu", "weight": 1}]}}],
+    "ratio-storage": [
+        {"name": "NodeResourcesFit", "args": {"ignoredResources": ["example.com/gpu"], "scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "resources": [{"name": "cpu", "weight": 2}, {"name": "ephemeral-storage", "weight": 7}],
+            "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 40, "score": 3},
+                                                   {"utilization": 100, "score": 8}]}}}},
+        {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
+            {"name": "cpu", "weight": 1}, {"name": "ephemeral-storage", "weight": 1}]}}],
+}
 
 
 # --- random objects ----------------------------------------------------------------------------
@@ -127,7 +147,8 @@ class World:
     """A random cluster in a Cache, its nominated pods, and one default-profile
     Framework per path over a shared handle."""
 
-    def __init__(self, seed: int, num_nodes: int, num_existing: int, pct: int | None = None) -> None:
+    def __init__(self, seed: int, num_nodes: int, num_existing: int, pct: int | None = None,
+                 profile: str = "default") -> None:
         self.rng = random.Random(seed)
         rng = self.rng
         self.cache = Cache()
@@ -149,10 +170,11 @@ class World:
         self.handle = FrameworkHandle(snapshot=self.snapshot, objects=InMemoryObjects([service]),
                                       nominated=lambda n: list(self.nominated.get(n, [])),
                                       nominated_nodes=(lambda: self.nominated.keys()) if seed % 2 else None)
-        cfg = load_config({"percentageOfNodesToScore": pct} if pct is not None else None)
-        self.batch = build_frameworks(cfg, self.handle)["default-scheduler"]
+        cfg = load_config({**({"percentageOfNodesToScore": pct} if pct is not None else {}),
+                           "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": PROFILES[profile]}]})
+        self.columnar = build_frameworks(cfg, self.handle)["default-scheduler"]
         self.per_node = build_frameworks(cfg, self.handle)["default-scheduler"]
-        self.per_node.use_batch = False
+        self.per_node.use_columnar = False
 
     def refresh(self) -> None:
         self.cache.update_snapshot(self.snapshot)
@@ -171,8 +193,8 @@ def filter_statuses(fwk: Framework, pod: Pod, snapshot: Snapshot) -> tuple[dict[
     if not st.is_success():
         return {"preFilter": verdict(st)}, state
     nodes = snapshot.list()
-    if fwk.use_batch:
-        assert fwk.can_filter_in_batches(state)
+    if fwk.use_columnar:
+        assert fwk.can_filter_columnar(state)
         statuses = fwk.run_filter_nodes(state, pod, nodes)
     else:
         statuses = [fwk.run_filter_with_nominated_pods(state, pod, ni) for ni in nodes]
@@ -180,7 +202,7 @@ def filter_statuses(fwk: Framework, pod: Pod, snapshot: Snapshot) -> tuple[dict[
 
 
 def plugin_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list) -> dict[str, Any]:
-    """Raw score per plugin per node, straight from the plugins (batch form when the
+    """Raw score per plugin per node, straight from the plugins (columnar form when the
     Framework uses them), then the runtime's normalized, weighted totals."""
     st = fwk.run_pre_score(state, pod, nodes)
     if not st.is_success():
@@ -189,7 +211,7 @@ def plugin_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list) -> d
     for pl in fwk.score_plugins:
         if pl.name in state.skip_score_plugins:
             continue
-        if fwk.use_batch:
+        if fwk.use_columnar:
             scores, sst = pl.score_nodes(state, pod, nodes)
             raw[pl.name] = (list(scores), None if sst is None else verdict(sst))
         else:
@@ -218,43 +240,47 @@ def schedule(fwk: Framework, pod: Pod, snapshot: Snapshot, seed: int, start: int
 
 # --- the tests ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("seed", range(6), ids=lambda s: f"seed{s}")
-def test_filter_statuses_and_plugin_scores_are_the_same_on_both_paths(seed):
-    w = World(seed, num_nodes=60, num_existing=90)
+@pytest.mark.parametrize("seed, profile", [(0, "default"), (1, "default"), (2, "default"), (3, "most-allocated-gpu"),
+                                           (4, "most-allocated-gpu"), (5, "ratio-storage"), (6, "ratio-storage")],
+                         ids=lambda x: str(x))
+def test_filter_statuses_and_plugin_scores_are_the_same_on_both_paths(seed, profile):
+    w = World(seed, num_nodes=60, num_existing=90, profile=profile)
     for i in range(25):
         pod = random_pod(w.rng, f"incoming-{i}")
         per_node, state_a = filter_statuses(w.per_node, pod, w.snapshot)
-        batch, state_b = filter_statuses(w.batch, pod, w.snapshot)
-        assert batch == per_node
+        columnar, state_b = filter_statuses(w.columnar, pod, w.snapshot)
+        assert columnar == per_node
         feasible = [n for n in w.snapshot.list() if per_node.get(n.name, ("",))[0] == "Success"]
         if feasible:
-            assert plugin_scores(w.batch, state_b, pod, feasible) == plugin_scores(w.per_node, state_a, pod, feasible)
+            assert plugin_scores(w.columnar, state_b, pod, feasible) == plugin_scores(w.per_node, state_a, pod, feasible)
 
 
 @pytest.mark.parametrize(
-    "seed, num_nodes, pct",
-    [(0, 30, None), (1, 150, None), (2, 260, None), (3, 260, 20), (4, 400, 10), (5, 120, 100)],
+    "seed, num_nodes, pct, profile",
+    [(0, 30, None, "default"), (1, 150, None, "default"), (2, 260, None, "default"), (3, 260, 20, "default"),
+     (4, 400, 10, "default"), (5, 120, 100, "default"), (6, 150, None, "most-allocated-gpu"),
+     (7, 150, None, "ratio-storage")],
     ids=lambda x: str(x),
 )
-def test_pods_scheduled_one_after_another_land_on_the_same_nodes_on_both_paths(seed, num_nodes, pct):
-    w = World(seed, num_nodes=num_nodes, num_existing=num_nodes, pct=pct)
+def test_pods_scheduled_one_after_another_land_on_the_same_nodes_on_both_paths(seed, num_nodes, pct, profile):
+    w = World(seed, num_nodes=num_nodes, num_existing=num_nodes, pct=pct, profile=profile)
     start = 0
     placed = 0
     for i in range(40):
         pod = random_pod(w.rng, f"incoming-{i}")
         per_node = schedule(w.per_node, pod, w.snapshot, seed * 1000 + i, start)
-        batch = schedule(w.batch, pod, w.snapshot, seed * 1000 + i, start)
-        assert batch == per_node
-        start = batch["next_start"]
-        if "host" in batch:
+        columnar = schedule(w.columnar, pod, w.snapshot, seed * 1000 + i, start)
+        assert columnar == per_node
+        start = columnar["next_start"]
+        if "host" in columnar:
             placed += 1
-            bound = Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": batch["host"]}})
-            w.cache.assume_pod(bound, batch["host"])
+            bound = Pod({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": columnar["host"]}})
+            w.cache.assume_pod(bound, columnar["host"])
             w.refresh()
     assert placed > 0
 
 
-def test_a_plugin_without_batch_forms_keeps_the_per_node_path():
+def test_a_plugin_without_columnar_forms_keeps_the_per_node_path():
     w = World(7, num_nodes=20, num_existing=10)
 
     class PerNodeOnly:
@@ -263,10 +289,10 @@ def test_a_plugin_without_batch_forms_keeps_the_per_node_path():
         def filter(self, state, pod, node_info):
             return None
 
-    w.batch.filter_plugins = [*w.batch.filter_plugins, PerNodeOnly()]
+    w.columnar.filter_plugins = [*w.columnar.filter_plugins, PerNodeOnly()]
     state = CycleState()
-    w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
-    assert not w.batch.can_filter_in_batches(state)
+    w.columnar.run_pre_filter(state, random_pod(w.rng, "p"))
+    assert not w.columnar.can_filter_columnar(state)
 
 
 class Forwarding:
@@ -283,25 +309,25 @@ class Forwarding:
 
 
 @pytest.mark.parametrize(
-    "own, batched",
+    "own, columnar",
     [((), False), (("filter",), False), (("filter", "filter_nodes"), True)],
     ids=["forwards-everything", "sets-filter-only", "sets-filter-nodes"],
 )
-def test_a_proxy_gets_batches_only_when_it_offers_the_batch_form_itself(own, batched):
+def test_a_proxy_gets_the_columnar_path_only_when_it_offers_the_columnar_form_itself(own, columnar):
     w = World(8, num_nodes=20, num_existing=10)
-    w.batch.filter_plugins = [Forwarding(pl, own) for pl in w.batch.filter_plugins]
+    w.columnar.filter_plugins = [Forwarding(pl, own) for pl in w.columnar.filter_plugins]
     state = CycleState()
-    w.batch.run_pre_filter(state, random_pod(w.rng, "p"))
-    assert w.batch.can_filter_in_batches(state) is batched
+    w.columnar.run_pre_filter(state, random_pod(w.rng, "p"))
+    assert w.columnar.can_filter_columnar(state) is columnar
 
 
 class Flaky:
-    """A filter/score plugin whose batch forms misbehave in the ways given."""
+    """A filter/score plugin whose columnar form misbehave in the ways given."""
 
     name = "Flaky"
 
-    def __init__(self, raise_in_batch=False, short=False, fail_on=""):
-        self.raise_in_batch, self.short, self.fail_on = raise_in_batch, short, fail_on
+    def __init__(self, raise_in_columnar=False, short=False, fail_on=""):
+        self.raise_in_columnar, self.short, self.fail_on = raise_in_columnar, short, fail_on
 
     def filter(self, state, pod, node_info):
         if node_info.name == self.fail_on:
@@ -309,8 +335,8 @@ class Flaky:
         return None
 
     def filter_nodes(self, state, pod, nodes):
-        if self.raise_in_batch:
-            raise RuntimeError("batch boom")
+        if self.raise_in_columnar:
+            raise RuntimeError("columnar boom")
         return [None] * (len(nodes) - 1 if self.short else len(nodes))
 
     def score(self, state, pod, node_info):
@@ -320,24 +346,24 @@ class Flaky:
         return [0] * (len(nodes) - 1 if self.short else len(nodes)), None
 
 
-def test_an_exception_in_a_batch_filter_is_reported_as_the_per_node_filter_reports_it():
+def test_an_exception_in_a_columnar_filter_is_reported_as_the_per_node_filter_reports_it():
     w = World(9, num_nodes=10, num_existing=0)
     pod = Pod({"metadata": {"name": "p", "namespace": "default", "uid": "p"}, "spec": {"containers": [{"name": "c"}]}})
     passing = [n for n, v in filter_statuses(w.per_node, pod, w.snapshot)[0].items() if v[0] == "Success"]
     name = passing[len(passing) // 2]
-    for fwk in (w.batch, w.per_node):
-        fwk.filter_plugins = [*fwk.filter_plugins, Flaky(raise_in_batch=True, fail_on=name)]
-    assert filter_statuses(w.batch, pod, w.snapshot)[0] == filter_statuses(w.per_node, pod, w.snapshot)[0]
-    assert filter_statuses(w.batch, pod, w.snapshot)[0][name][0] == "Error"
+    for fwk in (w.columnar, w.per_node):
+        fwk.filter_plugins = [*fwk.filter_plugins, Flaky(raise_in_columnar=True, fail_on=name)]
+    assert filter_statuses(w.columnar, pod, w.snapshot)[0] == filter_statuses(w.per_node, pod, w.snapshot)[0]
+    assert filter_statuses(w.columnar, pod, w.snapshot)[0][name][0] == "Error"
 
 
-def test_a_batch_form_answering_for_too_few_nodes_is_an_error():
+def test_a_columnar_form_answering_for_too_few_nodes_is_an_error():
     w = World(10, num_nodes=10, num_existing=0)
     w.nominated.clear()
-    w.batch.filter_plugins = [*w.batch.filter_plugins, Flaky(short=True)]
-    w.batch.score_plugins = [Flaky(short=True)]
+    w.columnar.filter_plugins = [*w.columnar.filter_plugins, Flaky(short=True)]
+    w.columnar.score_plugins = [Flaky(short=True)]
     pod = random_pod(w.rng, "p")
-    statuses, state = filter_statuses(w.batch, pod, w.snapshot)
+    statuses, state = filter_statuses(w.columnar, pod, w.snapshot)
     assert {v[0] for v in statuses.values()} <= {"Error", "UnschedulableAndUnresolvable", "Unschedulable"}
-    _, st = w.batch.run_score(CycleState(), pod, w.snapshot.list())
+    _, st = w.columnar.run_score(CycleState(), pod, w.snapshot.list())
     assert st.code.name == "Error" and "returned 9 scores for 10 nodes" in st.message()

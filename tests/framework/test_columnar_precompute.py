@@ -1,4 +1,4 @@
-"""The per-pod work the batch path leans on, against plain reference forms:
+"""The per-pod work the columnar path leans on, against plain reference forms:
 PodTopologySpread's PreFilter counting, InterPodAffinity's PreScore sums, and the
 snapshot's affinity lists kept up to date node by node instead of rebuilt."""
 from __future__ import annotations
@@ -16,7 +16,6 @@ from framework.plugins.interpodaffinity.filtering import PreFilterState as Affin
 from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY as IPA_SCORE_KEY
 from framework.plugins.interpodaffinity.scoring import PreScoreState as AffinityScoreState
 from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
-from framework.plugins.noderesources.balanced_allocation import balanced_resource_scorer
 from framework.plugins.podtopologyspread.filtering import (
     HONOR,
     IGNORE,
@@ -28,11 +27,7 @@ from framework.plugins.podtopologyspread.filtering import (
 )
 from framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY as SPREAD_SCORE_KEY
 from framework.plugins.podtopologyspread.scoring import PreScoreState as SpreadScoreState
-from framework.plugins.noderesources.least_allocated import least_resource_scorer
-from framework.plugins.noderesources.most_allocated import most_resource_scorer
-from framework.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
-from framework.plugins.noderesources.resource_allocation import ResourceSpec
-from tests.framework.test_batch_equivalence import World, random_pod
+from tests.framework.test_columnar_equivalence import World, random_pod
 
 
 def reference_count(state: PreFilterState, pod: Pod, nodes, required, inclusion_policies: bool, comparison_ops: bool) -> None:
@@ -91,7 +86,7 @@ def test_inter_pod_affinity_prescore_sums_match_processing_every_pod(seed):
     w = World(seed, num_nodes=60, num_existing=200)
     for i in range(30):
         pod = random_pod(w.rng, f"p{i}")
-        terms = w.batch.plugins["InterPodAffinity"]
+        terms = w.columnar.plugins["InterPodAffinity"]
         parsed = parse_pod_affinity(pod)
         pref = terms._merge_weighted(parsed.preferred_affinity)
         anti = terms._merge_weighted(parsed.preferred_anti_affinity)
@@ -155,7 +150,7 @@ def pods_shaped_alike(w: World, plugin, shapes: list[Pod], count: int = 60):
 def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_cluster_changes(seed):
     w = World(seed, num_nodes=50, num_existing=60)
     rng = w.rng
-    plugin = w.batch.plugins["PodTopologySpread"]
+    plugin = w.columnar.plugins["PodTopologySpread"]
     shapes = [random_pod(rng, f"shape-{k}") for k in range(3)]
     shapes = [p for p in shapes if p.topology_spread_constraints] or [random_pod(random.Random(1), "x")]
     for i, pod, state, st in pods_shaped_alike(w, plugin, shapes):
@@ -165,28 +160,6 @@ def test_topology_spread_counts_kept_between_pods_equal_a_fresh_count_as_the_clu
             reference_count(want, pod, w.snapshot.list(), required_node_affinity(pod), True, True)
             assert (got.tp_value_to_match_num, got.min_match_num, got.domains_at_count) == \
                 (want.tp_value_to_match_num, want.min_match_num, want.domains_at_count)
-
-
-@pytest.mark.parametrize("strategy", ["least", "most", "ratio", "balanced"])
-@pytest.mark.parametrize("num_resources", [1, 2, 3])
-def test_scoring_strategies_over_columns_equal_the_per_node_scorer(strategy, num_resources):
-    rng = random.Random(num_resources)
-    specs = [ResourceSpec(f"r{j}", rng.randint(1, 5)) for j in range(num_resources)]
-    scorer = {
-        "least": lambda: least_resource_scorer(specs),
-        "most": lambda: most_resource_scorer(specs),
-        "ratio": lambda: requested_to_capacity_ratio_scorer(specs, [(0, 0), (40, 7), (100, 10)]),
-        "balanced": lambda: balanced_resource_scorer,
-    }[strategy]()
-    n = 400
-    allocatable = [[rng.choice([0, 1, 1000, 4000, 32 << 30]) for _ in range(n)] for _ in specs]
-    allocated = [[rng.randrange(0, 2 * a + 2) if a else 0 for a in col] for col in allocatable]
-    requested = [[u + rng.choice([0, 100, 5000]) if a else 0 for u, a in zip(used, col)]
-                 for used, col in zip(allocated, allocatable)]
-    per_node = [scorer(r, u, a) for r, u, a in zip(zip(*requested), zip(*allocated), zip(*allocatable))]
-    batch = getattr(scorer, "batch", None)
-    if batch is not None:
-        assert batch(requested, allocated, allocatable) == per_node
 
 
 def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
@@ -217,7 +190,7 @@ def evolve(w: World, rng: random.Random, i: int, pod: Pod) -> None:
 def test_inter_pod_affinity_counts_kept_between_pods_equal_a_fresh_count_as_the_cluster_changes(seed):
     w = World(seed, num_nodes=50, num_existing=80)
     rng = w.rng
-    plugin = w.batch.plugins["InterPodAffinity"]
+    plugin = w.columnar.plugins["InterPodAffinity"]
     shapes = [p for p in (random_pod(rng, f"shape-{k}") for k in range(12)) if p.has_pod_affinity][:3]
     assert shapes
     for i, pod, state, st in pods_shaped_alike(w, plugin, shapes):
@@ -248,7 +221,7 @@ def reference_score_count(s: SpreadScoreState, pod: Pod, all_nodes, required, re
 @pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed{s}")
 def test_topology_spread_prescore_counts_kept_between_pods_equal_a_fresh_count(seed):
     w = World(seed, num_nodes=50, num_existing=80)
-    plugin = w.batch.plugins["PodTopologySpread"]
+    plugin = w.columnar.plugins["PodTopologySpread"]
     # Pods of the Service "web" without constraints of their own get the system
     # default spreading; the others bring ScheduleAnyway constraints.
     shapes = [Pod({"metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}}, "spec": {}})]
@@ -274,7 +247,7 @@ def test_topology_spread_prescore_counts_kept_between_pods_equal_a_fresh_count(s
 def test_inter_pod_affinity_prescore_scores_kept_between_pods_equal_a_fresh_pass_as_the_cluster_changes(seed):
     w = World(seed, num_nodes=50, num_existing=120)
     rng = w.rng
-    plugin = w.batch.plugins["InterPodAffinity"]
+    plugin = w.columnar.plugins["InterPodAffinity"]
     shapes = [random_pod(rng, f"shape-{k}") for k in range(4)]
     scored = 0
     for i, pod, state, _ in pods_shaped_alike(w, plugin, shapes):

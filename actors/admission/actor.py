@@ -1,0 +1,353 @@
+"""AdmissionActor: owns the quota model (framework.kueue.manager.AdmissionState) and
+runs Kueue's admission cycle in front of the scheduling queue.
+
+It watches the store: Kueue's objects, Workloads, Namespaces, PodGroups and the pods
+labelled kueue.x-k8s.io/queue-name (which the store gates with kueue.x-k8s.io/admission
+on create). A pod, or a pod group once all its pods exist, becomes a Workload. After
+each batch of events it runs cycles; each admission is written to the store (durable)
+before the pods are released: the gate removed, the flavor's nodeSelector and
+tolerations merged. A preempted workload's pods are deleted and created again gated,
+then its quota is released. After a restart the quota is rebuilt from the stored
+Workloads (the watch replays them) and admitted workloads' pods are released again.
+waitForPodsReady: a workload whose pods are not all placed `pods_ready_timeout` after
+admission is evicted (PodsReadyTimeout), its quota released, and it waits a backoff
+before it queues again.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
+from actors.base import Actor, MailboxClosed
+from actors.clock import Clock, now_ns
+from actors.metrics_sink import NoKueueMetrics
+from actors.store import AlreadyExists, NotFound, StoreError, WatchEvent
+from framework.api.errors import ValidationError
+from framework.kueue.api import API_VERSION
+from framework.kueue.cycle import Config
+from framework.kueue.fairsharing import DEFAULT_STRATEGIES
+from framework.kueue.manager import AdmissionState
+from framework.kueue.pods import admitted_pod, queue_name, regated_pod
+from framework.kueue.workload import Workload, parse_workload, status_of
+
+log = logging.getLogger(__name__)
+QUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue")
+WATCHED = frozenset({*QUEUE_KINDS, "Workload", "WorkloadPriorityClass", "Namespace", "PodGroup", "Pod"})
+
+
+@dataclass(frozen=True)
+class AdmissionConfig:
+    fair_sharing: bool = False
+    preemption_strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    pods_ready_timeout_seconds: float | None = 300.0  # waitForPodsReady.timeout
+    backoff_base_seconds: float = 60.0  # requeuingStrategy.backoffBaseSeconds
+    backoff_max_seconds: float = 3600.0
+
+
+@dataclass
+class StoreChanged:
+    event: WatchEvent
+
+
+@dataclass
+class ReadyCheck:
+    key: str
+    token: int
+
+
+@dataclass
+class Unpark:
+    key: str
+
+
+@dataclass
+class GetQueues:
+    reply: Any
+
+
+@dataclass
+class _Pending:
+    workloads: set[str] = field(default_factory=set)  # workload keys whose pods changed
+
+
+class AdmissionActor(Actor):
+    name = "admission"
+    batched = True
+
+    def __init__(self, store: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                 metrics: Any = None) -> None:
+        super().__init__()
+        self.store, self.clock, self.config = store, clock, config
+        self.metrics = metrics if metrics is not None else NoKueueMetrics()
+        self.state = AdmissionState(Config(fair_sharing=config.fair_sharing, strategies=config.preemption_strategies))
+        self.objects: dict[str, dict[str, Any]] = {k: {} for k in QUEUE_KINDS}
+        self.index = PodIndex()
+        self.stored: dict[str, dict[str, Any]] = {}  # workload key -> last raw we know is stored
+        self.written_rv: dict[str, int] = {}
+        self.attempts: dict[str, int] = {}  # PodsReady evictions per workload (backoff)
+        self.tokens: dict[str, int] = {}
+        self.recreating: set[str] = set()
+        self.cycles = 0
+        self._dirty = _Pending()
+
+    @classmethod
+    async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                     metrics: Any = None) -> "AdmissionActor":
+        actor = cls(client, clock, config, metrics)
+        await client.watch(actor.observe, kinds=WATCHED)
+        return actor
+
+    def observe(self, ev: WatchEvent) -> None:
+        """Store watch sink: only what concerns admission goes to the mailbox."""
+        if ev.kind == "Pod" and not queue_name(ev.obj.raw) and not (ev.old is not None and queue_name(ev.old.raw)):
+            return
+        try:
+            self.tell(StoreChanged(ev))
+        except MailboxClosed:
+            pass
+
+    def close(self) -> None:
+        self.inbox.close(drain=True)
+
+    # --- the loop ---
+    async def handle_batch(self, msgs: list[Any]) -> None:
+        changed = False
+        for m in msgs:
+            if isinstance(m, GetQueues):
+                m.reply.set_result(self.queues_view())
+            elif isinstance(m, StoreChanged):
+                changed = self._on_event(m.event) or changed
+            elif isinstance(m, ReadyCheck):
+                changed = await self._ready_check(m) or changed
+            elif isinstance(m, Unpark):
+                self.state.unpark(m.key)
+                changed = True
+        if changed:
+            await self._materialize()
+            await self._cycles()
+            self.metrics.queues(self.queues_view())
+
+    def _now(self) -> int:
+        return now_ns(self.clock)
+
+    # --- events ---
+    def _on_event(self, ev: WatchEvent) -> bool:
+        kind, obj = ev.kind, ev.obj
+        if kind in QUEUE_KINDS:
+            if ev.type == "DELETED":
+                self.objects[kind].pop(obj.key, None)
+            else:
+                self.objects[kind][obj.key] = obj.spec
+            o = self.objects
+            self.state.set_objects(o["ResourceFlavor"].values(), o["ClusterQueue"].values(), o["Cohort"].values(),
+                                   o["LocalQueue"].values())
+            return True
+        if kind == "WorkloadPriorityClass":
+            if ev.type == "DELETED":
+                self.index.priority_classes.pop(obj.name, None)
+            else:
+                self.index.priority_classes[obj.name] = obj.spec.value
+            return False
+        if kind == "Namespace":
+            self.state.namespaces[obj.name] = dict(obj.labels)
+            return False
+        if kind == "PodGroup":
+            self.index.group_sizes[(obj.namespace, obj.name)] = obj.min_member
+            self._dirty.workloads.add(f"{obj.namespace}/{obj.name}")
+            return True
+        if kind == "Workload":
+            return self._on_workload(ev)
+        return self._on_pod(ev)
+
+    def _on_workload(self, ev: WatchEvent) -> bool:
+        key = ev.obj.key
+        if ev.type == "DELETED":
+            self.stored.pop(key, None)
+            self.state.delete_workload(key)
+            return True
+        if ev.resource_version <= self.written_rv.get(key, -1):
+            return False  # our own write (or an older one) coming back
+        self.stored[key] = dict(ev.obj.raw)
+        self.state.add_workload(parse_workload(ev.obj.raw, strict=False))
+        return True
+
+    def _on_pod(self, ev: WatchEvent) -> bool:
+        raw, key = ev.obj.raw, ev.obj.key
+        if ev.type == "DELETED":
+            wk = self.index.drop(key)
+            if wk is not None and key not in self.recreating:
+                self._dirty.workloads.add(wk)
+            return wk is not None
+        wk = self.index.put(dict(raw))
+        self._dirty.workloads.add(wk)
+        return True
+
+    # --- pods -> workloads ---
+    async def _materialize(self) -> None:
+        dirty, self._dirty = self._dirty.workloads, _Pending()
+        for wk in sorted(dirty):
+            members = self.index.members(wk)
+            wl = self.state.workloads.get(wk)
+            if wl is None and wk not in self.stored:
+                built = self.index.build(wk)
+                if built is not None:
+                    await self._create_workload(built)
+                continue
+            if wl is None:
+                continue
+            if not members or (wl.holds_quota and all(is_terminal(p) for p in members)):
+                await self._finish(wl, deleted=not members)
+            elif wl.holds_quota and any(is_gated(p) for p in members):
+                await self._release_pods(wl)
+
+    async def _create_workload(self, raw: dict[str, Any]) -> None:
+        try:
+            stored = await self.store.create(raw)
+        except AlreadyExists:
+            stored = await self.store.get("Workload", raw["metadata"]["namespace"], raw["metadata"]["name"])
+        except StoreError as e:
+            log.warning("admission: cannot create Workload %s: %s", raw["metadata"]["name"], e)
+            return
+        key = f"{stored['metadata']['namespace']}/{stored['metadata']['name']}"
+        self.written_rv[key] = int(stored["metadata"].get("resourceVersion") or 0)
+        self.stored[key] = stored
+        self.state.add_workload(parse_workload(stored, strict=False))
+
+    async def _finish(self, wl: Workload, deleted: bool) -> None:
+        if deleted:
+            self.state.delete_workload(wl.key)
+            try:
+                await self.store.delete("Workload", wl.namespace, wl.name)
+            except NotFound:
+                pass
+            self.stored.pop(wl.key, None)
+            return
+        self.state.finish(wl.key, self._now())
+        await self._persist(wl)
+
+    # --- the cycle ---
+    async def _cycles(self) -> None:
+        while True:
+            now = self._now()
+            started = time.perf_counter()
+            report = self.state.schedule(now)
+            self.cycles += 1
+            if not report.heads:
+                return
+            self.metrics.cycle("success" if report.admitted else "inadmissible", time.perf_counter() - started)
+            for wl in report.admitted:
+                self.metrics.admitted(wl.admission.cluster_queue)
+            for wl in report.evicted:
+                self.metrics.evicted(wl.admission.cluster_queue, "Preempted", *report.preempted_by[wl.key])
+            for wl in sorted(report.changed, key=lambda w: w.admission is None):  # admissions first
+                await self._persist(wl)
+            for wl in report.admitted:
+                await self._release_pods(wl)
+                self._arm_ready_timer(wl)
+            for wl in report.evicted:
+                await self._evict_pods(wl)
+                self.state.release(wl.key, self._now())
+                await self._persist(wl)
+            if not report.admitted and not report.evicted:
+                return
+
+    async def _persist(self, wl: Workload) -> None:
+        base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",
+                                           "metadata": {"name": wl.name, "namespace": wl.namespace}}
+        status = status_of(wl)
+        if base.get("status") == status:
+            return
+        raw = {**base, "status": status}
+        raw["metadata"] = {k: v for k, v in raw["metadata"].items() if k != "resourceVersion"}
+        try:
+            stored = await self.store.update(raw)
+        except NotFound:
+            return
+        self.written_rv[wl.key] = int(stored["metadata"].get("resourceVersion") or 0)
+        self.stored[wl.key] = stored
+
+    async def _release_pods(self, wl: Workload) -> None:
+        if wl.admission is None:
+            return
+        for raw in self.index.members(wl.key):
+            if not is_gated(raw):
+                continue
+            try:
+                new = admitted_pod(raw, wl, wl.admission, self.state.flavors)
+                await self.store.update({**new, "metadata": {k: v for k, v in new["metadata"].items()
+                                                             if k != "resourceVersion"}})
+            except (ValidationError, StoreError) as e:
+                log.warning("admission: cannot release pod %s of %s: %s", pod_key(raw), wl.key, e)
+
+    async def _evict_pods(self, wl: Workload) -> None:
+        """Delete the workload's pods and create them again gated (Kueue stops plain pods)."""
+        templates = {ps.name: ps.spec for ps in wl.pod_sets}
+        for raw in self.index.members(wl.key):
+            key = pod_key(raw)
+            self.recreating.add(key)
+            try:
+                m = raw["metadata"]
+                await self.store.delete("Pod", m.get("namespace") or "default", m["name"])
+                spec = templates.get("main") if len(templates) == 1 else None
+                await self.store.create(regated_pod(raw, spec))
+            except StoreError as e:
+                log.warning("admission: cannot re-gate pod %s of %s: %s", key, wl.key, e)
+            finally:
+                self.recreating.discard(key)
+
+    # --- waitForPodsReady ---
+    def _arm_ready_timer(self, wl: Workload) -> None:
+        t = self.config.pods_ready_timeout_seconds
+        if t is None:
+            return
+        token = self.tokens[wl.key] = self.tokens.get(wl.key, 0) + 1
+        self.clock.call_at(self.clock.now() + t, lambda: self._post(ReadyCheck(wl.key, token)))
+
+    def _post(self, msg: Any) -> None:
+        try:
+            self.tell(msg)
+        except MailboxClosed:
+            pass
+
+    async def _ready_check(self, m: ReadyCheck) -> bool:
+        wl = self.state.workloads.get(m.key)
+        if wl is None or not wl.holds_quota or self.tokens.get(m.key) != m.token:
+            return False
+        pods = self.index.members(m.key)
+        if pods and all(is_placed(p) for p in pods):
+            self.attempts.pop(m.key, None)
+            return False
+        now = self._now()
+        self.state.evict(m.key, "PodsReadyTimeout", f"Exceeded the PodsReady timeout {m.key}", now)
+        self.metrics.evicted(wl.admission.cluster_queue, "PodsReadyTimeout")
+        await self._persist(wl)
+        await self._evict_pods(wl)
+        self.state.release(m.key, now)
+        n = self.attempts[m.key] = self.attempts.get(m.key, 0) + 1
+        delay = min(self.config.backoff_base_seconds * 2 ** (n - 1), self.config.backoff_max_seconds)
+        self.state.park(m.key)
+        self.clock.call_at(self.clock.now() + delay, lambda: self._post(Unpark(m.key)))
+        await self._persist(wl)
+        return True
+
+    # --- reading ---
+    def queues_view(self) -> dict[str, Any]:
+        """Per ClusterQueue: pending/admitted counts, usage against nominal, borrowed."""
+        out: dict[str, Any] = {}
+        for name, cq in self.state.cache.cluster_queues.items():
+            usage = []
+            for fr, q in sorted(cq.quotas.items()):
+                u = cq.usage.get(fr, 0)
+                usage.append({"flavor": fr[0], "resource": fr[1], "nominal": q.nominal, "usage": u,
+                              "borrowed": max(0, u - q.nominal) if cq.parent is not None else 0})
+            q = self.state.queues.get(name)
+            inadmissible = len(q.inadmissible) if q is not None else 0
+            out[name] = {"cohort": cq.spec.cohort, "pending": self.state.pending(name),
+                         "pendingActive": self.state.pending(name) - inadmissible, "pendingInadmissible": inadmissible,
+                         "admitted": len(cq.workloads), "admittedTotal": self.state.admitted_total.get(name, 0),
+                         "strategy": cq.spec.queueing_strategy, "active": cq.active, "usage": usage}
+        return out
+

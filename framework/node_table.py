@@ -1,0 +1,154 @@
+"""The snapshot's nodes as numpy columns (NodeTable) and the columnar node list
+(ColumnarNodes) that hands a plugin's columnar form its nodes' rows.
+
+One name for one idea: a plugin's *columnar form* (filter_nodes, score_nodes,
+normalize_scores) decides for many nodes at once; over ColumnarNodes it works on
+the NodeTable's columns with the same formula its per-node method uses (see
+framework/plugins/helper/elementwise.py), elsewhere it calls that method per node.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from framework.api.objects import Node
+    from framework.cache import NodeInfo
+
+_DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
+_MAX_COLUMN_VALUE = 1 << 55
+
+
+class NodeTable:
+    """The snapshot's per-node numbers as numpy columns: row i is
+    `snapshot.node_info_list[i]` (the stable node index of one snapshot
+    structure), so a plugin works on every candidate node at once.
+
+    The Cache keeps it in step with the NodeInfos on every update_snapshot: rows of
+    the refreshed nodes are rewritten, and the whole table is rebuilt only when
+    nodes are added, removed or reordered, so a scheduling cycle pays nothing for
+    it. Readers take the columns for the rows they hold (``table.req_cpu[rows]``)
+    and never write them.
+
+    Integer columns (int64): ``alloc_cpu``/``alloc_mem``/``alloc_eph``/``alloc_pods``
+    (allocatable milli-CPU, bytes, bytes, pod slots), ``req_cpu``/``req_mem``/
+    ``req_eph`` (what the node's pods request), ``nz_cpu``/``nz_mem`` (requests with
+    upstream's non-zero defaults, for scoring), ``num_pods`` and ``generation`` (the
+    NodeInfo's generation: a row whose generation did not move is unchanged, which
+    lets per-node memos find the changed rows at once).
+    Flag columns (bool): ``unschedulable`` (spec.unschedulable), ``hard_taints``
+    (a NoSchedule/NoExecute taint), ``prefer_taints`` (a PreferNoSchedule taint),
+    ``has_images``, ``has_ports`` (pods hold host ports), ``has_scalar`` (extended
+    resources allocatable or requested) and ``no_node`` (a NodeInfo without Node).
+    Flags name the rare nodes a columnar form hands to its per-node form.
+
+    ``valid`` is False when a number does not fit int64; columnar forms then take
+    their list paths. Other engineers' callers (preemption dry runs) may read the
+    columns for the rows of unmodified snapshot nodes; a NodeInfo changed in a
+    dry run is not in the table.
+    """
+
+    INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem", "req_eph",
+                   "nz_cpu", "nz_mem", "num_pods", "generation")
+    FLAG_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images", "has_ports", "has_scalar",
+                    "no_node")
+
+    def __init__(self, size: int = 0) -> None:
+        self.valid = True
+        self._ints = np.zeros((size, len(self.INT_COLUMNS)), dtype=np.int64, order="F")
+        self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
+        self.all_rows = np.arange(size, dtype=np.intp)
+        self._nodes: list[Node | None] = [None] * size
+        self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
+        self._bind_columns()
+
+    def _bind_columns(self) -> None:
+        for k, name in enumerate(self.INT_COLUMNS):
+            setattr(self, name, self._ints[:, k])
+        for k, name in enumerate(self.FLAG_COLUMNS):
+            setattr(self, name, self._flags[:, k])
+
+    def __len__(self) -> int:
+        return len(self.all_rows)
+
+    @classmethod
+    def of(cls, nodes: Sequence[NodeInfo]) -> "NodeTable":
+        table = cls(len(nodes))
+        for i, ni in enumerate(nodes):
+            table.set_row(i, ni)
+        return table
+
+    def set_row(self, i: int, ni: NodeInfo) -> None:
+        a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
+               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
+        if max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE:
+            # Scores multiply by 100 and compare as floats: stay far from int64's limits.
+            self.valid = False
+            return
+        self._ints[i] = row
+        node = ni.node
+        if node is not self._nodes[i]:
+            self._nodes[i] = node
+            self._label_codes.clear()
+        hard = prefer = False
+        if node is not None:
+            for t in node.taints:
+                if t.effect == "PreferNoSchedule":
+                    prefer = True
+                elif t.effect in _DO_NOT_SCHEDULE_EFFECTS:
+                    hard = True
+        self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, bool(ni.image_states),
+                          len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
+
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """The value of label `key` per row as a code into the returned value list
+        (-1 where the node has no such label), built on first use."""
+        codes, values, _ = self.label_index(key)
+        return codes, values
+
+    def label_index(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """label_codes plus the code of each value."""
+        got = self._label_codes.get(key)
+        if got is None:
+            values: list[str] = []
+            index: dict[str, int] = {}
+            codes = np.full(len(self._nodes), -1, dtype=np.int64)
+            for i, node in enumerate(self._nodes):
+                if node is not None:
+                    v = node.labels.get(key)
+                    if v is not None:
+                        c = index.get(v)
+                        if c is None:
+                            c = index[v] = len(values)
+                            values.append(v)
+                        codes[i] = c
+            got = self._label_codes[key] = (codes, values, index)
+        return got
+
+
+class ColumnarNodes(list):
+    """Snapshot NodeInfos handed to a plugin's columnar form together with their rows
+    in the snapshot's NodeTable (`rows[i]` is the row of `self[i]`). Plugins that
+    find a ColumnarNodes may compute on the table's columns; a plain list (or any
+    NodeInfo not taken from the snapshot) gets their list path."""
+
+    __slots__ = ("rows", "table")
+
+    def __init__(self, nodes: Iterable[NodeInfo], rows: np.ndarray, table: NodeTable) -> None:
+        super().__init__(nodes)
+        self.rows = rows
+        self.table = table
+
+    def take(self, positions: Sequence[int]) -> "ColumnarNodes":
+        """The nodes at these positions of this list, with their rows."""
+        return ColumnarNodes([self[i] for i in positions], self.rows[np.asarray(positions, dtype=np.intp)], self.table)
+
+
+def columnar_table(nodes: Sequence[NodeInfo]) -> tuple[NodeTable, np.ndarray] | None:
+    """(table, rows) when `nodes` is a ColumnarNodes over a usable table, else None."""
+    if type(nodes) is ColumnarNodes and nodes.table.valid:
+        return nodes.table, nodes.rows
+    return None

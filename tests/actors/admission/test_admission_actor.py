@@ -1,0 +1,220 @@
+"""The admission actor in the real pipeline (store, queue, scheduler) on a FakeClock:
+queued pods are gated until admitted, admission is stored before pods are released,
+borrowing and reclaim, gangs admitted whole, PodsReady timeout, rebuild after restart."""
+from __future__ import annotations
+
+import random
+
+from actors.admission import AdmissionConfig
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from actors.store.sqlite import SQLiteBackend
+from tests.actors.admission.kueue_objects import cluster_queue, flavor, local_queue, node, queued_pod
+
+GATE = "kueue.x-k8s.io/admission"
+
+
+def two_teams() -> list[dict]:
+    return [flavor("on-demand", tier="on-demand"),
+            cluster_queue("team-a", "shared", "4"), cluster_queue("team-b", "shared", "4"),
+            local_queue("a", "team-a"), local_queue("b", "team-b")]
+
+
+def pods(p: Pipeline) -> dict[str, dict]:
+    return {o.name: o.raw for o in p.store.peek_all("Pod")}
+
+
+def workloads(p: Pipeline) -> dict[str, dict]:
+    return {o.name: o.raw for o in p.store.peek_all("Workload")}
+
+
+def cond(wl: dict, t: str) -> dict:
+    return next(c for c in wl["status"]["conditions"] if c["type"] == t)
+
+
+def bound(p: Pipeline, prefix: str) -> int:
+    return sum(1 for name, raw in pods(p).items() if name.startswith(prefix) and raw["spec"].get("nodeName"))
+
+
+async def test_queued_pod_is_gated_then_admitted_with_flavor_selector_and_bound():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1", tier="on-demand")])
+        await p.client.create(queued_pod("p1", "a"))
+        await p.run_until_quiescent(60)
+        raw = pods(p)["p1"]
+        assert raw["spec"]["nodeName"] == "n1"
+        assert GATE not in [g["name"] for g in raw["spec"].get("schedulingGates", [])]
+        assert raw["spec"]["nodeSelector"] == {"tier": "on-demand"}
+        (wl,) = workloads(p).values()
+        assert wl["metadata"]["name"].startswith("pod-p1-")
+        assert cond(wl, "Admitted")["status"] == "True"
+        assert wl["status"]["admission"]["clusterQueue"] == "team-a"
+
+
+async def test_pod_without_a_matching_flavor_node_stays_pending_but_admitted():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1", tier="spot")])
+        await p.client.create(queued_pod("p1", "a"))
+        await p.run_until_quiescent(60)
+        assert not pods(p)["p1"]["spec"].get("nodeName")
+
+
+async def test_unlabelled_pod_is_not_queued():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1")])
+        plain = queued_pod("plain", "a")
+        del plain["metadata"]["labels"]
+        await p.client.create(plain)
+        await p.run_until_quiescent(60)
+        assert pods(p)["plain"]["spec"]["nodeName"] == "n1" and not workloads(p)
+
+
+async def test_team_borrows_idle_quota_then_owner_reclaims_it():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(4)])
+        for i in range(8):
+            await p.client.create(queued_pod(f"b{i}", "b"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "b") == 8  # 4 own + 4 borrowed
+        for i in range(4):
+            await p.client.create(queued_pod(f"a{i}", "a"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "a") == 4 and bound(p, "b") == 4
+        preempted = [w for w in workloads(p).values()
+                     if any(c["type"] == "Preempted" and c["reason"] == "InCohortReclamation"
+                            for c in w["status"]["conditions"])]
+        assert len(preempted) == 4
+        assert all(GATE in [g["name"] for g in pods(p)[f"b{i}"]["spec"].get("schedulingGates", [])]
+                   for i in range(8) if not pods(p)[f"b{i}"]["spec"].get("nodeName"))
+
+
+async def test_gang_is_admitted_whole_or_not_at_all():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(4)])
+        for i in range(3):  # 3 of 5 members: no Workload yet
+            await p.client.create(queued_pod(f"g{i}", "a", "2", group="gang", total=5))
+        await p.run_until_quiescent(60)
+        assert not workloads(p) and bound(p, "g") == 0
+        for i in range(3, 5):
+            await p.client.create(queued_pod(f"g{i}", "a", "2", group="gang", total=5))
+        await p.run_until_quiescent(60)
+        wl = workloads(p)["gang"]
+        assert cond(wl, "QuotaReserved")["status"] == "False"  # 10 cpu > 4 nominal + 4 borrowable
+        assert bound(p, "g") == 0
+        await p.client.create(queued_pod("small", "a", "1"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "small") == 1 and bound(p, "g") == 0
+
+
+async def test_gang_that_cannot_be_placed_releases_quota_after_the_ready_timeout():
+    cfg = AdmissionConfig(pods_ready_timeout_seconds=30, backoff_base_seconds=10)
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), admission=cfg) as p:
+        # quota for the gang, but its 2-cpu pods fit no 1-cpu node (fragmentation)
+        await p.client.apply(two_teams() + [node(f"n{i}", "1", tier="on-demand") for i in range(4)])
+        for i in range(2):
+            await p.client.create(queued_pod(f"g{i}", "a", "2", group="gang", total=2))
+        await p.settle()
+        assert cond(workloads(p)["gang"], "Admitted")["status"] == "True"
+        p.clock.advance(31)
+        await p.settle()
+        wl = workloads(p)["gang"]
+        assert cond(wl, "Evicted")["reason"] == "PodsReadyTimeout"
+        assert cond(wl, "QuotaReserved")["status"] == "False"
+        assert not p.admission.state.holding("team-a")
+        assert all(GATE in [g["name"] for g in raw["spec"]["schedulingGates"]] for raw in pods(p).values())
+        p.clock.advance(11)  # the backoff passes: admitted again
+        await p.settle()
+        assert cond(workloads(p)["gang"], "QuotaReserved")["status"] == "True"
+
+
+async def test_quota_is_rebuilt_from_stored_workloads_after_restart(tmp_path):
+    db = tmp_path / "ksched.db"
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), backend=SQLiteBackend(str(db))) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(2)])
+        for i in range(6):
+            await p.client.create(queued_pod(f"b{i}", "b"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "b") == 6
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1), backend=SQLiteBackend(str(db))) as p:
+        await p.settle()
+        cq = p.admission.state.cache.cluster_queues["team-b"]
+        assert cq.usage[("on-demand", "cpu")] == 6000
+        await p.client.create(queued_pod("b6", "b", "3"))  # 6 + 3 > 8: must wait
+        await p.client.create(queued_pod("b7", "b", "2"))  # 6 + 2 = 8: fits
+        await p.client.apply([node("n2", "4", tier="on-demand")])
+        await p.run_until_quiescent(60)
+        assert bound(p, "b6") == 0 and bound(p, "b7") == 1
+        admitted = sorted(n for n, w in workloads(p).items() if cond(w, "QuotaReserved")["status"] == "True")
+        assert len(admitted) == 7 and not any(n.startswith("pod-b6-") for n in admitted)
+
+
+async def test_invalid_queue_objects_are_refused_naming_the_field_and_nothing_changes():
+    from actors.store import Invalid
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        bad = cluster_queue("team-a", "", "4")
+        bad["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] = "1"  # no cohort
+        bad_group = queued_pod("g0", "a", group="gang", total=2)
+        bad_group["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "zero"
+        for obj, field in ((bad, "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit"),
+                           (local_queue("a", ""), "spec.clusterQueue"),
+                           (bad_group, "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]")):
+            try:
+                await p.client.create(obj)
+            except Invalid as e:
+                assert e.field == field or field in e.message, (e.field, e.message)
+            else:
+                raise AssertionError(f"{obj['kind']} was accepted")
+        await p.settle()
+        assert not p.store.peek_all("ClusterQueue") and not p.store.peek_all("LocalQueue")
+        assert not p.store.peek_all("Pod") and not p.admission.state.cluster_queues
+
+
+async def test_a_podgroup_naming_a_local_queue_is_one_workload_admitted_whole_and_bound_by_coscheduling():
+    pg = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+          "metadata": {"name": "train", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "a"}},
+          "spec": {"minMember": 3}}
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(2)] + [pg])
+        for i in range(3):
+            member = queued_pod(f"t{i}", "a", "2")
+            member["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "train"}  # the queue comes from the group
+            await p.client.create(member)
+            if i < 2:
+                await p.settle()
+                assert not workloads(p)  # not before all minMember pods exist
+        await p.run_until_quiescent(60)
+        wl = workloads(p)["train"]
+        assert wl["metadata"]["annotations"]["kueue.x-k8s.io/is-group-workload"] == "true"
+        assert [(ps["count"]) for ps in wl["spec"]["podSets"]] == [3]  # one shape, one pod set
+        assert wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["cpu"] == "6"
+        assert bound(p, "t") == 3
+
+
+async def test_a_finished_pod_frees_its_quota_for_the_next_workload():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply([flavor("on-demand", tier="on-demand"), cluster_queue("solo", "", "2"),
+                              local_queue("s", "solo"), node("n1", tier="on-demand")])
+        await p.client.create(queued_pod("first", "s", "2"))
+        await p.client.create(queued_pod("second", "s", "2"))
+        await p.run_until_quiescent(60)
+        assert bound(p, "first") == 1 and bound(p, "second") == 0
+        await p.client.update_pod_status("default", "first", phase="Succeeded")
+        await p.run_until_quiescent(60)
+        first = next(w for n, w in workloads(p).items() if n.startswith("pod-first-"))
+        assert cond(first, "Finished")["status"] == "True"
+        assert bound(p, "second") == 1
+
+
+async def test_workload_priority_class_label_sets_the_workloads_priority():
+    wpc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "urgent"},
+           "value": 1000, "description": "urgent jobs"}
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [wpc, node("n1", tier="on-demand")])
+        pod = queued_pod("u", "a")
+        pod["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent"
+        await p.client.create(pod)
+        await p.run_until_quiescent(60)
+        (wl,) = workloads(p).values()
+        assert wl["spec"]["priority"] == 1000
+        assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                  "name": "urgent"}
