@@ -45,6 +45,7 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
 from actors.failure_reuse import FailureReuse, status_write_needed
+from actors.explain_unbound import without_pod
 from actors.extenders import explain_extenders
 from actors.preemption import PreemptionMsg
 from actors.scheduler_preemption import PREEMPTION_PLUGIN, PreemptionStep
@@ -567,21 +568,27 @@ class Scheduler(Actor[SchedulerMsg]):
         self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))
 
     def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
-        """The cache as the next cycle would see it, on the profile's own Framework."""
-        report = self._explain_report(pod, reply)
+        """The cache as the next cycle would see it, on the profile's own Framework,
+        without the pod itself (actors/explain_unbound.py)."""
+        with without_pod(self.cache, pod.key):
+            report = self._explain_report(pod, reply)
+        self.cache.update_snapshot(self.snapshot)
         if report is not None:
             resolve(reply, report)
 
     async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
         """Explain, then each interested extender's verdicts and scores beside the plugins'."""
-        report = self._explain_report(pod, reply)
-        if report is None:
-            return
         try:
-            await explain_extenders(report, self.extenders, pod, self.snapshot)
+            with without_pod(self.cache, pod.key):
+                report = self._explain_report(pod, reply)
+                if report is None:
+                    return
+                await explain_extenders(report, self.extenders, pod, self.snapshot)
         except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
             reject(reply, e)
             return
+        finally:
+            self.cache.update_snapshot(self.snapshot)
         resolve(reply, report)
 
     def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
@@ -589,6 +596,13 @@ class Scheduler(Actor[SchedulerMsg]):
         if fwk is None:
             reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
             return None
+        # A bound (or assumed) pod is explained as if it were not bound yet: it is
+        # taken off its node for this dry run and put back before any other message
+        # (nothing here awaits); its node is dirty, so the next cycle's snapshot has it.
+        placed = self.cache.get_pod(pod.key)
+        assumed = placed is not None and self.cache.is_assumed(placed)
+        if placed is not None:
+            self.cache.remove_pod(placed)
         self.cache.update_snapshot(self.snapshot)
         previous = fwk.handle.snapshot()
         try:
@@ -596,6 +610,11 @@ class Scheduler(Actor[SchedulerMsg]):
             return explain(fwk, pod, self.snapshot)
         finally:
             fwk.handle.set_snapshot(previous)
+            if placed is not None:
+                if assumed:
+                    self.cache.assume_pod(placed, placed.node_name)
+                else:
+                    self.cache.add_pod(placed)
 
     # --- plugins' requests through the handle -----------------------------------------------------
 

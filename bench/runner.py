@@ -174,18 +174,20 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a scheduler_perf-like workload (or 'all') and report pods/s")
-    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS, "Admission", "all"]))
-    p.add_argument("--nodes", type=int, default=100)
+    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS, "Admission", "all"]), metavar="WORKLOAD",
+                   help="one of %(choices)s")
+    p.add_argument("--nodes", type=int, default=100, help="nodes in the cluster")
     p.add_argument("--pods", type=int, default=None,
                    help="measured pods (default 1000; PreemptionBasic 500; PreemptionAsync 5000; Gang 3000; "
                         "ResourceSaturation, HostPortConflict and Churn one per node)")
     p.add_argument("--store", choices=STORES, default="sqlite",
-                   help="sqlite (default: durable, in a temporary directory) or memory")
+                   help="sqlite (default: durable, in a temporary directory), memory, or etcd (--tcp only: a local etcd "
+                        "under the daemon)")
     p.add_argument("--tcp", action="store_true", help="through a real `ksched serve` subprocess over msgpack TCP")
     p.add_argument("--gang-size", type=int, default=None, help=f"members per pod group (Gang*, default {DEFAULT_GANG_SIZE})")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="run with these feature gates (as `ksched serve --feature-gates`)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
 
 

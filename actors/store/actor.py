@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, assert_never
 
 from actors.base import Actor, reject, resolve
+from actors.pacing import Pacer
 from actors.store.backend import StoreBackend, Write
 from actors.store.memory import InMemoryBackend
 from actors.store.messages import (
@@ -82,7 +83,7 @@ from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
 from framework.api.errors import ValidationError
 from framework.api.schema import admitted
-from framework.api.objects import KINDS, KubeObject, Pod, PriorityClass, parse_object
+from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
 from framework.api.validation import validate_pod_update
 
 
@@ -93,6 +94,7 @@ class _Batch:
     events: list[WatchEvent] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)  # each event's weight in the watch history
     replies: list[tuple[Any, Any]] = field(default_factory=list)  # (future, value or StoreError)
+    hidden: int = 0  # undo entries already in the store's `_committing` view (a paced Apply)
 
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
@@ -235,10 +237,14 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = _Batch()
+        pacer = Pacer()
         for msg in msgs:
             mark = self._mark(batch)
             try:
-                value = self._apply(msg, batch)
+                if isinstance(msg, Apply) and len(msg.objects) > 1:
+                    value = await self._apply_paced(msg, batch, pacer)
+                else:
+                    value = self._apply(msg, batch)
             except StoreError as e:
                 value = e
             except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
@@ -247,6 +253,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
                 log.exception("store: %s failed; its changes were undone", type(msg).__name__)
                 value = StoreError(f"internal error in {type(msg).__name__}: {e!r}")
             batch.replies.append((getattr(msg, "reply", None), value))
+        self._committing = None
         if batch.writes:
             committing: dict[tuple[str, str], KubeObject | None] = {}
             for kind, key, old in batch.undo:
@@ -270,7 +277,32 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
                 resolve(reply, value)
         for ev, size in zip(batch.events, batch.sizes):
             self._history.append(PastEvent.of(ev), size)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
             self._fan_out(ev)
+            await pacer.step()
+
+    async def _apply_paced(self, msg: Apply, batch: _Batch, pacer: Pacer) -> Any:
+        """An Apply of many objects, giving the event loop a turn between slices of
+        it (all or nothing still: a refused object undoes the ones before it). While
+        the loop has its turn, committed reads see the keys written so far as they
+        were before this turn (the same `_committing` view as during a commit)."""
+        mark = self._mark(batch)
+        done: list[tuple[KubeObject, str]] = []
+        hidden = self._committing if self._committing is not None else {}
+        try:
+            for i, raw in enumerate(msg.objects):
+                done.append(self._apply_one(i, raw, batch, msg.field_validation, msg.warnings))
+                if pacer.due():
+                    for kind, key, old in batch.undo[batch.hidden:]:
+                        hidden.setdefault((kind, key), old)
+                    batch.hidden = len(batch.undo)
+                    self._committing = hidden
+                    await pacer.pause()
+        except StoreError:
+            self._undo_since(batch, mark)
+            raise
+        items = [obj.raw for obj, _ in done]
+        return (items, [action for _, action in done]) if msg.with_actions else items
 
     def _rollback(self, batch: _Batch) -> None:
         if batch.writes:
@@ -287,6 +319,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
                     self._sorted_keys.pop(kind, None)
                 self._objects[kind][key] = old
         del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
+        batch.hidden = min(batch.hidden, undo_at)
         self._rv = rv
 
     # --- handlers: each returns the reply value or raises StoreError ---------------------------

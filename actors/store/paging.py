@@ -44,13 +44,16 @@ def decode_continue(token: str) -> Continue:
 
 
 def page(keys: list[str], current: Mapping[str, KubeObject], older: Mapping[str, KubeObject | None], *,
-         start: str, prefix: str, limit: int, keep: Callable[[KubeObject], bool]
+         start: str, prefix: str, limit: int, keep: Callable[[KubeObject], bool],
+         max_bytes: int = 0, size: Callable[[KubeObject], int] | None = None
          ) -> tuple[list[KubeObject], str | None]:
     """Up to `limit` (0: all) objects kept by `keep`, from key `start` on, among
-    keys beginning with `prefix`. `keys` are the current keys sorted; `older`
-    holds, for keys changed since the snapshot, their state in it (None: absent).
-    Returns the objects and the last key served when more keys follow, else None."""
+    keys beginning with `prefix`, and, with `max_bytes`, no more than fit in it by
+    `size` (at least one, whatever its size). `keys` are the current keys sorted;
+    `older` holds, for keys changed since the snapshot, their state in it (None:
+    absent). Returns the objects and the last key served when more keys follow, else None."""
     out: list[KubeObject] = []
+    used, last = 0, ""
     it = _keys_from(keys, current, older, max(start, prefix))
     for key in it:
         if not key.startswith(prefix):
@@ -58,7 +61,12 @@ def page(keys: list[str], current: Mapping[str, KubeObject], older: Mapping[str,
         obj = older[key] if key in older else current[key]
         if obj is None or not keep(obj):
             continue
+        if max_bytes and size is not None:
+            used += size(obj)
+            if used > max_bytes and out:  # this one starts the next page
+                return out, last
         out.append(obj)
+        last = key
         if limit and len(out) == limit:
             for nxt in it:
                 if not nxt.startswith(prefix):

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 from actors.store.history import WatchHistory
 from actors.store.messages import Invalid, NotFound
 from actors.store.paging import decode_continue, encode_continue, page
+from actors.store.raw import encoded_size
 from actors.store.select import Selectors
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject
@@ -43,11 +44,12 @@ class CommittedReads:
         return obj
 
     def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
-                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = ""
-                  ) -> tuple[list[KubeObject], int, str]:
+                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = "",
+                  max_bytes: int = 0) -> tuple[list[KubeObject], int, str]:
         """A page of committed objects in key order: (objects, resourceVersion, continue).
         Every page of one list is read as of the first page's resourceVersion; a
-        token older than the kept history raises Gone (Expired)."""
+        token older than the kept history raises Gone (Expired). With `max_bytes`
+        the page also ends before its objects' encodings pass it (one object at least)."""
         sel = self._selectors(kind, label_selector, field_selector)
         rv, start = self._committed_rv, ""
         if continue_token:
@@ -57,7 +59,8 @@ class CommittedReads:
                 raise Invalid("continue: continue key is not valid (from the future)", "continue")
             rv, start = token.resource_version, token.start
         objs, last = page(self._keys(kind), self._objects[kind], self._older(kind, rv),
-                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches)
+                          start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches,
+                          max_bytes=max_bytes, size=lambda o: encoded_size(o.raw))
         return objs, rv, encode_continue(rv, last) if last is not None else ""
 
     def _keys(self, kind: str) -> list[str]:

@@ -112,9 +112,8 @@ class SQLiteBackend:
     async def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
-        rows = [(w.kind, w.key, w.resource_version, None if w.raw is None else json.dumps(w.raw, separators=(",", ":")))
-                for w in writes]
-        await self._run(lambda: self._commit_sync(rows))
+        batch = list(writes)  # encoded on the sqlite thread: the event loop runs meanwhile
+        await self._run(lambda: self._commit_sync(_rows(batch)))
         self.commits += 1
 
     async def close(self) -> None:
@@ -233,3 +232,10 @@ class SQLiteBackend:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the flock
             self._lock_fd = None
+
+
+def _rows(writes: Sequence[Write]) -> list[tuple[str, str, int, str | None]]:
+    """The rows of a batch (a stored object is never changed in place, so another
+    thread may read it)."""
+    return [(w.kind, w.key, w.resource_version, None if w.raw is None else json.dumps(w.raw, separators=(",", ":")))
+            for w in writes]

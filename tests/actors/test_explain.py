@@ -41,3 +41,19 @@ async def test_explain_after_the_scheduler_stopped_is_refused() -> None:
     await p.stop()
     with pytest.raises(MailboxClosed):
         await p.scheduler.ask(Explain(pod=Pod(pod("x")), reply=new_reply()))
+
+
+async def test_a_bound_pod_is_explained_as_if_it_were_not_bound_and_still_counts_afterwards() -> None:
+    async with Pipeline(None, clock=FakeClock()) as p:
+        await p.client.apply([node("a", cpu="2")])
+        await p.client.apply([pod("web", cpu="1500m")])
+        await p.settle()
+        stored = p.store.peek("Pod", "default", "web")
+        assert stored.node_name == "a"
+        report = await p.scheduler.ask(Explain(pod=stored, reply=new_reply()))
+        assert report["nodes"]["a"]["feasible"] is True, report["nodes"]["a"]  # not "Insufficient cpu" against itself
+        assert report["chosen"] == "a"
+        assert p.scheduler.cache.get_pod("default/web").node_name == "a"
+        await p.client.apply([pod("other", cpu="1")])  # web still counts on a: other does not fit
+        await p.settle()
+        assert p.store.peek("Pod", "default", "other").node_name == ""

@@ -88,11 +88,11 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         page.goto(f"http://127.0.0.1:{d.http_port}/")
         expect(page.locator("#conn")).to_have_text("live", timeout=SECONDS)
 
-        # Nodes: requested / allocatable, as `ksched get nodes` counts them.
-        expect(bar(page, "node-a", "cpu")).to_have_text("2500m/4", timeout=SECONDS)
-        expect(bar(page, "node-a", "memory")).to_have_text("1536Mi/8Gi")
-        expect(bar(page, "node-a", "pods")).to_have_text("2/10")
-        expect(bar(page, "node-b", "cpu")).to_have_text("0/2")
+        # Nodes: requested / allocatable, as `ksched get nodes` counts them, in cores, GiB and pods.
+        expect(bar(page, "node-a", "cpu")).to_have_text("2.5/4 cores", timeout=SECONDS)
+        expect(bar(page, "node-a", "memory")).to_have_text("1.5/8 GiB")
+        expect(bar(page, "node-a", "pods")).to_have_text("2/10 pods")
+        expect(bar(page, "node-b", "cpu")).to_have_text("0/2 cores")
         expect(page.locator('[data-node="node-b"] .taints')).to_have_text("taints: dedicated=gpu:NoSchedule")
         expect(page.locator('#nodes [data-node="node-b"]')).to_have_attribute("title", "gpu=true\nzone=b")  # on hover
         page.fill("#node-filter", "gpu=true")
@@ -132,14 +132,15 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         page.locator('[data-node="node-a"] .chip[data-pod="default/web-1"]').click()
         expect(page.locator("#explain-pod")).to_have_text("web-1")
         expect(table.locator("tr.chosen")).to_have_attribute("data-node", "node-a", timeout=SECONDS)
-        expect(table.locator("thead")).to_contain_text("NodeResourcesBalancedAllocation")
+        table.locator('tr[data-node="node-a"] .plugins-toggle').click()  # the per-plugin breakdown, one click away
+        expect(table.locator('tr.breakdown[data-for="node-a"]')).to_contain_text("NodeResourcesBalancedAllocation")
         expect(page.locator("#explain-summary")).to_contain_text("Chosen node: node-a")
 
         # A new pod bound shows up without a reload.
         page.evaluate("window.__sameDocument = true")
         d.cli("apply", "-f", str(tmp_path / "web-3.yaml"))
-        expect(bar(page, "node-a", "cpu")).to_have_text("3/4", timeout=SECONDS)
-        expect(bar(page, "node-a", "pods")).to_have_text("3/10")
+        expect(bar(page, "node-a", "cpu")).to_have_text("3/4 cores", timeout=SECONDS)
+        expect(bar(page, "node-a", "pods")).to_have_text("3/10 pods")
         expect(page.locator('[data-node="node-a"] .chip[data-pod="default/web-3"]')).to_be_visible()
         assert page.evaluate("window.__sameDocument") is True
 
@@ -153,13 +154,14 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         d.cli("apply", "-f", str(tmp_path / "web-4.yaml"))
         page.wait_for_function("state.connects === 2", timeout=SECONDS)
         assert page.evaluate("state.lastResumed") is True
-        expect(bar(page, "node-a", "cpu")).to_have_text("3500m/4", timeout=SECONDS)
+        expect(bar(page, "node-a", "cpu")).to_have_text("3.5/4 cores", timeout=SECONDS)
         expect(page.locator('[data-node="node-a"] .chip[data-pod="default/web-4"]')).to_have_count(1)
         assert page.evaluate("window.__sameDocument") is True
 
         page.screenshot(path=str(tmp_path / "cluster-page.png"), full_page=True)
         # Everything came over the one stream: no list was polled, nothing fetched from elsewhere.
-        assert sorted(set(requested)) == ["/", "/static/app.css", "/static/app.js", "/stream"]
+        assert sorted(set(requested)) == ["/", "/static/app.css", "/static/app.js", "/static/explain.js",
+                                        "/static/format.js", "/static/nodes.js", "/stream"]
 
         # An open page does not hold the daemon up when it stops; the page says it lost the stream.
         assert d.terminate() == 0
@@ -189,6 +191,6 @@ def test_with_a_token_the_page_shows_only_the_login_form_until_the_right_token_i
 
         page.fill("#token", "s3cret-page-token")
         page.click("#login button")
-        expect(bar(page, "node-a", "cpu")).to_have_text("0/4", timeout=SECONDS)
+        expect(bar(page, "node-a", "cpu")).to_have_text("0/4 cores", timeout=SECONDS)
         expect(page.locator("#login")).to_be_hidden()
         page.screenshot(path=str(tmp_path / "signed-in.png"))

@@ -266,3 +266,11 @@ def test_a_bad_event_ttl_is_refused_naming_the_flag(text):
     with pytest.raises(ValidationError) as e:
         apply_flags(DaemonConfig(), event_ttl=text)
     assert e.value.field == "--event-ttl"
+def test_the_watch_backlog_bound_comes_from_limits_or_the_serve_flag():
+    cfg = parse_config_text("apiVersion: ksched.io/v1alpha1\nkind: DaemonConfiguration\n"
+                            "limits: {maxWatchBacklogBytes: 2048}\n").daemon
+    assert cfg.server_limits.max_watch_backlog_bytes == 2048
+    assert DaemonConfig().server_limits.max_watch_backlog_bytes == 64 * 1024 * 1024
+    assert apply_flags(cfg, max_watch_backlog_bytes=4096).server_limits.max_watch_backlog_bytes == 4096
+    with pytest.raises(ValidationError, match="--max-watch-backlog-bytes"):
+        apply_flags(cfg, max_watch_backlog_bytes=10)

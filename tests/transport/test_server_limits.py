@@ -87,21 +87,22 @@ async def test_a_connection_that_does_not_say_hello_in_time_is_closed() -> None:
         assert d.server.rejections == {"handshake_timeout": 1}
 
 
-async def test_connections_above_the_limits_are_told_so_and_closed() -> None:
-    async with serving(ServerLimits(max_connections=3, max_unauthenticated=2, auth_failure_delay=0)) as d:
+async def test_a_stranger_above_its_cap_closes_the_oldest_and_a_client_above_the_limit_is_told_so() -> None:
+    limits = ServerLimits(max_connections=2, max_unauthenticated=2, auth_failure_delay=0, handshake_timeout=30)
+    async with serving(limits) as d:
         idle = [await RawConn.open(d), await RawConn.open(d)]
         extra = await RawConn.open(d)
-        refused = await extra.recv()
-        assert refused["error"] == {"reason": "TooManyRequests",
-                                    "message": "too many connections (unauthenticated connections: limit 2); "
-                                               "try again later"}
-        await idle[0].send({"id": 0, "op": "hello", "token": TOKEN})
-        assert (await idle[0].recv())["ok"]
-        third = await hello(d)  # one unauthenticated slot is free again
-        fourth = await RawConn.open(d)
-        assert (await fourth.recv())["error"]["message"].startswith("too many connections (connections: limit 3)")
-        assert d.server.rejections == {"unauthenticated_connections": 1, "connections": 1}
-        for c in (*idle, extra, third, fourth):
+        assert await idle[0].recv() is None  # the oldest stranger made room, unanswered
+        await extra.send({"id": 0, "op": "hello", "token": TOKEN})
+        assert (await extra.recv())["ok"]
+        second = await hello(d)
+        third = await RawConn.open(d)
+        await third.send({"id": 5, "op": "hello", "token": TOKEN})
+        assert (await third.recv())["error"] == {
+            "reason": "TooManyRequests", "message": "too many connections (connections: limit 2); try again later"}
+        assert await third.recv() is None
+        assert d.server.rejections == {"unauthenticated_evicted": 1, "connections": 1}
+        for c in (*idle, extra, second, third):
             await c.close()
 
 
@@ -111,6 +112,8 @@ async def test_an_idle_connection_is_closed_but_one_with_a_watch_stays() -> None
         await watching.send({"id": 1, "op": "watch", "kinds": ["Pod"]})
         assert (await watching.recv())["ok"]
         idle = await RawConn.open(d)
+        await idle.send({"id": 1, "op": "stats"})  # a client now (without a token: its first request)
+        assert (await idle.recv())["ok"]
         assert await idle.recv() is None
         await watching.send({"id": 2, "op": "stats"})
         assert (await watching.recv())["ok"]

@@ -2,11 +2,12 @@
 them, Permit waiters on wall time, throughput from the metrics registry."""
 from __future__ import annotations
 
-from framework.api.objects import Pod
+from framework.api.objects import Node, Pod
 from actors.waiting_room import WaitingSnapshot
 from transport.http.metrics import SchedulerMetrics
 from transport.cli.tables import node_usage
-from transport.web.feed import SampleRing, node_view, pod_view, sample_metrics, waiters
+from transport.web.feed import (SampleRing, node_view, page_object, pod_view, sample_metrics, view_of, view_of_object,
+                                waiters)
 
 
 def test_a_pods_requests_count_init_containers_and_overhead_as_the_scheduler_counts_them():
@@ -68,3 +69,23 @@ def test_the_sample_ring_keeps_only_the_newest_samples_oldest_first():
     for t in range(5):
         ring.add(sample_metrics(m.registry, float(t)))
     assert [s["t"] for s in ring.to_json()] == [2.0, 3.0, 4.0]
+
+
+def test_the_page_gets_the_fields_it_shows_and_the_views_of_parsed_objects_match_the_manifests():
+    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/1 nodes are available"}
+    pending = {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "labels": {"app": "web"},
+                                           "managedFields": [{"manager": "x"}]},
+               "spec": {"priority": 5, "containers": [{"name": "c", "image": "pause",
+                                                        "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}}]},
+               "status": {"conditions": [{"type": "Ready", "status": "False"}, cond], "nominatedNodeName": "n1"}}
+    assert page_object("Pod", pending) == {"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+                                           "spec": {"priority": 5},
+                                           "status": {"nominatedNodeName": "n1", "conditions": [cond]}}
+    bound = {**pending, "spec": {**pending["spec"], "nodeName": "n1"}}
+    assert "conditions" not in page_object("Pod", bound)["status"]  # a bound pod needs no "why pending"
+    assert view_of_object("Pod", Pod(pending)) == view_of("Pod", pending) == {"cpu": 250, "memory": 1 << 30,
+                                                                               "terminal": False}
+    node = {"kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}, "images": [{"names": ["x"]}]}}
+    assert page_object("Node", node) == {"metadata": {"name": "n1", "labels": {"zone": "a"}}}
+    assert view_of_object("Node", Node(node)) == view_of("Node", node)

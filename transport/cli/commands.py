@@ -15,91 +15,15 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, TextIO
 import yaml
 
 from framework.api.errors import ValidationError
-from transport.client.tcp import SyncClient, applied_items, client_tls_context
-from transport.cli.describe import describe_node, describe_pod, describe_podgroup, explain_report
-from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, describe_workload, kueue_table
-from transport.protocol.manifests import ManifestError, decode_utf8, load_all
-from transport.cli.tables import (
-    generic_table,
-    is_namespaced,
-    nodes_table,
-    pod_status,
-    podgroups_table,
-    pods_table,
-    ref,
-    resolve_kind,
-)
+from transport.client.tcp import ConnectError, SyncClient, client_tls_context
+from transport.cli.describe import NO_GANGS, describe_node, describe_pod, describe_podgroup, explain_report
+from transport.cli.apply import VALIDATE, print_warnings, read_chunks, stream_apply
+from transport.cli.manifests import UsageError, load_manifests, parse_manifests  # noqa: F401
+from transport.cli.get import dump, namespace_of, print_get, watch_get
+from transport.cli.resources import ResourceArgError, Target, resource_targets
+from transport.cli.tables import is_namespaced, known_resource_types, pod_status, ref, resolve_kind
+from transport.cli.kueue_tables import describe_workload
 from transport.protocol.wire import ApiError
-
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class UsageError(Exception):
-    """Bad input on the command line or in a manifest (exit code 2)."""
-
-
-# --- manifests ----------------------------------------------------------------------------
-
-
-def parse_manifests(text: str, source: str) -> list[dict[str, Any]]:
-    """Every object in a YAML or JSON text: many documents, JSON arrays and `kind: List`,
-    read as kubectl reads them (transport.protocol.manifests)."""
-    try:
-        docs = load_all(text, source)  # YAML is a superset of JSON
-    except ManifestError as exc:
-        raise UsageError(f"{source}: not valid YAML or JSON: {exc.detail}") from None
-    out: list[dict[str, Any]] = []
-
-    def add(doc: Any, where: str) -> None:
-        if doc is None:
-            return
-        if isinstance(doc, list):
-            for i, d in enumerate(doc):
-                add(d, f"{where}[{i}]")
-        elif isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-            add(doc["items"], f"{where}.items")
-        elif isinstance(doc, dict):
-            if not isinstance(doc.get("kind"), str):
-                raise UsageError(f"{source}: {where}: kind: is required")
-            out.append(doc)
-        else:
-            raise UsageError(f"{source}: {where}: must be an object, got {type(doc).__name__}")
-
-    for i, doc in enumerate(docs):
-        add(doc, f"document {i}")
-    return out
-
-
-def _read_text(data: bytes, source: str) -> str:
-    try:
-        return decode_utf8(data, source)
-    except ManifestError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def load_manifests(paths: Iterable[str], stdin: BinaryIO | TextIO | None = None) -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
-    for p in paths:
-        if p == "-":
-            stream = stdin if stdin is not None else sys.stdin.buffer
-            data = stream.read()
-            text = data if isinstance(data, str) else _read_text(data, "<stdin>")
-            objects += parse_manifests(text, "<stdin>")
-            continue
-        path = Path(p)
-        try:
-            if path.is_dir():
-                files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
-            elif path.exists():
-                files = [path]
-            else:
-                raise UsageError(f"{p}: no such file or directory")
-            for f in files:
-                objects += parse_manifests(_read_text(f.read_bytes(), str(f)), str(f))
-        except OSError as exc:
-            raise UsageError(f"{exc.filename or p}: cannot read: {exc.strerror or exc}") from None
-    return objects
-
 
 # --- plumbing -----------------------------------------------------------------------------
 
@@ -109,6 +33,9 @@ def _run(args: argparse.Namespace, body: Callable[[SyncClient], int]) -> int:
         ctx = client_tls_context(args.tls_ca) if getattr(args, "tls_ca", None) else None
         with SyncClient(args.server, args.token, timeout=args.timeout, ssl_context=ctx) as client:
             return body(client)
+    except ConnectError as err:  # no server answered: not "Error from server"
+        print(err.message if err.reason == "Unavailable" else f"error: {err.message}", file=sys.stderr)
+        return 1
     except ApiError as err:
         print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
         return 1
@@ -127,57 +54,24 @@ def _read_manifests(paths: Iterable[str]) -> list[dict[str, Any]] | None:
         return None
 
 
-def _namespace(args: argparse.Namespace, kind: str) -> str:
-    if not is_namespaced(kind) or getattr(args, "all_namespaces", False):
-        return ""
-    return args.namespace or "default"
-
-
-def _dump(obj: Any, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(obj, indent=2, sort_keys=False)
-    return yaml.safe_dump(obj, sort_keys=False).rstrip()
-
-
 # --- commands -----------------------------------------------------------------------------
 
 
-# kubectl's --validate values and the fieldValidation each sends (true/false: older spellings).
-VALIDATE = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
-
-
-def _print_warnings(result: dict[str, Any]) -> None:
-    """A write's warnings, as kubectl prints kube-apiserver's Warning headers."""
-    for text in result.get("warnings") or ():
-        print(f"Warning: {text}", file=sys.stderr)
-
-
-def _no_generate_name(objects: list[dict[str, Any]]) -> None:
-    """apply needs each object's name to find it again (kubectl's check)."""
-    for obj in objects:
-        meta = obj.get("metadata") if isinstance(obj, dict) else None
-        if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
-            raise UsageError(f"from {meta['generateName']}: cannot use generate name with apply")
-
-
 def cmd_apply(args: argparse.Namespace) -> int:
-    objects = _read_manifests(args.filename)
-    if objects is None:
+    try:
+        chunks = read_chunks(args)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
 
     def body(c: SyncClient) -> int:
-        if not objects:
+        outcome = c.run(lambda client: stream_apply(client, args, chunks, sys.stdout, sys.stderr))
+        if not outcome.applied and not outcome.failed:
             raise UsageError("no objects passed to apply")
-        _no_generate_name(objects)
-        result = c.request("apply", objects=objects,  # one request: all or nothing
-                           fieldValidation=VALIDATE[args.validate])
-        _print_warnings(result)
-        if "actions" not in result:  # too many objects to name in one reply: counts only
-            print(", ".join(f"{n} {action}" for action, n in sorted(result.get("counts", {}).items())))
-            return 0
-        for obj, action in zip(applied_items(result, objects), result["actions"]):
-            print(f"{ref(obj)} {action}")
-        return 0
+        if outcome.groups and not gangs_enforced(c):
+            extra = f" and {len(outcome.groups) - 1} more" if len(outcome.groups) > 1 else ""
+            print(f"Warning: {outcome.groups[0]}{extra}: gang scheduling is {NO_GANGS}", file=sys.stderr)
+        return 1 if outcome.failed else 0
 
     return _run(args, body)
 
@@ -201,72 +95,77 @@ def cmd_create(args: argparse.Namespace) -> int:
                 print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
                 failed += 1
                 continue
-            _print_warnings(result)
+            print_warnings(result)
             print(f"{ref(result['object'])} created")
         return 1 if failed else 0
 
     return _run(args, body)
 
 
+def _targets(args: argparse.Namespace) -> list[Target]:
+    try:
+        return resource_targets(args.resources)
+    except ResourceArgError as err:
+        raise UsageError(str(err)) from None
+
+
 def cmd_get(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
-        kind = resolve_kind(args.kind)
-        ns = _namespace(args, kind)
-        if args.name:
-            items = [c.get(kind, args.name, ns or args.namespace or "")]
-        else:
-            items, _ = c.list(kind, ns, args.selector or "", args.field_selector or "")
-        items.sort(key=lambda o: ((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")))
-        if args.output in ("json", "yaml"):
-            doc: Any = items[0] if args.name else {"apiVersion": "v1", "kind": "List", "items": items}
-            print(_dump(doc, args.output))
-            return 0
-        if args.output == "name":
-            print("\n".join(ref(o) for o in items))
-            return 0
-        if not items:
-            print(f"No resources found{' in ' + ns + ' namespace' if ns else ''}.", file=sys.stderr)
-            return 0
-        print(_table(c, kind, items, wide=args.output == "wide", namespaces=getattr(args, "all_namespaces", False)))
-        return 0
+        targets = _targets(args)
+        if not targets:
+            raise UsageError(f"you must specify the type of resource to get; known types: {known_resource_types()}")
+        if args.watch:
+            try:
+                return watch_get(c, args, targets)
+            except ValueError as err:
+                raise UsageError(str(err)) from None
+        return print_get(c, args, targets)
 
     return _run(args, body)
-
-
-def _table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: bool, namespaces: bool) -> str:
-    now = time.time()
-    if kind == "Pod":
-        return pods_table(items, now, wide=wide, namespaces=namespaces)
-    if kind == "Node":
-        return nodes_table(items, c.list("Pod")[0], now, wide=wide)
-    if kind == "PodGroup":
-        return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide)
-    if kind in KUEUE_KINDS:
-        return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
-                           namespaces=namespaces)
-    return generic_table(items, now, namespaces=namespaces)
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
-        kind = resolve_kind(args.kind)
-        ns = _namespace(args, kind)
-        obj = c.get(kind, args.name, ns)
-        events = c.events(kind, args.name, ns)
-        now = time.time()
-        if kind == "Pod":
-            print(describe_pod(obj, events, now))
-        elif kind == "Node":
-            print(describe_node(obj, c.list("Pod")[0], events, now))
-        elif kind == "PodGroup":
-            print(describe_podgroup(obj, c.list("Pod", ns)[0], events, now))
-        elif kind == "Workload":
-            print(describe_workload(obj, events, now))
-        else:
-            print(_dump(obj, "yaml"))
-        return 0
+        targets = _targets(args)
+        if not targets:
+            raise UsageError("describe needs TYPE [NAME...] or TYPE/NAME")
+        pages: list[str] = []
+        code = 0
+        for t in targets:
+            ns = namespace_of(args, t.kind)
+            if t.name is None:
+                objs = sorted(c.list(t.kind, ns)[0], key=lambda o: (o.get("metadata") or {}).get("name", ""))
+            else:
+                try:
+                    objs = [c.get(t.kind, t.name, ns)]
+                except ApiError as err:
+                    if err.reason != "NotFound":
+                        raise
+                    print(f"Error from server (NotFound): {err.message}", file=sys.stderr)
+                    code = 1
+                    continue
+            pages += [_describe_one(c, t.kind, obj) for obj in objs]
+        if pages:
+            print("\n\n\n".join(pages))
+        return code
 
     return _run(args, body)
+
+
+def _describe_one(c: SyncClient, kind: str, obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    name, ns = meta.get("name", ""), meta.get("namespace", "") if is_namespaced(kind) else ""
+    events = c.events(kind, name, ns)
+    now = time.time()
+    if kind == "Pod":
+        return describe_pod(obj, events, now)
+    if kind == "Node":
+        return describe_node(obj, c.list("Pod")[0], events, now)
+    if kind == "PodGroup":
+        return describe_podgroup(obj, c.list("Pod", ns)[0], events, now, gangs=gangs_enforced(c))
+    if kind == "Workload":
+        return describe_workload(obj, events, now)
+    return dump(obj, "yaml")
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
@@ -280,14 +179,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
             for obj in objects:
                 kind = resolve_kind(obj["kind"])
                 meta = obj.get("metadata") or {}
-                targets.append((kind, meta.get("name", ""), meta.get("namespace", "") or _namespace(args, kind)))
-        if args.kind:
-            if not args.names:
-                raise UsageError("delete KIND needs at least one NAME")
-            kind = resolve_kind(args.kind)
-            targets += [(kind, name, _namespace(args, kind)) for name in args.names]
+                targets.append((kind, meta.get("name", ""), meta.get("namespace", "") or namespace_of(args, kind)))
+        named = _targets(args)
+        if any(t.name is None for t in named):
+            raise UsageError("delete TYPE needs at least one NAME: ksched delete TYPE NAME... or TYPE/NAME...")
+        targets += [(t.kind, t.name or "", namespace_of(args, t.kind)) for t in named]
         if not targets:
-            raise UsageError("nothing to delete: give KIND NAME... or -f FILE")
+            raise UsageError("nothing to delete: give TYPE NAME..., TYPE/NAME... or -f FILE")
         code = 0
         for kind, name, ns in targets:
             try:
@@ -327,19 +225,44 @@ def _print_events(events: Iterator[Any], args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    objects = _read_manifests([args.filename])
+    if bool(args.filename) == bool(args.resources):
+        print("error: explain needs a stored pod (pod/NAME) or -f FILE, not both", file=sys.stderr)
+        return 2
+    objects = _read_manifests([args.filename]) if args.filename else []
     if objects is None:
         return 2
 
     def body(c: SyncClient) -> int:
-        pods = [o for o in objects if o.get("kind") == "Pod"]
-        if len(pods) != 1:
-            raise UsageError(f"explain needs exactly one Pod in {args.filename}, found {len(pods)}")
-        result = c.explain(pods[0])
-        print(json.dumps(result, indent=2) if args.output == "json" else explain_report(result))
+        if args.resources:
+            targets = _targets(args)
+            if len(targets) != 1 or targets[0].kind != "Pod" or targets[0].name is None:
+                raise UsageError("explain names one pod: pod/NAME or pod NAME")
+            pod = c.get("Pod", targets[0].name, namespace_of(args, "Pod"))
+        else:
+            pods = [o for o in objects if o.get("kind") == "Pod"]
+            if len(pods) != 1:
+                raise UsageError(f"explain needs exactly one Pod in {args.filename}, found {len(pods)}")
+            pod = pods[0]
+        result = c.explain(pod)
+        if args.output == "json":
+            print(json.dumps(result, indent=2))
+        else:
+            print(explain_report(result, gates=scheduling_gates(pod), bound_to=(pod.get("spec") or {}).get("nodeName")))
         return 0
 
     return _run(args, body)
+
+
+def scheduling_gates(pod: dict[str, Any]) -> list[str]:
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return [str(g.get("name", "")) if isinstance(g, dict) else str(g) for g in gates]
+
+
+def gangs_enforced(c: SyncClient) -> bool:
+    """Whether some profile of the daemon places PodGroups all or nothing (an older
+    daemon that does not say is taken to)."""
+    profiles = c.stats().get("gangProfiles")
+    return profiles is None or bool(profiles)
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
@@ -353,7 +276,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
-        print(_dump(c.stats(), "yaml"))
+        print(dump(c.stats(), "yaml"))
         return 0
 
     return _run(args, body)

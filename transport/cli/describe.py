@@ -109,8 +109,12 @@ def _pct(used: int, total: int) -> str:
     return f"{used * 100 // total}%" if total else "-"
 
 
+NO_GANGS = ("not enforced: no profile of this daemon enables Coscheduling, so its pods are scheduled "
+            "one by one")
+
+
 def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]],
-                      now: float) -> str:
+                      now: float, *, gangs: bool = True) -> str:
     meta, spec = raw.get("metadata") or {}, raw.get("spec") or {}
     total, bound, done = pod_group_counts(raw, pods)
     lines = _kv([
@@ -123,6 +127,7 @@ def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]],
         ("Pods", f"{total} ({bound} bound, {done} finished)"),
         ("Schedule Start", (raw.get("status") or {}).get("scheduleStartTime") or "<none>"),
         ("Age", age(raw, now)),
+        *([] if gangs else [("Gang Scheduling", NO_GANGS)]),
     ])
     conditions = [c for c in (raw.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)]
     if conditions:
@@ -148,10 +153,19 @@ def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]],
 # --- explain -------------------------------------------------------------------------------
 
 
-def explain_report(result: Mapping[str, Any]) -> str:
+def explain_report(result: Mapping[str, Any], *, gates: Sequence[str] = (), bound_to: str | None = None) -> str:
     """Per node: each Filter plugin's verdict, each Score plugin's raw, normalized and
-    weighted score, the total; then the node the algorithm picks (or why none fits)."""
-    lines = [f"Pod: {result.get('pod', '')}   Profile: {result.get('profile', '')}"]
+    weighted score, the total; then the node the algorithm picks (or why none fits).
+    A gated pod's report says first that it waits for its gates; a bound pod's, that
+    it is explained as if it were not bound yet."""
+    lines: list[str] = []
+    if gates:
+        lines.append(f"Pod {result.get('pod', '')} is not scheduled until its scheduling gates are removed: "
+                     f"{', '.join(gates)}. Below: where it would go once they are.")
+    if bound_to:
+        lines.append(f"Pod {result.get('pod', '')} is bound to {bound_to}; explained as if it were not bound yet "
+                     "(not counted on its node).")
+    lines.append(f"Pod: {result.get('pod', '')}   Profile: {result.get('profile', '')}")
     pre = result.get("preFilter")
     if pre:
         lines.append(f"PreFilter {pre.get('plugin', '')}: {pre.get('code')} {'; '.join(pre.get('reasons', []))}".rstrip())

@@ -15,7 +15,7 @@ from typing import Callable
 from framework.api.errors import ValidationError
 from framework.features import FeatureGates
 from transport.daemon.config import DaemonConfig
-from transport.daemon.serve import Daemon, StartupError, load_serve_config
+from transport.daemon.serve import IGNORED_SCHEDULER_FIELDS, Daemon, StartupError, load_serve_config
 from transport.ha.daemon import HaDaemon
 
 log = logging.getLogger("ksched.daemon")
@@ -74,6 +74,8 @@ def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=cfg.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _log_descriptor_limit(cfg)
     log.info("feature gates: %s", FeatureGates(scheduler_cfg.feature_gates).describe())
+    for key in scheduler_cfg.not_applicable:  # said once, by name, so that no setting is dropped silently
+        log.warning("KubeSchedulerConfiguration: %s is ignored: %s", key, IGNORED_SCHEDULER_FIELDS[key])
     daemon = None
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:

@@ -11,27 +11,51 @@ from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, POD_GROUP_LABEL, Node, Pod
 from framework.api.timeutil import parse_time
 
-# kubectl's resource names and short names -> Kind
-_ALIASES: dict[str, str] = {
-    "po": "Pod", "pod": "Pod", "pods": "Pod",
-    "no": "Node", "node": "Node", "nodes": "Node",
-    "pg": "PodGroup", "podgroup": "PodGroup", "podgroups": "PodGroup",
-    "pc": "PriorityClass", "priorityclass": "PriorityClass", "priorityclasses": "PriorityClass",
-    "svc": "Service", "service": "Service", "services": "Service",
-    "rc": "ReplicationController", "replicationcontroller": "ReplicationController",
-    "replicationcontrollers": "ReplicationController",
-    "rs": "ReplicaSet", "replicaset": "ReplicaSet", "replicasets": "ReplicaSet",
-    "sts": "StatefulSet", "statefulset": "StatefulSet", "statefulsets": "StatefulSet",
-    "pdb": "PodDisruptionBudget", "poddisruptionbudget": "PodDisruptionBudget",
-    "poddisruptionbudgets": "PodDisruptionBudget",
-    "ns": "Namespace", "namespace": "Namespace", "namespaces": "Namespace",
-    "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
-    "persistentvolumeclaims": "PersistentVolumeClaim",
-    "pv": "PersistentVolume", "persistentvolume": "PersistentVolume", "persistentvolumes": "PersistentVolume",
-    "sc": "StorageClass", "storageclass": "StorageClass", "storageclasses": "StorageClass",
-    "csinode": "CSINode", "csinodes": "CSINode", "csidriver": "CSIDriver", "csidrivers": "CSIDriver",
-    "volumeattachment": "VolumeAttachment", "volumeattachments": "VolumeAttachment",
+# kubectl's resource names: Kind -> (plural, short names); the singular (lower-case
+# kind) is accepted too.
+RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "Pod": ("pods", ("po",)),
+    "Node": ("nodes", ("no",)),
+    "PodGroup": ("podgroups", ("pg",)),
+    "PriorityClass": ("priorityclasses", ("pc",)),
+    "Service": ("services", ("svc",)),
+    "ReplicationController": ("replicationcontrollers", ("rc",)),
+    "ReplicaSet": ("replicasets", ("rs",)),
+    "StatefulSet": ("statefulsets", ("sts",)),
+    "PodDisruptionBudget": ("poddisruptionbudgets", ("pdb",)),
+    "Namespace": ("namespaces", ("ns",)),
+    "PersistentVolumeClaim": ("persistentvolumeclaims", ("pvc",)),
+    "PersistentVolume": ("persistentvolumes", ("pv",)),
+    "StorageClass": ("storageclasses", ("sc",)),
+    "CSINode": ("csinodes", ()),
+    "CSIDriver": ("csidrivers", ()),
+    "VolumeAttachment": ("volumeattachments", ()),
 }
+_ALIASES: dict[str, str] = {
+    alias: kind
+    for kind, (plural, shorts) in RESOURCES.items()
+    for alias in (kind.lower(), plural, *shorts)
+}
+
+
+def _names_of(kind: str) -> tuple[str, tuple[str, ...]]:
+    """(plural, short names) of a kind: kubectl's table, or Kueue's aliases."""
+    if kind in RESOURCES:
+        return RESOURCES[kind]
+    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES
+
+    names = [a for a, k in KUEUE_ALIASES.items() if k == kind]
+    plural = next((a for a in names if a in (kind.lower() + "s", kind.lower() + "es")), kind.lower())
+    return plural, tuple(a for a in names if len(a) <= 3)
+
+
+def known_resource_types() -> str:
+    """Every kind the daemon stores (framework.api.objects.KINDS) with its short names."""
+    out = []
+    for kind in KINDS:
+        plural, shorts = _names_of(kind)
+        out.append(f"{plural} ({', '.join(shorts)})" if shorts else plural)
+    return ", ".join(out)
 
 
 def resolve_kind(name: str) -> str:
@@ -40,7 +64,7 @@ def resolve_kind(name: str) -> str:
     from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES  # Kueue's resource and short names
     kind = _ALIASES.get(name.lower()) or KUEUE_ALIASES.get(name.lower())
     if kind is None:
-        raise ValidationError("kind", f"unknown resource type {name!r}; try pods, nodes, podgroups, priorityclasses")
+        raise ValidationError("kind", f"unknown resource type {name!r}; known types: {known_resource_types()}")
     return kind
 
 
@@ -163,7 +187,8 @@ def node_usage(pods: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int, i
 # --- get tables -----------------------------------------------------------------------------
 
 
-def pods_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, namespaces: bool) -> str:
+def pods_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, namespaces: bool,
+               prefix: str = "") -> str:
     headers = ["NAME", "STATUS", "NODE", "AGE"]
     if wide:
         headers += ["CPU", "MEMORY", "PRIORITY", "NOMINATED NODE", "POD GROUP"]
@@ -172,7 +197,7 @@ def pods_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, na
     rows = []
     for raw in items:
         meta, spec = _meta(raw), raw.get("spec") or {}
-        row = [meta.get("name", ""), pod_status(raw), spec.get("nodeName") or "<none>", age(raw, now)]
+        row = [prefix + meta.get("name", ""), pod_status(raw), spec.get("nodeName") or "<none>", age(raw, now)]
         if wide:
             p = _typed_pod(raw)
             row += [milli_cpu(p.resource.milli_cpu) if p else "?", memory(p.resource.memory) if p else "?",
@@ -184,7 +209,8 @@ def pods_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, na
     return table(headers, rows)
 
 
-def nodes_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float, *, wide: bool) -> str:
+def nodes_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float, *, wide: bool,
+                prefix: str = "") -> str:
     usage = node_usage(pods)
     headers = ["NAME", "STATUS", "PODS", "CPU(REQ/ALLOC)", "MEMORY(REQ/ALLOC)", "AGE"]
     if wide:
@@ -195,11 +221,11 @@ def nodes_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, 
         try:
             node = Node(raw)
         except ValidationError:
-            rows.append([meta.get("name", ""), "Invalid", "?", "?", "?", age(raw, now)] + (["", ""] if wide else []))
+            rows.append([prefix + meta.get("name", ""), "Invalid", "?", "?", "?", age(raw, now)] + (["", ""] if wide else []))
             continue
         n, cpu, mem = usage.get(node.name, (0, 0, 0))
         alloc = node.allocatable
-        row = [node.name, "Ready,SchedulingDisabled" if node.unschedulable else "Ready",
+        row = [prefix + node.name, "Ready,SchedulingDisabled" if node.unschedulable else "Ready",
                f"{n}/{alloc.allowed_pod_number}" if alloc.allowed_pod_number else str(n),
                f"{milli_cpu(cpu)}/{milli_cpu(alloc.milli_cpu)}", f"{memory(mem)}/{memory(alloc.memory)}", age(raw, now)]
         if wide:
@@ -244,7 +270,7 @@ def pod_group_reason(group: Mapping[str, Any]) -> str:
 
 
 def podgroups_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]], now: float,
-                    *, namespaces: bool, wide: bool = False) -> str:
+                    *, namespaces: bool, wide: bool = False, prefix: str = "") -> str:
     headers = ["NAME", "PHASE", "MIN MEMBER", "PODS", "BOUND", "FINISHED", "AGE", "REASON"]
     if namespaces:
         headers.insert(0, "NAMESPACE")
@@ -255,7 +281,7 @@ def podgroups_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[s
         reason = pod_group_reason(raw) or "<none>"
         if not wide and len(reason) > REASON_WIDTH:
             reason = reason[:REASON_WIDTH - 3] + "..."
-        row = [meta.get("name", ""), pod_group_phase(raw, pods), str((raw.get("spec") or {}).get("minMember", 0)),
+        row = [prefix + meta.get("name", ""), pod_group_phase(raw, pods), str((raw.get("spec") or {}).get("minMember", 0)),
                str(total), str(bound), str(done), age(raw, now), reason]
         if namespaces:
             row.insert(0, meta.get("namespace", "default"))
@@ -263,8 +289,8 @@ def podgroups_table(items: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[s
     return table(headers, rows)
 
 
-def generic_table(items: Sequence[Mapping[str, Any]], now: float, *, namespaces: bool) -> str:
+def generic_table(items: Sequence[Mapping[str, Any]], now: float, *, namespaces: bool, prefix: str = "") -> str:
     headers = (["NAMESPACE"] if namespaces else []) + ["NAME", "AGE"]
-    rows = [([_meta(r).get("namespace", "")] if namespaces else []) + [_meta(r).get("name", ""), age(r, now)]
+    rows = [([_meta(r).get("namespace", "")] if namespaces else []) + [prefix + _meta(r).get("name", ""), age(r, now)]
             for r in items]
     return table(headers, rows)

@@ -27,12 +27,13 @@ import asyncio
 import itertools
 import ssl
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterator, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Sequence, TypeVar
 
 from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
 from transport.protocol.wire import ApiError, Reason, encode_request
 
 DEFAULT_SERVER = "127.0.0.1:7777"
+T = TypeVar("T")
 RECONNECT_ATTEMPTS = 10
 RECONNECT_DELAY = 0.2  # seconds, doubling, capped at 2 s
 LIST_PAGE = 500  # objects a list request asks for (kubectl's --chunk-size)
@@ -60,6 +61,36 @@ def client_tls_context(ca_file: str) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=ca_file)
     except (OSError, ssl.SSLError) as exc:
         raise ApiError(Reason.INVALID, f"tls-ca: cannot load {ca_file}: {exc}") from None
+
+
+class ConnectError(ApiError):
+    """The daemon could not be reached, is not the msgpack port, or refused the
+    token: no request was answered. The message says what to do."""
+
+
+def refused_message(server: str) -> str:
+    return (f"The connection to the server {server} was refused - did you specify the right host or port? "
+            f"Is `ksched serve` running (its msgpack address is --listen, default {DEFAULT_SERVER})?")
+
+
+def http_port_message(server: str) -> str:
+    return (f"{server} answered in HTTP: it is the daemon's HTTP port (serve --http: the page, the Kubernetes "
+            f"API, health and metrics), not its msgpack port (serve --listen, default {DEFAULT_SERVER}); give "
+            "that one with --server or KSCHED_SERVER")
+
+
+def closed_message(server: str) -> str:
+    return (f"{server} closed the connection without answering hello: if it serves TLS, give --tls-ca (or "
+            "KSCHED_TLS_CA); if it is the daemon's HTTP port (serve --http, HTTPS when the daemon has a token), "
+            f"give its msgpack port instead (serve --listen, default {DEFAULT_SERVER})")
+
+
+def token_message(sent: bool) -> str:
+    if not sent:
+        return ("this daemon requires a token (it was started with --token-file): give it with --token TOKEN "
+                "or the KSCHED_TOKEN environment variable")
+    return ("the daemon refused the token given (--token or KSCHED_TOKEN): it is not the one in the daemon's "
+            "--token-file")
 
 
 class _Closed:
@@ -99,11 +130,20 @@ class Client:
         try:
             async with asyncio.timeout(self.timeout):
                 reader, writer = await asyncio.open_connection(host, port, ssl=self.ssl_context)
+        except ConnectionRefusedError:
+            raise ConnectError(Reason.UNAVAILABLE, refused_message(self.server)) from None
         except (OSError, TimeoutError) as exc:
-            raise ApiError(Reason.UNAVAILABLE, f"cannot connect to {self.server}: {exc}") from None
+            raise ConnectError(Reason.UNAVAILABLE, f"cannot connect to the server {self.server}: {exc}") from None
         self._writer = writer
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(reader))
-        self.hello = await self.request("hello", token=self.token)
+        try:
+            self.hello = await self.request("hello", token=self.token)
+        except ApiError as err:
+            if err.reason == Reason.UNAUTHORIZED:
+                raise ConnectError(Reason.UNAUTHORIZED, token_message(self.token is not None)) from None
+            if err.reason == Reason.UNAVAILABLE and not isinstance(err, ConnectError) and self.ssl_context is None:
+                raise ConnectError(Reason.UNAVAILABLE, closed_message(self.server)) from None
+            raise
 
     async def close(self) -> None:
         self._closed = True
@@ -120,11 +160,16 @@ class Client:
     async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         decoder = FrameDecoder(DEFAULT_MAX_FRAME)
         err = ApiError(Reason.UNAVAILABLE, f"connection to {self.server} closed")
+        first = True
         try:
             while True:
                 data = await reader.read(256 * 1024)
                 if not data:
                     break
+                if first and data[:5] == b"HTTP/":  # an HTTP server's reply to bytes it cannot read
+                    err = ConnectError(Reason.UNAVAILABLE, http_port_message(self.server))
+                    break
+                first = False
                 for frame in decoder.feed(data):
                     if not isinstance(frame, BadFrame):
                         self._route(frame)
@@ -373,6 +418,15 @@ class SyncClient:
 
     def request(self, op: str, **fields: Any) -> Any:
         return self._runner.run(self._client.request(op, **fields))
+
+    def run(self, fn: Callable[[Client], Awaitable[T]]) -> T:
+        """Run `fn(client)` with the async client on this client's loop (e.g. many
+        requests in flight at once)."""
+
+        async def call() -> T:
+            return await fn(self._client)
+
+        return self._runner.run(call())
 
     def apply(self, objects: Sequence[dict[str, Any]], *, field_validation: str | None = None
               ) -> list[dict[str, Any]]:

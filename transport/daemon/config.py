@@ -20,14 +20,15 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
                                     # what DIR/kubeconfig tells kubectl to trust (default: certFile)
     logLevel: INFO
     limits:                         # every field optional; these are the defaults
-      maxConnections: 1000
-      maxUnauthenticatedConnections: 100
+      maxConnections: 1000          # clients (after hello with the token; no token: after a request)
+      maxUnauthenticatedConnections: 100   # connections before that; above it the oldest closes
       maxHelloBytes: 4096           # the first frame, when a token is configured
-      handshakeTimeoutSeconds: 10   # TLS handshake and hello
-      idleTimeoutSeconds: 3600      # an idle connection (no request in flight, no watch); 0: never
+      handshakeTimeoutSeconds: 5    # TLS handshake and hello (no token: the first request)
+      idleTimeoutSeconds: 300       # an idle client (no request in flight, no watch); 0: never
       maxRequestsInFlightPerConnection: 1000
       maxWatchesPerConnection: 100
       maxQueuedFramesPerConnection: 10000
+      maxWatchBacklogBytes: 67108864   # a watch's unread events; past it the watch ends (Unavailable)
       authFailureDelaySeconds: 1
       maxObjectBytes: 1572864       # etcd's --max-request-bytes
       watchHistoryEvents: 10000     # kept for watch resume and list continue tokens
@@ -221,6 +222,7 @@ _LIMITS: dict[str, tuple[str, str, type, float]] = {
     "maxRequestsInFlightPerConnection": ("server", "max_in_flight", int, 1),
     "maxWatchesPerConnection": ("server", "max_watches", int, 1),
     "maxQueuedFramesPerConnection": ("server", "max_queued_frames", int, 1),
+    "maxWatchBacklogBytes": ("server", "max_watch_backlog_bytes", int, 1024),
     "authFailureDelaySeconds": ("server", "auth_failure_delay", float, 0),
     "maxObjectBytes": ("store", "max_object_bytes", int, 1024),
     "watchHistoryEvents": ("store", "history_events", int, 1),
@@ -452,9 +454,14 @@ def _flag_duration(text: str, flag: str) -> float:
 def apply_flags(cfg: DaemonConfig, *, listen: str | None = None, http: str | None = None,
                 data_dir: str | None = None, token_file: str | None = None, log_level: str | None = None,
                 etcd_servers: str | None = None, max_http_connections: int | None = None,
-                http_idle_timeout: float | None = None, event_ttl: str | None = None) -> DaemonConfig:
+                http_idle_timeout: float | None = None, event_ttl: str | None = None,
+                max_watch_backlog_bytes: int | None = None) -> DaemonConfig:
     """Flags win over the file."""
     kw: dict[str, Any] = {}
+    if max_watch_backlog_bytes is not None:
+        if max_watch_backlog_bytes < 1024:
+            raise ValidationError("--max-watch-backlog-bytes", "must be greater than or equal to 1024")
+        kw["server_limits"] = dataclasses.replace(cfg.server_limits, max_watch_backlog_bytes=max_watch_backlog_bytes)
     http_kw: dict[str, Any] = {}
     if event_ttl is not None:
         kw["store_limits"] = dataclasses.replace(cfg.store_limits, event_ttl_seconds=_flag_duration(event_ttl, "--event-ttl"))

@@ -4,8 +4,9 @@ Start, in dependency order: the store loads from its backend (SQLite in DIR), th
 actors start (actors.pipeline.Pipeline), then the msgpack listener and HTTP. Only
 then is /readyz 200.
 
-Stop, on SIGTERM or SIGINT, in named phases: not ready; stop listening; the
-pipeline stops (queue, current cycle, Permit waiters rejected, binding cycles
+Stop, on SIGTERM or SIGINT, in named phases: not ready; stop listening; stop
+reading from connections and answer every request already read (within the grace
+period; open watches end Unavailable); the pipeline stops (queue, current cycle, Permit waiters rejected, binding cycles
 drained within the grace period, store flushed and closed); client connections and
 HTTP close. A second signal exits at once (whatever the store committed is
 durable; pods between assume and bind are simply unbound and will be scheduled
@@ -22,7 +23,7 @@ import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
@@ -49,6 +50,9 @@ from transport.web.feed import Waiter, waiters
 log = logging.getLogger("ksched.daemon")
 
 
+DRAIN_AFTER_STOP_SECONDS = 2.0  # for the replies of requests the stopped pipeline failed
+
+
 class StartupError(Exception):
     """The daemon cannot start; the message says why and names the field or path."""
 
@@ -66,6 +70,7 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
     daemon_cfg = apply_flags(serve.daemon, listen=args.listen, http=args.http, data_dir=args.data_dir,
                              token_file=args.token_file, log_level=args.log_level,
                              etcd_servers=getattr(args, "etcd_servers", None),
+                             max_watch_backlog_bytes=getattr(args, "max_watch_backlog_bytes", None),
                              max_http_connections=getattr(args, "max_http_connections", None),
                              http_idle_timeout=getattr(args, "http_idle_timeout", None),
                              event_ttl=getattr(args, "event_ttl", None))
@@ -80,6 +85,7 @@ def load_serve_config(args: argparse.Namespace) -> tuple[SchedulerConfig, Daemon
         build_frameworks(scheduler_cfg, FrameworkHandle(features=FeatureGates(scheduler_cfg.feature_gates)))
     except (ConfigError, ValidationError) as exc:
         raise StartupError(f"KubeSchedulerConfiguration: {exc}") from None
+    scheduler_cfg.not_applicable = [key for key, _ in ignored_scheduler_fields(serve.scheduler)]
     return scheduler_cfg, daemon_cfg
 
 
@@ -233,9 +239,14 @@ class Daemon:
             self._ready = False
             self.phase = "stopping:listeners"
             server.stop_listening()
+            # Every request already read is answered: first while the pipeline still
+            # runs; what is left then (waiting on an actor) fails Unavailable once it stops.
+            self.phase = "stopping:requests"
+            await server.drain(self.cfg.shutdown_grace_period_seconds)
             self.phase = "stopping:pipeline"
             await pipeline.stop()
             self.phase = "stopping:connections"
+            await server.drain(DRAIN_AFTER_STOP_SECONDS)
             await server.close()
             if http_runner is not None:
                 await http_runner.cleanup()
@@ -267,7 +278,30 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
                       "failuresReused": s.failures_reused},
         "waitingPods": len(await pipeline.list_waiting()),
         "profiles": sorted(pipeline.frameworks),
+        "gangProfiles": gang_profiles(pipeline.frameworks),
     }
+
+
+def gang_profiles(frameworks: Mapping[str, Any]) -> list[str]:
+    """The profiles that place a PodGroup's pods all or nothing (Coscheduling at Permit)."""
+    return sorted(name for name, fwk in frameworks.items()
+                  if any(getattr(pl, "name", "") == "Coscheduling" for pl in fwk.permit_plugins))
+
+
+# KubeSchedulerConfiguration fields ksched reads but does not use, and why.
+IGNORED_SCHEDULER_FIELDS = {
+    "clientConnection": "ksched talks to no API server; clients connect to it (serve --listen)",
+    "leaderElection": "ksched elects a leader only on etcd, configured in the ksched.io/v1alpha1 "
+                      "DaemonConfiguration document's leaderElection",
+    "debuggingConfiguration": "ksched serves no profiling or contention endpoints",
+    "delayCacheUntilActive": "ksched builds its cache when it starts scheduling",
+    "parallelism": "plugins run on one asyncio loop, one node after another",
+}
+
+
+def ignored_scheduler_fields(raw: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(field, why) for each field of the file's KubeSchedulerConfiguration ksched ignores."""
+    return [(key, why) for key, why in IGNORED_SCHEDULER_FIELDS.items() if raw and key in raw]
 
 
 def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:

@@ -114,6 +114,7 @@ class HaDaemon(Daemon):
             finally:
                 self._ready = False
                 server.stop_listening()
+                await server.drain(self.cfg.shutdown_grace_period_seconds)  # answer what was read
                 front.inbox.close(drain=True)
                 await store_task
                 await front.close()

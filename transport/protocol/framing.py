@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generator
 
 import msgpack
 
@@ -51,6 +51,74 @@ def decode_body(body: bytes) -> dict[str, Any] | BadFrame:
     return obj
 
 
+STEPPED_LEVELS = 3  # a frame's map, its lists of objects, each object's top-level fields
+
+
+def decode_body_steps(body: bytes) -> Generator[None, None, dict[str, Any] | BadFrame]:
+    """decode_body, as steps a caller may pause between (a generator that yields
+    after each part it decoded and returns the frame): the frame's map, its lists
+    and maps and theirs down to STEPPED_LEVELS are read a header at a time, what
+    is below them in one call each. The result equals decode_body's."""
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(body), 1))
+    unpacker.feed(body)
+    try:
+        obj = yield from _stepped_value(unpacker, body, STEPPED_LEVELS)
+        if unpacker.tell() != len(body):
+            raise msgpack.ExtraData(obj, b"")
+    except Exception as exc:  # msgpack raises several unrelated types for bad input
+        return BadFrame(f"frame body is not valid msgpack: {type(exc).__name__}")
+    if not isinstance(obj, dict):
+        return BadFrame(f"frame body must be a msgpack map, got {type(obj).__name__}")
+    return obj
+
+
+def _stepped_value(unpacker: msgpack.Unpacker, body: bytes, levels: int) -> Generator[None, None, Any]:
+    at = unpacker.tell()
+    first = body[at] if at < len(body) else -1
+    if levels and (0x80 <= first <= 0x8F or first in (0xDE, 0xDF)):
+        out: dict[Any, Any] = {}
+        for _ in range(unpacker.read_map_header()):
+            key = unpacker.unpack()
+            out[key] = yield from _stepped_value(unpacker, body, levels - 1)
+            yield
+        return out
+    if levels and (0x90 <= first <= 0x9F or first in (0xDC, 0xDD)):
+        items: list[Any] = []
+        for _ in range(unpacker.read_array_header()):
+            items.append((yield from _stepped_value(unpacker, body, levels - 1)))
+            yield
+        return items
+    return unpacker.unpack()
+
+
+def encode_reply_steps(rid: int | None, result: dict[str, Any], limit: int = DEFAULT_MAX_FRAME
+                       ) -> Generator[None, None, bytes | None]:
+    """encode_frame(ok reply) for a result with a long `items` list, as steps a
+    caller may pause between (one per item); None when the frame would be above
+    `limit` (found as soon as it passes it)."""
+    packer = msgpack.Packer(use_bin_type=True)
+    parts = [packer.pack_map_header(3), packer.pack("id"), packer.pack(rid), packer.pack("ok"), packer.pack(True),
+             packer.pack("result"), packer.pack_map_header(len(result))]
+    size = sum(map(len, parts))
+    for key, value in result.items():
+        parts.append(packer.pack(key))
+        if key == "items" and isinstance(value, list):
+            parts.append(packer.pack_array_header(len(value)))
+            for item in value:
+                parts.append(packer.pack(item))
+                size += len(parts[-1])
+                if size > limit:
+                    return None
+                yield
+        else:
+            parts.append(packer.pack(value))
+        size += len(parts[-2]) + len(parts[-1])
+        if size > limit:
+            return None
+    body = b"".join(parts)
+    return HEADER.pack(len(body)) + body
+
+
 class FrameDecoder:
     """Incremental decoder. After FrameTooLarge the decoder is poisoned: the caller
     must close the connection (the rest of the stream has no frame boundaries)."""
@@ -80,6 +148,11 @@ class FrameDecoder:
         """The next complete frame, or None until more bytes come. The limit is
         read at each header, so a caller may change it between frames (the server
         allows a few KB before hello and its full limit after)."""
+        body = self.next_body()
+        return None if body is None else decode_body(body)
+
+    def next_body(self) -> bytes | None:
+        """The next complete frame's body, undecoded (see decode_body, decode_body_steps)."""
         if self._failed is not None:
             raise self._failed
         if self._need is None:
@@ -97,7 +170,7 @@ class FrameDecoder:
         body = bytes(self._buf[: self._need])
         del self._buf[: self._need]
         self._need = None
-        return decode_body(body)
+        return body
 
     @property
     def buffered(self) -> int:

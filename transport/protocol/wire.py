@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 
 class Reason(StrEnum):
@@ -174,28 +174,55 @@ def check_json_value(value: Any, path: str, depth: int = 0) -> None:
     """Objects are Kubernetes JSON: maps with string keys, lists, strings, numbers,
     booleans and null. msgpack can carry more (bytes, integer keys); refuse it here,
     naming the place, rather than fail later in the store."""
-    if depth > MAX_DEPTH:
-        raise invalid(path, f"nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise invalid(path, f"map keys must be strings, got {type(k).__name__} {k!r}")
-            check_json_value(v, f"{path}.{k}", depth + 1)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            check_json_value(v, f"{path}[{i}]", depth + 1)
-    elif value is not None and not isinstance(value, (str, int, float)):  # bool is an int
-        raise invalid(path, f"must be JSON (string, number, boolean, null, list or map), got {type(value).__name__}")
+    for _ in json_value_steps(value, path, depth):
+        pass
 
+
+JSON_STEP = 2048  # values checked between two steps of json_value_steps
+
+
+def json_value_steps(value: Any, path: str, depth: int = 0) -> Iterator[None]:
+    """check_json_value as steps a caller may pause between (it yields after every
+    JSON_STEP values): depth first, in document order, so the first error is the
+    same; a value's path is spelt only when it is refused."""
+    # (key or None, value, depth, parent path node); a path node is (parent node, segment)
+    stack: list[tuple[Any, Any, int, Any]] = [(None, value, depth, (None, path))]
+    seen = 0
+    while stack:
+        key, v, d, where = stack.pop()
+        if key is not None:
+            if not isinstance(key, str):
+                raise invalid(_spelt(where[0]), f"map keys must be strings, got {type(key).__name__} {key!r}")
+        if d > MAX_DEPTH:
+            raise invalid(_spelt(where), f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(v, Mapping):
+            stack.extend((k, item, d + 1, (where, k)) for k, item in reversed(v.items()))
+        elif isinstance(v, list):
+            stack.extend((None, item, d + 1, (where, i)) for i, item in reversed(list(enumerate(v))))
+        elif v is not None and not isinstance(v, (str, int, float)):  # bool is an int
+            raise invalid(_spelt(where), f"must be JSON (string, number, boolean, null, list or map), got {type(v).__name__}")
+        seen += 1
+        if seen % JSON_STEP == 0:
+            yield
+
+
+def _spelt(node: Any) -> str:
+    """A path node's path: `objects[3].metadata.labels`."""
+    parts: list[str] = []
+    while node is not None:
+        node, seg = node
+        parts.append(f"[{seg}]" if isinstance(seg, int) else (seg if node is None else f".{seg}"))
+    return "".join(reversed(parts))
 
 
 class _Fields:
     """Typed access to one request map; errors name the field."""
 
-    __slots__ = ("frame",)
+    __slots__ = ("frame", "checked")
 
-    def __init__(self, frame: Mapping[str, Any]) -> None:
+    def __init__(self, frame: Mapping[str, Any], checked: bool = False) -> None:
         self.frame = frame
+        self.checked = checked  # the objects' JSON checks were made (request_steps)
 
     def str(self, name: str, *, required: bool = False) -> str:
         v = self.frame.get(name)
@@ -230,7 +257,8 @@ class _Fields:
             raise invalid(name, "is required")
         if not isinstance(v, Mapping):
             raise invalid(name, f"must be a map, got {type(v).__name__}")
-        check_json_value(v, name)
+        if not self.checked:
+            check_json_value(v, name)
         return dict(v)
 
     def maps(self, name: str) -> tuple[dict[str, Any], ...]:
@@ -242,7 +270,8 @@ class _Fields:
         for i, item in enumerate(v):
             if not isinstance(item, Mapping):
                 raise invalid(f"{name}[{i}]", f"must be a map, got {type(item).__name__}")
-            check_json_value(item, f"{name}[{i}]")
+            if not self.checked:
+                check_json_value(item, f"{name}[{i}]")
         return tuple(dict(item) for item in v)
 
     def field_validation(self) -> str | None:
@@ -291,9 +320,45 @@ def request_id(frame: Mapping[str, Any]) -> int | None:
     return rid if isinstance(rid, int) and not isinstance(rid, bool) else None
 
 
-def decode_request(frame: Mapping[str, Any]) -> Request:
+def decode_request(frame: Mapping[str, Any], *, checked: bool = False) -> Request:
     """The typed request for one decoded frame. Raises ApiError(Invalid) naming
-    the field; its request_id is the frame's id when that was an integer."""
+    the field; its request_id is the frame's id when that was an integer.
+    `checked`: request_steps has made the objects' JSON checks already."""
+    rid, parser = _parser(frame)
+    try:
+        return parser(rid, _Fields(frame, checked))
+    except ApiError as err:
+        err.request_id = rid
+        raise
+
+
+def request_steps(frame: Mapping[str, Any]) -> Iterator[None]:
+    """decode_request's costly part, the JSON checks of the objects a request
+    carries, as steps a caller may pause between; then decode_request(frame,
+    checked=True). Raises what decode_request would for the same frame, save
+    that an object's error may come before one about a later plain field."""
+    rid, _ = _parser(frame)
+    try:
+        name = _OBJECT_FIELDS.get(frame["op"])
+        if name is not None:
+            v = frame.get(name)
+            if isinstance(v, list):
+                for i, item in enumerate(v):
+                    if not isinstance(item, Mapping):
+                        return  # decode_request names it
+                    yield from json_value_steps(item, f"{name}[{i}]")
+                    yield
+            elif isinstance(v, Mapping):
+                yield from json_value_steps(v, name)
+    except ApiError as err:
+        err.request_id = rid
+        raise
+
+
+_OBJECT_FIELDS = {"apply": "objects", "create": "object", "explain": "pod"}  # what request_steps checks
+
+
+def _parser(frame: Mapping[str, Any]) -> tuple[int, Callable[[int, _Fields], Request]]:
     rid = request_id(frame)
     if rid is None:
         raise ApiError(Reason.INVALID, f"id: must be an integer, got {type(frame.get('id')).__name__}")
@@ -301,11 +366,7 @@ def decode_request(frame: Mapping[str, Any]) -> Request:
     parser = PARSERS.get(op) if isinstance(op, str) else None
     if parser is None:
         raise ApiError(Reason.INVALID, f"op: unknown op {op!r}; expected one of {', '.join(PARSERS)}", rid)
-    try:
-        return parser(rid, _Fields(frame))
-    except ApiError as err:
-        err.request_id = rid
-        raise
+    return rid, parser
 
 
 # --- replies ------------------------------------------------------------------------------

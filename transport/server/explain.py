@@ -3,7 +3,8 @@
 The wire side only: check the pod and its profile, naming the field, then ask the
 Scheduler actor (actors.scheduler.Explain). The actor answers between two cycles,
 on its own cache and snapshot, with framework.algorithm.explain's report. Nothing
-is assumed, reserved or written.
+is assumed, reserved or written. A bound pod is explained as if it were not bound
+yet: without spec.nodeName, and not counted on its node.
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from transport.protocol.wire import ApiError, Reason
 async def explain_on_live_snapshot(pipeline: Any, raw: dict[str, Any]) -> dict[str, Any]:
     if raw.get("kind", "Pod") != "Pod":
         raise ApiError(Reason.INVALID, f"pod.kind: must be Pod, got {raw.get('kind')!r}")
+    spec = raw.get("spec")
+    if isinstance(spec, dict) and spec.get("nodeName"):  # explained as if it were not bound yet
+        raw = {**raw, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
     manifest, errors = admitted({**raw, "kind": "Pod"}, strict=False)  # the types the scheduler relies on
     try:
         if errors:

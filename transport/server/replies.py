@@ -1,5 +1,6 @@
-"""What a write's reply holds on the msgpack wire: an apply's objects in full or in
-compact form when they would not fit in a frame, and a write's warnings. An apply's
+"""What a write's reply holds on the msgpack wire: an apply's compact form when its
+objects would not fit in a frame (ops.py sends them in full when they do), and a
+write's warnings. An apply's
 reply never contradicts its commit: when the whole reply (every stored object) would
 be above the frame limit, it is compact: actions, names and counts."""
 from __future__ import annotations
@@ -16,14 +17,11 @@ def with_warnings(result: dict[str, Any], warnings: list[str]) -> dict[str, Any]
     return result
 
 
-def apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
-    """An apply's reply: every stored object when that fits in a frame, else the
+def compact_apply_result(items: list[dict[str, Any]], actions: list[str], limit: int) -> dict[str, Any]:
+    """An apply's reply when every stored object would not fit in a frame: the
     compact form (actions, "namespace/name" per object, counts), and at worst the
     counts alone. Never an error: the objects are committed."""
-    full = {"items": items, "actions": actions}
     margin = 1024  # the reply's envelope
-    if len(msgpack.packb(full, use_bin_type=True)) + margin <= limit:
-        return full
     counts: dict[str, int] = {}
     for a in actions:
         counts[a] = counts.get(a, 0) + 1

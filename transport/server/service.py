@@ -12,6 +12,9 @@ from transport.protocol.wire import ApiError, Reason
 
 # sink(event_type, kind, object, resourceVersion): called on the event loop, must not block.
 EventSink = Callable[[str, str, dict[str, Any], int], None]
+# As EventSink, with the store's parsed object (framework.api.objects.KubeObject) instead
+# of a copy of its manifest. Stored objects are never changed in place: read, never modify.
+ObjectSink = Callable[[str, str, Any, int], None]
 
 
 class Service(Protocol):
@@ -35,9 +38,12 @@ class Service(Protocol):
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
     async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
-                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+                   limit: int = 0, continue_token: str = "", max_bytes: int = 0
+                   ) -> tuple[list[dict[str, Any]], int, str]:
         """One page of committed objects in key order: (items, resourceVersion,
-        continue token or ""). A token older than the kept history raises
+        continue token or ""), of at most `limit` objects (0: any number) and, with
+        `max_bytes`, ending before their msgpack encodings pass it (one object at
+        least), whatever `limit` says. A token older than the kept history raises
         ApiError(Expired)."""
         ...
 
@@ -49,6 +55,11 @@ class Service(Protocol):
         """Register sink; events after from_rv (0: current objects as ADDED) are
         replayed first. Returns (watch id, resourceVersion now). A from_rv older
         than the kept history raises ApiError(Expired)."""
+        ...
+
+    async def watch_objects(self, kinds: tuple[str, ...], from_rv: int, sink: ObjectSink) -> tuple[int, int]:
+        """As watch, handing over the parsed objects (the page reads requests from
+        them rather than parsing each manifest again)."""
         ...
 
     def unwatch(self, watch_id: int) -> None:
@@ -111,8 +122,8 @@ class StoreService:
 
     async def apply(self, objects: list[dict[str, Any]], field_validation: str | None = None,
                     warnings: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-        for i, obj in enumerate(objects):
-            _check(obj, i)
+        # The store validates each object (its errors name it: objects[3] (Pod default/web-3)),
+        # a slice at a time between turns of the event loop; nothing is validated twice.
         return await call_store(lambda: self.client.apply_with_actions(
             objects, field_validation=field_validation, warnings=warnings))
 
@@ -139,10 +150,12 @@ class StoreService:
         return await call_store(lambda: _now(lambda: self.store.read(_kind(kind), namespace, name).raw))
 
     async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
-                   limit: int = 0, continue_token: str = "") -> tuple[list[dict[str, Any]], int, str]:
+                   limit: int = 0, continue_token: str = "", max_bytes: int = 0
+                   ) -> tuple[list[dict[str, Any]], int, str]:
         def read() -> tuple[list[dict[str, Any]], int, str]:
             objs, rv, token = self.store.read_list(_kind(kind), namespace, label_selector or None,
-                                                   field_selector or None, limit=limit, continue_token=continue_token)
+                                                   field_selector or None, limit=limit, continue_token=continue_token,
+                                                   max_bytes=max_bytes)
             return [o.raw for o in objs], rv, token
 
         return await call_store(lambda: _now(read))
@@ -157,8 +170,11 @@ class StoreService:
                 for r in records]
 
     async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:
+        return await self.watch_objects(kinds, from_rv, lambda t, kind, obj, rv: sink(t, kind, dict(obj.raw), rv))
+
+    async def watch_objects(self, kinds: tuple[str, ...], from_rv: int, sink: ObjectSink) -> tuple[int, int]:
         def on_event(ev: Any) -> None:
-            sink(ev.type, ev.kind, dict(ev.obj.raw), ev.resource_version)
+            sink(ev.type, ev.kind, ev.obj, ev.resource_version)
 
         wanted = frozenset(_kind(k) for k in kinds) if kinds else None
         return await call_store(lambda: self.client.watch(on_event, wanted, from_rv))
@@ -193,24 +209,6 @@ class StoreService:
 
 async def _now(read: Callable[[], Any]) -> Any:
     return read()
-
-
-def _check(raw: dict[str, Any], index: int) -> None:
-    """Validate one object of a batch early, so the error says which one it was:
-    `objects[3] (Pod default/web-3): spec.containers[0].resources.requests[cpu]: ...`
-    (the schema's types and ranges here; the store adds the name rules)."""
-    from actors.store.actor import describe
-    from framework.api.errors import ValidationError
-    from framework.api.objects import parse_object
-    from framework.api.schema import admitted
-
-    manifest, errors = admitted(raw, strict=False)
-    try:
-        if errors:
-            raise errors[0]
-        parse_object(manifest)
-    except ValidationError as err:
-        raise ApiError(Reason.INVALID, f"{describe(raw, index)}: {err}") from None
 
 
 def _kind(kind: str) -> str:

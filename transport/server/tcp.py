@@ -19,9 +19,13 @@ Nothing a client sends can stop the daemon or change state except a valid reques
 
 Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
 `on_reject(limit)` (the daemon's /metrics):
-- connections in all, and unauthenticated ones: a new connection above either
-  is answered TooManyRequests and closed;
-- an authenticated connection with nothing in flight and no watch is closed after
+- strangers (connections before a hello with the token; without a token, before
+  their first valid request) have `max_unauthenticated` places of their own and
+  `handshake_timeout` seconds: a new one above the cap closes the oldest, so
+  sockets that never speak cannot keep a client out; clients have
+  `max_connections` places: above it, the request that would make a stranger a
+  client is answered TooManyRequests and the connection closes;
+- a client connection with nothing in flight and no watch is closed after
   `idle_timeout` seconds of silence (0: never);
 - requests in flight per connection: at the limit the connection is not read from
   until one finishes (backpressure, as HTTP/2's concurrent streams);
@@ -30,9 +34,16 @@ Limits (ServerLimits; DaemonConfiguration `limits`), each counted by
 Requests on one connection run concurrently (replies carry the request id); one
 writer task sends frames in order. A connection with `max_queued_frames` frames its
 client has not read is not read from until that clears. Watch events go through
-the same writer; a watcher that falls more than `max_queued_frames` behind has its
-watch ended with Unavailable, and resumes from the last resourceVersion it saw
-(or lists again, if that has been compacted). A write's reply: replies.py.
+the same writer, encoded as they are queued; a watch whose client falls more than
+`max_queued_frames` frames or `max_watch_backlog_bytes` bytes of its events behind
+is ended with Unavailable (its queued events are dropped), and resumes from the
+last resourceVersion it saw (or lists again, if that has been compacted).
+A big frame (PACED_BYTES) is decoded and checked, its objects stored and a long
+reply encoded, in slices between which the event loop serves everyone else.
+List pages end before the frame limit whatever the objects' sizes.
+
+An apply's reply never contradicts its commit: when the whole reply (every stored
+object) would be above the frame limit, it is compact: actions, names and counts.
 """
 from __future__ import annotations
 
@@ -41,61 +52,30 @@ import dataclasses
 import hmac
 import logging
 import ssl
-import time
 from typing import Any, Awaitable, Callable
 
+from actors.pacing import Pacer
 from transport.protocol import wire
-from transport.protocol.framing import DEFAULT_MAX_FRAME, BadFrame, FrameDecoder, FrameTooLarge, encode_frame
+from transport.protocol.framing import (
+    BadFrame, FrameDecoder, FrameTooLarge, decode_body, decode_body_steps, encode_frame,
+)
 from transport.server.auth_throttle import AuthThrottle
-from transport.server.replies import apply_result, with_warnings
-from transport.server.service import Service
 from transport.protocol.wire import ApiError, Reason
+from transport.server.limits import AuthLog, ServerLimits
+from transport.server.ops import NO_REPLY, Ops
+from transport.server.outbox import CLOSE, Outbox
+from transport.server.service import Service
 
 log = logging.getLogger("ksched.server")
 
 READ_CHUNK = 256 * 1024
 STREAM_LIMIT = 64 * 1024  # bytes the socket's reader buffers before it stops reading
-_CLOSE = object()
-_PENDING_WATCH = -1  # a watch's store id before the store has registered it
+PACED_BYTES = 64 * 1024  # a frame body this big is decoded and checked in slices
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class ServerLimits:
-    """What one daemon lets its clients make it hold. Defaults follow kube-apiserver
-    where it has one: HTTP/2 allows 1000 streams per connection there, its TLS
-    handshake times out after 10 s."""
-
-    max_frame_bytes: int = DEFAULT_MAX_FRAME  # any frame after hello
-    max_hello_bytes: int = 4096  # the first frame when a token is configured
-    max_connections: int = 1000
-    max_unauthenticated: int = 100  # connections that have not yet said hello with the token
-    handshake_timeout: float = 10.0  # seconds to connect (TLS included) and say hello
-    idle_timeout: float = 3600.0  # seconds an idle authenticated connection stays open (0: forever)
-    max_in_flight: int = 1000  # requests of one connection handled at once
-    max_watches: int = 100  # open watches on one connection
-    max_queued_frames: int = 10_000  # frames waiting for a slow reader
-    auth_failure_delay: float = 1.0  # seconds before a wrong token is answered
 
 
-class _AuthLog:
-    """Failed hellos, logged at most once a second with how many there were."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-        self._unlogged = 0
-        self._last = 0.0
-
-    def failed(self, peer: object) -> None:
-        self.failures += 1
-        self._unlogged += 1
-        now = time.monotonic()
-        if now - self._last >= 1.0:
-            log.warning("authentication failed from %s (%d failed hellos since the last report)", peer, self._unlogged)
-            self._last, self._unlogged = now, 0
-_NO_REPLY = object()  # a handler that sent its own reply (watch: the reply precedes its events)
-
-
-class Connection:
+class Connection(Ops):
     def __init__(self, server: "Server", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.server = server
         self.service = server.service
@@ -103,14 +83,16 @@ class Connection:
         self.writer = writer
         self.peer = writer.get_extra_info("peername")
         self.limits = server.limits
-        self.authenticated = server.token is None
+        # A stranger until a hello with the token (without a token: its first valid request)
+        self.authenticated = False
         self._refused: wire.Hello | None = None  # a hello with a wrong token, answered late
-        if not self.authenticated:
-            server.unauthenticated += 1
-        self.out: asyncio.Queue[Any] = asyncio.Queue()
+        self.out = Outbox()
         self.watches: dict[int, int] = {}  # watch request id -> store watch id
         self._tasks: set[asyncio.Task[None]] = set()
         self._progress = asyncio.Event()  # a request finished or a frame went out
+        self._quiet_since = asyncio.get_running_loop().time()  # the last frame read or request answered
+        self._stopping = False  # the daemon is stopping: read what is buffered, then end
+        self._read_timeout: asyncio.Timeout | None = None  # the current read's deadline
         self._handlers: dict[type, Callable[[Any], Awaitable[Any]]] = {
             wire.Hello: self.on_hello,
             wire.Apply: self.on_apply,
@@ -136,14 +118,12 @@ class Connection:
                         # the client finished sending: answer what it asked before closing
                         await asyncio.wait(set(self._tasks))
                 finally:
-                    self.out.put_nowait(_CLOSE)
+                    self.out.put(CLOSE)
                     await writer_task
                     for t in list(self._tasks):
                         t.cancel()
         finally:
-            if not self.authenticated:
-                self.server.unauthenticated -= 1
-                self.authenticated = True  # counted once
+            self.server.forget(self)
             self._drop_watches()
             self.writer.close()
             try:
@@ -155,7 +135,7 @@ class Connection:
         """Read and dispatch frames; True at the client's end of stream, False when
         the connection must close now (TooLarge, Unauthorized, a timeout, a broken socket)."""
         limits = self.limits
-        decoder = FrameDecoder(limits.max_frame_bytes if self.authenticated else limits.max_hello_bytes)
+        decoder = FrameDecoder(self._frame_limit())
         loop = asyncio.get_running_loop()
         hello_deadline = loop.time() + limits.handshake_timeout
         while True:
@@ -165,63 +145,136 @@ class Connection:
                 self.server.reject("in_flight" if len(self._tasks) >= limits.max_in_flight else "queued_frames")
                 self._progress.clear()
                 await self._progress.wait()
-            if not self.authenticated:
-                deadline: float | None = hello_deadline
-            elif limits.idle_timeout and not self._tasks and not self.watches:
-                deadline = loop.time() + limits.idle_timeout
+            if self._stopping:
+                self._pause_reading()  # the reader may have resumed it while draining its buffer
+                deadline: float | None = loop.time()  # what is buffered is still read, then the end
+            elif not self.authenticated:
+                deadline = hello_deadline
+            elif limits.idle_timeout:
+                # from the last frame or the last reply, whichever came later; a busy
+                # connection is looked at again then (its last request may end meanwhile)
+                busy = self._tasks or self.watches
+                deadline = (loop.time() if busy else self._quiet_since) + limits.idle_timeout
             else:
                 deadline = None
             try:
-                async with asyncio.timeout_at(deadline):
+                async with asyncio.timeout_at(deadline) as self._read_timeout:
                     data = await self.reader.read(READ_CHUNK)
             except TimeoutError:
+                if self._stopping:
+                    return True
                 if not self.authenticated:
                     self.server.reject("handshake_timeout")
-                    log.info("closing %s: no hello within %gs", self.peer, limits.handshake_timeout)
+                    log.info("closing %s: no %s within %gs", self.peer,
+                             "hello" if self.server.token is not None else "request", limits.handshake_timeout)
                     return False
-                if self._tasks or self.watches:
-                    continue  # became busy while we waited
+                if self._tasks or self.watches or loop.time() < self._quiet_since + limits.idle_timeout:
+                    continue  # busy, or a request ended while we waited
                 self.server.reject("idle_timeout")
                 return False
             except (ConnectionError, OSError):
                 return False
             if not data:
                 return True
+            self._quiet_since = loop.time()
             try:
                 decoder.push(data)
-                while (frame := decoder.next_frame()) is not None:
-                    if not self._accept(frame, tg):
+                while (body := decoder.next_body()) is not None:
+                    frame, checked = await self._decode(body)
+                    if not self._accept(frame, tg, checked):
                         if self._refused is not None:
                             await self._refuse(self._refused)
                         return False
-                    decoder.limit = limits.max_frame_bytes if self.authenticated else limits.max_hello_bytes
+                    decoder.limit = self._frame_limit()
             except FrameTooLarge as err:
-                self.server.reject("frame_size" if self.authenticated else "hello_size")
+                stranger = not self.authenticated and self.server.token is not None
+                self.server.reject("hello_size" if stranger else "frame_size")
                 log.info("closing %s: %s", self.peer, err)
-                if self.authenticated:
+                if not stranger:
                     self.send(wire.error_reply(None, ApiError(Reason.TOO_LARGE, str(err))))
                 return False
 
-    def _accept(self, frame: dict[str, Any] | BadFrame, tg: asyncio.TaskGroup) -> bool:
+    async def _decode(self, body: bytes) -> tuple[dict[str, Any] | BadFrame | ApiError, bool]:
+        """A frame body decoded: the frame, or why it is not a request; and whether
+        its objects' JSON checks are made. After hello a big one is decoded and
+        checked in slices between which the event loop runs (the other clients,
+        the scheduler): one big request does not stop everyone else."""
+        if len(body) < PACED_BYTES or self._frame_limit() < len(body):
+            return decode_body(body), False
+        pacer = Pacer()
+        frame = await pacer.drive(decode_body_steps(body))
+        if isinstance(frame, BadFrame):
+            return frame, False
+        try:
+            await pacer.drive(wire.request_steps(frame))
+        except ApiError as err:
+            return err, False
+        return frame, True
+
+    def _accept(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup, checked: bool = False) -> bool:
         """Start handling one frame; False means close the connection."""
-        if not self.authenticated:
+        if not self.authenticated and self.server.token is not None:
             return self._accept_hello(frame, tg)
         if isinstance(frame, BadFrame):
             self.send(wire.error_reply(None, ApiError(Reason.INVALID, frame.message)))
             return True
         try:
-            req = wire.decode_request(frame)
+            if isinstance(frame, ApiError):
+                raise frame
+            req = wire.decode_request(frame, checked=checked)
         except ApiError as err:
             self.send(wire.error_reply(err.request_id, err))
             return True
+        if not self.authenticated and not self._become_client(req):  # without a token: its first valid request
+            return False
         self._start(req, tg)
         return True
 
-    def _accept_hello(self, frame: dict[str, Any] | BadFrame, tg: asyncio.TaskGroup) -> bool:
+    def _frame_limit(self) -> int:
+        """Before the token only a small hello is read; otherwise the frame limit."""
+        stranger = not self.authenticated and self.server.token is not None
+        return self.limits.max_hello_bytes if stranger else self.limits.max_frame_bytes
+
+    def _become_client(self, req: wire.Request) -> bool:
+        """A stranger proved itself: it takes one of the clients' places, or, when
+        they are all taken, its request is answered TooManyRequests (then it closes)."""
+        if not self.server.promote(self):
+            self.server.reject("connections")
+            self.send(wire.error_reply(req.id, ApiError(
+                Reason.TOO_MANY_REQUESTS, f"too many connections (connections: limit {self.limits.max_connections}); "
+                                          "try again later")))
+            return False
+        self.authenticated = True
+        return True
+
+    def evict(self) -> None:
+        """Close a stranger at once (a newer one needs its place)."""
+        self.writer.transport.abort()
+
+    def stop_reading(self) -> None:
+        """The daemon is stopping: read nothing more from the socket; the frames
+        already read are handled and answered, then the connection closes. Open
+        watches end with Unavailable (a client resumes on another daemon, or later)."""
+        for watch_req_id in list(self.watches):
+            self._end_watch(watch_req_id, ApiError(Reason.UNAVAILABLE, "the daemon is shutting down"))
+        self._stopping = True
+        self._pause_reading()
+        if self._read_timeout is not None:
+            try:  # a read waiting ends now; a read loop between reads sees the flag
+                self._read_timeout.reschedule(asyncio.get_running_loop().time())
+            except RuntimeError:  # that read has ended already (its timeout is exited or expiring)
+                pass
+
+    def _pause_reading(self) -> None:
+        transport = self.writer.transport
+        if not transport.is_closing():
+            transport.pause_reading()
+
+    def _accept_hello(self, frame: dict[str, Any] | BadFrame | ApiError, tg: asyncio.TaskGroup) -> bool:
         """Before the token: only a well-formed hello is read; anything else closes
         the connection without an answer (nothing is learnt from a stranger)."""
         try:
-            req = wire.decode_request(frame) if not isinstance(frame, BadFrame) else None
+            req = wire.decode_request(frame) if isinstance(frame, dict) else None
         except ApiError:
             req = None
         if not isinstance(req, wire.Hello):
@@ -237,7 +290,8 @@ class Connection:
         if not self._check_token(req):
             self._refused = req
             return False
-        self.server.unauthenticated -= 1
+        if not self._become_client(req):
+            return False
         self._start(req, tg)
         return True
 
@@ -256,21 +310,19 @@ class Connection:
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        self._quiet_since = asyncio.get_running_loop().time()
         self._progress.set()
 
     def _check_token(self, req: wire.Hello) -> bool:
         want = self.server.token
         if want is None:
             return True
-        if req.token is None or not hmac.compare_digest(req.token.encode(), want.encode()):
-            return False
-        self.authenticated = True
-        return True
+        return req.token is not None and hmac.compare_digest(req.token.encode(), want.encode())
 
     async def _handle(self, req: wire.Request) -> None:
         try:
             result = await self._handlers[type(req)](req)
-            if result is _NO_REPLY:
+            if result is NO_REPLY:
                 return
         except ApiError as err:
             self.send(wire.error_reply(req.id, err))
@@ -282,16 +334,17 @@ class Connection:
         else:
             self.send(wire.ok_reply(req.id, result))
 
-    def send(self, msg: dict[str, Any]) -> None:
-        self.out.put_nowait(msg)
+    def send(self, msg: dict[str, Any] | bytes) -> None:
+        """Queue a reply (a map, or a frame encoded already)."""
+        self.out.put(msg)
 
     async def _write_loop(self) -> None:
         while True:
             msg = await self.out.get()
-            if msg is _CLOSE:
+            if msg is CLOSE:
                 return
             try:
-                data = encode_frame(msg, self.limits.max_frame_bytes)
+                data = msg if isinstance(msg, bytes) else encode_frame(msg, self.limits.max_frame_bytes)
             except FrameTooLarge as err:
                 data = encode_frame(wire.error_reply(msg.get("id"), ApiError(Reason.TOO_LARGE, f"reply: {err}")))
             try:
@@ -300,104 +353,6 @@ class Connection:
             except (ConnectionError, OSError):
                 return
             self._progress.set()
-
-    # --- handlers (one per op) -------------------------------------------------------------
-
-    async def on_hello(self, req: wire.Hello) -> dict[str, Any]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            v = version("ksched")
-        except PackageNotFoundError:
-            v = "dev"
-        stats = await self.service.stats()
-        return {"server": "ksched", "version": v, "resourceVersion": stats.get("resourceVersion", 0)}
-
-    async def on_apply(self, req: wire.Apply) -> dict[str, Any]:
-        warnings: list[str] = []
-        items, actions = await self.service.apply(list(req.objects), req.field_validation, warnings)
-        return with_warnings(apply_result(items, actions, self.limits.max_frame_bytes), warnings)
-
-    async def on_create(self, req: wire.Create) -> dict[str, Any]:
-        warnings: list[str] = []
-        return with_warnings({"object": await self.service.create(req.object, req.field_validation, warnings)},
-                              warnings)
-
-    async def on_delete(self, req: wire.Delete) -> dict[str, Any]:
-        return {"object": await self.service.delete(req.kind, req.namespace, req.name)}
-
-    async def on_get(self, req: wire.Get) -> dict[str, Any]:
-        return {"object": await self.service.get(req.kind, req.namespace, req.name)}
-
-    async def on_events(self, req: wire.Events) -> dict[str, Any]:
-        return {"items": await self.service.events(req.kind, req.namespace, req.name)}
-
-    async def on_list(self, req: wire.List) -> dict[str, Any]:
-        items, rv, token = await self.service.list(req.kind, req.namespace, req.label_selector, req.field_selector,
-                                                   req.limit, req.continue_token)
-        return {"items": items, "resourceVersion": rv, "continue": token}
-
-    async def on_watch(self, req: wire.Watch) -> object:
-        if req.id in self.watches:
-            raise ApiError(Reason.ALREADY_EXISTS, f"id: watch {req.id} is already open on this connection")
-        if len(self.watches) >= self.limits.max_watches:
-            self.server.reject("watches")
-            raise ApiError(Reason.TOO_MANY_REQUESTS,
-                           f"watch: {len(self.watches)} watches are open on this connection (limit {self.limits.max_watches})")
-        ns = req.namespace
-        # The reply must go out before the first event: hold events until it is queued.
-        held: list[dict[str, Any]] | None = []
-
-        def sink(event_type: str, kind: str, obj: dict[str, Any], rv: int) -> None:
-            if ns and (obj.get("metadata") or {}).get("namespace", "default") != ns:
-                return
-            frame = wire.event_frame(req.id, event_type, obj, rv)
-            if held is not None:
-                held.append(frame)
-            elif self.out.qsize() > self.limits.max_queued_frames:
-                self._end_watch(req.id, ApiError(Reason.UNAVAILABLE, "watch fell behind; resume from the last resourceVersion"))
-            elif req.id in self.watches:
-                self.send(frame)
-
-        self.watches[req.id] = _PENDING_WATCH  # holds its slot against the limit while it starts
-        try:
-            wid, rv = await self.service.watch(req.kinds, req.resource_version, sink)
-        except BaseException:
-            self.watches.pop(req.id, None)
-            raise
-        self.watches[req.id] = wid
-        self.send(wire.ok_reply(req.id, {"watch": req.id, "resourceVersion": rv}))
-        for frame in held:
-            self.send(frame)
-        held = None
-        return _NO_REPLY
-
-    def _end_watch(self, watch_req_id: int, err: ApiError) -> None:
-        wid = self.watches.pop(watch_req_id, None)
-        if wid is None:
-            return
-        self.send(wire.error_reply(watch_req_id, err))
-        self.service.unwatch(wid)
-
-    async def on_cancel(self, req: wire.Cancel) -> dict[str, Any]:
-        wid = self.watches.pop(req.watch, None)
-        if wid is None:
-            raise ApiError(Reason.NOT_FOUND, f"watch: no open watch {req.watch} on this connection")
-        self.service.unwatch(wid)
-        return {}
-
-    async def on_explain(self, req: wire.Explain) -> dict[str, Any]:
-        return await self.service.explain(req.pod)
-
-    async def on_stats(self, req: wire.Stats) -> dict[str, Any]:
-        stats = await self.service.stats()
-        return {**stats, "connections": len(self.server.connections)}
-
-    def _drop_watches(self) -> None:
-        watches, self.watches = self.watches, {}
-        for wid in watches.values():
-            self.service.unwatch(wid)
-
 
 class Server:
     """Listens, and runs one Connection per client until close(). Every connection
@@ -416,8 +371,9 @@ class Server:
         self.limits = limits
         self.ssl_context = ssl_context
         self.connections: set[Connection] = set()
-        self.unauthenticated = 0
-        self.auth_log = _AuthLog()
+        self._strangers: dict[Connection, None] = {}  # not yet clients, oldest first
+        self._clients: set[Connection] = set()
+        self.auth_log = AuthLog()
         self.rejections: dict[str, int] = {}
         self._on_reject = on_reject
         self._server: asyncio.Server | None = None
@@ -443,26 +399,35 @@ class Server:
         if self._group is None:
             writer.close()
             return
-        full = self._full()
-        if full:
-            self.reject(full)
-            writer.write(encode_frame(wire.error_reply(None, ApiError(
-                Reason.TOO_MANY_REQUESTS, f"too many connections ({full}); try again later"))))
-            writer.close()
-            return
         conn = Connection(self, reader, writer)
+        if len(self._strangers) >= self.limits.max_unauthenticated:
+            # Strangers have their own few places; the oldest has had longest to speak and
+            # leaves, so that sockets that never speak cannot keep a client from connecting.
+            oldest = next(iter(self._strangers))
+            del self._strangers[oldest]
+            self.reject("unauthenticated_evicted")
+            oldest.evict()
+        self._strangers[conn] = None
         self.connections.add(conn)  # counted now: a burst of accepts cannot pass the limit
         task = self._group.create_task(self._serve(conn))
         self._conn_tasks.add(task)
         task.add_done_callback(self._conn_tasks.discard)
 
-    def _full(self) -> str:
-        """Which connection limit a new connection would pass, or ""."""
-        if len(self.connections) >= self.limits.max_connections:
-            return f"connections: limit {self.limits.max_connections}"
-        if self.token is not None and self.unauthenticated >= self.limits.max_unauthenticated:
-            return f"unauthenticated connections: limit {self.limits.max_unauthenticated}"
-        return ""
+    @property
+    def unauthenticated(self) -> int:
+        return len(self._strangers)
+
+    def promote(self, conn: Connection) -> bool:
+        """Make a stranger a client, if a client's place is free."""
+        if len(self._clients) >= self.limits.max_connections:
+            return False
+        self._strangers.pop(conn, None)
+        self._clients.add(conn)
+        return True
+
+    def forget(self, conn: Connection) -> None:
+        self._strangers.pop(conn, None)
+        self._clients.discard(conn)
 
     def reject(self, limit: str) -> None:
         """Count one refusal by a limit (`limit` is its name, or a message starting with it)."""
@@ -485,6 +450,16 @@ class Server:
     def stop_listening(self) -> None:
         if self._server is not None:
             self._server.close()
+
+    async def drain(self, grace: float) -> None:
+        """Stop reading from every connection and wait, at most `grace` seconds, for
+        each to answer the requests it has read and close (SIGTERM: nothing read is
+        left without a reply)."""
+        for conn in list(self.connections):
+            conn.stop_reading()
+        tasks = set(self._conn_tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
 
     async def close(self) -> None:
         """Stop accepting, then end every connection."""

@@ -17,9 +17,12 @@ def pod_view(raw: Mapping[str, Any]) -> dict[str, Any]:
     containers, overhead): {"cpu": milli-CPU, "memory": bytes}; {"invalid": why}
     for a pod the scheduler cannot parse."""
     try:
-        pod = Pod(raw)
+        return _pod_fields(Pod(raw))
     except ValidationError as err:
         return {"invalid": str(err)}
+
+
+def _pod_fields(pod: Pod) -> dict[str, Any]:
     return {"cpu": pod.resource.milli_cpu, "memory": pod.resource.memory, "terminal": pod.is_terminal}
 
 
@@ -27,9 +30,12 @@ def node_view(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A node's allocatable (milli-CPU, bytes, pods), taints as `key=value:Effect`
     and whether it is cordoned."""
     try:
-        node = Node(raw)
+        return _node_fields(Node(raw))
     except ValidationError as err:
         return {"invalid": str(err)}
+
+
+def _node_fields(node: Node) -> dict[str, Any]:
     alloc = node.allocatable
     return {
         "cpu": alloc.milli_cpu,
@@ -38,6 +44,45 @@ def node_view(raw: Mapping[str, Any]) -> dict[str, Any]:
         "taints": [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.taints],
         "unschedulable": node.unschedulable,
     }
+
+
+def view_of_object(kind: str, obj: Any) -> dict[str, Any] | None:
+    """view_of for an object the store already parsed (no second parse)."""
+    if isinstance(obj, Pod):
+        return _pod_fields(obj)
+    if isinstance(obj, Node):
+        return _node_fields(obj)
+    return view_of(kind, obj.raw)  # PodGroups and Kueue's kinds: their views read the manifest
+
+
+_META = ("name", "namespace", "labels", "creationTimestamp", "deletionTimestamp")
+_POD_SPEC = ("nodeName", "priority", "schedulingGates")
+
+
+def _some(raw: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    if type(raw) is not dict:  # noqa: E721 - stored manifests are dicts; anything else is not shown
+        return {}
+    return {k: raw[k] for k in keys if k in raw}
+
+
+def page_object(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of an object the page shows; the rest (containers, images,
+    managed fields) stays on the server, so 50,000 pods are a few MB on the wire,
+    not tens. What the page needs beyond these comes in `view` (view_of)."""
+    out: dict[str, Any] = {"metadata": _some(raw.get("metadata"), _META)}
+    if kind == "Pod":
+        spec = out["spec"] = _some(raw.get("spec"), _POD_SPEC)
+        status = raw.get("status")
+        if type(status) is not dict:  # noqa: E721
+            status = {}
+        shown = out["status"] = _some(status, ("phase", "nominatedNodeName"))
+        if not spec.get("nodeName"):  # why it is pending; a bound pod needs none
+            conditions = [c for c in status.get("conditions") or () if type(c) is dict and c.get("type") == "PodScheduled"]
+            if conditions:
+                shown["conditions"] = conditions
+    elif kind != "Node":  # PodGroups, Kueue's queues and workloads: the page reads their spec and status
+        out["spec"], out["status"] = raw.get("spec") or {}, raw.get("status") or {}
+    return out
 
 
 def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -52,7 +52,7 @@ async def _stream(request: web.Request) -> web.StreamResponse:
                             headers={"Retry-After": "1"})
     hub.open_sockets += 1
     try:
-        ws = web.WebSocketResponse(heartbeat=30.0)
+        ws = web.WebSocketResponse(heartbeat=30.0, compress=False)
         await ws.prepare(request)
         auth = StreamAuth(deps.token, request.remote, deps.hello_timeout, deps.auth_throttle, deps.on_reject)
         await PageStream(ws, deps.service, hub, auth).serve()

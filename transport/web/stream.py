@@ -11,6 +11,9 @@ Protocol (JSON text frames):
       {"type": "hello", "resourceVersion": n, "resumed": bool, "now": wall,
        "samples": [...], "waiting": [...]}                           resumed false: drop what you hold
       {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
+          object: the fields the page shows (feed.page_object); view: what the scheduler
+          parses from it (feed.view_of). At most FRAME_ITEMS items a frame, so the page
+          parses and draws the first while the server encodes the next.
       {"type": "sample", "sample": {t, scheduled, pending}, "now": wall}
       {"type": "waiting", "waiting": [{pod, group, node, deadline}], "now": wall}
       {"type": "explain", "id": n, "result": {...}} | {"type": "explain", "id": n, "error": {reason, message}}
@@ -23,6 +26,7 @@ stream writes to the store.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import hmac
 import json
@@ -35,13 +39,15 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from transport.server.auth_throttle import AuthThrottle
 from transport.server.service import Service
-from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, sample_metrics, view_of
+from transport.web.feed import (Sample, SampleRing, Waiter, WaitingSource, page_object, sample_metrics,
+                                view_of_object)
 from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.web")
 
 KINDS = ("Pod", "Node", "PodGroup", "ClusterQueue", "LocalQueue", "Workload")
 MAX_BACKLOG = 100_000
+FRAME_ITEMS = 2_000
 HELLO_TIMEOUT_SECONDS = 30.0
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_THROTTLED = 4429
@@ -66,6 +72,39 @@ class StreamAuth:
     def reject(self, limit: str) -> None:
         if self.on_reject is not None:
             self.on_reject(limit)
+
+
+class Outbox:
+    """The frames waiting for one page: a deque and a wake-up flag. It does what
+    asyncio.Queue did here at a fraction of the cost per item, which counts when a
+    page starts on 50,000 objects (one item each)."""
+
+    def __init__(self) -> None:
+        self._items: collections.deque[Any] = collections.deque()
+        self._ready = asyncio.Event()
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        if not self._ready.is_set():
+            self._ready.set()
+
+    def get_nowait(self) -> Any:
+        return self._items.popleft()
+
+    async def get(self) -> Any:
+        while not self._items:
+            self._ready.clear()
+            await self._ready.wait()
+        return self._items.popleft()
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        self._items.clear()
 
 
 class Hub:
@@ -114,7 +153,7 @@ class PageStream:
         self.hub = hub
         self.auth = token if isinstance(token, StreamAuth) else StreamAuth(token)
         self.token = self.auth.token
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.outbox = Outbox()
         self.watch_id: int | None = None
         self.overflowed = False
 
@@ -135,7 +174,8 @@ class PageStream:
     def push_waiting(self, waiting: list[Waiter], now: float) -> None:
         self._push({"type": "waiting", "waiting": [w.to_json() for w in waiting], "now": now})
 
-    def on_event(self, event_type: str, kind: str, obj: dict[str, Any], rv: int) -> None:
+    def on_event(self, event_type: str, kind: str, obj: Any, rv: int) -> None:
+        """A store object (KubeObject, never changed in place); encoded when sent."""
         self._push(("event", event_type, kind, obj, rv))
 
     # --- the connection ------------------------------------------------------------
@@ -207,18 +247,17 @@ class PageStream:
         keeps history for starts over from the current objects (resumed False)."""
         if from_rv > 0:
             try:
-                self.watch_id, rv = await self.service.watch(KINDS, from_rv, self.on_event)
+                self.watch_id, rv = await self.service.watch_objects(KINDS, from_rv, self.on_event)
                 return True, rv
             except ApiError as err:
                 if err.reason not in (Reason.EXPIRED, Reason.CONFLICT):
                     raise
                 self._drain()
-        self.watch_id, rv = await self.service.watch(KINDS, 0, self.on_event)
+        self.watch_id, rv = await self.service.watch_objects(KINDS, 0, self.on_event)
         return False, rv
 
     def _drain(self) -> None:
-        while not self.outbox.empty():
-            self.outbox.get_nowait()
+        self.outbox.clear()
 
     async def _refuse(self, reason: Reason | str, message: str) -> None:
         reason = reason.value if isinstance(reason, Reason) else reason
@@ -246,8 +285,11 @@ class PageStream:
                     return
                 if isinstance(item, tuple):
                     _, event_type, kind, obj, rv = item
-                    batch.append({"type": event_type, "kind": kind, "object": obj, "resourceVersion": rv,
-                                  "view": view_of(kind, obj)})
+                    batch.append({"type": event_type, "kind": kind, "object": page_object(kind, obj.raw),
+                                  "resourceVersion": rv, "view": view_of_object(kind, obj)})
+                    if len(batch) >= FRAME_ITEMS:
+                        await self._flush(batch)
+                        batch = []
                 elif not self.ws.closed:
                     await self._flush(batch)
                     batch = []

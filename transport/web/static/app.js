@@ -1,5 +1,6 @@
 // ksched cluster page: one WebSocket (/stream) feeds everything; see transport/web/stream.py
-// for the protocol. Read-only: the page never writes to the store.
+// for the protocol. Read-only: the page never writes to the store. format.js, nodes.js and
+// explain.js load first (index.html); this file holds the state, the stream and the tables.
 "use strict";
 
 const POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group";
@@ -14,38 +15,17 @@ const state = {
   skew: 0,                   // server clock minus ours, seconds
   sort: { key: "age", dir: -1 },
   explainId: 0,
-  explaining: null,          // pod key shown in the explain panel
+  explaining: null,          // the explain panel: {id, key, result, all, open}
+  openNode: null,            // the node whose card the map opened
+  usage: new Map(),          // node name -> {cpu, memory, pods, names: Set}, kept by apply()
   ws: null,
   retry: 500,
   connects: 0,               // hellos received; lastResumed: whether the last one resumed
   lastResumed: false,
 };
 const MAX_ROWS = 500;        // pending rows drawn; the count says how many there are
-const MAX_CHIPS = 40;        // pod names drawn per node card
 
-const $ = (sel) => document.querySelector(sel);
-const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 const serverNow = () => Date.now() / 1000 + state.skew;
-
-// --- formatting, as `ksched get` prints it (transport/tables.py) ---------------------------------
-
-function milliCpu(m) { return m % 1000 === 0 ? String(m / 1000) : `${m}m`; }
-
-function memory(b) {
-  for (const [unit, size] of [["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]]) {
-    if (b >= size && b % size === 0) return `${b / size}${unit}`;
-  }
-  return b >= 2 ** 20 ? `${Math.round(b / 2 ** 20)}Mi` : String(b);
-}
-
-function duration(seconds) {
-  seconds = Math.max(0, Math.floor(seconds));
-  if (seconds < 120) return `${seconds}s`;
-  const m = Math.floor(seconds / 60);
-  if (m < 60) return seconds % 60 ? `${m}m${seconds % 60}s` : `${m}m`;
-  const h = Math.floor(m / 60);
-  return m % 60 ? `${h}h${m % 60}m` : `${h}h`;
-}
 
 // --- objects ------------------------------------------------------------------------------------
 
@@ -68,8 +48,10 @@ function apply(item) {
   const map = state.objects[item.kind];
   if (!map) return;
   const key = keyOf(item.kind, item.object);
+  if (item.kind === "Pod") account(map.get(key), -1);  // usage per node follows each change (nodes.js)
   if (item.type === "DELETED") map.delete(key);
   else map.set(key, { obj: item.object, view: item.view });
+  if (item.kind === "Pod" && item.type !== "DELETED") account(map.get(key), 1);
   state.rv = Math.max(state.rv, item.resourceVersion);
 }
 
@@ -107,6 +89,7 @@ function connect() {
 function onHello(msg) {
   if (!msg.resumed) {
     for (const map of Object.values(state.objects)) map.clear();
+    state.usage.clear();
   }
   state.retry = 500;
   state.connects += 1;
@@ -163,7 +146,8 @@ function render() {
 
 // --- queues (Kueue): per ClusterQueue, usage against nominal quota per flavor and resource ---------
 
-function amount(resource, v) { return resource === "cpu" ? milliCpu(v) : resource === "memory" ? memory(v) : String(v); }
+// The page's units (format.js): cpu in cores, memory in GiB.
+function amount(resource, v) { return resource === "cpu" ? cores(v) : resource === "memory" ? `${gib(v)} GiB` : String(v); }
 
 function renderQueues() {
   const lqs = new Map([...state.objects.LocalQueue.values()].map(({ obj, view }) => [podKey(obj), (view || {}).clusterQueue]));
@@ -176,7 +160,7 @@ function renderQueues() {
     counts.set(cq, (counts.get(cq) || 0) + 1);
     for (const [f, r, v] of view.usage) used.set(`${cq}|${f}|${r}`, (used.get(`${cq}|${f}|${r}`) || 0) + v);
   }
-  const cqs = [...state.objects.ClusterQueue.values()].sort((a, b) => meta(a.obj).name.localeCompare(meta(b.obj).name));
+  const cqs = [...state.objects.ClusterQueue.values()].sort((a, b) => natural(meta(a.obj).name, meta(b.obj).name));
   $("#queues tbody").innerHTML = cqs.map(({ obj, view }) => {
     const name = meta(obj).name;
     const quota = (view && view.quota) || [];
@@ -193,64 +177,6 @@ function renderQueues() {
       <td class="pending">${pending.get(name) || 0}</td><td class="admitted">${admitted.get(name) || 0}</td>
       <td class="usage">${bars}</td></tr>`;
   }).join("") || `<tr class="empty"><td colspan="5" class="muted">no ClusterQueues</td></tr>`;
-}
-
-function usageByNode() {
-  const out = new Map();
-  for (const { obj, view } of state.objects.Pod.values()) {
-    const node = (obj.spec || {}).nodeName;
-    if (!node || !view || view.invalid || view.terminal) continue;
-    const u = out.get(node) || { cpu: 0, memory: 0, pods: 0, names: [] };
-    u.cpu += view.cpu; u.memory += view.memory; u.pods += 1; u.names.push(podKey(obj));
-    out.set(node, u);
-  }
-  return out;
-}
-
-function labelFilter(text) {
-  const terms = text.split(",").map((t) => t.trim()).filter(Boolean).map((t) => {
-    let m = t.match(/^([^!=]+)!=(.*)$/);
-    if (m) return (l) => l[m[1].trim()] !== m[2].trim();
-    m = t.match(/^([^=]+)==?(.*)$/);
-    if (m) return (l) => l[m[1].trim()] === m[2].trim();
-    if (t.startsWith("!")) return (l) => !(t.slice(1) in l);
-    return (l) => t in l;
-  });
-  return (labels) => terms.every((f) => f(labels));
-}
-
-function bar(cls, used, total, fmt) {
-  const pct = total > 0 ? Math.min(100, (100 * used) / total) : 0;
-  const nums = total > 0 ? `${fmt(used)}/${fmt(total)}` : fmt(used);
-  const full = total > 0 && used >= total ? " full" : "";
-  return `<div class="bar ${cls}${full}" title="${cls}: ${esc(nums)} (${pct.toFixed(0)}%)"><span>${cls}</span>
-    <div class="track"><div class="fill" style="width:${pct.toFixed(1)}%"></div><span class="nums">${esc(nums)}</span></div></div>`;
-}
-
-function renderNodes() {
-  const usage = usageByNode();
-  const keep = labelFilter($("#node-filter").value);
-  const waitingOn = new Map();
-  for (const w of state.waiting.values()) waitingOn.set(w.node, [...(waitingOn.get(w.node) || []), w.pod]);
-  const nodes = [...state.objects.Node.values()].sort((a, b) => meta(a.obj).name.localeCompare(meta(b.obj).name));
-  const shown = nodes.filter(({ obj }) => keep(meta(obj).labels || {}));
-  $("#node-count").textContent = shown.length === nodes.length ? `(${nodes.length})` : `(${shown.length} of ${nodes.length})`;
-  $("#nodes").innerHTML = shown.map(({ obj, view }) => {
-    const name = meta(obj).name;
-    const labels = Object.entries(meta(obj).labels || {}).sort().map(([k, v]) => `${k}=${v}`).join("\n") || "no labels";
-    if (!view || view.invalid) {
-      return `<div class="node" data-node="${esc(name)}"><h3>${esc(name)}</h3><p class="error">${esc(view && view.invalid)}</p></div>`;
-    }
-    const u = usage.get(name) || { cpu: 0, memory: 0, pods: 0, names: [] };
-    const more = u.names.length > MAX_CHIPS ? `<span class="muted">+${u.names.length - MAX_CHIPS} more</span>` : "";
-    const chips = u.names.sort().slice(0, MAX_CHIPS).map((k) => `<span class="chip" data-pod="${esc(k)}">${esc(showName(k))}</span>`)
-      .concat((waitingOn.get(name) || []).map((k) => `<span class="chip waiting" data-pod="${esc(k)}" title="waiting at Permit, not bound yet">${esc(showName(k))} · Permit</span>`));
-    return `<div class="node" data-node="${esc(name)}" title="${esc(labels)}">
-      <h3>${esc(name)} <span class="state">${view.unschedulable ? "Ready,SchedulingDisabled" : "Ready"}</span></h3>
-      ${bar("cpu", u.cpu, view.cpu, milliCpu)}${bar("memory", u.memory, view.memory, memory)}${bar("pods", u.pods, view.pods, String)}
-      ${view.taints.length ? `<div class="taints">taints: ${esc(view.taints.join(", "))}</div>` : ""}
-      <div class="chips">${chips.join("")}${more}</div></div>`;
-  }).join("");
 }
 
 function pendingPods() {
@@ -271,7 +197,7 @@ function pendingPods() {
       nominated: (obj.status || {}).nominatedNodeName || "", age: c === null ? 0 : now - c, message });
   }
   const { key, dir } = state.sort;
-  rows.sort((a, b) => (a[key] < b[key] ? -dir : a[key] > b[key] ? dir : a.name.localeCompare(b.name)));
+  rows.sort((a, b) => (a[key] < b[key] ? -dir : a[key] > b[key] ? dir : natural(a.name, b.name)));
   return rows;
 }
 
@@ -302,7 +228,7 @@ function gangMembers() {
 function renderGangs() {
   const now = serverNow();
   const members = gangMembers();
-  const groups = [...state.objects.PodGroup.values()].sort((a, b) => podKey(a.obj).localeCompare(podKey(b.obj)));
+  const groups = [...state.objects.PodGroup.values()].sort((a, b) => natural(podKey(a.obj), podKey(b.obj)));
   $("#gangs tbody").innerHTML = groups.map(({ obj }) => {
     const gkey = podKey(obj);
     let bound = 0, waiting = 0, pending = 0, deadline = Infinity;
@@ -343,57 +269,6 @@ function renderChart() {
   $("#pending-now").textContent = String(s[s.length - 1].pending);
 }
 
-// --- explain ------------------------------------------------------------------------------------
-
-function explain(key) {
-  if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return;
-  const [namespace, ...rest] = key.split("/");
-  state.explainId += 1;
-  state.explaining = { id: state.explainId, key };
-  $("#explain-view").hidden = false;
-  $("#explain-pod").textContent = showName(key);
-  $("#explain-summary").textContent = "asking the scheduler…";
-  $("#explain").innerHTML = "";
-  state.ws.send(JSON.stringify({ op: "explain", id: state.explainId, namespace, name: rest.join("/") }));
-}
-
-function verdict(st) {
-  if (!st) return ["", "—"];
-  if (st.code === "Success") return ["pass", "✓"];
-  if (st.code === "Skip") return ["skip", "skip"];
-  return ["fail", `${st.code}: ${(st.reasons || []).join("; ")}`];
-}
-
-function onExplain(msg) {
-  if (!state.explaining || msg.id !== state.explaining.id) return;
-  if (msg.error) { $("#explain-summary").innerHTML = `<span class="error">${esc(msg.error.reason)}: ${esc(msg.error.message)}</span>`; return; }
-  const r = msg.result;
-  const nodes = Object.entries(r.nodes);
-  const filters = [], scores = [];
-  for (const [, n] of nodes) {
-    for (const p of Object.keys(n.filters || {})) if (!filters.includes(p)) filters.push(p);
-    for (const p of Object.keys(n.scores || {})) if (!scores.includes(p)) scores.push(p);
-  }
-  let summary = r.chosen ? `Chosen node: ${r.chosen} (profile ${r.profile}).` : `Unschedulable: ${r.message || ""}`;
-  if (r.boundTo) summary += ` Bound to ${r.boundTo}; this dry run on the cluster as it is now still counts the pod there.`;
-  $("#explain-summary").textContent = summary;
-  const head = `<thead><tr><th rowspan="2">Node</th>${filters.length ? `<th class="group" colspan="${filters.length}">Filter</th>` : ""}
-    ${scores.length ? `<th class="group" colspan="${scores.length}">Score: raw / normalized × weight = weighted</th>` : ""}<th rowspan="2">Total</th></tr>
-    <tr>${filters.map((p) => `<th>${esc(p)}</th>`).join("")}${scores.map((p) => `<th>${esc(p)}</th>`).join("")}</tr></thead>`;
-  const body = nodes.map(([name, n]) => {
-    let cells;
-    if (n.preFilter) cells = `<td class="fail" colspan="${Math.max(1, filters.length)}">PreFilter ${esc(n.preFilter.plugin || "")}: ${esc((n.preFilter.reasons || []).join("; "))}</td>`;
-    else cells = filters.map((p) => { const [cls, text] = verdict(n.filters[p]); return `<td class="${cls}">${esc(text)}</td>`; }).join("");
-    cells += scores.map((p) => {
-      const sc = (n.scores || {})[p];
-      return `<td class="score">${sc ? `${sc.raw} / ${sc.normalized} × ${sc.weight} = ${sc.weighted}` : ""}</td>`;
-    }).join("");
-    const total = n.feasible && n.totalScore !== undefined ? n.totalScore : "";
-    return `<tr data-node="${esc(name)}" class="${name === r.chosen ? "chosen" : ""}"><td>${esc(name)}${name === r.chosen ? " ★" : ""}</td>${cells}<td class="total">${total}</td></tr>`;
-  }).join("");
-  $("#explain").innerHTML = head + `<tbody>${body}</tbody>`;
-}
-
 // --- wiring -------------------------------------------------------------------------------------
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -404,7 +279,8 @@ document.addEventListener("DOMContentLoaded", () => {
     if (state.ws) state.ws.close();
     connect();
   });
-  $("#node-filter").addEventListener("input", renderNodes);
+  wireNodes();
+  wireExplain();
   document.querySelectorAll("#pending th[data-sort]").forEach((th) => th.addEventListener("click", () => {
     state.sort = { key: th.dataset.sort, dir: state.sort.key === th.dataset.sort ? -state.sort.dir : 1 };
     renderPending();
@@ -413,7 +289,6 @@ document.addEventListener("DOMContentLoaded", () => {
     const el = ev.target.closest("[data-pod]");
     if (el && !el.closest("#explain")) explain(el.dataset.pod);
   });
-  $("#explain-close").addEventListener("click", () => { state.explaining = null; $("#explain-view").hidden = true; });
   setInterval(() => { if (!$("#app").hidden) { renderPending(); renderGangs(); } }, 1000);  // ages and countdowns tick locally
   connect();
 });

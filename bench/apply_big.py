@@ -1,0 +1,118 @@
+"""How long `ksched apply -f` takes for a big manifest (issue 22: 20,000 pods,
+4.9 MB of YAML), end to end: a real `ksched serve` (SQLite in a temporary
+directory) with nodes for the pods to land on, and the real CLI as a subprocess.
+
+    python -m bench.apply_big [--pods 20000] [--nodes 200] [--chunk-size 500] [--json]
+
+Reports the file's size, the CLI's wall time (parsing, sending, every line
+printed), and the parse alone (transport.cli.manifests, in this process).
+Figures on a shared machine are noisy: report them with the load average.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: pod-{i}
+  namespace: default
+  labels:
+    app: web
+    tier: frontend
+spec:
+  containers:
+  - name: app
+    image: nginx:1.25
+    resources:
+      requests:
+        cpu: 100m
+        memory: 128Mi
+"""
+NODE = """apiVersion: v1
+kind: Node
+metadata:
+  name: node-{i}
+status:
+  allocatable: {{cpu: "64", memory: 256Gi, pods: "250"}}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "transport.cli.main", *args]
+
+
+def _wait_ready(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if b"ksched serving on" in line:
+            return
+    raise RuntimeError(f"ksched serve exited with {proc.wait()}")
+
+
+def run(pods: int, nodes: int, chunk_size: int) -> dict[str, float | int]:
+    from transport.cli.manifests import iter_manifests
+
+    with tempfile.TemporaryDirectory(prefix="ksched-apply-") as tmp:
+        manifest = Path(tmp) / "pods.yaml"
+        manifest.write_text("---\n".join(POD.format(i=i) for i in range(pods)))
+        (Path(tmp) / "nodes.yaml").write_text("---\n".join(NODE.format(i=i) for i in range(nodes)))
+        t = time.perf_counter()
+        parsed = sum(1 for _ in iter_manifests([str(manifest)]))
+        parse_s = time.perf_counter() - t
+        assert parsed == pods
+        server = f"127.0.0.1:{_free_port()}"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        daemon = subprocess.Popen(_cli("serve", "--data-dir", str(Path(tmp) / "data"), "--listen", server,
+                                       "--http", f"127.0.0.1:{_free_port()}", "--log-level", "WARNING"),
+                                  cwd=ROOT, env=env, stderr=subprocess.PIPE)
+        try:
+            _wait_ready(daemon)
+            subprocess.run(_cli("apply", "-f", str(Path(tmp) / "nodes.yaml"), "--server", server), cwd=ROOT, env=env,
+                           check=True, capture_output=True)
+            t = time.perf_counter()
+            out = subprocess.run(_cli("apply", "-f", str(manifest), "--server", server, "--chunk-size",
+                                      str(chunk_size)), cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+            apply_s = time.perf_counter() - t
+            assert out.stdout.count(" created") == pods, out.stderr
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+        return {"pods": pods, "nodes": nodes, "bytes": manifest.stat().st_size, "chunkSize": chunk_size,
+                "applySeconds": round(apply_s, 2), "parseSeconds": round(parse_s, 2),
+                "loadAverage": round(os.getloadavg()[0], 2)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.apply_big", description=__doc__.splitlines()[0])
+    p.add_argument("--pods", type=int, default=20_000, help="pods in the manifest (default 20000)")
+    p.add_argument("--nodes", type=int, default=200, help="nodes registered first (default 200)")
+    p.add_argument("--chunk-size", type=int, default=500, help="ksched apply --chunk-size (default 500)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = p.parse_args()
+    r = run(args.pods, args.nodes, args.chunk_size)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"{r['pods']} pods ({r['bytes'] / 1e6:.1f} MB of YAML) applied in {r['applySeconds']} s "
+              f"(parse alone {r['parseSeconds']} s; load average {r['loadAverage']})")
+
+
+if __name__ == "__main__":
+    main()
