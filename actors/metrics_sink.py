@@ -50,6 +50,14 @@ class MetricsSink(Protocol):
         in the same cluster state instead of running the filters (ksched's own)."""
         ...
 
+    def batch_attempt(self, profile: str, result: str) -> None:
+        """Opportunistic batching: no_hint, hint_used or hint_not_used (upstream's BatchAttemptStats)."""
+        ...
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        """Opportunistic batching dropped or could not use its list (upstream's BatchCacheFlushed)."""
+        ...
+
 
 class NoMetrics:
     """Records nothing."""
@@ -76,6 +84,12 @@ class NoMetrics:
         pass
 
     def failure_reused(self, profile: str) -> None:
+        pass
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        pass
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
         pass
 
 

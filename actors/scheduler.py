@@ -74,6 +74,7 @@ from framework.algorithm import (
     SchedulingError,
     explain,
 )
+from framework import batching
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
@@ -173,6 +174,9 @@ class Scheduler(Actor[SchedulerMsg]):
         self.reuse = FailureReuse(
             frameworks, lambda: (self.snapshot.generation, self.nominator.version, self.objects.revision),
             has_extenders=bool(self.extenders), enabled=reuse_failures, metrics=metrics)
+        # OpportunisticBatching: same-signature pods reuse the last scored node list as a hint.
+        algorithm.batching = batching.for_scheduler(frameworks, bool(self.extenders), clock.now,
+                                                    lambda: self.stats.attempts, metrics)
 
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""

@@ -14,6 +14,7 @@ from actors.store import WatchEvent
 from actors.store.backend import StoreBackend
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
+from bench.batching import batched_pods
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import Workload
 
@@ -121,7 +122,7 @@ async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: floa
         counters = Counters.between(before, await stats_snapshot(p))
         end = tracker.last_bound(keys)
     result = summarize(w, tracker, start, end, counters, store=store, transport="in-process", rss_mb=peak_rss_mb())
-    return {**result, **w.extra}
+    return {**result, "batched_pods": batched_pods(p), **w.extra}
 
 
 async def until_idle(p: Pipeline) -> None:

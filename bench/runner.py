@@ -25,6 +25,7 @@ import subprocess
 import sys
 from typing import Any
 
+from bench.batching import gate_off_flag, pairs_with_gate_off, rows_of, with_gate_off
 from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang_bench
 from bench.harness import run_in_process
@@ -96,7 +97,12 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
         return run_admission_bench(pending=pods if pods is not None else 10_000)
     gates = parse_gates(feature_gates)
     result = _run(workload, nodes, pods, store, tcp, gang_size, gates)
-    return {**result, "feature_gates": gates} if gates else result
+    result = {**result, "feature_gates": gates} if gates else result
+    if pairs_with_gate_off(workload, gates):  # bench/batching.py: the same workload with the gate off
+        argv = [workload, "--nodes", str(nodes), "--pods", str(pods), "--store", store,
+                "--feature-gates", gate_off_flag(feature_gates), *(["--tcp"] if tcp else [])]
+        result = with_gate_off(result, argv)
+    return result
 
 
 def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size: int | None,
@@ -140,7 +146,7 @@ def run_all(nodes: int, pods: int | None, store: str, tcp: bool, feature_gates: 
             cmd += ["--feature-gates", feature_gates]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode == 0:
-            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            rows.extend(rows_of(json.loads(proc.stdout.strip().splitlines()[-1])))
         else:
             rows.append({"workload": name, "nodes": nodes, "error": proc.stderr.strip().splitlines()[-1:]})
     return rows
@@ -213,6 +219,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"  {result['completions']} completions, {result['completions_per_s']} completions/s, "
                   f"{result['failed_attempts_per_completion']} failed attempts per completion, completion to next "
                   f"bind p50 {result['completion_p50_ms']} ms, p99 {result['completion_p99_ms']} ms")
+        off = result.get("gate_off")
+        if isinstance(off, dict) and "pods_per_s" in off:
+            print(f"  OpportunisticBatching on: {result.get('batched_pods', 0)} pods placed on their hint; off: "
+                  f"{off['pods_per_s']} pods/s, p50 {off['p50_ms']} ms, p99 {off['p99_ms']} ms, "
+                  f"{off['attempts_per_pod']} attempts/pod (on/off {result['batching_speedup']}x)")
         if "admissions_per_s" in result:
             print(f"  {result['admissions_per_s']} admissions/s over {result['cycles']} cycles; one cycle (ms) by "
                   f"ClusterQueues and pending workloads: {result['cycle_ms']}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Coroutine, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from framework.extender import (
 from framework.node_table import ColumnarNodes
 from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
 from framework.runtime import Framework, NodeScoreList
+
+if TYPE_CHECKING:
+    from framework.batching import Batching
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EMPTY_PRIORITY_LIST = "empty priorityList"
@@ -195,6 +198,7 @@ class SchedulingAlgorithm:
         # looking for more than one node, as upstream's hasExtenderFilters/hasScoring.
         self.extender_filters = False
         self.extender_prioritizers = False
+        self.batching: Batching | None = None  # OpportunisticBatching's hooks when the gate is on
 
     def _percentage(self, fwk: Framework) -> int | None:
         if fwk.percentage_of_nodes_to_score is not None:
@@ -222,10 +226,12 @@ class SchedulingAlgorithm:
         if not feasible:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
         if len(feasible) == 1:
+            if self.batching is not None:
+                self.batching.chose_only(feasible[0].name)
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         scores = self.prioritize_nodes(fwk, state, pod, feasible, with_extenders=bool(extenders))
         await add_extender_scores(extenders, pod, feasible, scores)
-        host = select_host(scores, self.rand)
+        host = self.batching.choose(scores, self.rand) if self.batching else select_host(scores, self.rand)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
     async def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
@@ -236,7 +242,8 @@ class SchedulingAlgorithm:
         diagnosis, nodes = self.pre_filter(fwk, state, pod, snapshot)
         if nodes is None:
             return [], diagnosis
-        nominated = self.nominated_node(pod, snapshot)
+        hint = self.batching.hint(fwk, state, pod, snapshot) if self.batching is not None else ""
+        nominated = self.nominated_node(pod, snapshot, hint)  # the nominated node first, else the hint
         if nominated is not None:
             feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
             try:
@@ -275,8 +282,9 @@ class SchedulingAlgorithm:
         return diagnosis, nodes
 
     @staticmethod
-    def nominated_node(pod: Pod, snapshot: Snapshot) -> NodeInfo | None:
-        return snapshot.get(pod.nominated_node_name) if pod.nominated_node_name else None
+    def nominated_node(pod: Pod, snapshot: Snapshot, hint: str = "") -> NodeInfo | None:
+        name = pod.nominated_node_name or hint
+        return snapshot.get(name) if name else None
 
     def filter_nodes(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
                      diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo]:

@@ -75,29 +75,40 @@ _IN_TREE: dict[str, Signer] = {
     "VolumeZone": _without_claims,
 }
 
+IN_TREE_SIGNERS: Mapping[str, Signer] = _IN_TREE  # what framework/batching.py builds on
 
-def _in_tree_signer(plugin: Any) -> Signer | None:
+
+def _in_tree_signer(plugin: Any, table: Mapping[str, Signer]) -> Signer | None:
     """The table's signer, for the in-tree class of that name only (an out-of-tree
     plugin that borrows a name does not borrow its promise)."""
-    signer = _IN_TREE.get(getattr(plugin, "name", ""))
+    signer = table.get(getattr(plugin, "name", ""))
     module = type(plugin).__module__
     return signer if signer is not None and module.startswith("framework.plugins.") else None
 
 
+# The extension points whose plugins must sign for a failure to be reused.
+FAILURE_POINTS = ("pre_filter_plugins", "filter_plugins", "post_filter_plugins")
+
+
 class ProfileSigner:
     """Pod signatures for one profile; `enabled` is False when some plugin cannot
-    sign (`unsigned` names them) or the scheduler has extenders."""
+    sign (`unsigned` names them) or the scheduler has extenders. `points` are the
+    Framework's plugin lists that must sign and `table` the in-tree signers (both
+    differ for opportunistic batching, framework/batching.py); `sign_nominated`:
+    a pod with a nominated node is signed too."""
 
-    def __init__(self, fwk: Any, has_extenders: bool = False) -> None:
+    def __init__(self, fwk: Any, has_extenders: bool = False, *, points: tuple[str, ...] = FAILURE_POINTS,
+                 table: Mapping[str, Signer] | None = None, sign_nominated: bool = False) -> None:
         self.profile = fwk.profile_name
         self.signers: list[Signer] = []
         self.unsigned: list[str] = []
+        self.sign_nominated = sign_nominated
         seen: set[int] = set()
-        for pl in (*fwk.pre_filter_plugins, *fwk.filter_plugins, *fwk.post_filter_plugins):
+        for pl in (p for point in points for p in getattr(fwk, point)):
             if id(pl) in seen:
                 continue
             seen.add(id(pl))
-            signer = getattr(pl, "sign_pod", None) or _in_tree_signer(pl)
+            signer = getattr(pl, "sign_pod", None) or _in_tree_signer(pl, _IN_TREE if table is None else table)
             if signer is None:
                 self.unsigned.append(pl.name)
             else:
@@ -106,7 +117,7 @@ class ProfileSigner:
 
     def sign(self, pod: Pod, nominated: bool) -> Hashable | None:
         """The pod's signature, None when it cannot be signed."""
-        if not self.enabled or nominated or pod.nominated_node_name:
+        if not self.enabled or (not self.sign_nominated and (nominated or pod.nominated_node_name)):
             return None
         fragments = []
         for signer in self.signers:

@@ -42,6 +42,7 @@ KNOWN: dict[str, GateSpec] = {
     "InPlacePodVerticalScaling": GateSpec(True, GA, locked=True),         # GA 1.35
     "StorageCapacityScoring": GateSpec(False, ALPHA),                     # alpha 1.33
     "SchedulerAsyncPreemption": GateSpec(True, BETA),                     # beta 1.33
+    "OpportunisticBatching": GateSpec(True, BETA),                        # beta 1.35 (no alpha)
 }
 DEFAULTS: dict[str, bool] = {name: spec.default for name, spec in KNOWN.items()}
 

@@ -41,6 +41,12 @@ class RecordingSink:
     def failure_reused(self, profile: str) -> None:
         self.calls.append(("failure_reused", profile))
 
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self.calls.append(("batch_attempt", profile, result))
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        self.calls.append(("batch_cache_flushed", profile, reason))
+
     def of(self, method: str) -> list[tuple[Any, ...]]:
         return [c[1:] for c in self.calls if c[0] == method]
 
@@ -163,3 +169,33 @@ async def test_a_preemption_attempt_is_counted_on_cycles_whose_plugins_are_not_t
         await preempt_two_for_high(p)
     assert sink.of("plugin_execution") == []
     assert sink.of("preemption_attempt") == [()]
+
+
+async def test_opportunistic_batching_counts_its_attempts_and_flushes_as_upstream_does() -> None:
+    from tests.framework.test_batching import NO_DEFAULT_SPREAD
+    from transport.http.metrics import SchedulerMetrics
+
+    sink = RecordingSink()
+    alloc = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    nodes = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"capacity": alloc, "allocatable": alloc}}
+             for i in range(3)]
+
+    def saturating(name: str, sig: str) -> dict:
+        return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"signature": sig}},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]}}
+
+    async with Pipeline(NO_DEFAULT_SPREAD, clock=FakeClock(), metrics=sink) as p:
+        await p.client.apply(nodes)
+        for name, sig in (("a", "x"), ("b", "x"), ("c", "y")):  # one at a time: one cycle each, in order
+            await p.client.apply([saturating(name, sig)])
+            await p.settle()
+    assert sink.of("batch_attempt") == [("default-scheduler", "no_hint"), ("default-scheduler", "hint_used"),
+                                        ("default-scheduler", "no_hint")]
+    assert sink.of("batch_cache_flushed") == [("default-scheduler", "pod_incompatible"),
+                                              ("default-scheduler", "empty_list")]
+    prom = SchedulerMetrics()
+    prom.batch_attempt("default-scheduler", "hint_used")
+    prom.batch_cache_flushed("default-scheduler", "expired")
+    text = prom.render().decode() if isinstance(prom.render(), bytes) else prom.render()
+    assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 1.0' in text
+    assert 'scheduler_batch_cache_flushed_total{profile="default-scheduler",reason="expired"} 1.0' in text

@@ -129,3 +129,19 @@ def test_the_tracker_gives_up_after_a_stall_with_no_binding() -> None:
         return await BindTracker(stall_seconds=0.01).wait({("d", "p")}, 1)
 
     assert asyncio.run(scenario()) is False
+
+
+def test_batching_workloads_report_the_gate_on_and_off_from_one_run() -> None:
+    result = run_bench("ResourceSaturation", nodes=20, pods=20, store="memory")
+    off = result["gate_off"]
+    assert result["scheduled"] == off["scheduled"] == 20
+    assert off["feature_gates"] == {"OpportunisticBatching": False} and "feature_gates" not in result
+    assert CONTRACT_KEYS | NEW_KEYS <= off.keys()
+    # Signature batches of 10: the first pod of each scores every node, the 9 after it take hints.
+    assert result["batched_pods"] == 18 and off["batched_pods"] == 0
+    assert result["batching_speedup"] is not None
+
+
+def test_setting_the_batching_gate_runs_that_setting_only() -> None:
+    result = run_bench("HostPortConflict", nodes=4, pods=4, store="memory", feature_gates="OpportunisticBatching=true")
+    assert "gate_off" not in result and result["batched_pods"] == 3

@@ -16,6 +16,9 @@ it to the Pipeline, and the actors record into it where upstream records:
 - permit_wait(result, seconds): a binding cycle, when its pod's Permit wait ends.
 - preemption_attempt() / preemption_victims(n): around PostFilter, when
   DefaultPreemption ran / when it evicted victims on its chosen node.
+- batch_attempt(profile, result) / batch_cache_flushed(profile, reason): the
+  Scheduler's opportunistic batching (framework/batching.py), as upstream's
+  BatchAttemptStats / BatchCacheFlushed.
 
 Every method is cheap and synchronous, safe to call from the event loop.
 `render()` gives the text exposition for GET /metrics.
@@ -93,6 +96,12 @@ class SchedulerMetrics:
             "Failed scheduling attempts that reused the known failure of a pod with the same signature in the "
             "same cluster state instead of running PreFilter, Filter and PostFilter again.",
             ["profile"], registry=r)
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
+            ["profile", "result"], registry=r)
+        self.batch_cache_flushed_total = Counter(
+            "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
+            ["profile", "reason"], registry=r)
         self.server_rejections = Counter(
             "ksched_server_rejections_total",
             "Requests and connections refused or slowed by a daemon limit (connections, "
@@ -140,6 +149,14 @@ class SchedulerMetrics:
     def failure_reused(self, profile: str) -> None:
         """A failed attempt reused a known failure (ksched's cheap requeues)."""
         self.failures_reused.labels(profile=profile).inc()
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        """Opportunistic batching: whether a hint was given and taken (framework/batching.py)."""
+        self.batch_attempts.labels(profile=profile, result=result).inc()
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        """Opportunistic batching could not use or keep its list, and why."""
+        self.batch_cache_flushed_total.labels(profile=profile, reason=reason).inc()
 
     def server_rejection(self, limit: str) -> None:
         """The server refused (or held back) a client because of `limit`."""
