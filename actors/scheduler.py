@@ -372,7 +372,7 @@ class Scheduler(Actor[SchedulerMsg]):
         PostFilter nominated ("" clears a nomination, None leaves it; PostFilter ran
         before, on a FitError only); `qpi`'s unschedulable/pending plugins say who
         rejected the pod."""
-        pod, attempt = qpi.pod, self.attempts[qpi.pod.key]
+        attempt = self.attempts[qpi.pod.key]
         qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
         if isinstance(e, FitError):
             attempt.fit_error = e
