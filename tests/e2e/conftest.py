@@ -5,7 +5,6 @@ import http.client
 import os
 import signal
 import ssl
-import socket
 import subprocess
 import sys
 import time
@@ -17,23 +16,12 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import pytest
 
+from transport.ha.etcd_local import free_ports
 from transport.client.tcp import SyncClient
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 UNVERIFIED = ssl._create_unverified_context()  # noqa: SLF001 - the tests' own daemon's self-made certificate
-
-
-def free_ports(n: int) -> list[int]:
-    """n distinct free loopback ports (all held open together, so none repeats)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def poll(fn: Callable[[], T | None], what: str, attempts: int = 400, interval: float = 0.025) -> T:

@@ -23,7 +23,7 @@ import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from actors.metrics_sink import percentile
 from actors.pipeline import Pipeline
@@ -210,10 +210,7 @@ class Daemon:
         http_runner = None
         try:
             self.phase = "starting:listeners"
-            try:
-                host, port = await server.start(self.cfg.listen.host, self.cfg.listen.port)
-            except OSError as exc:
-                raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
+            host, port = await open_msgpack(server, self.cfg)
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
                 app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
@@ -222,12 +219,7 @@ class Daemon:
                                                           throttle),
                                              kube=KubeDeps(service=service,
                                                            profiles=frozenset(pipeline.frameworks))))
-                try:
-                    http_runner, (hh, hp) = await start_http(app, self.cfg.http.host, self.cfg.http.port,
-                                                             http_ssl, self.cfg.http_limits,
-                                                             self.metrics.server_rejection)
-                except OSError as exc:
-                    raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
+                http_runner, (hh, hp) = await open_http(app, self.cfg, http_ssl, self.metrics.server_rejection)
                 log.info("HTTP (cluster page, Kubernetes API, healthz, readyz, metrics) on %s://%s:%d/",
                          "https" if http_ssl else "http", hh, hp)
                 _write_kubeconfig(self.cfg, hh, hp, http_ssl is not None, http_ca, token)
@@ -308,3 +300,22 @@ def _recent_bind_ms(seconds: tuple[float, ...]) -> dict[str, float | int]:
     """Assume-to-bound latency of the most recent binds: how many, p50 and p99 (nearest rank)."""
     return {"binds": len(seconds), "p50": round(percentile(seconds, 0.50) * 1000, 3),
             "p99": round(percentile(seconds, 0.99) * 1000, 3)}
+
+
+async def open_msgpack(server: Server, cfg: DaemonConfig) -> tuple[str, int]:
+    """Start the msgpack listener; a port that cannot be bound is a StartupError."""
+    try:
+        return await server.start(cfg.listen.host, cfg.listen.port)
+    except OSError as exc:
+        raise StartupError(f"listen {cfg.listen}: {exc.strerror or exc}") from None
+
+
+async def open_http(app: Any, cfg: DaemonConfig, ssl_context: ssl.SSLContext | None,
+                    on_reject: Callable[[str], None]) -> tuple[Any, tuple[str, int]]:
+    """Start the HTTP listener with the configured limits; a port that cannot be
+    bound is a StartupError. Returns its runner and address."""
+    assert cfg.http is not None
+    try:
+        return await start_http(app, cfg.http.host, cfg.http.port, ssl_context, cfg.http_limits, on_reject)
+    except OSError as exc:
+        raise StartupError(f"http {cfg.http}: {exc.strerror or exc}") from None

@@ -35,9 +35,9 @@ from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
-from transport.daemon.serve import Daemon, StartupError, _ssl_context, pipeline_stats
+from transport.daemon.serve import Daemon, StartupError, _ssl_context, open_http, open_msgpack, pipeline_stats
 from transport.server.explain import explain_on_live_snapshot
-from transport.http.app import HttpDeps, make_http_app, start_http
+from transport.http.app import HttpDeps, make_http_app
 from transport.server.tcp import Server
 from transport.server.service import StoreService
 from transport.server.auth_throttle import AuthThrottle
@@ -87,19 +87,12 @@ class HaDaemon(Daemon):
             store_task = tg.create_task(front.run(), name="ksched-front-store")
             try:
                 self.phase = "starting:listeners"
-                try:
-                    host, port = await server.start(self.cfg.listen.host, self.cfg.listen.port)
-                except OSError as exc:
-                    raise StartupError(f"listen {self.cfg.listen}: {exc.strerror or exc}") from None
+                host, port = await open_msgpack(server, self.cfg)
                 if self.cfg.http is not None:
                     app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership,
                                                  token=token, on_reject=self.metrics.server_rejection,
                                                  auth_throttle=throttle, web=self._web(service, token, throttle)))
-                    try:
-                        http_runner, _ = await start_http(app, self.cfg.http.host, self.cfg.http.port, ssl_context,
-                                                          self.cfg.http_limits, self.metrics.server_rejection)
-                    except OSError as exc:
-                        raise StartupError(f"http {self.cfg.http}: {exc.strerror or exc}") from None
+                    http_runner, _ = await open_http(app, self.cfg, ssl_context, self.metrics.server_rejection)
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
                 self.phase = "running"
                 self._ready = True

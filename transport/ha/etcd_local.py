@@ -32,6 +32,7 @@ def etcd_binary() -> Path:
 
 
 def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports (all held open together, so none repeats)."""
     socks = [socket.socket() for _ in range(n)]
     try:
         for s in socks:
