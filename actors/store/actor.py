@@ -77,12 +77,11 @@ from actors.store.reads import CommittedReads, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import Watchers, Watcher as _Watcher
-from actors.store.front_door import defaulted, from_client, gated_condition
+from actors.store.front_door import admission, defaulted, gated_condition
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
 from framework.api.errors import ValidationError
-from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
 from framework.api.validation import validate_pod_update
 
@@ -111,14 +110,6 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         return parse_object(raw)
     except ValidationError as e:
         raise Invalid(str(e), e.field) from None
-
-
-def _checked(raw: Any, strict: bool, semantic: bool = True) -> Any:
-    """The manifest as the API server would keep it (null fields dropped), or Invalid
-    naming the first field its kind's schema (framework.api.schema) refuses."""
-    raw, errors = admitted(raw, strict, semantic)
-    _refuse(errors)
-    return raw
 
 
 def _refuse(errors: list[ValidationError]) -> None:
@@ -327,19 +318,18 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     def _apply(self, msg: StoreMsg, batch: _Batch) -> Any:
         match msg:
             case Create(obj=raw, field_validation=fv, warnings=said):
-                return self._create(self._from_client(raw, fv, said), batch).raw
+                return self._create(raw, batch, fv, said).raw
             case Apply(objects=raws, with_actions=with_actions, field_validation=fv, warnings=said):
                 done = self._atomically(batch, lambda: [self._apply_one(i, r, batch, fv, said)
                                                         for i, r in enumerate(raws)])
                 items = [obj.raw for obj, _ in done]
                 return (items, [action for _, action in done]) if with_actions else items
             case Update(obj=raw, field_validation=fv, warnings=said):
-                raw = self._from_client(raw, fv, said)
                 current = self.stored(raw)
                 if current is None:
-                    obj = _validate(raw)
+                    obj = _validate(self._admission(raw, fv, said).raw)
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
-                return self._replace(raw, current, batch)[0].raw
+                return self._replace(raw, current, batch, fv, said)[0].raw
             case Delete(kind=kind, namespace=ns, name=name):
                 key = _key(kind, ns, name)
                 current = self._objects.get(kind, {}).get(key)
@@ -378,12 +368,12 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
 
     # --- the write path: create, replace, apply ------------------------------------------------
 
-    def _create(self, raw: Any, batch: _Batch) -> KubeObject:
-        # The schema's pass (without_nulls) makes `raw` the store's own copy, and
-        # admission copies what it changes: nothing is copied again, and the object
-        # is parsed once (a pod after its admission).
-        raw = _checked(for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names),
-                       self.validate_names)
+    def _create(self, raw: Any, batch: _Batch, fv: str | None = None, warnings: list[str] | None = None) -> KubeObject:
+        # The one admission (front_door.admission) makes `raw` the store's own copy, and
+        # priority admission copies what it changes: nothing is copied again, and the
+        # object is parsed once (a pod after its priority admission).
+        raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names)
+        raw = self._admitted(raw, fv, warnings)
         if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
             raw = self._admit_new(raw, None)  # a copy with its own spec
             if self.validate_names:  # (the conformance driver's pods stay as its cases wrote them)
@@ -398,11 +388,11 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
         return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored)
 
-    def _replace(self, raw: Any, current: KubeObject, batch: _Batch,
-                 keep_unchanged: bool = False) -> tuple[KubeObject, str]:
+    def _replace(self, raw: Any, current: KubeObject, batch: _Batch, fv: str | None = None,
+                 warnings: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = defaulted(for_replacement(_checked(raw, self.validate_names), current.raw,
+        raw = defaulted(for_replacement(self._admitted(raw, fv, warnings), current.raw,
                                         as_given=not self.validate_names))
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
@@ -419,15 +409,13 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
 
     def _apply_one(self, index: int, raw: Any, batch: _Batch, fv: str | None = None,
                    warnings: list[str] | None = None) -> tuple[KubeObject, str]:
-        try:
-            raw = self._from_client(raw, fv, warnings)
-        except BadRequest as e:
-            raise BadRequest(f"{describe(raw, index)}: {e.message}") from None
         current = self.stored(raw)  # earlier objects of the same Apply are already in place
         try:
             if current is None:
-                return self._create(raw, batch), "created"
-            return self._replace(raw, current, batch, keep_unchanged=True)
+                return self._create(raw, batch, fv, warnings), "created"
+            return self._replace(raw, current, batch, fv, warnings, keep_unchanged=True)
+        except BadRequest as e:
+            raise BadRequest(f"{describe(raw, index)}: {e.message}") from None
         except Invalid as e:
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
         except TooLarge as e:
@@ -441,12 +429,18 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         records = self.events_for(kind, key)
         return records if current is None else [r for r in records if r.uid == current.meta.uid]
 
-    def _from_client(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
-        """A client's manifest through the front door's stage (actors.store.front_door);
-        as given for in-process writers (fv None)."""
-        if fv is None:
-            return raw
-        return from_client(raw, fv, lambda ns: ns in self._objects["Namespace"], warnings)
+    def _admission(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
+        """The object's one admission (actors.store.front_door.admission: decoded
+        under fieldValidation `fv` for a client's manifest, as given for in-process
+        writers when fv is None)."""
+        return admission(raw, fv, self.validate_names, lambda ns: ns in self._objects["Namespace"], warnings)
+
+    def _admitted(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
+        """The manifest as the API server would keep it (null fields dropped), or Invalid
+        naming the first field its kind's schema (framework.api.schema) refuses."""
+        checked = self._admission(raw, fv, warnings)
+        _refuse(checked.errors)
+        return checked.raw
 
     def _remove_contents(self, namespace: str, batch: _Batch) -> None:
         """Deleting a namespace deletes what it holds (upstream's namespace controller

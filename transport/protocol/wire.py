@@ -185,6 +185,8 @@ def json_value_steps(value: Any, path: str, depth: int = 0) -> Iterator[None]:
     """check_json_value as steps a caller may pause between (it yields after every
     JSON_STEP values): depth first, in document order, so the first error is the
     same; a value's path is spelt only when it is refused."""
+    if (type(value) is dict or type(value) is list) and _plain_json(value, depth, [JSON_STEP]):
+        return  # the usual object: checked at once, with no path kept
     # (key or None, value, depth, parent path node); a path node is (parent node, segment)
     stack: list[tuple[Any, Any, int, Any]] = [(None, value, depth, (None, path))]
     seen = 0
@@ -204,6 +206,31 @@ def json_value_steps(value: Any, path: str, depth: int = 0) -> Iterator[None]:
         seen += 1
         if seen % JSON_STEP == 0:
             yield
+
+
+def _plain_json(value: dict[str, Any] | list[Any], depth: int, budget: list[int]) -> bool:
+    """True when `value` is plain JSON (exact dict with str keys, list, str, int,
+    bool, float, None) within MAX_DEPTH and at most `budget` values: nothing for
+    json_value_steps to name, and no reason to pause. False leaves it to the steps."""
+    if value and depth >= MAX_DEPTH:
+        return False
+    budget[0] -= len(value)
+    if budget[0] < 0:
+        return False
+    if type(value) is dict:
+        for k in value:
+            if type(k) is not str:
+                return False
+        items: Any = value.values()
+    else:
+        items = value
+    for v in items:
+        t = type(v)
+        if t is str or t is int or v is None or t is float or t is bool:
+            continue
+        if (t is not dict and t is not list) or not _plain_json(v, depth + 1, budget):
+            return False
+    return True
 
 
 def _spelt(node: Any) -> str:

@@ -224,17 +224,34 @@ class Obj:
     checks: tuple[Check, ...] = ()
     required_detail: Mapping[str, str] = field(default_factory=dict)  # upstream's text after "Required value: "
     more: frozenset[str] | None = None
+    _order: Mapping[str, int] = field(init=False, repr=False, compare=False)  # each field's place
 
     def __post_init__(self) -> None:
         missing = set(self.required + self.strict_required) - set(self.fields)
         assert not missing, f"required fields without a rule: {sorted(missing)}"
+        object.__setattr__(self, "_order", {key: i for i, key in enumerate(self.fields)})
+
+    def _to_visit(self, value: dict[str, Any], needed: tuple[str, ...]) -> list[str]:
+        """The fields to check, in the schema's order: those `value` has and those it
+        needs. An object usually sets few of its type's fields (a pod's spec, a
+        container): this is cheaper than looking up every field it could have."""
+        order = self._order
+        keys = [k for k in value if k in order]
+        for k in needed:
+            if k not in value and k not in keys:
+                keys.append(k)
+        if len(keys) > 1:
+            keys.sort(key=order.__getitem__)
+        return keys
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
         if not isinstance(value, dict):
             ctx.add(type_error(path, value, "object"))
             return
         needed = (self.required if ctx.semantic else ()) + (self.strict_required if ctx.strict else ())
-        for key, rule in self.fields.items():  # in the schema's order, as upstream reports them
+        fields = self.fields
+        for key in self._to_visit(value, needed):  # in the schema's order, as upstream reports them
+            rule = fields[key]
             v = value.get(key)
             if key in needed and _absent(v):
                 ctx.add(required(join(path, key), self.required_detail.get(key, "")))
