@@ -27,6 +27,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Protocol
 
+import msgpack
+
 from framework.api.errors import ValidationError
 from framework.api.timeutil import parse_time
 from framework.api.quantity import MAX_QUANTITY, QUANTITY_REGEX_MSG, parse_quantity_text
@@ -329,6 +331,39 @@ class MapOf:
                 ctx.add(type_error(at, v, _type_name(self.value)))
             else:
                 self.value.check(v, at, ctx)
+
+
+REMEMBERED = 4096  # clean verdicts a Remembered rule keeps (then it starts afresh)
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """`rule`, remembering the values it found nothing wrong with. Pods made from one
+    template carry the same spec and labels: after the first, each is known clean by
+    its exact encoding (msgpack with exact types: 1, 1.0 and True, a list and a
+    tuple, never share one) instead of walked again. Only a clean verdict is kept,
+    per mode (strict, semantic, unknown fields looked for): errors and unknown
+    fields are always found by the walk, with their paths. The rule's verdict must
+    depend on the value alone (every rule here does)."""
+
+    rule: Rule
+    clean: dict[tuple[bool, bool, bool, bytes], None] = field(default_factory=dict, compare=False, repr=False)
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        try:
+            key = (ctx.strict, ctx.semantic, ctx.unknown is not None,
+                   msgpack.packb(value, use_bin_type=True, strict_types=True))
+        except (TypeError, ValueError, OverflowError):  # not plain JSON: walked, never remembered
+            self.rule.check(value, path, ctx)
+            return
+        if key in self.clean:
+            return
+        errors, unknown = len(ctx.errors), len(ctx.unknown) if ctx.unknown is not None else 0
+        self.rule.check(value, path, ctx)
+        if len(ctx.errors) == errors and (ctx.unknown is None or len(ctx.unknown) == unknown):
+            if len(self.clean) >= REMEMBERED:
+                self.clean.clear()
+            self.clean[key] = None
 
 
 @dataclass(frozen=True, slots=True)
