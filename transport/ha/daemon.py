@@ -35,6 +35,7 @@ from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
+from transport.daemon.gc_tuning import tune_after_start
 from transport.daemon.serve import Daemon, StartupError, _ssl_context, open_http, open_msgpack, pipeline_stats
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app
@@ -94,6 +95,7 @@ class HaDaemon(Daemon):
                                                  auth_throttle=throttle, web=self._web(service, token, throttle)))
                     http_runner, _ = await open_http(app, self.cfg, ssl_context, self.metrics.server_rejection)
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
+                tune_after_start()
                 self.phase = "running"
                 self._ready = True
                 log.info("state in etcd %s; identity %s", ",".join(self.settings.endpoints), self.identity)

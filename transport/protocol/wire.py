@@ -93,6 +93,7 @@ class Apply:
     id: int
     objects: tuple[dict[str, Any], ...]
     field_validation: str | None = None
+    compact: bool = False  # the reply's compact form (actions, names, counts) whatever its size
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,6 +309,14 @@ class _Fields:
                           + ", ".join(f'"{m}"' for m in FIELD_VALIDATION))
         return v
 
+    def flag(self, name: str) -> bool:
+        v = self.frame.get(name)
+        if v is None:
+            return False
+        if not isinstance(v, bool):
+            raise invalid(name, f"must be a boolean, got {type(v).__name__}")
+        return v
+
     def strs(self, name: str) -> tuple[str, ...]:
         v = self.frame.get(name)
         if v is None:
@@ -326,7 +335,8 @@ def _target(rid: int, f: _Fields, cls: type[_Target]) -> _Target:
 
 PARSERS: dict[str, Callable[[int, _Fields], Request]] = {
     "hello": lambda rid, f: Hello(id=rid, token=f.opt_str("token")),
-    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects"), field_validation=f.field_validation()),
+    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects"), field_validation=f.field_validation(),
+                                  compact=f.flag("compact")),
     "create": lambda rid, f: Create(id=rid, object=f.map("object"), field_validation=f.field_validation()),
     "delete": lambda rid, f: _target(rid, f, Delete),
     "get": lambda rid, f: _target(rid, f, Get),
