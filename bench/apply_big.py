@@ -5,9 +5,11 @@ directory) with nodes for the pods to land on, and the real CLI as a subprocess.
     python -m bench.apply_big [--pods 20000] [--nodes 200] [--chunk-size 500] [--json] [--profile DIR]
 
 Reports the file's size, the CLI's wall time (parsing, sending, every line
-printed), and the parse alone (transport.cli.manifests, in this process); and the
+printed), and the parse alone (transport.cli.manifests, in this process); the
 CPU seconds (user + system) the CLI and the daemon spent during the apply, which
-depend less on what else the machine runs than wall time does. Figures on a
+depend less on what else the machine runs than wall time does; how many pods the
+scheduler had bound when the CLI was done, and when all were bound (from the
+apply's start). Figures on a
 shared machine are noisy: report them with the load average. With --profile both
 processes run under cProfile and leave daemon.prof and cli.prof in DIR (the
 daemon's main thread only: SQLite's thread is not in it).
@@ -70,6 +72,17 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+BIND_WAIT_SECONDS = 300.0  # how long the bench waits, after the apply, for every pod to be bound
+
+
+def _scheduled(server: str) -> int:
+    """Pods the daemon's scheduler has bound so far (its stats)."""
+    from transport.client.tcp import SyncClient
+
+    with SyncClient(server) as c:
+        return int(c.stats()["scheduler"]["scheduled"])
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -111,6 +124,12 @@ def run(pods: int, nodes: int, chunk_size: int, profile: Path | None = None) -> 
                                  cwd=ROOT, env=env, check=True, capture_output=True, text=True)
             apply_s = time.perf_counter() - t
             daemon_cpu, cli_cpu = _cpu_seconds(daemon.pid) - daemon_cpu, _children_cpu() - cli_cpu
+            scheduled_at_end, bound_s = _scheduled(server), None
+            while time.perf_counter() - t < BIND_WAIT_SECONDS:
+                if _scheduled(server) >= pods:
+                    bound_s = time.perf_counter() - t
+                    break
+                time.sleep(0.2)
             assert out.stdout.count(" created") == pods, out.stderr
         finally:
             daemon.terminate()
@@ -118,6 +137,8 @@ def run(pods: int, nodes: int, chunk_size: int, profile: Path | None = None) -> 
         return {"pods": pods, "nodes": nodes, "bytes": manifest.stat().st_size, "chunkSize": chunk_size,
                 "applySeconds": round(apply_s, 2), "parseSeconds": round(parse_s, 2),
                 "cliCpuSeconds": round(cli_cpu, 2), "daemonCpuSeconds": round(daemon_cpu, 2),
+                "scheduledAtEnd": scheduled_at_end,
+                "allBoundSeconds": round(bound_s, 2) if bound_s is not None else None,
                 "loadAverage": round(os.getloadavg()[0], 2)}
 
 
@@ -139,6 +160,7 @@ def main() -> None:
     else:
         print(f"{r['pods']} pods ({r['bytes'] / 1e6:.1f} MB of YAML) applied in {r['applySeconds']} s "
               f"(parse alone {r['parseSeconds']} s; CPU: CLI {r['cliCpuSeconds']} s, daemon {r['daemonCpuSeconds']} s; "
+              f"{r['scheduledAtEnd']} bound by then, all after {r['allBoundSeconds']} s; "
               f"load average {r['loadAverage']})")
 
 
