@@ -126,3 +126,17 @@ def test_a_nan_only_an_unknown_field_held_goes_with_it() -> None:
     odd["spec"]["colour"] = float("nan")
     checked = admit(odd, unknown=True)
     assert checked.unknown == ["spec.colour"] and checked.errors == [] and "colour" not in checked.raw["spec"]
+
+
+async def test_pods_of_one_template_share_one_containers_list_and_only_identical_ones_do() -> None:
+    def with_tty(name: str, tty: Any) -> dict[str, Any]:
+        m = manifest(name)
+        m["spec"]["containers"][0]["tty"] = tty
+        return m
+
+    async with running() as (store, c):
+        await c.apply_with_actions([manifest("a"), manifest("b"), with_tty("c", True), with_tty("d", 1)],
+                                   field_validation="Strict")
+        kept = {n: store.peek("Pod", "default", n).raw["spec"]["containers"] for n in "abcd"}
+    assert kept["a"] is kept["b"]
+    assert kept["c"] is not kept["d"] and kept["c"][0]["tty"] is True and type(kept["d"][0]["tty"]) is int
