@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import MAX_PERMIT_TIMEOUT_SECONDS, Code, CycleState, Status
-from framework.runtime.status import _error, _ok
+from framework.runtime.status import _error, _ok, _rejected_or_error
 
 
 class Binding:
@@ -26,10 +26,7 @@ class Binding:
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running Reserve plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
-                if st.is_rejected():
-                    st.plugin = pl.name
-                    return st
-                return _error(pl.name, f'running Reserve plugin "{pl.name}": {st.message()}')
+                return _rejected_or_error(pl.name, st, f'running Reserve plugin "{pl.name}"')
         return _ok()
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -66,10 +63,7 @@ class Binding:
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreBind plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
-                if st.is_rejected():
-                    st.plugin = pl.name
-                    return st
-                return _error(pl.name, f'running PreBind plugin "{pl.name}": {st.message()}')
+                return _rejected_or_error(pl.name, st, f'running PreBind plugin "{pl.name}"')
         return _ok()
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -85,10 +79,7 @@ class Binding:
             if status.code == Code.Skip:
                 continue
             if not status.is_success():
-                if status.is_rejected():
-                    status.plugin = pl.name
-                    return status
-                return _error(pl.name, f'running Bind plugin "{pl.name}": {status.message()}')
+                return _rejected_or_error(pl.name, status, f'running Bind plugin "{pl.name}"')
             return status
         return status
 

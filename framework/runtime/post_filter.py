@@ -3,7 +3,7 @@ ran). Mixed into Framework (framework.runtime.framework)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Coroutine
 
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
@@ -19,25 +19,23 @@ class PostFiltering:
         return bool(self.post_filter_plugins)
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> "PostFilterRun":
-        outcome = _PostFilterOutcome()
-        for pl in self.post_filter_plugins:
-            try:
-                r, st = pl.post_filter(state, pod, filtered)
-            except Exception as e:  # noqa: BLE001
-                return outcome.raised(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
-            done = outcome.add(pl.name, r, st)
-            if done is not None:
-                return done
-        return outcome.final()
+        return _without_awaiting(self._run_post_filter(state, pod, filtered, None))
 
     async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
                                              call_extenders: Any) -> "PostFilterRun":
         """run_post_filter where a plugin with `post_filter_with_extenders` (DefaultPreemption)
         lets preempting extenders narrow its candidates (an awaited call)."""
+        return await self._run_post_filter(state, pod, filtered, call_extenders)
+
+    async def _run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                               call_extenders: Any | None) -> "PostFilterRun":
+        """The one PostFilter loop of both doors. Without `call_extenders` every plugin's
+        post_filter is called and nothing is awaited, so run_post_filter runs it to
+        its end in one step."""
         outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:
-                with_ext = getattr(pl, "post_filter_with_extenders", None)
+                with_ext = getattr(pl, "post_filter_with_extenders", None) if call_extenders is not None else None
                 if with_ext is not None:
                     r, st = await with_ext(state, pod, filtered, call_extenders)
                 else:
@@ -48,6 +46,16 @@ class PostFiltering:
             if done is not None:
                 return done
         return outcome.final()
+
+
+def _without_awaiting(run: Coroutine[Any, Any, "PostFilterRun"]) -> "PostFilterRun":
+    """The result of a coroutine that ends without awaiting anything."""
+    try:
+        run.send(None)
+    except StopIteration as done:
+        return done.value
+    run.close()
+    raise RuntimeError("PostFilter awaited without extenders")
 
 
 @dataclass(frozen=True, slots=True)
