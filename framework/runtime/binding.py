@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import MAX_PERMIT_TIMEOUT_SECONDS, Code, CycleState, Status
-from framework.runtime.status import _error, _ok, _rejected_or_error
+from framework.runtime.common import _error, _ok, _rejected_or_error
 
 
 class Binding:

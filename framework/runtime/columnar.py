@@ -10,20 +10,12 @@ from framework.cache import NodeInfo, PodInfo, next_generation
 from framework.interface import Code, CycleState, Status
 from framework.node_table import ColumnarNodes
 from framework.runtime.filtering import Filtering
-from framework.runtime.status import _OK, _error
+from framework.runtime.common import _OK, _error, has_columnar_form
 
 # In-tree Filter plugins whose verdict on a node reads only the node (its spec,
 # labels, taints), never the pods on it; each rejects with UnschedulableAndUnresolvable.
 POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 RESOURCE_FILTER = "NodeResourcesFit"
-
-
-def has_columnar_form(obj: Any, method: str) -> bool:
-    """Whether `obj` itself offers the columnar form `method`: on its class or set on
-    the instance. A proxy that forwards unknown attributes to a plugin (per-call
-    timing) does not count unless it sets the method itself, so it keeps getting
-    the per-node calls it wraps."""
-    return getattr(type(obj), method, None) is not None or method in getattr(obj, "__dict__", ())
 
 
 def _with_pods_for_fit(node_info: NodeInfo, added: list[PodInfo]) -> NodeInfo:

@@ -8,7 +8,7 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
-from framework.runtime.status import _OK, _error, _ok
+from framework.runtime.common import _OK, _error, _ok
 
 
 class Filtering:

@@ -17,7 +17,7 @@ from framework.runtime.binding import Binding
 from framework.runtime.columnar import ColumnarFiltering
 from framework.runtime.post_filter import PostFiltering
 from framework.runtime.scoring import Scoring
-from framework.runtime.status import _error, _ok
+from framework.runtime.common import _error, _ok
 
 EXTENSION_POINTS = (
     "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",

@@ -7,7 +7,7 @@ from typing import Any, Coroutine
 
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
-from framework.runtime.status import _error
+from framework.runtime.common import _error
 
 
 class PostFiltering:

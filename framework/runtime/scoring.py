@@ -18,8 +18,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
-from framework.runtime.columnar import has_columnar_form
-from framework.runtime.status import _error, _ok
+from framework.runtime.common import _error, _ok, has_columnar_form
 
 
 def _int_column(scores: Sequence[int]) -> np.ndarray:
