@@ -1,12 +1,17 @@
-"""What the runner's modules share (private to framework.runtime): the Statuses they
+"""What the runner's modules share (private to framework.runtime, but for
+run_unsuspended, which the package exports): the Statuses they
 word for every extension point (Success: one shared object where no caller changes
 it, a new one where one may; the Error that names the plugin whose call failed; a
-rejection names it too) and whether a plugin offers a columnar form."""
+rejection names it too), whether a plugin offers a columnar form, and
+run_unsuspended, which lets a synchronous door run a loop written once as a coroutine
+(PostFilter here, schedulePod in framework.algorithm)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Coroutine, TypeVar
 
 from framework.interface import Code, Status
+
+T = TypeVar("T")
 
 _OK = Status()
 
@@ -34,3 +39,14 @@ def has_columnar_form(obj: Any, method: str) -> bool:
     timing) does not count unless it sets the method itself, so it keeps getting
     the per-node calls it wraps."""
     return getattr(type(obj), method, None) is not None or method in getattr(obj, "__dict__", ())
+
+
+def run_unsuspended(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (no awaited call actually waits) to its
+    end, without an event loop. Suspending is a bug of the caller's: it raises."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("a coroutine run without a loop suspended")

@@ -3,11 +3,11 @@ ran). Mixed into Framework (framework.runtime.framework)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Coroutine
+from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
-from framework.runtime.common import _error
+from framework.runtime.common import _error, run_unsuspended
 
 
 class PostFiltering:
@@ -19,7 +19,7 @@ class PostFiltering:
         return bool(self.post_filter_plugins)
 
     def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> "PostFilterRun":
-        return _without_awaiting(self._run_post_filter(state, pod, filtered, None))
+        return run_unsuspended(self._run_post_filter(state, pod, filtered, None))
 
     async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
                                              call_extenders: Any) -> "PostFilterRun":
@@ -46,16 +46,6 @@ class PostFiltering:
             if done is not None:
                 return done
         return outcome.final()
-
-
-def _without_awaiting(run: Coroutine[Any, Any, "PostFilterRun"]) -> "PostFilterRun":
-    """The result of a coroutine that ends without awaiting anything."""
-    try:
-        run.send(None)
-    except StopIteration as done:
-        return done.value
-    run.close()
-    raise RuntimeError("PostFilter awaited without extenders")
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,3 +63,4 @@ def test_the_runtime_keeps_its_import_path():
 
     assert (runtime.Framework, runtime.PostFilterRun, runtime.NodeScoreList) == (Framework, PostFilterRun, NodeScoreList)
     assert runtime.EXTENSION_POINTS[0] == "preEnqueue" and runtime.POINT_METHODS["postBind"] == "post_bind"
+    assert callable(runtime.run_unsuspended)
