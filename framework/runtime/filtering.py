@@ -22,7 +22,6 @@ class Filtering:
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)
 
-
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
         """Runs every PreFilter plugin. Returns (merged result, status, plugins that
         narrowed the nodes or rejected). A Skip marks the plugin's Filter as skipped."""
