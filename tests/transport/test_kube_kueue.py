@@ -56,3 +56,13 @@ async def test_tables_have_the_columns_of_kueues_crds(api):  # noqa: F811
     assert [list(r.values())[:5] for r in rows] == [["w1", "lq", None, None, None], ["w2", "lq", "cq", "True", None]]
     cols, _ = _rows((await api.call("GET", f"{G}/resourceflavors", accept=TABLE))[1])
     assert cols == [("Name", 0), ("Age", 0)]  # a CRD without printer columns
+
+
+async def test_kueues_kinds_refuse_strategic_merge_as_custom_resources_do(api):  # noqa: F811
+    await api.call("POST", f"{G}/clusterqueues", cluster_queue("cq", "", "4"))
+    status, err = await api.call("PATCH", f"{G}/clusterqueues/cq", {"spec": {"cohortName": "x"}},
+                                 ctype="application/strategic-merge-patch+json")
+    assert (status, err["reason"]) == (415, "UnsupportedMediaType")
+    status, cq = await api.call("PATCH", f"{G}/clusterqueues/cq", {"spec": {"cohortName": "x"}},
+                                ctype="application/merge-patch+json")
+    assert status == 200 and cq["spec"]["cohortName"] == "x"

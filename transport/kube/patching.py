@@ -1,6 +1,6 @@
 """PATCH on an item or its /status: JSON merge, JSON patch, strategic merge (built-in
-kinds only: 415 on PodGroups, as kube-apiserver answers for custom resources) and
-server-side apply.
+kinds only: 415 on PodGroups and Kueue's kinds, as kube-apiserver answers for custom
+resources) and server-side apply.
 
 A patch is applied to the stored object and written back with the stored
 resourceVersion as precondition: a write in between is a Conflict, and the patch is
@@ -9,9 +9,10 @@ nothing writes nothing.
 
 Server-side apply (application/apply-patch+yaml) creates the object when it is
 absent (201) and otherwise merges the applied fields (a strategic merge on built-in
-kinds, a JSON merge on PodGroups). Field ownership is not tracked: there is no
-metadata.managedFields, no conflict between managers and `--force-conflicts` has
-nothing to override; fields a manager stops applying are not removed.
+kinds, a JSON merge on PodGroups and Kueue's kinds). Field ownership is not tracked:
+there is no metadata.managedFields, no conflict between managers and
+`--force-conflicts` has nothing to override; fields a manager stops applying are not
+removed.
 
 Unknown fields a patch brings in follow the request's fieldValidation, as
 kube-apiserver's patch handler treats them (patch_fields.py).
@@ -30,7 +31,8 @@ from transport.kube.writes import current, field_validation, prepare, replace, s
 from transport.protocol.wire import ApiError, Reason
 
 RETRIES = 5
-CUSTOM_GROUPS = frozenset({"scheduling.x-k8s.io"})  # served as CRDs are upstream: no strategic merge
+# groups served as CRDs are upstream (scheduler-plugins, Kueue): no strategic merge
+CUSTOM_GROUPS = frozenset({"scheduling.x-k8s.io", "kueue.x-k8s.io"})
 
 
 def _content_type(request: web.Request) -> str:
