@@ -83,6 +83,7 @@ from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
+from framework.api.schema import Admission
 from framework.api.validation import validate_pod_update
 
 
@@ -429,7 +430,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         records = self.events_for(kind, key)
         return records if current is None else [r for r in records if r.uid == current.meta.uid]
 
-    def _admission(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
+    def _admission(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Admission:
         """The object's one admission (actors.store.front_door.admission: decoded
         under fieldValidation `fv` for a client's manifest, as given for in-process
         writers when fv is None)."""
