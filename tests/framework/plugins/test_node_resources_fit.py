@@ -266,6 +266,14 @@ def test_requested_to_capacity_ratio_follows_the_broken_linear_shape_with_go_div
     assert run_score(requests_pod(cpu="5"), [node], args=args) == {"n1": 0}
 
 
+def test_requested_to_capacity_ratio_leaves_resources_scoring_zero_out_of_the_mean():
+    # Shape 10 at 0% down to 0 at 30%: cpu at 50% scores 0 and does not count; memory
+    # at 10% scores 67, so the mean is 67 (counting cpu would halve it to 34).
+    args = strategy("RequestedToCapacityRatio", [("cpu", 1), ("memory", 1)], shape=[(0, 10), (30, 0)])
+    node = make_node("n1", cpu="10", memory="1000Mi")
+    assert run_score(requests_pod(cpu="5", memory="100Mi"), [node], args=args) == {"n1": 67}
+
+
 def test_requested_to_capacity_ratio_rounds_half_away_from_zero():
     # Utilization equals score on this shape: cpu 20, memory 25 -> mean 22.5 -> 23 (Python's round gives 22).
     args = strategy("RequestedToCapacityRatio", [("cpu", 1), ("memory", 1)], shape=[(0, 0), (100, 10)])
