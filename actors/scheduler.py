@@ -59,6 +59,7 @@ from actors.scheduler_views import (
 )
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
+from actors.queue.handover import handed_over
 from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
 from actors.queue.nominator import Nominator
 from actors.store import StoreClient, WatchEvent
@@ -238,7 +239,7 @@ class Scheduler(Actor[SchedulerMsg]):
                 self.tell(Popped(qpi=qpi))
             except MailboxClosed:
                 if qpi is not None:
-                    self.queue.try_tell(Unpop(qpi=qpi))
+                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
             finally:
                 self._pop = None
 
@@ -254,7 +255,7 @@ class Scheduler(Actor[SchedulerMsg]):
                 if qpi is None:
                     return
                 if self._stopping:
-                    self.queue.try_tell(Unpop(qpi=qpi))
+                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
                     return
                 self._guarded(msg, lambda: self.schedule_one(qpi))
                 self._request_pop()
@@ -452,7 +453,8 @@ class Scheduler(Actor[SchedulerMsg]):
             self.nominator.add(pod, nominated)
         elif nominated == "":
             self.nominator.delete(pod)
-        self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
+        # A copy: the queue owns what it is sent; a stopped queue leaves the pod pending in the store.
+        self.queue.try_tell(Requeue(qpi=handed_over(qpi)))
         condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
         if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
             self._write_status(pod, condition, nominated)

@@ -50,14 +50,17 @@ class Pop:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unpop:
-    """A pod popped but never attempted (the scheduler is stopping): back to activeQ."""
+    """A pod popped but never attempted (the scheduler is stopping): back to
+    activeQ as the queue recorded it at the pop."""
 
-    qpi: QueuedPodInfo
+    pod_key: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Requeue:
-    """A failed attempt: back to backoffQ / unschedulable pool / activeQ."""
+    """A failed attempt: back to backoffQ / unschedulable pool / activeQ. `qpi` is
+    a copy the sender keeps no reference to (actors/queue/handover.py): the
+    queue owns it from then on."""
 
     qpi: QueuedPodInfo
 
@@ -175,8 +178,8 @@ class QueueActor(Actor[QueueMsg]):
                     self._popper = reply
                 else:
                     resolve(reply, None)
-            case Unpop(qpi=qpi):
-                q.unpop(qpi)
+            case Unpop(pod_key=key):
+                q.unpop(key)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
             case Done(pod_key=key):

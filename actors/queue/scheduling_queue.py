@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 
 from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
+from actors.queue.handover import handed_over
 from actors.queue.heap import Less, PodHeap
 from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
@@ -96,6 +97,8 @@ class SchedulingQueue:
         self.error_backoff_q = PodHeap(backoff_less)
         self.unschedulable = UnschedulablePool()
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
+        # The queue's own record of each in-flight pod; the popper got a copy.
+        self._popped: dict[str, QueuedPodInfo] = {}
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
@@ -249,25 +252,37 @@ class SchedulingQueue:
         self.scheduling_cycle += 1
         qpi.popped_cycle = self.scheduling_cycle
         self.in_flight[qpi.pod.key] = self._event_seq
-        return qpi
+        self._popped[qpi.pod.key] = qpi
+        return handed_over(qpi)  # the popper's to change; the record stays the queue's
 
-    def unpop(self, qpi: QueuedPodInfo) -> None:
-        """Put back a pod popped but never attempted (shutdown between pop and cycle)."""
-        qpi.attempts = max(0, qpi.attempts - 1)
-        self.in_flight.pop(qpi.pod.key, None)
+    def popped(self, pod_key: str) -> QueuedPodInfo | None:
+        """The queue's own record of an in-flight pod (read only)."""
+        return self._popped.get(pod_key)
+
+    def unpop(self, pod_key: str) -> None:
+        """Put back a pod popped but never attempted (shutdown between pop and
+        cycle), as the queue recorded it at the pop."""
+        qpi = self._popped.pop(pod_key, None)
+        self.in_flight.pop(pod_key, None)
         self._trim_events()
-        self.active_q.push(qpi)
+        if qpi is not None and self.get(pod_key) is None:
+            qpi.attempts = max(0, qpi.attempts - 1)
+            self.active_q.push(qpi)
 
     def done(self, pod_key: str) -> None:
         """The pod's attempt is over (bound, deleted or requeued)."""
+        self._popped.pop(pod_key, None)
         if self.in_flight.pop(pod_key, None) is not None:
             self._trim_events()
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, now: float) -> str:
         """Requeue a pod whose attempt failed; `qpi.unschedulable_plugins` /
         `pending_plugins` say who rejected it (both empty: an Error). Returns the
-        sub-queue it went to."""
+        sub-queue it went to. The caller hands `qpi` over: from here on it is the
+        queue's record, and the caller keeps no reference to it (the scheduler
+        sends a copy, actors/queue/handover.py)."""
         key = qpi.pod.key
+        self._popped.pop(key, None)
         now_ns = to_ns(now)
         since = self.in_flight.get(key)
         if self.get(key) is not None:
