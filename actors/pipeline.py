@@ -131,8 +131,10 @@ class Pipeline:
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
 
+            # The scheduler's view of who waits at Permit (plugins read it in the
+            # cycle); the waiting room owns the waits and updates it by message.
             waiting_pods = WaitingPodsMap()
-            self.waiting_room = WaitingRoom(waiting_pods, self.clock)
+            self.waiting_room = WaitingRoom(self.clock)
             self._spawn("waiting-room", self.waiting_room.run())
 
             # The scheduler plugs its nominator and requests in (Scheduler.__init__).
@@ -152,7 +154,7 @@ class Pipeline:
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
             self._spawn("queue", self.queue.run())
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
-            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client, waiting_pods=waiting_pods,
+            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client,
                                               waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
             self._spawn("preemption", self.preemption.run())
 

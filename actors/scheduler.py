@@ -64,7 +64,7 @@ from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, Que
 from actors.queue.nominator import Nominator
 from actors.store import StoreClient, WatchEvent
 from actors.store.messages import UpdatePodStatus
-from actors.waiting_room import Park, Reject, WaitingRoomMsg
+from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitSettled, Reject, WaitingRoomMsg
 from framework.algorithm import (
     Diagnosis,
     FitError,
@@ -113,7 +113,7 @@ class BindingDone:
     status: Status
 
 
-SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats, GetAttempts]
+SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats, GetAttempts, PermitSettled]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
@@ -259,6 +259,8 @@ class Scheduler(Actor[SchedulerMsg]):
                     return
                 self._guarded(msg, lambda: self.schedule_one(qpi))
                 self._request_pop()
+            case PermitSettled(uid=uid, status=status):
+                self._permit_settled(uid, status)
             case BindingDone(assumed=a, status=status):
                 self.bindings.total -= 1
                 self._guarded(msg, lambda: self._binding_done(a, status))
@@ -425,17 +427,30 @@ class Scheduler(Actor[SchedulerMsg]):
         return None, status, None
 
     def _park(self, fwk: Framework, assumed: Pod, host: str, timeouts: dict[str, float]) -> asyncio.Future[Status]:
-        """Permit said Wait: the pod joins the waiting pods plugins see at once
-        (as upstream's RunPermitPlugins adds it), and the waiting room gets it by
-        message to time it and resolve the returned Future with the decision."""
+        """Permit said Wait: the pod joins the view of waiting pods plugins read at
+        once (as upstream's RunPermitPlugins adds it), and the waiting room, which
+        owns the wait, gets it by message to time it and resolve the returned
+        Future with the decision. A plugin's decision through the view goes to the
+        room as a message; the room's PermitSettled takes the pod out of the view."""
         now = self.clock.now()
-        wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()})
+        room, uid = self.waiting_room, assumed.uid
+        wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()},
+                        on_decision=lambda status: room.try_tell(Decided(uid=uid, status=status)))
         decision: asyncio.Future[Status] = new_reply()
         fwk.handle.waiting_pods.add(wp)
-        if not self.waiting_room.try_tell(Park(waiting=wp, timeouts=timeouts, decision=decision)):
-            fwk.handle.waiting_pods.remove(assumed.uid)
-            decision.set_result(Status(Code.Unschedulable, "scheduler is shutting down"))
+        if not room.try_tell(Park(pod=assumed, node_name=host, timeouts=dict(timeouts), decision=decision,
+                                  reply_to=self.ref())):
+            fwk.handle.waiting_pods.remove(uid)
+            decision.set_result(Status(Code.Unschedulable, SHUTTING_DOWN))
         return decision
+
+    def _permit_settled(self, uid: str, status: Status) -> None:
+        """The waiting room ended a wait: its word replaces the view's, and the
+        pod leaves the view plugins read."""
+        for handle in {id(f.handle): f.handle for f in self.frameworks.values()}.values():
+            wp = handle.waiting_pods.remove(uid)
+            if wp is not None:
+                wp.settled(status)
 
     # --- outcomes ---------------------------------------------------------------------------------
 

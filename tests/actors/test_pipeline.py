@@ -149,12 +149,12 @@ async def test_shutdown_mid_flight_leaves_no_task_and_no_half_bound_pod() -> Non
     await p.client.apply([pod(f"p{i}") for i in range(300)])
     # Stop in the middle of things: waiters parked, binds in flight, pods queued.
     await until(lambda: p.scheduler.stats.scheduled >= 100 and p.scheduler.bindings.total > 30)
-    in_flight = p.scheduler.bindings.total - len(p.waiting_room.waiting_pods)
-    assert len(p.waiting_room.waiting_pods) == 30 and in_flight > 0
+    in_flight = p.scheduler.bindings.total - len(p.waiting_room)
+    assert len(p.waiting_room) == 30 and in_flight > 0
     await p.stop()
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert p.scheduler.cache.assumed == set()
-    assert len(p.waiting_room.waiting_pods) == 0
+    assert len(p.waiting_room) == 0
     queued = p.queue.queue
     for q in pods_in_store(p):
         assert bool(q.node_name) or queued.get(q.key) is not None, q.key
