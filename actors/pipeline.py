@@ -151,10 +151,10 @@ class Pipeline:
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
-            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
+            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight)
             self._spawn("queue", self.queue.run())
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
-            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client,
+            self.preemption = PreemptionActor(store=self.client,
                                               waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
             self._spawn("preemption", self.preemption.run())
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from actors.base import ActorRef, MailboxClosed
 from actors.clock import now_ns
 from actors.preemption import Preempt, PreemptionMsg
+from actors.queue.actor import PreemptionBegun, PreemptionEnded
 from actors.store.messages import Delete, UpdatePodStatus
 from actors.waiting_room import Reject
 from framework.algorithm import FitError
@@ -93,15 +94,18 @@ class PreemptionStep:
     # --- requests through the handle ----------------------------------------------------------------
 
     def start(self, job: PreemptionJob) -> None:
-        """An asynchronous preemption leaves the cycle: the preemption actor takes it."""
+        """An asynchronous preemption leaves the cycle: the queue, which owns the
+        in-flight record, marks the preemptor (before its Requeue, sent later in
+        this cycle), and the preemption actor takes the evictions."""
         self.victims += len(job.victims)
+        uid = job.preemptor.uid
+        self.sched.queue.try_tell(PreemptionBegun(uid=uid))
         try:
             if self.actor is None:
                 raise MailboxClosed("no preemption actor")
             self.actor.tell(Preempt(job=job))
         except MailboxClosed:  # shutting down: nothing will evict, so nothing may hold the pod
-            for fwk in self.sched.frameworks.values():
-                fwk.handle.preemptions.end(job.preemptor.uid)
+            self.sched.queue.try_tell(PreemptionEnded(uid=uid))
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Synchronous preemption's eviction (`message` is the DisruptionTarget text)."""

@@ -74,3 +74,19 @@ async def test_requeue_message_carries_a_copy_the_sender_cannot_change_afterward
     assert actor.queue.get("default/a").unschedulable_plugins == {"NodeResourcesFit"}
     await actor.handle(Unpop(pod_key="default/a"))  # no record any more: nothing happens
     assert actor.queue.where("default/a") == "unschedulable"
+
+
+async def test_the_queue_owns_the_in_flight_preemption_record_and_changes_it_only_by_message() -> None:
+    from actors.queue.actor import PreemptionBegun, PreemptionEnded, PreemptionLastVictim
+
+    actor = QueueActor(new_queue(), FakeClock())
+    record = actor.preemptions
+    gone: dict[tuple[str, str], object] = {}
+    victim = pod("v")
+    await actor.handle(PreemptionBegun(uid="p"))
+    assert "p" in record and record.is_running("p", lambda ns, n: gone.get((ns, n)))
+    await actor.handle(PreemptionLastVictim(uid="p", victim=victim))
+    gone[(victim.namespace, victim.name)] = victim  # still there: running
+    assert record.is_running("p", lambda ns, n: gone.get((ns, n)))
+    await actor.handle(PreemptionEnded(uid="p"))
+    assert "p" not in record and len(record) == 0
