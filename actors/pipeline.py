@@ -52,6 +52,9 @@ from framework.waiting import WaitingPodsMap
 
 SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
+# How long stop waits, after cancelling the binding cycles, for the scheduler loop to
+# handle their outcomes before it cancels the loop itself (a bound, not a pause).
+CANCELLED_BINDINGS_SECONDS = 5.0
 
 
 # The extension points at which a plugin can reject a pod: only such plugins' events
@@ -260,7 +263,11 @@ class Pipeline:
         if sched is not None:
             done, _ = await asyncio.wait({sched}, timeout=self.drain_grace_seconds)
             if not done:
-                sched.cancel()  # cancelled cycles undo and requeue (the queue is still open)
+                # Cancelled cycles report by message; the scheduler's loop undoes and requeues.
+                self.scheduler.cancel_bindings()
+                done, _ = await asyncio.wait({sched}, timeout=CANCELLED_BINDINGS_SECONDS)
+            if not done:
+                sched.cancel()  # its loop is stuck: cancelled cycles undo in place and requeue
                 await asyncio.wait({sched})
         preemption = self._tasks.get("preemption")
         if preemption is not None:

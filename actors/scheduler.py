@@ -343,7 +343,7 @@ class Scheduler(Actor[SchedulerMsg]):
         assumed.started = self._started
         assert self._binding_group is not None
         self.bindings.total += 1
-        self._binding_group.create_task(self.bindings.run(assumed))
+        self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed)))
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
@@ -492,9 +492,15 @@ class Scheduler(Actor[SchedulerMsg]):
         except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
             pass
 
+    def cancel_bindings(self) -> None:
+        """Stop's grace period ran out: cancel the binding cycles still running;
+        each reports its cancellation as a BindingDone this loop handles."""
+        self.bindings.cancel_all()
+
     def binding_cancelled(self, a: AssumedPod) -> None:
-        """The scheduler's own task group is being cancelled (stop's grace period
-        ran out), so no message can reach its loop: undo here, leave the pod queued."""
+        """The scheduler's own loop is being cancelled (it did not end after its
+        binding cycles were cancelled), so no message can reach it: undo here,
+        leave the pod queued."""
         undo_assume(a, self.cache, self.record)
         self._binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
 

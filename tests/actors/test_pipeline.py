@@ -174,10 +174,34 @@ async def test_a_stuck_binding_cycle_is_cancelled_after_the_grace_period_and_req
     await until(lambda: blocker.entered == ["stuck"] and p.scheduler.stats.scheduled == 1)
     await p.stop()
     assert asyncio.all_tasks() == {asyncio.current_task()}
+    # The cancelled cycle reported by message; the scheduler's own loop undid it.
+    assert p.scheduler.bindings.undone_in_place == 0
     assert p.scheduler.cache.assumed == set()
     assert p.queue.queue.get("default/stuck") is not None
     bound = {q.name: q.node_name for q in pods_in_store(p)}
     assert bound == {"stuck": "", "fine": "n1"}
+
+
+async def test_a_binding_cycle_cancelled_with_the_scheduler_loop_itself_undoes_in_place() -> None:
+    """The one exception to "only the scheduler's loop changes its cache": when the
+    loop is cancelled with its cycles, no message can be read any more."""
+    blocker = BlockingPreBind()
+    cfg = config(profile())
+    cfg["profiles"][0]["plugins"]["preBind"] = {"enabled": [{"name": "BlockingPreBind"}]}
+    p = Pipeline(cfg, clock=FakeClock(), registry=blocking_registry([], blocker))
+    await p.start()
+    await p.client.apply([node("n1")])
+    await p.client.apply([pod("stuck", labels={"block": "yes"})])
+    await until(lambda: blocker.entered == ["stuck"])
+    assert p.scheduler.cache.assumed != set()
+    sched = p._tasks["scheduler"]
+    sched.cancel()  # as stop does when the loop does not end after cancel_bindings
+    await asyncio.wait({sched})
+    assert p.scheduler.bindings.undone_in_place == 1
+    assert p.scheduler.cache.assumed == set()
+    await p.stop()
+    assert p.queue.queue.get("default/stuck") is not None
+    assert {q.name: q.node_name for q in pods_in_store(p)} == {"stuck": ""}
 
 
 async def test_an_erroring_pod_is_retried_after_exact_backoffs_by_the_queue_timers() -> None:
