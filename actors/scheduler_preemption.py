@@ -19,7 +19,6 @@ from actors.clock import now_ns
 from actors.preemption import Preempt, PreemptionMsg
 from actors.queue.actor import PreemptionBegun, PreemptionEnded
 from actors.store.messages import Delete, UpdatePodStatus
-from actors.waiting_room import Reject
 from framework.algorithm import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
@@ -115,7 +114,7 @@ class PreemptionStep:
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
         s.store.record_event("Pod", victim.key, "Normal", "Preempted",
                              preempted_event_message(preemptor, victim.node_name))
-        s.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
+        s.reject_waiting(victim.uid, "", "preempted")
         # DisruptionTarget first, then the delete: the store takes them in this order,
         # so a watcher sees the condition on the victim before it goes (as upstream).
         s.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,

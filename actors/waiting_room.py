@@ -1,16 +1,20 @@
 """The Permit waiting room: the one owner of the pods a Permit plugin answered Wait.
 
-It owns who waits and how each wait ends: the deadlines (fixed when the pod is
-parked, never rewritten), one timer per waiting plugin, the first decision and
-the Future the pod's binding cycle awaits. Everything reaches it as a message:
-Park from the scheduling cycle; Decided when a plugin's Allow or Reject through
-the scheduler's view (framework/waiting.py) decided the pod; Reject from the
-scheduler (pod deleted, preempted in the cycle); RejectIfWaiting, an ask, from
-the preemption actor (its answer says whether the victim was held here);
-Expire when a timer fires (upstream's timeout message); RejectAll at shutdown.
-The first decision wins: the room cancels the timers, resolves the binding
-cycle's Future and tells the parker (PermitSettled), whose view then drops the
-pod. Others learn who waits by asking (ListWaiting: immutable snapshots).
+It owns the waits: the deadlines (fixed when the pod is parked, never
+rewritten), one timer per waiting plugin, and the Future the pod's binding cycle
+awaits. The decisions are taken in one place, the scheduler's view of waiting
+pods (framework/waiting.py), in the scheduler's loop, so a timeout or a
+preemption is ordered with the Allows of the cycle that completes a gang.
+Everything reaches the room as a message: Park from the scheduling cycle;
+Decided when the view decided a pod (a plugin's Allow or Reject, or a rejection
+the room forwarded); Expire when a timer fires (upstream's timeout message),
+Reject from anyone, and RejectIfWaiting, an ask, from the preemption actor (its
+answer says whether the victim was held here): each is forwarded to the parker
+as PermitRejected. The room then cancels the timers, resolves the binding
+cycle's Future and tells the parker (PermitSettled), whose view drops the pod.
+At shutdown (RejectAll, stop) the room rejects every waiter itself: no cycle
+runs any more. Others learn who waits by asking (ListWaiting: immutable
+snapshots).
 """
 from __future__ import annotations
 
@@ -96,6 +100,16 @@ class RejectAll:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PermitRejected:
+    """To the parker: reject waiting pod `uid` in your view (a timer fired, the
+    preemption actor preempted it); the view's decision then comes back as Decided."""
+
+    uid: str
+    plugin: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermitSettled:
     """To the parker: the wait of pod `uid` ended with `status` (the room's word)."""
 
@@ -143,11 +157,11 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
             case Decided(uid=uid, status=status):
                 self._settle(uid, status)
             case Reject(uid=uid, plugin=plugin, message=message):
-                self._settle(uid, Status(Code.Unschedulable, message, plugin=plugin))
+                self._reject(uid, plugin, message)
             case RejectIfWaiting(uid=uid, plugin=plugin, message=message, reply=reply):
-                resolve(reply, self._settle(uid, Status(Code.Unschedulable, message, plugin=plugin)))
+                resolve(reply, self._reject(uid, plugin, message))
             case Expire(uid=uid, plugin=plugin, timeout=timeout):
-                self._settle(uid, Status(Code.Unschedulable, timeout_message(plugin, timeout), plugin=plugin))
+                self._reject(uid, plugin, timeout_message(plugin, timeout))
             case ListWaiting(reply=reply):
                 resolve(reply, self.snapshot())
             case RejectAll(message=message):
@@ -167,6 +181,19 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
                        for plugin, timeout in msg.timeouts.items())
         deadlines = MappingProxyType({plugin: now + timeout for plugin, timeout in msg.timeouts.items()})
         self._parked[uid] = _Parked(msg.pod, msg.node_name, deadlines, msg.decision, timers, msg.reply_to)
+
+    def _reject(self, uid: str, plugin: str, message: str) -> bool:
+        """A rejection from here (timer) or another actor: the parker's view
+        decides it, in the parker's loop, so it is ordered with every Allow its
+        plugins give (all or nothing for a gang); without a parker it is final
+        here. False if `uid` was not waiting."""
+        parked = self._parked.get(uid)
+        if parked is None:
+            return False
+        if parked.reply_to is None or not parked.reply_to.try_tell(PermitRejected(uid=uid, plugin=plugin,
+                                                                                   message=message)):
+            self._settle(uid, Status(Code.Unschedulable, message, plugin=plugin))
+        return True
 
     def _settle(self, uid: str, status: Status) -> bool:
         """The first decision for `uid` ends its wait; False if it was not waiting."""

@@ -159,33 +159,43 @@ async def test_a_plugins_allow_reaches_the_waiting_room_as_a_message_and_the_fir
         room.inbox.close()
 
 
-async def test_a_timeout_wins_over_an_allow_the_view_recorded_later_and_the_room_has_the_last_word() -> None:
+async def test_a_timeout_is_decided_in_the_parkers_view_so_an_allow_given_first_wins() -> None:
+    """The room forwards its timeout to the scheduler's view (PermitRejected): the
+    decision is taken in the scheduler's loop, ordered with the Allows of the cycle
+    that completes a gang, never beside them."""
     import asyncio
 
     from actors.base import Mailbox, ActorRef, new_reply
-    from actors.waiting_room import Decided, Park, PermitSettled, WaitingRoom, list_waiting
+    from actors.waiting_room import Decided, Park, PermitRejected, PermitSettled, WaitingRoom, list_waiting
     from framework.api.objects import Pod
     from framework.waiting import WaitingPod
 
     clock = FakeClock()
     room = WaitingRoom(clock)
     parker: Mailbox = Mailbox("scheduler")
-    wp = WaitingPod(Pod(pod("w")), "n1", {"P": clock.now() + 10},
-                    on_decision=lambda st: room.ref().tell(Decided(uid="w", status=st)))
-    decision = new_reply()
+    views = {n: WaitingPod(Pod(pod(n)), "n1", {"P": clock.now() + 10},
+                           on_decision=lambda st, n=n: room.ref().tell(Decided(uid=n, status=st)))
+             for n in ("late", "timed-out")}
+    decisions = {n: new_reply() for n in views}
     async with asyncio.TaskGroup() as tg:
         tg.create_task(room.run())
-        room.ref().tell(Park(pod=wp.pod, node_name="n1", timeouts={"P": 10.0}, decision=decision,
-                             reply_to=ActorRef("scheduler", parker)))
-        assert len(await list_waiting(room.ref())) == 1  # parked: its timer runs
+        for n, wp in views.items():
+            room.ref().tell(Park(pod=wp.pod, node_name="n1", timeouts={"P": 10.0}, decision=decisions[n],
+                                 reply_to=ActorRef("scheduler", parker)))
+        assert len(await list_waiting(room.ref())) == 2  # parked: their timers run
         clock.advance(10.5)
-        status = await decision  # the room expired it first
-        wp.allow("P")  # the view still thought it waited: its Decided comes too late
-        assert status.code == Code.Unschedulable and status.plugin == "P"
-        settled = await parker.get()
-        assert isinstance(settled, PermitSettled)
-        wp.settled(settled.status)  # what the scheduler does on PermitSettled
-        assert wp.decided is settled.status and not wp.decided.is_success()
+        first, second = await parker.get(), await parker.get()
+        assert {type(first), type(second)} == {PermitRejected} and not any(d.done() for d in decisions.values())
+        views["late"].allow("P")  # the scheduler's cycle allowed it before it read the rejection ...
+        for msg in (first, second):  # ... which it then applies to its view, in order
+            views[msg.uid].reject(msg.plugin, msg.message)
+        late, timed_out = await decisions["late"], await decisions["timed-out"]
+        assert late.is_success()
+        assert timed_out.code == Code.Unschedulable and timed_out.plugin == "P"
+        assert "rejected due to timeout after waiting 10s" in timed_out.message()
+        settled = [await parker.get(), await parker.get()]
+        assert all(isinstance(m, PermitSettled) for m in settled)
+        assert {m.uid: m.status.is_success() for m in settled} == {"late": True, "timed-out": False}
         room.inbox.close()
 
 
