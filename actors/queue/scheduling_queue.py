@@ -19,7 +19,6 @@ runs and tests call it directly.
 """
 from __future__ import annotations
 
-import enum
 import logging
 from typing import Any, Callable, Iterable
 
@@ -30,15 +29,14 @@ from actors.queue.heap import Less, PodHeap
 from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
+from actors.queue.requeue_hints import FORCE_ACTIVATE, RequeueDecisions, Strategy, cross_topology
 from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
-from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
     QueuedPodInfo,
-    QueueingHint,
     Status,
 )
 
@@ -46,24 +44,17 @@ NS = 1_000_000_000
 log = logging.getLogger("ksched.queue")
 DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
-FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
 
 PreEnqueue = Callable[[Pod], Status]
+
+__all__ = ["FORCE_ACTIVATE", "UNSCHEDULABLE_TIMEOUT", "SchedulingQueue", "Strategy", "backoff_duration_ns"]
 
 
 def to_ns(seconds: float) -> int:
     return int(round(seconds * NS))
 
 
-class Strategy(enum.IntEnum):
-    """What a cluster event means for one unschedulable pod (queueingStrategy)."""
-
-    SKIP = 0
-    AFTER_BACKOFF = 1
-    IMMEDIATELY = 2
-
-
-class SchedulingQueue:
+class SchedulingQueue(RequeueDecisions):
     def __init__(
         self,
         *,
@@ -349,7 +340,7 @@ class SchedulingQueue:
         else:
             offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
         for key, qpi in offered:
-            if cross_topology_only and not _cross_topology(qpi, new):
+            if cross_topology_only and not cross_topology(qpi, new):
                 continue
             if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
                     and event is not UNSCHEDULABLE_TIMEOUT:
@@ -364,9 +355,6 @@ class SchedulingQueue:
                 self._requeue(qpi, strategy, now_ns)
                 moved += 1
         return moved
-
-    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
 
     # --- timed work ---------------------------------------------------------------------------------------
 
@@ -471,54 +459,3 @@ class SchedulingQueue:
             (self.backoff_q if errored else self.error_backoff_q).remove(key)
             return
         self._move_to_active(qpi, now_ns)
-
-    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
-        """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
-        return self._worth_requeuing(qpi, event, old, new)
-
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors:
-            return Strategy.AFTER_BACKOFF
-        if event.resource == "*":
-            if event is FORCE_ACTIVATE and isinstance(new, Pod) and new.key != qpi.pod.key:
-                return Strategy.SKIP
-            return Strategy.AFTER_BACKOFF
-        hints = self._hints_for(qpi.pod)
-        strategy = Strategy.SKIP
-        for plugin, registered in hints.items():  # registration order, as upstream's hint map
-            if plugin not in rejectors:
-                continue
-            for reg in registered:
-                if not reg.event.matches(event):
-                    continue
-                if reg.hint is None:
-                    hint = QueueingHint.Queue
-                else:
-                    try:
-                        hint = reg.hint(qpi.pod, old, new)
-                    except Exception as e:  # noqa: BLE001 - upstream treats a failing hint as Queue
-                        log.error("pod %s: QueueingHintFn of plugin %s for %s failed: %s",
-                                  qpi.pod.key, plugin, event.label, e)
-                        hint = QueueingHint.Queue
-                if hint != QueueingHint.Queue:
-                    continue
-                if plugin in qpi.pending_plugins:
-                    return Strategy.IMMEDIATELY
-                if not qpi.pending_plugins:
-                    return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
-                strategy = Strategy.AFTER_BACKOFF
-        return strategy
-
-
-def _cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
-    """upstream's getUnschedulablePodsWithCrossTopologyTerm: an assigned pod's add or
-    update can help a pod PodTopologySpread rejected in the same namespace, or one
-    with a required affinity term the assigned pod matches."""
-    if not isinstance(assigned, Pod):
-        return qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
-    if "PodTopologySpread" in qpi.unschedulable_plugins and assigned.namespace == qpi.pod.namespace:
-        return True
-    if not qpi.pod.has_pod_affinity:
-        return False
-    return any(t.matches(assigned, None) for t in PodInfo(qpi.pod).required_affinity_terms)
