@@ -12,16 +12,21 @@ preempting a second node.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Protocol, Sequence
 
 from actors.base import ActorRef, MailboxClosed
-from actors.clock import now_ns
+from actors.clock import Clock, now_ns
+from actors.metrics_sink import MetricsSink
+from actors.queue.nominator import Nominator
 from actors.preemption import Preempt, PreemptionMsg
 from actors.queue.actor import PreemptionBegun, PreemptionEnded
+from actors.store import StoreClient
 from actors.store.messages import Delete, UpdatePodStatus
 from framework.algorithm import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
+from framework.cache import Cache, Snapshot
+from framework.extender import Extender
 from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preemption import (
@@ -30,10 +35,24 @@ from framework.preemption import (
 from framework.preemption_inflight import PreemptionJob
 from framework.runtime import Framework, PostFilterRun
 
-if TYPE_CHECKING:
-    from actors.scheduler import Scheduler
-
 PREEMPTION_PLUGIN = "DefaultPreemption"
+
+
+class PreemptionHost(Protocol):
+    """What this step uses of the Scheduler actor it runs in."""
+
+    cache: Cache
+    snapshot: Snapshot
+    clock: Clock
+    nominator: Nominator
+    store: StoreClient
+    metrics: MetricsSink
+    extenders: Sequence[Extender]
+
+    @property
+    def queue(self) -> ActorRef: ...
+
+    def reject_waiting(self, uid: str, plugin: str, message: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +69,7 @@ NOT_RUN = PostFiltered(None, False)
 
 
 class PreemptionStep:
-    def __init__(self, sched: "Scheduler", actor: ActorRef[PreemptionMsg] | None) -> None:
+    def __init__(self, sched: PreemptionHost, actor: ActorRef[PreemptionMsg] | None) -> None:
         self.sched = sched
         self.actor = actor
         self.victims = 0  # evicted in the cycle, or handed to the preemption actor
