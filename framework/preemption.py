@@ -443,12 +443,12 @@ class Evaluator:
         already terminating need no call; if any others remain, the preemptor is
         marked as preempting (DefaultPreemption's PreEnqueue holds it back) and the
         evictions and the clearing of lower-priority nominations on the node go to
-        the owner's preemption actor."""
+        the owner's preemption actor, both by the one request `start_preemption`
+        (the owner marks it before the preemptor can be requeued)."""
         victims = tuple(v for v in c.victims if not v.is_deleting)
         if not victims:
             return
         lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name))
-        self.handle.preemptions.begin(pod.uid)
         self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
 
     def is_pod_running_preemption(self, uid: str) -> bool:
