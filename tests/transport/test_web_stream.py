@@ -20,6 +20,7 @@ from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.http.metrics import SchedulerMetrics
 from transport.server.service import StoreService
 from transport.web import WebDeps
+from transport.web.columns import unflatten
 from transport.web.feed import Waiter
 from transport.web.routes import HUB
 from transport.web.stream import CLOSE_UNAUTHORIZED
@@ -51,12 +52,23 @@ class Page:
                 return seen
 
 
+def items(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objects one frame carries: an events frame's items, a snapshot frame's rows
+    read back as the page reads them (ADDED at the snapshot's resourceVersion)."""
+    if frame["type"] == "events":
+        return frame["items"]
+    if frame["type"] == "snapshot":
+        return [{"type": "ADDED", "kind": frame["kind"], "resourceVersion": frame["resourceVersion"],
+                 **unflatten(frame["columns"], row)} for row in frame["rows"]]
+    return []
+
+
 def events(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for f in frames if f["type"] == "events" for e in f["items"]]
+    return [e for f in frames for e in items(f)]
 
 
 def has_event(name: str, pred: Callable[[dict[str, Any]], bool] = lambda e: True) -> Callable[[dict[str, Any]], bool]:
-    return lambda f: f["type"] == "events" and any(e["object"]["metadata"]["name"] == name and pred(e) for e in f["items"])
+    return lambda f: any(e["object"]["metadata"]["name"] == name and pred(e) for e in items(f))
 
 
 def bound(e: dict[str, Any]) -> bool:
@@ -166,7 +178,7 @@ async def test_a_resource_version_from_before_a_restart_starts_the_page_over_fro
         page = await site.open(rv=1)  # the daemon restarted: it keeps no history from before
         hello = await page.next()
         assert hello["resumed"] is False
-        frames = await page.until(lambda f: len({e["object"]["metadata"]["name"] for e in events([f])}) == 2)
+        frames = await page.until(lambda f: f["type"] == "snapshot" and f["last"])
         assert sorted((e["type"], e["object"]["metadata"]["name"]) for e in events(frames)) == [
             ("ADDED", "n1"), ("ADDED", "p1")]
     finally:
@@ -244,7 +256,8 @@ async def test_open_pages_get_each_throughput_sample_and_the_permit_waiters_when
     site.waiting.clear()
     await hub.tick(1002.0)
 
-    frames = await page.until(lambda f: f["type"] == "waiting" and f["waiting"] == [])
+    frames = [f for f in await page.until(lambda f: f["type"] == "waiting" and f["waiting"] == [])
+              if f["type"] != "snapshot"]  # the (empty) cluster's snapshot comes first
     assert [(f["type"], f["sample"]["t"] if "sample" in f else f["waiting"]) for f in frames] == [
         ("sample", 1000.0),
         ("waiting", [{"pod": "default/train-0", "group": "default/train", "node": "n1", "deadline": 1030.0}]),
