@@ -278,3 +278,31 @@ def test_a_page_too_far_behind_gets_its_stream_ended_instead_of_an_ever_growing_
     queued = [page.outbox.get_nowait() for _ in range(page.outbox.qsize())]
     assert [q[4] if isinstance(q, tuple) else "end" for q in queued] == [1, 2, 3, 4, "end"]
     assert page.overflowed
+
+
+async def test_a_new_page_starts_from_snapshot_frames_nodes_first_and_the_next_page_at_that_version_reuses_them(site: Site) -> None:
+    await site.service.apply([node("n1"), node("n2"), pod("p1"), pod("p2")])
+    await site.pipeline.settle()
+    snapshots = site.app[HUB].snapshots
+    first = await site.open()
+    hello = await first.next()
+    frames = await first.until(lambda f: f["type"] == "snapshot" and f["last"])
+    assert [f["kind"] for f in frames] == ["Node", "Pod"]
+    assert {f["resourceVersion"] for f in frames} == {hello["resourceVersion"]}
+    assert sorted((e["kind"], e["object"]["metadata"]["name"]) for e in events(frames)) == [
+        ("Node", "n1"), ("Node", "n2"), ("Pod", "p1"), ("Pod", "p2")]
+    assert all(e["object"]["spec"]["nodeName"] in ("n1", "n2") for e in events(frames) if e["kind"] == "Pod")
+    assert snapshots.encoded == 1
+
+    again = await site.open()
+    assert (await again.next())["resourceVersion"] == hello["resourceVersion"]
+    assert await again.until(lambda f: f["type"] == "snapshot" and f["last"]) == frames
+    assert snapshots.encoded == 1  # sent as encoded for the first page
+
+    await site.service.apply([pod("p3")])
+    changed = await first.until(has_event("p3", bound))  # the first page follows with events after its snapshot
+    assert all(e["resourceVersion"] > hello["resourceVersion"] for e in events(changed))
+    third = await site.open()
+    await third.next()
+    assert "p3" in {e["object"]["metadata"]["name"] for e in events(await third.until(lambda f: f.get("last")))}
+    assert snapshots.encoded == 2

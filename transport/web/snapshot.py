@@ -74,19 +74,22 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def snapshot_frames(by_kind: dict[str, list[Any]], rv: int, rows: int = SNAPSHOT_ROWS) -> Iterator[str]:
+def snapshot_frames(by_kind: dict[str, list[Any]], rv: int, rows: int | None = None) -> Iterator[tuple[str, bool]]:
     """The frames of the objects (parsed, by kind, all at `rv`; ORDER's kinds first),
-    each encoded when the caller asks for it. There is always at least one frame,
-    and the last says so: the page takes `rv` as its own only then."""
+    each encoded when the caller asks for it, with whether it is the last. There is
+    always at least one frame, and the last says so: the page takes `rv` as its own
+    only then."""
+    rows = rows or SNAPSHOT_ROWS
     slices = [(kind, objs[i:i + rows]) for kind, objs in by_kind.items() for i in range(0, len(objs), rows)]
     if not slices:
         slices = [("Node", [])]
     for n, (kind, chunk) in enumerate(slices):
+        last = n == len(slices) - 1
         with _collector_paused():
             frame = _dumps({"type": "snapshot", "kind": kind, "columns": frame_columns(kind),
                             "rows": [row_of(kind, obj, whole_row) for obj in chunk],
-                            "resourceVersion": rv, "last": n == len(slices) - 1})
-        yield frame
+                            "resourceVersion": rv, "last": last})
+        yield frame, last
 
 
 class SnapshotCache:

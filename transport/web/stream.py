@@ -300,16 +300,18 @@ class PageStream:
             return
         (rv, replay), self.snapshot = self.snapshot, None
         cache = self.hub.snapshots
-        frames = cache.get(rv)
-        sent: list[str] = []
-        for frame in frames if frames is not None else snapshot_frames(replay.by_kind, rv):
+        kept = cache.get(rv)
+        frames = ((f, False) for f in kept) if kept is not None else snapshot_frames(replay.by_kind, rv)
+        encoded: list[str] = []
+        for frame, last in frames:
             if self.ws.closed:
                 return
+            if kept is None:
+                encoded.append(frame)
+                if last:  # kept before it is sent: a page that saw the last frame finds it cached
+                    cache.put(rv, encoded)
             await self.ws.send_str(frame)
-            sent.append(frame)
             await asyncio.sleep(0)
-        if frames is None:
-            cache.put(rv, sent)
 
     async def _send_queued(self) -> None:
         """Send what is queued, events batched into one frame per turn."""
