@@ -7,7 +7,7 @@ import gc
 import json
 
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod, PodGroup
-from transport.web.columns import frame_columns, unflatten
+from transport.web.columns import frame_columns, pod_row, unflatten
 from transport.web.feed import page_item
 from transport.web.snapshot import Replay, SnapshotCache, snapshot_frames
 
@@ -61,11 +61,18 @@ def test_a_pod_carries_what_the_page_shows_and_the_pending_table_fields_only_whi
                                   "status": {"nominatedNodeName": "n2", "conditions": [
                                       {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                                        "message": "0/2 nodes are available"}]}},
-                       "view": {"cpu": 250, "memory": 1 << 30, "terminal": False}}
+                       "view": {"cpu": 250, "memory": 1 << 30}}  # not terminal: false is left out
     assert bound["object"] == {"metadata": {"namespace": "ml", "name": "bound", "labels": {POD_GROUP_LABEL: "g"}},
                                "spec": {"nodeName": "n1"}, "status": {}}
+    done = Pod({**pod("done", nodeName="n1").raw, "status": {"phase": "Succeeded"}})
+    assert page_item("Pod", done)["view"] == {"cpu": 250, "memory": 1 << 30, "terminal": True}
+    plain = Pod({"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "creationTimestamp": CREATED},
+                 "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}})
+    assert pod_row(plain) == ["p", "n1", 0, 0]  # a bound pod in "default" with nothing else to show
+    assert page_item("Pod", plain) == {"object": {"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {}},
+                                       "view": {"cpu": 0, "memory": 0}}
     cordoned = page_item("Node", OBJECTS["Node"][1])
-    assert cordoned == {"object": {"metadata": {"name": "n2", "labels": {"zone": "a"}, "creationTimestamp": CREATED}},
+    assert cordoned == {"object": {"metadata": {"name": "n2", "labels": {"zone": "a"}}},
                         "view": {"cpu": 4000, "memory": 8 << 30, "pods": 10, "taints": ["gpu:NoSchedule"],
                                  "unschedulable": True}}
 

@@ -145,7 +145,7 @@ async def test_a_new_page_gets_every_current_object_and_then_each_change_with_re
     seen = events(await page.until(has_event("p1", bound)))
     assert [e["type"] for e in seen if e["kind"] == "Pod"][-1] == "MODIFIED"
     assert seen[-1]["object"]["spec"]["nodeName"] == "n1"
-    assert seen[-1]["view"] == {"cpu": 500, "memory": 0, "terminal": False}
+    assert seen[-1]["view"] == {"cpu": 500, "memory": 0}  # not terminal: false is left out
 
 
 async def test_a_page_that_reconnects_with_its_resource_version_gets_only_what_came_after(site: Site) -> None:

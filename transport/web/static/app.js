@@ -72,7 +72,7 @@ function rowReader(columns) {
     const out = {};
     for (const t of tops) out[t] = {};
     for (const [a, b] of parents) out[a][b] = {};
-    for (let i = 0; i < setters.length; i++) if (row[i] !== null) setters[i](out, row[i]);
+    for (let i = 0; i < row.length; i++) if (row[i] !== null) setters[i](out, row[i]);  // a row may end early
     return out;
   };
 }
