@@ -55,7 +55,11 @@ window.WebSocket = class extends window.WebSocket {  // when frames come, and th
     });
   }
   set onmessage(handle) {
-    super.onmessage = (ev) => { const t = performance.now(); handle(ev); if (window.__firstRender === undefined) __bench.handling += performance.now() - t; };
+    super.onmessage = (ev) => {
+      const t = performance.now();
+      handle(ev);
+      if (window.__firstRender === undefined) __bench.handling += performance.now() - t;
+    };
   }
 };
 (function check() {

@@ -47,13 +47,17 @@ def pod_row(pod: Pod) -> list[Any]:
     node = pod.node_name
     r = pod.resource
     if node and group is None and pod.namespace == DEFAULT_NAMESPACE and not pod.priority \
-            and pod.meta.deletion_timestamp is None and not pod.scheduling_gates:
-        return [pod.name, node, r.milli_cpu, r.memory, True] if pod.is_terminal else [pod.name, node, r.milli_cpu, r.memory]
+            and pod.meta.deletion_timestamp is None and not pod.scheduling_gates:  # most pods: no list to trim
+        row = [pod.name, node, r.milli_cpu, r.memory]
+        if pod.is_terminal:
+            row.append(True)
+        return row
     created = nominated = conditions = None
     if not node:
         created, nominated = raw_meta.get("creationTimestamp"), pod.nominated_node_name or None
         if pod.conditions:
-            conditions = [c for c in pod.conditions if type(c) is dict and c.get("type") == "PodScheduled"] or None  # noqa: E721
+            conditions = [c for c in pod.conditions
+                          if type(c) is dict and c.get("type") == "PodScheduled"] or None  # noqa: E721
     return _trimmed([pod.name, node or None, r.milli_cpu, r.memory, pod.is_terminal or None,
                      pod.namespace if pod.namespace != DEFAULT_NAMESPACE else None,
                      {POD_GROUP_LABEL: group} if group is not None else None, pod.priority or None,

@@ -16,8 +16,9 @@ Protocol (JSON text frames):
           is true. The events that follow come after n.
       {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
           object: the fields the page shows; view: what the scheduler parses from it
-          (feed.page_item: one row of columns.py read back). At most FRAME_ITEMS items a frame, so the page
-          parses and draws the first while the server encodes the next.
+          (feed.page_item: one row of columns.py read back). At most FRAME_ITEMS
+          items a frame, so the page parses and draws the first while the server
+          encodes the next.
       {"type": "sample", "sample": {t, scheduled, pending}, "now": wall}
       {"type": "waiting", "waiting": [{pod, group, node, deadline}], "now": wall}
       {"type": "explain", "id": n, "result": {...}} | {"type": "explain", "id": n, "error": {reason, message}}
