@@ -126,7 +126,7 @@ class Pipeline:
         await self._tg.__aenter__()
         try:
             self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
-                                           limits=self.store_limits)
+                                           limits=self.store_limits, work_time=self.clock.work_time)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
