@@ -127,6 +127,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
         self._deferred: collections.deque[StoreMsg] = collections.deque()
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
+        self.fair_pause_seconds = 0.0  # seconds the store yielded the loop to bindings (turns.py)
 
     # --- life cycle -------------------------------------------------------------------------
 

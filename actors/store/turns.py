@@ -21,7 +21,7 @@ from actors.base import reject, resolve
 from actors.pacing import Pacer
 from actors.store.backend import StoreBackend, Write
 from actors.store.history import PastEvent, WatchHistory
-from actors.store.limits import StoreLimits
+from actors.store.limits import FAIR_SHARE, StoreLimits, fair_pause
 from actors.store.messages import Apply, Bind, Create, Delete, StoreError, StoreMsg, Update, UpdatePodStatus, WatchEvent
 from framework.api.objects import KubeObject
 
@@ -47,6 +47,7 @@ class Turns:
     backend: StoreBackend
     limits: StoreLimits
     commits: int
+    fair_pause_seconds: float  # how long the store has yielded to the scheduler's bindings
     _objects: dict[str, dict[str, KubeObject]]
     _sorted_keys: dict[str, list[str]]
     _committing: dict[tuple[str, str], KubeObject | None] | None
@@ -68,10 +69,18 @@ class Turns:
             await self._turn(turn)
             if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
                 # Client writes are waiting while the scheduler binds: give the event loop
-                # (the scheduler's cycles) as long as this turn's work took, at most 50 ms,
-                # so that a burst of applies gets at most half of it.
-                await asyncio.sleep(min(self._work_time() - started, 0.05))
+                # (the scheduler's cycles) its share of this turn's work, at most 50 ms.
+                pause = fair_pause(self._work_time() - started, self._scheduler_share(turn))
+                self.fair_pause_seconds += pause
+                await asyncio.sleep(pause)
             self._deferred.extend(self.inbox.get_nowait_all())
+
+    def _scheduler_share(self, turn: list[StoreMsg]) -> float:
+        """Half of the loop; less after a turn that stored a bulk apply (StoreLimits)."""
+        bulk = self.limits.bulk_apply_objects
+        if any(isinstance(m, Apply) and len(m.objects) >= bulk for m in turn):
+            return self.limits.bulk_apply_scheduler_share
+        return FAIR_SHARE
 
     def _take_turn(self) -> list[StoreMsg]:
         """Everything waiting except client writes beyond the turn's budget (at

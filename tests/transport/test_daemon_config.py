@@ -274,3 +274,17 @@ def test_the_watch_backlog_bound_comes_from_limits_or_the_serve_flag():
     assert apply_flags(cfg, max_watch_backlog_bytes=4096).server_limits.max_watch_backlog_bytes == 4096
     with pytest.raises(ValidationError, match="--max-watch-backlog-bytes"):
         apply_flags(cfg, max_watch_backlog_bytes=10)
+
+
+def test_the_bulk_apply_share_is_read_from_the_limits_and_at_most_the_fair_half():
+    cfg = parse_config_text(DAEMON_HEAD + "limits: {bulkApplyObjects: 1000, bulkApplySchedulerShare: 0.25}\n").daemon
+    assert (cfg.store_limits.bulk_apply_objects, cfg.store_limits.bulk_apply_scheduler_share) == (1000, 0.25)
+    for text, message in [
+        ("limits: {bulkApplySchedulerShare: 0.6}", "DaemonConfiguration.limits.bulkApplySchedulerShare: must be less "
+                                                   "than or equal to 0.5"),
+        ("limits: {bulkApplySchedulerShare: -1}", "DaemonConfiguration.limits.bulkApplySchedulerShare: must be greater"),
+        ("limits: {bulkApplyObjects: 0}", "DaemonConfiguration.limits.bulkApplyObjects: must be greater"),
+    ]:
+        with pytest.raises(ValidationError) as err:
+            parse_config_text(DAEMON_HEAD + text + "\n")
+        assert str(err.value).startswith(message)

@@ -36,6 +36,8 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
       maxEvents: 10000              # Kubernetes Events kept in all
       eventTTLSeconds: 3600         # kube-apiserver's --event-ttl
       clientWritesPerTurn: 100      # objects of client writes per store turn
+      bulkApplyObjects: 256         # an Apply of at least this many objects is a bulk apply
+      bulkApplySchedulerShare: 0.1  # the scheduler's share of the loop after storing one (0-0.5)
       maxHttpConnections: 1000      # HTTP port; at the limit the longest-idle one is closed, else 503
       httpIdleTimeoutSeconds: 32    # HTTP: request headers due this long after connect or the last response
       maxWebSocketStreams: 100      # the cluster page's streams (at most half of maxHttpConnections); more get 503
@@ -58,7 +60,7 @@ from typing import Any, Mapping
 
 from actors.leader_election import LeaderElectionConfig
 from actors.store.etcd import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX
-from actors.store.limits import StoreLimits
+from actors.store.limits import FAIR_SHARE, StoreLimits
 from actors.store.sqlite import SYNCHRONOUS_MODES
 from framework.api.errors import ValidationError
 from transport.http.limits import HttpLimits
@@ -230,6 +232,8 @@ _LIMITS: dict[str, tuple[str, str, type, float]] = {
     "maxEvents": ("store", "max_events", int, 1),
     "eventTTLSeconds": ("store", "event_ttl_seconds", float, 0.001),
     "clientWritesPerTurn": ("store", "client_writes_per_turn", int, 1),
+    "bulkApplyObjects": ("store", "bulk_apply_objects", int, 1),
+    "bulkApplySchedulerShare": ("store", "bulk_apply_scheduler_share", float, 0),
     "maxHttpConnections": ("http", "max_connections", int, 1),
     "httpIdleTimeoutSeconds": ("http", "idle_timeout", float, 0.001),
     "maxWebSocketStreams": ("http", "max_websockets", int, 1),
@@ -237,6 +241,7 @@ _LIMITS: dict[str, tuple[str, str, type, float]] = {
     "authFailuresPerSecond": ("auth", "per_second", float, 0.001),
     "maxAuthFailureAddresses": ("auth", "max_addresses", int, 1),
 }
+_MAXIMA = {"bulkApplySchedulerShare": FAIR_SHARE}  # a bulk apply's share is at most the usual half
 
 
 def _parse_limits(doc: object, max_frame_bytes: int) -> dict[str, Any]:
@@ -252,6 +257,8 @@ def _parse_limits(doc: object, max_frame_bytes: int) -> dict[str, Any]:
                     "a number" if typ is float else "an integer")
         if n < minimum:
             raise ValidationError(f"limits.{key}", f"must be greater than or equal to {minimum:g}")
+        if key in _MAXIMA and n > _MAXIMA[key]:
+            raise ValidationError(f"limits.{key}", f"must be less than or equal to {_MAXIMA[key]:g}")
         groups[which][attr] = typ(n)
     server.setdefault("max_hello_bytes", min(ServerLimits().max_hello_bytes, max_frame_bytes))
     if server["max_hello_bytes"] > max_frame_bytes:
