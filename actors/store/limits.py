@@ -16,7 +16,7 @@ DEFAULT_CLIENT_WRITES_PER_TURN = 100  # objects of client writes one store turn 
 FAIR_SHARE = 0.5  # the scheduler's share of the loop while client writes wait (issue 14's fair turns)
 MAX_FAIR_PAUSE_SECONDS = 0.05  # the longest the store yields to the scheduler after one turn
 DEFAULT_BULK_APPLY_OBJECTS = 256  # an Apply of at least this many objects is a bulk apply
-DEFAULT_BULK_APPLY_SCHEDULER_SHARE = 0.1  # the scheduler's share after a turn that stored one
+DEFAULT_BULK_APPLY_SCHEDULER_SHARE = 0.0  # no fair pause after one: binding goes on in the loop's other turns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,7 +37,7 @@ KubeSchedulerConfiguration (handed unchanged to framework.config.load_config) an
       eventTTLSeconds: 3600         # kube-apiserver's --event-ttl
       clientWritesPerTurn: 100      # objects of client writes per store turn
       bulkApplyObjects: 256         # an Apply of at least this many objects is a bulk apply
-      bulkApplySchedulerShare: 0.1  # the scheduler's share of the loop after storing one (0-0.5)
+      bulkApplySchedulerShare: 0    # the fair pause's share for the scheduler after storing one (0-0.5)
       maxHttpConnections: 1000      # HTTP port; at the limit the longest-idle one is closed, else 503
       httpIdleTimeoutSeconds: 32    # HTTP: request headers due this long after connect or the last response
       maxWebSocketStreams: 100      # the cluster page's streams (at most half of maxHttpConnections); more get 503
