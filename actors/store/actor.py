@@ -23,7 +23,7 @@ same object twice is created, then configured or unchanged.
 
 What the store holds is bounded (actors.store.limits): an object's size, the watch
 history (compacted by count and bytes; a resume from before it is Expired), and
-Events (per object, in all, by age). Reads from other tasks (`read`, `read_list`)
+the stored Events (per object, in all, by age: actors.store.event_writes). Reads from other tasks (`read`, `read_list`)
 are served from the committed state at once, never waiting behind a batch's
 fsync: while a batch commits, the keys it changed read as they were before it.
 One turn takes at most `client_writes_per_turn` objects of client writes (Create,
@@ -49,7 +49,6 @@ from actors.store.messages import (
     AlreadyExists,
     BadRequest,
     Conflict,
-    EventRecord,
     Invalid,
     NotFound,
     StoreError,
@@ -64,6 +63,7 @@ from actors.store.messages import (
     ListObjects,
     RecordEvent,
     StoreMsg,
+    SweepEvents,
     Unwatch,
     Update,
     UpdatePodStatus,
@@ -71,7 +71,9 @@ from actors.store.messages import (
 )
 from actors.store.admission import admit_pod, check_priority_class
 from framework.kueue.pods import kueue_pod_defaults
-from actors.store.history import DELETE_WEIGHT, EventLog, PastEvent, WatchHistory
+from actors.store.history import DELETE_WEIGHT, PastEvent, WatchHistory
+from actors.store.event_writes import EventWrites
+from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, key_of as _key
 from actors.store.pod_writes import PodWrites
@@ -100,6 +102,7 @@ class _Batch:
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
+_DELETES = (Delete, SweepEvents)
 
 log = logging.getLogger("ksched.store")
 
@@ -127,12 +130,12 @@ def _refuse(errors: list[ValidationError]) -> None:
         raise Invalid(str(errors[0]), errors[0].field)
 
 
-class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
+class Store(EventWrites, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
                  rand: random.Random | None = None, *, validate_names: bool = True,
-                 limits: StoreLimits | None = None) -> None:
+                 limits: StoreLimits | None = None, timers: Clock | None = None) -> None:
         super().__init__()
         self.validate_names = validate_names
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
@@ -145,7 +148,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
-        self._events = EventLog(max_events=self.limits.max_events, ttl_seconds=self.limits.event_ttl_seconds)
+        self._init_events(timers)  # `timers` arms the Events' expiry (actors.store.event_writes)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self._deferred: collections.deque[StoreMsg] = collections.deque()
@@ -155,6 +158,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     # --- life cycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
+        self._cancel_expiry()
         await self.backend.close()
 
     @property
@@ -164,10 +168,6 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     @property
     def history(self) -> WatchHistory:
         return self._history
-
-    @property
-    def event_log(self) -> EventLog:
-        return self._events
 
     # --- synchronous reads (the owner's view, for the same event loop) -------------------
 
@@ -185,9 +185,6 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         if named is None or not isinstance(kind, str) or kind not in self._objects:
             return None
         return self.peek(kind, *named)
-
-    def events_for(self, kind: str, key: str) -> list[EventRecord]:
-        return self._events.for_object(kind, key)
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -217,9 +214,12 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
         full, deleting = getattr(self.backend, "disk_full", False), None
         for msg in self._deferred:
             held = False
-            if full and isinstance(msg, _ALL_WRITES):
-                deleting = isinstance(msg, Delete) if deleting is None else deleting
-                held = isinstance(msg, Delete) != deleting
+            if full and isinstance(msg, RecordEvent):
+                self.events_dropped += 1  # best effort, as upstream's recorder: not while the disk is full
+                continue
+            if full and isinstance(msg, _ALL_WRITES + (SweepEvents,)):
+                deleting = isinstance(msg, _DELETES) if deleting is None else deleting
+                held = isinstance(msg, _DELETES) != deleting
             if isinstance(msg, _CLIENT_WRITES):
                 cost = len(msg.objects) if isinstance(msg, Apply) else 1
                 if held or client_held or (took_client_write and cost > budget):
@@ -237,6 +237,7 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = _Batch()
+        self._take_recorded()
         pacer = Pacer()
         for msg in msgs:
             mark = self._mark(batch)
@@ -360,13 +361,11 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
                 return self._bind(ns, name, node, uid, batch).raw
             case UpdatePodStatus():
                 return self._update_pod_status(msg, batch).raw
-            case RecordEvent(kind=kind, key=key, type=etype, reason=reason, message=text):
-                about = self._objects.get(kind, {}).get(key)
-                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock(),
-                                                           about.meta.uid if about is not None else ""))
-                return None
+            case RecordEvent():
+                return self._record_event(msg, batch)
+            case SweepEvents():
+                return self._sweep_events(batch)
             case GetEvents(kind=kind, key=key):
-                self._events.expire(self._clock())
                 return self._this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
                 return self._watch(kinds, from_rv, sink)
@@ -432,14 +431,6 @@ class Store(Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
-
-    def _this_life(self, kind: str, key: str) -> list[EventRecord]:
-        """The events about the object stored under `key` now: those recorded while it
-        existed (by its uid), not a deleted namesake's (kubectl's describe selects
-        events by involvedObject.uid). With no object there, every event under the key."""
-        current = self._objects.get(kind, {}).get(key)
-        records = self.events_for(kind, key)
-        return records if current is None else [r for r in records if r.uid == current.meta.uid]
 
     def _from_client(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
         """A client's manifest through the front door's stage (actors.store.front_door);

@@ -5,6 +5,7 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
+from actors.clock import FakeClock
 from actors.store import Store
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
@@ -13,10 +14,13 @@ from actors.store import StoreClient
 
 @asynccontextmanager
 async def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
-                  limits: StoreLimits | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
+                  limits: StoreLimits | None = None,
+                  clock: FakeClock | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
     """A loaded, running Store on `backend` (a new in-memory one by default); the
-    backend is closed at the end (a SQLite file is then free for the next store)."""
-    store = Store(backend, validate_names=validate_names, limits=limits)
+    backend is closed at the end (a SQLite file is then free for the next store).
+    With `clock`, the store reads time and arms its timers on it."""
+    store = (Store(backend, validate_names=validate_names, limits=limits) if clock is None else
+             Store(backend, validate_names=validate_names, limits=limits, clock=clock.now, timers=clock))
     await store.load()
     async with asyncio.TaskGroup() as tg:
         tg.create_task(store.run())
