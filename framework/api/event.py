@@ -10,6 +10,7 @@ reason and message); `new_event` and `repeated` make the objects the store write
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
@@ -69,11 +70,17 @@ def correlation_of(kind: str, namespace: str, name: str, uid: str, type: str, re
     return (COMPONENT, kind, namespace, name, uid, type, reason, message)
 
 
+@lru_cache(maxsize=64)
+def _stamp(second: int) -> str:
+    """metav1.Time's text for a whole second (events of one second share it)."""
+    return format_time(second * 1_000_000_000)
+
+
 def new_event(*, name: str, kind: str, api_version: str, namespace: str, involved_name: str, uid: str,
               type: str, reason: str, message: str, now: float) -> dict[str, Any]:
     """A core/v1 Event as client-go's recorder makes one (name `<object>.<unix nanos in
     hex>`, the object's namespace, "default" for a cluster-scoped one), seen once now."""
-    when = format_time(int(now) * 1_000_000_000)
+    when = _stamp(int(now))
     involved = {"kind": kind, "namespace": namespace, "name": involved_name, "uid": uid, "apiVersion": api_version}
     if not namespace:
         del involved["namespace"]
@@ -90,7 +97,7 @@ def new_event(*, name: str, kind: str, api_version: str, namespace: str, involve
 def repeated(current: Event, now: float) -> dict[str, Any]:
     """`current` seen once more now: count + 1 and lastTimestamp (client-go's
     EventLogger updates the stored event so, keeping its name and first time)."""
-    return {**current.raw, "count": current.count + 1, "lastTimestamp": format_time(int(now) * 1_000_000_000)}
+    return {**current.raw, "count": current.count + 1, "lastTimestamp": _stamp(int(now))}
 
 
 KINDS["Event"] = Event
