@@ -144,6 +144,11 @@ class EventWrites:
         except MailboxClosed:
             pass
 
+    @property
+    def events_expire_at(self) -> float | None:
+        """When the armed expiry timer is due (None: none armed)."""
+        return self._expiry_at if self._expiry is not None else None
+
     def _arm_expiry(self, when: float) -> None:
         if self._timers is None:
             return
@@ -161,11 +166,19 @@ class EventWrites:
 
     # --- reads ----------------------------------------------------------------------------------
 
+    def events_for(self, kind: str, key: str) -> list[EventRecord]:
+        """Every stored event about `key`, whichever life of the object (a synchronous
+        read, like peek), oldest write first."""
+        return self._records(kind, key, None)
+
     def _this_life(self, kind: str, key: str) -> list[EventRecord]:
         """The events about the object stored under `key` now: those of its uid (a deleted
         namesake's are not shown, as kubectl describe selects by involvedObject.uid).
         With no object there, every event about the key. Oldest write first."""
         current = self._objects.get(kind, {}).get(key)
+        return self._records(kind, key, current.meta.uid if current is not None else None)
+
+    def _records(self, kind: str, key: str, uid: str | None) -> list[EventRecord]:
         stored = self._objects["Event"]
         keys = dict.fromkeys(self._event_index.of_object(kind, key))
         for corr, k in self._recorded.items():  # this turn's, not committed yet (a read after a tell sees it)
@@ -175,7 +188,7 @@ class EventWrites:
         out = []
         for k in keys:
             ev = stored.get(k)
-            if not isinstance(ev, Event) or (current is not None and ev.involved_uid != current.meta.uid):
+            if not isinstance(ev, Event) or (uid is not None and ev.involved_uid != uid):
                 continue
             out.append(EventRecord(ev.type, ev.reason, ev.message, ev.last_seen, ev.involved_uid, ev.count,
                                    ev.first_seen, ev.source, ev.name))
