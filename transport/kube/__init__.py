@@ -9,6 +9,7 @@ official Python client (mounted by transport.http.app when HttpDeps.kube is give
     writes.py     create, update, delete, status, bindings        patching.py PATCH and server-side apply
     patch.py      merge, JSON and strategic merge patches         table.py    Table output (kubectl get)
     protobuf.py   kubectl's protobuf bodies                       tls.py      CA and certificate, kubeconfig
+    patch_fields.py  unknown fields a patch brings in, per fieldValidation (Strict, Warn, Ignore)
 """
 from transport.kube.request import KubeDeps
 from transport.kube.routes import mount_kube
