@@ -109,18 +109,24 @@ async def test_events_expire_after_the_ttl_from_their_last_write_and_watchers_se
 async def test_the_oldest_events_go_first_beyond_the_bound_in_all_and_per_object() -> None:
     clock = FakeClock(0.0)
     async with running(limits=StoreLimits(max_events=5), clock=clock) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event"}))
         for i in range(8):
             clock.advance(1)
             c.record_event("Pod", f"default/p{i}", "Normal", "Scheduled", "bound")
-        await c.list("Pod")  # a turn after the sweep the commit asked for
-        await c.events("Pod", "default/p0")
+        deleted = [ev.obj.raw["involvedObject"]["name"] for ev in [await seen.next() for _ in range(11)]
+                   if ev.type == "DELETED"]
+        assert deleted == ["p0", "p1", "p2"]
         names = sorted(e.raw["involvedObject"]["name"] for e in store.peek_all("Event"))
         assert names == ["p3", "p4", "p5", "p6", "p7"]
     async with running(clock=FakeClock(0.0)) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event"}))
         c.record_event("Pod", "default/quiet", "Normal", "Scheduled", "bound")
         for i in range(EVENTS_PER_OBJECT + 20):
             c.record_event("Pod", "default/noisy", "Warning", "FailedScheduling", f"attempt {i}")
-        await c.events("Pod", "default/noisy")
+        changes = [await seen.next() for _ in range(1 + EVENTS_PER_OBJECT + 20 + 20)]
+        assert sum(ev.type == "DELETED" for ev in changes) == 20
         noisy = await c.events("Pod", "default/noisy")
         assert len(noisy) == EVENTS_PER_OBJECT and noisy[0].message == "attempt 20"
         assert [e.reason for e in await c.events("Pod", "default/quiet")] == ["Scheduled"]
