@@ -361,3 +361,12 @@ async def test_delete_collection_unknown_paths_and_verbs_a_resource_does_not_hav
     assert status == 400 and "dryRun" in err["message"]
     _, left = await api.call("GET", "/api/v1/namespaces/demo/pods")
     assert [p["metadata"]["name"] for p in left["items"]] == ["b"]  # the dry run stored nothing
+
+
+async def test_an_object_stored_without_its_namespace_is_served_in_default_so_describe_finds_its_events(api):
+    await StoreClient(api.store).create({"kind": "Pod", "metadata": {"name": "bare"},
+                                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    _, got = await api.call("GET", "/api/v1/namespaces/default/pods/bare")
+    assert got["metadata"]["namespace"] == "default"
+    _, listed = await api.call("GET", "/api/v1/pods")
+    assert [p["metadata"].get("namespace") for p in listed["items"] if p["metadata"]["name"] == "bare"] == ["default"]
