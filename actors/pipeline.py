@@ -126,7 +126,8 @@ class Pipeline:
         await self._tg.__aenter__()
         try:
             self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
-                                           limits=self.store_limits, timers=self.clock)
+                                           limits=self.store_limits, work_time=self.clock.work_time,
+                                           timers=self.clock)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())

@@ -135,8 +135,10 @@ class Store(EventWrites, Loading, CommittedReads, PodWrites, Watchers, Actor[Sto
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
                  rand: random.Random | None = None, *, validate_names: bool = True,
-                 limits: StoreLimits | None = None, timers: Clock | None = None) -> None:
+                 limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter,
+                 timers: Clock | None = None) -> None:
         super().__init__()
+        self._work_time = work_time  # how long a turn's work took (a Clock's work_time)
         self.validate_names = validate_names
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times
@@ -194,13 +196,13 @@ class Store(EventWrites, Loading, CommittedReads, PodWrites, Watchers, Actor[Sto
         self._deferred.extend(msgs)
         while self._deferred:
             turn = self._take_turn()
-            started = time.perf_counter()
+            started = self._work_time()
             await self._turn(turn)
             if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
                 # Client writes are waiting while the scheduler binds: give the event loop
                 # (the scheduler's cycles) as long as this turn's work took, at most 50 ms,
                 # so that a burst of applies gets at most half of it.
-                await asyncio.sleep(min(time.perf_counter() - started, 0.05))
+                await asyncio.sleep(min(self._work_time() - started, 0.05))
             self._deferred.extend(self.inbox.get_nowait_all())
 
     def _take_turn(self) -> list[StoreMsg]:
@@ -238,7 +240,7 @@ class Store(EventWrites, Loading, CommittedReads, PodWrites, Watchers, Actor[Sto
     async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = _Batch()
         self._take_recorded()
-        pacer = Pacer()
+        pacer = Pacer(timer=self._work_time)
         for msg in msgs:
             mark = self._mark(batch)
             try:

@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
-from framework.api.objects import KINDS, KubeObject, _map, _str
+from framework.api.meta import KubeObject, _map, _str
+from framework.api.objects import KINDS
 from framework.api.timeutil import format_time, parse_time
 
 COMPONENT = "default-scheduler"  # source.component and reportingComponent of the scheduler's events
