@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, AsyncIterator, TypeVar
 
 from actors.clock import FakeClock
 from actors.store import Store
@@ -11,16 +11,23 @@ from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 
+S = TypeVar("S", bound=Store)
+
+
+def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
+            limits: StoreLimits | None = None,
+            clock: FakeClock | None = None) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
+    """A loaded, running Store on `backend` (a new in-memory one by default); with
+    `clock`, the store reads time and arms its timers on it."""
+    if clock is None:
+        return serving(Store(backend, validate_names=validate_names, limits=limits))
+    return serving(Store(backend, validate_names=validate_names, limits=limits, clock=clock.now, timers=clock))
+
 
 @asynccontextmanager
-async def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
-                  limits: StoreLimits | None = None,
-                  clock: FakeClock | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
-    """A loaded, running Store on `backend` (a new in-memory one by default); the
-    backend is closed at the end (a SQLite file is then free for the next store).
-    With `clock`, the store reads time and arms its timers on it."""
-    store = (Store(backend, validate_names=validate_names, limits=limits) if clock is None else
-             Store(backend, validate_names=validate_names, limits=limits, clock=clock.now, timers=clock))
+async def serving(store: S) -> AsyncIterator[tuple[S, StoreClient]]:
+    """`store` loaded and running, with a client; its backend is closed at the end
+    (a SQLite file is then free for the next store)."""
     await store.load()
     async with asyncio.TaskGroup() as tg:
         tg.create_task(store.run())
