@@ -24,7 +24,7 @@ same object twice is created, then configured or unchanged.
 
 What the store holds is bounded (actors.store.limits): an object's size, the watch
 history (compacted by count and bytes; a resume from before it is Expired), and
-Events (per object, in all, by age). Reads from other tasks (`read`, `read_list`)
+the stored Events (per object, in all, by age: actors.store.event_writes). Reads from other tasks (`read`, `read_list`)
 are served from the committed state at once, never waiting behind a batch's
 fsync: while a batch commits, the keys it changed read as they were before it.
 One turn takes at most `client_writes_per_turn` objects of client writes (Create,
@@ -46,7 +46,6 @@ from actors.store.messages import (
     AlreadyExists,
     BadRequest,
     Conflict,
-    EventRecord,
     Invalid,
     NotFound,
     StoreError,
@@ -60,6 +59,7 @@ from actors.store.messages import (
     GetEvents,
     ListObjects,
     RecordEvent,
+    SweepEvents,
     StoreMsg,
     Unwatch,
     Update,
@@ -68,7 +68,9 @@ from actors.store.messages import (
 )
 from actors.store.admission import admit_pod, check_priority_class
 from framework.kueue.pods import kueue_pod_defaults
-from actors.store.history import DELETE_WEIGHT, EventLog, WatchHistory
+from actors.store.history import DELETE_WEIGHT, WatchHistory
+from actors.store.event_writes import EventWrites
+from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, key_of as _key
 from actors.store.pod_writes import PodWrites
@@ -102,12 +104,13 @@ def _refuse(errors: list[ValidationError]) -> None:
         raise Invalid(str(errors[0]), errors[0].field)
 
 
-class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
+class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
                  rand: random.Random | None = None, *, validate_names: bool = True,
-                 limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter) -> None:
+                 limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter,
+                 timers: Clock | None = None) -> None:
         super().__init__()
         self._work_time = work_time  # how long a turn's work took (a Clock's work_time)
         self.validate_names = validate_names
@@ -121,7 +124,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
         self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
-        self._events = EventLog(max_events=self.limits.max_events, ttl_seconds=self.limits.event_ttl_seconds)
+        self._init_events(timers)  # `timers` arms the Events' expiry (actors.store.event_writes)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self._deferred: collections.deque[StoreMsg] = collections.deque()
@@ -132,6 +135,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
     # --- life cycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
+        self._cancel_expiry()
         await self.backend.close()
 
     @property
@@ -141,10 +145,6 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
     @property
     def history(self) -> WatchHistory:
         return self._history
-
-    @property
-    def event_log(self) -> EventLog:
-        return self._events
 
     # --- synchronous reads (the owner's view, for the same event loop) -------------------
 
@@ -162,9 +162,6 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
         if named is None or not isinstance(kind, str) or kind not in self._objects:
             return None
         return self.peek(kind, *named)
-
-    def events_for(self, kind: str, key: str) -> list[EventRecord]:
-        return self._events.for_object(kind, key)
 
     # --- handlers: each returns the reply value or raises StoreError ---------------------------
 
@@ -203,13 +200,11 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
                 return self._bind(ns, name, node, uid, batch).raw
             case UpdatePodStatus():
                 return self._update_pod_status(msg, batch).raw
-            case RecordEvent(kind=kind, key=key, type=etype, reason=reason, message=text):
-                about = self._objects.get(kind, {}).get(key)
-                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock(),
-                                                           about.meta.uid if about is not None else ""))
-                return None
+            case RecordEvent():
+                return self._record_event(msg, batch)
+            case SweepEvents():
+                return self._sweep_events(batch)
             case GetEvents(kind=kind, key=key):
-                self._events.expire(self._clock())
                 return self._this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
                 return self._watch(kinds, from_rv, sink)
@@ -273,14 +268,6 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
-
-    def _this_life(self, kind: str, key: str) -> list[EventRecord]:
-        """The events about the object stored under `key` now: those recorded while it
-        existed (by its uid), not a deleted namesake's (kubectl's describe selects
-        events by involvedObject.uid). With no object there, every event under the key."""
-        current = self._objects.get(kind, {}).get(key)
-        records = self.events_for(kind, key)
-        return records if current is None else [r for r in records if r.uid == current.meta.uid]
 
     def _admission(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Admission:
         """The object's one admission (actors.store.front_door.admission: decoded

@@ -14,7 +14,8 @@ Ops and their fields (all optional unless marked *):
     create   object*, fieldValidation           -> {"object": object, "warnings": [...] (only when any)}
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}
-    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds"}, ...]}
+    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds",
+                                                   "count", "firstAgeSeconds", "source", "name"}, ...]}
     list     kind*, namespace, labelSelector, fieldSelector, limit, continue
                                                 -> {"items": [...], "resourceVersion": n, "continue": token}
              (limit 0 or absent: everything; "continue" is "" on the last page; every page

@@ -20,6 +20,7 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
+from framework.api.schema.event import EVENT
 from framework.api.schema.pod import POD
 from framework.api.schema.types import MAX_DEPTH, Ctx, NotFinite, Obj, too_deep, type_error
 
@@ -40,6 +41,7 @@ _SCHEMAS: dict[str, Obj] = {
     "CSINode": kinds.CSI_NODE,
     "CSIDriver": kinds.CSI_DRIVER,
     "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
+    "Event": EVENT,
 }
 # Kinds whose schema lists every top-level field upstream's type has (metadata, spec,
 # status; a PriorityClass's value...): their top level is closed, so a misspelled
