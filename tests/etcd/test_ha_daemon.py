@@ -66,3 +66,28 @@ def test_a_leader_stopped_with_sigterm_revokes_its_lease_and_the_standby_binds_t
     # the lease is 60 s; the binding comes from the standby, which the revoked lease woke
     _wait_for_binding(standby, {"after"}, rv)
     assert _leading(standby)
+
+
+def test_every_daemon_serves_the_kubernetes_api_on_the_shared_store(pair, tmp_path: Path) -> None:
+    from tests.e2e.test_kubectl import KUBECTL, NODE, POD, Kubectl, _rows, _watch_until
+
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (this test drives the real kubectl binary)")
+    a, b = pair
+    leader, standby = (a, b) if _leading(a) else (b, a)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "l").mkdir()
+    ks = Kubectl(standby.data_dir / "kubeconfig", tmp_path / "s")  # each daemon wrote its kubeconfig
+    kl = Kubectl(leader.data_dir / "kubeconfig", tmp_path / "l")
+    assert ks("create", "namespace", "demo").strip() == "namespace/demo created"  # writes through the standby
+    ks("create", "-f", ks.file("n.yaml", NODE.format(name="node-a", n=1)))
+    ks("create", "-f", ks.file("p1.yaml", POD.format(name="p1")))
+    # scheduled by the leader, seen through the standby
+    assert "condition met" in ks("wait", "--for=condition=PodScheduled", "pod/p1", "-n", "demo", "--timeout=30s")
+    assert "node-a" in _rows(ks("get", "pods", "-n", "demo", "-o", "wide"))[1]
+    seen = _watch_until(kl, ["get", "pods", "-n", "demo", "-w", "--output-watch-events"], "MODIFIED",
+                        lambda: ks("label", "pod", "p1", "-n", "demo", "tier=fe"))
+    assert seen[-1].split()[:2] == ["MODIFIED", "p1"]  # written through the standby, watched through the leader
+    assert kl.jsonpath("get pod p1 -n demo", "{.metadata.labels.tier}") == "fe"
+    assert 'pod "p1" deleted' in kl("delete", "pod", "p1", "-n", "demo", "--timeout=30s")
+    assert 'pods "p1" not found' in ks("get", "pod", "p1", "-n", "demo", check=False)

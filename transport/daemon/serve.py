@@ -181,7 +181,7 @@ class Daemon:
     async def run(self) -> None:
         token = self.cfg.read_token()
         ssl_context = _ssl_context(self.cfg)
-        http_ssl, http_ca = _http_tls(self.cfg, token, ssl_context)
+        http_tls = http_tls_for(self.cfg, token, ssl_context)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop, sig)
@@ -213,16 +213,11 @@ class Daemon:
             host, port = await open_msgpack(server, self.cfg)
             log.info("msgpack API on %s:%d (data in %s)", host, port, self.cfg.data_dir)
             if self.cfg.http is not None:
-                app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
-                                             on_reject=self.metrics.server_rejection, auth_throttle=throttle,
-                                             web=web_deps(service, self.metrics, token, pipeline, self.cfg,
-                                                          throttle),
-                                             kube=KubeDeps(service=service,
-                                                           profiles=frozenset(pipeline.frameworks))))
-                http_runner, (hh, hp) = await open_http(app, self.cfg, http_ssl, self.metrics.server_rejection)
-                log.info("HTTP (cluster page, Kubernetes API, healthz, readyz, metrics) on %s://%s:%d/",
-                         "https" if http_ssl else "http", hh, hp)
-                _write_kubeconfig(self.cfg, hh, hp, http_ssl is not None, http_ca, token)
+                deps = HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
+                                on_reject=self.metrics.server_rejection, auth_throttle=throttle,
+                                web=web_deps(service, self.metrics, token, pipeline, self.cfg, throttle),
+                                kube=KubeDeps(service=service, profiles=frozenset(pipeline.frameworks)))
+                http_runner = await open_http_api(deps, self.cfg, token, http_tls)
             self.phase = "running"
             self._ready = pipeline.phase == "running" and self.breach is None
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)
@@ -308,6 +303,26 @@ async def open_msgpack(server: Server, cfg: DaemonConfig) -> tuple[str, int]:
         return await server.start(cfg.listen.host, cfg.listen.port)
     except OSError as exc:
         raise StartupError(f"listen {cfg.listen}: {exc.strerror or exc}") from None
+
+
+HttpTls = tuple[ssl.SSLContext | None, Path | None]  # the HTTP port's TLS, the CA file its kubeconfig names
+
+
+def http_tls_for(cfg: DaemonConfig, token: str | None, msgpack_ssl: ssl.SSLContext | None) -> HttpTls:
+    """The HTTP port's TLS (made in the data dir when a token needs it), before
+    anything starts: a certificate that cannot be made is a StartupError."""
+    return _http_tls(cfg, token, msgpack_ssl) if cfg.http is not None else (None, None)
+
+
+async def open_http_api(deps: HttpDeps, cfg: DaemonConfig, token: str | None, tls: HttpTls) -> Any:
+    """Open the HTTP port (cluster page, Kubernetes API, health, metrics) as every
+    daemon does, then write `<data-dir>/kubeconfig` for it. Returns its runner."""
+    http_ssl, http_ca = tls
+    runner, (host, port) = await open_http(make_http_app(deps), cfg, http_ssl, deps.metrics.server_rejection)
+    log.info("HTTP (cluster page, Kubernetes API, healthz, readyz, metrics) on %s://%s:%d/",
+             "https" if http_ssl else "http", host, port)
+    _write_kubeconfig(cfg, host, port, http_ssl is not None, http_ca, token)
+    return runner
 
 
 async def open_http(app: Any, cfg: DaemonConfig, ssl_context: ssl.SSLContext | None,

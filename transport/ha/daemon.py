@@ -1,7 +1,10 @@
 """`ksched serve` with `store.backend: etcd`: one of several daemons on one etcd.
 
 Every daemon serves clients (get, list, watch, apply, delete, events) from its
-own SharedStore, which follows etcd. One daemon at a time is elected
+own SharedStore, which follows etcd: the msgpack port, the cluster page and the
+Kubernetes REST API on the HTTP port alike, leader or standby, as kube-apiserver
+serves beside whichever kube-scheduler leads (with a token the HTTP port is HTTPS
+and each daemon writes `<data-dir>/kubeconfig`, as a single daemon does). One daemon at a time is elected
 (actors.leader_election) and runs the scheduling actors: a Pipeline with a
 SharedStore of its own whose bindings are fenced on the election key. Like
 kube-scheduler beside kube-apiserver, the scheduler's cache and queue are built
@@ -35,9 +38,11 @@ from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
-from transport.daemon.serve import Daemon, StartupError, _ssl_context, open_http, open_msgpack, pipeline_stats
+from transport.daemon.serve import (Daemon, StartupError, _ssl_context, http_tls_for, open_http_api, open_msgpack,
+                                    pipeline_stats)
+from transport.kube import KubeDeps
 from transport.server.explain import explain_on_live_snapshot
-from transport.http.app import HttpDeps, make_http_app
+from transport.http.app import HttpDeps
 from transport.server.tcp import Server
 from transport.server.service import StoreService
 from transport.server.auth_throttle import AuthThrottle
@@ -67,6 +72,7 @@ class HaDaemon(Daemon):
     async def run(self) -> None:
         token = self.cfg.read_token()
         ssl_context = _ssl_context(self.cfg)
+        http_tls = http_tls_for(self.cfg, token, ssl_context)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop, sig)
@@ -89,10 +95,13 @@ class HaDaemon(Daemon):
                 self.phase = "starting:listeners"
                 host, port = await open_msgpack(server, self.cfg)
                 if self.cfg.http is not None:
-                    app = make_http_app(HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership,
-                                                 token=token, on_reject=self.metrics.server_rejection,
-                                                 auth_throttle=throttle, web=self._web(service, token, throttle)))
-                    http_runner, _ = await open_http(app, self.cfg, ssl_context, self.metrics.server_rejection)
+                    # The REST API writes to the shared store on every daemon; scheduling stays the leader's.
+                    profiles = frozenset(p.scheduler_name for p in self.scheduler_cfg.profiles)
+                    deps = HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership, token=token,
+                                    on_reject=self.metrics.server_rejection, auth_throttle=throttle,
+                                    web=self._web(service, token, throttle),
+                                    kube=KubeDeps(service=service, profiles=profiles))
+                    http_runner = await open_http_api(deps, self.cfg, token, http_tls)
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
                 self.phase = "running"
                 self._ready = True

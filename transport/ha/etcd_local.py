@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"etcd endpoints: {servers}", file=sys.stderr, flush=True)
     daemons = []
     for i in range(args.daemons):
+        # each its own data dir: its kubeconfig (and, with a token, its TLS files) beside the etcd data
         cmd = [sys.executable, "-m", "transport.cli.main", "serve", "--etcd-servers", servers,
+               "--data-dir", str(Path(args.data_dir).parent / f"daemon-{i}"),
                "--listen", f"127.0.0.1:{args.listen_port + i}", "--http", f"127.0.0.1:{args.http_port + i}"]
         if args.config:
             cmd += ["--config", args.config]

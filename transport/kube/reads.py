@@ -75,14 +75,19 @@ async def _events(request: web.Request, namespace: str, field_selector: str) -> 
     return events.list_events(store.event_log.all(), uid_of, namespace, field_selector)
 
 
-async def pods_for_groups(request: web.Request, groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The pods the PodGroup columns count (those of the groups' namespaces)."""
+async def related_objects(request: web.Request, kind: str, items: list[dict[str, Any]]
+                          ) -> dict[str, list[dict[str, Any]]]:
+    """The objects `kind`'s Table columns count (table.related_kinds): a PodGroup's
+    namespace's pods, every Workload and LocalQueue for Kueue's queues."""
     deps = request.app[KUBE]
-    namespaces = {(g.get("metadata") or {}).get("namespace", "default") for g in groups}
-    out: list[dict[str, Any]] = []
-    for ns in sorted(namespaces):
-        items, _, _ = await deps.service.list("Pod", ns, "", "")
-        out.extend(items)
+    kinds, per_namespace = table.related_kinds(kind)
+    namespaces = sorted({(i.get("metadata") or {}).get("namespace", "default") for i in items}) \
+        if per_namespace else [""]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for k in kinds:
+        for ns in namespaces:
+            found, _, _ = await deps.service.list(k, ns, "", "")
+            out.setdefault(k, []).extend(found)
     return out
 
 
@@ -91,10 +96,10 @@ async def _respond(request: web.Request, target: Target, body: Any, *, single: b
     res = target.resource
     if table.wants_table(request.headers.get("Accept", "")):
         items = [body] if single else body
-        pods = await pods_for_groups(request, items) if table.needs_pods(res.kind) else []
+        related = await related_objects(request, res.kind, items)
         return json_response(table.to_table(res.kind, items, request.app[KUBE].now(), list_meta=list_meta or {},
                                             include_object=request.query.get("includeObject", "Metadata"),
-                                            pods=pods))
+                                            related=related))
     if single:
         return json_response(body)
     return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": list_meta,

@@ -34,18 +34,20 @@ class KubeError(Exception):
     """A request refused with a Status: `reason` and `code` as kube-apiserver's."""
 
     def __init__(self, code: int, reason: str, message: str, *, name: str = "", kind: str = "",
-                 group: str = "") -> None:
+                 group: str = "", causes: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
-        self.details: dict[str, str] = {k: v for k, v in (("name", name), ("group", group), ("kind", kind)) if v}
+        self.details: dict[str, Any] = {k: v for k, v in (("name", name), ("group", group), ("kind", kind)) if v}
+        if causes:
+            self.details["causes"] = causes
 
     def status(self) -> dict[str, Any]:
         return failure(self.code, self.reason, self.message, self.details)
 
 
-def failure(code: int, reason: str, message: str, details: dict[str, str] | None = None) -> dict[str, Any]:
+def failure(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                            "message": message, "reason": reason, "code": code}
     if details:

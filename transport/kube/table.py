@@ -1,19 +1,29 @@
 """Server-side `Table` output (meta.k8s.io/v1), so `kubectl get` shows kube-apiserver's
 columns: kubectl 1.32 has no client-side printers and prints only NAME AGE without
 it. Columns of priority 0 are always shown, priority 1 with `-o wide`. The cell
-texts reuse the CLI's (transport.cli.tables: age, pod status, the gang counts), so
-`ksched get` and `kubectl get` agree.
+texts reuse the CLI's (transport.cli.tables: age, pod status, the gang counts;
+transport.cli.kueue_tables: Kueue's pending and admitted counts), so `ksched get`
+and `kubectl get` agree.
+
+Kueue's kinds have the columns of their CRDs' additionalPrinterColumns (the
++kubebuilder:printcolumn lines of Kueue's apis/kueue/v1beta2/*_types.go): a CRD
+table is NAME then those columns, with no AGE unless one is listed; a CRD without
+any (ResourceFlavor, Cohort) gets NAME AGE. Some columns need other objects (a
+PodGroup's member pods, a queue's Workloads): `related_kinds` says which, and the
+caller passes them as `related`.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from transport.cli.kueue_tables import counts as queue_counts
 from transport.cli.tables import age, human_duration, pod_group_counts, pod_group_phase, pod_group_reason
 
 TABLE_ACCEPT = "as=Table"
 
 Row = list[Any]
 Columns = list[tuple[str, int]]  # (name, priority)
+Related = Mapping[str, Sequence[Mapping[str, Any]]]  # kind -> the objects of it some columns count
 
 
 def wants_table(accept: str) -> bool:
@@ -101,7 +111,8 @@ def _event_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
             raw.get("count", 1), _meta(raw).get("name", "")]
 
 
-def _podgroup_row(raw: Mapping[str, Any], now: float, pods: Sequence[Mapping[str, Any]]) -> Row:
+def _podgroup_row(raw: Mapping[str, Any], now: float, related: Related) -> Row:
+    pods = related.get("Pod", ())
     total, bound, done = pod_group_counts(raw, pods)
     return [_meta(raw).get("name", ""), pod_group_phase(raw, pods), int((raw.get("spec") or {}).get("minMember") or 0),
             total, bound, done, age(raw, now), pod_group_reason(raw) or "<none>"]
@@ -109,6 +120,44 @@ def _podgroup_row(raw: Mapping[str, Any], now: float, pods: Sequence[Mapping[str
 
 def _generic_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
     return [_meta(raw).get("name", ""), age(raw, now)]
+
+
+QueueCounts = tuple[dict[str, list[int]], dict[tuple[str, str], list[int]]]  # [pending, admitted] per CQ, per LQ
+
+
+def _queue_counts(related: Related) -> QueueCounts:
+    return queue_counts(related.get("Workload", ()), related.get("LocalQueue", ()))
+
+
+_COUNTED: dict[str, Callable[[Related], Any]] = {"ClusterQueue": _queue_counts, "LocalQueue": _queue_counts}
+
+
+def _cluster_queue_row(raw: Mapping[str, Any], now: float, counted: QueueCounts) -> Row:
+    name, spec = _meta(raw).get("name", ""), raw.get("spec") or {}
+    pending, admitted = counted[0].get(name, [0, 0])
+    # Kueue's CRD defaults queueingStrategy; ksched stores the object as it was sent
+    return [name, spec.get("cohortName") or None, spec.get("queueingStrategy") or "BestEffortFIFO", pending, admitted]
+
+
+def _local_queue_row(raw: Mapping[str, Any], now: float, counted: QueueCounts) -> Row:
+    meta = _meta(raw)
+    pending, admitted = counted[1].get((meta.get("namespace", "default"), meta.get("name", "")), [0, 0])
+    return [meta.get("name", ""), (raw.get("spec") or {}).get("clusterQueue") or None, pending, admitted]
+
+
+def _condition_status(raw: Mapping[str, Any], kind: str) -> str | None:
+    return next((str(c.get("status")) for c in _conds(raw) if c.get("type") == kind), None)
+
+
+def _workload_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    admission = (raw.get("status") or {}).get("admission") or {}
+    return [_meta(raw).get("name", ""), (raw.get("spec") or {}).get("queueName") or None,
+            admission.get("clusterQueue") or None, _condition_status(raw, "Admitted"),
+            _condition_status(raw, "Finished"), age(raw, now)]
+
+
+def _priority_class_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
+    return [_meta(raw).get("name", ""), raw.get("value")]
 
 
 _PRINTERS: dict[str, tuple[Columns, Callable[[Mapping[str, Any], float, Any], Row]]] = {
@@ -121,22 +170,37 @@ _PRINTERS: dict[str, tuple[Columns, Callable[[Mapping[str, Any], float, Any], Ro
                ("Source", 1), ("First Seen", 1), ("Count", 1), ("Name", 1)], _event_row),
     "PodGroup": ([("Name", 0), ("Phase", 0), ("Min Member", 0), ("Pods", 0), ("Bound", 0), ("Finished", 0),
                   ("Age", 0), ("Reason", 1)], _podgroup_row),
+    "ClusterQueue": ([("Name", 0), ("Cohort", 0), ("Strategy", 1), ("Pending Workloads", 0),
+                      ("Admitted Workloads", 1)], _cluster_queue_row),
+    "LocalQueue": ([("Name", 0), ("ClusterQueue", 0), ("Pending Workloads", 0), ("Admitted Workloads", 0)],
+                   _local_queue_row),
+    "Workload": ([("Name", 0), ("Queue", 0), ("Reserved in", 0), ("Admitted", 0), ("Finished", 0), ("Age", 0)],
+                 _workload_row),
+    "WorkloadPriorityClass": ([("Name", 0), ("Value", 0)], _priority_class_row),
 }
+_INTEGER_COLUMNS = frozenset({"Restarts", "Count", "Min Member", "Pending Workloads", "Admitted Workloads", "Value"})
 _GENERIC: tuple[Columns, Callable[[Mapping[str, Any], float, Any], Row]] = ([("Name", 0), ("Age", 0)], _generic_row)
 
 
-def needs_pods(kind: str) -> bool:
-    """The PodGroup columns count member pods: the caller passes the pods."""
-    return kind == "PodGroup"
+def related_kinds(kind: str) -> tuple[tuple[str, ...], bool]:
+    """The kinds whose objects `kind`'s columns count, and whether only those in the
+    listed objects' namespaces: a PodGroup counts its namespace's pods, a queue every
+    Workload and LocalQueue."""
+    if kind == "PodGroup":
+        return ("Pod",), True
+    if kind in _COUNTED:
+        return ("Workload", "LocalQueue"), False
+    return (), False
 
 
 def to_table(kind: str, items: Sequence[Mapping[str, Any]], now: float, *, list_meta: Mapping[str, Any],
-             include_object: str = "Metadata", pods: Sequence[Mapping[str, Any]] = (),
+             include_object: str = "Metadata", related: Related | None = None,
              with_columns: bool = True) -> dict[str, Any]:
     columns, printer = _PRINTERS.get(kind, _GENERIC)
+    extra = _COUNTED[kind](related or {}) if kind in _COUNTED else (related or {})  # counted once per table
     rows = []
     for raw in items:
-        row: dict[str, Any] = {"cells": printer(raw, now, pods)}
+        row: dict[str, Any] = {"cells": printer(raw, now, extra)}
         if include_object == "Object":
             row["object"] = raw
         elif include_object != "None":
@@ -146,7 +210,7 @@ def to_table(kind: str, items: Sequence[Mapping[str, Any]], now: float, *, list_
     out: dict[str, Any] = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta)}
     if with_columns:
         out["columnDefinitions"] = [
-            {"name": name, "type": "integer" if name in ("Restarts", "Count", "Min Member") else "string",
+            {"name": name, "type": "integer" if name in _INTEGER_COLUMNS else "string",
              "format": "name" if name == "Name" else "", "description": name, "priority": prio}
             for name, prio in columns]
     out["rows"] = rows

@@ -24,7 +24,7 @@ from aiohttp import web
 from framework.api.errors import ValidationError
 from framework.api.objects import parse_object
 from transport.kube import table
-from transport.kube.reads import pods_for_groups
+from transport.kube.reads import related_objects
 from transport.kube.request import KUBE, Target, decorate, flag
 from transport.kube.status import bad_request, failure, from_api_error
 from transport.protocol.wire import ApiError, Reason
@@ -155,9 +155,9 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
                 continue
             obj = decorate(raw, res)
             if as_table:
-                pods = await pods_for_groups(request, [obj]) if table.needs_pods(res.kind) else []
+                related = await related_objects(request, res.kind, [obj])
                 obj = table.to_table(res.kind, [obj], deps.now(), list_meta={"resourceVersion": str(last_rv)},
-                                     include_object=q.get("includeObject", "Metadata"), pods=pods,
+                                     include_object=q.get("includeObject", "Metadata"), related=related,
                                      with_columns=first_table)
                 first_table = False
             await response.write(_line(chosen, obj))

@@ -1,0 +1,68 @@
+"""Kueue's kinds over the REST API: discovery under kueue.x-k8s.io/v1beta2 with
+Kueue's short names, and Tables with the columns of Kueue's CRDs
+(additionalPrinterColumns), counts as Kueue's status fields count them."""
+from __future__ import annotations
+
+from tests.actors.admission.kueue_objects import V, cluster_queue, flavor, local_queue
+from tests.transport.test_kube_api import TABLE, api  # noqa: F401 - the fixture: a store behind the HTTP port
+
+G = "/apis/kueue.x-k8s.io/v1beta2"
+
+
+def _workload(name: str, queue: str) -> dict:
+    return {"apiVersion": V, "kind": "Workload", "metadata": {"name": name, "namespace": "demo"},
+            "spec": {"queueName": queue, "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+
+
+def _rows(t: dict) -> tuple[list[tuple[str, int]], list[dict]]:
+    cols = [(c["name"], c["priority"]) for c in t["columnDefinitions"]]
+    return cols, [dict(zip([c for c, _ in cols], r["cells"])) for r in t["rows"]]
+
+
+async def test_discovery_lists_kueues_kinds_with_kueues_short_names(api):  # noqa: F811
+    _, gv = await api.call("GET", G)
+    short = {r["name"]: r.get("shortNames") for r in gv["resources"] if "/" not in r["name"]}
+    assert short["clusterqueues"] == ["cq"] and short["localqueues"] == ["queue", "queues", "lq"]
+    assert short["workloads"] == ["kwl", "kueueworkload", "kueueworkloads"]  # Kueue dropped `wl` (kueue#8472)
+    assert short["resourceflavors"] == ["flavor", "flavors", "rf"]
+
+
+async def test_tables_have_the_columns_of_kueues_crds(api):  # noqa: F811
+    for path, obj in [(f"{G}/resourceflavors", flavor("on-demand")), (f"{G}/clusterqueues", cluster_queue("cq", "", "4")),
+                      (f"{G}/namespaces/demo/localqueues", local_queue("lq", "cq", "demo")),
+                      (f"{G}/namespaces/demo/workloads", _workload("w1", "lq")),
+                      (f"{G}/namespaces/demo/workloads", _workload("w2", "lq"))]:
+        status, body = await api.call("POST", path, obj)
+        assert status == 201, body
+    admitted = {"admission": {"clusterQueue": "cq", "podSetAssignments": []}, "conditions": [
+        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    status, body = await api.call("PATCH", f"{G}/namespaces/demo/workloads/w2/status", {"status": admitted},
+                                  ctype="application/merge-patch+json")
+    assert status == 200, body
+
+    cols, rows = _rows((await api.call("GET", f"{G}/clusterqueues", accept=TABLE))[1])
+    assert cols == [("Name", 0), ("Cohort", 0), ("Strategy", 1), ("Pending Workloads", 0), ("Admitted Workloads", 1)]
+    assert rows == [{"Name": "cq", "Cohort": None, "Strategy": "BestEffortFIFO", "Pending Workloads": 1,
+                     "Admitted Workloads": 1}]
+    cols, rows = _rows((await api.call("GET", f"{G}/namespaces/demo/localqueues", accept=TABLE))[1])
+    assert cols == [("Name", 0), ("ClusterQueue", 0), ("Pending Workloads", 0), ("Admitted Workloads", 0)]
+    assert list(rows[0].values()) == ["lq", "cq", 1, 1]
+    cols, rows = _rows((await api.call("GET", f"{G}/namespaces/demo/workloads", accept=TABLE))[1])
+    assert [c for c, _ in cols] == ["Name", "Queue", "Reserved in", "Admitted", "Finished", "Age"]
+    assert [list(r.values())[:5] for r in rows] == [["w1", "lq", None, None, None], ["w2", "lq", "cq", "True", None]]
+    cols, _ = _rows((await api.call("GET", f"{G}/resourceflavors", accept=TABLE))[1])
+    assert cols == [("Name", 0), ("Age", 0)]  # a CRD without printer columns
+
+
+async def test_kueues_kinds_refuse_strategic_merge_as_custom_resources_do(api):  # noqa: F811
+    await api.call("POST", f"{G}/clusterqueues", cluster_queue("cq", "", "4"))
+    status, err = await api.call("PATCH", f"{G}/clusterqueues/cq", {"spec": {"cohortName": "x"}},
+                                 ctype="application/strategic-merge-patch+json")
+    assert (status, err["reason"]) == (415, "UnsupportedMediaType")
+    status, cq = await api.call("PATCH", f"{G}/clusterqueues/cq", {"spec": {"cohortName": "x"}},
+                                ctype="application/merge-patch+json")
+    assert status == 200 and cq["spec"]["cohortName"] == "x"
