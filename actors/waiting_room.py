@@ -20,8 +20,8 @@ from typing import Union, assert_never
 from actors.base import Actor, ActorRef, MailboxClosed, new_reply, reject, resolve
 from actors.clock import Clock, Timer
 from framework.api.objects import Pod
+from framework.api.timeutil import go_duration
 from framework.interface import Code, Status
-from framework.runtime import go_duration
 from framework.waiting import WaitingPod, WaitingPodsMap
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Coroutine, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from framework.extender import (
 )
 from framework.node_table import ColumnarNodes
 from framework.interface import Code, CycleState, NodePluginScores, NodeScore, NodeToStatus, Status
-from framework.runtime import Framework, NodeScoreList
+from framework.runtime import Framework, NodeScoreList, run_unsuspended
 
 if TYPE_CHECKING:
     from framework.batching import Batching
@@ -28,7 +28,6 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 EMPTY_PRIORITY_LIST = "empty priorityList"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-T = TypeVar("T")
 
 
 class NoNodesAvailable(Exception):
@@ -143,17 +142,6 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-
-
-def run_unsuspended(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends (no awaited call actually waits) to its
-    end, without an event loop. Suspending is a bug of the caller's: it raises."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value
-    coro.close()
-    raise RuntimeError("a coroutine run without a loop suspended")
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:

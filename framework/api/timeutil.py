@@ -1,4 +1,6 @@
-"""RFC 3339 timestamps as integer nanoseconds since the epoch (full precision kept)."""
+"""Time as Kubernetes and Go write it: RFC 3339 timestamps as integer nanoseconds since
+the epoch (full precision kept), and durations as Go's time.Duration prints them
+(the Permit timeout message quotes one, as upstream's waiting_pods_map.go does)."""
 from __future__ import annotations
 
 import re
@@ -52,3 +54,29 @@ def format_time(ns: int) -> str:
     if nanos:
         return f"{base}.{str(nanos).rjust(9, '0').rstrip('0')}Z"
     return base + "Z"
+
+
+def go_duration(seconds: float) -> str:
+    """Seconds as Go's time.Duration prints them ("10s", "1m0s", "1.5s", "500ms")."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _trim(ns / size) + unit
+    h, rem = divmod(ns, 3600 * 10**9)
+    m, rem = divmod(rem, 60 * 10**9)
+    s = _trim(rem / 1e9) + "s"
+    if h:
+        return f"{sign}{h}h{m}m{s}"
+    if m:
+        return f"{sign}{m}m{s}"
+    return sign + s
+
+
+def _trim(x: float) -> str:
+    text = f"{x:.9f}".rstrip("0").rstrip(".")
+    return text or "0"

@@ -4,10 +4,11 @@ import pytest
 
 from framework.algorithm import select_host
 from framework.api.objects import Node, Pod
+from framework.api.timeutil import go_duration
 from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, Status
-from framework.runtime import Framework, go_duration
+from framework.runtime import Framework
 from tests.framework.fakes import BindFake, FilterFake, Recorder, ReserveFake, ScoreFake, SortFake
 
 

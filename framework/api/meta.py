@@ -1,0 +1,120 @@
+"""What every typed object shares: ObjectMeta, the KubeObject base, and the field
+readers the object modules (objects.py, pod.py, storage.py) parse with, each naming
+the field it rejects (underscored: they are private to those modules)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from framework.api.errors import ValidationError
+from framework.api.timeutil import parse_time
+
+DEFAULT_NAMESPACE = "default"
+
+_NONE: tuple[Any, ...] = ()  # every empty sequence of a parsed object
+_NO_MAP: Mapping[str, Any] = MappingProxyType({})  # and every empty map read only
+
+
+def _map(raw: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
+    v = raw.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, Mapping):
+        raise ValidationError(f"{field}{key}" if not field else f"{field}.{key}", "must be an object")
+    return v
+
+
+def _list(raw: Mapping[str, Any], key: str, field: str) -> Sequence[Any]:
+    v = raw.get(key)
+    if v is None:
+        return _NONE
+    if not isinstance(v, list):
+        raise ValidationError(f"{field}.{key}" if field else key, "must be a list")
+    return v
+
+
+def _str_map(raw: Mapping[str, Any], key: str, field: str) -> dict[str, str]:
+    """The map itself, checked: raw dicts are never changed, so it is not copied."""
+    v = _map(raw, key, field)
+    if not v:
+        return _NO_MAP  # type: ignore[return-value]
+    for k, val in v.items():
+        if not isinstance(k, str) or not isinstance(val, str):
+            raise ValidationError(f"{field}.{key}", "must be a map of strings to strings")
+    return v if isinstance(v, dict) else dict(v)
+
+
+def _opt_int(raw: Mapping[str, Any], key: str, field: str) -> int | None:
+    v = raw.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValidationError(f"{field}.{key}", "must be an integer")
+    return v
+
+
+def _str(raw: Mapping[str, Any], key: str, field: str, default: str = "") -> str:
+    v = raw.get(key)
+    if v is None:
+        return default
+    if not isinstance(v, str):
+        raise ValidationError(f"{field}.{key}", "must be a string")
+    return v
+
+
+class ObjectMeta:
+    __slots__ = ("name", "namespace", "uid", "labels", "annotations", "creation_timestamp",
+                 "deletion_timestamp", "resource_version", "owner_references", "generate_name")
+
+    def __init__(self, raw: Mapping[str, Any], namespaced: bool, require_name: bool = True) -> None:
+        meta = _map(raw, "metadata", "")
+        self.name = _str(meta, "name", "metadata")
+        if require_name and not self.name:
+            raise ValidationError("metadata.name", "is required")
+        self.generate_name = _str(meta, "generateName", "metadata")
+        self.namespace = _str(meta, "namespace", "metadata", DEFAULT_NAMESPACE) if namespaced else ""
+        if namespaced and not self.namespace:
+            self.namespace = DEFAULT_NAMESPACE
+        self.uid = _str(meta, "uid", "metadata")
+        self.labels = _str_map(meta, "labels", "metadata")
+        self.annotations = _str_map(meta, "annotations", "metadata")
+        ts = meta.get("creationTimestamp")
+        self.creation_timestamp = parse_time(ts, "metadata.creationTimestamp") if ts is not None else 0
+        dts = meta.get("deletionTimestamp")
+        self.deletion_timestamp = parse_time(dts, "metadata.deletionTimestamp") if dts is not None else None
+        rv = meta.get("resourceVersion")
+        self.resource_version = str(rv) if rv is not None else ""
+        self.owner_references = _list(meta, "ownerReferences", "metadata")
+
+
+class KubeObject:
+    """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""
+
+    __slots__ = ("raw", "meta", "name", "namespace", "labels", "key", "uid")
+    kind = ""
+    namespaced = True
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        if not isinstance(raw, Mapping):
+            raise ValidationError("", "object must be a map")
+        self.raw: Mapping[str, Any] = raw
+        meta = self.meta = ObjectMeta(raw, self.namespaced)
+        # Plain attributes, not properties: the scheduler reads these per node per plugin.
+        self.name: str = meta.name
+        self.namespace: str = meta.namespace
+        self.labels: dict[str, str] = meta.labels
+        self.key: str = f"{meta.namespace}/{meta.name}" if self.namespaced else meta.name
+        self.uid: str = meta.uid or self.key
+
+    def as_stored(self, raw: Mapping[str, Any]) -> "KubeObject":
+        """This object, just parsed from `raw` less its resourceVersion, as the store
+        keeps it: `raw` is the same object with metadata.resourceVersion set (the one
+        parsed field that depends on it). Only for an object no one else holds yet."""
+        self.raw = raw
+        rv = (raw.get("metadata") or {}).get("resourceVersion")
+        self.meta.resource_version = str(rv) if rv is not None else ""
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.key})"

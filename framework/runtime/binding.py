@@ -1,0 +1,91 @@
+"""Reserve (and Unreserve), Permit, PreBind, Bind and PostBind: the extension points
+that run once a node is chosen, as upstream's RunReservePlugins ... RunPostBindPlugins.
+Mixed into Framework (framework.runtime.framework)."""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.objects import Pod
+from framework.interface import MAX_PERMIT_TIMEOUT_SECONDS, Code, CycleState, Status
+from framework.runtime.common import _error, _ok, _rejected_or_error
+
+
+class Binding:
+    """The extension points of one profile's Framework from Reserve to PostBind."""
+
+    reserve_plugins: list[Any]
+    permit_plugins: list[Any]
+    pre_bind_plugins: list[Any]
+    bind_plugins: list[Any]
+    post_bind_plugins: list[Any]
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for pl in self.reserve_plugins:
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Reserve plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                return _rejected_or_error(pl.name, st, f'running Reserve plugin "{pl.name}"')
+        return _ok()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            try:
+                pl.unreserve(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - Unreserve must not fail; the others still run
+                continue
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, dict[str, float]]:
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Permit plugin "{pl.name}": {e}'), {}
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
+                st.plugin = pl.name
+                return st, {}
+            if st.is_wait():
+                waits[pl.name] = min(float(timeout), float(MAX_PERMIT_TIMEOUT_SECONDS))
+                continue
+            return _error(pl.name, f'running Permit plugin "{pl.name}": {st.message()}'), {}
+        if waits:
+            return Status(Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
+        return _ok(), {}
+
+    async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for pl in self.pre_bind_plugins:
+            try:
+                st = await pl.pre_bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running PreBind plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                return _rejected_or_error(pl.name, st, f'running PreBind plugin "{pl.name}"')
+        return _ok()
+
+    async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        if not self.bind_plugins:
+            return Status(Code.Skip)
+        status = Status(Code.Skip)
+        for pl in self.bind_plugins:
+            try:
+                st = await pl.bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running Bind plugin "{pl.name}": {e}')
+            status = st if st is not None else Status()
+            if status.code == Code.Skip:
+                continue
+            if not status.is_success():
+                return _rejected_or_error(pl.name, status, f'running Bind plugin "{pl.name}"')
+            return status
+        return status
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            try:
+                pl.post_bind(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - PostBind is informational
+                continue

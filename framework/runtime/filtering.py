@@ -1,0 +1,115 @@
+"""PreFilter, its AddPod/RemovePod extensions and Filter on one node (with the pods
+nominated to it), as upstream's RunPreFilterPlugins, RunFilterPlugins and
+RunFilterPluginsWithNominatedPods. Mixed into Framework (framework.runtime.framework)."""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.objects import Pod
+from framework.cache import NodeInfo, PodInfo
+from framework.interface import Code, CycleState, PreFilterResult, Status
+from framework.runtime.common import _OK, _error, _ok
+
+
+class Filtering:
+    """The filtering extension points of one profile's Framework."""
+
+    handle: Any
+    pre_filter_plugins: list[Any]
+    _pre_filter_extensions: list[tuple[Any, Any]]
+    filter_plugins: list[Any]
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """Runs every PreFilter plugin. Returns (merged result, status, plugins that
+        narrowed the nodes or rejected). A Skip marks the plugin's Filter as skipped."""
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        nodes = self.handle.snapshot().list()
+        state.skip_filter_plugins = set()
+        for pl in self.pre_filter_plugins:
+            try:
+                r, st = pl.pre_filter(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {e}'), set()
+            if st is not None and st.code == Code.Skip:
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return None, st, {pl.name}
+                return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {st.message()}'), set()
+            if r is not None and not r.all_nodes():
+                with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                return result, Status(Code.UnschedulableAndUnresolvable, msg), set(with_nodes)
+        return result, _ok(), set(with_nodes)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
+        return self._run_extension(state, pod, pod_info, node_info, "add_pod", "AddPod")
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
+        return self._run_extension(state, pod, pod_info, node_info, "remove_pod", "RemovePod")
+
+    def _run_extension(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str, label: str) -> Status:
+        for pl, ext in self._pre_filter_extensions:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = getattr(ext, method)(state, pod, pod_info, node_info)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {e}')
+            if st is not None and not st.is_success():
+                return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if skip and pl.name in skip:
+                continue
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running "{pl.name}" filter plugin: {e}')
+            if st is not None and st.code != Code.Success:
+                if not st.is_rejected():
+                    return _error(pl.name, f'running "{pl.name}" filter plugin: {st.message()}')
+                st.plugin = pl.name
+                return st
+        return _OK
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filter twice when pods of equal or higher priority are nominated to this
+        node: once as if they were running there, once without them; both must pass."""
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return self.run_filter(state, pod, node_info)
+        added = False
+        state2 = state
+        info2 = node_info
+        for pi in nominated:
+            p = pi.pod
+            if p.priority >= pod.priority and p.uid != pod.uid:
+                if not added:
+                    state2 = state.clone()
+                    info2 = node_info.clone()
+                    added = True
+                info2.add_pod(pi)
+                st = self.run_pre_filter_extension_add_pod(state2, pod, pi, info2)
+                if not st.is_success():
+                    return st
+        status = self.run_filter(state2, pod, info2)
+        if not status.is_success() and not status.is_rejected():
+            return status
+        if added and status.is_success():
+            status = self.run_filter(state, pod, node_info)
+        return status

@@ -1,0 +1,193 @@
+"""PreScore, Score, NormalizeScore and the weights, as upstream's RunPreScorePlugins
+and RunScorePlugins; NodeScoreList, what run_score gives. Mixed into Framework
+(framework.runtime.framework)."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from framework.api.objects import Pod
+from framework.cache import NodeInfo
+from framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    Code,
+    CycleState,
+    NodePluginScores,
+    NodeScore,
+    Status,
+)
+from framework.runtime.common import _error, _ok, has_columnar_form
+
+
+def _int_column(scores: Sequence[int]) -> np.ndarray:
+    if isinstance(scores, np.ndarray):
+        return scores.astype(np.int64, copy=False)
+    try:
+        return np.array(scores, dtype=np.int64)
+    except OverflowError:
+        # Far out of range: keep Python ints so the range check reports the score.
+        return np.array(scores, dtype=object)
+
+
+class NodeScoreList(Sequence[NodePluginScores]):
+    """run_score's result: per node (in the order scored) the weighted score of each
+    plugin and the total, as upstream's []NodePluginScores. The numbers live in
+    numpy columns (`totals`, one column per plugin); the NodePluginScores are made
+    only when someone reads an entry, and from then on they are the truth (a
+    caller may add to an entry's total_score, as upstream's extenders do)."""
+
+    __slots__ = ("nodes", "names", "columns", "_totals", "_entries")
+
+    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], columns: list[np.ndarray],
+                 totals: np.ndarray) -> None:
+        self.nodes = nodes
+        self.names = names
+        self.columns = columns
+        self._totals = totals
+        self._entries: list[NodePluginScores] | None = None
+
+    @property
+    def totals(self) -> np.ndarray:
+        """The total per node (an int64 column)."""
+        if self._entries is None:
+            return self._totals
+        return np.array([e.total_score for e in self._entries], dtype=np.int64)
+
+    @classmethod
+    def empty(cls) -> "NodeScoreList":
+        return cls([], [], [], np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def name_at(self, i: int) -> str:
+        return self.nodes[i].name
+
+    def entries(self) -> list[NodePluginScores]:
+        if self._entries is None:
+            columns = [c.tolist() for c in self.columns]
+            self._entries = [NodePluginScores(ni.name, [(n, c[i]) for n, c in zip(self.names, columns)], total)
+                             for i, (ni, total) in enumerate(zip(self.nodes, self._totals.tolist()))]
+        return self._entries
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - int or slice, as a list
+        return self.entries()[i]
+
+    def __iter__(self) -> Iterator[NodePluginScores]:
+        return iter(self.entries())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"NodeScoreList({list(self)!r})"
+
+
+class Scoring:
+    """The scoring extension points of one profile's Framework."""
+
+    pre_score_plugins: list[Any]
+    score_plugins: list[Any]
+    score_weights: dict[str, int]
+    use_columnar: bool
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        state.skip_score_plugins = set()
+        for pl in self.pre_score_plugins:
+            try:
+                st = pl.pre_score(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.Skip:
+                state.skip_score_plugins.add(pl.name)
+                continue
+            return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
+        return _ok()
+
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple["NodeScoreList", Status]:
+        """Score, normalize, check the range and weigh; totals per node in node order.
+        A plugin with a columnar form (`score_nodes`) scores all nodes in one call. The
+        totals are a numpy column (`.totals`); the per-node NodePluginScores are
+        made only when someone reads them."""
+        names: list[str] = []
+        columns: list[np.ndarray] = []  # weighted scores, one column per plugin
+        skip = state.skip_score_plugins
+        totals = np.zeros(len(nodes), dtype=np.int64)
+        for pl in self.score_plugins:
+            name = pl.name
+            if name in skip:
+                continue
+            raw, st = self._score_plugin(pl, state, pod, nodes)
+            if st is not None:
+                return NodeScoreList.empty(), st
+            ext_fn = getattr(pl, "score_extensions", None)
+            ext = ext_fn() if ext_fn is not None else None
+            if ext is not None:
+                try:
+                    raw, st = self._normalize(ext, state, pod, nodes, raw)
+                except Exception as e:  # noqa: BLE001
+                    return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
+                if st is not None and not st.is_success():
+                    return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
+            column = _int_column(raw)
+            if len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+                bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
+                return NodeScoreList.empty(), _error(
+                    name,
+                    f'running Score plugins: plugin "{name}" failed with: plugin "{name}" returns an invalid '
+                    f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                )
+            weight = self.score_weights.get(name, 1)
+            if weight != 1:
+                column = column * weight
+            names.append(name)
+            columns.append(column)
+            totals += column
+        return NodeScoreList(nodes, names, columns, totals), _ok()
+
+    def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                   raw: list[int]) -> tuple[list[int], Status | None]:
+        """NormalizeScore on the raw scores: the columnar form on plain integers when
+        the extension has one, else upstream's form on NodeScores."""
+        if isinstance(raw, np.ndarray):
+            raw = raw.tolist()
+        if self.use_columnar and has_columnar_form(ext, "normalize_scores"):
+            out, st = ext.normalize_scores(state, pod, nodes, raw)
+            if len(out) != len(raw):
+                raise ValueError(f"returned {len(out)} scores for {len(raw)} nodes")
+            return list(out), st
+        scores = [NodeScore(ni.name, s) for ni, s in zip(nodes, raw)]
+        st = ext.normalize_score(state, pod, scores)
+        return [ns.score for ns in scores], st
+
+    def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        """One plugin's raw scores in node order, or the Error that ends the cycle."""
+        name = pl.name
+        if self.use_columnar and has_columnar_form(pl, "score_nodes"):
+            try:
+                raw, st = pl.score_nodes(state, pod, nodes)
+            except Exception as e:  # noqa: BLE001
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {e}')
+            if st is not None and not st.is_success():
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
+            if len(raw) != len(nodes):
+                return [], _error(name, f'running Score plugins: plugin "{name}" returned {len(raw)} scores for {len(nodes)} nodes')
+            return (raw if isinstance(raw, np.ndarray) else list(raw)), None
+        raw = []
+        score = pl.score
+        for ni in nodes:
+            try:
+                s, st = score(state, pod, ni)
+            except Exception as e:  # noqa: BLE001
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {e}')
+            if st is not None and not st.is_success():
+                return [], _error(name, f'running Score plugins: plugin "{name}" failed with: {st.message()}')
+            raw.append(s)
+        return raw, None

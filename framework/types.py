@@ -1,0 +1,206 @@
+"""The values plugins and the runtime hand each other (upstream's Status and Code in
+interface.go, CycleState in cycle_state.go, the results and QueuedPodInfo in types.go).
+Plugin authors import them from framework.interface, the plugin contract."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from framework.api.objects import Pod
+    from framework.cache import NodeInfo
+
+
+class Code(enum.IntEnum):
+    """Upstream's status codes, same order and meaning."""
+
+    Success = 0
+    Error = 1
+    Unschedulable = 2
+    UnschedulableAndUnresolvable = 3
+    Wait = 4
+    Skip = 5
+    Pending = 6
+
+
+class Status:
+    """Result of a plugin call. `plugin` is set by the runtime to the plugin that
+    failed (upstream's FailedPlugin)."""
+
+    __slots__ = ("code", "reasons", "plugin", "error")
+
+    def __init__(self, code: Code = Code.Success, *reasons: str, plugin: str = "", error: BaseException | None = None) -> None:
+        self.code = code
+        self.reasons = list(reasons)
+        self.plugin = plugin
+        self.error = error
+
+    @classmethod
+    def error_of(cls, err: BaseException | str, plugin: str = "") -> "Status":
+        return cls(Code.Error, str(err), plugin=plugin, error=err if isinstance(err, BaseException) else None)
+
+    def is_success(self) -> bool:
+        return self.code == Code.Success
+
+    def is_skip(self) -> bool:
+        return self.code == Code.Skip
+
+    def is_wait(self) -> bool:
+        return self.code == Code.Wait
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, name: str) -> "Status":
+        self.plugin = name
+        return self
+
+    def as_error(self) -> str:
+        return self.message()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"code": self.code.name}
+        if self.reasons:
+            d["reasons"] = list(self.reasons)
+        return d
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Status) and self.code == other.code and self.reasons == other.reasons
+
+    def __repr__(self) -> str:
+        return f"Status({self.code.name}, {self.reasons!r}{', plugin=' + self.plugin if self.plugin else ''})"
+
+
+def is_success(status: Status | None) -> bool:
+    return status is None or status.code == Code.Success
+
+
+# Framework constants (upstream values).
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = (1 << 63) - 1
+MAX_PERMIT_TIMEOUT_SECONDS = 15 * 60
+
+
+class CycleState:
+    """Per-pod scratch data shared by the plugins of one scheduling attempt.
+
+    Plugins store values under their own keys. `clone()` copies the map and calls
+    `clone()` on every value that has one (upstream's StateData.Clone), so
+    preemption's dry runs can change state without touching the original.
+    """
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        """The value under `key`; KeyError when absent (upstream's ErrNotFound)."""
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> "CycleState":
+        c = CycleState()
+        for k, v in self._data.items():
+            clone = getattr(v, "clone", None)
+            c._data[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Node names a PreFilter plugin narrows the search to; None means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+        if other is None or other.all_nodes():
+            return PreFilterResult(None if self.node_names is None else set(self.node_names))
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(self.node_names & (other.node_names or set()))
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    name: str
+    scores: list[tuple[str, int]] = field(default_factory=list)  # (plugin, weighted score)
+    total_score: int = 0
+
+
+class NodeToStatus:
+    """Statuses of the nodes that failed filtering (upstream's NodeToStatus).
+    Nodes not in the map get `absent` (UnschedulableAndUnresolvable when PreFilter
+    narrowed the set, since those nodes were never tried)."""
+
+    __slots__ = ("statuses", "absent")
+
+    def __init__(self, statuses: dict[str, Status] | None = None, absent: Status | None = None) -> None:
+        self.statuses = statuses if statuses is not None else {}
+        self.absent = absent if absent is not None else Status(Code.UnschedulableAndUnresolvable)
+
+    def get(self, node_name: str) -> Status:
+        return self.statuses.get(node_name) or self.absent
+
+    def set(self, node_name: str, status: Status) -> None:
+        self.statuses[node_name] = status
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+    def items(self) -> Iterable[tuple[str, Status]]:
+        return self.statuses.items()
+
+    def nodes_for_code(self, all_nodes: Sequence["NodeInfo"], code: Code) -> list["NodeInfo"]:
+        return [n for n in all_nodes if self.get(n.name).code == code]
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pod in the scheduling queue (upstream's QueuedPodInfo). QueueSort plugins
+    read `pod`, `timestamp` and `initial_attempt_timestamp` (integer nanoseconds of
+    the injected clock); the queue owns every other field."""
+
+    pod: "Pod"
+    timestamp: int = 0  # when the pod was last added (or returned) to the queue
+    initial_attempt_timestamp: int | None = None  # when it first entered activeQ
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+    backoff_expiration: int | None = None
+    popped_cycle: int = 0  # the queue's scheduling cycle when it was last popped (0: never)
