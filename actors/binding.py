@@ -55,7 +55,7 @@ class BindingHost(Protocol):
         ...
 
     def binding_cancelled(self, a: AssumedPod) -> None:
-        """The host's own task group is being cancelled: undo without a message."""
+        """The host's own loop is being cancelled: undo without a message."""
         ...
 
 
@@ -74,6 +74,20 @@ class BindingCycles:
         self.clock = clock
         self.running = 0  # cycles not waiting at Permit
         self.total = 0  # all live cycles, counted by the host from start to its handling of BindingDone
+        self.tasks: set[asyncio.Task] = set()  # the live cycles' tasks (the host creates them)
+        self.cancelled_by_host = False  # cancel_all ran: a cancelled cycle reports by message
+        self.undone_in_place = 0  # cycles cancelled with the host's loop (no message could be read)
+
+    def track(self, task: asyncio.Task) -> None:
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def cancel_all(self) -> None:
+        """Stop's grace period ran out while the host's loop still runs: cancel every
+        cycle; each reports "binding cycle cancelled" as its outcome, by message."""
+        self.cancelled_by_host = True
+        for task in list(self.tasks):
+            task.cancel()
 
     async def run(self, a: AssumedPod) -> None:
         self.running += 1
@@ -81,8 +95,14 @@ class BindingCycles:
             status = await self._bind(a)
         except asyncio.CancelledError:
             # Cancelled mid-flight (grace period over): leave the pod unbound and queued.
-            self.host.binding_cancelled(a)
-            raise
+            if not self.cancelled_by_host:  # the host's loop is being cancelled too: no message can be read
+                self.undone_in_place += 1
+                self.host.binding_cancelled(a)
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # the host asked for it and hears the outcome below
+            status = Status(Code.Error, "binding cycle cancelled")
         except Exception as e:  # noqa: BLE001 - a bug in a cycle must not reach its siblings
             status = Status.error_of(e)
         finally:

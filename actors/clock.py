@@ -27,6 +27,13 @@ class Clock(Protocol):
         """Run `fn` (on the event loop) once the clock reaches `when`."""
         ...
 
+    def work_time(self) -> float:
+        """A monotonic reading for measuring how long a piece of work took (how long
+        a big apply runs before it gives the loop a turn). A fake clock's does not
+        move while work runs, so slicing depends on step counts alone and a test's
+        interleaving of actors is the same however loaded the machine is."""
+        ...
+
 
 def now_ns(clock: Clock) -> int:
     return int(round(clock.now() * 1e9))
@@ -42,6 +49,9 @@ class RealClock:
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:
         loop = asyncio.get_running_loop()
         return loop.call_later(max(0.0, when - self.now()), fn)
+
+    def work_time(self) -> float:
+        return time.perf_counter()
 
 
 class _FakeTimer:
@@ -66,6 +76,9 @@ class FakeClock:
         self._seq = itertools.count()
 
     def now(self) -> float:
+        return self._now
+
+    def work_time(self) -> float:
         return self._now
 
     def call_at(self, when: float, fn: Callable[[], None]) -> Timer:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Generator, TypeVar
+from typing import Callable, Generator, TypeVar
 
 T = TypeVar("T")
 
@@ -19,24 +19,26 @@ MAX_STEPS = 256  # steps between two turns, whatever their time (a turn costs a 
 
 
 class Pacer:
-    __slots__ = ("slice_seconds", "max_steps", "pauses", "_steps", "_since")
+    __slots__ = ("slice_seconds", "max_steps", "pauses", "_steps", "_since", "_timer")
 
-    def __init__(self, slice_seconds: float = SLICE_SECONDS, max_steps: int = MAX_STEPS) -> None:
+    def __init__(self, slice_seconds: float = SLICE_SECONDS, max_steps: int = MAX_STEPS,
+                 timer: Callable[[], float] = time.perf_counter) -> None:
         self.slice_seconds = slice_seconds
         self.max_steps = max_steps
         self.pauses = 0  # turns given to the loop so far
         self._steps = 0
-        self._since = time.perf_counter()
+        self._timer = timer  # a Clock's work_time: a fake clock's makes slicing depend on steps alone
+        self._since = timer()
 
     def due(self) -> bool:
         self._steps += 1
-        return self._steps >= self.max_steps or time.perf_counter() - self._since >= self.slice_seconds
+        return self._steps >= self.max_steps or self._timer() - self._since >= self.slice_seconds
 
     async def pause(self) -> None:
         self.pauses += 1
         await asyncio.sleep(0)
         self._steps = 0
-        self._since = time.perf_counter()
+        self._since = self._timer()
 
     async def step(self) -> None:
         if self.due():

@@ -52,6 +52,9 @@ from framework.waiting import WaitingPodsMap
 
 SETTLE_ROUNDS = 100_000
 MAX_QUIESCENT_SECONDS = 15 * 60
+# How long stop waits, after cancelling the binding cycles, for the scheduler loop to
+# handle their outcomes before it cancels the loop itself (a bound, not a pause).
+CANCELLED_BINDINGS_SECONDS = 5.0
 
 
 # The extension points at which a plugin can reject a pod: only such plugins' events
@@ -126,13 +129,15 @@ class Pipeline:
         await self._tg.__aenter__()
         try:
             self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
-                                           limits=self.store_limits)
+                                           limits=self.store_limits, work_time=self.clock.work_time)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
 
+            # The scheduler's view of who waits at Permit (plugins read it in the
+            # cycle); the waiting room owns the waits and updates it by message.
             waiting_pods = WaitingPodsMap()
-            self.waiting_room = WaitingRoom(waiting_pods, self.clock)
+            self.waiting_room = WaitingRoom(self.clock)
             self._spawn("waiting-room", self.waiting_room.run())
 
             # The scheduler plugs its nominator and requests in (Scheduler.__init__).
@@ -149,10 +154,10 @@ class Pipeline:
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
-            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics)
+            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight)
             self._spawn("queue", self.queue.run())
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
-            self.preemption = PreemptionActor(in_flight=in_flight, store=self.client, waiting_pods=waiting_pods,
+            self.preemption = PreemptionActor(store=self.client,
                                               waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
             self._spawn("preemption", self.preemption.run())
 
@@ -258,7 +263,11 @@ class Pipeline:
         if sched is not None:
             done, _ = await asyncio.wait({sched}, timeout=self.drain_grace_seconds)
             if not done:
-                sched.cancel()  # cancelled cycles undo and requeue (the queue is still open)
+                # Cancelled cycles report by message; the scheduler's loop undoes and requeues.
+                self.scheduler.cancel_bindings()
+                done, _ = await asyncio.wait({sched}, timeout=CANCELLED_BINDINGS_SECONDS)
+            if not done:
+                sched.cancel()  # its loop is stuck: cancelled cycles undo in place and requeue
                 await asyncio.wait({sched})
         preemption = self._tasks.get("preemption")
         if preemption is not None:

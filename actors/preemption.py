@@ -1,15 +1,17 @@
 """The preemption actor: evictions that run outside the scheduling cycle
 (SchedulerAsyncPreemption, upstream's prepareCandidateAsync goroutine).
 
-The scheduling cycle chooses the victims, nominates the preemptor, marks it in
-the shared InFlightPreemptions record and posts a Preempt message here; then it
-goes on to the next pod. For each job this actor runs one task that
+The scheduling cycle chooses the victims, nominates the preemptor, tells the
+queue (which owns the InFlightPreemptions record its PreEnqueue reads) that the
+preemptor's preemption began and posts a Preempt message here; then it goes on
+to the next pod. This actor tells the queue the last victim and the end. For each job this actor runs one task that
 1. clears the nominations of lower-priority pods nominated to the node
    (a failure there marks the job failed but does not stop it);
 2. evicts every victim but the last at once (asyncio.gather: the store takes
    them in one batch), then, if none of them failed, registers the last victim
-   and evicts it: a victim waiting at Permit is rejected through the waiting room
-   instead of deleted; any other first gets the DisruptionTarget condition
+   and evicts it: a victim waiting at Permit is rejected by the waiting room
+   (asked RejectIfWaiting: the room, which owns the waits, answers whether it
+   held the victim) instead of deleted; any other first gets the DisruptionTarget condition
    (reason PreemptionByScheduler) in the store and is then deleted (NotFound on
    either call is success, and NotFound on the condition skips the delete); each
    preempted pod gets a Preempted event;
@@ -30,13 +32,12 @@ from dataclasses import dataclass
 from typing import Union, assert_never
 
 from actors.base import Actor, ActorRef, MailboxClosed
-from actors.queue.actor import Activate, QueueMsg, Regate
+from actors.queue.actor import Activate, PreemptionEnded, PreemptionLastVictim, QueueMsg, Regate
 from actors.store import NotFound, StoreClient, StoreError
-from actors.waiting_room import Reject, WaitingRoomMsg
+from actors.waiting_room import WaitingRoomMsg, reject_if_waiting
 from framework.api.objects import Pod
 from framework.preemption import disruption_target, preempted_event_message
-from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
-from framework.waiting import WaitingPodsMap
+from framework.preemption_inflight import PreemptionJob
 
 log = logging.getLogger("ksched.preemption")
 
@@ -52,12 +53,10 @@ PreemptionMsg = Union[Preempt]
 class PreemptionActor(Actor[PreemptionMsg]):
     name = "preemption"
 
-    def __init__(self, *, in_flight: InFlightPreemptions, store: StoreClient, waiting_pods: WaitingPodsMap,
+    def __init__(self, *, store: StoreClient,
                  waiting_room: ActorRef[WaitingRoomMsg], queue: ActorRef[QueueMsg]) -> None:
         super().__init__()
-        self.in_flight = in_flight
         self.store = store
-        self.waiting_pods = waiting_pods  # read only: is a victim held at Permit?
         self.waiting_room = waiting_room
         self.queue = queue
         self.running = 0
@@ -102,13 +101,13 @@ class PreemptionActor(Actor[PreemptionMsg]):
                     ok = False
                     victims = ()  # the last victim is spared: the preemptor retries sooner
             if victims:
-                self.in_flight.last_victim(uid, victims[-1])
+                self.queue.try_tell(PreemptionLastVictim(uid=uid, victim=victims[-1]))
                 await self._evict(job, victims[-1])
         except Exception as e:  # noqa: BLE001 - one job's failure (store refused, stopped) is that job's
             log.error("preempting for %s failed: %r", job.preemptor.key, e)
             ok = False
         finally:
-            self.in_flight.end(uid)
+            self.queue.try_tell(PreemptionEnded(uid=uid))
             self.running -= 1
         if not ok:
             self.failed += 1
@@ -132,9 +131,7 @@ class PreemptionActor(Actor[PreemptionMsg]):
     async def _evict(self, job: PreemptionJob, victim: Pod) -> None:
         """upstream's PreemptPod; raises StoreError when the store refused."""
         preemptor = job.preemptor
-        if self.waiting_pods.get(victim.uid) is not None:
-            self.waiting_room.try_tell(Reject(uid=victim.uid, plugin=job.plugin, message="preempted"))
-        else:
+        if not await reject_if_waiting(self.waiting_room, victim.uid, job.plugin, "preempted"):
             try:
                 await self.store.update_pod_status(victim.namespace, victim.name, uid=victim.meta.uid,
                                                    condition=disruption_target(preemptor))

@@ -36,34 +36,26 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence, Union, assert_never
+from typing import Callable, Sequence, assert_never
 
-from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, reject, resolve
+from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_reply, resolve
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
-from actors.events import event_for
-from actors.failure_reuse import FailureReuse, status_write_needed
-from actors.explain_unbound import without_pod
-from actors.extenders import explain_extenders
-from actors.preemption import PreemptionMsg
-from actors.scheduler_preemption import PreemptionStep
-from actors.scheduler_views import (
-    RECENT_BINDS,
-    Attempt,
-    GetAttempts,
-    GetStats,
-    SchedulerStats,
-    StatsView,
-    attempt_view,
-)
+from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
-from actors.metrics_sink import ERROR, NO_METRICS, SCHEDULED, UNSCHEDULABLE, MetricsSink
-from actors.queue.actor import Activate, AddPod, DeletePod, Done, Move, Pop, QueueMsg, Requeue, Unpop, UpdatePod
+from actors.metrics_sink import NO_METRICS, MetricsSink
+from actors.preemption import PreemptionMsg
+from actors.queue.actor import Done, Pop, QueueMsg, Unpop
 from actors.queue.nominator import Nominator
-from actors.store import StoreClient, WatchEvent
-from actors.store.messages import UpdatePodStatus
-from actors.waiting_room import Park, Reject, WaitingRoomMsg
+from actors.scheduler_events import ClusterEvents
+from actors.scheduler_explain import Explaining
+from actors.scheduler_messages import BindingDone, Explain, Popped, SchedulerMsg, StoreChanged
+from actors.scheduler_outcomes import Outcomes
+from actors.scheduler_preemption import PreemptionStep
+from actors.scheduler_views import RECENT_BINDS, Attempt, GetAttempts, GetStats, SchedulerStats, StatsView, attempt_view
+from actors.store import StoreClient
+from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
+from framework import batching
 from framework.algorithm import (
     Diagnosis,
     FitError,
@@ -72,9 +64,7 @@ from framework.algorithm import (
     ScheduleResult,
     SchedulingAlgorithm,
     SchedulingError,
-    explain,
 )
-from framework import batching
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
@@ -84,42 +74,14 @@ from framework.preemption import with_nominated_node_name
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoreChanged:
-    event: WatchEvent
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Popped:
-    qpi: QueuedPodInfo | None  # None: the queue closed
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Explain:
-    """A dry run of `pod` on the live cache (framework.algorithm.explain); the
-    reply is its report. Nothing is assumed, reserved or written."""
-
-    pod: Pod
-    reply: asyncio.Future
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BindingDone:
-    """A binding cycle ended: Success (bound) or why it failed."""
-
-    assumed: AssumedPod
-    status: Status
-
-
-SchedulerMsg = Union[StoreChanged, Popped, Explain, BindingDone, GetStats, GetAttempts]
+__all__ = ["BindingDone", "Explain", "Popped", "Scheduler", "SchedulerMsg", "StoreChanged"]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent);
 # here every 10th cycle, starting with the first, so a test sees one at once.
 PLUGIN_SAMPLE_EVERY = 10
 
 
-class Scheduler(Actor[SchedulerMsg]):
+class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     name = "scheduler"
 
     def __init__(
@@ -238,7 +200,7 @@ class Scheduler(Actor[SchedulerMsg]):
                 self.tell(Popped(qpi=qpi))
             except MailboxClosed:
                 if qpi is not None:
-                    self.queue.try_tell(Unpop(qpi=qpi))
+                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
             finally:
                 self._pop = None
 
@@ -254,10 +216,14 @@ class Scheduler(Actor[SchedulerMsg]):
                 if qpi is None:
                     return
                 if self._stopping:
-                    self.queue.try_tell(Unpop(qpi=qpi))
+                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
                     return
                 self._guarded(msg, lambda: self.schedule_one(qpi))
                 self._request_pop()
+            case PermitSettled(uid=uid, status=status):
+                self._permit_settled(uid, status)
+            case PermitRejected(uid=uid, plugin=plugin, message=message):
+                self.reject_waiting(uid, plugin, message)
             case BindingDone(assumed=a, status=status):
                 self.bindings.total -= 1
                 self._guarded(msg, lambda: self._binding_done(a, status))
@@ -340,7 +306,7 @@ class Scheduler(Actor[SchedulerMsg]):
         assumed.started = self._started
         assert self._binding_group is not None
         self.bindings.total += 1
-        self._binding_group.create_task(self.bindings.run(assumed))
+        self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed)))
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
@@ -424,104 +390,43 @@ class Scheduler(Actor[SchedulerMsg]):
         return None, status, None
 
     def _park(self, fwk: Framework, assumed: Pod, host: str, timeouts: dict[str, float]) -> asyncio.Future[Status]:
-        """Permit said Wait: the pod joins the waiting pods plugins see at once
-        (as upstream's RunPermitPlugins adds it), and the waiting room gets it by
-        message to time it and resolve the returned Future with the decision."""
+        """Permit said Wait: the pod joins the view of waiting pods plugins read at
+        once (as upstream's RunPermitPlugins adds it), and the waiting room, which
+        owns the wait, gets it by message to time it and resolve the returned
+        Future with the decision. A plugin's decision through the view goes to the
+        room as a message; the room's PermitSettled takes the pod out of the view."""
         now = self.clock.now()
-        wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()})
+        room, uid = self.waiting_room, assumed.uid
+        wp = WaitingPod(assumed, host, {p: now + t for p, t in timeouts.items()},
+                        on_decision=lambda status: room.try_tell(Decided(uid=uid, status=status)))
         decision: asyncio.Future[Status] = new_reply()
         fwk.handle.waiting_pods.add(wp)
-        if not self.waiting_room.try_tell(Park(waiting=wp, timeouts=timeouts, decision=decision)):
-            fwk.handle.waiting_pods.remove(assumed.uid)
-            decision.set_result(Status(Code.Unschedulable, "scheduler is shutting down"))
+        if not room.try_tell(Park(pod=assumed, node_name=host, timeouts=dict(timeouts), decision=decision,
+                                  reply_to=self.ref())):
+            fwk.handle.waiting_pods.remove(uid)
+            decision.set_result(Status(Code.Unschedulable, SHUTTING_DOWN))
         return decision
 
-    # --- outcomes ---------------------------------------------------------------------------------
+    def _waiting_views(self) -> list:
+        return list({id(f.handle): f.handle.waiting_pods for f in self.frameworks.values()}.values())
 
-    def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
-        """upstream's FailureHandler (handleSchedulingFailure): metrics, event,
-        requeue, pod status; the one place a failed attempt ends.
-        `started`: when the attempt's scheduling cycle began (clock seconds)."""
-        pod = qpi.pod
-        self.stats.failed += 1
-        self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
-        message = status.message()
-        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
-        if nominated:
-            self.nominator.add(pod, nominated)
-        elif nominated == "":
-            self.nominator.delete(pod)
-        self.queue.try_tell(Requeue(qpi=qpi))  # a stopped queue: the pod stays pending in the store
-        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
-        if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
-            self._write_status(pod, condition, nominated)
+    def reject_waiting(self, uid: str, plugin: str, message: str) -> None:
+        """Reject a pod waiting at Permit in the view (a no-op once it is decided);
+        the decision goes to the waiting room as Decided."""
+        for view in self._waiting_views():
+            wp = view.get(uid)
+            if wp is not None:
+                wp.reject(plugin, message)
 
-    def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
-        self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
-                                        condition=condition, nominated_node_name=nominated))
+    def _permit_settled(self, uid: str, status: Status) -> None:
+        """The waiting room ended a wait: its word replaces the view's, and the
+        pod leaves the view plugins read."""
+        for view in self._waiting_views():
+            wp = view.remove(uid)
+            if wp is not None:
+                wp.settled(status)
 
-    def _binding_done(self, a: AssumedPod, status: Status) -> None:
-        if status.is_success():
-            self._binding_succeeded(a)
-            return
-        undo_assume(a, self.cache, self.record)
-        self._binding_failed(a, status)
-
-    def binding_done(self, a: AssumedPod, status: Status) -> None:
-        """A binding cycle's outcome, as a message to this actor's loop."""
-        try:
-            self.tell(BindingDone(assumed=a, status=status))
-        except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
-            pass
-
-    def binding_cancelled(self, a: AssumedPod) -> None:
-        """The scheduler's own task group is being cancelled (stop's grace period
-        ran out), so no message can reach its loop: undo here, leave the pod queued."""
-        undo_assume(a, self.cache, self.record)
-        self._binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
-
-    def _binding_failed(self, a: AssumedPod, status: Status) -> None:
-        qpi = a.qpi
-        if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
-            self._attempt_ended(qpi.pod, UNSCHEDULABLE if status.is_rejected() else ERROR, a.started)
-            self.queue.try_tell(Done(pod_key=qpi.pod.key))
-            return
-        if status.is_rejected():
-            qpi.unschedulable_plugins, qpi.pending_plugins = ({status.plugin} if status.plugin else set()), set()
-        else:
-            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
-        attempt = self.attempts.get(qpi.pod.key)
-        if attempt is not None:
-            attempt.result = None
-        # Forgetting the assumed pod frees its resources, like a deleted pod. A
-        # rejected pod is requeued first and left out of the move (it would only
-        # fail again); an errored one is in flight during the move, as upstream.
-        freed = event_for("Pod", "DELETED", a.pod, None)
-        cycle = qpi.popped_cycle or None
-        if status.is_rejected():
-            self.handle_failure(qpi, status, None, a.started)
-            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
-                             after_cycle=cycle))
-        else:
-            self._offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
-            self.handle_failure(qpi, status, None, a.started)
-
-    def _binding_succeeded(self, a: AssumedPod) -> None:
-        pod = a.pod
-        self.stats.scheduled += 1
-        self._attempt_ended(pod, SCHEDULED, a.started)
-        if a.qpi.initial_attempt_timestamp is not None:
-            self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
-        self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
-        self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
-                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
-        a.fwk.run_post_bind(a.state, pod, a.node_name)
-        self.queue.try_tell(Done(pod_key=pod.key))
-        if self.record is not None:
-            self.record(f"bound:{pod.name}")
-
-    # --- metrics and explain ---------------------------------------------------------------------
+    # --- metrics ---------------------------------------------------------------------------------
 
     def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[TimedFramework, TimedFramework]:
         def plain(plugin: str, point: str, status: str, seconds: float) -> None:
@@ -532,131 +437,4 @@ class Scheduler(Actor[SchedulerMsg]):
 
         return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=()),
                 TimedFramework.of(fwk, self.metrics, timer, plugin_record=sampled, proxied=tuple(PLUGIN_LISTS)))
-
-    def _attempt_ended(self, pod: Pod, result: str, started: float) -> None:
-        self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))
-
-    def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
-        """The cache as the next cycle would see it, on the profile's own Framework,
-        without the pod itself (actors/explain_unbound.py)."""
-        with without_pod(self.cache, pod.key):
-            report = self._explain_report(pod, reply)
-        self.cache.update_snapshot(self.snapshot)
-        if report is not None:
-            resolve(reply, report)
-
-    async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
-        """Explain, then each interested extender's verdicts and scores beside the plugins'."""
-        try:
-            with without_pod(self.cache, pod.key):
-                report = self._explain_report(pod, reply)
-                if report is None:
-                    return
-                await explain_extenders(report, self.extenders, pod, self.snapshot)
-        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
-            reject(reply, e)
-            return
-        finally:
-            self.cache.update_snapshot(self.snapshot)
-        resolve(reply, report)
-
-    def _explain_report(self, pod: Pod, reply: asyncio.Future) -> dict[str, Any] | None:
-        fwk = self.frameworks.get(pod.scheduler_name)
-        if fwk is None:
-            reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
-            return None
-        # A bound (or assumed) pod is explained as if it were not bound yet: it is
-        # taken off its node for this dry run and put back before any other message
-        # (nothing here awaits); its node is dirty, so the next cycle's snapshot has it.
-        placed = self.cache.get_pod(pod.key)
-        assumed = placed is not None and self.cache.is_assumed(placed)
-        if placed is not None:
-            self.cache.remove_pod(placed)
-        self.cache.update_snapshot(self.snapshot)
-        previous = fwk.handle.snapshot()
-        try:
-            # An exception fails this ask only (actors.base): the cache is only read.
-            return explain(fwk, pod, self.snapshot)
-        finally:
-            fwk.handle.set_snapshot(previous)
-            if placed is not None:
-                if assumed:
-                    self.cache.assume_pod(placed, placed.node_name)
-                else:
-                    self.cache.add_pod(placed)
-
-    # --- plugins' requests through the handle -----------------------------------------------------
-
-    def activate(self, pods: list[Pod]) -> None:
-        self.queue.try_tell(Activate(pods=tuple(pods)))
-
-    # --- cluster events ----------------------------------------------------------------------------
-
-    def _offer(self, msg: QueueMsg) -> None:
-        self.queue.try_tell(msg)
-
-    def _on_store_change(self, ev: WatchEvent) -> None:
-        if ev.kind == "Pod":
-            self._on_pod_change(ev)
-            return
-        if ev.type == "DELETED":
-            self.objects.delete(ev.kind, ev.obj.key)
-        else:
-            self.objects.put(ev.obj)
-        if ev.kind == "Node":
-            if ev.type == "DELETED":
-                self.cache.remove_node(ev.obj.name)
-            else:
-                self.cache.add_node(ev.obj)  # type: ignore[arg-type]
-        cluster_event = event_for(ev.kind, ev.type, ev.old, None if ev.type == "DELETED" else ev.obj)
-        if cluster_event is not None:
-            self._offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
-
-    def _on_pod_change(self, ev: WatchEvent) -> None:
-        pod: Pod = ev.obj  # type: ignore[assignment]
-        old: Pod | None = ev.old  # type: ignore[assignment]
-        if ev.type == "DELETED":
-            self.objects.delete("Pod", pod.key)
-            self.pending.pop(pod.key, None)
-            self.attempts.pop(pod.key, None)
-            self.nominator.delete(pod)
-            self.waiting_room.try_tell(Reject(uid=pod.uid, plugin="", message="pod deleted"))
-            if pod.node_name:
-                self.cache.remove_pod(pod)
-                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
-            else:
-                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
-            return
-        self.objects.put(pod)
-        if pod.node_name:
-            was_pending = self.pending.pop(pod.key, None) is not None
-            if pod.is_terminal:
-                self.cache.remove_pod(pod)
-                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
-                return
-            assigned_before = old is not None and bool(old.node_name)
-            self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
-            if was_pending:
-                self.nominator.delete(pod)
-                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
-            if not assigned_before:
-                self._offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
-            else:
-                ce = event_for("Pod", "MODIFIED", old, pod)
-                if ce is not None:
-                    scale_down = bool(ce.action & ce.action.UpdatePodScaleDown)
-                    self._offer(Move(event=ce, old=old, new=pod, cross_topology_only=not scale_down))
-            return
-        if pod.scheduler_name not in self.frameworks or pod.is_terminal:
-            return
-        known = pod.key in self.pending
-        self.pending[pod.key] = pod
-        if pod.nominated_node_name:
-            self.nominator.add(pod, pod.nominated_node_name)
-        elif old is not None and old.nominated_node_name and self.nominator.node_of(pod) == old.nominated_node_name:
-            self.nominator.delete(pod)  # cleared in the store (asynchronous preemption clears it there)
-        if known:
-            self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
-        else:
-            self._offer(AddPod(pod=pod))  # type: ignore[arg-type]
 

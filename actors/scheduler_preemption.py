@@ -12,16 +12,21 @@ preempting a second node.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Protocol, Sequence
 
 from actors.base import ActorRef, MailboxClosed
-from actors.clock import now_ns
+from actors.clock import Clock, now_ns
+from actors.metrics_sink import MetricsSink
+from actors.queue.nominator import Nominator
 from actors.preemption import Preempt, PreemptionMsg
+from actors.queue.actor import PreemptionBegun, PreemptionEnded
+from actors.store import StoreClient
 from actors.store.messages import Delete, UpdatePodStatus
-from actors.waiting_room import Reject
 from framework.algorithm import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
+from framework.cache import Cache, Snapshot
+from framework.extender import Extender
 from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preemption import (
@@ -30,10 +35,24 @@ from framework.preemption import (
 from framework.preemption_inflight import PreemptionJob
 from framework.runtime import Framework, PostFilterRun
 
-if TYPE_CHECKING:
-    from actors.scheduler import Scheduler
-
 PREEMPTION_PLUGIN = "DefaultPreemption"
+
+
+class PreemptionHost(Protocol):
+    """What this step uses of the Scheduler actor it runs in."""
+
+    cache: Cache
+    snapshot: Snapshot
+    clock: Clock
+    nominator: Nominator
+    store: StoreClient
+    metrics: MetricsSink
+    extenders: Sequence[Extender]
+
+    @property
+    def queue(self) -> ActorRef: ...
+
+    def reject_waiting(self, uid: str, plugin: str, message: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +69,7 @@ NOT_RUN = PostFiltered(None, False)
 
 
 class PreemptionStep:
-    def __init__(self, sched: "Scheduler", actor: ActorRef[PreemptionMsg] | None) -> None:
+    def __init__(self, sched: PreemptionHost, actor: ActorRef[PreemptionMsg] | None) -> None:
         self.sched = sched
         self.actor = actor
         self.victims = 0  # evicted in the cycle, or handed to the preemption actor
@@ -93,15 +112,18 @@ class PreemptionStep:
     # --- requests through the handle ----------------------------------------------------------------
 
     def start(self, job: PreemptionJob) -> None:
-        """An asynchronous preemption leaves the cycle: the preemption actor takes it."""
+        """An asynchronous preemption leaves the cycle: the queue, which owns the
+        in-flight record, marks the preemptor (before its Requeue, sent later in
+        this cycle), and the preemption actor takes the evictions."""
         self.victims += len(job.victims)
+        uid = job.preemptor.uid
+        self.sched.queue.try_tell(PreemptionBegun(uid=uid))
         try:
             if self.actor is None:
                 raise MailboxClosed("no preemption actor")
             self.actor.tell(Preempt(job=job))
         except MailboxClosed:  # shutting down: nothing will evict, so nothing may hold the pod
-            for fwk in self.sched.frameworks.values():
-                fwk.handle.preemptions.end(job.preemptor.uid)
+            self.sched.queue.try_tell(PreemptionEnded(uid=uid))
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Synchronous preemption's eviction (`message` is the DisruptionTarget text)."""
@@ -111,7 +133,7 @@ class PreemptionStep:
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
         s.store.record_event("Pod", victim.key, "Normal", "Preempted",
                              preempted_event_message(preemptor, victim.node_name))
-        s.waiting_room.try_tell(Reject(uid=victim.uid, plugin="", message="preempted"))
+        s.reject_waiting(victim.uid, "", "preempted")
         # DisruptionTarget first, then the delete: the store takes them in this order,
         # so a watcher sees the condition on the victim before it goes (as upstream).
         s.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,

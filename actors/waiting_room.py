@@ -1,45 +1,55 @@
-"""The Permit waiting room: pods a Permit plugin answered Wait.
+"""The Permit waiting room: the one owner of the pods a Permit plugin answered Wait.
 
-The scheduling cycle adds the WaitingPod to the map plugins see through the
-handle (as upstream's RunPermitPlugins does) and sends a Park message; the room
-arms one timer per waiting plugin. Every decision reaches the room as a message:
-Allow and Reject from plugins through the handle (the WaitingPod records the
-first decision, so the plugin's own cycle sees it, and posts Decided), Reject
-from the scheduler (pod deleted, preempted), and Expire when a timer fires
-(upstream's timeout message). Others learn who waits by asking (ListWaiting:
-immutable snapshots), never by reading the map. The first decision wins; the room then
-cancels the timers, takes the pod out of the map and resolves the Future the
-pod's binding cycle awaits.
+It owns the waits: the deadlines (fixed when the pod is parked, never
+rewritten), one timer per waiting plugin, and the Future the pod's binding cycle
+awaits. The decisions are taken in one place, the scheduler's view of waiting
+pods (framework/waiting.py), in the scheduler's loop, so a timeout or a
+preemption is ordered with the Allows of the cycle that completes a gang.
+Everything reaches the room as a message: Park from the scheduling cycle;
+Decided when the view decided a pod (a plugin's Allow or Reject, or a rejection
+the room forwarded); Expire when a timer fires (upstream's timeout message),
+Reject from anyone, and RejectIfWaiting, an ask, from the preemption actor (its
+answer says whether the victim was held here): each is forwarded to the parker
+as PermitRejected. The room then cancels the timers, resolves the binding
+cycle's Future and tells the parker (PermitSettled), whose view drops the pod.
+At shutdown (RejectAll, stop) the room rejects every waiter itself: no cycle
+runs any more. Others learn who waits by asking (ListWaiting: immutable
+snapshots).
 """
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Union, assert_never
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping, Union, assert_never
 
 from actors.base import Actor, ActorRef, MailboxClosed, new_reply, reject, resolve
 from actors.clock import Clock, Timer
 from framework.api.objects import Pod
 from framework.api.timeutil import go_duration
 from framework.interface import Code, Status
-from framework.waiting import WaitingPod, WaitingPodsMap
+
+SHUTTING_DOWN = "scheduler is shutting down"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Park:
-    """Time `waiting` (already in the map) and resolve `decision` once it is decided.
-    `timeouts`: plugin -> seconds (already capped)."""
+    """Time `pod` (assumed on `node_name`) and resolve `decision` once it is decided.
+    `timeouts`: plugin -> seconds (already capped). `reply_to` hears PermitSettled."""
 
-    waiting: WaitingPod
-    timeouts: dict[str, float]
+    pod: Pod
+    node_name: str
+    timeouts: Mapping[str, float]
     decision: asyncio.Future
+    reply_to: ActorRef[Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decided:
-    """A waiting pod was allowed or rejected (by a plugin, the scheduler or a timer)."""
+    """A plugin decided a waiting pod through the scheduler's view."""
 
     uid: str
+    status: Status
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +57,16 @@ class Reject:
     uid: str
     plugin: str
     message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RejectIfWaiting:
+    """Reject the pod if it waits here; the reply says whether it did."""
+
+    uid: str
+    plugin: str
+    message: str
+    reply: asyncio.Future
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,46 +99,69 @@ class RejectAll:
     message: str
 
 
-WaitingRoomMsg = Union[Park, Decided, Reject, Expire, ListWaiting, RejectAll]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermitRejected:
+    """To the parker: reject waiting pod `uid` in your view (a timer fired, the
+    preemption actor preempted it); the view's decision then comes back as Decided."""
+
+    uid: str
+    plugin: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermitSettled:
+    """To the parker: the wait of pod `uid` ended with `status` (the room's word)."""
+
+    uid: str
+    status: Status
+
+
+WaitingRoomMsg = Union[Park, Decided, Reject, RejectIfWaiting, Expire, ListWaiting, RejectAll]
 
 
 def timeout_message(plugin: str, timeout: float) -> str:
     return f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {plugin}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Parked:
-    waiting: WaitingPod
+    """One wait, as the room recorded it when the pod was parked."""
+
+    pod: Pod
+    node_name: str
+    deadlines: Mapping[str, float]  # plugin -> absolute deadline (clock seconds)
     decision: asyncio.Future
-    timers: list[Timer] = field(default_factory=list)
+    timers: tuple[Timer, ...]
+    reply_to: ActorRef[Any] | None
 
 
 class WaitingRoom(Actor[WaitingRoomMsg]):
     name = "waiting-room"
 
-    def __init__(self, waiting_pods: WaitingPodsMap, clock: Clock) -> None:
+    def __init__(self, clock: Clock) -> None:
         super().__init__()
-        self.waiting_pods = waiting_pods  # the map plugins read through the handle
         self.clock = clock
         self._parked: dict[str, _Parked] = {}
 
     def __len__(self) -> int:
-        return len(self.waiting_pods)
+        return len(self._parked)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._parked
 
     async def handle(self, msg: WaitingRoomMsg) -> None:
         match msg:
-            case Park(waiting=wp, timeouts=timeouts, decision=decision):
-                self._park(wp, timeouts, decision)
-            case Decided(uid=uid):
-                self._settle(uid)
+            case Park():
+                self._park(msg)
+            case Decided(uid=uid, status=status):
+                self._settle(uid, status)
             case Reject(uid=uid, plugin=plugin, message=message):
-                wp = self.waiting_pods.get(uid)
-                if wp is not None:
-                    wp.reject(plugin, message)
+                self._reject(uid, plugin, message)
+            case RejectIfWaiting(uid=uid, plugin=plugin, message=message, reply=reply):
+                resolve(reply, self._reject(uid, plugin, message))
             case Expire(uid=uid, plugin=plugin, timeout=timeout):
-                wp = self.waiting_pods.get(uid)
-                if wp is not None:
-                    wp.reject(plugin, timeout_message(plugin, timeout))
+                self._reject(uid, plugin, timeout_message(plugin, timeout))
             case ListWaiting(reply=reply):
                 resolve(reply, self.snapshot())
             case RejectAll(message=message):
@@ -127,37 +170,43 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
                 assert_never(msg)
 
     def snapshot(self) -> tuple[WaitingSnapshot, ...]:
-        """The undecided waiters with their earliest deadline."""
-        return tuple(WaitingSnapshot(p.waiting.pod, p.waiting.node_name, min(p.waiting.deadlines.values()))
-                     for p in self._parked.values() if p.waiting.deadlines and p.waiting.decided is None)
+        """The waiters with their earliest deadline."""
+        return tuple(WaitingSnapshot(p.pod, p.node_name, min(p.deadlines.values()))
+                     for p in self._parked.values() if p.deadlines)
 
-    def _park(self, wp: WaitingPod, timeouts: dict[str, float], decision: asyncio.Future) -> None:
-        uid = wp.pod.uid
-        parked = _Parked(wp, decision)
-        self._parked[uid] = parked
+    def _park(self, msg: Park) -> None:
+        uid = msg.pod.uid
         now = self.clock.now()
-        for plugin, timeout in timeouts.items():
-            wp.deadlines[plugin] = now + timeout
-            parked.timers.append(self.clock.call_at(now + timeout, self._expire_cb(uid, plugin, timeout)))
-        wp.set_on_decision(lambda _status: self._decided(uid))  # runs at once if already decided
+        timers = tuple(self.clock.call_at(now + timeout, self._expire_cb(uid, plugin, timeout))
+                       for plugin, timeout in msg.timeouts.items())
+        deadlines = MappingProxyType({plugin: now + timeout for plugin, timeout in msg.timeouts.items()})
+        self._parked[uid] = _Parked(msg.pod, msg.node_name, deadlines, msg.decision, timers, msg.reply_to)
 
-    def _decided(self, uid: str) -> None:
-        if self.inbox.closed:
-            self._settle(uid)  # stopping: nothing reads the inbox any more
-        else:
-            self.tell(Decided(uid=uid))
+    def _reject(self, uid: str, plugin: str, message: str) -> bool:
+        """A rejection from here (timer) or another actor: the parker's view
+        decides it, in the parker's loop, so it is ordered with every Allow its
+        plugins give (all or nothing for a gang); without a parker it is final
+        here. False if `uid` was not waiting."""
+        parked = self._parked.get(uid)
+        if parked is None:
+            return False
+        if parked.reply_to is None or not parked.reply_to.try_tell(PermitRejected(uid=uid, plugin=plugin,
+                                                                                   message=message)):
+            self._settle(uid, Status(Code.Unschedulable, message, plugin=plugin))
+        return True
 
-    def _settle(self, uid: str) -> None:
+    def _settle(self, uid: str, status: Status) -> bool:
+        """The first decision for `uid` ends its wait; False if it was not waiting."""
         parked = self._parked.pop(uid, None)
         if parked is None:
-            return
+            return False
         for t in parked.timers:
             t.cancel()
-        if self.waiting_pods.get(uid) is parked.waiting:
-            self.waiting_pods.remove(uid)
-        status = parked.waiting.decided or Status(Code.Unschedulable, "scheduler is shutting down")
+        if parked.reply_to is not None:  # before the Future: the view drops the pod before its cycle ends
+            parked.reply_to.try_tell(PermitSettled(uid=uid, status=status))
         if not parked.decision.done():
             parked.decision.set_result(status)
+        return True
 
     def _expire_cb(self, uid: str, plugin: str, timeout: float):  # noqa: ANN202
         def fire() -> None:
@@ -166,23 +215,27 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
         return fire
 
     def reject_all(self, message: str) -> None:
-        for wp in self.waiting_pods:
-            pending = wp.pending_plugins()
-            wp.reject(pending[0] if pending else "", message)
+        for uid, parked in list(self._parked.items()):
+            plugins = sorted(parked.deadlines)
+            self._settle(uid, Status(Code.Unschedulable, message, plugin=plugins[0] if plugins else ""))
 
     def stop(self) -> None:
-        """Reject every waiter and resolve its binding cycle now; Parks still
-        queued are answered the same way."""
+        """Reject every waiter and resolve its binding cycle now. Parks and
+        decisions still queued are taken first, in order (a pod a plugin allowed
+        keeps that decision); asks still queued are answered."""
         queued = self.inbox.get_nowait_all()
         self.inbox.close(drain=False)
         for msg in queued:
             if isinstance(msg, Park):
-                self._park(msg.waiting, {}, msg.decision)
+                self._park(Park(pod=msg.pod, node_name=msg.node_name, timeouts={}, decision=msg.decision,
+                                reply_to=msg.reply_to))
+            elif isinstance(msg, Decided):
+                self._settle(msg.uid, msg.status)
+            elif isinstance(msg, Reject):
+                self._settle(msg.uid, Status(Code.Unschedulable, msg.message, plugin=msg.plugin))
             else:  # an ask taken out of the inbox is answered, never left waiting
                 reject(getattr(msg, "reply", None), MailboxClosed(f"{self.name} is stopped"))
-        self.reject_all("scheduler is shutting down")
-        for uid in list(self._parked):
-            self._settle(uid)
+        self.reject_all(SHUTTING_DOWN)
 
 
 async def list_waiting(room: ActorRef[WaitingRoomMsg]) -> tuple[WaitingSnapshot, ...]:
@@ -191,3 +244,12 @@ async def list_waiting(room: ActorRef[WaitingRoomMsg]) -> tuple[WaitingSnapshot,
         return await room.ask(ListWaiting(reply=new_reply()))
     except MailboxClosed:
         return ()
+
+
+async def reject_if_waiting(room: ActorRef[WaitingRoomMsg], uid: str, plugin: str, message: str) -> bool:
+    """Ask the room to reject `uid` if it waits at Permit; whether it did (a
+    stopped room has already rejected everyone: False)."""
+    try:
+        return await room.ask(RejectIfWaiting(uid=uid, plugin=plugin, message=message, reply=new_reply()))
+    except MailboxClosed:
+        return False

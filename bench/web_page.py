@@ -11,6 +11,15 @@ tests drive it):
                   (measured in the page, performance.now() in the frame that shows it)
   live_update_s   a node applied over TCP -> its map cell exists (median of --updates)
   dom_elements, page_height_px: what the browser holds once rendered.
+Where the first render's time goes, from the same run:
+  hello_s         navigation start -> the stream's first frame (page load, sign-in, the watch)
+  last_frame_s    navigation start -> the last frame before the first render arrived
+  page_handling_s time the page spent in its frame handler (JSON parse, reading rows,
+                  the page's model); drawing is the rest of the main thread's time
+  stream_mb       what the stream carried until then
+  daemon_cpu_s    CPU seconds the daemon used from navigation to the first render
+  probe_max_ms    the slowest /readyz answer while the page started, asked in a loop
+                  on the daemon's HTTP port (its event loop is the one the stream runs on)
 """
 from __future__ import annotations
 
@@ -23,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -31,9 +41,27 @@ from typing import Any, Iterator
 ROOT = Path(__file__).resolve().parents[1]
 ZONES = 10
 CHUNK = 2000
+PROBE_PAUSE = 0.02  # seconds between the probe's requests
 # Set by the page itself: the first frame in which everything has arrived and the map is drawn.
 WATCH_FIRST_RENDER = """
-window.__bench = {nodes: %d, pods: %d};
+window.__bench = {nodes: %d, pods: %d, bytes: 0, frames: 0, handling: 0, hello: null, lastFrame: null};
+window.WebSocket = class extends window.WebSocket {  // when frames come, and the page's time on them
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", (ev) => {
+      if (window.__firstRender !== undefined) return;
+      const now = performance.now();
+      __bench.hello ??= now; __bench.lastFrame = now; __bench.bytes += ev.data.length; __bench.frames += 1;
+    });
+  }
+  set onmessage(handle) {
+    super.onmessage = (ev) => {
+      const t = performance.now();
+      handle(ev);
+      if (window.__firstRender === undefined) __bench.handling += performance.now() - t;
+    };
+  }
+};
 (function check() {
   // state and nodeMap are the page scripts' globals (lexical, so not on window)
   const s = typeof state === "undefined" ? null : state, m = typeof nodeMap === "undefined" ? null : nodeMap;
@@ -94,6 +122,41 @@ def start_daemon(data_dir: str) -> tuple[subprocess.Popen[bytes], str, int]:
     raise SystemExit("ksched serve did not become ready")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Probe:
+    """GET /readyz in a loop on its own thread, PROBE_PAUSE apart, until stopped; the
+    slowest answer."""
+
+    def __init__(self, http: int) -> None:
+        self.url = f"http://127.0.0.1:{http}/readyz"
+        self.slowest = 0.0
+        self.answers = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            with urllib.request.urlopen(self.url, timeout=30) as r:
+                r.read()
+            self.slowest = max(self.slowest, time.perf_counter() - t)
+            self.answers += 1
+            self._stop.wait(PROBE_PAUSE)  # paced: the probe should not be what loads the daemon
+
+    def __enter__(self) -> "Probe":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def measure(node_count: int, pod_count: int, updates: int, screenshot: str = "") -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
@@ -120,9 +183,13 @@ def measure(node_count: int, pod_count: int, updates: int, screenshot: str = "")
                     try:
                         page = ctx.new_page()
                         page.add_init_script(WATCH_FIRST_RENDER % (node_count, pod_count))
-                        page.goto(f"http://127.0.0.1:{http}/")
-                        page.wait_for_function("window.__firstRender !== undefined", timeout=300_000)
+                        cpu = cpu_seconds(proc.pid)
+                        with Probe(http) as probe:
+                            page.goto(f"http://127.0.0.1:{http}/")
+                            page.wait_for_function("window.__firstRender !== undefined", timeout=300_000)
+                            cpu = cpu_seconds(proc.pid) - cpu
                         first = page.evaluate("window.__firstRender") / 1000
+                        split = page.evaluate("__bench")
                         if screenshot:
                             page.screenshot(path=screenshot)
                         shape = page.evaluate("[document.getElementsByTagName('*').length, "
@@ -142,7 +209,12 @@ def measure(node_count: int, pod_count: int, updates: int, screenshot: str = "")
             proc.wait(timeout=30)
     return {"nodes": node_count, "pods": pod_count, "apply_s": round(apply_s, 2), "first_render_s": round(first, 3),
             "live_update_s": round(statistics.median(live), 3), "live_update_max_s": round(max(live), 3),
-            "dom_elements": shape[0], "page_height_px": shape[1], "load1": os.getloadavg()[0]}
+            "dom_elements": shape[0], "page_height_px": shape[1],
+            "hello_s": round(split["hello"] / 1000, 3), "last_frame_s": round(split["lastFrame"] / 1000, 3),
+            "page_handling_s": round(split["handling"] / 1000, 3), "frames": split["frames"],
+            "stream_mb": round(split["bytes"] / 1e6, 1), "daemon_cpu_s": round(cpu, 2),
+            "probe_max_ms": round(probe.slowest * 1000, 1), "probe_answers": probe.answers,
+            "load1": os.getloadavg()[0]}
 
 
 def main(argv: list[str] | None = None) -> int:

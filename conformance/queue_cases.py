@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from actors.queue.backoff_queue import backoff_duration_ns
+from actors.queue.handover import handed_over
 from actors.queue.scheduling_queue import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT, SchedulingQueue, Strategy
 from framework.api.objects import Pod
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, Code, QueuedPodInfo, QueueingHint, Status
@@ -231,7 +232,7 @@ class QueueRun:
             qpi.pending_plugins = set(s["pendingPlugins"])
         if s.get("gatedBy"):
             qpi.gated, qpi.gating_plugin = True, s["gatedBy"]
-        self.queue.add_unschedulable_if_not_present(qpi, self.now)
+        self.queue.add_unschedulable_if_not_present(handed_over(qpi), self.now)
 
     # --- observation --------------------------------------------------------------------------------
 

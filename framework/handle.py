@@ -125,7 +125,9 @@ class FrameworkHandle:
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
         self._nominator: NominatorView | None = None
-        # Preemptions whose evictions run outside the cycle (SchedulerAsyncPreemption).
+        # Preemptions whose evictions run outside the cycle (SchedulerAsyncPreemption):
+        # read by DefaultPreemption's PreEnqueue; in the running system written only
+        # by the queue actor, which runs PreEnqueue (actors/queue/actor.py).
         self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
         self._start_preemption: Callable[[PreemptionJob], None] | None = None
         # What plugins asked for, recorded only where no owner callback takes it
@@ -236,9 +238,11 @@ class FrameworkHandle:
             self._clear_nominations(pods)
 
     def start_preemption(self, job: PreemptionJob) -> None:
-        """Hand an asynchronous preemption (its preemptor already in `preemptions`)
-        to the owner's preemption actor; without an owner it is recorded."""
+        """Hand an asynchronous preemption to the owner, which marks the preemptor
+        in `preemptions` (its owner's record) and starts the evictions; without an
+        owner the mark is made here and the job recorded."""
         if self._start_preemption is None:
+            self.preemptions.begin(job.preemptor.uid)
             self.preemption_jobs.append(job)
         else:
             self._start_preemption(job)

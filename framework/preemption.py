@@ -281,23 +281,15 @@ class Evaluator:
         - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
         - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
         - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
-        pod, refused = self._eligible(pod, m)
-        if refused is not None:
-            return refused
-        found = self._candidates_or_outcome(state, pod, m)
-        if not isinstance(found, list):
-            return found
-        return self._preempt_best(pod, found)
+        pod, found = self._eligible_candidates(state, pod, m)
+        return self._preempt_best(pod, found) if isinstance(found, list) else found
 
     async def preempt_with_extenders(self, state: CycleState, pod: Pod, m: NodeToStatus,
                                      call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
         """preempt, with upstream's callExtenders between finding the candidates and
         choosing one: the extenders may narrow the candidate nodes and their victims.
         A failing (not ignorable) extender makes the attempt an Error."""
-        pod, refused = self._eligible(pod, m)
-        if refused is not None:
-            return refused
-        found = self._candidates_or_outcome(state, pod, m)
+        pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
         try:
@@ -305,6 +297,15 @@ class Evaluator:
         except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
             return None, Status(Code.Error, str(e))
         return self._preempt_best(pod, found)
+
+    def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus
+                             ) -> tuple[Pod, list[Candidate] | tuple[PostFilterResult | None, Status]]:
+        """The pod as stored, and its candidates, or the outcome when it may not
+        preempt or no candidate was found."""
+        pod, refused = self._eligible(pod, m)
+        if refused is not None:
+            return pod, refused
+        return pod, self._candidates_or_outcome(state, pod, m)
 
     def _eligible(self, pod: Pod, m: NodeToStatus) -> tuple[Pod, tuple[None, Status] | None]:
         """The pod as stored (it carries its latest nominatedNodeName), and the
@@ -442,12 +443,12 @@ class Evaluator:
         already terminating need no call; if any others remain, the preemptor is
         marked as preempting (DefaultPreemption's PreEnqueue holds it back) and the
         evictions and the clearing of lower-priority nominations on the node go to
-        the owner's preemption actor."""
+        the owner's preemption actor, both by the one request `start_preemption`
+        (the owner marks it before the preemptor can be requeued)."""
         victims = tuple(v for v in c.victims if not v.is_deleting)
         if not victims:
             return
         lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name))
-        self.handle.preemptions.begin(pod.uid)
         self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
 
     def is_pod_running_preemption(self, uid: str) -> bool:

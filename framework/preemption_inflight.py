@@ -5,10 +5,11 @@ under a mutex: the scheduling cycle inserts the preemptor before it starts the
 goroutine, the goroutine registers the last victim and removes the preemptor when
 it is done, and DefaultPreemption's PreEnqueue asks `IsPodRunningPreemption`.
 
-Here the same record is a plain structure shared as WaitingPodsMap is: the cycle
-(Evaluator.prepare_candidate_async) only `begin`s an entry and hands the job to the
-preemption actor (actors/preemption.py), which owns everything after that
-(`last_victim`, `end`); the queue's PreEnqueue reads it. Pure: no I/O.
+Here the record has one owner, the queue actor (actors/queue/actor.py), whose
+PreEnqueue (DefaultPreemption) is its one reader: the scheduling cycle's request
+to start a preemption (handle.start_preemption) reaches it as PreemptionBegun,
+sent before the preemptor's Requeue; the preemption actor (actors/preemption.py)
+sends PreemptionLastVictim and PreemptionEnded. Pure: no I/O.
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
 from actors.queue.scheduling_queue import NS, SchedulingQueue, to_ns
 from framework.api.objects import Pod
 from framework.interface import ClusterEvent, QueuedPodInfo
+from framework.preemption_inflight import InFlightPreemptions
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,14 +51,17 @@ class Pop:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unpop:
-    """A pod popped but never attempted (the scheduler is stopping): back to activeQ."""
+    """A pod popped but never attempted (the scheduler is stopping): back to
+    activeQ as the queue recorded it at the pop."""
 
-    qpi: QueuedPodInfo
+    pod_key: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Requeue:
-    """A failed attempt: back to backoffQ / unschedulable pool / activeQ."""
+    """A failed attempt: back to backoffQ / unschedulable pool / activeQ. `qpi` is
+    a copy the sender keeps no reference to (actors/queue/handover.py): the
+    queue owns it from then on."""
 
     qpi: QueuedPodInfo
 
@@ -82,6 +86,27 @@ class Regate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PreemptionBegun:
+    """The scheduling cycle handed the preemptor `uid`'s evictions to the
+    preemption actor: PreEnqueue holds it back (sent before its Requeue)."""
+
+    uid: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreemptionLastVictim:
+    """The preemption actor is evicting `victim`, the last one `uid` waits for."""
+
+    uid: str
+    victim: Pod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreemptionEnded:
+    uid: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Move:
     event: ClusterEvent
     old: Any
@@ -101,7 +126,8 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts]
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts,
+                 PreemptionBegun, PreemptionLastVictim, PreemptionEnded]
 
 
 
@@ -120,9 +146,13 @@ def clock_time_at(ns: int) -> float:
 class QueueActor(Actor[QueueMsg]):
     name = "queue"
 
-    def __init__(self, queue: SchedulingQueue, clock: Clock, metrics: MetricsSink = NO_METRICS) -> None:
+    def __init__(self, queue: SchedulingQueue, clock: Clock, metrics: MetricsSink = NO_METRICS,
+                 preemptions: InFlightPreemptions | None = None) -> None:
         super().__init__()
         self.queue = queue
+        # The in-flight preemption record: this actor is its one writer (by the
+        # messages below) and its PreEnqueue (DefaultPreemption) its one reader.
+        self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
         self.clock = clock
         self.metrics = metrics
         self._sizes: tuple[int, ...] | None = None
@@ -175,8 +205,8 @@ class QueueActor(Actor[QueueMsg]):
                     self._popper = reply
                 else:
                     resolve(reply, None)
-            case Unpop(qpi=qpi):
-                q.unpop(qpi)
+            case Unpop(pod_key=key):
+                q.unpop(key)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
             case Done(pod_key=key):
@@ -194,6 +224,12 @@ class QueueActor(Actor[QueueMsg]):
                 q.flush_unschedulable_leftover(now)
             case Counts(reply=reply):
                 resolve(reply, q.pending_counts())
+            case PreemptionBegun(uid=uid):
+                self.preemptions.begin(uid)
+            case PreemptionLastVictim(uid=uid, victim=victim):
+                self.preemptions.last_victim(uid, victim)
+            case PreemptionEnded(uid=uid):
+                self.preemptions.end(uid)
             case _:
                 assert_never(msg)
 

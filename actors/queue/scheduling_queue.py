@@ -19,25 +19,24 @@ runs and tests call it directly.
 """
 from __future__ import annotations
 
-import enum
 import logging
 from typing import Any, Callable, Iterable
 
 from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
+from actors.queue.handover import handed_over
 from actors.queue.heap import Less, PodHeap
 from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
+from actors.queue.requeue_hints import FORCE_ACTIVATE, RequeueDecisions, Strategy, cross_topology
 from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
-from framework.cache import PodInfo
 from framework.interface import (
     ActionType,
     ClusterEvent,
     Code,
     QueuedPodInfo,
-    QueueingHint,
     Status,
 )
 
@@ -45,24 +44,17 @@ NS = 1_000_000_000
 log = logging.getLogger("ksched.queue")
 DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.All, "UnschedulableTimeout")
-FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
 
 PreEnqueue = Callable[[Pod], Status]
+
+__all__ = ["FORCE_ACTIVATE", "UNSCHEDULABLE_TIMEOUT", "SchedulingQueue", "Strategy", "backoff_duration_ns"]
 
 
 def to_ns(seconds: float) -> int:
     return int(round(seconds * NS))
 
 
-class Strategy(enum.IntEnum):
-    """What a cluster event means for one unschedulable pod (queueingStrategy)."""
-
-    SKIP = 0
-    AFTER_BACKOFF = 1
-    IMMEDIATELY = 2
-
-
-class SchedulingQueue:
+class SchedulingQueue(RequeueDecisions):
     def __init__(
         self,
         *,
@@ -96,6 +88,8 @@ class SchedulingQueue:
         self.error_backoff_q = PodHeap(backoff_less)
         self.unschedulable = UnschedulablePool()
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
+        # The queue's own record of each in-flight pod; the popper got a copy.
+        self._popped: dict[str, QueuedPodInfo] = {}
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
@@ -249,25 +243,37 @@ class SchedulingQueue:
         self.scheduling_cycle += 1
         qpi.popped_cycle = self.scheduling_cycle
         self.in_flight[qpi.pod.key] = self._event_seq
-        return qpi
+        self._popped[qpi.pod.key] = qpi
+        return handed_over(qpi)  # the popper's to change; the record stays the queue's
 
-    def unpop(self, qpi: QueuedPodInfo) -> None:
-        """Put back a pod popped but never attempted (shutdown between pop and cycle)."""
-        qpi.attempts = max(0, qpi.attempts - 1)
-        self.in_flight.pop(qpi.pod.key, None)
+    def popped(self, pod_key: str) -> QueuedPodInfo | None:
+        """The queue's own record of an in-flight pod (read only)."""
+        return self._popped.get(pod_key)
+
+    def unpop(self, pod_key: str) -> None:
+        """Put back a pod popped but never attempted (shutdown between pop and
+        cycle), as the queue recorded it at the pop."""
+        qpi = self._popped.pop(pod_key, None)
+        self.in_flight.pop(pod_key, None)
         self._trim_events()
-        self.active_q.push(qpi)
+        if qpi is not None and self.get(pod_key) is None:
+            qpi.attempts = max(0, qpi.attempts - 1)
+            self.active_q.push(qpi)
 
     def done(self, pod_key: str) -> None:
         """The pod's attempt is over (bound, deleted or requeued)."""
+        self._popped.pop(pod_key, None)
         if self.in_flight.pop(pod_key, None) is not None:
             self._trim_events()
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, now: float) -> str:
         """Requeue a pod whose attempt failed; `qpi.unschedulable_plugins` /
         `pending_plugins` say who rejected it (both empty: an Error). Returns the
-        sub-queue it went to."""
+        sub-queue it went to. The caller hands `qpi` over: from here on it is the
+        queue's record, and the caller keeps no reference to it (the scheduler
+        sends a copy, actors/queue/handover.py)."""
         key = qpi.pod.key
+        self._popped.pop(key, None)
         now_ns = to_ns(now)
         since = self.in_flight.get(key)
         if self.get(key) is not None:
@@ -334,7 +340,7 @@ class SchedulingQueue:
         else:
             offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
         for key, qpi in offered:
-            if cross_topology_only and not _cross_topology(qpi, new):
+            if cross_topology_only and not cross_topology(qpi, new):
                 continue
             if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
                     and event is not UNSCHEDULABLE_TIMEOUT:
@@ -349,9 +355,6 @@ class SchedulingQueue:
                 self._requeue(qpi, strategy, now_ns)
                 moved += 1
         return moved
-
-    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
 
     # --- timed work ---------------------------------------------------------------------------------------
 
@@ -456,54 +459,3 @@ class SchedulingQueue:
             (self.backoff_q if errored else self.error_backoff_q).remove(key)
             return
         self._move_to_active(qpi, now_ns)
-
-    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
-        """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
-        return self._worth_requeuing(qpi, event, old, new)
-
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors:
-            return Strategy.AFTER_BACKOFF
-        if event.resource == "*":
-            if event is FORCE_ACTIVATE and isinstance(new, Pod) and new.key != qpi.pod.key:
-                return Strategy.SKIP
-            return Strategy.AFTER_BACKOFF
-        hints = self._hints_for(qpi.pod)
-        strategy = Strategy.SKIP
-        for plugin, registered in hints.items():  # registration order, as upstream's hint map
-            if plugin not in rejectors:
-                continue
-            for reg in registered:
-                if not reg.event.matches(event):
-                    continue
-                if reg.hint is None:
-                    hint = QueueingHint.Queue
-                else:
-                    try:
-                        hint = reg.hint(qpi.pod, old, new)
-                    except Exception as e:  # noqa: BLE001 - upstream treats a failing hint as Queue
-                        log.error("pod %s: QueueingHintFn of plugin %s for %s failed: %s",
-                                  qpi.pod.key, plugin, event.label, e)
-                        hint = QueueingHint.Queue
-                if hint != QueueingHint.Queue:
-                    continue
-                if plugin in qpi.pending_plugins:
-                    return Strategy.IMMEDIATELY
-                if not qpi.pending_plugins:
-                    return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
-                strategy = Strategy.AFTER_BACKOFF
-        return strategy
-
-
-def _cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
-    """upstream's getUnschedulablePodsWithCrossTopologyTerm: an assigned pod's add or
-    update can help a pod PodTopologySpread rejected in the same namespace, or one
-    with a required affinity term the assigned pod matches."""
-    if not isinstance(assigned, Pod):
-        return qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
-    if "PodTopologySpread" in qpi.unschedulable_plugins and assigned.namespace == qpi.pod.namespace:
-        return True
-    if not qpi.pod.has_pod_affinity:
-        return False
-    return any(t.matches(assigned, None) for t in PodInfo(qpi.pod).required_affinity_terms)

@@ -1,6 +1,10 @@
 """The Store's committed reads: what any task on the event loop may read at once,
 never waiting behind a batch's fsync (while a batch commits, the keys it changed
-read as they were before it). A mixin of the Store actor, over its state."""
+read as they were before it). A mixin of the Store actor, over its state.
+
+Code outside the store (transport's service, the Kubernetes API) reads through
+the StoreReader the store hands out (`Store.reader()`): its published read-only
+interface, never the store's fields."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -22,12 +26,61 @@ def key_of(kind: str, namespace: str, name: str) -> str:
     return f"{namespace or 'default'}/{name}"
 
 
+class StoreReader:
+    """The Store's read-only interface for others: committed objects, counts, the
+    resource version, the commit count and the kept events. Every method reads;
+    none changes anything, and none waits for a commit."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: "CommittedReads") -> None:
+        self._store = store
+
+    def read(self, kind: str, namespace: str, name: str) -> KubeObject:
+        """The object as last committed; NotFound if there is none."""
+        return self._store.read(kind, namespace, name)
+
+    def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
+                  field_selector: str | None = None, *, limit: int = 0, continue_token: str = "",
+                  max_bytes: int = 0) -> tuple[list[KubeObject], int, str]:
+        """A page of committed objects in key order (CommittedReads.read_list)."""
+        return self._store.read_list(kind, namespace, label_selector, field_selector, limit=limit,
+                                     continue_token=continue_token, max_bytes=max_bytes)
+
+    def peek(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        """The object as the store holds it now, or None."""
+        return self._store._objects.get(kind, {}).get(key_of(kind, namespace, name))
+
+    def count(self, kind: str) -> int:
+        """How many objects of `kind` the store holds."""
+        return len(self._store._objects.get(kind, {}))
+
+    @property
+    def resource_version(self) -> int:
+        return self._store._rv
+
+    @property
+    def commits(self) -> int:
+        return self._store.commits
+
+    def event_records(self) -> list[tuple[int, str, str, Any]]:
+        """Every kept event as (sequence number, kind, key, record), oldest first."""
+        return self._store._events.all()
+
+
 class CommittedReads:
     _objects: dict[str, dict[str, KubeObject]]
+    _rv: int
+    _events: Any
+    commits: int
     _committing: dict[tuple[str, str], KubeObject | None] | None
     _committed_rv: int
     _history: WatchHistory
     _sorted_keys: dict[str, list[str]]
+
+    def reader(self) -> StoreReader:
+        """The read-only interface to hand to others."""
+        return StoreReader(self)
 
     # --- committed reads (any task on the event loop; never wait for a commit) -----------
 

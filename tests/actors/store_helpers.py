@@ -2,21 +2,27 @@
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, AsyncIterator, TypeVar
 
 from actors.store import Store
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 
+S = TypeVar("S", bound=Store)
+
+
+def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
+            limits: StoreLimits | None = None) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
+    """A loaded, running Store on `backend` (a new in-memory one by default)."""
+    return serving(Store(backend, validate_names=validate_names, limits=limits))
+
 
 @asynccontextmanager
-async def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
-                  limits: StoreLimits | None = None) -> AsyncIterator[tuple[Store, StoreClient]]:
-    """A loaded, running Store on `backend` (a new in-memory one by default); the
-    backend is closed at the end (a SQLite file is then free for the next store)."""
-    store = Store(backend, validate_names=validate_names, limits=limits)
+async def serving(store: S) -> AsyncIterator[tuple[S, StoreClient]]:
+    """`store` loaded and running, with a client; its backend is closed at the end
+    (a SQLite file is then free for the next store)."""
     await store.load()
     async with asyncio.TaskGroup() as tg:
         tg.create_task(store.run())

@@ -149,12 +149,12 @@ async def test_shutdown_mid_flight_leaves_no_task_and_no_half_bound_pod() -> Non
     await p.client.apply([pod(f"p{i}") for i in range(300)])
     # Stop in the middle of things: waiters parked, binds in flight, pods queued.
     await until(lambda: p.scheduler.stats.scheduled >= 100 and p.scheduler.bindings.total > 30)
-    in_flight = p.scheduler.bindings.total - len(p.waiting_room.waiting_pods)
-    assert len(p.waiting_room.waiting_pods) == 30 and in_flight > 0
+    in_flight = p.scheduler.bindings.total - len(p.waiting_room)
+    assert len(p.waiting_room) == 30 and in_flight > 0
     await p.stop()
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert p.scheduler.cache.assumed == set()
-    assert len(p.waiting_room.waiting_pods) == 0
+    assert len(p.waiting_room) == 0
     queued = p.queue.queue
     for q in pods_in_store(p):
         assert bool(q.node_name) or queued.get(q.key) is not None, q.key
@@ -174,10 +174,34 @@ async def test_a_stuck_binding_cycle_is_cancelled_after_the_grace_period_and_req
     await until(lambda: blocker.entered == ["stuck"] and p.scheduler.stats.scheduled == 1)
     await p.stop()
     assert asyncio.all_tasks() == {asyncio.current_task()}
+    # The cancelled cycle reported by message; the scheduler's own loop undid it.
+    assert p.scheduler.bindings.undone_in_place == 0
     assert p.scheduler.cache.assumed == set()
     assert p.queue.queue.get("default/stuck") is not None
     bound = {q.name: q.node_name for q in pods_in_store(p)}
     assert bound == {"stuck": "", "fine": "n1"}
+
+
+async def test_a_binding_cycle_cancelled_with_the_scheduler_loop_itself_undoes_in_place() -> None:
+    """The one exception to "only the scheduler's loop changes its cache": when the
+    loop is cancelled with its cycles, no message can be read any more."""
+    blocker = BlockingPreBind()
+    cfg = config(profile())
+    cfg["profiles"][0]["plugins"]["preBind"] = {"enabled": [{"name": "BlockingPreBind"}]}
+    p = Pipeline(cfg, clock=FakeClock(), registry=blocking_registry([], blocker))
+    await p.start()
+    await p.client.apply([node("n1")])
+    await p.client.apply([pod("stuck", labels={"block": "yes"})])
+    await until(lambda: blocker.entered == ["stuck"])
+    assert p.scheduler.cache.assumed != set()
+    sched = p._tasks["scheduler"]
+    sched.cancel()  # as stop does when the loop does not end after cancel_bindings
+    await asyncio.wait({sched})
+    assert p.scheduler.bindings.undone_in_place == 1
+    assert p.scheduler.cache.assumed == set()
+    await p.stop()
+    assert p.queue.queue.get("default/stuck") is not None
+    assert {q.name: q.node_name for q in pods_in_store(p)} == {"stuck": ""}
 
 
 async def test_an_erroring_pod_is_retried_after_exact_backoffs_by_the_queue_timers() -> None:

@@ -5,8 +5,8 @@ client writes taking turns with bindings."""
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Sequence
 
 import pytest
 
@@ -18,7 +18,7 @@ from actors.store.memory import InMemoryBackend
 from actors.base import new_reply
 from actors.store.messages import Apply, Bind, EventRecord, TooLarge, WatchEvent
 
-from tests.actors.store_helpers import pod
+from tests.actors.store_helpers import pod, serving
 
 
 class GatedBackend(InMemoryBackend):
@@ -41,17 +41,9 @@ class GatedBackend(InMemoryBackend):
         await super().commit(writes)
 
 
-@asynccontextmanager
-async def running(limits: StoreLimits | None = None, backend: InMemoryBackend | None = None,
-                  clock: Any = lambda: 0.0) -> AsyncIterator[tuple[Store, StoreClient]]:
-    store = Store(backend, limits=limits, clock=clock)
-    await store.load()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(store.run())
-        try:
-            yield store, StoreClient(store)
-        finally:
-            store.inbox.close()
+def running(limits: StoreLimits | None = None, backend: InMemoryBackend | None = None,
+            clock: Any = lambda: 0.0) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
+    return serving(Store(backend, limits=limits, clock=clock))
 
 
 def names(objs: Sequence[Any]) -> list[str]:

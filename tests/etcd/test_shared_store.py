@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 
@@ -14,24 +13,15 @@ from actors.store.messages import AlreadyExists, Conflict, Gone, NotFound
 from actors.store.messages import TooLarge
 from actors.store.shared import NotLeader, SharedStore
 import actors.store.etcd as etcd_module
-from tests.actors.store_helpers import pod
+from tests.actors.store_helpers import pod, serving
 
 
 def node(name: str, cpu: str = "4") -> dict:
     return {"kind": "Node", "metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "pods": "110"}}}
 
 
-@asynccontextmanager
-async def running(backend: EtcdBackend) -> AsyncIterator[tuple[SharedStore, StoreClient]]:
-    store = SharedStore(backend)
-    await store.load()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(store.run())
-        try:
-            yield store, StoreClient(store)
-        finally:
-            store.inbox.close()
-    await store.close()
+def running(backend: EtcdBackend) -> AbstractAsyncContextManager[tuple[SharedStore, StoreClient]]:
+    return serving(SharedStore(backend))
 
 
 class Recorder:

@@ -51,12 +51,19 @@ PROFILES: dict[str, list[dict[str, Any]]] = {
                                                    {"utilization": 100, "score": 8}]}}}},
         {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
             {"name": "cpu", "weight": 1}, {"name": "ephemeral-storage", "weight": 1}]}}],
+    "least-allocated-nvidia": [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "LeastAllocated", "resources": [
+            {"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}]}}},
+        {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
+            {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]}}],
 }
+# The extended resource the random nodes offer and pods request, per profile.
+GPU = {"least-allocated-nvidia": "nvidia.com/gpu"}
 
 
 # --- random objects ----------------------------------------------------------------------------
 
-def random_node(rng: random.Random, i: int) -> Node:
+def random_node(rng: random.Random, i: int, gpu: str = "example.com/gpu") -> Node:
     name = f"node-{i}"
     alloc = {
         "cpu": rng.choice(["1", "2", "4", "8", "500m"]),
@@ -66,7 +73,7 @@ def random_node(rng: random.Random, i: int) -> Node:
     if rng.random() < 0.3:
         alloc["ephemeral-storage"] = rng.choice(["1Gi", "10Gi"])
     if rng.random() < 0.2:
-        alloc["example.com/gpu"] = str(rng.choice([1, 2]))
+        alloc[gpu] = str(rng.choice([1, 2]))
     labels = {"kubernetes.io/hostname": name}
     if rng.random() < 0.9:
         labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
@@ -107,7 +114,7 @@ def random_affinity(rng: random.Random) -> dict[str, Any]:
     return out
 
 
-def random_pod(rng: random.Random, name: str, node_name: str = "") -> Pod:
+def random_pod(rng: random.Random, name: str, node_name: str = "", gpu: str = "example.com/gpu") -> Pod:
     requests: dict[str, str] = {}
     if rng.random() < 0.8:
         requests["cpu"] = rng.choice(["50m", "100m", "250m", "1", "3"])
@@ -116,7 +123,7 @@ def random_pod(rng: random.Random, name: str, node_name: str = "") -> Pod:
     if rng.random() < 0.1:
         requests["ephemeral-storage"] = "2Gi"
     if rng.random() < 0.05:
-        requests["example.com/gpu"] = "1"
+        requests[gpu] = "1"
     container: dict[str, Any] = {"name": "c", "image": rng.choice([*IMAGES, "img/d:2"]),
                                  "resources": {"requests": requests}}
     if rng.random() < 0.1:
@@ -151,15 +158,16 @@ class World:
                  profile: str = "default") -> None:
         self.rng = random.Random(seed)
         rng = self.rng
+        self.gpu = gpu = GPU.get(profile, "example.com/gpu")
         self.cache = Cache()
         for i in range(num_nodes):
-            self.cache.add_node(random_node(rng, i))
+            self.cache.add_node(random_node(rng, i, gpu))
         names = self.cache.node_names()
         for i in range(num_existing):
-            self.cache.add_pod(random_pod(rng, f"existing-{i}", rng.choice(names)))
+            self.cache.add_pod(random_pod(rng, f"existing-{i}", rng.choice(names), gpu))
         self.nominated: dict[str, list[PodInfo]] = {}
         for i in range(max(1, num_nodes // 20)):
-            self.nominated.setdefault(rng.choice(names), []).append(PodInfo(random_pod(rng, f"nominated-{i}")))
+            self.nominated.setdefault(rng.choice(names), []).append(PodInfo(random_pod(rng, f"nominated-{i}", gpu=gpu)))
         self.snapshot = Snapshot()
         self.cache.update_snapshot(self.snapshot)
         # A Service selecting one app, so pods without constraints get the system default spreading.
@@ -241,12 +249,13 @@ def schedule(fwk: Framework, pod: Pod, snapshot: Snapshot, seed: int, start: int
 # --- the tests ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed, profile", [(0, "default"), (1, "default"), (2, "default"), (3, "most-allocated-gpu"),
-                                           (4, "most-allocated-gpu"), (5, "ratio-storage"), (6, "ratio-storage")],
+                                           (4, "most-allocated-gpu"), (5, "ratio-storage"), (6, "ratio-storage"),
+                                           (7, "least-allocated-nvidia"), (8, "least-allocated-nvidia")],
                          ids=lambda x: str(x))
 def test_filter_statuses_and_plugin_scores_are_the_same_on_both_paths(seed, profile):
     w = World(seed, num_nodes=60, num_existing=90, profile=profile)
     for i in range(25):
-        pod = random_pod(w.rng, f"incoming-{i}")
+        pod = random_pod(w.rng, f"incoming-{i}", gpu=w.gpu)
         per_node, state_a = filter_statuses(w.per_node, pod, w.snapshot)
         columnar, state_b = filter_statuses(w.columnar, pod, w.snapshot)
         assert columnar == per_node
@@ -259,7 +268,7 @@ def test_filter_statuses_and_plugin_scores_are_the_same_on_both_paths(seed, prof
     "seed, num_nodes, pct, profile",
     [(0, 30, None, "default"), (1, 150, None, "default"), (2, 260, None, "default"), (3, 260, 20, "default"),
      (4, 400, 10, "default"), (5, 120, 100, "default"), (6, 150, None, "most-allocated-gpu"),
-     (7, 150, None, "ratio-storage")],
+     (7, 150, None, "ratio-storage"), (8, 150, None, "least-allocated-nvidia")],
     ids=lambda x: str(x),
 )
 def test_pods_scheduled_one_after_another_land_on_the_same_nodes_on_both_paths(seed, num_nodes, pct, profile):
@@ -267,7 +276,7 @@ def test_pods_scheduled_one_after_another_land_on_the_same_nodes_on_both_paths(s
     start = 0
     placed = 0
     for i in range(40):
-        pod = random_pod(w.rng, f"incoming-{i}")
+        pod = random_pod(w.rng, f"incoming-{i}", gpu=w.gpu)
         per_node = schedule(w.per_node, pod, w.snapshot, seed * 1000 + i, start)
         columnar = schedule(w.columnar, pod, w.snapshot, seed * 1000 + i, start)
         assert columnar == per_node

@@ -32,7 +32,8 @@ def node(name: str, cpu: str, zone: str, tainted: bool) -> Node:
 
 
 def pod(name: str, t: dict[str, Any], node_name: str = "") -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": t["cpu"], "memory": "64Mi"}}}],
+    requests = {"cpu": t["cpu"], "memory": "64Mi"} if t["cpu"] else {}  # "": a pod requesting nothing
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": requests}}],
                             "priority": t["priority"]}
     if node_name:
         spec["nodeName"] = node_name
@@ -49,7 +50,7 @@ def pod(name: str, t: dict[str, Any], node_name: str = "") -> Pod:
 
 
 templates = st.fixed_dictionaries({
-    "cpu": st.sampled_from(["500m", "1", "2", "3"]),
+    "cpu": st.sampled_from(["", "0", "500m", "1", "2", "3"]),
     "priority": st.sampled_from([0, 5, 20]),
     "app": st.sampled_from(["x", "y"]),
     "tolerates": st.booleans(),
@@ -115,6 +116,7 @@ def test_a_reused_failure_equals_a_fresh_attempt(node_specs, tmpls, bound_specs,
     signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
     assert signer.enabled
     memo = FailureMemo()
+    stored: set[tuple[Any, Any]] = set()  # (signature, world) of every failure stored
     for i, (kind, k) in enumerate(steps):
         before = w.key()
         if kind == "bind":
@@ -128,7 +130,10 @@ def test_a_reused_failure_equals_a_fresh_attempt(node_specs, tmpls, bound_specs,
             continue
         p = pod(f"p{i}", tmpls[k % len(tmpls)])
         signature = signer.sign(p, nominated=False)
+        assert signature is not None  # every template is one the signer can sign
         known = memo.lookup(signer.profile, signature, w.key())
+        # A failure stored in this world is found again, and only such a one.
+        assert (known is not None) == ((signature, w.key()) in stored)
         fresh = fresh_attempt(w, p)
         if known is not None:
             assert fresh[0] == "failed"
@@ -140,6 +145,7 @@ def test_a_reused_failure_equals_a_fresh_attempt(node_specs, tmpls, bound_specs,
             _, err, message, nominated, _ = fresh
             memo.store(signer.profile, signature, w.key(), KnownFailure(err.num_all_nodes, err.diagnosis, message,
                                                                         nominated, True))
+            stored.add((signature, w.key()))
 
 
 def test_a_repeated_failure_is_found_and_a_changed_snapshot_drops_it():

@@ -22,26 +22,34 @@ from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
 from tests.framework.uids import remember_uids, uids_as_names
-from tests.framework.test_columnar_equivalence import random_node, random_pod
+from tests.framework.test_columnar_equivalence import GPU, PROFILES, random_node, random_pod
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
           "percentageOfNodesToScore": 30}
 
 
-def workload(seed: int, num_nodes: int, num_pods: int) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+def config(profile: str) -> dict[str, Any]:
+    """CONFIG with the plugin arguments of one of test_columnar_equivalence's profiles."""
+    if not PROFILES[profile]:
+        return CONFIG
+    return {**CONFIG, "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": PROFILES[profile]}]}
+
+
+def workload(seed: int, num_nodes: int, num_pods: int, gpu: str = "example.com/gpu"
+             ) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
     """(nodes, pod batches): ordinary pods first, then preemptors and more pods."""
     rng = random.Random(seed)
-    nodes = [{"kind": "Node", **random_node(rng, i).raw} for i in range(num_nodes)]
+    nodes = [{"kind": "Node", **random_node(rng, i, gpu).raw} for i in range(num_nodes)]
     batches: list[list[dict[str, Any]]] = []
     for b in range(3):
         batch = []
         for i in range(num_pods // 3):
-            raw = dict(random_pod(rng, f"p{b}-{i}").raw)
+            raw = dict(random_pod(rng, f"p{b}-{i}", gpu=gpu).raw)
             batch.append({"kind": "Pod", **raw})
         if b > 0:
             # Big high-priority pods: most fit only after evicting lower-priority ones.
             for i in range(num_pods // 15):
-                raw = dict(random_pod(rng, f"vip{b}-{i}").raw)
+                raw = dict(random_pod(rng, f"vip{b}-{i}", gpu=gpu).raw)
                 raw["spec"] = {**raw["spec"], "priority": 1000}
                 raw["spec"]["containers"] = [{"name": "c", "image": "img/a:1",
                                               "resources": {"requests": {"cpu": rng.choice(["1", "2", "3"]),
@@ -51,9 +59,9 @@ def workload(seed: int, num_nodes: int, num_pods: int) -> tuple[list[dict[str, A
     return nodes, batches
 
 
-async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool) -> dict[str, Any]:
-    nodes, batches = workload(seed, num_nodes, num_pods)
-    async with Pipeline(CONFIG, clock=FakeClock(), rand=random.Random(seed)) as p:
+async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool, profile: str = "default") -> dict[str, Any]:
+    nodes, batches = workload(seed, num_nodes, num_pods, GPU.get(profile, "example.com/gpu"))
+    async with Pipeline(config(profile), clock=FakeClock(), rand=random.Random(seed)) as p:
         for fwk in p.frameworks.values():
             fwk.use_columnar = columnar
         uids: dict[str, str] = {}
@@ -80,12 +88,13 @@ async def outcome(seed: int, num_nodes: int, num_pods: int, columnar: bool) -> d
         return out
 
 
-@pytest.mark.parametrize("seed,num_nodes,num_pods", [(1, 40, 150), (2, 150, 240), (3, 120, 300)],
-                         ids=lambda v: str(v))
+@pytest.mark.parametrize("seed,num_nodes,num_pods,profile", [
+    (1, 40, 150, "default"), (2, 150, 240, "default"), (3, 120, 300, "default"),
+    (4, 60, 150, "least-allocated-nvidia"), (5, 60, 150, "ratio-storage")], ids=lambda v: str(v))
 async def test_every_binding_nomination_and_message_is_the_same_on_the_columnar_and_per_node_paths(
-        seed, num_nodes, num_pods):
-    columnar = await outcome(seed, num_nodes, num_pods, columnar=True)
-    per_node = await outcome(seed, num_nodes, num_pods, columnar=False)
+        seed, num_nodes, num_pods, profile):
+    columnar = await outcome(seed, num_nodes, num_pods, columnar=True, profile=profile)
+    per_node = await outcome(seed, num_nodes, num_pods, columnar=False, profile=profile)
     assert columnar.keys() == per_node.keys()
     for key in columnar:
         assert columnar[key] == per_node[key], key

@@ -35,9 +35,8 @@ def _node(i: int, cpu: int, pods: int) -> dict[str, Any]:
 
 
 def _pod(name: str, cpu_m: int, priority: int, app: str, never: bool = False) -> dict[str, Any]:
-    spec: dict[str, Any] = {"priority": priority,
-                            "containers": [{"name": "c", "resources": {"requests": {"cpu": f"{cpu_m}m",
-                                                                                    "memory": "64Mi"}}}]}
+    requests = {"cpu": f"{cpu_m}m", "memory": "64Mi"} if cpu_m else {}  # 0: a pod requesting nothing
+    spec: dict[str, Any] = {"priority": priority, "containers": [{"name": "c", "resources": {"requests": requests}}]}
     if never:
         spec["preemptionPolicy"] = "Never"
     return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
@@ -49,11 +48,11 @@ def workloads(draw: st.DrawFn) -> dict[str, Any]:
     n = draw(st.integers(3, 14))
     nodes = [_node(i, draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([3, 110]))) for i in range(n)]
     apps = ["a", "b", "c"]
-    low = [_pod(f"low{i}", draw(st.sampled_from([100, 250, 500, 900, 1000])), draw(st.sampled_from([0, 1, 5])),
+    low = [_pod(f"low{i}", draw(st.sampled_from([0, 100, 250, 500, 900, 1000])), draw(st.sampled_from([0, 1, 5])),
                 draw(st.sampled_from(apps))) for i in range(draw(st.integers(n, 4 * n)))]
     waves = []
     for w in range(draw(st.integers(1, 3))):
-        waves.append([_pod(f"vip{w}-{i}", draw(st.sampled_from([500, 1000, 2000, 3000])),
+        waves.append([_pod(f"vip{w}-{i}", draw(st.sampled_from([0, 500, 1000, 2000, 3000])),
                            draw(st.sampled_from([3, 10, 100])), draw(st.sampled_from(apps)),
                            never=draw(st.booleans()) and draw(st.booleans()))
                       for i in range(draw(st.integers(1, max(1, n // 2))))])

@@ -84,7 +84,7 @@ async def test_two_gangs_that_fit_alone_but_not_together_do_not_deadlock() -> No
         assert spent < 60  # no Permit timeout was needed
         assert p.scheduler.stats.attempts <= 16
         assert [n for n in calls.permits if n.endswith("-b")] == []  # b never held a reservation
-        assert len(p.waiting_room.waiting_pods) == 0
+        assert len(p.waiting_room) == 0
         await complete(p, list(a))
         await p.run_until_quiescent(max_seconds=30)
         assert all((await bound(p, "b")).values())
@@ -176,13 +176,13 @@ async def test_a_group_that_times_out_releases_every_member_and_binds_later(rese
         await p.client.apply(objs("PodGroup", [pod_group("late", 3)]))
         await p.client.apply(objs("Pod", [pod("late-0", 1, "late"), pod("late-1", 1, "late"), stuck]))
         await p.settle()
-        assert len(p.waiting_room.waiting_pods) == 2 and {"late-0", "late-1"} <= set(calls.permits)
+        assert len(p.waiting_room) == 2 and {"late-0", "late-1"} <= set(calls.permits)
         clock.advance_to(START + 5)  # the Permit timeout fires
         await p.settle()
         messages = {n: [e.message for e in await p.client.events("Pod", f"default/{n}")] for n in ("late-0", "late-1")}
         released = ("rejected due to timeout after waiting 5s at plugin Coscheduling", "rejection in Unreserve")
         assert all(any(r in m for r in released for m in ms) for ms in messages.values())
-        assert len(p.waiting_room.waiting_pods) == 0 and not p.scheduler.cache.assumed
+        assert len(p.waiting_room) == 0 and not p.scheduler.cache.assumed
         assert not any((await bound(p, "late")).values())
         await p.client.delete("Pod", "default", "late-2")
         await p.client.apply(objs("Pod", [pod("late-3", 1, "late")]))

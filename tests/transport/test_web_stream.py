@@ -20,6 +20,7 @@ from transport.http.app import HttpDeps, make_http_app, start_http
 from transport.http.metrics import SchedulerMetrics
 from transport.server.service import StoreService
 from transport.web import WebDeps
+from transport.web.columns import unflatten
 from transport.web.feed import Waiter
 from transport.web.routes import HUB
 from transport.web.stream import CLOSE_UNAUTHORIZED
@@ -51,12 +52,23 @@ class Page:
                 return seen
 
 
+def items(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The objects one frame carries: an events frame's items, a snapshot frame's rows
+    read back as the page reads them (ADDED at the snapshot's resourceVersion)."""
+    if frame["type"] == "events":
+        return frame["items"]
+    if frame["type"] == "snapshot":
+        return [{"type": "ADDED", "kind": frame["kind"], "resourceVersion": frame["resourceVersion"],
+                 **unflatten(frame["columns"], row)} for row in frame["rows"]]
+    return []
+
+
 def events(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for f in frames if f["type"] == "events" for e in f["items"]]
+    return [e for f in frames for e in items(f)]
 
 
 def has_event(name: str, pred: Callable[[dict[str, Any]], bool] = lambda e: True) -> Callable[[dict[str, Any]], bool]:
-    return lambda f: f["type"] == "events" and any(e["object"]["metadata"]["name"] == name and pred(e) for e in f["items"])
+    return lambda f: any(e["object"]["metadata"]["name"] == name and pred(e) for e in items(f))
 
 
 def bound(e: dict[str, Any]) -> bool:
@@ -133,7 +145,7 @@ async def test_a_new_page_gets_every_current_object_and_then_each_change_with_re
     seen = events(await page.until(has_event("p1", bound)))
     assert [e["type"] for e in seen if e["kind"] == "Pod"][-1] == "MODIFIED"
     assert seen[-1]["object"]["spec"]["nodeName"] == "n1"
-    assert seen[-1]["view"] == {"cpu": 500, "memory": 0, "terminal": False}
+    assert seen[-1]["view"] == {"cpu": 500, "memory": 0}  # not terminal: false is left out
 
 
 async def test_a_page_that_reconnects_with_its_resource_version_gets_only_what_came_after(site: Site) -> None:
@@ -166,7 +178,7 @@ async def test_a_resource_version_from_before_a_restart_starts_the_page_over_fro
         page = await site.open(rv=1)  # the daemon restarted: it keeps no history from before
         hello = await page.next()
         assert hello["resumed"] is False
-        frames = await page.until(lambda f: len({e["object"]["metadata"]["name"] for e in events([f])}) == 2)
+        frames = await page.until(lambda f: f["type"] == "snapshot" and f["last"])
         assert sorted((e["type"], e["object"]["metadata"]["name"]) for e in events(frames)) == [
             ("ADDED", "n1"), ("ADDED", "p1")]
     finally:
@@ -244,7 +256,8 @@ async def test_open_pages_get_each_throughput_sample_and_the_permit_waiters_when
     site.waiting.clear()
     await hub.tick(1002.0)
 
-    frames = await page.until(lambda f: f["type"] == "waiting" and f["waiting"] == [])
+    frames = [f for f in await page.until(lambda f: f["type"] == "waiting" and f["waiting"] == [])
+              if f["type"] != "snapshot"]  # the (empty) cluster's snapshot comes first
     assert [(f["type"], f["sample"]["t"] if "sample" in f else f["waiting"]) for f in frames] == [
         ("sample", 1000.0),
         ("waiting", [{"pod": "default/train-0", "group": "default/train", "node": "n1", "deadline": 1030.0}]),
@@ -265,3 +278,31 @@ def test_a_page_too_far_behind_gets_its_stream_ended_instead_of_an_ever_growing_
     queued = [page.outbox.get_nowait() for _ in range(page.outbox.qsize())]
     assert [q[4] if isinstance(q, tuple) else "end" for q in queued] == [1, 2, 3, 4, "end"]
     assert page.overflowed
+
+
+async def test_a_new_page_starts_from_snapshot_frames_nodes_first_and_the_next_page_at_that_version_reuses_them(site: Site) -> None:
+    await site.service.apply([node("n1"), node("n2"), pod("p1"), pod("p2")])
+    await site.pipeline.settle()
+    snapshots = site.app[HUB].snapshots
+    first = await site.open()
+    hello = await first.next()
+    frames = await first.until(lambda f: f["type"] == "snapshot" and f["last"])
+    assert [f["kind"] for f in frames] == ["Node", "Pod"]
+    assert {f["resourceVersion"] for f in frames} == {hello["resourceVersion"]}
+    assert sorted((e["kind"], e["object"]["metadata"]["name"]) for e in events(frames)) == [
+        ("Node", "n1"), ("Node", "n2"), ("Pod", "p1"), ("Pod", "p2")]
+    assert all(e["object"]["spec"]["nodeName"] in ("n1", "n2") for e in events(frames) if e["kind"] == "Pod")
+    assert snapshots.encoded == 1
+
+    again = await site.open()
+    assert (await again.next())["resourceVersion"] == hello["resourceVersion"]
+    assert await again.until(lambda f: f["type"] == "snapshot" and f["last"]) == frames
+    assert snapshots.encoded == 1  # sent as encoded for the first page
+
+    await site.service.apply([pod("p3")])
+    changed = await first.until(has_event("p3", bound))  # the first page follows with events after its snapshot
+    assert all(e["resourceVersion"] > hello["resourceVersion"] for e in events(changed))
+    third = await site.open()
+    await third.next()
+    assert "p3" in {e["object"]["metadata"]["name"] for e in events(await third.until(lambda f: f.get("last")))}
+    assert snapshots.encoded == 2

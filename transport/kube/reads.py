@@ -60,19 +60,19 @@ async def list_items(request: web.Request, target: Target) -> web.Response:
 
 
 def _rv(deps: Any) -> int:
-    return int(deps.service.store.resource_version)
+    return int(deps.service.reads.resource_version)
 
 
 async def _events(request: web.Request, namespace: str, field_selector: str) -> list[dict[str, Any]]:
     deps = request.app[KUBE]
-    store = deps.service.store
+    store = deps.service.reads
 
     def uid_of(kind: str, key: str) -> str:
         ns, _, name = key.rpartition("/")
         obj = store.peek(kind, ns, name)
         return obj.uid if obj is not None else ""
 
-    return events.list_events(store.event_log.all(), uid_of, namespace, field_selector)
+    return events.list_events(store.event_records(), uid_of, namespace, field_selector)
 
 
 async def related_objects(request: web.Request, kind: str, items: list[dict[str, Any]]

@@ -110,8 +110,10 @@ class StoreService:
                  clock: Callable[[], float] = lambda: 0.0) -> None:
         from actors.store import StoreClient
 
-        self.store = store  # the Store actor
+        # Writes, watches and events go to the Store actor by message; reads at once
+        # through the read-only interface it hands out, never its fields.
         self.client = StoreClient(store)
+        self.reads = store.reader()
         self._ready = ready
         self._explain = explain
         self._more_stats = more_stats
@@ -147,13 +149,13 @@ class StoreService:
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         # Reads come from the committed state at once, not through the store's inbox
         # (where they would wait behind a batch's fsync).
-        return await call_store(lambda: _now(lambda: self.store.read(_kind(kind), namespace, name).raw))
+        return await call_store(lambda: _now(lambda: self.reads.read(_kind(kind), namespace, name).raw))
 
     async def list(self, kind: str, namespace: str, label_selector: str, field_selector: str,
                    limit: int = 0, continue_token: str = "", max_bytes: int = 0
                    ) -> tuple[list[dict[str, Any]], int, str]:
         def read() -> tuple[list[dict[str, Any]], int, str]:
-            objs, rv, token = self.store.read_list(_kind(kind), namespace, label_selector or None,
+            objs, rv, token = self.reads.read_list(_kind(kind), namespace, label_selector or None,
                                                    field_selector or None, limit=limit, continue_token=continue_token,
                                                    max_bytes=max_bytes)
             return [o.raw for o in objs], rv, token
@@ -180,13 +182,9 @@ class StoreService:
         return await call_store(lambda: self.client.watch(on_event, wanted, from_rv))
 
     def unwatch(self, watch_id: int) -> None:
-        from actors.base import MailboxClosed
         from actors.store.messages import Unwatch
 
-        try:
-            self.store.tell(Unwatch(watch_id=watch_id))
-        except MailboxClosed:
-            pass
+        self.client.send(Unwatch(watch_id=watch_id))  # a stopped store has no watch left
 
     async def explain(self, pod: dict[str, Any]) -> dict[str, Any]:
         if self._explain is None:
@@ -196,11 +194,11 @@ class StoreService:
     async def stats(self) -> dict[str, Any]:
         from framework.api.objects import KINDS
 
-        counts = {k: len(self.store.peek_all(k)) for k in KINDS}
+        counts = {k: self.reads.count(k) for k in KINDS}
         out: dict[str, Any] = {
-            "resourceVersion": self.store.resource_version,
+            "resourceVersion": self.reads.resource_version,
             "objects": {k: n for k, n in counts.items() if n},
-            "storeCommits": self.store.commits,
+            "storeCommits": self.reads.commits,
         }
         if self._more_stats is not None:
             out.update(await self._more_stats())

@@ -9,6 +9,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
+from transport.web.columns import frame_columns, row_of, taint_strings, unflatten
 from transport.web.queues_feed import VIEWS as QUEUE_VIEWS
 
 
@@ -41,7 +42,7 @@ def _node_fields(node: Node) -> dict[str, Any]:
         "cpu": alloc.milli_cpu,
         "memory": alloc.memory,
         "pods": alloc.allowed_pod_number,
-        "taints": [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.taints],
+        "taints": taint_strings(node),
         "unschedulable": node.unschedulable,
     }
 
@@ -56,7 +57,6 @@ def view_of_object(kind: str, obj: Any) -> dict[str, Any] | None:
 
 
 _META = ("name", "namespace", "labels", "creationTimestamp", "deletionTimestamp")
-_POD_SPEC = ("nodeName", "priority", "schedulingGates")
 
 
 def _some(raw: Any, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -65,24 +65,25 @@ def _some(raw: Any, keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: raw[k] for k in keys if k in raw}
 
 
-def page_object(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of an object the page shows; the rest (containers, images,
-    managed fields) stays on the server, so 50,000 pods are a few MB on the wire,
-    not tens. What the page needs beyond these comes in `view` (view_of)."""
-    out: dict[str, Any] = {"metadata": _some(raw.get("metadata"), _META)}
-    if kind == "Pod":
-        spec = out["spec"] = _some(raw.get("spec"), _POD_SPEC)
-        status = raw.get("status")
-        if type(status) is not dict:  # noqa: E721
-            status = {}
-        shown = out["status"] = _some(status, ("phase", "nominatedNodeName"))
-        if not spec.get("nodeName"):  # why it is pending; a bound pod needs none
-            conditions = [c for c in status.get("conditions") or () if type(c) is dict and c.get("type") == "PodScheduled"]
-            if conditions:
-                shown["conditions"] = conditions
-    elif kind != "Node":  # PodGroups, Kueue's queues and workloads: the page reads their spec and status
-        out["spec"], out["status"] = raw.get("spec") or {}, raw.get("status") or {}
-    return out
+def page_object(kind: str, obj: Any) -> dict[str, Any]:
+    """The fields of a stored object (parsed) the page shows; the rest (containers,
+    images, managed fields) stays on the server. Pods and nodes as their columns
+    (columns.py); what the page needs beyond these comes in `view`."""
+    return page_item(kind, obj)["object"]
+
+
+def page_item(kind: str, obj: Any) -> dict[str, Any]:
+    """{"object": page_object, "view": the view}: one row of columns.py read back, so
+    an event says of an object exactly what the first snapshot said."""
+    return unflatten(frame_columns(kind), row_of(kind, obj, whole_row))
+
+
+def whole_row(kind: str, obj: Any) -> list[Any]:
+    """The row of a kind without columns: PodGroups, Kueue's queues and workloads
+    (the page reads their spec and status)."""
+    raw = obj.raw
+    return [{"metadata": _some(raw.get("metadata"), _META), "spec": raw.get("spec") or {},
+             "status": raw.get("status") or {}}, view_of_object(kind, obj)]
 
 
 def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:

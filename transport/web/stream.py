@@ -10,10 +10,15 @@ Protocol (JSON text frames):
           failed too often (transport.server.auth_throttle); the token was not looked at
       {"type": "hello", "resourceVersion": n, "resumed": bool, "now": wall,
        "samples": [...], "waiting": [...]}                           resumed false: drop what you hold
+      {"type": "snapshot", "kind", "columns", "rows", "resourceVersion", "last"}
+          resumed false only: every current object at resourceVersion n, as rows of
+          columns (snapshot.py, columns.py), nodes first; n is the page's once "last"
+          is true. The events that follow come after n.
       {"type": "events", "items": [{"type", "kind", "object", "resourceVersion", "view"}]}
-          object: the fields the page shows (feed.page_object); view: what the scheduler
-          parses from it (feed.view_of). At most FRAME_ITEMS items a frame, so the page
-          parses and draws the first while the server encodes the next.
+          object: the fields the page shows; view: what the scheduler parses from it
+          (feed.page_item: one row of columns.py read back). At most FRAME_ITEMS
+          items a frame, so the page parses and draws the first while the server
+          encodes the next.
       {"type": "sample", "sample": {t, scheduled, pending}, "now": wall}
       {"type": "waiting", "waiting": [{pod, group, node, deadline}], "now": wall}
       {"type": "explain", "id": n, "result": {...}} | {"type": "explain", "id": n, "error": {reason, message}}
@@ -39,8 +44,8 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from transport.server.auth_throttle import AuthThrottle
 from transport.server.service import Service
-from transport.web.feed import (Sample, SampleRing, Waiter, WaitingSource, page_object, sample_metrics,
-                                view_of_object)
+from transport.web.feed import Sample, SampleRing, Waiter, WaitingSource, page_item, sample_metrics
+from transport.web.snapshot import Replay, SnapshotCache, snapshot_frames
 from transport.protocol.wire import ApiError, Reason
 
 log = logging.getLogger("ksched.web")
@@ -118,6 +123,7 @@ class Hub:
         self.samples = SampleRing(keep)
         self.last_waiting: list[Waiter] = []
         self.streams: set[PageStream] = set()
+        self.snapshots = SnapshotCache()
         self.open_sockets = 0  # /stream requests being served, before and after their token (routes.py)
 
     async def tick(self, now: float) -> None:
@@ -156,6 +162,8 @@ class PageStream:
         self.outbox = Outbox()
         self.watch_id: int | None = None
         self.overflowed = False
+        self._initial: Replay | None = None  # what the watch replays, while it does
+        self.snapshot: tuple[int, Replay] | None = None  # (resourceVersion, the objects) to send first
 
     # --- what the hub and the watch push (synchronous, on the loop) ---------------
 
@@ -176,6 +184,9 @@ class PageStream:
 
     def on_event(self, event_type: str, kind: str, obj: Any, rv: int) -> None:
         """A store object (KubeObject, never changed in place); encoded when sent."""
+        if self._initial is not None:
+            self._initial.add(event_type, kind, obj, rv)
+            return
         self._push(("event", event_type, kind, obj, rv))
 
     # --- the connection ------------------------------------------------------------
@@ -253,7 +264,16 @@ class PageStream:
                 if err.reason not in (Reason.EXPIRED, Reason.CONFLICT):
                     raise
                 self._drain()
-        self.watch_id, rv = await self.service.watch_objects(KINDS, 0, self.on_event)
+        self._initial = initial = Replay()
+        try:
+            self.watch_id, rv = await self.service.watch_objects(KINDS, 0, self.on_event)
+        finally:
+            self._initial = None
+        # The store replays the current objects (each at most at rv) before it answers;
+        # what it committed after answering and before this resumed comes after rv.
+        for event in initial.after(rv):
+            self._push(("event", *event))
+        self.snapshot = (rv, initial)
         return False, rv
 
     def _drain(self) -> None:
@@ -268,9 +288,31 @@ class PageStream:
 
     async def _pump(self) -> None:
         try:
+            await self._send_snapshot()
             await self._send_queued()
         except ConnectionResetError:
             pass  # the page went away; the reader sees the close too
+
+    async def _send_snapshot(self) -> None:
+        """The current objects, one frame at a time, the loop free between frames
+        (another page, a msgpack client, the scheduler). Encoded once per
+        resourceVersion: the hub keeps the newest snapshot's frames."""
+        if self.snapshot is None:
+            return
+        (rv, replay), self.snapshot = self.snapshot, None
+        cache = self.hub.snapshots
+        kept = cache.get(rv)
+        frames = ((f, False) for f in kept) if kept is not None else snapshot_frames(replay.by_kind, rv)
+        encoded: list[str] = []
+        for frame, last in frames:
+            if self.ws.closed:
+                return
+            if kept is None:
+                encoded.append(frame)
+                if last:  # kept before it is sent: a page that saw the last frame finds it cached
+                    cache.put(rv, encoded)
+            await self.ws.send_str(frame)
+            await asyncio.sleep(0)
 
     async def _send_queued(self) -> None:
         """Send what is queued, events batched into one frame per turn."""
@@ -285,8 +327,7 @@ class PageStream:
                     return
                 if isinstance(item, tuple):
                     _, event_type, kind, obj, rv = item
-                    batch.append({"type": event_type, "kind": kind, "object": page_object(kind, obj.raw),
-                                  "resourceVersion": rv, "view": view_of_object(kind, obj)})
+                    batch.append({"type": event_type, "kind": kind, "resourceVersion": rv, **page_item(kind, obj)})
                     if len(batch) >= FRAME_ITEMS:
                         await self._flush(batch)
                         batch = []

@@ -30,28 +30,10 @@ from typing import Any, Callable
 from framework.api.objects import Pod, PodGroup
 from framework.api.resources import Resource
 from framework.cache import NodeInfo
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    NodeToStatus,
-    PostFilterResult,
-    PreFilterResult,
-    QueuedPodInfo,
-    QueueingHint,
-    Status,
-)
-from framework.plugins.coscheduling.core import (
-    PLUGIN_NAME,
-    CoschedulingArgs,
-    PodGroupManager,
-    group_full_name,
-    namespaced_name,
-    wait_time_seconds,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo, QueueingHint, Status)
+from framework.plugins.coscheduling.core import (PLUGIN_NAME, CoschedulingArgs, PodGroupManager, group_full_name,
+    namespaced_name, wait_time_seconds)
 from framework.plugins.coscheduling.placement import AdmissionLedger, check_placement
 
 POD_GROUP_NOT_FOUND = "PodGroup not found"

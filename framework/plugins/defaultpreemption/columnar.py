@@ -33,15 +33,16 @@ changed.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
-from framework.api.resources import Resource
+from framework.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
-from framework.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState, shortage_statuses
+from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
+    checked_resources, shortage, shortage_statuses)
 from framework.preemption import FastVictims, importance_key
 
 FIT = NodeResourcesFit.name
@@ -143,10 +144,10 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     _add_nominated(fwk.handle, pod, at, kept, used)
     alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
     alloc_pods = table.alloc_pods[rows]
-    want = (s.request.milli_cpu, s.request.memory, s.request.ephemeral_storage)
-    fits = _fits(want, kept, used, alloc_pods, alloc)
+    fits = _fitting(s.request)
+    fit = fits(kept, used, alloc_pods, alloc)
     # Reprieve, in victim order, on the rows where the pod fits without the victims.
-    reprieve = np.flatnonzero(fits & (lower > 0) & answerable & (not pdbs_exist))
+    reprieve = np.flatnonzero(fit & (lower > 0) & answerable & (not pdbs_exist))
     victim = np.zeros((len(reprieve), int(lower[reprieve].max()) if len(reprieve) else 0), dtype=np.bool_)
     if len(reprieve):
         r_rows, r_start, r_lower = rows[reprieve], start[reprieve], lower[reprieve]
@@ -158,12 +159,12 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
             active_j = j < r_lower
             pos = np.minimum(r_start + j, columns.width - 1)
             trial = [u + columns.requests[k, r_rows, pos] for k, u in enumerate(r_used)]
-            back = active_j & _fits(want, r_kept + 1, trial, r_pods, r_alloc)
+            back = active_j & fits(r_kept + 1, trial, r_pods, r_alloc)
             victim[:, j] = active_j & ~back
             r_kept += back
             for k in range(3):
                 r_used[k] = np.where(back, trial[k], r_used[k])
-    failing = np.flatnonzero(~fits & answerable & (lower > 0))
+    failing = np.flatnonzero(~fit & answerable & (lower > 0))
     failed = dict(zip(failing.tolist(), _named(shortage_statuses(
         s.request, kept[failing], alloc_pods[failing], tuple((u[failing], a[failing]) for u, a in zip(used, alloc))))))
     victims_of = {i: n for n, i in enumerate(reprieve.tolist())}
@@ -198,14 +199,22 @@ def _as_bits(mask: np.ndarray) -> list[int]:
     return [sum(1 << j for j, out in enumerate(row) if out) for row in mask.tolist()]
 
 
-def _fits(want: tuple[int, int, int], count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
-          alloc: Sequence[np.ndarray]) -> np.ndarray:
-    """NodeResourcesFit's verdict for nodes with `count` pods requesting `used`."""
-    ok = count + 1 <= alloc_pods
-    for w, u, a in zip(want, used, alloc):
-        if w > 0:
-            ok &= w <= a - u
-    return ok
+_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)  # the order of `used` and `alloc` below
+
+
+def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], np.ndarray, Sequence[np.ndarray]], np.ndarray]:
+    """NodeResourcesFit's verdict (its shortage() on columns) for nodes with `count`
+    pods that request `used` of cpu, memory and ephemeral storage."""
+    checks = checked_resources(request)
+    picked = [_COLUMNS.index(name) for name in checks.names]
+
+    def fits(count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
+             alloc: Sequence[np.ndarray]) -> np.ndarray:
+        mask = shortage(checks.wants, count, alloc_pods, [alloc[k] for k in picked], [used[k] for k in picked])
+        # shortage() answers the plain 0 when no node is short.
+        return mask == 0 if isinstance(mask, np.ndarray) else np.ones(len(count), dtype=np.bool_)
+
+    return fits
 
 
 def _add_nominated(handle: Any, pod: Pod, at: dict[str, int], count: np.ndarray, used: list[np.ndarray]) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from framework.api.labels import LabelSelector
 from framework.node_table import columnar_table
-from framework.interface import NodeScore, Status
+from framework.interface import MAX_NODE_SCORE, NodeScore, Status
 
 C = TypeVar("C")  # one node's contribution
 S = TypeVar("S")  # the sums over all nodes
@@ -47,12 +47,33 @@ class FilterEachNode:
         return [flt(state, pod, ni) for ni in nodes]
 
 
-def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, Status | None]:
-    """What a columnar Score form reads first: its PreScore state, and an Error (as the
-    per-node form words it) when that state is missing or a node has no Node."""
+def read_state(state: Any, key: str) -> tuple[Any, Status | None]:
+    """A plugin's entry in the CycleState, and the Error upstream words when the
+    entry is missing (`reading "<key>" from cycleState: not found`)."""
     s = state.get(key)
     if s is None:
         return None, Status.error_of(f'reading "{key}" from cycleState: not found')
+    return s, None
+
+
+def state_for_node(state: Any, key: str, node_info: Any) -> tuple[Any, Any, Status | None]:
+    """What a per-node Filter or Score reads first: its state entry and the node,
+    with the Error when the entry is missing or the NodeInfo has no Node."""
+    s, err = read_state(state, key)
+    if err is not None:
+        return None, None, err
+    node = node_info.node
+    if node is None:
+        return None, None, Status.error_of("node not found")
+    return s, node, None
+
+
+def score_state_for_nodes(state: Any, key: str, nodes: list[Any]) -> tuple[Any, Status | None]:
+    """What a columnar Score form reads first: its PreScore state, and an Error (as the
+    per-node form words it) when that state is missing or a node has no Node."""
+    s, err = read_state(state, key)
+    if err is not None:
+        return None, err
     if any(ni.node is None for ni in nodes):
         return None, Status.error_of("node not found")
     return s, None
@@ -147,3 +168,58 @@ def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]
     if reverse:
         return [max_priority - go_div(max_priority * s, max_count) for s in scores]
     return [go_div(max_priority * s, max_count) for s in scores]
+
+
+class DefaultNormalizedScore:
+    """ScoreExtensions of a plugin whose NormalizeScore is upstream's
+    helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores), per node list and
+    columnar alike; a plugin sets `reverse_normalized` where fewer is better."""
+
+    reverse_normalized = False
+
+    def score_extensions(self) -> "DefaultNormalizedScore":
+        return self
+
+    def normalize_score(self, state: Any, pod: Any, scores: list[NodeScore]) -> Status | None:
+        return default_normalize_score(MAX_NODE_SCORE, self.reverse_normalized, scores)
+
+    def normalize_scores(self, state: Any, pod: Any, nodes: list[Any], scores: list[int]) -> tuple[list[int], Status | None]:
+        return default_normalize_values(MAX_NODE_SCORE, self.reverse_normalized, scores), None
+
+
+class ScoredByPreScoreState:
+    """Score (per node and columnar) and ScoreExtensions of a plugin whose PreScore
+    state (written under `pre_score_key`) scores nodes itself, `score_node(pod,
+    node_info, node)` and `score_nodes(pod, nodes)`, and normalises the scores:
+    `normalize(scores)` and, on node names and plain integers,
+    `normalize_values(names, scores)`."""
+
+    pre_score_key: str
+
+    def score(self, state: Any, pod: Any, node_info: Any) -> tuple[int, Status | None]:
+        s, node, err = state_for_node(state, self.pre_score_key, node_info)
+        if err is not None:
+            return 0, err
+        return s.score_node(pod, node_info, node), None
+
+    def score_nodes(self, state: Any, pod: Any, nodes: list[Any]) -> tuple[list[int], Status | None]:
+        s, err = score_state_for_nodes(state, self.pre_score_key, nodes)
+        if err is not None:
+            return [], err
+        return s.score_nodes(pod, nodes), None
+
+    def score_extensions(self) -> "ScoredByPreScoreState":
+        return self
+
+    def normalize_score(self, state: Any, pod: Any, scores: list[NodeScore]) -> Status | None:
+        s, err = read_state(state, self.pre_score_key)
+        if err is not None:
+            return err
+        s.normalize(scores)
+        return None
+
+    def normalize_scores(self, state: Any, pod: Any, nodes: list[Any], scores: list[int]) -> tuple[list[int], Status | None]:
+        s, err = read_state(state, self.pre_score_key)
+        if err is not None:
+            return scores, err
+        return s.normalize_values([ni.name for ni in nodes], scores), None

@@ -13,37 +13,16 @@ from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    NodeScore,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
-from framework.plugins.interpodaffinity.filtering import (
-    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
-    PRE_FILTER_STATE_KEY,
-    PreFilterState,
-    count_existing_anti_affinity_memoized,
-    existing_anti_affinity_key_of,
-    terms_key,
-    count_incoming_memoized,
-    failing_rows,
-    pod_matches_all_affinity_terms,
-    satisfies_existing_pods_anti_affinity,
-    satisfies_pod_affinity,
-    satisfies_pod_anti_affinity,
-)
-from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    PreFilterResult, QueueingHint, Status)
+from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    PRE_FILTER_STATE_KEY, PreFilterState, count_existing_anti_affinity_memoized, existing_anti_affinity_key_of,
+    terms_key, count_incoming_memoized, failing_rows, pod_matches_all_affinity_terms,
+    satisfies_existing_pods_anti_affinity, satisfies_pod_affinity, satisfies_pod_anti_affinity)
+from framework.plugins.helper import NodeSumsMemo, ScoredByPreScoreState, read_state, state_for_node
 from framework.plugins.helper.hints import HintError, as_objects
-from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState, normalize, normalize_values
+from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
@@ -70,7 +49,7 @@ def _args(args: dict[str, Any] | None) -> tuple[int, bool]:
 
 
 class _Extensions:
-    """PreFilterExtensions and ScoreExtensions, bound to the plugin."""
+    """PreFilterExtensions, bound to the plugin."""
 
     __slots__ = ("_pl",)
 
@@ -83,24 +62,10 @@ class _Extensions:
     def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
         return self._pl._update_with_pod(state, pod_info_to_remove, node_info, -1)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        if s.topology_score:
-            normalize(scores)
-        return None
 
-    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                         scores: list[int]) -> tuple[list[int], Status | None]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return scores, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        return (normalize_values(scores) if s.topology_score else scores), None
-
-
-class InterPodAffinity:
+class InterPodAffinity(ScoredByPreScoreState):
     name = "InterPodAffinity"
+    pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool) -> None:
         self.handle = handle
@@ -172,19 +137,16 @@ class InterPodAffinity:
         return self._ext
 
     def _update_with_pod(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo, multiplier: int) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s, err = read_state(state, PRE_FILTER_STATE_KEY)
+        if err is not None:
+            return err
         s.update_with_pod(pod_info, node_info.node, multiplier)
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        node = node_info.node
-        if node is None:
-            return Status.error_of("node not found")
+        s, node, err = state_for_node(state, PRE_FILTER_STATE_KEY, node_info)
+        if err is not None:
+            return err
         if not satisfies_pod_affinity(s, node):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
         if not satisfies_pod_anti_affinity(s, node):
@@ -248,25 +210,6 @@ class InterPodAffinity:
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return 0, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        node = node_info.node
-        if node is None:
-            return 0, Status.error_of("node not found")
-        return s.score(node), None
-
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
-        s, err = score_state_for_nodes(state, PRE_SCORE_STATE_KEY, nodes)
-        if err is not None:
-            return [], err
-        score = s.score
-        return [score(ni.node) for ni in nodes], None
-
-    def score_extensions(self) -> _Extensions:
-        return self._ext
 
     # --- Queueing hints --------------------------------------------------------------------------
 

@@ -112,6 +112,20 @@ class PreScoreState:
                 total += values.get(v, 0)
         return total
 
+    def score_node(self, pod: Pod, node_info: NodeInfo, node: Node) -> int:
+        return self.score(node)
+
+    def score_nodes(self, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        score = self.score
+        return [score(ni.node) for ni in nodes]
+
+    def normalize(self, scores: list[NodeScore]) -> None:
+        if self.topology_score:
+            normalize(scores)
+
+    def normalize_values(self, names: Sequence[str], scores: list[int]) -> list[int]:
+        return normalize_values(scores) if self.topology_score else scores
+
 
 def _apply_scores(sums: dict[tuple[str, str], list[int]], part: tuple[tuple[str, str, int], ...], sign: int) -> None:
     for key, value, weight in part:

@@ -12,19 +12,9 @@ from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, parse_node_selector_term
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
-from framework.interface import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    NodeScore,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
-from framework.plugins.helper import default_normalize_score, default_normalize_values
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, PreFilterResult,
+    QueueingHint, Status)
+from framework.plugins.helper import DefaultNormalizedScore
 from framework.plugins.helper.hints import HintError, as_objects
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -226,7 +216,7 @@ def _parse_added_affinity(args: Mapping[str, Any] | None) -> tuple[tuple[NodeSel
 
 # --- the plugin --------------------------------------------------------------------------
 
-class NodeAffinity:
+class NodeAffinity(DefaultNormalizedScore):
     name = "NodeAffinity"
 
     def __init__(self, added_terms: tuple[NodeSelectorTerm, ...] | None, added_preferred: PreferredTerms | None,
@@ -348,16 +338,6 @@ class NodeAffinity:
         preferred = s.preferred
         return [(added.score(ni.node) if added is not None else 0) + (preferred.score(ni.node) if preferred is not None else 0)
                 for ni in nodes], None
-
-    def score_extensions(self) -> "NodeAffinity":
-        return self
-
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        return default_normalize_score(MAX_NODE_SCORE, False, scores)
-
-    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                         scores: list[int]) -> tuple[list[int], Status | None]:
-        return default_normalize_values(MAX_NODE_SCORE, False, scores), None
 
 
 @dataclass(frozen=True, slots=True)

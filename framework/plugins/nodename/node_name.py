@@ -5,15 +5,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    Status,
-)
+from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle, Status
 
 ERR_REASON = "node(s) didn't match the requested node name"
 

@@ -8,16 +8,8 @@ from framework.cache import NodeInfo
 from framework.host_ports import HostPortInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    QueueingHint,
-    Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    QueueingHint, Status)
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_STATE_KEY = "PreFilterNodePorts"

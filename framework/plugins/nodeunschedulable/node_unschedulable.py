@@ -9,41 +9,19 @@ from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    QueueingHint,
-    Status,
-)
+from framework.plugins.helper.taints import TolerationsPlugin
+from framework.interface import Code, CycleState, QueueingHint, Status
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(TolerationsPlugin):
     name = "NodeUnschedulable"
-
-    def __init__(self, enable_comparison_operators: bool) -> None:
-        self._comparison_ops = enable_comparison_operators
-
-    @classmethod
-    def new(cls, args: dict[str, Any] | None, handle: Any) -> "NodeUnschedulable":
-        return cls(handle.features.enabled("TaintTolerationComparisonOperators"))
 
     def _tolerates_unschedulable(self, pod: Pod) -> bool:
         return tolerations_tolerate_taint(pod.tolerations, UNSCHEDULABLE_TAINT, self._comparison_ops)
-
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodTolerations),
-                                 self.is_schedulable_after_pod_toleration_change),
-        ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A node added schedulable, or turned from unschedulable to schedulable."""
@@ -60,12 +38,6 @@ class NodeUnschedulable:
         if new is not None and new.uid == pod.uid and self._tolerates_unschedulable(new):
             return QueueingHint.Queue
         return QueueingHint.QueueSkip
-
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
-        return None, None
-
-    def pre_filter_extensions(self) -> None:
-        return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

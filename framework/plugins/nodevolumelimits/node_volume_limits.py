@@ -21,17 +21,8 @@ from typing import Any, Callable
 from framework.api.objects import Pod
 from framework.api.quantity import value
 from framework.cache import NodeInfo
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    PreFilterResult, QueueingHint, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
 

@@ -18,34 +18,14 @@ from framework.api.labels import LabelSelector, Requirement
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    NodeScore,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
-from framework.plugins.helper import NodeSumsMemo, score_state_for_nodes, selector_key
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    PreFilterResult, QueueingHint, Status)
+from framework.plugins.helper import NodeSumsMemo, ScoredByPreScoreState, read_state, selector_key
 from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
-from framework.plugins.podtopologyspread.filtering import (
-    HONOR,
-    IGNORE,
-    LABEL_HOSTNAME,
-    PRE_FILTER_STATE_KEY,
-    Constraint,
-    PreFilterState,
-    count_matching_pods,
-    filter_node,
-    filter_rows,
-    node_has_all_topology_keys,
-    update_with_pod,
-)
+from framework.plugins.podtopologyspread.filtering import (HONOR, IGNORE, LABEL_HOSTNAME, PRE_FILTER_STATE_KEY,
+    Constraint, PreFilterState, count_matching_pods, filter_node, filter_rows, node_has_all_topology_keys,
+    update_with_pod)
 from framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 from framework.plugins.selectorspread.selector_spread import default_selector
 
@@ -120,8 +100,9 @@ def _merge_match_label_keys(selector: LabelSelector | None, keys: Sequence[str],
     return LabelSelector(extra + list(selector.requirements))
 
 
-class PodTopologySpread:
+class PodTopologySpread(ScoredByPreScoreState):
     name = "PodTopologySpread"
+    pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: Handle, default_constraints: tuple[Mapping[str, Any], ...], system_defaulted: bool) -> None:
         self.handle = handle
@@ -215,9 +196,9 @@ class PodTopologySpread:
 
     def _update_with_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info: PodInfo, node_info: NodeInfo,
                          delta: int) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s, err = read_state(state, PRE_FILTER_STATE_KEY)
+        if err is not None:
+            return err
         update_with_pod(s, pod_info.pod, pod_to_schedule, node_info.node, delta, required_node_affinity(pod_to_schedule),
                         self.enable_node_inclusion_policy, self.enable_comparison_operators)
         return None
@@ -229,9 +210,9 @@ class PodTopologySpread:
         return self._update_with_pod(state, pod_to_schedule, pod_info_to_remove, node_info, -1)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s, err = read_state(state, PRE_FILTER_STATE_KEY)
+        if err is not None:
+            return err
         if s.is_empty():
             return None
         node = node_info.node
@@ -269,38 +250,6 @@ class PodTopologySpread:
                 self.enable_comparison_operators, self._score_count_memo, _counting_key(pod, constraints, require_all))
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return 0, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        node = node_info.node
-        if node is None:
-            return 0, Status.error_of("node not found")
-        return s.score(pod, node_info, node), None
-
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
-        s, err = score_state_for_nodes(state, PRE_SCORE_STATE_KEY, nodes)
-        if err is not None:
-            return [], err
-        return [s.score(pod, ni, ni.node) for ni in nodes], None
-
-    def score_extensions(self) -> "PodTopologySpread":
-        return self
-
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        s.normalize(scores)
-        return None
-
-    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                         scores: list[int]) -> tuple[list[int], Status | None]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            return scores, Status.error_of(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        return s.normalize_values([ni.name for ni in nodes], scores), None
 
     # --- Queueing hints --------------------------------------------------------------------------
 

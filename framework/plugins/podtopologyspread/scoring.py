@@ -97,7 +97,7 @@ class PreScoreState:
                 if e is not None:
                     counts[value] += e[0]
 
-    def score(self, pod: Pod, node_info: NodeInfo, node: Node) -> int:
+    def score_node(self, pod: Pod, node_info: NodeInfo, node: Node) -> int:
         if node.name in self.ignored_nodes:
             return 0
         total = 0.0
@@ -112,6 +112,9 @@ class PreScoreState:
                 cnt = self.topology_value_to_pod_counts[i].get(value, 0)
             total += score_for_count(cnt, c.max_skew, self.weights[i])
         return go_round(total)
+
+    def score_nodes(self, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        return [self.score_node(pod, ni, ni.node) for ni in nodes]
 
     def normalize(self, scores: list[NodeScore]) -> None:
         """Fewest matches -> MAX_NODE_SCORE; ignored nodes -> 0 (Go int64 arithmetic)."""

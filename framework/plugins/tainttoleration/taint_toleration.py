@@ -8,19 +8,10 @@ from typing import Any, Sequence
 from framework.api.labels import Taint, Toleration, find_untolerated_taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
-from framework.interface import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    NodeScore,
-    QueueingHint,
-    Status,
-)
-from framework.plugins.helper import default_normalize_score, default_normalize_values, filter_flagged, flagged_positions
+from framework.interface import Code, CycleState, QueueingHint, Status
+from framework.plugins.helper import DefaultNormalizedScore, filter_flagged, flagged_positions
 from framework.plugins.helper.hints import as_objects
+from framework.plugins.helper.taints import TolerationsPlugin
 
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -34,28 +25,14 @@ class _PreScoreState:
     tolerations_prefer_no_schedule: tuple[Toleration, ...]
 
 
-class TaintToleration:
+class TaintToleration(TolerationsPlugin, DefaultNormalizedScore):
     name = "TaintToleration"
-
-    def __init__(self, enable_comparison_operators: bool) -> None:
-        self._comparison_ops = enable_comparison_operators
-
-    @classmethod
-    def new(cls, args: dict[str, Any] | None, handle: Any) -> "TaintToleration":
-        return cls(handle.features.enabled("TaintTolerationComparisonOperators"))
+    reverse_normalized = True  # more intolerable taints -> lower score
 
     def _untolerated(self, taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
         return find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS, self._comparison_ops)
 
     # --- queueing ------------------------------------------------------------------------
-
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeTaint),
-                                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodTolerations),
-                                 self.is_schedulable_after_pod_toleration_change),
-        ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Queue when the node went from having an untolerated taint to having none."""
@@ -71,12 +48,6 @@ class TaintToleration:
         return QueueingHint.Queue if new is not None and new.uid == pod.uid else QueueingHint.QueueSkip
 
     # --- filtering -----------------------------------------------------------------------
-
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
-        return None, None
-
-    def pre_filter_extensions(self) -> None:
-        return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
@@ -129,17 +100,6 @@ class TaintToleration:
             node = ni.node
             out.append(count(node.taints, tolerations) if node is not None and node.taints else 0)
         return out, None
-
-    def score_extensions(self) -> "TaintToleration":
-        return self
-
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        # More intolerable taints -> lower score.
-        return default_normalize_score(MAX_NODE_SCORE, True, scores)
-
-    def normalize_scores(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                         scores: list[int]) -> tuple[list[int], Status | None]:
-        return default_normalize_values(MAX_NODE_SCORE, True, scores), None
 
 
 PLUGINS = [TaintToleration]

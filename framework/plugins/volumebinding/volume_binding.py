@@ -23,26 +23,12 @@ from framework.api.labels import LabelSelector
 from framework.api.objects import PersistentVolume, PersistentVolumeClaim, Pod
 from framework.api.quantity import parse_quantity, value
 from framework.cache import NodeInfo
-from framework.interface import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
+from framework.interface import (MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState,
+    Handle, PreFilterResult, QueueingHint, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
-from framework.plugins.noderesources.requested_to_capacity_ratio import (
-    MAX_CUSTOM_PRIORITY_SCORE,
-    MAX_UTILIZATION,
-    build_broken_linear_function,
-    go_round,
-)
+from framework.plugins.noderesources.requested_to_capacity_ratio import (MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION,
+    build_broken_linear_function, go_round)
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME

@@ -13,17 +13,8 @@ from typing import Any, Mapping
 
 from framework.api.objects import PersistentVolumeClaim, Pod
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    PreFilterResult, QueueingHint, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
 from framework.plugins.helper.hints import as_objects

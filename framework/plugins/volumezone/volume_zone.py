@@ -14,24 +14,12 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    PreFilterResult, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
-from framework.plugins.selectorspread.selector_spread import (
-    LABEL_FAILURE_DOMAIN_BETA_REGION,
-    LABEL_FAILURE_DOMAIN_BETA_ZONE,
-    LABEL_TOPOLOGY_REGION,
-    LABEL_TOPOLOGY_ZONE,
-)
+from framework.plugins.selectorspread.selector_spread import (LABEL_FAILURE_DOMAIN_BETA_REGION,
+    LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE)
 
 NAME = "VolumeZone"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -24,3 +24,12 @@ def test_filter_keeps_only_the_named_node(node_name, expected):
 def test_registers_for_node_add_and_update():
     (ev,) = NodeName.new(None, None).events_to_register()
     assert ev.event.resource == "Node" and ev.event.action == ActionType.Add | ActionType.Update
+
+
+@pytest.mark.parametrize("node_name", ["", "node1", "node3"], ids=["no-name", "named-node-listed", "named-node-absent"])
+def test_the_columnar_form_answers_as_filter_does_node_by_node(node_name):
+    pod = Pod({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": node_name}})
+    nodes = [NodeInfo(Node({"metadata": {"name": f"node{i}"}})) for i in range(3)]
+    plugin = NodeName.new(None, None)
+    state = CycleState()
+    assert plugin.filter_nodes(state, pod, nodes) == [plugin.filter(state, pod, ni) for ni in nodes]

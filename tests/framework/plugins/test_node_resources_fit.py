@@ -210,6 +210,14 @@ def test_least_allocated_averages_the_free_share_of_each_resource():
     assert run_score(requests_pod(cpu="500m", memory="2Gi"), [node], [existing]) == {"n1": 50}
 
 
+@pytest.mark.parametrize(("kind", "cpu", "memory"), [("LeastAllocated", "1m", "5"), ("MostAllocated", "399m", "395")])
+def test_each_resource_share_is_truncated_before_the_weighted_mean(kind, cpu, memory):
+    # cpu share 99.75 -> 99, memory 98.75 -> 98 (Go integer division per resource),
+    # mean (99 + 98) / 2 = 98; averaging the untruncated shares would give 99.
+    node = make_node("n1", cpu="400m", memory="400")
+    assert run_score(requests_pod(cpu=cpu, memory=memory), [node], args=strategy(kind)) == {"n1": 98}
+
+
 def test_missing_cpu_and_memory_requests_score_as_upstream_defaults():
     # The pod counts as 100m / 200Mi: cpu (1000-100)*100/1000 = 90, memory (1000Mi-200Mi)*100/1000Mi = 80.
     node = make_node("n1", cpu="1", memory="1000Mi")
@@ -256,6 +264,14 @@ def test_requested_to_capacity_ratio_follows_the_broken_linear_shape_with_go_div
     assert run_score(requests_pod(cpu="1"), [node], args=args) == {"n1": 67}
     # Past the last point the score stays at the last point's value, so 0 and the resource is left out.
     assert run_score(requests_pod(cpu="5"), [node], args=args) == {"n1": 0}
+
+
+def test_requested_to_capacity_ratio_leaves_resources_scoring_zero_out_of_the_mean():
+    # Shape 10 at 0% down to 0 at 30%: cpu at 50% scores 0 and does not count; memory
+    # at 10% scores 67, so the mean is 67 (counting cpu would halve it to 34).
+    args = strategy("RequestedToCapacityRatio", [("cpu", 1), ("memory", 1)], shape=[(0, 10), (30, 0)])
+    node = make_node("n1", cpu="10", memory="1000Mi")
+    assert run_score(requests_pod(cpu="5", memory="100Mi"), [node], args=args) == {"n1": 67}
 
 
 def test_requested_to_capacity_ratio_rounds_half_away_from_zero():

@@ -18,12 +18,15 @@ const state = {
   explaining: null,          // the explain panel: {id, key, result, all, open}
   openNode: null,            // the node whose card the map opened
   usage: new Map(),          // node name -> {cpu, memory, pods, names: Set}, kept by apply()
+  nodeOrder: null,           // node names in natural order, until a node comes or goes (nodes.js)
+  drawnAt: -Infinity,        // performance.now() of the last render
   ws: null,
   retry: 500,
   connects: 0,               // hellos received; lastResumed: whether the last one resumed
   lastResumed: false,
 };
 const MAX_ROWS = 500;        // pending rows drawn; the count says how many there are
+const PROGRESS_MS = 250;     // while the first snapshot arrives, the page redraws this often at most
 
 const serverNow = () => Date.now() / 1000 + state.skew;
 
@@ -48,11 +51,41 @@ function apply(item) {
   const map = state.objects[item.kind];
   if (!map) return;
   const key = keyOf(item.kind, item.object);
+  if (item.kind === "Node" && (item.type === "DELETED") === map.has(key)) state.nodeOrder = null;  // a node came or went
   if (item.kind === "Pod") account(map.get(key), -1);  // usage per node follows each change (nodes.js)
   if (item.type === "DELETED") map.delete(key);
   else map.set(key, { obj: item.object, view: item.view });
   if (item.kind === "Pod" && item.type !== "DELETED") account(map.get(key), 1);
   state.rv = Math.max(state.rv, item.resourceVersion);
+}
+
+// A snapshot frame's rows back as {object, view}, as transport/web/columns.py unflatten()
+// does: every container a column names is made, then each value that is not null is set.
+// Columns are paths of one to three names ("object", "view.cpu", "object.metadata.name").
+function rowReader(columns) {
+  const paths = columns.map((c) => c.split("."));
+  const parents = [...new Set(paths.filter((p) => p.length === 3).map((p) => `${p[0]}.${p[1]}`))].map((c) => c.split("."));
+  const tops = [...new Set(paths.filter((p) => p.length > 1).map((p) => p[0]))];
+  const setters = paths.map((p) => (p.length === 1 ? (o, v) => { o[p[0]] = v; }
+    : p.length === 2 ? (o, v) => { o[p[0]][p[1]] = v; } : (o, v) => { o[p[0]][p[1]][p[2]] = v; }));
+  return (row) => {
+    const out = {};
+    for (const t of tops) out[t] = {};
+    for (const [a, b] of parents) out[a][b] = {};
+    for (let i = 0; i < row.length; i++) if (row[i] !== null) setters[i](out, row[i]);  // a row may end early
+    return out;
+  };
+}
+
+// Part of the first picture: every object current at msg.resourceVersion, as rows. The
+// resourceVersion becomes the page's (resume point) only with the last frame.
+function applySnapshot(msg) {
+  const read = rowReader(msg.columns);
+  for (const row of msg.rows) {
+    const { object, view } = read(row);
+    apply({ type: "ADDED", kind: msg.kind, object, view, resourceVersion: 0 });
+  }
+  if (msg.last) state.rv = Math.max(state.rv, msg.resourceVersion);
 }
 
 // --- the stream ---------------------------------------------------------------------------------
@@ -66,6 +99,10 @@ function connect() {
     const msg = JSON.parse(ev.data);
     switch (msg.type) {
       case "hello": onHello(msg); break;
+      case "snapshot":  // drawn as it comes, at most every PROGRESS_MS until the last frame
+        applySnapshot(msg);
+        if (msg.last || performance.now() - state.drawnAt >= PROGRESS_MS) scheduleRender();
+        break;
       case "events": msg.items.forEach(apply); scheduleRender(); break;
       case "sample": state.skew = msg.now - Date.now() / 1000; addSample(msg.sample); renderChart(); break;
       case "waiting": setWaiting(msg.waiting); scheduleRender(); break;
@@ -90,6 +127,7 @@ function onHello(msg) {
   if (!msg.resumed) {
     for (const map of Object.values(state.objects)) map.clear();
     state.usage.clear();
+    state.nodeOrder = null;
   }
   state.retry = 500;
   state.connects += 1;
@@ -136,6 +174,7 @@ function scheduleRender() {
 }
 
 function render() {
+  state.drawnAt = performance.now();
   $("#rv").textContent = `resourceVersion ${state.rv}`;
   renderNodes();
   renderPending();

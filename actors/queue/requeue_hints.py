@@ -1,0 +1,84 @@
+"""What a cluster event means for one unschedulable pod (upstream's
+isPodWorthRequeuing, with QueueingHints): skip it, move it after its backoff, or
+move it to activeQ at once. A mixin of the SchedulingQueue (scheduling_queue.py),
+over its hint map; pure, no clock.
+"""
+from __future__ import annotations
+
+import enum
+import logging
+from typing import Any, Callable
+
+from actors.queue.interest import HintMap
+from framework.api.objects import Pod
+from framework.cache import PodInfo
+from framework.interface import ActionType, ClusterEvent, QueuedPodInfo, QueueingHint
+
+log = logging.getLogger("ksched.queue")
+FORCE_ACTIVATE = ClusterEvent("*", ActionType.All, "ForceActivate")
+
+
+class Strategy(enum.IntEnum):
+    """What a cluster event means for one unschedulable pod (queueingStrategy)."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+class RequeueDecisions:
+    _hints_for: Callable[[Pod], HintMap]
+
+    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
+        return self._worth_requeuing(qpi, event, old, new)
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if event.resource == "*":
+            if event is FORCE_ACTIVATE and isinstance(new, Pod) and new.key != qpi.pod.key:
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        hints = self._hints_for(qpi.pod)
+        strategy = Strategy.SKIP
+        for plugin, registered in hints.items():  # registration order, as upstream's hint map
+            if plugin not in rejectors:
+                continue
+            for reg in registered:
+                if not reg.event.matches(event):
+                    continue
+                if reg.hint is None:
+                    hint = QueueingHint.Queue
+                else:
+                    try:
+                        hint = reg.hint(qpi.pod, old, new)
+                    except Exception as e:  # noqa: BLE001 - upstream treats a failing hint as Queue
+                        log.error("pod %s: QueueingHintFn of plugin %s for %s failed: %s",
+                                  qpi.pod.key, plugin, event.label, e)
+                        hint = QueueingHint.Queue
+                if hint != QueueingHint.Queue:
+                    continue
+                if plugin in qpi.pending_plugins:
+                    return Strategy.IMMEDIATELY
+                if not qpi.pending_plugins:
+                    return Strategy.AFTER_BACKOFF  # nothing could make it queueImmediately
+                strategy = Strategy.AFTER_BACKOFF
+        return strategy
+
+    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
+
+
+def cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:
+    """upstream's getUnschedulablePodsWithCrossTopologyTerm: an assigned pod's add or
+    update can help a pod PodTopologySpread rejected in the same namespace, or one
+    with a required affinity term the assigned pod matches."""
+    if not isinstance(assigned, Pod):
+        return qpi.pod.has_pod_affinity or "PodTopologySpread" in qpi.unschedulable_plugins
+    if "PodTopologySpread" in qpi.unschedulable_plugins and assigned.namespace == qpi.pod.namespace:
+        return True
+    if not qpi.pod.has_pod_affinity:
+        return False
+    return any(t.matches(assigned, None) for t in PodInfo(qpi.pod).required_affinity_terms)

@@ -1,0 +1,106 @@
+"""Cluster changes in the Scheduler actor's loop: a store watch event updates the
+cache, the informer view (objects), the pending pods and the nominator between
+cycles, and is offered to the queue (AddPod/UpdatePod/DeletePod, or Move with the
+cluster event); plugins' Activate requests go to the queue too.
+
+A mixin of the Scheduler (actors/scheduler.py), over its state.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from actors.base import ActorRef
+from actors.events import event_for
+from actors.queue.actor import Activate, AddPod, DeletePod, Move, QueueMsg, UpdatePod
+from actors.queue.nominator import Nominator
+from actors.store import WatchEvent
+from framework.api.objects import Pod
+from framework.cache import Cache
+from framework.handle import InMemoryObjects
+from framework.runtime import Framework
+
+if TYPE_CHECKING:
+    from actors.scheduler_views import Attempt
+
+
+class ClusterEvents:
+    queue: ActorRef[QueueMsg]
+    cache: Cache
+    objects: InMemoryObjects
+    nominator: Nominator
+    frameworks: dict[str, Framework]
+    pending: dict[str, Pod]
+    attempts: "dict[str, Attempt]"
+
+    def activate(self, pods: list[Pod]) -> None:
+        self.queue.try_tell(Activate(pods=tuple(pods)))
+
+    # --- cluster events ----------------------------------------------------------------------------
+
+    def _offer(self, msg: QueueMsg) -> None:
+        self.queue.try_tell(msg)
+
+    def _on_store_change(self, ev: WatchEvent) -> None:
+        if ev.kind == "Pod":
+            self._on_pod_change(ev)
+            return
+        if ev.type == "DELETED":
+            self.objects.delete(ev.kind, ev.obj.key)
+        else:
+            self.objects.put(ev.obj)
+        if ev.kind == "Node":
+            if ev.type == "DELETED":
+                self.cache.remove_node(ev.obj.name)
+            else:
+                self.cache.add_node(ev.obj)  # type: ignore[arg-type]
+        cluster_event = event_for(ev.kind, ev.type, ev.old, None if ev.type == "DELETED" else ev.obj)
+        if cluster_event is not None:
+            self._offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
+
+    def _on_pod_change(self, ev: WatchEvent) -> None:
+        pod: Pod = ev.obj  # type: ignore[assignment]
+        old: Pod | None = ev.old  # type: ignore[assignment]
+        if ev.type == "DELETED":
+            self.objects.delete("Pod", pod.key)
+            self.pending.pop(pod.key, None)
+            self.attempts.pop(pod.key, None)
+            self.nominator.delete(pod)
+            self.reject_waiting(pod.uid, "", "pod deleted")
+            if pod.node_name:
+                self.cache.remove_pod(pod)
+                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+            else:
+                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+            return
+        self.objects.put(pod)
+        if pod.node_name:
+            was_pending = self.pending.pop(pod.key, None) is not None
+            if pod.is_terminal:
+                self.cache.remove_pod(pod)
+                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+                return
+            assigned_before = old is not None and bool(old.node_name)
+            self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
+            if was_pending:
+                self.nominator.delete(pod)
+                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+            if not assigned_before:
+                self._offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
+            else:
+                ce = event_for("Pod", "MODIFIED", old, pod)
+                if ce is not None:
+                    scale_down = bool(ce.action & ce.action.UpdatePodScaleDown)
+                    self._offer(Move(event=ce, old=old, new=pod, cross_topology_only=not scale_down))
+            return
+        if pod.scheduler_name not in self.frameworks or pod.is_terminal:
+            return
+        known = pod.key in self.pending
+        self.pending[pod.key] = pod
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
+        elif old is not None and old.nominated_node_name and self.nominator.node_of(pod) == old.nominated_node_name:
+            self.nominator.delete(pod)  # cleared in the store (asynchronous preemption clears it there)
+        if known:
+            self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
+        else:
+            self._offer(AddPod(pod=pod))  # type: ignore[arg-type]

@@ -1,0 +1,138 @@
+"""How an attempt ends, in the Scheduler actor's loop: the failure handler
+(upstream's FailureHandler), a binding cycle's outcome (BindingDone: PostBind, or
+Unreserve + forget + the failure handler) and the attempt's metrics.
+
+A mixin of the Scheduler (actors/scheduler.py), over its state: only the
+scheduler's own loop runs it. The one exception is `binding_cancelled`, run when
+the loop itself is being cancelled (docs/decisions.md).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from actors.base import ActorRef, MailboxClosed
+from actors.binding import AssumedPod, BindingCycles, undo_assume
+from actors.clock import Clock
+from actors.events import event_for
+from actors.failure_reuse import status_write_needed
+from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE, MetricsSink
+from actors.queue.actor import Done, Move, QueueMsg, Requeue
+from actors.queue.handover import handed_over
+from actors.queue.nominator import Nominator
+from actors.scheduler_messages import BindingDone
+from actors.scheduler_views import SchedulerStats
+from actors.store import StoreClient
+from actors.store.messages import UpdatePodStatus
+from framework.api.objects import Pod
+from framework.cache import Cache
+from framework.interface import Code, QueuedPodInfo, Status
+
+if TYPE_CHECKING:
+    from actors.scheduler_views import Attempt
+
+
+class Outcomes:
+    queue: ActorRef[QueueMsg]
+    store: StoreClient
+    clock: Clock
+    metrics: MetricsSink
+    nominator: Nominator
+    stats: SchedulerStats
+    bindings: BindingCycles
+    cache: Cache
+    pending: dict[str, Pod]
+    attempts: "dict[str, Attempt]"
+    record: Callable[[str], None] | None
+
+    def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
+        """upstream's FailureHandler (handleSchedulingFailure): metrics, event,
+        requeue, pod status; the one place a failed attempt ends.
+        `started`: when the attempt's scheduling cycle began (clock seconds)."""
+        pod = qpi.pod
+        self.stats.failed += 1
+        self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
+        message = status.message()
+        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
+        self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
+        if nominated:
+            self.nominator.add(pod, nominated)
+        elif nominated == "":
+            self.nominator.delete(pod)
+        # A copy: the queue owns what it is sent; a stopped queue leaves the pod pending in the store.
+        self.queue.try_tell(Requeue(qpi=handed_over(qpi)))
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+        if status_write_needed(self.pending.get(pod.key, pod), condition, nominated):
+            self._write_status(pod, condition, nominated)
+
+    def _write_status(self, pod: Pod, condition: dict, nominated: str | None) -> None:
+        self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
+                                        condition=condition, nominated_node_name=nominated))
+
+    def _binding_done(self, a: AssumedPod, status: Status) -> None:
+        if status.is_success():
+            self._binding_succeeded(a)
+            return
+        undo_assume(a, self.cache, self.record)
+        self._binding_failed(a, status)
+
+    def binding_done(self, a: AssumedPod, status: Status) -> None:
+        """A binding cycle's outcome, as a message to this actor's loop."""
+        try:
+            self.tell(BindingDone(assumed=a, status=status))
+        except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
+            pass
+
+    def cancel_bindings(self) -> None:
+        """Stop's grace period ran out: cancel the binding cycles still running;
+        each reports its cancellation as a BindingDone this loop handles."""
+        self.bindings.cancel_all()
+
+    def binding_cancelled(self, a: AssumedPod) -> None:
+        """The scheduler's own loop is being cancelled (it did not end after its
+        binding cycles were cancelled), so no message can reach it: undo here,
+        leave the pod queued."""
+        undo_assume(a, self.cache, self.record)
+        self._binding_failed(a, Status(Code.Error, "binding cycle cancelled"))
+
+    def _binding_failed(self, a: AssumedPod, status: Status) -> None:
+        qpi = a.qpi
+        if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
+            self._attempt_ended(qpi.pod, UNSCHEDULABLE if status.is_rejected() else ERROR, a.started)
+            self.queue.try_tell(Done(pod_key=qpi.pod.key))
+            return
+        if status.is_rejected():
+            qpi.unschedulable_plugins, qpi.pending_plugins = ({status.plugin} if status.plugin else set()), set()
+        else:
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        attempt = self.attempts.get(qpi.pod.key)
+        if attempt is not None:
+            attempt.result = None
+        # Forgetting the assumed pod frees its resources, like a deleted pod. A
+        # rejected pod is requeued first and left out of the move (it would only
+        # fail again); an errored one is in flight during the move, as upstream.
+        freed = event_for("Pod", "DELETED", a.pod, None)
+        cycle = qpi.popped_cycle or None
+        if status.is_rejected():
+            self.handle_failure(qpi, status, None, a.started)
+            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
+                             after_cycle=cycle))
+        else:
+            self._offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
+            self.handle_failure(qpi, status, None, a.started)
+
+    def _binding_succeeded(self, a: AssumedPod) -> None:
+        pod = a.pod
+        self.stats.scheduled += 1
+        self._attempt_ended(pod, SCHEDULED, a.started)
+        if a.qpi.initial_attempt_timestamp is not None:
+            self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
+        self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
+        self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
+                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
+        a.fwk.run_post_bind(a.state, pod, a.node_name)
+        self.queue.try_tell(Done(pod_key=pod.key))
+        if self.record is not None:
+            self.record(f"bound:{pod.name}")
+
+    def _attempt_ended(self, pod: Pod, result: str, started: float) -> None:
+        self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))

@@ -1,0 +1,190 @@
+"""The Store's loop: one turn takes every message queued (group commit), applies
+the writes in memory, commits them to the backend in one batch, and only then
+answers the callers and tells the watchers. A message that raises has its own
+changes undone and fails alone; a batch the backend fails to commit is rolled
+back and every write in it fails. One turn takes at most
+`client_writes_per_turn` objects of client writes; while the scheduler binds,
+the store yields the event loop as long as its turn took.
+
+A mixin of the Store actor (actor.py), over its state; the handlers (`_apply`,
+`_apply_one`, `_mark`) are the Store's.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from actors.base import reject, resolve
+from actors.pacing import Pacer
+from actors.store.backend import StoreBackend, Write
+from actors.store.history import PastEvent, WatchHistory
+from actors.store.limits import StoreLimits
+from actors.store.messages import Apply, Bind, Create, Delete, StoreError, StoreMsg, Update, UpdatePodStatus, WatchEvent
+from framework.api.objects import KubeObject
+
+
+log = logging.getLogger("ksched.store")
+
+@dataclass(slots=True)
+class Batch:
+    writes: list[Write] = field(default_factory=list)
+    undo: list[tuple[str, str, KubeObject | None]] = field(default_factory=list)
+    events: list[WatchEvent] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)  # each event's weight in the watch history
+    replies: list[tuple[Any, Any]] = field(default_factory=list)  # (future, value or StoreError)
+    hidden: int = 0  # undo entries already in the store's `_committing` view (a paced Apply)
+
+
+_CLIENT_WRITES = (Create, Apply, Update, Delete)
+_SCHEDULER_WRITES = (Bind, UpdatePodStatus)
+_ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
+
+
+class Turns:
+    backend: StoreBackend
+    limits: StoreLimits
+    commits: int
+    _objects: dict[str, dict[str, KubeObject]]
+    _sorted_keys: dict[str, list[str]]
+    _committing: dict[tuple[str, str], KubeObject | None] | None
+    _deferred: collections.deque[StoreMsg]
+    _history: WatchHistory
+    _rv: int
+    _committed_rv: int
+    _work_time: Callable[[], float]
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    batched = True
+
+    async def handle_batch(self, msgs: list[StoreMsg]) -> None:
+        self._deferred.extend(msgs)
+        while self._deferred:
+            turn = self._take_turn()
+            started = self._work_time()
+            await self._turn(turn)
+            if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
+                # Client writes are waiting while the scheduler binds: give the event loop
+                # (the scheduler's cycles) as long as this turn's work took, at most 50 ms,
+                # so that a burst of applies gets at most half of it.
+                await asyncio.sleep(min(self._work_time() - started, 0.05))
+            self._deferred.extend(self.inbox.get_nowait_all())
+
+    def _take_turn(self) -> list[StoreMsg]:
+        """Everything waiting except client writes beyond the turn's budget (at
+        least one client write is always taken, whatever its size)."""
+        turn: list[StoreMsg] = []
+        rest: collections.deque[StoreMsg] = collections.deque()
+        budget = self.limits.client_writes_per_turn
+        took_client_write = client_held = False
+        # While the disk is full a turn holds deletes or other writes, not both: deletes can commit.
+        full, deleting = getattr(self.backend, "disk_full", False), None
+        for msg in self._deferred:
+            held = False
+            if full and isinstance(msg, _ALL_WRITES):
+                deleting = isinstance(msg, Delete) if deleting is None else deleting
+                held = isinstance(msg, Delete) != deleting
+            if isinstance(msg, _CLIENT_WRITES):
+                cost = len(msg.objects) if isinstance(msg, Apply) else 1
+                if held or client_held or (took_client_write and cost > budget):
+                    rest.append(msg)
+                    client_held = True  # keep the order of client writes: none passes a deferred one
+                    continue
+                budget -= cost
+                took_client_write = True
+            elif held:
+                rest.append(msg)
+                continue
+            turn.append(msg)
+        self._deferred = rest
+        return turn
+
+    async def _turn(self, msgs: list[StoreMsg]) -> None:
+        batch = Batch()
+        pacer = Pacer(timer=self._work_time)
+        for msg in msgs:
+            mark = self._mark(batch)
+            try:
+                if isinstance(msg, Apply) and len(msg.objects) > 1:
+                    value = await self._apply_paced(msg, batch, pacer)
+                else:
+                    value = self._apply(msg, batch)
+            except StoreError as e:
+                value = e
+            except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
+                # Its half-made changes go, so memory holds only what this turn commits.
+                self._undo_since(batch, mark)
+                log.exception("store: %s failed; its changes were undone", type(msg).__name__)
+                value = StoreError(f"internal error in {type(msg).__name__}: {e!r}")
+            batch.replies.append((getattr(msg, "reply", None), value))
+        self._committing = None
+        if batch.writes:
+            committing: dict[tuple[str, str], KubeObject | None] = {}
+            for kind, key, old in batch.undo:
+                committing.setdefault((kind, key), old)
+            self._committing = committing
+            try:
+                await self.backend.commit(batch.writes)
+                self.commits += 1
+                self._committed_rv = self._rv
+            except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
+                self._rollback(batch)
+                err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
+                batch.replies = [(r, err if not isinstance(v, StoreError) else v) for r, v in batch.replies]
+                batch.events.clear()
+            finally:
+                self._committing = None
+        for reply, value in batch.replies:
+            if isinstance(value, StoreError):
+                reject(reply, value)
+            else:
+                resolve(reply, value)
+        for ev, size in zip(batch.events, batch.sizes):
+            self._history.append(PastEvent.of(ev), size)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
+            self._fan_out(ev)
+            await pacer.step()
+
+    async def _apply_paced(self, msg: Apply, batch: Batch, pacer: Pacer) -> Any:
+        """An Apply of many objects, giving the event loop a turn between slices of
+        it (all or nothing still: a refused object undoes the ones before it). While
+        the loop has its turn, committed reads see the keys written so far as they
+        were before this turn (the same `_committing` view as during a commit)."""
+        mark = self._mark(batch)
+        done: list[tuple[KubeObject, str]] = []
+        hidden = self._committing if self._committing is not None else {}
+        try:
+            for i, raw in enumerate(msg.objects):
+                done.append(self._apply_one(i, raw, batch, msg.field_validation, msg.warnings))
+                if pacer.due():
+                    for kind, key, old in batch.undo[batch.hidden:]:
+                        hidden.setdefault((kind, key), old)
+                    batch.hidden = len(batch.undo)
+                    self._committing = hidden
+                    await pacer.pause()
+        except StoreError:
+            self._undo_since(batch, mark)
+            raise
+        items = [obj.raw for obj, _ in done]
+        return (items, [action for _, action in done]) if msg.with_actions else items
+
+    def _rollback(self, batch: Batch) -> None:
+        if batch.writes:
+            self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
+
+    def _undo_since(self, batch: Batch, mark: tuple[int, int, int, int]) -> None:
+        undo_at, writes_at, events_at, rv = mark
+        for kind, key, old in reversed(batch.undo[undo_at:]):
+            if old is None:
+                self._objects[kind].pop(key, None)
+                self._sorted_keys.pop(kind, None)
+            else:
+                if key not in self._objects[kind]:
+                    self._sorted_keys.pop(kind, None)
+                self._objects[kind][key] = old
+        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
+        batch.hidden = min(batch.hidden, undo_at)
+        self._rv = rv
