@@ -92,6 +92,10 @@ class FakeClock:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else None
 
+    def deadlines(self) -> list[float]:
+        """When each live timer is due, earliest first."""
+        return sorted(when for when, _, t in self._heap if not t.cancelled)
+
     def advance(self, seconds: float) -> int:
         """Move time forward by `seconds`, firing every timer that falls due;
         returns how many fired."""

@@ -39,7 +39,7 @@ from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom, WaitingSnapshot, list_waiting
 from framework.algorithm import SchedulingAlgorithm
-from framework.api.objects import Pod
+from framework.api.objects import KINDS, Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
 from framework.extender import EXTENDER_NAME
 from framework.features import FeatureGates
@@ -129,7 +129,8 @@ class Pipeline:
         await self._tg.__aenter__()
         try:
             self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
-                                           limits=self.store_limits, work_time=self.clock.work_time)
+                                           limits=self.store_limits, work_time=self.clock.work_time,
+                                           timers=self.clock)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())
@@ -170,7 +171,8 @@ class Pipeline:
                 preemption=self.preemption.ref(),
             )
             self._spawn("scheduler", self.scheduler.run())
-            await self.client.watch(self._to_scheduler)
+            # Every kind but Events: the scheduler reads none, and there is one per binding.
+            await self.client.watch(self._to_scheduler, kinds=frozenset(k for k in KINDS if k != "Event"))
 
             # PodGroup status (phase, counts, why a gang waits), written back to the store.
             self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.list_waiting, self.clock.now)

@@ -138,4 +138,5 @@ class PreemptionActor(Actor[PreemptionMsg]):
                 await self.store.delete("Pod", victim.namespace, victim.name)
             except NotFound:
                 return  # already gone
-        self.store.record_event("Pod", victim.key, "Normal", "Preempted", preempted_event_message(preemptor, job.node_name))
+        self.store.record_event("Pod", victim.key, "Normal", "Preempted", preempted_event_message(preemptor, job.node_name),
+                                victim.meta.uid)

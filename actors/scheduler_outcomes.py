@@ -53,7 +53,7 @@ class Outcomes:
         self._attempt_ended(pod, UNSCHEDULABLE if status.is_rejected() else ERROR, started)
         message = status.message()
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message)
+        self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message, pod.meta.uid)
         if nominated:
             self.nominator.add(pod, nominated)
         elif nominated == "":
@@ -128,7 +128,7 @@ class Outcomes:
             self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
         self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
-                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}")
+                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}", pod.meta.uid)
         a.fwk.run_post_bind(a.state, pod, a.node_name)
         self.queue.try_tell(Done(pod_key=pod.key))
         if self.record is not None:

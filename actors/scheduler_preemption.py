@@ -132,7 +132,7 @@ class PreemptionStep:
         if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
         s.store.record_event("Pod", victim.key, "Normal", "Preempted",
-                             preempted_event_message(preemptor, victim.node_name))
+                             preempted_event_message(preemptor, victim.node_name), victim.meta.uid)
         s.reject_waiting(victim.uid, "", "preempted")
         # DisruptionTarget first, then the delete: the store takes them in this order,
         # so a watcher sees the condition on the victim before it goes (as upstream).

@@ -24,7 +24,7 @@ same object twice is created, then configured or unchanged.
 
 What the store holds is bounded (actors.store.limits): an object's size, the watch
 history (compacted by count and bytes; a resume from before it is Expired), and
-Events (per object, in all, by age). Reads from other tasks (`read`, `read_list`)
+the stored Events (per object, in all, by age: actors.store.event_writes). Reads from other tasks (`read`, `read_list`)
 are served from the committed state at once, never waiting behind a batch's
 fsync: while a batch commits, the keys it changed read as they were before it.
 One turn takes at most `client_writes_per_turn` objects of client writes (Create,
@@ -46,7 +46,6 @@ from actors.store.messages import (
     AlreadyExists,
     BadRequest,
     Conflict,
-    EventRecord,
     Invalid,
     NotFound,
     StoreError,
@@ -60,6 +59,7 @@ from actors.store.messages import (
     GetEvents,
     ListObjects,
     RecordEvent,
+    SweepEvents,
     StoreMsg,
     Unwatch,
     Update,
@@ -68,20 +68,22 @@ from actors.store.messages import (
 )
 from actors.store.admission import admit_pod, check_priority_class
 from framework.kueue.pods import kueue_pod_defaults
-from actors.store.history import DELETE_WEIGHT, EventLog, WatchHistory
+from actors.store.history import DELETE_WEIGHT, WatchHistory
+from actors.store.event_writes import EventWrites
+from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import Watchers, Watcher as _Watcher
 from actors.store.turns import Batch as _Batch, Turns
-from actors.store.front_door import defaulted, from_client, gated_condition
+from actors.store.front_door import admission, defaulted, gated_condition
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
 from framework.api.errors import ValidationError
-from framework.api.schema import admitted
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
+from framework.api.schema import Admission
 from framework.api.validation import validate_pod_update
 
 
@@ -96,26 +98,19 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
         raise Invalid(str(e), e.field) from None
 
 
-def _checked(raw: Any, strict: bool, semantic: bool = True) -> Any:
-    """The manifest as the API server would keep it (null fields dropped), or Invalid
-    naming the first field its kind's schema (framework.api.schema) refuses."""
-    raw, errors = admitted(raw, strict, semantic)
-    _refuse(errors)
-    return raw
-
-
 def _refuse(errors: list[ValidationError]) -> None:
     """Raise Invalid for the first error (the field it names is the one to fix first)."""
     if errors:
         raise Invalid(str(errors[0]), errors[0].field)
 
 
-class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
+class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
                  rand: random.Random | None = None, *, validate_names: bool = True,
-                 limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter) -> None:
+                 limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter,
+                 timers: Clock | None = None) -> None:
         super().__init__()
         self._work_time = work_time  # how long a turn's work took (a Clock's work_time)
         self.validate_names = validate_names
@@ -129,7 +124,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
         self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
         self._watchers: dict[int, _Watcher] = {}
         self._next_watch = 1
-        self._events = EventLog(max_events=self.limits.max_events, ttl_seconds=self.limits.event_ttl_seconds)
+        self._init_events(timers)  # `timers` arms the Events' expiry (actors.store.event_writes)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self._deferred: collections.deque[StoreMsg] = collections.deque()
@@ -139,6 +134,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
     # --- life cycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
+        self._cancel_expiry()
         await self.backend.close()
 
     @property
@@ -148,10 +144,6 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
     @property
     def history(self) -> WatchHistory:
         return self._history
-
-    @property
-    def event_log(self) -> EventLog:
-        return self._events
 
     # --- synchronous reads (the owner's view, for the same event loop) -------------------
 
@@ -170,27 +162,23 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
             return None
         return self.peek(kind, *named)
 
-    def events_for(self, kind: str, key: str) -> list[EventRecord]:
-        return self._events.for_object(kind, key)
-
     # --- handlers: each returns the reply value or raises StoreError ---------------------------
 
     def _apply(self, msg: StoreMsg, batch: _Batch) -> Any:
         match msg:
             case Create(obj=raw, field_validation=fv, warnings=said):
-                return self._create(self._from_client(raw, fv, said), batch).raw
+                return self._create(raw, batch, fv, said).raw
             case Apply(objects=raws, with_actions=with_actions, field_validation=fv, warnings=said):
                 done = self._atomically(batch, lambda: [self._apply_one(i, r, batch, fv, said)
                                                         for i, r in enumerate(raws)])
                 items = [obj.raw for obj, _ in done]
                 return (items, [action for _, action in done]) if with_actions else items
             case Update(obj=raw, field_validation=fv, warnings=said):
-                raw = self._from_client(raw, fv, said)
                 current = self.stored(raw)
                 if current is None:
-                    obj = _validate(raw)
+                    obj = _validate(self._admission(raw, fv, said).raw)
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
-                return self._replace(raw, current, batch)[0].raw
+                return self._replace(raw, current, batch, fv, said)[0].raw
             case Delete(kind=kind, namespace=ns, name=name):
                 key = _key(kind, ns, name)
                 current = self._objects.get(kind, {}).get(key)
@@ -211,13 +199,11 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
                 return self._bind(ns, name, node, uid, batch).raw
             case UpdatePodStatus():
                 return self._update_pod_status(msg, batch).raw
-            case RecordEvent(kind=kind, key=key, type=etype, reason=reason, message=text):
-                about = self._objects.get(kind, {}).get(key)
-                self._events.record(kind, key, EventRecord(etype, reason, text, self._clock(),
-                                                           about.meta.uid if about is not None else ""))
-                return None
+            case RecordEvent():
+                return self._record_event(msg, batch)
+            case SweepEvents():
+                return self._sweep_events(batch)
             case GetEvents(kind=kind, key=key):
-                self._events.expire(self._clock())
                 return self._this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
                 return self._watch(kinds, from_rv, sink)
@@ -229,12 +215,12 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
 
     # --- the write path: create, replace, apply ------------------------------------------------
 
-    def _create(self, raw: Any, batch: _Batch) -> KubeObject:
-        # The schema's pass (without_nulls) makes `raw` the store's own copy, and
-        # admission copies what it changes: nothing is copied again, and the object
-        # is parsed once (a pod after its admission).
-        raw = _checked(for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names),
-                       self.validate_names)
+    def _create(self, raw: Any, batch: _Batch, fv: str | None = None, warnings: list[str] | None = None) -> KubeObject:
+        # The one admission (front_door.admission) makes `raw` the store's own copy, and
+        # priority admission copies what it changes: nothing is copied again, and the
+        # object is parsed once (a pod after its priority admission).
+        raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names)
+        raw = self._admitted(raw, fv, warnings)
         if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
             raw = self._admit_new(raw, None)  # a copy with its own spec
             if self.validate_names:  # (the conformance driver's pods stay as its cases wrote them)
@@ -249,11 +235,11 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
         return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored)
 
-    def _replace(self, raw: Any, current: KubeObject, batch: _Batch,
-                 keep_unchanged: bool = False) -> tuple[KubeObject, str]:
+    def _replace(self, raw: Any, current: KubeObject, batch: _Batch, fv: str | None = None,
+                 warnings: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = defaulted(for_replacement(_checked(raw, self.validate_names), current.raw,
+        raw = defaulted(for_replacement(self._admitted(raw, fv, warnings), current.raw,
                                         as_given=not self.validate_names))
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
@@ -270,34 +256,30 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
 
     def _apply_one(self, index: int, raw: Any, batch: _Batch, fv: str | None = None,
                    warnings: list[str] | None = None) -> tuple[KubeObject, str]:
-        try:
-            raw = self._from_client(raw, fv, warnings)
-        except BadRequest as e:
-            raise BadRequest(f"{describe(raw, index)}: {e.message}") from None
         current = self.stored(raw)  # earlier objects of the same Apply are already in place
         try:
             if current is None:
-                return self._create(raw, batch), "created"
-            return self._replace(raw, current, batch, keep_unchanged=True)
+                return self._create(raw, batch, fv, warnings), "created"
+            return self._replace(raw, current, batch, fv, warnings, keep_unchanged=True)
+        except BadRequest as e:
+            raise BadRequest(f"{describe(raw, index)}: {e.message}") from None
         except Invalid as e:
             raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
 
-    def _this_life(self, kind: str, key: str) -> list[EventRecord]:
-        """The events about the object stored under `key` now: those recorded while it
-        existed (by its uid), not a deleted namesake's (kubectl's describe selects
-        events by involvedObject.uid). With no object there, every event under the key."""
-        current = self._objects.get(kind, {}).get(key)
-        records = self.events_for(kind, key)
-        return records if current is None else [r for r in records if r.uid == current.meta.uid]
+    def _admission(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Admission:
+        """The object's one admission (actors.store.front_door.admission: decoded
+        under fieldValidation `fv` for a client's manifest, as given for in-process
+        writers when fv is None)."""
+        return admission(raw, fv, self.validate_names, lambda ns: ns in self._objects["Namespace"], warnings)
 
-    def _from_client(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
-        """A client's manifest through the front door's stage (actors.store.front_door);
-        as given for in-process writers (fv None)."""
-        if fv is None:
-            return raw
-        return from_client(raw, fv, lambda ns: ns in self._objects["Namespace"], warnings)
+    def _admitted(self, raw: Any, fv: str | None, warnings: list[str] | None) -> Any:
+        """The manifest as the API server would keep it (null fields dropped), or Invalid
+        naming the first field its kind's schema (framework.api.schema) refuses."""
+        checked = self._admission(raw, fv, warnings)
+        _refuse(checked.errors)
+        return checked.raw
 
     def _remove_contents(self, namespace: str, batch: _Batch) -> None:
         """Deleting a namespace deletes what it holds (upstream's namespace controller

@@ -66,10 +66,13 @@ class StoreClient:
             return False
         return True
 
-    def record_event(self, kind: str, key: str, type: str, reason: str, message: str) -> None:
-        self.send(RecordEvent(kind=kind, key=key, type=type, reason=reason, message=message))
+    def record_event(self, kind: str, key: str, type: str, reason: str, message: str, uid: str = "") -> None:
+        """Store a core/v1 Event about the object (fire and forget; `uid`: the object's
+        uid as the caller saw it, "" for the stored one's)."""
+        self.send(RecordEvent(kind=kind, key=key, type=type, reason=reason, message=message, uid=uid))
 
     async def events(self, kind: str, key: str) -> list[EventRecord]:
+        """The stored Events about the object under `key` in its current life (by uid)."""
         return await self._store.ask(GetEvents(kind=kind, key=key, reply=new_reply()))
 
     async def watch(self, sink: Callable[[WatchEvent], None], kinds: frozenset[str] | None = None,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from functools import lru_cache
 from typing import Any, Mapping
 
 from actors.store.messages import Invalid
@@ -79,7 +80,7 @@ def for_new_object(raw: Any, now_s: float, rand: random.Random, *, as_given: boo
     if not m.get("uid"):
         m["uid"] = str(uuid.uuid4())
     if not m.get("creationTimestamp"):
-        m["creationTimestamp"] = format_time(int(now_s) * 1_000_000_000)
+        m["creationTimestamp"] = _whole_seconds(int(now_s))
     return {**raw, "metadata": m}
 
 
@@ -124,3 +125,9 @@ def _keep_system_fields(out: Mapping[str, Any], m: dict[str, Any], current: Mapp
     if any(out.get(k) != current.get(k) for k in set(out) | set(current) if k not in ("metadata", "status")):
         gen = have_meta.get("generation")
         m["generation"] = (gen if isinstance(gen, int) and not isinstance(gen, bool) else 1) + 1
+
+
+@lru_cache(maxsize=64)
+def _whole_seconds(seconds: int) -> str:
+    """A creationTimestamp: the objects of a burst are created within a few seconds."""
+    return format_time(seconds * 1_000_000_000)

@@ -1,9 +1,12 @@
-"""What the store does to a client's manifest before validating it, on every front
-door that says how to treat unknown fields (messages.Create's field_validation):
-kube-apiserver's decode stage (framework.api.decode: apiVersion, unknown fields) and
-its NamespaceLifecycle admission (a namespaced object goes into a namespace that
-exists; `default`, `kube-system` and `kube-public` always do). In-process writers
-(the bench, the conformance driver) send no field_validation and skip this stage.
+"""The one admission of each object written to the store, for every front door
+(msgpack, REST, CLI, in-process writers): `admission` copies it without its null
+fields and walks its kind's schema once (framework.api.schema.admit). For a write
+that says how to treat unknown fields (messages.Create's field_validation), the
+same walk serves kube-apiserver's decode stage (framework.api.decode: apiVersion,
+unknown fields), followed by its NamespaceLifecycle admission (a namespaced object
+goes into a namespace that exists; `default`, `kube-system` and `kube-public`
+always do). In-process writers (the bench, the conformance driver) send no
+field_validation and skip the decode stage.
 
 Defaulting (`defaulted`) applies to every write, the pod strategy's create-time
 condition (`gated_condition`) to every pod created."""
@@ -12,25 +15,36 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from actors.store.messages import BadRequest, NotFound
-from framework.api.decode import DecodeError, decode
+from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.objects import KINDS
+from framework.api.schema import Admission, admit
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
-def from_client(raw: Any, mode: str, namespace_exists: Callable[[str], bool], warnings: list[str] | None) -> Any:
-    """`raw` decoded under fieldValidation `mode`, its warnings added to `warnings`;
-    BadRequest when it cannot be decoded, NotFound when its namespace does not exist."""
+def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
+              warnings: list[str] | None) -> Admission:
+    """`raw` admitted (framework.api.schema.admit; strict: name formats, as the
+    store's validate_names). With fieldValidation `mode` it is decoded as well:
+    BadRequest when it cannot be (a wrong apiVersion; unknown fields under Strict),
+    NotFound when its namespace does not exist; unknown fields are dropped from the
+    copy, and what the client should be told is added to `warnings`. The schema's
+    errors are the caller's to refuse (after the decode stage's, as upstream)."""
+    if mode is None:
+        return admit(raw, strict)
     try:
-        raw, said = decode(raw, mode)
+        decoded = decodable(raw, mode)
+        checked = admit(raw, strict, unknown=decoded)
+        said = unknown_field_warnings(raw, checked.unknown, mode) if decoded else []
     except DecodeError as e:
         raise BadRequest(e.message) from None
-    kind = raw.get("kind") if isinstance(raw, dict) else None
+    out = checked.raw
+    kind = out.get("kind") if isinstance(out, dict) else None
     cls = KINDS.get(kind) if isinstance(kind, str) else None
     if cls is not None and cls.namespaced:
-        meta = raw.get("metadata")
+        meta = out.get("metadata")
         ns = meta.get("namespace") if isinstance(meta, dict) else None
         ns = ns if isinstance(ns, str) and ns else "default"
         if ns not in BUILTIN_NAMESPACES and not namespace_exists(ns):
@@ -39,7 +53,7 @@ def from_client(raw: Any, mode: str, namespace_exists: Callable[[str], bool], wa
         said.append(f"ksched runs no controllers: no pods will be created from this {kind}")
     if warnings is not None:
         warnings.extend(said)
-    return raw
+    return checked
 
 
 def defaulted(raw: Any) -> Any:

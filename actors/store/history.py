@@ -1,4 +1,5 @@
-"""The store's bounded memory: watch history, compacted as etcd compacts, and Events.
+"""The store's bounded memory: watch history, compacted as etcd compacts (and the
+bounds of its stored Events, actors.store.event_writes).
 
 `WatchHistory` keeps the committed watch events a watch (or a paged list) may
 resume from, bounded both by count and by bytes (each event is weighed by its
@@ -6,10 +7,6 @@ object's encoded size). Dropping the oldest events is compaction: a resume from
 a resourceVersion at or below `compacted_rv` can no longer be served, and the
 store answers `Expired` (kube-apiserver's 410 "too old resource version"), after
 which a client lists again.
-
-`EventLog` keeps Kubernetes-style Events per object, at most `per_object` each,
-`max_events` in all and none older than `ttl_seconds` (kube-apiserver's
---event-ttl, one hour by default).
 
 Pure: no I/O, no clock of its own (times are passed in).
 """
@@ -20,14 +17,14 @@ import collections
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from actors.store.messages import EventRecord, Gone, WatchEvent
+from actors.store.messages import Gone, WatchEvent
 from framework.api.objects import KubeObject, parse_object
 
 DEFAULT_HISTORY_EVENTS = 10_000
 DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
 DEFAULT_EVENTS = 10_000
 DEFAULT_EVENT_TTL_SECONDS = 3600.0
-EVENTS_PER_OBJECT = 50
+EVENTS_PER_OBJECT = 50  # stored Events about one object (the oldest go first)
 DELETE_WEIGHT = 64  # a DELETED event holds no new object; it costs its own record
 
 
@@ -103,67 +100,3 @@ class WatchHistory:
         start = bisect.bisect_right(self._events, from_rv, key=lambda e: e[0].resource_version)
         for i in range(start, len(self._events)):
             yield self._events[i][0]
-
-
-class EventLog:
-    """Events per (kind, key), bounded per object, in all, and by age."""
-
-    __slots__ = ("per_object", "max_events", "ttl_seconds", "_by_object", "_order", "_seq", "_count")
-
-    def __init__(self, *, max_events: int = DEFAULT_EVENTS, ttl_seconds: float = DEFAULT_EVENT_TTL_SECONDS,
-                 per_object: int = EVENTS_PER_OBJECT) -> None:
-        self.per_object = per_object
-        self.max_events = max_events
-        self.ttl_seconds = ttl_seconds
-        # A list per object, not a deque: most objects have one or two records, and an
-        # empty deque alone costs ~600 bytes (at most per_object are shifted on a drop).
-        self._by_object: dict[tuple[str, str], list[tuple[int, EventRecord]]] = {}
-        self._order: collections.deque[tuple[int, tuple[str, str]]] = collections.deque()  # oldest first
-        self._seq = 0
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def record(self, kind: str, key: str, rec: EventRecord) -> None:
-        self._seq += 1
-        obj = (kind, key)
-        recs = self._by_object.get(obj)
-        if recs is None:
-            recs = self._by_object[obj] = []
-        recs.append((self._seq, rec))
-        self._order.append((self._seq, obj))
-        self._count += 1
-        if len(recs) > self.per_object:
-            del recs[0]
-            self._count -= 1
-            if len(self._order) > 2 * self._count + 16:
-                # drop the order entries of records the per-object bound removed
-                live = {seq for rs in self._by_object.values() for seq, _ in rs}
-                self._order = collections.deque(e for e in self._order if e[0] in live)
-        self.expire(rec.time)
-
-    def expire(self, now: float) -> None:
-        """Drop the oldest records while there are too many or they are too old."""
-        while self._order:
-            seq, obj = self._order[0]
-            recs = self._by_object.get(obj)
-            if not recs or recs[0][0] != seq:  # already dropped by the per-object bound
-                self._order.popleft()
-                continue
-            if self._count <= self.max_events and now - recs[0][1].time <= self.ttl_seconds:
-                return
-            self._order.popleft()
-            del recs[0]
-            self._count -= 1
-            if not recs:
-                del self._by_object[obj]
-
-    def for_object(self, kind: str, key: str) -> list[EventRecord]:
-        return [rec for _, rec in self._by_object.get((kind, key), ())]
-
-    def all(self) -> list[tuple[int, str, str, EventRecord]]:
-        """Every kept record as (sequence number, kind, key, record), oldest first."""
-        out = [(seq, kind, key, rec) for (kind, key), recs in self._by_object.items() for seq, rec in recs]
-        out.sort(key=lambda e: e[0])
-        return out

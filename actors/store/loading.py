@@ -10,9 +10,9 @@ from typing import Any, Callable, Mapping
 
 from actors.store.backend import StoreBackend
 from actors.store.fields import name_of
-from actors.store.history import EventLog, WatchHistory
+from actors.store.history import WatchHistory
 from actors.store.limits import StoreLimits
-from actors.store.messages import EventRecord
+from actors.store.messages import RecordEvent
 from actors.store.reads import key_of as _key
 from actors.store.sharing import share_containers
 from framework.api.errors import ValidationError
@@ -27,8 +27,7 @@ class Loading:
     limits: StoreLimits
     quarantined: dict[tuple[str, str], str]
     _objects: dict[str, dict[str, KubeObject]]
-    _events: EventLog
-    _clock: Callable[[], float]
+    tell: Callable[[Any], None]
     _history: WatchHistory
     _sorted_keys: dict[str, list[str]]
     _rv: int
@@ -61,11 +60,12 @@ class Loading:
 
     def _quarantine(self, raw: Any, why: str, key: str = "") -> None:
         """Leave a stored object that no longer validates out of the store (it stays in
-        the backend until a write replaces it), with a log line and a Warning event."""
+        the backend until a write replaces it), with a log line and a Warning event
+        (written by the store's first turn)."""
         kind = str(raw.get("kind")) if isinstance(raw, Mapping) else "?"
         named = name_of(raw)
         key = key or (_key(kind, *named) if named is not None else "?")
         self.quarantined[(kind, key)] = why
         log.warning("quarantined stored %s %s: %s", kind, key, why)
-        self._events.record(kind, key, EventRecord(
-            "Warning", "Quarantined", f"stored {kind} {key} is not valid and is not served: {why}", self._clock()))
+        self.tell(RecordEvent(kind=kind, key=key, type="Warning", reason="Quarantined",
+                              message=f"stored {kind} {key} is not valid and is not served: {why}"))

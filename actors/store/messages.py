@@ -78,13 +78,18 @@ class WatchEvent:
 
 @dataclass(slots=True)
 class EventRecord:
-    """A Kubernetes-style Event about one object (Scheduled, FailedScheduling, Preempted)."""
+    """A stored core/v1 Event about one object (Scheduled, FailedScheduling, Preempted),
+    as GetEvents answers it."""
 
     type: str  # Normal | Warning
     reason: str
     message: str
-    time: float
+    time: float  # when it was last seen (lastTimestamp)
     uid: str = ""  # the object's uid when it was recorded ("": no such object then)
+    count: int = 1  # how often it was seen (repeats fold into one stored Event)
+    first_time: float | None = None  # when it was first seen (firstTimestamp)
+    source: str = ""  # source.component
+    name: str = ""  # the stored Event's metadata.name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,11 +179,23 @@ class UpdatePodStatus:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordEvent:
+    """Store a core/v1 Event about (kind, key), or count a repeat of it (fire and
+    forget). `uid`: the object's uid as the sender saw it ("": the stored object's)."""
+
     kind: str
     key: str
     type: str  # Normal | Warning
     reason: str
     message: str
+    uid: str = ""
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepEvents:
+    """Delete the expired Events and the oldest beyond the bounds (the store sends it
+    to itself: the expiry timer, a commit past a bound)."""
+
     reply: Reply | None = None
 
 
@@ -204,4 +221,4 @@ class Unwatch:
 
 
 StoreMsg = Union[Create, Apply, Update, Delete, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
-                 Watch, Unwatch]
+                 SweepEvents, Watch, Unwatch]

@@ -63,15 +63,10 @@ class StoreReader:
     def commits(self) -> int:
         return self._store.commits
 
-    def event_records(self) -> list[tuple[int, str, str, Any]]:
-        """Every kept event as (sequence number, kind, key, record), oldest first."""
-        return self._store._events.all()
-
 
 class CommittedReads:
     _objects: dict[str, dict[str, KubeObject]]
     _rv: int
-    _events: Any
     commits: int
     _committing: dict[tuple[str, str], KubeObject | None] | None
     _committed_rv: int

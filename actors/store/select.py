@@ -41,6 +41,12 @@ KIND_FIELDS: dict[str, dict[str, Any]] = {
             "status.nominatedNodeName": lambda o: o.nominated_node_name},
     "Node": {"spec.unschedulable": lambda o: _section(o, "spec", "unschedulable", "false")},
     "Namespace": {"status.phase": lambda o: _section(o, "status", "phase", "Active")},
+    # core/v1 Event (upstream's event strategy: ToSelectableFields)
+    "Event": {**{f"involvedObject.{k}": (lambda o, k=k: _section(o, "involvedObject", k))
+                 for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+              "reason": lambda o: o.raw.get("reason") or "", "type": lambda o: o.raw.get("type") or "",
+              "reportingComponent": lambda o: o.raw.get("reportingComponent") or "",
+              "source": lambda o: _section(o, "source", "component")},
 }
 POD_FIELDS = frozenset(KIND_FIELDS["Pod"])
 FIELDS = POD_FIELDS | META_FIELDS

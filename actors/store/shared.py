@@ -246,6 +246,7 @@ class SharedStore(Store):
 
     def _new_group(self) -> tuple[_Batch, list[Any]]:
         self._fenced.clear()
+        self._take_recorded()
         return _Batch(), []
 
     def _apply_one_request(self, msg: Any, batch: _Batch) -> Any:

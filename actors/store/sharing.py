@@ -3,27 +3,29 @@
 Stored raw dicts are never changed in place (a new version copies what it
 changes), so a part two objects hold equal can be one object. Pods made from one
 template carry the same `spec.containers` (in a small pod, about a third of its
-raw dict): the store keeps one list for all of them. Bounded, and keyed by a
-typed form of the value, so 1, 1.0 and True (equal in Python) are never merged.
+raw dict): the store keeps one list for all of them. Bounded, and keyed by the
+value's exact encoding (msgpack with exact types), so 1, 1.0 and True (equal in
+Python) are never merged.
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any
+
+import msgpack
 
 MAX_SHARED = 4096
 
-_CONTAINERS: dict[Hashable, list[Any]] = {}
+_CONTAINERS: dict[bytes, list[Any]] = {}
 
 
-def frozen(value: Any) -> Hashable:
-    """A hashable form of a JSON value that only an identical value shares (the
-    store checks nesting depth before, so the recursion is bounded)."""
-    t = type(value)
-    if t is dict:
-        return (dict, tuple((k, frozen(v)) for k, v in value.items()))
-    if t is list:
-        return (list, tuple(frozen(v) for v in value))
-    return (t, value)
+def exact_key(value: Any) -> bytes | None:
+    """A key only an identical JSON value shares (msgpack keeps 1, 1.0 and True, str
+    and bytes apart, and with strict_types takes no tuple or subclass); None for a
+    value it cannot encode so (such a value is not shared)."""
+    try:
+        return msgpack.packb(value, use_bin_type=True, strict_types=True)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def share_containers(raw: dict[str, Any]) -> None:
@@ -33,7 +35,9 @@ def share_containers(raw: dict[str, Any]) -> None:
     containers = spec.get("containers") if type(spec) is dict else None
     if type(containers) is not list or not containers:
         return
-    key = frozen(containers)
+    key = exact_key(containers)
+    if key is None:
+        return
     shared = _CONTAINERS.get(key)
     if shared is None:
         if len(_CONTAINERS) >= MAX_SHARED:

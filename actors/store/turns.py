@@ -22,7 +22,9 @@ from actors.pacing import Pacer
 from actors.store.backend import StoreBackend, Write
 from actors.store.history import PastEvent, WatchHistory
 from actors.store.limits import StoreLimits
-from actors.store.messages import Apply, Bind, Create, Delete, StoreError, StoreMsg, Update, UpdatePodStatus, WatchEvent
+from actors.store.messages import (
+    Apply, Bind, Create, Delete, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
+)
 from framework.api.objects import KubeObject
 
 
@@ -41,6 +43,7 @@ class Batch:
 _CLIENT_WRITES = (Create, Apply, Update, Delete)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
+_DELETES = (Delete, SweepEvents)
 
 
 class Turns:
@@ -55,6 +58,8 @@ class Turns:
     _rv: int
     _committed_rv: int
     _work_time: Callable[[], float]
+    events_dropped: int
+    _take_recorded: Callable[[], None]
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -84,9 +89,12 @@ class Turns:
         full, deleting = getattr(self.backend, "disk_full", False), None
         for msg in self._deferred:
             held = False
-            if full and isinstance(msg, _ALL_WRITES):
-                deleting = isinstance(msg, Delete) if deleting is None else deleting
-                held = isinstance(msg, Delete) != deleting
+            if full and isinstance(msg, RecordEvent):
+                self.events_dropped += 1  # best effort, as upstream's recorder: not while the disk is full
+                continue
+            if full and isinstance(msg, _ALL_WRITES + (SweepEvents,)):
+                deleting = isinstance(msg, _DELETES) if deleting is None else deleting
+                held = isinstance(msg, _DELETES) != deleting
             if isinstance(msg, _CLIENT_WRITES):
                 cost = len(msg.objects) if isinstance(msg, Apply) else 1
                 if held or client_held or (took_client_write and cost > budget):
@@ -104,6 +112,7 @@ class Turns:
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
         batch = Batch()
+        self._take_recorded()
         pacer = Pacer(timer=self._work_time)
         for msg in msgs:
             mark = self._mark(batch)

@@ -23,3 +23,5 @@ __all__ = [
 
 # Kueue's kinds register themselves in KINDS (framework.api.kueue_kinds).
 from framework.api import kueue_kinds  # noqa: E402,F401
+# core/v1 Event registers itself in KINDS (framework.api.event).
+from framework.api import event  # noqa: E402,F401

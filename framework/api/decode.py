@@ -1,15 +1,16 @@
 """kube-apiserver's decode stage, before validation: the manifest's apiVersion must
 serve its kind, and fields its kind does not have are refused, reported or dropped
 per the request's fieldValidation (Strict, Warn, Ignore), as upstream's strict
-decoding does. No I/O; the store calls `decode` for every client write that says
-how to treat unknown fields (framework.api.schema marks which objects are closed).
+decoding does. No I/O. The store checks every client write that says how to treat
+unknown fields: `decodable` before the object's one admission
+(framework.api.schema.admit, which finds the unknown fields in the same walk as its
+errors: the schema marks which objects are closed), `unknown_field_warnings` after.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from framework.api.schema import unknown_fields, without_nulls
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
@@ -41,34 +42,38 @@ def check_field_validation(mode: str) -> str:
     return mode
 
 
-def decode(raw: Any, mode: str) -> tuple[Any, list[str]]:
-    """`raw` as kube-apiserver decodes it under fieldValidation `mode`: (the manifest,
-    with unknown fields dropped under Warn and Ignore, as a copy; warnings). Raises
-    DecodeError for a missing apiVersion, one that does not serve the kind, and under
-    Strict for unknown fields (every one named). A manifest that is not a map or
-    has no kind is left to validation (which names what is wrong)."""
+def decodable(raw: Any, mode: str) -> bool:
+    """The checks of kube-apiserver's decode that need no walk of the object: False
+    for a manifest that is not a map or has no kind this stage knows (validation
+    names what is wrong), or a non-string apiVersion (the schema names its type).
+    Raises DecodeError for a fieldValidation that is none of FIELD_VALIDATION, a
+    missing apiVersion and one that does not serve the kind."""
     check_field_validation(mode)
     if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or raw["kind"] not in GROUP_VERSIONS:
-        return raw, []
+        return False
     kind, version = raw["kind"], raw.get("apiVersion")
     if version is None or version == "":
         raise DecodeError(f"Object 'apiVersion' is missing in '{_compact(raw)}'")
     if not isinstance(version, str):
-        return raw, []  # the schema names the wrong type
+        return False
     if version != GROUP_VERSIONS[kind]:
         raise DecodeError(f"the API version in the data ({version}) does not match the expected API version "
                           f"({GROUP_VERSIONS[kind]})")
-    raw = without_nulls(raw)  # the store's own copy: dropping fields below changes no one else's map
-    unknown = sorted(unknown_fields(raw), key=lambda u: u[0])
+    return True
+
+
+def unknown_field_warnings(raw: dict[str, Any], unknown: list[str], mode: str) -> list[str]:
+    """What fieldValidation `mode` makes of the unknown fields of a decodable `raw`
+    (their paths, sorted): under Strict a DecodeError naming every one; under Warn
+    a warning each; under Ignore nothing (the caller has dropped them)."""
     if not unknown:
-        return raw, []
-    named = [f'unknown field "{path}"' for path, _, _ in unknown]
+        return []
+    named = [f'unknown field "{path}"' for path in unknown]
     if mode == "Strict":
+        kind, version = raw["kind"], raw["apiVersion"]
         raise DecodeError(f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {kind}: '
                           f"strict decoding error: {', '.join(named)}")
-    for _, holder, key in unknown:
-        holder.pop(key, None)
-    return raw, named if mode == "Warn" else []
+    return named if mode == "Warn" else []
 
 
 def _compact(raw: Any) -> str:

@@ -5,6 +5,7 @@ import asyncio
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, AsyncIterator, TypeVar
 
+from actors.clock import FakeClock
 from actors.store import Store
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
@@ -14,9 +15,13 @@ S = TypeVar("S", bound=Store)
 
 
 def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
-            limits: StoreLimits | None = None) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
-    """A loaded, running Store on `backend` (a new in-memory one by default)."""
-    return serving(Store(backend, validate_names=validate_names, limits=limits))
+            limits: StoreLimits | None = None,
+            clock: FakeClock | None = None) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
+    """A loaded, running Store on `backend` (a new in-memory one by default); with
+    `clock`, the store reads time and arms its timers on it."""
+    if clock is None:
+        return serving(Store(backend, validate_names=validate_names, limits=limits))
+    return serving(Store(backend, validate_names=validate_names, limits=limits, clock=clock.now, timers=clock))
 
 
 @asynccontextmanager

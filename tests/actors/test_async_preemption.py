@@ -23,7 +23,8 @@ GATE_OFF = {"apiVersion": API, "kind": "KubeSchedulerConfiguration",
 
 
 def events(p: Pipeline, name: str) -> list[tuple[str, str]]:
-    return [(e.reason, e.message) for e in p.store.events_for("Pod", f"default/{name}")]
+    """(reason, message) per time seen (a repeat counts up one stored event)."""
+    return [(e.reason, e.message) for e in p.store.events_for("Pod", f"default/{name}") for _ in range(e.count)]
 
 
 async def preempt_two(p: Pipeline, seen: list[WatchEvent]) -> None:

@@ -1,6 +1,5 @@
 """What the store holds is bounded, and reads never wait for a commit: object size,
-watch history compacted by count and bytes (Expired), Events by count and age,
-paged lists at one resourceVersion, committed reads while a batch commits, and
+watch history compacted by count and bytes (Expired), paged lists at one resourceVersion, committed reads while a batch commits, and
 client writes taking turns with bindings."""
 from __future__ import annotations
 
@@ -12,11 +11,11 @@ import pytest
 
 from actors.store import Gone, Invalid, NotFound, Store, StoreClient
 from actors.store.backend import Write
-from actors.store.history import EventLog, WatchHistory
+from actors.store.history import WatchHistory
 from actors.store.limits import StoreLimits
 from actors.store.memory import InMemoryBackend
 from actors.base import new_reply
-from actors.store.messages import Apply, Bind, EventRecord, TooLarge, WatchEvent
+from actors.store.messages import Apply, Bind, TooLarge, WatchEvent
 
 from tests.actors.store_helpers import pod, serving
 
@@ -101,44 +100,6 @@ def test_history_since_returns_the_events_after_a_version_in_order() -> None:
     h.check(4)
     with pytest.raises(Gone):
         h.check(3)
-
-
-# --- events ------------------------------------------------------------------------------------
-
-
-def rec(t: float, reason: str = "Scheduled") -> EventRecord:
-    return EventRecord("Normal", reason, "m", t)
-
-
-def test_events_are_bounded_per_object_in_all_and_by_age() -> None:
-    log = EventLog(max_events=5, ttl_seconds=100, per_object=3)
-    for i in range(4):
-        log.record("Pod", "a", rec(i, f"r{i}"))
-    assert [r.reason for r in log.for_object("Pod", "a")] == ["r1", "r2", "r3"]  # per object
-    for i in range(3):
-        log.record("Pod", f"b{i}", rec(10 + i))
-    assert len(log) == 5 and [r.reason for r in log.for_object("Pod", "a")] == ["r2", "r3"]  # in all: oldest go
-    log.record("Pod", "c", rec(111))  # more than 100 s after the oldest ones
-    assert [k for k in ("a", "b0", "b1", "b2", "c") if log.for_object("Pod", k)] == ["b1", "b2", "c"]
-    assert len(log) == 3
-
-
-async def test_events_older_than_their_time_to_live_are_not_served() -> None:
-    now = [0.0]
-    async with running(StoreLimits(event_ttl_seconds=60), clock=lambda: now[0]) as (store, c):
-        c.record_event("Pod", "default/p", "Normal", "Scheduled", "bound")
-        assert [r.reason for r in await c.events("Pod", "default/p")] == ["Scheduled"]
-        now[0] = 61.0
-        assert await c.events("Pod", "default/p") == []
-        assert len(store.event_log) == 0
-
-
-def test_one_noisy_object_does_not_grow_the_event_log_without_bound() -> None:
-    log = EventLog(max_events=1000, ttl_seconds=1e9, per_object=2)
-    log.record("Pod", "quiet", rec(0))
-    for i in range(10_000):
-        log.record("Pod", "noisy", rec(i))
-    assert len(log) == 3 and len(log._order) < 100
 
 
 # --- pages -------------------------------------------------------------------------------------

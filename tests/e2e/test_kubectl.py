@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.e2e.conftest import poll
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed (the Kubernetes API e2e test "
@@ -132,8 +133,13 @@ def _kubectl_commands(k: Kubectl) -> None:
     described = k("describe", "pod", "p1", "-n", "demo")
     assert "Scheduled" in described and "Successfully assigned demo/p1 to node-a" in described
     assert "p1" in k("describe", "node", "node-a").split("Non-terminated Pods:")[1]
-    events = k("get", "events", "-n", "demo")
-    assert "Scheduled" in events and "pod/p1" in events
+    events = _rows(k("get", "events", "-n", "demo"))
+    assert events[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any(r[1:4] == ["Normal", "Scheduled", "pod/p1"] for r in events[1:])
+    only_p1 = _rows(k("get", "events", "-n", "demo", "--field-selector", "involvedObject.name=p1"))
+    assert only_p1[1:] and all(r[3] == "pod/p1" for r in only_p1[1:])
+    assert _rows(k("get", "events", "-n", "demo", "--field-selector", "involvedObject.name=nobody",
+                   check=False)) == [["No", "resources", "found", "in", "demo", "namespace."]]
 
     assert k("label", "pod", "p1", "-n", "demo", "tier=fe").strip() == "pod/p1 labeled"
     assert k("annotate", "pod", "p1", "-n", "demo", "note=hello").strip() == "pod/p1 annotated"
@@ -162,6 +168,13 @@ def _kubectl_commands(k: Kubectl) -> None:
 
     assert 'pod "p2" deleted' in k("delete", "pod", "p2", "-n", "demo", "--timeout=30s")
     assert 'pods "p2" not found' in k("get", "pod", "p2", "-n", "demo", check=False)
+    # p2 again under its name: describe shows the new life's Scheduled event only (by uid)
+    k("apply", "-f", k.file("p2.yaml", POD.format(name="p2")))
+    assert "condition met" in k("wait", "--for=condition=PodScheduled", "pod/p2", "-n", "demo", "--timeout=30s")
+    both = lambda: _rows(k("get", "events", "-n", "demo", "--field-selector",  # noqa: E731
+                           "involvedObject.name=p2,reason=Scheduled"))[1:]
+    poll(lambda: len(both()) == 2 or None, "both lives' Scheduled events", attempts=100)
+    assert k("describe", "pod", "p2", "-n", "demo").split("Events:")[1].count("Successfully assigned demo/p2") == 1
     assert k("get", "--raw", "/readyz").startswith("ok")
 
 
@@ -200,7 +213,7 @@ def _python_client(kubeconfig: Path) -> None:
 
     api = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
     listed = api.list_namespaced_pod("demo")
-    assert {p.metadata.name for p in listed.items} == {"p1", "p3"}
+    assert {p.metadata.name for p in listed.items} == {"p1", "p2", "p3"}
     theirs = client.V1Pod(metadata=client.V1ObjectMeta(name="theirs", namespace="demo"),
                           spec=client.V1PodSpec(scheduler_name="another-scheduler",
                                                 containers=[client.V1Container(name="c", image="x")]))
@@ -225,6 +238,27 @@ def _python_client(kubeconfig: Path) -> None:
                                       target=client.V1ObjectReference(kind="Node", name="node-b")),
                                       _preload_content=False)
     assert refused.value.status == 403
+    _python_client_events(api, watch)
+
+
+def _python_client_events(api: Any, watch: Any) -> None:
+    """list_namespaced_event with a field selector, and a watch on events from a resourceVersion."""
+    p1 = api.read_namespaced_pod("p1", "demo")
+    listed = api.list_namespaced_event("demo", field_selector=f"involvedObject.uid={p1.metadata.uid}")
+    assert [(e.reason, e.involved_object.name, e.source.component, e.count) for e in listed.items] == [
+        ("Scheduled", "p1", "default-scheduler", 1)]
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p4", "namespace": "demo"},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]}}
+    w = watch.Watch()
+    seen = []
+    rv = api.list_namespaced_event("demo").metadata.resource_version
+    api.create_namespaced_pod("demo", body)
+    for event in w.stream(api.list_namespaced_event, "demo", resource_version=rv,
+                          field_selector="involvedObject.name=p4", timeout_seconds=30):
+        seen.append((event["type"], event["object"].reason, event["object"].involved_object.name))
+        if event["object"].reason == "Scheduled":
+            w.stop()
+    assert ("ADDED", "Scheduled", "p4") in seen
 
 
 def test_kubectl_over_https_with_a_token_and_the_kubeconfig_the_daemon_writes(daemon_factory, tmp_path: Path) -> None:

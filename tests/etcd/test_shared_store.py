@@ -195,3 +195,18 @@ def test_every_kind_has_a_key_that_maps_back_to_it() -> None:
     assert layout.parse(b"/registry/leases/kube-system/kube-scheduler") is None
     assert layout.parse(b"/other/pods/a/b") is None
 
+
+
+async def test_an_event_recorded_through_one_daemon_is_stored_in_etcd_and_counted_up_through_the_other(
+        make_backend, etcd_settings) -> None:
+    async with running(make_backend()) as (_, a), running(make_backend()) as (sb, b):
+        seen = Recorder()
+        await b.watch(seen, kinds=frozenset({"Event"}))
+        made = await a.create(pod("p"))
+        a.record_event("Pod", "default/p", "Warning", "FailedScheduling", "0/1 nodes are available")
+        [event] = [e for e in await a.events("Pod", "default/p")]
+        await seen.until_event("ADDED", f"default/{event.name}")
+        stored, _ = await raw_get(etcd_settings, f"{etcd_settings.prefix}/events/default/{event.name}")
+        assert stored["involvedObject"]["uid"] == made["metadata"]["uid"]
+        b.record_event("Pod", "default/p", "Warning", "FailedScheduling", "0/1 nodes are available")
+        assert [(e.name, e.count) for e in await b.events("Pod", "default/p")] == [(event.name, 2)]

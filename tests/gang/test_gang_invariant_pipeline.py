@@ -128,7 +128,8 @@ async def check_liveness(p: Pipeline, clock: FakeClock) -> list[str]:
         return [f"not at rest {REST_WITHIN} s after the last change: {await p.pending_counts()}"]
     leftover = p.queue.queue.next_leftover_ns()
     flush = clock_time_at(leftover) if leftover is not None else None
-    due = clock.next_deadline()
+    # the store's Event expiry (the TTL, an hour) is no scheduling timer
+    due = next((d for d in clock.deadlines() if d != p.store.events_expire_at), None)
     if due is not None and (flush is None or due < flush):
         return [f"at rest, a timer is due at +{due - clock.now():.3f} s, before the pool's flush"]
     if flush is None:

@@ -74,7 +74,7 @@ async def test_stats_report_objects_queue_and_scheduler_counters(cluster):
     await c.apply([node("n1", cpu="1"), pod("a", cpu="500m"), pod("b", cpu="2")])
     await pipeline.settle()
     stats = await c.stats()
-    assert stats["objects"] == {"Node": 1, "Pod": 2}
+    assert stats["objects"] == {"Node": 1, "Pod": 2, "Event": 2}  # a Scheduled, b FailedScheduling (repeats count up)
     assert stats["scheduler"]["scheduled"] == 1 and stats["scheduler"]["failed"] >= 1
     assert stats["queue"]["unschedulable"] + stats["queue"]["backoff"] == 1
     assert stats["phase"] == "running" and stats["profiles"] == ["default-scheduler"]

@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator
 import aiohttp
 import pytest
 
-from actors.store import Store
+from actors.store import Store, StoreClient
 from actors.store.memory import InMemoryBackend
 from actors.store.messages import RecordEvent
 from transport.http.app import HttpDeps, make_http_app, start_http
@@ -212,11 +212,17 @@ async def test_bindings_only_for_pods_no_ksched_profile_serves(api):
                                                 'pod theirs is already assigned to node "n1"')
 
 
+async def _recorded(api: Api) -> None:
+    """The events told to the store are committed (an ask after them is answered after their commit)."""
+    await StoreClient(api.store).events("Pod", "demo/none")
+
+
 async def test_events_are_listed_with_involved_object_selectors(api):
     _, p = await api.call("POST", "/api/v1/namespaces/demo/pods", pod("p1", namespace="demo"))
     api.store.tell(RecordEvent(kind="Pod", key="demo/p1", type="Normal", reason="Scheduled",
                                message="Successfully assigned demo/p1 to n1"))
     api.store.tell(RecordEvent(kind="Pod", key="demo/p2", type="Warning", reason="FailedScheduling", message="no"))
+    await _recorded(api)
     uid = p["metadata"]["uid"]
     _, evs = await api.call("GET", "/api/v1/namespaces/demo/events?fieldSelector=involvedObject.name%3Dp1,"
                                    f"involvedObject.namespace%3Ddemo,involvedObject.uid%3D{uid}")
@@ -224,6 +230,53 @@ async def test_events_are_listed_with_involved_object_selectors(api):
         ("Scheduled", uid, "default-scheduler")]
     _, evs = await api.call("GET", "/api/v1/events?fieldSelector=type!%3DNormal")
     assert [e["reason"] for e in evs["items"]] == ["FailedScheduling"]
+    name = evs["items"][0]["metadata"]["name"]
+    assert name.startswith("p2.") and evs["items"][0]["count"] == 1
+    status, one = await api.call("GET", f"/api/v1/namespaces/demo/events/{name}")
+    assert status == 200 and one["metadata"]["resourceVersion"] == evs["items"][0]["metadata"]["resourceVersion"]
+    status, err = await api.call("GET", "/api/v1/events?fieldSelector=involvedObject.color%3Dred")
+    assert status == 400 and "involvedObject.color" in err["message"]
+
+
+async def test_a_pod_created_again_lists_only_its_new_lifes_events_by_uid_and_events_are_watched(api):
+    _, old = await api.call("POST", "/api/v1/namespaces/demo/pods", pod("p1", namespace="demo"))
+    api.store.tell(RecordEvent(kind="Pod", key="demo/p1", type="Warning", reason="FailedScheduling", message="old"))
+    await _recorded(api)
+    await api.call("DELETE", "/api/v1/namespaces/demo/pods/p1")
+    _, new = await api.call("POST", "/api/v1/namespaces/demo/pods", pod("p1", namespace="demo"))
+    _, listed = await api.call("GET", "/api/v1/namespaces/demo/events")
+    watch = asyncio.ensure_future(_watch_lines(
+        api, "/api/v1/namespaces/demo/events?watch=true&fieldSelector=involvedObject.name%3Dp1"
+             f"&resourceVersion={listed['metadata']['resourceVersion']}", 1))
+    api.store.tell(RecordEvent(kind="Pod", key="demo/p1", type="Normal", reason="Scheduled", message="new"))
+    [added] = await asyncio.wait_for(watch, 10)
+    assert (added["type"], added["object"]["reason"]) == ("ADDED", "Scheduled")
+    uid = new["metadata"]["uid"]
+    _, evs = await api.call("GET", "/api/v1/namespaces/demo/events?fieldSelector=involvedObject.name%3Dp1,"
+                                   f"involvedObject.namespace%3Ddemo,involvedObject.uid%3D{uid}")
+    assert [e["message"] for e in evs["items"]] == ["new"]
+    _, evs = await api.call("GET", "/api/v1/namespaces/demo/events?fieldSelector=involvedObject.uid%3D"
+                                   + old["metadata"]["uid"])
+    assert [e["message"] for e in evs["items"]] == ["old"]
+
+
+async def test_events_print_kubectls_columns_and_a_client_may_create_one_in_its_objects_namespace(api):
+    body = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "n1.abc", "namespace": "default"},
+            "involvedObject": {"kind": "Node", "name": "n1"}, "reason": "Rebooted", "type": "Warning",
+            "message": "node n1 rebooted", "source": {"component": "kubelet", "host": "n1"}, "count": 3,
+            "firstTimestamp": "2020-01-01T00:00:00Z", "lastTimestamp": "2020-01-01T00:00:00Z"}
+    status, made = await api.call("POST", "/api/v1/namespaces/default/events", body)
+    assert status == 201 and made["count"] == 3
+    wrong = {**body, "metadata": {"name": "x.1"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "demo"}}
+    status, err = await api.call("POST", "/api/v1/namespaces/default/events", wrong)
+    assert status == 422 and "involvedObject.namespace" in err["message"]
+    status, tbl = await api.call("GET", "/api/v1/namespaces/default/events",
+                                 accept="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert [c["name"] for c in tbl["columnDefinitions"]] == [
+        "Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"]
+    cells = tbl["rows"][0]["cells"]
+    assert cells[1:7] == ["Warning", "Rebooted", "node/n1", "", "kubelet, n1", "node n1 rebooted"]
+    assert cells[8:] == [3, "n1.abc"]
 
 
 async def _watch_lines(api: Api, path: str, n: int, accept: str = "application/json") -> list[dict[str, Any]]:
@@ -300,7 +353,7 @@ async def test_delete_collection_unknown_paths_and_verbs_a_resource_does_not_hav
     assert status == 404 and err["reason"] == "NotFound"
     status, err = await api.call("GET", "/api/v1/pods/b")  # a namespaced item needs its namespace
     assert status == 404
-    status, err = await api.call("POST", "/api/v1/namespaces/demo/events", {"reason": "x"})
+    status, err = await api.call("GET", "/api/v1/namespaces/demo/bindings")
     assert status == 405 and err["reason"] == "MethodNotAllowed"
     status, err = await api.call("PUT", "/api/v1/namespaces/demo/pods/b/binding", {})
     assert status == 405
@@ -308,3 +361,12 @@ async def test_delete_collection_unknown_paths_and_verbs_a_resource_does_not_hav
     assert status == 400 and "dryRun" in err["message"]
     _, left = await api.call("GET", "/api/v1/namespaces/demo/pods")
     assert [p["metadata"]["name"] for p in left["items"]] == ["b"]  # the dry run stored nothing
+
+
+async def test_an_object_stored_without_its_namespace_is_served_in_default_so_describe_finds_its_events(api):
+    await StoreClient(api.store).create({"kind": "Pod", "metadata": {"name": "bare"},
+                                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    _, got = await api.call("GET", "/api/v1/namespaces/default/pods/bare")
+    assert got["metadata"]["namespace"] == "default"
+    _, listed = await api.call("GET", "/api/v1/pods")
+    assert [p["metadata"].get("namespace") for p in listed["items"] if p["metadata"]["name"] == "bare"] == ["default"]

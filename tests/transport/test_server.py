@@ -290,3 +290,18 @@ async def test_a_client_that_sends_and_half_closes_still_gets_every_reply(daemon
         replies.append(frame)
     assert sorted(r["id"] for r in replies) == list(range(50)) and all(r["ok"] for r in replies)
     await raw.close()
+
+
+async def test_an_apply_asking_for_the_compact_reply_gets_names_and_actions_not_the_objects(daemon):
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([node("n1")])
+        result = await c.request("apply", objects=[node("n1"), node("n2"), pod("p1")], compact=True)
+        with pytest.raises(ApiError) as err:
+            await c.request("apply", objects=[node("n3")], compact="yes")
+        stored, _ = await c.list("Node")
+    assert "items" not in result and result["compact"] is True
+    assert result["actions"] == ["unchanged", "created", "created"]
+    assert result["names"] == ["/n1", "/n2", "default/p1"] and result["counts"] == {"unchanged": 1, "created": 2}
+    assert result["resourceVersion"] == 3
+    assert err.value.reason == Reason.INVALID and err.value.message == "compact: must be a boolean, got str"
+    assert sorted(n["metadata"]["name"] for n in stored) == ["n1", "n2"]

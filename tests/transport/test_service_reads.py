@@ -17,7 +17,7 @@ def _attributes(path: Path) -> list[ast.Attribute]:
 
 
 def test_the_reader_offers_reads_only() -> None:
-    assert PUBLIC_READS == {"read", "read_list", "peek", "count", "resource_version", "commits", "event_records"}
+    assert PUBLIC_READS == {"read", "read_list", "peek", "count", "resource_version", "commits"}
 
 
 def test_service_and_the_kube_api_touch_no_store_field_and_read_only_the_published_interface() -> None:

@@ -55,6 +55,11 @@ VALID: dict[str, dict[str, Any]] = {
     "VolumeAttachment": {"kind": "VolumeAttachment", "metadata": {"name": "va"},
                          "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
                                   "source": {"persistentVolumeName": "pv"}}},
+    "Event": {"kind": "Event", "metadata": {"name": "p.17d2", "namespace": "default"},
+              "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p", "uid": "u1", "apiVersion": "v1"},
+              "reason": "Scheduled", "message": "Successfully assigned default/p to n1", "type": "Normal",
+              "source": {"component": "default-scheduler"}, "count": 1, "firstTimestamp": "2024-01-01T00:00:00Z",
+              "lastTimestamp": "2024-01-01T00:00:00Z"},
 }
 
 

@@ -55,7 +55,7 @@ async def test_stored_objects_that_do_not_validate_are_quarantined_with_an_event
         assert "namespace" not in store.peek("Pod", "default", "namespace-null").raw["metadata"]
         assert not store.peek_all("Node")
         assert set(store.quarantined) == {(k, key) for k, key, _ in malformed_objects() if key not in HARMLESS}
-        events = store.events_for("Pod", "default/conditions-null")
+        events = await c.events("Pod", "default/conditions-null")
         assert [(e.type, e.reason) for e in events] == [("Warning", "Quarantined")]
         assert "status.conditions[0]: Invalid value" in events[0].message
         assert "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight" in \

@@ -144,7 +144,8 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
                 objects = [_in_namespace(o, args.namespace) for o in objects]
             no_generate_name(objects)
             outcome.groups += [ref(o) for o in objects if o.get("kind") == "PodGroup"]
-            request = client.request("apply", objects=objects, fieldValidation=VALIDATE[args.validate])
+            # compact: the reply names each object and its action; the stored objects are not sent back
+            request = client.request("apply", objects=objects, fieldValidation=VALIDATE[args.validate], compact=True)
             inflight.append((objects, asyncio.ensure_future(request)))
             progress.update(chunk[-1], outcome.applied)
             await asyncio.sleep(0)  # let replies that arrived be read

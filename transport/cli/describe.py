@@ -37,13 +37,24 @@ def _conditions(raw: Mapping[str, Any]) -> list[str]:
     return ["Conditions:", _indent(table(["TYPE", "STATUS", "REASON", "MESSAGE"], rows))]
 
 
+def _age(seconds: Any) -> str:
+    return human_duration(int(seconds)) if isinstance(seconds, (int, float)) else "<unknown>"
+
+
+def _event_age(e: Mapping[str, Any]) -> str:
+    """kubectl describe's Age: the last time, and `(xN over <first>)` for a repeated event."""
+    count = e.get("count")
+    if isinstance(count, int) and count > 1:
+        return f"{_age(e.get('ageSeconds'))} (x{count} over {_age(e.get('firstAgeSeconds'))})"
+    return _age(e.get("ageSeconds"))
+
+
 def _events(events: Sequence[Mapping[str, Any]], now: float) -> list[str]:
     if not events:
         return ["Events:  <none>"]
-    rows = [[str(e.get("type", "")), str(e.get("reason", "")),
-             human_duration(int(e["ageSeconds"])) if isinstance(e.get("ageSeconds"), (int, float)) else "<unknown>",
+    rows = [[str(e.get("type", "")), str(e.get("reason", "")), _event_age(e), str(e.get("source") or ""),
              str(e.get("message", ""))] for e in events]
-    return ["Events:", _indent(table(["TYPE", "REASON", "AGE", "MESSAGE"], rows))]
+    return ["Events:", _indent(table(["TYPE", "REASON", "AGE", "FROM", "MESSAGE"], rows))]
 
 
 def _indent(text: str, n: int = 2) -> str:

@@ -16,6 +16,7 @@ import yaml
 from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, kueue_table
 from transport.cli.resources import Target, kinds_in_order
 from transport.cli.tables import (
+    events_table,
     generic_table,
     is_namespaced,
     nodes_table,
@@ -75,6 +76,8 @@ def kind_table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: b
         return nodes_table(items, c.list("Pod")[0], now, wide=wide, prefix=prefix)
     if kind == "PodGroup":
         return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide, prefix=prefix)
+    if kind == "Event":  # kubectl's event columns (OBJECT names each one's object)
+        return events_table(items, now, wide=wide, namespaces=namespaces)
     if kind in KUEUE_KINDS:  # Kueue's printer columns (no kind/ prefix there)
         return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
                            namespaces=namespaces)

@@ -30,6 +30,7 @@ RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "CSINode": ("csinodes", ()),
     "CSIDriver": ("csidrivers", ()),
     "VolumeAttachment": ("volumeattachments", ()),
+    "Event": ("events", ("ev",)),
 }
 _ALIASES: dict[str, str] = {
     alias: kind
@@ -293,4 +294,48 @@ def generic_table(items: Sequence[Mapping[str, Any]], now: float, *, namespaces:
     headers = (["NAMESPACE"] if namespaces else []) + ["NAME", "AGE"]
     rows = [([_meta(r).get("namespace", "")] if namespaces else []) + [prefix + _meta(r).get("name", ""), age(r, now)]
             for r in items]
+    return table(headers, rows)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+# upstream's event columns (printers.go): (name, priority; 1 = with -o wide only)
+EVENT_COLUMNS: list[tuple[str, int]] = [
+    ("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Subobject", 1), ("Source", 1), ("Message", 0),
+    ("First Seen", 1), ("Count", 1), ("Name", 1)]
+
+
+def _since(ts: Any, now: float) -> str:
+    if not ts:
+        return "<unknown>"
+    try:
+        return human_duration(int(now - parse_time(ts, "time") / 1e9))
+    except ValidationError:
+        return "<invalid>"
+
+
+def event_cells(raw: Mapping[str, Any], now: float) -> list[Any]:
+    """An Event's cells in EVENT_COLUMNS order, as kubectl's printEvent words them."""
+    inv = raw.get("involvedObject") or {}
+    src = raw.get("source") or {}
+    first = _since(raw.get("firstTimestamp") or raw.get("eventTime"), now)
+    last = _since(raw.get("lastTimestamp"), now) if raw.get("lastTimestamp") else first
+    kind = str(inv.get("kind", "")).lower()
+    target = f"{kind}/{inv['name']}" if inv.get("name") else kind
+    source = (f"{src.get('component')}{', ' + src['host'] if src.get('host') else ''}" if src.get("component")
+              else ", ".join(x for x in (raw.get("reportingComponent"), raw.get("reportingInstance")) if x))
+    count = raw.get("count") or 1
+    return [last, raw.get("type", ""), raw.get("reason", ""), target, inv.get("fieldPath", ""), source,
+            str(raw.get("message", "")).strip(), first, count, _meta(raw).get("name", "")]
+
+
+def events_table(items: Sequence[Mapping[str, Any]], now: float, *, wide: bool, namespaces: bool) -> str:
+    """`get events`: LAST SEEN TYPE REASON OBJECT MESSAGE (NAMESPACE first with -A; the
+    rest of upstream's columns with -o wide)."""
+    shown = [i for i, (_, priority) in enumerate(EVENT_COLUMNS) if wide or priority == 0]
+    headers = (["NAMESPACE"] if namespaces else []) + [EVENT_COLUMNS[i][0].upper() for i in shown]
+    rows = []
+    for r in items:
+        cells = event_cells(r, now)
+        rows.append(([_meta(r).get("namespace", "")] if namespaces else []) + [str(cells[i]) for i in shown])
     return table(headers, rows)

@@ -34,6 +34,7 @@ from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
 from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
+from transport.daemon.gc_tuning import tune_after_start
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
@@ -218,6 +219,7 @@ class Daemon:
                                 web=web_deps(service, self.metrics, token, pipeline, self.cfg, throttle),
                                 kube=KubeDeps(service=service, profiles=frozenset(pipeline.frameworks)))
                 http_runner = await open_http_api(deps, self.cfg, token, http_tls)
+            tune_after_start()
             self.phase = "running"
             self._ready = pipeline.phase == "running" and self.breach is None
             print(f"ksched serving on {host}:{port}", file=sys.stderr, flush=True)

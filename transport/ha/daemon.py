@@ -38,6 +38,7 @@ from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
+from transport.daemon.gc_tuning import tune_after_start
 from transport.daemon.serve import (Daemon, StartupError, _ssl_context, http_tls_for, open_http_api, open_msgpack,
                                     pipeline_stats)
 from transport.kube import KubeDeps
@@ -103,6 +104,7 @@ class HaDaemon(Daemon):
                                     kube=KubeDeps(service=service, profiles=profiles))
                     http_runner = await open_http_api(deps, self.cfg, token, http_tls)
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
+                tune_after_start()
                 self.phase = "running"
                 self._ready = True
                 log.info("state in etcd %s; identity %s", ",".join(self.settings.endpoints), self.identity)

@@ -110,8 +110,11 @@ class SchedulerMetrics:
             "ws_hello_timeout, auth_throttled, http_auth_throttled, ws_auth_throttled, http_connections, "
             "http_idle_evicted, http_idle_timeout).",
             ["limit"], registry=r)
-        for q in PENDING_QUEUES:
-            self.pending_pods.labels(queue=q).set(0)
+        # One child per queue, looked up once: the Queue actor sets them as every pod comes
+        # (prometheus_client's labels() costs more than the set itself).
+        self._pending_by_queue = {q: self.pending_pods.labels(queue=q) for q in PENDING_QUEUES}
+        for child in self._pending_by_queue.values():
+            child.set(0)
 
     # --- what the actors call ---------------------------------------------------------
 
@@ -123,7 +126,8 @@ class SchedulerMetrics:
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         """Queue sizes by queue name (active, backoff, unschedulable, gated)."""
         for queue, n in counts.items():
-            self.pending_pods.labels(queue=queue).set(n)
+            child = self._pending_by_queue.get(queue)
+            (child if child is not None else self.pending_pods.labels(queue=queue)).set(n)
 
     def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         """All plugins of one extension point ran (status: the Code's name, e.g. Success)."""

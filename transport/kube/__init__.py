@@ -8,8 +8,7 @@ official Python client (mounted by transport.http.app when HttpDeps.kube is give
     reads.py      get, list (selectors, paging)                   watch.py    watch streams
     writes.py     create, update, delete, status, bindings        patching.py PATCH and server-side apply
     patch.py      merge, JSON and strategic merge patches         table.py    Table output (kubectl get)
-    events.py     core/v1 Events over the store's event log       protobuf.py kubectl's protobuf bodies
-    tls.py        self-signed CA and certificate, the kubeconfig
+    protobuf.py   kubectl's protobuf bodies                       tls.py      CA and certificate, kubeconfig
     patch_fields.py  unknown fields a patch brings in, per fieldValidation (Strict, Warn, Ignore)
 """
 from transport.kube.request import KubeDeps

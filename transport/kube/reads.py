@@ -1,13 +1,12 @@
 """GET on items and collections: get, list (label/field selectors, limit/continue,
-one namespace or all), Table output when asked, and the Events view. Watches are
-in watch.py."""
+one namespace or all), Table output when asked. Watches are in watch.py."""
 from __future__ import annotations
 
 from typing import Any
 
 from aiohttp import web
 
-from transport.kube import events, table
+from transport.kube import table
 from transport.kube.request import KUBE, Target, decorate
 from transport.kube.status import KubeError, bad_request, from_api_error, json_response
 from transport.protocol.wire import ApiError, Reason
@@ -25,11 +24,6 @@ def _store_error(err: ApiError, target: Target, name: str = "") -> KubeError:
 async def get_item(request: web.Request, target: Target) -> web.Response:
     deps = request.app[KUBE]
     res = target.resource
-    if res.kind == "Event":
-        items = await _events(request, target.namespace, f"metadata.name={target.name}")
-        if not items:
-            raise from_api_error(ApiError(Reason.NOT_FOUND, ""), target.qualified, target.name)
-        return await _respond(request, target, items[0], single=True)
     try:
         raw = await deps.service.get(res.kind, target.namespace, target.name)
     except ApiError as err:
@@ -41,9 +35,6 @@ async def list_items(request: web.Request, target: Target) -> web.Response:
     deps = request.app[KUBE]
     res = target.resource
     q = request.query
-    if res.kind == "Event":
-        items = await _events(request, target.namespace, q.get("fieldSelector", ""))
-        return await _respond(request, target, items, list_meta={"resourceVersion": str(_rv(deps))})
     try:
         limit = int(q.get("limit") or 0)
     except ValueError:
@@ -57,22 +48,6 @@ async def list_items(request: web.Request, target: Target) -> web.Response:
     if token:
         meta["continue"] = token
     return await _respond(request, target, [decorate(i, res) for i in items], list_meta=meta)
-
-
-def _rv(deps: Any) -> int:
-    return int(deps.service.reads.resource_version)
-
-
-async def _events(request: web.Request, namespace: str, field_selector: str) -> list[dict[str, Any]]:
-    deps = request.app[KUBE]
-    store = deps.service.reads
-
-    def uid_of(kind: str, key: str) -> str:
-        ns, _, name = key.rpartition("/")
-        obj = store.peek(kind, ns, name)
-        return obj.uid if obj is not None else ""
-
-    return events.list_events(store.event_records(), uid_of, namespace, field_selector)
 
 
 async def related_objects(request: web.Request, kind: str, items: list[dict[str, Any]]

@@ -48,7 +48,12 @@ def flag(request: web.Request, name: str) -> bool:
 
 
 def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
-    """The stored object with the apiVersion and kind its resource serves it under."""
+    """The stored object with the apiVersion and kind its resource serves it under, and
+    a namespaced object's namespace ("default" when a msgpack or in-process writer left
+    it out: kube-apiserver always sets it, and kubectl describe selects events by it)."""
+    meta = raw.get("metadata")
+    if res.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
+        raw = {**raw, "metadata": {**meta, "namespace": "default"}}
     if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.kind:
         return raw
     return {**raw, "apiVersion": res.group_version, "kind": res.kind}

@@ -1,7 +1,7 @@
 """The REST resources ksched serves: every stored kind (framework.api.objects.KINDS)
 under its upstream group-version, plural, singular and short names, and whether it
-is namespaced. Events are a read-only view of the store's event log (events.py),
-bindings a create-only verb onto the store's Bind.
+is namespaced (core/v1 Events included: stored objects like the rest); bindings a
+create-only verb onto the store's Bind.
 """
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from framework.api.objects import KINDS
 
 ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
-READ_VERBS = ("get", "list")  # Events: a view of the event log, not watched yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +23,7 @@ class Resource:
     verbs: tuple[str, ...] = ALL_VERBS
     subresources: tuple[str, ...] = ()  # "status", "binding"
     categories: tuple[str, ...] = ()
-    stored: bool = True  # False: a view (Event) or a verb (Binding), not a KINDS entry
+    stored: bool = True  # False: a verb (Binding), not a KINDS entry
 
     @property
     def group_version(self) -> str:
@@ -44,7 +43,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("Pod", "", "v1", "pods", True, ("po",), subresources=("binding", "status"), categories=("all",)),
     Resource("Node", "", "v1", "nodes", False, ("no",), subresources=("status",)),
     Resource("Namespace", "", "v1", "namespaces", False, ("ns",), subresources=("status",)),
-    Resource("Event", "", "v1", "events", True, ("ev",), verbs=READ_VERBS, stored=False),
+    Resource("Event", "", "v1", "events", True, ("ev",)),
     Resource("Binding", "", "v1", "bindings", True, verbs=("create",), stored=False),
     Resource("Service", "", "v1", "services", True, ("svc",), subresources=("status",), categories=("all",)),
     Resource("ReplicationController", "", "v1", "replicationcontrollers", True, ("rc",),

@@ -17,7 +17,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from transport.cli.kueue_tables import counts as queue_counts
-from transport.cli.tables import age, human_duration, pod_group_counts, pod_group_phase, pod_group_reason
+from transport.cli.tables import (
+    EVENT_COLUMNS, age, event_cells, human_duration, pod_group_counts, pod_group_phase, pod_group_reason,
+)
 
 TABLE_ACCEPT = "as=Table"
 
@@ -90,25 +92,8 @@ def _namespace_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
     return [_meta(raw).get("name", ""), (raw.get("status") or {}).get("phase") or "Active", age(raw, now)]
 
 
-def _since(ts: Any, now: float) -> str:
-    from framework.api.timeutil import parse_time
-
-    if not ts:
-        return "<unknown>"
-    try:
-        return human_duration(int(now - parse_time(ts, "time") / 1e9))
-    except Exception:  # noqa: BLE001 - a bad stored time prints as kubectl prints it
-        return "<invalid>"
-
-
 def _event_row(raw: Mapping[str, Any], now: float, _: Any) -> Row:
-    inv = raw.get("involvedObject") or {}
-    src = raw.get("source") or {}
-    last = raw.get("lastTimestamp") or raw.get("eventTime")
-    return [_since(last, now), raw.get("type", ""), raw.get("reason", ""),
-            f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}", raw.get("message", ""),
-            inv.get("fieldPath", ""), src.get("component", ""), _since(raw.get("firstTimestamp") or last, now),
-            raw.get("count", 1), _meta(raw).get("name", "")]
+    return event_cells(raw, now)
 
 
 def _podgroup_row(raw: Mapping[str, Any], now: float, related: Related) -> Row:
@@ -166,8 +151,7 @@ _PRINTERS: dict[str, tuple[Columns, Callable[[Mapping[str, Any], float, Any], Ro
     "Node": ([("Name", 0), ("Status", 0), ("Roles", 0), ("Age", 0), ("Version", 0), ("Internal-IP", 1),
               ("External-IP", 1), ("OS-Image", 1), ("Kernel-Version", 1), ("Container-Runtime", 1)], _node_row),
     "Namespace": ([("Name", 0), ("Status", 0), ("Age", 0)], _namespace_row),
-    "Event": ([("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Message", 0), ("Subobject", 1),
-               ("Source", 1), ("First Seen", 1), ("Count", 1), ("Name", 1)], _event_row),
+    "Event": (EVENT_COLUMNS, _event_row),
     "PodGroup": ([("Name", 0), ("Phase", 0), ("Min Member", 0), ("Pods", 0), ("Bound", 0), ("Finished", 0),
                   ("Age", 0), ("Reason", 1)], _podgroup_row),
     "ClusterQueue": ([("Name", 0), ("Cohort", 0), ("Strategy", 1), ("Pending Workloads", 0),

@@ -14,7 +14,8 @@ Ops and their fields (all optional unless marked *):
     create   object*, fieldValidation           -> {"object": object, "warnings": [...] (only when any)}
     delete   kind*, name*, namespace            -> {"object": object (its last state)}
     get      kind*, name*, namespace            -> {"object": object}
-    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds"}, ...]}
+    events   kind*, name*, namespace            -> {"items": [{"type", "reason", "message", "ageSeconds",
+                                                   "count", "firstAgeSeconds", "source", "name"}, ...]}
     list     kind*, namespace, labelSelector, fieldSelector, limit, continue
                                                 -> {"items": [...], "resourceVersion": n, "continue": token}
              (limit 0 or absent: everything; "continue" is "" on the last page; every page
@@ -93,6 +94,7 @@ class Apply:
     id: int
     objects: tuple[dict[str, Any], ...]
     field_validation: str | None = None
+    compact: bool = False  # the reply's compact form (actions, names, counts) whatever its size
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,6 +187,8 @@ def json_value_steps(value: Any, path: str, depth: int = 0) -> Iterator[None]:
     """check_json_value as steps a caller may pause between (it yields after every
     JSON_STEP values): depth first, in document order, so the first error is the
     same; a value's path is spelt only when it is refused."""
+    if (type(value) is dict or type(value) is list) and _plain_json(value, depth, [JSON_STEP]):
+        return  # the usual object: checked at once, with no path kept
     # (key or None, value, depth, parent path node); a path node is (parent node, segment)
     stack: list[tuple[Any, Any, int, Any]] = [(None, value, depth, (None, path))]
     seen = 0
@@ -204,6 +208,31 @@ def json_value_steps(value: Any, path: str, depth: int = 0) -> Iterator[None]:
         seen += 1
         if seen % JSON_STEP == 0:
             yield
+
+
+def _plain_json(value: dict[str, Any] | list[Any], depth: int, budget: list[int]) -> bool:
+    """True when `value` is plain JSON (exact dict with str keys, list, str, int,
+    bool, float, None) within MAX_DEPTH and at most `budget` values: nothing for
+    json_value_steps to name, and no reason to pause. False leaves it to the steps."""
+    if value and depth >= MAX_DEPTH:
+        return False
+    budget[0] -= len(value)
+    if budget[0] < 0:
+        return False
+    if type(value) is dict:
+        for k in value:
+            if type(k) is not str:
+                return False
+        items: Any = value.values()
+    else:
+        items = value
+    for v in items:
+        t = type(v)
+        if t is str or t is int or v is None or t is float or t is bool:
+            continue
+        if (t is not dict and t is not list) or not _plain_json(v, depth + 1, budget):
+            return False
+    return True
 
 
 def _spelt(node: Any) -> str:
@@ -281,6 +310,14 @@ class _Fields:
                           + ", ".join(f'"{m}"' for m in FIELD_VALIDATION))
         return v
 
+    def flag(self, name: str) -> bool:
+        v = self.frame.get(name)
+        if v is None:
+            return False
+        if not isinstance(v, bool):
+            raise invalid(name, f"must be a boolean, got {type(v).__name__}")
+        return v
+
     def strs(self, name: str) -> tuple[str, ...]:
         v = self.frame.get(name)
         if v is None:
@@ -299,7 +336,8 @@ def _target(rid: int, f: _Fields, cls: type[_Target]) -> _Target:
 
 PARSERS: dict[str, Callable[[int, _Fields], Request]] = {
     "hello": lambda rid, f: Hello(id=rid, token=f.opt_str("token")),
-    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects"), field_validation=f.field_validation()),
+    "apply": lambda rid, f: Apply(id=rid, objects=f.maps("objects"), field_validation=f.field_validation(),
+                                  compact=f.flag("compact")),
     "create": lambda rid, f: Create(id=rid, object=f.map("object"), field_validation=f.field_validation()),
     "delete": lambda rid, f: _target(rid, f, Delete),
     "get": lambda rid, f: _target(rid, f, Get),

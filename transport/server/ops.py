@@ -51,6 +51,8 @@ class Ops:
     async def on_apply(self, req: wire.Apply) -> object:
         warnings: list[str] = []
         items, actions = await self.service.apply(list(req.objects), req.field_validation, warnings)
+        if req.compact:  # the client prints names and actions only (ksched apply): nothing more is encoded
+            return with_warnings(compact_apply_result(items, actions, self.limits.max_frame_bytes), warnings)
         if await self._send_items(req.id, with_warnings({"items": items, "actions": actions}, warnings)):
             return NO_REPLY
         return with_warnings(compact_apply_result(items, actions, self.limits.max_frame_bytes), warnings)

@@ -168,7 +168,10 @@ class StoreService:
         key = f"{namespace or 'default'}/{name}" if KINDS[_kind(kind)].namespaced else name
         records = await call_store(lambda: self.client.events(kind, key))
         now = self._clock()
-        return [{"type": r.type, "reason": r.reason, "message": r.message, "ageSeconds": max(0.0, now - r.time)}
+        return [{"type": r.type, "reason": r.reason, "message": r.message, "ageSeconds": max(0.0, now - r.time),
+                 "count": r.count, "firstAgeSeconds": max(0.0, now - (r.first_time if r.first_time is not None
+                                                                        else r.time)),
+                 "source": r.source, "name": r.name}
                 for r in records]
 
     async def watch(self, kinds: tuple[str, ...], from_rv: int, sink: EventSink) -> tuple[int, int]:

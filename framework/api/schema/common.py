@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from framework.api.schema.types import (
-    Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Rule, Str, Time, join, quantity_value,
+    Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Remembered, Rule, Str, Time, join, quantity_value,
 )
 from framework.api.validation import (
     forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value, required,
@@ -48,6 +48,9 @@ def _name_or_generate_name(meta: Mapping[str, Any], path: str, ctx: Ctx) -> None
         ctx.add(required(join(path, "name"), "name or generateName is required"))
 
 
+_REMEMBERED_LABELS = Remembered(LABELS)  # objects of one template share their labels
+
+
 def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True, named: bool = True) -> Obj:
     """metadata: the name's format depends on the kind (ValidateObjectMeta's nameFn);
     a cluster-scoped kind's namespace is ignored (ksched drops it rather than refuse).
@@ -57,7 +60,7 @@ def object_meta(name_check: Any = is_dns1123_subdomain, namespaced: bool = True,
         "name": Str(fmt=name_check), "generateName": Str(),
         "namespace": Str(fmt=is_dns1123_label) if namespaced else Any_(),
         "uid": Str(), "resourceVersion": Str(), "generation": Int(64),
-        "labels": LABELS, "annotations": MapOf(Str(), key=_annotation_key),
+        "labels": _REMEMBERED_LABELS, "annotations": MapOf(Str(), key=_annotation_key),
         "creationTimestamp": Time(), "deletionTimestamp": Time(), "deletionGracePeriodSeconds": Int(64),
         "ownerReferences": ListOf(OWNER_REFERENCE), "finalizers": STRINGS, "managedFields": Any_(),
     }, checks=((_name_or_generate_name,) if named else ()) + (_annotations_size,), more=OBJECT_META_MORE)

@@ -8,7 +8,7 @@ from framework.api.schema.common import (
     AFFINITY, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
     TOLERATION, TYPE_META, conditions, object_meta,
 )
-from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Str, Time, join
+from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Remembered, Str, Time, join
 from framework.api.validation import (
     duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
 )
@@ -181,6 +181,8 @@ def _spec_left_out(pod: Mapping[str, Any], path: str, ctx: Ctx) -> None:
         POD_SPEC.check({}, join(path, "spec"), ctx)
 
 
-POD = Obj({"metadata": object_meta(), "spec": POD_SPEC, "status": POD_STATUS}, checks=(_spec_left_out,),
+# Pods made from one template share their spec: its verdict is remembered (Remembered).
+_SPEC = Remembered(POD_SPEC)
+POD = Obj({"metadata": object_meta(), "spec": _SPEC, "status": POD_STATUS}, checks=(_spec_left_out,),
           more=TYPE_META)
-POD_TEMPLATE = Obj({"metadata": object_meta(named=False), "spec": POD_SPEC}, more=frozenset())
+POD_TEMPLATE = Obj({"metadata": object_meta(named=False), "spec": _SPEC}, more=frozenset())

@@ -27,6 +27,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Protocol
 
+import msgpack
+
 from framework.api.errors import ValidationError
 from framework.api.timeutil import parse_time
 from framework.api.quantity import MAX_QUANTITY, QUANTITY_REGEX_MSG, parse_quantity_text
@@ -224,17 +226,34 @@ class Obj:
     checks: tuple[Check, ...] = ()
     required_detail: Mapping[str, str] = field(default_factory=dict)  # upstream's text after "Required value: "
     more: frozenset[str] | None = None
+    _order: Mapping[str, int] = field(init=False, repr=False, compare=False)  # each field's place
 
     def __post_init__(self) -> None:
         missing = set(self.required + self.strict_required) - set(self.fields)
         assert not missing, f"required fields without a rule: {sorted(missing)}"
+        object.__setattr__(self, "_order", {key: i for i, key in enumerate(self.fields)})
+
+    def _to_visit(self, value: dict[str, Any], needed: tuple[str, ...]) -> list[str]:
+        """The fields to check, in the schema's order: those `value` has and those it
+        needs. An object usually sets few of its type's fields (a pod's spec, a
+        container): this is cheaper than looking up every field it could have."""
+        order = self._order
+        keys = [k for k in value if k in order]
+        for k in needed:
+            if k not in value and k not in keys:
+                keys.append(k)
+        if len(keys) > 1:
+            keys.sort(key=order.__getitem__)
+        return keys
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
         if not isinstance(value, dict):
             ctx.add(type_error(path, value, "object"))
             return
         needed = (self.required if ctx.semantic else ()) + (self.strict_required if ctx.strict else ())
-        for key, rule in self.fields.items():  # in the schema's order, as upstream reports them
+        fields = self.fields
+        for key in self._to_visit(value, needed):  # in the schema's order, as upstream reports them
+            rule = fields[key]
             v = value.get(key)
             if key in needed and _absent(v):
                 ctx.add(required(join(path, key), self.required_detail.get(key, "")))
@@ -312,6 +331,39 @@ class MapOf:
                 ctx.add(type_error(at, v, _type_name(self.value)))
             else:
                 self.value.check(v, at, ctx)
+
+
+REMEMBERED = 4096  # clean verdicts a Remembered rule keeps (then it starts afresh)
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """`rule`, remembering the values it found nothing wrong with. Pods made from one
+    template carry the same spec and labels: after the first, each is known clean by
+    its exact encoding (msgpack with exact types: 1, 1.0 and True, a list and a
+    tuple, never share one) instead of walked again. Only a clean verdict is kept,
+    per mode (strict, semantic, unknown fields looked for): errors and unknown
+    fields are always found by the walk, with their paths. The rule's verdict must
+    depend on the value alone (every rule here does)."""
+
+    rule: Rule
+    clean: dict[tuple[bool, bool, bool, bytes], None] = field(default_factory=dict, compare=False, repr=False)
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        try:
+            key = (ctx.strict, ctx.semantic, ctx.unknown is not None,
+                   msgpack.packb(value, use_bin_type=True, strict_types=True))
+        except (TypeError, ValueError, OverflowError):  # not plain JSON: walked, never remembered
+            self.rule.check(value, path, ctx)
+            return
+        if key in self.clean:
+            return
+        errors, unknown = len(ctx.errors), len(ctx.unknown) if ctx.unknown is not None else 0
+        self.rule.check(value, path, ctx)
+        if len(ctx.errors) == errors and (ctx.unknown is None or len(ctx.unknown) == unknown):
+            if len(self.clean) >= REMEMBERED:
+                self.clean.clear()
+            self.clean[key] = None
 
 
 @dataclass(frozen=True, slots=True)

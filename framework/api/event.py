@@ -1,0 +1,104 @@
+"""core/v1 Event as a stored kind: what the scheduler records about an object
+(Scheduled, FailedScheduling, Preempted, ...), kept like every other kind and
+registered in KINDS.
+
+`Event` parses what the store reads of one: the involved object, the reason, type
+and message, the count and the last time it was seen (the TTL runs from there, as
+kube-apiserver's lease is renewed on every write). `correlation()` is what
+client-go's EventCorrelator folds repeats by (the same source, object, type,
+reason and message); `new_event` and `repeated` make the objects the store writes.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Mapping
+
+from framework.api.errors import ValidationError
+from framework.api.meta import KubeObject, _map, _str
+from framework.api.objects import KINDS
+from framework.api.timeutil import format_time, parse_time
+
+COMPONENT = "default-scheduler"  # source.component and reportingComponent of the scheduler's events
+
+Correlation = tuple[str, str, str, str, str, str, str, str]
+
+
+class Event(KubeObject):
+    __slots__ = ("involved_kind", "involved_namespace", "involved_name", "involved_uid", "reason", "type",
+                 "message", "source", "count", "first_seen", "last_seen")
+    kind = "Event"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        inv = _map(raw, "involvedObject", "")
+        self.involved_kind = _str(inv, "kind", "involvedObject")
+        self.involved_namespace = _str(inv, "namespace", "involvedObject")
+        self.involved_name = _str(inv, "name", "involvedObject")
+        self.involved_uid = _str(inv, "uid", "involvedObject")
+        self.reason = _str(raw, "reason", "")
+        self.type = _str(raw, "type", "")
+        self.message = _str(raw, "message", "")
+        self.source = _str(_map(raw, "source", ""), "component", "source")
+        count = raw.get("count")
+        self.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+        created = self.meta.creation_timestamp / 1e9
+        self.first_seen = _seconds(raw.get("firstTimestamp") or raw.get("eventTime"), created)
+        self.last_seen = _seconds(raw.get("lastTimestamp") or raw.get("eventTime"), self.first_seen)
+
+    @property
+    def involved_key(self) -> str:
+        """The store key of the object this event is about."""
+        ns = self.involved_namespace
+        return f"{ns}/{self.involved_name}" if ns else self.involved_name
+
+    def correlation(self) -> Correlation:
+        return (self.source, self.involved_kind, self.involved_namespace, self.involved_name, self.involved_uid,
+                self.type, self.reason, self.message)
+
+
+def _seconds(value: Any, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        return parse_time(value, "lastTimestamp") / 1e9
+    except ValidationError:
+        return default
+
+
+def correlation_of(kind: str, namespace: str, name: str, uid: str, type: str, reason: str,
+                   message: str) -> Correlation:
+    """An event the scheduler is about to record, as Event.correlation() reads a stored one."""
+    return (COMPONENT, kind, namespace, name, uid, type, reason, message)
+
+
+@lru_cache(maxsize=64)
+def _stamp(second: int) -> str:
+    """metav1.Time's text for a whole second (events of one second share it)."""
+    return format_time(second * 1_000_000_000)
+
+
+def new_event(*, name: str, kind: str, api_version: str, namespace: str, involved_name: str, uid: str,
+              type: str, reason: str, message: str, now: float) -> dict[str, Any]:
+    """A core/v1 Event as client-go's recorder makes one (name `<object>.<unix nanos in
+    hex>`, the object's namespace, "default" for a cluster-scoped one), seen once now."""
+    when = _stamp(int(now))
+    involved = {"kind": kind, "namespace": namespace, "name": involved_name, "uid": uid, "apiVersion": api_version}
+    if not namespace:
+        del involved["namespace"]
+    return {
+        "kind": "Event", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace or "default", "creationTimestamp": when},
+        "involvedObject": involved,
+        "reason": reason, "message": message, "type": type,
+        "source": {"component": COMPONENT}, "reportingComponent": COMPONENT, "reportingInstance": "",
+        "firstTimestamp": when, "lastTimestamp": when, "count": 1,
+    }
+
+
+def repeated(current: Event, now: float) -> dict[str, Any]:
+    """`current` seen once more now: count + 1 and lastTimestamp (client-go's
+    EventLogger updates the stored event so, keeping its name and first time)."""
+    return {**current.raw, "count": current.count + 1, "lastTimestamp": _stamp(int(now))}
+
+
+KINDS["Event"] = Event

@@ -1,0 +1,81 @@
+"""A pod's spec and an object's labels are checked once per distinct value: a clean
+verdict is remembered by the value's exact encoding, per mode. What differs in type
+only (1, 1.0 and True; a list and a tuple), what has errors, and unknown fields looked
+for in a mode where they were not are never taken from memory."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from framework.api.schema import admit, validate_object
+from framework.api.schema.types import Ctx, ListOf, Remembered, Str
+
+
+def pod(name: str = "p", labels: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "pause",
+                                            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}
+    body.update(spec)
+    meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels or {"app": "web"}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
+
+
+class Walks:
+    """A rule that counts its walks, refusing the strings it is told to."""
+
+    def __init__(self, refused: str = "") -> None:
+        self.walks, self.refused = 0, refused
+
+    def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        self.walks += 1
+        Str(enum=("ok",) if self.refused else ()).check(value, path, ctx)
+
+
+def test_a_clean_value_is_walked_once_per_mode() -> None:
+    inner = Walks()
+    rule = Remembered(inner)
+    for ctx in (Ctx(), Ctx(), Ctx(strict=False), Ctx(strict=False), Ctx(unknown=[]), Ctx(unknown=[])):
+        rule.check("x", "f", ctx)
+        assert ctx.errors == []
+    assert inner.walks == 3
+
+
+def test_a_value_with_errors_is_walked_every_time_and_named_at_its_path() -> None:
+    rule = Remembered(Walks(refused="x"))
+    first, second = Ctx(), Ctx()
+    rule.check("x", "a.f", first)
+    rule.check("x", "b.f", second)
+    assert [e.field for e in first.errors] == ["a.f"] and [e.field for e in second.errors] == ["b.f"]
+    assert rule.rule.walks == 2
+
+
+@pytest.mark.parametrize("clean, wrong, field", [
+    (1, True, "spec.priority"),
+    (1, 1.0, "spec.priority"),
+])
+def test_a_value_equal_in_python_but_of_another_type_is_walked_again(clean: Any, wrong: Any, field: str) -> None:
+    assert validate_object(pod(priority=clean)) == []
+    assert [e.field for e in validate_object(pod(priority=wrong))] == [field]
+
+
+def test_a_tuple_where_a_list_was_remembered_is_still_refused() -> None:
+    rule = Remembered(ListOf(Str()))
+    clean, wrong = Ctx(), Ctx()
+    rule.check(["a"], "f", clean)
+    rule.check(("a",), "f", wrong)
+    assert clean.errors == [] and [str(e) for e in wrong.errors] == ['f: Invalid value: ["a"]: must be of type array']
+
+
+def test_unknown_fields_are_found_in_a_spec_remembered_clean_when_they_were_not_looked_for() -> None:
+    odd = pod(colour="blue")
+    assert admit(odd).errors == []  # no unknown fields looked for: clean
+    checked = admit(odd, unknown=True)
+    assert checked.unknown == ["spec.colour"] and "colour" not in checked.raw["spec"]
+
+
+def test_pods_of_one_template_differ_in_name_and_share_the_spec_verdict() -> None:
+    assert all(validate_object(pod(f"web-{i}")) == [] for i in range(3))
+    bad_label = pod("web-9", labels={"app": "-web"})
+    assert [e.field for e in validate_object(bad_label)] == ["metadata.labels"]
+    bad_name = pod("Web_9")
+    assert [e.field for e in validate_object(bad_name)] == ["metadata.name"]
