@@ -60,8 +60,11 @@ async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker) -> dict[s
     while tracker.bound(queued) < len(queued) and running:
         victim = running.popleft()
         t0 = time.perf_counter()
+        target = tracker.bound(queued) + 1
         await api.delete_pod(victim)
-        if not await tracker.wait_new(queued, 1):
+        # Counted from before the deletion: over TCP the binding it allows may be read
+        # off the watch before this coroutine resumes with the deletion's reply.
+        if not await tracker.wait(queued, target):
             break  # nothing bound for the stall time
         newest = tracker.order[-1]
         waits.append((tracker.bound_at[newest] - t0) * 1000)

@@ -210,7 +210,9 @@ def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], n
 
     def fits(count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
              alloc: Sequence[np.ndarray]) -> np.ndarray:
-        return shortage(checks.wants, count, alloc_pods, [alloc[k] for k in picked], [used[k] for k in picked]) == 0
+        mask = shortage(checks.wants, count, alloc_pods, [alloc[k] for k in picked], [used[k] for k in picked])
+        # shortage() answers the plain 0 when no node is short.
+        return mask == 0 if isinstance(mask, np.ndarray) else np.ones(len(count), dtype=np.bool_)
 
     return fits
 

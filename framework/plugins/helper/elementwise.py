@@ -30,16 +30,26 @@ def select(cond: Any, a: Any, b: Any) -> Any:
 
 
 def keep(cond: Any, a: Any) -> Any:
-    """`a` where `cond` holds, else 0 (`a` itself where it holds everywhere)."""
+    """`a` where `cond` holds, else 0 (`a` itself, column or not, where it holds
+    everywhere: the common case costs one count and no new column)."""
     if isinstance(cond, np.ndarray):
-        return a if cond.all() else np.where(cond, a, 0)
+        return a if np.count_nonzero(cond) == cond.size else np.where(cond, a, 0)
     return a if cond else 0
+
+
+def anywhere(cond: Any) -> bool:
+    """Whether `cond` holds for one node (a bool) or for any node of a column."""
+    if isinstance(cond, np.ndarray):
+        return np.count_nonzero(cond) > 0
+    return bool(cond)
 
 
 def divisor(x: Any) -> Any:
     """`x` where it is not 0, else 1: a safe divisor for a never-negative `x` whose
     zero case the formula selects away."""
-    return x + (x == 0)
+    if isinstance(x, np.ndarray):
+        return np.maximum(x, 1)
+    return x if x else 1
 
 
 def minimum(a: Any, b: Any) -> Any:

@@ -17,7 +17,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
 from framework.interface import MAX_NODE_SCORE, Code, CycleState, Handle, Status
-from framework.plugins.helper.elementwise import divisor, go_div, minimum, select, sqrt, to_float, to_int
+from framework.plugins.helper.elementwise import divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
     ResourceAllocationScorer,
@@ -48,21 +48,24 @@ def parse_balanced_allocation_args(raw: Mapping[str, Any] | None) -> tuple[Resou
 
 
 def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any],
-                            capacities: Sequence[Any] | None = None) -> Any:
+                            capacities: Sequence[Any] | None = None, offered: Sequence[Any] | None = None) -> Any:
     """(1 - standard deviation of the used fractions) * 100, fractions capped at 1,
     over the resources a node offers (entries of requested are 0 where allocatable
     is), for one node or a column of nodes alike (helper/elementwise.py). Floats
     are float64 as upstream's, summed in resource order (a resource left out adds
-    an exact 0.0). `capacities` are the allocatable amounts as floats (1.0 where 0),
-    when the caller has them already."""
+    an exact 0.0). `capacities` (the allocatable amounts as floats, 1.0 where 0)
+    and `offered` (allocatable != 0) when the caller has them already."""
     if capacities is None:
         capacities = [to_float(divisor(alloc)) for alloc in allocatable]
-    offered = [alloc != 0 for alloc in allocatable]
-    fractions = [minimum(to_float(req) / capacity, 1.0) for req, capacity in zip(requested, capacities)]
+    if offered is None:
+        offered = [alloc != 0 for alloc in allocatable]
+    # float64(requested) / capacity: an integer divided by a float64 is converted to
+    # float64 first, by Python and by numpy alike.
+    fractions = [minimum(req / capacity, 1.0) for req, capacity in zip(requested, capacities)]
     if len(fractions) == 2:
         # Two resources (the usual cpu+memory): the closed form |f0 - f1| / 2 where both
         # are offered; one offered resource is perfectly balanced.
-        std = select(offered[0] & offered[1], abs((fractions[0] - fractions[1]) / 2), 0.0)
+        std = keep(offered[0] & offered[1], abs((fractions[0] - fractions[1]) / 2))
         return to_int((1 - std) * float(MAX_NODE_SCORE))
     count: Any = 0
     total: Any = 0.0
@@ -83,8 +86,9 @@ def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]
 
 def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
     capacities = [to_float(divisor(alloc)) for alloc in allocatable]
-    with_pod = balanced_resource_score(requested, allocatable, capacities)
-    without_pod = balanced_resource_score(allocated, allocatable, capacities)
+    offered = [alloc != 0 for alloc in allocatable]
+    with_pod = balanced_resource_score(requested, allocatable, capacities, offered)
+    without_pod = balanced_resource_score(allocated, allocatable, capacities, offered)
     half = MAX_NODE_SCORE // 2
     return half + go_div(half + with_pod - without_pod, 2)
 

@@ -42,6 +42,7 @@ from framework.interface import (
     QueueingHint,
     Status,
 )
+from framework.plugins.helper.elementwise import anywhere
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.noderesources.resource_allocation import (
     DEFAULT_RESOURCES,
@@ -236,8 +237,17 @@ def shortage(wants: Sequence[int], num_pods: Any, allowed_pods: Any, allocatable
     """fitsRequest as a shortage mask, for one node (integers) or a column of nodes
     (numpy columns) alike: allocatable[k] and used[k] are the node's amounts of the
     k-th checked resource. 0 where the pod fits. A resource the pod asks for more
-    of than the node's whole allocatable also sets _SHORT_BEYOND_ALLOCATABLE."""
-    mask = (num_pods + 1 > allowed_pods) * _SHORT_PODS
+    of than the node's whole allocatable also sets _SHORT_BEYOND_ALLOCATABLE.
+    Where no node is short of anything (the usual case) the mask is the plain 0,
+    known from the comparisons alone: the bits are only composed when some node
+    needs its reasons."""
+    too_many = num_pods + 1 > allowed_pods
+    any_short = too_many
+    for k, want in enumerate(wants):
+        any_short = any_short | (want > allocatable[k] - used[k])
+    if not anywhere(any_short):
+        return 0
+    mask = too_many * _SHORT_PODS
     for k, want in enumerate(wants):
         short = want > allocatable[k] - used[k]
         mask = mask | short * (_FIRST_RESOURCE_BIT << k) | (short & (want > allocatable[k])) * _SHORT_BEYOND_ALLOCATABLE
@@ -315,9 +325,11 @@ def shortage_statuses(request: Resource, num_pods: np.ndarray, alloc_pods: np.nd
     amounts = dict(zip((CPU, MEMORY, EPHEMERAL_STORAGE), used_and_alloc))
     masks = shortage(checks.wants, num_pods, alloc_pods, [amounts[name][1] for name in checks.names],
                      [amounts[name][0] for name in checks.names])
+    if not isinstance(masks, np.ndarray):  # the plain 0: every node fits
+        return [None] * len(num_pods)
     shared: dict[int, Status | None] = {}
     out: list[Status | None] = []
-    for mask in np.asarray(masks).tolist():
+    for mask in masks.tolist():
         if mask not in shared:
             shared[mask] = shortage_status(mask, checks)
         out.append(shared[mask])
@@ -388,6 +400,8 @@ class NodeResourcesFit:
         table, rows = tc
         masks = shortage(s.checks.wants, table.num_pods[rows], table.alloc_pods[rows], *columns)
         out: list[Status | None] = [None] * len(nodes)
+        if not isinstance(masks, np.ndarray):  # the plain 0: every node fits
+            return out
         bad = np.flatnonzero(masks)
         if len(bad):
             shared: dict[int, Status | None] = {}

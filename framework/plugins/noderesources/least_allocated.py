@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper.elementwise import divisor, select
+from framework.plugins.helper.elementwise import divisor, keep
 from framework.plugins.noderesources.resource_allocation import ResourceSpec, Scorer, weighted_mean_scorer
 
 
@@ -12,7 +12,7 @@ def least_requested_score(requested: Any, capacity: Any) -> Any:
     """Unused capacity on a 0..100 scale (0 where nothing is unused), for one node or
     a column. Quantities are never negative, so floor division is Go's division."""
     fits = (capacity != 0) & (requested <= capacity)
-    return select(fits, (capacity - requested) * MAX_NODE_SCORE // divisor(capacity), 0)
+    return keep(fits, (capacity - requested) * MAX_NODE_SCORE // divisor(capacity))
 
 
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:

@@ -4,14 +4,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper.elementwise import divisor, minimum, select
+from framework.plugins.helper.elementwise import divisor, keep, minimum
 from framework.plugins.noderesources.resource_allocation import ResourceSpec, Scorer, weighted_mean_scorer
 
 
 def most_requested_score(requested: Any, capacity: Any) -> Any:
     """Used capacity on a 0..100 scale, over-commitment counting as full, for one node
     or a column. Quantities are never negative, so floor division is Go's division."""
-    return select(capacity != 0, minimum(requested, capacity) * MAX_NODE_SCORE // divisor(capacity), 0)
+    return keep(capacity != 0, minimum(requested, capacity) * MAX_NODE_SCORE // divisor(capacity))
 
 
 def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:

@@ -175,7 +175,7 @@ class ResourceAllocationScorer:
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
         readers = self._readers
-        return int(self.scorer(*self._vectors(pod_requests, 0, lambda k: readers[k](node_info))))
+        return int(self.scorer(*self._vectors(pod_requests, lambda k: readers[k](node_info))))
 
     def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int]) -> "list[int] | np.ndarray":
         """score() for every node, with the strategy on numpy columns: on a columnar
@@ -185,7 +185,6 @@ class ResourceAllocationScorer:
         if not nodes or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
             return [self.score(ni, pod_requests) for ni in nodes]
         tc = columnar_table(nodes)
-        zero = np.zeros(len(nodes), dtype=np.int64)
         columns: list[tuple[np.ndarray, np.ndarray] | None] = []
         for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
             held = None if tc is None else _column_of(tc[0], spec.name, self.use_requested)
@@ -202,20 +201,22 @@ class ResourceAllocationScorer:
         def amounts(k: int) -> tuple[np.ndarray, np.ndarray]:
             return columns[k]  # type: ignore[return-value]
 
-        return self.scorer(*self._vectors(pod_requests, zero, amounts))
+        scores = self.scorer(*self._vectors(pod_requests, amounts))
+        # A strategy over resources no node offers is the same number for every node.
+        return scores if isinstance(scores, np.ndarray) else [int(scores)] * len(nodes)
 
-    def _vectors(self, pod_requests: Sequence[int], zero: Any, amounts: Callable[[int], tuple[Any, Any]]
+    def _vectors(self, pod_requests: Sequence[int], amounts: Callable[[int], tuple[Any, Any]]
                  ) -> tuple[list[Any], list[Any], list[Any]]:
         """(requested, allocated, allocatable), one entry per configured resource, from
         `amounts(k)` -> (allocatable, requested without the pod) of the k-th. An extended
         resource the pod does not request, and a resource the node does not offer,
-        are left out (0, 0, 0)."""
+        are left out (0, 0, 0): the plain 0 for every node at once."""
         requested: list[Any] = []
         allocated: list[Any] = []
         allocatable: list[Any] = []
         for k, pod_request in enumerate(pod_requests):
             if pod_request == 0 and self._scalar[k]:
-                alloc, used = zero, zero
+                alloc, used = 0, 0
             else:
                 alloc, used = amounts(k)
             offered = alloc != 0
@@ -282,10 +283,11 @@ def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callab
 
     def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
         node_score: Any = 0
-        weight_sum: Any = 0
+        weight_sum: Any = 0  # a plain number while every node offers the resources so far
         for req, alloc, weight in zip(requested, allocatable, weights):
-            node_score = node_score + per_resource(req, alloc) * weight  # 0 where alloc is 0
-            weight_sum = weight_sum + (alloc != 0) * weight
+            score = per_resource(req, alloc)  # 0 where alloc is 0
+            node_score = node_score + (score if weight == 1 else score * weight)
+            weight_sum = weight_sum + keep(alloc != 0, weight)
         # Scores and weights are never negative, so floor division is Go's division.
         return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 
