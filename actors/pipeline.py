@@ -30,7 +30,7 @@ from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.preemption import PreemptionActor
 from actors.queue.scheduling_queue import SchedulingQueue
-from actors.queue.actor import Counts, QueueActor
+from actors.queue.actor import Counts, HoldPops, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
@@ -157,6 +157,7 @@ class Pipeline:
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight)
             self._spawn("queue", self.queue.run())
+            self.store.hold_scheduling = self._hold_pops
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).
             self.preemption = PreemptionActor(store=self.client,
                                               waiting_room=self.waiting_room.ref(), queue=self.queue.ref())
@@ -239,6 +240,10 @@ class Pipeline:
             if self.on_broken is not None:
                 self.on_broken(breach)
         self.broken_event.set()
+
+    def _hold_pops(self, held: bool) -> None:
+        """The store's word around a bulk apply's turn, to the queue (HoldPops)."""
+        self.queue.ref().try_tell(HoldPops(held=held))
 
     def _to_scheduler(self, ev: WatchEvent) -> None:
         self.scheduler.tell(StoreChanged(event=ev))

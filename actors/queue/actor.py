@@ -117,6 +117,15 @@ class Move:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HoldPops:
+    """The store is storing a bulk apply with no share of the loop for the scheduler
+    (StoreLimits.bulk_apply_scheduler_share 0): no pod is handed out while `held`;
+    the Pop asked meanwhile is answered once the store lets go."""
+
+    held: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Flush:
     """A timer fired: run the timed work due now."""
 
@@ -127,7 +136,7 @@ class Counts:
 
 
 QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts,
-                 PreemptionBegun, PreemptionLastVictim, PreemptionEnded]
+                 HoldPops, PreemptionBegun, PreemptionLastVictim, PreemptionEnded]
 
 
 
@@ -160,6 +169,7 @@ class QueueActor(Actor[QueueMsg]):
         self._timer: Timer | None = None
         self._timer_at: float | None = None
         self._popping = True  # False once stop_popping(): Pops are answered None
+        self._held = False  # HoldPops: a bulk apply is being stored
 
     def idle(self) -> bool:
         # Waiting for a pod while activeQ is empty is not work; a poppable pod is.
@@ -224,6 +234,8 @@ class QueueActor(Actor[QueueMsg]):
                 q.flush_unschedulable_leftover(now)
             case Counts(reply=reply):
                 resolve(reply, q.pending_counts())
+            case HoldPops(held=held):
+                self._held = held
             case PreemptionBegun(uid=uid):
                 self.preemptions.begin(uid)
             case PreemptionLastVictim(uid=uid, victim=victim):
@@ -234,7 +246,7 @@ class QueueActor(Actor[QueueMsg]):
                 assert_never(msg)
 
     def _deliver(self) -> None:
-        if self._popper is None:
+        if self._popper is None or self._held:
             return
         if self._popper.done():  # the asker went away
             self._popper = None

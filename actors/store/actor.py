@@ -113,6 +113,9 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                  timers: Clock | None = None) -> None:
         super().__init__()
         self._work_time = work_time  # how long a turn's work took (a Clock's work_time)
+        # Told True / False around a turn storing a bulk apply whose scheduler share is 0
+        # (the Pipeline holds the queue's pops: HoldPops).
+        self.hold_scheduling: Callable[[bool], None] | None = None
         self.validate_names = validate_names
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times

@@ -59,6 +59,7 @@ class Turns:
     _rv: int
     _committed_rv: int
     _work_time: Callable[[], float]
+    hold_scheduling: Callable[[bool], None] | None
     events_dropped: int
     _take_recorded: Callable[[], None]
 
@@ -71,11 +72,23 @@ class Turns:
         while self._deferred:
             turn = self._take_turn()
             started = self._work_time()
-            await self._turn(turn)
+            share = self._scheduler_share(turn)
+            hold = share == 0.0 and self.hold_scheduling is not None
+            if hold:
+                # A bulk apply with no share for the scheduler: pods are not handed out
+                # to it until this turn is stored (kube-apiserver stores a big apply
+                # in its own process while the scheduler runs in another; here they
+                # share one interpreter, and scheduling while storing slows both).
+                self.hold_scheduling(True)
+            try:
+                await self._turn(turn)
+            finally:
+                if hold:
+                    self.hold_scheduling(False)
             if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
                 # Client writes are waiting while the scheduler binds: give the event loop
                 # (the scheduler's cycles) its share of this turn's work, at most 50 ms.
-                pause = fair_pause(self._work_time() - started, self._scheduler_share(turn))
+                pause = fair_pause(self._work_time() - started, share)
                 self.fair_pause_seconds += pause
                 await asyncio.sleep(pause)
             self._deferred.extend(self.inbox.get_nowait_all())

@@ -93,3 +93,40 @@ def test_the_fair_pause_is_the_share_of_the_turn_and_at_most_the_cap() -> None:
 def test_a_bulk_share_above_half_is_refused() -> None:
     with pytest.raises(ValueError, match="bulk_apply_scheduler_share"):
         StoreLimits(bulk_apply_scheduler_share=0.6)
+
+
+# --- share 0: the queue hands the scheduler no pod while a bulk apply is stored ------------------
+
+
+def _node(name: str) -> dict:
+    alloc = {"cpu": "64", "memory": "256Gi", "pods": "1000"}
+    return {"kind": "Node", "metadata": {"name": name}, "status": {"capacity": alloc, "allocatable": alloc}}
+
+
+async def attempts_when_a_bulk_apply_is_answered(share: float) -> tuple[int, int]:
+    """(scheduling attempts made by the time a 600-pod apply is answered, pods bound once
+    the pipeline settles), with a queued pod from before the apply waiting too."""
+    from actors.clock import FakeClock
+    from actors.pipeline import Pipeline
+
+    limits = StoreLimits(bulk_apply_objects=256, bulk_apply_scheduler_share=share)
+    async with Pipeline(None, clock=FakeClock(), store_limits=limits) as p:
+        await p.client.apply([_node("n1")])
+        await p.run_until_quiescent(10)
+        first = asyncio.ensure_future(p.client.apply([pod("early")]))
+        bulk = asyncio.ensure_future(p.client.apply([pod(f"p{i}") for i in range(600)]))
+        await asyncio.gather(first, bulk)
+        attempts = p.scheduler.stats.attempts
+        await p.run_until_quiescent(60)
+        bound = sum(1 for o in p.store.list_now("Pod", None, None, None) if o.get("spec", {}).get("nodeName"))
+        return attempts, bound
+
+
+async def test_with_a_share_of_zero_no_pod_is_scheduled_while_a_bulk_apply_is_stored_and_all_bind_after() -> None:
+    attempts, bound = await attempts_when_a_bulk_apply_is_answered(0.0)
+    assert (attempts, bound) == (0, 601)
+
+
+async def test_with_a_share_above_zero_the_scheduler_works_while_a_bulk_apply_is_stored() -> None:
+    attempts, bound = await attempts_when_a_bulk_apply_is_answered(0.1)
+    assert attempts > 0 and bound == 601
