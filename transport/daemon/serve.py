@@ -180,12 +180,7 @@ class Daemon:
         return SQLiteBackend(self.cfg.data_dir, synchronous=self.cfg.store_synchronous)
 
     async def run(self) -> None:
-        token = self.cfg.read_token()
-        ssl_context = _ssl_context(self.cfg)
-        http_tls = http_tls_for(self.cfg, token, ssl_context)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.request_stop, sig)
+        token, ssl_context, http_tls = start_up(self.cfg, self.request_stop)
 
         self.phase = "starting:pipeline"
         pipeline = Pipeline(self.scheduler_cfg, backend=self._backend(),
@@ -308,6 +303,20 @@ async def open_msgpack(server: Server, cfg: DaemonConfig) -> tuple[str, int]:
 
 
 HttpTls = tuple[ssl.SSLContext | None, Path | None]  # the HTTP port's TLS, the CA file its kubeconfig names
+
+
+def start_up(cfg: DaemonConfig, request_stop: Callable[[int], None]
+             ) -> tuple[str | None, ssl.SSLContext | None, HttpTls]:
+    """What both daemons do first: the token, the msgpack TLS context and the HTTP
+    port's TLS (StartupError when one cannot be had), and SIGTERM/SIGINT routed to
+    `request_stop`."""
+    token = cfg.read_token()
+    ssl_context = _ssl_context(cfg)
+    http_tls = http_tls_for(cfg, token, ssl_context)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, request_stop, sig)
+    return token, ssl_context, http_tls
 
 
 def http_tls_for(cfg: DaemonConfig, token: str | None, msgpack_ssl: ssl.SSLContext | None) -> HttpTls:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import socket
 import sys
 import time
@@ -39,8 +38,8 @@ from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
 from transport.daemon.gc_tuning import tune_after_start
-from transport.daemon.serve import (Daemon, StartupError, _ssl_context, http_tls_for, open_http_api, open_msgpack,
-                                    pipeline_stats)
+from transport.daemon.serve import (Daemon, StartupError, open_http_api, open_msgpack, pipeline_stats,
+                                    start_up)
 from transport.kube import KubeDeps
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps
@@ -71,12 +70,7 @@ class HaDaemon(Daemon):
         self._lease_name = self.cfg.leader_election.resource_name
 
     async def run(self) -> None:
-        token = self.cfg.read_token()
-        ssl_context = _ssl_context(self.cfg)
-        http_tls = http_tls_for(self.cfg, token, ssl_context)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.request_stop, sig)
+        token, ssl_context, http_tls = start_up(self.cfg, self.request_stop)
         self.phase = "starting:store"
         front = SharedStore(EtcdBackend(self.settings), clock=time.time)
         try:
