@@ -54,8 +54,8 @@ def pod(name: str, t: dict[str, Any]) -> Pod:
 
 
 templates = st.fixed_dictionaries({
-    "cpu": st.sampled_from(["100m", "1", "3"]),
-    "mem": st.sampled_from(["100Mi", "1Gi", "6Gi"]),
+    "cpu": st.sampled_from(["0", "100m", "1", "3"]),  # 0: zero-request pods (scored at the non-zero defaults)
+    "mem": st.sampled_from(["0", "100Mi", "1Gi", "6Gi"]),
     "port": st.booleans(),
     "zone": st.sampled_from(["", "a"]),
     "image": st.sampled_from(["app:1", "other:2"]),
