@@ -101,7 +101,7 @@ def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
 def _refuse(errors: list[ValidationError]) -> None:
     """Raise Invalid for the first error (the field it names is the one to fix first)."""
     if errors:
-        raise Invalid(str(errors[0]), errors[0].field)
+        raise Invalid(str(errors[0]), errors[0].field, tuple((e.field, e.detail) for e in errors))
 
 
 class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
@@ -268,7 +268,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         except BadRequest as e:
             raise BadRequest(f"{describe(raw, index)}: {e.message}") from None
         except Invalid as e:
-            raise Invalid(f"{describe(raw, index)}: {e.message}", e.field) from None
+            raise Invalid(f"{describe(raw, index)}: {e.message}", e.field, e.causes) from None
         except TooLarge as e:
             raise TooLarge(f"{describe(raw, index)}: {e.message}") from None
 

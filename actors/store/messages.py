@@ -37,11 +37,18 @@ class Conflict(StoreError):
 
 
 class Invalid(StoreError):
+    """`causes`: every refused field as (field path, what is wrong with it), the
+    first being `field`; kube-apiserver's 422 Status lists them all. When not given,
+    a message of the form "<field>: <detail>" is its one cause."""
+
     reason = "Invalid"
 
-    def __init__(self, message: str, field: str = "") -> None:
+    def __init__(self, message: str, field: str = "", causes: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(message)
         self.field = field
+        if not causes and field and message.startswith(f"{field}: "):
+            causes = ((field, message[len(field) + 2:]),)
+        self.causes = causes
 
 
 class BadRequest(StoreError):

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from transport.kube.resources import RESOURCES
+from transport.kube.resources import RESOURCES, Resource
 from transport.protocol.wire import ApiError, Reason
 
 # wire reason -> (kube reason, HTTP code)
@@ -65,7 +65,9 @@ def bad_request(message: str) -> KubeError:
 
 def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: str = "") -> KubeError:
     """The store's refusal as kube-apiserver words it for `qualified` ("pods",
-    "podgroups.scheduling.x-k8s.io") and the object's `name`."""
+    "podgroups.scheduling.x-k8s.io") and the object's `name`. NotFound, AlreadyExists
+    and Conflict name the resource (details.kind "pods", apierrors.NewNotFound);
+    Invalid names the kind ("Pod") and lists the refused fields (apierrors.NewInvalid)."""
     reason, code = _CODES.get(err.reason, ("InternalError", 500))
     kind = qualified.split(".")[0]
     message = err.message
@@ -73,6 +75,9 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
         # The object's namespace is missing (NamespaceLifecycle): the store's message names it.
         ns = err.message.split('"')[1]
         return KubeError(code, reason, err.message, name=ns, kind="namespaces")
+    if err.reason == Reason.INVALID and qualified and err.causes:
+        res = _by_qualified(qualified)
+        return invalid(res.kind if res else kind, res.group if res else group, name, err.causes)
     if qualified and name:
         if err.reason == Reason.NOT_FOUND:
             message = f'{qualified} "{name}" not found'
@@ -86,12 +91,44 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
     return KubeError(code, reason, message, name=name, group=group, kind=kind)
 
 
+# field.ErrorType's words (ErrorBody starts with them) -> the StatusCause reason
+_CAUSE_TYPES = (("Not found", "FieldValueNotFound"), ("Required value", "FieldValueRequired"),
+                ("Duplicate value", "FieldValueDuplicate"), ("Invalid value", "FieldValueInvalid"),
+                ("Unsupported value", "FieldValueNotSupported"), ("Forbidden", "FieldValueForbidden"),
+                ("Too long", "FieldValueTooLong"), ("Too many", "FieldValueTooMany"),
+                ("Internal error", "InternalError"))
+
+
+def cause(field: str, detail: str) -> dict[str, str]:
+    """One StatusCause: the field path, the error body, and its type read from the
+    body's first words (our own wordings without them are FieldValueInvalid)."""
+    kind = next((t for words, t in _CAUSE_TYPES if detail.startswith(words)), "FieldValueInvalid")
+    out = {"reason": kind, "message": detail}
+    if field:
+        out["field"] = field
+    return out
+
+
+def invalid(kind: str, group: str, name: str, errors: tuple[tuple[str, str], ...]) -> KubeError:
+    """422 Invalid as apierrors.NewInvalid: `Pod "neg" is invalid: <field>: <body>`
+    (several errors as `[a, b]`), details {name, group, kind, causes}."""
+    texts = list(dict.fromkeys(f"{f}: {d}" if f else d for f, d in errors))
+    listed = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    title = f"{kind}.{group}" if group else kind
+    return KubeError(422, "Invalid", f'{title} "{name}" is invalid: {listed}', name=name, group=group, kind=kind,
+                     causes=[cause(f, d) for f, d in errors])
+
+
+def _by_qualified(qualified: str) -> Resource | None:
+    return next((r for r in RESOURCES if r.qualified == qualified), None)
+
+
 def kind_title(qualified: str) -> str:
     """`Pod`, `PodGroup.scheduling.x-k8s.io`: how kube-apiserver names the kind in an Invalid message."""
-    for r in RESOURCES:
-        if r.qualified == qualified:
-            return r.kind if not r.group else f"{r.kind}.{r.group}"
-    return qualified
+    r = _by_qualified(qualified)
+    if r is None:
+        return qualified
+    return r.kind if not r.group else f"{r.kind}.{r.group}"
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None,

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from transport.kube.resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
-from transport.kube.status import KubeError, bad_request, from_api_error, json_response, success
+from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
 from transport.protocol.wire import ApiError, Reason
 
 
@@ -43,8 +43,8 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
                               f"({target.name})")
         meta["name"] = target.name
     elif name_required and not meta.get("name") and not meta.get("generateName"):
-        raise KubeError(422, "Invalid", f"{res.kind} \"\" is invalid: metadata.name: Required value: name or "
-                        "generateName is required", kind=res.plural)
+        raise invalid(res.kind, res.group, "",
+                      (("metadata.name", "Required value: name or generateName is required"),))
     return {**obj, "kind": res.kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
 
 
@@ -183,9 +183,9 @@ async def bind(request: web.Request, target: Target) -> web.Response:
     pods = BY_KIND["Pod"]
     pod_target = Target(pods, target.namespace, name, "binding")
     if not name:
-        raise KubeError(422, "Invalid", 'Binding "" is invalid: metadata.name: Required value: name is required')
+        raise invalid("Binding", "", "", (("metadata.name", "Required value: name is required"),))
     if not node:
-        raise KubeError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value')
+        raise invalid("Binding", "", name, (("target.name", "Required value"),))
     if meta.get("namespace") and meta["namespace"] != target.namespace:
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
     pod = await current(request, Target(pods, target.namespace, name))

@@ -56,11 +56,15 @@ class Reason(StrEnum):
 class ApiError(Exception):
     """An error reply. `request_id` is set when the request's id was readable."""
 
-    def __init__(self, reason: Reason, message: str, request_id: int | None = None) -> None:
+    def __init__(self, reason: Reason, message: str, request_id: int | None = None, *,
+                 causes: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(f"{reason}: {message}")
         self.reason = reason
         self.message = message
         self.request_id = request_id
+        # Invalid: every refused (field path, detail), for the REST port's Status causes.
+        # In-process only: the msgpack reply carries the message.
+        self.causes = causes
 
     def to_wire(self) -> dict[str, str]:
         return {"reason": str(self.reason), "message": self.message}

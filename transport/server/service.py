@@ -82,7 +82,7 @@ async def call_store(fn: Call) -> Any:
     try:
         return await fn()
     except StoreError as err:
-        raise ApiError(_store_reason(err.reason), err.message) from None
+        raise ApiError(_store_reason(err.reason), err.message, causes=getattr(err, "causes", ())) from None
     except MailboxClosed:
         raise ApiError(Reason.UNAVAILABLE, "the daemon is shutting down") from None
 
