@@ -28,3 +28,45 @@ def test_kubectl_apply_of_a_negative_cpu_request_prints_the_field_and_reason_as_
     out = kubectl("apply", "-f", kubectl.file("neg.yaml", NEGATIVE_CPU), check=False)
     assert out.strip() == ('The Pod "neg" is invalid: spec.containers[0].resources.requests[cpu]: '
                            'Invalid value: "-1": must be greater than or equal to 0')
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
+"""
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl:5.34.0, command: [perl, -Mbignum=bpi, -wle, print bpi(2000)]}]
+"""
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+"""
+
+
+@pytest.mark.parametrize("manifest, what", [(DEPLOYMENT, "deployments.apps"), (JOB, "jobs.batch")],
+                         ids=["deployment", "job"])
+def test_kubectl_apply_of_a_workload_controller_says_in_one_line_that_ksched_stores_none(kubectl, manifest, what):
+    out = kubectl("apply", "-f", kubectl.file("w.yaml", manifest), check=False)  # kubectl's default validation
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f'Error from server (NotFound): error when creating "')
+    assert f"ksched stores no {what}: it is a scheduler" in lines[0] and "ksched serves: pods, nodes" in lines[0]
+
+
+def test_kubectl_logs_and_exec_say_that_ksched_runs_no_containers(kubectl):
+    kubectl("apply", "-f", kubectl.file("p.yaml", POD))
+    for args in (("logs", "p"), ("exec", "p", "--", "ls")):
+        out = kubectl(*args, check=False)
+        assert f"ksched serves no pods/{args[0].replace('logs', 'log')}: ksched runs no containers" in out, out

@@ -15,19 +15,17 @@ import json
 from functools import lru_cache
 from transport.kube.resources import Resource, group_versions
 
-_PARAMS = [{"name": n, "in": "query", "schema": {"type": t}}
-           for n, t in (("fieldValidation", "string"), ("fieldManager", "string"), ("dryRun", "string"),
-                        ("force", "boolean"))]
-_BODY = {"content": {t: {"schema": {"type": "object"}}
-                     for t in ("application/json-patch+json", "application/merge-patch+json",
-                               "application/apply-patch+yaml")}, "required": True}
+QUERY_PARAMS = (("fieldValidation", "string"), ("fieldManager", "string"), ("dryRun", "string"), ("force", "boolean"))
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+_PARAMS = [{"name": n, "in": "query", "schema": {"type": t}} for n, t in QUERY_PARAMS]
+_BODY = {"content": {t: {"schema": {"type": "object"}} for t in PATCH_TYPES}, "required": True}
 
 
 def _prefix(gv: str) -> str:
     return f"api/{gv}" if "/" not in gv else f"apis/{gv}"
 
 
-def _item_path(r: Resource) -> str:
+def item_path(r: Resource) -> str:
     ns = "namespaces/{namespace}/" if r.namespaced else ""
     return f"/{_prefix(r.group_version)}/{ns}{r.plural}/{{name}}"
 
@@ -37,7 +35,7 @@ def document(gv_name: str) -> bytes | None:
     for gv in group_versions():
         if gv.name != gv_name:
             continue
-        paths = {_item_path(r): {"patch": {
+        paths = {item_path(r): {"patch": {
             "operationId": f"patch{r.kind}", "x-kubernetes-action": "patch",
             "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.kind},
             "parameters": _PARAMS, "requestBody": _BODY, "responses": {"200": {"description": "OK"}}}}

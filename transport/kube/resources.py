@@ -24,6 +24,7 @@ class Resource:
     subresources: tuple[str, ...] = ()  # "status", "binding"
     categories: tuple[str, ...] = ()
     stored: bool = True  # False: a verb (Binding), not a KINDS entry
+    served: bool = True  # False: listed for kubectl's mapping only, every request a 404 naming it (UNSERVED)
 
     @property
     def group_version(self) -> str:
@@ -72,9 +73,22 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("WorkloadPriorityClass", "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", False),
 )
 
+# Workload controllers' kinds, common in users' manifests, that ksched does not store (it
+# schedules pods; no controller makes pods from these). They are listed in discovery so
+# that kubectl maps a manifest's kind to a URL and reaches the server, whose 404 Status
+# says what ksched does not serve and what it does (transport/kube/unserved.py), rather
+# than kubectl's own "no matches for kind ... ensure CRDs are installed first".
+UNSERVED: tuple[Resource, ...] = tuple(
+    Resource(kind, group, "v1", plural, True, shorts, stored=False, served=False)
+    for kind, group, plural, shorts in (("Deployment", "apps", "deployments", ("deploy",)),
+                                        ("DaemonSet", "apps", "daemonsets", ("ds",)),
+                                        ("Job", "batch", "jobs", ()),
+                                        ("CronJob", "batch", "cronjobs", ("cj",))))
+LISTED: tuple[Resource, ...] = RESOURCES + UNSERVED
+
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
-# (group-version, plural) -> resource
-BY_PATH: dict[tuple[str, str], Resource] = {(r.group_version, r.plural): r for r in RESOURCES}
+# (group-version, plural) -> resource, the unserved ones included (their requests are 404)
+BY_PATH: dict[tuple[str, str], Resource] = {(r.group_version, r.plural): r for r in LISTED}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +102,11 @@ class GroupVersion:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-def group_versions() -> list[GroupVersion]:
-    """Every served group-version, the core group first, in the order of RESOURCES."""
+def group_versions(listed: bool = False) -> list[GroupVersion]:
+    """Every served group-version, the core group first, in the order of RESOURCES;
+    with `listed`, discovery's view: the UNSERVED kinds' too."""
     seen: dict[str, list[Resource]] = {}
-    for r in RESOURCES:
+    for r in LISTED if listed else RESOURCES:
         seen.setdefault(r.group_version, []).append(r)
     return [GroupVersion(rs[0].group, rs[0].version, tuple(rs)) for rs in seen.values()]
 

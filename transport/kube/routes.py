@@ -1,7 +1,7 @@
 """The Kubernetes REST API on the HTTP port: mount_kube(app, deps) adds
 
     GET /version, /api, /apis, /apis/{group}, /api/v1, /apis/{group}/{version}   discovery.py
-    GET /openapi/v3[/...]                                                         openapi.py
+    GET /openapi/v2 (JSON or protobuf), /openapi/v3[/...]                         openapi_v2.py, openapi.py
     /api/v1/..., /apis/{group}/{version}/...                                      the resources:
         [namespaces/{ns}/]{plural}[/{name}[/{status|binding}]], namespaces/{ns}/bindings
 
@@ -15,7 +15,7 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 
-from transport.kube import discovery, openapi, patching, reads, watch, writes
+from transport.kube import discovery, openapi, openapi_v2, patching, reads, unserved, watch, writes
 from transport.kube.request import KUBE, KubeDeps, Target, flag
 from transport.kube.resources import BY_PATH, Resource
 from transport.kube.status import KubeError, error_response, json_response
@@ -45,8 +45,12 @@ def parse_target(gv: str, rest: list[str], path: str) -> Target:
         ns, res, tail = "", _resource(gv, rest[0], path), rest[1:]
         if res.namespaced and tail:  # a namespaced item needs its namespace
             raise _not_found(path)
-    if len(tail) > 2 or (len(tail) == 2 and tail[1] not in res.subresources):
+    if len(tail) > 2:
         raise _not_found(path)
+    if not res.served:
+        raise unserved.kind_not_served(res, tail[0] if tail else "")
+    if len(tail) == 2 and tail[1] not in res.subresources:
+        raise unserved.subresource_not_served(res, tail[0], tail[1])
     return Target(res, ns, tail[0] if tail else "", tail[1] if len(tail) == 2 else "")
 
 
@@ -126,6 +130,16 @@ async def _openapi_doc(request: web.Request) -> web.Response:
     return web.Response(body=doc, content_type="application/json")
 
 
+async def _no_crds(request: web.Request) -> web.Response:
+    return json_response(discovery.custom_resource_definitions())
+
+
+async def _openapi_v2(request: web.Request) -> web.Response:
+    if openapi_v2.wants_protobuf(request.headers.get("Accept", "")):
+        return web.Response(body=openapi_v2.protobuf(), headers={"Content-Type": openapi_v2.PROTOBUF_TYPE})
+    return json_response(openapi_v2.document())
+
+
 def mount_kube(app: web.Application, deps: KubeDeps) -> None:
     app[KUBE] = deps
     app[watch.WATCHES] = set()
@@ -133,7 +147,9 @@ def mount_kube(app: web.Application, deps: KubeDeps) -> None:
     app.router.add_get("/version", _version)
     app.router.add_get("/api", _api)
     app.router.add_get("/apis", _apis)
+    app.router.add_get("/openapi/v2", _openapi_v2)
     app.router.add_get("/openapi/v3", _openapi_index)
     app.router.add_get("/openapi/v3/{tail:.+}", _openapi_doc)
+    app.router.add_get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", _no_crds)
     app.router.add_route("*", "/api/{tail:.+}", _resources)
     app.router.add_route("*", "/apis/{tail:.+}", _resources)
