@@ -45,6 +45,7 @@ from actors.store.memory import InMemoryBackend
 from actors.store.messages import (
     AlreadyExists,
     BadRequest,
+    Forbidden,
     Conflict,
     Invalid,
     NotFound,
@@ -77,7 +78,7 @@ from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import Watchers, Watcher as _Watcher
 from actors.store.turns import Batch as _Batch, Turns
-from actors.store.front_door import admission, defaulted, gated_condition
+from actors.store.front_door import IMMORTAL_NAMESPACES, admission, defaulted, gated_condition
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
@@ -189,6 +190,8 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                 if current is None:
                     raise NotFound(f'{kind} "{key}" not found')
                 if kind == "Namespace":
+                    if key in IMMORTAL_NAMESPACES:
+                        raise Forbidden(f'namespaces "{key}" is forbidden: this namespace may not be deleted')
                     self._remove_contents(key, batch)
                 self._remove(kind, key, current, batch)
                 return current.raw

@@ -20,6 +20,8 @@ from framework.api.objects import KINDS
 from framework.api.schema import Admission, admit
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# NamespaceLifecycle's immortal namespaces: deleting one is Forbidden.
+IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 

@@ -51,6 +51,12 @@ class Invalid(StoreError):
         self.causes = causes
 
 
+class Forbidden(StoreError):
+    """A request admission refuses whatever its content (deleting a system namespace)."""
+
+    reason = "Forbidden"
+
+
 class BadRequest(StoreError):
     """A manifest kube-apiserver would not decode (400): a missing or wrong
     apiVersion, unknown fields under fieldValidation Strict."""

@@ -70,3 +70,18 @@ def test_kubectl_logs_and_exec_say_that_ksched_runs_no_containers(kubectl):
     for args in (("logs", "p"), ("exec", "p", "--", "ls")):
         out = kubectl(*args, check=False)
         assert f"ksched serves no pods/{args[0].replace('logs', 'log')}: ksched runs no containers" in out, out
+
+
+def test_the_system_namespaces_exist_survive_a_restart_and_cannot_be_deleted(daemon_factory, tmp_path: Path):
+    d = daemon_factory()
+    k = Kubectl(d.data_dir / "kubeconfig", tmp_path)
+    rows = [line.split()[:2] for line in k("get", "ns").strip().splitlines()]
+    assert rows == [["NAME", "STATUS"], ["default", "Active"], ["kube-node-lease", "Active"],
+                    ["kube-public", "Active"], ["kube-system", "Active"]]
+    uids = k("get", "ns", "-o", "jsonpath={.items[*].metadata.uid}")
+    out = k("delete", "ns", "default", check=False)
+    assert 'Error from server (Forbidden): namespaces "default" is forbidden: this namespace may not be deleted' in out
+    assert d.terminate() == 0
+    again = daemon_factory(data_dir=d.data_dir)
+    k = Kubectl(again.data_dir / "kubeconfig", tmp_path)
+    assert k("get", "ns", "-o", "jsonpath={.items[*].metadata.uid}") == uids  # stored, not made again

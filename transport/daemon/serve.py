@@ -35,6 +35,7 @@ from framework.config import ConfigError, SchedulerConfig, build_frameworks, loa
 from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
 from transport.daemon.gc_tuning import tune_after_start
+from transport.daemon.system_namespaces import create_system_namespaces
 from transport.daemon.config import DaemonConfig, ServeConfig, apply_flags, parse_config_text
 from transport.server.explain import explain_on_live_snapshot
 from transport.http.app import HttpDeps, make_http_app, start_http
@@ -200,6 +201,7 @@ class Daemon:
             more_stats=lambda: pipeline_stats(pipeline),
             clock=pipeline.clock.now,
         )
+        await create_system_namespaces(service)
         throttle = AuthThrottle(self.cfg.auth_throttle)  # one budget per address across every port
         server = Server(service, token=token, ssl_context=ssl_context, limits=self.cfg.server_limits,
                         on_reject=self.metrics.server_rejection, auth_throttle=throttle)

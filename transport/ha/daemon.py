@@ -38,6 +38,7 @@ from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
 from transport.daemon.gc_tuning import tune_after_start
+from transport.daemon.system_namespaces import create_system_namespaces
 from transport.daemon.serve import (Daemon, StartupError, open_http_api, open_msgpack, pipeline_stats,
                                     start_up)
 from transport.kube import KubeDeps
@@ -86,6 +87,7 @@ class HaDaemon(Daemon):
         http_runner = None
         async with asyncio.TaskGroup() as tg:
             store_task = tg.create_task(front.run(), name="ksched-front-store")
+            await create_system_namespaces(service)
             try:
                 self.phase = "starting:listeners"
                 host, port = await open_msgpack(server, self.cfg)

@@ -18,6 +18,7 @@ from transport.protocol.wire import ApiError, Reason
 _CODES: dict[str, tuple[str, int]] = {
     Reason.INVALID: ("Invalid", 422),
     Reason.BAD_REQUEST: ("BadRequest", 400),
+    Reason.FORBIDDEN: ("Forbidden", 403),
     Reason.NOT_FOUND: ("NotFound", 404),
     Reason.ALREADY_EXISTS: ("AlreadyExists", 409),
     Reason.CONFLICT: ("Conflict", 409),
