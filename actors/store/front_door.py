@@ -9,7 +9,8 @@ always do). In-process writers (the bench, the conformance driver) send no
 field_validation and skip the decode stage.
 
 Defaulting (`defaulted`) applies to every write, the pod strategy's create-time
-condition (`gated_condition`) to every pod created."""
+status (`created_pod_status`: phase Pending, qosClass) and condition
+(`gated_condition`) to every pod created."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -17,6 +18,7 @@ from typing import Any, Callable
 from actors.store.messages import BadRequest, NotFound
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.objects import KINDS
+from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -70,6 +72,17 @@ def defaulted(raw: Any) -> Any:
 
 SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
                     "message": "Scheduling is blocked due to non-empty scheduling gates"}
+
+
+def created_pod_status(pod: dict[str, Any]) -> dict[str, Any]:
+    """The status the pod strategy's PrepareForCreate gives a new pod: phase Pending and
+    its QoS class (framework.api.qos). Upstream replaces the whole status; a status a
+    writer gives (in-process writers seed bound or finished pods) is kept here, with
+    Pending only where it names no phase. The class is always computed: a client
+    cannot choose it. `pod` is the store's own copy; its status is copied before it changes."""
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    pod["status"] = {**status, "phase": status.get("phase") or "Pending", "qosClass": pod_qos_class(pod)}
+    return pod
 
 
 def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:

@@ -85,3 +85,13 @@ def test_the_system_namespaces_exist_survive_a_restart_and_cannot_be_deleted(dae
     again = daemon_factory(data_dir=d.data_dir)
     k = Kubectl(again.data_dir / "kubeconfig", tmp_path)
     assert k("get", "ns", "-o", "jsonpath={.items[*].metadata.uid}") == uids  # stored, not made again
+
+
+def test_a_created_pod_is_pending_with_its_qos_class_through_kubectl_and_the_cli(daemon_factory, tmp_path: Path):
+    d = daemon_factory()
+    k = Kubectl(d.data_dir / "kubeconfig", tmp_path)
+    guaranteed = POD.replace("pause:3.10}", 'pause:3.10, resources: {limits: {cpu: "1", memory: 1Gi}}}')
+    k("create", "-f", k.file("g.yaml", guaranteed))
+    assert k("get", "pod", "p", "-o", "jsonpath={.status.phase}/{.status.qosClass}") == "Pending/Guaranteed"
+    d.cli("apply", "-f", "-", input=POD.replace("name: p}", "name: q}"))  # the msgpack door
+    assert k("get", "pod", "q", "-o", "jsonpath={.status.phase}/{.status.qosClass}") == "Pending/BestEffort"

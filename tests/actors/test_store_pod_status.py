@@ -1,0 +1,39 @@
+"""A created pod gets status.phase Pending and its status.qosClass, as the pod
+strategy's PrepareForCreate gives them, through the store (every front door); pods
+stored before without them keep working."""
+from __future__ import annotations
+
+from actors.store.backend import Write
+from actors.store.sqlite import SQLiteBackend
+
+from tests.actors.store_helpers import pod, running
+
+
+async def test_a_created_pod_is_pending_with_its_qos_class() -> None:
+    async with running() as (_, c):
+        made = await c.create(pod("a"))
+        assert (made["status"]["phase"], made["status"]["qosClass"]) == ("Pending", "Burstable")
+        stored = await c.get("Pod", "default", "a")
+        assert (stored["status"]["phase"], stored["status"]["qosClass"]) == ("Pending", "Burstable")
+        applied = (await c.apply([{**pod("b"), "status": {"phase": "Running", "qosClass": "Guaranteed"}}]))[0]
+        # a writer's phase is kept; the class is the server's to compute
+        assert (applied["status"]["phase"], applied["status"]["qosClass"]) == ("Running", "Burstable")
+
+
+async def test_a_pod_stored_without_phase_or_qos_class_is_served_updated_and_bound(tmp_path) -> None:
+    old = {**pod("old"), "apiVersion": "v1"}
+    old["metadata"] = {**old["metadata"], "uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z",
+                       "resourceVersion": "1"}
+    backend = SQLiteBackend(tmp_path)
+    await backend.load_all()
+    await backend.commit([Write(kind="Pod", key="default/old", raw=old, resource_version=1)])
+    await backend.close()
+    async with running(SQLiteBackend(tmp_path)) as (_, c):
+        got = await c.get("Pod", "default", "old")
+        assert "status" not in got
+        changed = await c.update({**got, "metadata": {**got["metadata"], "labels": {"a": "b"}}})
+        assert changed["metadata"]["labels"] == {"a": "b"}
+        await c.create({"kind": "Node", "metadata": {"name": "n"},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
+        bound = await c.bind("default", "old", "n")
+        assert bound["spec"]["nodeName"] == "n"
