@@ -2,6 +2,8 @@
 (issue 28): refusals that name the field and reason as kube-apiserver's do."""
 from __future__ import annotations
 
+import http.client
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,28 @@ def test_a_created_pod_is_pending_with_its_qos_class_through_kubectl_and_the_cli
     assert k("get", "pod", "p", "-o", "jsonpath={.status.phase}/{.status.qosClass}") == "Pending/Guaranteed"
     d.cli("apply", "-f", "-", input=POD.replace("name: p}", "name: q}"))  # the msgpack door
     assert k("get", "pod", "q", "-o", "jsonpath={.status.phase}/{.status.qosClass}") == "Pending/BestEffort"
+
+
+def test_watches_that_end_end_quietly_in_the_daemons_log(daemon_factory, tmp_path: Path):
+    d = daemon_factory()
+    k = Kubectl(d.data_dir / "kubeconfig", tmp_path)
+    with d.urlopen("/api/v1/namespaces?watch=true&timeoutSeconds=1") as r:  # the server's timeout ends it
+        assert r.read().count(b'"type":"ADDED"') == 4
+    closed = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=10)  # the client leaves
+    closed.request("GET", "/api/v1/namespaces?watch=true")
+    assert b'"ADDED"' in closed.getresponse().readline()
+    closed.close()
+    kubectl_watch = subprocess.Popen([*k.base, "get", "ns", "-w"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert kubectl_watch.stdout is not None and kubectl_watch.stdout.readline().startswith(b"NAME")
+    kubectl_watch.kill()
+    kubectl_watch.communicate()
+    # Ends after the watches above saw their clients gone (each checks every second, this one ends at 2 s).
+    with d.urlopen("/api/v1/pods?watch=true&timeoutSeconds=2") as r:
+        r.read()
+    open_at_stop = d.urlopen("/api/v1/namespaces?watch=true")  # still open when the daemon stops
+    assert open_at_stop.readline()
+    assert d.terminate() == 0
+    open_at_stop.close()
+    assert d.proc is not None and d.proc.stderr is not None
+    log = d.proc.stderr.read().decode()
+    assert "ERROR" not in log and "Traceback" not in log, log

@@ -12,10 +12,13 @@ store watch the msgpack port and the cluster page use (StoreService.watch).
 - With kubectl's Table Accept each event's object is a one-row Table (the columns on
   the first event).
 A client that falls MAX_BACKLOG events behind is cut off (it re-watches, as from a timeout).
+A watch ends quietly however it ends (client gone at any point, timeout, server stop):
+a client that left is not an error.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -101,15 +104,20 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     try:
         watch_id, now_rv = await deps.service.watch((res.kind,), from_rv, sink)
     except ApiError as err:
-        await response.prepare(request)
         if err.reason == Reason.EXPIRED:
             status = failure(410, "Expired", f"too old resource version: {from_rv} ({err.message})")
         else:
             status = from_api_error(err, target.qualified).status()
-        await response.write(_line("ERROR", status))
-        await response.write_eof()
+        with contextlib.suppress(ConnectionResetError):  # a client gone first needs no answer
+            await response.prepare(request)
+            await response.write(_line("ERROR", status))
+            await response.write_eof()
         return response
-    await response.prepare(request)
+    try:
+        await response.prepare(request)
+    except ConnectionResetError:  # the client left while the watch was being set up
+        deps.service.unwatch(watch_id)
+        return response
     open_watches = request.app[WATCHES]
     open_watches.add(queue)
     first_table = True
@@ -166,5 +174,6 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     finally:
         open_watches.discard(queue)
         deps.service.unwatch(watch_id)
-    await response.write_eof()
+    with contextlib.suppress(ConnectionResetError):  # the client left first: nothing to end
+        await response.write_eof()
     return response
