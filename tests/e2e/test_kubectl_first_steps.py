@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e.test_kubectl import KUBECTL, Kubectl
 
@@ -122,3 +123,30 @@ def test_watches_that_end_end_quietly_in_the_daemons_log(daemon_factory, tmp_pat
     assert d.proc is not None and d.proc.stderr is not None
     log = d.proc.stderr.read().decode()
     assert "ERROR" not in log and "Traceback" not in log, log
+
+
+def test_kubectl_auth_can_i_answers_yes_with_a_valid_token_and_lists_every_rule(daemon_factory, tmp_path: Path):
+    token = tmp_path / "token"
+    token.write_text("e2e-can-i-token-0123456789\n")
+    token.chmod(0o600)
+    d = daemon_factory("--token-file", str(token))
+    k = Kubectl(d.data_dir / "kubeconfig", tmp_path)  # https, with the token
+    assert k("auth", "can-i", "create", "pods").strip() == "yes"
+    assert k("auth", "can-i", "patch", "podgroups.scheduling.x-k8s.io", "-n", "demo").strip() == "yes"
+    rules = [line.split() for line in k("auth", "can-i", "--list").strip().splitlines()]
+    assert rules[1] == ["*.*", "[]", "[]", "[*]"] and rules[2] == ["[*]", "[]", "[*]"]
+    cfg = yaml.safe_load((d.data_dir / "kubeconfig").read_text())
+    cfg["users"][0]["user"]["token"] = "wrong"
+    wrong = tmp_path / "wrong-kubeconfig"
+    wrong.write_text(yaml.safe_dump(cfg))
+    refused = Kubectl(wrong, tmp_path)("auth", "can-i", "create", "pods", check=False)
+    assert "yes" not in refused.split() and ("Unauthorized" in refused or "provide credentials" in refused)
+
+    pytest.importorskip("kubernetes", reason="the official Python client (pip install kubernetes)")
+    from kubernetes import client, config
+
+    api = client.AuthorizationV1Api(config.new_client_from_config(config_file=str(d.data_dir / "kubeconfig")))
+    review = api.create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+        spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+            verb="delete", resource="nodes"))))
+    assert review.status.allowed is True and review.spec.resource_attributes.resource == "nodes"

@@ -6,8 +6,10 @@ The envelope (apimachinery runtime/serializer/protobuf): the magic `k8s\\x00`, t
 runtime.Unknown {1 typeMeta {1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding,
 4 contentType}; `raw` is the object, whose field 1 is its ObjectMeta {1 name,
 2 generateName, 3 namespace, 11 labels, 12 annotations (map entries {1 key, 2 value})}.
-A Namespace's spec {1 finalizers} is decoded too. Other kinds are refused (415)
-naming the kind: their specs would need the generated code of k8s.io/api.
+A Namespace's spec {1 finalizers} is decoded too, and the specs of the access reviews
+`kubectl auth can-i` sends: SelfSubjectAccessReview {2 spec {1 resourceAttributes,
+2 nonResourceAttributes}}, SelfSubjectRulesReview {2 spec {1 namespace}}. Other kinds
+are refused (415) naming the kind: their specs would need the generated code of k8s.io/api.
 """
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ from typing import Any, Iterator
 
 MAGIC = b"k8s\x00"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-DECODED_KINDS = frozenset({"Namespace"})
+DECODED_KINDS = frozenset({"Namespace", "SelfSubjectAccessReview", "SelfSubjectRulesReview"})
+# authorization/v1 generated.proto: ResourceAttributes and NonResourceAttributes fields (strings)
+_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource",
+                        7: "name"}
+_NON_RESOURCE_ATTRIBUTES = {1: "path", 2: "verb"}
 
 
 class ProtobufError(Exception):
@@ -78,7 +84,7 @@ def object_meta(buf: bytes) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     names = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
     for number, value in fields(buf):
-        if number in names:
+        if number in names and _text(value):  # proto3: an empty string is an unset field
             meta[names[number]] = _text(value)
         elif number in (11, 12):
             k, v = _map_entry(value)
@@ -109,6 +115,32 @@ def decode(body: bytes) -> dict[str, Any]:
         if number == 1 and isinstance(value, bytes):
             obj["metadata"] = object_meta(value)
         elif number == 2 and isinstance(value, bytes):
-            finalizers = [_text(v) for n, v in fields(value) if n == 1]
-            obj["spec"] = {"finalizers": finalizers} if finalizers else {}
+            obj["spec"] = _SPECS[kind](value)
     return obj
+
+
+def _strings(buf: bytes, names: dict[int, str]) -> dict[str, str]:
+    return {names[n]: _text(v) for n, v in fields(buf) if n in names and _text(v)}
+
+
+def _namespace_spec(buf: bytes) -> dict[str, Any]:
+    finalizers = [_text(v) for n, v in fields(buf) if n == 1]
+    return {"finalizers": finalizers} if finalizers else {}
+
+
+def _access_review_spec(buf: bytes) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    for n, v in fields(buf):
+        if n == 1 and isinstance(v, bytes):
+            spec["resourceAttributes"] = _strings(v, _RESOURCE_ATTRIBUTES)
+        elif n == 2 and isinstance(v, bytes):
+            spec["nonResourceAttributes"] = _strings(v, _NON_RESOURCE_ATTRIBUTES)
+    return spec
+
+
+def _rules_review_spec(buf: bytes) -> dict[str, Any]:
+    return _strings(buf, {1: "namespace"})
+
+
+_SPECS = {"Namespace": _namespace_spec, "SelfSubjectAccessReview": _access_review_spec,
+          "SelfSubjectRulesReview": _rules_review_spec}

@@ -62,6 +62,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, subresources=("status",)),
     Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, ("pg", "pgs"),
              subresources=("status",)),
+    # `kubectl auth can-i` (access_review.py): create-only, as the Binding
+    Resource("SelfSubjectAccessReview", "authorization.k8s.io", "v1", "selfsubjectaccessreviews", False,
+             verbs=("create",), stored=False),
+    Resource("SelfSubjectRulesReview", "authorization.k8s.io", "v1", "selfsubjectrulesreviews", False,
+             verbs=("create",), stored=False),
     # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines)
     Resource("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False, ("flavor", "flavors", "rf")),
     Resource("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False, ("cq",), subresources=("status",)),

@@ -15,7 +15,7 @@ from typing import Awaitable, Callable
 
 from aiohttp import web
 
-from transport.kube import discovery, openapi, openapi_v2, patching, reads, unserved, watch, writes
+from transport.kube import access_review, discovery, openapi, openapi_v2, patching, reads, unserved, watch, writes
 from transport.kube.request import KUBE, KubeDeps, Target, flag
 from transport.kube.resources import BY_PATH, Resource
 from transport.kube.status import KubeError, error_response, json_response
@@ -56,6 +56,10 @@ def parse_target(gv: str, rest: list[str], path: str) -> Target:
 
 def _handler(request: web.Request, target: Target) -> Handler:
     method, res = request.method, target.resource
+    if res.kind in access_review.HANDLERS:
+        if target.name or method != "POST":
+            raise KubeError(405, "MethodNotAllowed", f"the server does not allow this method on {res.plural}")
+        return access_review.HANDLERS[res.kind]
     if res.kind == "Binding":
         if target.name or method != "POST":
             raise KubeError(405, "MethodNotAllowed", f"the server does not allow this method on {res.plural}")
