@@ -150,3 +150,10 @@ def test_kubectl_auth_can_i_answers_yes_with_a_valid_token_and_lists_every_rule(
         spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
             verb="delete", resource="nodes"))))
     assert review.status.allowed is True and review.spec.resource_attributes.resource == "nodes"
+
+
+def test_kubectl_explain_reads_the_served_kinds_fields(kubectl):
+    out = kubectl("explain", "pod.spec.containers.resources")
+    assert "KIND:       Pod" in out and "FIELD: resources <Object>" in out
+    assert [line.split()[0] for line in out.split("FIELDS:")[1].splitlines() if line.startswith("  ")
+            and not line.startswith("    ")] == ["claims", "limits", "requests"]

@@ -73,3 +73,17 @@ async def test_openapi_v2_as_protobuf_is_gnostics_document_with_the_same_paths(a
 async def test_ksched_has_no_custom_resource_definitions(api):  # noqa: F811
     status, crds = await api.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
     assert (status, crds["kind"], crds["items"]) == (200, "CustomResourceDefinitionList", [])
+
+
+async def test_openapi_v3_describes_each_validated_kind_field_by_field(api):  # noqa: F811
+    _, index = await api.call("GET", "/openapi/v3")
+    _, doc = await api.call("GET", index["paths"]["api/v1"]["serverRelativeURL"])
+    pod = doc["components"]["schemas"]["io.k8s.api.core.v1.Pod"]
+    assert pod["x-kubernetes-group-version-kind"] == [{"group": "", "kind": "Pod", "version": "v1"}]
+    container = pod["properties"]["spec"]["properties"]["containers"]["items"]
+    assert container["required"] == ["name"] and container["properties"]["name"] == {"type": "string"}
+    assert container["properties"]["resources"]["properties"]["requests"]["additionalProperties"] == {
+        "oneOf": [{"type": "string"}, {"type": "number"}]}
+    assert pod["properties"]["status"]["properties"]["qosClass"]["enum"] == ["Guaranteed", "Burstable", "BestEffort"]
+    op = doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"]
+    assert "application/strategic-merge-patch+json" not in op["requestBody"]["content"]  # apply keeps its own types

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
+from transport.kube import openapi_schemas
 from transport.kube.resources import Resource, group_versions
 
 QUERY_PARAMS = (("fieldValidation", "string"), ("fieldManager", "string"), ("dryRun", "string"), ("force", "boolean"))
@@ -41,7 +42,7 @@ def document(gv_name: str) -> bytes | None:
             "parameters": _PARAMS, "requestBody": _BODY, "responses": {"200": {"description": "OK"}}}}
             for r in gv.resources if r.stored}
         doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
-               "components": {"schemas": {}}}
+               "components": {"schemas": openapi_schemas.components(gv.resources)}}
         return json.dumps(doc, sort_keys=True).encode()
     return None
 
