@@ -21,7 +21,8 @@ async def test_deployments_and_jobs_are_listed_for_kubectl_and_every_request_is_
     status, err = await api.call("POST", "/apis/batch/v1/namespaces/demo/jobs", body)
     assert (status, err["reason"], err["details"]) == (404, "NotFound", {"group": "batch", "kind": "jobs"})
     assert err["message"].startswith("ksched stores no jobs.batch: it is a scheduler")
-    assert "ksched serves: pods, nodes, namespaces" in err["message"] and "podgroups.scheduling.x-k8s.io" in err["message"]
+    assert "ksched serves: pods, nodes, namespaces" in err["message"]
+    assert "podgroups.scheduling.x-k8s.io" in err["message"]
     status, err = await api.call("GET", "/apis/apps/v1/namespaces/demo/deployments/d")
     assert (status, err["details"]) == (404, {"name": "d", "group": "apps", "kind": "deployments"})
 

@@ -91,7 +91,8 @@ async def test_the_store_refuses_the_objects_that_used_to_crash_the_daemon():
             ("huge", "status.allocatable[cpu]")]
         assert sorted(o.key for o in store.peek_all("Pod")) == sorted(HARMLESS)
         # the null status is a status left out: the pod gets the one the server gives on create
-        assert store.peek("Pod", "default", "status-null").raw["status"] == {"phase": "Pending", "qosClass": "Burstable"}
+        status = store.peek("Pod", "default", "status-null").raw["status"]
+        assert status == {"phase": "Pending", "qosClass": "Burstable"}
 
 
 def test_a_daemon_started_on_a_backend_holding_malformed_objects_keeps_serving_and_binds_every_pod(

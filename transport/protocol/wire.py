@@ -41,8 +41,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 class Reason(StrEnum):
     INVALID = "Invalid"
-    BAD_REQUEST = "BadRequest"
-    FORBIDDEN = "Forbidden"  # refused by admission whatever the request holds (deleting a system namespace)  # a manifest kube-apiserver would not decode (unknown fields, apiVersion)
+    BAD_REQUEST = "BadRequest"  # a manifest kube-apiserver would not decode (unknown fields, apiVersion)
+    FORBIDDEN = "Forbidden"  # refused by admission whatever the request holds (deleting a system namespace)
     NOT_FOUND = "NotFound"
     ALREADY_EXISTS = "AlreadyExists"
     CONFLICT = "Conflict"
