@@ -18,6 +18,7 @@ from actors.store.messages import BadRequest, NotFound
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.objects import KINDS
 from framework.api.schema import Admission, admit
+from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # Kinds whose objects a controller would act on; ksched runs none.
@@ -31,9 +32,11 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
     BadRequest when it cannot be (a wrong apiVersion; unknown fields under Strict),
     NotFound when its namespace does not exist; unknown fields are dropped from the
     copy, and what the client should be told is added to `warnings`. The schema's
-    errors are the caller's to refuse (after the decode stage's, as upstream)."""
+    errors are the caller's to refuse (after the decode stage's, as upstream).
+    An object of a kind served in several versions is checked in the version it is
+    written in and kept in its storage version (Kueue's v1beta1 as v1beta2)."""
     if mode is None:
-        return admit(raw, strict)
+        return _in_storage_version(admit(raw, strict))
     try:
         decoded = decodable(raw, mode)
         checked = admit(raw, strict, unknown=decoded)
@@ -53,6 +56,12 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
         said.append(f"ksched runs no controllers: no pods will be created from this {kind}")
     if warnings is not None:
         warnings.extend(said)
+    return _in_storage_version(checked)
+
+
+def _in_storage_version(checked: Admission) -> Admission:
+    if not checked.errors:
+        checked.raw = to_storage(checked.raw)
     return checked
 
 

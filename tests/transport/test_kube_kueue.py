@@ -66,3 +66,57 @@ async def test_kueues_kinds_refuse_strategic_merge_as_custom_resources_do(api): 
     status, cq = await api.call("PATCH", f"{G}/clusterqueues/cq", {"spec": {"cohortName": "x"}},
                                 ctype="application/merge-patch+json")
     assert status == 200 and cq["spec"]["cohortName"] == "x"
+
+
+B1 = "/apis/kueue.x-k8s.io/v1beta1"
+
+
+async def test_kueue_is_discovered_in_v1beta2_and_v1beta1_with_v1beta2_preferred(api):  # noqa: F811
+    _, group = await api.call("GET", "/apis/kueue.x-k8s.io")
+    assert [v["version"] for v in group["versions"]] == ["v1beta2", "v1beta1"]
+    assert group["preferredVersion"]["version"] == "v1beta2"
+    status, gv = await api.call("GET", B1)
+    assert status == 200 and gv["groupVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert {r["name"] for r in gv["resources"] if "/" not in r["name"]} == {
+        "resourceflavors", "clusterqueues", "cohorts", "localqueues", "workloads", "workloadpriorityclasses"}
+
+
+async def test_a_v1beta1_clusterqueue_is_stored_once_and_served_in_the_version_asked(api):  # noqa: F811
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "team-a"},
+          "spec": {"cohort": "research", "namespaceSelector": {},
+                   "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"},
+                   "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                       {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": 9}]}]}]}}
+    status, made = await api.call("POST", f"{B1}/clusterqueues?fieldValidation=Strict", cq)
+    assert status == 201, made
+    assert made["apiVersion"] == "kueue.x-k8s.io/v1beta1" and made["spec"]["cohort"] == "research"
+    _, v2 = await api.call("GET", f"{G}/clusterqueues/team-a")
+    assert v2["apiVersion"] == "kueue.x-k8s.io/v1beta2" and v2["spec"]["cohortName"] == "research"
+    assert "cohort" not in v2["spec"]
+    assert v2["spec"]["flavorFungibility"] == {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}
+    _, v1 = await api.call("GET", f"{B1}/clusterqueues/team-a")
+    assert v1["spec"]["cohort"] == "research" and "cohortName" not in v1["spec"]
+    _, listed = await api.call("GET", f"{B1}/clusterqueues")
+    assert listed["apiVersion"] == "kueue.x-k8s.io/v1beta1" and listed["items"][0]["spec"]["cohort"] == "research"
+    # a merge patch through v1beta1 speaks v1beta1's field names
+    status, patched = await api.call("PATCH", f"{B1}/clusterqueues/team-a", {"spec": {"cohort": "other"}},
+                                     ctype="application/merge-patch+json")
+    assert status == 200 and patched["spec"]["cohort"] == "other"
+    _, v2 = await api.call("GET", f"{G}/clusterqueues/team-a")
+    assert v2["spec"]["cohortName"] == "other"
+
+
+async def test_a_v1beta1_workloads_priority_class_source_becomes_a_priority_class_ref(api):  # noqa: F811
+    wl = _workload("w1", "lq")
+    wl["apiVersion"] = "kueue.x-k8s.io/v1beta1"
+    wl["spec"].update(priorityClassSource="kueue.x-k8s.io/workloadpriorityclass", priorityClassName="high")
+    status, made = await api.call("POST", f"{B1}/namespaces/demo/workloads", wl)
+    assert status == 201, made
+    _, v2 = await api.call("GET", f"{G}/namespaces/demo/workloads/w1")
+    assert v2["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                              "name": "high"}
+    assert "priorityClassName" not in v2["spec"] and "priorityClassSource" not in v2["spec"]
+    _, v1 = await api.call("GET", f"{B1}/namespaces/demo/workloads/w1")
+    assert (v1["spec"]["priorityClassSource"], v1["spec"]["priorityClassName"]) == (
+        "kueue.x-k8s.io/workloadpriorityclass", "high")
+

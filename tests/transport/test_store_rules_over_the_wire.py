@@ -60,3 +60,19 @@ async def test_the_same_object_twice_in_one_apply_is_reported_once_as_created(da
     async with await Client.connect(daemon.address) as c:
         result = await c.request("apply", objects=[pod("p"), pod("p", labels={"app": "web"})])
     assert result["actions"] == ["created", "configured"]
+
+
+async def test_kueue_v1beta1_manifests_apply_over_the_wire_and_are_kept_in_v1beta2(daemon):
+    v1 = "kueue.x-k8s.io/v1beta1"
+    flavor = {"apiVersion": v1, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
+    cq = {"apiVersion": v1, "kind": "ClusterQueue", "metadata": {"name": "cluster-queue"},
+          "spec": {"cohort": "team", "namespaceSelector": {}, "resourceGroups": [
+              {"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
+                                                         "resources": [{"name": "cpu", "nominalQuota": 9}]}]}]}}
+    async with await Client.connect(daemon.address) as c:
+        await c.apply([flavor, cq])
+        stored = await c.get("ClusterQueue", "cluster-queue")
+        again = await c.apply([cq])  # the same v1beta1 manifest again changes nothing
+    assert stored["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    assert stored["spec"]["cohortName"] == "team" and "cohort" not in stored["spec"]
+    assert again[0]["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
