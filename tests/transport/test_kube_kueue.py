@@ -120,3 +120,49 @@ async def test_a_v1beta1_workloads_priority_class_source_becomes_a_priority_clas
     assert (v1["spec"]["priorityClassSource"], v1["spec"]["priorityClassName"]) == (
         "kueue.x-k8s.io/workloadpriorityclass", "high")
 
+
+def _cq_with_typo() -> dict:
+    cq = cluster_queue("team-a", "research", "4")
+    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borowingLimit"] = "2"
+    return cq
+
+
+async def test_a_misspelled_kueue_field_is_refused_under_strict_with_kube_apiservers_message(api):  # noqa: F811
+    status, err = await api.call("POST", f"{G}/clusterqueues?fieldValidation=Strict", _cq_with_typo())
+    assert (status, err["reason"]) == (400, "BadRequest")
+    assert err["message"] == ('ClusterQueue in version "v1beta2" cannot be handled as a ClusterQueue: strict decoding '
+                              'error: unknown field "spec.resourceGroups[0].flavors[0].resources[0].borowingLimit"')
+    status, _ = await api.call("GET", f"{G}/clusterqueues/team-a")
+    assert status == 404  # nothing was stored
+
+
+async def test_a_misspelled_kueue_field_is_warned_of_and_dropped_under_warn(api):  # noqa: F811
+    async with api.s.post(f"{api.base}{G}/clusterqueues?fieldValidation=Warn", json=_cq_with_typo()) as r:
+        assert r.status == 201
+        warnings = r.headers.getall("Warning")
+    assert warnings == ['299 - "unknown field \\"spec.resourceGroups[0].flavors[0].resources[0].borowingLimit\\""']
+    _, cq = await api.call("GET", f"{G}/clusterqueues/team-a")
+    assert cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0] == {"name": "cpu", "nominalQuota": "4"}
+
+
+async def test_a_v1beta2_field_in_a_v1beta1_manifest_is_unknown(api):  # noqa: F811
+    cq = cluster_queue("team-a", "research", "4")
+    cq["apiVersion"] = "kueue.x-k8s.io/v1beta1"
+    status, err = await api.call("POST", f"{B1}/clusterqueues?fieldValidation=Strict", cq)
+    assert status == 400 and err["message"].endswith('strict decoding error: unknown field "spec.cohortName"')
+
+
+async def test_every_kueue_kind_refuses_a_misspelled_field_under_strict(api):  # noqa: F811
+    wl = _workload("w1", "lq")
+    wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resource"] = {}
+    typos = [(f"{G}/resourceflavors", {**flavor("f"), "spec": {"nodeLabel": {}}}, "spec.nodeLabel"),
+             (f"{G}/cohorts", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "c"},
+                               "spec": {"parent": "x"}}, "spec.parent"),
+             (f"{G}/namespaces/demo/localqueues", {**local_queue("lq", "cq", "demo"), "spec": {"clusterQeue": "cq"}},
+              "spec.clusterQeue"),
+             (f"{G}/namespaces/demo/workloads", wl, "spec.podSets[0].template.spec.containers[0].resource"),
+             (f"{G}/workloadpriorityclasses", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                                               "metadata": {"name": "p"}, "value": 1, "descripton": ""}, "descripton")]
+    for path, obj, field in typos:
+        status, err = await api.call("POST", f"{path}?fieldValidation=Strict", obj)
+        assert status == 400 and err["message"].endswith(f'unknown field "{field}"'), (path, err)

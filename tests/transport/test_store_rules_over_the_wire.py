@@ -76,3 +76,17 @@ async def test_kueue_v1beta1_manifests_apply_over_the_wire_and_are_kept_in_v1bet
     assert stored["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     assert stored["spec"]["cohortName"] == "team" and "cohort" not in stored["spec"]
     assert again[0]["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+
+
+async def test_a_misspelled_kueue_field_is_refused_over_the_wire_under_strict(daemon):
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+          "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+              {"name": "f", "resources": [{"name": "cpu", "nominalQuota": 9, "borowingLimit": 1}]}]}]}}
+    async with await Client.connect(daemon.address) as c:
+        with pytest.raises(ApiError) as err:
+            await c.apply([cq], field_validation="Strict")
+        listed, _ = await c.list("ClusterQueue")
+    assert err.value.reason == Reason.BAD_REQUEST
+    assert err.value.message.endswith(
+        'unknown field "spec.resourceGroups[0].flavors[0].resources[0].borowingLimit"')
+    assert listed == []
