@@ -42,7 +42,9 @@ WATCHED = frozenset({*QUEUE_KINDS, "Workload", "WorkloadPriorityClass", "Namespa
 class AdmissionConfig:
     fair_sharing: bool = False
     preemption_strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    pods_ready_timeout_seconds: float | None = 300.0  # waitForPodsReady.timeout
+    # waitForPodsReady.timeout: on, 30 minutes, as Kueue's Configuration v1beta2 defaults it
+    # (apis/config/v1beta2/defaults.go: DefaultWaitForPodsReadyTimeout, on since Kueue 0.19)
+    pods_ready_timeout_seconds: float | None = 1800.0
     backoff_base_seconds: float = 60.0  # requeuingStrategy.backoffBaseSeconds
     backoff_max_seconds: float = 3600.0
 
