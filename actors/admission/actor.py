@@ -9,6 +9,7 @@ before the pods are released: the gate removed, the flavor's nodeSelector and
 tolerations merged. A preempted workload's pods are deleted and created again gated,
 then its quota is released. After a restart the quota is rebuilt from the stored
 Workloads (the watch replays them) and admitted workloads' pods are released again.
+ClusterQueue and LocalQueue status are written after each batch (queue_status.py).
 waitForPodsReady: a workload whose pods are not all placed `pods_ready_timeout` after
 admission is evicted (PodsReadyTimeout), its quota released, and it waits a backoff
 before it queues again.
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.admission.queue_status import QueueStatusWriter
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
 from actors.clock import Clock, now_ns
@@ -94,6 +96,7 @@ class AdmissionActor(Actor):
         self.recreating: set[str] = set()
         self.cycles = 0
         self._dirty = _Pending()
+        self.queue_status = QueueStatusWriter(store)
 
     @classmethod
     async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
@@ -130,6 +133,7 @@ class AdmissionActor(Actor):
         if changed:
             await self._materialize()
             await self._cycles()
+            await self.queue_status.write(self.state, self._now(), self.config.fair_sharing)
             self.metrics.queues(self.queues_view())
 
     def _now(self) -> int:
@@ -139,6 +143,8 @@ class AdmissionActor(Actor):
     def _on_event(self, ev: WatchEvent) -> bool:
         kind, obj = ev.kind, ev.obj
         if kind in QUEUE_KINDS:
+            if self.queue_status.observe(ev):
+                return False  # a status the actor wrote
             if ev.type == "DELETED":
                 self.objects[kind].pop(obj.key, None)
             else:

@@ -218,3 +218,24 @@ async def test_workload_priority_class_label_sets_the_workloads_priority():
         assert wl["spec"]["priority"] == 1000
         assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
                                                   "name": "urgent"}
+
+
+async def test_cluster_and_local_queue_status_say_what_kueue_writes():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1", "8", tier="on-demand")])
+        for i, cpu in enumerate(["3", "1", "6"]):  # 3 + 1 fit team-a's 4; 6 more cannot be borrowed (4 + 4)
+            await p.client.create(queued_pod(f"a{i}", "a", cpu))
+        await p.run_until_quiescent(60)
+        cq = p.store.peek("ClusterQueue", "", "team-a").raw["status"]
+        assert (cq["pendingWorkloads"], cq["reservingWorkloads"], cq["admittedWorkloads"]) == (1, 2, 2)
+        assert cq["flavorsReservation"] == cq["flavorsUsage"] == [
+            {"name": "on-demand", "resources": [{"name": "cpu", "total": "4", "borrowed": "0"}]}]
+        (active,) = cq["conditions"]
+        assert (active["type"], active["status"], active["reason"], active["message"]) == (
+            "Active", "True", "Ready", "Can admit new workloads")
+        lq = p.store.peek("LocalQueue", "default", "a").raw["status"]
+        assert (lq["pendingWorkloads"], lq["reservingWorkloads"], lq["admittedWorkloads"]) == (1, 2, 2)
+        assert lq["flavorsUsage"] == [{"name": "on-demand", "resources": [{"name": "cpu", "total": "4"}]}]
+        assert [(c["type"], c["status"], c["reason"]) for c in lq["conditions"]] == [("Active", "True", "Ready")]
+        idle = p.store.peek("ClusterQueue", "", "team-b").raw["status"]
+        assert (idle["pendingWorkloads"], idle["reservingWorkloads"]) == (0, 0)
