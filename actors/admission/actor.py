@@ -239,6 +239,7 @@ class AdmissionActor(Actor):
     # --- the cycle ---
     async def _cycles(self) -> None:
         while True:
+            active_before = self.state.active_pending()
             now = self._now()
             started = time.perf_counter()
             report = self.state.schedule(now)
@@ -259,8 +260,8 @@ class AdmissionActor(Actor):
                 await self._evict_pods(wl)
                 self.state.release(wl.key, self._now())
                 await self._persist(wl)
-            if not report.admitted and not report.evicted:
-                return
+            if not report.admitted and not report.evicted and self.state.active_pending() >= active_before:
+                return  # no progress: what is left waits for an event (StrictFIFO heads stay blocked)
 
     async def _persist(self, wl: Workload) -> None:
         base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",

@@ -21,6 +21,9 @@ from framework.api.schema import Admission, admit
 from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# Kueue's finalizer on what a ClusterQueue or a workload uses (kueue.ResourceInUseFinalizerName)
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+IN_USE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue"})
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
@@ -67,7 +70,15 @@ def _in_storage_version(checked: Admission) -> Admission:
 
 def defaulted(raw: Any) -> Any:
     """Upstream's defaulting for what ksched reads: a Node's status.allocatable is its
-    capacity when left out (SetDefaults_NodeStatus). `raw` is the store's own copy."""
+    capacity when left out (SetDefaults_NodeStatus); a ResourceFlavor or ClusterQueue
+    not being deleted has Kueue's resource-in-use finalizer (its webhooks' Default).
+    `raw` is the store's own copy."""
+    if isinstance(raw, dict) and raw.get("kind") in IN_USE_KINDS:
+        meta = raw.get("metadata")
+        if isinstance(meta, dict) and not meta.get("deletionTimestamp"):
+            have = meta.get("finalizers") if isinstance(meta.get("finalizers"), list) else []
+            if RESOURCE_IN_USE not in have:
+                raw["metadata"] = {**meta, "finalizers": [*have, RESOURCE_IN_USE]}
     if isinstance(raw, dict) and raw.get("kind") == "Node":
         status = raw.get("status")
         if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:

@@ -182,6 +182,7 @@ class ClusterQueueSpec:
     fungibility: Fungibility = field(default_factory=Fungibility)
     weight: float = 1.0
     stop_policy: str = "None"
+    terminating: bool = False  # metadata.deletionTimestamp set: it admits nothing more
 
 
 def _named_with_parent(obj: Mapping[str, Any], parent_field: str, strict: bool) -> tuple[str, Mapping[str, Any], str]:
@@ -230,6 +231,7 @@ def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQ
         fungibility=fung,
         weight=_weight(spec.get("fairSharing"), "spec.fairSharing"),
         stop_policy=_enum(spec.get("stopPolicy"), "spec.stopPolicy", STOP_POLICIES, "None"),
+        terminating=bool(_map(obj.get("metadata"), "metadata").get("deletionTimestamp")),
     )
 
 

@@ -183,6 +183,11 @@ class AdmissionState:
         q = self.queues.get(cq)
         return q.pending() if q is not None else 0
 
+    def active_pending(self) -> int:
+        """Workloads in the ClusterQueues' active heaps (not parked as inadmissible):
+        a cycle that parks one makes progress, the next head gets its turn."""
+        return sum(q.pending() - len(q.inadmissible) for q in self.queues.values())
+
     def holding(self, cq: str) -> list[Workload]:
         c = self.cache.cluster_queues.get(cq)
         return list(c.workloads.values()) if c is not None else []

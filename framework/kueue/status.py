@@ -72,26 +72,22 @@ def condition(old: Iterable[Mapping[str, Any]] | None, type_: str, verdict: tupl
     return [new if c is prev else c for c in kept] if prev is not None else [*kept, new]
 
 
-def cluster_queue_verdict(cq: ClusterQueue | None, terminating: bool = False) -> tuple[str, str, str]:
-    """The Active condition: Ready, or why it admits nothing (Stopped, FlavorNotFound,
-    Terminating)."""
-    if terminating:
-        return "False", "Terminating", "Can't admit new workloads; clusterQueue is terminating"
-    if cq is None or not cq.active:
-        reason = cq.inactive_reason if cq is not None else "Unknown"
-        return "False", reason, cq.inactive_message if cq is not None else "Can't admit new workloads."
+def cluster_queue_verdict(cq: ClusterQueue) -> tuple[str, str, str]:
+    """The Active condition: Ready, or why it admits nothing (Terminating, Stopped,
+    FlavorNotFound: framework.kueue.snapshot words them as Kueue's inactiveReason)."""
+    if not cq.active:
+        return "False", cq.inactive_reason, cq.inactive_message
     return READY_CQ
 
 
 def cluster_queue_status(cq: ClusterQueue, pending: int, old: Mapping[str, Any] | None, now: int, *,
-                         fair_sharing: bool = False, generation: int | None = None,
-                         terminating: bool = False) -> dict[str, Any]:
+                         fair_sharing: bool = False, generation: int | None = None) -> dict[str, Any]:
     """A ClusterQueue's status: counts, usage of the workloads holding quota (reserved)
     and of those admitted, the Active condition, the weighted share under fair sharing."""
     holding = list(cq.workloads.values())
     admitted = [w for w in holding if w.cond_true("Admitted")]
     out: dict[str, Any] = {
-        "conditions": condition((old or {}).get("conditions"), "Active", cluster_queue_verdict(cq, terminating),
+        "conditions": condition((old or {}).get("conditions"), "Active", cluster_queue_verdict(cq),
                                 now, generation),
         "flavorsReservation": flavors_usage(cq, cq.usage),
         "flavorsUsage": flavors_usage(cq, _usage_of(admitted)),

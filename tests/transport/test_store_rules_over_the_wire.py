@@ -90,3 +90,24 @@ async def test_a_misspelled_kueue_field_is_refused_over_the_wire_under_strict(da
     assert err.value.message.endswith(
         'unknown field "spec.resourceGroups[0].flavors[0].resources[0].borowingLimit"')
     assert listed == []
+
+
+async def test_an_object_with_finalizers_is_marked_on_delete_and_goes_with_its_last_finalizer(daemon):
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": 5,
+          "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    async with await Client.connect(daemon.address) as c:
+        await c.create(pc)
+        marked = await c.delete("PriorityClass", "held")
+        again = await c.delete("PriorityClass", "held")  # already marked: nothing changes
+        kept = await c.get("PriorityClass", "held")
+        with pytest.raises(ApiError) as err:
+            await c.apply([{**kept, "metadata": {**kept["metadata"], "finalizers": ["example.com/hold", "b/c"]}}])
+        await c.apply([{**kept, "metadata": {**kept["metadata"], "finalizers": []}}])
+        with pytest.raises(ApiError) as gone:
+            await c.get("PriorityClass", "held")
+    assert marked["metadata"]["deletionTimestamp"] and marked["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert again["metadata"]["resourceVersion"] == marked["metadata"]["resourceVersion"]
+    assert err.value.reason == Reason.INVALID and err.value.message == (
+        'objects[0] (PriorityClass held): metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, '
+        'found new finalizers []string{"b/c"}')
+    assert gone.value.reason == Reason.NOT_FOUND
