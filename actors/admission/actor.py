@@ -352,10 +352,11 @@ class AdmissionActor(Actor):
                 u = cq.usage.get(fr, 0)
                 usage.append({"flavor": fr[0], "resource": fr[1], "nominal": q.nominal, "usage": u,
                               "borrowed": max(0, u - q.nominal) if cq.parent is not None else 0})
-            q = self.state.queues.get(name)
-            inadmissible = len(q.inadmissible) if q is not None else 0
-            out[name] = {"cohort": cq.spec.cohort, "pending": self.state.pending(name),
-                         "pendingActive": self.state.pending(name) - inadmissible, "pendingInadmissible": inadmissible,
+            pending = self.state.pending(name)
+            # an inactive ClusterQueue's pending workloads are all inadmissible (reportCQPendingWorkloads)
+            inadmissible = self.state.pending_inadmissible(name) if cq.active else pending
+            out[name] = {"cohort": cq.spec.cohort, "pending": pending,
+                         "pendingActive": pending - inadmissible, "pendingInadmissible": inadmissible,
                          "admitted": len(cq.workloads), "admittedTotal": self.state.admitted_total.get(name, 0),
                          "strategy": cq.spec.queueing_strategy, "active": cq.active, "usage": usage}
         return out

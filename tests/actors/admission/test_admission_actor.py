@@ -122,6 +122,11 @@ async def test_gang_that_cannot_be_placed_releases_quota_after_the_ready_timeout
         assert cond(wl, "QuotaReserved")["status"] == "False"
         assert not p.admission.state.holding("team-a")
         assert all(GATE in [g["name"] for g in raw["spec"]["schedulingGates"]] for raw in pods(p).values())
+        # waiting out its backoff it is pending, inadmissible (Kueue's queue keeps it there): the
+        # ClusterQueue's status and the metrics' view both count it
+        view = p.admission.queues_view()["team-a"]
+        assert (view["pending"], view["pendingActive"], view["pendingInadmissible"]) == (1, 0, 1)
+        assert p.store.peek("ClusterQueue", "", "team-a").raw["status"]["pendingWorkloads"] == 1
         p.clock.advance(11)  # the backoff passes: admitted again
         await p.settle()
         assert cond(workloads(p)["gang"], "QuotaReserved")["status"] == "True"
@@ -293,3 +298,12 @@ async def test_a_cluster_queue_naming_a_missing_flavor_says_so_and_its_workloads
         await p.run_until_quiescent(60)
         (active,) = p.store.peek("ClusterQueue", "", "solo").raw["status"]["conditions"]
         assert (active["status"], active["reason"]) == ("True", "Ready") and bound(p, "p1") == 1
+
+
+async def test_an_inactive_cluster_queues_pending_workloads_are_counted_inadmissible():
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply([cluster_queue("solo", "", "2", flavor_name="missing"), local_queue("s", "solo")])
+        await p.client.create(queued_pod("p1", "s", "1"))
+        await p.run_until_quiescent(60)
+        view = p.admission.queues_view()["solo"]
+        assert (view["pending"], view["pendingActive"], view["pendingInadmissible"]) == (1, 0, 1)
