@@ -204,10 +204,16 @@ def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQ
     thr = bwc.get("maxPriorityThreshold")
     if thr is not None and (isinstance(thr, bool) or not isinstance(thr, int)):
         raise ValidationError("spec.preemption.borrowWithinCohort.maxPriorityThreshold", "must be an int32")
+    # An API object's unset policies are the CRD's default, Never. Upstream's unit tests
+    # (strict=False) build objects without the API server: a set `preemption` keeps Go's
+    # zero value "" for what it leaves out (the cache defaults only a nil preemption,
+    # pkg/cache/scheduler/clusterqueue.go), and "" is not Never (canPreemptWhileBorrowing).
+    unset = "Never" if strict or spec.get("preemption") is None else ""
     pre = Preemption(
-        _enum(p.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CQ, "Never"),
-        _enum(p.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM, "Never"),
-        _enum(bwc.get("policy"), "spec.preemption.borrowWithinCohort.policy", BORROW_WITHIN, "Never"),
+        _enum(p.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CQ, unset),
+        _enum(p.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM, unset),
+        _enum(bwc.get("policy"), "spec.preemption.borrowWithinCohort.policy", BORROW_WITHIN,
+              "Never" if strict or p.get("borrowWithinCohort") is None else ""),
         thr,
     )
     if strict and pre.reclaim_within_cohort == "Never" and pre.borrow_within_cohort != "Never":

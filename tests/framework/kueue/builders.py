@@ -16,9 +16,11 @@ EVERY_NAMESPACE: dict[str, Any] = {}
 
 def cq(name: str, cohort: str = "", quotas: dict[str, dict[str, Any]] | None = None, *, resources=("cpu",),
        strategy: str = "BestEffortFIFO", preemption: dict[str, Any] | None = None, weight: str | None = None,
-       fungibility: dict[str, Any] | None = None, namespace_selector: dict[str, Any] | None = EVERY_NAMESPACE):
+       fungibility: dict[str, Any] | None = None, namespace_selector: dict[str, Any] | None = EVERY_NAMESPACE,
+       strict: bool = True):
     """quotas: flavor -> {resource: nominal} or {resource: (nominal, borrowingLimit, lendingLimit)};
-    namespace_selector: {} (every namespace) unless given; None leaves it out (no namespace)."""
+    namespace_selector: {} (every namespace) unless given; None leaves it out (no namespace);
+    strict=False: as upstream's unit tests build it, without the API server's defaults."""
     flavors = []
     for f, res in (quotas or {"default": {"cpu": "10"}}).items():
         rs = []
@@ -42,7 +44,7 @@ def cq(name: str, cohort: str = "", quotas: dict[str, dict[str, Any]] | None = N
         spec["fairSharing"] = {"weight": weight}
     if fungibility:
         spec["flavorFungibility"] = fungibility
-    return parse_cluster_queue({"metadata": {"name": name}, "spec": spec})
+    return parse_cluster_queue({"metadata": {"name": name}, "spec": spec}, strict=strict)
 
 
 def cohort(name: str, parent: str = ""):
