@@ -4,7 +4,7 @@ Kueue's short names, and Tables with the columns of Kueue's CRDs
 from __future__ import annotations
 
 from tests.actors.admission.kueue_objects import V, cluster_queue, flavor, local_queue
-from tests.transport.test_kube_api import TABLE, api  # noqa: F401 - the fixture: a store behind the HTTP port
+from tests.transport.test_kube_api import TABLE, _watch_lines, api  # noqa: F401 - the fixture: a store behind the HTTP port
 
 G = "/apis/kueue.x-k8s.io/v1beta2"
 
@@ -166,3 +166,10 @@ async def test_every_kueue_kind_refuses_a_misspelled_field_under_strict(api):  #
     for path, obj, field in typos:
         status, err = await api.call("POST", f"{path}?fieldValidation=Strict", obj)
         assert status == 400 and err["message"].endswith(f'unknown field "{field}"'), (path, err)
+
+
+async def test_a_v1beta1_watch_sends_objects_in_v1beta1(api):  # noqa: F811
+    await api.call("POST", f"{G}/clusterqueues", cluster_queue("team-a", "research", "4"))
+    (event,) = await _watch_lines(api, f"{B1}/clusterqueues?watch=true&resourceVersion=0", 1)
+    assert event["type"] == "ADDED" and event["object"]["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert event["object"]["spec"]["cohort"] == "research" and "cohortName" not in event["object"]["spec"]
