@@ -9,6 +9,7 @@ before the pods are released: the gate removed, the flavor's nodeSelector and
 tolerations merged. A preempted workload's pods are deleted and created again gated,
 then its quota is released. After a restart the quota is rebuilt from the stored
 Workloads (the watch replays them) and admitted workloads' pods are released again.
+ClusterQueue and LocalQueue status are written after each batch (queue_status.py).
 waitForPodsReady: a workload whose pods are not all placed `pods_ready_timeout` after
 admission is evicted (PodsReadyTimeout), its quota released, and it waits a backoff
 before it queues again.
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.admission.queue_status import QueueStatusWriter
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
 from actors.clock import Clock, now_ns
@@ -42,7 +44,9 @@ WATCHED = frozenset({*QUEUE_KINDS, "Workload", "WorkloadPriorityClass", "Namespa
 class AdmissionConfig:
     fair_sharing: bool = False
     preemption_strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    pods_ready_timeout_seconds: float | None = 300.0  # waitForPodsReady.timeout
+    # waitForPodsReady.timeout: on, 30 minutes, as Kueue's Configuration v1beta2 defaults it
+    # (apis/config/v1beta2/defaults.go: DefaultWaitForPodsReadyTimeout, on since Kueue 0.19)
+    pods_ready_timeout_seconds: float | None = 1800.0
     backoff_base_seconds: float = 60.0  # requeuingStrategy.backoffBaseSeconds
     backoff_max_seconds: float = 3600.0
 
@@ -92,6 +96,7 @@ class AdmissionActor(Actor):
         self.recreating: set[str] = set()
         self.cycles = 0
         self._dirty = _Pending()
+        self.queue_status = QueueStatusWriter(store)
 
     @classmethod
     async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
@@ -128,6 +133,7 @@ class AdmissionActor(Actor):
         if changed:
             await self._materialize()
             await self._cycles()
+            await self.queue_status.write(self.state, self._now(), self.config.fair_sharing)
             self.metrics.queues(self.queues_view())
 
     def _now(self) -> int:
@@ -137,6 +143,8 @@ class AdmissionActor(Actor):
     def _on_event(self, ev: WatchEvent) -> bool:
         kind, obj = ev.kind, ev.obj
         if kind in QUEUE_KINDS:
+            if self.queue_status.observe(ev):
+                return False  # a status the actor wrote
             if ev.type == "DELETED":
                 self.objects[kind].pop(obj.key, None)
             else:
@@ -231,6 +239,7 @@ class AdmissionActor(Actor):
     # --- the cycle ---
     async def _cycles(self) -> None:
         while True:
+            active_before = self.state.active_pending()
             now = self._now()
             started = time.perf_counter()
             report = self.state.schedule(now)
@@ -251,8 +260,8 @@ class AdmissionActor(Actor):
                 await self._evict_pods(wl)
                 self.state.release(wl.key, self._now())
                 await self._persist(wl)
-            if not report.admitted and not report.evicted:
-                return
+            if not report.admitted and not report.evicted and self.state.active_pending() >= active_before:
+                return  # no progress: what is left waits for an event (StrictFIFO heads stay blocked)
 
     async def _persist(self, wl: Workload) -> None:
         base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",
@@ -343,10 +352,11 @@ class AdmissionActor(Actor):
                 u = cq.usage.get(fr, 0)
                 usage.append({"flavor": fr[0], "resource": fr[1], "nominal": q.nominal, "usage": u,
                               "borrowed": max(0, u - q.nominal) if cq.parent is not None else 0})
-            q = self.state.queues.get(name)
-            inadmissible = len(q.inadmissible) if q is not None else 0
-            out[name] = {"cohort": cq.spec.cohort, "pending": self.state.pending(name),
-                         "pendingActive": self.state.pending(name) - inadmissible, "pendingInadmissible": inadmissible,
+            pending = self.state.pending(name)
+            # an inactive ClusterQueue's pending workloads are all inadmissible (reportCQPendingWorkloads)
+            inadmissible = self.state.pending_inadmissible(name) if cq.active else pending
+            out[name] = {"cohort": cq.spec.cohort, "pending": pending,
+                         "pendingActive": pending - inadmissible, "pendingInadmissible": inadmissible,
                          "admitted": len(cq.workloads), "admittedTotal": self.state.admitted_total.get(name, 0),
                          "strategy": cq.spec.queueing_strategy, "active": cq.active, "usage": usage}
         return out

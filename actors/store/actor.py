@@ -78,6 +78,7 @@ from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import Watchers, Watcher as _Watcher
 from actors.store.turns import Batch as _Batch, Turns
+from actors.store.finalizers import check_no_new_finalizers, deleting, finalizers, marked_for_deletion
 from actors.store.front_door import (
     IMMORTAL_NAMESPACES, admission, created_pod_status, defaulted, gated_condition,
 )
@@ -87,6 +88,7 @@ from actors.store.raw import describe, encoded_size, without_version
 from framework.api.errors import ValidationError
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
 from framework.api.schema import Admission
+from framework.api.timeutil import format_time
 from framework.api.validation import validate_pod_update
 
 
@@ -191,6 +193,11 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                 current = self._objects.get(kind, {}).get(key)
                 if current is None:
                     raise NotFound(f'{kind} "{key}" not found')
+                if finalizers(current.raw):  # kept, marked, until the last finalizer goes
+                    if deleting(current.raw):
+                        return current.raw
+                    marked = marked_for_deletion(current.raw, format_time(int(self._clock()) * 1_000_000_000))
+                    return self._write(kind, key, marked, batch).raw
                 if kind == "Namespace":
                     if key in IMMORTAL_NAMESPACES:
                         raise Forbidden(f'namespaces "{key}" is forbidden: this namespace may not be deleted')
@@ -259,9 +266,13 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
+        check_no_new_finalizers(raw, current.raw)
         if keep_unchanged and without_version(raw) == without_version(current.raw):
             return current, "unchanged"
-        return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored), "configured"
+        written = self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored)
+        if deleting(raw) and not finalizers(raw):  # the last finalizer removed: the object goes
+            self._remove(obj.kind, obj.key, written, batch)
+        return written, "configured"
 
     def _apply_one(self, index: int, raw: Any, batch: _Batch, fv: str | None = None,
                    warnings: list[str] | None = None) -> tuple[KubeObject, str]:

@@ -20,10 +20,14 @@ from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.objects import KINDS
 from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
+from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # NamespaceLifecycle's immortal namespaces: deleting one is Forbidden.
 IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
+# Kueue's finalizer on what a ClusterQueue or a workload uses (kueue.ResourceInUseFinalizerName)
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+IN_USE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue"})
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
@@ -35,9 +39,11 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
     BadRequest when it cannot be (a wrong apiVersion; unknown fields under Strict),
     NotFound when its namespace does not exist; unknown fields are dropped from the
     copy, and what the client should be told is added to `warnings`. The schema's
-    errors are the caller's to refuse (after the decode stage's, as upstream)."""
+    errors are the caller's to refuse (after the decode stage's, as upstream).
+    An object of a kind served in several versions is checked in the version it is
+    written in and kept in its storage version (Kueue's v1beta1 as v1beta2)."""
     if mode is None:
-        return admit(raw, strict)
+        return _in_storage_version(admit(raw, strict))
     try:
         decoded = decodable(raw, mode)
         checked = admit(raw, strict, unknown=decoded)
@@ -57,12 +63,26 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
         said.append(f"ksched runs no controllers: no pods will be created from this {kind}")
     if warnings is not None:
         warnings.extend(said)
+    return _in_storage_version(checked)
+
+
+def _in_storage_version(checked: Admission) -> Admission:
+    if not checked.errors:
+        checked.raw = to_storage(checked.raw)
     return checked
 
 
 def defaulted(raw: Any) -> Any:
     """Upstream's defaulting for what ksched reads: a Node's status.allocatable is its
-    capacity when left out (SetDefaults_NodeStatus). `raw` is the store's own copy."""
+    capacity when left out (SetDefaults_NodeStatus); a ResourceFlavor or ClusterQueue
+    not being deleted has Kueue's resource-in-use finalizer (its webhooks' Default).
+    `raw` is the store's own copy."""
+    if isinstance(raw, dict) and raw.get("kind") in IN_USE_KINDS:
+        meta = raw.get("metadata")
+        if isinstance(meta, dict) and not meta.get("deletionTimestamp"):
+            have = meta.get("finalizers") if isinstance(meta.get("finalizers"), list) else []
+            if RESOURCE_IN_USE not in have:
+                raw["metadata"] = {**meta, "finalizers": [*have, RESOURCE_IN_USE]}
     if isinstance(raw, dict) and raw.get("kind") == "Node":
         status = raw.get("status")
         if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:

@@ -24,7 +24,13 @@ GROUP_VERSIONS: dict[str, str] = {
     "PodGroup": "scheduling.x-k8s.io/v1alpha1",
     "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
     "VolumeAttachment": "storage.k8s.io/v1",
+    # Kueue's kinds: the storage version here, the other served ones in ALSO_SERVED
+    **{k: "kueue.x-k8s.io/v1beta2" for k in ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload",
+                                              "WorkloadPriorityClass")},
 }
+# Kinds served in more than one version (kube-apiserver converts; framework.kueue.versions).
+ALSO_SERVED: dict[str, tuple[str, ...]] = {
+    k: ("kueue.x-k8s.io/v1beta1",) for k, gv in GROUP_VERSIONS.items() if gv == "kueue.x-k8s.io/v1beta2"}
 
 
 class DecodeError(Exception):
@@ -56,7 +62,7 @@ def decodable(raw: Any, mode: str) -> bool:
         raise DecodeError(f"Object 'apiVersion' is missing in '{_compact(raw)}'")
     if not isinstance(version, str):
         return False
-    if version != GROUP_VERSIONS[kind]:
+    if version != GROUP_VERSIONS[kind] and version not in ALSO_SERVED.get(kind, ()):
         raise DecodeError(f"the API version in the data ({version}) does not match the expected API version "
                           f"({GROUP_VERSIONS[kind]})")
     return True

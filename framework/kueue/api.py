@@ -182,6 +182,7 @@ class ClusterQueueSpec:
     fungibility: Fungibility = field(default_factory=Fungibility)
     weight: float = 1.0
     stop_policy: str = "None"
+    terminating: bool = False  # metadata.deletionTimestamp set: it admits nothing more
 
 
 def _named_with_parent(obj: Mapping[str, Any], parent_field: str, strict: bool) -> tuple[str, Mapping[str, Any], str]:
@@ -203,10 +204,16 @@ def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQ
     thr = bwc.get("maxPriorityThreshold")
     if thr is not None and (isinstance(thr, bool) or not isinstance(thr, int)):
         raise ValidationError("spec.preemption.borrowWithinCohort.maxPriorityThreshold", "must be an int32")
+    # An API object's unset policies are the CRD's default, Never. Upstream's unit tests
+    # (strict=False) build objects without the API server: a set `preemption` keeps Go's
+    # zero value "" for what it leaves out (the cache defaults only a nil preemption,
+    # pkg/cache/scheduler/clusterqueue.go), and "" is not Never (canPreemptWhileBorrowing).
+    unset = "Never" if strict or spec.get("preemption") is None else ""
     pre = Preemption(
-        _enum(p.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CQ, "Never"),
-        _enum(p.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM, "Never"),
-        _enum(bwc.get("policy"), "spec.preemption.borrowWithinCohort.policy", BORROW_WITHIN, "Never"),
+        _enum(p.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CQ, unset),
+        _enum(p.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM, unset),
+        _enum(bwc.get("policy"), "spec.preemption.borrowWithinCohort.policy", BORROW_WITHIN,
+              "Never" if strict or p.get("borrowWithinCohort") is None else ""),
         thr,
     )
     if strict and pre.reclaim_within_cohort == "Never" and pre.borrow_within_cohort != "Never":
@@ -230,6 +237,7 @@ def parse_cluster_queue(obj: Mapping[str, Any], strict: bool = True) -> ClusterQ
         fungibility=fung,
         weight=_weight(spec.get("fairSharing"), "spec.fairSharing"),
         stop_policy=_enum(spec.get("stopPolicy"), "spec.stopPolicy", STOP_POLICIES, "None"),
+        terminating=bool(_map(obj.get("metadata"), "metadata").get("deletionTimestamp")),
     )
 
 

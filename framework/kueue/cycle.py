@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from framework.api.labels import LabelSelector
 from framework.kueue import queues as rq
 from framework.kueue.amount import FR, add, sub
 from framework.kueue.fairsharing import DEFAULT_STRATEGIES, Entry, fair_sharing_order, fair_targets
@@ -133,8 +134,7 @@ class Scheduler:
                 d.message, d.reason = f"ClusterQueue {cq_name} is inactive", "Suspended"
             elif cq is None:
                 d.message, d.reason = f"ClusterQueue {cq_name} not found", "Misconfigured"
-            elif cq.spec.namespace_selector is not None and not cq.spec.namespace_selector.matches(
-                    (namespaces or {}).get(wl.namespace, {})):
+            elif not _selects(cq.spec.namespace_selector, (namespaces or {}).get(wl.namespace, {})):
                 d.message, d.reason = "workload namespace doesn't match ClusterQueue selector", "Misconfigured"
                 d.requeue_reason = rq.NAMESPACE_MISMATCH
             else:
@@ -242,3 +242,9 @@ class Scheduler:
             else:
                 out[fr] = max(0, min(v, sub(q.nominal, u)))
         return out
+
+
+def _selects(selector: LabelSelector | None, namespace_labels: Mapping[str, str]) -> bool:
+    """A ClusterQueue's namespaceSelector: nil selects no namespace, {} every one
+    (metav1.LabelSelectorAsSelector, pkg/cache/scheduler/clusterqueue.go)."""
+    return selector is not None and selector.matches(namespace_labels)

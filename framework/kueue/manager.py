@@ -180,8 +180,24 @@ class AdmissionState:
 
     # --- reading ---
     def pending(self, cq: str) -> int:
+        """Pending in `cq`: its active heap, its inadmissible list and the workloads
+        waiting out a requeue backoff (parked), which Kueue's queue keeps inadmissible."""
         q = self.queues.get(cq)
-        return q.pending() if q is not None else 0
+        return q.pending() + self._parked_in(cq) if q is not None else 0
+
+    def pending_inadmissible(self, cq: str) -> int:
+        """Pending in `cq` but not in its active heap (Kueue's `inadmissible` status)."""
+        q = self.queues.get(cq)
+        return len(q.inadmissible) + self._parked_in(cq) if q is not None else 0
+
+    def _parked_in(self, cq: str) -> int:
+        return sum(1 for key in self.parked if (w := self.workloads.get(key)) is not None
+                   and w.admission is None and self.cluster_queue_of(w) == cq)
+
+    def active_pending(self) -> int:
+        """Workloads in the ClusterQueues' active heaps (not parked as inadmissible):
+        a cycle that parks one makes progress, the next head gets its turn."""
+        return sum(q.pending() - len(q.inadmissible) for q in self.queues.values())
 
     def holding(self, cq: str) -> list[Workload]:
         c = self.cache.cluster_queues.get(cq)

@@ -114,7 +114,10 @@ class Snapshot:
             cq = ClusterQueue(spec.name, quotas=_quotas(spec.resource_groups), weight=spec.weight, spec=spec)
             cq.subtree = {fr: q.nominal for fr, q in cq.quotas.items()}
             missing = sorted({fq.name for g in spec.resource_groups for fq in g.flavors} - set(s.flavors))
-            if spec.stop_policy != "None":
+            if spec.terminating:
+                cq.inactive_reason = "Terminating"
+                cq.inactive_message = "Can't admit new workloads; clusterQueue is terminating"
+            elif spec.stop_policy != "None":
                 cq.inactive_reason, cq.inactive_message = "Stopped", "Can't admit new workloads: is stopped."
             elif missing:
                 cq.inactive_reason = "FlavorNotFound"

@@ -171,3 +171,28 @@ def test_the_configs_example_walk_through(daemon_factory):
         _wait(lambda: _bound(c, "a-") == 4 and _bound(c, "b-") == 8, "team-a reclaiming its on-demand quota")
     out = d.cli("get", "cq", "-o", "wide").stdout
     assert "team-a" in out and "on-demand/cpu=8/8" in out
+
+
+def _series(text: str, name: str, **labels: str) -> float:
+    """The value of the one series of `name` whose labels include `labels`."""
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no {name} with {labels}")
+
+
+def test_pending_workloads_metric_agrees_with_the_cluster_queue_status(daemon_factory):
+    d = daemon_factory()
+    with d.client() as c:
+        c.apply(two_teams(node("n0", "4", tier="on-demand")))
+        c.create(queued_pod("fits", "a", "2"))
+        c.create(queued_pod("too-big", "a", "20"))  # above nominal + what team-b lends: pending for good
+        _wait(lambda: _bound(c, "fits") == 1, "fits bound")
+        status = poll(lambda: (lambda s: s if s.get("pendingWorkloads") == 1 else None)(
+            c.get("ClusterQueue", "team-a").get("status") or {}), "team-a's status")
+    text = d.http_get("/metrics")
+    pending = sum(_series(text, "kueue_pending_workloads", cluster_queue="team-a", status=s)
+                  for s in ("active", "inadmissible"))
+    assert pending == status["pendingWorkloads"] == 1
+    assert _series(text, "kueue_reserving_active_workloads", cluster_queue="team-a") == status["reservingWorkloads"] == 1
+    assert _series(text, "kueue_admitted_active_workloads", cluster_queue="team-a") == status["admittedWorkloads"] == 1

@@ -288,3 +288,14 @@ def test_the_bulk_apply_share_is_read_from_the_limits_and_at_most_the_fair_half(
         with pytest.raises(ValidationError) as err:
             parse_config_text(DAEMON_HEAD + text + "\n")
         assert str(err.value).startswith(message)
+
+
+def test_kueues_wait_for_pods_ready_defaults_are_kueue_configuration_v1beta2s():
+    from transport.daemon.kueue_config import parse_kueue
+
+    # On unless turned off, with Kueue's default timeout of 30 minutes (apis/config/v1beta2/defaults.go).
+    assert parse_kueue(None).pods_ready_timeout_seconds == 1800.0
+    assert parse_kueue({"waitForPodsReady": {}}).pods_ready_timeout_seconds == 1800.0
+    assert parse_kueue({"waitForPodsReady": {"timeout": "5m"}}).pods_ready_timeout_seconds == 300.0
+    assert parse_kueue({"waitForPodsReady": {"enable": False}}).pods_ready_timeout_seconds is None
+    assert (parse_kueue(None).backoff_base_seconds, parse_kueue(None).backoff_max_seconds) == (60.0, 3600.0)

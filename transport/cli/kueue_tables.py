@@ -104,7 +104,8 @@ def kueue_table(kind: str, items: Sequence[Mapping[str, Any]], workloads: Sequen
         for o in items:
             n, spec = _meta(o).get("name", ""), o.get("spec") or {}
             c = per_cq.get(n, [0, 0])
-            rows.append([n, spec.get("cohortName") or ""] + ([spec.get("queueingStrategy") or "BestEffortFIFO"] if wide else [])
+            cohort = spec.get("cohortName") or spec.get("cohort") or ""  # v1beta1 prints spec.cohort
+            rows.append([n, cohort] + ([spec.get("queueingStrategy") or "BestEffortFIFO"] if wide else [])
                         + [str(c[0])] + ([str(c[1]), usage_text(o, used.get(n, {}))] if wide else []))
         return table(headers, rows)
     if kind == "LocalQueue":

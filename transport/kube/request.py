@@ -11,6 +11,7 @@ from typing import Any, Callable
 import yaml
 from aiohttp import web
 
+from framework.kueue.versions import SERVED_VERSIONS, to_version
 from transport.kube import protobuf
 from transport.kube.resources import Resource
 from transport.kube.status import KubeError, bad_request
@@ -50,7 +51,10 @@ def flag(request: web.Request, name: str) -> bool:
 def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
     """The stored object with the apiVersion and kind its resource serves it under, and
     a namespaced object's namespace ("default" when a msgpack or in-process writer left
-    it out: kube-apiserver always sets it, and kubectl describe selects events by it)."""
+    it out: kube-apiserver always sets it, and kubectl describe selects events by it).
+    A kind served in several versions is converted to the resource's (Kueue's)."""
+    if res.group_version in SERVED_VERSIONS:
+        raw = to_version(raw, res.group_version)
     meta = raw.get("metadata")
     if res.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
         raw = {**raw, "metadata": {**meta, "namespace": "default"}}

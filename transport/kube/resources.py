@@ -40,6 +40,19 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+def _kueue_resources(version: str) -> tuple[Resource, ...]:
+    g = "kueue.x-k8s.io"
+    return (
+        Resource("ResourceFlavor", g, version, "resourceflavors", False, ("flavor", "flavors", "rf")),
+        Resource("ClusterQueue", g, version, "clusterqueues", False, ("cq",), subresources=("status",)),
+        Resource("Cohort", g, version, "cohorts", False, ("co",), subresources=("status",)),
+        Resource("LocalQueue", g, version, "localqueues", True, ("queue", "queues", "lq"), subresources=("status",)),
+        Resource("Workload", g, version, "workloads", True, ("kwl", "kueueworkload", "kueueworkloads"),
+                 subresources=("status",)),
+        Resource("WorkloadPriorityClass", g, version, "workloadpriorityclasses", False),
+    )
+
+
 RESOURCES: tuple[Resource, ...] = (
     Resource("Pod", "", "v1", "pods", True, ("po",), subresources=("binding", "status"), categories=("all",)),
     Resource("Node", "", "v1", "nodes", False, ("no",), subresources=("status",)),
@@ -67,15 +80,9 @@ RESOURCES: tuple[Resource, ...] = (
              verbs=("create",), stored=False),
     Resource("SelfSubjectRulesReview", "authorization.k8s.io", "v1", "selfsubjectrulesreviews", False,
              verbs=("create",), stored=False),
-    # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines)
-    Resource("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False, ("flavor", "flavors", "rf")),
-    Resource("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False, ("cq",), subresources=("status",)),
-    Resource("Cohort", "kueue.x-k8s.io", "v1beta2", "cohorts", False, ("co",), subresources=("status",)),
-    Resource("LocalQueue", "kueue.x-k8s.io", "v1beta2", "localqueues", True, ("queue", "queues", "lq"),
-             subresources=("status",)),
-    Resource("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True, ("kwl", "kueueworkload", "kueueworkloads"),
-             subresources=("status",)),
-    Resource("WorkloadPriorityClass", "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", False),
+    # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines), in each
+    # served version (framework.kueue.versions: stored in v1beta2, converted for v1beta1), v1beta2 first
+    *(r for version in ("v1beta2", "v1beta1") for r in _kueue_resources(version)),
 )
 
 # Workload controllers' kinds, common in users' manifests, that ksched does not store (it
@@ -91,7 +98,10 @@ UNSERVED: tuple[Resource, ...] = tuple(
                                         ("CronJob", "batch", "cronjobs", ("cj",))))
 LISTED: tuple[Resource, ...] = RESOURCES + UNSERVED
 
-BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
+# kind -> the resource of its preferred (first listed) version
+BY_KIND: dict[str, Resource] = {}
+for _r in RESOURCES:
+    BY_KIND.setdefault(_r.kind, _r)
 # (group-version, plural) -> resource, the unserved ones included (their requests are 404)
 BY_PATH: dict[tuple[str, str], Resource] = {(r.group_version, r.plural): r for r in LISTED}
 

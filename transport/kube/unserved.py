@@ -14,7 +14,7 @@ KUBELET_SUBRESOURCES = frozenset({"log", "exec", "attach", "portforward", "proxy
 
 def served() -> str:
     """The resources ksched stores, as `kubectl api-resources` names them."""
-    return ", ".join(r.qualified for r in RESOURCES if r.stored)
+    return ", ".join(dict.fromkeys(r.qualified for r in RESOURCES if r.stored))
 
 
 def kind_not_served(res: Resource, name: str) -> KubeError:

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from framework.kueue.versions import SERVED_VERSIONS
 from transport.kube.resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
@@ -78,10 +79,12 @@ async def create(request: web.Request, target: Target) -> web.Response:
 
 
 async def current(request: web.Request, target: Target) -> dict[str, Any]:
+    """The stored object in the target's version (what a patch or update applies to)."""
     try:
-        return await request.app[KUBE].service.get(target.resource.kind, target.namespace, target.name)
+        have = await request.app[KUBE].service.get(target.resource.kind, target.namespace, target.name)
     except ApiError as err:
         raise store_error(err, target, target.name) from None
+    return decorate(have, target.resource) if target.resource.group_version in SERVED_VERSIONS else have
 
 
 def with_sections(new: dict[str, Any], have: dict[str, Any], status_only: bool) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
 from framework.api.schema.event import EVENT
+from framework.api.schema.kueue import kueue_schema
 from framework.api.schema.pod import POD
 from framework.api.schema.types import MAX_DEPTH, Ctx, NotFinite, Obj, too_deep, type_error
 
@@ -88,12 +89,20 @@ def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True,
     wrong = _type_meta(raw)
     if wrong:
         return wrong
-    schema = SCHEMAS.get(raw.get("kind")) if isinstance(raw.get("kind"), str) else None
+    schema = _schema_of(raw)
     if schema is None:
         return []
     ctx = Ctx(strict=strict, semantic=semantic, unknown=unknown)
     schema.check(raw, "", ctx)
     return ctx.errors
+
+
+def _schema_of(raw: dict[str, Any]) -> Obj | None:
+    """The schema of `raw`'s kind (Kueue's: of the version it is written in)."""
+    kind = raw.get("kind")
+    if not isinstance(kind, str):
+        return None
+    return SCHEMAS.get(kind) or kueue_schema(kind, raw.get("apiVersion"))
 
 
 @dataclass(slots=True)
@@ -147,8 +156,7 @@ def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any,
 def unknown_fields(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
     """Every field of `raw` its kind's closed objects do not know, in document order
     within each object: (path as kube-apiserver names it, the map holding it, key)."""
-    kind = raw.get("kind")
-    schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
+    schema = _schema_of(raw)
     if schema is None:
         return []
     ctx = Ctx(strict=False, semantic=False, unknown=[])

@@ -11,10 +11,16 @@ def flavor(name: str, **labels: str):
     return parse_resource_flavor({"metadata": {"name": name}, "spec": {"nodeLabels": labels}})
 
 
+EVERY_NAMESPACE: dict[str, Any] = {}
+
+
 def cq(name: str, cohort: str = "", quotas: dict[str, dict[str, Any]] | None = None, *, resources=("cpu",),
        strategy: str = "BestEffortFIFO", preemption: dict[str, Any] | None = None, weight: str | None = None,
-       fungibility: dict[str, Any] | None = None):
-    """quotas: flavor -> {resource: nominal} or {resource: (nominal, borrowingLimit, lendingLimit)}."""
+       fungibility: dict[str, Any] | None = None, namespace_selector: dict[str, Any] | None = EVERY_NAMESPACE,
+       strict: bool = True):
+    """quotas: flavor -> {resource: nominal} or {resource: (nominal, borrowingLimit, lendingLimit)};
+    namespace_selector: {} (every namespace) unless given; None leaves it out (no namespace);
+    strict=False: as upstream's unit tests build it, without the API server's defaults."""
     flavors = []
     for f, res in (quotas or {"default": {"cpu": "10"}}).items():
         rs = []
@@ -28,15 +34,17 @@ def cq(name: str, cohort: str = "", quotas: dict[str, dict[str, Any]] | None = N
                 q["lendingLimit"] = ll
             rs.append(q)
         flavors.append({"name": f, "resources": rs})
-    spec: dict[str, Any] = {"cohortName": cohort, "queueingStrategy": strategy, "namespaceSelector": {},
+    spec: dict[str, Any] = {"cohortName": cohort, "queueingStrategy": strategy,
                             "resourceGroups": [{"coveredResources": list(resources), "flavors": flavors}]}
+    if namespace_selector is not None:
+        spec["namespaceSelector"] = namespace_selector
     if preemption:
         spec["preemption"] = preemption
     if weight is not None:
         spec["fairSharing"] = {"weight": weight}
     if fungibility:
         spec["flavorFungibility"] = fungibility
-    return parse_cluster_queue({"metadata": {"name": name}, "spec": spec})
+    return parse_cluster_queue({"metadata": {"name": name}, "spec": spec}, strict=strict)
 
 
 def cohort(name: str, parent: str = ""):

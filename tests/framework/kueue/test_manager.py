@@ -144,3 +144,16 @@ def test_a_workload_pushed_again_while_queued_is_handed_out_once():
     q.push(a)  # pushed again while queued: still once
     got = [q.pop(), q.pop(), q.pop()]
     assert [w.name if w else None for w in got] == ["a", "b", None]
+
+
+def test_a_cluster_queue_without_namespace_selector_admits_no_namespace_and_an_empty_one_admits_all():
+    s = AdmissionState()
+    s.set_objects([flavor("default")], [cq("none", "", namespace_selector=None), cq("all", "")], [],
+                  [lq("n", "none"), lq("a", "all")])
+    s.add_workload(wl("w-none", "n", created=1))
+    s.add_workload(wl("w-all", "a", created=2))
+    _run(s)
+    assert [w.name for w in s.holding("all")] == ["w-all"] and not s.holding("none")
+    reserved = s.workloads["default/w-none"].conditions["QuotaReserved"]
+    assert (reserved.status, reserved.reason, reserved.message) == (
+        "False", "Misconfigured", "workload namespace doesn't match ClusterQueue selector")
