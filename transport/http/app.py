@@ -9,7 +9,9 @@
                        the Kubernetes REST API (transport.kube), when deps.kube is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
-/readyz needs `Authorization: Bearer TOKEN` (401 otherwise), and so does the page's
+/readyz needs `Authorization: Bearer TOKEN` (401 otherwise: also when the header comes
+twice; a token in the query string, access_token=, is never read, as kube-apiserver
+never reads it), and so does the page's
 data: its /stream asks for the token in its first message, while the page itself
 (/, /static/) holds no data. The daemon serves HTTP over the same TLS as its
 msgpack port.
@@ -77,7 +79,9 @@ async def require_token(request: web.Request, handler: Callable[[web.Request], A
             deps.on_reject("http_auth_throttled")
         return web.Response(status=429, text="Too many failed authentications from this address; retry later\n",
                             headers={"Retry-After": str(math.ceil(wait))})
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    sent = request.headers.getall("Authorization", [])
+    # exactly one header: two could disagree, and which one a proxy on the way read is unknown
+    scheme, _, given = (sent[0] if len(sent) == 1 else "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), deps.token.encode()):
         if deps.on_reject is not None:
             deps.on_reject("http_auth_failed")

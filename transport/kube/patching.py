@@ -19,14 +19,16 @@ kube-apiserver's patch handler treats them (patch_fields.py).
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
 
+from framework.api.validation import validate_pod_update
 from transport.kube import patch as p
 from transport.kube.patch_fields import check_applied, checked_patch
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
-from transport.kube.status import KubeError, json_response
+from transport.kube.status import KubeError, bad_request, json_response
 from transport.kube.writes import current, field_validation, prepare, replace, store_error
 from transport.protocol.wire import ApiError, Reason
 
@@ -50,7 +52,7 @@ def patched(ctype: str, have: dict[str, Any], body: Any, target: Target) -> dict
         if ctype == p.MERGE_PATCH:
             out = p.merge_patch(have, body_object(body))
         elif ctype == p.JSON_PATCH:
-            out = p.json_patch(have, body)
+            out = _json_patched(have, body)
         elif ctype == p.STRATEGIC or target.resource.group not in CUSTOM_GROUPS:  # SMP, or apply on a built-in
             out = p.strategic_merge_for(target.resource.kind, have, body_object(body))
         else:  # apply on a PodGroup
@@ -60,6 +62,25 @@ def patched(ctype: str, have: dict[str, Any], body: Any, target: Target) -> dict
     if not isinstance(out, dict):
         raise KubeError(422, "Invalid", "the patched object is not a JSON object")
     return out
+
+
+# kube-apiserver answers every JSON patch that cannot be applied with this message and
+# no details (NewGenericServerResponse(422, ...) with no resource): kubectl prints
+# "The request is invalid: the server rejected our request due to an error in our request".
+JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
+
+
+def _json_patched(have: dict[str, Any], body: Any) -> Any:
+    """An RFC 6902 patch applied as kube-apiserver's patch handler applies it: not a
+    patch at all is 400, too many operations 413, an operation that fails 422."""
+    try:
+        return p.json_patch(have, body)
+    except p.PatchDecodeError as err:
+        raise bad_request(str(err)) from None
+    except p.TooManyOperations as err:
+        raise KubeError(413, "RequestEntityTooLarge", f"Request entity too large: {err}") from None
+    except p.PatchError:
+        raise KubeError(422, "Invalid", JSON_PATCH_REJECTED) from None
 
 
 async def patch(request: web.Request, target: Target) -> web.Response:
@@ -78,11 +99,15 @@ async def patch(request: web.Request, target: Target) -> web.Response:
     for _ in range(RETRIES):
         have = await current(request, target)
         new = patched(ctype, have, body, target)
+        check_name(new, target)
         meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
+        have_rv = (have.get("metadata") or {}).get("resourceVersion", "")
+        # a resourceVersion the patch set makes the write conditional on it (no retry)
+        explicit = meta.get("resourceVersion") not in (None, "", have_rv)
         if not meta.get("resourceVersion"):
-            new["metadata"] = {**meta, "resourceVersion": (have.get("metadata") or {}).get("resourceVersion", "")}
-        explicit = bool((_meta(body)).get("resourceVersion"))
+            new["metadata"] = {**meta, "resourceVersion": have_rv}
         new, warnings = checked_patch(ctype, mode, prepare(new, target), decorate(have, target.resource), body)
+        check_kept_pod_fields(new, have, target)
         try:
             stored = await replace(request, target, new, have)
         except KubeError as err:
@@ -94,9 +119,39 @@ async def patch(request: web.Request, target: Target) -> web.Response:
                     "the object kept changing while the patch was applied; try again", name=target.name)
 
 
-def _meta(body: Any) -> dict[str, Any]:
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    return meta if isinstance(meta, dict) else {}
+# a pod's spec fields the store carries over when a write leaves them out (a manifest
+# applied again over the msgpack port does not unbind its pod)
+POD_SPEC_SERVER_FIELDS = ("nodeName", "priority", "priorityClassName", "preemptionPolicy")
+
+
+def check_kept_pod_fields(new: dict[str, Any], have: dict[str, Any], target: Target) -> None:
+    """A patch that removes a pod's spec.nodeName (or its priority fields) asks to change
+    the pod's spec, which kube-apiserver refuses (422, ValidatePodUpdate); the store would
+    keep the field and answer 200, so it is judged here."""
+    if target.resource.kind != "Pod" or target.sub:
+        return
+    spec, was = new.get("spec"), have.get("spec") or {}
+    spec = spec if isinstance(spec, dict) else {}
+    if not any(spec.get(f) in (None, "") and was.get(f) not in (None, "") for f in POD_SPEC_SERVER_FIELDS):
+        return
+    errors = validate_pod_update(new, have)
+    if errors:
+        raise store_error(ApiError(Reason.INVALID, str(errors[0])), target, target.name)
+
+
+def check_name(obj: dict[str, Any], target: Target) -> None:
+    """The patched object keeps the name and namespace of its URL (apiserver's checkName:
+    400, in its words; a create or update body is judged by writes.prepare)."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name")
+    if name != target.name:
+        shown = name if isinstance(name, str) else ("" if name is None else json.dumps(name))
+        raise bad_request(f"the name of the object ({shown}) does not match the name on the URL ({target.name})")
+    ns = meta.get("namespace")
+    if target.namespace and ns not in (None, "", target.namespace):
+        shown = ns if isinstance(ns, str) else json.dumps(ns)
+        raise bad_request(f"the namespace of the object ({shown}) does not match the namespace on the request "
+                          f"({target.namespace})")
 
 
 async def _apply_create(request: web.Request, target: Target, body: dict[str, Any]) -> web.Response | None:

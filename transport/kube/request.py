@@ -16,6 +16,11 @@ from transport.kube.resources import Resource
 from transport.kube.status import KubeError, bad_request
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
+# Nesting a body may have: above the store's 64 levels (transport.protocol.wire.MAX_DEPTH),
+# so that the store's refusal names the field, and far below Python's recursion limit,
+# which the handlers' recursive merges must never meet.
+MAX_BODY_DEPTH = 100
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: no stall on big bodies
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +67,13 @@ def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
 async def read_body(request: web.Request) -> Any:
     """The body as a JSON value: JSON (also when no Content-Type is sent, as the Python
     client does), YAML (application/yaml, apply-patch+yaml) or kubectl's protobuf."""
+    if (request.content_length or 0) > MAX_BODY:  # refused before a byte of it is read
+        raise _too_large()
     chunks, size = [], 0
     async for chunk in request.content.iter_chunked(1 << 16):
         size += len(chunk)
         if size > MAX_BODY:
-            raise KubeError(413, "RequestEntityTooLarge", f"the request body is larger than {MAX_BODY} bytes")
+            raise _too_large()
         chunks.append(chunk)
     data = b"".join(chunks)
     ctype = request.headers.get("Content-Type", "application/json").split(";")[0].strip().lower()
@@ -77,10 +84,44 @@ async def read_body(request: web.Request) -> Any:
             raise KubeError(415, "UnsupportedMediaType", f"the body of the request could not be decoded: {err}")
     try:
         if ctype.endswith("yaml"):
-            return yaml.safe_load(data.decode("utf-8"))
-        return json.loads(data) if data.strip() else None
+            value = yaml.load(data.decode("utf-8"), Loader=_YAML_LOADER)
+        else:
+            value = json.loads(data) if data.strip() else None
     except (ValueError, yaml.YAMLError) as err:
         raise bad_request(f"the body of the request could not be decoded: {err}") from None
+    except RecursionError:
+        raise _too_deep() from None
+    check_bounded(value, len(data))
+    return value
+
+
+def _too_large() -> KubeError:
+    return KubeError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
+
+
+def _too_deep() -> KubeError:
+    return bad_request(f"the body of the request could not be decoded: nested deeper than {MAX_BODY_DEPTH} levels")
+
+
+def check_bounded(value: Any, size: int) -> None:
+    """Refuse (400) a decoded body nested deeper than MAX_BODY_DEPTH, or holding more
+    maps and lists than its `size` in bytes can spell: only YAML aliases can do that,
+    and expanding them would take memory and time without bound."""
+    if not isinstance(value, (dict, list)):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_BODY_DEPTH:
+            raise _too_deep()
+        seen += 1
+        if seen > size:
+            raise bad_request("the body of the request could not be decoded: yaml: document contains excessive "
+                              "aliasing")
+        for child in (node.values() if isinstance(node, dict) else node):
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
 
 
 def body_object(value: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from transport.kube.delete_options import delete_options
 from transport.kube.resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, json_response, success
@@ -138,13 +139,23 @@ async def update(request: web.Request, target: Target) -> web.Response:
     return json_response(decorate(stored, target.resource), warnings=warnings)
 
 
+def _delete_error(err: ApiError, target: Target, name: str) -> KubeError:
+    if err.reason == Reason.CONFLICT and err.message.startswith("Precondition failed"):
+        return KubeError(409, "Conflict", f'Operation cannot be fulfilled on {target.qualified} "{name}": '
+                         f"{err.message}", name=name, group=target.resource.group,
+                         kind=target.qualified.split(".")[0])
+    return store_error(err, target, name)
+
+
 async def delete(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     deps = request.app[KUBE]
+    options = delete_options(request, await read_body(request))
     try:
-        gone = await deps.service.delete(target.resource.kind, target.namespace, target.name)
+        gone = await deps.service.delete(target.resource.kind, target.namespace, target.name, options.uid,
+                                         options.resource_version)
     except ApiError as err:
-        raise store_error(err, target, target.name) from None
+        raise _delete_error(err, target, target.name) from None
     return json_response(decorate(gone, target.resource))
 
 
@@ -153,6 +164,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     deps = request.app[KUBE]
     q = request.query
     res = target.resource
+    options = delete_options(request, await read_body(request))
     try:
         items, rv, _ = await deps.service.list(res.kind, target.namespace, q.get("labelSelector", ""),
                                                q.get("fieldSelector", ""))
@@ -162,10 +174,11 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     for item in items:
         meta = item.get("metadata") or {}
         try:
-            gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"]), res))
+            gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"],
+                                                           options.uid, options.resource_version), res))
         except ApiError as err:
             if err.reason != Reason.NOT_FOUND:
-                raise store_error(err, target, meta["name"]) from None
+                raise _delete_error(err, target, meta["name"]) from None
     return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version,
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
 
