@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import yaml
 from aiohttp import web
 
 from transport.kube import protobuf
+from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 from transport.kube.resources import Resource
 from transport.kube.status import KubeError, bad_request
 
@@ -20,7 +20,6 @@ MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
 # so that the store's refusal names the field, and far below Python's recursion limit,
 # which the handlers' recursive merges must never meet.
 MAX_BODY_DEPTH = 100
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed: no stall on big bodies
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +83,45 @@ async def read_body(request: web.Request) -> Any:
             raise KubeError(415, "UnsupportedMediaType", f"the body of the request could not be decoded: {err}")
     try:
         if ctype.endswith("yaml"):
-            value = yaml.load(data.decode("utf-8"), Loader=_YAML_LOADER)
+            value = _yaml_document(data)
         else:
-            value = json.loads(data) if data.strip() else None
-    except (ValueError, yaml.YAMLError) as err:
+            value = json.loads(data, parse_int=_go_int, parse_float=_finite, parse_constant=_no_constant) \
+                if data.strip() else None
+    except ManifestError as err:
+        raise bad_request(f"the body of the request could not be decoded: {err.detail}") from None
+    except ValueError as err:
         raise bad_request(f"the body of the request could not be decoded: {err}") from None
     except RecursionError:
         raise _too_deep() from None
     check_bounded(value, len(data))
     return value
+
+
+def _yaml_document(data: bytes) -> Any:
+    """The one YAML document of a body, read as kubectl and kube-apiserver read YAML
+    (go-yaml's types: timestamps stay text, no NaN, no integer beyond 64 bits)."""
+    docs = load_all(decode_utf8(data, "body"), "body")
+    if len(docs) > 1:
+        raise ValueError(f"a body holds one YAML document, not {len(docs)}")
+    return docs[0] if docs else None
+
+
+def _go_int(text: str) -> int | float:
+    """A JSON integer as Go's unstructured decoder keeps it: int64, else a float64
+    (msgpack and SQLite hold no wider integer)."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else _finite(text)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"invalid character {text[0]!r} looking for beginning of value")  # JSON has no NaN
 
 
 def _too_large() -> KubeError:

@@ -8,7 +8,8 @@ store watch the msgpack port and the cluster page use (StoreService.watch).
   stops matching is sent as DELETED, once it had been sent.
 - allowWatchBookmarks=true: a BOOKMARK (an empty object of the kind carrying only
   metadata.resourceVersion) once the replay is sent and then every BOOKMARK_SECONDS.
-- timeoutSeconds ends the stream normally; clients re-watch from their last version.
+- timeoutSeconds (whole seconds; 0 or none: no end) ends the stream normally;
+  clients re-watch from their last version.
 - With kubectl's Table Accept each event's object is a one-row Table (the columns on
   the first event).
 A client that falls MAX_BACKLOG events behind is cut off (it re-watches, as from a timeout).
@@ -58,9 +59,11 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
         raise bad_request(str(err).split(": ", 1)[-1]) from None
     try:
         from_rv = int(q.get("resourceVersion") or 0)
-        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        # whole seconds, as kube's int64 field: no nan or inf to wait on forever
+        timeout = int(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        timeout = timeout or None  # 0 is unset, as kube-apiserver reads it
     except ValueError:
-        raise bad_request("resourceVersion and timeoutSeconds must be numbers") from None
+        raise bad_request("resourceVersion and timeoutSeconds must be integers") from None
     as_table = table.wants_table(request.headers.get("Accept", ""))
     queue: asyncio.Queue[Any] = asyncio.Queue()
     sent: set[str] = set()  # keys sent as matching, for DELETED when they stop matching
