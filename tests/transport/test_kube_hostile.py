@@ -259,3 +259,34 @@ def _nested(depth: int) -> Any:
     for _ in range(depth - 1):
         value = {"k": value}
     return value
+
+
+async def test_bookmarks_come_as_the_watch_cache_sends_them_before_the_timeout_and_only_when_allowed(api):
+    await api.call("POST", "/api/v1/nodes", node("n1"))
+    _, listed = await api.call("GET", "/api/v1/nodes")
+    rv = listed["metadata"]["resourceVersion"]
+
+    async def stream(query: str) -> list[dict[str, Any]]:
+        async with api.s.get(api.base + "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=3" + query) as r:
+            return [json.loads(line) for line in (await r.read()).splitlines()]  # to the stream's end
+
+    allowed, plain = await asyncio.gather(stream("&allowWatchBookmarks=true"), stream(""))
+    # no bookmark right after the replay (kube-apiserver sends none without sendInitialEvents);
+    # one 2 s before the 3 s timeout, at the version the client has seen
+    assert [e["type"] for e in allowed] == ["ADDED", "BOOKMARK"]
+    assert allowed[1]["object"] == {"kind": "Node", "apiVersion": "v1", "metadata": {"resourceVersion": rv}}
+    assert [e["type"] for e in plain] == ["ADDED"]
+
+
+async def test_a_list_continued_from_a_compacted_version_is_410_expired(api):
+    for i in range(3):
+        await api.call("POST", "/api/v1/nodes", node(f"n{i}"))
+    status, page = await api.call("GET", "/api/v1/nodes?limit=1")
+    token = page["metadata"]["continue"]
+    await api.call("PATCH", "/api/v1/nodes/n2", {"metadata": {"labels": {"x": "1"}}}, MERGE)  # after the snapshot
+    api.store.history.reset(api.store.resource_version)  # compaction: the first page's version is gone
+    status, err = await api.call("GET", f"/api/v1/nodes?limit=1&continue={token}")
+    assert (status, err["reason"], err["code"]) == (410, "Expired", 410)
+    assert err["message"].startswith("The provided continue parameter is too old to display a consistent list result.")
+    status, err = await api.call("GET", "/api/v1/nodes?limit=1&continue=not-a-token")
+    assert (status, err["reason"]) == (400, "BadRequest")

@@ -7,7 +7,9 @@ store watch the msgpack port and the cluster page use (StoreService.watch).
 - Selectors and the namespace are applied to each event's object; an object that
   stops matching is sent as DELETED, once it had been sent.
 - allowWatchBookmarks=true: a BOOKMARK (an empty object of the kind carrying only
-  metadata.resourceVersion) once the replay is sent and then every BOOKMARK_SECONDS.
+  metadata.resourceVersion) when kube-apiserver's watch cache sends one: every
+  BOOKMARK_SECONDS, and PRE_TIMEOUT_SECONDS before timeoutSeconds ends the stream
+  (cache_watcher.go nextBookmarkTime), none when that moment is already past.
 - timeoutSeconds (whole seconds; 0 or none: no end) ends the stream normally;
   clients re-watch from their last version.
 - With kubectl's Table Accept each event's object is a one-row Table (the columns on
@@ -30,7 +32,8 @@ from transport.kube.request import KUBE, Target, decorate, flag
 from transport.kube.status import bad_request, failure, from_api_error
 from transport.protocol.wire import ApiError, Reason
 
-BOOKMARK_SECONDS = 30.0
+BOOKMARK_SECONDS = 60.0  # the watch cache's bookmark frequency
+PRE_TIMEOUT_SECONDS = 2.0  # the last bookmark comes this long before the stream's deadline
 LIVENESS_SECONDS = 1.0  # how often an idle stream checks that its client is still there
 MAX_BACKLOG = 10_000
 _END = object()
@@ -45,6 +48,15 @@ async def end_watches(app: web.Application) -> None:
 
 def _line(event_type: str, obj: Any) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+def _next_bookmark(now: float, deadline: float | None) -> float | None:
+    """When the next BOOKMARK is due: in BOOKMARK_SECONDS, or PRE_TIMEOUT_SECONDS before the
+    deadline when that comes first; None when that moment has passed."""
+    at = now + BOOKMARK_SECONDS
+    if deadline is not None:
+        at = min(at, deadline - PRE_TIMEOUT_SECONDS)
+    return at if at >= now else None
 
 
 async def watch(request: web.Request, target: Target) -> web.StreamResponse:
@@ -120,32 +132,29 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout is not None else None
     bookmarks = flag(request, "allowWatchBookmarks")
-    if bookmarks:
-        queue.put_nowait(("BOOKMARK", None, 0))
-    next_bookmark = loop.time() + BOOKMARK_SECONDS
+    next_bookmark = _next_bookmark(loop.time(), deadline)
     try:
         while True:
             now = loop.time()
             wait = LIVENESS_SECONDS
-            if bookmarks:
+            if bookmarks and next_bookmark is not None:
                 wait = min(wait, max(next_bookmark - now, 0.0))
             if deadline is not None:
                 if deadline <= now:
                     break
                 wait = min(wait, deadline - now)
+            due = bookmarks and next_bookmark is not None and now >= next_bookmark
             try:
-                item = await asyncio.wait_for(queue.get(), wait)
+                item = ("BOOKMARK", None, 0) if due else await asyncio.wait_for(queue.get(), wait)
             except asyncio.TimeoutError:
                 if request.transport is None or request.transport.is_closing():
                     break  # the client went away
-                if not bookmarks or loop.time() < next_bookmark:
-                    continue
-                item = ("BOOKMARK", None, 0)
+                continue
             if item is _END:
                 break
             event_type, raw, rv = item
             if event_type == "BOOKMARK":
-                next_bookmark = loop.time() + BOOKMARK_SECONDS
+                next_bookmark = _next_bookmark(loop.time(), deadline)
                 obj: Any = {"kind": res.kind, "apiVersion": res.group_version,
                             "metadata": {"resourceVersion": str(last_rv)}}
                 await response.write(_line("BOOKMARK", obj))
