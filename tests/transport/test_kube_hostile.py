@@ -290,3 +290,24 @@ async def test_a_list_continued_from_a_compacted_version_is_410_expired(api):
     assert err["message"].startswith("The provided continue parameter is too old to display a consistent list result.")
     status, err = await api.call("GET", "/api/v1/nodes?limit=1&continue=not-a-token")
     assert (status, err["reason"]) == (400, "BadRequest")
+
+
+async def test_a_protobuf_body_with_a_name_that_is_not_utf8_is_refused_not_a_500(api):
+    from tests.validation.test_fuzz_rest import protobuf_namespace
+
+    body = protobuf_namespace("team-a").replace(b"team-a", b"te\xffm-a")
+    status, err = await api.call("POST", "/api/v1/namespaces", body, "application/vnd.kubernetes.protobuf")
+    assert (status, err["reason"]) == (415, "UnsupportedMediaType") and "UTF-8" in err["message"]
+    status, _ = await api.call("POST", "/api/v1/namespaces", protobuf_namespace("team-a"),
+                               "application/vnd.kubernetes.protobuf")
+    assert status == 201
+
+
+async def test_a_patch_that_makes_a_pods_spec_no_object_is_422_not_a_500(api):
+    before = await _pod(api)
+    for body, ctype in (({"spec": "x"}, MERGE), ([{"op": "replace", "path": "/spec", "value": 5}], JSON_PATCH),
+                        (b"apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: x\n", "application/apply-patch+yaml")):
+        path = POD + ("?fieldManager=t" if ctype.startswith("application/apply") else "")
+        status, err = await api.call("PATCH", path, body, ctype)
+        assert status in (400, 422) and err["reason"] in ("BadRequest", "Invalid"), (body, err)
+    await _unchanged(api, before)

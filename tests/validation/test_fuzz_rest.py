@@ -34,6 +34,7 @@ import yaml
 from framework.api.errors import ValidationError
 from framework.api.objects import parse_object
 from framework.api.schema import validate_object
+from transport.kube.protobuf import MAGIC, PROTOBUF
 from transport.kube.resources import BY_KIND, RESOURCES, Resource
 
 from tests.actors.admission.kueue_objects import V as KUEUE, cluster_queue, flavor, local_queue
@@ -43,6 +44,8 @@ from tests.validation.test_schema import VALID
 N = int(os.environ.get("KSCHED_FUZZ_REST_N", "300"))
 SEED = int(os.environ.get("KSCHED_FUZZ_REST_SEED", "31"))
 NS = "fuzz"
+JSON = "application/json"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 ELSEWHERE = "fuzz-elsewhere"  # a schedulerName no profile serves: the fuzz binds its pods itself
 # kinds whose status (and so resourceVersion) the daemon's own actors write at any time
 CONTROLLED = frozenset({"ClusterQueue", "LocalQueue", "Cohort", "Workload", "PodGroup"})
@@ -103,6 +106,17 @@ def mutated(obj: dict[str, Any], r: random.Random, times: int) -> dict[str, Any]
     return out
 
 
+def _field(number: int, value: bytes) -> bytes:
+    return bytes([number << 3 | 2, len(value)]) + value  # length-delimited, short values only
+
+
+def protobuf_namespace(name: str) -> bytes:
+    """A Namespace as `kubectl create namespace` sends it."""
+    meta = _field(1, name.encode()) + _field(11, _field(1, b"team") + _field(2, b"a"))
+    raw = _field(1, meta) + _field(2, b"") + _field(3, b"")
+    return MAGIC + _field(1, _field(1, b"v1") + _field(2, b"Namespace")) + _field(2, raw) + _field(3, b"")
+
+
 def as_yaml(obj: Any) -> bytes:
     try:
         return yaml.safe_dump(obj).encode()
@@ -127,9 +141,9 @@ class Fuzzer:
     # --- HTTP -------------------------------------------------------------------------
 
     def call(self, method: str, path: str, body: Any = None, ctype: str = "application/json",
-             raw: bytes | None = None, watch: bool = False) -> tuple[int, Any]:
+             raw: bytes | None = None, watch: bool = False, accept: str = JSON) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if data is not None:
             headers["Content-Type"] = ctype
         for attempt in range(2):
@@ -178,7 +192,7 @@ class Fuzzer:
         r = self.r
         kind = r.choice(KINDS)
         res = BY_KIND[kind]
-        verb = r.choice(["create", "create", "create_yaml", "update", "status", "merge", "strategic", "json_patch",
+        verb = r.choice(["create", "create", "create_yaml", "create_protobuf", "garbage", "update", "status", "merge", "strategic", "json_patch",
                          "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list", "list",
                          "watch"])
         if verb == "binding":
@@ -221,7 +235,27 @@ class Fuzzer:
             seed["metadata"]["namespace"] = NS
         body = mutated(seed, r, r.choice([0, 1, 1, 2, 3]))
         if verb == "create":
-            return self.call("POST", self.url(kind), body)[0], json.dumps(body)[:300]
+            path = self.url(kind) + r.choice(["", "?fieldValidation=Strict", "?fieldValidation=Ignore",
+                                              "?fieldValidation=Bogus", "?dryRun=All"])
+            return self.call("POST", path, body, accept=r.choice([JSON, TABLE]))[0], json.dumps(body)[:300]
+        if verb == "create_protobuf":
+            data = bytearray(protobuf_namespace(f"fz-{i}"))
+            for _ in range(r.randint(0, 4)):
+                at = r.randrange(len(data))
+                if r.random() < 0.3:
+                    del data[at:]
+                    break
+                data[at] = r.randrange(256)
+            return self.call("POST", self.url(kind), raw=bytes(data), ctype=PROTOBUF)[0], bytes(data).hex()
+        if verb == "garbage":
+            method = r.choice(["POST", "PUT", "PATCH"])
+            data = r.choice([b"", b"{", b"\xff\xfe", b"[]" * 3, b"null", b'"x"', b"\x00" * 10, b"{}" * 2,
+                             json.dumps(body).encode()[: r.randint(0, 40)]])
+            ctype = r.choice(["application/json", "application/yaml", "text/plain", "", "application/merge-patch+json",
+                              "application/json-patch+json", "application/apply-patch+yaml", PROTOBUF,
+                              "application/strategic-merge-patch+json; charset=utf-8", "multipart/form-data"])
+            path = self.url(kind, "" if method == "POST" else f"base-{kind.lower()}")
+            return self.call(method, path, raw=data, ctype=ctype)[0], f"{method} {ctype} {data[:60]!r}"
         if verb == "create_yaml":
             text = as_yaml(body)
             return self.call("POST", self.url(kind), raw=text, ctype="application/yaml")[0], text[:300].decode()
@@ -338,7 +372,8 @@ class Fuzzer:
             q["resourceVersion"] = r.choice(["0", "1", "abc", "-1", str(2**70), "99999999"])
         if verb == "get":
             name = r.choice(["base-" + kind.lower(), "fz-1", "nope", "..", "x" * 300])
-            status, _ = self.call("GET", self.url(kind, name) + "?" + urllib.parse.urlencode(q))
+            status, _ = self.call("GET", self.url(kind, name) + "?" + urllib.parse.urlencode(q),
+                                  accept=r.choice([JSON, TABLE]))
             return status, name
         if verb == "watch":
             q["watch"] = r.choice(["true", "1", "True"])
@@ -348,13 +383,14 @@ class Fuzzer:
                 q["allowWatchBookmarks"] = r.choice(["true", "false", "maybe"])
             q.pop("continue", None)
             status, events = self.call("GET", self.url(kind, namespace=r.choice([NS, ""])) + "?"
-                                       + urllib.parse.urlencode(q), watch=True)
+                                       + urllib.parse.urlencode(q), watch=True, accept=r.choice([JSON, TABLE]))
             if status == 200:
                 for e in events:
                     if e["type"] not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"):
                         self.failures.append(f"watch event of type {e['type']}: {q}")
             return status, json.dumps(q)
-        status, body = self.call("GET", self.url(kind, namespace=r.choice([NS, ""])) + "?" + urllib.parse.urlencode(q))
+        status, body = self.call("GET", self.url(kind, namespace=r.choice([NS, ""])) + "?" + urllib.parse.urlencode(q),
+                                 accept=r.choice([JSON, TABLE]))
         if status == 200 and isinstance(body, dict) and body.get("metadata", {}).get("continue"):
             self.tokens.append(body["metadata"]["continue"])
         return status, json.dumps(q)

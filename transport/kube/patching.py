@@ -131,7 +131,8 @@ def check_kept_pod_fields(new: dict[str, Any], have: dict[str, Any], target: Tar
     if target.resource.kind != "Pod" or target.sub:
         return
     spec, was = new.get("spec"), have.get("spec") or {}
-    spec = spec if isinstance(spec, dict) else {}
+    if not isinstance(spec, dict):
+        return  # the store's validation names the field
     if not any(spec.get(f) in (None, "") and was.get(f) not in (None, "") for f in POD_SPEC_SERVER_FIELDS):
         return
     errors = validate_pod_update(new, have)
