@@ -185,7 +185,8 @@ async def test_podgroups_refuse_strategic_merge_and_server_side_apply_creates_th
     status, g = await api.call("PATCH", path + "?fieldManager=kubectl&force=false", body,
                                ctype="application/apply-patch+yaml")
     assert status == 201 and g["spec"]["minMember"] == 2
-    status, g = await api.call("PATCH", path, {**body, "spec": {"minMember": 3}}, ctype="application/apply-patch+yaml")
+    status, g = await api.call("PATCH", path + "?fieldManager=kubectl", {**body, "spec": {"minMember": 3}},
+                               ctype="application/apply-patch+yaml")
     assert status == 200 and g["spec"]["minMember"] == 3
     status, err = await api.call("PATCH", path, {"spec": {"minMember": 4}},
                                  ctype="application/strategic-merge-patch+json")

@@ -311,3 +311,22 @@ async def test_a_patch_that_makes_a_pods_spec_no_object_is_422_not_a_500(api):
         status, err = await api.call("PATCH", path, body, ctype)
         assert status in (400, 422) and err["reason"] in ("BadRequest", "Invalid"), (body, err)
     await _unchanged(api, before)
+
+
+async def test_patch_options_are_judged_as_kube_apiserver_judges_them(api):
+    before = await _pod(api)
+    apply = "application/apply-patch+yaml"
+    applied = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"x": "1"}}}
+    for query, body, ctype, text in (
+            ("", applied, apply, "fieldManager: Required value: is required for apply patch"),
+            ("?force=true", {"metadata": {"labels": {"x": "1"}}}, MERGE,
+             "force: Forbidden: may not be specified for non-apply patch"),
+            ("?fieldManager=" + "m" * 129, applied, apply, "fieldManager: Too long: may not be more than 128 bytes"),
+            ("?fieldManager=a%0Ab", applied, apply, 'fieldManager: Invalid value: "a\\nb": invalid character U+000A '
+                                                    "(at position 1)")):
+        status, err = await api.call("PATCH", POD + query, body, ctype)
+        assert (status, err["reason"], err["message"]) == (422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: '
+                                                                           f"{text}"), query[:30]
+    await _unchanged(api, before)
+    status, out = await api.call("PATCH", POD + "?fieldManager=kubectl&force=true", applied, apply)
+    assert status == 200 and out["metadata"]["labels"] == {"x": "1"}

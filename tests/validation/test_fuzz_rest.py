@@ -192,7 +192,7 @@ class Fuzzer:
         r = self.r
         kind = r.choice(KINDS)
         res = BY_KIND[kind]
-        verb = r.choice(["create", "create", "create_yaml", "create_protobuf", "garbage", "update", "status", "merge", "strategic", "json_patch",
+        verb = r.choice(["create", "create", "create_yaml", "create_protobuf", "garbage", "odd_path", "update", "status", "merge", "strategic", "json_patch",
                          "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list", "list",
                          "watch"])
         if verb == "binding":
@@ -256,6 +256,8 @@ class Fuzzer:
                               "application/strategic-merge-patch+json; charset=utf-8", "multipart/form-data"])
             path = self.url(kind, "" if method == "POST" else f"base-{kind.lower()}")
             return self.call(method, path, raw=data, ctype=ctype)[0], f"{method} {ctype} {data[:60]!r}"
+        if verb == "odd_path":
+            return self.odd_path(kind, res, body)
         if verb == "create_yaml":
             text = as_yaml(body)
             return self.call("POST", self.url(kind), raw=text, ctype="application/yaml")[0], text[:300].decode()
@@ -295,6 +297,30 @@ class Fuzzer:
         raw = as_yaml(applied) if r.random() < 0.7 else json.dumps(applied).encode()
         return self.call("PATCH", self.url(kind, name, sub) + manager, raw=raw,
                          ctype="application/apply-patch+yaml")[0], raw[:300].decode()
+
+    def odd_path(self, kind: str, res: Resource, body: Any) -> tuple[int, str]:
+        """Any method on a path a client would not build: odd names and namespaces, unknown
+        subresources, plurals and groups, a namespace on a cluster-scoped kind; odd Accepts."""
+        r = self.r
+        name = r.choice(["base-" + kind.lower(), "..", ".", "%2F", "a%2Fb", "x" * 300, "%C3%BC", "%FF", "%00", "a%20b",
+                         "UPPER", "-", "fz-1"])
+        base = "/api/v1" if not res.group else f"/apis/{res.group_version}"
+        path = r.choice([
+            f"{base}/namespaces/{r.choice([NS, 'nope', '..', 'x' * 70, '%2F'])}/{res.plural}/{name}",
+            f"{base}/{res.plural}/{name}/{r.choice(['status', 'binding', 'scale', 'log', 'eviction', 'x/y'])}",
+            f"{base}/namespaces/{NS}/{res.plural}/{name}/{r.choice(['status', 'binding', 'scale', 'exec'])}",
+            f"{base}/nothing/{name}", f"/apis/{r.choice(['nope', 'kueue.x-k8s.io', 'apps'])}/v9/{res.plural}",
+            f"{base}/namespaces/{NS}/bindings", f"{base}/namespaces/{NS}/bindings/{name}", f"{base}/{res.plural}//",
+            f"{base}/namespaces//{res.plural}", f"/api/v1/namespaces/{NS}/{res.plural}/{name}?watch=true&watch=0",
+        ])
+        method = r.choice(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+        ctype = r.choice([JSON, "application/merge-patch+json", "application/json-patch+json"])
+        accept = r.choice([JSON, TABLE, "application/yaml", PROTOBUF, "*/*", "text/html", "garbage;;;=", ""])
+        data = None if method in ("GET", "HEAD", "OPTIONS") else json.dumps(body).encode()
+        timeout = "timeoutSeconds=1"
+        path += ("&" if "?" in path else "?") + timeout
+        status, _ = self.call(method, path, raw=data, ctype=ctype, accept=accept, watch="watch=" in path)
+        return status, f"{method} {path[:200]} Accept: {accept}"
 
     def subtree(self, obj: dict[str, Any]) -> Any:
         """A merge patch: the whole object, one branch of it, or something odd."""

@@ -89,6 +89,7 @@ async def patch(request: web.Request, target: Target) -> web.Response:
     ctype = _content_type(request)
     if ctype not in p.PATCH_TYPES or (ctype == p.STRATEGIC and target.resource.group in CUSTOM_GROUPS):
         raise _unsupported(ctype, target)
+    check_patch_options(request, ctype)
     mode = field_validation(request)
     body = await read_body(request)
     if ctype == p.APPLY:
@@ -138,6 +139,32 @@ def check_kept_pod_fields(new: dict[str, Any], have: dict[str, Any], target: Tar
     errors = validate_pod_update(new, have)
     if errors:
         raise store_error(ApiError(Reason.INVALID, str(errors[0])), target, target.name)
+
+
+FIELD_MANAGER_MAX = 128  # bytes (apimachinery's FieldManagerMaxLength)
+
+
+def check_patch_options(request: web.Request, ctype: str) -> None:
+    """PatchOptions as ValidatePatchOptions judges them: server-side apply needs a
+    fieldManager, force is for apply only, a fieldManager is printable and at most 128
+    bytes; 422 `PatchOptions.meta.k8s.io "" is invalid: ...`."""
+    q = request.query
+    manager = q.get("fieldManager", "")
+    errors = []
+    if ctype == p.APPLY and not manager:
+        errors.append("fieldManager: Required value: is required for apply patch")
+    if ctype != p.APPLY and "force" in q:
+        errors.append("force: Forbidden: may not be specified for non-apply patch")
+    if len(manager.encode()) > FIELD_MANAGER_MAX:
+        errors.append(f"fieldManager: Too long: may not be more than {FIELD_MANAGER_MAX} bytes")
+    bad = next(((i, c) for i, c in enumerate(manager) if not c.isprintable()), None)
+    if bad is not None:
+        errors.append(f"fieldManager: Invalid value: {json.dumps(manager)}: invalid character "
+                      f"U+{ord(bad[1]):04X} (at position {bad[0]})")
+    if errors:
+        text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        raise KubeError(422, "Invalid", f'PatchOptions.meta.k8s.io "" is invalid: {text}', kind="PatchOptions",
+                        group="meta.k8s.io")
 
 
 def check_name(obj: dict[str, Any], target: Target) -> None:
