@@ -330,3 +330,17 @@ async def test_patch_options_are_judged_as_kube_apiserver_judges_them(api):
     await _unchanged(api, before)
     status, out = await api.call("PATCH", POD + "?fieldManager=kubectl&force=true", applied, apply)
     assert status == 200 and out["metadata"]["labels"] == {"x": "1"}
+
+
+async def test_a_watch_from_a_version_that_is_no_unsigned_integer_is_422_and_too_old_says_it_once(api):
+    for rv, why in (("abc", "invalid syntax"), ("-5", "invalid syntax"), (str(2**64), "value out of range")):
+        status, err = await api.call("GET", f"/api/v1/namespaces/demo/pods?watch=1&resourceVersion={rv}")
+        assert (status, err["reason"]) == (422, "Invalid")
+        assert err["message"] == (f'pods "" is invalid: resourceVersion: Invalid value: "{rv}": strconv.ParseUint: '
+                                  f'parsing "{rv}": {why}')
+    for i in range(3):
+        await api.call("POST", "/api/v1/nodes", node(f"n{i}"))
+    api.store.history.reset(api.store.resource_version)
+    async with api.s.get(api.base + "/api/v1/nodes?watch=true&resourceVersion=1") as r:
+        (line,) = (await r.read()).splitlines()
+    assert json.loads(line)["object"]["message"] == f"too old resource version: 1 ({api.store.resource_version})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 from aiohttp import web
@@ -29,7 +30,7 @@ from framework.api.objects import parse_object
 from transport.kube import table
 from transport.kube.reads import related_objects
 from transport.kube.request import KUBE, Target, decorate, flag
-from transport.kube.status import bad_request, failure, from_api_error
+from transport.kube.status import KubeError, bad_request, failure, from_api_error
 from transport.protocol.wire import ApiError, Reason
 
 BOOKMARK_SECONDS = 60.0  # the watch cache's bookmark frequency
@@ -48,6 +49,17 @@ async def end_watches(app: web.Application) -> None:
 
 def _line(event_type: str, obj: Any) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+def _resource_version(text: str, target: Target) -> int:
+    """A watch's resourceVersion, an unsigned integer as the watch cache parses it; else
+    422 as kube-apiserver words a version it cannot parse."""
+    if re.fullmatch(r"[0-9]+", text) and int(text) < 2**64:
+        return int(text)
+    why = "value out of range" if re.fullmatch(r"[0-9]+", text) else "invalid syntax"
+    raise KubeError(422, "Invalid", f'{target.qualified} "" is invalid: resourceVersion: Invalid value: '
+                    f'{json.dumps(text)}: strconv.ParseUint: parsing {json.dumps(text)}: {why}',
+                    kind=target.qualified.split(".")[0], group=target.resource.group)
 
 
 def _next_bookmark(now: float, deadline: float | None) -> float | None:
@@ -69,13 +81,13 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
         selectors = Selectors(q.get("labelSelector") or None, q.get("fieldSelector") or None, res.kind)
     except ValidationError as err:
         raise bad_request(str(err).split(": ", 1)[-1]) from None
+    from_rv = _resource_version(q.get("resourceVersion") or "0", target)
     try:
-        from_rv = int(q.get("resourceVersion") or 0)
         # whole seconds, as kube's int64 field: no nan or inf to wait on forever
         timeout = int(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         timeout = timeout or None  # 0 is unset, as kube-apiserver reads it
     except ValueError:
-        raise bad_request("resourceVersion and timeoutSeconds must be integers") from None
+        raise bad_request(f"timeoutSeconds: must be an integer, not {q['timeoutSeconds']!r}") from None
     as_table = table.wants_table(request.headers.get("Accept", ""))
     queue: asyncio.Queue[Any] = asyncio.Queue()
     sent: set[str] = set()  # keys sent as matching, for DELETED when they stop matching
@@ -118,7 +130,9 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     except ApiError as err:
         await response.prepare(request)
         if err.reason == Reason.EXPIRED:
-            status = failure(410, "Expired", f"too old resource version: {from_rv} ({err.message})")
+            text = err.message if err.message.startswith("too old resource version") else \
+                f"too old resource version: {from_rv} ({err.message})"
+            status = failure(410, "Expired", text)
         else:
             status = from_api_error(err, target.qualified).status()
         await response.write(_line("ERROR", status))
