@@ -37,6 +37,7 @@ from framework.api.schema import validate_object
 from transport.kube.protobuf import MAGIC, PROTOBUF
 from transport.kube.resources import BY_KIND, RESOURCES, Resource
 
+from tests.e2e.conftest import UNVERIFIED
 from tests.actors.admission.kueue_objects import V as KUEUE, cluster_queue, flavor, local_queue
 from tests.validation.test_fuzz_daemon import nested, paths
 from tests.validation.test_schema import VALID
@@ -466,3 +467,53 @@ def test_fuzzed_rest_requests_never_get_a_5xx_nor_change_anything_when_refused(d
     assert bad_lines == [], "".join(log[-60:])
     by_code = " ".join(f"{code}={n}" for code, n in sorted(f.answers.items()))
     summary(f"rest-fuzz: requests={N} seed={SEED} answers: {by_code} 5xx=0 tracebacks=0 refused-changed=0")
+
+
+def test_fuzzed_credentials_never_get_in_and_never_get_a_5xx(daemon_factory, tmp_path, summary):
+    """Against a daemon with a token (HTTPS): only exactly one `Authorization: Bearer
+    <token>` header gets a 200; a token in the query, twice, in another scheme, with
+    other case or padding, cut or extended gets 401 (400 from the HTTP parser for a
+    header value with control characters)."""
+    token = "s3cret-token-of-the-fuzz"
+    (tmp_path / "token").write_text(token + "\n")
+    (tmp_path / "token").chmod(0o600)
+    config = tmp_path / "daemon.yaml"  # a budget of failures big enough that every credential is judged
+    config.write_text(yaml.safe_dump({"apiVersion": "ksched.io/v1alpha1", "kind": "DaemonConfiguration",
+                                      "tokenFile": str(tmp_path / "token"), "limits": {"authFailureBurst": 1000}}))
+    d = daemon_factory("--config", str(config))
+    r = random.Random(SEED)
+    candidates: list[tuple[list[tuple[str, str]], str, bool]] = [([("Authorization", f"Bearer {token}")], "", True)]
+    wrong_values = [f"Bearer {token}x", f"Bearer {token[:-1]}", f"Basic {token}", token, f"Bearer{token}",
+                    f"bearer  {token.upper()}", "Bearer ", "", f"Bearer {token}\x7f", "Bearer " + "x" * 8000,
+                    f"Bearer {token},Bearer {token}"]
+    for _ in range(60):
+        pick = r.random()
+        if pick < 0.3:
+            candidates.append(([("Authorization", r.choice(wrong_values))], "", False))
+        elif pick < 0.5:
+            candidates.append(([], f"access_token={token}", False))
+        elif pick < 0.7:
+            candidates.append(([("Authorization", f"Bearer {token}")] * 2, "", False))
+        elif pick < 0.85:
+            candidates.append(([("Authorization", f"Bearer {token}"), ("Authorization", r.choice(wrong_values))],
+                               "", False))
+        else:
+            candidates.append(([("Authorization", f"Bearer {token}")], f"access_token=x&token={token}", True))
+    answers: Counter[str] = Counter()
+    wrong: list[str] = []
+    for headers, query, allowed in candidates:
+        conn = http.client.HTTPSConnection("127.0.0.1", d.http_port, timeout=30, context=UNVERIFIED)
+        conn.putrequest("GET", "/api/v1/namespaces" + (f"?{query}" if query else ""))
+        for name, value in headers:
+            conn.putheader(name, value)
+        conn.endheaders()
+        status = conn.getresponse().status
+        conn.close()
+        answers[str(status)] += 1
+        malformed = any(not v.isprintable() for _, v in headers)  # the HTTP parser's 400, as Go's server's
+        if status != (200 if allowed else 400 if malformed else 401):
+            wrong.append(f"{status} for headers {[(n, v[:40]) for n, v in headers]} query {query!r}")
+    assert wrong == []
+    assert d.proc is not None and d.proc.poll() is None
+    by_code = " ".join(f"{code}={n}" for code, n in sorted(answers.items()))
+    summary(f"rest-auth-fuzz: requests={len(candidates)} answers: {by_code} wrongly-admitted=0 5xx=0")
