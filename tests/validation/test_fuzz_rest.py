@@ -71,6 +71,9 @@ SEEDS.update({
                               "value": 100, "description": "fuzz"},
 })
 KINDS = sorted(r.kind for r in RESOURCES if r.stored)
+VERBS = ["create", "create", "create_yaml", "create_protobuf", "garbage", "odd_path", "update", "status", "merge",
+         "strategic", "json_patch", "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list",
+         "list", "watch"]
 
 
 BAD_VALUES: list[Callable[[random.Random], Any]] = [
@@ -116,6 +119,27 @@ def protobuf_namespace(name: str) -> bytes:
     meta = _field(1, name.encode()) + _field(11, _field(1, b"team") + _field(2, b"a"))
     raw = _field(1, meta) + _field(2, b"") + _field(3, b"")
     return MAGIC + _field(1, _field(1, b"v1") + _field(2, b"Namespace")) + _field(2, raw) + _field(3, b"")
+
+
+# Requests that once got a 5xx, a traceback or an endless stream, sent first on every run:
+# (kind, method, what follows the object's path, body, Content-Type)
+CORPUS: list[tuple[str, str, str, bytes, str]] = [
+    ("Pod", "PATCH", "", b'[{"op": "remove", "path": ""}]', "application/json-patch+json"),
+    ("Pod", "PATCH", "/status", b'[{"op": "replace", "path": "", "value": {}}]', "application/json-patch+json"),
+    ("Pod", "POST", "", b"[" * 100_000 + b"]" * 100_000, "application/json"),
+    ("Pod", "POST", "", b"a: " + b"[" * 5_000 + b"]" * 5_000, "application/yaml"),
+    ("Cohort", "PUT", "", b'{"metadata": {"name": "base-cohort"}, "x": 1' + b"0" * 30 + b"}", "application/json"),
+    ("CSINode", "POST", "", b'{"metadata": {"name": "big"}, "spec": {"drivers": [{"name": "d", "nodeID": "i",'
+                            b' "x": 18446744073709551616}]}}', "application/yaml"),
+    ("Pod", "POST", "", b'{"metadata": {"name": "nan"}, "spec": {"priority": NaN}}', "application/json"),
+    ("Pod", "POST", "", b"metadata: {name: dated, annotations: {a: 2024-01-02}}\n"
+     b"spec: {schedulerName: fuzz-elsewhere, containers: [{name: c}]}",
+     "application/yaml"),
+    ("Namespace", "POST", "", protobuf_namespace("ok").replace(b"ok", b"\xffk"), PROTOBUF),
+    ("Pod", "PATCH", "", b'{"spec": "x"}', "application/merge-patch+json"),
+    ("Pod", "PATCH", "", b'[{"op": "remove", "path": "/spec/nodeName"}]', "application/json-patch+json"),
+    ("Node", "GET", "?watch=true&timeoutSeconds=nan", b"", ""),
+]
 
 
 def as_yaml(obj: Any) -> bytes:
@@ -193,14 +217,23 @@ class Fuzzer:
         r = self.r
         kind = r.choice(KINDS)
         res = BY_KIND[kind]
-        verb = r.choice(["create", "create", "create_yaml", "create_protobuf", "garbage", "odd_path", "update", "status", "merge", "strategic", "json_patch",
-                         "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list", "list",
-                         "watch"])
+        verb = r.choice(VERBS)
         if verb == "binding":
             kind, res = "Pod", BY_KIND["Pod"]
+        self.judged(kind, verb, lambda stored: self.send(verb, kind, res, i, stored))
+
+    def replay(self, kind: str, method: str, sub: str, raw: bytes, ctype: str) -> None:
+        """One request of the regression corpus, judged as the random ones are."""
+        def send(stored: tuple[str, dict[str, Any]]) -> tuple[int, str]:
+            path = self.url(kind) + sub if method in ("POST", "GET") else self.url(kind, stored[0]) + sub
+            return self.call(method, path, raw=raw, ctype=ctype, watch="watch=" in sub)[0], \
+                raw[:200].decode(errors="replace")
+        self.judged(kind, "corpus", send)
+
+    def judged(self, kind: str, verb: str, send: Callable[[tuple[str, dict[str, Any]]], tuple[int, str]]) -> None:
         stored = self.base(kind)  # before the dump: it may make the object again
         before = self.dump(kind)
-        status, what = self.send(verb, kind, res, i, stored)
+        status, what = send(stored)
         label = f"{verb} {kind}: {what}"
         self.answers[str(status)] += 1
         if status >= 500:
@@ -441,6 +474,8 @@ def test_fuzzed_rest_requests_never_get_a_5xx_nor_change_anything_when_refused(d
     for kind in KINDS:
         f.base(kind)
 
+    for kind, method, sub, raw, ctype in CORPUS:
+        f.replay(kind, method, sub, raw, ctype)
     for i in range(N):
         f.one(i)
 
@@ -466,7 +501,7 @@ def test_fuzzed_rest_requests_never_get_a_5xx_nor_change_anything_when_refused(d
     bad_lines = [line for line in log if "Traceback" in line or " ERROR " in line]
     assert bad_lines == [], "".join(log[-60:])
     by_code = " ".join(f"{code}={n}" for code, n in sorted(f.answers.items()))
-    summary(f"rest-fuzz: requests={N} seed={SEED} answers: {by_code} 5xx=0 tracebacks=0 refused-changed=0")
+    summary(f"rest-fuzz: requests={N}+{len(CORPUS)} corpus seed={SEED} answers: {by_code} 5xx=0 tracebacks=0 refused-changed=0")
 
 
 def test_fuzzed_credentials_never_get_in_and_never_get_a_5xx(daemon_factory, tmp_path, summary):
