@@ -43,6 +43,7 @@ from tests.validation.test_fuzz_daemon import nested, paths
 from tests.validation.test_schema import VALID
 
 N = int(os.environ.get("KSCHED_FUZZ_REST_N", "300"))
+CONCURRENT = 4  # fuzzers at once after the sequential run, N/2 requests among them
 SEED = int(os.environ.get("KSCHED_FUZZ_REST_SEED", "31"))
 NS = "fuzz"
 JSON = "application/json"
@@ -156,8 +157,9 @@ def pointer(path: tuple[Any, ...]) -> str:
 class Fuzzer:
     """The requests, the daemon's answers, and the checks between them."""
 
-    def __init__(self, port: int, r: random.Random) -> None:
+    def __init__(self, port: int, r: random.Random, alone: bool = True) -> None:
         self.port, self.r = port, r
+        self.alone = alone  # False: other fuzzers write at the same time, so refusals cannot be compared
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.answers: Counter[str] = Counter()
         self.failures: list[str] = []
@@ -222,6 +224,14 @@ class Fuzzer:
             kind, res = "Pod", BY_KIND["Pod"]
         self.judged(kind, verb, lambda stored: self.send(verb, kind, res, i, stored))
 
+    def run(self, first: int, count: int) -> None:
+        """`count` requests, in a thread of their own: what goes wrong is a failure."""
+        try:
+            for i in range(first, first + count):
+                self.one(i)
+        except Exception as err:  # noqa: BLE001 - a broken fuzzer thread must fail the test, not vanish
+            self.failures.append(f"fuzzer stopped: {err!r}")
+
     def replay(self, kind: str, method: str, sub: str, raw: bytes, ctype: str) -> None:
         """One request of the regression corpus, judged as the random ones are."""
         def send(stored: tuple[str, dict[str, Any]]) -> tuple[int, str]:
@@ -232,13 +242,13 @@ class Fuzzer:
 
     def judged(self, kind: str, verb: str, send: Callable[[tuple[str, dict[str, Any]]], tuple[int, str]]) -> None:
         stored = self.base(kind)  # before the dump: it may make the object again
-        before = self.dump(kind)
+        before = self.dump(kind) if self.alone else {}
         status, what = send(stored)
         label = f"{verb} {kind}: {what}"
         self.answers[str(status)] += 1
         if status >= 500:
             self.failures.append(f"{status} from {label}")
-        if status >= 400 and verb not in ("get", "list", "watch"):
+        if status >= 400 and verb not in ("get", "list", "watch") and self.alone:
             after = self.dump(kind)
             if after != before:
                 changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -255,8 +265,10 @@ class Fuzzer:
                 obj["metadata"]["namespace"] = NS
             status, have = self.call("POST", self.url(kind), obj)
             if status == 404:  # the fuzz deleted every namespace (a deletecollection): make ours again
-                assert self.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})[0] == 201
+                assert self.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})[0] in (201, 409)
                 status, have = self.call("POST", self.url(kind), obj)
+            if status in (404, 409) and not self.alone:  # another fuzzer made or deleted it meanwhile
+                return self.base(kind)
         assert status in (200, 201), (kind, status, have.get("message"))
         return name, have
 
@@ -478,6 +490,16 @@ def test_fuzzed_rest_requests_never_get_a_5xx_nor_change_anything_when_refused(d
         f.replay(kind, method, sub, raw, ctype)
     for i in range(N):
         f.one(i)
+    together = [Fuzzer(d.http_port, random.Random(SEED * 100 + k), alone=False) for k in range(CONCURRENT)]
+    threads = [threading.Thread(target=g.run, args=(N + 1000 * (k + 1), N // (2 * CONCURRENT)))
+               for k, g in enumerate(together)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g in together:
+        f.failures += g.failures
+        f.answers.update(g.answers)
 
     assert d.proc is not None and d.proc.poll() is None, "the daemon exited"
     assert f.failures == []
@@ -501,7 +523,8 @@ def test_fuzzed_rest_requests_never_get_a_5xx_nor_change_anything_when_refused(d
     bad_lines = [line for line in log if "Traceback" in line or " ERROR " in line]
     assert bad_lines == [], "".join(log[-60:])
     by_code = " ".join(f"{code}={n}" for code, n in sorted(f.answers.items()))
-    summary(f"rest-fuzz: requests={N}+{len(CORPUS)} corpus seed={SEED} answers: {by_code} 5xx=0 tracebacks=0 refused-changed=0")
+    summary(f"rest-fuzz: requests={N}+{len(CORPUS)} corpus+{N // (2 * CONCURRENT) * CONCURRENT} concurrent "
+            f"seed={SEED} answers: {by_code} 5xx=0 tracebacks=0 refused-changed=0")
 
 
 def test_fuzzed_credentials_never_get_in_and_never_get_a_5xx(daemon_factory, tmp_path, summary):
