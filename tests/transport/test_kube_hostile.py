@@ -44,7 +44,7 @@ async def test_a_json_patch_on_the_whole_document_is_422_as_kube_apiserver_answe
                 [{"path": "/spec"}], [{"op": "remove"}], [{"op": "remove", "path": "/metadata/nope"}]):
         status, err = await api.call("PATCH", POD, ops, JSON_PATCH)
         assert (status, err["reason"], err["message"]) == (422, "Invalid", JSON_PATCH_REJECTED), ops
-        assert "details" not in err  # upstream's generic answer names no resource
+        assert not err.get("details")  # upstream's generic answer names no resource
         status, err = await api.call("PATCH", POD + "/status", ops, JSON_PATCH)
         assert status == 422, ops
     await _unchanged(api, before)
@@ -148,7 +148,14 @@ async def test_a_bound_pods_node_name_cannot_be_changed_by_any_patch(api):
         assert (status, err.get("reason")) == (422, "Invalid"), (body, err)
         assert err["message"].startswith('Pod "a" is invalid: spec: Forbidden: pod updates may not change fields '
                                          "other than "), err["message"]
+    # a PUT of the manifest without nodeName asks the same (kubectl replace -f pod.yaml)
+    status, err = await api.call("PUT", POD, pod("a", namespace="demo"))
+    assert (status, err.get("reason")) == (422, "Invalid") and "spec.nodeName: \"n1\" -> <none>" in err["message"]
     await _unchanged(api, before)
+    # priority and preemptionPolicy left out are carried over, as the Priority admission plugin does on update
+    status, out = await api.call("PATCH", POD, [{"op": "remove", "path": "/spec/priority"},
+                                                {"op": "add", "path": "/metadata/labels/x", "value": "1"}], JSON_PATCH)
+    assert status == 200 and out["spec"]["priority"] == before["spec"]["priority"]
 
 
 async def test_delete_preconditions_hold_or_the_delete_is_a_conflict_that_removes_nothing(api):

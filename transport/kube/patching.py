@@ -24,12 +24,13 @@ from typing import Any
 
 from aiohttp import web
 
-from framework.api.validation import validate_pod_update
 from transport.kube import patch as p
 from transport.kube.patch_fields import check_applied, checked_patch
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, json_response
-from transport.kube.writes import current, field_validation, prepare, replace, store_error
+from transport.kube.writes import (
+    check_pod_spec_kept, current, field_validation, prepare, replace, store_error,
+)
 from transport.protocol.wire import ApiError, Reason
 
 RETRIES = 5
@@ -108,7 +109,7 @@ async def patch(request: web.Request, target: Target) -> web.Response:
         if not meta.get("resourceVersion"):
             new["metadata"] = {**meta, "resourceVersion": have_rv}
         new, warnings = checked_patch(ctype, mode, prepare(new, target), decorate(have, target.resource), body)
-        check_kept_pod_fields(new, have, target)
+        check_pod_spec_kept(new, have, target)
         try:
             stored = await replace(request, target, new, have)
         except KubeError as err:
@@ -118,27 +119,6 @@ async def patch(request: web.Request, target: Target) -> web.Response:
         return json_response(decorate(stored, target.resource), warnings=warnings)
     raise KubeError(409, "Conflict", f'Operation cannot be fulfilled on {target.qualified} "{target.name}": '
                     "the object kept changing while the patch was applied; try again", name=target.name)
-
-
-# a pod's spec fields the store carries over when a write leaves them out (a manifest
-# applied again over the msgpack port does not unbind its pod)
-POD_SPEC_SERVER_FIELDS = ("nodeName", "priority", "priorityClassName", "preemptionPolicy")
-
-
-def check_kept_pod_fields(new: dict[str, Any], have: dict[str, Any], target: Target) -> None:
-    """A patch that removes a pod's spec.nodeName (or its priority fields) asks to change
-    the pod's spec, which kube-apiserver refuses (422, ValidatePodUpdate); the store would
-    keep the field and answer 200, so it is judged here."""
-    if target.resource.kind != "Pod" or target.sub:
-        return
-    spec, was = new.get("spec"), have.get("spec") or {}
-    if not isinstance(spec, dict):
-        return  # the store's validation names the field
-    if not any(spec.get(f) in (None, "") and was.get(f) not in (None, "") for f in POD_SPEC_SERVER_FIELDS):
-        return
-    errors = validate_pod_update(new, have)
-    if errors:
-        raise store_error(ApiError(Reason.INVALID, str(errors[0])), target, target.name)
 
 
 FIELD_MANAGER_MAX = 128  # bytes (apimachinery's FieldManagerMaxLength)
