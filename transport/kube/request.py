@@ -1,6 +1,10 @@
 """What every REST handler shares: the deps, the parsed path (which resource,
 namespace, name, subresource), the request body decoded by its Content-Type, query
-flags, and objects dressed with their apiVersion and kind."""
+flags, and objects dressed with their apiVersion and kind.
+
+Bodies are bounded before they cost anything: MAX_BODY bytes (a larger Content-Length
+is refused before reading), MAX_BODY_DEPTH levels of nesting, no more maps and lists
+than bytes (YAML aliases), numbers JSON can hold (docs/api-limits.md)."""
 from __future__ import annotations
 
 import json
@@ -11,9 +15,9 @@ from typing import Any, Callable
 from aiohttp import web
 
 from transport.kube import protobuf
-from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 from transport.kube.resources import Resource
 from transport.kube.status import KubeError, bad_request
+from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
 # Nesting a body may have: above the store's 64 levels (transport.protocol.wire.MAX_DEPTH),
