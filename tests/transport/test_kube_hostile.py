@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import aiohttp
@@ -351,3 +352,25 @@ async def test_a_watch_from_a_version_that_is_no_unsigned_integer_is_422_and_too
     async with api.s.get(api.base + "/api/v1/nodes?watch=true&resourceVersion=1") as r:
         (line,) = (await r.read()).splitlines()
     assert json.loads(line)["object"]["message"] == f"too old resource version: 1 ({api.store.resource_version})"
+
+
+async def test_a_body_cut_off_or_framed_wrongly_is_refused_and_logs_no_error(api, caplog):
+    host, port = api.base.removeprefix("http://").split(":")
+    head = b"POST /api/v1/namespaces/demo/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    with caplog.at_level(logging.WARNING):
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(head + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")  # no chunk size
+        await writer.drain()
+        status_line = await reader.readline()
+        writer.close()
+        assert status_line.split()[1] == b"400"
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(head + b'Content-Length: 1000\r\n\r\n{"metadata":')  # and the client goes away
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+        status, _ = await api.call("GET", "/api/v1/namespaces/demo/pods")  # the server carries on
+        assert status == 200
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert any(r.getMessage().startswith("malformed HTTP request refused (400): 400, message:")
+               for r in caplog.records)  # one warning line, no traceback

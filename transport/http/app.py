@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import math
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from transport.http.limits import GATE, ConnectionGate, HttpLimits, track_requests
 from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
-from transport.server.auth_throttle import AuthThrottle
+from transport.server.auth_throttle import AuthThrottle, RateLimitedLog
 
 if TYPE_CHECKING:
     from transport.kube import KubeDeps
@@ -132,6 +134,24 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     return app
 
 
+class MalformedHttpLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's request-handling log, with requests that are not well-formed HTTP (a
+    bad chunk size, a bad header line: aiohttp answers them 400 itself) reported as a
+    rate-limited warning without a traceback, as Go's server answers them silently:
+    a client's garbage is no fault of the daemon and must not flood its log."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__(logger, {})
+        self.malformed = RateLimitedLog(logger)
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info")
+        if isinstance(exc, HttpProcessingError):
+            self.malformed.event("malformed HTTP request refused (400): %s", str(exc).splitlines()[0][:200])
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
 class HttpServer:
     """A running HTTP listener and its app; `cleanup()` stops both."""
 
@@ -151,7 +171,8 @@ async def start_http(app: web.Application, host: str, port: int, ssl_context: ss
     limits = limits if limits is not None else HttpLimits()
     gate = ConnectionGate(limits, on_reject)
     app[GATE] = gate
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=limits.idle_timeout)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=limits.idle_timeout,
+                           logger=MalformedHttpLog(logging.getLogger("aiohttp.server")))
     await runner.setup()
     gate.factory = runner.server
     try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from transport.kube import protobuf
 from transport.kube.resources import Resource
@@ -73,11 +74,16 @@ async def read_body(request: web.Request) -> Any:
     if (request.content_length or 0) > MAX_BODY:  # refused before a byte of it is read
         raise _too_large()
     chunks, size = [], 0
-    async for chunk in request.content.iter_chunked(1 << 16):
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _too_large()
-        chunks.append(chunk)
+    try:
+        async for chunk in request.content.iter_chunked(1 << 16):
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise _too_large()
+            chunks.append(chunk)
+    except (ConnectionResetError, HttpProcessingError) as err:
+        # the client went away mid-body, or framed it wrongly (a bad chunk size, a short
+        # Content-Length): answered, if anyone still listens, and nothing is logged as a fault
+        raise bad_request(f"the body of the request could not be read: {err}") from None
     data = b"".join(chunks)
     ctype = request.headers.get("Content-Type", "application/json").split(";")[0].strip().lower()
     if ctype == protobuf.PROTOBUF:
