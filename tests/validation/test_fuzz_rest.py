@@ -24,6 +24,7 @@ import http.client
 import json
 import os
 import random
+import socket
 import threading
 import urllib.parse
 from collections import Counter
@@ -575,3 +576,53 @@ def test_fuzzed_credentials_never_get_in_and_never_get_a_5xx(daemon_factory, tmp
     assert d.proc is not None and d.proc.poll() is None
     by_code = " ".join(f"{code}={n}" for code, n in sorted(answers.items()))
     summary(f"rest-auth-fuzz: requests={len(candidates)} answers: {by_code} wrongly-admitted=0 5xx=0")
+
+
+RAW = (b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+       b"Content-Length: 47\r\n\r\n"
+       b'{"metadata":{"name":"raw"},"spec":{"containers"')
+
+
+def test_malformed_http_never_gets_a_5xx_nor_an_error_in_the_daemons_log(daemon_factory, summary):
+    """Bytes that are not quite HTTP (a valid request with bytes flipped, cut or
+    repeated, bad chunk sizes, header lines without a colon, huge header lines) on raw
+    sockets: each is answered 4xx or the connection is closed; the daemon logs no
+    ERROR and no traceback and keeps serving."""
+    d = daemon_factory()
+    log: list[str] = []
+    drain = threading.Thread(target=_drain, args=(d.proc.stderr, log), daemon=True)
+    drain.start()
+    r = random.Random(SEED)
+    chunked = RAW.replace(b"Content-Length: 47", b"Transfer-Encoding: chunked")
+    cases = [chunked.replace(b"\r\n\r\n", b"\r\n\r\nzz\r\n", 1), RAW.replace(b"Host: x", b"Host x"),
+             RAW.replace(b"Host: x", b"X-Long: " + b"a" * 20_000), b"GARBAGE\r\n\r\n", b"\x16\x03\x01\x00\xa5",
+             RAW.replace(b"HTTP/1.1", b"HTTP/9.9"), RAW.replace(b"47", b"-1"), RAW.replace(b"47", b"99999999999999999999")]
+    for _ in range(max(N // 10, 20)):
+        data = bytearray(r.choice([RAW, chunked]))
+        for _ in range(r.randint(1, 4)):
+            at = r.randrange(len(data))
+            pick = r.random()
+            if pick < 0.5:
+                data[at] = r.randrange(256)
+            elif pick < 0.75:
+                del data[at:at + r.randint(1, 10)]
+            else:
+                data[at:at] = data[at:at + r.randint(1, 20)]
+        cases.append(bytes(data))
+    statuses: Counter[str] = Counter()
+    for raw in cases:
+        with socket.create_connection(("127.0.0.1", d.http_port), timeout=30) as s:
+            s.sendall(raw)
+            s.shutdown(socket.SHUT_WR)  # nothing more comes: a request left incomplete ends here
+            reply = b""
+            while chunk := s.recv(65536):
+                reply += chunk
+        code = reply.split(b" ", 2)[1].decode() if reply.startswith(b"HTTP/1.") else "closed"
+        statuses[code] += 1
+        assert not code.startswith("5"), (code, raw[:120])
+    assert d.http_get("/readyz") == "ok"
+    assert d.terminate() == 0
+    drain.join(timeout=10)
+    assert [line for line in log if "Traceback" in line or " ERROR " in line] == [], "".join(log[-40:])
+    by_code = " ".join(f"{code}={n}" for code, n in sorted(statuses.items()))
+    summary(f"rest-raw-http-fuzz: requests={len(cases)} answers: {by_code} 5xx=0 errors-logged=0")
