@@ -301,7 +301,7 @@ async def test_a_list_continued_from_a_compacted_version_is_410_expired(api):
 
 
 async def test_a_protobuf_body_with_a_name_that_is_not_utf8_is_refused_not_a_500(api):
-    from tests.validation.test_fuzz_rest import protobuf_namespace
+    from tests.validation.rest_fuzzer import protobuf_namespace
 
     body = protobuf_namespace("team-a").replace(b"team-a", b"te\xffm-a")
     status, err = await api.call("POST", "/api/v1/namespaces", body, "application/vnd.kubernetes.protobuf")
