@@ -146,7 +146,7 @@ class MalformedHttpLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 
     def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info")
-        if isinstance(exc, HttpProcessingError):
+        if level >= logging.WARNING and isinstance(exc, HttpProcessingError):  # aiohttp's debug lines stay debug
             self.malformed.event("malformed HTTP request refused (400): %s", str(exc).splitlines()[0][:200])
             return
         super().log(level, msg, *args, **kwargs)
