@@ -94,6 +94,16 @@ from framework.api.validation import validate_pod_update
 
 
 
+def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str) -> None:
+    """A delete's preconditions against the stored object, in kube-apiserver's words."""
+    meta = raw.get("metadata") or {}
+    if uid and uid != meta.get("uid", ""):
+        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid', '')}")
+    if resource_version and resource_version != meta.get("resourceVersion", ""):
+        raise Conflict(f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                       f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
+
+
 def _validate(raw: Mapping[str, Any], kind: str | None = None) -> KubeObject:
     if isinstance(raw, Mapping) and kind and "kind" not in raw:
         raw = {**raw, "kind": kind}
@@ -188,11 +198,12 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                     obj = _validate(self._admission(raw, fv, said).raw)
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
                 return self._replace(raw, current, batch, fv, said)[0].raw
-            case Delete(kind=kind, namespace=ns, name=name):
+            case Delete(kind=kind, namespace=ns, name=name, uid=uid, resource_version=rv):
                 key = _key(kind, ns, name)
                 current = self._objects.get(kind, {}).get(key)
                 if current is None:
                     raise NotFound(f'{kind} "{key}" not found')
+                _check_preconditions(current.raw, uid, rv)
                 if finalizers(current.raw):  # kept, marked, until the last finalizer goes
                     if deleting(current.raw):
                         return current.raw

@@ -36,8 +36,10 @@ class StoreClient:
         return await self._store.ask(Update(obj=obj, field_validation=field_validation, warnings=warnings,
                                             reply=new_reply()))
 
-    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
-        return await self._store.ask(Delete(kind=kind, namespace=namespace, name=name, reply=new_reply()))
+    async def delete(self, kind: str, namespace: str, name: str, uid: str = "", resource_version: str = ""
+                     ) -> dict[str, Any]:
+        return await self._store.ask(Delete(kind=kind, namespace=namespace, name=name, uid=uid,
+                                            resource_version=resource_version, reply=new_reply()))
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await self._store.ask(Get(kind=kind, namespace=namespace, name=name, reply=new_reply()))

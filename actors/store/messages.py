@@ -145,9 +145,14 @@ class Update:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Delete:
+    """Remove an object; with a precondition (kube's DeleteOptions.preconditions) only
+    when the stored object still has that uid / resourceVersion, else Conflict."""
+
     kind: str
     namespace: str
     name: str
+    uid: str = ""  # "": no precondition
+    resource_version: str = ""
     reply: Reply | None = None
 
 

@@ -9,7 +9,9 @@
                        the Kubernetes REST API (transport.kube), when deps.kube is given
 
 With a token configured (HttpDeps.token), every path except /healthz, /livez and
-/readyz needs `Authorization: Bearer TOKEN` (401 otherwise), and so does the page's
+/readyz needs `Authorization: Bearer TOKEN` (401 otherwise: also when the header comes
+twice; a token in the query string, access_token=, is never read, as kube-apiserver
+never reads it), and so does the page's
 data: its /stream asks for the token in its first message, while the page itself
 (/, /static/) holds no data. The daemon serves HTTP over the same TLS as its
 msgpack port.
@@ -26,16 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import math
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from transport.http.limits import GATE, ConnectionGate, HttpLimits, track_requests
 from transport.http.metrics import CONTENT_TYPE, SchedulerMetrics
-from transport.server.auth_throttle import AuthThrottle
+from transport.server.auth_throttle import AuthThrottle, RateLimitedLog
 
 if TYPE_CHECKING:
     from transport.kube import KubeDeps
@@ -77,7 +81,9 @@ async def require_token(request: web.Request, handler: Callable[[web.Request], A
             deps.on_reject("http_auth_throttled")
         return web.Response(status=429, text="Too many failed authentications from this address; retry later\n",
                             headers={"Retry-After": str(math.ceil(wait))})
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    sent = request.headers.getall("Authorization", [])
+    # exactly one header: two could disagree, and which one a proxy on the way read is unknown
+    scheme, _, given = (sent[0] if len(sent) == 1 else "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), deps.token.encode()):
         if deps.on_reject is not None:
             deps.on_reject("http_auth_failed")
@@ -128,6 +134,24 @@ def make_http_app(deps: HttpDeps) -> web.Application:
     return app
 
 
+class MalformedHttpLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's request-handling log, with requests that are not well-formed HTTP (a
+    bad chunk size, a bad header line: aiohttp answers them 400 itself) reported as a
+    rate-limited warning without a traceback, as Go's server answers them silently:
+    a client's garbage is no fault of the daemon and must not flood its log."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__(logger, {})
+        self.malformed = RateLimitedLog(logger)
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info")
+        if level >= logging.WARNING and isinstance(exc, HttpProcessingError):  # aiohttp's debug lines stay debug
+            self.malformed.event("malformed HTTP request refused (400): %s", str(exc).splitlines()[0][:200])
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
 class HttpServer:
     """A running HTTP listener and its app; `cleanup()` stops both."""
 
@@ -147,7 +171,8 @@ async def start_http(app: web.Application, host: str, port: int, ssl_context: ss
     limits = limits if limits is not None else HttpLimits()
     gate = ConnectionGate(limits, on_reject)
     app[GATE] = gate
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=limits.idle_timeout)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, keepalive_timeout=limits.idle_timeout,
+                           logger=MalformedHttpLog(logging.getLogger("aiohttp.server")))
     await runner.setup()
     gate.factory = runner.server
     try:

@@ -13,6 +13,7 @@ Bad patches raise PatchError; the caller answers 422 (or 400 for undecodable bod
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -54,6 +55,27 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 # --- RFC 6902 -----------------------------------------------------------------------------------
+# As kube-apiserver applies it (evanphx/json-patch v4): a body that is not a list of
+# operation objects is a decode error (400); more than MAX_JSON_PATCH_OPS operations
+# is 413; any operation that cannot be applied (a missing path, a failed test, an
+# unknown op, add/remove/replace/move/copy on the whole document "") fails the patch.
+# `copy` may not copy more than MAX_COPIED bytes in one patch, so a chain of copies
+# cannot double a document into gigabytes.
+
+MAX_JSON_PATCH_OPS = 10_000  # apiserver's maxJSONPatchOperations
+MAX_COPIED = 3 * 1024 * 1024  # bytes all of one patch's copy operations may copy
+
+
+class PatchDecodeError(PatchError):
+    """The body is not an RFC 6902 patch at all."""
+
+
+class TooManyOperations(PatchError):
+    pass
+
+
+_GO_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
+
 
 def _pointer(path: Any) -> list[str]:
     if not isinstance(path, str) or (path and not path.startswith("/")):
@@ -62,6 +84,8 @@ def _pointer(path: Any) -> list[str]:
 
 
 def _parent(doc: Any, parts: list[str]) -> Any:
+    if not parts:
+        raise PatchError("doc is missing path: \"\"")  # the whole document is no member of a parent
     node = doc
     for p in parts[:-1]:
         if isinstance(node, dict) and p in node:
@@ -85,8 +109,6 @@ def _get(doc: Any, parts: list[str]) -> Any:
 
 
 def _add(doc: Any, parts: list[str], value: Any) -> Any:
-    if not parts:
-        return value
     parent, last = _parent(doc, parts), parts[-1]
     if isinstance(parent, dict):
         parent[last] = value
@@ -112,14 +134,43 @@ def _remove(doc: Any, parts: list[str]) -> Any:
     return doc
 
 
-def json_patch(target: Any, ops: Any) -> Any:
+def same_json(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1 (Python's == says it is)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) in (int, float) and type(b) in (int, float) and a == b or type(a) is type(b) and a == b
+
+
+def decode_json_patch(ops: Any) -> list[dict[str, Any]]:
+    """The operations of a JSON patch body; PatchDecodeError when it is no list of objects
+    (JSON null is an empty patch, as Go decodes it)."""
+    if ops is None:
+        return []
     if not isinstance(ops, list):
-        raise PatchError("a JSON patch must be a list of operations")
+        raise PatchDecodeError(f"json: cannot unmarshal {_GO_TYPES.get(type(ops), 'value')} into Go value of type "
+                               "jsonpatch.Patch")
+    for op in ops:
+        if op is not None and not isinstance(op, dict):
+            raise PatchDecodeError(f"json: cannot unmarshal {_GO_TYPES.get(type(op), 'value')} into Go value of "
+                                   "type jsonpatch.Operation")
+    if len(ops) > MAX_JSON_PATCH_OPS:
+        raise TooManyOperations(f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPS}, "
+                                f"got {len(ops)}")
+    return [op or {} for op in ops]
+
+
+def json_patch(target: Any, ops: Any) -> Any:
     doc = copy.deepcopy(target)
-    for i, op in enumerate(ops):
-        if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise PatchError(f"operation {i}: needs op and path")
-        kind, parts = op["op"], _pointer(op["path"])
+    copied = 0
+    for i, op in enumerate(decode_json_patch(ops)):
+        kind = op.get("op")
+        if "path" not in op:
+            raise PatchError(f"operation {i}: operation missing path field")
+        parts = _pointer(op["path"])
         if kind in ("add", "replace", "test") and "value" not in op:
             raise PatchError(f"operation {i} ({kind}): needs a value")
         if kind == "add":
@@ -128,18 +179,24 @@ def json_patch(target: Any, ops: Any) -> Any:
             doc = _remove(doc, parts)
         elif kind == "replace":
             _get(doc, parts)
-            doc = _add(_remove(doc, parts), parts, copy.deepcopy(op["value"])) if parts else op["value"]
+            doc = _add(_remove(doc, parts), parts, copy.deepcopy(op["value"]))
         elif kind == "test":
-            if _get(doc, parts) != op["value"]:
-                raise PatchError(f"operation {i} (test): /{'/'.join(parts)} is not the value given")
+            if not same_json(_get(doc, parts), op["value"]):
+                raise PatchError(f"testing value {op['path']} failed: test failed")
         elif kind in ("move", "copy"):
             src = _pointer(op.get("from"))
-            value = copy.deepcopy(_get(doc, src))
+            value = _get(doc, src)
             if kind == "move":
                 doc = _remove(doc, src)
+            else:
+                copied += len(json.dumps(value))
+                if copied > MAX_COPIED:
+                    raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is "
+                                     f"{copied}, exceeding the limit {MAX_COPIED}")
+                value = copy.deepcopy(value)
             doc = _add(doc, parts, value)
         else:
-            raise PatchError(f"operation {i}: unknown op {kind!r}")
+            raise PatchError(f"Unexpected kind: {kind}")
     return doc
 
 

@@ -70,7 +70,10 @@ def fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
 def _text(value: int | bytes) -> str:
     if not isinstance(value, bytes):
         raise ProtobufError("expected a string")
-    return value.decode("utf-8")
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ProtobufError(f"a string is not UTF-8 (byte 0x{value[err.start]:02x} at {err.start})") from None
 
 
 def _map_entry(value: int | bytes) -> tuple[str, str]:

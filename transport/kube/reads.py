@@ -15,6 +15,8 @@ from transport.protocol.wire import ApiError, Reason
 def _store_error(err: ApiError, target: Target, name: str = "") -> KubeError:
     if err.reason == Reason.INVALID and ("Selector" in err.message or "selector" in err.message):
         return bad_request(err.message.split(": ", 1)[-1] if "field label" in err.message else err.message)
+    if err.reason == Reason.INVALID and err.message.startswith("continue: "):  # etcd3 store's DecodeContinue: 400
+        return bad_request(f"invalid continue token: {err.message.removeprefix('continue: ')}")
     if err.reason == Reason.EXPIRED:
         return KubeError(410, "Expired", "The provided continue parameter is too old to display a consistent "
                          "list result. You can start a new list without the continue parameter.")

@@ -7,8 +7,11 @@ store watch the msgpack port and the cluster page use (StoreService.watch).
 - Selectors and the namespace are applied to each event's object; an object that
   stops matching is sent as DELETED, once it had been sent.
 - allowWatchBookmarks=true: a BOOKMARK (an empty object of the kind carrying only
-  metadata.resourceVersion) once the replay is sent and then every BOOKMARK_SECONDS.
-- timeoutSeconds ends the stream normally; clients re-watch from their last version.
+  metadata.resourceVersion) when kube-apiserver's watch cache sends one: every
+  BOOKMARK_SECONDS, and PRE_TIMEOUT_SECONDS before timeoutSeconds ends the stream
+  (cache_watcher.go nextBookmarkTime), none when that moment is already past.
+- timeoutSeconds (whole seconds; 0 or none: no end) ends the stream normally;
+  clients re-watch from their last version.
 - With kubectl's Table Accept each event's object is a one-row Table (the columns on
   the first event).
 A client that falls MAX_BACKLOG events behind is cut off (it re-watches, as from a timeout).
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from typing import Any
 
 from aiohttp import web
@@ -29,10 +33,11 @@ from framework.api.objects import parse_object
 from transport.kube import table
 from transport.kube.reads import related_objects
 from transport.kube.request import KUBE, Target, decorate, flag
-from transport.kube.status import bad_request, failure, from_api_error
+from transport.kube.status import KubeError, bad_request, failure, from_api_error
 from transport.protocol.wire import ApiError, Reason
 
-BOOKMARK_SECONDS = 30.0
+BOOKMARK_SECONDS = 60.0  # the watch cache's bookmark frequency
+PRE_TIMEOUT_SECONDS = 2.0  # the last bookmark comes this long before the stream's deadline
 LIVENESS_SECONDS = 1.0  # how often an idle stream checks that its client is still there
 MAX_BACKLOG = 10_000
 _END = object()
@@ -49,6 +54,26 @@ def _line(event_type: str, obj: Any) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
+def _resource_version(text: str, target: Target) -> int:
+    """A watch's resourceVersion, an unsigned integer as the watch cache parses it; else
+    422 as kube-apiserver words a version it cannot parse."""
+    if re.fullmatch(r"[0-9]+", text) and int(text) < 2**64:
+        return int(text)
+    why = "value out of range" if re.fullmatch(r"[0-9]+", text) else "invalid syntax"
+    raise KubeError(422, "Invalid", f'{target.qualified} "" is invalid: resourceVersion: Invalid value: '
+                    f'{json.dumps(text)}: strconv.ParseUint: parsing {json.dumps(text)}: {why}',
+                    kind=target.qualified.split(".")[0], group=target.resource.group)
+
+
+def _next_bookmark(now: float, deadline: float | None) -> float | None:
+    """When the next BOOKMARK is due: in BOOKMARK_SECONDS, or PRE_TIMEOUT_SECONDS before the
+    deadline when that comes first; None when that moment has passed."""
+    at = now + BOOKMARK_SECONDS
+    if deadline is not None:
+        at = min(at, deadline - PRE_TIMEOUT_SECONDS)
+    return at if at >= now else None
+
+
 async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     from actors.store.select import Selectors
 
@@ -59,11 +84,13 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
         selectors = Selectors(q.get("labelSelector") or None, q.get("fieldSelector") or None, res.kind)
     except ValidationError as err:
         raise bad_request(str(err).split(": ", 1)[-1]) from None
+    from_rv = _resource_version(q.get("resourceVersion") or "0", target)
     try:
-        from_rv = int(q.get("resourceVersion") or 0)
-        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        # whole seconds, as kube's int64 field: no nan or inf to wait on forever
+        timeout = int(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        timeout = timeout or None  # 0 is unset, as kube-apiserver reads it
     except ValueError:
-        raise bad_request("resourceVersion and timeoutSeconds must be numbers") from None
+        raise bad_request(f"timeoutSeconds: must be an integer, not {q['timeoutSeconds']!r}") from None
     as_table = table.wants_table(request.headers.get("Accept", ""))
     queue: asyncio.Queue[Any] = asyncio.Queue()
     sent: set[str] = set()  # keys sent as matching, for DELETED when they stop matching
@@ -105,7 +132,9 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
         watch_id, now_rv = await deps.service.watch((res.kind,), from_rv, sink)
     except ApiError as err:
         if err.reason == Reason.EXPIRED:
-            status = failure(410, "Expired", f"too old resource version: {from_rv} ({err.message})")
+            text = err.message if err.message.startswith("too old resource version") else \
+                f"too old resource version: {from_rv} ({err.message})"
+            status = failure(410, "Expired", text)
         else:
             status = from_api_error(err, target.qualified).status()
         with contextlib.suppress(ConnectionResetError):  # a client gone first needs no answer
@@ -125,32 +154,29 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout if timeout is not None else None
     bookmarks = flag(request, "allowWatchBookmarks")
-    if bookmarks:
-        queue.put_nowait(("BOOKMARK", None, 0))
-    next_bookmark = loop.time() + BOOKMARK_SECONDS
+    next_bookmark = _next_bookmark(loop.time(), deadline)
     try:
         while True:
             now = loop.time()
             wait = LIVENESS_SECONDS
-            if bookmarks:
+            if bookmarks and next_bookmark is not None:
                 wait = min(wait, max(next_bookmark - now, 0.0))
             if deadline is not None:
                 if deadline <= now:
                     break
                 wait = min(wait, deadline - now)
+            due = bookmarks and next_bookmark is not None and now >= next_bookmark
             try:
-                item = await asyncio.wait_for(queue.get(), wait)
+                item = ("BOOKMARK", None, 0) if due else await asyncio.wait_for(queue.get(), wait)
             except asyncio.TimeoutError:
                 if request.transport is None or request.transport.is_closing():
                     break  # the client went away
-                if not bookmarks or loop.time() < next_bookmark:
-                    continue
-                item = ("BOOKMARK", None, 0)
+                continue
             if item is _END:
                 break
             event_type, raw, rv = item
             if event_type == "BOOKMARK":
-                next_bookmark = loop.time() + BOOKMARK_SECONDS
+                next_bookmark = _next_bookmark(loop.time(), deadline)
                 obj: Any = {"kind": res.kind, "apiVersion": res.group_version,
                             "metadata": {"resourceVersion": str(last_rv)}}
                 await response.write(_line("BOOKMARK", obj))

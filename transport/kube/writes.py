@@ -13,7 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
+from framework.api.validation import validate_pod_update
 from framework.kueue.versions import SERVED_VERSIONS
+
+from transport.kube.delete_options import delete_options
 from transport.kube.resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
@@ -130,10 +133,33 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return strip(a) == strip(b)
 
 
+# A pod's spec fields the server sets on create. A write that leaves out the first two
+# changes the pod's spec (kube-apiserver: 422, ValidatePodUpdate), while the Priority
+# admission plugin carries the other two over on update; the store carries all four over
+# for its msgpack clients (a manifest applied again does not unbind its pod).
+JUDGED_POD_FIELDS = ("nodeName", "priorityClassName")
+CARRIED_POD_FIELDS = ("priority", "preemptionPolicy")
+
+
+def check_pod_spec_kept(new: dict[str, Any], have: dict[str, Any], target: Target) -> None:
+    """Refuse a PUT or patch that leaves out a pod's spec.nodeName or priorityClassName,
+    in ValidatePodUpdate's words, where the store would keep the field and answer 200."""
+    spec, was = new.get("spec"), have.get("spec")
+    if target.resource.kind != "Pod" or target.sub or not isinstance(spec, dict) or not isinstance(was, dict):
+        return  # a spec that is no object: the store's validation names the field
+    if not any(spec.get(f) in (None, "") and was.get(f) not in (None, "") for f in JUDGED_POD_FIELDS):
+        return
+    carried = {f: was[f] for f in CARRIED_POD_FIELDS if spec.get(f) is None and f in was}
+    errors = validate_pod_update({**new, "spec": {**spec, **carried}}, have)
+    if errors:
+        raise store_error(ApiError(Reason.INVALID, str(errors[0])), target, target.name)
+
+
 async def update(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     new = prepare(body_object(await read_body(request)), target)
     have = await current(request, target)
+    check_pod_spec_kept(new, have, target)
     if not (new.get("metadata") or {}).get("resourceVersion"):
         new["metadata"]["resourceVersion"] = ""  # an unconditional update, as kube allows for these kinds
     warnings: list[str] = []
@@ -141,13 +167,23 @@ async def update(request: web.Request, target: Target) -> web.Response:
     return json_response(decorate(stored, target.resource), warnings=warnings)
 
 
+def _delete_error(err: ApiError, target: Target, name: str) -> KubeError:
+    if err.reason == Reason.CONFLICT and err.message.startswith("Precondition failed"):
+        return KubeError(409, "Conflict", f'Operation cannot be fulfilled on {target.qualified} "{name}": '
+                         f"{err.message}", name=name, group=target.resource.group,
+                         kind=target.qualified.split(".")[0])
+    return store_error(err, target, name)
+
+
 async def delete(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     deps = request.app[KUBE]
+    options = delete_options(request, await read_body(request))
     try:
-        gone = await deps.service.delete(target.resource.kind, target.namespace, target.name)
+        gone = await deps.service.delete(target.resource.kind, target.namespace, target.name, options.uid,
+                                         options.resource_version)
     except ApiError as err:
-        raise store_error(err, target, target.name) from None
+        raise _delete_error(err, target, target.name) from None
     return json_response(decorate(gone, target.resource))
 
 
@@ -156,6 +192,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     deps = request.app[KUBE]
     q = request.query
     res = target.resource
+    options = delete_options(request, await read_body(request))
     try:
         items, rv, _ = await deps.service.list(res.kind, target.namespace, q.get("labelSelector", ""),
                                                q.get("fieldSelector", ""))
@@ -165,10 +202,11 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     for item in items:
         meta = item.get("metadata") or {}
         try:
-            gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"]), res))
+            gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"],
+                                                           options.uid, options.resource_version), res))
         except ApiError as err:
             if err.reason != Reason.NOT_FOUND:
-                raise store_error(err, target, meta["name"]) from None
+                raise _delete_error(err, target, meta["name"]) from None
     return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version,
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
 

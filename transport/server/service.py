@@ -33,7 +33,8 @@ class Service(Protocol):
     async def create(self, obj: dict[str, Any], field_validation: str | None = None,
                      warnings: list[str] | None = None) -> dict[str, Any]: ...
 
-    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
+    async def delete(self, kind: str, namespace: str, name: str, uid: str = "", resource_version: str = ""
+                     ) -> dict[str, Any]: ...
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]: ...
 
@@ -133,8 +134,10 @@ class StoreService:
                      warnings: list[str] | None = None) -> dict[str, Any]:
         return await call_store(lambda: self.client.create(obj, field_validation=field_validation, warnings=warnings))
 
-    async def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
-        return await call_store(lambda: self.client.delete(_kind(kind), namespace, name))
+    async def delete(self, kind: str, namespace: str, name: str, uid: str = "", resource_version: str = ""
+                     ) -> dict[str, Any]:
+        """Conflict when a precondition (uid, resourceVersion; "" for none) does not hold."""
+        return await call_store(lambda: self.client.delete(_kind(kind), namespace, name, uid, resource_version))
 
     async def update(self, obj: dict[str, Any], field_validation: str | None = None,
                      warnings: list[str] | None = None) -> dict[str, Any]:
