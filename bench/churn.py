@@ -68,14 +68,15 @@ async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker, completio
     waits: list[float] = []
     start = time.perf_counter()
     bound_before = tracker.bound(queued)
-    while tracker.bound(queued) < len(queued) and running and (completions is None or len(waits) < completions):
+    counted = _BoundCount(tracker, queued)  # O(binds), not O(queued), per completion
+    while counted.now() < len(queued) and running and (completions is None or len(waits) < completions):
         victim = running.popleft()
         t0 = time.perf_counter()
-        target = tracker.bound(queued) + 1
+        have = counted.now()
         await api.delete_pod(victim)
         # Counted from before the deletion: over TCP the binding it allows may be read
         # off the watch before this coroutine resumes with the deletion's reply.
-        if not await tracker.wait(queued, target):
+        if not await tracker.wait(queued, have + 1, have=counted.now()):
             break  # nothing bound for the stall time
         newest = tracker.order[-1]
         waits.append((tracker.bound_at[newest] - t0) * 1000)
@@ -96,6 +97,21 @@ async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker, completio
         "_span": (start, end),
         "_counters": (before, after),
     }
+
+
+class _BoundCount:
+    """How many of `keys` are bound, read off the tracker's bind order as it grows."""
+
+    def __init__(self, tracker: BindTracker, keys: set[Key]) -> None:
+        self.tracker, self.keys = tracker, keys
+        self.seen = len(tracker.order)
+        self.count = tracker.bound(keys)
+
+    def now(self) -> int:
+        order = self.tracker.order
+        self.count += sum(1 for k in order[self.seen:] if k in self.keys)
+        self.seen = len(order)
+        return self.count
 
 
 class _InProcess:

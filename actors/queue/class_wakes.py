@@ -22,13 +22,20 @@ class ClassWakes:
     rejected the class's pods declares the event monotone for them."""
 
     def __init__(self, pool: UnschedulablePool, class_key: ClassKey | None, monotone: Monotone | None,
-                 requeue: Requeue, waiting: Callable[[str], bool]) -> None:
+                 requeue: Requeue, waiting: Callable[[str], bool], last_failure: Callable[[], int],
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
         self.pool = pool
         self.index = pool.classes
         self._class_key = class_key
         self._monotone = monotone
         self._requeue = requeue
         self._waiting = waiting  # whether the pod is in activeQ or backoffQ
+        self._last_failure = last_failure  # ns: when the queue last took back a failed pod
+        self._less = less
+        # Parked classes whose covered members have not had their turn yet: upstream
+        # retried each after the failure that parked it, in queue order among the
+        # other pods, so each counts as failed when the queue reaches its place.
+        self._unplaced: dict[int, tuple[PodClass, str]] = {}
         self.woken_pods = 0
         self.woken_classes = 0
 
@@ -46,7 +53,8 @@ class ClassWakes:
         """An event's hint moves the class's first member `key`; the members put
         until now follow it, one at a time, while each is assumed."""
         self.woken_classes += 1
-        self.index.wake(cls, key, strategy, self.pool.last_seq)
+        self._place(cls)  # not reached before this wake: they failed last
+        self.index.wake(cls, key, strategy)
         self._move(key, strategy, now_ns)
         if not self._waiting(key):  # PreEnqueue held it back: the next one leads
             self.follow(cls, now_ns)
@@ -54,6 +62,20 @@ class ClassWakes:
     def moved(self, key: str) -> None:
         """A pod left the pool by an event, alone."""
         self.woken_pods += 1
+
+    def popping(self, qpi: QueuedPodInfo) -> None:
+        """The queue pops `qpi`: the members of parked classes that came before it in
+        the queue had their (failed) turn already."""
+        for cls, first in list(self._unplaced.values()):
+            member = self.pool.get(first)
+            if member is None or self._less(member, qpi):
+                self._place(cls)
+
+    def _place(self, cls: PodClass) -> None:
+        """The covered members of `cls` count as failed now, just after the last
+        failure the queue took back (ties with that one go to it)."""
+        if self._unplaced.pop(id(cls), None) is not None:
+            cls.parked_at = max(cls.parked_at, self._last_failure())
 
     def assumed(self, key: str, now_ns: int) -> None:
         """A scheduling cycle assumed `key`: if it leads a class, the next follows."""
@@ -63,7 +85,7 @@ class ClassWakes:
 
     def follow(self, cls: PodClass, now_ns: int) -> None:
         while True:
-            nxt = cls.next_covered()
+            nxt = self.index.next_covered(cls)
             if nxt is None:
                 self.index.release(cls)
                 return
@@ -72,25 +94,33 @@ class ClassWakes:
             if self._waiting(nxt):
                 return
 
-    def failed(self, qpi: QueuedPodInfo, now_ns: int) -> None:
-        """The member out of an awake class failed and goes back to the pool (the
-        caller puts it after this): the class parks; if the pod now has another
-        class key (other rejectors), the members the wake covered take it too, as
-        each would have failed the same way."""
+    def failed(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
+        """The member out of an awake class failed and goes back to the pool
+        (put here; False: it leads no class, the caller puts it): the class parks,
+        the failed member first, then the members the wake covered (each failed
+        after it, as upstream retries them). If the pod now has another class key
+        (other rejectors), those members take it too: they would have failed the
+        same way."""
         cls = self.index.led_by(qpi.pod.key)
         if cls is None:
-            return
-        covered = cls.covered
-        self.index.park(cls, now_ns, qpi.popped_cycle)
+            return False
+        self._place(cls)
+        tail = self.index.park(cls, now_ns, qpi.popped_cycle)
+        self.pool.put(qpi)
+        self.index.reattach(cls, tail)
+        covered = self.index.live_first(cls, tail)
+        if covered is not None:
+            self._unplaced[id(cls)] = (cls, covered)
         new_key = self._class_key(qpi) if self._class_key is not None else None
         if new_key is None or new_key == cls.key:
-            return
-        for key in self.index.covered_members(cls, covered):
+            return True
+        for key in self.index.live_in(cls, tail):
             member = self.pool.pop(key)
             assert member is not None
             member.unschedulable_plugins = set(qpi.unschedulable_plugins)
             member.pending_plugins = set(qpi.pending_plugins)
             self.pool.put(member)
+        return True
 
     def ended(self, key: str, now_ns: int) -> None:
         """The member out left for good (deleted, bound elsewhere): the next follows."""

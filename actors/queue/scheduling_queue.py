@@ -92,10 +92,12 @@ class SchedulingQueue(RequeueDecisions):
         # Equivalence classes (pod_classes.py): `class_key` groups unschedulable pods
         # (None: every pod alone, as upstream), `monotone` lets a class sleep through
         # events that can only make its pods fail more.
-        self.unschedulable = UnschedulablePool(class_key)
+        self.unschedulable = UnschedulablePool(class_key, lambda attempts: backoff_duration_ns(
+            attempts, self.initial_backoff_ns, self.max_backoff_ns))
         self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
                                   lambda key: key in self.active_q or key in self.backoff_q
-                                  or key in self.error_backoff_q)
+                                  or key in self.error_backoff_q, lambda: self.last_failure_ns, self._less)
+        self.last_failure_ns = 0  # when a failed pod last came back (add_unschedulable_if_not_present)
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         # The queue's own record of each in-flight pod; the popper got a copy.
         self._popped: dict[str, QueuedPodInfo] = {}
@@ -248,6 +250,7 @@ class SchedulingQueue(RequeueDecisions):
             qpi = self.backoff_q.pop()
         if qpi is None:
             return None
+        self.classes.popping(qpi)
         qpi.attempts += 1
         qpi.backoff_expiration = None
         # The next attempt records its own rejectors (upstream's Pop clears both sets).
@@ -298,7 +301,7 @@ class SchedulingQueue(RequeueDecisions):
         if self.get(key) is not None:
             self.done(key)
             return self.where(key)
-        qpi.timestamp = now_ns
+        qpi.timestamp = self.last_failure_ns = now_ns
         qpi.backoff_expiration = None
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             strategy = Strategy.AFTER_BACKOFF
@@ -310,8 +313,8 @@ class SchedulingQueue(RequeueDecisions):
         self.in_flight.pop(key, None)
         self._trim_events()
         if strategy == Strategy.SKIP:
-            self.classes.failed(qpi, now_ns)
-            self.unschedulable.put(qpi)
+            if not self.classes.failed(qpi, now_ns):
+                self.unschedulable.put(qpi)
         else:
             self._requeue(qpi, strategy, now_ns)
         return self.where(key)

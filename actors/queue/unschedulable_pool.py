@@ -35,16 +35,16 @@ SCHEDULING_GATES = "SchedulingGates"
 class UnschedulablePool:
     """Pods rejected by plugins, and pods PreEnqueue holds back (gated)."""
 
-    def __init__(self, class_key: Callable[[QueuedPodInfo], Hashable | None] | None = None) -> None:
+    def __init__(self, class_key: Callable[[QueuedPodInfo], Hashable | None] | None = None,
+                 backoff_of: Callable[[int], int] = lambda attempts: attempts) -> None:
         self._class_key = class_key
-        self.classes = ClassIndex()
+        self.classes = ClassIndex(backoff_of)
         self._entries: dict[str, QueuedPodInfo] = {}
         self._seq_of: dict[str, int] = {}  # key -> when put (insertion order)
         self._gated: set[str] = set()
         self._movable: dict[str, QueuedPodInfo] = {}  # not gated by SchedulingGates nor in a class, in put order
         self._timeouts: list[tuple[int, int, str]] = []  # (timestamp, seq, key) of entries not gated
         self._seq = itertools.count(1)
-        self.last_seq = 0  # the seq of the latest put
 
     # --- size and lookup -------------------------------------------------------------------------
 
@@ -79,7 +79,7 @@ class UnschedulablePool:
         """Add (or replace) the entry for qpi's pod, as the newest one."""
         key = qpi.pod.key
         self.pop(key)
-        seq = self.last_seq = next(self._seq)
+        seq = next(self._seq)
         self._entries[key] = qpi
         self._seq_of[key] = seq
         if qpi.gated:
@@ -88,7 +88,7 @@ class UnschedulablePool:
             heapq.heappush(self._timeouts, (qpi.timestamp, seq, key))
         class_key = self._class_key(qpi) if self._class_key is not None and not qpi.gated else None
         if class_key is not None:
-            self.classes.join(key, class_key, seq)
+            self.classes.join(key, class_key, seq, qpi.attempts)
         elif not (qpi.gated and qpi.gating_plugin == SCHEDULING_GATES):
             self._movable[key] = qpi
 
@@ -137,7 +137,8 @@ class UnschedulablePool:
         gated by SchedulingGates nor in a class, the first member of every parked
         class, plus the entry `also` whatever its gating or class."""
         out = list(self._movable.items())
-        firsts = [(k, self._entries[k]) for k in (c.first() for c in self.classes.parked())]
+        firsts = [(k, self._entries[k]) for k in (self.classes.first(c) for c in list(self.classes.parked()))
+                  if k is not None]
         if firsts:
             seqs = self._seq_of
             out = sorted(out + firsts, key=lambda kv: seqs[kv[0]])

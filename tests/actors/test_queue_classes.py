@@ -105,12 +105,15 @@ def test_a_failure_parks_the_class_and_each_member_counts_it_as_its_own_attempt(
     b.unschedulable_plugins = {"NodeResourcesFit"}
     assert q.add_unschedulable_if_not_present(b, 101.0) == "unschedulable"
     assert q.where("default/c") == "unschedulable"  # parked with the class: b failed in the world c would see
-    # The next wake: c (put first) leads, with the failure it shares counted.
+    # The next wake: b leads (it failed first; upstream retried c after it), c follows
+    # with the failure it shares counted.
     q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
+    again = q.pop()
+    assert again is not None and again.pod.name == "b" and again.attempts == 3
+    q.assumed("default/b", 200.0)
     c = q.pop()
     assert c is not None and c.pod.name == "c"
     assert c.attempts == 3  # its own first attempt, the class's failure at 101 s, this pop
-    assert q.where("default/b") == "unschedulable"
 
 
 def test_an_event_every_rejector_declares_monotone_does_not_wake_the_class() -> None:
