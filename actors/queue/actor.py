@@ -73,9 +73,10 @@ class Done:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Assumed:
-    """A scheduling cycle assumed the pod (its binding cycle runs): the next
-    member of the equivalence class it leads follows it (pod_classes.py). Sent
-    before the scheduler asks for its next pod."""
+    """A scheduling cycle assumed the pod (its binding cycle runs), or failed
+    after nominating a node for it (preemption): the next member of the
+    equivalence class it leads follows it (pod_classes.py). Sent before the
+    scheduler asks for its next pod (and before a failed pod's Requeue)."""
 
     pod_key: str
 

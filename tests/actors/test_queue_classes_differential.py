@@ -149,3 +149,23 @@ async def test_classes_on_and_off_bind_the_same_pods_to_the_same_nodes(seed, nod
     assert on["pods"] == off["pods"]
     assert on["scheduled"] == off["scheduled"] and on["pending"] == off["pending"]
     assert on["failed"] <= off["failed"]  # the siblings' attempts saved
+
+
+async def _preempting(classes: bool) -> tuple[set[str], int]:
+    """2 nodes x 2 cpu full of low-priority pods; 3 alike high-priority pods queued
+    each need a victim: one class, every member preempts in its turn."""
+    async with Pipeline(None, clock=FakeClock(0.0), rand=random.Random(3), queue_classes=classes) as p:
+        await p.client.apply([node("n0", cpu="2"), node("n1", cpu="2")])
+        await p.client.apply([pod(f"low{i}", cpu="1", memory="10Mi", priority=0) for i in range(4)])
+        await p.settle()
+        await p.client.apply([pod(f"high{i}", cpu="1", memory="10Mi", priority=100) for i in range(3)])
+        await p.settle()
+        pods = await _pods(p)
+        return {q.name for q in pods if q.node_name and q.name.startswith("high")}, \
+            sum(1 for q in pods if q.name.startswith("low"))
+
+
+async def test_preempting_members_of_one_class_bind_and_evict_as_with_classes_off() -> None:
+    on = await _preempting(True)
+    assert on == await _preempting(False)
+    assert on == ({"high0", "high1", "high2"}, 1)
