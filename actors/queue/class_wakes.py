@@ -22,8 +22,7 @@ class ClassWakes:
     rejected the class's pods declares the event monotone for them."""
 
     def __init__(self, pool: UnschedulablePool, class_key: ClassKey | None, monotone: Monotone | None,
-                 requeue: Requeue, waiting: Callable[[str], bool], last_failure: Callable[[], int],
-                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+                 requeue: Requeue, waiting: Callable[[str], bool], last_failure: Callable[[], int]) -> None:
         self.pool = pool
         self.index = pool.classes
         self._class_key = class_key
@@ -31,11 +30,10 @@ class ClassWakes:
         self._requeue = requeue
         self._waiting = waiting  # whether the pod is in activeQ or backoffQ
         self._last_failure = last_failure  # ns: when the queue last took back a failed pod
-        self._less = less
-        # Parked classes whose covered members have not had their turn yet: upstream
-        # retried each after the failure that parked it, in queue order among the
-        # other pods, so each counts as failed when the queue reaches its place.
-        self._unplaced: dict[int, tuple[PodClass, str]] = {}
+        # Parked classes whose covered members upstream would still retry, each in its
+        # turn among the other pods after the failure that parked it: the pods
+        # popped meanwhile are recorded on the class (PodClass.turns).
+        self._open: dict[int, PodClass] = {}
         self.woken_pods = 0
         self.woken_classes = 0
 
@@ -64,17 +62,28 @@ class ClassWakes:
         self.woken_pods += 1
 
     def popping(self, qpi: QueuedPodInfo) -> None:
-        """The queue pops `qpi`: the members of parked classes that came before it in
-        the queue had their (failed) turn already."""
-        for cls, first in list(self._unplaced.values()):
-            member = self.pool.get(first)
-            if member is None or self._less(member, qpi):
-                self._place(cls)
+        """The queue pops `qpi`: a parked class's members that upstream's queue put
+        before it had their failed turn before this pop."""
+        if not self._open:
+            return
+        popped = QueuedPodInfo(pod=qpi.pod, timestamp=qpi.timestamp, attempts=qpi.attempts,
+                               initial_attempt_timestamp=qpi.initial_attempt_timestamp)
+        for key, cls in list(self._open.items()):
+            if cls.count:
+                cls.turns.append((popped, self._last_failure()))
+            else:  # every member left: nothing to place
+                del self._open[key]
+
+    def idle(self) -> None:
+        """Nothing to pop: upstream's queue would now reach every parked member it
+        still holds (each fails, just after the last failure taken back)."""
+        for cls in list(self._open.values()):
+            self._place(cls)
 
     def _place(self, cls: PodClass) -> None:
-        """The covered members of `cls` count as failed now, just after the last
-        failure the queue took back (ties with that one go to it)."""
-        if self._unplaced.pop(id(cls), None) is not None:
+        """The queue reached the rest of the class's covered members (a wake): they
+        count as failed just after the last failure it took back."""
+        if self._open.pop(id(cls), None) is not None:
             cls.parked_at = max(cls.parked_at, self._last_failure())
 
     def assumed(self, key: str, now_ns: int) -> None:
@@ -108,9 +117,8 @@ class ClassWakes:
         tail = self.index.park(cls, now_ns, qpi.popped_cycle)
         self.pool.put(qpi)
         self.index.reattach(cls, tail)
-        covered = self.index.live_first(cls, tail)
-        if covered is not None:
-            self._unplaced[id(cls)] = (cls, covered)
+        if self.index.live_first(cls, tail) is not None:
+            self._open[id(cls)] = cls
         new_key = self._class_key(qpi) if self._class_key is not None else None
         if new_key is None or new_key == cls.key:
             return True

@@ -48,8 +48,12 @@ class PodClass:
     out: str = ""  # while awake: the member out of the pool (activeQ, backoffQ or in flight)
     covered: int = 0  # while awake: its first `covered` segments follow the one out
     rounds: int = 0  # failures of the class; a member's share is rounds minus its base
-    parked_at: int = 0  # ns: when the last failure parked it
+    parked_at: int = 0  # ns: when the last failure parked it (then: when the queue reached its last members)
     last_cycle: int = 0  # the scheduling cycle of the last failure
+    # The pods the queue popped since the last failure parked it, each with the
+    # time of the last failure before that pop: a member that upstream's queue put
+    # before such a pod had its (failed) turn by then.
+    turns: list[tuple[QueuedPodInfo, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +78,9 @@ class Share:
 class ClassIndex:
     """The classes of the pool's members, and which member is out for which class."""
 
-    def __init__(self, backoff_of: Callable[[int], int] = lambda attempts: attempts) -> None:
+    def __init__(self, backoff_of: Callable[[int], int] = lambda attempts: attempts,
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None) -> None:
+        self._less = less
         # Members of a class also share their backoff (`backoff_of` their attempts), so
         # their queue order is their put order, as upstream's by backoff expiry and time.
         self._backoff_of = backoff_of
@@ -115,19 +121,30 @@ class ClassIndex:
         self._base[key] = cls.rounds + (1 if cls.awake else 0)
         return cls
 
+    def _turn_of(self, cls: PodClass, qpi: QueuedPodInfo) -> int:
+        """When the member `qpi` had its turn after the class's last failure: just
+        after the last failure before the first pop of a pod it precedes in the
+        queue; else when the queue reached the class's last members."""
+        if self._less is not None:
+            for popped, failed_before in cls.turns:
+                if self._less(qpi, popped):
+                    return failed_before
+        return cls.parked_at
+
     def share_of(self, key: str) -> Share | None:
         """`key`'s share of its class's failures so far (None: no class)."""
         cls = self._of.get(key)
         return None if cls is None else Share(cls.rounds - self._base[key], cls.parked_at, cls.last_cycle)
 
-    def leave(self, key: str) -> Share | None:
-        """`key` leaves the pool: its share of its class's failures (None: no class)."""
+    def leave(self, key: str, qpi: QueuedPodInfo) -> Share | None:
+        """`key` (its record `qpi`, as put) leaves the pool: its share of its
+        class's failures (None: no class), the last counted at its turn."""
         cls = self._of.pop(key, None)
         if cls is None:
             return None
         del self._seq[key]
         cls.count -= 1
-        share = Share(cls.rounds - self._base.pop(key), cls.parked_at, cls.last_cycle)
+        share = Share(cls.rounds - self._base.pop(key), self._turn_of(cls, qpi), cls.last_cycle)
         self._drop_if_idle(cls)
         return share
 
@@ -164,6 +181,7 @@ class ClassIndex:
         tail = [cls.segments.popleft() for _ in range(min(cls.covered, len(cls.segments)))]
         cls.awake, cls.out, cls.covered = 0, "", 0
         cls.rounds += 1
+        cls.turns = []
         slot = (cls.key, self._backoff_of(cls.attempts))
         if self._joinable.get(slot) is cls:
             del self._joinable[slot]

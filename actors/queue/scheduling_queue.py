@@ -93,10 +93,10 @@ class SchedulingQueue(RequeueDecisions):
         # (None: every pod alone, as upstream), `monotone` lets a class sleep through
         # events that can only make its pods fail more.
         self.unschedulable = UnschedulablePool(class_key, lambda attempts: backoff_duration_ns(
-            attempts, self.initial_backoff_ns, self.max_backoff_ns))
+            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less)
         self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
                                   lambda key: key in self.active_q or key in self.backoff_q
-                                  or key in self.error_backoff_q, lambda: self.last_failure_ns, self._less)
+                                  or key in self.error_backoff_q, lambda: self.last_failure_ns)
         self.last_failure_ns = 0  # when a failed pod last came back (add_unschedulable_if_not_present)
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         # The queue's own record of each in-flight pod; the popper got a copy.
@@ -249,6 +249,7 @@ class SchedulingQueue(RequeueDecisions):
         if qpi is None and self.pop_from_backoff_q:
             qpi = self.backoff_q.pop()
         if qpi is None:
+            self.classes.idle()
             return None
         self.classes.popping(qpi)
         qpi.attempts += 1

@@ -36,9 +36,10 @@ class UnschedulablePool:
     """Pods rejected by plugins, and pods PreEnqueue holds back (gated)."""
 
     def __init__(self, class_key: Callable[[QueuedPodInfo], Hashable | None] | None = None,
-                 backoff_of: Callable[[int], int] = lambda attempts: attempts) -> None:
+                 backoff_of: Callable[[int], int] = lambda attempts: attempts,
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None) -> None:
         self._class_key = class_key
-        self.classes = ClassIndex(backoff_of)
+        self.classes = ClassIndex(backoff_of, less)
         self._entries: dict[str, QueuedPodInfo] = {}
         self._seq_of: dict[str, int] = {}  # key -> when put (insertion order)
         self._gated: set[str] = set()
@@ -99,7 +100,7 @@ class UnschedulablePool:
         del self._seq_of[key]
         self._gated.discard(key)
         self._movable.pop(key, None)
-        share = self.classes.leave(key)
+        share = self.classes.leave(key, qpi)
         if share is not None:
             share.apply(qpi)
         # Its timeout entry goes stale; dropped when it reaches the top or on compaction.

@@ -138,7 +138,7 @@ async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template
         }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**16), nodes=st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.booleans()),
                                                  min_size=1, max_size=4),
        template=templates, queued=st.integers(1, 12), steps=st.lists(ops, min_size=1, max_size=12))
