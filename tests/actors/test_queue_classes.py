@@ -157,3 +157,33 @@ def test_a_deleted_leader_hands_the_wake_to_the_next_member() -> None:
     q.move_all_to_active_or_backoff(POD_DELETE, pod("gone"), None, 100.0)
     q.delete(pod("a"), 100.0)
     assert q.where("default/b") == "active"
+
+
+def test_a_parked_classs_members_take_their_turn_among_the_pods_of_other_classes() -> None:
+    """a1..a3 and a4 are one class, b1 another; upstream retries a3 after a2 fails
+    and before b1 (older), a4 after b1 (newer): the next round keeps that order."""
+    q = new_queue(Hints())
+    for t, (name, cpu) in enumerate([("a1", "1"), ("a2", "1"), ("a3", "1"), ("b1", "2"), ("a4", "1")]):
+        q.add(pod(name, cpu=cpu), float(t))
+        qpi = q.pop()
+        assert qpi is not None
+        qpi.unschedulable_plugins = {"NodeResourcesFit"}
+        q.add_unschedulable_if_not_present(qpi, float(t))
+    q.move_all_to_active_or_backoff(POD_DELETE, pod("gone"), None, 100.0)
+    order = []
+    for now, outcome in ((100.0, "bind"), (101.0, "fail"), (102.0, "fail")):
+        qpi = q.pop()
+        assert qpi is not None
+        order.append(qpi.pod.name)
+        if outcome == "bind":
+            q.assumed(qpi.pod.key, now)
+        else:
+            qpi.unschedulable_plugins = {"NodeResourcesFit"}
+            q.add_unschedulable_if_not_present(qpi, now)
+    assert order == ["a1", "a2", "b1"] and q.pop() is None
+    q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
+    order = []
+    while (qpi := q.pop()) is not None:
+        order.append(qpi.pod.name)
+        q.assumed(qpi.pod.key, 200.0)
+    assert order == ["a2", "a3", "b1", "a4"]
