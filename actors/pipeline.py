@@ -29,6 +29,7 @@ from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.preemption import PreemptionActor
+from actors.queue.class_rules import CLASSES_GATE, ClassRules
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, HoldPops, QueueActor
 from actors.scheduler import Scheduler, StoreChanged
@@ -92,6 +93,7 @@ class Pipeline:
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
         reuse_failures: bool = True,
+        queue_classes: bool = True,
         admission: AdmissionConfig | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
@@ -106,6 +108,9 @@ class Pipeline:
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
         self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
+        # Equivalence classes in the unschedulable pool (actors/queue/pod_classes.py);
+        # off: every pod is woken and retried alone, as upstream (the differential test).
+        self.queue_classes = queue_classes
         self.admission_config = admission or AdmissionConfig()
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
@@ -205,6 +210,9 @@ class Pipeline:
             f = fwks.get(pod.scheduler_name, first)
             return f.run_pre_enqueue(pod)
 
+        classes = self.queue_classes and self.handle.features.enabled(CLASSES_GATE)
+        rules = ClassRules(fwks, bool(self.extenders)) if classes else None
+
         return SchedulingQueue(
             less=first.queue_sort_less,
             sort_plugin=first.queue_sort_name(),
@@ -217,6 +225,8 @@ class Pipeline:
             sort_generation=(lambda: first.queue_sort_plugin.sort_generation)
             if hasattr(first.queue_sort_plugin, "sort_generation") else None,
             keep_nominations=False,  # the Scheduler actor owns the nominator
+            class_key=rules.class_key if rules is not None else None,
+            monotone=rules.monotone if rules is not None else None,
         )
 
     def _spawn(self, phase: str, coro: Any) -> None:

@@ -45,7 +45,7 @@ from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
-from actors.queue.actor import Done, Pop, QueueMsg, Unpop
+from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
 from actors.queue.nominator import Nominator
 from actors.scheduler_events import ClusterEvents
 from actors.scheduler_explain import Explaining
@@ -304,6 +304,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             self.handle_failure(qpi, status, nominated, self._started)
             return
         assumed.started = self._started
+        self.queue.try_tell(Assumed(pod_key=qpi.pod.key))  # its class's next member follows it
         assert self._binding_group is not None
         self.bindings.total += 1
         self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed)))

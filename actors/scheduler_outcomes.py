@@ -16,7 +16,7 @@ from actors.clock import Clock
 from actors.events import event_for
 from actors.failure_reuse import status_write_needed
 from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE, MetricsSink
-from actors.queue.actor import Done, Move, QueueMsg, Requeue
+from actors.queue.actor import Assumed, Done, Move, QueueMsg, Requeue
 from actors.queue.handover import handed_over
 from actors.queue.nominator import Nominator
 from actors.scheduler_messages import BindingDone
@@ -56,6 +56,10 @@ class Outcomes:
         self.store.record_event("Pod", pod.key, "Warning", "FailedScheduling", message, pod.meta.uid)
         if nominated:
             self.nominator.add(pod, nominated)
+            # A failure that nominated (preemption chose victims) changed the cluster:
+            # its equivalence class's next pod follows, as after an assume, rather
+            # than sleeping on a failure its own retry would not repeat.
+            self.queue.try_tell(Assumed(pod_key=pod.key))
         elif nominated == "":
             self.nominator.delete(pod)
         # A copy: the queue owns what it is sent; a stopped queue leaves the pod pending in the store.

@@ -9,8 +9,13 @@ each completion, so all but one of them fail again: the figure that matters is
 what those failed attempts cost.
 
 Reported beside the runner's keys: completions, completions_per_s,
-failed_attempts_per_completion, and completion_p50_ms / completion_p99_ms (from
-the deletion to the next bind seen). In process by default; with `--tcp` the same
+failed_attempts_per_completion, completion_p50_ms / completion_p99_ms (from
+the deletion to the next bind seen), pods_woken_per_completion (pods the queue
+moved out of its unschedulable pool, by events or following their class) and
+classes_woken_per_completion (equivalence classes woken by events: the cost of
+a completion is O(classes woken), actors/queue/pod_classes.py). `completions`
+caps the churn phase (None: until every queued pod is bound), so a deep queue
+without classes can be measured in bounded time. In process by default; with `--tcp` the same
 loop (written against ChurnApi) drives a real `ksched serve` subprocess through the
 client library.
 """
@@ -45,43 +50,68 @@ class ChurnApi(Protocol):
 
     async def counters(self) -> Any: ...
 
+    async def woken(self) -> tuple[int, int]:
+        """The queue's counts of pods and classes woken so far."""
+        ...
 
-async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker) -> dict[str, Any]:
+
+async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker, completions: int | None = None) -> dict[str, Any]:
     """Submit the queued pods, let each be tried, then complete running pods one at a
-    time. Returns the churn figures and the counters over the churn phase."""
+    time (at most `completions`). Returns the churn figures and the counters over
+    the churn phase."""
     queued = measured_keys(w)
     running = deque(sorted(setup_keys(w), key=lambda k: tracker.bound_at.get(k, 0.0)))
     await apply_tracked(api.apply, w.measured, tracker)
     await api.until_idle(len(queued))  # every queued pod tried once: the cluster is full
     before = await api.counters()
+    woken_before = await api.woken()
     waits: list[float] = []
     start = time.perf_counter()
     bound_before = tracker.bound(queued)
-    while tracker.bound(queued) < len(queued) and running:
+    counted = _BoundCount(tracker, queued)  # O(binds), not O(queued), per completion
+    while counted.now() < len(queued) and running and (completions is None or len(waits) < completions):
         victim = running.popleft()
         t0 = time.perf_counter()
-        target = tracker.bound(queued) + 1
+        have = counted.now()
         await api.delete_pod(victim)
         # Counted from before the deletion: over TCP the binding it allows may be read
         # off the watch before this coroutine resumes with the deletion's reply.
-        if not await tracker.wait(queued, target):
+        if not await tracker.wait(queued, have + 1, have=counted.now()):
             break  # nothing bound for the stall time
         newest = tracker.order[-1]
         waits.append((tracker.bound_at[newest] - t0) * 1000)
         running.append(newest)
     end = time.perf_counter()
     after = await api.counters()
-    completions = len(waits)
+    woken_after = await api.woken()
+    done = len(waits)
     elapsed = end - start
     return {
-        "completions": completions,
-        "completions_per_s": round(completions / elapsed, 1) if elapsed > 0 else 0.0,
+        "completions": done,
+        "completions_per_s": round(done / elapsed, 1) if elapsed > 0 else 0.0,
+        "pods_woken_per_completion": round((woken_after[0] - woken_before[0]) / done, 2) if done else 0.0,
+        "classes_woken_per_completion": round((woken_after[1] - woken_before[1]) / done, 2) if done else 0.0,
         "completion_p50_ms": round(percentile(waits, 0.50), 3),
         "completion_p99_ms": round(percentile(waits, 0.99), 3),
         "bound_before_churn": bound_before,
         "_span": (start, end),
         "_counters": (before, after),
     }
+
+
+class _BoundCount:
+    """How many of `keys` are bound, read off the tracker's bind order as it grows."""
+
+    def __init__(self, tracker: BindTracker, keys: set[Key]) -> None:
+        self.tracker, self.keys = tracker, keys
+        self.seen = len(tracker.order)
+        self.count = tracker.bound(keys)
+
+    def now(self) -> int:
+        order = self.tracker.order
+        self.count += sum(1 for k in order[self.seen:] if k in self.keys)
+        self.seen = len(order)
+        return self.count
 
 
 class _InProcess:
@@ -99,6 +129,9 @@ class _InProcess:
 
     async def counters(self) -> Any:
         return await stats_snapshot(self.p)
+
+    async def woken(self) -> tuple[int, int]:
+        return _woken(await self.p.pending_counts())
 
 
 class _OverTcp:
@@ -130,8 +163,16 @@ class _OverTcp:
     async def counters(self) -> Any:
         return await scheduler_counters(self.client)
 
+    async def woken(self) -> tuple[int, int]:
+        return _woken((await self.client.stats()).get("queue", {}))
 
-async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+
+def _woken(queue_counts: Any) -> tuple[int, int]:
+    return int(queue_counts.get("wokenPods", 0)), int(queue_counts.get("wokenClasses", 0))
+
+
+async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0,
+                             completions: int | None = None) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp:
         daemon = BenchDaemon(tmp, store, w.config)
@@ -143,7 +184,7 @@ async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: 
                     await apply_tracked(client.apply, w.setup, tracker)
                     await tracker.wait(setup_keys(w), w.init_pods)
                     base = (await scheduler_counters(client)).get("attempts", 0)
-                    figures = await churn_loop(_OverTcp(client, base), w, tracker)
+                    figures = await churn_loop(_OverTcp(client, base), w, tracker, completions)
                 finally:
                     watcher.cancel()
             rss = daemon.peak_rss_mb()
@@ -155,10 +196,11 @@ async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: 
     return {**result, "bind_window": counters.window}
 
 
-async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0) -> dict[str, Any]:
+async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0,
+                    completions: int | None = None) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     async with set_up(w, store, tracker) as p:
-        figures = await churn_loop(_InProcess(p), w, tracker)
+        figures = await churn_loop(_InProcess(p), w, tracker, completions)
     before, after = figures.pop("_counters")
     return churn_result(w, tracker, figures, Counters.between(before, after), store=store,
                         transport="in-process", rss_mb=peak_rss_mb())

@@ -95,9 +95,10 @@ class BindTracker:
     def bound(self, keys: set[Key]) -> int:
         return sum(1 for k in keys if k in self.bound_at)
 
-    async def wait(self, keys: set[Key], count: int) -> bool:
-        """True when `count` of `keys` are bound; False after a stall."""
-        return await self._await(_Waiter(keys, count - self.bound(keys)))
+    async def wait(self, keys: set[Key], count: int, have: int | None = None) -> bool:
+        """True when `count` of `keys` are bound; False after a stall. `have`: how
+        many of them the caller knows are bound (saves counting them)."""
+        return await self._await(_Waiter(keys, count - (self.bound(keys) if have is None else have)))
 
     async def wait_new(self, keys: set[Key] | None, count: int = 1) -> bool:
         """True when `count` more of `keys` (None: any pod) bind from now; False after a stall."""

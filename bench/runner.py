@@ -78,7 +78,8 @@ def default_pods(workload: str, nodes: int) -> int:
 
 
 def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str = "sqlite", tcp: bool = False,
-              gang_size: int | None = None, feature_gates: str | None = None) -> dict[str, Any]:
+              gang_size: int | None = None, feature_gates: str | None = None,
+              completions: int | None = None) -> dict[str, Any]:
     if nodes < 1:
         raise ValueError(f"--nodes: must be at least 1, got {nodes}")
     if pods is None and workload != "Admission":
@@ -89,6 +90,10 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
         raise ValueError(f"--store: must be one of {', '.join(STORES)}, got {store!r}")
     if store == "etcd" and not tcp:
         raise ValueError("--store etcd: needs --tcp (the daemon runs on a local etcd)")
+    if completions is not None and workload != CHURN:
+        raise ValueError(f"--completions: only for {CHURN}, not {workload}")
+    if completions is not None and completions < 1:
+        raise ValueError(f"--completions: must be at least 1, got {completions}")
     if gang_size is not None and workload not in GANG_WORKLOADS:
         raise ValueError(f"--gang-size: only for {' and '.join(GANG_WORKLOADS)}, not {workload}")
     if workload == "Admission":
@@ -96,7 +101,7 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
 
         return run_admission_bench(pending=pods if pods is not None else 10_000)
     gates = parse_gates(feature_gates)
-    result = _run(workload, nodes, pods, store, tcp, gang_size, gates)
+    result = _run(workload, nodes, pods, store, tcp, gang_size, gates, completions)
     result = {**result, "feature_gates": gates} if gates else result
     if pairs_with_gate_off(workload, gates):  # bench/batching.py: the same workload with the gate off
         argv = [workload, "--nodes", str(nodes), "--pods", str(pods), "--store", store,
@@ -106,7 +111,7 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
 
 
 def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size: int | None,
-         gates: dict[str, bool]) -> dict[str, Any]:
+         gates: dict[str, bool], completions: int | None = None) -> dict[str, Any]:
     if workload in GANG_WORKLOADS:
         if tcp:
             raise ValueError(f"--tcp: not supported for {workload} (its driver completes pods in process)")
@@ -122,7 +127,8 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
     if workload == CHURN:
         if store == "etcd":
             raise ValueError(f"--store etcd: not supported for {workload} (sqlite or memory)")
-        return asyncio.run(run_churn_over_tcp(w, store) if tcp else run_churn(w, store))
+        return asyncio.run(run_churn_over_tcp(w, store, completions=completions) if tcp
+                           else run_churn(w, store, completions=completions))
     if tcp:
         return asyncio.run(run_over_tcp(w, store))
     return asyncio.run(run_in_process(w, store))
@@ -187,6 +193,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gang-size", type=int, default=None, help=f"members per pod group (Gang*, default {DEFAULT_GANG_SIZE})")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="run with these feature gates (as `ksched serve --feature-gates`)")
+    p.add_argument("--completions", type=int, default=None,
+                   help="Churn only: stop after this many completions (default: until every queued pod is bound)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)
 
@@ -203,7 +211,8 @@ def main(args: argparse.Namespace) -> int:
             print(json.dumps(rows) if args.json else format_table(rows))
             return 1 if any("error" in r for r in rows) else 0
         result = run_bench(args.workload, args.nodes, args.pods, store=args.store, tcp=args.tcp,
-                           gang_size=args.gang_size, feature_gates=args.feature_gates)
+                           gang_size=args.gang_size, feature_gates=args.feature_gates,
+                           completions=args.completions)
     except ValueError as e:
         print(f"ksched bench: {e}", file=sys.stderr)
         return 2
@@ -218,7 +227,9 @@ def main(args: argparse.Namespace) -> int:
         if "completions_per_s" in result:
             print(f"  {result['completions']} completions, {result['completions_per_s']} completions/s, "
                   f"{result['failed_attempts_per_completion']} failed attempts per completion, completion to next "
-                  f"bind p50 {result['completion_p50_ms']} ms, p99 {result['completion_p99_ms']} ms")
+                  f"bind p50 {result['completion_p50_ms']} ms, p99 {result['completion_p99_ms']} ms, "
+                  f"{result['pods_woken_per_completion']} pods and {result['classes_woken_per_completion']} "
+                  f"classes woken per completion")
         off = result.get("gate_off")
         if isinstance(off, dict) and "pods_per_s" in off:
             print(f"  OpportunisticBatching on: {result.get('batched_pods', 0)} pods placed on their hint; off: "

@@ -9,11 +9,12 @@ filtered like a nominated node and, when it passes, it is the only feasible node
 the node the previous pod took must now reject the new pod.
 
 Signatures are the cheap-requeue signatures (framework/failure_memo.py) over the
-PreFilter, Filter, PreScore and Score plugins: one plugin of those points that
-cannot sign, or any extender, switches signing off for the whole profile; a
-plugin may refuse one pod. On top of the failure table, PodTopologySpread refuses
-pods with constraints (their own or the plugin's defaults) and InterPodAffinity
-pods with pod affinity or anti-affinity, as upstream's SignPod does.
+PreFilter, Filter, PreScore and Score plugins, each plugin signing for
+SignPurpose.PLACEMENT (framework/interface.py): one plugin of those points that
+does not sign, or any extender, switches signing off for the whole profile; a
+plugin may refuse one pod (PodTopologySpread refuses pods with constraints, their
+own or its defaults, and InterPodAffinity pods with pod affinity or anti-affinity,
+as upstream's SignPod does).
 
 The checks before a hint is given, in upstream's order, each counted in
 `scheduler_batch_cache_flushed_total{reason}` when it fails: pod_skipped (not the
@@ -35,8 +36,8 @@ import numpy as np
 
 from framework.algorithm import select_host
 from framework.api.objects import Pod
-from framework.failure_memo import IN_TREE_SIGNERS, ProfileSigner, Signer
-from framework.interface import CycleState, NodePluginScores
+from framework.failure_memo import ProfileSigner
+from framework.interface import CycleState, NodePluginScores, SignPurpose
 
 GATE = "OpportunisticBatching"
 MAX_BATCH_AGE_SECONDS = 0.5  # upstream's maxBatchAge
@@ -58,47 +59,8 @@ HINT_NOT_USED = "hint_not_used"
 POINTS = ("pre_filter_plugins", "filter_plugins", "pre_score_plugins", "score_plugins")
 
 
-def _consents(pod: Pod) -> Hashable:
-    return ()
-
-
-def _no_spread_constraints(plugin: Any) -> Signer:
-    """PodTopologySpread: spreading is not local to one node, so a pod with
-    constraints, its own or the plugin's defaults, is not signed."""
-    defaults = bool(getattr(plugin, "default_constraints", ()))
-
-    def sign(pod: Pod) -> Hashable | None:
-        return None if defaults or pod.topology_spread_constraints else ()
-    return sign
-
-
-def _no_pod_affinity(pod: Pod) -> Hashable | None:
-    """InterPodAffinity: a pod with pod (anti-)affinity is not signed (its labels
-    are part of every signature already)."""
-    affinity = (pod.raw.get("spec") or {}).get("affinity") or {}
-    return None if affinity.get("podAffinity") or affinity.get("podAntiAffinity") else ()
-
-
-# Score-only in-tree plugins whose scores for a node depend only on the signed pod
-# and that node (not on pods placed elsewhere).
-_SCORERS: dict[str, Signer] = {
-    "NodeResourcesBalancedAllocation": _consents,
-    "ImageLocality": _consents,
-}
-
-
-def batching_table(fwk: Any) -> dict[str, Signer]:
-    """The in-tree signers for batching in this profile (PodTopologySpread's depends
-    on its configured defaults)."""
-    table: dict[str, Signer] = {**IN_TREE_SIGNERS, **_SCORERS, "InterPodAffinity": _no_pod_affinity}
-    for pl in (*fwk.filter_plugins, *fwk.score_plugins):
-        if getattr(pl, "name", "") == "PodTopologySpread":
-            table["PodTopologySpread"] = _no_spread_constraints(pl)
-    return table
-
-
 def batching_signer(fwk: Any, has_extenders: bool) -> ProfileSigner:
-    return ProfileSigner(fwk, has_extenders, points=POINTS, table=batching_table(fwk), sign_nominated=True)
+    return ProfileSigner(fwk, has_extenders, points=POINTS, purpose=SignPurpose.PLACEMENT, sign_nominated=True)
 
 
 class SortedNodes:

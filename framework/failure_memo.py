@@ -15,12 +15,12 @@ Exact by construction, after upstream 1.35's pod signatures (opportunistic batch
   scheduler name, namespace, labels, annotations, owner references and the whole
   spec. A pod with a nominated node (in the nominator or in its status) is not
   signed: preemption treats it apart.
-- Every PreFilter, Filter and PostFilter plugin of the profile must sign, that is
-  promise that its result depends only on the signed pod, the snapshot, the
-  nominated pods and the lister's objects other than Pods; one that cannot turns
-  reuse off for the whole profile, as do extenders. A plugin signs by having a
-  ``sign_pod(pod)`` method (returns None to refuse that pod) or by being one of the
-  in-tree plugins listed in ``_IN_TREE``. Score plugins take no part in a failure.
+- Every PreFilter, Filter and PostFilter plugin of the profile must sign for
+  SignPurpose.FAILURE (framework/interface.py's SignPlugin: each plugin declares
+  it itself), that is promise that its result depends only on the signed pod, the
+  snapshot, the nominated pods and the lister's objects other than Pods; one that
+  does not turns reuse off for the whole profile, as do extenders; a plugin may
+  refuse one pod (None). Score plugins take no part in a failure.
 - The key is (profile, signature, world), the world being the snapshot generation
   (which moves with every change of a node or of a pod placed or assumed), the
   nominator's version and the lister's version: any change of either makes a new
@@ -30,75 +30,40 @@ Exact by construction, after upstream 1.35's pod signatures (opportunistic batch
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Mapping
+from typing import Any, Callable, Hashable
 
 from framework.algorithm import Diagnosis
 from framework.api.objects import Pod
+from framework.interface import SignPlugin, SignPurpose
 
 # The state a result holds for: snapshot generation, nominator version, lister version.
 World = tuple[int, int, int]
 Signer = Callable[[Pod], Hashable | None]
 
 
-def _consents(pod: Pod) -> Hashable:
-    return ()
-
-
-def _without_claims(pod: Pod) -> Hashable | None:
-    """Volume plugins read claims by name, and a generic ephemeral volume's claim is
-    named after the pod: such pods are not signed (nor, to stay plain, any pod
-    with a claim)."""
-    for v in pod.volumes:
-        if isinstance(v, Mapping) and ("persistentVolumeClaim" in v or "ephemeral" in v):
-            return None
-    return ()
-
-
-# In-tree PreFilter/Filter/PostFilter plugins whose results depend only on the signed
-# pod, the snapshot, the nominator and non-Pod lister objects. Coscheduling is not
-# here: its PreFilter and PostFilter depend on its groups' history and on time.
-_IN_TREE: dict[str, Signer] = {
-    "NodeResourcesFit": _consents,
-    "NodeName": _consents,
-    "NodePorts": _consents,
-    "NodeAffinity": _consents,
-    "NodeUnschedulable": _consents,
-    "TaintToleration": _consents,
-    "PodTopologySpread": _consents,
-    "InterPodAffinity": _consents,
-    "DefaultPreemption": _consents,
-    "VolumeRestrictions": _without_claims,
-    "NodeVolumeLimits": _without_claims,
-    "VolumeBinding": _without_claims,
-    "VolumeZone": _without_claims,
-}
-
-IN_TREE_SIGNERS: Mapping[str, Signer] = _IN_TREE  # what framework/batching.py builds on
-
-
-def _in_tree_signer(plugin: Any, table: Mapping[str, Signer]) -> Signer | None:
-    """The table's signer, for the in-tree class of that name only (an out-of-tree
-    plugin that borrows a name does not borrow its promise)."""
-    signer = table.get(getattr(plugin, "name", ""))
-    module = type(plugin).__module__
-    return signer if signer is not None and module.startswith("framework.plugins.") else None
-
-
 # The extension points whose plugins must sign for a failure to be reused.
 FAILURE_POINTS = ("pre_filter_plugins", "filter_plugins", "post_filter_plugins")
+
+
+def _signer(plugin: Any, purpose: SignPurpose) -> Signer | None:
+    """The plugin's own signer for `purpose` (SignPlugin), None when it declares none."""
+    if not isinstance(plugin, SignPlugin):
+        return None
+    return functools.partial(plugin.sign_pod, purpose=purpose)
 
 
 class ProfileSigner:
     """Pod signatures for one profile; `enabled` is False when some plugin cannot
     sign (`unsigned` names them) or the scheduler has extenders. `points` are the
-    Framework's plugin lists that must sign and `table` the in-tree signers (both
-    differ for opportunistic batching, framework/batching.py); `sign_nominated`:
-    a pod with a nominated node is signed too."""
+    Framework's plugin lists that must sign for `purpose` (both differ for
+    opportunistic batching, framework/batching.py); `sign_nominated`: a pod with a
+    nominated node is signed too."""
 
     def __init__(self, fwk: Any, has_extenders: bool = False, *, points: tuple[str, ...] = FAILURE_POINTS,
-                 table: Mapping[str, Signer] | None = None, sign_nominated: bool = False) -> None:
+                 purpose: SignPurpose = SignPurpose.FAILURE, sign_nominated: bool = False) -> None:
         self.profile = fwk.profile_name
         self.signers: list[Signer] = []
         self.unsigned: list[str] = []
@@ -108,7 +73,7 @@ class ProfileSigner:
             if id(pl) in seen:
                 continue
             seen.add(id(pl))
-            signer = getattr(pl, "sign_pod", None) or _in_tree_signer(pl, _IN_TREE if table is None else table)
+            signer = _signer(pl, purpose)
             if signer is None:
                 self.unsigned.append(pl.name)
             else:

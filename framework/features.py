@@ -43,6 +43,9 @@ KNOWN: dict[str, GateSpec] = {
     "StorageCapacityScoring": GateSpec(False, ALPHA),                     # alpha 1.33
     "SchedulerAsyncPreemption": GateSpec(True, BETA),                     # beta 1.33
     "OpportunisticBatching": GateSpec(True, BETA),                        # beta 1.35 (no alpha)
+    # ksched's own, not upstream's: equivalence classes in the unschedulable pool
+    # (actors/queue/pod_classes.py); off, every pod is woken and retried alone.
+    "QueueEquivalenceClasses": GateSpec(True, BETA),
 }
 DEFAULTS: dict[str, bool] = {name: spec.default for name, spec in KNOWN.items()}
 

@@ -15,8 +15,10 @@ Unreserve after Permit) may run for many pods at once, interleaved at awaits.
 """
 from __future__ import annotations
 
+import enum
 import random
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable, Protocol, Sequence, runtime_checkable
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Collection, Hashable, Iterable, Protocol,
+                    Sequence, runtime_checkable)
 
 # The values and events of the contract live beside it; plugins import them from here.
 from framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, QueueingHintFn
@@ -46,11 +48,12 @@ __all__ = [
     "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT_SECONDS", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE",
     "ActionType", "Binder", "BindPlugin", "ClusterEvent", "ClusterEventWithHint", "Code",
     "ColumnarFilterPlugin", "ColumnarScoreExtensions", "ColumnarScorePlugin", "CycleState",
-    "EnqueueExtensions", "FilterPlugin", "Handle", "NodePluginScores", "NodeScore", "NodeToStatus",
+    "EnqueueExtensions", "FilterPlugin", "FilterReads", "FilterReadsPlugin", "Handle", "MonotoneEventsPlugin", "NodePluginScores", "NodeScore", "NodeToStatus",
     "PermitPlugin", "Plugin", "PluginFactory", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "QueueingHint", "QueueingHintFn",
-    "ReservePlugin", "ScoreExtensions", "ScorePlugin", "Status", "WaitingPod", "is_success",
+    "ReservePlugin", "ScoreExtensions", "ScorePlugin", "SignPlugin", "SignPurpose", "Status", "WaitingPod",
+    "is_success",
 ]
 
 
@@ -318,6 +321,80 @@ class PostBindPlugin(Protocol):
 @runtime_checkable
 class EnqueueExtensions(Protocol):
     def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+# --- What the speed-ups may assume (optional, declared by each plugin) ----------------------
+# ksched reuses work between pods and skips work that cannot change a verdict: a
+# failure repeated for a pod of the same signature in the same cluster state
+# (actors/failure_reuse.py), opportunistic batching (framework/batching.py), queue
+# equivalence classes (actors/queue/pod_classes.py), the columnar filter pass with
+# nominated pods (framework/runtime/columnar.py). Each rests on promises only the
+# plugin can make, so each plugin makes its own below; the runtime keeps no table
+# of plugin names. A plugin that declares nothing gets none of these speed-ups for
+# the pods or profiles it takes part in, and loses nothing else.
+
+class SignPurpose(enum.Enum):
+    """What a pod signature is for; the promise differs by extension point."""
+
+    # PreFilter, Filter, PostFilter and the plugin's QueueingHints: the results for
+    # two pods of equal signatures are the same in the same cluster state (a
+    # failure is reused; equal pods wait in the queue as one equivalence class).
+    FAILURE = "failure"
+    # PreFilter, Filter, PreScore and Score (upstream's SignPod, OpportunisticBatching):
+    # the scored node list of one pod serves the next pod of an equal signature.
+    PLACEMENT = "placement"
+
+
+@runtime_checkable
+class SignPlugin(Protocol):
+    """upstream's SignPlugin. `sign_pod` returns the plugin's fragment of the pod's
+    signature: a hashable value (() when everything the plugin reads of the pod is
+    already signed: its scheduler name, namespace, labels, annotations, owner
+    references and whole spec), or None to refuse to sign this pod (it then gets
+    no speed-up). Signing promises that, for `purpose`, the plugin's results for
+    the pod depend only on the signed pod, the snapshot, the nominated pods and
+    the lister's objects other than Pods, never on the pod's name, uid or history
+    (a QueueingHint may still look at whether the changed pod is the pod itself:
+    the queue offers such events pod by pod). Pure; called once per pod attempt."""
+
+    name: str
+
+    def sign_pod(self, pod: "Pod", purpose: SignPurpose) -> Hashable | None: ...
+
+
+@runtime_checkable
+class MonotoneEventsPlugin(Protocol):
+    """`monotone_events(pod)`: the cluster events that can only make this plugin's
+    PreFilter/Filter reject `pod` more (or leave it as it is), never let it pass
+    where it was rejected: for NodeResourcesFit, a pod added to a node. The queue
+    does not wake a pod of an equivalence class whose every rejecting plugin
+    declares the event monotone for it (a bind of one class member does not wake
+    the others). Pure; it may be asked once per class, not per pod."""
+
+    name: str
+
+    def monotone_events(self, pod: "Pod") -> Sequence[ClusterEvent]: ...
+
+
+class FilterReads(enum.Enum):
+    """What a Filter plugin's verdict on one node reads (FilterReadsPlugin)."""
+
+    # Only the node (its spec, labels, taints): never the pods on it. It rejects with
+    # UnschedulableAndUnresolvable (a pod-independent filter).
+    NODE = "node"
+    # The node, the list of its pods and their summed requests (NodeInfo.pods and
+    # .requested), nothing else of them; a node that passes with some pods passes
+    # with any subset of them.
+    NODE_AND_POD_REQUESTS = "node_and_pod_requests"
+
+
+@runtime_checkable
+class FilterReadsPlugin(Protocol):
+    """A Filter plugin that declares what it reads (`filter_reads`), so nodes with
+    nominated pods can be filtered in columns (framework/runtime/columnar.py)."""
+
+    name: str
+    filter_reads: ClassVar[FilterReads]
 
 
 class Binder(Protocol):

@@ -72,6 +72,16 @@ class Done:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Assumed:
+    """A scheduling cycle assumed the pod (its binding cycle runs), or failed
+    after nominating a node for it (preemption): the next member of the
+    equivalence class it leads follows it (pod_classes.py). Sent before the
+    scheduler asks for its next pod (and before a failed pod's Requeue)."""
+
+    pod_key: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Activate:
     pods: tuple[Pod, ...]
 
@@ -135,7 +145,7 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Activate, Regate, Move, Flush, Counts,
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Assumed, Activate, Regate, Move, Flush, Counts,
                  HoldPops, PreemptionBegun, PreemptionLastVictim, PreemptionEnded]
 
 
@@ -209,7 +219,7 @@ class QueueActor(Actor[QueueMsg]):
             case UpdatePod(old=old, new=new):
                 q.update(old, new, now)
             case DeletePod(pod=pod):
-                q.delete(pod)
+                q.delete(pod, now)
             case Pop(reply=reply):
                 if self._popping:
                     self._popper = reply
@@ -220,7 +230,9 @@ class QueueActor(Actor[QueueMsg]):
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
             case Done(pod_key=key):
-                q.done(key)
+                q.done(key, now)
+            case Assumed(pod_key=key):
+                q.assumed(key, now)
             case Activate(pods=pods):
                 q.activate(pods, now)
             case Regate(pod_key=key, plugin=plugin):
@@ -233,7 +245,7 @@ class QueueActor(Actor[QueueMsg]):
                 q.flush_backoff_completed(now)
                 q.flush_unschedulable_leftover(now)
             case Counts(reply=reply):
-                resolve(reply, q.pending_counts())
+                resolve(reply, {**q.pending_counts(), **q.classes.counts()})
             case HoldPops(held=held):
                 self._held = held
             case PreemptionBegun(uid=uid):

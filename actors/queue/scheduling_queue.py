@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 from actors.events import unscheduled_pod_update_events
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
+from actors.queue.class_wakes import ClassKey, ClassWakes, Monotone, signed_change
 from actors.queue.handover import handed_over
 from actors.queue.heap import Less, PodHeap
 from actors.queue.interest import EventInterest, HintMap
@@ -69,6 +70,8 @@ class SchedulingQueue(RequeueDecisions):
         pop_from_backoff_q: bool = True,
         sort_generation: Callable[[], int] | None = None,
         keep_nominations: bool = True,
+        class_key: ClassKey | None = None,
+        monotone: Monotone | None = None,
     ) -> None:
         self._less = SortGuard(less, sort_plugin)
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
@@ -86,13 +89,22 @@ class SchedulingQueue(RequeueDecisions):
         self.active_q = PodHeap(self._less)
         self.backoff_q = PodHeap(backoff_less)
         self.error_backoff_q = PodHeap(backoff_less)
-        self.unschedulable = UnschedulablePool()
+        # Equivalence classes (pod_classes.py): `class_key` groups unschedulable pods
+        # (None: every pod alone, as upstream), `monotone` lets a class sleep through
+        # events that can only make its pods fail more.
+        self.unschedulable = UnschedulablePool(class_key, lambda attempts: backoff_duration_ns(
+            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less)
+        self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
+                                  lambda key: key in self.active_q or key in self.backoff_q
+                                  or key in self.error_backoff_q, lambda: self.last_failure_ns)
+        self.last_failure_ns = 0  # when a failed pod last came back (add_unschedulable_if_not_present)
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         # The queue's own record of each in-flight pod; the popper got a copy.
         self._popped: dict[str, QueuedPodInfo] = {}
         self._in_flight_events: list[tuple[int, ClusterEvent, Any, Any]] = []
         self._event_seq = 0
         self.scheduling_cycle = 0
+        self.latest_ns = 0  # the latest clock reading handed in (for what is told without one)
         self.nominator: Nominator | None = Nominator() if keep_nominations else None
         # SchedulerPopFromBackoffQ (KEP-5142): with activeQ empty, Pop takes the
         # head of backoffQ (not the error backoff heap) instead of idling.
@@ -197,6 +209,9 @@ class SchedulingQueue(RequeueDecisions):
             return
         qpi.pod = new
         now_ns = to_ns(now)
+        if self.classes.class_of(key) is not None and signed_change(old, new):
+            self.unschedulable.pop(key)  # its signature may differ now: put again, in its class
+            self.unschedulable.put(qpi)
         if qpi.gated:
             self._move_to_active(qpi, now_ns)
             return
@@ -209,7 +224,7 @@ class SchedulingQueue(RequeueDecisions):
                 self._requeue(qpi, strategy, now_ns)
                 return
 
-    def delete(self, pod: Pod) -> None:
+    def delete(self, pod: Pod, now: float | None = None) -> None:
         key = pod.key
         self.active_q.remove(key)
         self.backoff_q.remove(key)
@@ -217,7 +232,7 @@ class SchedulingQueue(RequeueDecisions):
         self.unschedulable.pop(key, None)
         if self.nominator is not None:
             self.nominator.delete(pod)
-        self.done(key)
+        self.done(key, now)
 
     # --- the scheduling cycle's side ---------------------------------------------------------------
 
@@ -234,7 +249,9 @@ class SchedulingQueue(RequeueDecisions):
         if qpi is None and self.pop_from_backoff_q:
             qpi = self.backoff_q.pop()
         if qpi is None:
+            self.classes.idle()
             return None
+        self.classes.popping(qpi)
         qpi.attempts += 1
         qpi.backoff_expiration = None
         # The next attempt records its own rejectors (upstream's Pop clears both sets).
@@ -260,11 +277,17 @@ class SchedulingQueue(RequeueDecisions):
             qpi.attempts = max(0, qpi.attempts - 1)
             self.active_q.push(qpi)
 
-    def done(self, pod_key: str) -> None:
+    def done(self, pod_key: str, now: float | None = None) -> None:
         """The pod's attempt is over (bound, deleted or requeued)."""
         self._popped.pop(pod_key, None)
         if self.in_flight.pop(pod_key, None) is not None:
             self._trim_events()
+        self.classes.ended(pod_key, to_ns(now) if now is not None else self.latest_ns)
+
+    def assumed(self, pod_key: str, now: float) -> None:
+        """A scheduling cycle assumed the pod: the next member of its class, if it
+        leads one, follows it (before the next Pop is answered)."""
+        self.classes.assumed(pod_key, to_ns(now))
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, now: float) -> str:
         """Requeue a pod whose attempt failed; `qpi.unschedulable_plugins` /
@@ -279,7 +302,7 @@ class SchedulingQueue(RequeueDecisions):
         if self.get(key) is not None:
             self.done(key)
             return self.where(key)
-        qpi.timestamp = now_ns
+        qpi.timestamp = self.last_failure_ns = now_ns
         qpi.backoff_expiration = None
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             strategy = Strategy.AFTER_BACKOFF
@@ -291,7 +314,8 @@ class SchedulingQueue(RequeueDecisions):
         self.in_flight.pop(key, None)
         self._trim_events()
         if strategy == Strategy.SKIP:
-            self.unschedulable.put(qpi)
+            if not self.classes.failed(qpi, now_ns):
+                self.unschedulable.put(qpi)
         else:
             self._requeue(qpi, strategy, now_ns)
         return self.where(key)
@@ -339,7 +363,11 @@ class SchedulingQueue(RequeueDecisions):
             offered = self.unschedulable.items()
         else:
             offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
+        about = new.key if isinstance(new, Pod) else old.key if isinstance(old, Pod) else None
         for key, qpi in offered:
+            cls = self.classes.class_of(key) if key != about else None
+            if cls is not None and self.classes.unmoved_by(qpi, event):
+                continue
             if cross_topology_only and not cross_topology(qpi, new):
                 continue
             if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
@@ -348,12 +376,18 @@ class SchedulingQueue(RequeueDecisions):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
                 continue
-            if after_cycle is not None and qpi.popped_cycle <= after_cycle:
+            cycle = max(qpi.popped_cycle, cls.last_cycle) if cls is not None else qpi.popped_cycle
+            if after_cycle is not None and cycle <= after_cycle:
                 continue
             strategy = self._worth_requeuing(qpi, event, old, new)
-            if strategy != Strategy.SKIP:
+            if strategy == Strategy.SKIP:
+                continue
+            moved += 1
+            if cls is not None:
+                self.classes.wake(cls, key, strategy, now_ns)
+            else:
+                self.classes.moved(key)
                 self._requeue(qpi, strategy, now_ns)
-                moved += 1
         return moved
 
     # --- timed work ---------------------------------------------------------------------------------------
@@ -396,6 +430,7 @@ class SchedulingQueue(RequeueDecisions):
 
     def _move_to_active(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
         key = qpi.pod.key
+        self.latest_ns = max(self.latest_ns, now_ns)
         self.unschedulable.pop(key, None)
         self.backoff_q.remove(key)
         self.error_backoff_q.remove(key)
@@ -447,15 +482,17 @@ class SchedulingQueue(RequeueDecisions):
 
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, now_ns: int) -> None:
         key = qpi.pod.key
+        self.latest_ns = max(self.latest_ns, now_ns)
+        self.unschedulable.pop(key, None)  # first: a class member takes its share of the class's failures
         if strategy == Strategy.AFTER_BACKOFF and self.is_backing_off(qpi, now_ns):
             # With SchedulerPopFromBackoffQ a pod may be popped straight from backoffQ,
             # so PreEnqueue runs on the way in (upstream's moveToBackoffQ).
             if self.pop_from_backoff_q and self._gated(qpi, now_ns):
                 return
-            self.unschedulable.pop(key, None)
             self.active_q.remove(key)
             errored = not qpi.unschedulable_plugins and not qpi.pending_plugins
             (self.error_backoff_q if errored else self.backoff_q).push(qpi)
             (self.backoff_q if errored else self.error_backoff_q).remove(key)
             return
         self._move_to_active(qpi, now_ns)
+

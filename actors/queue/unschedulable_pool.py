@@ -8,6 +8,11 @@ of it often kept as entries come and go instead of by walking it.
   SchedulingGates, which only their own gate removal (or the leftover timeout)
   moves, so thousands of gated pods cost a Move nothing.
 
+Entries rejected by plugins may be grouped into equivalence classes
+(pod_classes.py; `class_key` says which, None: none): a class is offered to
+events through its first member only, and a member leaving the pool takes its
+share of the class's failures.
+
 An entry's gated flag is read once, when it is put; the queue changes a pod's
 gating only while it is out of the pool (it pops, re-runs PreEnqueue, puts back).
 Every operation here is O(1) or O(log n) in the pool's size, amortised, except
@@ -19,8 +24,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from typing import Iterator
+from typing import Callable, Hashable, Iterator
 
+from actors.queue.pod_classes import ClassIndex
 from framework.interface import QueuedPodInfo
 
 SCHEDULING_GATES = "SchedulingGates"
@@ -29,11 +35,15 @@ SCHEDULING_GATES = "SchedulingGates"
 class UnschedulablePool:
     """Pods rejected by plugins, and pods PreEnqueue holds back (gated)."""
 
-    def __init__(self) -> None:
+    def __init__(self, class_key: Callable[[QueuedPodInfo], Hashable | None] | None = None,
+                 backoff_of: Callable[[int], int] = lambda attempts: attempts,
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None) -> None:
+        self._class_key = class_key
+        self.classes = ClassIndex(backoff_of, less)
         self._entries: dict[str, QueuedPodInfo] = {}
         self._seq_of: dict[str, int] = {}  # key -> when put (insertion order)
         self._gated: set[str] = set()
-        self._movable: dict[str, QueuedPodInfo] = {}  # not gated by SchedulingGates, in put order
+        self._movable: dict[str, QueuedPodInfo] = {}  # not gated by SchedulingGates nor in a class, in put order
         self._timeouts: list[tuple[int, int, str]] = []  # (timestamp, seq, key) of entries not gated
         self._seq = itertools.count(1)
 
@@ -77,7 +87,10 @@ class UnschedulablePool:
             self._gated.add(key)
         else:
             heapq.heappush(self._timeouts, (qpi.timestamp, seq, key))
-        if not (qpi.gated and qpi.gating_plugin == SCHEDULING_GATES):
+        class_key = self._class_key(qpi) if self._class_key is not None and not qpi.gated else None
+        if class_key is not None:
+            self.classes.join(key, class_key, seq, qpi.attempts)
+        elif not (qpi.gated and qpi.gating_plugin == SCHEDULING_GATES):
             self._movable[key] = qpi
 
     def pop(self, key: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
@@ -87,6 +100,9 @@ class UnschedulablePool:
         del self._seq_of[key]
         self._gated.discard(key)
         self._movable.pop(key, None)
+        share = self.classes.leave(key, qpi)
+        if share is not None:
+            share.apply(qpi)
         # Its timeout entry goes stale; dropped when it reaches the top or on compaction.
         if len(self._timeouts) > 64 and len(self._timeouts) > 2 * (len(self._entries) - len(self._gated)):
             self._compact()
@@ -108,15 +124,27 @@ class UnschedulablePool:
             if top is None or top[0] >= before_ns:
                 return out
             heapq.heappop(self._timeouts)
+            share = self.classes.share_of(top[2])
+            if share is not None and share.rounds > 0 and share.parked_at > top[0]:
+                # Its class failed since (as it would have): it waits from then.
+                heapq.heappush(self._timeouts, (share.parked_at, top[1], top[2]))
+                continue
             qpi = self.pop(top[2])
             assert qpi is not None
             out.append(qpi)
 
     def movable(self, also: str | None = None) -> list[tuple[str, QueuedPodInfo]]:
         """The entries a cluster event is offered to, in put order: every entry not
-        gated by SchedulingGates, plus the entry `also` whatever its gating."""
+        gated by SchedulingGates nor in a class, the first member of every parked
+        class, plus the entry `also` whatever its gating or class."""
         out = list(self._movable.items())
-        if also is not None and also in self._entries and also not in self._movable:
+        firsts = [(k, self._entries[k]) for k in (self.classes.first(c) for c in list(self.classes.parked()))
+                  if k is not None]
+        if firsts:
+            seqs = self._seq_of
+            out = sorted(out + firsts, key=lambda kv: seqs[kv[0]])
+        if also is not None and also in self._entries and also not in self._movable \
+                and not any(k == also for k, _ in firsts):
             seqs = self._seq_of
             seq = seqs[also]
             at = bisect.bisect_left(out, seq, key=lambda kv: seqs[kv[0]])

@@ -8,9 +8,12 @@ Pure: no I/O, no clock.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Iterator
 
 from framework.api.event import Correlation, Event
+
+OLDEST_FIRST_READ = 64  # events `oldest` copies before the rest
 
 ObjectRef = tuple[str, str]  # (involved kind, involved store key)
 
@@ -65,8 +68,14 @@ class EventIndex:
         return list(self._by_object.get((kind, key), ()))
 
     def oldest(self) -> Iterator[tuple[str, float]]:
-        """(event key, last seen), oldest write first (a copy: the caller may remove)."""
-        return iter(list(self._order.items()))
+        """(event key, last seen), oldest write first (copies: the caller may remove
+        what it was handed). The first few are copied alone: a sweep usually stops
+        there, and copying every kept event per sweep made each write O(events)."""
+        head = list(itertools.islice(self._order.items(), OLDEST_FIRST_READ))
+        yield from head
+        if len(head) == OLDEST_FIRST_READ:
+            handed = {key for key, _ in head}
+            yield from [(key, seen) for key, seen in self._order.items() if key not in handed]
 
     def first_seen(self) -> float | None:
         """When the oldest kept event was last seen."""

@@ -7,21 +7,23 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo, next_generation
-from framework.interface import Code, CycleState, Status
+from framework.interface import Code, CycleState, FilterReads, Status
 from framework.node_table import ColumnarNodes
 from framework.runtime.filtering import Filtering
 from framework.runtime.common import _OK, _error, has_columnar_form
 
-# In-tree Filter plugins whose verdict on a node reads only the node (its spec,
-# labels, taints), never the pods on it; each rejects with UnschedulableAndUnresolvable.
-POD_INDEPENDENT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
-RESOURCE_FILTER = "NodeResourcesFit"
+
+
+def _reads(plugin: Any) -> FilterReads | None:
+    """What the plugin declares its Filter reads (FilterReadsPlugin); None: anything."""
+    reads = getattr(plugin, "filter_reads", None)
+    return reads if isinstance(reads, FilterReads) else None
 
 
 def _with_pods_for_fit(node_info: NodeInfo, added: list[PodInfo]) -> NodeInfo:
     """`node_info` with `added` running on it, as far as the filters
     pods_read_only_by_fit allows read it: its pods and their summed requests
-    (NodeResourcesFit); the node itself (the POD_INDEPENDENT_FILTERS). Cheaper than
+    (FilterReads.NODE_AND_POD_REQUESTS); the node itself (FilterReads.NODE). Cheaper than
     clone() and add_pod(), which also keep ports, volume claims, affinity lists and
     scoring sums that none of those filters reads; the other fields are shared with
     `node_info`, which filters never change."""
@@ -63,21 +65,24 @@ class ColumnarFiltering(Filtering):
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
     def pods_read_only_by_fit(self, state: CycleState) -> bool:
-        """Whether, for this cycle's pod, NodeResourcesFit is the only active Filter
-        plugin that reads the pods on a node (every other active one is an in-tree
-        POD_INDEPENDENT_FILTERS plugin) and no PreFilter extension (AddPod/RemovePod)
-        runs. Then a node that passes the filters also passes them with fewer pods."""
+        """Whether, for this cycle's pod, at most one active Filter plugin reads the
+        pods on a node, and only their summed requests (it declares
+        FilterReads.NODE_AND_POD_REQUESTS: NodeResourcesFit), every other active one
+        declares it reads the node alone (FilterReads.NODE), and no PreFilter
+        extension (AddPod/RemovePod) runs. Then a node that passes the filters also
+        passes them with fewer pods."""
         skip = state.skip_filter_plugins or ()
         if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
             return False
+        readers = 0
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            if pl.name not in POD_INDEPENDENT_FILTERS and pl.name != RESOURCE_FILTER:
+            reads = _reads(pl)
+            if reads is None:
                 return False
-            if not type(self.plugins.get(pl.name)).__module__.startswith("framework.plugins."):
-                return False
-        return True
+            readers += reads is FilterReads.NODE_AND_POD_REQUESTS
+        return readers <= 1
 
     def run_filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status]:
         """run_filter_with_nominated_pods for each node, with one columnar call per plugin
@@ -137,13 +142,13 @@ class ColumnarFiltering(Filtering):
                                  failed: dict[int, Status]) -> None:
         """Where pods_read_only_by_fit holds, the columnar verdicts of nodes with pods
         nominated to them, turned into _filter_with_nominated_pods_once's: only
-        NodeResourcesFit reads pods, so a node failing at a plugin before it keeps
-        that status; otherwise Fit, run with the nominated pods of at least this
-        pod's priority, decides where it fails, and the columnar verdict stands where
-        it passes."""
+        the one plugin reading pod requests (Fit) reads pods, so a node failing at a
+        plugin before it keeps that status; otherwise Fit, run with the nominated
+        pods of at least this pod's priority, decides where it fails, and the
+        columnar verdict stands where it passes."""
         skip = state.skip_filter_plugins or ()
         active = [pl for pl in self.filter_plugins if pl.name not in skip]
-        fit_at = next((k for k, pl in enumerate(active) if pl.name == RESOURCE_FILTER), None)
+        fit_at = next((k for k, pl in enumerate(active) if _reads(pl) is FilterReads.NODE_AND_POD_REQUESTS), None)
         if fit_at is None:
             return  # no active filter reads pods: the columnar verdicts are final
         fit = active[fit_at]

@@ -54,7 +54,8 @@ def test_every_preemption_basic_preemptor_binds_with_one_failed_attempt_before_i
     ({"gang_size": 3}, "--gang-size"),
     ({"nodes": 0}, "--nodes"),
     ({"pods": 0}, "--pods"),
-], ids=["unknown store", "gang size without a gang", "no nodes", "no pods"])
+    ({"completions": 5}, "--completions"),
+], ids=["unknown store", "gang size without a gang", "no nodes", "no pods", "completions without Churn"])
 def test_a_bad_bench_option_is_refused_with_its_name(kwargs: dict, field: str) -> None:
     args = {"workload": "SchedulingBasic", "nodes": 2, "pods": 2, **kwargs}
     with pytest.raises(ValueError, match=field):

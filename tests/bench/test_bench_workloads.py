@@ -56,11 +56,24 @@ def test_churn_completes_one_pod_per_queued_pod_and_reports_its_figures() -> Non
     assert result["completion_p99_ms"] >= result["completion_p50_ms"] > 0
 
 
+def test_churn_wakes_one_class_per_completion_and_the_gate_off_wakes_every_queued_pod() -> None:
+    on = run_bench("Churn", nodes=2, pods=6, store="memory", completions=4)
+    assert on["completions"] == 4 and on["scheduled"] == 4
+    # one class (the queued pods are alike): its first member binds, the next follows and fails
+    assert on["classes_woken_per_completion"] == 1.0
+    assert on["pods_woken_per_completion"] == 2.0 and on["failed_attempts_per_completion"] == 1.0
+    off = run_bench("Churn", nodes=2, pods=6, store="memory", completions=4,
+                    feature_gates="QueueEquivalenceClasses=false")
+    assert off["classes_woken_per_completion"] == 0.0
+    assert off["pods_woken_per_completion"] > on["pods_woken_per_completion"]
+
+
 def test_churn_over_tcp_drives_a_real_daemon_with_the_same_loop() -> None:
     result = run_bench("Churn", nodes=1, pods=2, tcp=True)
     assert (result["transport"], result["scheduled"], result["completions"], result["init_pods"]) == ("tcp", 2, 2, 4)
     assert result["failed_attempts"] == result["attempts"] - 2
     assert result["bind_window"] == 6  # the daemon's recent binds: 4 setup pods, 2 queued
+    assert result["classes_woken_per_completion"] == 1.0  # the daemon's queue counts, over its stats
 
 
 @pytest.mark.parametrize(("make", "name"), [(resource_saturation, "ResourceSaturation"),

@@ -14,14 +14,13 @@ gone or terminating. With the gate off the victims are evicted inside PostFilter
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import (
-    ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus, PostFilterResult, QueueingHint, Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
+                                 PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
 from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims
 from framework.preemption_inflight import PREEMPTION_RUNNING
@@ -35,6 +34,7 @@ from framework.preemption import (
     importance_key,
     pod_terminating_by_preemption,
 )
+from framework.plugins.helper.signing import ALL_SIGNED
 
 NAME = "DefaultPreemption"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
@@ -81,6 +81,10 @@ def _prefixed(result: PostFilterResult | None, status: Status) -> tuple[PostFilt
 
 class DefaultPreemption:
     name = NAME
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def __init__(self, handle: Any, min_candidate_nodes_percentage: int, min_candidate_nodes_absolute: int) -> None:
         self.handle = handle

@@ -8,12 +8,13 @@ linearly onto 0..100 with Go integer division.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable
 
 from framework.api.objects import Pod
 from framework.cache import ImageStateSummary, NodeInfo
-from framework.interface import MAX_NODE_SCORE, CycleState, Handle, Status
+from framework.interface import MAX_NODE_SCORE, CycleState, Handle, SignPurpose, Status
 from framework.plugins.helper import flagged_positions, go_div
+from framework.plugins.helper.signing import ALL_SIGNED
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -54,6 +55,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 class ImageLocality:
     name = "ImageLocality"
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

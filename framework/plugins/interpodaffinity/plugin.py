@@ -6,7 +6,7 @@ holds the plugin: args, namespace handling, extension points and queueing hints.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Hashable, Mapping, Sequence
 
 from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
 from framework.api.errors import ValidationError
@@ -14,7 +14,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    PreFilterResult, QueueingHint, Status)
+                                 PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY, PreFilterState, count_existing_anti_affinity_memoized, existing_anti_affinity_key_of,
@@ -23,6 +23,7 @@ from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RU
 from framework.plugins.helper import NodeSumsMemo, ScoredByPreScoreState, read_state, state_for_node
 from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState
+from framework.plugins.helper.signing import ALL_SIGNED, POD_ADDED
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
@@ -65,6 +66,20 @@ class _Extensions:
 
 class InterPodAffinity(ScoredByPreScoreState):
     name = "InterPodAffinity"
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin. For placement, a pod with pod affinity or anti-affinity is not
+        signed (upstream's SignPod; its labels are in every signature already)."""
+        if purpose is SignPurpose.PLACEMENT:
+            affinity = (pod.raw.get("spec") or {}).get("affinity") or {}
+            if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+                return None
+        return ALL_SIGNED
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """MonotoneEventsPlugin: a pod added can satisfy only a required affinity
+        term; for a pod with none it can only match more anti-affinity."""
+        return () if PodInfo(pod).required_affinity_terms else (POD_ADDED,)
     pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool) -> None:

@@ -6,16 +6,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from collections.abc import Mapping
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, parse_node_selector_term
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, PreFilterResult,
-    QueueingHint, Status)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterReads,
+                                 PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import DefaultNormalizedScore
 from framework.plugins.helper.hints import HintError, as_objects
+from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -218,6 +219,16 @@ def _parse_added_affinity(args: Mapping[str, Any] | None) -> tuple[tuple[NodeSel
 
 class NodeAffinity(DefaultNormalizedScore):
     name = "NodeAffinity"
+
+    filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
+        return (ANY_POD_EVENT,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def __init__(self, added_terms: tuple[NodeSelectorTerm, ...] | None, added_preferred: PreferredTerms | None,
                  queueing_hints: bool = True) -> None:

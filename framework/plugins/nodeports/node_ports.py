@@ -1,7 +1,7 @@
 """NodePorts: a pod's host ports must be free on the node."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence
 
 from framework.api.objects import ContainerPort, Pod
 from framework.cache import NodeInfo
@@ -9,7 +9,8 @@ from framework.host_ports import HostPortInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    QueueingHint, Status)
+                                 QueueingHint, SignPurpose, Status)
+from framework.plugins.helper.signing import ALL_SIGNED, POD_ADDED
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_STATE_KEY = "PreFilterNodePorts"
@@ -29,6 +30,14 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 class NodePorts:
     name = "NodePorts"
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """A pod added to a node only takes ports (MonotoneEventsPlugin)."""
+        return (POD_ADDED,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "NodePorts":

@@ -10,13 +10,13 @@ request for any configured resource) skip this plugin at PreScore.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
-from framework.interface import MAX_NODE_SCORE, Code, CycleState, Handle, Status
+from framework.interface import MAX_NODE_SCORE, Code, CycleState, Handle, SignPurpose, Status
 from framework.plugins.helper.elementwise import divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
@@ -26,6 +26,7 @@ from framework.plugins.noderesources.resource_allocation import (
     invalid,
     parse_resource_specs,
 )
+from framework.plugins.helper.signing import ALL_SIGNED
 
 PRE_SCORE_STATE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -95,6 +96,10 @@ def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any],
 
 class NodeResourcesBalancedAllocation:
     name = "NodeResourcesBalancedAllocation"
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def __init__(self, resources: Sequence[ResourceSpec], features: FeatureGates) -> None:
         self.scorer = ResourceAllocationScorer(

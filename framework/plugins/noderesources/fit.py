@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -28,17 +28,8 @@ from framework.api.resources import (
 from framework.cache import NodeInfo
 from framework.node_table import NodeTable, columnar_table
 from framework.features import FeatureGates
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterReads,
+                                 Handle, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper.elementwise import anywhere
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.noderesources.resource_allocation import (
@@ -52,6 +43,7 @@ from framework.plugins.noderesources.fit_args import MOST_ALLOCATED, REQUESTED_T
 from framework.plugins.noderesources.least_allocated import least_resource_scorer
 from framework.plugins.noderesources.most_allocated import most_resource_scorer
 from framework.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
+from framework.plugins.helper.signing import ALL_SIGNED, POD_ADDED
 
 PRE_FILTER_STATE_KEY = "PreFilterNodeResourcesFit"
 PRE_SCORE_STATE_KEY = "PreScoreNodeResourcesFit"
@@ -234,6 +226,16 @@ class NodeResourcesFit:
     the configured strategy. No ScoreExtensions: scores are already 0..100."""
 
     name = "NodeResourcesFit"
+    # FilterReadsPlugin: requests summed over the node's pods; fewer pods never fail more.
+    filter_reads = FilterReads.NODE_AND_POD_REQUESTS
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """A pod added to a node only takes room (MonotoneEventsPlugin)."""
+        return (POD_ADDED,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def __init__(self, args: FitArgs, features: FeatureGates) -> None:
         self.args = args

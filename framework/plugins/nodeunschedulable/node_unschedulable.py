@@ -2,7 +2,7 @@
 tolerate the node.kubernetes.io/unschedulable:NoSchedule taint."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable, Sequence
 
 from framework.api.labels import Taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
@@ -10,7 +10,8 @@ from framework.cache import NodeInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.helper.taints import TolerationsPlugin
-from framework.interface import Code, CycleState, QueueingHint, Status
+from framework.interface import ClusterEvent, Code, CycleState, FilterReads, QueueingHint, SignPurpose, Status
+from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
@@ -19,6 +20,16 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 
 class NodeUnschedulable(TolerationsPlugin):
     name = "NodeUnschedulable"
+
+    filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
+        return (ANY_POD_EVENT,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
 
     def _tolerates_unschedulable(self, pod: Pod) -> bool:
         return tolerations_tolerate_taint(pod.tolerations, UNSCHEDULABLE_TAINT, self._comparison_ops)

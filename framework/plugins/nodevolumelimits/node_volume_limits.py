@@ -16,15 +16,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections import Counter
-from typing import Any, Callable
+from typing import Any, Callable, Hashable, Sequence
 
 from framework.api.objects import Pod
 from framework.api.quantity import value
 from framework.cache import NodeInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    PreFilterResult, QueueingHint, Status)
+                                 PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
+from framework.plugins.helper.signing import POD_ADDED, signed_unless_claims
 
 NAME = "NodeVolumeLimits"
 
@@ -94,6 +95,14 @@ def csi_node_limits(csi_node: Any) -> dict[str, int]:
 
 class NodeVolumeLimits(FilterEachNode):
     name = NAME
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """A pod added to a node only uses more of its volumes (MonotoneEventsPlugin)."""
+        return (POD_ADDED,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin: a pod with volume claims is not signed (signed_unless_claims)."""
+        return signed_unless_claims(pod)
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle

@@ -19,7 +19,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    PreFilterResult, QueueingHint, Status)
+                                 PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import NodeSumsMemo, ScoredByPreScoreState, read_state, selector_key
 from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.nodeaffinity.node_affinity import required_node_affinity
@@ -28,6 +28,7 @@ from framework.plugins.podtopologyspread.filtering import (HONOR, IGNORE, LABEL_
     update_with_pod)
 from framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 from framework.plugins.selectorspread.selector_spread import default_selector
+from framework.plugins.helper.signing import ALL_SIGNED
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
@@ -102,6 +103,13 @@ def _merge_match_label_keys(selector: LabelSelector | None, keys: Sequence[str],
 
 class PodTopologySpread(ScoredByPreScoreState):
     name = "PodTopologySpread"
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin. For placement, spreading is not local to one node: a pod with
+        constraints, its own or the plugin's defaults, is not signed (upstream)."""
+        if purpose is SignPurpose.PLACEMENT and (self.default_constraints or pod.topology_spread_constraints):
+            return None
+        return ALL_SIGNED
     pre_score_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle: Handle, default_constraints: tuple[Mapping[str, Any], ...], system_defaulted: bool) -> None:

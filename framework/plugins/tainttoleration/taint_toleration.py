@@ -3,15 +3,16 @@ node out; untolerated PreferNoSchedule taints lower the node's score."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Hashable, Sequence
 
 from framework.api.labels import Taint, Toleration, find_untolerated_taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
-from framework.interface import Code, CycleState, QueueingHint, Status
+from framework.interface import ClusterEvent, Code, CycleState, FilterReads, QueueingHint, SignPurpose, Status
 from framework.plugins.helper import DefaultNormalizedScore, filter_flagged, flagged_positions
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.helper.taints import TolerationsPlugin
+from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
 
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
@@ -27,6 +28,16 @@ class _PreScoreState:
 
 class TaintToleration(TolerationsPlugin, DefaultNormalizedScore):
     name = "TaintToleration"
+
+    filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
+        return (ANY_POD_EVENT,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """Reads nothing of the pod beyond the common signature (SignPlugin)."""
+        return ALL_SIGNED
     reverse_normalized = True  # more intolerable taints -> lower score
 
     def _untolerated(self, taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:

@@ -16,7 +16,7 @@ answers Skip.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable
 
 from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector
@@ -24,11 +24,12 @@ from framework.api.objects import PersistentVolume, PersistentVolumeClaim, Pod
 from framework.api.quantity import parse_quantity, value
 from framework.cache import NodeInfo
 from framework.interface import (MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState,
-    Handle, PreFilterResult, QueueingHint, Status)
+                                 Handle, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
 from framework.plugins.noderesources.requested_to_capacity_ratio import (MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION,
     build_broken_linear_function, go_round)
+from framework.plugins.helper.signing import signed_unless_claims
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -70,6 +71,10 @@ class _StateData:
 
 class VolumeBinding(FilterEachNode):
     name = NAME
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin: a pod with volume claims is not signed (signed_unless_claims)."""
+        return signed_unless_claims(pod)
 
     def __init__(self, handle: Handle, bind_timeout_seconds: int, queueing_hints: bool,
                  shape: list[tuple[int, int]] | None = None) -> None:

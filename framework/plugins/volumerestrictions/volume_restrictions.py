@@ -9,15 +9,16 @@ Upstream: pkg/scheduler/framework/plugins/volumerestrictions. Two rules:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Hashable, Mapping, Sequence
 
 from framework.api.objects import PersistentVolumeClaim, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    PreFilterResult, QueueingHint, Status)
+                                 PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
 from framework.plugins.helper.hints import as_objects
+from framework.plugins.helper.signing import POD_ADDED, signed_unless_claims
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -99,6 +100,14 @@ class _PreFilterState:
 
 class VolumeRestrictions(FilterEachNode):
     name = NAME
+
+    def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
+        """A pod added to a node only uses more of its volumes (MonotoneEventsPlugin)."""
+        return (POD_ADDED,)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin: a pod with volume claims is not signed (signed_unless_claims)."""
+        return signed_unless_claims(pod)
 
     def __init__(self, handle: Handle, queueing_hints: bool) -> None:
         self._handle = handle

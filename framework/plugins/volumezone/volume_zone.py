@@ -10,16 +10,17 @@ class is missing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    PreFilterResult, Status)
+                                 PreFilterResult, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
 from framework.plugins.selectorspread.selector_spread import (LABEL_FAILURE_DOMAIN_BETA_REGION,
     LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE)
+from framework.plugins.helper.signing import signed_unless_claims
 
 NAME = "VolumeZone"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -63,6 +64,10 @@ class _StateData:
 
 class VolumeZone(FilterEachNode):
     name = NAME
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin: a pod with volume claims is not signed (signed_unless_claims)."""
+        return signed_unless_claims(pod)
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle

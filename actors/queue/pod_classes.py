@@ -1,0 +1,238 @@
+"""Equivalence classes of the unschedulable pool: pods that would meet the same
+fate wait as one.
+
+Pods of one profile with the same FAILURE signature (framework/interface.py's
+SignPlugin: every PreFilter, Filter and PostFilter plugin signed them) that were
+rejected by the same plugins form a class. In the same cluster state they get the
+same verdict, and their QueueingHints give the same answer for every event that
+is not about one of them. So:
+
+- an event is offered to the class once, through its first member (the one the
+  queue would take first: the earliest put); an event that every rejecting plugin
+  declares monotone for the class (MonotoneEventsPlugin: a bind of a member, for
+  NodeResourcesFit) is not offered at all;
+- a wake moves only that first member out (the class is *awake*); each time the
+  member out is assumed by a scheduling cycle, the next member the wake covered
+  follows it with the same strategy; when the member out fails again, the class
+  parks: every member it covered counts that failure as its own (the attempt
+  upstream would have made for it, in the same cluster state) lazily, when it
+  leaves the pool (`rounds`), and waits for a new event.
+
+A completion costs O(classes woken), not O(pods queued). The queue keeps the
+members in the pool (`UnschedulablePool`), so every other path (delete, update,
+activate, the leftover timeout, counts) sees them as before.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Iterator
+
+from framework.interface import QueuedPodInfo
+
+
+@dataclass(slots=True, eq=False)
+class PodClass:
+    """One class: its members in queue order, and its wake.
+
+    The order is a deque of segments, each a deque of (pod key, put seq) kept
+    lazily (a member that left stays until it reaches the front, where it is
+    dropped), so taking the first member and moving every member the wake covered
+    behind the one that failed are O(1) amortized, whatever the class's size."""
+
+    key: Hashable
+    attempts: int  # the attempts of its first members; every member has the same backoff
+    segments: deque[deque[tuple[str, int]]] = field(default_factory=deque)
+    count: int = 0  # members in the pool
+    awake: int = 0  # 0: parked; else the requeue strategy (Strategy) its members follow with
+    out: str = ""  # while awake: the member out of the pool (activeQ, backoffQ or in flight)
+    covered: int = 0  # while awake: its first `covered` segments follow the one out
+    rounds: int = 0  # failures of the class; a member's share is rounds minus its base
+    parked_at: int = 0  # ns: when the last failure parked it (then: when the queue reached its last members)
+    last_cycle: int = 0  # the scheduling cycle of the last failure
+    # The pods the queue popped since the last failure parked it, each with the
+    # time of the last failure before that pop: a member that upstream's queue put
+    # before such a pod had its (failed) turn by then.
+    turns: list[tuple[QueuedPodInfo, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """What a member leaving the pool takes of its class's failures."""
+
+    rounds: int
+    parked_at: int
+    last_cycle: int
+
+    def apply(self, qpi: QueuedPodInfo) -> None:
+        """As if it had been attempted with the class each time: the attempts, the
+        queue timestamp of the last failure, the cycle of it."""
+        if self.rounds <= 0:
+            return
+        qpi.attempts += self.rounds
+        qpi.timestamp = max(qpi.timestamp, self.parked_at)
+        qpi.backoff_expiration = None
+        qpi.popped_cycle = max(qpi.popped_cycle, self.last_cycle)
+
+
+class ClassIndex:
+    """The classes of the pool's members, and which member is out for which class."""
+
+    def __init__(self, backoff_of: Callable[[int], int] = lambda attempts: attempts,
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None) -> None:
+        self._less = less
+        # Members of a class also share their backoff (`backoff_of` their attempts), so
+        # their queue order is their put order, as upstream's by backoff expiry and time.
+        self._backoff_of = backoff_of
+        self._classes: dict[int, PodClass] = {}  # every class, by id
+        self._joinable: dict[tuple[Hashable, int], PodClass] = {}  # (key, backoff) -> the class a pod joins
+        self._of: dict[str, PodClass] = {}  # member (parked) -> its class
+        self._seq: dict[str, int] = {}  # member -> its put seq (which segment entry is live)
+        self._base: dict[str, int] = {}  # member -> its class's rounds when it joined
+        self._out: dict[str, PodClass] = {}  # member out of the pool -> the class it leads
+
+    def __len__(self) -> int:
+        return len(self._of)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._of
+
+    def class_of(self, key: str) -> PodClass | None:
+        return self._of.get(key)
+
+    def led_by(self, key: str) -> PodClass | None:
+        """The awake class whose member out is `key`."""
+        return self._out.get(key)
+
+    def join(self, key: str, class_key: Hashable, seq: int, attempts: int) -> PodClass:
+        slot = (class_key, self._backoff_of(attempts))
+        cls = self._joinable.get(slot)
+        if cls is None:
+            cls = self._joinable[slot] = PodClass(class_key, attempts)
+            self._classes[id(cls)] = cls
+        # A member joining an awake class was not woken with it: it goes behind the
+        # members the wake covers, and the failure that parks the class next is not its own.
+        if not cls.segments or (cls.awake and len(cls.segments) <= cls.covered):
+            cls.segments.append(deque())
+        cls.segments[-1].append((key, seq))
+        cls.count += 1
+        self._of[key] = cls
+        self._seq[key] = seq
+        self._base[key] = cls.rounds + (1 if cls.awake else 0)
+        return cls
+
+    def _turn_of(self, cls: PodClass, qpi: QueuedPodInfo) -> int:
+        """When the member `qpi` had its turn after the class's last failure: just
+        after the last failure before the first pop of a pod it precedes in the
+        queue; else when the queue reached the class's last members."""
+        if self._less is not None:
+            for popped, failed_before in cls.turns:
+                if self._less(qpi, popped):
+                    return failed_before
+        return cls.parked_at
+
+    def share_of(self, key: str) -> Share | None:
+        """`key`'s share of its class's failures so far (None: no class)."""
+        cls = self._of.get(key)
+        return None if cls is None else Share(cls.rounds - self._base[key], cls.parked_at, cls.last_cycle)
+
+    def leave(self, key: str, qpi: QueuedPodInfo) -> Share | None:
+        """`key` (its record `qpi`, as put) leaves the pool: its share of its
+        class's failures (None: no class), the last counted at its turn."""
+        cls = self._of.pop(key, None)
+        if cls is None:
+            return None
+        del self._seq[key]
+        cls.count -= 1
+        share = Share(cls.rounds - self._base.pop(key), self._turn_of(cls, qpi), cls.last_cycle)
+        self._drop_if_idle(cls)
+        return share
+
+    def parked(self) -> Iterator[PodClass]:
+        """The classes an event may wake (parked, with members)."""
+        return (c for c in self._classes.values() if not c.awake and c.count)
+
+    def first(self, cls: PodClass) -> str | None:
+        """The member the queue would take first."""
+        self._clean_front(cls)
+        return cls.segments[0][0][0] if cls.segments else None
+
+    def next_covered(self, cls: PodClass) -> str | None:
+        """The member that follows the one out: the first the wake covered."""
+        self._clean_front(cls)
+        return cls.segments[0][0][0] if cls.segments and cls.covered else None
+
+    def wake(self, cls: PodClass, out: str, strategy: int) -> None:
+        cls.awake, cls.covered = strategy, len(cls.segments)
+        self.lead(cls, out)
+
+    def lead(self, cls: PodClass, out: str) -> None:
+        if cls.out:
+            self._out.pop(cls.out, None)
+        cls.out = out
+        self._out[out] = cls
+
+    def park(self, cls: PodClass, now_ns: int, cycle: int) -> list[deque[tuple[str, int]]]:
+        """The member out failed: the class waits for a new event, each member the
+        wake covered having failed once more (its share grows by one). Returns the
+        covered segments, detached: upstream's retries of them came after the
+        failure, so they go behind the failed member (`reattach`, once it is put)."""
+        self._out.pop(cls.out, None)
+        tail = [cls.segments.popleft() for _ in range(min(cls.covered, len(cls.segments)))]
+        cls.awake, cls.out, cls.covered = 0, "", 0
+        cls.rounds += 1
+        cls.turns = []
+        slot = (cls.key, self._backoff_of(cls.attempts))
+        if self._joinable.get(slot) is cls:
+            del self._joinable[slot]
+        cls.attempts += 1
+        # The failed member joins it again (its attempts are the class's now); a
+        # class of later pods at that backoff takes new members no more.
+        self._joinable[(cls.key, self._backoff_of(cls.attempts))] = cls
+        cls.parked_at = max(cls.parked_at, now_ns)
+        cls.last_cycle = max(cls.last_cycle, cycle)
+        return tail
+
+    def reattach(self, cls: PodClass, tail: list[deque[tuple[str, int]]]) -> None:
+        cls.segments.extend(tail)
+        self._drop_if_idle(cls)
+
+    def live_in(self, cls: PodClass, segments: list[deque[tuple[str, int]]]) -> list[str]:
+        """The members still in these segments, in order."""
+        return [k for seg in segments for k, seq in seg if self._of.get(k) is cls and self._seq[k] == seq]
+
+    def live_first(self, cls: PodClass, segments: list[deque[tuple[str, int]]]) -> str | None:
+        """The first member still in these segments."""
+        for seg in segments:
+            for k, seq in seg:
+                if self._of.get(k) is cls and self._seq[k] == seq:
+                    return k
+        return None
+
+    def release(self, cls: PodClass) -> None:
+        """The wake is over without a failure (no member left that it covered)."""
+        self._out.pop(cls.out, None)
+        # Members that joined while it was awake (all behind what it covered) keep
+        # no share of a failure that did not happen.
+        for key in self.live_in(cls, list(cls.segments)[cls.covered:]):
+            self._base[key] = min(self._base[key], cls.rounds)
+        cls.awake, cls.out, cls.covered = 0, "", 0
+        self._drop_if_idle(cls)
+
+    def _clean_front(self, cls: PodClass) -> None:
+        segs = cls.segments
+        while segs:
+            seg = segs[0]
+            while seg and not (self._of.get(seg[0][0]) is cls and self._seq[seg[0][0]] == seg[0][1]):
+                seg.popleft()
+            if seg:
+                return
+            segs.popleft()
+            if cls.covered:
+                cls.covered -= 1
+
+    def _drop_if_idle(self, cls: PodClass) -> None:
+        if not cls.count and not cls.awake and self._classes.pop(id(cls), None) is not None:
+            slot = (cls.key, self._backoff_of(cls.attempts))
+            if self._joinable.get(slot) is cls:
+                del self._joinable[slot]

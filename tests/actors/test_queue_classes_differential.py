@@ -1,0 +1,171 @@
+"""Equivalence classes on and off give the same scheduling: over randomized
+clusters and event sequences (hypothesis) with the queued pods of one template
+(one signature; their rejectors, and so their classes, vary with the nodes'
+taints and room), the same pods bind to the same nodes in the same order, with the same conditions on bound pods, the same Scheduled
+events and the same scheduling metrics; the pods left pending are pending in
+both, rejected for the same reason. The random tie-break is the same seeded
+Random in both runs, drawn by the same successful cycles in the same order.
+The clock is a FakeClock that moves a microsecond at every reading, so queue
+timestamps differ as a real clock makes them differ (pods of two classes with
+equal timestamps are a tie upstream's heap breaks arbitrarily); the steps move
+it by tenths of seconds, never landing on a backoff's whole seconds.
+
+Not covered: queued pods of several templates whose classes interleave in the
+queue; there the siblings of a parked class count their failure at its first
+covered member's turn, so their order against another class's pods that failed
+between them can differ (docs/decisions.md says so).
+
+What differs by design (docs/decisions.md, "Equivalence classes in the queue"):
+with classes on, parked siblings make no attempt, so fewer failed attempts,
+FailedScheduling events and status writes; counted here too.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from framework.api.objects import Pod
+from tests.actors.helpers import node, pod
+from tests.actors.test_metrics import RecordingSink
+
+# DefaultPreemption draws the tie-break Random in failed cycles too (its candidate
+# offset), and classes make fewer failed cycles: without it, only successful cycles
+# draw, so the same seed breaks the same ties and the nodes can be compared exactly.
+NO_PREEMPTION = {"profiles": [{"schedulerName": "default-scheduler",
+                               "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]}
+TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
+
+# A queued pod's template: cpu request, whether it tolerates the taint.
+templates = st.tuples(st.sampled_from(["1", "2"]), st.booleans())
+ops = st.one_of(
+    st.tuples(st.just("complete"), st.integers(0, 50)),
+    st.tuples(st.just("queue")),
+    st.tuples(st.just("node"), st.sampled_from(["1", "2", "3"]), st.booleans()),
+    st.tuples(st.just("untaint"), st.integers(0, 10)),
+    st.tuples(st.just("tick"), st.sampled_from([0.3, 1.7, 4.9, 11.3])),
+)
+
+
+class TickingClock(FakeClock):
+    """A FakeClock whose every reading is a microsecond later than the last."""
+
+    def now(self) -> float:
+        self._now += 1e-6
+        return self._now
+
+
+def _node(name: str, cpu: str, tainted: bool) -> dict:
+    n = node(name, cpu=cpu)
+    if tainted:
+        n["spec"] = {"taints": [TAINT]}
+    return n
+
+
+def _queued(name: str, template: tuple[str, bool]) -> dict:
+    cpu, tolerates = template
+    p = pod(name, cpu=cpu, memory="10Mi")
+    if tolerates:
+        p["spec"]["tolerations"] = [TOLERATION]
+    return p
+
+
+async def _pods(p: Pipeline) -> list[Pod]:
+    items, _ = await p.client.list("Pod")
+    return [Pod(o) for o in items]
+
+
+async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template: tuple[str, bool], queued: int,
+               steps: list[tuple[Any, ...]]) -> dict[str, Any]:
+    sink = RecordingSink()
+    clock = TickingClock(1000.0)
+    async with Pipeline(NO_PREEMPTION, clock=clock, rand=random.Random(seed), queue_classes=classes, metrics=sink) as p:
+        node_objs = [_node(f"n{i}", cpu, tainted) for i, (cpu, tainted) in enumerate(nodes)]
+        await p.client.apply(node_objs)
+        running = [pod(f"run{i}", cpu="1", memory="10Mi") for i in range(sum(int(c) for c, _ in nodes))]
+        for r in running:  # the running pods fill every node
+            r["spec"]["tolerations"] = [TOLERATION]
+        await p.client.apply(running)
+        await p.settle()
+        for i in range(queued):
+            await p.client.apply([_queued(f"q{i}", template)])
+            await p.settle()
+        order: list[str] = []
+        count = queued
+        for step in steps:
+            match step:
+                case ("complete", i):
+                    bound = sorted(q.name for q in await _pods(p) if q.node_name)
+                    if bound:
+                        await p.client.delete("Pod", "default", bound[i % len(bound)])
+                case ("queue",):
+                    await p.client.apply([_queued(f"q{count}", template)])
+                    count += 1
+                case ("node", cpu, tainted):
+                    node_objs.append(_node(f"n{len(node_objs)}", cpu, tainted))
+                    await p.client.apply([node_objs[-1]])
+                case ("untaint", i):
+                    if node_objs:
+                        n = node_objs[i % len(node_objs)]
+                        n["spec"] = {}
+                        await p.client.apply([n])
+                case ("tick", seconds):
+                    clock.advance(seconds)
+            await p.settle()
+            now_bound = {q.name for q in await _pods(p) if q.node_name}
+            order.extend(sorted(n for n in now_bound if n.startswith("q") and n not in order))
+        pods = {q.name: q for q in await _pods(p)}
+        seen: dict[str, Any] = {}
+        for name, stored in sorted(pods.items()):
+            events = [(e.reason, e.message) for e in await p.client.events("Pod", f"default/{name}")]
+            conditions = stored.raw.get("status", {}).get("conditions") or []
+            if stored.node_name:
+                seen[name] = ("bound", stored.node_name, conditions, [e for e in events if e[0] == "Scheduled"])
+            else:
+                seen[name] = ("pending", [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions])
+        counts = await p.pending_counts()
+        return {
+            "pods": seen,
+            "order": order,
+            "scheduled": sum(1 for c in sink.calls if c[:2] == ("schedule_attempt", "scheduled")),
+            "pending": {k: counts[k] for k in ("active", "backoff", "unschedulable", "gated", "inFlight")},
+            "failed": sum(1 for c in sink.calls if c[:2] == ("schedule_attempt", "unschedulable")),
+        }
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), nodes=st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.booleans()),
+                                                 min_size=1, max_size=4),
+       template=templates, queued=st.integers(1, 12), steps=st.lists(ops, min_size=1, max_size=12))
+async def test_classes_on_and_off_bind_the_same_pods_to_the_same_nodes(seed, nodes, template, queued, steps) -> None:
+    on = await _run(True, seed, nodes, template, queued, steps)
+    off = await _run(False, seed, nodes, template, queued, steps)
+    assert on["order"] == off["order"]
+    assert on["pods"] == off["pods"]
+    assert on["scheduled"] == off["scheduled"] and on["pending"] == off["pending"]
+    assert on["failed"] <= off["failed"]  # the siblings' attempts saved
+
+
+async def _preempting(classes: bool) -> tuple[set[str], int]:
+    """2 nodes x 2 cpu full of low-priority pods; 3 alike high-priority pods queued
+    each need a victim: one class, every member preempts in its turn."""
+    async with Pipeline(None, clock=FakeClock(0.0), rand=random.Random(3), queue_classes=classes) as p:
+        await p.client.apply([node("n0", cpu="2"), node("n1", cpu="2")])
+        await p.client.apply([pod(f"low{i}", cpu="1", memory="10Mi", priority=0) for i in range(4)])
+        await p.settle()
+        await p.client.apply([pod(f"high{i}", cpu="1", memory="10Mi", priority=100) for i in range(3)])
+        await p.settle()
+        pods = await _pods(p)
+        return {q.name for q in pods if q.node_name and q.name.startswith("high")}, \
+            sum(1 for q in pods if q.name.startswith("low"))
+
+
+async def test_preempting_members_of_one_class_bind_and_evict_as_with_classes_off() -> None:
+    on = await _preempting(True)
+    assert on == await _preempting(False)
+    assert on == ({"high0", "high1", "high2"}, 1)
