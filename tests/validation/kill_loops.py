@@ -12,6 +12,8 @@ import os
 import threading
 from typing import Callable
 
+import aiohttp
+
 from transport.client.tcp import WatchEvent
 from transport.protocol.wire import ApiError
 
@@ -53,7 +55,7 @@ def until_killed(fn: Callable[[], None]) -> Callable[[], None]:
     def run() -> None:
         try:
             fn()
-        except (ApiError, OSError, ConnectionError):
+        except (ApiError, OSError, ConnectionError, aiohttp.ClientError):
             return
     return run
 
