@@ -292,9 +292,13 @@ class AdmissionActor(Actor):
                 log.warning("admission: cannot release pod %s of %s: %s", pod_key(raw), wl.key, e)
 
     async def _evict_pods(self, wl: Workload) -> None:
-        """Delete the workload's pods and create them again gated (Kueue stops plain pods)."""
+        """Delete the workload's pods and create them again gated (Kueue stops plain pods).
+        As Kueue's pod Stop, pods already suspended are left alone: a finished pod keeps
+        its acknowledged Succeeded/Failed, a gated one is gated already."""
         templates = {ps.name: ps.spec for ps in wl.pod_sets}
         for raw in self.index.members(wl.key):
+            if is_terminal(raw) or is_gated(raw):
+                continue
             key = pod_key(raw)
             self.recreating.add(key)
             try:

@@ -307,3 +307,23 @@ async def test_an_inactive_cluster_queues_pending_workloads_are_counted_inadmiss
         await p.run_until_quiescent(60)
         view = p.admission.queues_view()["solo"]
         assert (view["pending"], view["pendingActive"], view["pendingInadmissible"]) == (1, 0, 1)
+
+
+async def test_an_evicted_pod_group_keeps_its_finished_pods_and_regates_only_the_rest():
+    # Kueue's pod integration stops only pods not yet suspended: a Succeeded member
+    # stays as it is (its completion was acknowledged), the running ones go back gated.
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node(f"n{i}", "4", tier="on-demand") for i in range(4)])
+        for i in range(4):  # 8 cpu: team-b's 4 and team-a's idle 4
+            await p.client.create(queued_pod(f"g{i}", "b", "2", group="gb", total=4))
+        await p.run_until_quiescent(60)
+        assert bound(p, "g") == 4
+        done_uid = pods(p)["g0"]["metadata"]["uid"]
+        await p.client.update_pod_status("default", "g0", phase="Succeeded")
+        await p.client.create(queued_pod("a0", "a", "2"))  # team-a reclaims: the group is evicted
+        await p.run_until_quiescent(60)
+        assert cond(workloads(p)["gb"], "Preempted")["reason"] == "InCohortReclamation"
+        g0 = pods(p)["g0"]
+        assert (g0["metadata"]["uid"], g0["status"]["phase"]) == (done_uid, "Succeeded")
+        assert all(GATE in [g["name"] for g in pods(p)[f"g{i}"]["spec"]["schedulingGates"]] for i in (1, 2, 3))
+        assert bound(p, "a0") == 1
