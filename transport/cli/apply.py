@@ -167,8 +167,8 @@ def _in_namespace(obj: dict[str, Any], ns: str) -> dict[str, Any]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     have = meta.get("namespace")
     if have and have != ns:
-        raise UsageError(f"the namespace from the provided object {have!r} does not match the namespace {ns!r}. "
-                         "You must pass '--namespace={have}' to perform this operation.")
+        raise UsageError(f'the namespace from the provided object "{have}" does not match the namespace "{ns}". '
+                         f"You must pass '--namespace={have}' to perform this operation.")
     if have:
         return obj
     return {**obj, "metadata": {**meta, "namespace": ns}}
