@@ -34,3 +34,17 @@ def test_applying_an_object_of_another_namespace_says_which_namespace_to_pass(da
     assert proc.stderr.strip() == ('error: the namespace from the provided object "a" does not match the namespace '
                                    '"b". You must pass \'--namespace=a\' to perform this operation.')
     assert ksched("--server", d.server, "get", "pods", "-A", "-o", "name").stdout.split() == []
+
+
+def test_create_puts_objects_in_the_namespace_given_before_the_verb_and_refuses_another(daemon_factory, tmp_path: Path):  # noqa: F811
+    d = daemon_factory()
+    (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    (tmp_path / "bare.yaml").write_text(POD_IN_A.replace(", namespace: a", ""))
+    (tmp_path / "pod.yaml").write_text(POD_IN_A)
+    assert ksched("--server", d.server, "create", "-f", str(tmp_path / "ns.yaml")).returncode == 0
+    created = ksched("--server", d.server, "-n", "a", "create", "-f", str(tmp_path / "bare.yaml"))
+    assert created.returncode == 0, created.stderr
+    assert ksched("--server", d.server, "get", "pods", "-n", "a", "-o", "name").stdout.split() == ["pod/p"]
+    refused = ksched("--server", d.server, "create", "-f", str(tmp_path / "pod.yaml"), "--namespace", "b")
+    assert refused.returncode == 2
+    assert "You must pass '--namespace=a' to perform this operation." in refused.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from transport.cli.apply import _in_namespace
+from transport.cli.apply import in_namespace
 from transport.cli.main import build_parser
 from transport.cli.manifests import UsageError
 from transport.cli.resources import hoist_namespace_flags
@@ -49,6 +49,6 @@ def test_ksched_with_server_before_the_verb_reaches_the_server():
 def test_a_namespace_mismatch_says_what_to_pass_as_kubectl_does():
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "a"}, "spec": {}}
     with pytest.raises(UsageError) as err:
-        _in_namespace(pod, "b")
+        in_namespace(pod, "b")
     assert str(err.value) == ('the namespace from the provided object "a" does not match the namespace "b". '
                               "You must pass '--namespace=a' to perform this operation.")

@@ -16,9 +16,9 @@ from typing import Sequence
 from transport.cli.tables import resolve_kind
 
 # The verbs whose parsers have -n/-A (transport.cli.main.add_client_parsers).
-NAMESPACED_VERBS = frozenset({"apply", "get", "describe", "delete", "watch", "explain", "complete"})
+NAMESPACED_VERBS = frozenset({"apply", "create", "get", "describe", "delete", "watch", "explain", "complete"})
 # Every verb whose parser has the connection flags (transport.cli.main._client_parent).
-CLIENT_VERBS = NAMESPACED_VERBS | {"create", "stats"}
+CLIENT_VERBS = NAMESPACED_VERBS | {"stats"}
 _WITH_VALUE = ("-n", "--namespace")
 _FLAGS = ("-A", "--all-namespaces")
 _CONNECTION = ("--server", "--token", "--tls-ca", "--timeout")
