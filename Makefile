@@ -47,7 +47,7 @@ test: system-test $(STAMP)
 
 # incoming/ holds case files not collected yet; the ones the runner handles are named here.
 INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conformance/incoming/kueue/cases.json \
-	$(SHARED)/conformance/incoming/dra/cel-cases.json
+	$(SHARED)/conformance/incoming/dra/cel-cases.json $(SHARED)/conformance/incoming/dra/allocator-cases.json
 
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING)
