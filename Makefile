@@ -46,7 +46,8 @@ test: system-test $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # incoming/ holds case files not collected yet; the ones the runner handles are named here.
-INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conformance/incoming/kueue/cases.json
+INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conformance/incoming/kueue/cases.json \
+	$(SHARED)/conformance/incoming/dra/cel-cases.json $(SHARED)/conformance/incoming/dra/allocator-cases.json
 
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING)

@@ -17,6 +17,8 @@ from typing import Any, Callable
 from framework.config import full_registry
 from conformance.compare import mismatches
 from conformance.coscheduling_cases import run_coscheduling_case
+from conformance.dra_allocator_cases import allocator_mismatches, is_allocator_case, run_allocator_case
+from conformance.dra_cases import cel_mismatches, is_cel_case, run_cel_case
 from conformance.functions import FUNCTIONS
 from conformance.hint_cases import run_hint_case
 from conformance.kueue_cases import is_kueue_case, run_kueue_case
@@ -35,12 +37,18 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "queue": run_queue_case,
     "hint": run_hint_case,
     "kueue": run_kueue_case,
+    "dra-cel": run_cel_case,
+    "dra-allocator": run_allocator_case,
 }
 
 
 def case_kind(case: dict[str, Any]) -> str:
     if is_kueue_case(case):
         return "kueue"
+    if is_cel_case(case):
+        return "dra-cel"
+    if is_allocator_case(case):
+        return "dra-allocator"
     if "schedule" in case:
         return "scenario"
     if "hint" in case:
@@ -117,6 +125,10 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
         # A queue run observes every step that has an expectation, not only the end.
         return full, None, queue_mismatches(case, full)
     actual = {k: full.get(k) for k in _reported_keys(expect) if k in full}
+    if case_kind(case) == "dra-cel":
+        return full, None, cel_mismatches(expect, full)
+    if case_kind(case) == "dra-allocator":
+        return full, None, allocator_mismatches(expect, full)
     diffs = kueue_mismatches(expect, full) if kueue else mismatches(expect, full)
     if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), diffs

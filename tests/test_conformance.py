@@ -13,7 +13,9 @@ NEXT = SHARED / "next"
 # Files of incoming/ the runner handles (the Makefile's INCOMING names the same);
 # incoming/ as a whole also holds files for work not done yet.
 INCOMING = [SHARED / "incoming" / "QueueingHints.json",
-            SHARED / "incoming" / "kueue" / "cases.json"]  # Kueue's cases (issue 20)
+            SHARED / "incoming" / "kueue" / "cases.json",  # Kueue's cases (issue 20)
+            SHARED / "incoming" / "dra" / "cel-cases.json",  # DRA device selectors (issue 30)
+            SHARED / "incoming" / "dra" / "allocator-cases.json"]  # DRA's structured allocator (issue 30)
 CASES = load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])
                    + [str(f) for f in INCOMING if f.is_file()]) if SHARED.is_dir() else []
 

@@ -1,0 +1,67 @@
+"""DRA allocator cases (incoming/dra/allocator-cases*.json): Allocate(node, claims) through
+framework/dra with the case's feature gates, classes, slices and devices in use. The outcome
+(allocated results, unschedulable, or an error) is reported, then compared as upstream does."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from framework.dra.allocator import AllocationError, Allocator, Features
+
+
+def is_allocator_case(case: dict[str, Any]) -> bool:
+    return "claims" in case and "featureGates" in case
+
+
+def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
+    gates = case.get("featureGates") or {}
+    features = Features(
+        admin_access=bool(gates.get("DRAAdminAccess")), prioritized_list=bool(gates.get("DRAPrioritizedList")),
+        partitionable_devices=bool(gates.get("DRAPartitionableDevices")),
+        device_taints=bool(gates.get("DRADeviceTaints")), consumable_capacity=bool(gates.get("DRAConsumableCapacity")),
+        binding_conditions=bool(gates.get("DRADeviceBindingConditions"))
+        and bool(gates.get("DRAResourceClaimDeviceStatus")))
+    classes = {(c.get("metadata") or {}).get("name", ""): c for c in case.get("deviceClasses") or []}
+    allocator = Allocator(features=features, classes=classes, slices=case.get("resourceSlices") or [],
+                          allocated=set(case.get("allocatedDevices") or []))
+    claims = case.get("claims") or []
+    try:
+        results = allocator.allocate(case.get("node"), claims)
+    except AllocationError as e:
+        return {"outcome": "error", "error": str(e)}
+    if claims and not results:
+        return {"outcome": "unschedulable"}
+    return {"outcome": "allocated", "results": results}
+
+
+def allocator_mismatches(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    if expect.get("outcome") != actual.get("outcome"):
+        return [f"outcome: expected {expect.get('outcome')!r}, got {actual!r}"]
+    if "errorContains" in expect and expect["errorContains"] not in (actual.get("error") or ""):
+        return [f"error: expected to contain {expect['errorContains']!r}, got {actual.get('error')!r}"]
+    if "results" in expect:
+        want = sorted(_canonical(r) for r in expect["results"])
+        got = sorted(_canonical(r) for r in actual.get("results") or [])
+        if want != got:
+            return [f"results: expected {expect['results']!r}, got {actual.get('results')!r}"]
+    return []
+
+
+def _canonical(result: dict[str, Any]) -> str:
+    """One AllocationResult as upstream's matcher sees it: device results unordered unless the
+    result carries configs; node selector terms, requirements and values unordered."""
+    devices = dict(result.get("devices") or {})
+    if not devices.get("config"):
+        devices.pop("config", None)
+        devices["results"] = sorted(devices.get("results") or [], key=lambda d: json.dumps(d, sort_keys=True))
+    out = {"devices": devices}
+    if result.get("nodeSelector"):
+        out["nodeSelector"] = sorted(json.dumps(_term(t), sort_keys=True)
+                                     for t in result["nodeSelector"].get("nodeSelectorTerms") or [])
+    return json.dumps(out, sort_keys=True)
+
+
+def _term(term: dict[str, Any]) -> dict[str, Any]:
+    return {k: sorted(json.dumps(dict(r, values=sorted(r.get("values") or [])), sort_keys=True)
+                      for r in term.get(k) or [])
+            for k in ("matchExpressions", "matchFields") if term.get(k)}

@@ -1,0 +1,307 @@
+"""The structured allocator (dynamic-resource-allocation/structured, stable channel).
+
+allocate(node, claims) finds one allocation for all claims together on one node: an
+exhaustive depth-first search over claims, their requests (and a firstAvailable
+request's subrequests, in order) and each request's devices, checking selectors (CEL),
+availability and constraints as it goes; the first full solution wins. No solution is
+an empty answer, not an error; errors are for claims the allocator cannot handle."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
+from framework.dra.pools import Pool, gather_pools, node_matches
+from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, MatchAttribute,
+                                    Request, RequestData)
+from framework.dra.results import build_result
+
+
+class AllocationError(ValueError):
+    """Allocation cannot be attempted (upstream returns an error from Allocate)."""
+
+
+class _MaxSizeExceeded(Exception):
+    """A branch would put more than ALLOCATION_RESULTS_MAX_SIZE devices into a claim."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Features:
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    consumable_capacity: bool = False
+    binding_conditions: bool = False
+
+
+def _claim_name(claim: Mapping[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
+
+
+class Allocator:
+    def __init__(self, *, features: Features, classes: Mapping[str, Mapping[str, Any]],
+                 slices: Sequence[Mapping[str, Any]], allocated: set[str]) -> None:
+        self.features = features
+        self.classes = classes
+        self.slices = slices
+        self.allocated = allocated
+
+    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """One AllocationResult per claim, or [] when the claims cannot all be satisfied here."""
+        return _Run(self, node, claims).run()
+
+
+class _Run:
+    def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> None:
+        self.a, self.node, self.claims = a, node, claims
+        self.pools: list[Pool] = gather_pools(a.slices, node, a.features.partitionable_devices)
+        self.data: dict[tuple[int, int, int], RequestData] = {}
+        self.constraints: list[list[MatchAttribute]] = []
+        self.results: list[list[DeviceResult]] = [[] for _ in claims]
+        self.allocating: dict[str, set[int]] = {}
+        self.matches: dict[tuple[str, int, int, int], bool] = {}
+
+    def run(self) -> list[dict[str, Any]]:
+        for ci, claim in enumerate(self.claims):
+            self._prepare_claim(ci, claim)
+        try:
+            done = self._one(ci=0, ri=0, si=0, di=0, in_sub=False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise AllocationError("invalid resource pools were encountered")
+            return []
+        out = []
+        for ci, claim in enumerate(self.claims):
+            try:
+                out.append(build_result(claim, self.results[ci], self._chosen_classes(ci, claim)))
+            except ValueError as e:
+                raise AllocationError(f"create NodeSelector for claim {_claim_name(claim)}: {e}") from None
+        return out
+
+    # -- preparation -------------------------------------------------------------------
+    def _prepare_claim(self, ci: int, claim: Mapping[str, Any]) -> None:
+        devices = (claim.get("spec") or {}).get("devices") or {}
+        minimum = 0
+        for ri, raw in enumerate(devices.get("requests") or []):
+            subs = raw.get("firstAvailable") or []
+            if subs and not self.a.features.prioritized_list:
+                raise AllocationError(f"claim {_claim_name(claim)}, request {raw.get('name')}: has subrequests, "
+                                      "but the DRAPrioritizedList feature is disabled")
+            if subs:
+                parent = Request.exact(raw)
+                least = min(self._validate(ci, claim, ri, si, Request.sub(s), parent).num_devices
+                            for si, s in enumerate(subs))
+                minimum += least
+            else:
+                minimum += self._validate(ci, claim, ri, 0, Request.exact(raw), None).num_devices
+        if minimum > ALLOCATION_RESULTS_MAX_SIZE:
+            raise AllocationError(f"claim {_claim_name(claim)}: number of requested devices {minimum} "
+                                  f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+        constraints = []
+        for i, c in enumerate(devices.get("constraints") or []):
+            if c.get("matchAttribute") is None:
+                raise AllocationError(f"claim {_claim_name(claim)}, constraint #{i}: empty constraint "
+                                      "(unsupported constraint type?)")
+            constraints.append(MatchAttribute(list(c.get("requests") or []), c["matchAttribute"]))
+        self.constraints.append(constraints)
+
+    def _validate(self, ci: int, claim: Mapping[str, Any], ri: int, si: int, req: Request,
+                  parent: Request | None) -> RequestData:
+        name = _claim_name(claim)
+        for i, sel in enumerate(req.selectors):
+            if not (sel or {}).get("cel"):
+                raise AllocationError(f"claim {name}, request {req.name}, selector #{i}: CEL expression empty "
+                                      "(unsupported selector type?)")
+        if not self.a.features.admin_access and req.has_admin_access:
+            raise AllocationError(f"claim {name}, request {req.name}: admin access is requested, "
+                                  "but the feature is disabled")
+        if not req.class_name:
+            raise AllocationError(f"claim {name}, request {req.name}: missing device class name "
+                                  "(unsupported request type?)")
+        cls = self.a.classes.get(req.class_name)
+        if cls is None:
+            raise AllocationError(f"claim {name}, request {req.name}: could not retrieve device class "
+                                  f"{req.class_name}: deviceclass.resource.k8s.io \"{req.class_name}\" not found")
+        data = RequestData(request=req, parent=parent, device_class=cls)
+        self.data[(ci, ri, si)] = data
+        if req.mode == "ExactCount":
+            data.num_devices = req.count
+        elif req.mode == "All":
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(f"claim {name}, request {req.name}: asks for all devices, but resource "
+                                          f"pool {pool.pool_id} is currently being updated")
+                if pool.invalid:
+                    raise AllocationError(f"claim {name}, request {req.name}: asks for all devices, but resource "
+                                          f"pool {pool.pool_id} is currently invalid")
+                for c in _candidates(pool):
+                    if self._selectable(ci, ri, si, data, c):
+                        data.all_devices.append(c)
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocationError(f"claim {name}, request {req.name}: unsupported count mode {req.mode}")
+        return data
+
+    # -- search ------------------------------------------------------------------------
+    def _one(self, *, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if ci >= len(self.claims):
+            return True
+        requests = ((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or []
+        if ri >= len(requests):
+            try:
+                return self._one(ci=ci + 1, ri=0, si=0, di=0, in_sub=False)
+            except _MaxSizeExceeded:
+                return False  # another choice in an earlier claim may need fewer devices
+        data = self.data[(ci, ri, si)]
+        if not in_sub and data.parent is not None:
+            return self._one_of_subrequests(ci, ri, di)
+        req = data.request
+        if req.mode == "All" and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._one(ci=ci, ri=ri + 1, si=0, di=0, in_sub=False)
+        if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded()
+        if req.mode == "All":
+            undo = self._take(ci, ri, si, data, data.all_devices[di], must=True)
+            if undo is None:
+                return False
+            return self._then(undo, ci=ci, ri=ri, si=si, di=di + 1, in_sub=in_sub)
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for c in _candidates(pool):
+                if not self._free_for(req, c.device_id, ci):
+                    continue
+                if not self._selectable(ci, ri, si, data, c):
+                    continue
+                undo = self._take(ci, ri, si, data, c, must=False)
+                if undo is None:
+                    continue
+                if self._then(undo, ci=ci, ri=ri, si=si, di=di + 1, in_sub=in_sub):
+                    return True
+        return False
+
+    def _then(self, undo: Callable[[], None], **next_device: Any) -> bool:
+        try:
+            done = self._one(**next_device)
+        except BaseException:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
+
+    def _one_of_subrequests(self, ci: int, ri: int, di: int) -> bool:
+        all_exceeded = True
+        si = 0
+        while (ci, ri, si) in self.data:
+            try:
+                done = self._one(ci=ci, ri=ri, si=si, di=di, in_sub=True)
+            except _MaxSizeExceeded:
+                si += 1
+                continue
+            all_exceeded = False
+            if done:
+                self.data[(ci, ri, 0)].selected_sub = si
+                return True
+            si += 1
+        if all_exceeded:
+            raise _MaxSizeExceeded()
+        return False
+
+    def _free_for(self, req: Request, device_id: str, ci: int) -> bool:
+        if req.admin_access:
+            return ci not in self.allocating.get(device_id, ())
+        return device_id not in self.a.allocated and not self.allocating.get(device_id)
+
+    def _selectable(self, ci: int, ri: int, si: int, data: RequestData, c: Candidate) -> bool:
+        if not self.a.features.binding_conditions and c.device.get("bindingConditions"):
+            return False
+        key = (c.device_id, ci, ri, si)
+        known = self.matches.get(key)
+        if known is not None:
+            return known
+        ok = (data.device_class is None or self._selectors_match(ci, c, data.device_class, _class_selectors(data)))
+        ok = ok and self._selectors_match(ci, c, None, data.request.selectors)
+        if ok and (c.slice.get("spec") or {}).get("perDeviceNodeSelection"):
+            d = c.device
+            ok = node_matches(self.node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
+        self.matches[key] = ok
+        return ok
+
+    def _selectors_match(self, ci: int, c: Candidate, cls: Mapping[str, Any] | None,
+                         selectors: Sequence[Mapping[str, Any]]) -> bool:
+        owner = f"class {(cls.get('metadata') or {}).get('name', '')}" if cls is not None \
+            else f"claim {_claim_name(self.claims[ci])}"
+        for i, sel in enumerate(selectors):
+            expression = ((sel or {}).get("cel") or {}).get("expression", "")
+            try:
+                selector = compile_selector(expression, self.a.features.consumable_capacity)
+            except CELCompileError as e:
+                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {e}") from None
+            try:
+                matched = selector.matches(device_from_api(c.driver, c.device))
+            except CELEvalError as e:
+                raise AllocationError(f"{owner}: selector #{i} on device {c.device_id}: CEL runtime error: {e}") \
+                    from None
+            if not matched:
+                return False
+        return True
+
+    def _take(self, ci: int, ri: int, si: int, data: RequestData, c: Candidate, *, must: bool
+              ) -> Callable[[], None] | None:
+        req = data.request
+        if not self._free_for(req, c.device_id, ci):
+            return None
+        if not self.a.features.partitionable_devices and c.device.get("consumesCounters"):
+            return None
+        base = data.parent.name if data.parent else req.name
+        sub = req.name if data.parent else ""
+        constraints = self.constraints[ci]
+        for i, con in enumerate(constraints):
+            if not con.add(base, sub, c):
+                if must:
+                    raise AllocationError(f"claim {_claim_name(self.claims[ci])}, request {req.name}: cannot add "
+                                          f"device {c.device_id} because a claim constraint would not be satisfied")
+                for earlier in constraints[:i]:
+                    earlier.remove(base, sub, c)
+                return None
+        self.allocating.setdefault(c.device_id, set()).add(ci)
+        results = self.results[ci]
+        before = len(results)
+        results.append(DeviceResult(request=data.request_name, base_request=base, sub_request=sub, candidate=c,
+                                    admin_access=req.admin_access))
+
+        def undo() -> None:
+            for con in constraints:
+                con.remove(base, sub, c)
+            self.allocating[c.device_id].discard(ci)
+            del results[before:]
+        return undo
+
+    def _chosen_classes(self, ci: int, claim: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None, int]]:
+        """Per request: (name of the chosen request or subrequest, its class, chosen subrequest index)."""
+        out = []
+        for ri, _ in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("requests") or []):
+            data = self.data[(ci, ri, 0)]
+            if data.parent is not None:
+                si = data.selected_sub
+                data = self.data[(ci, ri, si)]
+            else:
+                si = 0
+            out.append((data.request_name, data.device_class, si))
+        return out
+
+
+def _class_selectors(data: RequestData) -> Sequence[Mapping[str, Any]]:
+    return ((data.device_class or {}).get("spec") or {}).get("selectors") or []
+
+
+def _candidates(pool: Pool) -> list[Candidate]:
+    return [Candidate(driver=pool.driver, pool=pool.name, name=d.get("name", ""), device=d, slice=s)
+            for s in pool.targeting for d in (s.get("spec") or {}).get("devices") or []]

@@ -1,0 +1,90 @@
+"""The structured allocator (framework/dra/allocator.py) on resource.k8s.io/v1 objects."""
+import pytest
+
+from framework.dra.allocator import AllocationError, Allocator, Features
+
+NODE = {"metadata": {"name": "node-1", "labels": {"zone": "a"}}}
+GPU_CLASS = {"metadata": {"name": "gpu"},
+             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+
+
+def gpu_slice(names, node="node-1", pool="pool-1", numa=None, generation=1, count=1):
+    devices = [{"name": n, "attributes": {"numa": {"int": (numa or {}).get(n, 0)}}} for n in names]
+    return {"metadata": {"name": f"{pool}-{node}"},
+            "spec": {"driver": "gpu.example.com", "nodeName": node, "devices": devices,
+                     "pool": {"name": pool, "generation": generation, "resourceSliceCount": count}}}
+
+
+def claim(name, *requests, constraints=None):
+    devices = {"requests": list(requests)}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"metadata": {"name": name}, "spec": {"devices": devices}}
+
+
+def exactly(name, count=1, mode="ExactCount", **extra):
+    return {"name": name, "exactly": {"deviceClassName": "gpu", "allocationMode": mode, "count": count, **extra}}
+
+
+def devices_of(result):
+    return sorted(r["device"] for r in result["devices"]["results"])
+
+
+def allocator(*slices, allocated=(), features=Features()):
+    return Allocator(features=features, classes={"gpu": GPU_CLASS}, slices=list(slices), allocated=set(allocated))
+
+
+def test_claims_allocated_together_never_share_a_device():
+    a = allocator(gpu_slice(["g0", "g1", "g2"]))
+    results = a.allocate(NODE, [claim("c1", exactly("r", 2)), claim("c2", exactly("r", 1))])
+    assert devices_of(results[0]) + devices_of(results[1]) == ["g0", "g1", "g2"]
+    assert a.allocate(NODE, [claim("c1", exactly("r", 2)), claim("c2", exactly("r", 2))]) == []
+
+
+def test_devices_in_use_are_skipped_unless_the_request_asks_for_admin_access():
+    a = allocator(gpu_slice(["g0"]), allocated={"gpu.example.com/pool-1/g0"})
+    assert a.allocate(NODE, [claim("c", exactly("r"))]) == []
+    [result] = a.allocate(NODE, [claim("c", exactly("r", adminAccess=True))])
+    assert result["devices"]["results"] == [
+        {"request": "r", "driver": "gpu.example.com", "pool": "pool-1", "device": "g0", "adminAccess": True}]
+
+
+def test_a_match_attribute_constraint_backtracks_to_devices_with_one_value():
+    a = allocator(gpu_slice(["g0", "g1", "g2"], numa={"g0": 0, "g1": 1, "g2": 1}))
+    [result] = a.allocate(NODE, [claim("c", exactly("r", 2),
+                                       constraints=[{"matchAttribute": "gpu.example.com/numa"}])])
+    assert devices_of(result) == ["g1", "g2"]
+    assert result["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["node-1"]
+
+
+def test_first_available_takes_the_first_subrequest_that_fits():
+    a = allocator(gpu_slice(["g0", "g1"]))
+    request = {"name": "r", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 4},
+        {"name": "small", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}]}
+    [result] = a.allocate(NODE, [claim("c", request)])
+    assert {r["request"] for r in result["devices"]["results"]} == {"r/small"}
+
+
+def test_a_slice_for_another_node_offers_nothing_here():
+    assert allocator(gpu_slice(["g0"], node="node-2")).allocate(NODE, [claim("c", exactly("r"))]) == []
+
+
+def test_all_mode_refuses_a_pool_that_is_being_updated():
+    a = allocator(gpu_slice(["g0"], count=2))
+    with pytest.raises(AllocationError, match="asks for all devices, but resource pool gpu.example.com/pool-1 "
+                                              "is currently being updated"):
+        a.allocate(NODE, [claim("c", exactly("r", 0, mode="All"))])
+
+
+def test_more_than_32_devices_in_one_claim_is_an_error():
+    a = allocator(gpu_slice([f"g{i}" for i in range(40)]))
+    with pytest.raises(AllocationError, match="number of requested devices 33 exceeds the claim limit of 32"):
+        a.allocate(NODE, [claim("c", exactly("r", 33))])
+
+
+def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
+    bad = exactly("r", selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].speed > 1'}}])
+    with pytest.raises(AllocationError, match="claim c: selector #0 on device gpu.example.com/pool-1/g0: "
+                                              "CEL runtime error: no such key: speed"):
+        allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
