@@ -192,17 +192,19 @@ class ColumnarFiltering(Filtering):
         fit = active[fit_at]
         before_fit = {pl.name for pl in active[:fit_at]}
         nominated = self.handle.nominated_pods_for_node
+        copy_of = self._nominated_copies.get
+        priority, uid = pod.priority, pod.uid
         todo: list[int] = []
         copies: list[NodeInfo] = []
         for i in positions:
-            st = failed.get(i)
+            st = failed.get(i) if failed else None
             if st is not None and st.plugin in before_fit:
                 continue
             ni = nodes[i]
-            added = [pi for pi in nominated(ni.name) if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid]
+            added = [pi for pi in nominated(ni.name) if pi.pod.priority >= priority and pi.pod.uid != uid]
             if added:
                 todo.append(i)
-                copies.append(self._nominated_copies.get(ni, added))
+                copies.append(copy_of(ni, added))
         if not todo:
             return
         statuses = self._filter_columnar(fit, state, pod, _columnar_copies(nodes, todo, copies))
