@@ -52,7 +52,7 @@ INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conforma
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING)
 
-# Every workload at BENCH_NODES nodes, one process each, as a table (README's Performance).
+# Every workload at BENCH_NODES nodes, one process each, as a table (docs/performance.md).
 BENCH_NODES ?= 5000
 bench: $(STAMP)
 	$(BIN)/ksched bench all --nodes $(BENCH_NODES)

@@ -1,5 +1,5 @@
 """The cluster page at scale, in Debian's Chromium: how long the first render takes and
-how soon a live change shows. A benchmark, not a test (figures go to the README):
+how soon a live change shows. A benchmark, not a test (figures go to docs/performance.md):
 
     .venv/bin/python -m bench.web_page --nodes 5000 --pods 50000 [--json]
 

@@ -103,6 +103,32 @@ class NodeTable:
                           len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
 
 
+    def with_requests(self, rows: np.ndarray, nodes: Sequence[NodeInfo]) -> "NodeTable":
+        """A table of `rows` of this one in that order, whose row k has the requests,
+        pod count and extended-resource flag of `nodes[k]` (a copy of that row's
+        node with more pods on it, as preemption's nominated-pods pass makes): the
+        node's own columns are kept, so node-only and request-reading columnar
+        forms decide for the copies at once."""
+        t = NodeTable.__new__(NodeTable)
+        t.valid = self.valid
+        t._ints = np.asfortranarray(self._ints[rows])
+        t._flags = np.asfortranarray(self._flags[rows])
+        t.all_rows = np.arange(len(rows), dtype=np.intp)
+        t._nodes = [self._nodes[r] for r in rows.tolist()]
+        t._label_codes = {}
+        t._bind_columns()
+        changed = [(ni.requested.milli_cpu, ni.requested.memory, ni.requested.ephemeral_storage, len(ni.pods),
+                    ni.generation) for ni in nodes]
+        if changed:
+            if max(map(max, changed)) >= _MAX_COLUMN_VALUE or min(map(min, changed)) < -_MAX_COLUMN_VALUE:
+                t.valid = False
+                return t
+            values = np.array(changed, dtype=np.int64)
+            for k, name in enumerate(("req_cpu", "req_mem", "req_eph", "num_pods", "generation")):
+                getattr(t, name)[:] = values[:, k]
+            t.has_scalar[:] = t.has_scalar | np.array([bool(ni.requested.scalar) for ni in nodes], dtype=np.bool_)
+        return t
+
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
         """The value of label `key` per row as a code into the returned value list
         (-1 where the node has no such label), built on first use."""

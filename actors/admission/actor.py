@@ -21,12 +21,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.admission.eviction_intent import has_note, noted_pods, with_note, without_note
 from actors.admission.queue_status import QueueStatusWriter
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
 from actors.clock import Clock, now_ns
 from actors.metrics_sink import NoKueueMetrics
-from actors.store import AlreadyExists, NotFound, StoreError, WatchEvent
+from actors.store import AlreadyExists, Conflict, NotFound, StoreError, WatchEvent
 from framework.api.errors import ValidationError
 from framework.kueue.api import API_VERSION
 from framework.kueue.cycle import Config
@@ -94,6 +95,7 @@ class AdmissionActor(Actor):
         self.attempts: dict[str, int] = {}  # PodsReady evictions per workload (backoff)
         self.tokens: dict[str, int] = {}
         self.recreating: set[str] = set()
+        self.unfinished_evictions: set[str] = set()
         self.cycles = 0
         self._dirty = _Pending()
         self.queue_status = QueueStatusWriter(store)
@@ -131,6 +133,7 @@ class AdmissionActor(Actor):
                 self.state.unpark(m.key)
                 changed = True
         if changed:
+            await self._finish_evictions()
             await self._materialize()
             await self._cycles()
             await self.queue_status.write(self.state, self._now(), self.config.fair_sharing)
@@ -179,7 +182,10 @@ class AdmissionActor(Actor):
         if ev.resource_version <= self.written_rv.get(key, -1):
             return False  # our own write (or an older one) coming back
         self.stored[key] = dict(ev.obj.raw)
-        self.state.add_workload(parse_workload(ev.obj.raw, strict=False))
+        wl = parse_workload(ev.obj.raw, strict=False)
+        self.state.add_workload(wl)
+        if wl.holds_quota and wl.cond_true("Evicted"):
+            self.unfinished_evictions.add(key)  # a restart replays an eviction a kill -9 cut short
         return True
 
     def _on_pod(self, ev: WatchEvent) -> bool:
@@ -208,7 +214,7 @@ class AdmissionActor(Actor):
                 continue
             if not members or (wl.holds_quota and all(is_terminal(p) for p in members)):
                 await self._finish(wl, deleted=not members)
-            elif wl.holds_quota and any(is_gated(p) for p in members):
+            elif wl.holds_quota and not wl.cond_true("Evicted") and any(is_gated(p) for p in members):
                 await self._release_pods(wl)
 
     async def _create_workload(self, raw: dict[str, Any]) -> None:
@@ -267,10 +273,9 @@ class AdmissionActor(Actor):
         base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",
                                            "metadata": {"name": wl.name, "namespace": wl.namespace}}
         status = status_of(wl)
-        if base.get("status") == status:
+        if base.get("status") == status and not has_note(base):
             return
-        raw = {**base, "status": status}
-        raw["metadata"] = {k: v for k, v in raw["metadata"].items() if k != "resourceVersion"}
+        raw = {**base, "status": status, "metadata": without_note(base)}
         try:
             stored = await self.store.update(raw)
         except NotFound:
@@ -294,22 +299,91 @@ class AdmissionActor(Actor):
     async def _evict_pods(self, wl: Workload) -> None:
         """Delete the workload's pods and create them again gated (Kueue stops plain pods).
         As Kueue's pod Stop, pods already suspended are left alone: a finished pod keeps
-        its acknowledged Succeeded/Failed, a gated one is gated already."""
+        its acknowledged Succeeded/Failed, a gated one is gated already. The gated forms
+        are noted on the Workload first (eviction_intent), so a kill -9 between a delete
+        and its create loses no pod; the caller's `_persist` after `release` drops the note."""
         templates = {ps.name: ps.spec for ps in wl.pod_sets}
-        for raw in self.index.members(wl.key):
-            if is_terminal(raw) or is_gated(raw):
-                continue
+        spec = templates.get("main") if len(templates) == 1 else None
+        running = await self._running_members(wl)
+        gated = {pod_key(raw): regated_pod(raw, spec) for raw in running}
+        noted = noted_pods(self.stored.get(wl.key))
+        if gated.keys() - noted.keys():
+            await self._note(wl, {**noted, **gated})
+        for raw in running:
             key = pod_key(raw)
             self.recreating.add(key)
             try:
-                m = raw["metadata"]
-                await self.store.delete("Pod", m.get("namespace") or "default", m["name"])
-                spec = templates.get("main") if len(templates) == 1 else None
-                await self.store.create(regated_pod(raw, spec))
+                deleted = await self._delete_unless_finished(raw)
+                if deleted is not None:
+                    await self.store.create(regated_pod(deleted, spec) if deleted is not raw else gated[key])
             except StoreError as e:
                 log.warning("admission: cannot re-gate pod %s of %s: %s", key, wl.key, e)
             finally:
                 self.recreating.discard(key)
+        for key, pod in noted.items():  # deleted before a kill -9, never created again
+            if key not in gated and key not in self.index.pods:
+                try:
+                    await self.store.create(pod)
+                except AlreadyExists:
+                    pass
+                except StoreError as e:
+                    log.warning("admission: cannot re-create pod %s of %s: %s", key, wl.key, e)
+
+    async def _note(self, wl: Workload, pods: dict[str, dict[str, Any]]) -> None:
+        base = self.stored.get(wl.key)
+        if base is None:
+            return
+        try:
+            stored = await self.store.update(with_note(base, pods))
+        except StoreError as e:
+            log.warning("admission: cannot note the eviction of %s: %s", wl.key, e)
+            return
+        self.written_rv[wl.key] = int(stored["metadata"].get("resourceVersion") or 0)
+        self.stored[wl.key] = stored
+
+    async def _finish_evictions(self) -> None:
+        """Workloads stored Evicted but still holding quota (a kill -9 cut their eviction
+        short): re-gate their pods, then release the quota, as the cycle would have."""
+        keys, self.unfinished_evictions = self.unfinished_evictions, set()
+        for key in sorted(keys):
+            wl = self.state.workloads.get(key)
+            if wl is None or not wl.holds_quota or not wl.cond_true("Evicted"):
+                continue
+            await self._evict_pods(wl)
+            self.state.release(key, self._now())
+            await self._persist(wl)
+
+    async def _running_members(self, wl: Workload) -> list[dict[str, Any]]:
+        """The workload's pods that run, as the store holds them now: the index may lag
+        the store by a watch event (a pod this actor released a moment ago still looks
+        gated to it; one its client finished still looks running)."""
+        running = []
+        for raw in list(self.index.members(wl.key)):
+            m = raw["metadata"]
+            try:
+                current = await self.store.get("Pod", m.get("namespace") or "default", m["name"])
+            except NotFound:
+                continue
+            if not is_terminal(current) and not is_gated(current):
+                running.append(current)
+        return running
+
+    async def _delete_unless_finished(self, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """Delete the pod as this actor last saw it (a resourceVersion precondition): a pod
+        its client finished meanwhile (an acknowledged Succeeded the index has not seen yet)
+        is read again and left alone; None when nothing was deleted."""
+        m = raw["metadata"]
+        namespace, name = m.get("namespace") or "default", m["name"]
+        for _ in range(3):
+            try:
+                await self.store.delete("Pod", namespace, name, resource_version=str(m.get("resourceVersion") or ""))
+                return raw
+            except Conflict:
+                raw = await self.store.get("Pod", namespace, name)
+                m = raw["metadata"]
+                if is_terminal(raw) or is_gated(raw):
+                    return None
+        raise Conflict(f'pod "{namespace}/{name}" kept changing while its workload was evicted')
 
     # --- waitForPodsReady ---
     def _arm_ready_timer(self, wl: Workload) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo, next_generation
 from framework.interface import Code, CycleState, FilterReads, Status
@@ -42,6 +44,41 @@ def _with_pods_for_fit(node_info: NodeInfo, added: list[PodInfo]) -> NodeInfo:
     return c
 
 
+class NominatedCopies:
+    """_with_pods_for_fit's copies kept across cycles: a node's copy is made again
+    only when the node (its generation) or the pods added to it (the same PodInfo
+    objects, which the nominator keeps while a nomination stands) change, so the
+    nominated-pods pass of a preemption-heavy queue does not rebuild the same
+    copies for every pod."""
+
+    _LIMIT = 1 << 16  # entries; cleared beyond (a node list changing wholesale)
+
+    def __init__(self) -> None:
+        self._copies: dict[str, tuple[int, list[PodInfo], NodeInfo]] = {}
+
+    def get(self, node_info: NodeInfo, added: list[PodInfo]) -> NodeInfo:
+        got = self._copies.get(node_info.name)
+        if (got is not None and got[0] == node_info.generation and len(got[1]) == len(added)
+                and all(a is b for a, b in zip(got[1], added))):
+            return got[2]
+        if len(self._copies) >= self._LIMIT:
+            self._copies.clear()
+        copy = _with_pods_for_fit(node_info, added)
+        self._copies[node_info.name] = (node_info.generation, added, copy)
+        return copy
+
+
+def _columnar_copies(nodes: list[NodeInfo], positions: list[int], copies: list[NodeInfo]) -> list[NodeInfo]:
+    """`copies` (changed copies of the nodes at `positions`) as a ColumnarNodes over a
+    table of their rows with the copies' requests, when `nodes` has rows; else the
+    plain list (each columnar form then takes its per-node path)."""
+    if not isinstance(nodes, ColumnarNodes):
+        return copies
+    rows = nodes.rows[np.asarray(positions, dtype=np.intp)]
+    table = nodes.table.with_requests(rows, copies)
+    return ColumnarNodes(copies, table.all_rows, table)
+
+
 def _take(nodes: list[NodeInfo], positions: list[int]) -> list[NodeInfo]:
     """The nodes at these positions; a ColumnarNodes keeps its rows."""
     if isinstance(nodes, ColumnarNodes):
@@ -54,6 +91,7 @@ class ColumnarFiltering(Filtering):
 
     plugins: dict[str, Any]
     use_columnar: bool
+    _nominated_copies: NominatedCopies
 
     def can_filter_columnar(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs for this pod has a columnar form
@@ -154,15 +192,25 @@ class ColumnarFiltering(Filtering):
         fit = active[fit_at]
         before_fit = {pl.name for pl in active[:fit_at]}
         nominated = self.handle.nominated_pods_for_node
+        copy_of = self._nominated_copies.get
+        priority, uid = pod.priority, pod.uid
+        todo: list[int] = []
+        copies: list[NodeInfo] = []
         for i in positions:
-            st = failed.get(i)
+            st = failed.get(i) if failed else None
             if st is not None and st.plugin in before_fit:
                 continue
             ni = nodes[i]
-            added = [pi for pi in nominated(ni.name) if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid]
-            if not added:
-                continue
-            fst = self._filter_one(fit, state, pod, _with_pods_for_fit(ni, added))
+            added = [pi for pi in nominated(ni.name) if pi.pod.priority >= priority and pi.pod.uid != uid]
+            if added:
+                todo.append(i)
+                copies.append(copy_of(ni, added))
+        if not todo:
+            return
+        statuses = self._filter_columnar(fit, state, pod, _columnar_copies(nodes, todo, copies))
+        if statuses is None:
+            return
+        for i, fst in zip(todo, statuses):
             if fst is not _OK:
                 failed[i] = fst
 

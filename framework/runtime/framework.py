@@ -14,7 +14,7 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.interface import ClusterEventWithHint, QueuedPodInfo, Status
 from framework.runtime.binding import Binding
-from framework.runtime.columnar import ColumnarFiltering
+from framework.runtime.columnar import ColumnarFiltering, NominatedCopies
 from framework.runtime.post_filter import PostFiltering
 from framework.runtime.scoring import Scoring
 from framework.runtime.common import _error, _ok
@@ -62,6 +62,7 @@ class Framework(ColumnarFiltering, PostFiltering, Scoring, Binding):
         # Plugins' columnar forms (filter_nodes / score_nodes) are used when present;
         # False forces the per-node calls (the equivalence test compares both).
         self.use_columnar = True
+        self._nominated_copies = NominatedCopies()
 
         def objs(point: str) -> list[Any]:
             return [plugins[n] for n in self.points[point]]

@@ -145,7 +145,7 @@ def test_the_page_shows_nodes_pending_pods_gangs_and_explain_and_follows_a_new_b
         assert page.evaluate("window.__sameDocument") is True
 
         # Throughput from the daemon's samples: pods were bound, two wait in the unschedulable queue.
-        expect(page.locator("#chart text")).to_have_text(re.compile(r"^peak (?!0\.0 )[\d.]+ bound/s, \d+ pending$"),
+        expect(page.locator("#chart text.peak")).to_have_text(re.compile(r"^peak (?!0\.0 )[\d.]+ bound/s, \d+ pending"),
                                                          timeout=SECONDS)
         expect(page.locator("#pending-now")).to_have_text("2")
 

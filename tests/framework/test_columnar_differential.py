@@ -188,6 +188,15 @@ def test_pod_topology_spread_filter_agrees_node_by_node(world: tuple[Snapshot, P
     filters_alike(plugin, state, incoming, nodes)
 
 
+def statuses_on_its_path(fwk: Any, state: CycleState, incoming: Pod, nodes: list) -> list[Status]:
+    """Each node's Filter status (with the pods nominated to it) on the Framework's
+    path: columnar when it uses the columnar forms, else node by node."""
+    if fwk.use_columnar:
+        assert fwk.can_filter_columnar(state)
+        return fwk.run_filter_nodes(state, incoming, nodes)
+    return [fwk.run_filter_with_nominated_pods(state, incoming, ni) for ni in nodes]
+
+
 def profile(fit: dict, balanced: dict) -> dict[str, Any]:
     return {"profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
         {"name": "NodeResourcesFit", "args": fit},
@@ -214,11 +223,7 @@ def test_a_non_default_profile_filters_and_scores_alike_on_both_paths(world: tup
         if not pst.is_success():
             outcome.append((pst.code.name, tuple(pst.reasons)))
             continue
-        if fwk.use_columnar:
-            assert fwk.can_filter_columnar(state)
-            statuses = fwk.run_filter_nodes(state, incoming, nodes)
-        else:
-            statuses = [fwk.run_filter_with_nominated_pods(state, incoming, ni) for ni in nodes]
+        statuses = statuses_on_its_path(fwk, state, incoming, nodes)
         feasible = [ni for ni, s in zip(nodes, statuses) if s.is_success()]
         scored: Any = None
         if feasible:

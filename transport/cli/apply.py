@@ -141,7 +141,7 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
         for chunk in chunks:
             objects = [p.obj for p in chunk]
             if args.namespace:
-                objects = [_in_namespace(o, args.namespace) for o in objects]
+                objects = [in_namespace(o, args.namespace) for o in objects]
             no_generate_name(objects)
             outcome.groups += [ref(o) for o in objects if o.get("kind") == "PodGroup"]
             # compact: the reply names each object and its action; the stored objects are not sent back
@@ -158,8 +158,8 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
     return outcome
 
 
-def _in_namespace(obj: dict[str, Any], ns: str) -> dict[str, Any]:
-    """kubectl's -n for apply: objects that name no namespace go to `ns`; one that
+def in_namespace(obj: dict[str, Any], ns: str) -> dict[str, Any]:
+    """kubectl's -n for apply and create: objects that name no namespace go to `ns`; one that
     names another is an error."""
     kind = obj.get("kind")
     if kind in KINDS and not KINDS[kind].namespaced:
@@ -167,8 +167,8 @@ def _in_namespace(obj: dict[str, Any], ns: str) -> dict[str, Any]:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     have = meta.get("namespace")
     if have and have != ns:
-        raise UsageError(f"the namespace from the provided object {have!r} does not match the namespace {ns!r}. "
-                         "You must pass '--namespace={have}' to perform this operation.")
+        raise UsageError(f'the namespace from the provided object "{have}" does not match the namespace "{ns}". '
+                         f"You must pass '--namespace={have}' to perform this operation.")
     if have:
         return obj
     return {**obj, "metadata": {**meta, "namespace": ns}}

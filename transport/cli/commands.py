@@ -17,7 +17,7 @@ import yaml
 from framework.api.errors import ValidationError
 from transport.client.tcp import ConnectError, SyncClient, client_tls_context
 from transport.cli.describe import NO_GANGS, describe_node, describe_pod, describe_podgroup, explain_report
-from transport.cli.apply import VALIDATE, print_warnings, read_chunks, stream_apply
+from transport.cli.apply import VALIDATE, in_namespace, print_warnings, read_chunks, stream_apply
 from transport.cli.manifests import UsageError, load_manifests, parse_manifests  # noqa: F401
 from transport.cli.get import dump, namespace_of, print_get, watch_get
 from transport.cli.resources import ResourceArgError, Target, resource_targets
@@ -83,6 +83,12 @@ def cmd_create(args: argparse.Namespace) -> int:
     objects = _read_manifests(args.filename)
     if objects is None:
         return 2
+    if args.namespace:
+        try:
+            objects = [in_namespace(o, args.namespace) for o in objects]
+        except UsageError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
 
     def body(c: SyncClient) -> int:
         if not objects:

@@ -121,7 +121,7 @@ def add_client_parsers(sub: argparse._SubParsersAction) -> None:
                            help="objects sent in one request as the files are read; each request is all or nothing")
             p.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
                            help="progress bar on stderr for long applies (auto: when stderr is a terminal)")
-            _namespace_args(p, all_namespaces=False)
+        _namespace_args(p, all_namespaces=False)
         p.set_defaults(func=_client_command(f"cmd_{name}"))
 
     p = sub.add_parser("get", parents=[common], help="list objects or show some")

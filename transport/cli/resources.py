@@ -1,7 +1,8 @@
 """kubectl's command-line habits, read before and after argparse.
 
 - `-n NS`, `--namespace NS`, `-A` and `--all-namespaces` may stand anywhere on the
-  line, before the verb too (kubectl's flags are global): `hoist_namespace_flags`
+  line, before the verb too (kubectl's flags are global), and so may the connection
+  flags `--server`, `--token`, `--tls-ca` and `--timeout`: `hoist_namespace_flags`
   moves them to just after the client verb, where its parser reads them.
 - Resources are named as kubectl names them (`resource_targets`): `TYPE`,
   `TYPE NAME...`, `TYPE1,TYPE2 [NAME...]`, or `TYPE/NAME...` (then every argument
@@ -15,9 +16,12 @@ from typing import Sequence
 from transport.cli.tables import resolve_kind
 
 # The verbs whose parsers have -n/-A (transport.cli.main.add_client_parsers).
-NAMESPACED_VERBS = frozenset({"apply", "get", "describe", "delete", "watch", "explain", "complete"})
+NAMESPACED_VERBS = frozenset({"apply", "create", "get", "describe", "delete", "watch", "explain", "complete"})
+# Every verb whose parser has the connection flags (transport.cli.main._client_parent).
+CLIENT_VERBS = NAMESPACED_VERBS | {"stats"}
 _WITH_VALUE = ("-n", "--namespace")
 _FLAGS = ("-A", "--all-namespaces")
+_CONNECTION = ("--server", "--token", "--tls-ca", "--timeout")
 
 
 class ResourceArgError(ValueError):
@@ -36,16 +40,25 @@ def _namespace_flag_len(args: Sequence[str], i: int) -> int:
     return 0
 
 
+def _connection_flag_len(args: Sequence[str], i: int) -> int:
+    """How many tokens the connection flag at args[i] takes (0: it is not one)."""
+    tok = args[i]
+    if tok in _CONNECTION:
+        return 2 if i + 1 < len(args) else 1
+    return 1 if tok.startswith(tuple(f"{flag}=" for flag in _CONNECTION)) else 0
+
+
 def hoist_namespace_flags(argv: Sequence[str]) -> list[str]:
-    """argv with every -n/-A flag moved to just after the client verb (the first
-    word that is not a flag or a flag's value); unchanged for other commands."""
+    """argv with every -n/-A flag, and every connection flag before the verb, moved to
+    just after the client verb (the first word that is not a flag or a flag's value);
+    unchanged for other commands."""
     args = list(argv)
     hoisted: list[str] = []
     rest: list[str] = []
     verb_at = -1
     i = 0
     while i < len(args):
-        n = _namespace_flag_len(args, i) if args[i] != "--" else 0
+        n = _namespace_flag_len(args, i) or (_connection_flag_len(args, i) if verb_at < 0 else 0)
         if args[i] == "--":
             rest += args[i:]
             break
@@ -57,7 +70,7 @@ def hoist_namespace_flags(argv: Sequence[str]) -> list[str]:
             verb_at = len(rest)
         rest.append(args[i])
         i += 1
-    if verb_at < 0 or rest[verb_at] not in NAMESPACED_VERBS or not hoisted:
+    if verb_at < 0 or rest[verb_at] not in CLIENT_VERBS or not hoisted:
         return args
     return rest[:verb_at + 1] + hoisted + rest[verb_at + 1:]
 

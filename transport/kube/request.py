@@ -4,7 +4,7 @@ flags, and objects dressed with their apiVersion and kind.
 
 Bodies are bounded before they cost anything: MAX_BODY bytes (a larger Content-Length
 is refused before reading), MAX_BODY_DEPTH levels of nesting, no more maps and lists
-than bytes (YAML aliases), numbers JSON can hold (docs/api-limits.md)."""
+than bytes (YAML aliases), numbers JSON can hold (docs/kubectl.md, "The API at its edges")."""
 from __future__ import annotations
 
 import json

@@ -327,3 +327,18 @@ async def test_an_evicted_pod_group_keeps_its_finished_pods_and_regates_only_the
         assert (g0["metadata"]["uid"], g0["status"]["phase"]) == (done_uid, "Succeeded")
         assert all(GATE in [g["name"] for g in pods(p)[f"g{i}"]["spec"]["schedulingGates"]] for i in (1, 2, 3))
         assert bound(p, "a0") == 1
+
+
+async def test_an_eviction_working_from_a_stale_view_leaves_a_pod_its_client_just_finished():
+    # The actor's pod index can lag the store: a pod whose Succeeded was acknowledged a
+    # moment ago still looks running to it. Its delete carries the resourceVersion it saw,
+    # so the store refuses it and the finished pod stays, with its uid and phase.
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1", "4", tier="on-demand")])
+        await p.client.create(queued_pod("g0", "b", "1"))
+        await p.run_until_quiescent(60)
+        seen = pods(p)["g0"]
+        await p.client.update_pod_status("default", "g0", phase="Succeeded")
+        assert await p.admission._delete_unless_finished(seen) is None
+        now = pods(p)["g0"]
+        assert now["metadata"]["uid"] == seen["metadata"]["uid"] and now["status"]["phase"] == "Succeeded"

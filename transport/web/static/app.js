@@ -232,7 +232,8 @@ function pendingPods() {
     else if (!message && gates.length) message = `gated: ${gates.map((g) => g.name).join(", ")}`;
     else if (!message) message = "not tried yet";
     const c = created(obj);
-    rows.push({ key, name: showName(key), priority: (obj.spec || {}).priority || 0,
+    const group = (meta(obj).labels || {})[POD_GROUP_LABEL];
+    rows.push({ key, name: showName(key), gang: group ? `${meta(obj).namespace || "default"}/${group}` : "", priority: (obj.spec || {}).priority || 0,
       nominated: (obj.status || {}).nominatedNodeName || "", age: c === null ? 0 : now - c, message });
   }
   const { key, dir } = state.sort;
@@ -247,7 +248,7 @@ function renderPending() {
     th.className = th.dataset.sort === state.sort.key ? (state.sort.dir > 0 ? "sorted-asc" : "sorted-desc") : "";
   });
   $("#pending tbody").innerHTML = rows.slice(0, MAX_ROWS).map((r) => `<tr data-pod="${esc(r.key)}">
-    <td class="name">${esc(r.name)}</td><td class="priority">${r.priority}</td><td class="nominated">${esc(r.nominated)}</td>
+    <td class="name">${esc(r.name)}${r.gang ? `<span class="gang" data-gang="${esc(r.gang)}" title="member of PodGroup ${esc(showName(r.gang))}">gang ${esc(showName(r.gang))}</span>` : ""}</td><td class="priority">${r.priority}</td><td class="nominated">${esc(r.nominated)}</td>
     <td class="age">${duration(r.age)}</td><td class="message">${esc(r.message)}</td></tr>`).join("")
     || `<tr class="empty"><td colspan="5" class="muted">no pending pods</td></tr>`;
 }
@@ -286,10 +287,33 @@ function renderGangs() {
   }).join("") || `<tr class="empty"><td colspan="8" class="muted">no PodGroups</td></tr>`;
 }
 
+// The plot area inside the chart's 600x150 viewBox: room left for the y ticks, below for the x ticks.
+const PLOT = { left: 44, right: 590, top: 10, bottom: 118 };
+
+function chartAxes(maxRate) {
+  const { left, right, top, bottom } = PLOT;
+  const xAt = (secondsAgo) => right - ((right - left) * secondsAgo) / CHART_SECONDS;
+  const xTicks = [];
+  for (let ago = CHART_SECONDS; ago >= 0; ago -= 60) {
+    const label = ago === 0 ? "now" : `-${ago / 60}m`;
+    xTicks.push(`<line x1="${xAt(ago)}" y1="${bottom}" x2="${xAt(ago)}" y2="${bottom + 4}"/>
+      <text class="tick" x="${xAt(ago)}" y="${bottom + 14}" text-anchor="middle">${label}</text>`);
+  }
+  const yTicks = [0, maxRate / 2, maxRate].map((v) => {
+    const y = bottom - ((bottom - top) * v) / maxRate;
+    return `<line x1="${left - 4}" y1="${y}" x2="${left}" y2="${y}"/>
+      <text class="tick" x="${left - 6}" y="${y + 3}" text-anchor="end">${v.toFixed(v < 10 && v % 1 ? 1 : 0)}</text>`;
+  });
+  return `<g class="axis x-axis"><line x1="${left}" y1="${bottom}" x2="${right}" y2="${bottom}"/>${xTicks.join("")}
+      <text class="label" x="${(left + right) / 2}" y="${bottom + 28}" text-anchor="middle">time (minutes ago)</text></g>
+    <g class="axis y-axis"><line x1="${left}" y1="${top}" x2="${left}" y2="${bottom}"/>${yTicks.join("")}
+      <text class="label" x="10" y="${(top + bottom) / 2}" text-anchor="middle" transform="rotate(-90 10 ${(top + bottom) / 2})">bound/s</text></g>`;
+}
+
 function renderChart() {
   const s = state.samples;
   const svg = $("#chart");
-  if (s.length < 2) { svg.innerHTML = ""; return; }
+  if (s.length < 2) { svg.innerHTML = chartAxes(1); return; }
   const end = s[s.length - 1].t;
   const rates = [];
   for (let i = 1; i < s.length; i++) {
@@ -299,10 +323,11 @@ function renderChart() {
   const peakRate = Math.max(0, ...rates.map((r) => r[1]));
   const peakPending = Math.max(0, ...rates.map((r) => r[2]));
   const maxRate = Math.max(1, peakRate), maxPending = Math.max(1, peakPending);  // the y scales
-  const x = (t) => (600 * (t - (end - CHART_SECONDS))) / CHART_SECONDS;
-  const line = (i, max) => rates.map((r) => `${x(r[0]).toFixed(1)},${(115 - (105 * r[i]) / max).toFixed(1)}`).join(" ");
-  svg.innerHTML = `<polyline class="bound" points="${line(1, maxRate)}"/><polyline class="pending" points="${line(2, maxPending)}"/>
-    <text x="4" y="12" font-size="10" fill="#6b7580">peak ${peakRate.toFixed(1)} bound/s, ${peakPending} pending</text>`;
+  const { left, right, top, bottom } = PLOT;
+  const x = (t) => left + ((right - left) * (t - (end - CHART_SECONDS))) / CHART_SECONDS;
+  const line = (i, max) => rates.map((r) => `${x(r[0]).toFixed(1)},${(bottom - ((bottom - top) * r[i]) / max).toFixed(1)}`).join(" ");
+  svg.innerHTML = `${chartAxes(maxRate)}<polyline class="bound" points="${line(1, maxRate)}"/><polyline class="pending" points="${line(2, maxPending)}"/>
+    <text class="peak" x="${left + 6}" y="${top + 10}" font-size="10" fill="#6b7580">peak ${peakRate.toFixed(1)} bound/s, ${peakPending} pending (dashed, own scale)</text>`;
   const last = rates[rates.length - 1];
   $("#rate").textContent = last ? last[1].toFixed(1) : "0";
   $("#pending-now").textContent = String(s[s.length - 1].pending);
