@@ -22,10 +22,10 @@ def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
         binding_conditions=bool(gates.get("DRADeviceBindingConditions"))
         and bool(gates.get("DRAResourceClaimDeviceStatus")))
     classes = {(c.get("metadata") or {}).get("name", ""): c for c in case.get("deviceClasses") or []}
-    allocator = Allocator(features=features, classes=classes, slices=case.get("resourceSlices") or [],
-                          allocated=set(case.get("allocatedDevices") or []))
     claims = case.get("claims") or []
     try:
+        allocator = Allocator(features=features, classes=classes, slices=case.get("resourceSlices") or [],
+                              allocated=set(case.get("allocatedDevices") or []))
         results = allocator.allocate(case.get("node"), claims)
     except AllocationError as e:
         return {"outcome": "error", "error": str(e)}

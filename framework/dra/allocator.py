@@ -40,9 +40,22 @@ def _claim_name(claim: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
+# Feature gates whose allocator behaviour (counters, capacity sharing, taints and
+# tolerations, binding conditions) is not written yet: with one of them on the allocator
+# refuses to run rather than allocate as if it were off.
+_UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
+                      ("consumable_capacity", "DRAConsumableCapacity"),
+                      ("device_taints", "DRADeviceTaints"),
+                      ("binding_conditions", "DRADeviceBindingConditions"))
+
+
 class Allocator:
     def __init__(self, *, features: Features, classes: Mapping[str, Mapping[str, Any]],
                  slices: Sequence[Mapping[str, Any]], allocated: set[str]) -> None:
+        on = [gate for attr, gate in _UNSUPPORTED_GATES if getattr(features, attr)]
+        if on:
+            raise AllocationError(f"feature gate {', '.join(on)}: not supported by ksched's allocator yet "
+                                  "(only the stable channel's features)")
         self.features = features
         self.classes = classes
         self.slices = slices

@@ -88,3 +88,10 @@ def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
     with pytest.raises(AllocationError, match="claim c: selector #0 on device gpu.example.com/pool-1/g0: "
                                               "CEL runtime error: no such key: speed"):
         allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
+
+
+@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity", "device_taints",
+                                  "binding_conditions"])
+def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored(gate):
+    with pytest.raises(AllocationError, match="not supported by ksched's allocator yet"):
+        allocator(gpu_slice(["g0"]), features=Features(**{gate: True}))

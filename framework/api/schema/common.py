@@ -216,7 +216,7 @@ def _requests_within_limits(res: Mapping[str, Any], path: str, ctx: Ctx) -> None
                             f"must be less than or equal to {name} limit of {cap}"))
 
 
-RESOURCE_REQUIREMENTS = Obj({"requests": RESOURCE_LIST, "limits": RESOURCE_LIST, "claims": ListOf(Obj({"name": Str()}))},
+RESOURCE_REQUIREMENTS = Obj({"requests": RESOURCE_LIST, "limits": RESOURCE_LIST, "claims": ListOf(Obj({"name": Str(), "request": Str()}))},
                             checks=(_requests_within_limits,), more=frozenset())
 
 CONDITION_STATUS = Str(enum=("True", "False", "Unknown"))

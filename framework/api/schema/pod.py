@@ -8,6 +8,7 @@ from framework.api.schema.common import (
     AFFINITY, LABEL_KEY, LABEL_SELECTOR, LABELS, RESOURCE_LIST, RESOURCE_REQUIREMENTS, STRINGS,
     TOLERATION, TYPE_META, conditions, object_meta,
 )
+from framework.api.schema.pod_claims import POD_RESOURCE_CLAIM, check_resource_claims
 from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Remembered, Str, Time, join
 from framework.api.validation import (
     duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
@@ -52,7 +53,7 @@ CONTAINER_MORE = frozenset({
 POD_SPEC_MORE = frozenset({
     "ephemeralContainers", "serviceAccount", "automountServiceAccountToken", "shareProcessNamespace",
     "securityContext", "imagePullSecrets", "hostAliases", "dnsConfig", "readinessGates", "setHostnameAsFQDN",
-    "os", "hostUsers", "resourceClaims",
+    "os", "hostUsers",
 })
 
 
@@ -161,8 +162,10 @@ POD_SPEC = Obj({
     "dnsPolicy": Str(enum=("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")),
     "runtimeClassName": Str(fmt=is_dns1123_subdomain),
     "enableServiceLinks": Bool(),
+    "resourceClaims": ListOf(POD_RESOURCE_CLAIM),
 }, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound,
-                                                          _spread_constraints_not_repeated), more=POD_SPEC_MORE)
+                                            _spread_constraints_not_repeated, check_resource_claims),
+   more=POD_SPEC_MORE)
 
 POD_STATUS = Obj({
     "phase": Str(enum=("Pending", "Running", "Succeeded", "Failed", "Unknown")),
