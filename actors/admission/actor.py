@@ -315,7 +315,7 @@ class AdmissionActor(Actor):
             try:
                 deleted = await self._delete_unless_finished(raw)
                 if deleted is not None:
-                    await self.store.create(regated_pod(deleted, spec) if deleted is not raw else gated[key])
+                    await self.store.create(regated_pod(deleted, spec))
             except StoreError as e:
                 log.warning("admission: cannot re-gate pod %s of %s: %s", key, wl.key, e)
             finally:
