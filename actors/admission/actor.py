@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from actors.admission.eviction_intent import has_note, noted_pods, with_note, without_note
 from actors.admission.queue_status import QueueStatusWriter
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
@@ -94,7 +93,6 @@ class AdmissionActor(Actor):
         self.written_rv: dict[str, int] = {}
         self.attempts: dict[str, int] = {}  # PodsReady evictions per workload (backoff)
         self.tokens: dict[str, int] = {}
-        self.recreating: set[str] = set()
         self.unfinished_evictions: set[str] = set()
         self.cycles = 0
         self._dirty = _Pending()
@@ -181,18 +179,23 @@ class AdmissionActor(Actor):
             return True
         if ev.resource_version <= self.written_rv.get(key, -1):
             return False  # our own write (or an older one) coming back
-        self.stored[key] = dict(ev.obj.raw)
-        wl = parse_workload(ev.obj.raw, strict=False)
+        self._adopt(key, dict(ev.obj.raw))
+        return True
+
+    def _adopt(self, key: str, raw: dict[str, Any]) -> None:
+        """Take a stored Workload as this actor's; one stored Evicted while still holding
+        quota is an eviction a kill -9 cut short, finished by the next batch."""
+        self.stored[key] = raw
+        wl = parse_workload(raw, strict=False)
         self.state.add_workload(wl)
         if wl.holds_quota and wl.cond_true("Evicted"):
-            self.unfinished_evictions.add(key)  # a restart replays an eviction a kill -9 cut short
-        return True
+            self.unfinished_evictions.add(key)
 
     def _on_pod(self, ev: WatchEvent) -> bool:
         raw, key = ev.obj.raw, ev.obj.key
         if ev.type == "DELETED":
             wk = self.index.drop(key)
-            if wk is not None and key not in self.recreating:
+            if wk is not None:
                 self._dirty.workloads.add(wk)
             return wk is not None
         wk = self.index.put(dict(raw))
@@ -227,8 +230,7 @@ class AdmissionActor(Actor):
             return
         key = f"{stored['metadata']['namespace']}/{stored['metadata']['name']}"
         self.written_rv[key] = int(stored["metadata"].get("resourceVersion") or 0)
-        self.stored[key] = stored
-        self.state.add_workload(parse_workload(stored, strict=False))
+        self._adopt(key, stored)  # (found stored: a restart's replay may bring pods before their Workload)
 
     async def _finish(self, wl: Workload, deleted: bool) -> None:
         if deleted:
@@ -273,9 +275,9 @@ class AdmissionActor(Actor):
         base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",
                                            "metadata": {"name": wl.name, "namespace": wl.namespace}}
         status = status_of(wl)
-        if base.get("status") == status and not has_note(base):
+        if base.get("status") == status:
             return
-        raw = {**base, "status": status, "metadata": without_note(base)}
+        raw = {**base, "status": status, "metadata": {k: v for k, v in base["metadata"].items() if k != "resourceVersion"}}
         try:
             stored = await self.store.update(raw)
         except NotFound:
@@ -297,49 +299,19 @@ class AdmissionActor(Actor):
                 log.warning("admission: cannot release pod %s of %s: %s", pod_key(raw), wl.key, e)
 
     async def _evict_pods(self, wl: Workload) -> None:
-        """Delete the workload's pods and create them again gated (Kueue stops plain pods).
-        As Kueue's pod Stop, pods already suspended are left alone: a finished pod keeps
-        its acknowledged Succeeded/Failed, a gated one is gated already. The gated forms
-        are noted on the Workload first (eviction_intent), so a kill -9 between a delete
-        and its create loses no pod; the caller's `_persist` after `release` drops the note."""
+        """Replace each running pod of the workload by its gated form (Kueue stops plain
+        pods; ksched creates them again gated, to wait for the workload's next admission).
+        Each replacement is one store write (Recreate), so neither a reader nor a restart
+        after kill -9 ever finds an acknowledged pod absent. As Kueue's pod Stop, pods
+        already suspended are left alone: a finished pod keeps its acknowledged
+        Succeeded/Failed, a gated one is gated already."""
         templates = {ps.name: ps.spec for ps in wl.pod_sets}
         spec = templates.get("main") if len(templates) == 1 else None
-        running = await self._running_members(wl)
-        gated = {pod_key(raw): regated_pod(raw, spec) for raw in running}
-        noted = noted_pods(self.stored.get(wl.key))
-        if gated.keys() - noted.keys():
-            await self._note(wl, {**noted, **gated})
-        for raw in running:
-            key = pod_key(raw)
-            self.recreating.add(key)
+        for raw in await self._running_members(wl):
             try:
-                deleted = await self._delete_unless_finished(raw)
-                if deleted is not None:
-                    await self.store.create(regated_pod(deleted, spec))
+                await self._regate(raw, spec)
             except StoreError as e:
-                log.warning("admission: cannot re-gate pod %s of %s: %s", key, wl.key, e)
-            finally:
-                self.recreating.discard(key)
-        for key, pod in noted.items():  # deleted before a kill -9, never created again
-            if key not in gated and key not in self.index.pods:
-                try:
-                    await self.store.create(pod)
-                except AlreadyExists:
-                    pass
-                except StoreError as e:
-                    log.warning("admission: cannot re-create pod %s of %s: %s", key, wl.key, e)
-
-    async def _note(self, wl: Workload, pods: dict[str, dict[str, Any]]) -> None:
-        base = self.stored.get(wl.key)
-        if base is None:
-            return
-        try:
-            stored = await self.store.update(with_note(base, pods))
-        except StoreError as e:
-            log.warning("admission: cannot note the eviction of %s: %s", wl.key, e)
-            return
-        self.written_rv[wl.key] = int(stored["metadata"].get("resourceVersion") or 0)
-        self.stored[wl.key] = stored
+                log.warning("admission: cannot re-gate pod %s of %s: %s", pod_key(raw), wl.key, e)
 
     async def _finish_evictions(self) -> None:
         """Workloads stored Evicted but still holding quota (a kill -9 cut their eviction
@@ -368,21 +340,21 @@ class AdmissionActor(Actor):
                 running.append(current)
         return running
 
-    async def _delete_unless_finished(self, raw: dict[str, Any]) -> dict[str, Any] | None:
-        """Delete the pod as this actor last saw it (a resourceVersion precondition): a pod
-        its client finished meanwhile (an acknowledged Succeeded the index has not seen yet)
-        is read again and left alone; None when nothing was deleted."""
+    async def _regate(self, raw: dict[str, Any], spec: dict[str, Any] | None) -> None:
+        """Replace the pod as this actor last read it (a resourceVersion precondition): a
+        pod its client finished meanwhile (an acknowledged Succeeded the index has not seen
+        yet) is read again and left alone."""
         m = raw["metadata"]
         namespace, name = m.get("namespace") or "default", m["name"]
         for _ in range(3):
             try:
-                await self.store.delete("Pod", namespace, name, resource_version=str(m.get("resourceVersion") or ""))
-                return raw
+                await self.store.recreate(regated_pod(raw, spec), resource_version=str(m.get("resourceVersion") or ""))
+                return
             except Conflict:
                 raw = await self.store.get("Pod", namespace, name)
                 m = raw["metadata"]
                 if is_terminal(raw) or is_gated(raw):
-                    return None
+                    return
         raise Conflict(f'pod "{namespace}/{name}" kept changing while its workload was evicted')
 
     # --- waitForPodsReady ---

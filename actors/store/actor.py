@@ -56,6 +56,7 @@ from actors.store.messages import (
     Bind,
     Create,
     Delete,
+    Recreate,
     Get,
     GetEvents,
     ListObjects,
@@ -199,22 +200,9 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                     raise NotFound(f'{obj.kind} "{obj.key}" not found')
                 return self._replace(raw, current, batch, fv, said)[0].raw
             case Delete(kind=kind, namespace=ns, name=name, uid=uid, resource_version=rv):
-                key = _key(kind, ns, name)
-                current = self._objects.get(kind, {}).get(key)
-                if current is None:
-                    raise NotFound(f'{kind} "{key}" not found')
-                _check_preconditions(current.raw, uid, rv)
-                if finalizers(current.raw):  # kept, marked, until the last finalizer goes
-                    if deleting(current.raw):
-                        return current.raw
-                    marked = marked_for_deletion(current.raw, format_time(int(self._clock()) * 1_000_000_000))
-                    return self._write(kind, key, marked, batch).raw
-                if kind == "Namespace":
-                    if key in IMMORTAL_NAMESPACES:
-                        raise Forbidden(f'namespaces "{key}" is forbidden: this namespace may not be deleted')
-                    self._remove_contents(key, batch)
-                self._remove(kind, key, current, batch)
-                return current.raw
+                return self._delete(kind, ns, name, uid, rv, batch)
+            case Recreate(kind=kind, namespace=ns, name=name, uid=uid, resource_version=rv, obj=raw):
+                return self._atomically(batch, lambda: self._recreate(kind, ns, name, uid, rv, raw, batch))
             case Get(kind=kind, namespace=ns, name=name):
                 obj = self.peek(kind, ns, name)
                 if obj is None:
@@ -241,6 +229,33 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                 assert_never(msg)
 
     # --- the write path: create, replace, apply ------------------------------------------------
+
+    def _delete(self, kind: str, ns: str, name: str, uid: str, rv: str, batch: _Batch) -> Any:
+        key = _key(kind, ns, name)
+        current = self._objects.get(kind, {}).get(key)
+        if current is None:
+            raise NotFound(f'{kind} "{key}" not found')
+        _check_preconditions(current.raw, uid, rv)
+        if finalizers(current.raw):  # kept, marked, until the last finalizer goes
+            if deleting(current.raw):
+                return current.raw
+            marked = marked_for_deletion(current.raw, format_time(int(self._clock()) * 1_000_000_000))
+            return self._write(kind, key, marked, batch).raw
+        if kind == "Namespace":
+            if key in IMMORTAL_NAMESPACES:
+                raise Forbidden(f'namespaces "{key}" is forbidden: this namespace may not be deleted')
+            self._remove_contents(key, batch)
+        self._remove(kind, key, current, batch)
+        return current.raw
+
+    def _recreate(self, kind: str, ns: str, name: str, uid: str, rv: str, raw: Any, batch: _Batch) -> Any:
+        """Delete, then create the replacement; a finalizer that keeps the old object
+        makes the create fail (AlreadyExists) and the caller's _atomically undoes both."""
+        named = name_of(raw)
+        if not isinstance(raw, Mapping) or raw.get("kind") != kind or named is None or named[1] != name:
+            raise BadRequest(f'the replacement must be the {kind} "{name}" it replaces')
+        self._delete(kind, ns, name, uid, rv, batch)
+        return self._create(raw, batch).raw
 
     def _create(self, raw: Any, batch: _Batch, fv: str | None = None, warnings: list[str] | None = None) -> KubeObject:
         # The one admission (front_door.admission) makes `raw` the store's own copy, and

@@ -5,7 +5,7 @@ from typing import Any, Callable, Mapping
 
 from actors.base import Actor, MailboxClosed, new_reply
 from actors.store.messages import (
-    Apply, Bind, Create, Delete, EventRecord, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
+    Apply, Bind, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
 )
 
@@ -40,6 +40,14 @@ class StoreClient:
                      ) -> dict[str, Any]:
         return await self._store.ask(Delete(kind=kind, namespace=namespace, name=name, uid=uid,
                                             resource_version=resource_version, reply=new_reply()))
+
+    async def recreate(self, obj: Mapping[str, Any], *, uid: str = "", resource_version: str = "") -> dict[str, Any]:
+        """Replace the stored object `obj` names by `obj`, created anew (a new uid), in one
+        write; uid / resource_version are preconditions on the one deleted (messages.Recreate)."""
+        meta = obj.get("metadata") or {}
+        return await self._store.ask(Recreate(kind=str(obj.get("kind") or ""), namespace=meta.get("namespace") or "",
+                                              name=str(meta.get("name") or ""), obj=obj, uid=uid,
+                                              resource_version=resource_version, reply=new_reply()))
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         return await self._store.ask(Get(kind=kind, namespace=namespace, name=name, reply=new_reply()))

@@ -157,6 +157,23 @@ class Delete:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Recreate:
+    """Delete an object (with Delete's preconditions) and create `obj` in its place, in
+    one write: all or nothing, so no reader ever finds the name absent. kube does this
+    as two requests; ksched's own controllers use it where an object must be replaced
+    by a new one (an evicted Kueue pod created again gated) and must not be lost to a
+    kill -9 between the two. The reply is the created object."""
+
+    kind: str
+    namespace: str
+    name: str
+    obj: Mapping[str, Any]
+    uid: str = ""  # "": no precondition
+    resource_version: str = ""
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Get:
     kind: str
     namespace: str
@@ -238,5 +255,5 @@ class Unwatch:
     reply: Reply | None = None
 
 
-StoreMsg = Union[Create, Apply, Update, Delete, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
+StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
                  SweepEvents, Watch, Unwatch]

@@ -23,7 +23,7 @@ from actors.store.backend import StoreBackend, Write
 from actors.store.history import PastEvent, WatchHistory
 from actors.store.limits import FAIR_SHARE, StoreLimits, fair_pause
 from actors.store.messages import (
-    Apply, Bind, Create, Delete, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
+    Apply, Bind, Create, Delete, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
 )
 from framework.api.objects import KubeObject
 
@@ -40,7 +40,7 @@ class Batch:
     hidden: int = 0  # undo entries already in the store's `_committing` view (a paced Apply)
 
 
-_CLIENT_WRITES = (Create, Apply, Update, Delete)
+_CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 _DELETES = (Delete, SweepEvents)

@@ -331,14 +331,14 @@ async def test_an_evicted_pod_group_keeps_its_finished_pods_and_regates_only_the
 
 async def test_an_eviction_working_from_a_stale_view_leaves_a_pod_its_client_just_finished():
     # The actor's pod index can lag the store: a pod whose Succeeded was acknowledged a
-    # moment ago still looks running to it. Its delete carries the resourceVersion it saw,
-    # so the store refuses it and the finished pod stays, with its uid and phase.
+    # moment ago still looks running to it. Its replacement carries the resourceVersion it
+    # saw, so the store refuses it and the finished pod stays, with its uid and phase.
     async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
         await p.client.apply(two_teams() + [node("n1", "4", tier="on-demand")])
         await p.client.create(queued_pod("g0", "b", "1"))
         await p.run_until_quiescent(60)
         seen = pods(p)["g0"]
         await p.client.update_pod_status("default", "g0", phase="Succeeded")
-        assert await p.admission._delete_unless_finished(seen) is None
+        await p.admission._regate(seen, None)
         now = pods(p)["g0"]
         assert now["metadata"]["uid"] == seen["metadata"]["uid"] and now["status"]["phase"] == "Succeeded"
