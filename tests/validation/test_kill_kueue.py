@@ -102,9 +102,9 @@ def complete(d: DaemonProcess, rng: random.Random, completions: Acks, stop: thre
                 units.setdefault(group_of(p) or p["metadata"]["name"], []).append(p)
             ready = [ms for ms in units.values() if all(m["spec"].get("nodeName") and not is_done(m) for m in ms)]
             for ms in rng.sample(ready, min(len(ready), 3)):
-                for m in ms:
-                    c.complete(m["metadata"]["name"], "default")
-                    completions.add([(m["metadata"]["name"], m["metadata"]["uid"])])
+                for m in ms:  # (the pod completed, not the one listed: an eviction may have replaced it)
+                    done = c.complete(m["metadata"]["name"], "default")
+                    completions.add([(m["metadata"]["name"], done["metadata"]["uid"])])
             stop.wait(0.05)  # pacing of this client's load, not a wait for a condition
 
 
