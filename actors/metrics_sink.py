@@ -93,8 +93,20 @@ class NoMetrics:
         pass
 
 
+class KueueMetrics(Protocol):
+    """What the admission actor records (transport.http.kueue_metrics collects it)."""
+
+    def cycle(self, result: str, duration_s: float) -> None: ...
+
+    def admitted(self, cq: str, priority_class: str = "") -> None: ...
+
+    def evicted(self, cq: str, reason: str, preempting_cq: str = "", preemption_reason: str = "") -> None: ...
+
+    def queues(self, view: Mapping[str, Any]) -> None: ...
+
+
 class NoKueueMetrics:
-    """What the admission actor records when nothing collects (transport.http.kueue_metrics)."""
+    """KueueMetrics when nothing collects."""
 
     def cycle(self, result: str, duration_s: float) -> None:
         pass

@@ -6,8 +6,8 @@ labelled kueue.x-k8s.io/queue-name (which the store gates with kueue.x-k8s.io/ad
 on create). A pod, or a pod group once all its pods exist, becomes a Workload. After
 each batch of events it runs cycles; each admission is written to the store (durable)
 before the pods are released: the gate removed, the flavor's nodeSelector and
-tolerations merged. A preempted workload's pods are deleted and created again gated,
-then its quota is released. After a restart the quota is rebuilt from the stored
+tolerations merged. A preempted workload's running pods are replaced by gated ones (the
+store's Recreate), then its quota is released. After a restart the quota is rebuilt from the stored
 Workloads (the watch replays them) and admitted workloads' pods are released again.
 ClusterQueue and LocalQueue status are written after each batch (queue_status.py).
 waitForPodsReady: a workload whose pods are not all placed `pods_ready_timeout` after
@@ -19,14 +19,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+from actors.admission.messages import AdmissionMsg, ReadyCheck, StoreChanged, Unpark
 from actors.admission.queue_status import QueueStatusWriter
+from actors.admission.queue_view import queues_view
 from actors.admission.workloads import PodIndex, is_gated, is_placed, is_terminal, pod_key
 from actors.base import Actor, MailboxClosed
 from actors.clock import Clock, now_ns
-from actors.metrics_sink import NoKueueMetrics
-from actors.store import AlreadyExists, Conflict, NotFound, StoreError, WatchEvent
+from actors.metrics_sink import KueueMetrics, NoKueueMetrics
+from actors.store import AlreadyExists, Conflict, NotFound, StoreClient, StoreError, WatchEvent
 from framework.api.errors import ValidationError
 from framework.kueue.api import API_VERSION
 from framework.kueue.cycle import Config
@@ -52,39 +54,18 @@ class AdmissionConfig:
 
 
 @dataclass
-class StoreChanged:
-    event: WatchEvent
-
-
-@dataclass
-class ReadyCheck:
-    key: str
-    token: int
-
-
-@dataclass
-class Unpark:
-    key: str
-
-
-@dataclass
-class GetQueues:
-    reply: Any
-
-
-@dataclass
 class _Pending:
     workloads: set[str] = field(default_factory=set)  # workload keys whose pods changed
 
 
-class AdmissionActor(Actor):
+class AdmissionActor(Actor[AdmissionMsg]):
     name = "admission"
     batched = True
 
-    def __init__(self, store: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
-                 metrics: Any = None) -> None:
+    def __init__(self, store: StoreClient, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                 metrics: KueueMetrics | None = None, timer: Callable[[], float] = time.perf_counter) -> None:
         super().__init__()
-        self.store, self.clock, self.config = store, clock, config
+        self.store, self.clock, self.config, self._timer = store, clock, config, timer
         self.metrics = metrics if metrics is not None else NoKueueMetrics()
         self.state = AdmissionState(Config(fair_sharing=config.fair_sharing, strategies=config.preemption_strategies))
         self.objects: dict[str, dict[str, Any]] = {k: {} for k in QUEUE_KINDS}
@@ -99,8 +80,8 @@ class AdmissionActor(Actor):
         self.queue_status = QueueStatusWriter(store)
 
     @classmethod
-    async def attach(cls, client: Any, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
-                     metrics: Any = None) -> "AdmissionActor":
+    async def attach(cls, client: StoreClient, clock: Clock, config: AdmissionConfig = AdmissionConfig(),
+                     metrics: KueueMetrics | None = None) -> "AdmissionActor":
         actor = cls(client, clock, config, metrics)
         await client.watch(actor.observe, kinds=WATCHED)
         return actor
@@ -110,7 +91,7 @@ class AdmissionActor(Actor):
         if ev.kind == "Pod" and not queue_name(ev.obj.raw) and not (ev.old is not None and queue_name(ev.old.raw)):
             return
         try:
-            self.tell(StoreChanged(ev))
+            self.tell(StoreChanged(event=ev))
         except MailboxClosed:
             pass
 
@@ -118,12 +99,10 @@ class AdmissionActor(Actor):
         self.inbox.close(drain=True)
 
     # --- the loop ---
-    async def handle_batch(self, msgs: list[Any]) -> None:
+    async def handle_batch(self, msgs: list[AdmissionMsg]) -> None:
         changed = False
         for m in msgs:
-            if isinstance(m, GetQueues):
-                m.reply.set_result(self.queues_view())
-            elif isinstance(m, StoreChanged):
+            if isinstance(m, StoreChanged):
                 changed = self._on_event(m.event) or changed
             elif isinstance(m, ReadyCheck):
                 changed = await self._ready_check(m) or changed
@@ -135,7 +114,7 @@ class AdmissionActor(Actor):
             await self._materialize()
             await self._cycles()
             await self.queue_status.write(self.state, self._now(), self.config.fair_sharing)
-            self.metrics.queues(self.queues_view())
+            self.metrics.queues(queues_view(self.state))
 
     def _now(self) -> int:
         return now_ns(self.clock)
@@ -249,12 +228,12 @@ class AdmissionActor(Actor):
         while True:
             active_before = self.state.active_pending()
             now = self._now()
-            started = time.perf_counter()
+            started = self._timer()
             report = self.state.schedule(now)
             self.cycles += 1
             if not report.heads:
                 return
-            self.metrics.cycle("success" if report.admitted else "inadmissible", time.perf_counter() - started)
+            self.metrics.cycle("success" if report.admitted else "inadmissible", self._timer() - started)
             for wl in report.admitted:
                 self.metrics.admitted(wl.admission.cluster_queue)
             for wl in report.evicted:
@@ -363,9 +342,9 @@ class AdmissionActor(Actor):
         if t is None:
             return
         token = self.tokens[wl.key] = self.tokens.get(wl.key, 0) + 1
-        self.clock.call_at(self.clock.now() + t, lambda: self._post(ReadyCheck(wl.key, token)))
+        self.clock.call_at(self.clock.now() + t, lambda: self._post(ReadyCheck(key=wl.key, token=token)))
 
-    def _post(self, msg: Any) -> None:
+    def _post(self, msg: AdmissionMsg) -> None:
         try:
             self.tell(msg)
         except MailboxClosed:
@@ -388,26 +367,6 @@ class AdmissionActor(Actor):
         n = self.attempts[m.key] = self.attempts.get(m.key, 0) + 1
         delay = min(self.config.backoff_base_seconds * 2 ** (n - 1), self.config.backoff_max_seconds)
         self.state.park(m.key)
-        self.clock.call_at(self.clock.now() + delay, lambda: self._post(Unpark(m.key)))
+        self.clock.call_at(self.clock.now() + delay, lambda: self._post(Unpark(key=m.key)))
         await self._persist(wl)
         return True
-
-    # --- reading ---
-    def queues_view(self) -> dict[str, Any]:
-        """Per ClusterQueue: pending/admitted counts, usage against nominal, borrowed."""
-        out: dict[str, Any] = {}
-        for name, cq in self.state.cache.cluster_queues.items():
-            usage = []
-            for fr, q in sorted(cq.quotas.items()):
-                u = cq.usage.get(fr, 0)
-                usage.append({"flavor": fr[0], "resource": fr[1], "nominal": q.nominal, "usage": u,
-                              "borrowed": max(0, u - q.nominal) if cq.parent is not None else 0})
-            pending = self.state.pending(name)
-            # an inactive ClusterQueue's pending workloads are all inadmissible (reportCQPendingWorkloads)
-            inadmissible = self.state.pending_inadmissible(name) if cq.active else pending
-            out[name] = {"cohort": cq.spec.cohort, "pending": pending,
-                         "pendingActive": pending - inadmissible, "pendingInadmissible": inadmissible,
-                         "admitted": len(cq.workloads), "admittedTotal": self.state.admitted_total.get(name, 0),
-                         "strategy": cq.spec.queueing_strategy, "active": cq.active, "usage": usage}
-        return out
-

@@ -64,7 +64,7 @@ class KueueMetrics:
                                         replica_role=ROLE).inc()
 
     def queues(self, view: Mapping[str, Any]) -> None:
-        """The per-ClusterQueue view of the admission actor (AdmissionActor.queues_view)."""
+        """The per-ClusterQueue view of the admission actor (actors/admission/queue_view.py)."""
         for name, q in view.items():
             self.pending.labels(cluster_queue=name, status="active", replica_role=ROLE).set(q["pendingActive"])
             self.pending.labels(cluster_queue=name, status="inadmissible", replica_role=ROLE).set(q["pendingInadmissible"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from actors.admission import AdmissionConfig
+from actors.admission.queue_view import queues_view
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from actors.store.sqlite import SQLiteBackend
@@ -124,7 +125,7 @@ async def test_gang_that_cannot_be_placed_releases_quota_after_the_ready_timeout
         assert all(GATE in [g["name"] for g in raw["spec"]["schedulingGates"]] for raw in pods(p).values())
         # waiting out its backoff it is pending, inadmissible (Kueue's queue keeps it there): the
         # ClusterQueue's status and the metrics' view both count it
-        view = p.admission.queues_view()["team-a"]
+        view = queues_view(p.admission.state)["team-a"]
         assert (view["pending"], view["pendingActive"], view["pendingInadmissible"]) == (1, 0, 1)
         assert p.store.peek("ClusterQueue", "", "team-a").raw["status"]["pendingWorkloads"] == 1
         p.clock.advance(11)  # the backoff passes: admitted again
@@ -305,7 +306,7 @@ async def test_an_inactive_cluster_queues_pending_workloads_are_counted_inadmiss
         await p.client.apply([cluster_queue("solo", "", "2", flavor_name="missing"), local_queue("s", "solo")])
         await p.client.create(queued_pod("p1", "s", "1"))
         await p.run_until_quiescent(60)
-        view = p.admission.queues_view()["solo"]
+        view = queues_view(p.admission.state)["solo"]
         assert (view["pending"], view["pendingActive"], view["pendingInadmissible"]) == (1, 0, 1)
 
 
