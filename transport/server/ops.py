@@ -4,7 +4,7 @@ queued, bounded per watch in bytes) and the shape of long replies (encoded in
 slices; an apply's compact reply)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, Sized
 
 import msgpack
 
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from transport.server.limits import ServerLimits
     from transport.server.outbox import Outbox
     from transport.server.service import Service
-    from transport.server.tcp import Server
 
 NO_REPLY = object()  # a handler that sent its own reply (watch: the reply precedes its events)
 PACED_ITEMS = 256  # a reply with this many items is encoded in slices
@@ -26,8 +25,16 @@ LIST_MARGIN = 4096  # a list page's envelope: ids, resourceVersion, continue tok
 _PENDING_WATCH = -1  # a watch's store id before the store has registered it
 
 
+class ServerView(Protocol):
+    """What a connection's handlers ask of the server that accepted it."""
+
+    connections: Sized
+
+    def reject(self, limit: str) -> None: ...
+
+
 class Ops:
-    server: "Server"
+    server: ServerView
     service: "Service"
     limits: "ServerLimits"
     out: "Outbox"
