@@ -147,7 +147,8 @@ KUEUE_KINDS = frozenset(kind for kind, _ in KUEUE_SCHEMAS)
 
 
 def kueue_schema(kind: str, api_version: object) -> Obj | None:
-    """The schema of a Kueue kind in the version written (v1beta2 when none is)."""
-    if kind not in KUEUE_KINDS:
+    """The schema of a Kueue kind in the version written (v1beta2 when none is; None
+    for a version that is not a string, which decoding refuses)."""
+    if kind not in KUEUE_KINDS or not isinstance(api_version, (str, type(None))):
         return None
     return KUEUE_SCHEMAS.get((kind, api_version if api_version else V1BETA2))
