@@ -130,9 +130,13 @@ def settled(c: SyncClient) -> tuple[list[str], int] | None:
                         and not any(g.get("name") == GATE for g in p["spec"].get("schedulingGates") or [])]
     if released_unbound:
         return None
+    # Finished members are left out: the completer finishes only groups bound whole, so a
+    # group the scheduler bound in part keeps its bound members unfinished; and a group
+    # finished in part and then evicted keeps a finished member bound beside a re-gated
+    # one that Coscheduling (as upstream, which does not see finished pods) cannot place.
     members: dict[str, list[dict[str, Any]]] = {}
     for p in pods:
-        if group_of(p):
+        if group_of(p) and not is_done(p):
             members.setdefault(group_of(p), []).append(p)
     partial = sorted(g for g, ms in members.items()
                      if 0 < sum(1 for m in ms if m["spec"].get("nodeName")) < len(ms))
