@@ -9,10 +9,10 @@ from typing import Any
 from framework.kueue import queues as rq
 from framework.kueue.amount import amount_of, parse_amount, quantity_text
 from framework.kueue.conditions import set_evicted, set_preempted, set_quota_reservation, unset_quota_reservation
-from framework.kueue.cycle import Config, Scheduler
+from framework.kueue.cycle import Config, AdmissionCycle
 from framework.kueue.fairsharing import DEFAULT_STRATEGIES, dominant_resource_share
 from framework.kueue.flavors import MODE_NAMES, FlavorAssigner
-from framework.kueue.snapshot import Snapshot
+from framework.kueue.snapshot import QuotaSnapshot
 from framework.api.quantity import parse_quantity
 from conformance.kueue_objects import NOW, cluster_queues, cohorts, flavors, workload
 
@@ -30,9 +30,9 @@ def _config(case: dict[str, Any]) -> Config:
                   recompute_on_overlap=gates.get("RecomputeAssignmentUponPreemptionTargetsOverlap", True))
 
 
-def _snapshot(case: dict[str, Any]) -> tuple[Snapshot, list]:
+def _snapshot(case: dict[str, Any]) -> tuple[QuotaSnapshot, list]:
     admitted = [workload(w) for w in case.get("admitted") or []]
-    return Snapshot.build(cluster_queues(case), cohorts(case), flavors(case), admitted), admitted
+    return QuotaSnapshot.build(cluster_queues(case), cohorts(case), flavors(case), admitted), admitted
 
 
 def _fr(key: str) -> tuple[str, str]:
@@ -63,7 +63,7 @@ def run_schedule(case: dict[str, Any]) -> dict[str, Any]:
             wl = q.pop()
             if wl is not None:
                 heads.append((wl, name))
-    sched = Scheduler(_config(case), NOW)
+    sched = AdmissionCycle(_config(case), NOW)
     result = sched.run(snap.clone(), heads, namespaces)
     for ev in result.evictions:
         set_evicted(ev.victim, "Preempted", ev.message, NOW)
@@ -101,7 +101,7 @@ def run_preemption_targets(case: dict[str, Any]) -> dict[str, Any]:
             if v:
                 usage[fr] = usage.get(fr, 0) + v
     config = _config(case)
-    targets = Scheduler(config, NOW).targets(snap, pre, cq, frs, usage)
+    targets = AdmissionCycle(config, NOW).targets(snap, pre, cq, frs, usage)
     from framework.kueue.preemption import preemption_message
     from framework.kueue.snapshot import cq_path
     victims = []

@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.kueue.api import (API_VERSION, ClusterQueueSpec, CohortSpec, ResourceFlavorSpec, parse_cluster_queue,
                                  parse_cohort, parse_resource_flavor)
-from framework.kueue.workload import Workload, parse_workload
+from framework.kueue.workload import WorkloadInfo, parse_workload
 
 NOW = 1_000_000 * 1_000_000_000  # the test clock's "now", ns
 SECOND = 1_000_000_000
@@ -68,7 +68,7 @@ def _pod_spec(ps: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def workload(w: dict[str, Any]) -> Workload:
+def workload(w: dict[str, Any]) -> WorkloadInfo:
     """A case workload in the API form (conditions implied by the Go wrappers added)."""
     meta: dict[str, Any] = {"name": w["name"], "namespace": w.get("namespace", ""), "labels": w.get("labels") or {}}
     if w.get("uid"):

@@ -35,7 +35,7 @@ from framework.kueue.cycle import Config
 from framework.kueue.fairsharing import DEFAULT_STRATEGIES
 from framework.kueue.manager import AdmissionState
 from framework.kueue.pods import admitted_pod, queue_name, regated_pod
-from framework.kueue.workload import Workload, parse_workload, status_of
+from framework.kueue.workload import WorkloadInfo, parse_workload, status_of
 
 log = logging.getLogger(__name__)
 QUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue")
@@ -211,7 +211,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
         self.written_rv[key] = int(stored["metadata"].get("resourceVersion") or 0)
         self._adopt(key, stored)  # (found stored: a restart's replay may bring pods before their Workload)
 
-    async def _finish(self, wl: Workload, deleted: bool) -> None:
+    async def _finish(self, wl: WorkloadInfo, deleted: bool) -> None:
         if deleted:
             self.state.delete_workload(wl.key)
             try:
@@ -250,7 +250,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
             if not report.admitted and not report.evicted and self.state.active_pending() >= active_before:
                 return  # no progress: what is left waits for an event (StrictFIFO heads stay blocked)
 
-    async def _persist(self, wl: Workload) -> None:
+    async def _persist(self, wl: WorkloadInfo) -> None:
         base = self.stored.get(wl.key) or {"apiVersion": API_VERSION, "kind": "Workload",
                                            "metadata": {"name": wl.name, "namespace": wl.namespace}}
         status = status_of(wl)
@@ -264,7 +264,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
         self.written_rv[wl.key] = int(stored["metadata"].get("resourceVersion") or 0)
         self.stored[wl.key] = stored
 
-    async def _release_pods(self, wl: Workload) -> None:
+    async def _release_pods(self, wl: WorkloadInfo) -> None:
         if wl.admission is None:
             return
         for raw in self.index.members(wl.key):
@@ -277,7 +277,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
             except (ValidationError, StoreError) as e:
                 log.warning("admission: cannot release pod %s of %s: %s", pod_key(raw), wl.key, e)
 
-    async def _evict_pods(self, wl: Workload) -> None:
+    async def _evict_pods(self, wl: WorkloadInfo) -> None:
         """Replace each running pod of the workload by its gated form (Kueue stops plain
         pods; ksched creates them again gated, to wait for the workload's next admission).
         Each replacement is one store write (Recreate), so neither a reader nor a restart
@@ -304,7 +304,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
             self.state.release(key, self._now())
             await self._persist(wl)
 
-    async def _running_members(self, wl: Workload) -> list[dict[str, Any]]:
+    async def _running_members(self, wl: WorkloadInfo) -> list[dict[str, Any]]:
         """The workload's pods that run, as the store holds them now: the index may lag
         the store by a watch event (a pod this actor released a moment ago still looks
         gated to it; one its client finished still looks running)."""
@@ -337,7 +337,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
         raise Conflict(f'pod "{namespace}/{name}" kept changing while its workload was evicted')
 
     # --- waitForPodsReady ---
-    def _arm_ready_timer(self, wl: Workload) -> None:
+    def _arm_ready_timer(self, wl: WorkloadInfo) -> None:
         t = self.config.pods_ready_timeout_seconds
         if t is None:
             return

@@ -19,7 +19,7 @@ from typing import Any
 from actors.store import Conflict, NotFound, StoreError, WatchEvent
 from framework.kueue.manager import AdmissionState
 from framework.kueue.status import cluster_queue_status, local_queue_status
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 log = logging.getLogger(__name__)
 STATUS_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor")
@@ -56,7 +56,7 @@ class QueueStatusWriter:
             status = cluster_queue_status(cq, state.pending(name), raw.get("status"), now, fair_sharing=fair_sharing,
                                           generation=meta.get("generation"))
             await self._put("ClusterQueue", name, raw, status)
-        by_queue: dict[tuple[str, str], list[Workload]] = {}
+        by_queue: dict[tuple[str, str], list[WorkloadInfo]] = {}
         for wl in state.workloads.values():
             by_queue.setdefault((wl.namespace, wl.queue_name), []).append(wl)
         for key, raw in list(self.raw["LocalQueue"].items()):

@@ -14,8 +14,8 @@ from framework.kueue.fairsharing import DEFAULT_STRATEGIES, Entry, fair_sharing_
 from framework.kueue.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from framework.kueue.preemption import Context, Target, classical_targets, cq_of, preemption_message
 from framework.kueue.quota import height_of_lowest_subtree_that_fits
-from framework.kueue.snapshot import ClusterQueue, Snapshot, cq_path
-from framework.kueue.workload import Admission, PodSetAssignment, Workload
+from framework.kueue.snapshot import ClusterQueue, QuotaSnapshot, cq_path
+from framework.kueue.workload import Admission, PodSetAssignment, WorkloadInfo
 
 DEFERRED_FIT = 3
 
@@ -31,7 +31,7 @@ class Config:
 @dataclass
 class Decision:
     """What became of one head."""
-    workload: Workload
+    workload: WorkloadInfo
     cluster_queue: str
     status: str = ""  # "" not nominated (its status is written), "skipped", "nominated" (admitted)
     assignment: Assignment | None = None
@@ -45,7 +45,7 @@ class Decision:
 
 @dataclass
 class Eviction:
-    victim: Workload
+    victim: WorkloadInfo
     reason: str
     message: str
     preemptor_cq: str = ""
@@ -61,20 +61,20 @@ class CycleResult:
         return [d for d in self.decisions if d.admission is not None]
 
 
-class Scheduler:
+class AdmissionCycle:
     def __init__(self, config: Config = Config(), now: int = 0) -> None:
         self.config = config
         self.now = now
 
     # --- preemption as the assigner and the cycle ask for it ---
-    def targets(self, snap: Snapshot, wl: Workload, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]) -> list[Target]:
+    def targets(self, snap: QuotaSnapshot, wl: WorkloadInfo, cq: ClusterQueue, frs: set[FR], usage: dict[FR, int]) -> list[Target]:
         ctx = Context(wl, cq, snap, frs, usage, self.now)
         if self.config.fair_sharing:
             return fair_targets(ctx, self.config.strategies)
         return classical_targets(ctx)
 
-    def oracle_for(self, snap: Snapshot):
-        def oracle(cq: ClusterQueue, wl: Workload, fr: FR, qty: int) -> tuple[str, int]:
+    def oracle_for(self, snap: QuotaSnapshot):
+        def oracle(cq: ClusterQueue, wl: WorkloadInfo, fr: FR, qty: int) -> tuple[str, int]:
             found = self.targets(snap, wl, cq, {fr}, {fr: qty})
             if not found:
                 return "NoCandidates", height_of_lowest_subtree_that_fits(cq, fr, qty)[0]
@@ -86,7 +86,7 @@ class Scheduler:
             return ("Preempt" if any(cq_of(t.workload) == cq.name for t in found) else "Reclaim"), borrow
         return oracle
 
-    def assignments(self, snap: Snapshot, wl: Workload, cq: ClusterQueue) -> tuple[Assignment, list[Target]]:
+    def assignments(self, snap: QuotaSnapshot, wl: WorkloadInfo, cq: ClusterQueue) -> tuple[Assignment, list[Target]]:
         """getInitialAssignments: full counts, then partial admission by binary search."""
         assigner = FlavorAssigner(wl, cq, snap.flavors, self.oracle_for(snap), self.config.fair_sharing)
         full = assigner.assign()
@@ -123,7 +123,7 @@ class Scheduler:
         return full, []
 
     # --- the cycle ---
-    def run(self, snap: Snapshot, heads: Sequence[tuple[Workload, str]],
+    def run(self, snap: QuotaSnapshot, heads: Sequence[tuple[WorkloadInfo, str]],
             namespaces: Mapping[str, Mapping[str, str]] | None = None) -> CycleResult:
         entries: list[Decision] = []
         others: list[Decision] = []
@@ -144,7 +144,7 @@ class Scheduler:
                 continue
             others.append(d)
         evictions: list[Eviction] = []
-        claimed: dict[str, Workload] = {}
+        claimed: dict[str, WorkloadInfo] = {}
         for d in self._order(snap, entries):
             self._process(snap, d, claimed, evictions)
         for d in entries:
@@ -152,14 +152,14 @@ class Scheduler:
                 d.requeue_reason = rq.FAILED_AFTER_NOMINATION
         return CycleResult(entries + others, evictions)
 
-    def _order(self, snap: Snapshot, entries: list[Decision]) -> list[Decision]:
+    def _order(self, snap: QuotaSnapshot, entries: list[Decision]) -> list[Decision]:
         if self.config.fair_sharing:
             fs = [Entry(d.workload, snap.cluster_queues[d.cluster_queue], d.assignment.usage, d) for d in entries]
             return [e.payload for e in fair_sharing_order(fs)]  # type: ignore[misc]
         return sorted(entries, key=lambda d: (not d.workload.has_quota, d.assignment.borrowing,
                                               -d.workload.priority, d.workload.queue_order_time()))
 
-    def _fits(self, snap: Snapshot, cq: ClusterQueue, usage: dict[FR, int], claimed: dict[str, Workload],
+    def _fits(self, snap: QuotaSnapshot, cq: ClusterQueue, usage: dict[FR, int], claimed: dict[str, WorkloadInfo],
               targets: list[Target]) -> bool:
         merged = dict(claimed)
         for t in targets:
@@ -172,7 +172,7 @@ class Scheduler:
             for w in merged.values():
                 snap.add_workload(w)
 
-    def _process(self, snap: Snapshot, d: Decision, claimed: dict[str, Workload], evictions: list[Eviction]) -> None:
+    def _process(self, snap: QuotaSnapshot, d: Decision, claimed: dict[str, WorkloadInfo], evictions: list[Eviction]) -> None:
         cq = snap.cluster_queues[d.cluster_queue]
         a = d.assignment
         assert a is not None

@@ -12,7 +12,7 @@ from framework.kueue.preemption import (FAIR_SHARING, IN_CQ, RECLAMATION, Contex
                                         fill_back, restore, satisfies_policy, uses_resources, workload_fits)
 from framework.kueue.quota import CohortNode, Node
 from framework.kueue.snapshot import ClusterQueue
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
@@ -97,7 +97,7 @@ def dominant_resource_share(node: Node, extra: Mapping[FR, int] | None = None) -
 @dataclass
 class Entry:
     """What the tournament needs of a nominated workload."""
-    workload: Workload
+    workload: WorkloadInfo
     cq: ClusterQueue
     usage: dict[FR, int]
     payload: object = None
@@ -166,7 +166,7 @@ STRATEGIES: dict[str, Strategy] = {
 @dataclass
 class _Ordering:
     ctx: Context
-    by_cq: dict[str, list[Workload]]
+    by_cq: dict[str, list[WorkloadInfo]]
     ancestors: set[str] = field(default_factory=set)
     pruned_cqs: set[str] = field(default_factory=set)
     pruned_cohorts: set[str] = field(default_factory=set)
@@ -220,7 +220,7 @@ class _Ordering:
             return self._next(best_co)  # type: ignore[arg-type]
         return best_cq  # type: ignore[return-value]
 
-    def pop(self, cq: Node) -> Workload:
+    def pop(self, cq: Node) -> WorkloadInfo:
         return self.by_cq[cq.name].pop(0)
 
     def _almost_lcas(self, target: Node) -> tuple[Node, Node]:
@@ -239,7 +239,7 @@ class _Ordering:
         p, t = self._almost_lcas(target)
         return dominant_resource_share(p), dominant_resource_share(t)
 
-    def share_after_removal(self, target: ClusterQueue, wl: Workload) -> DRS:
+    def share_after_removal(self, target: ClusterQueue, wl: WorkloadInfo) -> DRS:
         u = wl.usage()
         target.remove_usage_map(u)
         try:
@@ -256,23 +256,23 @@ def _fits_fs(ctx: Context) -> bool:
         ctx.cq.add_usage_map(ctx.usage)
 
 
-def _group(cands: list[Workload]) -> dict[str, list[Workload]]:
-    out: dict[str, list[Workload]] = {}
+def _group(cands: list[WorkloadInfo]) -> dict[str, list[WorkloadInfo]]:
+    out: dict[str, list[WorkloadInfo]] = {}
     for w in cands:
         out.setdefault(cq_of(w), []).append(w)
     return out
 
 
-def _take(ctx: Context, targets: list[Target], wl: Workload, reason: str) -> bool:
+def _take(ctx: Context, targets: list[Target], wl: WorkloadInfo, reason: str) -> bool:
     ctx.snapshot.remove_workload(wl)
     targets.append(Target(wl, reason, ctx.snapshot.cluster_queues[cq_of(wl)]))
     return _fits_fs(ctx)
 
 
-def _first(ctx: Context, cands: list[Workload], strategy: Strategy) -> tuple[bool, list[Target], list[Workload]]:
+def _first(ctx: Context, cands: list[WorkloadInfo], strategy: Strategy) -> tuple[bool, list[Target], list[WorkloadInfo]]:
     order = _Ordering(ctx, _group(cands))
     targets: list[Target] = []
-    retry: list[Workload] = []
+    retry: list[WorkloadInfo] = []
     within_nominal = not any(ctx.cq.borrowing(fr) for fr in ctx.frs)
     for cq in order.targets():
         if cq is ctx.cq:
@@ -298,7 +298,7 @@ def _first(ctx: Context, cands: list[Workload], strategy: Strategy) -> tuple[boo
     return False, targets, retry
 
 
-def _second(ctx: Context, retry: list[Workload], targets: list[Target]) -> bool:
+def _second(ctx: Context, retry: list[WorkloadInfo], targets: list[Target]) -> bool:
     order = _Ordering(ctx, _group(retry))
     for cq in order.targets():
         pnew, told = order.shares(cq)
@@ -313,7 +313,7 @@ def _second(ctx: Context, retry: list[Workload], targets: list[Target]) -> bool:
 def fair_targets(ctx: Context, strategies: Sequence[str] = DEFAULT_STRATEGIES) -> list[Target]:
     cq = ctx.cq
     p = cq.preemption
-    cands: list[Workload] = []
+    cands: list[WorkloadInfo] = []
     if p.within_cluster_queue != "Never":
         cands += [w for w in cq.workloads.values()
                   if satisfies_policy(ctx.preemptor, w, p.within_cluster_queue) and uses_resources(w, ctx.frs)]

@@ -15,7 +15,7 @@ from framework.kueue.amount import FR, add, format_amount, sub
 from framework.kueue.api import Fungibility, ResourceFlavorSpec
 from framework.kueue.quota import height_of_lowest_subtree_that_fits
 from framework.kueue.snapshot import ClusterQueue
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 # FlavorAssignmentMode (worst first)
 NO_FIT, PREEMPT, FIT = 0, 1, 2
@@ -28,7 +28,7 @@ _SEVERITY = {"": 0, "TopologyPlacementFailed": 1, "WaitingForQuota": 2, "Exceeds
 MAX_INT = 2**62
 
 # (cq, workload, fr, quantity) -> (possibility name, borrowing level after preemption)
-Oracle = Callable[[ClusterQueue, Workload, FR, int], tuple[str, int]]
+Oracle = Callable[[ClusterQueue, WorkloadInfo, FR, int], tuple[str, int]]
 
 
 def most_severe(a: str, b: str) -> str:
@@ -43,7 +43,7 @@ class FlavorAssignment:
 
 
 @dataclass
-class PodSetAssignment:
+class PodSetFlavors:
     name: str
     count: int
     requests: dict[str, int]
@@ -66,7 +66,7 @@ class PodSetAssignment:
 
 @dataclass
 class Assignment:
-    pod_sets: list[PodSetAssignment] = field(default_factory=list)
+    pod_sets: list[PodSetFlavors] = field(default_factory=list)
     usage: dict[FR, int] = field(default_factory=dict)
     borrowing: int = 0
     no_fit_reason: str = ""
@@ -154,7 +154,7 @@ def _matches_flavor(spec: Mapping[str, Any], flavor: ResourceFlavorSpec) -> bool
 
 
 class FlavorAssigner:
-    def __init__(self, wl: Workload, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavorSpec],
+    def __init__(self, wl: WorkloadInfo, cq: ClusterQueue, flavors: Mapping[str, ResourceFlavorSpec],
                  oracle: Oracle, fair_sharing: bool = False) -> None:
         self.wl, self.cq, self.flavors, self.oracle, self.fair_sharing = wl, cq, flavors, oracle, fair_sharing
 
@@ -166,7 +166,7 @@ class FlavorAssigner:
             reqs = ps.total(count)
             if covers_pods:
                 reqs["pods"] = count
-            psa = PodSetAssignment(ps.name, count, reqs)
+            psa = PodSetFlavors(ps.name, count, reqs)
             group_flavors: dict[str, FlavorAssignment] | None = {}
             failed_status: list[str] | None = None
             for res in sorted(reqs):
@@ -200,7 +200,7 @@ class FlavorAssigner:
         return a
 
     def _find_flavor(self, ps_idx: int, reqs: dict[str, int], res: str, assigned: dict[FR, int],
-                     psa: PodSetAssignment) -> tuple[dict[str, FlavorAssignment], list[str], bool]:
+                     psa: PodSetFlavors) -> tuple[dict[str, FlavorAssignment], list[str], bool]:
         group = self.cq.rg_by_resource(res)
         if group is None:
             return {}, [f"resource {res} unavailable in ClusterQueue"], False
@@ -241,7 +241,7 @@ class FlavorAssigner:
         return best, ([] if fit else reasons), fit
 
     @staticmethod
-    def _attempt(psa: PodSetAssignment, flavor: str, mode: int, reason: str) -> None:
+    def _attempt(psa: PodSetFlavors, flavor: str, mode: int, reason: str) -> None:
         old = psa.attempts.get(flavor)
         if old is not None:
             mode, reason = min(mode, old[0]), most_severe(old[1], reason)

@@ -11,17 +11,17 @@ from framework.kueue import queues as rq
 from framework.kueue.api import ClusterQueueSpec, CohortSpec, LocalQueueSpec, ResourceFlavorSpec
 from framework.kueue.conditions import (release_after_eviction, set_evicted, set_preempted, set_quota_reservation,
                                         unset_quota_reservation)
-from framework.kueue.cycle import Config, CycleResult, Scheduler
-from framework.kueue.snapshot import Snapshot
-from framework.kueue.workload import Condition, Workload
+from framework.kueue.cycle import Config, CycleResult, AdmissionCycle
+from framework.kueue.snapshot import QuotaSnapshot
+from framework.kueue.workload import Condition, WorkloadInfo
 
 
 @dataclass
 class Report:
     """What one cycle changed: persist `changed` (admissions first), then act."""
-    admitted: list[Workload] = field(default_factory=list)
-    evicted: list[Workload] = field(default_factory=list)
-    changed: list[Workload] = field(default_factory=list)
+    admitted: list[WorkloadInfo] = field(default_factory=list)
+    evicted: list[WorkloadInfo] = field(default_factory=list)
+    changed: list[WorkloadInfo] = field(default_factory=list)
     preempted_by: dict[str, tuple[str, str]] = field(default_factory=dict)  # victim key -> (preemptor's CQ, reason)
     heads: int = 0
 
@@ -34,9 +34,9 @@ class AdmissionState:
         self.cohorts: dict[str, CohortSpec] = {}
         self.local_queues: dict[tuple[str, str], LocalQueueSpec] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
-        self.workloads: dict[str, Workload] = {}
+        self.workloads: dict[str, WorkloadInfo] = {}
         self.queues: dict[str, rq.ClusterQueueQueue] = {}
-        self.cache = Snapshot()
+        self.cache = QuotaSnapshot()
         self.admitted_total: dict[str, int] = {}
         self.parked: set[str] = set()
 
@@ -52,7 +52,7 @@ class AdmissionState:
 
     def _rebuild(self) -> None:
         holding = [w for w in self.workloads.values() if w.holds_quota]
-        self.cache = Snapshot.build(self.cluster_queues.values(), self.cohorts.values(), self.flavors.values(), holding)
+        self.cache = QuotaSnapshot.build(self.cluster_queues.values(), self.cohorts.values(), self.flavors.values(), holding)
         old = self.queues
         self.queues = {n: rq.ClusterQueueQueue(n, s.queueing_strategy) for n, s in self.cluster_queues.items()}
         for n, q in old.items():
@@ -61,11 +61,11 @@ class AdmissionState:
         for w in self.workloads.values():
             self._enqueue(w)
 
-    def cluster_queue_of(self, wl: Workload) -> str | None:
+    def cluster_queue_of(self, wl: WorkloadInfo) -> str | None:
         lq = self.local_queues.get((wl.namespace, wl.queue_name))
         return lq.cluster_queue if lq is not None else None
 
-    def _enqueue(self, wl: Workload) -> None:
+    def _enqueue(self, wl: WorkloadInfo) -> None:
         if wl.admission is not None or not wl.active or wl.cond_true("Finished") or wl.key in self.parked:
             return
         cq = self.cluster_queue_of(wl)
@@ -73,7 +73,7 @@ class AdmissionState:
             self.queues[cq].push(wl)
 
     # --- workloads ---
-    def add_workload(self, wl: Workload) -> None:
+    def add_workload(self, wl: WorkloadInfo) -> None:
         """A new or changed Workload (one that holds quota is charged to the cache)."""
         old = self.workloads.get(wl.key)
         if old is not None:
@@ -83,7 +83,7 @@ class AdmissionState:
             self.cache.add_workload(wl)
         self._enqueue(wl)
 
-    def delete_workload(self, key: str) -> Workload | None:
+    def delete_workload(self, key: str) -> WorkloadInfo | None:
         wl = self.workloads.pop(key, None)
         if wl is None:
             return None
@@ -94,7 +94,7 @@ class AdmissionState:
             self._requeue_inadmissible(wl.admission.cluster_queue)
         return wl
 
-    def finish(self, key: str, now: int) -> Workload | None:
+    def finish(self, key: str, now: int) -> WorkloadInfo | None:
         """The workload's pods completed: its quota is free, it never queues again."""
         wl = self.delete_workload(key)
         if wl is not None:
@@ -102,7 +102,7 @@ class AdmissionState:
             self.workloads[key] = wl
         return wl
 
-    def evict(self, key: str, reason: str, message: str, now: int) -> Workload | None:
+    def evict(self, key: str, reason: str, message: str, now: int) -> WorkloadInfo | None:
         """Mark an admitted workload Evicted (it keeps its quota until `release`)."""
         wl = self.workloads.get(key)
         if wl is None or wl.admission is None:
@@ -110,7 +110,7 @@ class AdmissionState:
         set_evicted(wl, reason, message, now)
         return wl
 
-    def release(self, key: str, now: int) -> Workload | None:
+    def release(self, key: str, now: int) -> WorkloadInfo | None:
         """An evicted workload's pods are gone: free its quota and queue it again."""
         wl = self.workloads.get(key)
         if wl is None or wl.admission is None:
@@ -156,7 +156,7 @@ class AdmissionState:
         report = Report(heads=len(heads))
         if not heads:
             return report
-        result: CycleResult = Scheduler(self.config, now).run(self.cache.clone(), heads, self.namespaces)
+        result: CycleResult = AdmissionCycle(self.config, now).run(self.cache.clone(), heads, self.namespaces)
         for ev in result.evictions:
             set_evicted(ev.victim, "Preempted", ev.message, now)
             set_preempted(ev.victim, ev.reason, ev.message, now)
@@ -199,7 +199,7 @@ class AdmissionState:
         a cycle that parks one makes progress, the next head gets its turn."""
         return sum(q.pending() - len(q.inadmissible) for q in self.queues.values())
 
-    def holding(self, cq: str) -> list[Workload]:
+    def holding(self, cq: str) -> list[WorkloadInfo]:
         c = self.cache.cluster_queues.get(cq)
         return list(c.workloads.values()) if c is not None else []
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.kueue.api import API_VERSION, ResourceFlavorSpec
-from framework.kueue.workload import Admission, Workload
+from framework.kueue.workload import Admission, WorkloadInfo
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
@@ -125,7 +125,7 @@ def workload_for_pods(name: str, namespace: str, pods: list[Mapping[str, Any]], 
     return {"apiVersion": API_VERSION, "kind": "Workload", "metadata": meta, "spec": spec}
 
 
-def admitted_pod(raw: Mapping[str, Any], wl: Workload, admission: Admission,
+def admitted_pod(raw: Mapping[str, Any], wl: WorkloadInfo, admission: Admission,
                  flavors: Mapping[str, ResourceFlavorSpec]) -> dict[str, Any]:
     """Pod.Run: the pod with its pod set's flavors' nodeSelector and tolerations merged
     and the admission gate removed."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from framework.kueue.amount import FR
-from framework.kueue.snapshot import ClusterQueue, Cohort, Snapshot
-from framework.kueue.workload import Workload
+from framework.kueue.snapshot import ClusterQueue, Cohort, QuotaSnapshot
+from framework.kueue.workload import WorkloadInfo
 
 IN_CQ = "InClusterQueue"
 RECLAMATION = "InCohortReclamation"
@@ -28,26 +28,26 @@ _VARIANT_REASON = {WITHIN_CQ: IN_CQ, HIERARCHICAL: RECLAMATION, WITHOUT_BORROWIN
 
 @dataclass
 class Target:
-    workload: Workload
+    workload: WorkloadInfo
     reason: str
     cq: ClusterQueue
 
 
 @dataclass
 class Context:
-    preemptor: Workload
+    preemptor: WorkloadInfo
     cq: ClusterQueue
-    snapshot: Snapshot
+    snapshot: QuotaSnapshot
     frs: set[FR]
     usage: dict[FR, int]
     now: int
 
 
-def cq_of(wl: Workload) -> str:
+def cq_of(wl: WorkloadInfo) -> str:
     return wl.admission.cluster_queue if wl.admission else ""
 
 
-def satisfies_policy(preemptor: Workload, candidate: Workload, policy: str) -> bool:
+def satisfies_policy(preemptor: WorkloadInfo, candidate: WorkloadInfo, policy: str) -> bool:
     lower = preemptor.priority > candidate.priority
     if policy == "LowerPriority":
         return lower
@@ -57,11 +57,11 @@ def satisfies_policy(preemptor: Workload, candidate: Workload, policy: str) -> b
     return policy == "Any"
 
 
-def uses_resources(wl: Workload, frs: set[FR]) -> bool:
+def uses_resources(wl: WorkloadInfo, frs: set[FR]) -> bool:
     return any(fr in frs for fr in wl.usage())
 
 
-def candidate_key(wl: Workload, preemptor_cq: str, now: int) -> tuple:
+def candidate_key(wl: WorkloadInfo, preemptor_cq: str, now: int) -> tuple:
     """CandidatesOrdering: evicted first, other ClusterQueues first, lower priority,
     most recently reserved, then UID."""
     return (not wl.evicted, cq_of(wl) == preemptor_cq, wl.priority, -wl.quota_reserved_time(now), wl.uid)
@@ -78,12 +78,12 @@ def workload_fits(ctx: Context, allow_borrowing: bool) -> bool:
 
 @dataclass
 class _Candidate:
-    wl: Workload
+    wl: WorkloadInfo
     lca: Cohort | None
     variant: int
 
 
-def _classify(ctx: Context, wl: Workload, advantage: bool) -> int:
+def _classify(ctx: Context, wl: WorkloadInfo, advantage: bool) -> int:
     if not uses_resources(wl, ctx.frs):
         return NEVER
     p = ctx.cq.preemption
@@ -207,12 +207,12 @@ def fill_back(ctx: Context, targets: list[Target], allow_borrowing: bool) -> lis
     return targets
 
 
-def restore(snap: Snapshot, targets: Iterable[Target]) -> None:
+def restore(snap: QuotaSnapshot, targets: Iterable[Target]) -> None:
     for t in targets:
         snap.add_workload(t.workload)
 
 
-def preemption_message(preemptor: Workload, reason: str, preemptor_path: str, preemptee_path: str) -> str:
+def preemption_message(preemptor: WorkloadInfo, reason: str, preemptor_path: str, preemptee_path: str) -> str:
     uid = preemptor.uid or "UNKNOWN"
     juid = preemptor.labels.get("kueue.x-k8s.io/job-uid") or "UNKNOWN"
     return (f"Preempted to accommodate a workload (UID: {uid}, JobUID: {juid}) due to "

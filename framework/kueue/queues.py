@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 # requeue reasons (pkg/cache/queue)
 GENERIC = ""
@@ -18,7 +18,7 @@ PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 _IMMEDIATE_BEST_EFFORT = {FAILED_AFTER_NOMINATION, PENDING_PREEMPTION, PREEMPTION_FAILED}
 
 
-def order_key(wl: Workload) -> tuple:
+def order_key(wl: WorkloadInfo) -> tuple:
     """Higher priority first, then earlier queue-order time, then UID."""
     return (-wl.priority, wl.queue_order_time(), wl.uid, wl.key)
 
@@ -28,13 +28,13 @@ class ClusterQueueQueue:
     name: str
     strategy: str = "BestEffortFIFO"
     _heap: list[tuple] = field(default_factory=list)
-    _active: dict[str, Workload] = field(default_factory=dict)
-    inadmissible: dict[str, Workload] = field(default_factory=dict)
+    _active: dict[str, WorkloadInfo] = field(default_factory=dict)
+    inadmissible: dict[str, WorkloadInfo] = field(default_factory=dict)
     sticky: str = ""  # the BestEffortFIFO preemptor that stays at the head
     _seq: dict[str, int] = field(default_factory=dict)  # key -> the push whose heap entry is current
     _pushes: int = 0
 
-    def push(self, wl: Workload) -> None:
+    def push(self, wl: WorkloadInfo) -> None:
         self.inadmissible.pop(wl.key, None)
         if wl.key in self._active and self._active[wl.key] is wl and self._seq.get(wl.key, -1) >= 0:
             return  # already queued as it is
@@ -62,7 +62,7 @@ class ClusterQueueQueue:
     def active_keys(self) -> list[str]:
         return sorted(self._active)
 
-    def pop(self) -> Workload | None:
+    def pop(self) -> WorkloadInfo | None:
         while self._heap:
             item = heapq.heappop(self._heap)
             key = item[-2]
@@ -71,7 +71,7 @@ class ClusterQueueQueue:
                 return self._active.pop(key)
         return None
 
-    def requeue(self, wl: Workload, reason: str) -> None:
+    def requeue(self, wl: WorkloadInfo, reason: str) -> None:
         """After a failed attempt: back to the heap or parked, per the queueing strategy."""
         if self.strategy == "BestEffortFIFO":
             self.sticky = wl.key if reason == PENDING_PREEMPTION else (self.sticky if self.sticky != wl.key else "")

@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 from framework.kueue.amount import FR
 from framework.kueue.api import ClusterQueueSpec, CohortSpec, ResourceFlavorSpec, ResourceGroup
 from framework.kueue.quota import CohortNode, Node, Quota, available
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 
 def _quotas(groups: Iterable[ResourceGroup]) -> dict[FR, Quota]:
@@ -24,12 +24,12 @@ def _quotas(groups: Iterable[ResourceGroup]) -> dict[FR, Quota]:
 @dataclass(eq=False)
 class ClusterQueue(Node):
     spec: ClusterQueueSpec = field(default_factory=lambda: ClusterQueueSpec(""))
-    workloads: dict[str, Workload] = field(default_factory=dict)
+    workloads: dict[str, WorkloadInfo] = field(default_factory=dict)
     inactive_reason: str = ""  # "" = active; else the Active=False reason
     inactive_message: str = ""
     shared_workloads: bool = False  # a clone shares its source's dict until it changes it
 
-    def own_workloads(self) -> dict[str, Workload]:
+    def own_workloads(self) -> dict[str, WorkloadInfo]:
         if self.shared_workloads:
             self.workloads, self.shared_workloads = dict(self.workloads), False
         return self.workloads
@@ -77,7 +77,7 @@ class Cohort(CohortNode):
     spec: CohortSpec | None = None
 
 
-class Snapshot:
+class QuotaSnapshot:
     """Every ClusterQueue and Cohort with its usage; cheap to clone per cycle (O(ClusterQueues
     + Cohorts): usage maps are copied, admitted-workload maps shared until written)."""
 
@@ -88,7 +88,7 @@ class Snapshot:
 
     @classmethod
     def build(cls, cqs: Iterable[ClusterQueueSpec], cohorts: Iterable[CohortSpec],
-              flavors: Iterable[ResourceFlavorSpec], admitted: Iterable[Workload] = ()) -> "Snapshot":
+              flavors: Iterable[ResourceFlavorSpec], admitted: Iterable[WorkloadInfo] = ()) -> "Snapshot":
         s = cls()
         s.flavors = {f.name: f for f in flavors}
         specs = {c.name: c for c in cohorts}
@@ -139,7 +139,7 @@ class Snapshot:
         return s
 
     def clone(self) -> "Snapshot":
-        s = Snapshot()
+        s = QuotaSnapshot()
         s.flavors = self.flavors
         for name, c in self.cohorts.items():
             s.cohorts[name] = Cohort(name, quotas=c.quotas, subtree=c.subtree, usage=dict(c.usage),
@@ -160,12 +160,12 @@ class Snapshot:
                 s.cluster_queues[name].parent = s.cohorts[cq.parent.name]
         return s
 
-    def add_workload(self, wl: Workload) -> None:
+    def add_workload(self, wl: WorkloadInfo) -> None:
         cq = self.cluster_queues[wl.admission.cluster_queue]
         cq.own_workloads()[wl.key] = wl
         cq.add_usage_map(wl.usage())
 
-    def remove_workload(self, wl: Workload) -> None:
+    def remove_workload(self, wl: WorkloadInfo) -> None:
         cq = self.cluster_queues[wl.admission.cluster_queue]
         cq.own_workloads().pop(wl.key, None)
         cq.remove_usage_map(wl.usage())

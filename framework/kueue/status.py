@@ -17,7 +17,7 @@ from framework.kueue.amount import FR, format_amount
 from framework.kueue.api import ClusterQueueSpec, LocalQueueSpec
 from framework.kueue.fairsharing import dominant_resource_share
 from framework.kueue.snapshot import ClusterQueue
-from framework.kueue.workload import Workload
+from framework.kueue.workload import WorkloadInfo
 
 READY_CQ = ("True", "Ready", "Can admit new workloads")
 LQ_READY = ("True", "Ready", "Can submit new workloads to localQueue")
@@ -50,7 +50,7 @@ def flavors_usage(cq: ClusterQueue, usage: Mapping[FR, int]) -> list[dict[str, A
     return out
 
 
-def _usage_of(workloads: Iterable[Workload]) -> dict[FR, int]:
+def _usage_of(workloads: Iterable[WorkloadInfo]) -> dict[FR, int]:
     total: dict[FR, int] = {}
     for wl in workloads:
         for fr, v in wl.usage().items():
@@ -100,7 +100,7 @@ def cluster_queue_status(cq: ClusterQueue, pending: int, old: Mapping[str, Any] 
     return out
 
 
-def local_queue_status(lq: LocalQueueSpec, cq: ClusterQueue | None, workloads: Iterable[Workload],
+def local_queue_status(lq: LocalQueueSpec, cq: ClusterQueue | None, workloads: Iterable[WorkloadInfo],
                        old: Mapping[str, Any] | None, now: int, generation: int | None = None) -> dict[str, Any]:
     """A LocalQueue's status: its pending, reserving and admitted workloads, their usage
     per flavor of its ClusterQueue, and the Active condition."""

@@ -63,7 +63,7 @@ class Condition:
 
 
 @dataclass
-class Workload:
+class WorkloadInfo:
     namespace: str
     name: str
     queue_name: str = ""
@@ -131,7 +131,7 @@ def _pod_requests(spec: Mapping[str, Any], f: str) -> dict[str, int]:
     return {r: request_value(r, q) for r, q in total.items()}
 
 
-def parse_workload(obj: Mapping[str, Any], strict: bool = True) -> Workload:
+def parse_workload(obj: Mapping[str, Any], strict: bool = True) -> WorkloadInfo:
     """A Workload from its API form, defaults applied (pod set name `main`, count 1)."""
     meta = _map(obj.get("metadata"), "metadata")
     name = _name(meta.get("name"), "metadata.name", strict)
@@ -171,7 +171,7 @@ def parse_workload(obj: Mapping[str, Any], strict: bool = True) -> Workload:
         raise ValidationError("spec.queueName", "must be a string")
     labels = dict(_map(meta.get("labels"), "metadata.labels"))
     created = meta.get("creationTimestamp")
-    wl = Workload(ns, name, queue, prio or 0, str(meta.get("uid") or ""), labels,
+    wl = WorkloadInfo(ns, name, queue, prio or 0, str(meta.get("uid") or ""), labels,
                   0 if created is None else parse_time(created, "metadata.creationTimestamp"), pod_sets,
                   spec.get("active", True) is not False)
     status = _map(obj.get("status"), "status")
@@ -196,7 +196,7 @@ def parse_workload(obj: Mapping[str, Any], strict: bool = True) -> Workload:
     return wl
 
 
-def status_of(wl: Workload) -> dict[str, Any]:
+def status_of(wl: WorkloadInfo) -> dict[str, Any]:
     """The Workload's status in its API form (what the admission actor stores)."""
     out: dict[str, Any] = {"conditions": [dict(c.to_dict(), lastTransitionTime=format_time(c.time))
                                           for c in wl.conditions.values()]}

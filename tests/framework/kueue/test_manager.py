@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from framework.kueue.cycle import Config
 from framework.kueue.manager import AdmissionState
 from framework.kueue.quota import CohortNode
-from framework.kueue.snapshot import Snapshot
+from framework.kueue.snapshot import QuotaSnapshot
 from tests.framework.kueue.builders import cohort, cq, flavor, lq, wl
 
 EXAMPLES = int(os.environ.get("KSCHED_KUEUE_EXAMPLES", "40"))
@@ -89,7 +89,7 @@ def test_fair_sharing_converges_to_the_weights():
 
 
 def _check_never_over_admitted(s: AdmissionState) -> None:
-    fresh = Snapshot.build(s.cluster_queues.values(), s.cohorts.values(), s.flavors.values(),
+    fresh = QuotaSnapshot.build(s.cluster_queues.values(), s.cohorts.values(), s.flavors.values(),
                            [w for w in s.workloads.values() if w.holds_quota])
     nodes = list(s.cache.cluster_queues.values()) + list(s.cache.cohorts.values())
     for n in nodes:

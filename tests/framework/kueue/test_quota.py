@@ -1,6 +1,6 @@
 """The quota tree: queues.md §5's worked example, lending limits and borrowing limits."""
 from framework.kueue.quota import available
-from framework.kueue.snapshot import Snapshot
+from framework.kueue.snapshot import QuotaSnapshot
 from tests.framework.kueue.builders import cohort, cq, flavor, wl
 
 FR = ("default", "cpu")
@@ -16,7 +16,7 @@ def _admitted(name: str, cq_name: str, cpu_milli: int):
 def test_lending_limit_keeps_part_private_worked_example():
     a = cq("a", "r", {"default": {"cpu": ("10", None, "4")}})
     b = cq("b", "r", {"default": {"cpu": "5"}})
-    s = Snapshot.build([a, b], [cohort("r")], [flavor("default")],
+    s = QuotaSnapshot.build([a, b], [cohort("r")], [flavor("default")],
                        [_admitted("a1", "a", 3000), _admitted("b1", "b", 5000)])
     r = s.cohorts["r"]
     assert r.subtree[FR] == 9000 and r.usage[FR] == 5000  # A's 3 stay in its private 6
@@ -27,7 +27,7 @@ def test_lending_limit_keeps_part_private_worked_example():
 
 def test_usage_charges_the_parent_only_beyond_the_private_part():
     a = cq("a", "r", {"default": {"cpu": ("10", None, "4")}})
-    s = Snapshot.build([a, cq("b", "r", {"default": {"cpu": "5"}})], [cohort("r")], [flavor("default")])
+    s = QuotaSnapshot.build([a, cq("b", "r", {"default": {"cpu": "5"}})], [cohort("r")], [flavor("default")])
     qa = s.cluster_queues["a"]
     qa.add_usage(FR, 8000)
     assert s.cohorts["r"].usage[FR] == 2000
@@ -37,11 +37,11 @@ def test_usage_charges_the_parent_only_beyond_the_private_part():
 
 def test_borrowing_limit_caps_what_a_queue_takes_from_the_cohort():
     a = cq("a", "r", {"default": {"cpu": ("2", "1", None)}})
-    s = Snapshot.build([a, cq("b", "r", {"default": {"cpu": "10"}})], [cohort("r")], [flavor("default")])
+    s = QuotaSnapshot.build([a, cq("b", "r", {"default": {"cpu": "10"}})], [cohort("r")], [flavor("default")])
     assert available(s.cluster_queues["a"], FR) == 3000
     assert s.cluster_queues["a"].potential_available(FR) == 3000
 
 
 def test_no_cohort_means_nominal_only():
-    s = Snapshot.build([cq("a", "", {"default": {"cpu": "2"}})], [], [flavor("default")], [_admitted("x", "a", 500)])
+    s = QuotaSnapshot.build([cq("a", "", {"default": {"cpu": "2"}})], [], [flavor("default")], [_admitted("x", "a", 500)])
     assert available(s.cluster_queues["a"], FR) == 1500
