@@ -1,168 +1,22 @@
-"""NodeInfo, the scheduler Cache (with assumed pods) and its incremental Snapshot.
+"""The scheduler Cache (with assumed pods) and its incremental Snapshot.
 
-Upstream: pkg/scheduler/framework/types.go (NodeInfo, PodInfo; HostPortInfo is in
-host_ports.py, the snapshot's NodeTable in node_table.py) and backend/cache (cache.go UpdateSnapshot, node_tree.go). Pure data structures: the
+Upstream: backend/cache (cache.go UpdateSnapshot, node_tree.go); NodeInfo and PodInfo
+(types.go) are in node_info.py, HostPortInfo in host_ports.py, the snapshot's
+NodeTable in node_table.py. Pure data structures: the
 Scheduler actor owns one Cache and refreshes its Snapshot before each cycle; only
 nodes whose generation moved since the last refresh are copied again.
 """
 from __future__ import annotations
 
 import bisect
-import itertools
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Iterable, Iterator
 
-from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.objects import Node, Pod
-from framework.api.resources import Resource
-from framework.host_ports import HostPortInfo
+from framework.node_info import ImageStateSummary, NodeInfo, PodInfo, next_generation, normalized_image_name
 from framework.node_table import ColumnarNodes, NodeTable
 
-_generation = itertools.count(1)
-
-
-def next_generation() -> int:
-    return next(_generation)
-
-
-class PodInfo:
-    """A pod plus what plugins precompute from it once (affinity terms)."""
-
-    __slots__ = ("pod", "__dict__")
-
-    def __init__(self, pod: Pod) -> None:
-        self.pod = pod
-
-    @cached_property
-    def affinity_terms(self) -> PodAffinityTerms:
-        return parse_pod_affinity(self.pod)
-
-    @property
-    def required_affinity_terms(self):  # noqa: ANN201 - tuple of AffinityTerm
-        return self.affinity_terms.required_affinity
-
-    @property
-    def required_anti_affinity_terms(self):  # noqa: ANN201
-        return self.affinity_terms.required_anti_affinity
-
-    @property
-    def preferred_affinity_terms(self):  # noqa: ANN201
-        return self.affinity_terms.preferred_affinity
-
-    @property
-    def preferred_anti_affinity_terms(self):  # noqa: ANN201
-        return self.affinity_terms.preferred_anti_affinity
-
-    def __repr__(self) -> str:
-        return f"PodInfo({self.pod.key})"
-
-
-@dataclass(slots=True)
-class ImageStateSummary:
-    size: int
-    num_nodes: int
-
-
-def normalized_image_name(name: str) -> str:
-    """Append ":latest" when an image reference has neither tag nor digest."""
-    if name.rfind(":") <= name.rfind("/") and "@" not in name:
-        return name + ":latest"
-    return name
-
-
-class NodeInfo:
-    """One node with the pods on it and the sums the plugins need."""
-
-    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-                 "requested", "non_zero_requested", "allocatable", "image_states", "generation", "pvc_ref_counts")
-
-    def __init__(self, node: Node | None = None) -> None:
-        self.node: Node | None = None
-        self.name = ""
-        self.pods: list[PodInfo] = []
-        self.pods_with_affinity: list[PodInfo] = []
-        self.pods_with_required_anti_affinity: list[PodInfo] = []
-        self.used_ports = HostPortInfo()
-        self.requested = Resource()
-        self.non_zero_requested = Resource()
-        self.allocatable = Resource()
-        self.image_states: dict[str, ImageStateSummary] = {}
-        self.pvc_ref_counts: dict[str, int] = {}
-        self.generation = next_generation()
-        if node is not None:
-            self.set_node(node)
-
-    def set_node(self, node: Node) -> None:
-        self.node = node
-        self.name = node.name
-        self.allocatable = node.allocatable.clone()
-        self.generation = next_generation()
-
-    def add_pod(self, pod: Pod | PodInfo) -> None:
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        p = pi.pod
-        self.pods.append(pi)
-        if p.has_pod_affinity:
-            self.pods_with_affinity.append(pi)
-        if p.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(pi)
-        self._update(p, +1)
-        self.generation = next_generation()
-
-    def remove_pod(self, pod: Pod) -> bool:
-        """Remove the pod with this pod's key; False when it is not here."""
-        key = pod.key
-        for i, pi in enumerate(self.pods):
-            if pi.pod.key == key:
-                del self.pods[i]
-                self.pods_with_affinity = [x for x in self.pods_with_affinity if x.pod.key != key]
-                self.pods_with_required_anti_affinity = [x for x in self.pods_with_required_anti_affinity if x.pod.key != key]
-                self._update(pi.pod, -1)
-                self.generation = next_generation()
-                return True
-        return False
-
-    def _update(self, pod: Pod, sign: int) -> None:
-        r = pod.resource
-        if sign > 0:
-            self.requested.add(r)
-        else:
-            self.requested.sub(r)
-        self.non_zero_requested.milli_cpu += sign * pod.non_zero_cpu
-        self.non_zero_requested.memory += sign * pod.non_zero_memory
-        for port in pod.host_ports:
-            if sign > 0:
-                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
-            else:
-                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
-        for v in pod.volumes:
-            claim = (v.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(v, dict) else None
-            if claim:
-                k = f"{pod.namespace}/{claim}"
-                self.pvc_ref_counts[k] = self.pvc_ref_counts.get(k, 0) + sign
-                if self.pvc_ref_counts[k] <= 0:
-                    del self.pvc_ref_counts[k]
-
-    def clone(self) -> "NodeInfo":
-        c = NodeInfo.__new__(NodeInfo)
-        c.node = self.node
-        c.name = self.name
-        c.pods = list(self.pods)
-        c.pods_with_affinity = list(self.pods_with_affinity)
-        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        c.used_ports = self.used_ports.clone()
-        c.requested = self.requested.clone()
-        c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
-        c.image_states = dict(self.image_states)
-        c.pvc_ref_counts = dict(self.pvc_ref_counts)
-        c.generation = self.generation
-        return c
-
-    def __repr__(self) -> str:
-        return f"NodeInfo({self.name}, pods={len(self.pods)})"
-
+__all__ = ["Cache", "ImageStateSummary", "NodeInfo", "PodInfo", "Snapshot", "next_generation"]
+# (NodeInfo and PodInfo live in node_info.py; most callers import them from here)
 
 class Snapshot:
     """The cluster as one scheduling cycle sees it. Node order is upstream's

@@ -14,7 +14,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from framework.api.objects import Node
-    from framework.cache import NodeInfo
+    from framework.node_info import NodeInfo
 
 _DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
 _MAX_COLUMN_VALUE = 1 << 55
