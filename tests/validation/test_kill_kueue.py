@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from transport.client.tcp import SyncClient
+from transport.protocol.wire import ApiError, Reason
 
 from tests.e2e.conftest import ROOT, DaemonProcess, poll
 from tests.validation.kill_loops import KILL_LOOPS, KILL_SEED, Acks, Watcher, start_thread
@@ -96,17 +97,27 @@ def submit(d: DaemonProcess, tag: str, rng: random.Random, acks: Acks, stop: thr
 
 
 def complete(d: DaemonProcess, rng: random.Random, completions: Acks, stop: threading.Event) -> None:
-    """Finish workloads whose pods are all bound: every member Succeeded."""
+    """Finish workloads whose pods are all bound: every member Succeeded (the rest of a
+    group a kill -9 cut short mid-way too). A refusal of one pod (a Conflict that
+    outlasted the retries) skips it; only the daemon's death ends this client."""
     with d.client() as c:
         while not stop.is_set():
             pods, _ = c.list("Pod", "default")
             units: dict[str, list[dict[str, Any]]] = {}
             for p in pods:
                 units.setdefault(group_of(p) or p["metadata"]["name"], []).append(p)
-            ready = [ms for ms in units.values() if all(m["spec"].get("nodeName") and not is_done(m) for m in ms)]
+            ready = [ms for ms in units.values()
+                     if all(m["spec"].get("nodeName") for m in ms) and not all(is_done(m) for m in ms)]
             for ms in rng.sample(ready, min(len(ready), 3)):
                 for m in ms:  # (the pod completed, not the one listed: an eviction may have replaced it)
-                    done = c.complete(m["metadata"]["name"], "default")
+                    if is_done(m):
+                        continue
+                    try:
+                        done = c.complete(m["metadata"]["name"], "default")
+                    except ApiError as e:
+                        if e.reason not in (Reason.CONFLICT, Reason.NOT_FOUND):
+                            raise
+                        continue
                     completions.add([(m["metadata"]["name"], done["metadata"]["uid"])])
             stop.wait(0.05)  # pacing of this client's load, not a wait for a condition
 
