@@ -23,6 +23,8 @@ from framework.api.schema.common import TYPE_META
 from framework.api.schema.event import EVENT
 from framework.api.schema.kueue import kueue_schema
 from framework.api.schema.pod import POD
+from framework.api.schema import workload
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.schema.types import MAX_DEPTH, Ctx, NotFinite, Obj, too_deep, type_error
 
 _SCHEMAS: dict[str, Obj] = {
@@ -43,6 +45,8 @@ _SCHEMAS: dict[str, Obj] = {
     "CSIDriver": kinds.CSI_DRIVER,
     "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
     "Event": EVENT,
+    WORKLOAD_KEY: workload.WORKLOAD,
+    POD_GROUP_KEY: workload.POD_GROUP,
 }
 # Kinds whose schema lists every top-level field upstream's type has (metadata, spec,
 # status; a PriorityClass's value...): their top level is closed, so a misspelled
@@ -99,8 +103,8 @@ def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True,
 
 def _schema_of(raw: dict[str, Any]) -> Obj | None:
     """The schema of `raw`'s kind (Kueue's: of the version it is written in)."""
-    kind = raw.get("kind")
-    if not isinstance(kind, str):
+    kind = kind_key(raw)
+    if kind is None:
         return None
     return SCHEMAS.get(kind) or kueue_schema(kind, raw.get("apiVersion"))
 
