@@ -75,7 +75,6 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("StatefulSet", "apps", "v1", "statefulsets", True, ("sts",), subresources=("status",),
              categories=("all",)),
     Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True, ("pdb",), subresources=("status",)),
-    Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False, ("pc",)),
     Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses", False, ("sc",)),
     Resource("CSINode", "storage.k8s.io", "v1", "csinodes", False),
     Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
@@ -90,9 +89,11 @@ RESOURCES: tuple[Resource, ...] = (
     # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines), in each
     # served version (framework.kueue.versions: stored in v1beta2, converted for v1beta1), v1beta2 first
     *(r for version in ("v1beta2", "v1beta1") for r in _kueue_resources(version)),
-    # Kubernetes' own gang API (issue 29), keyed by group (framework.api.groups). Listed after
-    # Coscheduling's and Kueue's groups, so that kubectl's bare `podgroups` and `workloads`
-    # keep naming those (docs/decisions.md); `workloads.scheduling.k8s.io` names these.
+    # scheduling.k8s.io last: with Kubernetes' own gang API (issue 29, keyed by group:
+    # framework.api.groups) listed after Coscheduling's and Kueue's groups, kubectl's bare
+    # `podgroups` and `workloads` keep naming those (it prefers the group discovery lists
+    # first; docs/decisions.md); `workloads.scheduling.k8s.io` names these.
+    Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False, ("pc",)),
     Resource(WORKLOAD_KEY, "scheduling.k8s.io", "v1alpha2", "workloads", True),
     Resource(POD_GROUP_KEY, "scheduling.k8s.io", "v1alpha2", "podgroups", True, subresources=("status",)),
 )
