@@ -106,6 +106,9 @@ def test_kubectl_applies_gets_describes_and_deletes_workloads_and_podgroups_besi
     described = k("describe", "workloads.scheduling.k8s.io", "training", "-n", "demo")
     assert "Kind:         Workload" in described and "Key:  topology.kubernetes.io/rack" in described
 
+    labelled = POD_GROUP.replace("  namespace: demo\n", "  namespace: demo\n  labels: {team: ml}\n")
+    assert "podgroup.scheduling.k8s.io/training-workers configured" in k("apply", "-f", k.file("pg.yaml", labelled))
+    assert k.jsonpath("get podgroups.scheduling.k8s.io training-workers -n demo", "{.metadata.labels.team}") == "ml"
     refused = k("apply", "-f", k.file("bad.yaml", POD_GROUP.replace("minCount: 4", "minCount: 0")), check=False)
     assert "spec.schedulingPolicy.gang.minCount" in refused and "must be greater than or equal to 1" in refused
 
