@@ -393,3 +393,24 @@ async def test_a_patch_that_makes_a_kueue_objects_apiversion_a_list_is_answered_
         assert status < 500, (ctype, now)
     status, now = await api.call("GET", lqs + "/lq")
     assert now["apiVersion"] == v and now["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+async def test_a_deletecollection_the_store_refuses_deletes_nothing(api):
+    # Found by the REST fuzz (seed 12): DELETE /api/v1/namespaces removed the namespaces
+    # that may go, then answered 403 for "default". What will be refused goes first now.
+    for ns in ("kube-public", "team-1", "team-2"):  # (the daemon creates kube-public; this fixture does not)
+        assert (await api.call("POST", "/api/v1/namespaces", {"kind": "Namespace", "metadata": {"name": ns}}))[0] == 201
+    status, err = await api.call("DELETE", "/api/v1/namespaces")
+    assert (status, err["reason"]) == (403, "Forbidden") and "may not be deleted" in err["message"]
+    status, listed = await api.call("GET", "/api/v1/namespaces")
+    assert {"team-1", "team-2"} <= {n["metadata"]["name"] for n in listed["items"]}
+    # the same with a precondition only one pod meets
+    for name in ("a", "b"):
+        await api.call("POST", "/api/v1/namespaces/demo/pods", pod(name, namespace="demo"))
+    status, a = await api.call("GET", POD)
+    status, err = await api.call("DELETE", "/api/v1/namespaces/demo/pods",
+                                 {"kind": "DeleteOptions", "apiVersion": "v1",
+                                  "preconditions": {"uid": a["metadata"]["uid"]}})
+    assert status == 409
+    status, listed = await api.call("GET", "/api/v1/namespaces/demo/pods")
+    assert sorted(p["metadata"]["name"] for p in listed["items"]) == ["a", "b"]

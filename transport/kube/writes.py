@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from actors.store.front_door import IMMORTAL_NAMESPACES
 from framework.api.validation import validate_pod_update
 from framework.kueue.versions import SERVED_VERSIONS
 
@@ -187,6 +188,17 @@ async def delete(request: web.Request, target: Target) -> web.Response:
     return json_response(decorate(gone, target.resource))
 
 
+def _refused(item: dict[str, Any], kind: str, uid: str, resource_version: str) -> bool:
+    """Whether the store will refuse to delete this item of a collection: a namespace
+    that may not be deleted, or one that fails the request's preconditions. These are
+    tried first, so a refused deletecollection has deleted nothing (kube-apiserver
+    deletes item by item, and answers the first refusal after deleting the others)."""
+    meta = item.get("metadata") or {}
+    return ((kind == "Namespace" and meta.get("name") in IMMORTAL_NAMESPACES)
+            or bool(uid and meta.get("uid") != uid)
+            or bool(resource_version and meta.get("resourceVersion") != resource_version))
+
+
 async def delete_collection(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     deps = request.app[KUBE]
@@ -199,7 +211,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     except ApiError as err:
         raise bad_request(err.message) from None
     gone = []
-    for item in items:
+    for item in sorted(items, key=lambda i: not _refused(i, res.kind, options.uid, options.resource_version)):
         meta = item.get("metadata") or {}
         try:
             gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"],
