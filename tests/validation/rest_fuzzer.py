@@ -26,8 +26,10 @@ NS = "fuzz"
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 ELSEWHERE = "fuzz-elsewhere"  # a schedulerName no profile serves: the fuzz binds its pods itself
-# kinds whose status (and so resourceVersion) the daemon's own actors write at any time
-CONTROLLED = frozenset({"ClusterQueue", "LocalQueue", "Cohort", "Workload", "PodGroup"})
+# kinds whose status or finalizers (and so resourceVersion) the daemon's own actors write
+# at any time (a ResourceFlavor being deleted loses Kueue's resource-in-use finalizer
+# when no ClusterQueue uses it: REST fuzz seed 13)
+CONTROLLED = frozenset({"ClusterQueue", "LocalQueue", "Cohort", "Workload", "PodGroup", "ResourceFlavor"})
 
 SEEDS: dict[str, dict[str, Any]] = {kind: copy.deepcopy(obj) for kind, obj in VALID.items()}
 SEEDS["Pod"]["spec"]["schedulerName"] = ELSEWHERE
@@ -185,8 +187,11 @@ class Fuzzer:
         for item in body["items"]:
             item = copy.deepcopy(item)
             if kind in CONTROLLED:
+                if item["metadata"].get("deletionTimestamp"):
+                    continue  # its controller lets it go when it likes
                 item.pop("status", None)
-                item["metadata"].pop("resourceVersion", None)
+                for field in ("resourceVersion", "finalizers"):
+                    item["metadata"].pop(field, None)
             out[f"{item['metadata'].get('namespace', '')}/{item['metadata']['name']}"] = item
         return out
 
