@@ -25,3 +25,5 @@ __all__ = [
 from framework.api import kueue_kinds  # noqa: E402,F401
 # core/v1 Event registers itself in KINDS (framework.api.event).
 from framework.api import event  # noqa: E402,F401
+# DRA's kinds (resource.k8s.io/v1) register themselves in KINDS (framework.api.dra_kinds).
+from framework.api import dra_kinds  # noqa: E402,F401

@@ -31,6 +31,10 @@ RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "CSIDriver": ("csidrivers", ()),
     "VolumeAttachment": ("volumeattachments", ()),
     "Event": ("events", ("ev",)),
+    "DeviceClass": ("deviceclasses", ()),
+    "ResourceClaim": ("resourceclaims", ()),
+    "ResourceClaimTemplate": ("resourceclaimtemplates", ()),
+    "ResourceSlice": ("resourceslices", ()),
 }
 _ALIASES: dict[str, str] = {
     alias: kind

@@ -20,6 +20,8 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
+from framework.api.schema.dra import RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE
+from framework.api.schema.dra_devices import DEVICE_CLASS, RESOURCE_SLICE
 from framework.api.schema.event import EVENT
 from framework.api.schema.kueue import kueue_schema
 from framework.api.schema.pod import POD
@@ -43,6 +45,11 @@ _SCHEMAS: dict[str, Obj] = {
     "CSIDriver": kinds.CSI_DRIVER,
     "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
     "Event": EVENT,
+    # DRA (resource.k8s.io/v1)
+    "DeviceClass": DEVICE_CLASS,
+    "ResourceSlice": RESOURCE_SLICE,
+    "ResourceClaim": RESOURCE_CLAIM,
+    "ResourceClaimTemplate": RESOURCE_CLAIM_TEMPLATE,
 }
 # Kinds whose schema lists every top-level field upstream's type has (metadata, spec,
 # status; a PriorityClass's value...): their top level is closed, so a misspelled
