@@ -60,6 +60,14 @@ VALID: dict[str, dict[str, Any]] = {
               "reason": "Scheduled", "message": "Successfully assigned default/p to n1", "type": "Normal",
               "source": {"component": "default-scheduler"}, "count": 1, "firstTimestamp": "2024-01-01T00:00:00Z",
               "lastTimestamp": "2024-01-01T00:00:00Z"},
+    "Workload.scheduling.k8s.io": {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "w"},
+        "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}},
+                                        "schedulingConstraints": {"topology": [{"key": "example.com/rack"}]}}]}},
+    "PodGroup.scheduling.k8s.io": {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
+        "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "workers"}},
+                 "schedulingPolicy": {"gang": {"minCount": 4}}}},
 }
 
 

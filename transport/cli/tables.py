@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from framework.api.errors import ValidationError
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.objects import KINDS, POD_GROUP_LABEL, Node, Pod
 from framework.api.timeutil import parse_time
 
@@ -35,12 +36,22 @@ RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "ResourceClaim": ("resourceclaims", ()),
     "ResourceClaimTemplate": ("resourceclaimtemplates", ()),
     "ResourceSlice": ("resourceslices", ()),
+    # Kubernetes' own gang API, named with its group as kubectl names it (framework.api.groups)
+    WORKLOAD_KEY: ("workloads.scheduling.k8s.io", ()),
+    POD_GROUP_KEY: ("podgroups.scheduling.k8s.io", ()),
 }
 _ALIASES: dict[str, str] = {
     alias: kind
     for kind, (plural, shorts) in RESOURCES.items()
     for alias in (kind.lower(), plural, *shorts)
 }
+# kubectl's fully qualified names: resource.version.group, and resource.group for the other gang kinds
+_ALIASES.update({
+    "workloads.v1alpha2.scheduling.k8s.io": WORKLOAD_KEY, "podgroups.v1alpha2.scheduling.k8s.io": POD_GROUP_KEY,
+    "podgroups.scheduling.x-k8s.io": "PodGroup", "podgroup.scheduling.x-k8s.io": "PodGroup",
+    "podgroups.v1alpha1.scheduling.x-k8s.io": "PodGroup",
+    "workloads.kueue.x-k8s.io": "Workload", "workload.kueue.x-k8s.io": "Workload",
+})
 
 
 def _names_of(kind: str) -> tuple[str, tuple[str, ...]]:
@@ -78,8 +89,9 @@ def is_namespaced(kind: str) -> bool:
 
 
 def ref(obj: Mapping[str, Any]) -> str:
-    """kubectl's `kind/name` (lower-case kind)."""
-    return f"{str(obj.get('kind', '')).lower()}/{(obj.get('metadata') or {}).get('name', '')}"
+    """kubectl's `kind/name` (lower-case kind; `workload.scheduling.k8s.io/name` for a
+    kind named with its group)."""
+    return f"{str(kind_key(obj) or obj.get('kind', '')).lower()}/{(obj.get('metadata') or {}).get('name', '')}"
 
 
 # --- small formatters ---------------------------------------------------------------------

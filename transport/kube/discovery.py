@@ -59,7 +59,7 @@ def group(name: str) -> dict[str, Any] | None:
 def _entries(r: Resource) -> list[dict[str, Any]]:
     verbs = sorted(r.verbs + (("deletecollection",) if "delete" in r.verbs else ()))
     main: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-                            "kind": r.kind, "verbs": verbs}
+                            "kind": r.api_kind, "verbs": verbs}
     if r.short_names:
         main["shortNames"] = list(r.short_names)
     if r.categories:
@@ -71,7 +71,7 @@ def _entries(r: Resource) -> list[dict[str, Any]]:
                         "verbs": ["create"]})
         else:
             out.append({"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                        "kind": r.kind, "verbs": ["get", "patch", "update"]})
+                        "kind": r.api_kind, "verbs": ["get", "patch", "update"]})
     return out
 
 

@@ -67,9 +67,9 @@ def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
     meta = raw.get("metadata")
     if res.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
         raw = {**raw, "metadata": {**meta, "namespace": "default"}}
-    if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.kind:
+    if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.api_kind:
         return raw
-    return {**raw, "apiVersion": res.group_version, "kind": res.kind}
+    return {**raw, "apiVersion": res.group_version, "kind": res.api_kind}
 
 
 async def read_body(request: web.Request) -> Any:

@@ -33,8 +33,13 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
     """The body with the kind, apiVersion and namespace its URL says; mismatches are 400."""
     res = target.resource
     kind = obj.get("kind")
-    if kind not in (None, "", res.kind):
+    if kind not in (None, "", res.api_kind):
         raise bad_request(f"the kind of the provided object ({kind}) does not match the resource ({res.plural})")
+    version = obj.get("apiVersion")
+    if res.kind != res.api_kind and version not in (None, "", res.group_version):
+        # a group-qualified kind (framework.api.groups): the body's group is the URL's
+        raise bad_request(f"the API version in the data ({version}) does not match the expected API version "
+                          f"({res.group_version})")
     meta = obj.get("metadata")
     meta = dict(meta) if isinstance(meta, dict) else {}
     if res.namespaced:
@@ -48,9 +53,9 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
                               f"({target.name})")
         meta["name"] = target.name
     elif name_required and not meta.get("name") and not meta.get("generateName"):
-        raise invalid(res.kind, res.group, "",
+        raise invalid(res.api_kind, res.group, "",
                       (("metadata.name", "Required value: name or generateName is required"),))
-    return {**obj, "kind": res.kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
+    return {**obj, "kind": res.api_kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
 
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -219,7 +224,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
         except ApiError as err:
             if err.reason != Reason.NOT_FOUND:
                 raise _delete_error(err, target, meta["name"]) from None
-    return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version,
+    return json_response({"kind": f"{res.api_kind}List", "apiVersion": res.group_version,
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
 
 
