@@ -28,6 +28,7 @@ from actors.admission import AdmissionActor, AdmissionConfig
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.podgroup_status_writer import PodGroupStatusWriter
+from actors.resourceclaims import ResourceClaimController
 from actors.preemption import PreemptionActor
 from actors.queue.class_rules import CLASSES_GATE, ClassRules
 from actors.queue.scheduling_queue import SchedulingQueue
@@ -191,6 +192,10 @@ class Pipeline:
             self.admission = await AdmissionActor.attach(self.client, self.clock, self.admission_config,
                                                          getattr(self.metrics, "kueue", None))
             self._spawn("admission", self.admission.run())
+
+            # The resourceclaim controller: a claim per pod from its template, released and deleted with it.
+            self.resourceclaims = await ResourceClaimController.attach(self.client)
+            self._spawn("resourceclaims", self.resourceclaims.run())
             self.phase = "running"
         except BaseException:
             await self.stop()
@@ -298,6 +303,10 @@ class Pipeline:
         if admission is not None:
             self.admission.close()  # its store writes finish before the store stops
             await asyncio.wait({admission}, timeout=self.drain_grace_seconds)
+        claims = self._tasks.get("resourceclaims")
+        if claims is not None:
+            self.resourceclaims.close()  # its store writes finish before the store stops
+            await asyncio.wait({claims}, timeout=self.drain_grace_seconds)
         writer = self._tasks.get("podgroup-status")
         if writer is not None:
             self.podgroup_status.close()
@@ -326,7 +335,8 @@ class Pipeline:
         return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
                 and self.scheduler.idle() and self.preemption.idle()
                 and ("podgroup-status" not in self._tasks or self.podgroup_status.idle())
-                and ("admission" not in self._tasks or self.admission.idle()))
+                and ("admission" not in self._tasks or self.admission.idle())
+                and ("resourceclaims" not in self._tasks or self.resourceclaims.idle()))
 
     async def settle(self, max_rounds: int | None = SETTLE_ROUNDS) -> None:
         """Let the actors run until the system is idle (no time passes on a

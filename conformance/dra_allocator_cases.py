@@ -13,14 +13,19 @@ def is_allocator_case(case: dict[str, Any]) -> bool:
     return "claims" in case and "featureGates" in case
 
 
-def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
+def features_of(case: dict[str, Any]) -> Features:
+    """The allocator's features from the case's feature gates."""
     gates = case.get("featureGates") or {}
-    features = Features(
+    return Features(
         admin_access=bool(gates.get("DRAAdminAccess")), prioritized_list=bool(gates.get("DRAPrioritizedList")),
         partitionable_devices=bool(gates.get("DRAPartitionableDevices")),
         device_taints=bool(gates.get("DRADeviceTaints")), consumable_capacity=bool(gates.get("DRAConsumableCapacity")),
         binding_conditions=bool(gates.get("DRADeviceBindingConditions"))
         and bool(gates.get("DRAResourceClaimDeviceStatus")))
+
+
+def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
+    features = features_of(case)
     classes = {(c.get("metadata") or {}).get("name", ""): c for c in case.get("deviceClasses") or []}
     claims = case.get("claims") or []
     try:

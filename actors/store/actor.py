@@ -94,6 +94,7 @@ from framework.features import FeatureGates
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
 from framework.api.schema import Admission
 from framework.api.timeutil import format_time
+from framework.api.schema.dra_update import validate_dra_update
 from framework.api.validation import validate_pod_update
 
 
@@ -297,7 +298,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        _refuse(update_errors(raw, current.raw))
+        _refuse(validate_dra_update(raw, current.raw) + update_errors(raw, current.raw))
         check_no_new_finalizers(raw, current.raw)
         if keep_unchanged and without_version(raw) == without_version(current.raw):
             return current, "unchanged"

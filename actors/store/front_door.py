@@ -21,6 +21,7 @@ from framework.api.groups import kind_key
 from framework.api.objects import KINDS
 from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
+from framework.api.schema.dra_update import dra_defaults
 from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -29,6 +30,7 @@ IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
 # Kueue's finalizer on what a ClusterQueue or a workload uses (kueue.ResourceInUseFinalizerName)
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 IN_USE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue"})
+DRA_DEFAULTED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
@@ -76,7 +78,9 @@ def _in_storage_version(checked: Admission) -> Admission:
 def defaulted(raw: Any) -> Any:
     """Upstream's defaulting for what ksched reads: a Node's status.allocatable is its
     capacity when left out (SetDefaults_NodeStatus); a ResourceFlavor or ClusterQueue
-    not being deleted has Kueue's resource-in-use finalizer (its webhooks' Default).
+    not being deleted has Kueue's resource-in-use finalizer (its webhooks' Default); a
+    ResourceClaim's (template's) requests get allocationMode ExactCount and count 1
+    (framework.api.schema.dra_update.dra_defaults).
     `raw` is the store's own copy."""
     if isinstance(raw, dict) and raw.get("kind") in IN_USE_KINDS:
         meta = raw.get("metadata")
@@ -88,6 +92,8 @@ def defaulted(raw: Any) -> Any:
         status = raw.get("status")
         if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:
             raw["status"] = {**status, "allocatable": dict(status["capacity"])}
+    if isinstance(raw, dict) and raw.get("kind") in DRA_DEFAULTED:
+        raw = dra_defaults(raw)
     return raw
 
 

@@ -28,6 +28,7 @@ GROUP_VERSIONS: dict[str, str] = {
     WORKLOAD_KEY: "scheduling.k8s.io/v1alpha2", POD_GROUP_KEY: "scheduling.k8s.io/v1alpha2",
     "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
     "VolumeAttachment": "storage.k8s.io/v1",
+    **{k: "resource.k8s.io/v1" for k in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
     # Kueue's kinds: the storage version here, the other served ones in ALSO_SERVED
     **{k: "kueue.x-k8s.io/v1beta2" for k in ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload",
                                               "WorkloadPriorityClass")},

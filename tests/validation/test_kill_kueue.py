@@ -140,9 +140,10 @@ def check_after_restart(c: SyncClient, acked: list, completed: list, figures: Co
 def settled(c: SyncClient) -> tuple[list[str], int] | None:
     """None while some released pod still waits for its node; else (partial gangs, pods)."""
     pods, _ = c.list("Pod", "default")
-    # A group finished in part and then evicted keeps a finished member beside a re-gated
-    # one that Coscheduling (as upstream, which does not see finished pods) cannot place.
-    part_finished = {group_of(p) for p in pods if group_of(p) and is_done(p)}
+    # A Coscheduling gang finished in part and then evicted keeps a finished member beside
+    # a re-gated one that Coscheduling (as upstream, which does not see finished pods)
+    # cannot place; a Kueue pod group's re-gated members are placed as any pod.
+    part_finished = {group_of(p) for p in pods if (p["metadata"].get("labels") or {}).get(GANG_LABEL) and is_done(p)}
     released_unbound = [p for p in pods if not p["spec"].get("nodeName") and not is_done(p)
                         and group_of(p) not in part_finished
                         and not any(g.get("name") == GATE for g in p["spec"].get("schedulingGates") or [])]

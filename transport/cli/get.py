@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from transport.cli.dra_tables import KINDS as DRA_KINDS, dra_table
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, kueue_table
 from transport.cli.workload_tables import pod_groups_table, workloads_table
@@ -87,6 +88,8 @@ def kind_table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: b
     if kind in KUEUE_KINDS:  # Kueue's printer columns (no kind/ prefix there)
         return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
                            namespaces=namespaces)
+    if kind in DRA_KINDS:  # upstream's printer columns for resource.k8s.io
+        return dra_table(kind, items, now, namespaces=namespaces, prefix=prefix)
     return generic_table(items, now, namespaces=namespaces, prefix=prefix)
 
 

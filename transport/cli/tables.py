@@ -32,6 +32,10 @@ RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "CSIDriver": ("csidrivers", ()),
     "VolumeAttachment": ("volumeattachments", ()),
     "Event": ("events", ("ev",)),
+    "DeviceClass": ("deviceclasses", ()),
+    "ResourceClaim": ("resourceclaims", ()),
+    "ResourceClaimTemplate": ("resourceclaimtemplates", ()),
+    "ResourceSlice": ("resourceslices", ()),
     # Kubernetes' own gang API, named with its group as kubectl names it (framework.api.groups)
     WORKLOAD_KEY: ("workloads.scheduling.k8s.io", ()),
     POD_GROUP_KEY: ("podgroups.scheduling.k8s.io", ()),

@@ -81,6 +81,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, subresources=("status",)),
     Resource("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, ("pg", "pgs"),
              subresources=("status",)),
+    # DRA (issue 30): upstream gives these no short names
+    Resource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
+    Resource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True, subresources=("status",)),
+    Resource("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True),
+    Resource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
     # `kubectl auth can-i` (access_review.py): create-only, as the Binding
     Resource("SelfSubjectAccessReview", "authorization.k8s.io", "v1", "selfsubjectaccessreviews", False,
              verbs=("create",), stored=False),

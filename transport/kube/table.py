@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from transport.cli.dra_tables import COLUMNS as DRA_COLUMNS, cells as dra_cells
 from transport.cli.kueue_tables import counts as queue_counts
 from transport.cli.tables import (
     EVENT_COLUMNS, age, event_cells, human_duration, pod_group_counts, pod_group_phase, pod_group_reason,
@@ -161,6 +162,8 @@ _PRINTERS: dict[str, tuple[Columns, Callable[[Mapping[str, Any], float, Any], Ro
     "Workload": ([("Name", 0), ("Queue", 0), ("Reserved in", 0), ("Admitted", 0), ("Finished", 0), ("Age", 0)],
                  _workload_row),
     "WorkloadPriorityClass": ([("Name", 0), ("Value", 0)], _priority_class_row),
+    **{kind: (columns, lambda raw, now, _, kind=kind: dra_cells(kind, raw, now))
+       for kind, columns in DRA_COLUMNS.items()},
 }
 _INTEGER_COLUMNS = frozenset({"Restarts", "Count", "Min Member", "Pending Workloads", "Admitted Workloads", "Value"})
 _GENERIC: tuple[Columns, Callable[[Mapping[str, Any], float, Any], Row]] = ([("Name", 0), ("Age", 0)], _generic_row)

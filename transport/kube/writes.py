@@ -13,7 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
-from framework.api.validation import validate_pod_update
+from actors.store.front_door import IMMORTAL_NAMESPACES
+from framework.api.validation import is_dns1123_subdomain, show, validate_pod_update
 from framework.kueue.versions import SERVED_VERSIONS
 
 from transport.kube.delete_options import delete_options
@@ -192,6 +193,17 @@ async def delete(request: web.Request, target: Target) -> web.Response:
     return json_response(decorate(gone, target.resource))
 
 
+def _refused(item: dict[str, Any], kind: str, uid: str, resource_version: str) -> bool:
+    """Whether the store will refuse to delete this item of a collection: a namespace
+    that may not be deleted, or one that fails the request's preconditions. These are
+    tried first, so a refused deletecollection has deleted nothing (kube-apiserver
+    deletes item by item, and answers the first refusal after deleting the others)."""
+    meta = item.get("metadata") or {}
+    return ((kind == "Namespace" and meta.get("name") in IMMORTAL_NAMESPACES)
+            or bool(uid and meta.get("uid") != uid)
+            or bool(resource_version and meta.get("resourceVersion") != resource_version))
+
+
 async def delete_collection(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     deps = request.app[KUBE]
@@ -204,7 +216,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     except ApiError as err:
         raise bad_request(err.message) from None
     gone = []
-    for item in items:
+    for item in sorted(items, key=lambda i: not _refused(i, res.kind, options.uid, options.resource_version)):
         meta = item.get("metadata") or {}
         try:
             gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"],
@@ -216,6 +228,27 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
 
 
+def _binding_target(body: dict[str, Any]) -> str:
+    """The Binding's target.name ("" when missing); a target or name of another JSON
+    type is refused as kube-apiserver's decoder refuses it."""
+    ref = body.get("target")
+    if ref is None:
+        return ""
+    if not isinstance(ref, dict):
+        raise bad_request(f"json: cannot unmarshal {_json_type(ref)} into Go struct field Binding.target of type "
+                          "v1.ObjectReference")
+    name = ref.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request(f"json: cannot unmarshal {_json_type(name)} into Go struct field ObjectReference.target.name "
+                          "of type string")
+    return name or ""
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "value")
+
+
 async def bind(request: web.Request, target: Target) -> web.Response:
     """pods/{name}/binding and namespaces/{ns}/bindings (the pod is the Binding's
     metadata.name). Only pods that no ksched profile schedules may be bound by a
@@ -225,7 +258,7 @@ async def bind(request: web.Request, target: Target) -> web.Response:
     body = body_object(await read_body(request))
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     name = target.name or str(meta.get("name") or "")
-    node = str((body.get("target") or {}).get("name") or "") if isinstance(body.get("target"), dict) else ""
+    node = _binding_target(body)
     pods = BY_KIND["Pod"]
     pod_target = Target(pods, target.namespace, name, "binding")
     if not name:
@@ -234,6 +267,9 @@ async def bind(request: web.Request, target: Target) -> web.Response:
         raise invalid("Binding", "", name, (("target.name", "Required value"),))
     if meta.get("namespace") and meta["namespace"] != target.namespace:
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    problems = is_dns1123_subdomain(node)
+    if problems:  # (kube-apiserver checks only that it is there; ksched stores no pod its validation refuses)
+        raise invalid("Binding", "", name, (("target.name", f"Invalid value: {show(node)}: {'; '.join(problems)}"),))
     pod = await current(request, Target(pods, target.namespace, name))
     scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     if scheduler in deps.profiles:

@@ -20,6 +20,8 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
+from framework.api.schema.dra import RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE
+from framework.api.schema.dra_devices import DEVICE_CLASS, RESOURCE_SLICE
 from framework.api.schema.event import EVENT
 from framework.api.schema.kueue import kueue_schema
 from framework.api.schema.pod import POD
@@ -45,6 +47,11 @@ _SCHEMAS: dict[str, Obj] = {
     "CSIDriver": kinds.CSI_DRIVER,
     "VolumeAttachment": kinds.VOLUME_ATTACHMENT,
     "Event": EVENT,
+    # DRA (resource.k8s.io/v1)
+    "DeviceClass": DEVICE_CLASS,
+    "ResourceSlice": RESOURCE_SLICE,
+    "ResourceClaim": RESOURCE_CLAIM,
+    "ResourceClaimTemplate": RESOURCE_CLAIM_TEMPLATE,
     WORKLOAD_KEY: workload.WORKLOAD,
     POD_GROUP_KEY: workload.POD_GROUP,
 }

@@ -1,0 +1,298 @@
+"""ResourceClaimController: what kube-controller-manager's resourceclaim controller does,
+for the daemon (decisions in framework.dra.pod_claims).
+
+- A pod (not done, not being deleted) whose spec.resourceClaims name a
+  ResourceClaimTemplate gets, per such claim, a ResourceClaim made from the template
+  (generated name, the pod as controlling owner, annotation
+  resource.kubernetes.io/pod-claim-name), recorded in the pod's
+  status.resourceClaimStatuses. A claim made earlier for the same pod claim (owned by
+  the pod, same annotation) is found again instead of made twice: a kill -9 between the
+  claim's create and the pod's status write loses nothing and duplicates nothing.
+  A missing template is a Warning event FailedResourceClaimCreation on the pod; the pod
+  is retried when the template appears.
+- A claim's status.reservedFor loses the pods that are gone, replaced (another uid) or
+  done; when none is left, an allocation the scheduler protected with the
+  resource.kubernetes.io/delete-protection finalizer is cleared and the finalizer
+  removed, as upstream deallocates.
+- A claim made for a pod is deleted when that pod is done, replaced or gone (upstream's
+  garbage collector follows the ownerReference; ksched has none, so this does it).
+
+An actor: its store watch (Pods, ResourceClaims, ResourceClaimTemplates, the existing
+ones replayed first) posts Observed messages; each turn takes every queued message, then
+syncs the pods and claims they touched. A pod whose uid the watch has not seen is
+looked up in the store before its reservations or claims are dropped."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Union, assert_never
+
+from actors.base import Actor, MailboxClosed, resolve
+from actors.store import AlreadyExists, Conflict, NotFound, StoreClient, StoreError, WatchEvent
+from framework.api.dra_kinds import ResourceClaim, ResourceClaimTemplate
+from framework.api.objects import Pod
+from framework.dra.pod_claims import (
+    claim_from_template, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod, reservation_stays,
+    template_claims, with_claim_statuses,
+)
+
+log = logging.getLogger(__name__)
+WATCHED = frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"})
+DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the scheduler's finalizer on allocated claims
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observed:
+    """A store watch event on a Pod, ResourceClaim or ResourceClaimTemplate."""
+
+    ev: WatchEvent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flush:
+    """Answered once everything queued before it is synced (tests, shutdown)."""
+
+    reply: asyncio.Future[None]
+
+
+ControllerMsg = Union[Observed, Flush]
+
+
+@dataclass
+class _State:
+    pods: dict[str, Pod] = field(default_factory=dict)
+    claims: dict[str, ResourceClaim] = field(default_factory=dict)
+    templates: dict[str, ResourceClaimTemplate] = field(default_factory=dict)
+    by_uid: dict[str, set[str]] = field(default_factory=dict)  # pod uid -> claims it owns or holds
+    waiting_for: dict[str, set[str]] = field(default_factory=dict)  # template key -> pods that need it
+    deleted: set[str] = field(default_factory=set)  # uids of pods the watch saw deleted
+
+    def index(self, claim: ResourceClaim, add: bool) -> None:
+        uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
+        for uid in uids - {""}:
+            keys = self.by_uid.setdefault(uid, set())
+            if add:
+                keys.add(claim.key)
+            else:
+                keys.discard(claim.key)
+                if not keys:
+                    del self.by_uid[uid]
+
+
+class ResourceClaimController(Actor[ControllerMsg]):
+    name = "resourceclaims"
+    batched = True
+
+    def __init__(self, store: StoreClient) -> None:
+        super().__init__()
+        self.store = store
+        self.state = _State()
+        self.dirty_pods: set[str] = set()
+        self.dirty_claims: set[str] = set()
+        self.created = 0  # claims made from templates (for tests and stats)
+
+    @classmethod
+    async def attach(cls, store: StoreClient) -> "ResourceClaimController":
+        """A controller watching the store (the existing objects arrive in its first turn)."""
+        controller = cls(store)
+        ref = controller.ref()
+        await store.watch(lambda ev: ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
+        return controller
+
+    def close(self) -> None:
+        self.inbox.close(drain=True)
+
+    def idle(self) -> bool:
+        return super().idle() and not self.dirty_pods and not self.dirty_claims
+
+    async def flush(self) -> None:
+        """Sync now what is queued (a controller that is not running: tests)."""
+        await self.handle_batch(self.inbox.get_nowait_all())
+
+    async def handle_batch(self, msgs: list[ControllerMsg]) -> None:
+        replies = []
+        for msg in msgs:
+            match msg:
+                case Observed(ev=ev):
+                    self._observe(ev)
+                case Flush(reply=reply):
+                    replies.append(reply)
+                case _:
+                    assert_never(msg)
+        try:
+            await self._sync_dirty()
+        except MailboxClosed:
+            pass  # the store is stopping; a restart syncs from what is stored
+        finally:
+            for reply in replies:
+                resolve(reply)
+
+    # --- what the watch says --------------------------------------------------------------------
+
+    def _observe(self, ev: WatchEvent) -> None:
+        s, obj = self.state, ev.obj
+        if isinstance(obj, Pod):
+            held = s.by_uid.get(obj.uid, set())
+            if ev.type == "DELETED":
+                s.pods.pop(obj.key, None)
+                if held:  # (only the uids claims name: the set stays small)
+                    s.deleted.add(obj.uid)
+            elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
+                s.pods[obj.key] = obj
+                self.dirty_pods.add(obj.key)
+            self.dirty_claims |= held
+        elif isinstance(obj, ResourceClaim):
+            old = s.claims.pop(obj.key, None)
+            if old is not None:
+                s.index(old, add=False)
+            if ev.type != "DELETED":
+                s.claims[obj.key] = obj
+                s.index(obj, add=True)
+                self.dirty_claims.add(obj.key)
+            else:
+                s.deleted -= {uid for uid in {owning_pod(obj)[1]} if not s.by_uid.get(uid)}  # a pod that still needs it makes it again
+                owner = owning_pod(obj)[0]
+                if owner:
+                    self.dirty_pods.add(f"{obj.namespace}/{owner}")
+        elif isinstance(obj, ResourceClaimTemplate):
+            if ev.type == "DELETED":
+                s.templates.pop(obj.key, None)
+            else:
+                s.templates[obj.key] = obj
+                self.dirty_pods |= s.waiting_for.pop(obj.key, set())
+
+    async def _sync_dirty(self) -> None:
+        while self.dirty_pods or self.dirty_claims:
+            if self.dirty_pods:
+                key = self.dirty_pods.pop()
+                await self._retrying(self._sync_pod, key)
+            else:
+                key = self.dirty_claims.pop()
+                await self._retrying(self._sync_claim, key)
+
+    async def _retrying(self, sync: Any, key: str) -> None:
+        """One sync; a Conflict (someone wrote in between) is retried once from the stored object."""
+        for attempt in (1, 2):
+            try:
+                await sync(key, fresh=attempt == 2)
+                return
+            except Conflict:
+                continue
+            except StoreError as e:
+                log.warning("resourceclaims: %s: %s", key, e)
+                return
+
+    # --- pods -----------------------------------------------------------------------------------
+
+    async def _current_pod(self, key: str, fresh: bool) -> Pod | None:
+        if not fresh:
+            return self.state.pods.get(key)
+        ns, name = key.split("/", 1)
+        try:
+            return Pod(await self.store.get("Pod", ns, name))
+        except NotFound:
+            return None
+
+    async def _sync_pod(self, key: str, fresh: bool = False) -> None:
+        pod = await self._current_pod(key, fresh)
+        if pod is None or pod.is_deleting or is_pod_done(pod):
+            return
+        made: dict[str, str] = {}
+        recorded = claim_statuses(pod)
+        for pod_claim, template_name in template_claims(pod):
+            name = recorded.get(pod_claim)
+            have = self.state.claims.get(f"{pod.namespace}/{name}") if name else None
+            if have is not None and is_for_pod(have, pod):
+                continue
+            claim = await self._claim_for(pod, pod_claim, template_name)
+            if claim is not None and claim.name != name:
+                made[pod_claim] = claim.name
+        if made:
+            await self.store.update(with_claim_statuses(pod.raw, made))
+
+    async def _claim_for(self, pod: Pod, pod_claim: str, template_name: str) -> ResourceClaim | None:
+        owned = [self.state.claims[k] for k in self.state.by_uid.get(pod.uid, ()) if k in self.state.claims]
+        found = find_generated(owned, pod, pod_claim)
+        if found is not None:
+            return found
+        template_key = f"{pod.namespace}/{template_name}"
+        template = self.state.templates.get(template_key)
+        if template is None:
+            if pod.key not in self.state.waiting_for.get(template_key, set()):
+                self.state.waiting_for.setdefault(template_key, set()).add(pod.key)
+                self.store.record_event("Pod", pod.key, "Warning", "FailedResourceClaimCreation",
+                                        f'PodResourceClaim {pod_claim}: resource claim template "{template_name}": '
+                                        f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found',
+                                        uid=pod.uid)
+            return None
+        try:
+            raw = await self.store.create(claim_from_template(pod, pod_claim, template))
+        except AlreadyExists:
+            return None  # a generated name taken: the next sync draws another
+        claim = ResourceClaim(raw)
+        self.state.claims[claim.key] = claim  # seen before the watch says so: never made twice
+        self.state.index(claim, add=True)
+        self.created += 1
+        return claim
+
+    # --- claims ---------------------------------------------------------------------------------
+
+    async def _pod_named(self, namespace: str, name: str, uid: str) -> Pod | None:
+        """The pod as it is now: the watch's copy, or the store's when the watch has none
+        (it may not have reached this controller yet)."""
+        if uid in self.state.deleted:
+            return None
+        pod = self.state.pods.get(f"{namespace}/{name}")
+        if pod is not None:
+            return pod
+        try:
+            return Pod(await self.store.get("Pod", namespace, name))
+        except NotFound:
+            return None
+
+    async def _sync_claim(self, key: str, fresh: bool = False) -> None:
+        claim = self.state.claims.get(key)
+        if fresh:
+            ns, name = key.split("/", 1)
+            try:
+                claim = ResourceClaim(await self.store.get("ResourceClaim", ns, name))
+            except NotFound:
+                return
+        if claim is None:
+            return
+        reserved = [r for r in claim.status.get("reservedFor") or [] if isinstance(r, dict)]
+        valid = []
+        for ref in reserved:
+            if ref.get("apiGroup") or ref.get("resource") != "pods":
+                valid.append(ref)
+                continue
+            pod = await self._pod_named(claim.namespace, str(ref.get("name", "")), str(ref.get("uid", "")))
+            if reservation_stays(str(ref.get("uid", "")), pod):
+                valid.append(ref)
+        raw = dict(claim.raw)
+        protected = DELETE_PROTECTION in (raw.get("metadata") or {}).get("finalizers", [])
+        if len(valid) < len(reserved) or (protected and claim.meta.deletion_timestamp is not None and not valid):
+            status = {**(raw.get("status") or {}), "reservedFor": valid}
+            if not valid and protected:
+                status.pop("allocation", None)  # deallocated: its devices are free again
+            if not status["reservedFor"]:
+                del status["reservedFor"]
+            raw = await self.store.update({**raw, "status": status})
+            if protected and "allocation" not in status:
+                meta = dict(raw["metadata"])
+                meta["finalizers"] = [f for f in meta.get("finalizers", []) if f != DELETE_PROTECTION]
+                raw = await self.store.update({**raw, "metadata": meta})
+        if not valid:
+            await self._delete_if_unneeded(ResourceClaim(raw))
+
+    async def _delete_if_unneeded(self, claim: ResourceClaim) -> None:
+        owner, owner_uid = owning_pod(claim)
+        if not owner or claim.meta.deletion_timestamp is not None:
+            return
+        pod = await self._pod_named(claim.namespace, owner, owner_uid)
+        if pod is None or pod.uid != owner_uid or is_pod_done(pod):
+            try:
+                await self.store.delete("ResourceClaim", claim.namespace, claim.name, uid=claim.uid)
+            except NotFound:
+                pass

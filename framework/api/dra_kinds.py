@@ -1,0 +1,118 @@
+"""DRA's kinds (resource.k8s.io/v1) as stored objects: DeviceClass, ResourceSlice,
+ResourceClaim and ResourceClaimTemplate. Validation is the schema's
+(framework.api.schema.dra, .dra_devices; updates in .dra_update); these typed views hold
+what the scheduler and the resourceclaim controller read, parsed once. Registered in
+KINDS here, so the store keeps, serves and watches them like every other kind."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from framework.api.errors import ValidationError
+from framework.api.meta import KubeObject, _map, _str
+from framework.api.objects import KINDS
+
+API_VERSION = "resource.k8s.io/v1"
+# The annotation the resourceclaim controller puts on a claim it made from a template:
+# which of the pod's spec.resourceClaims the claim is for.
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
+
+def _check_version(raw: Mapping[str, Any]) -> None:
+    version = raw.get("apiVersion")
+    if version is not None and version != API_VERSION:
+        raise ValidationError("apiVersion", f"must be {API_VERSION}, got {version!r}")
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+class DeviceClass(KubeObject):
+    __slots__ = ("spec", "selectors")
+    kind = "DeviceClass"
+    namespaced = False
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        _check_version(raw)
+        self.spec = _map(raw, "spec", "")
+        self.selectors: tuple[str, ...] = tuple(
+            str((s.get("cel") or {}).get("expression", "")) for s in _dicts(self.spec.get("selectors")))
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRef:
+    """One allocated device: driver, pool and device name (upstream's DeviceID)."""
+
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+
+class ResourceSlice(KubeObject):
+    __slots__ = ("spec", "driver", "pool", "pool_generation", "slice_count", "node_name", "all_nodes", "devices")
+    kind = "ResourceSlice"
+    namespaced = False
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        _check_version(raw)
+        self.spec = _map(raw, "spec", "")
+        self.driver = _str(self.spec, "driver", "spec")
+        pool = _map(self.spec, "pool", "spec")
+        self.pool = _str(pool, "name", "spec.pool")
+        self.pool_generation = int(pool.get("generation") or 0)
+        self.slice_count = int(pool.get("resourceSliceCount") or 0)
+        self.node_name = _str(self.spec, "nodeName", "spec")
+        self.all_nodes = self.spec.get("allNodes") is True
+        self.devices: tuple[str, ...] = tuple(str(d.get("name", "")) for d in _dicts(self.spec.get("devices")))
+
+
+class ResourceClaim(KubeObject):
+    __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for")
+    kind = "ResourceClaim"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        _check_version(raw)
+        self.spec = _map(raw, "spec", "")
+        self.status = _map(raw, "status", "")
+        devices = self.spec.get("devices") if isinstance(self.spec.get("devices"), Mapping) else {}
+        self.request_names: tuple[str, ...] = tuple(str(r.get("name", "")) for r in _dicts(devices.get("requests")))
+        allocation = self.status.get("allocation")
+        results = ((allocation or {}).get("devices") or {}).get("results") if isinstance(allocation, Mapping) else None
+        # None: not allocated; else the devices the allocation holds
+        self.allocated: tuple[DeviceRef, ...] | None = None if not isinstance(allocation, Mapping) else tuple(
+            DeviceRef(str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+            for r in _dicts(results))
+        # (resource, name, uid) of each consumer the claim is reserved for
+        self.reserved_for: tuple[tuple[str, str, str], ...] = tuple(
+            (str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
+            for r in _dicts(self.status.get("reservedFor")))
+
+    @property
+    def pod_claim_name(self) -> str:
+        """The pod claim this claim was made for from a template ("" for a claim made by hand)."""
+        return self.meta.annotations.get(POD_CLAIM_NAME_ANNOTATION, "")
+
+
+class ResourceClaimTemplate(KubeObject):
+    __slots__ = ("spec", "claim_metadata", "claim_spec")
+    kind = "ResourceClaimTemplate"
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        super().__init__(raw)
+        _check_version(raw)
+        self.spec = _map(raw, "spec", "")
+        self.claim_metadata = _map(self.spec, "metadata", "spec")
+        self.claim_spec = _map(self.spec, "spec", "spec")
+
+
+DRA_KINDS: dict[str, type[KubeObject]] = {
+    c.kind: c for c in (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)}
+KINDS.update(DRA_KINDS)

@@ -1,0 +1,101 @@
+"""What the resourceclaim controller (pkg/controller/resourceclaim) decides, as pure
+functions over stored objects: which of a pod's claims still need a ResourceClaim made
+from their template, the claim it makes (generateName `<pod>-<claim>-`, the pod as
+controlling owner, the template's labels and annotations plus
+resource.kubernetes.io/pod-claim-name, the template's claim spec), the pod's
+status.resourceClaimStatuses, which reservations of a claim are stale, and whether a
+generated claim is no longer needed. The actor that does it is
+actors/resourceclaims/controller.py."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from framework.api.dra_kinds import API_VERSION, POD_CLAIM_NAME_ANNOTATION, ResourceClaim, ResourceClaimTemplate
+from framework.api.objects import Pod
+
+MAX_BASE_LEN = 57  # room for the 5 random characters the API server adds, in a 63-character name
+
+
+def generate_name(pod_name: str, claim_name: str) -> str:
+    """`<pod>-<claim>-`, both parts cut in proportion to their length when too long."""
+    base = f"{pod_name}-{claim_name}-"
+    if len(base) > MAX_BASE_LEN:
+        base = (pod_name[: len(pod_name) * MAX_BASE_LEN // len(base)] + "-"
+                + claim_name[: len(claim_name) * MAX_BASE_LEN // len(base)])
+    return base
+
+
+def template_claims(pod: Pod) -> list[tuple[str, str]]:
+    """(pod claim name, template name) of each of the pod's claims made from a template."""
+    out = []
+    for claim in pod.spec.get("resourceClaims") or []:
+        if isinstance(claim, Mapping) and claim.get("resourceClaimTemplateName"):
+            out.append((str(claim.get("name", "")), str(claim["resourceClaimTemplateName"])))
+    return out
+
+
+def claim_statuses(pod: Pod) -> dict[str, str | None]:
+    """pod claim name -> the generated claim's name, from status.resourceClaimStatuses."""
+    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
+    return {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if isinstance(s, Mapping)}
+
+
+def owning_pod(claim: ResourceClaim) -> tuple[str, str]:
+    """(name, uid) of the pod controlling the claim, ("", "") when none does."""
+    for ref in claim.meta.owner_references:
+        if (isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
+                and ref.get("kind") == "Pod"):
+            return str(ref.get("name", "")), str(ref.get("uid", ""))
+    return "", ""
+
+
+def is_for_pod(claim: ResourceClaim, pod: Pod) -> bool:
+    return owning_pod(claim)[1] == pod.uid
+
+
+def find_generated(claims: Iterable[ResourceClaim], pod: Pod, pod_claim: str) -> ResourceClaim | None:
+    """A claim made earlier for this pod claim (owned by the pod, annotated with its name):
+    after a crash between creating the claim and writing the pod's status, it is found
+    again rather than made twice."""
+    for claim in claims:
+        if claim.namespace == pod.namespace and is_for_pod(claim, pod) and claim.pod_claim_name == pod_claim:
+            return claim
+    return None
+
+
+def claim_from_template(pod: Pod, pod_claim: str, template: ResourceClaimTemplate) -> dict[str, Any]:
+    """The ResourceClaim the controller creates for `pod_claim` of `pod`."""
+    meta = template.claim_metadata
+    annotations = {**(meta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: pod_claim}
+    claim_meta: dict[str, Any] = {
+        "generateName": generate_name(pod.name, pod_claim), "namespace": pod.namespace,
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
+                             "controller": True, "blockOwnerDeletion": True}],
+        "annotations": annotations}
+    if meta.get("labels"):
+        claim_meta["labels"] = dict(meta["labels"])
+    return {"apiVersion": API_VERSION, "kind": "ResourceClaim", "metadata": claim_meta,
+            "spec": dict(template.claim_spec)}
+
+
+def with_claim_statuses(pod_raw: Mapping[str, Any], made: Mapping[str, str]) -> dict[str, Any]:
+    """The pod with `made` (pod claim name -> claim name) merged into status.resourceClaimStatuses."""
+    status = dict(pod_raw.get("status") or {})
+    entries = [dict(s) for s in status.get("resourceClaimStatuses") or [] if isinstance(s, Mapping)]
+    for entry in entries:
+        if entry.get("name") in made:
+            entry["resourceClaimName"] = made[entry["name"]]
+    known = {e.get("name") for e in entries}
+    entries += [{"name": n, "resourceClaimName": c} for n, c in made.items() if n not in known]
+    status["resourceClaimStatuses"] = entries
+    return {**pod_raw, "status": status}
+
+
+def is_pod_done(pod: Pod) -> bool:
+    """No container of the pod runs or ever will: terminal, or deleted before it was bound."""
+    return pod.phase in ("Succeeded", "Failed") or (pod.meta.deletion_timestamp is not None and not pod.node_name)
+
+
+def reservation_stays(uid: str, pod: Pod | None) -> bool:
+    """A `pods` entry of status.reservedFor stays while that very pod exists and is not done."""
+    return pod is not None and pod.uid == uid and not is_pod_done(pod)

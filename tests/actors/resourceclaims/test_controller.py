@@ -1,0 +1,124 @@
+"""The resourceclaim controller in the daemon: claims made from templates per pod (as
+upstream names, owns and annotates them), recorded in the pod's status, found again
+rather than made twice after a crash, reservations dropped for pods that are gone or
+done, and generated claims deleted with their pod. A real Store on SQLite."""
+from __future__ import annotations
+
+import re
+from typing import Any, AsyncIterator
+from contextlib import asynccontextmanager
+
+from actors.resourceclaims import ResourceClaimController
+from actors.store import Store, StoreClient
+from actors.store.sqlite import SQLiteBackend
+from framework.api.dra_kinds import POD_CLAIM_NAME_ANNOTATION
+from tests import dra_manifests as m
+from tests.actors.store_helpers import running
+
+
+@asynccontextmanager
+async def controlled(path: str) -> AsyncIterator[tuple[Store, StoreClient, ResourceClaimController]]:
+    """A store on SQLite at `path` and a controller attached to it (driven by flush())."""
+    async with running(SQLiteBackend(path)) as (store, client):
+        yield store, client, await ResourceClaimController.attach(client)
+
+
+async def claims_of(c: StoreClient) -> list[dict[str, Any]]:
+    items, _ = await c.list("ResourceClaim", "default")
+    return items
+
+
+async def test_a_pod_using_a_template_gets_its_own_claim_recorded_in_its_status(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await c.apply([m.claim_template(), m.pod_with_template()])
+        await ctl.flush()
+        [claim] = await claims_of(c)
+        pod = await c.get("Pod", "default", "trainer")
+        meta = claim["metadata"]
+        assert re.fullmatch(r"trainer-gpu-[a-z0-9]{5}", meta["name"]) and meta["generateName"] == "trainer-gpu-"
+        assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "trainer",
+                                            "uid": pod["metadata"]["uid"], "controller": True,
+                                            "blockOwnerDeletion": True}]
+        assert meta["annotations"] == {POD_CLAIM_NAME_ANNOTATION: "gpu"}
+        assert claim["spec"] == (await c.get("ResourceClaimTemplate", "default", "one-gpu"))["spec"]["spec"]
+        assert pod["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": meta["name"]}]
+        await ctl.flush()  # the watch's echo of its own writes changes nothing
+        assert len(await claims_of(c)) == 1 and ctl.created == 1
+
+
+async def test_a_claim_made_before_a_crash_is_found_again_not_made_twice(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, _ctl):
+        await c.apply([m.claim_template()])
+        pod = await c.create(m.pod_with_template())
+        # the controller created the claim, then died before writing the pod's status
+        orphan = {**m.resource_claim(), "metadata": {
+            "name": "trainer-gpu-abcde", "namespace": "default", "annotations": {POD_CLAIM_NAME_ANNOTATION: "gpu"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": pod["metadata"]["uid"],
+                                 "controller": True, "blockOwnerDeletion": True}]}}
+        await c.create(orphan)
+    async with controlled(str(tmp_path)) as (_, c, ctl):  # restarted on the same files
+        await ctl.flush()
+        assert [x["metadata"]["name"] for x in await claims_of(c)] == ["trainer-gpu-abcde"]
+        pod = await c.get("Pod", "default", "trainer")
+        assert pod["status"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": "trainer-gpu-abcde"}]
+        assert ctl.created == 0
+
+
+async def test_a_missing_template_is_a_warning_and_the_claim_comes_when_the_template_does(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await c.create(m.pod_with_template())
+        await ctl.flush()
+        assert await claims_of(c) == []
+        events = await c.events("Pod", "default/trainer")
+        assert [(e.type, e.reason, e.message) for e in events] == [
+            ("Warning", "FailedResourceClaimCreation", 'PodResourceClaim gpu: resource claim template "one-gpu": '
+                                                       'resourceclaimtemplate.resource.k8s.io "one-gpu" not found')]
+        await c.create(m.claim_template())
+        await ctl.flush()
+        assert len(await claims_of(c)) == 1
+
+
+async def _allocated_and_reserved(c: StoreClient, ctl: ResourceClaimController) -> dict[str, Any]:
+    """The pod's claim as the scheduler leaves it after binding: allocated, protected, reserved."""
+    await c.apply([m.claim_template(), m.pod_with_template()])
+    await ctl.flush()
+    [claim] = await claims_of(c)
+    pod = await c.get("Pod", "default", "trainer")
+    meta = {**claim["metadata"], "finalizers": ["resource.kubernetes.io/delete-protection"]}
+    claim = await c.update({**claim, "metadata": meta})
+    claim = await c.update({**claim, "status": {"allocation": m.allocation(), "reservedFor": [
+        {"resource": "pods", "name": "trainer", "uid": pod["metadata"]["uid"]}]}})
+    await ctl.flush()
+    assert (await c.get("ResourceClaim", "default", claim["metadata"]["name"]))["status"]["reservedFor"]
+    return claim
+
+
+async def test_a_deleted_pods_claim_is_released_deallocated_and_deleted(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await _allocated_and_reserved(c, ctl)
+        await c.delete("Pod", "default", "trainer")
+        await ctl.flush()
+        assert await claims_of(c) == []
+
+
+async def test_a_finished_pod_releases_its_claim_which_then_goes(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        claim = await _allocated_and_reserved(c, ctl)
+        seen: list = []
+        await c.watch(seen.append, kinds=frozenset({"ResourceClaim"}))
+        await c.update_pod_status("default", "trainer", phase="Succeeded")
+        await ctl.flush()
+        assert await claims_of(c) == []
+        writes = [e.obj.raw for e in seen if e.type == "MODIFIED" and e.obj.name == claim["metadata"]["name"]]
+        assert "reservedFor" not in writes[0]["status"] and "allocation" not in writes[0]["status"]
+
+
+async def test_a_claim_reserved_for_a_pod_that_is_gone_loses_the_reservation(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        claim = await c.create(m.resource_claim())
+        await c.update({**claim, "status": {"allocation": m.allocation(), "reservedFor": [
+            {"resource": "pods", "name": "ghost", "uid": "uid-of-a-pod-never-seen"}]}})
+        await ctl.flush()
+        kept = await c.get("ResourceClaim", "default", "one-gpu")
+        assert "reservedFor" not in kept["status"]
+        assert kept["status"]["allocation"] == m.allocation()  # not protected by the scheduler: left allocated
