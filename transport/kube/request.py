@@ -34,6 +34,8 @@ class KubeDeps:
     profiles: frozenset[str] = frozenset()  # the schedulerNames ksched's profiles serve
     now: Callable[[], float] = field(default=time.time)  # wall time, for Age columns
     server_address: str = ""  # host:port clients reach (GET /api)
+    # kinds (store keys) a feature gate turns off: neither discovered nor served (framework.api.workload_api.gate_of)
+    hidden: frozenset[str] = frozenset()
 
 
 KUBE = web.AppKey("kube", KubeDeps)

@@ -97,14 +97,17 @@ async def _resources(request: web.Request) -> web.StreamResponse:
         else:
             gv, rest = "/".join(parts[1:3]), parts[3:]
         if not rest:
-            body = discovery.resource_list(gv) if gv and (parts[0] == "apis") == ("/" in gv) else None
+            hidden = request.app[KUBE].hidden
+            body = discovery.resource_list(gv, hidden) if gv and (parts[0] == "apis") == ("/" in gv) else None
             if body is None:
-                group = discovery.group(parts[1]) if parts[0] == "apis" and len(parts) == 2 else None
+                group = discovery.group(parts[1], hidden) if parts[0] == "apis" and len(parts) == 2 else None
                 if group is None:
                     raise _not_found(request.path)
                 return json_response(group)
             return json_response(body)
         target = parse_target(gv, rest, request.path)
+        if target.resource.kind in request.app[KUBE].hidden:  # its feature gate is off: not served
+            raise _not_found(request.path)
         return await _handler(request, target)(request, target)
     except KubeError as err:
         return error_response(err)
@@ -120,7 +123,7 @@ async def _api(request: web.Request) -> web.Response:
 
 
 async def _apis(request: web.Request) -> web.Response:
-    return json_response(discovery.group_list())
+    return json_response(discovery.group_list(request.app[KUBE].hidden))
 
 
 async def _openapi_index(request: web.Request) -> web.Response:
