@@ -8,7 +8,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-from transport.kube.resources import GroupVersion, Resource, group_versions
+from framework.api.api_resources import GroupVersion, Resource, group_versions
 
 # The Kubernetes release whose API this one follows (the reference was recorded with 1.32).
 KUBE_MAJOR, KUBE_MINOR = "1", "32"

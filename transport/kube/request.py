@@ -17,7 +17,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from framework.kueue.versions import SERVED_VERSIONS, to_version
 from transport.kube import protobuf
-from transport.kube.resources import Resource
+from framework.api.api_resources import Resource
 from transport.kube.status import KubeError, bad_request
 from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 

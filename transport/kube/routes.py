@@ -17,7 +17,7 @@ from aiohttp import web
 
 from transport.kube import access_review, discovery, openapi, openapi_v2, patching, reads, unserved, watch, writes
 from transport.kube.request import KUBE, KubeDeps, Target, flag
-from transport.kube.resources import BY_PATH, Resource
+from framework.api.api_resources import BY_PATH, Resource
 from transport.kube.status import KubeError, error_response, json_response
 
 Handler = Callable[[web.Request, Target], Awaitable[web.StreamResponse]]

@@ -155,7 +155,7 @@ def api_version_of(kind: str) -> str:
 def _check_every_kind_served() -> None:
     missing = set(KINDS) - {r.kind for r in RESOURCES if r.stored}
     if missing:  # a kind added to the store must be added here too
-        raise RuntimeError(f"transport.kube.resources: stored kinds without a REST resource: {sorted(missing)}")
+        raise RuntimeError(f"framework.api.api_resources: stored kinds without a REST resource: {sorted(missing)}")
 
 
 _check_every_kind_served()
