@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from framework.api.schema import SCHEMAS, validate_object, without_nulls
+from tests import dra_manifests as dra
 
 
 def pod(**spec: Any) -> dict[str, Any]:
@@ -60,6 +61,9 @@ VALID: dict[str, dict[str, Any]] = {
               "reason": "Scheduled", "message": "Successfully assigned default/p to n1", "type": "Normal",
               "source": {"component": "default-scheduler"}, "count": 1, "firstTimestamp": "2024-01-01T00:00:00Z",
               "lastTimestamp": "2024-01-01T00:00:00Z"},
+    # DRA (resource.k8s.io/v1)
+    "DeviceClass": dra.device_class(), "ResourceSlice": dra.resource_slice(),
+    "ResourceClaim": dra.resource_claim(), "ResourceClaimTemplate": dra.claim_template(),
 }
 
 
