@@ -20,11 +20,8 @@ from typing import Any, Mapping, Sequence
 
 import aiohttp
 
-from framework.algorithm import (
-    Diagnosis,
-    FitError,
-    select_host,
-)
+from framework.attempt_outcome import Diagnosis, FitError
+from framework.host_selection import select_host
 from framework.api.objects import Pod
 from framework.cache import Snapshot
 from framework.extender import (

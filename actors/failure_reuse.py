@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Mapping, Protocol
 
 from actors.metrics_sink import NO_METRICS, MetricsSink
-from framework.algorithm import FitError
+from framework.attempt_outcome import FitError
 from framework.api.objects import Pod
 from framework.failure_memo import FailureMemo, KnownFailure, ProfileSigner, World
 from framework.interface import Code, QueuedPodInfo, Status

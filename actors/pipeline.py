@@ -137,6 +137,7 @@ class Pipeline:
             self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
                                            limits=self.store_limits, work_time=self.clock.work_time,
                                            timers=self.clock)
+            self.store.features = FeatureGates(cfg.feature_gates)  # what the gates let in (actors.store.gates)
             await self.store.load()
             self.client = StoreClient(self.store)
             self._spawn("store", self.store.run())

@@ -56,13 +56,13 @@ from actors.scheduler_views import RECENT_BINDS, Attempt, GetAttempts, GetStats,
 from actors.store import StoreClient
 from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
 from framework import batching
-from framework.algorithm import (
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import (
     Diagnosis,
     FitError,
     KeptNodeToStatus,
     NoNodesAvailable,
     ScheduleResult,
-    SchedulingAlgorithm,
     SchedulingError,
 )
 from framework.api.objects import Pod

@@ -22,7 +22,7 @@ from actors.preemption import Preempt, PreemptionMsg
 from actors.queue.actor import PreemptionBegun, PreemptionEnded
 from actors.store import StoreClient
 from actors.store.messages import Delete, UpdatePodStatus
-from framework.algorithm import FitError
+from framework.attempt_outcome import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot

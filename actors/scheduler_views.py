@@ -12,7 +12,7 @@ import asyncio
 import collections
 from dataclasses import dataclass, field
 
-from framework.algorithm import FitError, ScheduleResult
+from framework.attempt_outcome import FitError, ScheduleResult
 
 KEEP_LATENCIES = 200_000
 RECENT_BINDS = 1_000  # assume-to-bound latencies a stats reply carries

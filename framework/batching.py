@@ -34,7 +34,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from framework.algorithm import select_host
+from framework.host_selection import select_host
 from framework.api.objects import Pod
 from framework.failure_memo import ProfileSigner
 from framework.interface import CycleState, NodePluginScores, SignPurpose

@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
-from framework.algorithm import Diagnosis
+from framework.attempt_outcome import Diagnosis
 from framework.api.objects import Pod
 from framework.interface import SignPlugin, SignPurpose
 

@@ -43,6 +43,10 @@ KNOWN: dict[str, GateSpec] = {
     "StorageCapacityScoring": GateSpec(False, ALPHA),                     # alpha 1.33
     "SchedulerAsyncPreemption": GateSpec(True, BETA),                     # beta 1.33
     "OpportunisticBatching": GateSpec(True, BETA),                        # beta 1.35 (no alpha)
+    # Kubernetes' own gang API (scheduling.k8s.io/v1alpha2 Workload, PodGroup, Pod.spec.schedulingGroup) and
+    # its topology constraints: alpha and off upstream in 1.36; on by default in ksched (docs/gangs.md).
+    "GenericWorkload": GateSpec(True, ALPHA),                            # alpha 1.35
+    "TopologyAwareWorkloadScheduling": GateSpec(True, ALPHA),            # alpha 1.36
     # ksched's own, not upstream's: equivalence classes in the unschedulable pool
     # (actors/queue/pod_classes.py); off, every pod is woken and retried alone.
     "QueueEquivalenceClasses": GateSpec(True, BETA),

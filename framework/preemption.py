@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
 
-from framework.algorithm import Diagnosis, FitError
+from framework.attempt_outcome import Diagnosis, FitError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.extender import Extender, Victims, call_preemption_extenders

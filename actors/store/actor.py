@@ -86,7 +86,11 @@ from actors.store.front_door import (
 from actors.store.fields import for_new_object, for_replacement, name_of
 from actors.store.sharing import share_containers
 from actors.store.raw import describe, encoded_size, without_version
+from actors.store.gates import gated
 from framework.api.errors import ValidationError
+from framework.api.groups import kind_key
+from framework.api.workload_api import update_errors
+from framework.features import FeatureGates
 from framework.api.objects import KINDS, KubeObject, PriorityClass, parse_object
 from framework.api.schema import Admission
 from framework.api.timeutil import format_time
@@ -134,6 +138,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         # (the Pipeline holds the queue's pops: HoldPops).
         self.hold_scheduling: Callable[[bool], None] | None = None
         self.validate_names = validate_names
+        self.features = FeatureGates()  # the daemon's gates (actors.store.gates); the Pipeline sets them
         self.backend: StoreBackend = backend if backend is not None else InMemoryBackend()
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times
         self._rand = rand if rand is not None else random.Random()  # generateName suffixes
@@ -178,8 +183,8 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         """The stored object a manifest names, if any (a synchronous read, like peek;
         the manifest need not be valid)."""
         named = name_of(raw)
-        kind = raw.get("kind") if isinstance(raw, Mapping) else None
-        if named is None or not isinstance(kind, str) or kind not in self._objects:
+        kind = kind_key(raw)
+        if named is None or kind is None or kind not in self._objects:
             return None
         return self.peek(kind, *named)
 
@@ -253,7 +258,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         """Delete, then create the replacement; a finalizer that keeps the old object
         makes the create fail (AlreadyExists) and the caller's _atomically undoes both."""
         named = name_of(raw)
-        if not isinstance(raw, Mapping) or raw.get("kind") != kind or named is None or named[1] != name:
+        if not isinstance(raw, Mapping) or kind_key(raw) != kind or named is None or named[1] != name:
             raise BadRequest(f'the replacement must be the {kind} "{name}" it replaces')
         self._delete(kind, ns, name, uid, rv, batch)
         return self._create(raw, batch).raw
@@ -263,7 +268,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         # priority admission copies what it changes: nothing is copied again, and the
         # object is parsed once (a pod after its priority admission).
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.validate_names)
-        raw = self._admitted(raw, fv, warnings)
+        raw = self._admitted(gated(raw, None, self.features), fv, warnings)
         if isinstance(raw, Mapping) and raw.get("kind") == "Pod":
             raw = self._admit_new(raw, None)  # a copy with its own spec
             if self.validate_names:  # (the conformance driver's pods stay as its cases wrote them)
@@ -282,7 +287,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
                  warnings: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
-        raw = defaulted(for_replacement(self._admitted(raw, fv, warnings), current.raw,
+        raw = defaulted(for_replacement(self._admitted(gated(raw, current.raw, self.features), fv, warnings), current.raw,
                                         as_given=not self.validate_names))
         obj = _validate(raw)
         self._check_rv(obj, current, required=False)
@@ -293,7 +298,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             raise Invalid(str(e), e.field) from None
         if obj.kind == "Pod":
             _refuse(validate_pod_update(raw, current.raw))
-        _refuse(validate_dra_update(raw, current.raw))
+        _refuse(validate_dra_update(raw, current.raw) + update_errors(raw, current.raw))
         check_no_new_finalizers(raw, current.raw)
         if keep_unchanged and without_version(raw) == without_version(current.raw):
             return current, "unchanged"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from actors.base import Actor, MailboxClosed, new_reply
+from framework.api.groups import kind_key
 from actors.store.messages import (
     Apply, Bind, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
@@ -45,7 +46,7 @@ class StoreClient:
         """Replace the stored object `obj` names by `obj`, created anew (a new uid), in one
         write; uid / resource_version are preconditions on the one deleted (messages.Recreate)."""
         meta = obj.get("metadata") or {}
-        return await self._store.ask(Recreate(kind=str(obj.get("kind") or ""), namespace=meta.get("namespace") or "",
+        return await self._store.ask(Recreate(kind=kind_key(obj) or "", namespace=meta.get("namespace") or "",
                                               name=str(meta.get("name") or ""), obj=obj, uid=uid,
                                               resource_version=resource_version, reply=new_reply()))
 

@@ -75,6 +75,9 @@ RESOURCE_PATHS: dict[str, str] = {
     "CSINode": "csinodes",
     "CSIDriver": "csidrivers",
     "VolumeAttachment": "volumeattachments",
+    # Kubernetes' own PodGroup at kube-apiserver's path; its Workload beside Kueue's (which keeps `workloads`)
+    "PodGroup.scheduling.k8s.io": "podgroups",
+    "Workload.scheduling.k8s.io": "scheduling.k8s.io/workloads",
 }
 # A kind added later without an entry here gets the plain lowercase plural.
 for _kind in KINDS:

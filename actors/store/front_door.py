@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from actors.store.messages import BadRequest, NotFound
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
+from framework.api.groups import kind_key
 from framework.api.objects import KINDS
 from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
@@ -53,8 +54,8 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
     except DecodeError as e:
         raise BadRequest(e.message) from None
     out = checked.raw
-    kind = out.get("kind") if isinstance(out, dict) else None
-    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    kind = kind_key(out)
+    cls = KINDS.get(kind) if kind is not None else None
     if cls is not None and cls.namespaced:
         meta = out.get("metadata")
         ns = meta.get("namespace") if isinstance(meta, dict) else None

@@ -16,6 +16,7 @@ from actors.store.messages import RecordEvent
 from actors.store.reads import key_of as _key
 from actors.store.sharing import share_containers
 from framework.api.errors import ValidationError
+from framework.api.groups import kind_key
 from framework.api.objects import KubeObject, parse_object
 from framework.api.schema import admitted
 
@@ -62,7 +63,7 @@ class Loading:
         """Leave a stored object that no longer validates out of the store (it stays in
         the backend until a write replaces it), with a log line and a Warning event
         (written by the store's first turn)."""
-        kind = str(raw.get("kind")) if isinstance(raw, Mapping) else "?"
+        kind = str(kind_key(raw) or raw.get("kind")) if isinstance(raw, Mapping) else "?"
         named = name_of(raw)
         key = key or (_key(kind, *named) if named is not None else "?")
         self.quarantined[(kind, key)] = why

@@ -7,13 +7,15 @@ from typing import Any, Mapping
 
 import msgpack
 
+from framework.api.groups import kind_key
+
 
 def describe(raw: Any, index: int) -> str:
     """`objects[3] (Pod default/web-3)`: which object of a batch an error is about."""
     meta = raw.get("metadata") if isinstance(raw, Mapping) else None
     meta = meta if isinstance(meta, Mapping) else {}
     name = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
-    kind = raw.get("kind") if isinstance(raw, Mapping) else None
+    kind = kind_key(raw)
     return f"objects[{index}] ({kind} {name})" if name else f"objects[{index}]"
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.store.backend import LoadedState
 from actors.store.raw import encoded_size
+from framework.api.groups import kind_key
 from framework.api.objects import KINDS
 
 log = logging.getLogger("ksched.store")
@@ -133,7 +134,7 @@ def _object(row: _Row, version: int | None, limit: int | None) -> tuple[dict[str
 def _names(raw: dict[str, Any]) -> tuple[str, str]:
     """(kind, key) as the store files the object: "namespace/name", or "name" for a
     cluster-scoped kind."""
-    kind, meta = raw.get("kind"), raw.get("metadata") or {}
+    kind, meta = kind_key(raw), raw.get("metadata") or {}
     name, ns = meta.get("name"), meta.get("namespace") or "default"
     cls = KINDS.get(kind) if isinstance(kind, str) else None
     return str(kind), str(name) if cls is not None and not cls.namespaced else f"{ns}/{name}"

@@ -27,3 +27,5 @@ from framework.api import kueue_kinds  # noqa: E402,F401
 from framework.api import event  # noqa: E402,F401
 # DRA's kinds (resource.k8s.io/v1) register themselves in KINDS (framework.api.dra_kinds).
 from framework.api import dra_kinds  # noqa: E402,F401
+# scheduling.k8s.io/v1alpha2 Workload and PodGroup register themselves, keyed by group (framework.api.workload_api).
+from framework.api import workload_api  # noqa: E402,F401

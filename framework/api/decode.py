@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
+
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
@@ -22,6 +24,8 @@ GROUP_VERSIONS: dict[str, str] = {
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "PodGroup": "scheduling.x-k8s.io/v1alpha1",
+    # Kubernetes' own gang API, keyed by group (framework.api.groups)
+    WORKLOAD_KEY: "scheduling.k8s.io/v1alpha2", POD_GROUP_KEY: "scheduling.k8s.io/v1alpha2",
     "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1", "CSIDriver": "storage.k8s.io/v1",
     "VolumeAttachment": "storage.k8s.io/v1",
     **{k: "resource.k8s.io/v1" for k in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
@@ -56,9 +60,10 @@ def decodable(raw: Any, mode: str) -> bool:
     Raises DecodeError for a fieldValidation that is none of FIELD_VALIDATION, a
     missing apiVersion and one that does not serve the kind."""
     check_field_validation(mode)
-    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or raw["kind"] not in GROUP_VERSIONS:
+    kind = kind_key(raw)
+    if not isinstance(raw, dict) or kind is None or kind not in GROUP_VERSIONS:
         return False
-    kind, version = raw["kind"], raw.get("apiVersion")
+    version = raw.get("apiVersion")
     if version is None or version == "":
         raise DecodeError(f"Object 'apiVersion' is missing in '{_compact(raw)}'")
     if not isinstance(version, str):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from framework.api.errors import ValidationError
+from framework.api.groups import kind_key
 from framework.api.labels import LabelSelector, Taint
 # The object modules beside this one; their public names are importable from here, as
 # they were when this module held them all (out-of-tree plugins import them so).
@@ -177,8 +178,8 @@ def parse_object(raw: Mapping[str, Any]) -> KubeObject:
     """Build the typed object for `raw["kind"]`."""
     if not isinstance(raw, Mapping):
         raise ValidationError("", "object must be a map")
-    kind = raw.get("kind")
-    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    kind = kind_key(raw)  # a group-qualified key for the kinds framework.api.groups names
+    cls = KINDS.get(kind) if kind is not None else None
     if cls is None:
         raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
     try:

@@ -301,6 +301,15 @@ class Pod(KubeObject):
         return self.labels.get(POD_GROUP_LABEL, "")
 
     @property
+    def scheduling_group(self) -> str:
+        """spec.schedulingGroup.podGroupName: the scheduling.k8s.io PodGroup (same
+        namespace) the pod belongs to, "" for none (gate GenericWorkload; the store
+        drops the field while the gate is off)."""
+        group = self.spec.get("schedulingGroup")
+        name = group.get("podGroupName") if isinstance(group, Mapping) else None
+        return name if isinstance(name, str) else ""
+
+    @property
     def is_terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
 

@@ -14,7 +14,8 @@ import pytest
 
 from actors.clock import FakeClock
 from framework import batching
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.objects import Node, Pod
 from framework.batching import Batching, ProfileBatch, SortedNodes, batching_signer
 from framework.cache import Cache, Snapshot

@@ -21,7 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.objects import Node, Pod
 from framework.batching import Batching
 from framework.cache import Cache, Snapshot

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.objects import Node, Pod, Service
 from framework.cache import Cache, PodInfo, Snapshot
 from framework.config import build_frameworks, load_config

@@ -13,7 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.objects import Node, Pod
 from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from framework.algorithm import Diagnosis, FitError, KeptNodeToStatus
+from framework.attempt_outcome import Diagnosis, FitError, KeptNodeToStatus
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import Code, NodeToStatus, Status

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from framework.algorithm import select_host
+from framework.host_selection import select_host
 from framework.api.objects import Node, Pod
 from framework.api.timeutil import go_duration
 from framework.cache import PodInfo, Snapshot

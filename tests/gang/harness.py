@@ -18,7 +18,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod, PodGroup
 from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config

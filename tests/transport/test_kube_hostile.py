@@ -393,3 +393,42 @@ async def test_a_patch_that_makes_a_kueue_objects_apiversion_a_list_is_answered_
         assert status < 500, (ctype, now)
     status, now = await api.call("GET", lqs + "/lq")
     assert now["apiVersion"] == v and now["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+async def test_a_deletecollection_the_store_refuses_deletes_nothing(api):
+    # Found by the REST fuzz (seed 12): DELETE /api/v1/namespaces removed the namespaces
+    # that may go, then answered 403 for "default". What will be refused goes first now.
+    for ns in ("kube-public", "team-1", "team-2"):  # (the daemon creates kube-public; this fixture does not)
+        assert (await api.call("POST", "/api/v1/namespaces", {"kind": "Namespace", "metadata": {"name": ns}}))[0] == 201
+    status, err = await api.call("DELETE", "/api/v1/namespaces")
+    assert (status, err["reason"]) == (403, "Forbidden") and "may not be deleted" in err["message"]
+    status, listed = await api.call("GET", "/api/v1/namespaces")
+    assert {"team-1", "team-2"} <= {n["metadata"]["name"] for n in listed["items"]}
+    # the same with a precondition only one pod meets
+    for name in ("a", "b"):
+        await api.call("POST", "/api/v1/namespaces/demo/pods", pod(name, namespace="demo"))
+    status, a = await api.call("GET", POD)
+    status, err = await api.call("DELETE", "/api/v1/namespaces/demo/pods",
+                                 {"kind": "DeleteOptions", "apiVersion": "v1",
+                                  "preconditions": {"uid": a["metadata"]["uid"]}})
+    assert status == 409
+    status, listed = await api.call("GET", "/api/v1/namespaces/demo/pods")
+    assert sorted(p["metadata"]["name"] for p in listed["items"]) == ["a", "b"]
+
+
+async def test_a_binding_to_a_number_or_a_name_no_node_may_have_is_refused_and_binds_nothing(api):
+    # Found by the REST fuzz: target.name 2**64 came in as a JSON number and the pod was
+    # stored bound to "1.8446744073709552e+19", which its own validation then refused.
+    other = pod("theirs", namespace="demo")
+    other["spec"]["schedulerName"] = "my-scheduler"
+    await api.call("POST", "/api/v1/namespaces/demo/pods", other)
+    path = "/api/v1/namespaces/demo/pods/theirs/binding"
+    for target, answer in (({"name": 2**64}, 400), ({"name": ["n1"]}, 400), ("n1", 400),
+                           ({"name": "Not A Node"}, 422), ({"name": "a" * 254}, 422)):
+        status, err = await api.call("POST", path, {"kind": "Binding", "metadata": {"name": "theirs"},
+                                                    "target": target})
+        assert status == answer, (target, err)
+        if answer == 422:
+            assert err["details"]["causes"][0]["field"] == "target.name"
+    _, p = await api.call("GET", "/api/v1/namespaces/demo/pods/theirs")
+    assert "nodeName" not in p["spec"]

@@ -150,7 +150,7 @@ async def test_an_apply_whose_reply_would_be_too_large_answers_compactly_and_a_r
             assert again["counts"] == {"unchanged": 220}
             assert len((await c.list("Pod", page_size=100))[0]) == 220 and d.store.resource_version == 220
             items = await c.apply(pods)
-            assert items[0] == {"kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"}}
+            assert items[0] == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"}}
     summary(f"oversize apply: 220 pods, frame limit {limit} B -> compact reply (counts+names), "
             f"store holds 220, retry 220 unchanged")
 

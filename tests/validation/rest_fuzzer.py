@@ -16,8 +16,9 @@ from typing import Any, Callable
 import yaml
 
 from transport.kube.protobuf import MAGIC, PROTOBUF
-from transport.kube.resources import BY_KIND, RESOURCES, Resource
+from framework.api.api_resources import BY_KIND, RESOURCES, Resource
 
+from tests import dra_manifests as dra
 from tests.actors.admission.kueue_objects import V as KUEUE, cluster_queue, flavor, local_queue
 from tests.validation.test_fuzz_daemon import nested, paths
 from tests.validation.test_schema import VALID
@@ -26,8 +27,10 @@ NS = "fuzz"
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 ELSEWHERE = "fuzz-elsewhere"  # a schedulerName no profile serves: the fuzz binds its pods itself
-# kinds whose status (and so resourceVersion) the daemon's own actors write at any time
-CONTROLLED = frozenset({"ClusterQueue", "LocalQueue", "Cohort", "Workload", "PodGroup"})
+# kinds whose status or finalizers (and so resourceVersion) the daemon's own actors write
+# at any time (a ResourceFlavor being deleted loses Kueue's resource-in-use finalizer
+# when no ClusterQueue uses it: REST fuzz seed 13)
+CONTROLLED = frozenset({"ClusterQueue", "LocalQueue", "Cohort", "Workload", "PodGroup", "ResourceFlavor"})
 
 SEEDS: dict[str, dict[str, Any]] = {kind: copy.deepcopy(obj) for kind, obj in VALID.items()}
 SEEDS["Pod"]["spec"]["schedulerName"] = ELSEWHERE
@@ -48,6 +51,14 @@ SEEDS.update({
     "WorkloadPriorityClass": {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass", "metadata": {"name": "w"},
                               "value": 100, "description": "fuzz"},
 })
+SEEDS.update({  # DRA (resource.k8s.io/v1)
+    "DeviceClass": dra.device_class("fz-gpu"),
+    "ResourceSlice": dra.resource_slice("fz-node", gpus=2, name="fz-slice"),
+    "ResourceClaim": dra.resource_claim("fz-claim", NS, class_name="fz-gpu"),
+    "ResourceClaimTemplate": dra.claim_template("fz-template", NS, class_name="fz-gpu"),
+})
+for key in ("Workload.scheduling.k8s.io", "PodGroup.scheduling.k8s.io"):
+    SEEDS[key]["metadata"]["namespace"] = NS
 KINDS = sorted(r.kind for r in RESOURCES if r.stored)
 VERBS = ["create", "create", "create_yaml", "create_protobuf", "garbage", "odd_path", "update", "status", "merge",
          "strategic", "json_patch", "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list",
@@ -185,8 +196,11 @@ class Fuzzer:
         for item in body["items"]:
             item = copy.deepcopy(item)
             if kind in CONTROLLED:
+                if item["metadata"].get("deletionTimestamp"):
+                    continue  # its controller lets it go when it likes
                 item.pop("status", None)
-                item["metadata"].pop("resourceVersion", None)
+                for field in ("resourceVersion", "finalizers"):
+                    item["metadata"].pop(field, None)
             out[f"{item['metadata'].get('namespace', '')}/{item['metadata']['name']}"] = item
         return out
 

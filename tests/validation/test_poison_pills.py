@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm
+from framework.attempt_outcome import FitError
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
 from framework.cache import Cache, Snapshot

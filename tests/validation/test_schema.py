@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from framework.api.schema import SCHEMAS, validate_object, without_nulls
+
 from tests import dra_manifests as dra
 
 
@@ -61,9 +62,19 @@ VALID: dict[str, dict[str, Any]] = {
               "reason": "Scheduled", "message": "Successfully assigned default/p to n1", "type": "Normal",
               "source": {"component": "default-scheduler"}, "count": 1, "firstTimestamp": "2024-01-01T00:00:00Z",
               "lastTimestamp": "2024-01-01T00:00:00Z"},
+    "Workload.scheduling.k8s.io": {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "w"},
+        "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}},
+                                        "schedulingConstraints": {"topology": [{"key": "example.com/rack"}]}}]}},
+    "PodGroup.scheduling.k8s.io": {
+        "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
+        "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "workers"}},
+                 "schedulingPolicy": {"gang": {"minCount": 4}}}},
     # DRA (resource.k8s.io/v1)
-    "DeviceClass": dra.device_class(), "ResourceSlice": dra.resource_slice(),
-    "ResourceClaim": dra.resource_claim(), "ResourceClaimTemplate": dra.claim_template(),
+    "DeviceClass": dra.device_class(),
+    "ResourceSlice": dra.resource_slice(),
+    "ResourceClaim": dra.resource_claim(),
+    "ResourceClaimTemplate": dra.claim_template(),
 }
 
 

@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any, Iterator, TextIO
 
+from framework.api.groups import kind_key
 from framework.api.objects import KINDS
 from transport.cli.manifests import Parsed, UsageError, iter_manifests
 from transport.cli.tables import ref
@@ -161,7 +162,7 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
 def in_namespace(obj: dict[str, Any], ns: str) -> dict[str, Any]:
     """kubectl's -n for apply and create: objects that name no namespace go to `ns`; one that
     names another is an error."""
-    kind = obj.get("kind")
+    kind = kind_key(obj)
     if kind in KINDS and not KINDS[kind].namespaced:
         return obj
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}

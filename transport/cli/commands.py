@@ -23,6 +23,8 @@ from transport.cli.get import dump, namespace_of, print_get, watch_get
 from transport.cli.resources import ResourceArgError, Target, resource_targets
 from transport.cli.tables import is_namespaced, known_resource_types, pod_status, ref, resolve_kind
 from transport.cli.kueue_tables import describe_workload
+from transport.cli.workload_tables import describe_pod_group_v1alpha2, describe_workload_v1alpha2
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from transport.protocol.wire import ApiError
 
 # --- plumbing -----------------------------------------------------------------------------
@@ -171,6 +173,10 @@ def _describe_one(c: SyncClient, kind: str, obj: dict[str, Any]) -> str:
         return describe_podgroup(obj, c.list("Pod", ns)[0], events, now, gangs=gangs_enforced(c))
     if kind == "Workload":
         return describe_workload(obj, events, now)
+    if kind == WORKLOAD_KEY:
+        return describe_workload_v1alpha2(obj, events, now)
+    if kind == POD_GROUP_KEY:
+        return describe_pod_group_v1alpha2(obj, c.list("Pod", ns)[0], events, now)
     return dump(obj, "yaml")
 
 
@@ -183,7 +189,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
         targets: list[tuple[str, str, str]] = []
         if objects:
             for obj in objects:
-                kind = resolve_kind(obj["kind"])
+                kind = resolve_kind(kind_key(obj) or obj["kind"])
                 meta = obj.get("metadata") or {}
                 targets.append((kind, meta.get("name", ""), meta.get("namespace", "") or namespace_of(args, kind)))
         named = _targets(args)

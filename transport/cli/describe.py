@@ -124,6 +124,16 @@ NO_GANGS = ("not enforced: no profile of this daemon enables Coscheduling, so it
             "one by one")
 
 
+def conditions_lines(raw: Mapping[str, Any]) -> list[str]:
+    """A group's status.conditions as describe's Conditions table ([] for none)."""
+    conditions = [c for c in (raw.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)]
+    if not conditions:
+        return []
+    rows = [[str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", ""))]
+            for c in conditions]
+    return ["Conditions:", _indent(table(["TYPE", "STATUS", "REASON", "MESSAGE"], rows))]
+
+
 def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]],
                       now: float, *, gangs: bool = True) -> str:
     meta, spec = raw.get("metadata") or {}, raw.get("spec") or {}
@@ -140,11 +150,7 @@ def describe_podgroup(raw: Mapping[str, Any], pods: Sequence[Mapping[str, Any]],
         ("Age", age(raw, now)),
         *([] if gangs else [("Gang Scheduling", NO_GANGS)]),
     ])
-    conditions = [c for c in (raw.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)]
-    if conditions:
-        rows = [[str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", ""))]
-                for c in conditions]
-        lines += ["Conditions:", _indent(table(["TYPE", "STATUS", "REASON", "MESSAGE"], rows))]
+    lines += conditions_lines(raw)
     ns, name = meta.get("namespace", "default"), meta.get("name")
     members = [p for p in pods if (p.get("metadata") or {}).get("namespace", "default") == ns
                and ((p.get("metadata") or {}).get("labels") or {}).get(POD_GROUP_LABEL) == name]

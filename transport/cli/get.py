@@ -14,7 +14,9 @@ from typing import Any
 import yaml
 
 from transport.cli.dra_tables import KINDS as DRA_KINDS, dra_table
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, kueue_table
+from transport.cli.workload_tables import pod_groups_table, workloads_table
 from transport.cli.resources import Target, kinds_in_order
 from transport.cli.tables import (
     events_table,
@@ -79,6 +81,10 @@ def kind_table(c: SyncClient, kind: str, items: list[dict[str, Any]], *, wide: b
         return podgroups_table(items, c.list("Pod")[0], now, namespaces=namespaces, wide=wide, prefix=prefix)
     if kind == "Event":  # kubectl's event columns (OBJECT names each one's object)
         return events_table(items, now, wide=wide, namespaces=namespaces)
+    if kind == POD_GROUP_KEY:
+        return pod_groups_table(items, c.list("Pod")[0], now, namespaces=namespaces, prefix=prefix)
+    if kind == WORKLOAD_KEY:
+        return workloads_table(items, now, namespaces=namespaces, prefix=prefix)
     if kind in KUEUE_KINDS:  # Kueue's printer columns (no kind/ prefix there)
         return kueue_table(kind, items, c.list("Workload")[0], c.list("LocalQueue")[0], now, wide=wide,
                            namespaces=namespaces)

@@ -369,7 +369,8 @@ class Client:
 
 def applied_items(result: dict[str, Any], sent: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The stored objects of an apply reply; for a compact reply, each object as
-    kind, name and namespace (the reply's names, in the order sent)."""
+    kind, apiVersion (a kind named by its group needs it), name and namespace (the
+    reply's names, in the order sent)."""
     if "items" in result:
         return result["items"]
     names = result.get("names") or []
@@ -379,7 +380,7 @@ def applied_items(result: dict[str, Any], sent: Sequence[dict[str, Any]]) -> lis
         meta = {"name": name or (obj.get("metadata") or {}).get("name", "")}
         if ns:
             meta["namespace"] = ns
-        out.append({"kind": obj.get("kind"), "metadata": meta})
+        out.append({"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "metadata": meta})
     return out
 
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from functools import lru_cache
 from transport.kube import openapi_schemas
-from transport.kube.resources import Resource, group_versions
+from framework.api.api_resources import Resource, group_versions
 
 QUERY_PARAMS = (("fieldValidation", "string"), ("fieldManager", "string"), ("dryRun", "string"), ("force", "boolean"))
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
@@ -37,8 +37,8 @@ def document(gv_name: str) -> bytes | None:
         if gv.name != gv_name or not any(r.stored for r in gv.resources):
             continue  # a group of verbs only (authorization.k8s.io's reviews) has no kind to patch
         paths = {item_path(r): {"patch": {
-            "operationId": f"patch{r.kind}", "x-kubernetes-action": "patch",
-            "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.kind},
+            "operationId": f"patch{r.api_kind}", "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.api_kind},
             "parameters": _PARAMS, "requestBody": _BODY, "responses": {"200": {"description": "OK"}}}}
             for r in gv.resources if r.stored}
         doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,

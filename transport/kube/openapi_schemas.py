@@ -16,7 +16,7 @@ from framework.api.schema import SCHEMAS
 from framework.api.schema.types import (
     Any_, Bool, Int, IntOrString, ListOf, MapOf, Obj, Quantity, Remembered, Str, Time,
 )
-from transport.kube.resources import Resource
+from framework.api.api_resources import Resource
 
 _FREE: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
 _QUANTITY: dict[str, Any] = {"oneOf": [{"type": "string"}, {"type": "number"}]}  # as kube-openapi writes Quantity
@@ -64,10 +64,10 @@ def component_name(r: Resource) -> str:
     """As upstream names its definitions: io.k8s.api.core.v1.Pod, io.k8s.api.apps.v1.ReplicaSet,
     io.x-k8s.scheduling.v1alpha1.PodGroup."""
     if not r.group:
-        return f"io.k8s.api.core.{r.version}.{r.kind}"
+        return f"io.k8s.api.core.{r.version}.{r.api_kind}"
     if r.group.endswith(".k8s.io"):
-        return f"io.k8s.api.{r.group.split('.')[0]}.{r.version}.{r.kind}"
-    return ".".join(reversed(r.group.split("."))) + f".{r.version}.{r.kind}"
+        return f"io.k8s.api.{r.group.split('.')[0]}.{r.version}.{r.api_kind}"
+    return ".".join(reversed(r.group.split("."))) + f".{r.version}.{r.api_kind}"
 
 
 def components(resources: tuple[Resource, ...]) -> dict[str, Any]:
@@ -80,6 +80,6 @@ def components(resources: tuple[Resource, ...]) -> dict[str, Any]:
             continue
         schema = schema_of(rule)
         schema["properties"] = {**_TYPE_META, **schema["properties"]}
-        schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "kind": r.kind, "version": r.version}]
+        schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "kind": r.api_kind, "version": r.version}]
         out[component_name(r)] = schema
     return out

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from transport.kube.openapi import PATCH_TYPES, QUERY_PARAMS, item_path
-from transport.kube.resources import RESOURCES
+from framework.api.api_resources import RESOURCES
 
 PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # kube-openapi's reply type
@@ -34,10 +34,10 @@ def document() -> dict[str, Any]:
         if not r.stored:
             continue
         paths[item_path(r)] = {"patch": {
-            "operationId": f"patch{r.kind}", "consumes": list(PATCH_TYPES), "produces": ["application/json"],
+            "operationId": f"patch{r.api_kind}", "consumes": list(PATCH_TYPES), "produces": ["application/json"],
             "parameters": [{"name": n, "in": "query", "type": t} for n, t in QUERY_PARAMS],
             "responses": {"200": {"description": "OK"}}, "x-kubernetes-action": "patch",
-            "x-kubernetes-group-version-kind": {"group": r.group, "kind": r.kind, "version": r.version}}}
+            "x-kubernetes-group-version-kind": {"group": r.group, "kind": r.api_kind, "version": r.version}}}
     return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
             "definitions": {}}
 

@@ -79,7 +79,7 @@ async def _respond(request: web.Request, target: Target, body: Any, *, single: b
                                             related=related))
     if single:
         return json_response(body)
-    return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": list_meta,
+    return json_response({"kind": f"{res.api_kind}List", "apiVersion": res.group_version, "metadata": list_meta,
                           "items": body})
 
 

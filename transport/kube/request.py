@@ -17,7 +17,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from framework.kueue.versions import SERVED_VERSIONS, to_version
 from transport.kube import protobuf
-from transport.kube.resources import Resource
+from framework.api.api_resources import Resource
 from transport.kube.status import KubeError, bad_request
 from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 
@@ -34,6 +34,8 @@ class KubeDeps:
     profiles: frozenset[str] = frozenset()  # the schedulerNames ksched's profiles serve
     now: Callable[[], float] = field(default=time.time)  # wall time, for Age columns
     server_address: str = ""  # host:port clients reach (GET /api)
+    # kinds (store keys) a feature gate turns off: neither discovered nor served (framework.api.workload_api.gate_of)
+    hidden: frozenset[str] = frozenset()
 
 
 KUBE = web.AppKey("kube", KubeDeps)
@@ -67,9 +69,9 @@ def decorate(raw: dict[str, Any], res: Resource) -> dict[str, Any]:
     meta = raw.get("metadata")
     if res.namespaced and isinstance(meta, dict) and not meta.get("namespace"):
         raw = {**raw, "metadata": {**meta, "namespace": "default"}}
-    if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.kind:
+    if raw.get("apiVersion") == res.group_version and raw.get("kind") == res.api_kind:
         return raw
-    return {**raw, "apiVersion": res.group_version, "kind": res.kind}
+    return {**raw, "apiVersion": res.group_version, "kind": res.api_kind}
 
 
 async def read_body(request: web.Request) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from transport.kube.resources import RESOURCES, Resource
+from framework.api.api_resources import RESOURCES, Resource
 from transport.protocol.wire import ApiError, Reason
 
 # wire reason -> (kube reason, HTTP code)
@@ -78,7 +78,7 @@ def from_api_error(err: ApiError, qualified: str = "", name: str = "", group: st
         return KubeError(code, reason, err.message, name=ns, kind="namespaces")
     if err.reason == Reason.INVALID and qualified and err.causes:
         res = _by_qualified(qualified)
-        return invalid(res.kind if res else kind, res.group if res else group, name, err.causes)
+        return invalid(res.api_kind if res else kind, res.group if res else group, name, err.causes)
     if qualified and name:
         if err.reason == Reason.NOT_FOUND:
             message = f'{qualified} "{name}" not found'
@@ -129,7 +129,7 @@ def kind_title(qualified: str) -> str:
     r = _by_qualified(qualified)
     if r is None:
         return qualified
-    return r.kind if not r.group else f"{r.kind}.{r.group}"
+    return r.api_kind if not r.group else f"{r.api_kind}.{r.group}"
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None,

@@ -177,7 +177,7 @@ async def watch(request: web.Request, target: Target) -> web.StreamResponse:
             event_type, raw, rv = item
             if event_type == "BOOKMARK":
                 next_bookmark = _next_bookmark(loop.time(), deadline)
-                obj: Any = {"kind": res.kind, "apiVersion": res.group_version,
+                obj: Any = {"kind": res.api_kind, "apiVersion": res.group_version,
                             "metadata": {"resourceVersion": str(last_rv)}}
                 await response.write(_line("BOOKMARK", obj))
                 continue

@@ -13,11 +13,12 @@ from typing import Any
 
 from aiohttp import web
 
-from framework.api.validation import validate_pod_update
+from actors.store.front_door import IMMORTAL_NAMESPACES
+from framework.api.validation import is_dns1123_subdomain, show, validate_pod_update
 from framework.kueue.versions import SERVED_VERSIONS
 
 from transport.kube.delete_options import delete_options
-from transport.kube.resources import BY_KIND
+from framework.api.api_resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
 from transport.protocol.wire import ApiError, Reason
@@ -32,8 +33,13 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
     """The body with the kind, apiVersion and namespace its URL says; mismatches are 400."""
     res = target.resource
     kind = obj.get("kind")
-    if kind not in (None, "", res.kind):
+    if kind not in (None, "", res.api_kind):
         raise bad_request(f"the kind of the provided object ({kind}) does not match the resource ({res.plural})")
+    version = obj.get("apiVersion")
+    if res.kind != res.api_kind and version not in (None, "", res.group_version):
+        # a group-qualified kind (framework.api.groups): the body's group is the URL's
+        raise bad_request(f"the API version in the data ({version}) does not match the expected API version "
+                          f"({res.group_version})")
     meta = obj.get("metadata")
     meta = dict(meta) if isinstance(meta, dict) else {}
     if res.namespaced:
@@ -47,9 +53,9 @@ def prepare(obj: dict[str, Any], target: Target, name_required: bool = False) ->
                               f"({target.name})")
         meta["name"] = target.name
     elif name_required and not meta.get("name") and not meta.get("generateName"):
-        raise invalid(res.kind, res.group, "",
+        raise invalid(res.api_kind, res.group, "",
                       (("metadata.name", "Required value: name or generateName is required"),))
-    return {**obj, "kind": res.kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
+    return {**obj, "kind": res.api_kind, "apiVersion": obj.get("apiVersion") or res.group_version, "metadata": meta}
 
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -187,6 +193,17 @@ async def delete(request: web.Request, target: Target) -> web.Response:
     return json_response(decorate(gone, target.resource))
 
 
+def _refused(item: dict[str, Any], kind: str, uid: str, resource_version: str) -> bool:
+    """Whether the store will refuse to delete this item of a collection: a namespace
+    that may not be deleted, or one that fails the request's preconditions. These are
+    tried first, so a refused deletecollection has deleted nothing (kube-apiserver
+    deletes item by item, and answers the first refusal after deleting the others)."""
+    meta = item.get("metadata") or {}
+    return ((kind == "Namespace" and meta.get("name") in IMMORTAL_NAMESPACES)
+            or bool(uid and meta.get("uid") != uid)
+            or bool(resource_version and meta.get("resourceVersion") != resource_version))
+
+
 async def delete_collection(request: web.Request, target: Target) -> web.Response:
     _refuse_dry_run(request)
     deps = request.app[KUBE]
@@ -199,7 +216,7 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
     except ApiError as err:
         raise bad_request(err.message) from None
     gone = []
-    for item in items:
+    for item in sorted(items, key=lambda i: not _refused(i, res.kind, options.uid, options.resource_version)):
         meta = item.get("metadata") or {}
         try:
             gone.append(decorate(await deps.service.delete(res.kind, meta.get("namespace", ""), meta["name"],
@@ -207,8 +224,29 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
         except ApiError as err:
             if err.reason != Reason.NOT_FOUND:
                 raise _delete_error(err, target, meta["name"]) from None
-    return json_response({"kind": f"{res.kind}List", "apiVersion": res.group_version,
+    return json_response({"kind": f"{res.api_kind}List", "apiVersion": res.group_version,
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
+
+
+def _binding_target(body: dict[str, Any]) -> str:
+    """The Binding's target.name ("" when missing); a target or name of another JSON
+    type is refused as kube-apiserver's decoder refuses it."""
+    ref = body.get("target")
+    if ref is None:
+        return ""
+    if not isinstance(ref, dict):
+        raise bad_request(f"json: cannot unmarshal {_json_type(ref)} into Go struct field Binding.target of type "
+                          "v1.ObjectReference")
+    name = ref.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request(f"json: cannot unmarshal {_json_type(name)} into Go struct field ObjectReference.target.name "
+                          "of type string")
+    return name or ""
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "value")
 
 
 async def bind(request: web.Request, target: Target) -> web.Response:
@@ -220,7 +258,7 @@ async def bind(request: web.Request, target: Target) -> web.Response:
     body = body_object(await read_body(request))
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     name = target.name or str(meta.get("name") or "")
-    node = str((body.get("target") or {}).get("name") or "") if isinstance(body.get("target"), dict) else ""
+    node = _binding_target(body)
     pods = BY_KIND["Pod"]
     pod_target = Target(pods, target.namespace, name, "binding")
     if not name:
@@ -229,6 +267,9 @@ async def bind(request: web.Request, target: Target) -> web.Response:
         raise invalid("Binding", "", name, (("target.name", "Required value"),))
     if meta.get("namespace") and meta["namespace"] != target.namespace:
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    problems = is_dns1123_subdomain(node)
+    if problems:  # (kube-apiserver checks only that it is there; ksched stores no pod its validation refuses)
+        raise invalid("Binding", "", name, (("target.name", f"Invalid value: {show(node)}: {'; '.join(problems)}"),))
     pod = await current(request, Target(pods, target.namespace, name))
     scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     if scheduler in deps.profiles:

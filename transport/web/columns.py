@@ -9,7 +9,7 @@ app.js, the same way) turns a row back into {"object": ..., "view": ...}: every
 container a column names is made, then each value that is not None is set, so a
 pod always has metadata, spec and status, even when they are empty. Rows are read
 from the store's parsed objects (attributes, not the manifest's dicts). Kinds
-without columns (PodGroups, Kueue's kinds: few, and the page reads their spec and
+without columns (PodGroups of both groups, Kueue's kinds: few, and the page reads their spec and
 status) are one row of two columns, "object" and "view". Pure functions; no I/O."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from framework.api.objects import DEFAULT_NAMESPACE, POD_GROUP_LABEL, Node, Pod
 POD_COLUMNS = ("object.metadata.name", "object.spec.nodeName", "view.cpu", "view.memory", "view.terminal",
                "object.metadata.namespace", "object.metadata.labels", "object.spec.priority",
                "object.metadata.deletionTimestamp", "object.spec.schedulingGates", "object.metadata.creationTimestamp",
-               "object.status.nominatedNodeName", "object.status.conditions")
+               "object.status.nominatedNodeName", "object.status.conditions", "object.spec.schedulingGroup")
 NODE_COLUMNS = ("object.metadata.name", "view.cpu", "view.memory", "view.pods", "view.taints", "object.metadata.labels",
                 "view.unschedulable", "object.metadata.deletionTimestamp")
 WHOLE_COLUMNS = ("object", "view")
@@ -47,7 +47,8 @@ def pod_row(pod: Pod) -> list[Any]:
     node = pod.node_name
     r = pod.resource
     if node and group is None and pod.namespace == DEFAULT_NAMESPACE and not pod.priority \
-            and pod.meta.deletion_timestamp is None and not pod.scheduling_gates:  # most pods: no list to trim
+            and pod.meta.deletion_timestamp is None and not pod.scheduling_gates \
+            and "schedulingGroup" not in pod.spec:  # most pods: no list to trim
         row = [pod.name, node, r.milli_cpu, r.memory]
         if pod.is_terminal:
             row.append(True)
@@ -62,7 +63,8 @@ def pod_row(pod: Pod) -> list[Any]:
                      pod.namespace if pod.namespace != DEFAULT_NAMESPACE else None,
                      {POD_GROUP_LABEL: group} if group is not None else None, pod.priority or None,
                      raw_meta.get("deletionTimestamp") if pod.meta.deletion_timestamp is not None else None,
-                     pod.spec.get("schedulingGates") if pod.scheduling_gates else None, created, nominated, conditions])
+                     pod.spec.get("schedulingGates") if pod.scheduling_gates else None, created, nominated, conditions,
+                     pod.spec.get("schedulingGroup")])
 
 
 def node_row(node: Node) -> list[Any]:

@@ -25,6 +25,8 @@ from framework.api.schema.dra_devices import DEVICE_CLASS, RESOURCE_SLICE
 from framework.api.schema.event import EVENT
 from framework.api.schema.kueue import kueue_schema
 from framework.api.schema.pod import POD
+from framework.api.schema import workload
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.schema.types import MAX_DEPTH, Ctx, NotFinite, Obj, too_deep, type_error
 
 _SCHEMAS: dict[str, Obj] = {
@@ -50,6 +52,8 @@ _SCHEMAS: dict[str, Obj] = {
     "ResourceSlice": RESOURCE_SLICE,
     "ResourceClaim": RESOURCE_CLAIM,
     "ResourceClaimTemplate": RESOURCE_CLAIM_TEMPLATE,
+    WORKLOAD_KEY: workload.WORKLOAD,
+    POD_GROUP_KEY: workload.POD_GROUP,
 }
 # Kinds whose schema lists every top-level field upstream's type has (metadata, spec,
 # status; a PriorityClass's value...): their top level is closed, so a misspelled
@@ -106,8 +110,8 @@ def _by_schema(raw: dict[str, Any], strict: bool, semantic: bool = True,
 
 def _schema_of(raw: dict[str, Any]) -> Obj | None:
     """The schema of `raw`'s kind (Kueue's: of the version it is written in)."""
-    kind = raw.get("kind")
-    if not isinstance(kind, str):
+    kind = kind_key(raw)
+    if kind is None:
         return None
     return SCHEMAS.get(kind) or kueue_schema(kind, raw.get("apiVersion"))
 

@@ -163,6 +163,8 @@ POD_SPEC = Obj({
     "runtimeClassName": Str(fmt=is_dns1123_subdomain),
     "enableServiceLinks": Bool(),
     "resourceClaims": ListOf(POD_RESOURCE_CLAIM),
+    # core/v1 PodSchedulingGroup (1.36, gate GenericWorkload): the scheduling.k8s.io PodGroup the pod joins
+    "schedulingGroup": Obj({"podGroupName": Str(fmt=is_dns1123_subdomain)}, more=frozenset()),
 }, strict_required=("containers",), checks=(_unique_container_names, _gated_pods_are_not_bound,
                                             _spread_constraints_not_repeated, check_resource_claims),
    more=POD_SPEC_MORE)

@@ -4,12 +4,15 @@
 "use strict";
 
 const POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group";
+// scheduling.k8s.io/v1alpha2 PodGroup, keyed by its group beside Coscheduling's (framework/api/groups.py)
+const SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io";
 const CHART_SECONDS = 300;
 const KEEP_SAMPLES = 600;
 
 const state = {
   rv: 0,
-  objects: { Pod: new Map(), Node: new Map(), PodGroup: new Map(), ClusterQueue: new Map(), LocalQueue: new Map(), Workload: new Map() },
+  objects: { Pod: new Map(), Node: new Map(), PodGroup: new Map(), [SCHEDULING_POD_GROUP]: new Map(),
+    ClusterQueue: new Map(), LocalQueue: new Map(), Workload: new Map() },
   samples: [],
   waiting: new Map(),        // pod key -> {pod, group, node, deadline (server wall time)}
   skew: 0,                   // server clock minus ours, seconds
@@ -179,6 +182,7 @@ function render() {
   renderNodes();
   renderPending();
   renderGangs();
+  renderPodGroups();
   renderQueues();
   renderChart();
 }
@@ -285,6 +289,32 @@ function renderGangs() {
       <td class="pending">${pending}</td><td class="deadline">${deadline === Infinity ? "" : `${duration(deadline - now)} left`}</td>
       <td class="reason">${esc(cond ? cond.message : "")}</td></tr>`;
   }).join("") || `<tr class="empty"><td colspan="8" class="muted">no PodGroups</td></tr>`;
+}
+
+// scheduling.k8s.io PodGroups: members name their group in spec.schedulingGroup.podGroupName.
+function renderPodGroups() {
+  const members = new Map();  // "namespace/group" -> [bound, total]
+  for (const { obj } of state.objects.Pod.values()) {
+    const group = ((obj.spec || {}).schedulingGroup || {}).podGroupName;
+    if (!group) continue;
+    const key = `${meta(obj).namespace || "default"}/${group}`;
+    const counts = members.get(key) || [0, 0];
+    if ((obj.spec || {}).nodeName) counts[0] += 1;
+    counts[1] += 1;
+    members.set(key, counts);
+  }
+  const groups = [...state.objects[SCHEDULING_POD_GROUP].values()].sort((a, b) => natural(podKey(a.obj), podKey(b.obj)));
+  $("#pod-groups tbody").innerHTML = groups.map(({ obj }) => {
+    const gkey = podKey(obj);
+    const policy = (obj.spec || {}).schedulingPolicy || {};
+    const [bound, total] = members.get(gkey) || [0, 0];
+    const cond = ((obj.status || {}).conditions || []).find((c) => c && c.type === "PodGroupScheduled");
+    const scheduled = cond ? `${cond.status}${cond.reason && cond.status !== "True" ? ` (${cond.reason})` : ""}` : "";
+    return `<tr data-group="${esc(gkey)}"><td class="name">${esc(showName(gkey))}</td>
+      <td class="policy">${policy.gang ? "Gang" : "Basic"}</td><td class="min">${policy.gang ? policy.gang.minCount : ""}</td>
+      <td class="members">${bound}/${total}</td><td class="scheduled">${esc(scheduled)}</td>
+      <td class="reason">${esc(cond && cond.status !== "True" ? cond.message || "" : "")}</td></tr>`;
+  }).join("") || `<tr class="empty"><td colspan="6" class="muted">no scheduling.k8s.io PodGroups</td></tr>`;
 }
 
 // The plot area inside the chart's 600x150 viewBox: room left for the y ticks, below for the x ticks.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, api_kind
 from framework.api.objects import KINDS
 
 ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
@@ -31,8 +32,14 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
+    def api_kind(self) -> str:
+        """The kind objects of this resource write: `kind` less its group qualifier
+        (the store keys scheduling.k8s.io's Workload as `Workload.scheduling.k8s.io`)."""
+        return api_kind(self.kind)
+
+    @property
     def singular(self) -> str:
-        return self.kind.lower()
+        return self.api_kind.lower()
 
     @property
     def qualified(self) -> str:
@@ -68,7 +75,6 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("StatefulSet", "apps", "v1", "statefulsets", True, ("sts",), subresources=("status",),
              categories=("all",)),
     Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True, ("pdb",), subresources=("status",)),
-    Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False, ("pc",)),
     Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses", False, ("sc",)),
     Resource("CSINode", "storage.k8s.io", "v1", "csinodes", False),
     Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
@@ -88,6 +94,13 @@ RESOURCES: tuple[Resource, ...] = (
     # Kueue's kinds (issue 20), with Kueue's plural and short names (+kubebuilder:resource lines), in each
     # served version (framework.kueue.versions: stored in v1beta2, converted for v1beta1), v1beta2 first
     *(r for version in ("v1beta2", "v1beta1") for r in _kueue_resources(version)),
+    # scheduling.k8s.io last: with Kubernetes' own gang API (issue 29, keyed by group:
+    # framework.api.groups) listed after Coscheduling's and Kueue's groups, kubectl's bare
+    # `podgroups` and `workloads` keep naming those (it prefers the group discovery lists
+    # first; docs/decisions.md); `workloads.scheduling.k8s.io` names these.
+    Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False, ("pc",)),
+    Resource(WORKLOAD_KEY, "scheduling.k8s.io", "v1alpha2", "workloads", True),
+    Resource(POD_GROUP_KEY, "scheduling.k8s.io", "v1alpha2", "podgroups", True, subresources=("status",)),
 )
 
 # Workload controllers' kinds, common in users' manifests, that ksched does not store (it
@@ -122,12 +135,15 @@ class GroupVersion:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-def group_versions(listed: bool = False) -> list[GroupVersion]:
+def group_versions(listed: bool = False, hidden: frozenset[str] = frozenset()) -> list[GroupVersion]:
     """Every served group-version, the core group first, in the order of RESOURCES;
-    with `listed`, discovery's view: the UNSERVED kinds' too."""
+    with `listed`, discovery's view: the UNSERVED kinds' too. The kinds in `hidden`
+    (those a feature gate turns off: KubeDeps.hidden) are left out, and a
+    group-version left with none."""
     seen: dict[str, list[Resource]] = {}
     for r in LISTED if listed else RESOURCES:
-        seen.setdefault(r.group_version, []).append(r)
+        if r.kind not in hidden:
+            seen.setdefault(r.group_version, []).append(r)
     return [GroupVersion(rs[0].group, rs[0].version, tuple(rs)) for rs in seen.values()]
 
 
@@ -139,7 +155,7 @@ def api_version_of(kind: str) -> str:
 def _check_every_kind_served() -> None:
     missing = set(KINDS) - {r.kind for r in RESOURCES if r.stored}
     if missing:  # a kind added to the store must be added here too
-        raise RuntimeError(f"transport.kube.resources: stored kinds without a REST resource: {sorted(missing)}")
+        raise RuntimeError(f"framework.api.api_resources: stored kinds without a REST resource: {sorted(missing)}")
 
 
 _check_every_kind_served()

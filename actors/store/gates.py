@@ -1,0 +1,54 @@
+"""What the feature gates change at the store's door, as kube-apiserver's
+registry does: a kind of a gate that is off is not served (404), and a Pod's
+spec.schedulingGroup is dropped while GenericWorkload is off unless the stored pod
+already uses it (the pod strategy's dropDisabledFields); a PodGroup or Workload
+template's schedulingConstraints is Forbidden while TopologyAwareWorkloadScheduling
+is off (its +k8s:ifDisabled=+k8s:forbidden tag)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from actors.store.messages import Invalid, NotFound
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
+from framework.api.validation import forbidden
+from framework.api.workload_api import GENERIC_WORKLOAD, TOPOLOGY_AWARE, gate_of, not_served_message
+from framework.features import FeatureGates
+
+
+def gated(raw: Any, current: Mapping[str, Any] | None, features: FeatureGates) -> Any:
+    """`raw` as the gates let it in (a copy when a field is dropped); NotFound for a
+    kind that is not served, Invalid for a forbidden field."""
+    key = kind_key(raw)
+    if key is None:
+        return raw
+    gate = gate_of(key)
+    if gate is not None and not features.enabled(gate):
+        raise NotFound(not_served_message(key))
+    if key == "Pod" and not features.enabled(GENERIC_WORKLOAD):
+        return _without_scheduling_group(raw, current)
+    if key in (WORKLOAD_KEY, POD_GROUP_KEY) and not features.enabled(TOPOLOGY_AWARE):
+        _refuse_constraints(raw, current)
+    return raw
+
+
+def _without_scheduling_group(raw: Mapping[str, Any], current: Mapping[str, Any] | None) -> Any:
+    spec = raw.get("spec")
+    if not isinstance(spec, Mapping) or "schedulingGroup" not in spec:
+        return raw
+    have = (current or {}).get("spec") or {}
+    if isinstance(have, Mapping) and have.get("schedulingGroup") is not None:
+        return raw  # in use before the gate went off: kept
+    return {**raw, "spec": {k: v for k, v in spec.items() if k != "schedulingGroup"}}
+
+
+def _refuse_constraints(raw: Mapping[str, Any], current: Mapping[str, Any] | None) -> None:
+    spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
+    have = (current or {}).get("spec") or {}
+    places = [("spec", spec, have)] if kind_key(raw) == POD_GROUP_KEY else [
+        (f"spec.podGroupTemplates[{i}]", t, None) for i, t in enumerate(spec.get("podGroupTemplates") or [])
+        if isinstance(t, Mapping)]
+    for path, obj, old in places:
+        if obj.get("schedulingConstraints") is not None and (old is None or old.get("schedulingConstraints") is None):
+            err = forbidden(f"{path}.schedulingConstraints",
+                            f"the {TOPOLOGY_AWARE} feature gate is off")
+            raise Invalid(str(err), err.field)
