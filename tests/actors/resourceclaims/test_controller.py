@@ -133,3 +133,20 @@ async def test_a_claim_reserved_for_a_pod_that_is_gone_loses_the_reservation(tmp
         kept = await c.get("ResourceClaim", "default", "one-gpu")
         assert "reservedFor" not in kept["status"]
         assert kept["status"]["allocation"] == m.allocation()  # not protected by the scheduler: left allocated
+
+
+async def test_a_pod_bound_without_the_scheduler_is_reserved_on_its_allocated_claim_once(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        claim = await c.create(m.resource_claim())
+        await c.update({**claim, "status": {"allocation": m.allocation()}})
+        pod = m.pod_with_template()
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "one-gpu"}]
+        pod["spec"]["nodeName"] = "node-1"  # bound by its writer
+        uid = (await c.create(pod))["metadata"]["uid"]
+        await settle(c, ctl)
+        reserved = (await c.get("ResourceClaim", "default", "one-gpu"))["status"]["reservedFor"]
+        assert reserved == [{"resource": "pods", "name": "trainer", "uid": uid}]
+        await c.apply([{**await c.get("Pod", "default", "trainer"), "metadata": {
+            **(await c.get("Pod", "default", "trainer"))["metadata"], "labels": {"touched": "yes"}}}])
+        await settle(c, ctl)
+        assert (await c.get("ResourceClaim", "default", "one-gpu"))["status"]["reservedFor"] == reserved
