@@ -414,3 +414,21 @@ async def test_a_deletecollection_the_store_refuses_deletes_nothing(api):
     assert status == 409
     status, listed = await api.call("GET", "/api/v1/namespaces/demo/pods")
     assert sorted(p["metadata"]["name"] for p in listed["items"]) == ["a", "b"]
+
+
+async def test_a_binding_to_a_number_or_a_name_no_node_may_have_is_refused_and_binds_nothing(api):
+    # Found by the REST fuzz: target.name 2**64 came in as a JSON number and the pod was
+    # stored bound to "1.8446744073709552e+19", which its own validation then refused.
+    other = pod("theirs", namespace="demo")
+    other["spec"]["schedulerName"] = "my-scheduler"
+    await api.call("POST", "/api/v1/namespaces/demo/pods", other)
+    path = "/api/v1/namespaces/demo/pods/theirs/binding"
+    for target, answer in (({"name": 2**64}, 400), ({"name": ["n1"]}, 400), ("n1", 400),
+                           ({"name": "Not A Node"}, 422), ({"name": "a" * 254}, 422)):
+        status, err = await api.call("POST", path, {"kind": "Binding", "metadata": {"name": "theirs"},
+                                                    "target": target})
+        assert status == answer, (target, err)
+        if answer == 422:
+            assert err["details"]["causes"][0]["field"] == "target.name"
+    _, p = await api.call("GET", "/api/v1/namespaces/demo/pods/theirs")
+    assert "nodeName" not in p["spec"]

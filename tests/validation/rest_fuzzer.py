@@ -16,8 +16,9 @@ from typing import Any, Callable
 import yaml
 
 from transport.kube.protobuf import MAGIC, PROTOBUF
-from transport.kube.resources import BY_KIND, RESOURCES, Resource
+from framework.api.api_resources import BY_KIND, RESOURCES, Resource
 
+from tests import dra_manifests as dra
 from tests.actors.admission.kueue_objects import V as KUEUE, cluster_queue, flavor, local_queue
 from tests.validation.test_fuzz_daemon import nested, paths
 from tests.validation.test_schema import VALID
@@ -50,6 +51,14 @@ SEEDS.update({
     "WorkloadPriorityClass": {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass", "metadata": {"name": "w"},
                               "value": 100, "description": "fuzz"},
 })
+SEEDS.update({  # DRA (resource.k8s.io/v1)
+    "DeviceClass": dra.device_class("fz-gpu"),
+    "ResourceSlice": dra.resource_slice("fz-node", gpus=2, name="fz-slice"),
+    "ResourceClaim": dra.resource_claim("fz-claim", NS, class_name="fz-gpu"),
+    "ResourceClaimTemplate": dra.claim_template("fz-template", NS, class_name="fz-gpu"),
+})
+for key in ("Workload.scheduling.k8s.io", "PodGroup.scheduling.k8s.io"):
+    SEEDS[key]["metadata"]["namespace"] = NS
 KINDS = sorted(r.kind for r in RESOURCES if r.stored)
 VERBS = ["create", "create", "create_yaml", "create_protobuf", "garbage", "odd_path", "update", "status", "merge",
          "strategic", "json_patch", "json_patch", "apply", "delete", "deletecollection", "binding", "get", "list",

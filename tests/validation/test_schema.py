@@ -9,6 +9,8 @@ import pytest
 
 from framework.api.schema import SCHEMAS, validate_object, without_nulls
 
+from tests import dra_manifests as dra
+
 
 def pod(**spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"containers": [{"name": "c", "image": "pause",
@@ -68,6 +70,11 @@ VALID: dict[str, dict[str, Any]] = {
         "apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"},
         "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "workers"}},
                  "schedulingPolicy": {"gang": {"minCount": 4}}}},
+    # DRA (resource.k8s.io/v1)
+    "DeviceClass": dra.device_class(),
+    "ResourceSlice": dra.resource_slice(),
+    "ResourceClaim": dra.resource_claim(),
+    "ResourceClaimTemplate": dra.claim_template(),
 }
 
 

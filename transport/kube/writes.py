@@ -14,11 +14,11 @@ from typing import Any
 from aiohttp import web
 
 from actors.store.front_door import IMMORTAL_NAMESPACES
-from framework.api.validation import validate_pod_update
+from framework.api.validation import is_dns1123_subdomain, show, validate_pod_update
 from framework.kueue.versions import SERVED_VERSIONS
 
 from transport.kube.delete_options import delete_options
-from transport.kube.resources import BY_KIND
+from framework.api.api_resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
 from transport.protocol.wire import ApiError, Reason
@@ -228,6 +228,27 @@ async def delete_collection(request: web.Request, target: Target) -> web.Respons
                           "metadata": {"resourceVersion": str(rv)}, "items": gone})
 
 
+def _binding_target(body: dict[str, Any]) -> str:
+    """The Binding's target.name ("" when missing); a target or name of another JSON
+    type is refused as kube-apiserver's decoder refuses it."""
+    ref = body.get("target")
+    if ref is None:
+        return ""
+    if not isinstance(ref, dict):
+        raise bad_request(f"json: cannot unmarshal {_json_type(ref)} into Go struct field Binding.target of type "
+                          "v1.ObjectReference")
+    name = ref.get("name")
+    if name is not None and not isinstance(name, str):
+        raise bad_request(f"json: cannot unmarshal {_json_type(name)} into Go struct field ObjectReference.target.name "
+                          "of type string")
+    return name or ""
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "value")
+
+
 async def bind(request: web.Request, target: Target) -> web.Response:
     """pods/{name}/binding and namespaces/{ns}/bindings (the pod is the Binding's
     metadata.name). Only pods that no ksched profile schedules may be bound by a
@@ -237,7 +258,7 @@ async def bind(request: web.Request, target: Target) -> web.Response:
     body = body_object(await read_body(request))
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     name = target.name or str(meta.get("name") or "")
-    node = str((body.get("target") or {}).get("name") or "") if isinstance(body.get("target"), dict) else ""
+    node = _binding_target(body)
     pods = BY_KIND["Pod"]
     pod_target = Target(pods, target.namespace, name, "binding")
     if not name:
@@ -246,6 +267,9 @@ async def bind(request: web.Request, target: Target) -> web.Response:
         raise invalid("Binding", "", name, (("target.name", "Required value"),))
     if meta.get("namespace") and meta["namespace"] != target.namespace:
         raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    problems = is_dns1123_subdomain(node)
+    if problems:  # (kube-apiserver checks only that it is there; ksched stores no pod its validation refuses)
+        raise invalid("Binding", "", name, (("target.name", f"Invalid value: {show(node)}: {'; '.join(problems)}"),))
     pod = await current(request, Target(pods, target.namespace, name))
     scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     if scheduler in deps.profiles:
