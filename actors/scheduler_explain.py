@@ -25,23 +25,17 @@ class Explaining:
     frameworks: dict[str, Framework]
     extenders: Sequence[Extender]
 
-    def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
+    async def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, on the profile's own Framework,
-        without the pod itself (actors/explain_unbound.py)."""
-        with without_pod(self.cache, pod.key):
-            report = self._explain_report(pod, reply)
-        self.cache.update_snapshot(self.snapshot)
-        if report is not None:
-            resolve(reply, report)
-
-    async def _explain_with_extenders(self, pod: Pod, reply: asyncio.Future) -> None:
-        """Explain, then each interested extender's verdicts and scores beside the plugins'."""
+        without the pod itself (actors/explain_unbound.py); then each interested
+        extender's verdicts and scores beside the plugins'."""
         try:
             with without_pod(self.cache, pod.key):
                 report = self._explain_report(pod, reply)
                 if report is None:
                     return
-                await explain_extenders(report, self.extenders, pod, self.snapshot)
+                if self.extenders:
+                    await explain_extenders(report, self.extenders, pod, self.snapshot)
         except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
             reject(reply, e)
             return
