@@ -25,7 +25,24 @@ if TYPE_CHECKING:
     from framework.batching import Batching
 
 from framework.attempt_outcome import Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingError
-from framework.host_selection import num_feasible_nodes_to_find, select_host
+from framework.host_selection import select_host
+
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (adaptive when unset or 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 class SchedulingAlgorithm:
@@ -85,19 +102,14 @@ class SchedulingAlgorithm:
             return [], diagnosis
         hint = self.batching.hint(fwk, state, pod, snapshot) if self.batching is not None else ""
         nominated = self.nominated_node(pod, snapshot, hint)  # the nominated node first, else the hint
+        feasible: list[NodeInfo] = []
         if nominated is not None:
             feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
-            try:
-                feasible = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-            except ExtenderError:
-                feasible = []  # upstream logs the nominated node's error and tries every node
-            if feasible:
-                return feasible, diagnosis
-        feasible = self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
-        after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-        if len(after) != len(feasible):
-            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-        return after, diagnosis
+            feasible = await _pass_extenders(extenders, pod, feasible, diagnosis, nominated=True)
+        if not feasible:
+            feasible = self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
+            feasible = await _pass_extenders(extenders, pod, feasible, diagnosis, nominated=False)
+        return feasible, diagnosis
 
     @staticmethod
     def nominated_node(pod: Pod, snapshot: Snapshot, hint: str = "") -> NodeInfo | None:
@@ -226,6 +238,25 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     if rows is None:
         return feasible
     return ColumnarNodes(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
+
+
+async def _pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis,
+                          *, nominated: bool) -> list[NodeInfo]:
+    """The filter extenders' step after the plugins' Filter. On the nominated node a
+    failing extender leaves no node (upstream logs it and tries every node); on the
+    nodes of the full pass it fails the attempt, and nodes the extenders dropped add
+    "Extender" to the unschedulable plugins."""
+    if not extenders:
+        return feasible
+    try:
+        after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+    except ExtenderError:
+        if nominated:
+            return []
+        raise
+    if not nominated and len(after) != len(feasible):
+        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    return after
 
 
 def pre_filter(fwk: Framework, state: CycleState, pod: Pod,
