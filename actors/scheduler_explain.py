@@ -28,20 +28,16 @@ class Explaining:
         """The cache as the next cycle would see it, without the pod itself
         (actors/explain_unbound.py), through the profile's own Framework and the
         configured extenders, as a cycle runs them (framework/explain.py); the
-        nominated pods are the nominator's, as in a cycle. An error fails this ask
-        only: the cache is only read."""
+        nominated pods are the nominator's, as in a cycle."""
         fwk = self.frameworks.get(pod.scheduler_name)
         if fwk is None:
             reject(reply, KeyError(f"no profile named {pod.scheduler_name!r}"))
             return
         previous = fwk.handle.snapshot()
-        try:
+        try:  # an exception fails this ask only (actors.base): the cache is only read
             with without_pod(self.cache, pod.key):
                 self.cache.update_snapshot(self.snapshot)
                 report = await explain(fwk, pod, self.snapshot, self.extenders)
-        except Exception as e:  # noqa: BLE001 - the asker gets the failure; the actor carries on
-            reject(reply, e)
-            return
         finally:
             fwk.handle.set_snapshot(previous)
             self.cache.update_snapshot(self.snapshot)

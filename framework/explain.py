@@ -78,8 +78,13 @@ async def explain(fwk: Framework, pod: Pod, snapshot: Snapshot, extenders: Seque
         result["message"] = FitError(pod, snapshot.num_nodes(), diagnosis).message()
         return result
     scores = await _scores(fwk, state, pod, feasible, extenders, listing, nodes_out)
-    if scores is not None:
-        result["chosen"] = select_host(scores, rand or random.Random())
+    if len(feasible) == 1:  # a cycle takes a lone feasible node unscored: a scoring error is only shown
+        result["chosen"] = feasible[0].name
+        return result
+    if isinstance(scores, Status):
+        result["error"] = result["message"] = scores.message()
+        return result
+    result["chosen"] = select_host(scores, rand or random.Random())
     return result
 
 
@@ -130,9 +135,9 @@ def _verdicts(fwk: Framework, state: CycleState, st: Status) -> dict[str, dict[s
 
 async def _scores(fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo],
                   extenders: Sequence[Extender], listing: "_ExtenderListing",
-                  nodes_out: dict[str, dict[str, Any]]) -> list[NodePluginScores] | None:
+                  nodes_out: dict[str, dict[str, Any]]) -> list[NodePluginScores] | Status:
     """PreScore, Score and the prioritizing extenders as in a cycle, each score
-    written beside its node; None when scoring fails the attempt."""
+    written beside its node; the Error when scoring fails the attempt."""
     for ni in feasible:
         nodes_out[ni.name]["scores"] = {}
     if not fwk.has_score_plugins() and not extenders:
@@ -150,7 +155,7 @@ async def _scores(fwk: Framework, state: CycleState, pod: Pod, feasible: list[No
     if not st.is_success():
         for ni in feasible:
             nodes_out[ni.name]["scoreError"] = st.message()
-        return None
+        return st
     entries = list(scores)
     await add_extender_scores(extenders, pod, feasible, entries, listing.prioritized)
     for e in entries:
