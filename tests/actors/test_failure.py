@@ -7,7 +7,6 @@ import asyncio
 import logging
 from pathlib import Path
 
-
 from actors.base import new_reply
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
