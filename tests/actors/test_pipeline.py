@@ -9,6 +9,7 @@ from actors.pipeline import Pipeline
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from tests.actors.helpers import (
+    API,
     BlockingPreBind,
     error_registry,
     blocking_registry,
@@ -262,7 +263,8 @@ async def test_preemption_nominates_the_node_deletes_the_victim_and_binds_the_pr
 async def test_synchronous_preemption_deletes_the_victim_before_recording_it_preempted() -> None:
     clock = FakeClock()
     seen: list[tuple[str, str, str]] = []
-    async with Pipeline(None, clock=clock) as p:
+    sync = {"apiVersion": API, "kind": "KubeSchedulerConfiguration", "featureGates": {"SchedulerAsyncPreemption": False}}
+    async with Pipeline(sync, clock=clock) as p:
         await p.client.watch(lambda ev: seen.append((ev.kind, ev.type, ev.obj.raw.get("reason", "")))
                              if ev.kind == "Event" or ev.obj.name == "low" else None,
                              frozenset({"Pod", "Event"}))
