@@ -13,30 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import ssl
 import tempfile
 from typing import Any, Mapping, Sequence
 
 import aiohttp
 
-from framework.attempt_outcome import Diagnosis, FitError
-from framework.host_selection import select_host
 from framework.api.objects import Pod
-from framework.cache import Snapshot
 from framework.extender import (
-    Extender,
     ExtenderConfig,
     ExtenderError,
     FilterResult,
     TLSConfig,
     Victims,
-    apply_filter_result,
-    scaled_extender_score,
     convert_to_meta_victims,
     convert_to_victims,
 )
-from framework.interface import Code, NodePluginScores, NodeToStatus, Status
 
 
 def _lower_keys(obj: Any) -> dict[str, Any]:
@@ -200,77 +192,3 @@ def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
 async def close_extenders(extenders: Sequence[HTTPExtender]) -> None:
     for e in extenders:
         await e.close()
-
-
-async def explain_extenders(report: dict[str, Any], extenders: Sequence[Extender], pod: Pod, snapshot: Snapshot) -> None:
-    """Add to an explain report (framework.algorithm.explain) what each extender
-    says: per node its filter verdict under `extenders`, its scaled score among
-    the node's `scores`, and the totals and the chosen node recomputed with them.
-    `report["extenders"]` lists every extender with its interest and any error."""
-    nodes_out: dict[str, dict[str, Any]] = report["nodes"]
-    feasible = [ni for name, e in nodes_out.items() if e.get("feasible") and (ni := snapshot.get(name)) is not None]
-    listing: list[dict[str, Any]] = []
-    report["extenders"] = listing
-    for ext in extenders:
-        info: dict[str, Any] = {"name": ext.name, "interested": ext.is_interested(pod), "ignorable": ext.config.ignorable}
-        listing.append(info)
-        if not info["interested"] or not ext.config.is_filter() or not feasible:
-            continue
-        try:
-            result = await ext.filter(pod, feasible)
-        except ExtenderError as e:
-            info["filterError"] = str(e)
-            if ext.config.ignorable:
-                continue
-            for ni in feasible:
-                nodes_out[ni.name]["feasible"] = False
-            feasible = []
-            break
-        kept = set(result.nodes)
-        statuses = NodeToStatus()
-        apply_filter_result(result, statuses)
-        for ni in feasible:
-            entry = nodes_out[ni.name].setdefault("extenders", {})
-            if ni.name in kept:
-                entry[ext.name] = {"code": "Success"}
-            else:
-                st = statuses.statuses.get(ni.name) or Status(Code.Unschedulable, "not kept by the extender")
-                entry[ext.name] = st.to_dict()
-                nodes_out[ni.name]["feasible"] = False
-        feasible = [ni for ni in feasible if ni.name in kept]
-    for ext, info in zip(extenders, listing):
-        if not info["interested"] or not ext.config.is_prioritizer() or not feasible:
-            continue
-        try:
-            scores = await ext.prioritize(pod, feasible)
-        except ExtenderError as e:
-            info["prioritizeError"] = str(e)
-            continue
-        for ni in feasible:
-            if ni.name not in scores:
-                continue
-            raw = scores[ni.name]
-            weighted = scaled_extender_score(raw, ext.config.weight)
-            out = nodes_out[ni.name]
-            out.setdefault("scores", {})[ext.name] = {"raw": raw, "normalized": scaled_extender_score(raw, 1),
-                                                      "weight": ext.config.weight, "weighted": weighted}
-            out["totalScore"] = out.get("totalScore", 0) + weighted
-    if not feasible:
-        if report.get("chosen") is not None:  # the extenders turned every node down
-            report["message"] = _fit_message(pod, nodes_out, snapshot.num_nodes())
-        report["chosen"] = None
-        return
-    totals = [NodePluginScores(ni.name, total_score=nodes_out[ni.name].get("totalScore", 1)) for ni in feasible]
-    report["chosen"] = select_host(totals, random.Random())
-
-
-def _fit_message(pod: Pod, nodes_out: dict[str, dict[str, Any]], num_nodes: int) -> str:
-    """The FitError message from an explain report's per-node verdicts."""
-    diagnosis = Diagnosis()
-    for name, entry in nodes_out.items():
-        verdicts = list((entry.get("filters") or {}).values()) + list((entry.get("extenders") or {}).values())
-        for v in verdicts:
-            if v.get("code") not in ("Success", "Skip"):
-                diagnosis.node_to_status.set(name, Status(Code[v["code"]], *v.get("reasons", [])))
-                break
-    return FitError(pod, num_nodes, diagnosis).message()

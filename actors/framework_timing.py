@@ -75,8 +75,7 @@ PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
 # Framework method -> (extension point label, where its Status is, async?)
 EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Any], bool]] = {
     "run_pre_filter": ("PreFilter", _status_second, False),
-    "run_post_filter": ("PostFilter", _run_status, False),
-    "run_post_filter_with_extenders": ("PostFilter", _run_status, True),
+    "run_post_filter": ("PostFilter", _run_status, True),
     "run_pre_score": ("PreScore", _status_self, False),
     "run_score": ("Score", _status_second, False),
     "run_reserve": ("Reserve", _status_self, False),

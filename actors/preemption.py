@@ -36,7 +36,7 @@ from actors.queue.actor import Activate, PreemptionEnded, PreemptionLastVictim, 
 from actors.store import NotFound, StoreClient, StoreError
 from actors.waiting_room import WaitingRoomMsg, reject_if_waiting
 from framework.api.objects import Pod
-from framework.preemption import disruption_target, preempted_event_message
+from framework.preempt_pod import preempt_pod
 from framework.preemption_inflight import PreemptionJob
 
 log = logging.getLogger("ksched.preemption")
@@ -59,6 +59,7 @@ class PreemptionActor(Actor[PreemptionMsg]):
         self.store = store
         self.waiting_room = waiting_room
         self.queue = queue
+        self._writes = AwaitedVictimWrites(store, waiting_room)
         self.running = 0
         self.failed = 0  # jobs that ended with an error (their preemptor was activated)
         self._jobs: asyncio.TaskGroup | None = None
@@ -129,14 +130,35 @@ class PreemptionActor(Actor[PreemptionMsg]):
         return ok
 
     async def _evict(self, job: PreemptionJob, victim: Pod) -> None:
-        """upstream's PreemptPod; raises StoreError when the store refused."""
-        preemptor = job.preemptor
-        if not await reject_if_waiting(self.waiting_room, victim.uid, job.plugin, "preempted"):
-            try:
-                await self.store.update_pod_status(victim.namespace, victim.name, uid=victim.meta.uid,
-                                                   condition=disruption_target(preemptor))
-                await self.store.delete("Pod", victim.namespace, victim.name)
-            except NotFound:
-                return  # already gone
-        self.store.record_event("Pod", victim.key, "Normal", "Preempted", preempted_event_message(preemptor, job.node_name),
-                                victim.meta.uid)
+        """upstream's PreemptPod (framework.preempt_pod); raises StoreError when the store refused."""
+        await preempt_pod(self._writes, victim, job.preemptor, job.node_name, job.plugin)
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitedVictimWrites:
+    """An eviction's writes as awaited store calls; the waiting room, which owns the
+    waits, answers whether it held the victim."""
+
+    store: StoreClient
+    waiting_room: ActorRef[WaitingRoomMsg]
+
+    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
+        return await reject_if_waiting(self.waiting_room, victim.uid, plugin, message)
+
+    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
+        try:
+            await self.store.update_pod_status(victim.namespace, victim.name, uid=victim.meta.uid,
+                                               condition=condition)
+        except NotFound:
+            return False
+        return True
+
+    async def delete(self, victim: Pod) -> bool:
+        try:
+            await self.store.delete("Pod", victim.namespace, victim.name)
+        except NotFound:
+            return False
+        return True
+
+    def record_event(self, victim: Pod, reason: str, message: str) -> None:
+        self.store.record_event("Pod", victim.key, "Normal", reason, message, victim.meta.uid)

@@ -156,19 +156,17 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             await super().run()
 
     async def handle(self, msg: SchedulerMsg) -> None:
-        if self.extenders:
-            match msg:
-                case Popped(qpi=qpi) if qpi is not None and not self._stopping:
-                    try:
-                        await self.schedule_one_with_extenders(qpi)
-                    except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
-                        raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
-                    self._request_pop()
-                    return
-                case Explain(pod=pod, reply=reply):
-                    await self._explain_with_extenders(pod, reply)
-                    return
-        self._handle(msg)
+        match msg:
+            case Popped(qpi=qpi) if qpi is not None and not self._stopping:
+                try:
+                    await self.schedule_one(qpi)
+                except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+                    raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
+                self._request_pop()
+            case Explain(pod=pod, reply=reply):
+                await self._explain(pod, reply)
+            case _:
+                self._handle(msg)
         self._close_when_drained()
 
     def idle(self) -> bool:
@@ -210,16 +208,11 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         match msg:
             case StoreChanged(event=ev):
                 self._on_store_change(ev)
-            case Explain(pod=pod, reply=reply):
-                self._explain(pod, reply)
-            case Popped(qpi=qpi):
-                if qpi is None:
-                    return
-                if self._stopping:
+            case Explain():
+                raise AssertionError("explain requests are handled in handle()")
+            case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
+                if qpi is not None:
                     self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
-                    return
-                self._guarded(msg, lambda: self.schedule_one(qpi))
-                self._request_pop()
             case PermitSettled(uid=uid, status=status):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):
@@ -250,9 +243,12 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
 
     # --- the scheduling cycle ---------------------------------------------------------------------
 
-    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         """upstream's ScheduleOne: the scheduling cycle, then either the failure
-        handler (once) or the binding cycle."""
+        handler (once) or the binding cycle. The configured extenders are steps of
+        the algorithm and of PostFilter: the cycle awaits their calls (each bounded by
+        its httpTimeout) while other messages wait in the inbox; without extenders
+        nothing in the cycle suspends."""
         cycle = self._begin_cycle(qpi)
         if cycle is None:
             return
@@ -265,9 +261,9 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             return
         evicted_before = self.preemption.victims
         try:
-            result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
+            result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
-            post = self.preemption.post_filter(fwk, state, qpi.pod, e)
+            post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
             status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
             if key is None:  # signed only now: the memo was empty when the cycle began
                 key = self.reuse.key(qpi.pod, nominated, world)
@@ -275,24 +271,6 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
                 self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,
                                     self.preemption.victims != evicted_before)
             self._finish_cycle(qpi, None, status, nominated_to)
-            return
-        except (NoNodesAvailable, SchedulingError) as e:
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
-            return
-        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
-
-    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
-        """schedule_one with the configured extenders: the cycle awaits their calls
-        (each bounded by its httpTimeout); other messages wait in the inbox."""
-        cycle = self._begin_cycle(qpi)
-        if cycle is None:
-            return
-        fwk, state = cycle
-        try:
-            result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
-        except FitError as e:
-            post = await self.preemption.post_filter_with_extenders(fwk, state, qpi.pod, e)
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e, post.nominated))
             return
         except (NoNodesAvailable, SchedulingError) as e:
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
@@ -414,13 +392,16 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _waiting_views(self) -> list:
         return list({id(f.handle): f.handle.waiting_pods for f in self.frameworks.values()}.values())
 
-    def reject_waiting(self, uid: str, plugin: str, message: str) -> None:
+    def reject_waiting(self, uid: str, plugin: str, message: str) -> bool:
         """Reject a pod waiting at Permit in the view (a no-op once it is decided);
-        the decision goes to the waiting room as Decided."""
+        the decision goes to the waiting room as Decided. Whether the view held it."""
+        held = False
         for view in self._waiting_views():
             wp = view.get(uid)
             if wp is not None:
                 wp.reject(plugin, message)
+                held = True
+        return held
 
     def _permit_settled(self, uid: str, status: Status) -> None:
         """The waiting room ended a wait: its word replaces the view's, and the

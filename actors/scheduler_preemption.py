@@ -29,11 +29,10 @@ from framework.cache import Cache, Snapshot
 from framework.extender import Extender
 from framework.preemption import narrow_preemption_candidates
 from framework.interface import Code, CycleState
-from framework.preemption import (
-    Candidate, as_terminating_by_preemption, disruption_target, preempted_event_message,
-)
+from framework.preempt_pod import preempt_pod
+from framework.preemption import Candidate, as_terminating_by_preemption
 from framework.preemption_inflight import PreemptionJob
-from framework.runtime import Framework, PostFilterRun
+from framework.runtime import Framework, PostFilterRun, run_unsuspended
 
 PREEMPTION_PLUGIN = "DefaultPreemption"
 
@@ -52,7 +51,7 @@ class PreemptionHost(Protocol):
     @property
     def queue(self) -> ActorRef: ...
 
-    def reject_waiting(self, uid: str, plugin: str, message: str) -> None: ...
+    def reject_waiting(self, uid: str, plugin: str, message: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,34 +67,53 @@ class PostFiltered:
 NOT_RUN = PostFiltered(None, False)
 
 
+class SentVictimWrites:
+    """An eviction's writes inside the cycle: the scheduler's own view of waiting pods,
+    and store messages sent without waiting (the store takes them in order). Each
+    answers at once, so preempt_pod runs to its end without suspending."""
+
+    __slots__ = ("sched",)
+
+    def __init__(self, sched: PreemptionHost) -> None:
+        self.sched = sched
+
+    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
+        return self.sched.reject_waiting(victim.uid, plugin, message)
+
+    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
+        self.sched.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,
+                                              condition=condition))
+        return True
+
+    async def delete(self, victim: Pod) -> bool:
+        self.sched.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
+        return True
+
+    def record_event(self, victim: Pod, reason: str, message: str) -> None:
+        self.sched.store.record_event("Pod", victim.key, "Normal", reason, message, victim.meta.uid)
+
+
 class PreemptionStep:
     def __init__(self, sched: PreemptionHost, actor: ActorRef[PreemptionMsg] | None) -> None:
         self.sched = sched
         self.actor = actor
         self.victims = 0  # evicted in the cycle, or handed to the preemption actor
+        self._writes = SentVictimWrites(sched)
 
     # --- PostFilter --------------------------------------------------------------------------------
 
-    def post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> PostFiltered:
+    async def post_filter(self, fwk: Framework, state: CycleState, pod: Pod, err: FitError) -> PostFiltered:
+        """upstream's RunPostFilterPlugins in the cycle; preempting extenders, when
+        configured, narrow DefaultPreemption's candidates (an awaited call)."""
         if not fwk.has_post_filter_plugins():
             return NOT_RUN
         before = self.victims
-        return self._done(err, fwk.run_post_filter(state, pod, err.diagnosis.node_to_status), before)
+        narrow = self._narrow if self.sched.extenders else None
+        return self._done(err, await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status, narrow), before)
 
-    async def post_filter_with_extenders(self, fwk: Framework, state: CycleState, pod: Pod,
-                                         err: FitError) -> PostFiltered:
-        """PostFilter where preempting extenders narrow DefaultPreemption's candidates."""
-        if not fwk.has_post_filter_plugins():
-            return NOT_RUN
-        before = self.victims
-        snapshot, extenders = self.sched.snapshot, self.sched.extenders
-
-        async def narrow(preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
-            pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in snapshot.list()}
-            return await narrow_preemption_candidates(extenders, preemptor, candidates, pods_on_node)
-
-        run = await fwk.run_post_filter_with_extenders(state, pod, err.diagnosis.node_to_status, narrow)
-        return self._done(err, run, before)
+    async def _narrow(self, preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+        pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.sched.snapshot.list()}
+        return await narrow_preemption_candidates(self.sched.extenders, preemptor, candidates, pods_on_node)
 
     def _done(self, err: FitError, run: PostFilterRun, before: int) -> PostFiltered:
         ran = run.code_of(PREEMPTION_PLUGIN)
@@ -126,19 +144,16 @@ class PreemptionStep:
             self.sched.queue.try_tell(PreemptionEnded(uid=uid))
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
-        """Synchronous preemption's eviction (`message` is the DisruptionTarget text)."""
+        """Synchronous preemption's eviction (`message` is the DisruptionTarget text,
+        which preempt_pod builds again): the victim turns terminating in the cache at
+        once, then upstream's PreemptPod runs with store messages sent in order, so a
+        watcher sees the condition on the victim before it goes, and the Preempted
+        event after (as upstream)."""
         s = self.sched
         self.victims += 1
         if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
-        s.store.record_event("Pod", victim.key, "Normal", "Preempted",
-                             preempted_event_message(preemptor, victim.node_name), victim.meta.uid)
-        s.reject_waiting(victim.uid, "", "preempted")
-        # DisruptionTarget first, then the delete: the store takes them in this order,
-        # so a watcher sees the condition on the victim before it goes (as upstream).
-        s.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,
-                                     condition=disruption_target(preemptor)))
-        s.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
+        run_unsuspended(preempt_pod(self._writes, victim, preemptor, victim.node_name, PREEMPTION_PLUGIN))
 
     def clear_nominations(self, pods: list[Pod]) -> None:
         """Synchronous preemption took these lower-priority pods' nominated node:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from framework.host_selection import EMPTY_PRIORITY_LIST, num_feasible_nodes_to_find, select_host
+from framework.algorithm import num_feasible_nodes_to_find
+from framework.host_selection import EMPTY_PRIORITY_LIST, select_host
 from framework.interface import NodePluginScores
 from conformance.extenders import FUNCTIONS as EXTENDER_FUNCTIONS
 

@@ -1,9 +1,10 @@
 """The scheduling algorithm for one pod (upstream's schedule_one.go: schedulePod,
-findNodesThatFitPod, findNodesThatPassFilters, prioritizeNodes, selectHost)."""
+findNodesThatFitPod, findNodesThatPassFilters, prioritizeNodes, selectHost).
+Explain's dry run (framework/explain.py) runs its PreFilter and the same runtime."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -17,14 +18,31 @@ from framework.extender import (
     find_nodes_that_pass_extenders,
 )
 from framework.node_table import ColumnarNodes
-from framework.interface import Code, CycleState, NodePluginScores, NodeScore, Status
+from framework.interface import Code, CycleState, NodePluginScores, Status
 from framework.runtime import Framework, run_unsuspended
 
 if TYPE_CHECKING:
     from framework.batching import Batching
 
-from framework.attempt_outcome import NO_NODES_AVAILABLE, Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingError
-from framework.host_selection import num_feasible_nodes_to_find, select_host
+from framework.attempt_outcome import Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingError
+from framework.host_selection import select_host
+
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (adaptive when unset or 0)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 class SchedulingAlgorithm:
@@ -79,47 +97,19 @@ class SchedulingAlgorithm:
         """findNodesThatFitPod: PreFilter, the nominated node first (plugins, then
         extenders), else Filter over the nodes, then the filter extenders in order.
         When extenders dropped nodes, "Extender" joins the unschedulable plugins."""
-        diagnosis, nodes = self.pre_filter(fwk, state, pod, snapshot)
+        diagnosis, nodes = pre_filter(fwk, state, pod, snapshot)
         if nodes is None:
             return [], diagnosis
         hint = self.batching.hint(fwk, state, pod, snapshot) if self.batching is not None else ""
         nominated = self.nominated_node(pod, snapshot, hint)  # the nominated node first, else the hint
+        feasible: list[NodeInfo] = []
         if nominated is not None:
             feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], use_rotation=False)
-            try:
-                feasible = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-            except ExtenderError:
-                feasible = []  # upstream logs the nominated node's error and tries every node
-            if feasible:
-                return feasible, diagnosis
-        feasible = self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
-        after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
-        if len(after) != len(feasible):
-            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-        return after, diagnosis
-
-    def pre_filter(self, fwk: Framework, state: CycleState, pod: Pod,
-                   snapshot: Snapshot) -> tuple[Diagnosis, list[NodeInfo] | None]:
-        """PreFilter: the diagnosis so far and the nodes to filter (None: PreFilter rejected the pod)."""
-        diagnosis = Diagnosis()
-        pre_res, st, plugins = fwk.run_pre_filter(state, pod)
-        diagnosis.unschedulable_plugins = set(plugins)
-        if not st.is_success():
-            if not st.is_rejected():
-                raise SchedulingError(st)
-            diagnosis.node_to_status.absent = st
-            diagnosis.pre_filter_msg = st.message()
-            diagnosis.add_plugin_status(st)
-            return diagnosis, None
-        nodes = snapshot.list()
-        if pre_res is not None and not pre_res.all_nodes():
-            names = pre_res.node_names or set()
-            positions = [i for i, n in enumerate(nodes) if n.name in names]
-            nodes = nodes.take(positions) if isinstance(nodes, ColumnarNodes) else [nodes[i] for i in positions]
-            diagnosis.node_to_status.absent = Status(
-                Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
-            )
-        return diagnosis, nodes
+            feasible = await _pass_extenders(extenders, pod, feasible, diagnosis, nominated=True)
+        if not feasible:
+            feasible = self.filter_nodes(fwk, state, pod, snapshot, diagnosis, nodes)
+            feasible = await _pass_extenders(extenders, pod, feasible, diagnosis, nominated=False)
+        return feasible, diagnosis
 
     @staticmethod
     def nominated_node(pod: Pod, snapshot: Snapshot, hint: str = "") -> NodeInfo | None:
@@ -250,86 +240,49 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     return ColumnarNodes(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
 
 
+async def _pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis,
+                          *, nominated: bool) -> list[NodeInfo]:
+    """The filter extenders' step after the plugins' Filter. On the nominated node a
+    failing extender leaves no node (upstream logs it and tries every node); on the
+    nodes of the full pass it fails the attempt, and nodes the extenders dropped add
+    "Extender" to the unschedulable plugins."""
+    if not extenders:
+        return feasible
+    try:
+        after = await find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis.node_to_status)
+    except ExtenderError:
+        if nominated:
+            return []
+        raise
+    if not nominated and len(after) != len(feasible):
+        diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    return after
+
+
+def pre_filter(fwk: Framework, state: CycleState, pod: Pod,
+               snapshot: Snapshot) -> tuple[Diagnosis, list[NodeInfo] | None]:
+    """PreFilter: the diagnosis so far and the nodes to filter (None: PreFilter rejected the pod)."""
+    diagnosis = Diagnosis()
+    pre_res, st, plugins = fwk.run_pre_filter(state, pod)
+    diagnosis.unschedulable_plugins = set(plugins)
+    if not st.is_success():
+        if not st.is_rejected():
+            raise SchedulingError(st)
+        diagnosis.node_to_status.absent = st
+        diagnosis.pre_filter_msg = st.message()
+        diagnosis.add_plugin_status(st)
+        return diagnosis, None
+    nodes = snapshot.list()
+    if pre_res is not None and not pre_res.all_nodes():
+        names = pre_res.node_names or set()
+        positions = [i for i, n in enumerate(nodes) if n.name in names]
+        nodes = nodes.take(positions) if isinstance(nodes, ColumnarNodes) else [nodes[i] for i in positions]
+        diagnosis.node_to_status.absent = Status(
+            Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) " + _go_list(sorted(plugins))
+        )
+    return diagnosis, nodes
+
+
+
 def _go_list(items: list[str]) -> str:
     return "[" + " ".join(items) + "]"
-
-
-def explain(fwk: Framework, pod: Pod, snapshot: Snapshot, rand: random.Random | None = None) -> dict[str, Any]:
-    """Dry-run `pod`: every node's verdict from each Filter plugin and each Score
-    plugin's raw, normalized and weighted score, plus the node the algorithm picks.
-    Nothing is assumed or changed."""
-    state = CycleState()
-    fwk.handle.set_snapshot(snapshot)
-    pre_res, pre_st, _ = fwk.run_pre_filter(state, pod)
-    nodes_out: dict[str, dict[str, Any]] = {}
-    feasible: list[NodeInfo] = []
-    for ni in snapshot.list():
-        entry: dict[str, Any] = {"filters": {}, "feasible": False}
-        if not pre_st.is_success():
-            entry["preFilter"] = {"plugin": pre_st.plugin, **pre_st.to_dict()}
-        elif pre_res is not None and not pre_res.all_nodes() and ni.name not in (pre_res.node_names or set()):
-            entry["preFilter"] = {"code": "UnschedulableAndUnresolvable", "reasons": ["excluded by PreFilter result"]}
-        else:
-            ok = True
-            for pl in fwk.filter_plugins:
-                if pl.name in state.skip_filter_plugins:
-                    entry["filters"][pl.name] = {"code": "Skip"}
-                    continue
-                try:
-                    st = pl.filter(state, pod, ni)
-                except Exception as e:  # noqa: BLE001
-                    st = Status(Code.Error, str(e))
-                st = st if st is not None else Status()
-                entry["filters"][pl.name] = st.to_dict()
-                if not st.is_success():
-                    ok = False
-                    break
-            entry["feasible"] = ok
-            if ok:
-                feasible.append(ni)
-        nodes_out[ni.name] = entry
-    result: dict[str, Any] = {"pod": pod.key, "profile": fwk.profile_name, "nodes": nodes_out, "chosen": None}
-    if not pre_st.is_success():
-        result["preFilter"] = {"plugin": pre_st.plugin, **pre_st.to_dict()}
-    if feasible:
-        _explain_scores(fwk, state, pod, feasible, nodes_out)
-        totals = [NodePluginScores(n.name, total_score=nodes_out[n.name].get("totalScore", 1)) for n in feasible]
-        result["chosen"] = select_host(totals, rand or random.Random())
-    else:
-        diag = Diagnosis()
-        for name, entry in nodes_out.items():
-            for plugin, st in entry["filters"].items():
-                if st["code"] not in ("Success", "Skip"):
-                    diag.node_to_status.set(name, Status(Code[st["code"]], *st.get("reasons", []), plugin=plugin))
-        if not pre_st.is_success():
-            diag.pre_filter_msg = pre_st.message()
-        result["message"] = FitError(pod, snapshot.num_nodes(), diag).message() if snapshot.num_nodes() else NO_NODES_AVAILABLE
-    return result
-
-
-def _explain_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], out: dict[str, dict[str, Any]]) -> None:
-    st = fwk.run_pre_score(state, pod, nodes)
-    if not st.is_success():
-        for n in nodes:
-            out[n.name]["scoreError"] = st.message()
-        return
-    totals = {n.name: 0 for n in nodes}
-    for n in nodes:
-        out[n.name]["scores"] = {}
-    for pl in fwk.score_plugins:
-        if pl.name in state.skip_score_plugins:
-            continue
-        raw = []
-        for n in nodes:
-            s, sst = pl.score(state, pod, n)
-            raw.append(NodeScore(n.name, s))
-        normalized = [NodeScore(x.name, x.score) for x in raw]
-        ext = pl.score_extensions() if hasattr(pl, "score_extensions") else None
-        if ext is not None:
-            ext.normalize_score(state, pod, normalized)
-        weight = fwk.score_weights.get(pl.name, 1)
-        for r, nm in zip(raw, normalized):
-            out[r.name]["scores"][pl.name] = {"raw": r.score, "normalized": nm.score, "weight": weight, "weighted": nm.score * weight}
-            totals[r.name] += nm.score * weight
-    for name, total in totals.items():
-        out[name]["totalScore"] = total if fwk.score_plugins else 1

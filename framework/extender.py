@@ -17,7 +17,7 @@ import asyncio
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from framework.api.objects import Pod
 from framework.api.resources import is_extended_resource_name
@@ -325,11 +325,16 @@ def apply_filter_result(result: FilterResult, statuses: NodeToStatus) -> None:
             statuses.set(node, Status(Code.Unschedulable, msg))
 
 
+# (extender, its answer or its ExtenderError, the nodes it was asked about)
+ExtenderTrace = Callable[[Any, Any, Sequence[Any]], None]
+
+
 async def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: list[Any],
-                                         statuses: NodeToStatus) -> list[Any]:
+                                         statuses: NodeToStatus, trace: ExtenderTrace | None = None) -> list[Any]:
     """Filter extenders in order, each narrowing the feasible nodes (NodeInfos or
     anything with `.name`). An ignorable extender's error is skipped; another's is
-    raised (ExtenderError) and fails the attempt."""
+    raised (ExtenderError) and fails the attempt. `trace` (explain) is told each
+    extender's answer or error, with the nodes it was asked about."""
     for ext in extenders:
         if not feasible:
             break
@@ -337,10 +342,14 @@ async def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod
             continue
         try:
             result = await ext.filter(pod, feasible)
-        except ExtenderError:
+        except ExtenderError as e:
+            if trace is not None:
+                trace(ext, e, feasible)
             if ext.config.ignorable:
                 continue
             raise
+        if trace is not None:
+            trace(ext, result, feasible)
         apply_filter_result(result, statuses)
         by_name = {n.name: n for n in feasible}
         kept = []
@@ -357,10 +366,11 @@ def scaled_extender_score(score: int, weight: int) -> int:
 
 
 async def add_extender_scores(extenders: Sequence[Extender], pod: Pod, nodes: Sequence[Any],
-                              scores: list[NodePluginScores]) -> None:
+                              scores: list[NodePluginScores], trace: ExtenderTrace | None = None) -> None:
     """Every interested prioritizing extender scores the nodes at once; a failing
     one adds nothing. Each score is scaled by weight * MaxNodeScore/MaxExtenderPriority
-    and added to the node's plugin scores under the extender's name."""
+    and added to the node's plugin scores under the extender's name. `trace`
+    (explain) is told each extender's scores or error."""
     callers = [e for e in extenders if e.config.is_prioritizer() and e.is_interested(pod)]
     if not callers:
         return
@@ -370,7 +380,11 @@ async def add_extender_scores(extenders: Sequence[Extender], pod: Pod, nodes: Se
         if isinstance(res, BaseException):
             if not isinstance(res, (ExtenderError, asyncio.TimeoutError)):
                 raise res
+            if trace is not None:
+                trace(ext, res, nodes)
             continue
+        if trace is not None:
+            trace(ext, res, nodes)
         for node, score in res.items():
             ns = by_name.get(node)
             if ns is None:

@@ -1,6 +1,6 @@
-"""Choosing among nodes: how many feasible nodes a Filter pass looks for, and the
-host picked from the scores (upstream: schedule_one.go numFeasibleNodesToFind,
-selectHost)."""
+"""Choosing among nodes: the host picked from the scores (upstream: schedule_one.go
+selectHost). How many feasible nodes a Filter pass looks for is the algorithm's
+(framework/algorithm.py)."""
 from __future__ import annotations
 
 import random
@@ -12,23 +12,6 @@ from framework.interface import NodePluginScores
 from framework.runtime import NodeScoreList
 
 EMPTY_PRIORITY_LIST = "empty priorityList"
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
-    """How many feasible nodes to look for before scoring (adaptive when unset or 0)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    pct = percentage or 0
-    if pct == 0:
-        pct = 50 - num_all_nodes // 125
-        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
-    n = num_all_nodes * pct // 100
-    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
-
-
 def select_host(scores: Sequence[NodePluginScores], rand: random.Random) -> str:
     """The highest total wins; a tie is broken uniformly at random with one draw
     from `rand` (upstream samples the tied nodes one by one, with the same

@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
-from framework.runtime.common import _error, run_unsuspended
+from framework.runtime.common import _error
 
 
 class PostFiltering:
@@ -18,20 +18,12 @@ class PostFiltering:
     def has_post_filter_plugins(self) -> bool:
         return bool(self.post_filter_plugins)
 
-    def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> "PostFilterRun":
-        return run_unsuspended(self._run_post_filter(state, pod, filtered, None))
-
-    async def run_post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                                             call_extenders: Any) -> "PostFilterRun":
-        """run_post_filter where a plugin with `post_filter_with_extenders` (DefaultPreemption)
-        lets preempting extenders narrow its candidates (an awaited call)."""
-        return await self._run_post_filter(state, pod, filtered, call_extenders)
-
-    async def _run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                               call_extenders: Any | None) -> "PostFilterRun":
-        """The one PostFilter loop of both doors. Without `call_extenders` every plugin's
-        post_filter is called and nothing is awaited, so run_post_filter runs it to
-        its end in one step."""
+    async def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
+                              call_extenders: Any | None = None) -> "PostFilterRun":
+        """The one PostFilter door. With `call_extenders` (preempting extenders are
+        configured) a plugin with `post_filter_with_extenders` (DefaultPreemption) lets
+        them narrow its candidates, an awaited call; without, every plugin's
+        post_filter is called and nothing suspends (run_unsuspended can drive it)."""
         outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:

@@ -3,7 +3,7 @@ and RunScorePlugins; NodeScoreList, what run_score gives. Mixed into Framework
 (framework.runtime.framework)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from framework.interface import (
     Status,
 )
 from framework.runtime.common import _error, _ok, has_columnar_form
+
+# (plugin, raw scores, normalized scores, weight), in node order
+ScoreTrace = Callable[[str, list[int], list[int], int], None]
 
 
 def _int_column(scores: Sequence[int]) -> np.ndarray:
@@ -111,11 +114,13 @@ class Scoring:
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
         return _ok()
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple["NodeScoreList", Status]:
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                  trace: ScoreTrace | None = None) -> tuple["NodeScoreList", Status]:
         """Score, normalize, check the range and weigh; totals per node in node order.
         A plugin with a columnar form (`score_nodes`) scores all nodes in one call. The
         totals are a numpy column (`.totals`); the per-node NodePluginScores are
-        made only when someone reads them."""
+        made only when someone reads them. `trace` (explain) is told each plugin's raw
+        and normalized scores and its weight once they passed the range check."""
         names: list[str] = []
         columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
@@ -129,6 +134,7 @@ class Scoring:
                 return NodeScoreList.empty(), st
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
+            scored = list(raw) if trace is not None else raw
             if ext is not None:
                 try:
                     raw, st = self._normalize(ext, state, pod, nodes, raw)
@@ -145,6 +151,8 @@ class Scoring:
                     f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                 )
             weight = self.score_weights.get(name, 1)
+            if trace is not None:
+                trace(name, [int(x) for x in scored], column.tolist(), weight)
             if weight != 1:
                 column = column * weight
             names.append(name)

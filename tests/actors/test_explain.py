@@ -57,3 +57,25 @@ async def test_a_bound_pod_is_explained_as_if_it_were_not_bound_and_still_counts
         await p.client.apply([pod("other", cpu="1")])  # web still counts on a: other does not fit
         await p.settle()
         assert p.store.peek("Pod", "default", "other").node_name == ""
+
+
+async def test_explain_and_a_cycle_agree_when_a_pod_is_nominated_to_the_node() -> None:
+    """The nominated pod counts on its node in explain as in a cycle: neither places
+    the probe there."""
+    async with Pipeline(None, clock=FakeClock()) as p:
+        await p.client.apply([node("n1", cpu="1")])
+        await p.settle()
+        nominated = Pod({**pod("nominated", cpu="800m", priority=100), "status": {"nominatedNodeName": "n1"}})
+        p.scheduler.nominator.add(nominated, "n1")  # as a preemption on n1 would leave it
+        probe = pod("probe", cpu="500m", priority=0)
+        report = await p.scheduler.ask(Explain(pod=Pod(probe), reply=new_reply()))
+        await p.client.apply([probe])
+        await p.settle()
+        assert p.store.peek("Pod", "default", "probe").node_name == ""  # the cycle: n1 is taken
+        assert report["chosen"] is None
+        assert report["nodes"]["n1"]["feasible"] is False
+        assert report["nodes"]["n1"]["filters"]["NodeResourcesFit"] == {"code": "Unschedulable",
+                                                                        "reasons": ["Insufficient cpu"]}
+        [condition] = [c for c in p.store.peek("Pod", "default", "probe").raw["status"]["conditions"]
+                       if c["type"] == "PodScheduled"]
+        assert condition["message"].startswith(report["message"].rstrip("."))

@@ -9,6 +9,7 @@ from actors.pipeline import Pipeline
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from tests.actors.helpers import (
+    API,
     BlockingPreBind,
     error_registry,
     blocking_registry,
@@ -257,6 +258,24 @@ async def test_preemption_nominates_the_node_deletes_the_victim_and_binds_the_pr
         assert [e.reason for e in await p.client.events("Pod", "default/low")][-1] == "Preempted"
         reasons = [e.reason for e in await p.client.events("Pod", "default/high")]
         assert reasons == ["FailedScheduling", "Scheduled"]
+
+
+async def test_synchronous_preemption_deletes_the_victim_before_recording_it_preempted() -> None:
+    clock = FakeClock()
+    seen: list[tuple[str, str, str]] = []
+    sync = {"apiVersion": API, "kind": "KubeSchedulerConfiguration", "featureGates": {"SchedulerAsyncPreemption": False}}
+    async with Pipeline(sync, clock=clock) as p:
+        await p.client.watch(lambda ev: seen.append((ev.kind, ev.type, ev.obj.raw.get("reason", "")))
+                             if ev.kind == "Event" or ev.obj.name == "low" else None,
+                             frozenset({"Pod", "Event"}))
+        await p.client.apply([node("n1", cpu="1")])
+        await p.client.create(pod("low", cpu="800m", priority=0))
+        await p.run_until_quiescent()
+        await p.client.create(pod("high", cpu="800m", priority=100))
+        await p.run_until_quiescent()
+        deleted = seen.index(("Pod", "DELETED", ""))
+        preempted = next(i for i, ev in enumerate(seen) if ev[0] == "Event" and ev[2] == "Preempted")
+        assert deleted < preempted  # upstream's PreemptPod: delete, then the event
 
 
 async def test_a_bad_configuration_fails_start_and_leaves_no_task() -> None:

@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from framework.algorithm import SchedulingAlgorithm
+from framework.algorithm import SchedulingAlgorithm, num_feasible_nodes_to_find
 from framework.attempt_outcome import FitError, NoNodesAvailable, SchedulingError
-from framework.host_selection import num_feasible_nodes_to_find, select_host
+from framework.host_selection import select_host
 from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle

@@ -21,6 +21,7 @@ from framework.config import build_frameworks, load_config
 from framework.failure_memo import FailureMemo, KnownFailure, ProfileSigner
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState
+from framework.runtime import run_unsuspended
 
 EXAMPLES = int(os.environ.get("KSCHED_MEMO_EXAMPLES", "25"))
 
@@ -93,7 +94,7 @@ def fresh_attempt(w: World, p: Pod) -> tuple[Any, ...]:
     try:
         SchedulingAlgorithm(random.Random(0)).schedule_pod(fwk, state, p, w.snapshot)
     except FitError as e:
-        run = fwk.run_post_filter(state, p, e.diagnosis.node_to_status)
+        run = run_unsuspended(fwk.run_post_filter(state, p, e.diagnosis.node_to_status))
         if run.status.code != Code.Error:
             e.diagnosis.post_filter_msg = run.status.message()
         nominated = run.result.nominated_node_name if run.result is not None else None

@@ -8,7 +8,7 @@ from framework.api.timeutil import go_duration
 from framework.cache import PodInfo, Snapshot
 from framework.handle import FrameworkHandle
 from framework.interface import Code, CycleState, Status
-from framework.runtime import Framework
+from framework.runtime import Framework, run_unsuspended
 from tests.framework.fakes import BindFake, FilterFake, Recorder, ReserveFake, ScoreFake, SortFake
 
 
@@ -168,7 +168,7 @@ def test_a_post_filter_run_names_each_plugin_that_ran_with_its_code():
     a = PostFilterFake("A", Status(Code.Unschedulable, "no"))
     b = PostFilterFake("B", RuntimeError("bug"))
     c = PostFilterFake("C", Status())
-    run = make([a, b, c], {"postFilter": ["A", "B", "C"]}).run_post_filter(CycleState(), pod(), None)
+    run = run_unsuspended(make([a, b, c], {"postFilter": ["A", "B", "C"]}).run_post_filter(CycleState(), pod(), None))
     assert run.ran == (("A", Code.Unschedulable), ("B", Code.Error))
     assert run.status.code == Code.Error and run.status.plugin == "B"
     assert run.code_of("A") == Code.Unschedulable and run.code_of("C") is None
@@ -177,5 +177,5 @@ def test_a_post_filter_run_names_each_plugin_that_ran_with_its_code():
 def test_a_post_filter_run_that_succeeds_stops_there_and_says_so():
     a = PostFilterFake("A", Status())
     b = PostFilterFake("B", Status(Code.Unschedulable, "no"))
-    run = make([a, b], {"postFilter": ["A", "B"]}).run_post_filter(CycleState(), pod(), None)
+    run = run_unsuspended(make([a, b], {"postFilter": ["A", "B"]}).run_post_filter(CycleState(), pod(), None))
     assert run.ran == (("A", Code.Success),) and run.status.is_success()

@@ -25,6 +25,7 @@ from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState, QueuedPodInfo, Status
+from framework.runtime import run_unsuspended
 from framework.waiting import WaitingPod, WaitingPodsMap
 
 NS = "default"
@@ -190,7 +191,7 @@ class GangHarness:
         try:
             result = self.algo.schedule_pod(self.fwk, state, p, self.snapshot)
         except FitError as e:
-            pf = self.fwk.run_post_filter(state, p, e.diagnosis.node_to_status).status
+            pf = run_unsuspended(self.fwk.run_post_filter(state, p, e.diagnosis.node_to_status)).status
             self.messages[key] = e.message()
             self.record.events.append(("unschedulable", key, e.message()))
             self.unschedulable[key] = self.clock
