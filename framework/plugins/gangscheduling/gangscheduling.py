@@ -1,0 +1,146 @@
+"""GangScheduling: all-or-nothing placement of scheduling.k8s.io PodGroups with a gang
+policy (upstream pkg/scheduler/framework/plugins/gangscheduling, the pod-by-pod form
+1.36 keeps for when no group cycle runs).
+
+A pod names its PodGroup in spec.schedulingGroup.podGroupName (same namespace).
+PreEnqueue holds it until the PodGroup exists and minCount pods name it. Reserve
+counts it as assumed; Permit holds it until the group's assumed and bound members
+reach minCount, then allows every waiting member; Unreserve forgets it. Pods of a
+basic group, and pods in no group, pass every point.
+
+The group deadline is upstream's: one per group, 300 s from its first waiter,
+renewed once it has passed (workloadmanager's SchedulingTimeout)."""
+from __future__ import annotations
+
+from typing import Any
+
+from framework.api.groups import POD_GROUP_KEY
+from framework.api.objects import Pod
+from framework.api.workload_api import SchedulingPodGroup
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+    QueueingHint, Status)
+from framework.workload.policy import GroupPolicy, group_policy_of
+
+PLUGIN_NAME = "GangScheduling"
+SCHEDULING_TIMEOUT_SECONDS = 300.0
+QUORUM_NOT_PRESENT = "waiting for minCount pods from a gang to appear in scheduling queue"
+QUORUM_NOT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
+
+
+def pod_group_missing(name: str) -> str:
+    # Upstream's words, "pods's" included.
+    return f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
+
+
+class GangScheduling:
+    name = PLUGIN_NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self.assumed: dict[tuple[str, str], set[str]] = {}  # (namespace, group) -> uids reserved
+        self.deadlines: dict[tuple[str, str], float] = {}  # (namespace, group) -> its Permit deadline
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Handle) -> "GangScheduling":
+        if args:
+            raise ValueError(f"GangScheduling takes no args, got {sorted(args)}")
+        return cls(handle)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # A pod of the group added may complete the quorum; a PodGroup added may
+        # unblock its waiting pods. Group membership and the policy are immutable,
+        # so neither kind's updates matter (upstream registers the same two).
+        return [
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add), same_group_pod_added),
+            ClusterEventWithHint(ClusterEvent(POD_GROUP_KEY, ActionType.Add), own_pod_group_added),
+        ]
+
+    def policy_of(self, pod: Pod) -> GroupPolicy | None:
+        pg = self.handle.get_object(POD_GROUP_KEY, pod.namespace, pod.scheduling_group)
+        return group_policy_of(pg) if isinstance(pg, SchedulingPodGroup) else None
+
+    def members(self, namespace: str, group: str) -> list[Pod]:
+        """Every stored pod naming the group (bound, assumed or pending)."""
+        return [p for p in self.handle.list_objects("Pod", namespace) if p.scheduling_group == group]
+
+    # --- PreEnqueue -----------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        group = pod.scheduling_group
+        if not group:
+            return None
+        policy = self.policy_of(pod)
+        if policy is None:
+            return Status(Code.UnschedulableAndUnresolvable, pod_group_missing(group))
+        if not policy.gang:
+            return None
+        if len(self.members(pod.namespace, group)) < policy.quorum:
+            return Status(Code.UnschedulableAndUnresolvable, QUORUM_NOT_PRESENT)
+        return None
+
+    # --- Reserve / Unreserve ------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if pod.scheduling_group:
+            self.assumed.setdefault((pod.namespace, pod.scheduling_group), set()).add(pod.uid)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        key = (pod.namespace, pod.scheduling_group)
+        uids = self.assumed.get(key)
+        if uids is not None:
+            uids.discard(pod.uid)
+            if not uids:
+                del self.assumed[key]
+
+    # --- Permit ---------------------------------------------------------------------------
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        group = pod.scheduling_group
+        if not group:
+            return None, 0
+        policy = self.policy_of(pod)
+        if policy is None:
+            return Status(Code.Error, f'failed to get pod group {pod.namespace}/{group}'), 0
+        if not policy.gang:
+            return None, 0
+        key = (pod.namespace, group)
+        members = self.members(pod.namespace, group)
+        assumed = self.assumed.get(key, set()) | {pod.uid}
+        ready = assumed | {p.uid for p in members if p.node_name}
+        if len(ready) < policy.quorum:
+            unscheduled = [p for p in members if not p.node_name and p.uid not in assumed]
+            if unscheduled:
+                self.handle.activate_pods(unscheduled)
+            return Status(Code.Wait, QUORUM_NOT_SCHEDULED), self._timeout(key)
+        self.deadlines.pop(key, None)
+        for uid in sorted(assumed):
+            wp = self.handle.get_waiting_pod(uid)
+            if wp is not None:
+                wp.allow(self.name)
+        return None, 0
+
+    def _timeout(self, key: tuple[str, str]) -> float:
+        """Seconds left of the group's deadline, made on first use and renewed once past."""
+        now = self.handle.now()
+        deadline = self.deadlines.get(key)
+        if deadline is None or deadline <= now:
+            deadline = now + SCHEDULING_TIMEOUT_SECONDS
+            self.deadlines[key] = deadline
+        return deadline - now
+
+
+def same_group_pod_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if (isinstance(new, Pod) and pod.scheduling_group and new.namespace == pod.namespace
+            and new.scheduling_group == pod.scheduling_group):
+        return QueueingHint.Queue
+    return QueueingHint.QueueSkip
+
+
+def own_pod_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if isinstance(new, SchedulingPodGroup) and new.namespace == pod.namespace and new.name == pod.scheduling_group:
+        return QueueingHint.Queue
+    return QueueingHint.QueueSkip
+
+
+PLUGINS = [GangScheduling]
