@@ -12,13 +12,13 @@ The group deadline is upstream's: one per group, 300 s from its first waiter,
 renewed once it has passed (workloadmanager's SchedulingTimeout)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Hashable
 
 from framework.api.groups import POD_GROUP_KEY
 from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    QueueingHint, Status)
+    QueueingHint, SignPurpose, Status)
 from framework.workload.policy import GroupPolicy, group_policy_of
 
 PLUGIN_NAME = "GangScheduling"
@@ -39,6 +39,7 @@ class GangScheduling:
         self.handle = handle
         self.assumed: dict[tuple[str, str], set[str]] = {}  # (namespace, group) -> uids reserved
         self.deadlines: dict[tuple[str, str], float] = {}  # (namespace, group) -> its Permit deadline
+        self.allowed: set[str] = set()  # uids let through at Permit, until unreserved or bound
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "GangScheduling":
@@ -54,6 +55,11 @@ class GangScheduling:
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add), same_group_pod_added),
             ClusterEventWithHint(ClusterEvent(POD_GROUP_KEY, ActionType.Add), own_pod_group_added),
         ]
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        # What it reads of a pod (namespace, spec.schedulingGroup) is signed already;
+        # it has no Filter or Score, and its hints answer alike for equal pods.
+        return ()
 
     def policy_of(self, pod: Pod) -> GroupPolicy | None:
         pg = self.handle.get_object(POD_GROUP_KEY, pod.namespace, pod.scheduling_group)
@@ -86,12 +92,17 @@ class GangScheduling:
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.allowed.discard(pod.uid)
         key = (pod.namespace, pod.scheduling_group)
         uids = self.assumed.get(key)
         if uids is not None:
             uids.discard(pod.uid)
             if not uids:
                 del self.assumed[key]
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Bound, the member counts by its nodeName from now on: forget its reservation."""
+        self.unreserve(state, pod, node_name)
 
     # --- Permit ---------------------------------------------------------------------------
 
@@ -106,19 +117,31 @@ class GangScheduling:
             return None, 0
         key = (pod.namespace, group)
         members = self.members(pod.namespace, group)
-        assumed = self.assumed.get(key, set()) | {pod.uid}
-        ready = assumed | {p.uid for p in members if p.node_name}
+        assumed = self.assumed.get(key, set())
+        ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | {p.uid for p in members if p.node_name}
         if len(ready) < policy.quorum:
-            unscheduled = [p for p in members if not p.node_name and p.uid not in assumed]
+            unscheduled = [p for p in members if not p.node_name and p.uid not in assumed and p.uid != pod.uid]
             if unscheduled:
                 self.handle.activate_pods(unscheduled)
             return Status(Code.Wait, QUORUM_NOT_SCHEDULED), self._timeout(key)
         self.deadlines.pop(key, None)
+        self.allowed.add(pod.uid)
         for uid in sorted(assumed):
             wp = self.handle.get_waiting_pod(uid)
-            if wp is not None:
+            if wp is not None and wp.decided is None:
                 wp.allow(self.name)
+                self.allowed.add(uid)
         return None, 0
+
+    def _holds(self, uid: str) -> bool:
+        """Whether a reserved member still holds its place: waiting undecided, or let
+        through and being bound. One rejected (its timeout, a sibling's failure) but
+        not yet unreserved does not count, so no quorum is made of members on their
+        way out."""
+        wp = self.handle.get_waiting_pod(uid)
+        if wp is not None:
+            return wp.decided is None or wp.decided.is_success()
+        return uid in self.allowed
 
     def _timeout(self, key: tuple[str, str]) -> float:
         """Seconds left of the group's deadline, made on first use and renewed once past."""

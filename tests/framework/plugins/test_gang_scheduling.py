@@ -168,3 +168,30 @@ def test_the_group_policy_is_converted_from_the_pod_group_in_one_place() -> None
 def test_placement_feasible_stops_early_waits_or_succeeds_as_upstream(scheduled: int, remaining: int, want: Status | None) -> None:
     policy = GroupPolicy(name="pg", namespace="ns1", min_count=3)
     assert placement_feasible(policy, scheduled=scheduled, remaining=remaining) == want
+
+
+def test_a_member_rejected_but_not_yet_unreserved_does_not_make_a_quorum() -> None:
+    c = Cluster([P1, P2, P3], GANGS)
+    c.wait(P1)
+    rejected = c.wait(P2)
+    rejected.reject("GangScheduling", "rejected due to timeout at plugin GangScheduling")
+    c.plugin.reserve(CycleState(), P3, "some-node")
+    st, _ = c.plugin.permit(CycleState(), P3, "some-node")
+    assert st == Status(Code.Wait, QUORUM_NOT_SCHEDULED)
+
+
+def test_a_member_let_through_counts_while_it_is_bound_and_by_its_node_after() -> None:
+    c = Cluster([P1, P2, P3, gpod("p6", "pg1")], [pgroup("pg1", 3)])
+    waiting = [c.wait(P1), c.wait(P2)]
+    c.plugin.reserve(CycleState(), P3, "some-node")
+    assert c.plugin.permit(CycleState(), P3, "some-node") == (None, 0)
+    for wp in waiting:
+        c.handle.waiting_pods.remove(wp.pod.uid)  # the binding cycles took them
+    p6 = gpod("p6", "pg1")
+    c.plugin.reserve(CycleState(), p6, "some-node")
+    assert c.plugin.permit(CycleState(), p6, "some-node") == (None, 0)
+    for p in (P1, P2, P3):
+        c.plugin.post_bind(CycleState(), p, "some-node")
+        c.objects.put(gpod(p.name, "pg1", node="some-node"))
+    assert c.plugin.assumed == {("ns1", "pg1"): {"p6"}} and c.plugin.allowed == {"p6"}
+    assert c.plugin.permit(CycleState(), p6, "some-node") == (None, 0)
