@@ -74,7 +74,7 @@ class GangScheduling:
 
     def members(self, namespace: str, group: str) -> list[Pod]:
         """Every stored pod naming the group (bound, assumed or pending)."""
-        return [p for p in self.handle.list_objects("Pod", namespace) if p.scheduling_group == group]
+        return self.handle.scheduling_group_pods(namespace, group)
 
     # --- PreEnqueue -----------------------------------------------------------------------
 

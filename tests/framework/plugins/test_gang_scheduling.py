@@ -195,3 +195,15 @@ def test_a_member_let_through_counts_while_it_is_bound_and_by_its_node_after() -
         c.objects.put(gpod(p.name, "pg1", node="some-node"))
     assert c.plugin.assumed == {("ns1", "pg1"): {"p6"}} and c.plugin.allowed == {"p6"}
     assert c.plugin.permit(CycleState(), p6, "some-node") == (None, 0)
+
+
+def test_the_lister_indexes_pods_by_scheduling_group_through_updates_and_deletes() -> None:
+    objects = InMemoryObjects([P1, P2, P4, gpod("other-ns", "pg1", ns="ns2"), gpod("loner")])
+    handle = FrameworkHandle(objects=objects)
+    assert sorted(p.name for p in handle.scheduling_group_pods("ns1", "pg1")) == ["p1", "p2"]
+    objects.put(gpod("p2", "pg1", node="some-node"))
+    assert sorted(p.node_name for p in handle.scheduling_group_pods("ns1", "pg1")) == ["", "some-node"]
+    objects.delete("Pod", "ns1/p1")
+    assert [p.name for p in handle.scheduling_group_pods("ns1", "pg1")] == ["p2"]
+    assert [p.name for p in handle.scheduling_group_pods("ns2", "pg1")] == ["other-ns"]
+    assert handle.scheduling_group_pods("ns1", "pg9") == []
