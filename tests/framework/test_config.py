@@ -92,7 +92,7 @@ def test_the_default_profile_builds_with_upstreams_points_and_weights():
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
         "InterPodAffinity"]
-    assert fwk.points["postFilter"] == ["DefaultPreemption"]
+    assert fwk.points["postFilter"] == ["DefaultPreemption", "GangScheduling"]
     assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                  "PodTopologySpread": 2, "InterPodAffinity": 2,
                                  "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}

@@ -11,7 +11,7 @@ from framework.api.objects import Node, Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import Code, CycleState, QueueingHint, Status
+from framework.interface import Code, CycleState, NodeToStatus, QueueingHint, Status
 from framework.plugins import in_tree_registry
 from framework.plugins.gangscheduling.gangscheduling import (QUORUM_NOT_PRESENT, QUORUM_NOT_SCHEDULED,
     SCHEDULING_TIMEOUT_SECONDS, GangScheduling, own_pod_group_added, same_group_pod_added)
@@ -207,3 +207,26 @@ def test_the_lister_indexes_pods_by_scheduling_group_through_updates_and_deletes
     assert [p.name for p in handle.scheduling_group_pods("ns1", "pg1")] == ["p2"]
     assert [p.name for p in handle.scheduling_group_pods("ns2", "pg1")] == ["other-ns"]
     assert handle.scheduling_group_pods("ns1", "pg9") == []
+
+
+def test_a_member_no_node_takes_rejects_its_waiting_siblings_once_min_count_is_out_of_reach() -> None:
+    c = Cluster([P1, P2, P3], GANGS)
+    waiting = c.wait(P1)
+    _, st = c.plugin.post_filter(CycleState(), P2, NodeToStatus({}))
+    # p1 holds a place and p3 is untried: 2 of minCount 3 at most
+    assert st == Status(Code.Unschedulable, "pod group pg1 rejected: minCount (3) cannot be satisfied: 1 scheduled, 1 remaining")
+    assert waiting.decided is not None and not waiting.decided.is_success()
+
+
+def test_a_member_no_node_takes_leaves_its_siblings_waiting_while_min_count_is_within_reach() -> None:
+    c = Cluster([P1, P2, P3, gpod("p6", "pg1")], GANGS)
+    waiting = c.wait(P1)
+    _, st = c.plugin.post_filter(CycleState(), P2, NodeToStatus({}))
+    assert st == Status(Code.Unschedulable)
+    assert waiting.decided is None
+
+
+def test_post_filter_leaves_pods_of_no_gang_alone() -> None:
+    c = Cluster([gpod("solo"), gpod("basic-pod", "pg3")], GANGS)
+    for p in (gpod("solo"), gpod("basic-pod", "pg3")):
+        assert c.plugin.post_filter(CycleState(), p, NodeToStatus({})) == (None, Status(Code.Unschedulable))
