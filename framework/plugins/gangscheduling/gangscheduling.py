@@ -64,8 +64,12 @@ class GangScheduling:
         return own_pod_group_added(pod, old, new)
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
-        # What it reads of a pod (namespace, spec.schedulingGroup) is signed already;
-        # it has no Filter or Score, and its hints answer alike for equal pods.
+        """() where nothing unsigned is read: it has no Filter or Score (placement),
+        and a pod in no group passes every point. A group member's PostFilter reads
+        its group's waiting and listed pods, which no signature holds, so members get
+        no failure reuse."""
+        if purpose is SignPurpose.FAILURE and pod.scheduling_group:
+            return None
         return ()
 
     def policy_of(self, pod: Pod) -> GroupPolicy | None:

@@ -11,7 +11,7 @@ from framework.api.objects import Node, Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import Code, CycleState, NodeToStatus, QueueingHint, Status
+from framework.interface import Code, CycleState, NodeToStatus, QueueingHint, SignPurpose, Status
 from framework.plugins import in_tree_registry
 from framework.plugins.gangscheduling.gangscheduling import (QUORUM_NOT_PRESENT, QUORUM_NOT_SCHEDULED,
     SCHEDULING_TIMEOUT_SECONDS, GangScheduling, own_pod_group_added, same_group_pod_added)
@@ -230,3 +230,10 @@ def test_post_filter_leaves_pods_of_no_gang_alone() -> None:
     c = Cluster([gpod("solo"), gpod("basic-pod", "pg3")], GANGS)
     for p in (gpod("solo"), gpod("basic-pod", "pg3")):
         assert c.plugin.post_filter(CycleState(), p, NodeToStatus({})) == (None, Status(Code.Unschedulable))
+
+
+def test_group_members_refuse_a_failure_signature_and_sign_for_placement() -> None:
+    plugin = Cluster([], []).plugin
+    assert plugin.sign_pod(P1, SignPurpose.FAILURE) is None
+    assert plugin.sign_pod(P1, SignPurpose.PLACEMENT) == ()
+    assert plugin.sign_pod(gpod("solo"), SignPurpose.FAILURE) == ()
