@@ -54,7 +54,7 @@ INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conforma
 	$(SHARED)/conformance/incoming/dra/cel-cases.json $(SHARED)/conformance/incoming/dra/allocator-cases.json
 
 conformance: $(STAMP)
-	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING)
+	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING) conformance
 
 # Every workload at BENCH_NODES nodes, one process each, as a table (docs/performance.md).
 BENCH_NODES ?= 5000

@@ -8,6 +8,10 @@ about half of the groups at once and the other half binds as the first half's
 pods complete (each completed group frees its room), which exercises the
 admission ledger, rejections and requeueing rather than the happy path.
 
+With `api="workload"` (the GangWorkload workload) the groups are Kubernetes' own
+scheduling.k8s.io/v1alpha2 PodGroups (gang minCount = size, members naming them in
+spec.schedulingGroup) under the default profile, where GangScheduling places them.
+
 The bench runner calls `run_gang_bench(nodes, pods)`; the result carries the
 runner's keys (workload, nodes, pods, scheduled, pods_per_s, p50_ms, p99_ms) plus
 groups, groups_bound, groups_per_s, group_p50_ms, group_p99_ms.
@@ -39,8 +43,39 @@ def gang_config(permit_wait: int = 60, feature_gates: dict[str, bool] | None = N
         "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": permit_wait}}]}]}
 
 
+def workload_config(feature_gates: dict[str, bool] | None = None) -> dict[str, Any]:
+    """The default profile: GangScheduling is in it while GenericWorkload is on."""
+    gates = {"featureGates": dict(feature_gates)} if feature_gates else {}
+    return {"apiVersion": API, "kind": "KubeSchedulerConfiguration", **gates}
+
+
+def _group(api: str, g: int, gang_size: int) -> dict[str, Any]:
+    if api == "workload":
+        return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                "metadata": {"name": f"pg-{g}", "namespace": "default"},
+                "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "bench", "podGroupTemplateName": "workers"}},
+                         "schedulingPolicy": {"gang": {"minCount": gang_size}}}}
+    return {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": f"pg-{g}", "namespace": "default"},
+            "spec": {"minMember": gang_size, "scheduleTimeoutSeconds": 60}}
+
+
+def _member(api: str, g: int, i: int, cpu: str) -> dict[str, Any]:
+    if api == "workload":
+        raw = pod(f"pg-{g}-{i}", cpu=cpu, memory="100Mi")
+        raw["spec"]["schedulingGroup"] = {"podGroupName": f"pg-{g}"}
+        return raw
+    return pod(f"pg-{g}-{i}", cpu=cpu, memory="100Mi", labels={POD_GROUP_LABEL: f"pg-{g}"})
+
+
+def group_of(pod_obj: Any) -> str | None:
+    """The group a bound pod counts for: its scheduling.k8s.io PodGroup, else its
+    Coscheduling label."""
+    return pod_obj.scheduling_group or pod_obj.labels.get(POD_GROUP_LABEL)
+
+
 def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
-                 cpu: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                 cpu: str | None = None, api: str = "coscheduling") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(setup: nodes, measured: PodGroups and their members)."""
     groups = max(1, pods // gang_size)
     # Default nodes hold 4 cpu; uncontended members ask 100m (or `cpu`), contended
@@ -52,29 +87,26 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: b
     setup = [node(i) for i in range(nodes)]
     measured: list[dict[str, Any]] = []
     for g in range(groups):
-        measured.append({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-                         "metadata": {"name": f"pg-{g}", "namespace": "default"},
-                         "spec": {"minMember": gang_size, "scheduleTimeoutSeconds": 60}})
-        measured += [pod(f"pg-{g}-{i}", cpu=cpu, memory="100Mi", labels={POD_GROUP_LABEL: f"pg-{g}"})
-                     for i in range(gang_size)]
+        measured.append(_group(api, g, gang_size))
+        measured += [_member(api, g, i, cpu) for i in range(gang_size)]
     return setup, measured
 
 
 async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
                    max_seconds: float = 600.0, store: str = "memory", feature_gates: dict[str, bool] | None = None,
-                   cpu: str | None = None) -> dict[str, Any]:
+                   cpu: str | None = None, api: str = "coscheduling") -> dict[str, Any]:
+    config = workload_config(feature_gates) if api == "workload" else gang_config(feature_gates=feature_gates)
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
         backend = SQLiteBackend(data_dir) if store == "sqlite" else InMemoryBackend()
         with daemon_collector():  # as `ksched serve` runs it, like every in-process bench
-            result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend,
-                                     gang_config(feature_gates=feature_gates), cpu)
+            result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend, config, cpu, api)
     rss = peak_rss_mb()
     return {**result, "store": store, "transport": "in-process", "peak_rss_mb": rss, "rss_mb": rss}
 
 
 async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_seconds: float,
-                    backend: Any, config: dict[str, Any], cpu: str | None) -> dict[str, Any]:
-    setup, measured = gang_objects(nodes, pods, gang_size, contended, cpu)
+                    backend: Any, config: dict[str, Any], cpu: str | None, api: str) -> dict[str, Any]:
+    setup, measured = gang_objects(nodes, pods, gang_size, contended, cpu, api)
     groups = {o["metadata"]["name"] for o in measured if o["kind"] == "PodGroup"}
     bound_at: dict[str, float] = {}
     members_bound: dict[str, int] = {}
@@ -92,7 +124,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
             pod_obj, old = ev.obj, ev.old
             if ev.kind != "Pod" or not pod_obj.node_name or (old is not None and old.node_name):
                 return
-            g = pod_obj.labels.get(POD_GROUP_LABEL)
+            g = group_of(pod_obj)
             if g not in groups:
                 return
             members_bound[g] = members_bound.get(g, 0) + 1
@@ -128,7 +160,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
         scheduled = sum(members_bound.values())
     group_ms = [t * 1000 for t in bound_at.values()]
     return {
-        "workload": "Gang" + ("Contended" if contended else ""),
+        "workload": ("GangWorkload" if api == "workload" else "Gang") + ("Contended" if contended else ""),
         "nodes": nodes,
         "pods": len(groups) * gang_size,
         "scheduled": scheduled,
@@ -148,7 +180,8 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
 
 
 def run_gang_bench(nodes: int, pods: int, *, gang_size: int = GANG_SIZE, contended: bool = False,
-                   store: str = "sqlite", feature_gates: dict[str, bool] | None = None) -> dict[str, Any]:
-    """Entry point for the bench runner (`ksched bench Gang`)."""
+                   store: str = "sqlite", feature_gates: dict[str, bool] | None = None,
+                   api: str = "coscheduling") -> dict[str, Any]:
+    """Entry point for the bench runner (`ksched bench Gang`, `GangWorkload`)."""
     return asyncio.run(run_gang(nodes, pods, gang_size=gang_size, contended=contended, store=store,
-                                feature_gates=feature_gates))
+                                feature_gates=feature_gates, api=api))

@@ -36,20 +36,24 @@ from framework.features import FeatureGateError, check_settable, parse_gate_flag
 STORES = ("sqlite", "memory", "etcd")  # etcd: --tcp only (a local etcd under the daemon)
 # Gang workloads run their own driver (bench/gang.py): they report groups per
 # second and time to full placement beside the per-pod figures.
-GANG_WORKLOADS = ("Gang", "GangContended")
+GANG_WORKLOADS = ("Gang", "GangContended", "GangWorkload")
 CHURN = "Churn"  # its own driver too (bench/churn.py): completions one at a time
 # Measured pods when --pods is not given: upstream's 5000Nodes workloads measure
 # 1,000 pods; PreemptionBasic measures 500 preemptors; PreemptionAsync 5,000 default
-# pods; Gang 1,000 groups of 3. The batching workloads and Churn measure one pod per
+# pods; Gang 1,000 groups of 3; GangWorkload (scheduling.k8s.io PodGroups) 1,000 groups
+# of 8. The batching workloads and Churn measure one pod per
 # node (upstream's batching suite runs as many pods as nodes; Churn queues a node's worth).
-DEFAULT_PODS = {"PreemptionBasic": 500, "PreemptionAsync": 5000, "Gang": 3000, "GangContended": 3000}
+DEFAULT_PODS = {"PreemptionBasic": 500, "PreemptionAsync": 5000, "Gang": 3000, "GangContended": 3000,
+                "GangWorkload": 8000}
+# Members per group when --gang-size is not given.
+GANG_SIZES = {"GangWorkload": 8}
 PODS_PER_NODE_DEFAULT = ("ResourceSaturation", "HostPortConflict", CHURN)
 DEFAULT_GANG_SIZE = 3
 # Keys scripts rely on (DESIGN.md's Benchmarks); every result has them.
 CONTRACT_KEYS = frozenset({"workload", "nodes", "pods", "scheduled", "pods_per_s", "p50_ms", "p99_ms"})
 TABLE_ORDER = ("SchedulingBasic", "SchedulingPodAntiAffinity", "TopologySpreading", "Unschedulable",
                "PreemptionBasic", "PreemptionAsync", "ResourceSaturation", "HostPortConflict", "Churn",
-               "Gang", "GangContended")
+               "Gang", "GangContended", "GangWorkload")
 
 
 def with_gates(config: dict[str, Any] | None, gates: dict[str, bool]) -> dict[str, Any] | None:
@@ -115,11 +119,11 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
     if workload in GANG_WORKLOADS:
         if tcp:
             raise ValueError(f"--tcp: not supported for {workload} (its driver completes pods in process)")
-        size = DEFAULT_GANG_SIZE if gang_size is None else gang_size
+        size = GANG_SIZES.get(workload, DEFAULT_GANG_SIZE) if gang_size is None else gang_size
         if size < 1:
             raise ValueError(f"--gang-size: must be at least 1, got {size}")
         return run_gang_bench(nodes, pods, gang_size=size, contended=workload == "GangContended", store=store,
-                              feature_gates=gates)
+                              feature_gates=gates, api="workload" if workload == "GangWorkload" else "coscheduling")
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r}; one of {', '.join([*WORKLOADS, *GANG_WORKLOADS])}")
     w = WORKLOADS[workload](nodes, pods)
@@ -184,13 +188,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="one of %(choices)s")
     p.add_argument("--nodes", type=int, default=100, help="nodes in the cluster")
     p.add_argument("--pods", type=int, default=None,
-                   help="measured pods (default 1000; PreemptionBasic 500; PreemptionAsync 5000; Gang 3000; "
+                   help="measured pods (default 1000; PreemptionBasic 500; PreemptionAsync 5000; Gang 3000; GangWorkload 8000; "
                         "ResourceSaturation, HostPortConflict and Churn one per node)")
     p.add_argument("--store", choices=STORES, default="sqlite",
                    help="sqlite (default: durable, in a temporary directory), memory, or etcd (--tcp only: a local etcd "
                         "under the daemon)")
     p.add_argument("--tcp", action="store_true", help="through a real `ksched serve` subprocess over msgpack TCP")
-    p.add_argument("--gang-size", type=int, default=None, help=f"members per pod group (Gang*, default {DEFAULT_GANG_SIZE})")
+    p.add_argument("--gang-size", type=int, default=None, help=f"members per pod group (Gang*, default {DEFAULT_GANG_SIZE}; GangWorkload 8)")
     p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
                    help="run with these feature gates (as `ksched serve --feature-gates`)")
     p.add_argument("--completions", type=int, default=None,

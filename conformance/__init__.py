@@ -20,6 +20,7 @@ from conformance.coscheduling_cases import run_coscheduling_case
 from conformance.dra_allocator_cases import allocator_mismatches, is_allocator_case, run_allocator_case
 from conformance.dra_cases import cel_mismatches, is_cel_case, run_cel_case
 from conformance.functions import FUNCTIONS
+from conformance.gang_cases import is_gang_case, run_gang_case
 from conformance.hint_cases import run_hint_case
 from conformance.kueue_cases import is_kueue_case, run_kueue_case
 from conformance.kueue_compare import kueue_mismatches
@@ -39,6 +40,7 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "kueue": run_kueue_case,
     "dra-cel": run_cel_case,
     "dra-allocator": run_allocator_case,
+    "gang": run_gang_case,
 }
 
 
@@ -53,6 +55,8 @@ def case_kind(case: dict[str, Any]) -> str:
         return "scenario"
     if "hint" in case:
         return "hint"
+    if is_gang_case(case):
+        return "gang"
     if "queue" in case or case.get("function") == "isPodWorthRequeuing":
         return "queue"
     if case.get("plugin") == "Coscheduling" or case.get("function") == "checkClusterResource":

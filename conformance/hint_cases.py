@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from framework.api.groups import kind_key
 from framework.api.objects import KINDS, KubeObject
 from framework.cache import Snapshot
 from framework.config import full_registry
@@ -37,7 +38,7 @@ def case_object(raw: Any, what: str) -> Any:
     without uids have equal uids there as here."""
     if not isinstance(raw, Mapping):
         return raw
-    cls = KINDS.get(raw.get("kind"))  # type: ignore[arg-type]
+    cls = KINDS.get(kind_key(raw) or "")
     if cls is None:
         raise CaseError(f"{what}: unknown kind {raw.get('kind')!r}")
     meta = dict(raw.get("metadata") or {})

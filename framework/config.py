@@ -16,7 +16,7 @@ import yaml
 from framework.api.errors import ValidationError
 from framework.api.objects import DEFAULT_SCHEDULER_NAME
 from framework.extender import ExtenderConfig, ExtenderConfigError, ignored_by_scheduler, parse_extenders
-from framework.features import ALL_ALPHA, ALL_BETA, KNOWN as KNOWN_GATES
+from framework.features import ALL_ALPHA, ALL_BETA, KNOWN as KNOWN_GATES, FeatureGates
 from framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 from framework.plugins import Registry, in_tree_registry
 from framework.runtime import EXTENSION_POINTS, POINT_METHODS, Framework
@@ -51,6 +51,10 @@ DEFAULT_MULTIPOINT: list[tuple[str, int | None]] = [
     ("ImageLocality", 1),
     ("DefaultBinder", None),
 ]
+
+# What upstream's applyFeatureGates appends to the defaults while a gate is on (gate,
+# plugin). GangScheduling's own gate is merged into GenericWorkload (KEP-4671, 1.37).
+GATED_DEFAULT_MULTIPOINT: list[tuple[str, str]] = [("GenericWorkload", "GangScheduling")]
 
 _PLUGIN_SET_POINTS = ("multiPoint",) + EXTENSION_POINTS
 _TOP_LEVEL = {
@@ -288,8 +292,13 @@ def _merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     return PluginSet(enabled, disabled)
 
 
-def merged_plugins(profile: ProfileConfig) -> dict[str, PluginSet]:
-    defaults = {"multiPoint": PluginSet([PluginRef(n, w) for n, w in DEFAULT_MULTIPOINT])}
+def merged_plugins(profile: ProfileConfig, gates: FeatureGates | None = None) -> dict[str, PluginSet]:
+    """The profile's plugin sets over the defaults; `gates` (upstream's defaults when
+    None) decide the gated default plugins."""
+    gates = gates if gates is not None else FeatureGates()
+    refs = [PluginRef(n, w) for n, w in DEFAULT_MULTIPOINT]
+    refs += [PluginRef(name) for gate, name in GATED_DEFAULT_MULTIPOINT if gates.enabled(gate)]
+    defaults = {"multiPoint": PluginSet(refs)}
     return {
         point: _merge_plugin_set(defaults.get(point, PluginSet()), profile.plugins.get(point, PluginSet()))
         for point in _PLUGIN_SET_POINTS
@@ -361,7 +370,7 @@ def _import_out_of_tree(prof: ProfileConfig, reg: Registry) -> None:
 
 
 def _build_profile(prof: ProfileConfig, where: str, cfg: SchedulerConfig, handle: Any, reg: Registry) -> Framework:
-    sets = merged_plugins(prof)
+    sets = merged_plugins(prof, FeatureGates(cfg.feature_gates))
     needed: list[str] = []
     for ps in sets.values():
         for ref in ps.enabled:

@@ -40,6 +40,8 @@ class InMemoryObjects:
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, dict[str, KubeObject]] = {}
         self._by_label: dict[tuple[str, str, str, str], dict[str, KubeObject]] = {}
+        # (namespace, spec.schedulingGroup.podGroupName) -> its pods (GangScheduling reads them)
+        self._by_group: dict[tuple[str, str], dict[str, Pod]] = {}
         # Moves with every change of an object other than a Pod (plugins read pods
         # from the snapshot; framework.failure_memo keys on this).
         self.revision = 0
@@ -58,6 +60,8 @@ class InMemoryObjects:
             value = obj.labels.get(label)
             if value is not None:
                 self._by_label.setdefault((obj.kind, obj.namespace, label, value), {})[obj.key] = obj
+        if isinstance(obj, Pod) and obj.scheduling_group:
+            self._by_group.setdefault((obj.namespace, obj.scheduling_group), {})[obj.key] = obj
 
     def delete(self, kind: str, key: str) -> None:
         if kind != "Pod":
@@ -67,6 +71,12 @@ class InMemoryObjects:
             self._unindex(old)
 
     def _unindex(self, obj: KubeObject) -> None:
+        if isinstance(obj, Pod) and obj.scheduling_group:
+            members = self._by_group.get((obj.namespace, obj.scheduling_group))
+            if members is not None:
+                members.pop(obj.key, None)
+                if not members:
+                    del self._by_group[(obj.namespace, obj.scheduling_group)]
         for label in INDEXED_LABELS:
             value = obj.labels.get(label)
             if value is not None:
@@ -79,6 +89,10 @@ class InMemoryObjects:
         if label in INDEXED_LABELS:
             return list(self._by_label.get((kind, namespace, label, value), {}).values())
         return [o for o in self.list(kind, namespace) if o.labels.get(label) == value]
+
+    def scheduling_group_pods(self, namespace: str, group: str) -> list[Pod]:
+        """The pods naming `group` in spec.schedulingGroup (indexed)."""
+        return list(self._by_group.get((namespace, group), {}).values())
 
     def list(self, kind: str, namespace: str | None = None) -> list[Any]:
         objs = self._by_kind.get(kind, {}).values()
@@ -199,6 +213,13 @@ class FrameworkHandle:
         return [o for o in self.objects.list(kind, namespace) if o.labels.get(label) == value]
 
     # queue
+    def scheduling_group_pods(self, namespace: str, group: str) -> list[Pod]:
+        """The pods of `namespace` naming `group` in spec.schedulingGroup, indexed when
+        the lister offers it."""
+        if isinstance(self.objects, InMemoryObjects):
+            return self.objects.scheduling_group_pods(namespace, group)
+        return [p for p in self.objects.list("Pod", namespace) if p.scheduling_group == group]
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         if self._nominator is not None:
             return self._nominator.pods_for_node(node_name)

@@ -112,6 +112,10 @@ class Handle(Protocol):
 
     def get_object(self, kind: str, namespace: str, name: str) -> Any | None: ...
 
+    def scheduling_group_pods(self, namespace: str, group: str) -> list["Pod"]:
+        """The pods of `namespace` whose spec.schedulingGroup names `group`."""
+        ...
+
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]: ...
 
     def nodes_with_nominated_pods(self) -> Collection[str] | None:

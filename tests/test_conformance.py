@@ -16,8 +16,10 @@ INCOMING = [SHARED / "incoming" / "QueueingHints.json",
             SHARED / "incoming" / "kueue" / "cases.json",  # Kueue's cases (issue 20)
             SHARED / "incoming" / "dra" / "cel-cases.json",  # DRA device selectors (issue 30)
             SHARED / "incoming" / "dra" / "allocator-cases.json"]  # DRA's structured allocator (issue 30)
-CASES = load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])
-                   + [str(f) for f in INCOMING if f.is_file()]) if SHARED.is_dir() else []
+# Cases translated in this repository (conformance/*.json beside the runner).
+OWN = Path(__file__).resolve().parents[1] / "conformance"
+CASES = (load_cases([str(SHARED)] + ([str(NEXT)] if NEXT.is_dir() else [])
+                    + [str(f) for f in INCOMING if f.is_file()]) if SHARED.is_dir() else []) + load_cases([str(OWN)])
 
 # Cases whose expectation was translated from an older upstream commit than the
 # behaviour we follow (the newest release, as CASE_SCHEMA.md says). Each is listed

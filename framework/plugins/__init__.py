@@ -34,6 +34,7 @@ IN_TREE_MODULES = [
     "framework.plugins.defaultpreemption.default_preemption",
     "framework.plugins.defaultbinder.default_binder",
     "framework.plugins.coscheduling.coscheduling",
+    "framework.plugins.gangscheduling.gangscheduling",
 ]
 
 

@@ -1,6 +1,7 @@
 import pytest
 
 from framework.config import DEFAULT_MULTIPOINT, ConfigError, build_frameworks, load_config, merged_plugins
+from framework.features import FeatureGates
 from framework.handle import FrameworkHandle
 from framework.plugins import Registry
 from tests.framework.fakes import BindFake, FilterFake, ScoreFake, SortFake
@@ -68,18 +69,30 @@ UPSTREAM_DEFAULTS = [  # kube-scheduler v1 getDefaultPlugins, DynamicResources l
 def test_with_no_file_the_default_profile_is_upstreams_multipoint_list():
     cfg = load_config(None)
     sets = merged_plugins(cfg.profiles[0])
-    assert [(p.name, p.weight) for p in sets["multiPoint"].enabled] == UPSTREAM_DEFAULTS
+    # GangScheduling is upstream's gated default (applyFeatureGates), on with GenericWorkload.
+    assert [(p.name, p.weight) for p in sets["multiPoint"].enabled] == [*UPSTREAM_DEFAULTS, ("GangScheduling", None)]
+
+
+def test_gang_scheduling_leaves_the_default_profile_when_generic_workload_is_off():
+    cfg = load_config({"featureGates": {"GenericWorkload": False}})
+    fwk = build_frameworks(cfg, FrameworkHandle())["default-scheduler"]
+    assert "GangScheduling" not in fwk.points["preEnqueue"] + fwk.points["permit"]
+    assert [p.name for p in merged_plugins(cfg.profiles[0], FeatureGates(cfg.feature_gates))["multiPoint"].enabled] == [
+        n for n, _ in UPSTREAM_DEFAULTS]
 
 
 def test_the_default_profile_builds_with_upstreams_points_and_weights():
     fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
     assert fwk.points["queueSort"] == ["PrioritySort"]
-    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DefaultPreemption"]  # DefaultPreemption since 1.33
+    # DefaultPreemption since 1.33; GangScheduling with GenericWorkload (on in ksched)
+    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DefaultPreemption", "GangScheduling"]
+    assert fwk.points["reserve"] == ["VolumeBinding", "GangScheduling"]
+    assert fwk.points["permit"] == ["GangScheduling"]
     assert fwk.points["filter"] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
         "InterPodAffinity"]
-    assert fwk.points["postFilter"] == ["DefaultPreemption"]
+    assert fwk.points["postFilter"] == ["DefaultPreemption", "GangScheduling"]
     assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                  "PodTopologySpread": 2, "InterPodAffinity": 2,
                                  "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
