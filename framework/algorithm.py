@@ -282,6 +282,9 @@ def explain(fwk: Framework, pod: Pod, snapshot: Snapshot, rand: random.Random | 
                 st = st if st is not None else Status()
                 entry["filters"][pl.name] = st.to_dict()
                 if not st.is_success():
+                    detail = getattr(pl, "explain_node", None)  # DynamicResources: which claim, and why
+                    if detail is not None:
+                        entry["claims"] = detail(state, pod, ni)
                     ok = False
                     break
             entry["feasible"] = ok

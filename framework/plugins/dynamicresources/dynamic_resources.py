@@ -202,6 +202,46 @@ class DynamicResources(FilterEachNode):
             s.node_allocations[node_name] = allocations
         return None
 
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
+        """For `ksched explain`: each claim of the pod that keeps it off this node, and
+        why (ksched's own words; upstream's Filter names no claim)."""
+        s = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return []
+        node = node_info.node
+        labels, name = (node.labels, node.name) if node is not None else ({}, "")
+        out: list[dict[str, str]] = []
+        for index, sel in sorted(s.available_on.items()):
+            if not sel.matches(labels, name):
+                out.append({"claim": _kobj(s.claims[index]), "why": "allocated already, for devices this node cannot use"})
+        allocator = s.allocator
+        if allocator is None:
+            return out
+        raw_node = node.raw if node is not None else None
+        failed_alone = False
+        for index in s.to_allocate():
+            claim = s.claims[index]
+            if self._allocates(allocator, raw_node, [claim.raw]):
+                continue
+            failed_alone = True
+            free = Allocator(features=allocator.features, classes=allocator.classes, slices=allocator.slices,
+                             allocated=set())
+            why = ("every device that matches is in use by other claims"
+                   if self._allocates(free, raw_node, [claim.raw]) else "no device on this node matches")
+            out.append({"claim": _kobj(claim), "why": why})
+        pending = [s.claims[i].raw for i in s.to_allocate()]
+        if not failed_alone and len(pending) > 1 and not self._allocates(allocator, raw_node, pending):
+            out.append({"claim": ", ".join(_kobj(s.claims[i]) for i in s.to_allocate()),
+                        "why": "each fits alone, but not all together"})
+        return out
+
+    @staticmethod
+    def _allocates(allocator: Allocator, node: Any, claims: list[Any]) -> bool:
+        try:
+            return len(allocator.allocate(node, claims)) == len(claims)
+        except ValueError:
+            return False
+
     # --- PostFilter -------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, filtered: Any) -> tuple[PostFilterResult | None, Status | None]:

@@ -168,3 +168,49 @@ def test_claim_events_wake_the_pods_they_concern(old_status, new_status, claim, 
     hints = {e.event.resource: e for e in plugin.events_to_register()}
     assert hints["ResourceClaim"].event.action == ActionType.Add | ActionType.Update
     assert hints["ResourceClaim"].hint(_pod(), old, new) == hint
+
+
+def test_explain_names_per_node_the_claim_not_satisfied_and_why() -> None:
+    held = _claim("held", status={"allocation": m.allocation("node-1", "gpu-0")})
+    two = ResourceClaim({**m.resource_claim("two", count=2), "metadata": {"name": "two", "namespace": "default",
+                                                                        "uid": "two-uid"}})
+    plugin, _, snap = _world(held, _claim("a"), two, gpus=2)
+    pod = Pod({**_pod("p1", "a").raw, "spec": {**_pod().raw["spec"], "resourceClaims": [
+        {"name": "gpu", "resourceClaimName": "a"}, {"name": "pair", "resourceClaimName": "two"}]}})
+    state, _, per_node = _filter(plugin, pod, snap)
+    node_1, node_2 = snap.list()
+    assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
+    assert plugin.explain_node(state, pod, node_1) == [
+        {"claim": "default/two", "why": "every device that matches is in use by other claims"}]
+    assert plugin.explain_node(state, pod, node_2) == [
+        {"claim": "default/a", "why": "no device on this node matches"},
+        {"claim": "default/two", "why": "no device on this node matches"}]
+
+
+def test_explain_says_when_claims_fit_alone_but_not_together() -> None:
+    plugin, _, snap = _world(_claim("a"), _claim("b"))
+    pod = Pod({**_pod("p1", "a").raw, "spec": {**_pod().raw["spec"], "resourceClaims": [
+        {"name": "gpu", "resourceClaimName": "a"}, {"name": "other", "resourceClaimName": "b"}]}})
+    state, _, _ = _filter(plugin, pod, snap)
+    assert plugin.explain_node(state, pod, snap.list()[0]) == [
+        {"claim": "default/a, default/b", "why": "each fits alone, but not all together"}]
+
+
+def test_ksched_explain_reports_the_unsatisfied_claim_under_each_node() -> None:
+    from framework.algorithm import explain
+    from framework.config import build_frameworks, load_config
+    from transport.cli.describe import explain_report
+
+    from tests.actors.helpers import node
+
+    snap = Snapshot.build([Node(node("node-1")), Node(node("node-2"))], [])
+    handle = FrameworkHandle(snapshot=snap, objects=InMemoryObjects(
+        [DeviceClass(m.device_class()), ResourceSlice(m.resource_slice("node-1", gpus=1)), _claim()]))
+    fwk = build_frameworks(load_config(None), handle)["default-scheduler"]
+    result = explain(fwk, _pod(), snap)
+    assert result["nodes"]["node-2"]["claims"] == [{"claim": "default/gpu-claim", "why": "no device on this node matches"}]
+    assert "claims" not in result["nodes"]["node-1"] and result["chosen"] == "node-1"
+    report = explain_report(result)
+    assert "CLAIM" in report and "NOT SATISFIED BECAUSE" in report
+    assert any("default/gpu-claim" in line and "no device on this node matches" in line
+               for line in report.splitlines())
