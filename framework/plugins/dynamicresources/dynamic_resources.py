@@ -23,6 +23,7 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.helper import FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
@@ -45,7 +46,8 @@ def _kobj(claim: ResourceClaim) -> str:
 class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
-    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here")
+    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
+                 "slices_by_node")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -54,6 +56,7 @@ class _StateData:
         self.node_allocations: dict[str, list[dict[str, Any]]] = {}  # node -> results of the unallocated claims
         self.unavailable: set[int] = set()
         self.allocated_here: dict[int, dict[str, Any]] = {}  # claim index -> allocation chosen at Reserve
+        self.slices_by_node: SlicesByNode | None = None
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
@@ -145,6 +148,7 @@ class DynamicResources(FilterEachNode):
             try:
                 s.allocator = Allocator(features=self._features, classes=classes, slices=slices,
                                         allocated=set(self.tracker.allocated(view)))
+                s.slices_by_node = SlicesByNode(slices)
             except ValueError as e:
                 return None, Status.error_of(str(e), NAME)
         s.claims = claims
@@ -189,8 +193,12 @@ class DynamicResources(FilterEachNode):
         allocations: list[dict[str, Any]] | None = None
         if s.allocator is not None:
             claims = [s.claims[i].raw for i in s.to_allocate()]
+            allocator = s.allocator
+            if s.slices_by_node is not None:  # the same allocator over only the slices that can reach this node
+                allocator = Allocator(features=allocator.features, classes=allocator.classes,
+                                      slices=s.slices_by_node.for_node(node_name), allocated=allocator.allocated)
             try:
-                allocations = s.allocator.allocate(node.raw if node is not None else None, claims)
+                allocations = allocator.allocate(node.raw if node is not None else None, claims)
             except ValueError as e:
                 return Status.error_of(str(e), NAME)
             if len(allocations) != len(claims):
