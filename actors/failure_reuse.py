@@ -34,13 +34,18 @@ class FailureReuse:
         self.metrics = metrics
         self.memo = FailureMemo()
 
-    def key(self, pod: Pod, nominated: bool) -> ReuseKey | None:
-        """The pod's key in the current world; None when it cannot be signed."""
+    def key(self, pod: Pod, nominated: bool, world: World | None = None) -> ReuseKey | None:
+        """The pod's key in `world` (default: the current one); None when it cannot be signed."""
         signer = self.signers.get(pod.scheduler_name)
         if not self.enabled or signer is None:
             return None
         signature = signer.sign(pod, nominated)
-        return None if signature is None else ReuseKey(signer.profile, signature, self.world())
+        return None if signature is None else ReuseKey(signer.profile, signature, self.world() if world is None else world)
+
+    def may_know(self) -> bool:
+        """Whether a lookup can find anything: some failure is kept. While none is,
+        a cycle signs its pod only once it fails (most cycles succeed)."""
+        return self.enabled and len(self.memo) > 0
 
     def lookup(self, key: ReuseKey) -> KnownFailure | None:
         return self.memo.lookup(key.profile, key.signature, key.world)

@@ -139,11 +139,43 @@ class TimedPlugin:
         return getattr(self._plugin, attr)
 
 
+class _FromBase:
+    """A view attribute read live from the profile's Framework, for the names the
+    cycle reads many times a pod: a class-level lookup instead of a failed one and
+    __getattr__. It defines no __set__, so what the view sets on itself (its timed
+    methods, its proxied plugin lists) still wins."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view: Any, owner: type | None = None) -> Any:
+        if view is None:
+            return self
+        return getattr(view.__dict__["_base"], self.name)
+
+
 class TimedFramework(Framework):
     """One profile's Framework with its extension points timed (see the module doc).
     Build it with `of()`, never through Framework's constructor: the plugins were
     built already and handed their Framework. The runtime's methods run with the
     view as `self`, so they see the view's plugin lists."""
+
+    use_columnar = _FromBase()
+    score_weights = _FromBase()
+    handle = _FromBase()
+    profile_name = _FromBase()
+    percentage_of_nodes_to_score = _FromBase()
+    pre_filter_plugins = _FromBase()
+    filter_plugins = _FromBase()
+    pre_score_plugins = _FromBase()
+    score_plugins = _FromBase()
+    reserve_plugins = _FromBase()
+    permit_plugins = _FromBase()
+    pre_bind_plugins = _FromBase()
+    bind_plugins = _FromBase()
+    post_bind_plugins = _FromBase()
 
     @classmethod
     def of(cls, fwk: Framework, sink: MetricsSink, timer: Timer, *,

@@ -257,7 +257,8 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         if cycle is None:
             return
         fwk, state = cycle
-        key = self.reuse.key(qpi.pod, bool(self.nominator.node_of(qpi.pod)))
+        nominated, world = bool(self.nominator.node_of(qpi.pod)), self.reuse.world()
+        key = self.reuse.key(qpi.pod, nominated, world) if self.reuse.may_know() else None
         known = self.reuse.lookup(key) if key is not None else None
         if known is not None:
             self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
@@ -267,11 +268,13 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             result = self.algorithm.schedule_pod(fwk, state, qpi.pod, self.snapshot)
         except FitError as e:
             post = self.preemption.post_filter(fwk, state, qpi.pod, e)
-            status, nominated = self._cycle_failed(fwk, state, qpi, e, post.nominated)
+            status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
+            if key is None:  # signed only now: the memo was empty when the cycle began
+                key = self.reuse.key(qpi.pod, nominated, world)
             if key is not None:
-                self.reuse.remember(key, e, status.message(), nominated, post.preemption_ran,
+                self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,
                                     self.preemption.victims != evicted_before)
-            self._finish_cycle(qpi, None, status, nominated)
+            self._finish_cycle(qpi, None, status, nominated_to)
             return
         except (NoNodesAvailable, SchedulingError) as e:
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))

@@ -22,6 +22,7 @@ from typing import Any
 from actors.pipeline import Pipeline
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
+from bench.harness import daemon_collector
 from bench.measure import Counters, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import API, node, pod
 
@@ -64,8 +65,9 @@ async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended:
                    cpu: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
         backend = SQLiteBackend(data_dir) if store == "sqlite" else InMemoryBackend()
-        result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend,
-                                 gang_config(feature_gates=feature_gates), cpu)
+        with daemon_collector():  # as `ksched serve` runs it, like every in-process bench
+            result = await _run_gang(nodes, pods, gang_size, contended, max_seconds, backend,
+                                     gang_config(feature_gates=feature_gates), cpu)
     rss = peak_rss_mb()
     return {**result, "store": store, "transport": "in-process", "peak_rss_mb": rss, "rss_mb": rss}
 

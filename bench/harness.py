@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import tempfile
 import time
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 from actors.pipeline import Pipeline
 from actors.store import WatchEvent
@@ -17,6 +18,7 @@ from actors.store.sqlite import SQLiteBackend
 from bench.batching import batched_pods
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import Workload
+from transport.daemon.gc_tuning import tune_after_start
 
 APPLY_CHUNK = 500
 IDLE_POLL_SECONDS = 0.02
@@ -86,6 +88,19 @@ async def background(w: Workload, apply: Any) -> None:
         await asyncio.sleep(max(0.0, t0 + i * w.background_interval_s - loop.time()))
 
 
+@contextlib.contextmanager
+def daemon_collector() -> Iterator[None]:
+    """The garbage collector as `ksched serve` runs it once listening (frozen start-up,
+    first threshold 50,000), restored afterwards so a test process running a bench
+    keeps its own."""
+    before = tune_after_start()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
 @contextlib.asynccontextmanager
 async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator[Pipeline]:
     """A pipeline on a fresh store whose pod watch feeds `tracker`, with the workload's
@@ -96,11 +111,12 @@ async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator
 
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
         async with Pipeline(w.config, backend=backend(store, data_dir)) as p:
-            await p.client.watch(observe, kinds=frozenset({"Pod"}))
-            await apply_tracked(p.client.apply, w.setup, tracker)
-            await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
-            await p.settle(None)
-            yield p
+            with daemon_collector():
+                await p.client.watch(observe, kinds=frozenset({"Pod"}))
+                await apply_tracked(p.client.apply, w.setup, tracker)
+                await tracker.wait(setup_keys(w), w.init_pods - w.setup_pending)
+                await p.settle(None)
+                yield p
 
 
 async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:

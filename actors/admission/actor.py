@@ -34,7 +34,7 @@ from framework.kueue.api import API_VERSION
 from framework.kueue.cycle import Config
 from framework.kueue.fairsharing import DEFAULT_STRATEGIES
 from framework.kueue.manager import AdmissionState
-from framework.kueue.pods import admitted_pod, queue_name, regated_pod
+from framework.kueue.pods import admitted_pod, made_from_pods, queue_name, regated_pod
 from framework.kueue.workload import WorkloadInfo, parse_workload, status_of
 
 log = logging.getLogger(__name__)
@@ -192,8 +192,8 @@ class AdmissionActor(Actor[AdmissionMsg]):
                 if built is not None:
                     await self._create_workload(built)
                 continue
-            if wl is None:
-                continue
+            if wl is None or (not members and not made_from_pods(self.stored.get(wk))):
+                continue  # (a Workload a client wrote, whose name a PodGroup or pod group shares)
             if not members or (wl.holds_quota and all(is_terminal(p) for p in members)):
                 await self._finish(wl, deleted=not members)
             elif wl.holds_quota and not wl.cond_true("Evicted") and any(is_gated(p) for p in members):

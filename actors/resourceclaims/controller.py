@@ -14,6 +14,8 @@ for the daemon (decisions in framework.dra.pod_claims).
   done; when none is left, an allocation the scheduler protected with the
   resource.kubernetes.io/delete-protection finalizer is cleared and the finalizer
   removed, as upstream deallocates.
+- A pod bound without the scheduler (spec.nodeName set by its writer) is added to the
+  status.reservedFor of its allocated claims, as upstream's reserveForPod does.
 - A claim made for a pod is deleted when that pod is done, replaced or gone (upstream's
   garbage collector follows the ownerReference; ksched has none, so this does it).
 
@@ -32,9 +34,10 @@ from actors.base import Actor, MailboxClosed, resolve
 from actors.store import AlreadyExists, Conflict, NotFound, StoreClient, StoreError, WatchEvent
 from framework.api.dra_kinds import ResourceClaim, ResourceClaimTemplate
 from framework.api.objects import Pod
+from framework.api.schema.dra import RESERVED_FOR_MAX
 from framework.dra.pod_claims import (
-    claim_from_template, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod, reservation_stays,
-    template_claims, with_claim_statuses,
+    claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod,
+    reservation_stays, template_claims, with_claim_statuses,
 )
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,7 @@ class _State:
     by_uid: dict[str, set[str]] = field(default_factory=dict)  # pod uid -> claims it owns or holds
     waiting_for: dict[str, set[str]] = field(default_factory=dict)  # template key -> pods that need it
     deleted: set[str] = field(default_factory=set)  # uids of pods the watch saw deleted
+    users: dict[str, set[str]] = field(default_factory=dict)  # claim key -> pods naming it in resourceClaimName
 
     def index(self, claim: ResourceClaim, add: bool) -> None:
         uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
@@ -136,25 +140,33 @@ class ResourceClaimController(Actor[ControllerMsg]):
             held = s.by_uid.get(obj.uid, set())
             if ev.type == "DELETED":
                 s.pods.pop(obj.key, None)
+                for name, _ in claim_names(obj, {}):
+                    users = s.users.get(f"{obj.namespace}/{name}", set())
+                    users.discard(obj.key)
+                    if not users:
+                        s.users.pop(f"{obj.namespace}/{name}", None)
                 if held:  # (only the uids claims name: the set stays small)
                     s.deleted.add(obj.uid)
             elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
                 s.pods[obj.key] = obj
                 self.dirty_pods.add(obj.key)
+                for name, _ in claim_names(obj, {}):
+                    s.users.setdefault(f"{obj.namespace}/{name}", set()).add(obj.key)
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
             old = s.claims.pop(obj.key, None)
             if old is not None:
                 s.index(old, add=False)
+            owner = owning_pod(obj)[0]
+            if owner:  # its pod may have a claim to record, make again or reserve
+                self.dirty_pods.add(f"{obj.namespace}/{owner}")
+            self.dirty_pods |= s.users.get(obj.key, set())
             if ev.type != "DELETED":
                 s.claims[obj.key] = obj
                 s.index(obj, add=True)
                 self.dirty_claims.add(obj.key)
-            else:
-                s.deleted -= {uid for uid in {owning_pod(obj)[1]} if not s.by_uid.get(uid)}  # a pod that still needs it makes it again
-                owner = owning_pod(obj)[0]
-                if owner:
-                    self.dirty_pods.add(f"{obj.namespace}/{owner}")
+            else:  # (the owner, marked above, makes it again while it still needs it)
+                s.deleted -= {uid for uid in {owning_pod(obj)[1]} if not s.by_uid.get(uid)}
         elif isinstance(obj, ResourceClaimTemplate):
             if ev.type == "DELETED":
                 s.templates.pop(obj.key, None)
@@ -210,6 +222,28 @@ class ResourceClaimController(Actor[ControllerMsg]):
                 made[pod_claim] = claim.name
         if made:
             await self.store.update(with_claim_statuses(pod.raw, made))
+        if pod.node_name:  # bound without the scheduler reserving its claims: reserve them here
+            for name, generated in claim_names(pod, {**recorded, **made}):
+                await self._reserve(pod, name, generated)
+
+    async def _reserve(self, pod: Pod, name: str, generated: bool) -> None:
+        """Add the bound pod to an allocated claim's status.reservedFor (upstream's
+        reserveForPod), read fresh from the store so a reservation the scheduler just
+        wrote is not added twice."""
+        have = self.state.claims.get(f"{pod.namespace}/{name}")
+        if have is None or have.allocated is None or any(uid == pod.uid for _, _, uid in have.reserved_for):
+            return
+        try:
+            claim = ResourceClaim(await self.store.get("ResourceClaim", pod.namespace, name))
+        except NotFound:
+            return
+        if (claim.allocated is None or any(uid == pod.uid for _, _, uid in claim.reserved_for)
+                or len(claim.reserved_for) >= RESERVED_FOR_MAX or (generated and not is_for_pod(claim, pod))):
+            return
+        status = dict(claim.status)
+        status["reservedFor"] = [*(status.get("reservedFor") or []),
+                                 {"resource": "pods", "name": pod.name, "uid": pod.uid}]
+        await self.store.update({**claim.raw, "status": status})
 
     async def _claim_for(self, pod: Pod, pod_claim: str, template_name: str) -> ResourceClaim | None:
         owned = [self.state.claims[k] for k in self.state.by_uid.get(pod.uid, ()) if k in self.state.claims]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, api_kind, kind_key
@@ -135,6 +135,11 @@ def gate_of(key: str) -> str | None:
     return GENERIC_WORKLOAD if key in (WORKLOAD_KEY, POD_GROUP_KEY) else None
 
 
+def gated_off(enabled: Callable[[str], bool]) -> frozenset[str]:
+    """The kinds (store keys) whose gate `enabled` says is off: neither served nor discovered."""
+    return frozenset(k for k in KINDS if (gate := gate_of(k)) is not None and not enabled(gate))
+
+
 def not_served_message(key: str) -> str:
     return (f"{api_kind(key)} in {API_VERSION} is not served: the {GENERIC_WORKLOAD} feature gate is off "
             f"(--feature-gates {GENERIC_WORKLOAD}=true)")
@@ -144,5 +149,5 @@ KINDS.update({SchedulingWorkload.kind: SchedulingWorkload, SchedulingPodGroup.ki
 
 __all__ = ["API_VERSION", "DISRUPTION_TARGET", "GENERIC_WORKLOAD", "POD_GROUP_SCHEDULED", "PodGroupTemplate",
            "REASON_PREEMPTION_BY_SCHEDULER", "REASON_SCHEDULER_ERROR", "REASON_UNSCHEDULABLE", "SchedulingPodGroup",
-           "SchedulingPolicy", "SchedulingWorkload", "TOPOLOGY_AWARE", "gate_of", "not_served_message",
+           "SchedulingPolicy", "SchedulingWorkload", "TOPOLOGY_AWARE", "gate_of", "gated_off", "not_served_message",
            "update_errors"]

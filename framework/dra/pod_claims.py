@@ -40,6 +40,20 @@ def claim_statuses(pod: Pod) -> dict[str, str | None]:
     return {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if isinstance(s, Mapping)}
 
 
+def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str, bool]]:
+    """The claims the pod uses, each with whether it was generated for the pod (then it
+    must be owned by it): a `resourceClaimName` as given, a template's claim as recorded."""
+    out = []
+    for claim in pod.spec.get("resourceClaims") or []:
+        if not isinstance(claim, Mapping):
+            continue
+        if claim.get("resourceClaimName"):
+            out.append((str(claim["resourceClaimName"]), False))
+        elif recorded.get(str(claim.get("name", ""))):
+            out.append((str(recorded[str(claim["name"])]), True))
+    return out
+
+
 def owning_pod(claim: ResourceClaim) -> tuple[str, str]:
     """(name, uid) of the pod controlling the claim, ("", "") when none does."""
     for ref in claim.meta.owner_references:

@@ -125,6 +125,14 @@ def workload_for_pods(name: str, namespace: str, pods: list[Mapping[str, Any]], 
     return {"apiVersion": API_VERSION, "kind": "Workload", "metadata": meta, "spec": spec}
 
 
+def made_from_pods(workload: Mapping[str, Any] | None) -> bool:
+    """Whether a stored Workload is one the pod integration made (a group's, annotated
+    is-group-workload, or a single pod's, named pod-<name>-<hash>), which goes when its
+    pods do; not one a client wrote."""
+    meta = _meta(workload or {})
+    return (meta.get("annotations") or {}).get(IS_GROUP) == "true" or str(meta.get("name", "")).startswith("pod-")
+
+
 def admitted_pod(raw: Mapping[str, Any], wl: WorkloadInfo, admission: Admission,
                  flavors: Mapping[str, ResourceFlavorSpec]) -> dict[str, Any]:
     """Pod.Run: the pod with its pod set's flavors' nodeSelector and tolerations merged

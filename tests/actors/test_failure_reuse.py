@@ -7,8 +7,10 @@ import random
 from typing import Any
 
 from actors.clock import FakeClock
+from actors.failure_reuse import FailureReuse
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
+from framework.attempt_outcome import Diagnosis, FitError
 from framework.config import build_frameworks, load_config
 from framework.failure_memo import ProfileSigner
 from framework.handle import FrameworkHandle
@@ -147,3 +149,15 @@ async def test_repeated_identical_failures_leave_the_stored_pod_alone() -> None:
     # the same failure twice is one stored event seen twice (client-go's correlator)
     assert [count for _, count in events] == [2, 1]
     assert events[0][0] != events[1][0] == changed["status"]["conditions"][-1]["message"]
+
+
+def test_a_pod_is_signed_before_its_cycle_only_once_some_failure_is_kept() -> None:
+    fwks = build_frameworks(load_config(None), FrameworkHandle())
+    reuse = FailureReuse(fwks, lambda: (1, 0, 0), has_extenders=False)
+    assert not reuse.may_know()  # nothing to find: successful cycles skip signing
+    key = reuse.key(_pod(), False, (1, 0, 0))
+    assert key is not None and key.world == (1, 0, 0)
+    reuse.remember(key, FitError(_pod(), 3, Diagnosis()), "0/3 nodes are available.", None, False, False)
+    assert reuse.may_know() and reuse.lookup(key) is not None
+    off = FailureReuse(fwks, lambda: (1, 0, 0), has_extenders=False, enabled=False)
+    assert not off.may_know()

@@ -81,4 +81,5 @@ async def test_watchers_see_claims_change() -> None:
         stored = await c.create(m.resource_claim())
         await c.update({**stored, "status": {"allocation": m.allocation()}})
         await c.delete("ResourceClaim", "default", "one-gpu")
+        await c.list("Namespace")  # the store hands out a turn's events before it takes the next request
         assert [e.type for e in seen if e.obj.kind == "ResourceClaim"][-3:] == ["ADDED", "MODIFIED", "DELETED"]

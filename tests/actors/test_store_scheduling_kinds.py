@@ -129,3 +129,24 @@ async def test_with_topology_aware_scheduling_off_a_topology_constraint_is_forbi
                                 field_validation="Strict")
         assert err.value.field == "spec.schedulingConstraints" and "Forbidden" in err.value.message
         await client.create(pod_group())
+
+
+async def test_a_pods_scheduling_group_cannot_change_after_creation() -> None:
+    async with running() as (store, client):
+        made = await client.create({**pod("p", schedulingGroup={"podGroupName": "a"}), "apiVersion": "v1"})
+        with pytest.raises(Invalid) as err:
+            await client.update({**made, "spec": {**made["spec"], "schedulingGroup": {"podGroupName": "b"}}})
+        assert err.value.field == "spec" and "pod updates may not change fields" in err.value.message
+        assert store.peek("Pod", "default", "p").scheduling_group == "a"
+
+
+async def test_a_pod_keeps_the_scheduling_group_it_had_when_generic_workload_is_turned_off(tmp_path) -> None:
+    path = str(tmp_path / "s.db")
+    async with running(SQLiteBackend(path)) as (_, client):
+        await client.create({**pod("p", schedulingGroup={"podGroupName": "a"}), "apiVersion": "v1"})
+    store = Store(SQLiteBackend(path))
+    store.features = FeatureGates({"GenericWorkload": False})
+    async with serving(store) as (_, client):
+        have = await client.get("Pod", "default", "p")
+        updated = await client.update({**have, "metadata": {**have["metadata"], "labels": {"x": "y"}}})
+        assert updated["spec"]["schedulingGroup"] == {"podGroupName": "a"}

@@ -58,7 +58,7 @@ def test_resource_arguments_namespace_flags_anywhere_delete_and_describe(daemon_
 
     bad = d.cli("get", "bogus", check=False)
     assert bad.returncode == 2
-    for word in ("pods (po)", "nodes (no)", "podgroups (pg)", "priorityclasses (pc)", "services (svc)",
+    for word in ("pods (po)", "nodes (no)", "podgroups (pg, pgs)", "priorityclasses (pc)", "services (svc)",
                  "persistentvolumeclaims (pvc)", "storageclasses (sc)", "csinodes", "volumeattachments"):
         assert word in bad.stderr
 

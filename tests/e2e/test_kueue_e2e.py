@@ -109,13 +109,13 @@ def test_cli_shows_kueues_columns(daemon_factory):
     lq = d.cli("get", "lq").stdout.splitlines()
     assert lq[0].split() == ["NAME", "CLUSTERQUEUE", "PENDING", "WORKLOADS", "ADMITTED", "WORKLOADS"]
     assert lq[1].split() == ["a", "team-a", "1", "1"]
-    wl = {line.split()[0]: line.split() for line in d.cli("get", "wl").stdout.splitlines()[1:]}
+    wl = {line.split()[0]: line.split() for line in d.cli("get", "kwl").stdout.splitlines()[1:]}
     assert wl["gang"][1:4] == ["a", "team-a", "True"]  # QUEUE, RESERVED IN, ADMITTED (FINISHED empty)
     big = next(v for k, v in wl.items() if k.startswith("pod-big-"))
     assert big[1:3] == ["a", "False"]  # not reserved anywhere, not admitted
     assert d.cli("get", "rf").stdout.split()[:3] == ["NAME", "AGE", "on-demand"]
     assert d.cli("get", "cohorts").stdout.split()[:3] == ["NAME", "AGE", "shared"]
-    desc = d.cli("describe", "wl", "gang").stdout
+    desc = d.cli("describe", "kwl", "gang").stdout
     assert "Admission:   ClusterQueue team-a" in desc and "QuotaReserved" in desc and "Quota reserved in ClusterQueue team-a" in desc
 
 

@@ -1,10 +1,14 @@
 """scheduling.k8s.io/v1alpha2 Workload and PodGroup through ksched's own front doors
 on a real daemon: the CLI (`ksched get/describe/delete` by their group-qualified
 names) and the msgpack wire (list and watch by kind key), and the daemon's
---feature-gates GenericWorkload=false refusing them."""
+--feature-gates GenericWorkload=false refusing them (and REST neither discovering
+nor serving them)."""
 from __future__ import annotations
 
+import json
 import threading
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -94,3 +98,9 @@ def test_with_generic_workload_off_the_daemon_refuses_them_naming_the_gate(daemo
         d.client().create({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "w"},
                            "spec": {"podGroupTemplates": [{"name": "t", "schedulingPolicy": {"basic": {}}}]}})
     assert err.value.reason == Reason.NOT_FOUND and "GenericWorkload" in err.value.message
+    base = f"http://127.0.0.1:{d.http_port}"
+    with urllib.request.urlopen(f"{base}/apis/scheduling.k8s.io") as r:  # discovery: only PriorityClass's v1
+        assert [v["version"] for v in json.load(r)["versions"]] == ["v1"]
+    with pytest.raises(urllib.error.HTTPError) as http_err:
+        urllib.request.urlopen(f"{base}/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups")
+    assert http_err.value.code == 404

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import yaml
 
 from transport.kube.protobuf import MAGIC, PROTOBUF
-from transport.kube.resources import BY_KIND, RESOURCES, Resource
+from framework.api.api_resources import BY_KIND, RESOURCES, Resource
 
 from tests import dra_manifests as dra
 from tests.actors.admission.kueue_objects import V as KUEUE, cluster_queue, flavor, local_queue

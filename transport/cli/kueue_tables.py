@@ -7,22 +7,11 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from framework.api.quantity import parse_quantity_text
+from framework.api.schema.kueue import KUEUE_KINDS
 from framework.kueue.amount import amount_of, format_amount
 from transport.cli.tables import age, table
 
-ALIASES = {
-    "cq": "ClusterQueue", "clusterqueue": "ClusterQueue", "clusterqueues": "ClusterQueue",
-    "lq": "LocalQueue", "localqueue": "LocalQueue", "localqueues": "LocalQueue", "queue": "LocalQueue",
-    "queues": "LocalQueue",
-    "wl": "Workload", "workload": "Workload", "workloads": "Workload", "kwl": "Workload",
-    "kueueworkload": "Workload", "kueueworkloads": "Workload",
-    "rf": "ResourceFlavor", "resourceflavor": "ResourceFlavor", "resourceflavors": "ResourceFlavor",
-    "flavor": "ResourceFlavor", "flavors": "ResourceFlavor",
-    "co": "Cohort", "cohort": "Cohort", "cohorts": "Cohort",
-    "wpc": "WorkloadPriorityClass", "workloadpriorityclass": "WorkloadPriorityClass",
-    "workloadpriorityclasses": "WorkloadPriorityClass",
-}
-KINDS = frozenset(ALIASES.values())
+KINDS = KUEUE_KINDS  # the kinds whose tables are Kueue's printer columns
 
 
 def _meta(o: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -8,77 +8,46 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from framework.api.errors import ValidationError
-from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
+from framework.api.groups import kind_key
 from framework.api.objects import KINDS, POD_GROUP_LABEL, Node, Pod
 from framework.api.timeutil import parse_time
+from framework.api.api_resources import BY_KIND, RESOURCES
 
-# kubectl's resource names: Kind -> (plural, short names); the singular (lower-case
-# kind) is accepted too.
-RESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "Pod": ("pods", ("po",)),
-    "Node": ("nodes", ("no",)),
-    "PodGroup": ("podgroups", ("pg",)),
-    "PriorityClass": ("priorityclasses", ("pc",)),
-    "Service": ("services", ("svc",)),
-    "ReplicationController": ("replicationcontrollers", ("rc",)),
-    "ReplicaSet": ("replicasets", ("rs",)),
-    "StatefulSet": ("statefulsets", ("sts",)),
-    "PodDisruptionBudget": ("poddisruptionbudgets", ("pdb",)),
-    "Namespace": ("namespaces", ("ns",)),
-    "PersistentVolumeClaim": ("persistentvolumeclaims", ("pvc",)),
-    "PersistentVolume": ("persistentvolumes", ("pv",)),
-    "StorageClass": ("storageclasses", ("sc",)),
-    "CSINode": ("csinodes", ()),
-    "CSIDriver": ("csidrivers", ()),
-    "VolumeAttachment": ("volumeattachments", ()),
-    "Event": ("events", ("ev",)),
-    "DeviceClass": ("deviceclasses", ()),
-    "ResourceClaim": ("resourceclaims", ()),
-    "ResourceClaimTemplate": ("resourceclaimtemplates", ()),
-    "ResourceSlice": ("resourceslices", ()),
-    # Kubernetes' own gang API, named with its group as kubectl names it (framework.api.groups)
-    WORKLOAD_KEY: ("workloads.scheduling.k8s.io", ()),
-    POD_GROUP_KEY: ("podgroups.scheduling.k8s.io", ()),
-}
-_ALIASES: dict[str, str] = {
-    alias: kind
-    for kind, (plural, shorts) in RESOURCES.items()
-    for alias in (kind.lower(), plural, *shorts)
-}
-# kubectl's fully qualified names: resource.version.group, and resource.group for the other gang kinds
-_ALIASES.update({
-    "workloads.v1alpha2.scheduling.k8s.io": WORKLOAD_KEY, "podgroups.v1alpha2.scheduling.k8s.io": POD_GROUP_KEY,
-    "podgroups.scheduling.x-k8s.io": "PodGroup", "podgroup.scheduling.x-k8s.io": "PodGroup",
-    "podgroups.v1alpha1.scheduling.x-k8s.io": "PodGroup",
-    "workloads.kueue.x-k8s.io": "Workload", "workload.kueue.x-k8s.io": "Workload",
-})
+def _kubectl_names() -> dict[str, str]:
+    """Every name kubectl accepts for a stored resource, to its kind key, from the one
+    table REST serves (framework.api.api_resources): singular, plural and short names,
+    `resource.group` and `resource.version.group`. A bare name two groups share names the
+    resource listed first, as kubectl prefers the group discovery lists first."""
+    names: dict[str, str] = {}
+    for r in RESOURCES:
+        if not r.stored:
+            continue
+        bare = (r.singular, r.plural, *r.short_names)
+        qualified = (f"{r.plural}.{r.group}", f"{r.singular}.{r.group}", f"{r.plural}.{r.version}.{r.group}") \
+            if r.group else ()
+        for name in (*bare, *qualified):
+            names.setdefault(name.lower(), r.kind)
+    return names
 
 
-def _names_of(kind: str) -> tuple[str, tuple[str, ...]]:
-    """(plural, short names) of a kind: kubectl's table, or Kueue's aliases."""
-    if kind in RESOURCES:
-        return RESOURCES[kind]
-    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES
-
-    names = [a for a, k in KUEUE_ALIASES.items() if k == kind]
-    plural = next((a for a in names if a in (kind.lower() + "s", kind.lower() + "es")), kind.lower())
-    return plural, tuple(a for a in names if len(a) <= 3)
+_NAMES = _kubectl_names()
 
 
 def known_resource_types() -> str:
     """Every kind the daemon stores (framework.api.objects.KINDS) with its short names."""
     out = []
     for kind in KINDS:
-        plural, shorts = _names_of(kind)
-        out.append(f"{plural} ({', '.join(shorts)})" if shorts else plural)
+        r = BY_KIND[kind]
+        plural = r.qualified if _NAMES.get(r.plural) != kind else r.plural
+        out.append(f"{plural} ({', '.join(r.short_names)})" if r.short_names else plural)
     return ", ".join(out)
 
 
 def resolve_kind(name: str) -> str:
+    """A kind key from any name kubectl accepts for it (or the key itself)."""
     if name in KINDS:
         return name
-    from transport.cli.kueue_tables import ALIASES as KUEUE_ALIASES  # Kueue's resource and short names
-    kind = _ALIASES.get(name.lower()) or KUEUE_ALIASES.get(name.lower())
+    kind = _NAMES.get(name.lower())
     if kind is None:
         raise ValidationError("kind", f"unknown resource type {name!r}; known types: {known_resource_types()}")
     return kind

@@ -32,6 +32,7 @@ from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import DataDirLocked, SQLiteBackend, StoreUnreadable
 from framework.api.errors import ValidationError
 from framework.config import ConfigError, SchedulerConfig, build_frameworks, load_config
+from framework.api.workload_api import gated_off
 from framework.features import FeatureGateError, FeatureGates, check_settable, parse_gate_flag
 from framework.handle import FrameworkHandle
 from transport.daemon.gc_tuning import tune_after_start
@@ -214,7 +215,8 @@ class Daemon:
                 deps = HttpDeps(ready=self.ready, metrics=self.metrics, token=token,
                                 on_reject=self.metrics.server_rejection, auth_throttle=throttle,
                                 web=web_deps(service, self.metrics, token, pipeline, self.cfg, throttle),
-                                kube=KubeDeps(service=service, profiles=frozenset(pipeline.frameworks)))
+                                kube=KubeDeps(service=service, profiles=frozenset(pipeline.frameworks),
+                                              hidden=gated_off(pipeline.store.features.enabled)))
                 http_runner = await open_http_api(deps, self.cfg, token, http_tls)
             tune_after_start()
             self.phase = "running"

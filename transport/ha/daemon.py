@@ -37,6 +37,8 @@ from actors.pipeline import Pipeline
 from actors.store.etcd import EtcdBackend, EtcdSettings
 from actors.store.etcd_errors import Retry, describe
 from actors.store.shared import SharedStore
+from framework.api.workload_api import gated_off
+from framework.features import FeatureGates
 from transport.daemon.gc_tuning import tune_after_start
 from transport.daemon.system_namespaces import create_system_namespaces
 from transport.daemon.serve import (Daemon, StartupError, open_http_api, open_msgpack, pipeline_stats,
@@ -74,6 +76,7 @@ class HaDaemon(Daemon):
         token, ssl_context, http_tls = start_up(self.cfg, self.request_stop)
         self.phase = "starting:store"
         front = SharedStore(EtcdBackend(self.settings), clock=time.time)
+        front.features = FeatureGates(self.scheduler_cfg.feature_gates)  # what the gates let in (actors.store.gates)
         try:
             await front.load()
         except Exception as exc:  # noqa: BLE001 - any etcd failure at start is a start-up error
@@ -97,7 +100,8 @@ class HaDaemon(Daemon):
                     deps = HttpDeps(ready=self.ready, metrics=self.metrics, leadership=self._leadership, token=token,
                                     on_reject=self.metrics.server_rejection, auth_throttle=throttle,
                                     web=self._web(service, token, throttle),
-                                    kube=KubeDeps(service=service, profiles=profiles))
+                                    kube=KubeDeps(service=service, profiles=profiles,
+                                                  hidden=gated_off(front.features.enabled)))
                     http_runner = await open_http_api(deps, self.cfg, token, http_tls)
                 campaign = tg.create_task(self._campaign(), name="ksched-campaign")
                 tune_after_start()

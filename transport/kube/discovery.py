@@ -8,7 +8,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-from transport.kube.resources import GroupVersion, Resource, group_versions
+from framework.api.api_resources import GroupVersion, Resource, group_versions
 
 # The Kubernetes release whose API this one follows (the reference was recorded with 1.32).
 KUBE_MAJOR, KUBE_MINOR = "1", "32"
@@ -37,20 +37,21 @@ def _group(gvs: list[GroupVersion]) -> dict[str, Any]:
     return {"name": gvs[0].group, "versions": versions, "preferredVersion": versions[0]}
 
 
-def _named_groups() -> dict[str, list[GroupVersion]]:
+def _named_groups(hidden: frozenset[str]) -> dict[str, list[GroupVersion]]:
     out: dict[str, list[GroupVersion]] = {}
-    for gv in group_versions(listed=True):
+    for gv in group_versions(listed=True, hidden=hidden):
         if gv.group:
             out.setdefault(gv.group, []).append(gv)
     return out
 
 
-def group_list() -> dict[str, Any]:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(gvs) for gvs in _named_groups().values()]}
+def group_list(hidden: frozenset[str] = frozenset()) -> dict[str, Any]:
+    return {"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": [_group(gvs) for gvs in _named_groups(hidden).values()]}
 
 
-def group(name: str) -> dict[str, Any] | None:
-    gvs = _named_groups().get(name)
+def group(name: str, hidden: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    gvs = _named_groups(hidden).get(name)
     if gvs is None:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(gvs)}
@@ -75,8 +76,8 @@ def _entries(r: Resource) -> list[dict[str, Any]]:
     return out
 
 
-def resource_list(group_version: str) -> dict[str, Any] | None:
-    for gv in group_versions(listed=True):
+def resource_list(group_version: str, hidden: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    for gv in group_versions(listed=True, hidden=hidden):
         if gv.name == group_version:
             return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv.name,
                     "resources": [e for r in gv.resources for e in _entries(r)]}

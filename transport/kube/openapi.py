@@ -14,7 +14,7 @@ import hashlib
 import json
 from functools import lru_cache
 from transport.kube import openapi_schemas
-from transport.kube.resources import Resource, group_versions
+from framework.api.api_resources import Resource, group_versions
 
 QUERY_PARAMS = (("fieldValidation", "string"), ("fieldManager", "string"), ("dryRun", "string"), ("force", "boolean"))
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")

@@ -16,7 +16,7 @@ from framework.api.schema import SCHEMAS
 from framework.api.schema.types import (
     Any_, Bool, Int, IntOrString, ListOf, MapOf, Obj, Quantity, Remembered, Str, Time,
 )
-from transport.kube.resources import Resource
+from framework.api.api_resources import Resource
 
 _FREE: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
 _QUANTITY: dict[str, Any] = {"oneOf": [{"type": "string"}, {"type": "number"}]}  # as kube-openapi writes Quantity

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from transport.kube.openapi import PATCH_TYPES, QUERY_PARAMS, item_path
-from transport.kube.resources import RESOURCES
+from framework.api.api_resources import RESOURCES
 
 PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # kube-openapi's reply type

@@ -17,7 +17,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from framework.kueue.versions import SERVED_VERSIONS, to_version
 from transport.kube import protobuf
-from transport.kube.resources import Resource
+from framework.api.api_resources import Resource
 from transport.kube.status import KubeError, bad_request
 from transport.protocol.manifests import ManifestError, decode_utf8, load_all
 
@@ -34,6 +34,8 @@ class KubeDeps:
     profiles: frozenset[str] = frozenset()  # the schedulerNames ksched's profiles serve
     now: Callable[[], float] = field(default=time.time)  # wall time, for Age columns
     server_address: str = ""  # host:port clients reach (GET /api)
+    # kinds (store keys) a feature gate turns off: neither discovered nor served (framework.api.workload_api.gate_of)
+    hidden: frozenset[str] = frozenset()
 
 
 KUBE = web.AppKey("kube", KubeDeps)

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from transport.kube import access_review, discovery, openapi, openapi_v2, patching, reads, unserved, watch, writes
 from transport.kube.request import KUBE, KubeDeps, Target, flag
-from transport.kube.resources import BY_PATH, Resource
+from framework.api.api_resources import BY_PATH, Resource
 from transport.kube.status import KubeError, error_response, json_response
 
 Handler = Callable[[web.Request, Target], Awaitable[web.StreamResponse]]
@@ -97,14 +97,17 @@ async def _resources(request: web.Request) -> web.StreamResponse:
         else:
             gv, rest = "/".join(parts[1:3]), parts[3:]
         if not rest:
-            body = discovery.resource_list(gv) if gv and (parts[0] == "apis") == ("/" in gv) else None
+            hidden = request.app[KUBE].hidden
+            body = discovery.resource_list(gv, hidden) if gv and (parts[0] == "apis") == ("/" in gv) else None
             if body is None:
-                group = discovery.group(parts[1]) if parts[0] == "apis" and len(parts) == 2 else None
+                group = discovery.group(parts[1], hidden) if parts[0] == "apis" and len(parts) == 2 else None
                 if group is None:
                     raise _not_found(request.path)
                 return json_response(group)
             return json_response(body)
         target = parse_target(gv, rest, request.path)
+        if target.resource.kind in request.app[KUBE].hidden:  # its feature gate is off: not served
+            raise _not_found(request.path)
         return await _handler(request, target)(request, target)
     except KubeError as err:
         return error_response(err)
@@ -120,7 +123,7 @@ async def _api(request: web.Request) -> web.Response:
 
 
 async def _apis(request: web.Request) -> web.Response:
-    return json_response(discovery.group_list())
+    return json_response(discovery.group_list(request.app[KUBE].hidden))
 
 
 async def _openapi_index(request: web.Request) -> web.Response:

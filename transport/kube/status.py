@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from transport.kube.resources import RESOURCES, Resource
+from framework.api.api_resources import RESOURCES, Resource
 from transport.protocol.wire import ApiError, Reason
 
 # wire reason -> (kube reason, HTTP code)

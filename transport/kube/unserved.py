@@ -5,7 +5,7 @@ kube-apiserver answers an unknown path with a bare "the server could not find th
 requested resource"; a user of ksched needs to know it is the product, not a typo."""
 from __future__ import annotations
 
-from transport.kube.resources import RESOURCES, Resource
+from framework.api.api_resources import RESOURCES, Resource
 from transport.kube.status import KubeError
 
 # What a kubelet answers for the API server: ksched runs no containers.

@@ -18,7 +18,7 @@ from framework.api.validation import is_dns1123_subdomain, show, validate_pod_up
 from framework.kueue.versions import SERVED_VERSIONS
 
 from transport.kube.delete_options import delete_options
-from transport.kube.resources import BY_KIND
+from framework.api.api_resources import BY_KIND
 from transport.kube.request import KUBE, Target, body_object, decorate, read_body
 from transport.kube.status import KubeError, bad_request, from_api_error, invalid, json_response, success
 from transport.protocol.wire import ApiError, Reason

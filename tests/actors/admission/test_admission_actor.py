@@ -343,3 +343,21 @@ async def test_an_eviction_working_from_a_stale_view_leaves_a_pod_its_client_jus
         await p.admission._regate(seen, None)
         now = pods(p)["g0"]
         assert now["metadata"]["uid"] == seen["metadata"]["uid"] and now["status"]["phase"] == "Succeeded"
+
+
+async def test_a_workload_a_client_wrote_stays_when_a_pod_group_of_its_name_comes_and_goes():
+    # h29-api's kubectl test found it: a Coscheduling PodGroup named as a client's Kueue
+    # Workload marked that Workload's key dirty, and having no pods it was deleted.
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        await p.client.apply(two_teams() + [node("n1", "4", tier="on-demand")])
+        await p.client.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                               "metadata": {"name": "x", "namespace": "default"},
+                               "spec": {"queueName": "a", "podSets": [{"name": "main", "count": 1, "template": {
+                                   "spec": {"containers": [{"name": "c", "image": "x",
+                                                            "resources": {"requests": {"cpu": "1"}}}]}}}]}})
+        await p.client.create({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                               "metadata": {"name": "x", "namespace": "default"}, "spec": {"minMember": 2}})
+        await p.run_until_quiescent(60)
+        await p.client.delete("PodGroup", "default", "x")
+        await p.run_until_quiescent(60)
+        assert "x" in workloads(p)

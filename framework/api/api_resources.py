@@ -135,12 +135,15 @@ class GroupVersion:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-def group_versions(listed: bool = False) -> list[GroupVersion]:
+def group_versions(listed: bool = False, hidden: frozenset[str] = frozenset()) -> list[GroupVersion]:
     """Every served group-version, the core group first, in the order of RESOURCES;
-    with `listed`, discovery's view: the UNSERVED kinds' too."""
+    with `listed`, discovery's view: the UNSERVED kinds' too. The kinds in `hidden`
+    (those a feature gate turns off: KubeDeps.hidden) are left out, and a
+    group-version left with none."""
     seen: dict[str, list[Resource]] = {}
     for r in LISTED if listed else RESOURCES:
-        seen.setdefault(r.group_version, []).append(r)
+        if r.kind not in hidden:
+            seen.setdefault(r.group_version, []).append(r)
     return [GroupVersion(rs[0].group, rs[0].version, tuple(rs)) for rs in seen.values()]
 
 
@@ -152,7 +155,7 @@ def api_version_of(kind: str) -> str:
 def _check_every_kind_served() -> None:
     missing = set(KINDS) - {r.kind for r in RESOURCES if r.stored}
     if missing:  # a kind added to the store must be added here too
-        raise RuntimeError(f"transport.kube.resources: stored kinds without a REST resource: {sorted(missing)}")
+        raise RuntimeError(f"framework.api.api_resources: stored kinds without a REST resource: {sorted(missing)}")
 
 
 _check_every_kind_served()
