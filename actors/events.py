@@ -45,6 +45,9 @@ def pod_update_actions(old: Pod, new: Pod) -> list[ActionType]:
     # Tolerations can only be added (API validation), so a count is enough.
     if len(old.tolerations) != len(new.tolerations):
         actions.append(ActionType.UpdatePodTolerations)
+    if (old.raw.get("status") or {}).get("resourceClaimStatuses") != (new.raw.get("status") or {}).get(
+            "resourceClaimStatuses"):
+        actions.append(ActionType.UpdatePodGeneratedResourceClaim)  # the resourceclaim controller made a claim
     return actions or [UPDATE_POD_OTHER]
 
 

@@ -159,6 +159,7 @@ class Pipeline:
                 rand=self._rand,
                 binder=self._bind,
                 preemptions=in_flight,
+                updater=lambda obj: self.client.update(obj),
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each

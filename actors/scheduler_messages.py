@@ -25,7 +25,7 @@ class Popped:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Explain:
-    """A dry run of `pod` on the live cache (framework.algorithm.explain); the
+    """A dry run of `pod` on the live cache (framework.explain.explain); the
     reply is its report. Nothing is assumed, reserved or written."""
 
     pod: Pod

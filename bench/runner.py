@@ -30,7 +30,10 @@ from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang_bench
 from bench.harness import run_in_process
 from bench.tcp import run_over_tcp
-from bench.workloads import API, WORKLOADS
+from bench.dra_workloads import DRA_WORKLOADS
+from bench.workloads import API, WORKLOADS as BASE_WORKLOADS
+
+WORKLOADS = {**BASE_WORKLOADS, **DRA_WORKLOADS}  # scheduler_perf's DRA workloads in their own module
 from framework.features import FeatureGateError, check_settable, parse_gate_flag
 
 STORES = ("sqlite", "memory", "etcd")  # etcd: --tcp only (a local etcd under the daemon)

@@ -30,7 +30,8 @@ class ConfigError(ValueError):
 
 
 # Upstream's default plugins (v1 getDefaultPlugins), all enabled through multiPoint.
-# DynamicResources is left out: ksched has no resource claims.
+# DynamicResources sits before DefaultPreemption (applyFeatureGates with DynamicResourceAllocation,
+# GA): deallocating an idle claim is tried before evicting pods.
 DEFAULT_MULTIPOINT: list[tuple[str, int | None]] = [
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -46,6 +47,7 @@ DEFAULT_MULTIPOINT: list[tuple[str, int | None]] = [
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

@@ -115,7 +115,18 @@ def _filter_every_node(fwk: Framework, state: CycleState, pod: Pod, nodes: Seque
         else:
             diagnosis.node_to_status.set(ni.name, st)
             diagnosis.add_plugin_status(st)
+            detail = _rejection_detail(fwk, state, pod, ni, st)
+            if detail is not None:
+                entry["claims"] = detail
     return error if error is not None else feasible
+
+
+def _rejection_detail(fwk: Framework, state: CycleState, pod: Pod, ni: NodeInfo, st: Status) -> Any:
+    """The rejecting plugin's own account of the node, when it gives one
+    (DynamicResources' `explain_node`: which claim could not be satisfied, and why)."""
+    pl = next((p for p in fwk.filter_plugins if p.name == st.plugin), None)
+    detail = getattr(pl, "explain_node", None)
+    return detail(state, pod, ni) if detail is not None else None
 
 
 def _verdicts(fwk: Framework, state: CycleState, st: Status) -> dict[str, dict[str, Any]]:

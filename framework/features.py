@@ -38,6 +38,7 @@ KNOWN: dict[str, GateSpec] = {
     "TaintTolerationComparisonOperators": GateSpec(False, ALPHA),         # alpha 1.35
     "SchedulerQueueingHints": GateSpec(True, GA, locked=True),            # GA 1.34
     "SchedulerPopFromBackoffQ": GateSpec(True, BETA),                     # beta 1.33
+    "DynamicResourceAllocation": GateSpec(True, GA, locked=True),        # GA 1.34
     "DRAExtendedResource": GateSpec(False, ALPHA, implemented=False),     # alpha 1.34; no DRA in ksched
     "InPlacePodVerticalScaling": GateSpec(True, GA, locked=True),         # GA 1.35
     "StorageCapacityScoring": GateSpec(False, ALPHA),                     # alpha 1.33

@@ -5,14 +5,18 @@ actor, the conformance runner, tests). Nothing here does I/O.
 """
 from __future__ import annotations
 
+import asyncio
+import logging
 import random
-from typing import Any, Awaitable, Callable, Collection, Iterable, Protocol
+from typing import Any, Awaitable, Callable, Collection, Iterable, Mapping, Protocol
 
-from framework.api.objects import KubeObject, Pod
+from framework.api.objects import KINDS, KubeObject, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
 from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
 from framework.waiting import WaitingPod, WaitingPodsMap
+
+_log = logging.getLogger(__name__)
 
 
 class NominatorView(Protocol):
@@ -125,6 +129,7 @@ class FrameworkHandle:
         clear_nominations: Callable[[list[Pod]], None] | None = None,
         nominated_nodes: Callable[[], Collection[str]] | None = None,
         preemptions: InFlightPreemptions | None = None,
+        updater: Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
@@ -136,6 +141,8 @@ class FrameworkHandle:
         self._evict = evict
         self.rand = rand if rand is not None else random.Random()
         self._binder = binder
+        self._updater = updater  # writes an object to the store (DynamicResources' claim status)
+        self._later: set[asyncio.Task[Any]] = set()
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
         self._nominator: NominatorView | None = None
@@ -152,6 +159,7 @@ class FrameworkHandle:
         self.activated: list[Pod] = []
         self.evicted: list[tuple[Pod, Pod, str]] = []
         self.preemption_jobs: list[PreemptionJob] = []
+        self.updated: list[dict[str, Any]] = []
 
     def connect(
         self,
@@ -276,6 +284,42 @@ class FrameworkHandle:
         else:
             await self._binder(pod, node_name)
 
+    async def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Write `obj` (an update carrying its resourceVersion) and return it as stored; raises
+        on failure. Without a store (tests, conformance) it replaces the object in `objects`."""
+        if self._updater is not None:
+            return await self._updater(obj)
+        return self._update_in_memory(obj)
+
+    def _update_in_memory(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        stored = _next_version(obj)
+        put = getattr(self.objects, "put", None)
+        if put is not None:
+            put(KINDS[str(obj.get("kind", ""))](stored))
+        self.updated.append(stored)
+        return stored
+
+    def update_object_later(self, obj: Mapping[str, Any]) -> None:
+        """update_object from a synchronous extension point (PostFilter, Unreserve): started
+        now, finished by the store; a failure is retried by the pod's next attempt."""
+        if self._updater is None:
+            self._update_in_memory(obj)
+            return
+        task = asyncio.get_running_loop().create_task(self._updater(obj))
+        self._later.add(task)
+        task.add_done_callback(self._later_done)
+
+    def _later_done(self, task: "asyncio.Task[Any]") -> None:
+        self._later.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.info("deferred update failed: %s", task.exception())
+
     def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:
         for i in range(n):
             fn(i)
+
+
+def _next_version(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(int(meta.get("resourceVersion") or 0) + 1)
+    return {**obj, "metadata": meta}

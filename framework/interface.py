@@ -140,6 +140,14 @@ class Handle(Protocol):
         """Write the binding (DefaultBinder); raises on failure."""
         ...
 
+    async def update_object(self, obj: Any) -> dict[str, Any]:
+        """Write an object (with its resourceVersion) to the store; raises on failure."""
+        ...
+
+    def update_object_later(self, obj: Any) -> None:
+        """update_object started from a synchronous extension point."""
+        ...
+
     def parallelizer_run(self, n: int, fn: Callable[[int], None]) -> None:
         """Run fn(0..n-1). Kept for parity with upstream's Parallelizer."""
         ...

@@ -27,6 +27,7 @@ IN_TREE_MODULES = [
     "framework.plugins.volumebinding.volume_binding",
     "framework.plugins.volumerestrictions.volume_restrictions",
     "framework.plugins.volumezone.volume_zone",
+    "framework.plugins.dynamicresources.dynamic_resources",
     "framework.plugins.nodevolumelimits.node_volume_limits",
     "framework.plugins.selectorspread.selector_spread",
     "framework.plugins.interpodaffinity.plugin",

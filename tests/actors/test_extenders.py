@@ -129,7 +129,7 @@ async def test_an_extender_that_rejects_every_node_leaves_its_message_in_the_pod
     cond = scheduled_condition(pods["a"])
     assert pods["a"].node_name is None or pods["a"].node_name == ""
     assert cond["reason"] == "Unschedulable"
-    assert cond["message"] == ("0/3 nodes are available: 3 no GPU here. preemption: 0/3 nodes are available: "
+    assert cond["message"] == ("0/3 nodes are available: 3 no GPU here. no new claims to deallocate, preemption: 0/3 nodes are available: "
                                "3 No preemption victims found for incoming pod.")
 
 

@@ -87,7 +87,7 @@ async def test_two_thousand_mixed_pods_on_a_hundred_nodes_end_bound_or_explained
                 assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
                 # Big nodes do not help these pods (NodeResourcesFit's hint skips them),
                 # so their last message is from before the big nodes came.
-                assert cond["message"] == ("0/100 nodes are available: 100 Insufficient cpu. preemption: 0/100 nodes"
+                assert cond["message"] == ("0/100 nodes are available: 100 Insufficient cpu. no new claims to deallocate, preemption: 0/100 nodes"
                                            " are available: 100 Preemption is not helpful for scheduling.")
         assert_no_node_overcommitted(p)
         assert p.scheduler.cache.assumed == set()

@@ -57,11 +57,11 @@ def test_a_v1_file_is_read_with_its_profiles_weights_and_percentages():
     assert fwk.points["queueSort"] == ["PrioritySort"]
 
 
-UPSTREAM_DEFAULTS = [  # kube-scheduler v1 getDefaultPlugins, DynamicResources left out
+UPSTREAM_DEFAULTS = [  # kube-scheduler v1 getDefaultPlugins, DynamicResources before DefaultPreemption (DRA GA)
     ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
     ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
 ]
 
@@ -84,15 +84,16 @@ def test_gang_scheduling_leaves_the_default_profile_when_generic_workload_is_off
 def test_the_default_profile_builds_with_upstreams_points_and_weights():
     fwk = build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"]
     assert fwk.points["queueSort"] == ["PrioritySort"]
-    # DefaultPreemption since 1.33; GangScheduling with GenericWorkload (on in ksched)
-    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DefaultPreemption", "GangScheduling"]
-    assert fwk.points["reserve"] == ["VolumeBinding", "GangScheduling"]
+    # DefaultPreemption since 1.33, DynamicResources before it (DRA GA); GangScheduling with
+    # GenericWorkload (on in ksched), appended as upstream's applyFeatureGates does
+    assert fwk.points["preEnqueue"] == ["SchedulingGates", "DynamicResources", "DefaultPreemption", "GangScheduling"]
+    assert fwk.points["reserve"] == ["VolumeBinding", "DynamicResources", "GangScheduling"]
     assert fwk.points["permit"] == ["GangScheduling"]
     assert fwk.points["filter"] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-        "InterPodAffinity"]
-    assert fwk.points["postFilter"] == ["DefaultPreemption", "GangScheduling"]
+        "InterPodAffinity", "DynamicResources"]
+    assert fwk.points["postFilter"] == ["DynamicResources", "DefaultPreemption", "GangScheduling"]
     assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                  "PodTopologySpread": 2, "InterPodAffinity": 2,
                                  "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}

@@ -63,7 +63,8 @@ def test_the_runtime_hands_the_plugin_its_own_framework() -> None:
     fwks = build_frameworks(load_config(None), FrameworkHandle())
     fwk = fwks["default-scheduler"]
     assert fwk.plugins["DefaultPreemption"].framework is fwk
-    assert fwk.points["postFilter"] == ["DefaultPreemption", "GangScheduling"]  # GangScheduling: GenericWorkload on
+    # DRA deallocates first; GangScheduling with GenericWorkload on
+    assert fwk.points["postFilter"] == ["DynamicResources", "DefaultPreemption", "GangScheduling"]
 
 
 # --- eligibility --------------------------------------------------------------------------------------

@@ -200,6 +200,10 @@ def explain_report(result: Mapping[str, Any], *, gates: Sequence[str] = (), boun
                  for ext, st in (entry.get("extenders") or {}).items()]
         if rows:
             lines.append(_indent(table(["FILTER", "RESULT", "REASONS"], rows)))
+        claims = entry.get("claims") or []
+        if claims:
+            lines.append(_indent(table(["CLAIM", "NOT SATISFIED BECAUSE"], [[c.get("claim", ""), c.get("why", "")]
+                                                                            for c in claims])))
         scores = entry.get("scores") or {}
         if scores:
             srows = [[f"extender {plugin}" if plugin in extenders else plugin, str(s.get("raw")),

@@ -23,7 +23,7 @@ Ops and their fields (all optional unless marked *):
     watch    kinds, namespace, resourceVersion  -> {"watch": id, "resourceVersion": n}, then events
              (a resourceVersion older than the kept history: Expired; list again)
     cancel   watch*: the watch request's id     -> {}
-    explain  pod*                               -> framework.algorithm.explain's result
+    explain  pod*                               -> framework.explain's result
     stats                                       -> counters
 
 fieldValidation (Strict | Warn | Ignore, kube-apiserver's parameter) marks the objects

@@ -2,7 +2,7 @@
 
 The wire side only: check the pod and its profile, naming the field, then ask the
 Scheduler actor (actors.scheduler.Explain). The actor answers between two cycles,
-on its own cache and snapshot, with framework.algorithm.explain's report. Nothing
+on its own cache and snapshot, with framework.explain's report. Nothing
 is assumed, reserved or written. A bound pod is explained as if it were not bound
 yet: without spec.nodeName, and not counted on its node.
 """

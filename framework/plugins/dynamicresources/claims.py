@@ -1,0 +1,83 @@
+"""A pod's ResourceClaims as the DynamicResources plugin finds them (upstream's
+resourceclaim.Name, IsForPod, IsReservedForPod, CanBeReserved and the plugin's
+foreachPodResourceClaim), with upstream's error texts."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from framework.api.dra_kinds import ResourceClaim
+from framework.api.objects import Pod
+from framework.dra.pod_claims import claim_statuses, is_for_pod
+
+RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+class ClaimsNotReady(Exception):
+    """The pod cannot be scheduled until its claims exist as it needs them."""
+
+
+def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
+    return [c for c in pod.spec.get("resourceClaims") or [] if isinstance(c, Mapping)]
+
+
+def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool]:
+    """(the claim's name or None when no claim is needed, whether the pod must own it)."""
+    if entry.get("resourceClaimName"):
+        return str(entry["resourceClaimName"]), False
+    if entry.get("resourceClaimTemplateName"):
+        name = str(entry.get("name", ""))
+        if name in statuses:
+            return statuses[name], True
+        raise ClaimsNotReady(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+    raise ClaimsNotReady(f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name", "")}": '
+                         "none of the supported fields are set")
+
+
+def pod_claims(pod: Pod, lookup: Any) -> list[ResourceClaim]:
+    """The pod's claims, in spec order; ClaimsNotReady when one is missing, being
+    deleted or (made from a template) not the pod's. `lookup(namespace, name)` reads the view."""
+    out: list[ResourceClaim] = []
+    statuses = claim_statuses(pod)
+    for entry in pod_claim_entries(pod):
+        name, must_own = claim_name(pod, entry, statuses)
+        if name is None:
+            continue
+        claim = lookup(pod.namespace, name)
+        if claim is None:
+            raise ClaimsNotReady(f'resourceclaim.resource.k8s.io "{name}" not found')
+        if claim.meta.deletion_timestamp is not None:
+            raise ClaimsNotReady(f'resourceclaim "{name}" is being deleted')
+        if must_own and not is_for_pod(claim, pod):
+            raise ClaimsNotReady(f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod "
+                                 f"{pod.namespace}/{pod.name} (pod is not owner)")
+        out.append(claim)
+    return out
+
+
+def is_reserved_for(pod: Pod, claim: ResourceClaim) -> bool:
+    return any(uid == pod.uid for _, _, uid in claim.reserved_for)
+
+
+def can_be_reserved(claim: ResourceClaim) -> bool:
+    return len(claim.reserved_for) < RESERVED_FOR_MAX_SIZE
+
+
+def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
+                reserved_for: list[dict[str, str]] | None, finalizer: bool) -> dict[str, Any]:
+    """The claim's object with this allocation and reservedFor (None: the field cleared)."""
+    raw = dict(claim.raw)
+    meta = dict(raw.get("metadata") or {})
+    finalizers = list(meta.get("finalizers") or [])
+    if finalizer and FINALIZER not in finalizers:
+        meta["finalizers"] = finalizers + [FINALIZER]
+    status = {k: v for k, v in (raw.get("status") or {}).items() if k not in ("allocation", "reservedFor", "devices")}
+    if allocation is not None:
+        status["allocation"] = dict(allocation)
+    if reserved_for:
+        status["reservedFor"] = reserved_for
+    return {**raw, "metadata": meta, "status": status}
+
+
+def reserved_for_entries(claim: ResourceClaim) -> list[dict[str, str]]:
+    return [dict(r) for r in claim.status.get("reservedFor") or [] if isinstance(r, Mapping)]

@@ -1,0 +1,372 @@
+"""DynamicResources: a pod's ResourceClaims (resource.k8s.io/v1) must exist, their device
+classes too, an allocated claim must be usable on the node (its allocation's node
+selector) and not reserved to its limit by others, and the claims still unallocated
+must all be satisfiable together from the devices the node can reach (the structured
+allocator, framework/dra/allocator.py). Reserve keeps the chosen allocation in memory
+(DeviceTracker) so no other pod in flight gets the same device; PreBind writes
+status.allocation and status.reservedFor into each claim through the store; PostFilter
+deallocates an allocated claim that keeps the pod off every node when no other pod uses it.
+
+Upstream: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (1.35),
+without extended resources backed by DRA (DRAExtendedResource), device binding
+conditions, the filter timeout and scoring of firstAvailable subrequests."""
+from __future__ import annotations
+
+from typing import Any, Hashable, Mapping
+
+from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
+from framework.api.labels import NodeSelector
+from framework.api.objects import Pod
+from framework.cache import NodeInfo
+from framework.dra.allocator import Allocator, Features
+from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+                                 PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
+from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
+                                                       pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.slice_index import SlicesByNode
+from framework.plugins.dynamicresources.tracker import DeviceTracker
+from framework.plugins.helper import FilterEachNode, read_state
+from framework.plugins.helper.signing import ALL_SIGNED
+
+NAME = "DynamicResources"
+STATE_KEY = NAME
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+
+
+def _unschedulable(message: str) -> Status:
+    # upstream's statusUnschedulable: the pod waits for a cluster event
+    return Status(Code.UnschedulableAndUnresolvable, message)
+
+
+def _kobj(claim: ResourceClaim) -> str:
+    return f"{claim.namespace}/{claim.name}"
+
+
+class _StateData:
+    """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
+
+    __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
+                 "slices_by_node")
+
+    def __init__(self) -> None:
+        self.claims: list[ResourceClaim] = []
+        self.available_on: dict[int, NodeSelector] = {}  # claim index -> its allocation's node selector
+        self.allocator: Allocator | None = None
+        self.node_allocations: dict[str, list[dict[str, Any]]] = {}  # node -> results of the unallocated claims
+        self.unavailable: set[int] = set()
+        self.allocated_here: dict[int, dict[str, Any]] = {}  # claim index -> allocation chosen at Reserve
+        self.slices_by_node: SlicesByNode | None = None
+
+    def clone(self) -> "_StateData":
+        return self  # upstream shares it between clones as well
+
+    def to_allocate(self) -> list[int]:
+        return [i for i, c in enumerate(self.claims) if c.allocated is None]
+
+
+class DynamicResources(FilterEachNode):
+    name = NAME
+
+    def __init__(self, handle: Handle, tracker: DeviceTracker | None = None, features: Features | None = None) -> None:
+        self._handle = handle
+        self.tracker = tracker if tracker is not None else DeviceTracker()
+        self._features = features if features is not None else Features()
+
+    @classmethod
+    def new(cls, args: dict[str, Any] | None, handle: Handle) -> "DynamicResources":
+        # One tracker per handle: every profile's plugin sees the same devices taken.
+        tracker = getattr(handle, "dra_tracker", None)
+        if tracker is None:
+            tracker = DeviceTracker()
+            try:
+                setattr(handle, "dra_tracker", tracker)
+            except AttributeError:
+                pass
+        return cls(handle, tracker)
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
+        """SignPlugin: a pod with claims is not signed (its claims are its own, made for it
+        from templates, and their allocations change from attempt to attempt)."""
+        return None if pod_claim_entries(pod) else ALL_SIGNED
+
+    # --- reading the scheduler's view -----------------------------------------------------
+
+    def _claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        claim = self._handle.get_object("ResourceClaim", namespace, name)
+        return None if claim is None else self.tracker.current(claim)
+
+    def _pod_claims(self, pod: Pod) -> list[ResourceClaim]:
+        return pod_claims(pod, self._claim)
+
+    # --- PreEnqueue -------------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod_claim_entries(pod):
+            return None
+        try:
+            self._pod_claims(pod)
+        except ClaimsNotReady as e:
+            return _unschedulable(str(e))
+        return None
+
+    # --- PreFilter --------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        s = _StateData()
+        state.write(STATE_KEY, s)
+        if not pod_claim_entries(pod):
+            return None, Status(Code.Skip)
+        try:
+            claims = self._pod_claims(pod)
+        except ClaimsNotReady as e:
+            return None, _unschedulable(str(e))
+        if not claims:
+            return None, Status(Code.Skip)
+        to_allocate = 0
+        for index, claim in enumerate(claims):
+            if claim.allocated is not None and not can_be_reserved(claim) and not is_reserved_for(pod, claim):
+                return None, _unschedulable("resourceclaim in use")
+            if claim.allocated is not None:
+                selector = (claim.status.get("allocation") or {}).get("nodeSelector")
+                if selector is not None:
+                    try:
+                        s.available_on[index] = NodeSelector.parse(selector, "nodeSelector")
+                    except ValueError as e:
+                        return None, Status.error_of(str(e), NAME)
+                continue
+            to_allocate += 1
+            if self.tracker.has_pending(claim.uid):
+                return None, _unschedulable(f"resource claim {_kobj(claim)} is in the process of being allocated")
+            status = self._check_classes(claim)
+            if status is not None:
+                return None, status
+        if to_allocate:
+            view = self._handle.list_objects("ResourceClaim")
+            classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
+            slices = tuple(sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice))
+            try:
+                s.allocator = Allocator(features=self._features, classes=classes, slices=slices,
+                                        allocated=set(self.tracker.allocated(view)))
+                s.slices_by_node = SlicesByNode(slices)
+            except ValueError as e:
+                return None, Status.error_of(str(e), NAME)
+        s.claims = claims
+        return None, None
+
+    def _check_classes(self, claim: ResourceClaim) -> Status | None:
+        devices = claim.spec.get("devices") or {}
+        for request in devices.get("requests") or []:
+            name = str(request.get("name", ""))
+            if isinstance(request.get("exactly"), Mapping):
+                pairs = [(name, request["exactly"].get("deviceClassName"))]
+            elif request.get("firstAvailable"):
+                if not self._features.prioritized_list:
+                    return _unschedulable(f"resource claim {_kobj(claim)}, request {name}: has subrequests, "
+                                          "but the DRAPrioritizedList feature is disabled")
+                pairs = [(f"{name}/{sub.get('name', '')}", sub.get("deviceClassName"))
+                         for sub in request["firstAvailable"]]
+            else:
+                return _unschedulable(f"resource claim {_kobj(claim)}, request {name}: unknown request type")
+            for request_name, class_name in pairs:
+                if not class_name:
+                    return Status.error_of(f"request {request_name}: unsupported request type", NAME)
+                if self._handle.get_object("DeviceClass", "", class_name) is None:
+                    return _unschedulable(f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # --- Filter -----------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s, err = read_state(state, STATE_KEY)
+        if err is not None:
+            return err
+        if not s.claims:
+            return None
+        node = node_info.node
+        labels = node.labels if node is not None else {}
+        node_name = node.name if node is not None else ""
+        unavailable = [i for i, sel in s.available_on.items() if not sel.matches(labels, node_name)]
+        allocations: list[dict[str, Any]] | None = None
+        if s.allocator is not None:
+            claims = [s.claims[i].raw for i in s.to_allocate()]
+            allocator = s.allocator
+            if s.slices_by_node is not None:  # the same allocator over only the slices that can reach this node
+                allocator = Allocator(features=allocator.features, classes=allocator.classes,
+                                      slices=s.slices_by_node.for_node(node_name), allocated=allocator.allocated)
+            try:
+                allocations = allocator.allocate(node.raw if node is not None else None, claims)
+            except ValueError as e:
+                return Status.error_of(str(e), NAME)
+            if len(allocations) != len(claims):
+                return _unschedulable(CANNOT_ALLOCATE)
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unschedulable(NOT_AVAILABLE)
+        if allocations is not None:
+            s.node_allocations[node_name] = allocations
+        return None
+
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
+        """For `ksched explain`: each claim of the pod that keeps it off this node, and
+        why (ksched's own words; upstream's Filter names no claim)."""
+        s = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return []
+        node = node_info.node
+        labels, name = (node.labels, node.name) if node is not None else ({}, "")
+        out: list[dict[str, str]] = []
+        for index, sel in sorted(s.available_on.items()):
+            if not sel.matches(labels, name):
+                out.append({"claim": _kobj(s.claims[index]), "why": "allocated already, for devices this node cannot use"})
+        allocator = s.allocator
+        if allocator is None:
+            return out
+        raw_node = node.raw if node is not None else None
+        failed_alone = False
+        for index in s.to_allocate():
+            claim = s.claims[index]
+            if self._allocates(allocator, raw_node, [claim.raw]):
+                continue
+            failed_alone = True
+            free = Allocator(features=allocator.features, classes=allocator.classes, slices=allocator.slices,
+                             allocated=set())
+            why = ("every device that matches is in use by other claims"
+                   if self._allocates(free, raw_node, [claim.raw]) else "no device on this node matches")
+            out.append({"claim": _kobj(claim), "why": why})
+        pending = [s.claims[i].raw for i in s.to_allocate()]
+        if not failed_alone and len(pending) > 1 and not self._allocates(allocator, raw_node, pending):
+            out.append({"claim": ", ".join(_kobj(s.claims[i]) for i in s.to_allocate()),
+                        "why": "each fits alone, but not all together"})
+        return out
+
+    @staticmethod
+    def _allocates(allocator: Allocator, node: Any, claims: list[Any]) -> bool:
+        try:
+            return len(allocator.allocate(node, claims)) == len(claims)
+        except ValueError:
+            return False
+
+    # --- PostFilter -------------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: Pod, filtered: Any) -> tuple[PostFilterResult | None, Status | None]:
+        s, err = read_state(state, STATE_KEY)
+        if err is not None:
+            return None, err
+        if not s.claims:
+            return None, Status(Code.Unschedulable, "no new claims to deallocate")
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            reserved = claim.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0][2] == pod.uid):
+                self._handle.update_object_later(with_status(claim, allocation=None, reserved_for=None, finalizer=False))
+                return None, Status(Code.Unschedulable, "deallocation of ResourceClaim completed")
+        return None, Status(Code.Unschedulable, "still not schedulable")
+
+    # --- Reserve / Unreserve ----------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s, err = read_state(state, STATE_KEY)
+        if err is not None:
+            return err
+        pending = s.to_allocate() if s.claims else []
+        if not pending:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return Status.error_of("claim allocation not found for node", NAME)
+        if len(allocations) != len(pending):
+            return Status.error_of(f"internal error, have {len(allocations)} allocations, {len(pending)} claims to "
+                                   f"allocate, want {len(pending)} claims", NAME)
+        for index, allocation in zip(pending, allocations):
+            claim = s.claims[index]
+            s.allocated_here[index] = allocation
+            self.tracker.signal_pending(ResourceClaim(with_status(
+                claim, allocation=allocation, reserved_for=reserved_for_entries(claim), finalizer=True)))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        s = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return
+        for claim in s.claims:
+            self.tracker.remove_pending(claim.uid)
+            if claim.allocated is not None and is_reserved_for(pod, claim):
+                others = [r for r in reserved_for_entries(claim) if r.get("uid") != pod.uid]
+                self._handle.update_object_later(with_status(
+                    claim, allocation=claim.status.get("allocation"), reserved_for=others, finalizer=False))
+
+    # --- PreBind ----------------------------------------------------------------------------
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s, err = read_state(state, STATE_KEY)
+        if err is not None:
+            return err
+        for index, claim in enumerate(s.claims):
+            if is_reserved_for(pod, claim):
+                continue
+            allocation = s.allocated_here.get(index, claim.status.get("allocation"))
+            if allocation is None:
+                return Status.error_of(f"claim {_kobj(claim)} has no allocation for node {node_name}", NAME)
+            entries = reserved_for_entries(claim) + [{"resource": "pods", "name": pod.name, "uid": pod.uid}]
+            try:
+                written = await self._handle.update_object(with_status(
+                    claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here))
+            except Exception as e:  # the store refused (conflict, gone): the pod retries
+                return Status.error_of(f"update ResourceClaim {_kobj(claim)}: {e}", NAME)
+            claim = ResourceClaim(written)
+            self.tracker.assume(claim)
+            s.claims[index] = claim
+        return None
+
+    # --- EnqueueExtensions ------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel
+                                              | ActionType.UpdateNodeTaint)),
+            ClusterEventWithHint(ClusterEvent("ResourceClaim", ActionType.Add | ActionType.Update),
+                                 self._after_claim_change),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodGeneratedResourceClaim),
+                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent("DeviceClass", ActionType.Add | ActionType.Update)),
+            ClusterEventWithHint(ClusterEvent("ResourceSlice", ActionType.Add | ActionType.Update),
+                                 self._after_slice_change),
+        ]
+
+    def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, ResourceClaim):
+            return QueueingHint.Queue
+        try:
+            uses = any(c.uid == new.uid for c in self._pod_claims(pod))
+        except ClaimsNotReady:
+            return QueueingHint.QueueSkip
+        if isinstance(old, ResourceClaim) and old.allocated is not None and new.allocated is None:
+            return QueueingHint.Queue  # deallocated: its devices are free for anyone
+        if not uses:
+            return QueueingHint.QueueSkip
+        if old is None:
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip if getattr(old, "status", None) == new.status else QueueingHint.Queue
+
+    def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, Pod) or new.uid != pod.uid:
+            return QueueingHint.QueueSkip
+        try:
+            pod_claims(new, self._claim)
+        except ClaimsNotReady:
+            return QueueingHint.QueueSkip
+        return QueueingHint.Queue
+
+    def _after_slice_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        # new devices may satisfy a pod whose claims exist; one still waiting for them does not care
+        try:
+            return QueueingHint.Queue if self._pod_claims(pod) else QueueingHint.QueueSkip
+        except ClaimsNotReady:
+            return QueueingHint.QueueSkip
+
+
+PLUGINS = [DynamicResources]

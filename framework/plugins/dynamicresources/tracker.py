@@ -1,0 +1,63 @@
+"""The scheduler's device tracking (upstream's DRA manager over the claim assume
+cache): which devices are taken. The claims in the scheduler's view of the store
+(allocations written in status, so they survive kill -9 and a restart) plus, in memory,
+allocations in flight (Reserve until PreBind wrote them) and allocations written by
+PreBind that the store's watch has not delivered back yet. Two pods in flight never get
+the same device: the second one's allocator sees the first one's pending allocation."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from framework.api.dra_kinds import ResourceClaim
+from framework.dra.from_objects import allocated_devices
+
+
+def _rv(raw: Mapping[str, Any]) -> int:
+    rv = (raw.get("metadata") or {}).get("resourceVersion") or "0"
+    try:
+        return int(rv)
+    except ValueError:
+        return 0
+
+
+class DeviceTracker:
+    def __init__(self) -> None:
+        self._pending: dict[str, ResourceClaim] = {}  # claim uid -> the claim with its in-flight allocation
+        self._assumed: dict[str, ResourceClaim] = {}  # claim uid -> the claim PreBind wrote, until seen back
+
+    def has_pending(self, uid: str) -> bool:
+        return uid in self._pending
+
+    def signal_pending(self, claim: ResourceClaim) -> None:
+        self._pending[claim.uid] = claim
+
+    def remove_pending(self, uid: str) -> bool:
+        return self._pending.pop(uid, None) is not None
+
+    def assume(self, written: ResourceClaim) -> None:
+        """PreBind wrote `written`: it stands for the claim until the view holds that version."""
+        self._assumed[written.uid] = written
+        self._pending.pop(written.uid, None)
+
+    def current(self, claim: ResourceClaim) -> ResourceClaim:
+        """The newest the scheduler knows of `claim`: the view's, or a newer one it wrote."""
+        mine = self._assumed.get(claim.uid)
+        if mine is None:
+            return claim
+        if _rv(claim.raw) >= _rv(mine.raw):
+            del self._assumed[claim.uid]  # the watch caught up
+            return claim
+        return mine
+
+    def allocated(self, view: Iterable[ResourceClaim]) -> frozenset[str]:
+        """"<driver>/<pool>/<device>" of every device held: the view's claims (as the
+        scheduler last wrote them) and the allocations in flight."""
+        claims: list[ResourceClaim] = []
+        seen: set[str] = set()
+        for claim in view:
+            seen.add(claim.uid)
+            claims.append(self._pending.get(claim.uid) or self.current(claim))
+        claims += [c for uid, c in self._pending.items() if uid not in seen]
+        for uid in [u for u in self._assumed if u not in seen]:
+            del self._assumed[uid]  # the claim was in the view before PreBind wrote it: now deleted
+        return allocated_devices(claims)
