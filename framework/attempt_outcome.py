@@ -54,11 +54,15 @@ class KeptNodeToStatus(NodeToStatus):
     __slots__ = ("groups", "count")
 
     def __init__(self, m: NodeToStatus) -> None:
-        by_status: dict[int, tuple[Status, list[str]]] = {}
-        for name, st in m.items():
-            by_status.setdefault(id(st), (st, []))[1].append(name)
-        self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = tuple(
-            (st, tuple(names)) for st, names in by_status.values())
+        if isinstance(m, KeptNodeToStatus):
+            self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = m.groups
+        elif len(distinct := m.counts()) == 1:  # one Status for every node (a steady-state failure)
+            self.groups = ((distinct[0][0], tuple(m.statuses)),)
+        else:
+            by_status: dict[int, tuple[Status, list[str]]] = {}
+            for name, st in m.items():
+                by_status.setdefault(id(st), (st, []))[1].append(name)
+            self.groups = tuple((st, tuple(names)) for st, names in by_status.values())
         self.count = len(m)
         self.absent = m.absent
         self.statuses = None  # type: ignore[assignment]
@@ -77,6 +81,9 @@ class KeptNodeToStatus(NodeToStatus):
 
     def items(self) -> Iterable[tuple[str, Status]]:
         return [(name, st) for st, names in self.groups for name in names]
+
+    def counts(self) -> list[tuple[Status, int]]:
+        return [(st, len(names)) for st, names in self.groups]
 
     def nodes_for_code(self, all_nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
         named = {name for st, names in self.groups if st.code == code for name in names}
@@ -102,9 +109,9 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             counts: dict[str, int] = {}
-            for _, st in d.node_to_status.items():
+            for st, n in d.node_to_status.counts():
                 for r in st.reasons:
-                    counts[r] = counts.get(r, 0) + 1
+                    counts[r] = counts.get(r, 0) + n
             explicit = len(d.node_to_status)
             if explicit < self.num_all_nodes:
                 for r in d.node_to_status.absent.reasons:
