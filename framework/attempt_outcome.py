@@ -5,6 +5,8 @@ framework/types.go)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq
 from typing import Iterable, Sequence
 
 from framework.api.objects import Pod
@@ -44,6 +46,11 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
 
+# Up to this many distinct Statuses, a kept map picks each one's names in a C-level
+# pass over the nodes (the steady state: a few shared verdicts); beyond, one Python pass.
+_FEW_STATUSES = 16
+
+
 class KeptNodeToStatus(NodeToStatus):
     """A finished attempt's NodeToStatus, kept small: the node names of each
     distinct Status in one tuple (a 5,000-entry dict is ~150 KB; filter statuses
@@ -56,13 +63,17 @@ class KeptNodeToStatus(NodeToStatus):
     def __init__(self, m: NodeToStatus) -> None:
         if isinstance(m, KeptNodeToStatus):
             self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = m.groups
-        elif len(distinct := m.counts()) == 1:  # one Status for every node (a steady-state failure)
-            self.groups = ((distinct[0][0], tuple(m.statuses)),)
-        else:
-            by_status: dict[int, tuple[Status, list[str]]] = {}
-            for name, st in m.items():
-                by_status.setdefault(id(st), (st, []))[1].append(name)
-            self.groups = tuple((st, tuple(names)) for st, names in by_status.values())
+        else:  # a few distinct Statuses (one per plugin verdict and filtered chunk): each picks its names
+            names, values = list(m.statuses), list(m.statuses.values())
+            ids = list(map(id, values))
+            distinct = dict(zip(ids, values))
+            if len(distinct) <= _FEW_STATUSES:
+                self.groups = tuple((st, tuple(compress(names, map(eq, ids, repeat(i))))) for i, st in distinct.items())
+            else:  # one pass over the nodes
+                by_status: dict[int, tuple[Status, list[str]]] = {}
+                for name, st in m.items():
+                    by_status.setdefault(id(st), (st, []))[1].append(name)
+                self.groups = tuple((st, tuple(names)) for st, names in by_status.values())
         self.count = len(m)
         self.absent = m.absent
         self.statuses = None  # type: ignore[assignment]
