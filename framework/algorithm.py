@@ -4,6 +4,8 @@ Explain's dry run (framework/explain.py) runs its PreFilter and the same runtime
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -190,7 +192,6 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     chunks, so columnar forms see the rows of their nodes."""
     n = len(nodes)
     feasible: list[NodeInfo] = []
-    set_status = diagnosis.node_to_status.set
     rows = nodes.rows if isinstance(nodes, ColumnarNodes) else None
     feasible_rows: list[np.ndarray] = []
     done = 0
@@ -218,17 +219,7 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
             end = size
             if reached[-1] >= to_find - len(feasible):
                 end = int(np.searchsorted(reached, to_find - len(feasible))) + 1
-            last: Status | None = None
-            for i in failed_at:
-                if i >= end:
-                    break
-                st = failed[i]
-                if st.code == Code.Error:
-                    raise SchedulingError(st)
-                set_status(chunk[i].name, st)
-                if st is not last:  # nodes may share one Status; adding it again changes nothing
-                    diagnosis.add_plugin_status(st)
-                    last = st
+            _record_failed(diagnosis, chunk, failed, failed_at[:bisect_left(failed_at, end)])
             keep = np.flatnonzero(passing[:end])
             feasible.extend([chunk[i] for i in keep.tolist()])
         if rows is not None:
@@ -282,6 +273,25 @@ def pre_filter(fwk: Framework, state: CycleState, pod: Pod,
         )
     return diagnosis, nodes
 
+
+def _record_failed(diagnosis: Diagnosis, chunk: list[NodeInfo], failed: dict[int, Status], taken: list[int]) -> None:
+    """The statuses of the chunk's failed nodes at positions `taken` (ascending) into
+    the diagnosis, as the per-node loop records them; the first Error raises. Nodes
+    share Status objects, so each distinct one is looked at once."""
+    if not taken:
+        return
+    statuses = [failed[i] for i in taken]
+    distinct = {id(st): st for st in statuses}
+    if any(st.code == Code.Error for st in distinct.values()):
+        for i, st in zip(taken, statuses):  # the statuses before the first Error, then it
+            if st.code == Code.Error:
+                raise SchedulingError(st)
+            diagnosis.node_to_status.set(chunk[i].name, st)
+    picked = itemgetter(*taken)(chunk)
+    nodes = picked if len(taken) > 1 else (picked,)
+    diagnosis.node_to_status.statuses.update(zip(map(attrgetter("name"), nodes), statuses))
+    for st in distinct.values():
+        diagnosis.add_plugin_status(st)
 
 
 def _go_list(items: list[str]) -> str:

@@ -5,6 +5,8 @@ framework/types.go)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import eq
 from typing import Iterable, Sequence
 
 from framework.api.objects import Pod
@@ -44,6 +46,11 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
 
+# Up to this many distinct Statuses, a kept map picks each one's names in a C-level
+# pass over the nodes (the steady state: a few shared verdicts); beyond, one Python pass.
+_FEW_STATUSES = 16
+
+
 class KeptNodeToStatus(NodeToStatus):
     """A finished attempt's NodeToStatus, kept small: the node names of each
     distinct Status in one tuple (a 5,000-entry dict is ~150 KB; filter statuses
@@ -54,11 +61,19 @@ class KeptNodeToStatus(NodeToStatus):
     __slots__ = ("groups", "count")
 
     def __init__(self, m: NodeToStatus) -> None:
-        by_status: dict[int, tuple[Status, list[str]]] = {}
-        for name, st in m.items():
-            by_status.setdefault(id(st), (st, []))[1].append(name)
-        self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = tuple(
-            (st, tuple(names)) for st, names in by_status.values())
+        if isinstance(m, KeptNodeToStatus):
+            self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = m.groups
+        else:  # a few distinct Statuses (one per plugin verdict and filtered chunk): each picks its names
+            names, values = list(m.statuses), list(m.statuses.values())
+            ids = list(map(id, values))
+            distinct = dict(zip(ids, values))
+            if len(distinct) <= _FEW_STATUSES:
+                self.groups = tuple((st, tuple(compress(names, map(eq, ids, repeat(i))))) for i, st in distinct.items())
+            else:  # one pass over the nodes
+                by_status: dict[int, tuple[Status, list[str]]] = {}
+                for name, st in m.items():
+                    by_status.setdefault(id(st), (st, []))[1].append(name)
+                self.groups = tuple((st, tuple(names)) for st, names in by_status.values())
         self.count = len(m)
         self.absent = m.absent
         self.statuses = None  # type: ignore[assignment]
@@ -77,6 +92,9 @@ class KeptNodeToStatus(NodeToStatus):
 
     def items(self) -> Iterable[tuple[str, Status]]:
         return [(name, st) for st, names in self.groups for name in names]
+
+    def counts(self) -> list[tuple[Status, int]]:
+        return [(st, len(names)) for st, names in self.groups]
 
     def nodes_for_code(self, all_nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
         named = {name for st, names in self.groups if st.code == code for name in names}
@@ -102,9 +120,9 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             counts: dict[str, int] = {}
-            for _, st in d.node_to_status.items():
+            for st, n in d.node_to_status.counts():
                 for r in st.reasons:
-                    counts[r] = counts.get(r, 0) + 1
+                    counts[r] = counts.get(r, 0) + n
             explicit = len(d.node_to_status)
             if explicit < self.num_all_nodes:
                 for r in d.node_to_status.absent.reasons:

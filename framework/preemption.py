@@ -355,6 +355,11 @@ class Evaluator:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
         offset, num = self.policy.get_offset_and_num_candidates(len(potential))
+        victimless = getattr(self.policy, "victimless", None)
+        nowhere = victimless(pod, potential) if victimless is not None else None
+        if nowhere is not None:  # every node answers the same: no simulation, no per-node loop
+            rotated = [*potential[offset:], *potential[:offset]]
+            return DryRunResult([], NodeToStatus(dict.fromkeys((ni.name for ni in rotated), nowhere)))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
         return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)

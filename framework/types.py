@@ -4,6 +4,7 @@ Plugin authors import them from framework.interface, the plugin contract."""
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -185,7 +186,17 @@ class NodeToStatus:
         return self.statuses.items()
 
     def nodes_for_code(self, all_nodes: Sequence["NodeInfo"], code: Code) -> list["NodeInfo"]:
-        return [n for n in all_nodes if self.get(n.name).code == code]
+        statuses = self.statuses
+        if self.absent.code == code:
+            return [n for n in all_nodes if (st := statuses.get(n.name)) is None or st.code == code]
+        named = {name for name, st in statuses.items() if st.code == code}
+        return [n for n in all_nodes if n.name in named]
+
+    def counts(self) -> list[tuple[Status, int]]:
+        """Each distinct Status (by identity: nodes share them) with its number of nodes."""
+        values = self.statuses.values()
+        by_id = dict(zip(map(id, values), values))
+        return [(by_id[i], n) for i, n in Counter(map(id, values)).items()]
 
 
 @dataclass(slots=True, eq=False)

@@ -109,6 +109,18 @@ class VictimColumns:
         self.generation[r] = ni.generation
 
 
+def lowest_priority(columns: VictimColumns, snapshot: Snapshot, potential: Sequence[NodeInfo]) -> int:
+    """The lowest priority of a pod on the `potential` nodes (columns refreshed to
+    `snapshot`); the padding's (never lower than a preemptor's) when they hold none."""
+    if not columns.width:
+        return int(_PAD_PRIORITY)
+    if len(potential) == len(columns.generation):  # every node: no row gather
+        return int(columns.priority.min())
+    index = snapshot.index
+    rows = np.fromiter((index[ni.name] for ni in potential), dtype=np.intp, count=len(potential))
+    return int(columns.priority[rows].min())
+
+
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
                      potential: Sequence[NodeInfo], pdbs_exist: bool, no_victims: Status) -> FastVictims | None:
     """The Evaluator's per-node answers for this preemptor, computed for all

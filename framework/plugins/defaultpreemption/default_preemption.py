@@ -22,7 +22,7 @@ from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
-from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims
+from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims, lowest_priority
 from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
     ASYNC_PREEMPTION,
@@ -186,6 +186,23 @@ class DefaultPreemption:
             return None
         return columnar_victims(self.columns, self.framework, state, pod, filtered, potential, bool(pdbs),
                                 Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS))
+
+    def victimless(self, pod: Pod, potential: Sequence[NodeInfo]) -> Status | None:
+        """NO_VICTIMS, the verdict of every `potential` node, when none of them holds
+        a pod of lower priority than `pod` (select_victims_on_node's first check, as
+        upstream's SelectVictimsOnNode: nothing else of the node matters then); None
+        when some node does or the columns cannot tell. The steady state of a batch
+        cluster (one priority everywhere) then costs no per-node dry run."""
+        cls = type(self)
+        if (cls.is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+                or cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node):
+            return None
+        snapshot = self.handle.snapshot()
+        if not potential or not self.columns.refresh(snapshot):
+            return None
+        if lowest_priority(self.columns, snapshot, potential) < pod.priority:
+            return None
+        return Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
