@@ -12,6 +12,8 @@ from framework.interface import NodePluginScores
 from framework.runtime import NodeScoreList
 
 EMPTY_PRIORITY_LIST = "empty priorityList"
+
+
 def select_host(scores: Sequence[NodePluginScores], rand: random.Random) -> str:
     """The highest total wins; a tie is broken uniformly at random with one draw
     from `rand` (upstream samples the tied nodes one by one, with the same

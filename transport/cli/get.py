@@ -13,9 +13,10 @@ from typing import Any
 
 import yaml
 
-from transport.cli.dra_tables import KINDS as DRA_KINDS, dra_table
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
-from transport.cli.kueue_tables import KINDS as KUEUE_KINDS, kueue_table
+from framework.api.schema.kueue import KUEUE_KINDS
+from transport.cli.dra_tables import KINDS as DRA_KINDS, dra_table
+from transport.cli.kueue_tables import kueue_table
 from transport.cli.workload_tables import pod_groups_table, workloads_table
 from transport.cli.resources import Target, kinds_in_order
 from transport.cli.tables import (

@@ -7,12 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from framework.api.quantity import parse_quantity_text
-from framework.api.schema.kueue import KUEUE_KINDS
 from framework.kueue.amount import amount_of, format_amount
 from transport.cli.tables import age, table
-
-KINDS = KUEUE_KINDS  # the kinds whose tables are Kueue's printer columns
-
 
 def _meta(o: Mapping[str, Any]) -> Mapping[str, Any]:
     return o.get("metadata") or {}
