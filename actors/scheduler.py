@@ -257,7 +257,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         key = self.reuse.key(qpi.pod, nominated, world) if self.reuse.may_know() else None
         known = self.reuse.lookup(key) if key is not None else None
         if known is not None:
-            self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
+            self._finish_cycle(qpi, None, *self.reuse.reuse_known(qpi, known, self.attempts[qpi.pod.key]))
             return
         evicted_before = self.preemption.victims
         try:

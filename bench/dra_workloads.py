@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.workloads import Workload, node
+from bench.workloads import BenchWorkload, node
 
 DRIVER = "test-driver.cdi.k8s.io"
 V1 = "resource.k8s.io/v1"
@@ -42,7 +42,7 @@ def _claim_pod(name: str) -> dict[str, Any]:
                      "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
 
 
-def scheduling_with_resource_claim_template(nodes: int, pods: int) -> Workload:
+def scheduling_with_resource_claim_template(nodes: int, pods: int) -> BenchWorkload:
     """SchedulingWithResourceClaimTemplate: as many init pods as measured ones, at most
     half the devices taken before measuring."""
     init = min(pods, nodes * DEVICES_PER_NODE // 2)
@@ -50,7 +50,7 @@ def scheduling_with_resource_claim_template(nodes: int, pods: int) -> Workload:
              + [_slice(i, DEVICES_PER_NODE) for i in range(nodes)] + [_claim_pod(f"init-{i}") for i in range(init)])
     measured = [_claim_pod(f"pod-{i}") for i in range(pods)]
     expected = min(pods, nodes * DEVICES_PER_NODE - init)
-    return Workload("SchedulingWithResourceClaimTemplate", None, setup, measured, expected=expected,
+    return BenchWorkload("SchedulingWithResourceClaimTemplate", None, setup, measured, expected=expected,
                     notes=f"{DEVICES_PER_NODE} devices per node, {init} init pods holding devices")
 
 
