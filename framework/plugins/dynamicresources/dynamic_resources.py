@@ -25,6 +25,7 @@ from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_re
                                                        pod_claims, reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
+from framework.plugins.dynamicresources.victims import DeviceRelease
 from framework.plugins.helper import FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 
@@ -175,8 +176,15 @@ class DynamicResources(FilterEachNode):
                     return _unschedulable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
-    def pre_filter_extensions(self) -> None:
-        return None
+    def pre_filter_extensions(self) -> DeviceRelease:
+        """AddPod/RemovePod for preemption's dry run: a victim's devices count as free
+        (ksched's addition; upstream 1.35 has none, docs/decisions.md)."""
+        return DeviceRelease(STATE_KEY, self._claim)
+
+    def preemption_may_resolve(self, status: Status) -> bool:
+        """Whether removing pods may turn this plugin's Filter rejection around: devices
+        that other claims hold are freed when their consumers are preempted."""
+        return status.message() == CANNOT_ALLOCATE
 
     # --- Filter -----------------------------------------------------------------------------
 
