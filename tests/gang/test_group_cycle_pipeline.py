@@ -87,3 +87,20 @@ async def test_a_rejected_gang_binds_whole_once_a_node_makes_room() -> None:
         assert all((await placed(p)).values())
         pg = await p.client.get("PodGroup.scheduling.k8s.io", NS, "big")
         assert condition(pg, "PodGroupScheduled")["status"] == "True"
+
+
+async def test_members_already_bound_count_toward_min_count_as_after_a_restart_mid_binding() -> None:
+    # The store as a daemon killed between two members' bindings leaves it: two of the
+    # four members bound, two pending. The group cycle places the two with the quorum
+    # made up by the bound ones.
+    async with Pipeline(clock=FakeClock(START)) as p:
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("half", 4)])
+        bound = [member(f"h{i}", 2, "half") for i in range(2)]
+        for raw in bound:
+            raw["spec"]["nodeName"] = "n0"
+        await p.client.apply([*bound, *(member(f"h{i}", 2, "half") for i in range(2, 4))])
+        await p.run_until_quiescent(max_seconds=5)
+        assert await placed(p) == {"h0": "n0", "h1": "n0", "h2": "n1", "h3": "n1"}
+        pg = await p.client.get("PodGroup.scheduling.k8s.io", NS, "half")
+        assert condition(pg, "PodGroupScheduled")["status"] == "True"
