@@ -2,8 +2,10 @@
 cycle, upstream's podGroupSchedulingDefaultAlgorithm): the group's queued members
 tried one after another in ONE view of the cluster, each placement assumed into that
 view so the next member sees it, with PlacementFeasible checked before the first
-member and after each one (the early stop), and every placement undone when the
-quorum is not reached.
+member and after each one (the early stop; an Error verdict ends the cycle as an
+error), and every placement undone when the quorum is not reached. A feasible
+verdict with no member placed in the cycle is Unschedulable ("no pods were
+schedulable"), as upstream's RunRootSchedulingAlgorithm has it.
 
 Pure: what trying one member means (Filter, Score, assume, Reserve) is the owner's
 MemberPlacer (the scheduler actor's, actors/group_cycle.py; a test's). The topology
@@ -27,6 +29,8 @@ from framework.workload.policy import GroupPolicy, placement_feasible
 GROUP_CYCLE_KEY = "ksched/PodGroupCycle"
 # upstream's errPodGroupUnschedulable and its error wrapping
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+# upstream's RunRootSchedulingAlgorithm: a feasible verdict with no member placed this cycle
+NO_POD_SCHEDULABLE = "no pods were schedulable"
 
 
 def member_failed_message(message: str) -> str:
@@ -78,6 +82,7 @@ class GroupPlacement:
     unplaced: dict[str, Status] = field(default_factory=dict)
     status: Status = field(default_factory=Status)
     tried: int = 0
+    order: list[str] = field(default_factory=list)  # uids tried, in order
     kept: bool = False
 
     @property
@@ -91,20 +96,27 @@ def member_order(pods: Sequence[Pod], initial_attempts: Sequence[int | None]) ->
     return sorted(range(len(pods)), key=lambda i: (-pods[i].priority, initial_attempts[i] or 0, i))
 
 
+class Feasibility(Protocol):
+    """PlacementFeasible's signature (policy.placement_feasible; a case's scripted one)."""
+
+    def __call__(self, policy: GroupPolicy, *, scheduled: int, remaining: int) -> Status | None: ...
+
+
 def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, *, scheduled: int = 0,
-                node_names: Collection[str] | None = None, keep: bool = True) -> GroupPlacement:
+                node_names: Collection[str] | None = None, keep: bool = True,
+                feasible: Feasibility = placement_feasible) -> GroupPlacement:
     """Try `pods` (in the order given) as one group. `scheduled`: members already
     bound or assumed outside this cycle (they count toward the quorum). With
     `keep` and a feasible group the placements stay assumed for the caller to bind;
     otherwise every placement is undone (newest first) before returning."""
     result = GroupPlacement()
     remaining = len(pods)
-    verdict = placement_feasible(policy, scheduled=scheduled, remaining=remaining)
+    verdict = feasible(policy, scheduled=scheduled, remaining=remaining)
     failed: dict[Hashable, tuple[Status, int]] = {}  # signature -> (its verdict, placements then)
     placed_pods: list[tuple[Pod, str]] = []
     error: Status | None = None
     for pod in pods:
-        if verdict is not None and verdict.code == Code.Unschedulable:
+        if verdict is not None and verdict.code in (Code.Unschedulable, Code.Error):
             break
         sig = placer.signature(pod)
         known = failed.get(sig) if sig is not None else None
@@ -113,6 +125,7 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
         else:
             outcome = placer.try_member(pod, node_names)
         result.tried += 1
+        result.order.append(pod.uid)
         if outcome.placed:
             result.placed[pod.uid] = outcome.node
             placed_pods.append((pod, outcome.node))
@@ -126,9 +139,13 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
             if sig is not None:
                 failed[sig] = (status, len(placed_pods))
         remaining -= 1
-        verdict = placement_feasible(policy, scheduled=scheduled, remaining=remaining)
+        verdict = feasible(policy, scheduled=scheduled, remaining=remaining)
     if error is not None:
         result.status = error
+    elif verdict is not None and verdict.code == Code.Error:
+        result.status = Status(Code.Error, f"failed to evaluate placement feasibility: {verdict.message()}")
+    elif verdict is None and not placed_pods and pods:
+        result.status = Status(Code.Unschedulable, NO_POD_SCHEDULABLE)  # the quorum alone is no success
     elif verdict is None:
         result.status = Status()
     else:  # Wait at the end, or the early stop: the group's reason is the verdict's
@@ -143,5 +160,5 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
     return result
 
 
-__all__ = ["GROUP_CYCLE_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
-           "POD_GROUP_UNSCHEDULABLE", "member_failed_message", "member_order", "place_group"]
+__all__ = ["Feasibility", "GROUP_CYCLE_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
+           "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "member_failed_message", "member_order", "place_group"]

@@ -136,3 +136,10 @@ def test_node_names_confine_the_group_and_keep_false_undoes_a_feasible_placement
 def test_members_are_ordered_by_priority_then_first_attempt() -> None:
     pods = [member("low", 1, priority=1), member("high-late", 1, priority=5), member("high-early", 1, priority=5)]
     assert [pods[i].name for i in member_order(pods, [10, 30, 20])] == ["high-early", "high-late", "low"]
+
+
+def test_a_quorum_already_bound_with_no_member_placed_is_not_a_success() -> None:
+    pods = [member("late", 9)]
+    placer = cluster([node("n0", 4)], pods, gang(2))
+    result = place_group(group_policy_of(gang(2)), pods, placer, scheduled=2)
+    assert not result.feasible and result.status.message() == "no pods were schedulable"
