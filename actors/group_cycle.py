@@ -16,7 +16,7 @@ PodGroup's PodGroupScheduled condition is written (framework/workload/group_stat
 A gang whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
@@ -24,13 +24,14 @@ from actors.queue.actor import Done, TakeMembers
 from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
 from framework.api.groups import POD_GROUP_KEY
+from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.attempt_outcome import KeptNodeToStatus
 from framework.interface import Code, QueuedPodInfo, Status
 from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, place_group
 from framework.workload.group_status import scheduled_condition, with_condition
 from framework.workload.member_placer import CachePlacer
-from framework.workload.policy import group_policy_of
+from framework.workload.policy import GroupPolicy, group_policy_of
 
 if TYPE_CHECKING:
     from actors.scheduler import Scheduler
@@ -41,9 +42,25 @@ def mixed_profiles_message(a: str, b: str) -> str:
     return f"all pods in a single pod group should have the same .spec.schedulerName set, got: {a!r} and {b!r}"
 
 
+class Placement(Protocol):
+    """How the cycle places a group: `place_group` over the whole cluster by default;
+    the topology layer (framework/workload/topology.py) plugs in its own, which calls
+    `place_group` per domain with the same placer (keep=False) and returns the result
+    of its last call (keep=True in the domain it picks): the placer's `tries` are
+    that call's, and the binding and failure paths read them."""
+
+    def __call__(self, policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *,
+                 scheduled: int) -> GroupPlacement: ...
+
+
+def whole_cluster(policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *, scheduled: int) -> GroupPlacement:
+    return place_group(policy, pods, placer, scheduled=scheduled)
+
+
 class GroupCycle:
-    def __init__(self, sched: "Scheduler") -> None:
+    def __init__(self, sched: "Scheduler", placement: Placement = whole_cluster) -> None:
         self.sched = sched
+        self.placement = placement
         self._placers: dict[str, CachePlacer] = {}  # per profile
         self.cycles = 0  # whole-group cycles run (tests and stats)
 
@@ -119,7 +136,7 @@ class GroupCycle:
         outside = [p for p in s.objects.scheduling_group_pods(pg.namespace, pg.name)
                    if p.node_name or s.cache.get_pod(p.key) is not None]
         placer = self._placer(fwk)
-        result = place_group(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
+        result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
@@ -188,4 +205,4 @@ class GroupCycle:
         s.handle_failure(qpi, status, nominated, started)
 
 
-__all__ = ["GroupCycle", "mixed_profiles_message"]
+__all__ = ["GroupCycle", "Placement", "mixed_profiles_message", "whole_cluster"]
