@@ -149,6 +149,10 @@ class PostFilterResult:
     nominated_node_name: str = ""
 
 
+# What a PostFilter plugin answers: a nomination (or None) and a status.
+PostFilterAnswer = tuple[PostFilterResult | None, Status | None]
+
+
 @dataclass(slots=True)
 class NodeScore:
     name: str
