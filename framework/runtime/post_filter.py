@@ -79,8 +79,7 @@ class _PostFilterOutcome:
         if st.is_success():
             return PostFilterRun(r, st, tuple(self.ran))
         if st.code == Code.UnschedulableAndUnresolvable:
-            st.plugin = plugin
-            return PostFilterRun(r, st, tuple(self.ran))
+            return PostFilterRun(r, st.with_plugin(plugin), tuple(self.ran))
         if not st.is_rejected():
             return PostFilterRun(None, Status(Code.Error, *st.reasons, plugin=plugin), tuple(self.ran))
         if r is not None:
