@@ -15,7 +15,7 @@ from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from framework.plugins.dynamicresources.dynamic_resources import CANNOT_ALLOCATE, DynamicResources
 from framework.plugins.noderesources.fit import NodeResourcesFit
-from framework.runtime import Framework
+from framework.runtime import Framework, run_unsuspended
 from framework.waiting import WaitingPodsMap
 from tests import dra_manifests as m
 from tests.framework.preemption_builders import node
@@ -68,7 +68,7 @@ class _World:
         filtered = NodeToStatus({})
         for ni in self.snapshot.list():
             filtered.set(ni.name, self.fwk.run_filter(state, pod, ni))
-        result, _ = self.preemption.post_filter(state, pod, filtered)
+        result, _ = run_unsuspended(self.preemption.post_filter(state, pod, filtered))
         return filtered.get("node-1"), result, [v.name for v, _, _ in self.handle.evicted]
 
 
