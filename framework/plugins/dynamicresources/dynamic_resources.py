@@ -23,6 +23,7 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.helper import FilterEachNode, read_state
@@ -47,7 +48,7 @@ class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
-                 "slices_by_node")
+                 "slices_by_node", "index", "single", "deferred")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -57,6 +58,9 @@ class _StateData:
         self.unavailable: set[int] = set()
         self.allocated_here: dict[int, dict[str, Any]] = {}  # claim index -> allocation chosen at Reserve
         self.slices_by_node: SlicesByNode | None = None
+        self.index: DeviceIndex | None = None
+        self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
+        self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
@@ -72,6 +76,10 @@ class DynamicResources(FilterEachNode):
         self._handle = handle
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
+        self._index: DeviceIndex | None = None
+        # Filter counts free selected devices for a pod with one plain request (device_index.py);
+        # False: the structured allocator on every node (the reference the tests compare with).
+        self.fast_filter = features is None or features == Features()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "DynamicResources":
@@ -142,17 +150,27 @@ class DynamicResources(FilterEachNode):
             if status is not None:
                 return None, status
         if to_allocate:
-            view = self._handle.list_objects("ResourceClaim")
+            held = frozenset(self.tracker.held(self._handle.list_objects("ResourceClaim")))
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
-            slices = tuple(sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice))
+            index = self._device_index()
             try:
-                s.allocator = Allocator(features=self._features, classes=classes, slices=slices,
-                                        allocated=set(self.tracker.allocated(view)))
-                s.slices_by_node = SlicesByNode(slices)
+                s.allocator = Allocator(features=self._features, classes=classes, slices=index.slices, allocated=held)
             except ValueError as e:
                 return None, Status.error_of(str(e), NAME)
+            s.slices_by_node, s.index = index.by_node, index
+            if to_allocate == 1 and self.fast_filter:
+                (pending,) = [i for i, c in enumerate(claims) if c.allocated is None]
+                s.single = single_request(pending, claims[pending].raw, classes)
         s.claims = claims
         return None, None
+
+    def _device_index(self) -> DeviceIndex:
+        """The index of the slices in the view, built again only when one of them changed."""
+        slices = [sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice)]
+        known = self._index
+        if known is None or len(known.slices) != len(slices) or any(a is not b for a, b in zip(known.slices, slices)):
+            self._index = known = DeviceIndex(slices)
+        return known
 
     def _check_classes(self, claim: ResourceClaim) -> Status | None:
         devices = claim.spec.get("devices") or {}
@@ -191,7 +209,10 @@ class DynamicResources(FilterEachNode):
         node_name = node.name if node is not None else ""
         unavailable = [i for i, sel in s.available_on.items() if not sel.matches(labels, node_name)]
         allocations: list[dict[str, Any]] | None = None
-        if s.allocator is not None:
+        feasible = self._feasible_by_count(s, node_name)
+        if feasible is False:
+            return _unschedulable(CANNOT_ALLOCATE)
+        if s.allocator is not None and feasible is None:
             claims = [s.claims[i].raw for i in s.to_allocate()]
             allocator = s.allocator
             if s.slices_by_node is not None:  # the same allocator over only the slices that can reach this node
@@ -208,7 +229,38 @@ class DynamicResources(FilterEachNode):
             return _unschedulable(NOT_AVAILABLE)
         if allocations is not None:
             s.node_allocations[node_name] = allocations
+        elif feasible:
+            s.deferred[node_name] = node.raw if node is not None else None
         return None
+
+    @staticmethod
+    def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:
+        """The fast path: whether enough selected devices of the node are free for the
+        pod's one request; None when it does not apply (the allocator decides)."""
+        if s.single is None or s.index is None or s.allocator is None:
+            return None
+        selected = s.index.selected(node_name, s.single.selectors)
+        if selected is None:
+            return None
+        held = s.allocator.allocated
+        free = 0
+        for device in selected:
+            if device not in held:
+                free += 1
+                if free == s.single.count:
+                    return True
+        return False
+
+    def _allocate_deferred(self, s: _StateData, node_name: str) -> list[dict[str, Any]] | Status:
+        """Reserve on a node the fast path passed: the allocator's allocation there."""
+        assert s.allocator is not None and s.slices_by_node is not None
+        a = s.allocator
+        allocator = Allocator(features=a.features, classes=a.classes, slices=s.slices_by_node.for_node(node_name),
+                              allocated=a.allocated)
+        try:
+            return allocator.allocate(s.deferred[node_name], [s.claims[i].raw for i in s.to_allocate()])
+        except ValueError as e:
+            return Status.error_of(str(e), NAME)
 
     def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
         """For `ksched explain`: each claim of the pod that keeps it off this node, and
@@ -276,6 +328,11 @@ class DynamicResources(FilterEachNode):
         if not pending:
             return None
         allocations = s.node_allocations.get(node_name)
+        if not allocations and node_name in s.deferred:
+            found = self._allocate_deferred(s, node_name)
+            if isinstance(found, Status):
+                return found
+            allocations = s.node_allocations[node_name] = found
         if not allocations:
             return Status.error_of("claim allocation not found for node", NAME)
         if len(allocations) != len(pending):
