@@ -71,17 +71,23 @@ class DeviceTracker:
         changed since the last call (a new version in the view, an allocation in flight
         or written) is read again. The answer is a live view: read it before the next call."""
         seen: set[str] = set()
-        for claim in view:
-            seen.add(claim.uid)
-            self._count(claim.uid, self._pending.get(claim.uid) or self.current(claim))
-        for uid in [u for u in self._assumed if u not in seen]:
-            del self._assumed[uid]
-        for uid, claim in self._pending.items():
+        pending, assumed, counted = self._pending, self._assumed, self._counted
+        for claim in view:  # the common case inline: a claim neither in flight nor written, unchanged
+            uid = claim.uid
+            seen.add(uid)
+            effective = pending.get(uid) or (self.current(claim) if uid in assumed else claim)
+            known = counted.get(uid)
+            if known is None or known[0] is not effective:
+                self._count(uid, effective)
+        for uid in [u for u in assumed if u not in seen]:  # written, then deleted before the view had it
+            del assumed[uid]
+        for uid, claim in pending.items():
             if uid not in seen:
                 seen.add(uid)
                 self._count(uid, claim)
-        for uid in [u for u in self._counted if u not in seen]:
-            self._uncount(uid)
+        if len(counted) != len(seen):  # every uid seen is counted now: the others are gone
+            for uid in [u for u in counted if u not in seen]:
+                self._uncount(uid)
         return self._holders.keys()
 
     def _count(self, uid: str, claim: ResourceClaim) -> None:
