@@ -244,6 +244,28 @@ class DynamicResources(FilterEachNode):
             s.deferred[node_name] = node.raw if node is not None else None
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """The columnar form: on the fast path one loop over the nodes (one shared
+        rejection), each node the fast path does not cover asked through `filter`."""
+        s = state.get(STATE_KEY)
+        if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
+            return FilterEachNode.filter_nodes(self, state, pod, nodes)
+        selected, key, need, held = s.index.selected, s.single.selectors, s.single.count, s.allocator.allocated
+        rejected = _unschedulable(CANNOT_ALLOCATE)
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            name = node.name if node is not None else ""
+            devices = selected(name, key)
+            if devices is None:
+                out.append(self.filter(state, pod, ni))
+            elif sum(1 for d in devices if d not in held) >= need:
+                s.deferred[name] = node.raw if node is not None else None
+                out.append(None)
+            else:
+                out.append(rejected)
+        return out
+
     @staticmethod
     def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:
         """The fast path: whether enough selected devices of the node are free for the

@@ -85,7 +85,11 @@ class _Side:
         _, pre = self.plugin.pre_filter(state, pod, self.snap.list())
         if pre is not None:
             return pre, {}, None
-        verdicts = {ni.name: self.plugin.filter(state, pod, ni) for ni in self.snap.list()}
+        nodes = self.snap.list()
+        if self.plugin.fast_filter:  # the columnar form the runtime calls
+            verdicts = dict(zip([ni.name for ni in nodes], self.plugin.filter_nodes(state, pod, nodes)))
+        else:
+            verdicts = {ni.name: self.plugin.filter(state, pod, ni) for ni in nodes}
         chosen = next((n for n in sorted(verdicts) if verdicts[n] is None), None)
         if chosen is not None:
             assert self.plugin.reserve(state, pod, chosen) is None
