@@ -108,7 +108,7 @@ class Pipeline:
         self.validate_names = validate_names  # the store's create-time name and container checks
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
-        self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
+        self.reuse_failures = reuse_failures  # failure reuse (actors/failure_reuse.py); off to measure
         # Equivalence classes in the unschedulable pool (actors/queue/pod_classes.py);
         # off: every pod is woken and retried alone, as upstream (the differential test).
         self.queue_classes = queue_classes

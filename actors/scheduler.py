@@ -81,7 +81,7 @@ __all__ = ["BindingDone", "Explain", "Popped", "Scheduler", "SchedulerMsg", "Sto
 PLUGIN_SAMPLE_EVERY = 10
 
 
-class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
+class Scheduler(Outcomes, Actor[SchedulerMsg]):
     name = "scheduler"
 
     def __init__(
@@ -124,6 +124,10 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
+        self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
+                                    frameworks=frameworks, pending=self.pending, attempts=self.attempts,
+                                    reject_waiting=self.reject_waiting)
+        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders)
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -143,9 +147,10 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
         if isinstance(handle, FrameworkHandle):
-            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.preemption.evict,
+            handle.connect(nominator=self.nominator, activate=self.events.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
-                           start_preemption=self.preemption.start)
+                           start_preemption=self.preemption.start,
+                           preempting_extenders=self.preemption.narrow if self.extenders else None)
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -164,7 +169,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
                     raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
                 self._request_pop()
             case Explain(pod=pod, reply=reply):
-                await self._explain(pod, reply)
+                await self.explaining.explain(pod, reply)
             case _:
                 self._handle(msg)
         self._close_when_drained()
@@ -207,7 +212,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:
             case StoreChanged(event=ev):
-                self._on_store_change(ev)
+                self.events.on_store_change(ev)
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
@@ -257,7 +262,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         key = self.reuse.key(qpi.pod, nominated, world) if self.reuse.may_know() else None
         known = self.reuse.lookup(key) if key is not None else None
         if known is not None:
-            self._finish_cycle(qpi, None, *self.reuse.replay(qpi, known, self.attempts[qpi.pod.key]))
+            self._finish_cycle(qpi, None, *self.reuse.reuse_known(qpi, known, self.attempts[qpi.pod.key]))
             return
         evicted_before = self.preemption.victims
         try:

@@ -18,7 +18,7 @@ from actors.pipeline import Pipeline
 from bench.dra_workloads import DEVICES_PER_NODE, DRIVER, INIT_NAMESPACE
 from bench.harness import apply_tracked, measured_keys, set_up, summarize
 from bench.measure import BindTracker, Counters, peak_rss_mb, stats_snapshot
-from bench.workloads import Workload
+from bench.workloads import BenchWorkload
 
 IN_FLIGHT = 10  # createPods count: 10, steadyState: true
 
@@ -32,7 +32,7 @@ def init_allocation(i: int) -> dict[str, Any]:
                 {"key": "metadata.name", "operator": "In", "values": [name]}]}]}}
 
 
-async def _allocate_init_claims(p: Pipeline, w: Workload) -> None:
+async def _allocate_init_claims(p: Pipeline, w: BenchWorkload) -> None:
     for obj in w.setup:
         if obj["kind"] == "ResourceClaim":
             stored = await p.client.get("ResourceClaim", INIT_NAMESPACE, obj["metadata"]["name"])
@@ -40,7 +40,7 @@ async def _allocate_init_claims(p: Pipeline, w: Workload) -> None:
             await p.client.update({**stored, "status": {"allocation": init_allocation(index)}})
 
 
-async def run_dra_steady(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0) -> dict[str, Any]:
+async def run_dra_steady(w: BenchWorkload, store: str = "sqlite", *, stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     keys = measured_keys(w)
     async with set_up(w, store, tracker) as p:

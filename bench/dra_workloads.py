@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.workloads import Workload, node
+from bench.workloads import BenchWorkload, node
 
 DRIVER = "test-driver.cdi.k8s.io"
 V1 = "resource.k8s.io/v1"
@@ -42,7 +42,7 @@ def claim_pod(name: str) -> dict[str, Any]:
                      "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
 
 
-def scheduling_with_resource_claim_template(nodes: int, pods: int) -> Workload:
+def scheduling_with_resource_claim_template(nodes: int, pods: int) -> BenchWorkload:
     """SchedulingWithResourceClaimTemplate: as many init pods as measured ones, at most
     half the devices taken before measuring."""
     init = min(pods, nodes * DEVICES_PER_NODE // 2)
@@ -50,7 +50,7 @@ def scheduling_with_resource_claim_template(nodes: int, pods: int) -> Workload:
              + [resource_slice(i, DEVICES_PER_NODE) for i in range(nodes)] + [claim_pod(f"init-{i}") for i in range(init)])
     measured = [claim_pod(f"pod-{i}") for i in range(pods)]
     expected = min(pods, nodes * DEVICES_PER_NODE - init)
-    return Workload("SchedulingWithResourceClaimTemplate", None, setup, measured, expected=expected,
+    return BenchWorkload("SchedulingWithResourceClaimTemplate", None, setup, measured, expected=expected,
                     notes=f"{DEVICES_PER_NODE} devices per node, {init} init pods holding devices")
 
 
@@ -65,14 +65,14 @@ def init_claim(i: int) -> dict[str, Any]:
             "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "test-class"}}]}}}
 
 
-def steady_state_cluster_resource_claim_template(nodes: int, pods: int) -> Workload:
+def steady_state_cluster_resource_claim_template(nodes: int, pods: int) -> BenchWorkload:
     """SteadyStateClusterResourceClaimTemplate's "half" variant (half_500nodes at 500
     nodes): claims allocated before the measurement hold half the devices; `pods` is
     how many pods bind in the steady phase (upstream runs it for 10 s)."""
     init = nodes * DEVICES_PER_NODE // 2
     setup = ([node(i) for i in range(nodes)] + [device_class(), template()]
              + [resource_slice(i, DEVICES_PER_NODE) for i in range(nodes)] + [init_claim(i) for i in range(init)])
-    return Workload(STEADY_STATE, None, setup, [claim_pod(f"pod-{i}") for i in range(pods)],
+    return BenchWorkload(STEADY_STATE, None, setup, [claim_pod(f"pod-{i}") for i in range(pods)],
                     extra={"init_claims": init},
                     notes=f"{DEVICES_PER_NODE} devices per node, {init} claims allocated before, "
                           "each bound pod deleted with its claim and replaced")

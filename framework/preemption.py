@@ -275,27 +275,25 @@ class Evaluator:
         self.handle = handle
         self.policy = policy
 
-    def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    async def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
+                      call_extenders: CandidateFilter | None = None) -> tuple[PostFilterResult | None, Status]:
         """(result, status) as upstream's Evaluator.Preempt:
         - (None, Error): a transient failure; nomination unchanged;
         - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
         - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
-        - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
-        pod, found = self._eligible_candidates(state, pod, m)
-        return self._preempt_best(pod, found) if isinstance(found, list) else found
-
-    async def preempt_with_extenders(self, state: CycleState, pod: Pod, m: NodeToStatus,
-                                     call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
-        """preempt, with upstream's callExtenders between finding the candidates and
-        choosing one: the extenders may narrow the candidate nodes and their victims.
-        A failing (not ignorable) extender makes the attempt an Error."""
+        - (PostFilterResult(node), Success): victims evicted, nominate `node`.
+        With `call_extenders` (upstream's callExtenders) the preempting extenders narrow
+        the candidate nodes and their victims before one is chosen, the only await; a
+        failing (not ignorable) extender makes the attempt an Error. Without, nothing
+        suspends."""
         pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
-        try:
-            found = await call_extenders(pod, found)
-        except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
-            return None, Status(Code.Error, str(e))
+        if call_extenders is not None:
+            try:
+                found = await call_extenders(pod, found)
+            except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
+                return None, Status(Code.Error, str(e))
         return self._preempt_best(pod, found)
 
     def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus

@@ -78,7 +78,7 @@ from actors.store.reads import CommittedReads, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import Watchers, Watcher as _Watcher
-from actors.store.turns import Batch as _Batch, Turns
+from actors.store.turns import TurnRecord, Turns
 from actors.store.finalizers import check_no_new_finalizers, deleting, finalizers, marked_for_deletion
 from actors.store.front_door import (
     IMMORTAL_NAMESPACES, admission, created_pod_status, defaulted, gated_condition,
@@ -190,7 +190,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
 
     # --- handlers: each returns the reply value or raises StoreError ---------------------------
 
-    def _apply(self, msg: StoreMsg, batch: _Batch) -> Any:
+    def _apply(self, msg: StoreMsg, batch: TurnRecord) -> Any:
         match msg:
             case Create(obj=raw, field_validation=fv, warnings=said):
                 return self._create(raw, batch, fv, said).raw
@@ -236,7 +236,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
 
     # --- the write path: create, replace, apply ------------------------------------------------
 
-    def _delete(self, kind: str, ns: str, name: str, uid: str, rv: str, batch: _Batch) -> Any:
+    def _delete(self, kind: str, ns: str, name: str, uid: str, rv: str, batch: TurnRecord) -> Any:
         key = _key(kind, ns, name)
         current = self._objects.get(kind, {}).get(key)
         if current is None:
@@ -254,7 +254,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         self._remove(kind, key, current, batch)
         return current.raw
 
-    def _recreate(self, kind: str, ns: str, name: str, uid: str, rv: str, raw: Any, batch: _Batch) -> Any:
+    def _recreate(self, kind: str, ns: str, name: str, uid: str, rv: str, raw: Any, batch: TurnRecord) -> Any:
         """Delete, then create the replacement; a finalizer that keeps the old object
         makes the create fail (AlreadyExists) and the caller's _atomically undoes both."""
         named = name_of(raw)
@@ -263,7 +263,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         self._delete(kind, ns, name, uid, rv, batch)
         return self._create(raw, batch).raw
 
-    def _create(self, raw: Any, batch: _Batch, fv: str | None = None, warnings: list[str] | None = None) -> KubeObject:
+    def _create(self, raw: Any, batch: TurnRecord, fv: str | None = None, warnings: list[str] | None = None) -> KubeObject:
         # The one admission (front_door.admission) makes `raw` the store's own copy, and
         # priority admission copies what it changes: nothing is copied again, and the
         # object is parsed once (a pod after its priority admission).
@@ -283,7 +283,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             raise AlreadyExists(f'{obj.kind} "{obj.key}" already exists')
         return self._write(obj.kind, obj.key, raw, batch, client=True, make=obj.as_stored)
 
-    def _replace(self, raw: Any, current: KubeObject, batch: _Batch, fv: str | None = None,
+    def _replace(self, raw: Any, current: KubeObject, batch: TurnRecord, fv: str | None = None,
                  warnings: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """Replace `current`; with keep_unchanged an identical object is not written
         again (apply's "unchanged")."""
@@ -307,7 +307,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             self._remove(obj.kind, obj.key, written, batch)
         return written, "configured"
 
-    def _apply_one(self, index: int, raw: Any, batch: _Batch, fv: str | None = None,
+    def _apply_one(self, index: int, raw: Any, batch: TurnRecord, fv: str | None = None,
                    warnings: list[str] | None = None) -> tuple[KubeObject, str]:
         current = self.stored(raw)  # earlier objects of the same Apply are already in place
         try:
@@ -334,7 +334,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         _refuse(checked.errors)
         return checked.raw
 
-    def _remove_contents(self, namespace: str, batch: _Batch) -> None:
+    def _remove_contents(self, namespace: str, batch: TurnRecord) -> None:
         """Deleting a namespace deletes what it holds (upstream's namespace controller
         does it after the namespace is marked Terminating; here, in the same commit)."""
         prefix = f"{namespace}/"
@@ -358,11 +358,11 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
     def _priority_classes(self) -> dict[str, PriorityClass]:
         return {pc.name: pc for pc in self._objects["PriorityClass"].values() if isinstance(pc, PriorityClass)}
 
-    def _mark(self, batch: _Batch) -> tuple[int, int, int, int]:
+    def _mark(self, batch: TurnRecord) -> tuple[int, int, int, int]:
         """Where the batch stands now, for _undo_since."""
         return len(batch.undo), len(batch.writes), len(batch.events), self._rv
 
-    def _atomically(self, batch: _Batch, writes: Callable[[], Any]) -> Any:
+    def _atomically(self, batch: TurnRecord, writes: Callable[[], Any]) -> Any:
         """Run `writes`; when one of them is refused, undo the ones already made."""
         mark = self._mark(batch)
         try:
@@ -381,7 +381,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
             raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": '
                            "the object has been modified; please apply your changes to the latest version and try again")
 
-    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: _Batch, *, client: bool = False,
+    def _write(self, kind: str, key: str, raw: dict[str, Any], batch: TurnRecord, *, client: bool = False,
                make: Callable[[dict[str, Any]], KubeObject] = parse_object) -> KubeObject:
         """Store one object; a client's object above the size limit is TooLarge
         (the server's own updates of an admitted object are not refused). `raw` is
@@ -407,7 +407,7 @@ class Store(EventWrites, Turns, Loading, CommittedReads, PodWrites, Watchers, Ac
         batch.sizes.append(size)
         return obj
 
-    def _remove(self, kind: str, key: str, current: KubeObject, batch: _Batch) -> None:
+    def _remove(self, kind: str, key: str, current: KubeObject, batch: TurnRecord) -> None:
         self._rv += 1
         del self._objects[kind][key]
         self._sorted_keys.pop(kind, None)

@@ -34,7 +34,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from actors.store.actor import Store, _Batch, encoded_size
+from actors.store.actor import Store, encoded_size
+from actors.store.turns import TurnRecord
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
@@ -217,7 +218,7 @@ class SharedStore(Store):
 
     # --- the write path ---------------------------------------------------------------------------
 
-    async def handle_batch(self, msgs: list[Any]) -> None:
+    async def handle_turn(self, msgs: list[Any]) -> None:
         if any(not isinstance(m, Observed) for m in msgs):
             await self._sync()
         else:
@@ -244,24 +245,24 @@ class SharedStore(Store):
         if group:
             await self._commit_group(group, batch)
 
-    def _new_group(self) -> tuple[_Batch, list[Any]]:
+    def _new_group(self) -> tuple[TurnRecord, list[Any]]:
         self._fenced.clear()
         self._take_recorded()
-        return _Batch(), []
+        return TurnRecord(), []
 
-    def _apply_one_request(self, msg: Any, batch: _Batch) -> Any:
+    def _apply_one_request(self, msg: Any, batch: TurnRecord) -> Any:
         try:
             return self._apply(msg, batch)
         except StoreError as e:
             return e
 
-    def _apply_all(self, msgs: list[Any]) -> _Batch:
+    def _apply_all(self, msgs: list[Any]) -> TurnRecord:
         batch, _ = self._new_group()
         for msg in msgs:
             batch.replies.append((getattr(msg, "reply", None), self._apply_one_request(msg, batch)))
         return batch
 
-    async def _commit_group(self, msgs: list[Any], batch: _Batch) -> None:
+    async def _commit_group(self, msgs: list[Any], batch: TurnRecord) -> None:
         """Write one group as one transaction and answer its requests; `batch` is the
         group already applied in memory (it is applied again after a stale key)."""
         for attempt in range(MAX_ATTEMPTS):
@@ -303,7 +304,7 @@ class SharedStore(Store):
             return self._answer(batch.replies)
         self._answer(_failed(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
 
-    def _guarded(self, batch: _Batch) -> list[Guarded]:
+    def _guarded(self, batch: TurnRecord) -> list[Guarded]:
         """One change per key (the last), compared on the revision the group started from."""
         base: dict[tuple[str, str], int] = {}
         for kind, key, old in batch.undo:
@@ -319,7 +320,7 @@ class SharedStore(Store):
             else:
                 resolve(reply, value)
 
-    def _bind(self, ns: str, name: str, node: str, uid: str, batch: _Batch) -> KubeObject:
+    def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         if self._fence_lost:
             self.fence_refusals += 1
             raise NotLeader(f'binding pod "{ns}/{name}": this daemon is no longer the leader')

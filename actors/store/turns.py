@@ -31,7 +31,7 @@ from framework.api.objects import KubeObject
 log = logging.getLogger("ksched.store")
 
 @dataclass(slots=True)
-class Batch:
+class TurnRecord:
     writes: list[Write] = field(default_factory=list)
     undo: list[tuple[str, str, KubeObject | None]] = field(default_factory=list)
     events: list[WatchEvent] = field(default_factory=list)
@@ -67,7 +67,7 @@ class Turns:
 
     batched = True
 
-    async def handle_batch(self, msgs: list[StoreMsg]) -> None:
+    async def handle_turn(self, msgs: list[StoreMsg]) -> None:
         self._deferred.extend(msgs)
         while self._deferred:
             turn = self._take_turn()
@@ -133,7 +133,7 @@ class Turns:
         return turn
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
-        batch = Batch()
+        batch = TurnRecord()
         self._take_recorded()
         pacer = Pacer(timer=self._work_time)
         for msg in msgs:
@@ -179,7 +179,7 @@ class Turns:
             self._fan_out(ev)
             await pacer.step()
 
-    async def _apply_paced(self, msg: Apply, batch: Batch, pacer: Pacer) -> Any:
+    async def _apply_paced(self, msg: Apply, batch: TurnRecord, pacer: Pacer) -> Any:
         """An Apply of many objects, giving the event loop a turn between slices of
         it (all or nothing still: a refused object undoes the ones before it). While
         the loop has its turn, committed reads see the keys written so far as they
@@ -202,11 +202,11 @@ class Turns:
         items = [obj.raw for obj, _ in done]
         return (items, [action for _, action in done]) if msg.with_actions else items
 
-    def _rollback(self, batch: Batch) -> None:
+    def _rollback(self, batch: TurnRecord) -> None:
         if batch.writes:
             self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
 
-    def _undo_since(self, batch: Batch, mark: tuple[int, int, int, int]) -> None:
+    def _undo_since(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> None:
         undo_at, writes_at, events_at, rv = mark
         for kind, key, old in reversed(batch.undo[undo_at:]):
             if old is None:

@@ -112,13 +112,12 @@ class DefaultPreemption:
 
     # --- PostFilter -----------------------------------------------------------------------------
 
-    def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        return _prefixed(*self.evaluator.preempt(state, pod, filtered))
-
-    async def post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                                         call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
-        """post_filter with preempting extenders narrowing the candidates (callExtenders)."""
-        return _prefixed(*await self.evaluator.preempt_with_extenders(state, pod, filtered, call_extenders))
+    async def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus
+                          ) -> tuple[PostFilterResult | None, Status]:
+        """The one door: preempting extenders, when the handle has them, narrow the
+        candidates (callExtenders); without them nothing suspends."""
+        narrow: CandidateFilter | None = self.handle.preempting_extenders()
+        return _prefixed(*await self.evaluator.preempt(state, pod, filtered, narrow))
 
     # --- PreEnqueue (SchedulerAsyncPreemption) ---------------------------------------------------
 

@@ -9,7 +9,13 @@ reach minCount, then allows every waiting member; Unreserve forgets it. Pods of 
 basic group, and pods in no group, pass every point.
 
 The group deadline is upstream's: one per group, 300 s from its first waiter,
-renewed once it has passed (workloadmanager's SchedulingTimeout)."""
+renewed once it has passed (workloadmanager's SchedulingTimeout).
+
+A group its early stop rejected backs off as one, as the group cycle does: for the
+pod backoff's span (1 s doubling to 10 s with each rejection in a row, the queue's
+defaults), a member reaching Permit waits without activating its siblings. Without
+it each member freed by the rejection fits again, activates the others and is
+rejected again at once: a livelock."""
 from __future__ import annotations
 
 from typing import Any, Hashable
@@ -23,6 +29,8 @@ from framework.workload.policy import GroupPolicy, group_policy_of, placement_fe
 
 PLUGIN_NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300.0
+GROUP_BACKOFF_INITIAL_SECONDS = 1.0
+GROUP_BACKOFF_MAX_SECONDS = 10.0
 QUORUM_NOT_PRESENT = "waiting for minCount pods from a gang to appear in scheduling queue"
 QUORUM_NOT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 
@@ -40,6 +48,8 @@ class GangScheduling:
         self.assumed: dict[tuple[str, str], set[str]] = {}  # (namespace, group) -> uids reserved
         self.deadlines: dict[tuple[str, str], float] = {}  # (namespace, group) -> its Permit deadline
         self.allowed: set[str] = set()  # uids let through at Permit, until unreserved or bound
+        self.rejections: dict[tuple[str, str], int] = {}  # early stops in a row, per group
+        self.backoff_until: dict[tuple[str, str], float] = {}  # no sibling activation before this
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "GangScheduling":
@@ -122,7 +132,14 @@ class GangScheduling:
             if wp is not None and wp.decided is None:
                 wp.reject(self.name, message)
         self.deadlines.pop(key, None)
+        self._back_off(key)
         return None, Status(Code.Unschedulable, message)
+
+    def _back_off(self, key: tuple[str, str]) -> None:
+        n = self.rejections.get(key, 0) + 1
+        self.rejections[key] = n
+        span = min(GROUP_BACKOFF_INITIAL_SECONDS * 2 ** min(n - 1, 16), GROUP_BACKOFF_MAX_SECONDS)
+        self.backoff_until[key] = self.handle.now() + span
 
     # --- Reserve / Unreserve ------------------------------------------------------------------
 
@@ -161,10 +178,12 @@ class GangScheduling:
         ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | {p.uid for p in members if p.node_name}
         if len(ready) < policy.quorum:
             unscheduled = [p for p in members if not p.node_name and p.uid not in assumed and p.uid != pod.uid]
-            if unscheduled:
+            if unscheduled and self.handle.now() >= self.backoff_until.get(key, 0.0):
                 self.handle.activate_pods(unscheduled)
             return Status(Code.Wait, QUORUM_NOT_SCHEDULED), self._timeout(key)
         self.deadlines.pop(key, None)
+        self.rejections.pop(key, None)
+        self.backoff_until.pop(key, None)
         self.allowed.add(pod.uid)
         for uid in sorted(assumed):
             wp = self.handle.get_waiting_pod(uid)
