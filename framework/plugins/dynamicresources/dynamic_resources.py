@@ -2,8 +2,10 @@
 classes too, an allocated claim must be usable on the node (its allocation's node
 selector) and not reserved to its limit by others, and the claims still unallocated
 must all be satisfiable together from the devices the node can reach (the structured
-allocator, framework/dra/allocator.py). Reserve keeps the chosen allocation in memory
-(DeviceTracker) so no other pod in flight gets the same device; PreBind writes
+allocator, framework/dra/allocator.py; for one plain request, a count of the node's
+selected free devices, device_index.py, with the allocation made at Reserve). Reserve
+keeps the chosen allocation in memory (DeviceTracker) so no other pod in flight gets
+the same device; PreBind writes
 status.allocation and status.reservedFor into each claim through the store; PostFilter
 deallocates an allocated claim that keeps the pod off every node when no other pod uses it.
 
