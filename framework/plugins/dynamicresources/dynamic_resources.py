@@ -72,12 +72,10 @@ class _StateData:
         return [i for i, c in enumerate(self.claims) if c.allocated is None]
 
 
-def _may_be_the_pods(pod: Pod, claim: ResourceClaim) -> bool:
-    """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
-    if claim.namespace != pod.namespace:
-        return False
-    return any(claim.name == e.get("resourceClaimName") for e in pod_claim_entries(pod)) \
-        or claim.name in claim_statuses(pod).values()
+def _claim_names_used(pod: Pod) -> frozenset[str]:
+    """The names of the claims the pod may use: named ones and those its status records."""
+    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
+    return frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})
 
 
 class DynamicResources(FilterEachNode):
@@ -88,6 +86,9 @@ class DynamicResources(FilterEachNode):
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
+        # pod uid -> (the pod object, the claim names it may use), for the claim hint's
+        # cheap test; the queue offers the same pod object to event after event
+        self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
         # Filter counts free selected devices for a pod with one plain request (device_index.py)
         # and the held devices are counted incrementally (DeviceTracker.held); False: the
         # structured allocator on every node over every claim read again (the reference).
@@ -433,7 +434,7 @@ class DynamicResources(FilterEachNode):
         if not isinstance(new, ResourceClaim):
             return QueueingHint.Queue
         deallocated = isinstance(old, ResourceClaim) and old.allocated is not None and new.allocated is None
-        if not deallocated and not _may_be_the_pods(pod, new):
+        if not deallocated and not self._may_be_the_pods(pod, new):
             return QueueingHint.QueueSkip  # what the full reading below answers for a claim not the pod's
         try:
             uses = any(c.uid == new.uid for c in self._pod_claims(pod))
@@ -446,6 +447,17 @@ class DynamicResources(FilterEachNode):
         if old is None:
             return QueueingHint.Queue
         return QueueingHint.QueueSkip if getattr(old, "status", None) == new.status else QueueingHint.Queue
+
+    def _may_be_the_pods(self, pod: Pod, claim: ResourceClaim) -> bool:
+        """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
+        if claim.namespace != pod.namespace:
+            return False
+        known = self._names.get(pod.uid)
+        if known is None or known[0] is not pod:
+            if len(self._names) >= 10_000:
+                self._names.clear()
+            known = self._names[pod.uid] = (pod, _claim_names_used(pod))
+        return claim.name in known[1]
 
     def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:
