@@ -1,7 +1,8 @@
 """SharedStore: the Store actor over a backend other daemons write to (etcd).
 
-What changes from Store (everything else, the write path's checks included, is
-Store's own code):
+What changes from Store (everything else, the write path's checks and the turn
+loop with its per-message undo included, is Store's own code; this class fills
+the loop's backend hooks: actors/store/turns.py):
 
 - Memory follows etcd, not the other way round. A follower task reads the
   backend's change feed (etcd's watch, from the revision the store loaded at) and
@@ -35,13 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.store.actor import Store, encoded_size
-from actors.store.turns import TurnRecord
+from actors.pacing import Pacer
+from actors.store.turns import TurnRecord, answer, failed_all
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
 from actors.store.etcd_errors import Retry, store_error
 from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
-from actors.base import reject, resolve
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, parse_object
 
@@ -86,6 +87,7 @@ class SharedStore(Store):
         self._arrived = asyncio.Event()
         self._fenced: set[str] = set()  # Pod keys bound in the group being built
         self._fence_lost = False
+        self._group_ops = self._group_bytes = 0  # the group's etcd operations and bytes so far (_fits)
         self.retries = 0  # groups run again after a stale key, for stats and tests
         self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
         self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
@@ -218,62 +220,40 @@ class SharedStore(Store):
 
     # --- the write path ---------------------------------------------------------------------------
 
-    async def handle_turn(self, msgs: list[Any]) -> None:
-        if any(not isinstance(m, Observed) for m in msgs):
+    async def _before_turn(self, msgs: list[Any]) -> list[Any]:
+        """Catch up with etcd before a turn with requests (a turn of feed pokes only drains)."""
+        requests = [m for m in msgs if not isinstance(m, Observed)]
+        if requests:
             await self._sync()
         else:
             self._drain()
-        batch, group = self._new_group()
-        ops = size = 0
-        for msg in msgs:
-            if isinstance(msg, Observed):
-                continue
-            mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
-            value = self._apply_one_request(msg, batch)
-            added = batch.writes[mark[1]:]
-            ops += len(added)
-            size += sum(_size(w.raw) for w in added)
-            if group and added and not self.etcd.within_limits(ops, size):
-                # This request goes into the next transaction, on top of the ones before it.
-                self._undo_since(batch, mark)
-                await self._commit_group(group, batch)
-                batch, group = self._new_group()
-                value = self._apply_one_request(msg, batch)
-                ops, size = len(batch.writes), sum(_size(w.raw) for w in batch.writes)
-            group.append(msg)
-            batch.replies.append((getattr(msg, "reply", None), value))
-        if group:
-            await self._commit_group(group, batch)
+        return requests
 
-    def _new_group(self) -> tuple[TurnRecord, list[Any]]:
+    def _new_group(self) -> TurnRecord:
         self._fenced.clear()
+        self._group_ops = self._group_bytes = 0
         self._take_recorded()
-        return TurnRecord(), []
+        return TurnRecord()
 
-    def _apply_one_request(self, msg: Any, batch: TurnRecord) -> Any:
-        try:
-            return self._apply(msg, batch)
-        except StoreError as e:
-            return e
+    def _fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
+        """Whether the group, with the writes made since `mark`, fits in one etcd transaction."""
+        added = batch.writes[mark[1]:]
+        if not added:
+            return True
+        self._group_ops += len(added)
+        self._group_bytes += sum(_size(w.raw) for w in added)
+        return self.etcd.within_limits(self._group_ops, self._group_bytes)
 
-    def _apply_all(self, msgs: list[Any]) -> TurnRecord:
-        batch, _ = self._new_group()
-        for msg in msgs:
-            batch.replies.append((getattr(msg, "reply", None), self._apply_one_request(msg, batch)))
-        return batch
-
-    async def _commit_group(self, msgs: list[Any], batch: TurnRecord) -> None:
+    async def _finish_group(self, group: list[Any], batch: TurnRecord, pacer: Pacer) -> None:
         """Write one group as one transaction and answer its requests; `batch` is the
-        group already applied in memory (it is applied again after a stale key)."""
+        group already applied in memory (it is applied again after a stale key).
+        Memory, the history and the watchers follow from the feed, not from `batch`."""
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
-                batch = self._apply_all(msgs)
+                batch = await self._apply_all(group)
             if not batch.writes:
-                return self._answer(batch.replies)
-            committing: dict[tuple[str, str], KubeObject | None] = {}
-            for kind, key, old in batch.undo:
-                committing.setdefault((kind, key), old)
-            self._committing = committing  # committed reads see the state before this group
+                return answer(batch.replies)
+            self._committing = self._before_batch(batch)  # committed reads see the state before this group
             try:
                 revision = await self.etcd.transact(self._guarded(batch))
             except StaleWrite as e:
@@ -288,10 +268,10 @@ class SharedStore(Store):
                 continue
             except RequestTooLarge as e:
                 self._rollback(batch)
-                return self._answer(_failed(batch.replies, TooLarge(str(e))))
+                return answer(failed_all(batch.replies, TooLarge(str(e))))
             except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
                 self._rollback(batch)  # Unavailable when etcd could not answer (etcd_errors)
-                return self._answer(_failed(batch.replies, store_error(e, "store commit failed")))
+                return answer(failed_all(batch.replies, store_error(e, "store commit failed")))
             finally:
                 self._committing = None
             self.commits += 1
@@ -301,8 +281,14 @@ class SharedStore(Store):
                 if w.raw is not None:
                     w.raw["metadata"]["resourceVersion"] = str(revision)
             await self._catch_up(revision)
-            return self._answer(batch.replies)
-        self._answer(_failed(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
+            return answer(batch.replies)
+        answer(failed_all(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
+
+    async def _apply_all(self, msgs: list[Any]) -> TurnRecord:
+        batch = self._new_group()
+        for msg in msgs:
+            batch.replies.append((getattr(msg, "reply", None), await self._apply_message(msg, batch, None)))
+        return batch
 
     def _guarded(self, batch: TurnRecord) -> list[Guarded]:
         """One change per key (the last), compared on the revision the group started from."""
@@ -313,13 +299,6 @@ class SharedStore(Store):
         return [Guarded(write=w, expected_revision=base.get(k, 0), fenced=w.kind == "Pod" and w.key in self._fenced)
                 for k, w in last.items()]
 
-    def _answer(self, replies: list[tuple[Any, Any]]) -> None:
-        for reply, value in replies:
-            if isinstance(value, StoreError):
-                reject(reply, value)
-            else:
-                resolve(reply, value)
-
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         if self._fence_lost:
             self.fence_refusals += 1
@@ -327,10 +306,6 @@ class SharedStore(Store):
         obj = super()._bind(ns, name, node, uid, batch)
         self._fenced.add(obj.key)
         return obj
-
-
-def _failed(replies: list[tuple[Any, Any]], err: StoreError) -> list[tuple[Any, Any]]:
-    return [(r, v if isinstance(v, StoreError) else err) for r, v in replies]
 
 
 def _size(raw: dict[str, Any] | None) -> int:

@@ -6,6 +6,14 @@ back and every write in it fails. One turn takes at most
 `client_writes_per_turn` objects of client writes; while the scheduler binds,
 the store yields the event loop as long as its turn took.
 
+The one loop of both stores: SQLite (and the in-memory backend) and etcd
+(actors/store/shared.py) differ only in the hooks under "what the backend
+decides": which messages a turn applies (`_before_turn`: etcd catches up first),
+where a group must end (`_fits`: etcd's transaction limits) and how a group is
+finished (`_finish_group`: one backend batch here; one fenced etcd transaction
+there, whose memory and events then come from etcd's feed). The per-message
+undo (`_apply_message`) is the same code in both.
+
 A mixin of the Store actor (actor.py), over its state; the handlers (`_apply`,
 `_apply_one`, `_mark`) are the Store's.
 """
@@ -44,6 +52,7 @@ _CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 _DELETES = (Delete, SweepEvents)
+_EMPTY = (0, 0, 0, 0)  # the mark of a new group's start
 
 
 class Turns:
@@ -133,51 +142,86 @@ class Turns:
         return turn
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
-        batch = TurnRecord()
-        self._take_recorded()
+        """Apply the turn's messages in groups and finish each group (commit, answer,
+        publish). A group ends where the backend says the next request would not fit
+        in one commit (`_fits`), only at request boundaries; SQLite's turn is one group."""
+        msgs = await self._before_turn(msgs)
         pacer = Pacer(timer=self._work_time)
+        batch, group = self._new_group(), []
         for msg in msgs:
             mark = self._mark(batch)
-            try:
-                if isinstance(msg, Apply) and len(msg.objects) > 1:
-                    value = await self._apply_paced(msg, batch, pacer)
-                else:
-                    value = self._apply(msg, batch)
-            except StoreError as e:
-                value = e
-            except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
-                # Its half-made changes go, so memory holds only what this turn commits.
+            value = await self._apply_message(msg, batch, pacer)
+            if not self._fits(batch, mark) and group:
+                # This request goes into the next group, on top of the ones before it.
                 self._undo_since(batch, mark)
-                log.exception("store: %s failed; its changes were undone", type(msg).__name__)
-                value = StoreError(f"internal error in {type(msg).__name__}: {e!r}")
+                await self._finish_group(group, batch, pacer)
+                batch, group = self._new_group(), []
+                value = await self._apply_message(msg, batch, pacer)
+                self._fits(batch, _EMPTY)
+            group.append(msg)
             batch.replies.append((getattr(msg, "reply", None), value))
+        await self._finish_group(group, batch, pacer)
+
+    async def _apply_message(self, msg: StoreMsg, batch: TurnRecord, pacer: Pacer | None) -> Any:
+        """One message applied in memory: its reply value, or the StoreError to answer.
+        A message that raises anything else has its own changes undone and fails alone."""
+        mark = self._mark(batch)
+        try:
+            if pacer is not None and isinstance(msg, Apply) and len(msg.objects) > 1:
+                return await self._apply_paced(msg, batch, pacer)
+            return self._apply(msg, batch)
+        except StoreError as e:
+            return e
+        except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
+            # Its half-made changes go, so memory holds only what this group commits.
+            self._undo_since(batch, mark)
+            log.exception("store: %s failed; its changes were undone", type(msg).__name__)
+            return StoreError(f"internal error in {type(msg).__name__}: {e!r}")
+
+    # --- what the backend decides (SQLite and memory here; etcd: actors/store/shared.py) ------
+
+    async def _before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
+        """The messages to apply this turn."""
+        return msgs
+
+    def _new_group(self) -> TurnRecord:
+        self._take_recorded()
+        return TurnRecord()
+
+    def _fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
+        """Whether the writes made since `mark` still fit in the group's commit."""
+        return True
+
+    async def _finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
+        """Commit the group's writes in one backend batch, then answer and publish."""
         self._committing = None
         if batch.writes:
-            committing: dict[tuple[str, str], KubeObject | None] = {}
-            for kind, key, old in batch.undo:
-                committing.setdefault((kind, key), old)
-            self._committing = committing
+            self._committing = self._before_batch(batch)
             try:
                 await self.backend.commit(batch.writes)
                 self.commits += 1
                 self._committed_rv = self._rv
             except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
                 self._rollback(batch)
-                err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
-                batch.replies = [(r, err if not isinstance(v, StoreError) else v) for r, v in batch.replies]
+                batch.replies = failed_all(batch.replies, e if isinstance(e, StoreError)
+                                        else StoreError(f"store commit failed: {e}"))
                 batch.events.clear()
             finally:
                 self._committing = None
-        for reply, value in batch.replies:
-            if isinstance(value, StoreError):
-                reject(reply, value)
-            else:
-                resolve(reply, value)
+        answer(batch.replies)
         for ev, size in zip(batch.events, batch.sizes):
             self._history.append(PastEvent.of(ev), size)
         for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
             self._fan_out(ev)
             await pacer.step()
+
+    @staticmethod
+    def _before_batch(batch: TurnRecord) -> dict[tuple[str, str], KubeObject | None]:
+        """Each key the batch changed, as it was before: what committed reads see while it commits."""
+        before: dict[tuple[str, str], KubeObject | None] = {}
+        for kind, key, old in batch.undo:
+            before.setdefault((kind, key), old)
+        return before
 
     async def _apply_paced(self, msg: Apply, batch: TurnRecord, pacer: Pacer) -> Any:
         """An Apply of many objects, giving the event loop a turn between slices of
@@ -219,3 +263,16 @@ class Turns:
         del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
         batch.hidden = min(batch.hidden, undo_at)
         self._rv = rv
+
+
+def failed_all(replies: list[tuple[Any, Any]], err: StoreError) -> list[tuple[Any, Any]]:
+    """Every reply that was going to succeed fails with `err` (refusals keep their own error)."""
+    return [(r, v if isinstance(v, StoreError) else err) for r, v in replies]
+
+
+def answer(replies: list[tuple[Any, Any]]) -> None:
+    for reply, value in replies:
+        if isinstance(value, StoreError):
+            reject(reply, value)
+        else:
+            resolve(reply, value)
