@@ -34,8 +34,8 @@ class Loading:
     _rv: int
     _committed_rv: int
 
-    async def load(self) -> None:
-        """Read the backend's objects; call once before run()."""
+    async def _load_objects(self) -> None:
+        """Read the backend's objects."""
         state = await self.backend.load_all(max_object_bytes=self.limits.max_object_bytes)
         objects: Any = state.objects
         for i, raw in enumerate(objects):

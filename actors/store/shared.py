@@ -42,7 +42,7 @@ from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
 from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
 from actors.store.etcd_errors import Retry, store_error
-from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
+from actors.store.messages import Conflict, TooLarge, WatchEvent
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, parse_object
 

@@ -32,6 +32,7 @@ from actors.store.history import PastEvent, WatchHistory
 from actors.store.limits import FAIR_SHARE, StoreLimits, fair_pause
 from actors.store.messages import (
     Apply, Bind, Create, Delete, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
+    applied,
 )
 from framework.api.objects import KubeObject
 
@@ -230,10 +231,11 @@ class Turns:
         were before this turn (the same `_committing` view as during a commit)."""
         mark = self._mark(batch)
         done: list[tuple[KubeObject, str]] = []
+        said: list[str] = []
         hidden = self._committing if self._committing is not None else {}
         try:
             for i, raw in enumerate(msg.objects):
-                done.append(self._apply_one(i, raw, batch, msg.field_validation, msg.warnings))
+                done.append(self._apply_one(i, raw, batch, msg.field_validation, said))
                 if pacer.due():
                     for kind, key, old in batch.undo[batch.hidden:]:
                         hidden.setdefault((kind, key), old)
@@ -243,8 +245,7 @@ class Turns:
         except StoreError:
             self._undo_since(batch, mark)
             raise
-        items = [obj.raw for obj, _ in done]
-        return (items, [action for _, action in done]) if msg.with_actions else items
+        return applied(msg, done, said)
 
     def _rollback(self, batch: TurnRecord) -> None:
         if batch.writes:

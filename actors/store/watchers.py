@@ -26,7 +26,7 @@ class Watchers:
     _next_watch: int
     _rv: int
 
-    def _fan_out(self, ev: WatchEvent) -> None:
+    def _tell_watchers(self, ev: WatchEvent) -> None:
         for w in list(self._watchers.values()):
             if w.kinds is None or ev.kind in w.kinds:
                 try:
