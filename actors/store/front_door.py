@@ -8,19 +8,17 @@ goes into a namespace that exists; `default`, `kube-system` and `kube-public`
 always do). In-process writers (the bench, the conformance driver) send no
 field_validation and skip the decode stage.
 
-This is the write chain's decode stage (actors/store/write_chain.py); defaulting
-is each kind's strategy (actors/store/strategies.py). The pod strategy's create-time
-status (`created_pod_status`: phase Pending, qosClass) and condition
-(`gated_condition`) apply to every pod created (WriteRules.pod_create_status)."""
+This is the write chain's decode stage (actors/store/write_chain.py: `decoded`);
+defaulting and the pod's create-time status are each kind's strategy
+(actors/store/strategies.py)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from actors.store.messages import BadRequest, NotFound
+from actors.store.messages import BadRequest, NotFound, refuse
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.groups import kind_key
 from framework.api.objects import KINDS
-from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
 from framework.kueue.versions import to_storage
 
@@ -71,31 +69,10 @@ def _in_storage_version(checked: Admission) -> Admission:
     return checked
 
 
-SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
-                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
-
-
-def created_pod_status(pod: dict[str, Any]) -> dict[str, Any]:
-    """The status the pod strategy's PrepareForCreate gives a new pod: phase Pending and
-    its QoS class (framework.api.qos). Upstream replaces the whole status; a status a
-    writer gives (in-process writers seed bound or finished pods) is kept here, with
-    Pending only where it names no phase. The class is always computed: a client
-    cannot choose it. `pod` is the store's own copy; its status is copied before it changes."""
-    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-    pod["status"] = {**status, "phase": status.get("phase") or "Pending", "qosClass": pod_qos_class(pod)}
-    return pod
-
-
-def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:
-    """A pod created with scheduling gates and no PodScheduled condition gets
-    PodScheduled=False, reason SchedulingGated (the pod strategy's PrepareForCreate).
-    `pod` is the store's own copy; its status is copied before it changes."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict) or not spec.get("schedulingGates"):
-        return pod
-    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-    conds = status.get("conditions") if isinstance(status.get("conditions"), list) else []
-    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
-        return pod
-    pod["status"] = {**status, "conditions": [*conds, dict(SCHEDULING_GATED)]}
-    return pod
+def decoded(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
+            warnings: list[str]) -> Any:
+    """The manifest as the API server would keep it (null fields dropped), or Invalid
+    naming the first field its kind's schema (framework.api.schema) refuses."""
+    checked = admission(raw, mode, strict, namespace_exists, warnings)
+    refuse(checked.errors)
+    return checked.raw

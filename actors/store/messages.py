@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
+from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject
 
 
@@ -267,3 +268,9 @@ def applied(msg: Apply, done: list[tuple[KubeObject, str]], said: list[str]) -> 
     """An Apply's reply (messages.Apply)."""
     items = [obj.raw for obj, _ in done]
     return (items, [action for _, action in done], tuple(said)) if msg.with_actions else items
+
+
+def refuse(errors: list[ValidationError]) -> None:
+    """Raise Invalid for the first error (the field it names is the one to fix first)."""
+    if errors:
+        raise Invalid(str(errors[0]), errors[0].field, tuple((e.field, e.detail) for e in errors))

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
+from framework.api.qos import pod_qos_class
 from framework.api.schema.dra_update import dra_defaults, validate_dra_update
 from framework.api.validation import validate_pod_update
 from framework.api.workload_api import update_errors
@@ -27,14 +28,23 @@ Defaulter = Callable[[Raw], Raw]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KindStrategy:
     """`default`: fills what a client left out (the store's own copy, returned);
+    `prepare_for_create`: what the server sets on a new object after admission
+    (skipped under WriteRules.pod_create_status off: the only kind with one is Pod);
     `validate_update`: the rules an update must pass against the stored object."""
 
     default: tuple[Defaulter, ...] = ()
+    prepare_for_create: tuple[Defaulter, ...] = ()
     validate_update: tuple[UpdateRule, ...] = field(default=())
 
     def defaulted(self, raw: Raw) -> Raw:
         for step in self.default:
             raw = step(raw)
+        return raw
+
+    def prepared(self, raw: Raw, server_status: bool) -> Raw:
+        if server_status:
+            for step in self.prepare_for_create:
+                raw = step(raw)
         return raw
 
     def update_errors(self, new: Mapping[str, Any], old: Mapping[str, Any]) -> list[ValidationError]:
@@ -67,8 +77,38 @@ def _node_allocatable(raw: Raw) -> Raw:
     return raw
 
 
+SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
+
+
+def created_pod_status(pod: dict[str, Any]) -> dict[str, Any]:
+    """The status the pod strategy's PrepareForCreate gives a new pod: phase Pending and
+    its QoS class (framework.api.qos). Upstream replaces the whole status; a status a
+    writer gives (in-process writers seed bound or finished pods) is kept here, with
+    Pending only where it names no phase. The class is always computed: a client
+    cannot choose it. `pod` is the store's own copy; its status is copied before it changes."""
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    pod["status"] = {**status, "phase": status.get("phase") or "Pending", "qosClass": pod_qos_class(pod)}
+    return pod
+
+
+def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod created with scheduling gates and no PodScheduled condition gets
+    PodScheduled=False, reason SchedulingGated (the pod strategy's PrepareForCreate).
+    `pod` is the store's own copy; its status is copied before it changes."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or not spec.get("schedulingGates"):
+        return pod
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    conds = status.get("conditions") if isinstance(status.get("conditions"), list) else []
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
+        return pod
+    pod["status"] = {**status, "conditions": [*conds, dict(SCHEDULING_GATED)]}
+    return pod
+
+
 STRATEGIES: dict[str, KindStrategy] = {
-    "Pod": KindStrategy(validate_update=(validate_pod_update,)),
+    "Pod": KindStrategy(prepare_for_create=(created_pod_status, gated_condition), validate_update=(validate_pod_update,)),
     "Node": KindStrategy(default=(_node_allocatable,)),
     **{kind: KindStrategy(default=(_in_use_finalizer,)) for kind in IN_USE_KINDS},
     **{kind: KindStrategy(default=(dra_defaults,), validate_update=(validate_dra_update,)) for kind in DRA_DEFAULTED},

@@ -27,15 +27,14 @@ from typing import Any, Callable, Mapping
 from actors.store.admission import admit_pod, check_priority_class
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
-from actors.store.front_door import admission, created_pod_status, gated_condition
+from actors.store.front_door import admission, decoded
 from actors.store.gates import gated
-from actors.store.messages import Conflict, Invalid
+from actors.store.messages import Conflict, Invalid, refuse
 from actors.store.sharing import share_containers
 from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
 from framework.api.groups import kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_object
-from framework.api.schema import Admission
 from framework.features import FeatureGates
 from framework.kueue.pods import kueue_pod_defaults
 
@@ -77,12 +76,6 @@ def parsed(raw: Any, kind: str | None = None) -> KubeObject:
         raise Invalid(str(e), e.field) from None
 
 
-def refuse(errors: list[ValidationError]) -> None:
-    """Raise Invalid for the first error (the field it names is the one to fix first)."""
-    if errors:
-        raise Invalid(str(errors[0]), errors[0].field, tuple((e.field, e.detail) for e in errors))
-
-
 class WriteChain:
     """The chain over the store's objects (read only here: namespaces, PriorityClasses, PodGroups)."""
 
@@ -97,13 +90,12 @@ class WriteChain:
     def create(self, raw: Any, fv: str | None) -> Admitted:
         said: list[str] = []
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
-        raw = self._decoded(gated(raw, None, self.features), fv, said)
-        raw = strategy(kind_key(raw)).defaulted(raw) if isinstance(raw, dict) else raw
+        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
+        kind = strategy(kind_key(raw))
+        raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
         is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"
         if is_pod:
-            raw = self._admit_pod(raw)  # a copy with its own spec
-            if self.rules.pod_create_status:
-                raw = gated_condition(created_pod_status(raw))
+            raw = kind.prepared(self._admit_pod(raw), self.rules.pod_create_status)  # a copy with its own spec
             share_containers(raw)
         obj = parsed(raw)
         if isinstance(obj, PriorityClass):
@@ -112,7 +104,7 @@ class WriteChain:
 
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
         said: list[str] = []
-        raw = self._decoded(gated(raw, current.raw, self.features), fv, said)
+        raw = decoded(gated(raw, current.raw, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
         raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)
         raw = strategy(kind_key(raw)).defaulted(raw) if isinstance(raw, dict) else raw
         obj = parsed(raw)
@@ -125,18 +117,10 @@ class WriteChain:
 
     def missing(self, raw: Any, fv: str | None) -> KubeObject:
         """An update's object that is not stored, decoded and parsed to name it in NotFound."""
-        return parsed(self._admission(raw, fv, []).raw)
+        return parsed(admission(raw, fv, self.rules.name_formats, self._namespace_exists, []).raw)
 
-    def _admission(self, raw: Any, fv: str | None, said: list[str]) -> Admission:
-        exists: Callable[[str], bool] = lambda ns: ns in self._objects["Namespace"]
-        return admission(raw, fv, self.rules.name_formats, exists, said)
-
-    def _decoded(self, raw: Any, fv: str | None, said: list[str]) -> Any:
-        """The manifest as the API server would keep it (null fields dropped), or Invalid
-        naming the first field its kind's schema (framework.api.schema) refuses."""
-        checked = self._admission(raw, fv, said)
-        refuse(checked.errors)
-        return checked.raw
+    def _namespace_exists(self, ns: str) -> bool:
+        return ns in self._objects["Namespace"]
 
     def _admit_pod(self, raw: Any) -> Any:
         try:
