@@ -69,10 +69,10 @@ from actors.store.event_recorder import EventRecorder
 from actors.store.messages import EventRecord
 from actors.clock import Clock
 from actors.store.limits import StoreLimits
-from actors.store.reads import CommittedReads, key_of as _key
+from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
-from actors.store.watchers import Watchers, Watcher as _Watcher
+from actors.store.watchers import WatchHub
 from actors.store.turns import TurnRecord, Turns
 from actors.store.finalizers import deleting, finalizers, marked_for_deletion
 from actors.store.front_door import IMMORTAL_NAMESPACES
@@ -97,7 +97,7 @@ def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str
                        f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
 
 
-class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]):
+class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
@@ -118,13 +118,13 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
         self._rv = 0
         self._committed_rv = 0
         self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
-        self._watchers: dict[int, _Watcher] = {}
-        self._next_watch = 1
+        self._watches = WatchHub()  # the watchers (actors.store.watchers)
         # Stored Events (actors.store.event_recorder); `timers` arms their expiry.
         self._events = EventRecorder(self._objects, self.limits, clock, timers, self.tell, self._write, self._remove)
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
+        self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._deferred: collections.deque[StoreMsg] = collections.deque()
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
@@ -144,10 +144,14 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
     def _fan_out(self, ev: WatchEvent) -> None:
         """A committed change: the Events' index first, then every watcher of its kind."""
         self._events.observe(ev)
-        self._tell_watchers(ev)
+        self._watches.tell(ev)
 
     def _take_recorded(self) -> None:
         self._events.take_recorded()
+
+    def reader(self) -> StoreReader:
+        """The read-only interface to hand to others (actors.store.reads)."""
+        return StoreReader(self)
 
     def events_for(self, kind: str, key: str) -> list[EventRecord]:
         """Every stored event about `key`, whichever life of the object (a synchronous
@@ -222,7 +226,7 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
                     raise NotFound(f'{kind} "{_key(kind, ns, name)}" not found')
                 return obj.raw
             case ListObjects(kind=kind, namespace=ns, label_selector=ls, field_selector=fs):
-                return self.list_now(kind, ns, ls, fs), self._rv
+                return self._reads.list_now(kind, ns, ls, fs), self._rv
             case Bind(namespace=ns, name=name, node_name=node, uid=uid):
                 return self._bind(ns, name, node, uid, batch).raw
             case UpdatePodStatus():
@@ -234,9 +238,9 @@ class Store(Turns, Loading, CommittedReads, PodWrites, Watchers, Actor[StoreMsg]
             case GetEvents(kind=kind, key=key):
                 return self._events.this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
-                return self._watch(kinds, from_rv, sink)
+                return self._watches.watch(kinds, from_rv, sink, self._objects, self._history, self._rv)
             case Unwatch(watch_id=wid):
-                self._watchers.pop(wid, None)
+                self._watches.unwatch(wid)
                 return None
             case _:
                 assert_never(msg)
