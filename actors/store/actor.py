@@ -28,7 +28,6 @@ long as its turn took, so a burst of client writes cannot starve the scheduler.
 """
 from __future__ import annotations
 
-import collections
 import random
 import time
 from typing import Any, Callable, Mapping, assert_never
@@ -73,7 +72,7 @@ from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import WatchHub
-from actors.store.turns import TurnRecord, Turns
+from actors.store.turns import LocalCommit, TurnLoop, TurnRecord
 from actors.store.finalizers import deleting, finalizers, marked_for_deletion
 from actors.store.front_door import IMMORTAL_NAMESPACES
 from actors.store.fields import name_of
@@ -97,7 +96,7 @@ def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str
                        f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
 
 
-class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
+class Store(Loading, PodWrites, Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
@@ -105,7 +104,6 @@ class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
                  limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter,
                  timers: Clock | None = None) -> None:
         super().__init__()
-        self._work_time = work_time  # how long a turn's work took (a Clock's work_time)
         # Told True / False around a turn storing a bulk apply whose scheduler share is 0
         # (the Pipeline holds the queue's pops: HoldPops).
         self.hold_scheduling: Callable[[bool], None] | None = None
@@ -125,7 +123,8 @@ class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
-        self._deferred: collections.deque[StoreMsg] = collections.deque()
+        self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
+        self._commit: Any = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
         self.fair_pause_seconds = 0.0  # seconds the store yielded the loop to bindings (turns.py)
@@ -145,9 +144,6 @@ class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
         """A committed change: the Events' index first, then every watcher of its kind."""
         self._events.observe(ev)
         self._watches.tell(ev)
-
-    def _take_recorded(self) -> None:
-        self._events.take_recorded()
 
     def reader(self) -> StoreReader:
         """The read-only interface to hand to others (actors.store.reads)."""
@@ -319,6 +315,31 @@ class Store(Turns, Loading, PodWrites, Actor[StoreMsg]):
             if cls.namespaced:
                 for key in [k for k in self._objects[kind] if k.startswith(prefix)]:
                     self._remove(kind, key, self._objects[kind][key], batch)
+
+    batched = True
+
+    async def handle_turn(self, msgs: list[StoreMsg]) -> None:
+        await self._loop.take(msgs)
+
+    # --- the undo log: a batch's changes to memory, undone ----------------------------------------
+
+    def _rollback(self, batch: TurnRecord) -> None:
+        if batch.writes:
+            self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
+
+    def _undo_since(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> None:
+        undo_at, writes_at, events_at, rv = mark
+        for kind, key, old in reversed(batch.undo[undo_at:]):
+            if old is None:
+                self._objects[kind].pop(key, None)
+                self._sorted_keys.pop(kind, None)
+            else:
+                if key not in self._objects[kind]:
+                    self._sorted_keys.pop(kind, None)
+                self._objects[kind][key] = old
+        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
+        batch.hidden = min(batch.hidden, undo_at)
+        self._rv = rv
 
     def _mark(self, batch: TurnRecord) -> tuple[int, int, int, int]:
         """Where the batch stands now, for _undo_since."""

@@ -36,30 +36,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.store.actor import Store, encoded_size
-from actors.pacing import Pacer
-from actors.store.turns import TurnRecord, answer, failed_all
+from actors.store.etcd_commit import EtcdCommit, Observed
+from actors.store.turns import TurnRecord
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
-from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
-from actors.store.etcd_errors import Retry, store_error
-from actors.store.messages import Conflict, TooLarge, WatchEvent
+from actors.store.etcd import Change, Compacted, EtcdBackend
+from actors.store.etcd_errors import Retry
+from actors.store.messages import Conflict, WatchEvent
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, parse_object
 
 log = logging.getLogger("ksched.store.shared")
 
-MAX_ATTEMPTS = 8  # a group is retried this often when other daemons keep writing the same keys
 CATCH_UP_SECONDS = 10.0
 FEED_RETRY_SECONDS = (0.1, 2.0)  # the change feed's first and longest pause after an etcd failure
 
 
 class NotLeader(Conflict):
     """A binding from a daemon that no longer holds the leader lease."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Observed:
-    """The follower has changes queued: apply them (no reply)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +79,8 @@ class SharedStore(Store):
         self.etcd: EtcdBackend = backend
         self._pending: collections.deque[_Step | _Relisted] = collections.deque()
         self._arrived = asyncio.Event()
-        self._fenced: set[str] = set()  # Pod keys bound in the group being built
         self._fence_lost = False
-        self._group_ops = self._group_bytes = 0  # the group's etcd operations and bytes so far (_fits)
+        self._commit = EtcdCommit(self, backend)  # one etcd transaction a group (actors.store.etcd_commit)
         self.retries = 0  # groups run again after a stale key, for stats and tests
         self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
         self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
@@ -218,98 +211,13 @@ class SharedStore(Store):
             self._drain()
         return True
 
-    # --- the write path ---------------------------------------------------------------------------
-
-    async def _before_turn(self, msgs: list[Any]) -> list[Any]:
-        """Catch up with etcd before a turn with requests (a turn of feed pokes only drains)."""
-        requests = [m for m in msgs if not isinstance(m, Observed)]
-        if requests:
-            await self._sync()
-        else:
-            self._drain()
-        return requests
-
-    def _new_group(self) -> TurnRecord:
-        self._fenced.clear()
-        self._group_ops = self._group_bytes = 0
-        self._take_recorded()
-        return TurnRecord()
-
-    def _fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
-        """Whether the group, with the writes made since `mark`, fits in one etcd transaction."""
-        added = batch.writes[mark[1]:]
-        if not added:
-            return True
-        self._group_ops += len(added)
-        self._group_bytes += sum(_size(w.raw) for w in added)
-        return self.etcd.within_limits(self._group_ops, self._group_bytes)
-
-    async def _finish_group(self, group: list[Any], batch: TurnRecord, pacer: Pacer) -> None:
-        """Write one group as one transaction and answer its requests; `batch` is the
-        group already applied in memory (it is applied again after a stale key).
-        Memory, the history and the watchers follow from the feed, not from `batch`."""
-        for attempt in range(MAX_ATTEMPTS):
-            if attempt:
-                batch = await self._apply_all(group)
-            if not batch.writes:
-                return answer(batch.replies)
-            self._committing = self._before_batch(batch)  # committed reads see the state before this group
-            try:
-                revision = await self.etcd.transact(self._guarded(batch))
-            except StaleWrite as e:
-                self._rollback(batch)
-                self.retries += 1
-                await self._catch_up(e.revision)
-                continue
-            except FenceLost as e:
-                self._rollback(batch)
-                log.warning("binding refused: %s; this store binds no more", e)
-                self._fence_lost = True  # the group runs again: its bindings are refused (and counted) in _bind
-                continue
-            except RequestTooLarge as e:
-                self._rollback(batch)
-                return answer(failed_all(batch.replies, TooLarge(str(e))))
-            except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
-                self._rollback(batch)  # Unavailable when etcd could not answer (etcd_errors)
-                return answer(failed_all(batch.replies, store_error(e, "store commit failed")))
-            finally:
-                self._committing = None
-            self.commits += 1
-            # Memory goes back to what etcd has told us so far; the feed brings the rest, ours included.
-            self._rollback(batch)
-            for w in batch.writes:
-                if w.raw is not None:
-                    w.raw["metadata"]["resourceVersion"] = str(revision)
-            await self._catch_up(revision)
-            return answer(batch.replies)
-        answer(failed_all(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
-
-    async def _apply_all(self, msgs: list[Any]) -> TurnRecord:
-        batch = self._new_group()
-        for msg in msgs:
-            batch.replies.append((getattr(msg, "reply", None), await self._apply_message(msg, batch, None)))
-        return batch
-
-    def _guarded(self, batch: TurnRecord) -> list[Guarded]:
-        """One change per key (the last), compared on the revision the group started from."""
-        base: dict[tuple[str, str], int] = {}
-        for kind, key, old in batch.undo:
-            base.setdefault((kind, key), int(old.meta.resource_version or 0) if old is not None else 0)
-        last = {(w.kind, w.key): w for w in batch.writes}
-        return [Guarded(write=w, expected_revision=base.get(k, 0), fenced=w.kind == "Pod" and w.key in self._fenced)
-                for k, w in last.items()]
-
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         if self._fence_lost:
             self.fence_refusals += 1
             raise NotLeader(f'binding pod "{ns}/{name}": this daemon is no longer the leader')
         obj = super()._bind(ns, name, node, uid, batch)
-        self._fenced.add(obj.key)
+        self._commit.fenced.add(obj.key)
         return obj
-
-
-def _size(raw: dict[str, Any] | None) -> int:
-    return len(encode(raw)) if raw is not None else 0
 
 
 def _parse(raw: dict[str, Any]) -> KubeObject | None:
