@@ -40,9 +40,9 @@ class EtcdCommit:
         """Catch up with etcd before a turn with requests (a turn of feed pokes only drains)."""
         requests = [m for m in msgs if not isinstance(m, Observed)]
         if requests:
-            await self._s._sync()
+            await self._s._feed.sync()
         else:
-            self._s._drain()
+            self._s._feed.drain()
         return requests
 
     def new_group(self) -> TurnRecord:
@@ -75,7 +75,7 @@ class EtcdCommit:
             except StaleWrite as e:
                 self._s._rollback(batch)
                 self._s.retries += 1
-                await self._s._catch_up(e.revision)
+                await self._s._feed.catch_up(e.revision)
                 continue
             except FenceLost as e:
                 self._s._rollback(batch)
@@ -96,7 +96,7 @@ class EtcdCommit:
             for w in batch.writes:
                 if w.raw is not None:
                     w.raw["metadata"]["resourceVersion"] = str(revision)
-            await self._s._catch_up(revision)
+            await self._s._feed.catch_up(revision)
             return answer(batch.replies)
         answer(failed_all(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
 
