@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable, Mapping, assert_never
+from typing import TYPE_CHECKING, Any, Callable, Mapping, assert_never
 
 from actors.base import Actor
 from actors.store.backend import StoreBackend, Write
@@ -73,6 +73,9 @@ from actors.store.pod_writes import PodWrites
 from actors.store.loading import Loading
 from actors.store.watchers import WatchHub
 from actors.store.turns import LocalCommit, TurnLoop, TurnRecord
+
+if TYPE_CHECKING:
+    from actors.store.etcd_commit import EtcdCommit
 from actors.store.finalizers import deleting, finalizers, marked_for_deletion
 from actors.store.front_door import IMMORTAL_NAMESPACES
 from actors.store.fields import name_of
@@ -124,7 +127,7 @@ class Store(Loading, PodWrites, Actor[StoreMsg]):
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
-        self._commit: Any = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
+        self._commit: LocalCommit | EtcdCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
         self.fair_pause_seconds = 0.0  # seconds the store yielded the loop to bindings (turns.py)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.pacing import Pacer
 from actors.store.etcd import EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite, encode
 from actors.store.etcd_errors import store_error
 from actors.store.messages import Conflict, TooLarge
 from actors.store.turns import TurnRecord, answer, before_batch, failed_all
+
+if TYPE_CHECKING:
+    from actors.store.shared import SharedStore
 
 log = logging.getLogger("ksched.store.shared")
 
@@ -30,7 +33,7 @@ class Observed:
 
 
 class EtcdCommit:
-    def __init__(self, store: Any, etcd: EtcdBackend) -> None:
+    def __init__(self, store: SharedStore, etcd: EtcdBackend) -> None:
         self._s = store  # the SharedStore (shared.py): its feed, undo log and counters
         self.etcd = etcd
         self.fenced: set[str] = set()  # Pod keys bound in the group being built

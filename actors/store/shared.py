@@ -77,7 +77,7 @@ class EtcdFeed:
     SharedStore's duties): a follower task queues the feed's changes, the store's
     turns apply them in revision order."""
 
-    def __init__(self, store: Any, etcd: EtcdBackend) -> None:
+    def __init__(self, store: SharedStore, etcd: EtcdBackend) -> None:
         self._s = store  # the SharedStore: its memory, history, watchers and inbox
         self.etcd = etcd
         self._pending: collections.deque[_Step | _Relisted] = collections.deque()

@@ -22,7 +22,7 @@ import asyncio
 import collections
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from actors.base import reject, resolve
 from actors.pacing import Pacer
@@ -34,6 +34,9 @@ from actors.store.messages import (
     applied,
 )
 from framework.api.objects import KubeObject
+
+if TYPE_CHECKING:
+    from actors.store.actor import Store
 
 
 log = logging.getLogger("ksched.store")
@@ -60,7 +63,7 @@ class TurnLoop:
     messages; the store's handlers apply them and its commit duty (`store._commit`:
     LocalCommit here, EtcdCommit in shared.py) ends each group."""
 
-    def __init__(self, store: Any, work_time: Callable[[], float]) -> None:
+    def __init__(self, store: Store, work_time: Callable[[], float]) -> None:
         self._s = store  # the Store actor (actor.py): its handlers, undo log and commit duty
         self._work_time = work_time
         self._deferred: collections.deque[StoreMsg] = collections.deque()
@@ -196,7 +199,7 @@ class LocalCommit:
     """The SQLite (and in-memory) backend's part of the loop: a turn is one group,
     committed as one backend batch; then the callers are answered and the watchers told."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         self._s = store
 
     async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
