@@ -70,7 +70,7 @@ from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
-from actors.store.loading import Loading
+from actors.store.loading import load_objects
 from actors.store.watchers import WatchHub
 from actors.store.turns import LocalCommit, TurnLoop, TurnRecord
 
@@ -99,7 +99,7 @@ def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str
                        f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
 
 
-class Store(Loading, PodWrites, Actor[StoreMsg]):
+class Store(Actor[StoreMsg]):
     name = "store"
 
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
@@ -125,6 +125,7 @@ class Store(Loading, PodWrites, Actor[StoreMsg]):
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
+        self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
         self._commit: LocalCommit | EtcdCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
@@ -136,7 +137,7 @@ class Store(Loading, PodWrites, Actor[StoreMsg]):
 
     async def load(self) -> None:
         """Read the backend's objects (actors.store.loading); call once before run()."""
-        await self._load_objects()
+        await load_objects(self)
         self._events.loaded()
 
     async def close(self) -> None:
@@ -229,7 +230,7 @@ class Store(Loading, PodWrites, Actor[StoreMsg]):
             case Bind(namespace=ns, name=name, node_name=node, uid=uid):
                 return self._bind(ns, name, node, uid, batch).raw
             case UpdatePodStatus():
-                return self._update_pod_status(msg, batch).raw
+                return self._pods.update_status(msg, batch).raw
             case RecordEvent():
                 return self._events.record(msg, batch)
             case SweepEvents():
@@ -318,6 +319,10 @@ class Store(Loading, PodWrites, Actor[StoreMsg]):
             if cls.namespaced:
                 for key in [k for k in self._objects[kind] if k.startswith(prefix)]:
                     self._remove(kind, key, self._objects[kind][key], batch)
+
+    def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
+        """A binding (SharedStore fences it on the leader's election key first)."""
+        return self._pods.bind(ns, name, node, uid, batch)
 
     batched = True
 
