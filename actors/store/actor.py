@@ -125,6 +125,7 @@ class Store(Actor[StoreMsg]):
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
+        self.in_commit: "asyncio.Future[None] | None" = None  # the backend commit in progress (turns.py)
         self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)

@@ -219,8 +219,11 @@ class LocalCommit:
         self._s._committing = None
         if batch.writes:
             self._s._committing = before_batch(batch)
+            # A task, so a driver waiting for the store (Pipeline.settle) can await the
+            # backend's work (SQLite's runs on its own thread) instead of spinning.
+            commit = self._s.in_commit = asyncio.ensure_future(self._s.backend.commit(batch.writes))
             try:
-                await self._s.backend.commit(batch.writes)
+                await commit
                 self._s.commits += 1
                 self._s._committed_rv = self._s._rv
             except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
@@ -230,6 +233,7 @@ class LocalCommit:
                 batch.events.clear()
             finally:
                 self._s._committing = None
+                self._s.in_commit = None
         answer(batch.replies)
         for ev, size in zip(batch.events, batch.sizes):
             self._s._history.append(PastEvent.of(ev), size)
