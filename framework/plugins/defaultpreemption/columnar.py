@@ -153,7 +153,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     used = [columns.sums[j, rows, start] for j in range(3)]
     kept = start.copy()
     at = {name: i for i, name in enumerate(names)}
-    _add_nominated(fwk.handle, pod, at, kept, used)
+    _add_nominated(fwk, pod, rows, at, kept, used)
     alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
     alloc_pods = table.alloc_pods[rows]
     fits = _fitting(s.request)
@@ -229,9 +229,20 @@ def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], n
     return fits
 
 
-def _add_nominated(handle: Any, pod: Pod, at: dict[str, int], count: np.ndarray, used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes (name -> position) with at least `pod`'s
-    priority (not `pod`) join the node's numbers."""
+def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], count: np.ndarray,
+                   used: list[np.ndarray]) -> None:
+    """Pods nominated to these nodes (snapshot `rows`; name -> position) with at
+    least `pod`'s priority (not `pod`) join the node's numbers: from the
+    Framework's nominated columns, or node by node where it has none."""
+    adds = fwk.nominated_adds(pod) if hasattr(fwk, "nominated_adds") else False
+    if adds is None:
+        return
+    if adds is not False:
+        count += adds.count[rows]
+        for k, column in enumerate((adds.cpu, adds.mem, adds.eph)):
+            used[k] += column[rows]
+        return
+    handle = fwk.handle
     nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
     for name in at if nominated is None else nominated:
         i = at.get(name)
