@@ -128,6 +128,11 @@ class Handle(Protocol):
         forms of them can be kept between cycles); None when the owner cannot say."""
         ...
 
+    def nominated_nodes_changed_since(self, version: int) -> Collection[str] | None:
+        """The nodes whose nominated pods changed since nominations_version() was
+        `version`; None when the owner cannot say (callers read them all again)."""
+        ...
+
     def activate_pods(self, pods: Iterable["Pod"]) -> None:
         """Move these pending pods to activeQ (upstream's PodsToActivate)."""
         ...

@@ -26,6 +26,7 @@ from framework.cache import Snapshot
 # Sums stay below this (NodeTable's own limit is 2**55 per value): entries whose
 # largest value times their number could pass it are not summed in columns.
 _SUM_LIMIT = 1 << 62
+_DEAD = np.iinfo(np.int64).min  # a dead slot's priority: below every pod's, so it never joins
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +43,25 @@ class NominatedAdds:
 
 
 class NominatedColumns:
-    """Every nominated pod as a column entry; `adds(handle, snapshot, pod)` sums the
-    entries that join `pod`'s filters, per snapshot row."""
+    """Every nominated pod as a column entry (a slot); `adds(handle, snapshot, pod)`
+    sums the entries that join `pod`'s filters, per snapshot row. Between asks only
+    the nodes whose nominations changed are read again (the owner's
+    `nominated_nodes_changed_since`); their old slots are marked dead and new ones
+    appended, and the arrays are compacted when dead slots outnumber live ones."""
 
     def __init__(self) -> None:
-        self._key: Hashable | None = None
-        self._valid = False
+        self._version: int | None = None
+        self._rows_key: Hashable | None = None
+        self._size = 0
+        self._dead = 0
         self._row = np.zeros(0, dtype=np.intp)
         self._priority = np.zeros(0, dtype=np.int64)
         self._amounts = np.zeros((3, 0), dtype=np.int64)
         self._scalar = np.zeros(0, dtype=np.bool_)
-        self._uid: dict[str, list[int]] = {}
+        self._slots: dict[str, list[int]] = {}  # node name -> its live slots
+        self._uid_slots: dict[str, list[int]] = {}
+        self._slot_uid: list[str] = []
+        self._largest = 0  # the largest amount of an entry since the last full build
         self._rows = 0
         self._last: tuple[Hashable, NominatedAdds | None | Literal[False]] | None = None
 
@@ -60,67 +69,99 @@ class NominatedColumns:
         """The sums for `pod` per row of `snapshot.node_info_list`; None when no
         nominated pod joins its filters anywhere; False when the sums cannot be
         kept in columns (the caller then adds the pods node by node)."""
-        version = getattr(handle, "nominations_version", None)
-        version = version() if version is not None else None
-        key = None if version is None else (version, id(snapshot), snapshot.change_epoch, len(snapshot.index))
-        if key is None or key != self._key:
+        read_version = getattr(handle, "nominations_version", None)
+        version = read_version() if read_version is not None else None
+        rows_key = (id(snapshot), snapshot.change_epoch, len(snapshot.index))
+        if version is None or rows_key != self._rows_key or self._version is None:
             self._build(handle, snapshot)
-            self._key = key
-            self._last = None
-        query = (pod.priority, pod.uid)
-        if key is not None and self._last is not None and self._last[0] == query:
-            return self._last[1]
-        got = self._sum(pod) if self._valid else False
-        self._last = (query, got)
+        elif version != self._version:
+            since = getattr(handle, "nominated_nodes_changed_since", None)
+            changed = since(self._version) if since is not None else None
+            if changed is None or self._dead > 2 * (self._size - self._dead) + 64:
+                self._build(handle, snapshot)
+            else:
+                for name in set(changed):
+                    self._read_node(handle, snapshot.index, name)
+        else:
+            query = (pod.priority, pod.uid)
+            if self._last is not None and self._last[0] == query:
+                return self._last[1]
+        self._version, self._rows_key = version, rows_key
+        live = self._size - self._dead
+        got = self._sum(pod) if self._largest * max(live, 1) < _SUM_LIMIT else False
+        self._last = None if version is None else ((pod.priority, pod.uid), got)
         return got
 
     def _build(self, handle: Any, snapshot: Snapshot) -> None:
-        index = snapshot.index
+        self._size = self._dead = self._largest = 0
+        self._slots, self._uid_slots, self._slot_uid = {}, {}, []
+        self._rows = len(snapshot.index)
         names = handle.nodes_with_nominated_pods()
         if names is None:
             names = [ni.name for ni in snapshot.node_info_list]
-        rows: list[int] = []
-        priorities: list[int] = []
-        amounts: list[tuple[int, int, int]] = []
-        scalar: list[bool] = []
-        uids: dict[str, list[int]] = {}
         for name in names:
-            r = index.get(name)
-            if r is None:
-                continue
-            for pi in handle.nominated_pods_for_node(name):
-                p = pi.pod
-                res = p.resource
-                uids.setdefault(p.uid, []).append(len(rows))
-                rows.append(r)
-                priorities.append(p.priority)
-                amounts.append((res.milli_cpu, res.memory, res.ephemeral_storage))
-                scalar.append(bool(res.scalar))
-        self._rows = len(index)
-        self._uid = uids
-        biggest = max((max(a) for a in amounts), default=0)
-        smallest = min((min(a) for a in amounts), default=0)
-        self._valid = smallest >= 0 and biggest * max(len(amounts), 1) < _SUM_LIMIT
-        if not self._valid:
+            self._read_node(handle, snapshot.index, name)
+
+    def _read_node(self, handle: Any, index: dict[str, int], name: str) -> None:
+        """The node's slots replaced by its nominated pods as the handle has them now."""
+        for slot in self._slots.pop(name, ()):
+            self._priority[slot] = _DEAD
+            uid = self._slot_uid[slot]
+            held = self._uid_slots[uid]
+            held.remove(slot)
+            if not held:
+                del self._uid_slots[uid]
+            self._dead += 1
+        r = index.get(name)
+        if r is None:
             return
-        self._row = np.array(rows, dtype=np.intp)
-        self._priority = np.array(priorities, dtype=np.int64)
-        self._amounts = np.array(amounts, dtype=np.int64).reshape(len(amounts), 3).T.copy()
-        self._scalar = np.array(scalar, dtype=np.bool_)
+        pods = handle.nominated_pods_for_node(name)
+        if not pods:
+            return
+        self._reserve(self._size + len(pods))
+        slots = self._slots[name] = []
+        for pi in pods:
+            p = pi.pod
+            res = p.resource
+            amounts = (res.milli_cpu, res.memory, res.ephemeral_storage)
+            slot = self._size
+            self._size += 1
+            self._largest = max(self._largest, *amounts) if min(amounts) >= 0 else _SUM_LIMIT
+            if self._largest >= _SUM_LIMIT:
+                amounts = (0, 0, 0)  # not summable in columns: adds() answers False
+            self._row[slot] = r
+            self._priority[slot] = p.priority
+            self._amounts[:, slot] = amounts
+            self._scalar[slot] = bool(res.scalar)
+            self._slot_uid.append(p.uid)
+            self._uid_slots.setdefault(p.uid, []).append(slot)
+            slots.append(slot)
+
+    def _reserve(self, size: int) -> None:
+        """Room for `size` slots; live slots keep their numbers."""
+        if size <= len(self._priority):
+            return
+        cap = max(size, 2 * len(self._priority), 64)
+        n = self._size
+        row, priority = np.zeros(cap, dtype=np.intp), np.full(cap, _DEAD, dtype=np.int64)
+        amounts, scalar = np.zeros((3, cap), dtype=np.int64), np.zeros(cap, dtype=np.bool_)
+        row[:n], priority[:n], amounts[:, :n], scalar[:n] = (self._row[:n], self._priority[:n], self._amounts[:, :n],
+                                                            self._scalar[:n])
+        self._row, self._priority, self._amounts, self._scalar = row, priority, amounts, scalar
 
     def _sum(self, pod: Pod) -> NominatedAdds | None:
-        joins = self._priority >= pod.priority
-        own = self._uid.get(pod.uid)
+        n = self._size
+        joins = self._priority[:n] >= pod.priority
+        own = self._uid_slots.get(pod.uid)
         if own:
             joins[own] = False
         if not joins.any():
             return None
-        rows = self._row[joins]
-        n = self._rows
-        count = np.bincount(rows, minlength=n).astype(np.int64)
-        sums = [np.zeros(n, dtype=np.int64) for _ in range(3)]
+        rows = self._row[:n][joins]
+        count = np.bincount(rows, minlength=self._rows).astype(np.int64)
+        sums = [np.zeros(self._rows, dtype=np.int64) for _ in range(3)]
         for k in range(3):
-            np.add.at(sums[k], rows, self._amounts[k][joins])
-        scalar = np.zeros(n, dtype=np.bool_)
-        scalar[rows[self._scalar[joins]]] = True
+            np.add.at(sums[k], rows, self._amounts[k, :n][joins])
+        scalar = np.zeros(self._rows, dtype=np.bool_)
+        scalar[rows[self._scalar[:n][joins]]] = True
         return NominatedAdds(count, sums[0], sums[1], sums[2], scalar)

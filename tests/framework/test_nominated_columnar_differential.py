@@ -83,16 +83,25 @@ def test_the_columnar_nominated_pods_pass_gives_each_node_the_per_node_verdict(
 
 
 class VersionedNominations:
-    """A NominatorView whose version moves with each change, as the scheduler's
-    nominator's does, so the columns of nominated pods are kept between passes."""
+    """A NominatorView whose version moves with each node's change, as the
+    scheduler's nominator's does, so the columns of nominated pods are kept between
+    passes and only the changed nodes read again."""
 
     def __init__(self) -> None:
         self.by_node: dict[str, list[PodInfo]] = {}
         self.version = 0
+        self.log: list[str] = []  # the node each version step touched
 
     def set(self, by_node: dict[str, list[PodInfo]]) -> None:
+        for name in sorted({*self.by_node, *by_node}):
+            old, new = self.by_node.get(name, []), by_node.get(name, [])
+            if len(old) != len(new) or any(a is not b for a, b in zip(old, new)):
+                self.log.append(name)
+                self.version += 1
         self.by_node = by_node
-        self.version += 1
+
+    def nodes_changed_since(self, version: int) -> list[str]:
+        return self.log[version:]
 
     def pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self.by_node.get(node_name, []))
