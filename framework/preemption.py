@@ -78,7 +78,9 @@ class PreemptionPolicy(Protocol):
 # (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
 # may offer one per cycle through `columnar_victims(state, pod, node_to_status,
 # potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
-# (victims on success, the status when the pod cannot fit there).
+# (victims on success, the status when the pod cannot fit there). Its object may also
+# offer `whole_dry_run(offset, num_candidates)`: dry_run_preemption's result at once,
+# or None where the loop must run.
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -362,7 +364,9 @@ class Evaluator:
             return DryRunResult([], NodeToStatus(dict.fromkeys((ni.name for ni in rotated), nowhere)))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
+        whole = getattr(fast, "whole_dry_run", None)
+        dry = whole(offset, num) if whole is not None else None
+        return dry if dry is not None else self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         return [o for o in self.handle.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]

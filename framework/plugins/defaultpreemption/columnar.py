@@ -43,7 +43,7 @@ from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import FastVictims, importance_key
+from framework.preemption import Candidate, DryRunResult, FastVictims, importance_key
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
@@ -195,10 +195,50 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         n = victims_of.get(i)
         if n is None:
             return None  # the pod fits without the victims, and PDBs decide the order
-        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
-        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1], 0
+        return victims_at(i, n), 0
 
-    return answer
+    def victims_at(i: int, n: int) -> list[Pod]:
+        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
+        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1]
+
+    def whole(offset: int, num_candidates: int) -> DryRunResult | None:
+        """The Evaluator's dry-run loop over every node at once, where every node
+        has its answer here (no PDBs, so every candidate violates none): the nodes
+        in rotation order from `offset` up to the num_candidates-th candidate, their
+        statuses in that order, the candidates' victims built from the columns."""
+        if pdbs_exist or num_candidates < 1 or not answerable.all():
+            return None
+        n = len(names)
+        success = np.zeros(n, dtype=np.bool_)
+        success[reprieve] = True
+        if len(reprieve) and not victim.any(axis=1).all():
+            return None  # a node where every victim comes back: the loop's Error
+        rotation = np.arange(offset, offset + n, dtype=np.intp)
+        rotation[rotation >= n] -= n
+        found = np.cumsum(success[rotation])
+        end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else n
+        node_statuses = NodeToStatus({names[i]: no_victims if lower_l[i] == 0 else failed[i]
+                                 for i in rotation[:end][~success[rotation[:end]]].tolist()})
+        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0)
+                      for i in rotation[:end][success[rotation[:end]]].tolist()]
+        return DryRunResult(candidates, node_statuses)
+
+    return ColumnarVictims(answer, whole)
+
+
+class ColumnarVictims:
+    """FastVictims for one cycle (`__call__`, per node) with the whole dry run
+    (`whole_dry_run(offset, num_candidates)`: a DryRunResult, or None where the
+    Evaluator's loop must run)."""
+
+    __slots__ = ("_answer", "whole_dry_run")
+
+    def __init__(self, answer: FastVictims, whole: Callable[[int, int], DryRunResult | None]) -> None:
+        self._answer = answer
+        self.whole_dry_run = whole
+
+    def __call__(self, ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
+        return self._answer(ni, pdbs)
 
 
 def _as_bits(mask: np.ndarray) -> list[int]:
