@@ -33,6 +33,7 @@ changed.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -138,11 +139,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     index = snapshot.index
     names = [ni.name for ni in potential]
     rows = np.fromiter((index[name] for name in names), dtype=np.intp, count=len(names))
-    answerable = ~columns.gang[rows]
-    for i, name in enumerate(names):
-        st = statuses.get(name)
-        if st.plugin != FIT or st.code != Code.Unschedulable:
-            answerable[i] = False
+    answerable = ~columns.gang[rows] & _fit_rejected(statuses, names)
     table = snapshot.table
     assert table is not None
     # The node's numbers once every lower-priority pod is gone and the nominated pods
@@ -239,6 +236,19 @@ class ColumnarVictims:
 
     def __call__(self, ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
         return self._answer(ni, pdbs)
+
+
+def _fit_rejected(statuses: NodeToStatus, names: list[str]) -> np.ndarray:
+    """Per node, whether its status this cycle is NodeResourcesFit's Unschedulable.
+    The filter pass shares one Status among the nodes failing alike, so each
+    distinct Status is judged once and the nodes are mapped to it in C."""
+    try:
+        held = operator.itemgetter(*names)(statuses.statuses) if len(names) > 1 else (statuses.statuses[names[0]],)
+    except KeyError:  # a node without its own status reads the default one
+        held = tuple(statuses.get(name) for name in names)
+    distinct = dict(zip(map(id, held), held))
+    verdict = {key: st.plugin == FIT and st.code == Code.Unschedulable for key, st in distinct.items()}
+    return np.fromiter(map(verdict.__getitem__, map(id, held)), dtype=np.bool_, count=len(names))
 
 
 def _as_bits(mask: np.ndarray) -> list[int]:
