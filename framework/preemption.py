@@ -28,7 +28,7 @@ NO_NODES_AVAILABLE = "no nodes available"
 
 # Priorities are shifted by MaxInt32+1 before summing, so that many negative-priority
 # victims never look cheaper than fewer victims of the same priority.
-_PRIORITY_SHIFT = 2**31
+PRIORITY_SHIFT = 2**31
 # A pod that has not started counts as starting "now", later than any pod that has
 # (upstream uses the current time).
 NOT_STARTED = 2**63 - 1
@@ -200,7 +200,7 @@ def default_score_funcs(victims: dict[str, Candidate]) -> list[Callable[[str], i
         return -victims[node].victims[0].priority
 
     def smallest_priority_sum(node: str) -> int:
-        return -sum(p.priority + _PRIORITY_SHIFT for p in victims[node].victims)
+        return -sum(p.priority + PRIORITY_SHIFT for p in victims[node].victims)
 
     def fewest_victims(node: str) -> int:
         return -len(victims[node].victims)
@@ -247,7 +247,7 @@ def _pick_by_default_order(victims: dict[str, Candidate]) -> str:
         c = victims[node]
         vs = c.victims
         t = earliest_start_time_of_highest_priority(vs)
-        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + _PRIORITY_SHIFT for p in vs), -len(vs),
+        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + PRIORITY_SHIFT for p in vs), -len(vs),
                 _MIN_INT64 if t is None else t)
 
     return max(victims, key=key)
@@ -267,6 +267,9 @@ class DryRunResult:
     candidates: list[Candidate]
     node_to_status: NodeToStatus
     errors: list[str] = field(default_factory=list)
+    # The candidate select_candidate would choose, when the dry run already knows it
+    # (the columns' whole dry run under the default order); None: choose as usual.
+    chosen: Candidate | None = None
 
 
 class Evaluator:
@@ -276,6 +279,8 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
+        # (the dry run's candidate list, the candidate it chose), for select_candidate
+        self._chosen: tuple[Sequence[Candidate], Candidate] | None = None
 
     def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
         """(result, status) as upstream's Evaluator.Preempt:
@@ -326,6 +331,7 @@ class Evaluator:
         if not all_nodes:
             return None, Status(Code.Error, NO_NODES_AVAILABLE)
         dry = self.find_candidates(state, all_nodes, pod, m)
+        self._chosen = (dry.candidates, dry.chosen) if dry.chosen is not None else None
         if dry.errors and not dry.candidates:
             return None, Status(Code.Error, aggregate_errors(dry.errors))
         if not dry.candidates:
@@ -417,6 +423,9 @@ class Evaluator:
         return DryRunResult(non_violating + violating, statuses, errors)
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        known, self._chosen = self._chosen, None
+        if known is not None and known[0] is candidates:  # the dry run's own list, not narrowed since
+            return known[1]
         if not candidates:
             return None
         if len(candidates) == 1:

@@ -126,8 +126,8 @@ def _answers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Pod, Any, Any, Frame
     seen: list[tuple[Pod, Any, Any, FrameworkHandle]] = []
     real = dp.columnar_victims
 
-    def recording(*args: Any) -> Any:
-        answer = real(*args)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        answer = real(*args, **kwargs)
         if answer is None:
             return None
 
@@ -304,3 +304,21 @@ def test_the_whole_dry_run_in_columns_says_what_the_loop_over_its_answers_says()
             answered += 1
             assert got[0] == got[1]
     assert answered >= CASES // 4
+
+
+def test_the_node_chosen_from_the_columns_is_the_one_upstreams_order_picks() -> None:
+    """DryRunResult.chosen against pickOneNodeForPreemption over the same candidates
+    (their victims' priorities, sums, counts and start times), with ties to the first."""
+    compared = 0
+    for seed in range(3 * CASES):
+        w = _World(seed)
+        state, m = w.filtered()
+        potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+        fast = w.plugin.columnar_victims(state, w.preemptor, m, potential, []) if potential else None
+        dry = fast.whole_dry_run(0, len(potential)) if fast is not None else None
+        if dry is None or len(dry.candidates) < 2:
+            continue
+        compared += 1
+        by_node = {c.name: c for c in dry.candidates}
+        assert dry.chosen is not None and dry.chosen.name == pick_one_node_for_preemption(by_node)
+    assert compared >= CASES // 4

@@ -44,7 +44,7 @@ from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import Candidate, DryRunResult, FastVictims, importance_key
+from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
@@ -60,6 +60,7 @@ class VictimColumns:
         self.gang = np.zeros(0, dtype=np.bool_)
         self.width = 0
         self.priority = np.zeros((0, 0), dtype=np.int64)
+        self.start = np.zeros((0, 0), dtype=np.int64)  # pod_start_time, for choosing the node
         self.requests = np.zeros((3, 0, 0), dtype=np.int64)  # cpu, memory, ephemeral storage
         self.sums = np.zeros((3, 0, 1), dtype=np.int64)
         self.order: list[tuple[PodInfo, ...]] = []
@@ -88,6 +89,7 @@ class VictimColumns:
         self.gang = np.zeros(rows, dtype=np.bool_)
         self.width = width
         self.priority = np.full((rows, width), _PAD_PRIORITY, dtype=np.int64)
+        self.start = np.zeros((rows, width), dtype=np.int64)
         self.requests = np.zeros((3, rows, width), dtype=np.int64)
         self.sums = np.zeros((3, rows, width + 1), dtype=np.int64)
         self.order = [()] * rows
@@ -99,6 +101,7 @@ class VictimColumns:
                         for p in (pi.pod for pi in order)], dtype=np.int64).reshape(k, 3).T
         self.priority[r, :k] = [pi.pod.priority for pi in order]
         self.priority[r, k:] = _PAD_PRIORITY
+        self.start[r, :k] = [pod_start_time(pi.pod) for pi in order]
         self.requests[:, r, :k] = req
         self.requests[:, r, k:] = 0
         self.sums[:, r, 0] = 0
@@ -123,9 +126,12 @@ def lowest_priority(columns: VictimColumns, snapshot: Snapshot, potential: Seque
 
 
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
-                     potential: Sequence[NodeInfo], pdbs_exist: bool, no_victims: Status) -> FastVictims | None:
+                     potential: Sequence[NodeInfo], pdbs_exist: bool, no_victims: Status,
+                     choose: bool = False) -> FastVictims | None:
     """The Evaluator's per-node answers for this preemptor, computed for all
-    `potential` nodes at once; None when this cycle must simulate every node."""
+    `potential` nodes at once; None when this cycle must simulate every node.
+    `choose`: the policy orders candidates by upstream's default criteria, so the
+    whole dry run also names the node they choose (DryRunResult.chosen)."""
     s = state.get(PRE_FILTER_STATE_KEY)
     if fwk is None or not fwk.use_columnar or not isinstance(s, PreFilterState) or s.request.scalar:
         return None
@@ -216,9 +222,27 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else n
         node_statuses = NodeToStatus({names[i]: no_victims if lower_l[i] == 0 else failed[i]
                                  for i in rotation[:end][~success[rotation[:end]]].tolist()})
-        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0)
-                      for i in rotation[:end][success[rotation[:end]]].tolist()]
-        return DryRunResult(candidates, node_statuses)
+        found_at = rotation[:end][success[rotation[:end]]]
+        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0) for i in found_at.tolist()]
+        chosen = candidates[_choice(found_at)] if choose and len(candidates) > 1 else None
+        return DryRunResult(candidates, node_statuses, chosen=chosen)
+
+    def _choice(found_at: np.ndarray) -> int:
+        """pickOneNodeForPreemption's default order over the candidates at these
+        positions, from the columns: (no PDB violations anywhere) the lowest
+        highest-priority victim, the smallest shifted priority sum, the fewest
+        victims, the latest earliest start among the highest-priority victims;
+        ties to the first candidate."""
+        marks = victim[np.fromiter((victims_of[i] for i in found_at.tolist()), dtype=np.intp, count=len(found_at))]
+        at_row = rows[found_at][:, None]
+        pos = np.minimum(start[found_at][:, None] + np.arange(marks.shape[1]), columns.width - 1)
+        priority = columns.priority[at_row, pos]
+        top = np.where(marks, priority, np.iinfo(np.int64).min).max(axis=1)
+        total = np.where(marks, priority + PRIORITY_SHIFT, 0).sum(axis=1)
+        earliest = np.where(marks & (priority == top[:, None]), columns.start[at_row, pos],
+                            np.iinfo(np.int64).max).min(axis=1)
+        order = np.lexsort((np.arange(len(found_at)), -earliest, marks.sum(axis=1), total, top))
+        return int(order[0])
 
     return ColumnarVictims(answer, whole)
 
