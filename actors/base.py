@@ -203,7 +203,7 @@ class Actor(Generic[M]):
             batch = [first, *self.inbox.get_nowait_all()] if self.batched else [first]
             try:
                 if self.batched:
-                    await self.handle_batch(batch)
+                    await self.handle_turn(batch)
                 else:
                     await self.handle(first)
             except InvariantBreach as breach:
@@ -233,6 +233,6 @@ class Actor(Generic[M]):
     async def handle(self, msg: M) -> None:
         raise NotImplementedError
 
-    async def handle_batch(self, msgs: list[M]) -> None:
+    async def handle_turn(self, msgs: list[M]) -> None:
         for msg in msgs:
             await self.handle(msg)

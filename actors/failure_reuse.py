@@ -1,4 +1,4 @@
-"""The Scheduler's side of cheap requeues (framework/failure_memo.py): which pods it
+"""The Scheduler's side of failure reuse (framework/failure_memo.py): which pods it
 may sign, in which world, and what of a failed cycle it keeps."""
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class FailureReuse:
         self.memo.store(key.profile, key.signature, key.world,
                         KnownFailure(err.num_all_nodes, err.diagnosis, message, nominated, preemption_ran))
 
-    def replay(self, qpi: QueuedPodInfo, known: KnownFailure, attempt: HoldsFitError) -> tuple[Status, str | None]:
+    def reuse_known(self, qpi: QueuedPodInfo, known: KnownFailure, attempt: HoldsFitError) -> tuple[Status, str | None]:
         """What the Scheduler's failed cycle hands its failure handler, for a pod whose
         signature failed in this world already: the same diagnosis (its plugin sets
         on the pod's QueuedPodInfo), message and PostFilter verdict, not run again.

@@ -27,12 +27,14 @@ from actors.extenders import build_extenders, close_extenders
 from actors.admission import AdmissionActor, AdmissionConfig
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
+from actors.store.write_chain import STRICT, WriteRules
 from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.resourceclaims import ResourceClaimController
 from actors.preemption import PreemptionActor
 from actors.queue.class_rules import CLASSES_GATE, ClassRules
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, HoldPops, QueueActor
+from actors.queue.group_pop import GANG_PLUGIN, gang_members
 from actors.scheduler import Scheduler, StoreChanged
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
@@ -90,7 +92,7 @@ class Pipeline:
         record: Callable[[str], None] | None = None,
         drain_grace_seconds: float = 30.0,
         metrics: MetricsSink | None = None,
-        validate_names: bool = True,
+        write_rules: WriteRules = STRICT,
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
         reuse_failures: bool = True,
@@ -105,10 +107,10 @@ class Pipeline:
         self._record = record
         self.drain_grace_seconds = drain_grace_seconds
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
-        self.validate_names = validate_names  # the store's create-time name and container checks
+        self.write_rules = write_rules  # the store's write chain knobs (actors/store/write_chain.py)
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
-        self.reuse_failures = reuse_failures  # cheap requeues (actors/failure_reuse.py); off to measure
+        self.reuse_failures = reuse_failures  # failure reuse (actors/failure_reuse.py); off to measure
         # Equivalence classes in the unschedulable pool (actors/queue/pod_classes.py);
         # off: every pod is woken and retried alone, as upstream (the differential test).
         self.queue_classes = queue_classes
@@ -134,7 +136,7 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
+            self.store = self._store_class(self._backend, clock=self.clock.now, rules=self.write_rules,
                                            limits=self.store_limits, work_time=self.clock.work_time,
                                            timers=self.clock)
             self.store.features = FeatureGates(cfg.feature_gates)  # what the gates let in (actors.store.gates)
@@ -163,7 +165,11 @@ class Pipeline:
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
-            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight)
+            # A gang pops with its queued members for the whole-group cycle (not with extenders:
+            # their calls suspend, so such gangs keep the pod-by-pod path).
+            gangs = {name: any(pl.name == GANG_PLUGIN for pl in f.permit_plugins) for name, f in self.frameworks.items()}
+            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight,
+                                    group_members=None if self.extenders else gang_members(self.objects, gangs))
             self._spawn("queue", self.queue.run())
             self.store.hold_scheduling = self._hold_pops
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).

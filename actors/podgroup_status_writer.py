@@ -216,7 +216,7 @@ class PodGroupStatusWriter(Actor[WriterMsg]):
         """No message queued, no group waiting to be recomputed, no write under way."""
         return super().idle() and not self.dirty
 
-    async def handle_batch(self, msgs: list[WriterMsg]) -> None:
+    async def handle_turn(self, msgs: list[WriterMsg]) -> None:
         replies = []
         for msg in msgs:
             match msg:
@@ -238,7 +238,7 @@ class PodGroupStatusWriter(Actor[WriterMsg]):
 
     async def flush(self) -> None:
         """For a writer that is not running (tests): handle what is queued, then write."""
-        await self.handle_batch(self.inbox.get_nowait_all())
+        await self.handle_turn(self.inbox.get_nowait_all())
 
     def _observe(self, ev: Any) -> None:
         """Mark the group a store event touches, and keep its members."""

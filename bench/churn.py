@@ -32,7 +32,7 @@ from bench.harness import (IDLE_POLL_SECONDS, IDLE_READINGS, apply_tracked, meas
                            summarize)
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.tcp import BenchDaemon, scheduler_counters, tcp_counters, watch_bindings
-from bench.workloads import Workload
+from bench.workloads import BenchWorkload
 from transport.client.tcp import Client
 
 
@@ -55,7 +55,7 @@ class ChurnApi(Protocol):
         ...
 
 
-async def churn_loop(api: ChurnApi, w: Workload, tracker: BindTracker, completions: int | None = None) -> dict[str, Any]:
+async def churn_loop(api: ChurnApi, w: BenchWorkload, tracker: BindTracker, completions: int | None = None) -> dict[str, Any]:
     """Submit the queued pods, let each be tried, then complete running pods one at a
     time (at most `completions`). Returns the churn figures and the counters over
     the churn phase."""
@@ -171,7 +171,7 @@ def _woken(queue_counts: Any) -> tuple[int, int]:
     return int(queue_counts.get("wokenPods", 0)), int(queue_counts.get("wokenClasses", 0))
 
 
-async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0,
+async def run_churn_over_tcp(w: BenchWorkload, store: str = "sqlite", stall_seconds: float = 60.0,
                              completions: int | None = None) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp:
@@ -196,7 +196,7 @@ async def run_churn_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: 
     return {**result, "bind_window": counters.window}
 
 
-async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float = 60.0,
+async def run_churn(w: BenchWorkload, store: str = "sqlite", *, stall_seconds: float = 60.0,
                     completions: int | None = None) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     async with set_up(w, store, tracker) as p:
@@ -206,7 +206,7 @@ async def run_churn(w: Workload, store: str = "sqlite", *, stall_seconds: float 
                         transport="in-process", rss_mb=peak_rss_mb())
 
 
-def churn_result(w: Workload, tracker: BindTracker, figures: dict[str, Any], counters: Counters, *,
+def churn_result(w: BenchWorkload, tracker: BindTracker, figures: dict[str, Any], counters: Counters, *,
                  store: str, transport: str, rss_mb: float | None) -> dict[str, Any]:
     """The runner's keys over the churn phase, with the churn figures beside them."""
     start, end = figures.pop("_span")

@@ -17,7 +17,7 @@ from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
 from bench.batching import batched_pods
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
-from bench.workloads import Workload
+from bench.workloads import BenchWorkload
 from transport.daemon.gc_tuning import tune_after_start
 
 APPLY_CHUNK = 500
@@ -30,15 +30,15 @@ def key_of(obj: dict[str, Any]) -> Key:
     return meta.get("namespace", "default"), meta["name"]
 
 
-def measured_keys(w: Workload) -> set[Key]:
+def measured_keys(w: BenchWorkload) -> set[Key]:
     return {key_of(o) for o in w.measured if o["kind"] == "Pod"}
 
 
-def setup_keys(w: Workload) -> set[Key]:
+def setup_keys(w: BenchWorkload) -> set[Key]:
     return {key_of(o) for o in w.setup if o["kind"] == "Pod"}
 
 
-def summarize(w: Workload, tracker: BindTracker, start: float, end: float | None, counters: Counters,
+def summarize(w: BenchWorkload, tracker: BindTracker, start: float, end: float | None, counters: Counters,
               *, store: str, transport: str, rss_mb: float | None) -> dict[str, Any]:
     """The result object; the keys workload .. p99_ms are a contract for scripts."""
     keys = measured_keys(w)
@@ -73,7 +73,7 @@ async def apply_tracked(apply: Any, objs: list[dict[str, Any]], tracker: BindTra
         await apply(chunk)
 
 
-async def background(w: Workload, apply: Any) -> None:
+async def background(w: BenchWorkload, apply: Any) -> None:
     """scheduler_perf's churn op in create mode: one background object every interval,
     on a fixed cadence, until cancelled."""
     if w.background is None:
@@ -102,7 +102,7 @@ def daemon_collector() -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator[Pipeline]:
+async def set_up(w: BenchWorkload, store: str, tracker: BindTracker) -> AsyncIterator[Pipeline]:
     """A pipeline on a fresh store whose pod watch feeds `tracker`, with the workload's
     setup objects in and every setup pod that can bind bound."""
     def observe(ev: WatchEvent) -> None:
@@ -119,7 +119,7 @@ async def set_up(w: Workload, store: str, tracker: BindTracker) -> AsyncIterator
                 yield p
 
 
-async def run_in_process(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+async def run_in_process(w: BenchWorkload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     async with set_up(w, store, tracker) as p:
         before = await stats_snapshot(p)

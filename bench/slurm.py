@@ -38,7 +38,7 @@ from bench.harness import run_in_process
 from bench.measure import percentile
 from bench.slurm_cluster import SlurmCluster, SlurmUnavailable, ensure_installed
 from bench.tcp import run_over_tcp
-from bench.workloads import Workload, churn, node, pod
+from bench.workloads import BenchWorkload, churn, node, pod
 
 CPUS = 4
 LONG = "sleep 3600"
@@ -61,8 +61,8 @@ SHAPES = {
 
 # --- ksched ----------------------------------------------------------------------------------------
 
-def _one_cpu_jobs(name: str, nodes: int, jobs: int) -> Workload:
-    return Workload(name, None, [node(i) for i in range(nodes)],
+def _one_cpu_jobs(name: str, nodes: int, jobs: int) -> BenchWorkload:
+    return BenchWorkload(name, None, [node(i) for i in range(nodes)],
                     [pod(f"job-{i}", cpu="1", memory="100Mi") for i in range(jobs)])
 
 

@@ -24,7 +24,7 @@ import yaml
 from bench.measure import BindTracker, peak_rss_mb, proc_peak_rss_mb, proc_rss_kib
 from bench.harness import apply_tracked, background, key_of, measured_keys, setup_keys, summarize
 from bench.measure import Counters
-from bench.workloads import Workload
+from bench.workloads import BenchWorkload
 from transport.client.tcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ class BenchDaemon:
             await self._reader
 
 
-async def run_over_tcp(w: Workload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
+async def run_over_tcp(w: BenchWorkload, store: str = "sqlite", stall_seconds: float = 60.0) -> dict[str, Any]:
     tracker = BindTracker(stall_seconds=stall_seconds)
     with tempfile.TemporaryDirectory(prefix="ksched-bench-tcp-") as tmp, _local_etcd(tmp, store) as etcd:
         daemon = BenchDaemon(tmp, store, w.config, etcd)
@@ -152,7 +152,7 @@ async def _settled_rss(daemon: BenchDaemon, client: Client) -> int | None:
     return daemon.rss_kib()
 
 
-async def _restarted_per_pod_kb(tmp: str, store: str, w: Workload, etcd: dict[str, Any] | None,
+async def _restarted_per_pod_kb(tmp: str, store: str, w: BenchWorkload, etcd: dict[str, Any] | None,
                                 empty: int | None, stored: int) -> float | None:
     """What a stored pod costs in steady state, without what submitting it left
     behind: a daemon restarted on the run's data loads every object; its RSS less

@@ -14,7 +14,7 @@ ZONES = ("moon-1", "moon-2", "moon-3")
 
 
 @dataclass
-class Workload:
+class BenchWorkload:
     name: str
     config: dict[str, Any] | None
     setup: list[dict[str, Any]]  # nodes, init pods, pod groups...
@@ -67,9 +67,9 @@ def pod(name: str, cpu: str = "100m", memory: str = "500Mi", *, labels: dict[str
 # (one per node), PreemptionBasic 20,000 low-priority pods (four per node, which
 # fills every node: 4 x 900m of 4 cpu), Unschedulable 200 large pods.
 
-def scheduling_basic(nodes: int, pods: int) -> Workload:
+def scheduling_basic(nodes: int, pods: int) -> BenchWorkload:
     """pod-default.yaml for init and measured pods."""
-    return Workload("SchedulingBasic", None,
+    return BenchWorkload("SchedulingBasic", None,
                     [node(i) for i in range(nodes)] + [pod(f"init-{i}") for i in range(max(1, nodes // 5))],
                     [pod(f"pod-{i}") for i in range(pods)])
 
@@ -83,15 +83,15 @@ def _anti_affinity_pod(name: str, namespace: str) -> dict[str, Any]:
     return pod(name, labels={"color": "green"}, spec=anti, namespace=namespace)
 
 
-def scheduling_pod_anti_affinity(nodes: int, pods: int) -> Workload:
+def scheduling_pod_anti_affinity(nodes: int, pods: int) -> BenchWorkload:
     init = [_anti_affinity_pod(f"init-{i}", "sched-0") for i in range(max(1, min(nodes // 5, nodes - 1)))]
-    return Workload("SchedulingPodAntiAffinity", None, [node(i) for i in range(nodes)] + init,
+    return BenchWorkload("SchedulingPodAntiAffinity", None, [node(i) for i in range(nodes)] + init,
                     [_anti_affinity_pod(f"anti-{i}", "sched-1") for i in range(pods)], namespace="sched-1",
                     expected=min(pods, nodes - len(init)),
                     notes="each node takes one pod; pods beyond the free nodes stay pending")
 
 
-def topology_spreading(nodes: int, pods: int) -> Workload:
+def topology_spreading(nodes: int, pods: int) -> BenchWorkload:
     """pod-with-topology-spreading.yaml: maxSkew 5 over zones, DoNotSchedule;
     init pods are pod-default.yaml."""
     spread = {"topologySpreadConstraints": [{
@@ -99,16 +99,16 @@ def topology_spreading(nodes: int, pods: int) -> Workload:
         "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
     ns = [node(i, labels={"topology.kubernetes.io/zone": ZONES[i % len(ZONES)]}) for i in range(nodes)]
     init = [pod(f"init-{i}") for i in range(nodes)]
-    return Workload("TopologySpreading", None, ns + init,
+    return BenchWorkload("TopologySpreading", None, ns + init,
                     [pod(f"spread-{i}", labels={"foo": ""}, spec=spread) for i in range(pods)])
 
 
-def preemption_basic(nodes: int, pods: int) -> Workload:
+def preemption_basic(nodes: int, pods: int) -> BenchWorkload:
     """pod-low-priority.yaml (900m, no priority) fills every node; each
     pod-high-priority.yaml pod (3000m, priority 10) needs preemption."""
     low = [pod(f"low-{i}", cpu="900m") for i in range(nodes * 4)]
     high = [pod(f"high-{i}", cpu="3000m", priority=10) for i in range(pods)]
-    return Workload("PreemptionBasic", None, [node(i) for i in range(nodes)] + low, high,
+    return BenchWorkload("PreemptionBasic", None, [node(i) for i in range(nodes)] + low, high,
                     expected=min(pods, nodes), notes="one high-priority pod fits per node after preemption")
 
 
@@ -117,7 +117,7 @@ def _low_priority(name: str) -> dict[str, Any]:
     return pod(name, cpu="900m", spec={"terminationGracePeriodSeconds": 0})
 
 
-def preemption_async(nodes: int, pods: int) -> Workload:
+def preemption_async(nodes: int, pods: int) -> BenchWorkload:
     """default_preemption/performance-config.yaml's PreemptionAsync: four low-priority
     pods per node (3.6 of 4 cpu); a pod-high-priority.yaml preemptor (3000m, priority
     10) created every 200 ms in its own namespace while the measured pod-default.yaml
@@ -128,7 +128,7 @@ def preemption_async(nodes: int, pods: int) -> Workload:
     def preemptor(i: int) -> dict[str, Any]:
         return pod(f"high-{i}", cpu="3000m", priority=10, namespace="preemptors")
 
-    return Workload("PreemptionAsync", None, [node(i) for i in range(nodes)] + low,
+    return BenchWorkload("PreemptionAsync", None, [node(i) for i in range(nodes)] + low,
                     [pod(f"pod-{i}") for i in range(pods)], background=preemptor, background_interval_s=0.2,
                     notes="a 3-cpu high-priority preemptor every 200 ms in the background")
 
@@ -152,46 +152,46 @@ def _no_limits(p: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def resource_saturation(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> Workload:
+def resource_saturation(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> BenchWorkload:
     """batching suite, pod-saturation.yaml: 3 cpu / 1Gi requests, no limits; one fits per node."""
     measured = [_signed(i, _no_limits(pod(f"pod-saturation-{i}", cpu="3", memory="1Gi")), batch)
                 for i in range(pods)]
-    return Workload("ResourceSaturation", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)], measured,
+    return BenchWorkload("ResourceSaturation", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)], measured,
                     expected=min(pods, nodes), notes="one pod per node; pods beyond the nodes stay pending")
 
 
-def host_port_conflict(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> Workload:
+def host_port_conflict(nodes: int, pods: int, batch: int = SIGNATURE_BATCH) -> BenchWorkload:
     """batching suite, pod-hostport-80.yaml: 100m / 100Mi, no limits, hostPort 80; one per node."""
     def hostport(i: int) -> dict[str, Any]:
         p = _no_limits(pod(f"pod-hostport-80-{i}", memory="100Mi"))
         p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 80}]
         return _signed(i, p, batch)
 
-    return Workload("HostPortConflict", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)],
+    return BenchWorkload("HostPortConflict", NO_TOPOLOGY_CONFIG, [node(i) for i in range(nodes)],
                     [hostport(i) for i in range(pods)], expected=min(pods, nodes),
                     notes="port 80 once per node; pods beyond the nodes stay pending")
 
 
-def churn(nodes: int, pods: int) -> Workload:
+def churn(nodes: int, pods: int) -> BenchWorkload:
     """Steady state (issue 17): every node (4 cpu) full of 1-cpu pods, `pods` more 1-cpu
     pods queued; bench/churn.py then completes running pods one at a time."""
     full = [pod(f"run-{i}", cpu="1", memory="100Mi") for i in range(nodes * 4)]
-    return Workload("Churn", None, [node(i) for i in range(nodes)] + full,
+    return BenchWorkload("Churn", None, [node(i) for i in range(nodes)] + full,
                     [pod(f"queued-{i}", cpu="1", memory="100Mi") for i in range(pods)],
                     notes="each completion (a bound pod deleted) lets one queued pod in")
 
 
-def unschedulable(nodes: int, pods: int) -> Workload:
+def unschedulable(nodes: int, pods: int) -> BenchWorkload:
     """pod-large-cpu.yaml pods (9 cpu, no limits) never fit and sit in the
     unschedulable pool while the measured default pods schedule."""
     large = [pod(f"large-{i}", cpu="9") for i in range(200)]
     for p in large:
         del p["spec"]["containers"][0]["resources"]["limits"]
-    return Workload("Unschedulable", None, [node(i) for i in range(nodes)] + large,
+    return BenchWorkload("Unschedulable", None, [node(i) for i in range(nodes)] + large,
                     [pod(f"pod-{i}") for i in range(pods)], setup_pending=len(large))
 
 
-WORKLOADS: dict[str, Callable[[int, int], Workload]] = {
+WORKLOADS: dict[str, Callable[[int, int], BenchWorkload]] = {
     "SchedulingBasic": scheduling_basic,
     "SchedulingPodAntiAffinity": scheduling_pod_anti_affinity,
     "TopologySpreading": topology_spreading,

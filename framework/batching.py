@@ -8,7 +8,7 @@ filtered like a nominated node and, when it passes, it is the only feasible node
 (no full Filter and Score pass). This holds only for pods placed one per node:
 the node the previous pod took must now reject the new pod.
 
-Signatures are the cheap-requeue signatures (framework/failure_memo.py) over the
+Signatures are the failure-reuse signatures (framework/failure_memo.py) over the
 PreFilter, Filter, PreScore and Score plugins, each plugin signing for
 SignPurpose.PLACEMENT (framework/interface.py): one plugin of those points that
 does not sign, or any extender, switches signing off for the whole profile; a

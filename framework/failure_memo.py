@@ -1,4 +1,4 @@
-"""Cheap requeues: a failed scheduling attempt that repeats a known result reuses it.
+"""Failure reuse: a failed scheduling attempt that repeats a known result reuses it.
 
 Upstream's NodeResourcesFit hint queues every pod it rejected whenever any assigned
 pod goes away, and all but one of them fail again against the same cluster. The

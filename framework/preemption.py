@@ -282,27 +282,25 @@ class Evaluator:
         # (the dry run's candidate list, the candidate it chose), for select_candidate
         self._chosen: tuple[Sequence[Candidate], Candidate] | None = None
 
-    def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    async def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
+                      call_extenders: CandidateFilter | None = None) -> tuple[PostFilterResult | None, Status]:
         """(result, status) as upstream's Evaluator.Preempt:
         - (None, Error): a transient failure; nomination unchanged;
         - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
         - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
-        - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
-        pod, found = self._eligible_candidates(state, pod, m)
-        return self._preempt_best(pod, found) if isinstance(found, list) else found
-
-    async def preempt_with_extenders(self, state: CycleState, pod: Pod, m: NodeToStatus,
-                                     call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
-        """preempt, with upstream's callExtenders between finding the candidates and
-        choosing one: the extenders may narrow the candidate nodes and their victims.
-        A failing (not ignorable) extender makes the attempt an Error."""
+        - (PostFilterResult(node), Success): victims evicted, nominate `node`.
+        With `call_extenders` (upstream's callExtenders) the preempting extenders narrow
+        the candidate nodes and their victims before one is chosen, the only await; a
+        failing (not ignorable) extender makes the attempt an Error. Without, nothing
+        suspends."""
         pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
-        try:
-            found = await call_extenders(pod, found)
-        except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
-            return None, Status(Code.Error, str(e))
+        if call_extenders is not None:
+            try:
+                found = await call_extenders(pod, found)
+            except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
+                return None, Status(Code.Error, str(e))
         return self._preempt_best(pod, found)
 
     def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus
@@ -359,6 +357,9 @@ class Evaluator:
         """Dry-run preemption on the nodes that failed with Unschedulable (an
         UnschedulableAndUnresolvable node cannot be helped by removing pods)."""
         potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
+        resolvable = getattr(self.policy, "resolvable_by_preemption", None)
+        if resolvable is not None:
+            potential = with_resolvable_nodes(all_nodes, potential, m, resolvable)
         if not potential:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
@@ -475,6 +476,19 @@ class Evaluator:
             return found if isinstance(found, Pod) else None
 
         return self.handle.preemptions.is_running(uid, lookup)
+
+
+def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInfo], m: NodeToStatus,
+                          resolvable: Callable[[Status], bool]) -> list[NodeInfo]:
+    """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
+    says removing pods may help (DynamicResources: devices held by other claims), in
+    the order of `all_nodes`."""
+    extra = {ni.name for ni in all_nodes
+             if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}
+    if not extra:
+        return potential
+    keep = {ni.name for ni in potential} | extra
+    return [ni for ni in all_nodes if ni.name in keep]
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:

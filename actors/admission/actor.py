@@ -99,7 +99,7 @@ class AdmissionActor(Actor[AdmissionMsg]):
         self.inbox.close(drain=True)
 
     # --- the loop ---
-    async def handle_batch(self, msgs: list[AdmissionMsg]) -> None:
+    async def handle_turn(self, msgs: list[AdmissionMsg]) -> None:
         changed = False
         for m in msgs:
             if isinstance(m, StoreChanged):

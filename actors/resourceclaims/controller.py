@@ -112,9 +112,9 @@ class ResourceClaimController(Actor[ControllerMsg]):
 
     async def flush(self) -> None:
         """Sync now what is queued (a controller that is not running: tests)."""
-        await self.handle_batch(self.inbox.get_nowait_all())
+        await self.handle_turn(self.inbox.get_nowait_all())
 
-    async def handle_batch(self, msgs: list[ControllerMsg]) -> None:
+    async def handle_turn(self, msgs: list[ControllerMsg]) -> None:
         replies = []
         for msg in msgs:
             match msg:

@@ -1,4 +1,4 @@
-"""Cheap requeues through the real pipeline: with failures reused, the same pods are
+"""Failure reuse through the real pipeline: with failures reused, the same pods are
 attempted, fail with the same messages and conditions, and bind to the same nodes as
 with every attempt run in full; the reuses are counted."""
 from __future__ import annotations

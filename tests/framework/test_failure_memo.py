@@ -1,4 +1,4 @@
-"""Cheap requeues are exact: a failure reused for a pod of the same signature in the
+"""Failure reuse are exact: a failure reused for a pod of the same signature in the
 same world equals what a fresh attempt of that pod gives, and any change of the
 cluster makes a new world.
 

@@ -151,7 +151,7 @@ class SchedulerMetrics:
         self.preemption_victims_histogram.observe(victims)
 
     def failure_reused(self, profile: str) -> None:
-        """A failed attempt reused a known failure (ksched's cheap requeues)."""
+        """A failed attempt reused a known failure (ksched's failure reuse)."""
         self.failures_reused.labels(profile=profile).inc()
 
     def batch_attempt(self, profile: str, result: str) -> None:

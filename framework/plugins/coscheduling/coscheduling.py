@@ -7,10 +7,10 @@ until minMember of them are reserved or bound; then every waiting member is
 allowed at once. A member that cannot be placed, or that times out, releases the
 whole waiting group.
 
-Upstream's behaviour, message for message, plus (coscheduling_gang.py) an
-admission step in PreFilter: a group whose remaining members cannot be placed node
+Upstream's behaviour, message for message, plus (placement.py)
+a hold step in PreFilter: a group whose remaining members cannot be placed node
 by node is rejected before it reserves anything, and a group that only fits once
-another admitted group is done waits for it without holding reservations.
+another held group is done waits for it without holding reservations.
 
 And one liveness rule upstream lacks (scheduler-plugins #429: with
 podGroupBackoffSeconds 0 a group that cannot reach its quorum is retried forever,
@@ -34,7 +34,7 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
     NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo, QueueingHint, Status)
 from framework.plugins.coscheduling.core import (PLUGIN_NAME, CoschedulingArgs, PodGroupManager, group_full_name,
     namespaced_name, wait_time_seconds)
-from framework.plugins.coscheduling.placement import AdmissionLedger, check_placement
+from framework.plugins.coscheduling.placement import GroupHolds, check_placement
 
 POD_GROUP_NOT_FOUND = "PodGroup not found"
 CANNOT_FIND_POD_GROUP = "can not find pod group"
@@ -49,7 +49,7 @@ class Coscheduling:
         self.handle = handle
         self.args = args
         self.pg_mgr = PodGroupManager(handle, args)
-        self.ledger = AdmissionLedger()
+        self.ledger = GroupHolds()
         self.rejected_on: dict[str, tuple] = {}  # group -> the cluster it saw when last rejected
 
     @classmethod
@@ -94,7 +94,7 @@ class Coscheduling:
         """Every failure is UnschedulableAndUnresolvable, so preemption is not tried."""
         err = self.pg_mgr.pre_filter(pod)
         if err is None:
-            err = self._admit(pod)
+            err = self._hold_group(pod)
         if err is not None:
             return None, Status(Code.UnschedulableAndUnresolvable, err)
         return None, None
@@ -102,14 +102,14 @@ class Coscheduling:
     def pre_filter_extensions(self) -> None:
         return None
 
-    def _admit(self, pod: Pod) -> str | None:
-        """The gang admission step (coscheduling_gang.py); None to pass."""
+    def _hold_group(self, pod: Pod) -> str | None:
+        """The gang hold step (coscheduling_gang.py); None to pass."""
         group, pg = self.pg_mgr.get_pod_group(pod)
         if pg is None:
             return None
         now = self.pg_mgr.now()
-        self._expire_admissions(now)
-        if self.ledger.is_admitted(group, now):
+        self._expire_holds(now)
+        if self.ledger.is_held(group, now):
             return None
         assigned = {p.key for p in self.pg_mgr.assigned_members(group)}
         needed = pg.min_member - len(assigned)
@@ -141,23 +141,23 @@ class Coscheduling:
                 self.ledger.block(group, names)
                 return (f"podGroup {group} waits for podGroup {', '.join(names)} to be placed first: "
                         f"{needed} more members do not fit beside the members it is placing")
-        self.ledger.admit(group, now, wait_time_seconds(pg, self.args), pg.min_member, requests, pod.priority)
+        self.ledger.hold(group, now, wait_time_seconds(pg, self.args), pg.min_member, requests, pod.priority)
         return None
 
     def _outstanding(self, group: str, min_member: int) -> int:
-        """Members an admitted group still has to place: short of its quorum, and
+        """Members a held group still has to place: short of its quorum, and
         no more than it has pending (a deleted job holds nothing)."""
         ns, _, label = group.partition("/")
         placed = {p.key for p in self.pg_mgr.placed_members(group)}
         pending = sum(1 for p in self.pg_mgr.group_pods(ns, label) if not p.node_name and p.key not in placed)
         return max(0, min(min_member - len(self.pg_mgr.assigned_members(group)), pending))
 
-    def _expire_admissions(self, now: float) -> None:
+    def _expire_holds(self, now: float) -> None:
         for g in self.ledger.expired(now):
             self._release(g)
 
     def _release(self, group: str) -> None:
-        """Drop a group's admission and activate the groups it held back."""
+        """Drop a group's hold and activate the groups it held back."""
         for blocked in sorted(self.ledger.release(group)):
             ns, _, label = blocked.partition("/")
             pending = [p for p in self.pg_mgr.group_pods(ns, label) if not p.node_name]
@@ -181,7 +181,7 @@ class Coscheduling:
         )
 
     def reject_group(self, group: str, message: str, pg: PodGroup | None = None) -> None:
-        """Reject every waiting member and clear the group's admission, its
+        """Reject every waiting member and clear the group's hold, its
         minResources pass and its queue position, in one step. The quorum count is
         derived (assigned_members skips rejected waiters), so no stale count
         survives this call whatever order the binding cycles then run in."""
@@ -234,7 +234,7 @@ class Coscheduling:
             if siblings:
                 self.handle.activate_pods(siblings)
         timeout = wait_time_seconds(pg, self.args)
-        # The group's admission lasts as long as its members may wait.
+        # The group's hold lasts as long as its members may wait.
         self.ledger.extend(group, self.pg_mgr.now() + timeout)
         return Status(Code.Wait), timeout
 

@@ -1,17 +1,17 @@
-"""Gang admission: where ksched's Coscheduling goes beyond upstream.
+"""Gang holds: where ksched's Coscheduling goes beyond upstream.
 
 Upstream lets a group's members reserve one by one as soon as the summed free
 capacity of the cluster covers minResources. Two groups that each fit alone then
 both reserve part of the cluster and wait for each other until a timeout
 (scheduler-plugins #117, #713), and a group that fits in total but not node by
-node keeps reserving and being rejected (#429). Here a group is *admitted*
+node keeps reserving and being rejected (#429). Here a group is *held*
 before its first member reserves anything:
 
 - its members that still need a node must fit node by node in the snapshot's free
   capacity (a resource-only packing, so a "no" is a proof and the group is
   rejected early, saying so);
-- and they must still fit once the members that other admitted groups are about
-  to place are set aside (the ledger). A group that only fails this second test
+- and they must still fit once the members that other held groups are about
+  to place are set aside (the holds). A group that only fails this second test
   waits, holding nothing, and is activated when the group ahead of it completes
   or is rejected.
 
@@ -189,35 +189,35 @@ def _check_all(requests: Sequence[Resource], needed: int, nodes: Sequence[NodeIn
 
 
 @dataclass(slots=True)
-class Admission:
+class GroupHold:
     expires: float
     min_member: int
-    requests: list[Resource]  # members still to be placed when admitted, largest first
+    requests: list[Resource]  # members still to be placed when held, largest first
     priority: int = 0
     blocked: set[str] = field(default_factory=set)  # groups waiting for this one
 
 
-class AdmissionLedger:
+class GroupHolds:
     """Admitted groups and the members they are about to place. One owner (the
     plugin's PodGroupManager); entries leave on quorum, rejection or expiry, and
     the groups they held back are handed back to be activated."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, Admission] = {}
+        self.entries: dict[str, GroupHold] = {}
 
-    def is_admitted(self, group: str, now: float) -> bool:
+    def is_held(self, group: str, now: float) -> bool:
         a = self.entries.get(group)
         return a is not None and now < a.expires
 
-    def admit(self, group: str, now: float, ttl: float, min_member: int, requests: list[Resource],
+    def hold(self, group: str, now: float, ttl: float, min_member: int, requests: list[Resource],
               priority: int = 0) -> None:
         prev = self.entries.get(group)
         blocked = prev.blocked if prev is not None else set()
         reqs = sorted(requests, key=lambda r: (r.milli_cpu, r.memory, r.ephemeral_storage), reverse=True)
-        self.entries[group] = Admission(now + ttl, min_member, reqs, priority, blocked)
+        self.entries[group] = GroupHold(now + ttl, min_member, reqs, priority, blocked)
 
     def extend(self, group: str, until: float) -> None:
-        """Keep an admission at least until `until` (a member just started waiting)."""
+        """Keep a hold at least until `until` (a member just started waiting)."""
         a = self.entries.get(group)
         if a is not None and a.expires < until:
             a.expires = until
@@ -225,8 +225,8 @@ class AdmissionLedger:
     def expired(self, now: float) -> list[str]:
         return [g for g, a in self.entries.items() if now >= a.expires]
 
-    def others(self, group: str, now: float, priority: int | None = None) -> list[tuple[str, Admission]]:
-        """Live admissions of other groups; with `priority`, only those a group
+    def others(self, group: str, now: float, priority: int | None = None) -> list[tuple[str, GroupHold]]:
+        """Live holds of other groups; with `priority`, only those a group
         of that priority must respect (not lower: those it may preempt)."""
         return [(g, a) for g, a in self.entries.items()
                 if g != group and now < a.expires and (priority is None or a.priority >= priority)]
@@ -238,6 +238,6 @@ class AdmissionLedger:
                 a.blocked.add(group)
 
     def release(self, group: str) -> set[str]:
-        """Drop the group's admission; the groups it held back."""
+        """Drop the group's hold; the groups it held back."""
         a = self.entries.pop(group, None)
         return set(a.blocked) if a is not None else set()

@@ -333,7 +333,5 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], cou
 
 
 def _named(statuses: list[Status]) -> list[Status]:
-    """NodeResourcesFit's statuses as the runtime names them (each shared object once)."""
-    for st in {id(st): st for st in statuses}.values():
-        st.plugin = FIT
-    return statuses
+    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them already)."""
+    return [st.with_plugin(FIT) for st in statuses]

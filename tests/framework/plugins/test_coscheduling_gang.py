@@ -1,4 +1,4 @@
-"""Gang admission arithmetic: node-by-node placement and the admission ledger."""
+"""Gang hold arithmetic: node-by-node placement and the group holds."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from framework.cache import Snapshot
-from framework.plugins.coscheduling.placement import AdmissionLedger, check_placement
+from framework.plugins.coscheduling.placement import GroupHolds, check_placement
 from tests.gang.harness import node, pod
 
 
@@ -65,24 +65,24 @@ def test_placement_check_answers_exactly_whether_a_group_fits(cpus: list[int], r
     assert result.fits is _brute_force(cpus, reqs)
 
 
-def test_ledger_hands_back_the_groups_an_admission_held_back_when_it_is_released() -> None:
-    ledger = AdmissionLedger()
-    ledger.admit("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
+def test_ledger_hands_back_the_groups_a_hold_held_back_when_it_is_released() -> None:
+    ledger = GroupHolds()
+    ledger.hold("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
     ledger.block("ns/b", ["ns/a"])
-    assert ledger.is_admitted("ns/a", 9.9) and not ledger.is_admitted("ns/a", 10)
+    assert ledger.is_held("ns/a", 9.9) and not ledger.is_held("ns/a", 10)
     assert [g for g, _ in ledger.others("ns/b", 5)] == ["ns/a"]
     assert ledger.expired(10) == ["ns/a"]
     assert ledger.release("ns/a") == {"ns/b"}
     assert ledger.release("ns/a") == set()
 
 
-def test_an_admission_is_extended_while_members_wait_but_never_shortened() -> None:
-    ledger = AdmissionLedger()
-    ledger.admit("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
+def test_a_hold_is_extended_while_members_wait_but_never_shortened() -> None:
+    ledger = GroupHolds()
+    ledger.hold("ns/a", now=0, ttl=10, min_member=3, requests=[cpu(1)] * 3)
     ledger.extend("ns/a", 25)
     ledger.extend("ns/a", 12)
     ledger.extend("ns/missing", 50)
-    assert ledger.is_admitted("ns/a", 24.9) and not ledger.is_admitted("ns/a", 25)
+    assert ledger.is_held("ns/a", 24.9) and not ledger.is_held("ns/a", 25)
     assert "ns/missing" not in ledger.entries
 
 
@@ -94,10 +94,10 @@ def test_pods_preemption_could_evict_count_as_room() -> None:
     assert check_placement([cpu(4)] * 2, 2, nodes, removable=lambda p: p.priority < 10).fits is True
 
 
-def test_lower_priority_admissions_do_not_hold_back_a_higher_priority_group() -> None:
-    ledger = AdmissionLedger()
-    ledger.admit("ns/low", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=0)
-    ledger.admit("ns/high", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=100)
+def test_lower_priority_holds_do_not_hold_back_a_higher_priority_group() -> None:
+    ledger = GroupHolds()
+    ledger.hold("ns/low", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=0)
+    ledger.hold("ns/high", now=0, ttl=10, min_member=2, requests=[cpu(1)] * 2, priority=100)
     assert [g for g, _ in ledger.others("ns/x", 1, priority=100)] == ["ns/high"]
     assert [g for g, _ in ledger.others("ns/x", 1, priority=0)] == ["ns/low", "ns/high"]
 
