@@ -78,9 +78,8 @@ class PreemptionPolicy(Protocol):
 # (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
 # may offer one per cycle through `columnar_victims(state, pod, node_to_status,
 # potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
-# (victims on success, the status when the pod cannot fit there). Its object may also
-# offer `whole_dry_run(offset, num_candidates)`: dry_run_preemption's result at once,
-# or None where the loop must run.
+# (victims on success, the status when the pod cannot fit there); its object may offer
+# `whole_dry_run(offset, num_candidates)`: dry_run_preemption's result, or None.
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -267,9 +266,7 @@ class DryRunResult:
     candidates: list[Candidate]
     node_to_status: NodeToStatus
     errors: list[str] = field(default_factory=list)
-    # The candidate select_candidate would choose, when the dry run already knows it
-    # (the columns' whole dry run under the default order); None: choose as usual.
-    chosen: Candidate | None = None
+    chosen: Candidate | None = None  # select_candidate's choice, when the dry run knows it
 
 
 class Evaluator:
@@ -279,8 +276,7 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
-        # (the dry run's candidate list, the candidate it chose), for select_candidate
-        self._chosen: tuple[Sequence[Candidate], Candidate] | None = None
+        self._chosen: tuple[Sequence[Candidate], Candidate] | None = None  # (dry run's list, its choice)
 
     async def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
                       call_extenders: CandidateFilter | None = None) -> tuple[PostFilterResult | None, Status]:
@@ -371,8 +367,7 @@ class Evaluator:
             return DryRunResult([], NodeToStatus(dict.fromkeys((ni.name for ni in rotated), nowhere)))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
-        whole = getattr(fast, "whole_dry_run", None)
-        dry = whole(offset, num) if whole is not None else None
+        dry = fast.whole_dry_run(offset, num) if hasattr(fast, "whole_dry_run") else None
         return dry if dry is not None else self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
@@ -424,9 +419,8 @@ class Evaluator:
         return DryRunResult(non_violating + violating, statuses, errors)
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
-        known, self._chosen = self._chosen, None
-        if known is not None and known[0] is candidates:  # the dry run's own list, not narrowed since
-            return known[1]
+        if self._chosen is not None and self._chosen[0] is candidates:  # the dry run's own list, unnarrowed
+            return self._chosen[1]
         if not candidates:
             return None
         if len(candidates) == 1:
@@ -455,7 +449,6 @@ class Evaluator:
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
-
 
     def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
         """upstream's prepareCandidateAsync, the part inside the cycle: victims
