@@ -43,9 +43,11 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
+from actors.group_cycle import GroupCycle
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
 from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
+from actors.queue.group_pop import QueuedPodGroup, popped_keys
 from actors.queue.nominator import Nominator
 from actors.scheduler_events import ClusterEvents
 from actors.scheduler_explain import Explaining
@@ -124,6 +126,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
+        self.group_cycle = GroupCycle(self)  # a gang popped as one unit (actors/group_cycle.py)
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -160,7 +163,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         match msg:
             case Popped(qpi=qpi) if qpi is not None and not self._stopping:
                 try:
-                    await self.schedule_one(qpi)
+                    await (self.group_cycle.run(qpi) if isinstance(qpi, QueuedPodGroup) else self.schedule_one(qpi))
                 except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
                     raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
                 self._request_pop()
@@ -198,8 +201,8 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             try:
                 self.tell(Popped(qpi=qpi))
             except MailboxClosed:
-                if qpi is not None:
-                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
+                for key in popped_keys(qpi) if qpi is not None else ():
+                    self.queue.try_tell(Unpop(pod_key=key))
             finally:
                 self._pop = None
 
@@ -212,8 +215,8 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
-                if qpi is not None:
-                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
+                for key in popped_keys(qpi) if qpi is not None else ():
+                    self.queue.try_tell(Unpop(pod_key=key))
             case PermitSettled(uid=uid, status=status):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):

@@ -5,7 +5,9 @@ policy (upstream pkg/scheduler/framework/plugins/gangscheduling, the pod-by-pod 
 A pod names its PodGroup in spec.schedulingGroup.podGroupName (same namespace).
 PreEnqueue holds it until the PodGroup exists and minCount pods name it. Reserve
 counts it as assumed; Permit holds it until the group's assumed and bound members
-reach minCount, then allows every waiting member; Unreserve forgets it. Pods of a
+reach minCount, then allows every waiting member; Unreserve forgets it. A member
+the whole-group cycle placed together with its quorum (framework/workload/
+group_cycle.py, its GroupCycleState in the CycleState) passes Permit at once. Pods of a
 basic group, and pods in no group, pass every point.
 
 The group deadline is upstream's: one per group, 300 s from its first waiter,
@@ -25,6 +27,7 @@ from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
     NodeToStatus, PostFilterResult, QueueingHint, SignPurpose, Status)
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState
 from framework.workload.policy import GroupPolicy, group_policy_of, placement_feasible
 
 PLUGIN_NAME = "GangScheduling"
@@ -174,6 +177,14 @@ class GangScheduling:
             return None, 0
         key = (pod.namespace, group)
         members = self.members(pod.namespace, group)
+        together = state.get(GROUP_CYCLE_KEY)
+        if isinstance(together, GroupCycleState):
+            # Placed by the whole-group cycle: its members placed together plus the
+            # bound ones make the quorum, or the cycle would not have kept them.
+            if len(together.placed | {p.uid for p in members if p.node_name}) >= policy.quorum:
+                self.deadlines.pop(key, None)
+                self.allowed.add(pod.uid)
+                return None, 0
         assumed = self.assumed.get(key, set())
         ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | {p.uid for p in members if p.node_name}
         if len(ready) < policy.quorum:
