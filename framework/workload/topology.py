@@ -1,0 +1,232 @@
+"""Topology-aware placement of a gang (KEP-5732's TopologyPlacement generator and the
+placement loop around the group algorithm, plus ksched's levels and best fit). Pure.
+
+One placement (Domain) per value of the level's node label; nodes lacking the label
+are in no domain. Members already bound or assumed pin the domain (upstream: a
+mismatch is an Error, "more than 1 domain found for pod group"). The caller's
+`try_group(node_names)` runs the real group algorithm inside a domain with nothing
+kept (framework/workload/group_cycle.py's place_group, keep=False) and says whether
+minCount fit, how many members were placed and what they use; feasible placements
+are scored (framework/workload/topology_score.py) and the best one returned for the
+caller to place the group in for real.
+
+Beyond upstream: a preferred level (e.g. one rack) tried before the required one
+(e.g. one block), as Kueue TAS's preferred annotation and Slurm's block plugin fall
+back level by level; with no required level the last resort is the whole cluster.
+Domains are tried in best-fit order (least free capacity first, Kueue TAS BestFit),
+those whose free cpu or memory cannot hold the quorum's requests are not tried
+(the capacity pre-filter KEP-5732 asks for), and trying stops once enough feasible
+placements are found (KEP-5732 beta's PercentageOfPlacementsToScore: 100% in small
+clusters, then 50 - nodes/125 percent, at least 5%). Every domain carries a verdict
+saying why it was not chosen; explain prints them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+from framework.types import Code, Status
+from framework.workload.topology_score import Capacity, score_placements
+
+# upstream's messages (TopologyPlacement.getScheduledPodsTopologyDomain, GeneratePlacements)
+MORE_THAN_ONE_DOMAIN = "more than 1 domain found for pod group: {a}, {b}"
+NO_DOMAIN_FOR_POD = "no topology domain found for pod {pod}"
+SCHEDULED_DOMAIN_ERROR = "cannot determine domain for already scheduled pods: {err}"
+# ksched's
+NO_DOMAINS = "no node has the label {key}"
+NOT_TRIED = "not tried: enough feasible placements were found"
+TOO_SMALL = "free capacity too small for the group: needs cpu {cpu}m, memory {mem}; has cpu {fcpu}m, memory {fmem}"
+WORSE = "feasible, scored {score}; {best} scored {best_score}"
+NO_PLACEMENT = "no topology domain can hold the pod group: {detail}"
+WHOLE_CLUSTER = ""  # the level key of the whole-cluster last resort
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """One candidate placement: the nodes whose label `key` has `value`."""
+
+    key: str
+    value: str
+    nodes: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.key}={self.value}" if self.key else "all nodes"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupOutcome:
+    """What trying the group inside one domain gave: `feasible` (minCount reached),
+    members placed, their summed cpu (millicores) and memory requests, and the
+    group's reason when not feasible."""
+
+    feasible: bool
+    placed: int = 0
+    used_cpu: int = 0
+    used_memory: int = 0
+    reason: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class DomainVerdict:
+    domain: Domain
+    tried: bool = False
+    feasible: bool = False
+    placed: int = 0
+    score: int = 0
+    reason: str = ""
+    chosen: bool = False
+
+
+@dataclass(slots=True)
+class TopologyResult:
+    """The choice: `chosen` (None when no domain can hold the group), the verdict of
+    every domain of every level considered, and the group's status: Success,
+    Unschedulable (per-domain reasons joined) or Error (pinned members disagree)."""
+
+    chosen: Domain | None = None
+    verdicts: list[DomainVerdict] = field(default_factory=list)
+    status: Status = field(default_factory=Status)
+
+    def lines(self) -> list[str]:
+        """One line per domain considered, for explain."""
+        out: list[str] = []
+        for v in self.verdicts:
+            mark = "chosen" if v.chosen else ("feasible" if v.feasible else ("tried" if v.tried else "skipped"))
+            text = f"{v.domain.name} ({len(v.domain.nodes)} nodes): {mark}"
+            if v.reason:
+                text += f": {v.reason}"
+            out.append(text)
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyRequest:
+    """Everything the choice reads. `nodes`: (name, labels) of every node in the
+    cycle's view, in view order; `pinned`: (pod key, node name) of members already
+    bound or assumed; `scheduled`: how many count toward the quorum; `demand_cpu` /
+    `demand_memory`: the least the missing quorum needs in total (pre-filter)."""
+
+    required_key: str
+    preferred_key: str = ""
+    nodes: Sequence[tuple[str, Mapping[str, str]]]
+    pinned: Sequence[tuple[str, str]] = ()
+    scheduled: int = 0
+    demand_cpu: int = 0
+    demand_memory: int = 0
+
+
+def generate_domains(key: str, nodes: Iterable[tuple[str, Mapping[str, str]]],
+                     pinned_value: str | None = None) -> list[Domain]:
+    """upstream's GeneratePlacements: one domain per label value, in first-seen order,
+    only the pinned one when members are already placed."""
+    groups: dict[str, list[str]] = {}
+    for name, labels in nodes:
+        value = labels.get(key)
+        if value is None or (pinned_value is not None and value != pinned_value):
+            continue
+        groups.setdefault(value, []).append(name)
+    return [Domain(key, v, tuple(ns)) for v, ns in groups.items()]
+
+
+def pinned_domain(key: str, labels_of: Mapping[str, Mapping[str, str]],
+                  pinned: Sequence[tuple[str, str]]) -> str | None:
+    """The one domain value of the members already placed (None when there are none);
+    raises ValueError with upstream's message when they lack the label or disagree."""
+    value: str | None = None
+    for pod_key, node in pinned:
+        got = labels_of.get(node, {}).get(key)
+        if got is None:
+            raise ValueError(NO_DOMAIN_FOR_POD.format(pod=pod_key))
+        if value is not None and value != got:
+            raise ValueError(MORE_THAN_ONE_DOMAIN.format(a=value, b=got))
+        value = got
+    return value
+
+
+def placements_to_find(node_count: int, domains: int) -> int:
+    """How many feasible placements to score (KEP-5732 beta's adaptive percentage,
+    the same curve as kube-scheduler's percentageOfNodesToScore)."""
+    if node_count <= 100:
+        return domains
+    percent = max(5, 50 - node_count // 125)
+    return max(1, domains * percent // 100)
+
+
+def choose_placement(req: TopologyRequest, try_group: Callable[[tuple[str, ...] | None], GroupOutcome],
+                     capacity: Callable[[str], Capacity]) -> TopologyResult:
+    """Try the preferred level, then the required one (the whole cluster when there is
+    no required level), and return the best feasible domain of the first level that
+    has one."""
+    result = TopologyResult()
+    labels_of = dict(req.nodes)
+    levels = [k for k in (req.preferred_key, req.required_key) if k]
+    levels = list(dict.fromkeys(levels))
+    for key in levels:
+        required = key == req.required_key
+        try:
+            pin = pinned_domain(key, labels_of, req.pinned)
+        except ValueError as e:
+            if required:
+                result.status = Status(Code.Error, SCHEDULED_DOMAIN_ERROR.format(err=e))
+                return result
+            continue  # members already spread over the preferred level: only the required one is left
+        domains = generate_domains(key, req.nodes, pin)
+        if not domains:
+            result.verdicts.append(DomainVerdict(domain=Domain(key, "", ()), reason=NO_DOMAINS.format(key=key)))
+            continue
+        chosen = _choose_in_level(req, domains, try_group, capacity, result)
+        if chosen is not None:
+            result.chosen = chosen
+            return result
+    if not req.required_key:
+        whole = Domain(WHOLE_CLUSTER, "", tuple(n for n, _ in req.nodes))
+        chosen = _choose_in_level(req, [whole], lambda _nodes: try_group(None), capacity, result)
+        if chosen is not None:
+            result.chosen = chosen
+            return result
+    detail = "; ".join(result.lines()) or NO_DOMAINS.format(key=req.required_key)
+    result.status = Status(Code.UnschedulableAndUnresolvable if not any(v.domain.nodes for v in result.verdicts)
+                           else Code.Unschedulable, NO_PLACEMENT.format(detail=detail))
+    return result
+
+
+def _choose_in_level(req: TopologyRequest, domains: list[Domain],
+                     try_group: Callable[[tuple[str, ...] | None], GroupOutcome],
+                     capacity: Callable[[str], Capacity], result: TopologyResult) -> Domain | None:
+    free = {d: Capacity.total(capacity(n) for n in d.nodes) for d in domains}
+    order = sorted(domains, key=lambda d: (free[d].free_cpu, free[d].free_memory, d.value))
+    want = placements_to_find(len(req.nodes), len(domains))
+    feasible: list[tuple[DomainVerdict, GroupOutcome]] = []
+    verdicts = [DomainVerdict(domain=d) for d in order]
+    result.verdicts.extend(verdicts)
+    for v in verdicts:
+        f = free[v.domain]
+        if len(feasible) >= want:
+            v.reason = NOT_TRIED
+            continue
+        if f.free_cpu < req.demand_cpu or f.free_memory < req.demand_memory:
+            v.reason = TOO_SMALL.format(cpu=req.demand_cpu, mem=req.demand_memory, fcpu=f.free_cpu,
+                                        fmem=f.free_memory)
+            continue
+        outcome = try_group(v.domain.nodes)
+        v.tried, v.feasible, v.placed = True, outcome.feasible, outcome.placed
+        if outcome.feasible:
+            feasible.append((v, outcome))
+        else:
+            v.reason = outcome.reason
+    if not feasible:
+        return None
+    scores = score_placements([(free[v.domain], o.placed, o.used_cpu, o.used_memory) for v, o in feasible],
+                              scheduled=req.scheduled)
+    for (v, _), s in zip(feasible, scores):
+        v.score = s
+    best, _ = max(feasible, key=lambda vo: (vo[0].score, -order.index(vo[0].domain)))
+    best.chosen = True
+    for v, _ in feasible:
+        if v is not best:
+            v.reason = WORSE.format(score=v.score, best=best.domain.name, best_score=best.score)
+    return best.domain
+
+
+__all__ = ["Domain", "DomainVerdict", "GroupOutcome", "TopologyRequest", "TopologyResult", "choose_placement",
+           "generate_domains", "pinned_domain", "placements_to_find"]
