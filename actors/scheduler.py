@@ -44,6 +44,7 @@ from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.group_cycle import GroupCycle
+from actors.group_topology import TopologyPlacement
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
 from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
@@ -126,7 +127,8 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
-        self.group_cycle = GroupCycle(self)  # a gang popped as one unit (actors/group_cycle.py)
+        # a gang popped as one unit (actors/group_cycle.py), in one topology domain (actors/group_topology.py)
+        self.group_cycle = GroupCycle(self, TopologyPlacement(self))
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
