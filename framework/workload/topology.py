@@ -17,7 +17,10 @@ Domains are tried in best-fit order (least free capacity first, Kueue TAS BestFi
 those whose free cpu or memory cannot hold the quorum's requests are not tried
 (the capacity pre-filter KEP-5732 asks for), and trying stops once enough feasible
 placements are found (KEP-5732 beta's PercentageOfPlacementsToScore: 100% in small
-clusters, then 50 - nodes/125 percent, at least 5%). Every domain carries a verdict
+clusters, then 50 - nodes/125 percent, at least 5%) or at the first feasible domain
+that holds every member: a later domain has at least as much free, so it can score
+no higher on members placed or on best fit (only the NodeResourcesFit ratio could
+differ, which ksched trades for one group cycle instead of dozens). Every domain carries a verdict
 saying why it was not chosen; explain prints them."""
 from __future__ import annotations
 
@@ -104,13 +107,15 @@ class TopologyRequest:
     """Everything the choice reads. `nodes`: (name, labels) of every node in the
     cycle's view, in view order; `pinned`: (pod key, node name) of members already
     bound or assumed; `scheduled`: how many count toward the quorum; `demand_cpu` /
-    `demand_memory`: the least the missing quorum needs in total (pre-filter)."""
+    `demand_memory`: the least the missing quorum needs in total (pre-filter);
+    `members`: how many members each try places at most."""
 
     required_key: str
     preferred_key: str = ""
     nodes: Sequence[tuple[str, Mapping[str, str]]]
     pinned: Sequence[tuple[str, str]] = ()
     scheduled: int = 0
+    members: int = 0  # members tried in each domain (0: unknown, no early stop)
     demand_cpu: int = 0
     demand_memory: int = 0
 
@@ -212,6 +217,8 @@ def _choose_in_level(req: TopologyRequest, domains: list[Domain],
         v.tried, v.feasible, v.placed = True, outcome.feasible, outcome.placed
         if outcome.feasible:
             feasible.append((v, outcome))
+            if req.members and outcome.placed >= req.members:
+                want = len(feasible)  # every member placed in the fullest feasible domain: see below
         else:
             v.reason = outcome.reason
     if not feasible:

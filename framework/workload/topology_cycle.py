@@ -1,7 +1,9 @@
 """The group cycle of a topology-constrained gang: framework/workload/topology.py's
 choice over the real group algorithm (group_cycle.place_group through the owner's
-CachePlacer, so the real Filter and Score plugins decide), then the group placed for
-real, kept assumed, in the chosen domain. No I/O.
+CachePlacer, so the real Filter and Score plugins decide), then the group kept
+assumed in the chosen domain: the last feasible try stays assumed until the next
+domain is tried, so when it is the one chosen (the usual case: trying stops at the
+first domain holding every member) no second cycle runs. No I/O.
 
 A gang with no topology level goes straight to place_group on the whole view: one
 path for every gang."""
@@ -42,9 +44,19 @@ def place_group_in_topology(policy: GroupPolicy, pods: Sequence[Pod], placer: Ca
     infos = {ni.name: ni for ni in snapshot.node_info_list}
     nodes = [(name, ni.node.labels if ni.node is not None else {}) for name, ni in infos.items()]
     by_uid = {p.uid: p for p in pods}
+    kept: list[tuple[tuple[str, ...] | None, GroupPlacement]] = []  # the last feasible try, still assumed
+
+    def release() -> None:
+        while kept:
+            _, g = kept.pop()
+            for uid, node in reversed(list(g.placed.items())):
+                placer.undo(by_uid[uid], node)
 
     def try_group(names: tuple[str, ...] | None) -> GroupOutcome:
-        g = place_group(policy, pods, placer, scheduled=scheduled, node_names=names, keep=False, feasible=feasible)
+        release()
+        g = place_group(policy, pods, placer, scheduled=scheduled, node_names=names, feasible=feasible)
+        if g.feasible:
+            kept.append((names, g))  # most often the domain chosen: no second cycle to place it
         used = [by_uid[u].resource for u in g.placed]
         return GroupOutcome(feasible=g.feasible, placed=len(g.placed), used_cpu=sum(r.milli_cpu for r in used),
                             used_memory=sum(r.memory for r in used), reason=g.status.message())
@@ -57,13 +69,17 @@ def place_group_in_topology(policy: GroupPolicy, pods: Sequence[Pod], placer: Ca
     cpu, mem = quorum_demand(policy, pods, scheduled)
     choice = choose_placement(TopologyRequest(required_key=policy.required_topology_key,
                                               preferred_key=policy.preferred_topology_key, nodes=nodes,
-                                              pinned=pinned, scheduled=scheduled, demand_cpu=cpu, demand_memory=mem),
+                                              pinned=pinned, scheduled=scheduled, members=len(pods),
+                                              demand_cpu=cpu, demand_memory=mem),
                               try_group, capacity)
+    names = None if choice.chosen is None or not choice.chosen.key else choice.chosen.nodes
+    if choice.chosen is not None and kept and kept[0][0] == names:
+        return kept[0][1], choice
+    release()
     if choice.chosen is None:
         status = choice.status
         return GroupPlacement(unplaced={p.uid: Status(status.code, status.message()) for p in pods},
                               status=status), choice
-    names = choice.chosen.nodes if choice.chosen.key else None
     return place_group(policy, pods, placer, scheduled=scheduled, node_names=names, feasible=feasible), choice
 
 

@@ -115,3 +115,12 @@ def test_large_clusters_stop_after_enough_feasible_placements() -> None:
 def test_scores_count_members_and_prefer_the_least_left_free() -> None:
     assert pods_count_scores([4, 8]) == [50, 100]
     assert best_fit_scores([(1000, 0), (3000, 0), (2000, 0)]) == [100, 0, 50]
+
+
+def test_trying_stops_at_the_fullest_domain_that_holds_every_member() -> None:
+    nodes = cluster({"r1": ("b1", 2), "r2": ("b1", 2), "r3": ("b1", 2)})
+    free = {"r1-0": 4, "r1-1": 4, "r2-0": 2, "r2-1": 2, "r3-0": 3, "r3-1": 3}
+    sim = Sim(free, members=4, quorum=3)
+    res = choose_placement(TopologyRequest(required_key=RACK, nodes=nodes, members=4), sim, sim.capacity)
+    assert res.chosen is not None and res.chosen.value == "r2" and sim.tried == [("r2-0", "r2-1")]
+    assert [v.reason for v in res.verdicts if v.domain.value != "r2"] == [NOT_TRIED, NOT_TRIED]

@@ -44,6 +44,7 @@ def test_a_rack_constrained_gang_lands_whole_in_the_fullest_rack_that_holds_it()
     result, choice = place_group_in_topology(group_policy_of(pg), pods, placer)
     assert result.feasible and choice is not None and choice.chosen is not None
     assert set(result.placed.values()) == {"r2-a", "r2-b"}  # r1 would hold it too, but r2 is left full
+    assert placer.ran == ["m0", "m1", "m2", "m3"]  # tried once in r2, kept: no second cycle
     assert {k.split("/")[1] for k in placer.cache.assumed} == {"m0", "m1", "m2", "m3"}
 
 
@@ -69,6 +70,7 @@ def test_a_preferred_rack_falls_back_to_the_required_block_through_filter() -> N
     rack_verdicts = {v.domain.value: v for v in choice.verdicts if v.domain.key == RACK}
     assert rack_verdicts["r1"].tried and "minCount (3) cannot be satisfied" in rack_verdicts["r1"].reason
     assert {n.split("-")[0] for n in result.placed.values()} == {"r1", "r2"}
+    assert {k.split("/")[1] for k in placer.cache.assumed} == {"m0", "m1", "m2"}
 
 
 def test_a_bound_member_pins_the_gang_to_its_rack() -> None:
