@@ -11,6 +11,8 @@ from typing import Sequence
 
 from actors.base import reject, resolve
 from actors.explain_unbound import without_pod
+from actors.group_cycle import GroupCycle
+from actors.group_topology import TopologyPlacement
 from framework.explain import explain
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
@@ -23,6 +25,7 @@ class Explaining:
     snapshot: Snapshot
     frameworks: dict[str, Framework]
     extenders: Sequence[Extender]
+    group_cycle: GroupCycle
 
     async def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, without the pod itself
@@ -41,4 +44,17 @@ class Explaining:
         finally:
             fwk.handle.set_snapshot(previous)
             self.cache.update_snapshot(self.snapshot)
+        group = pod.scheduling_group
+        if group:
+            report["podGroup"] = self._group_topology(pod.namespace, group)
         resolve(reply, report)
+
+    def _group_topology(self, namespace: str, group: str) -> dict[str, object]:
+        """The last topology choice of the pod's gang (actors/group_topology.py), for
+        explain: which domains were tried and why each was not taken."""
+        placement = self.group_cycle.placement
+        choice = placement.choices.get((namespace, group)) if isinstance(placement, TopologyPlacement) else None
+        out: dict[str, object] = {"name": group}
+        if choice is not None:
+            out["topology"] = choice.view()
+        return out

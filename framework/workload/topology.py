@@ -90,6 +90,15 @@ class TopologyResult:
     verdicts: list[DomainVerdict] = field(default_factory=list)
     status: Status = field(default_factory=Status)
 
+    def view(self) -> dict[str, object]:
+        """The choice as explain's JSON: the domain chosen, the group's status and a
+        verdict per domain considered."""
+        return {"chosen": self.chosen.name if self.chosen is not None else "",
+                "status": self.status.code.name, "message": self.status.message(),
+                "domains": [{"domain": v.domain.name, "nodes": len(v.domain.nodes), "tried": v.tried,
+                             "feasible": v.feasible, "chosen": v.chosen, "placed": v.placed, "score": v.score,
+                             "reason": v.reason} for v in self.verdicts]}
+
     def lines(self) -> list[str]:
         """One line per domain considered, for explain."""
         out: list[str] = []
