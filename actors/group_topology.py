@@ -25,11 +25,13 @@ class TopologyPlacement:
     def __init__(self, sched: "Scheduler") -> None:
         self.sched = sched
         self.choices: dict[tuple[str, str], TopologyResult] = {}  # (namespace, name) -> last choice
+        self.groupings: dict[str, object] = {}  # domains per label, kept between cycles (topology_view.py)
 
     def __call__(self, policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *,
                  scheduled: int) -> GroupPlacement:
         pinned = self._pinned(policy) if policy.required_topology_key or policy.preferred_topology_key else []
-        result, choice = place_group_in_topology(policy, pods, placer, scheduled=scheduled, pinned=pinned)
+        result, choice = place_group_in_topology(policy, pods, placer, scheduled=scheduled, pinned=pinned,
+                                                 groupings=self.groupings)
         if choice is not None:
             key = (policy.namespace, policy.name)
             self.choices.pop(key, None)

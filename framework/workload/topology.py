@@ -25,7 +25,7 @@ saying why it was not chosen; explain prints them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from framework.types import Code, Status
 from framework.workload.topology_score import Capacity, score_placements
@@ -111,17 +111,57 @@ class TopologyResult:
         return out
 
 
+class ClusterView(Protocol):
+    """The nodes of the cycle's view as the choice reads them: their count and names,
+    one node's label, the domains of a label (only the pinned value's when given) and
+    a domain's summed capacity. LabelledNodes is the plain form; topology_view.py's
+    TableView reads the snapshot's columns."""
+
+    def node_count(self) -> int: ...
+
+    def all_nodes(self) -> tuple[str, ...]: ...
+
+    def label(self, node: str, key: str) -> str | None: ...
+
+    def domains(self, key: str, pinned_value: str | None) -> list[Domain]: ...
+
+    def free(self, domain: Domain) -> Capacity: ...
+
+
+class LabelledNodes:
+    """A ClusterView over (name, labels) pairs in view order and a per-node capacity."""
+
+    def __init__(self, nodes: Sequence[tuple[str, Mapping[str, str]]], capacity: Callable[[str], Capacity]) -> None:
+        self.nodes, self.capacity = nodes, capacity
+        self.labels = dict(nodes)
+
+    def node_count(self) -> int:
+        return len(self.nodes)
+
+    def all_nodes(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.nodes)
+
+    def label(self, node: str, key: str) -> str | None:
+        return self.labels.get(node, {}).get(key)
+
+    def domains(self, key: str, pinned_value: str | None) -> list[Domain]:
+        return generate_domains(key, self.nodes, pinned_value)
+
+    def free(self, domain: Domain) -> Capacity:
+        return Capacity.total(self.capacity(n) for n in domain.nodes)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopologyRequest:
-    """Everything the choice reads. `nodes`: (name, labels) of every node in the
-    cycle's view, in view order; `pinned`: (pod key, node name) of members already
-    bound or assumed; `scheduled`: how many count toward the quorum; `demand_cpu` /
-    `demand_memory`: the least the missing quorum needs in total (pre-filter);
-    `members`: how many members each try places at most."""
+    """Everything the choice reads. `view`: the nodes of the cycle's view; `pinned`:
+    (pod key, node name) of members already bound or assumed; `scheduled`: how many
+    count toward the quorum; `demand_cpu` / `demand_memory`: the least the missing
+    quorum needs in total (pre-filter); `members`: how many members each try places
+    at most."""
 
     required_key: str
     preferred_key: str = ""
-    nodes: Sequence[tuple[str, Mapping[str, str]]]
+    view: ClusterView
     pinned: Sequence[tuple[str, str]] = ()
     scheduled: int = 0
     members: int = 0  # members tried in each domain (0: unknown, no early stop)
@@ -142,13 +182,12 @@ def generate_domains(key: str, nodes: Iterable[tuple[str, Mapping[str, str]]],
     return [Domain(key, v, tuple(ns)) for v, ns in groups.items()]
 
 
-def pinned_domain(key: str, labels_of: Mapping[str, Mapping[str, str]],
-                  pinned: Sequence[tuple[str, str]]) -> str | None:
+def pinned_domain(key: str, view: ClusterView, pinned: Sequence[tuple[str, str]]) -> str | None:
     """The one domain value of the members already placed (None when there are none);
     raises ValueError with upstream's message when they lack the label or disagree."""
     value: str | None = None
     for pod_key, node in pinned:
-        got = labels_of.get(node, {}).get(key)
+        got = view.label(node, key)
         if got is None:
             raise ValueError(NO_DOMAIN_FOR_POD.format(pod=pod_key))
         if value is not None and value != got:
@@ -166,35 +205,34 @@ def placements_to_find(node_count: int, domains: int) -> int:
     return max(1, domains * percent // 100)
 
 
-def choose_placement(req: TopologyRequest, try_group: Callable[[tuple[str, ...] | None], GroupOutcome],
-                     capacity: Callable[[str], Capacity]) -> TopologyResult:
+def choose_placement(req: TopologyRequest,
+                     try_group: Callable[[tuple[str, ...] | None], GroupOutcome]) -> TopologyResult:
     """Try the preferred level, then the required one (the whole cluster when there is
     no required level), and return the best feasible domain of the first level that
     has one."""
     result = TopologyResult()
-    labels_of = dict(req.nodes)
     levels = [k for k in (req.preferred_key, req.required_key) if k]
     levels = list(dict.fromkeys(levels))
     for key in levels:
         required = key == req.required_key
         try:
-            pin = pinned_domain(key, labels_of, req.pinned)
+            pin = pinned_domain(key, req.view, req.pinned)
         except ValueError as e:
             if required:
                 result.status = Status(Code.Error, SCHEDULED_DOMAIN_ERROR.format(err=e))
                 return result
             continue  # members already spread over the preferred level: only the required one is left
-        domains = generate_domains(key, req.nodes, pin)
+        domains = req.view.domains(key, pin)
         if not domains:
             result.verdicts.append(DomainVerdict(domain=Domain(key, "", ()), reason=NO_DOMAINS.format(key=key)))
             continue
-        chosen = _choose_in_level(req, domains, try_group, capacity, result)
+        chosen = _choose_in_level(req, domains, try_group, result)
         if chosen is not None:
             result.chosen = chosen
             return result
     if not req.required_key:
-        whole = Domain(WHOLE_CLUSTER, "", tuple(n for n, _ in req.nodes))
-        chosen = _choose_in_level(req, [whole], lambda _nodes: try_group(None), capacity, result)
+        whole = Domain(WHOLE_CLUSTER, "", req.view.all_nodes())
+        chosen = _choose_in_level(req, [whole], lambda _nodes: try_group(None), result)
         if chosen is not None:
             result.chosen = chosen
             return result
@@ -206,15 +244,15 @@ def choose_placement(req: TopologyRequest, try_group: Callable[[tuple[str, ...] 
 
 def _choose_in_level(req: TopologyRequest, domains: list[Domain],
                      try_group: Callable[[tuple[str, ...] | None], GroupOutcome],
-                     capacity: Callable[[str], Capacity], result: TopologyResult) -> Domain | None:
-    free = {d: Capacity.total(capacity(n) for n in d.nodes) for d in domains}
-    order = sorted(domains, key=lambda d: (free[d].free_cpu, free[d].free_memory, d.value))
-    want = placements_to_find(len(req.nodes), len(domains))
-    feasible: list[tuple[DomainVerdict, GroupOutcome]] = []
-    verdicts = [DomainVerdict(domain=d) for d in order]
+                     result: TopologyResult) -> Domain | None:
+    caps = [req.view.free(d) for d in domains]
+    ranked = sorted(range(len(domains)), key=lambda i: (caps[i].free_cpu, caps[i].free_memory, domains[i].value))
+    want = placements_to_find(req.view.node_count(), len(domains))
+    feasible: list[tuple[DomainVerdict, GroupOutcome, Capacity]] = []
+    verdicts = [DomainVerdict(domain=domains[i]) for i in ranked]
     result.verdicts.extend(verdicts)
-    for v in verdicts:
-        f = free[v.domain]
+    for v, i in zip(verdicts, ranked):
+        f = caps[i]
         if len(feasible) >= want:
             v.reason = NOT_TRIED
             continue
@@ -225,24 +263,25 @@ def _choose_in_level(req: TopologyRequest, domains: list[Domain],
         outcome = try_group(v.domain.nodes)
         v.tried, v.feasible, v.placed = True, outcome.feasible, outcome.placed
         if outcome.feasible:
-            feasible.append((v, outcome))
+            feasible.append((v, outcome, f))
             if req.members and outcome.placed >= req.members:
                 want = len(feasible)  # every member placed in the fullest feasible domain: see below
         else:
             v.reason = outcome.reason
     if not feasible:
         return None
-    scores = score_placements([(free[v.domain], o.placed, o.used_cpu, o.used_memory) for v, o in feasible],
+    scores = score_placements([(f, o.placed, o.used_cpu, o.used_memory) for _, o, f in feasible],
                               scheduled=req.scheduled)
-    for (v, _), s in zip(feasible, scores):
-        v.score = s
-    best, _ = max(feasible, key=lambda vo: (vo[0].score, -order.index(vo[0].domain)))
-    best.chosen = True
-    for v, _ in feasible:
-        if v is not best:
-            v.reason = WORSE.format(score=v.score, best=best.domain.name, best_score=best.score)
-    return best.domain
+    for (v, _, _), score in zip(feasible, scores):
+        v.score = score
+    best = max(range(len(feasible)), key=lambda k: (feasible[k][0].score, -k))  # ties: the one tried first
+    chosen = feasible[best][0]
+    chosen.chosen = True
+    for v, _, _ in feasible:
+        if v is not chosen:
+            v.reason = WORSE.format(score=v.score, best=chosen.domain.name, best_score=chosen.score)
+    return chosen.domain
 
 
-__all__ = ["Domain", "DomainVerdict", "GroupOutcome", "TopologyRequest", "TopologyResult", "choose_placement",
+__all__ = ["ClusterView", "Domain", "LabelledNodes", "DomainVerdict", "GroupOutcome", "TopologyRequest", "TopologyResult", "choose_placement",
            "generate_domains", "pinned_domain", "placements_to_find"]

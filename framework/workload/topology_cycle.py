@@ -9,7 +9,7 @@ A gang with no topology level goes straight to place_group on the whole view: on
 path for every gang."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from framework.api.objects import Pod
 from framework.types import Status
@@ -17,7 +17,7 @@ from framework.workload.group_cycle import Feasibility, GroupPlacement, place_gr
 from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy, placement_feasible
 from framework.workload.topology import GroupOutcome, TopologyRequest, TopologyResult, choose_placement
-from framework.workload.topology_score import Capacity
+from framework.workload.topology_view import cluster_view
 
 
 def quorum_demand(policy: GroupPolicy, pods: Sequence[Pod], scheduled: int) -> tuple[int, int]:
@@ -32,17 +32,17 @@ def quorum_demand(policy: GroupPolicy, pods: Sequence[Pod], scheduled: int) -> t
 
 def place_group_in_topology(policy: GroupPolicy, pods: Sequence[Pod], placer: CachePlacer, *, scheduled: int = 0,
                             pinned: Sequence[tuple[str, str]] = (),
-                            feasible: Feasibility = placement_feasible) -> tuple[GroupPlacement, TopologyResult | None]:
+                            feasible: Feasibility = placement_feasible,
+                            groupings: dict[str, Any] | None = None) -> tuple[GroupPlacement, TopologyResult | None]:
     """Place `pods` as one group inside one domain of the policy's levels. `pinned`:
     (pod key, node) of the members already bound or assumed. Returns the group's
     placement (kept assumed when feasible) and the topology choice (None for a gang
-    with no level)."""
+    with no level). `groupings`: the owner's memo of domains per label, kept between
+    cycles (topology_view.py)."""
     if not policy.required_topology_key and not policy.preferred_topology_key:
         return place_group(policy, pods, placer, scheduled=scheduled, feasible=feasible), None
     placer.cache.update_snapshot(placer.snapshot)
-    snapshot = placer.snapshot
-    infos = {ni.name: ni for ni in snapshot.node_info_list}
-    nodes = [(name, ni.node.labels if ni.node is not None else {}) for name, ni in infos.items()]
+    view = cluster_view(placer.snapshot, groupings if groupings is not None else {})
     by_uid = {p.uid: p for p in pods}
     kept: list[tuple[tuple[str, ...] | None, GroupPlacement]] = []  # the last feasible try, still assumed
 
@@ -61,17 +61,12 @@ def place_group_in_topology(policy: GroupPolicy, pods: Sequence[Pod], placer: Ca
         return GroupOutcome(feasible=g.feasible, placed=len(g.placed), used_cpu=sum(r.milli_cpu for r in used),
                             used_memory=sum(r.memory for r in used), reason=g.status.message())
 
-    def capacity(name: str) -> Capacity:
-        ni = infos[name]
-        a, r = ni.allocatable, ni.requested
-        return Capacity(a.milli_cpu, a.memory, a.milli_cpu - r.milli_cpu, a.memory - r.memory)
-
     cpu, mem = quorum_demand(policy, pods, scheduled)
     choice = choose_placement(TopologyRequest(required_key=policy.required_topology_key,
-                                              preferred_key=policy.preferred_topology_key, nodes=nodes,
+                                              preferred_key=policy.preferred_topology_key, view=view,
                                               pinned=pinned, scheduled=scheduled, members=len(pods),
                                               demand_cpu=cpu, demand_memory=mem),
-                              try_group, capacity)
+                              try_group)
     names = None if choice.chosen is None or not choice.chosen.key else choice.chosen.nodes
     if choice.chosen is not None and kept and kept[0][0] == names:
         return kept[0][1], choice

@@ -8,7 +8,11 @@ from framework.api.objects import Node
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import Code
 from framework.workload.policy import PREFERRED_TOPOLOGY_ANNOTATION, group_policy_of
+from framework.workload.group_cycle import place_group
+from framework.workload.topology import LabelledNodes
 from framework.workload.topology_cycle import place_group_in_topology
+from framework.workload.topology_score import Capacity
+from framework.workload.topology_view import TableView, cluster_view
 from tests.framework.test_group_cycle import NS, cluster, member
 
 RACK, BLOCK = "topology.example/rack", "topology.example/block"
@@ -81,3 +85,23 @@ def test_a_bound_member_pins_the_gang_to_its_rack() -> None:
                                              pinned=[(f"{NS}/m-bound", "r1-a")])
     assert result.feasible and {n[:2] for n in result.placed.values()} == {"r1"}
     assert choice is not None and [v.domain.value for v in choice.verdicts] == ["r1"]
+
+
+def test_the_columnar_view_gives_the_plain_views_domains_and_free_capacity() -> None:
+    pods = [member("m0", 1)]
+    placer = cluster(racks(), pods, gang(1, RACK))
+    place_group(group_policy_of(gang(1, RACK)), pods, placer)  # one member assumed on some node
+    placer.cache.update_snapshot(placer.snapshot)
+    snap = placer.snapshot
+    view = cluster_view(snap, {})
+    assert isinstance(view, TableView)
+    infos = {ni.name: ni for ni in snap.node_info_list}
+    plain = LabelledNodes([(n, ni.node.labels) for n, ni in infos.items()],
+                          lambda n: Capacity(infos[n].allocatable.milli_cpu, infos[n].allocatable.memory,
+                                             infos[n].allocatable.milli_cpu - infos[n].requested.milli_cpu,
+                                             infos[n].allocatable.memory - infos[n].requested.memory))
+    for key in (RACK, BLOCK):
+        assert view.domains(key, None) == plain.domains(key, None)
+        assert [view.free(d) for d in view.domains(key, None)] == [plain.free(d) for d in plain.domains(key, None)]
+    assert view.domains(RACK, "r2") == plain.domains(RACK, "r2") and view.domains(RACK, "nope") == []
+    assert sum(view.free(d).free_cpu for d in view.domains(RACK, None)) == 17000  # 18 cpu, 1 taken
