@@ -131,9 +131,12 @@ class ClusterView(Protocol):
 class LabelledNodes:
     """A ClusterView over (name, labels) pairs in view order and a per-node capacity."""
 
-    def __init__(self, nodes: Sequence[tuple[str, Mapping[str, str]]], capacity: Callable[[str], Capacity]) -> None:
+    def __init__(self, nodes: Sequence[tuple[str, Mapping[str, str]]], capacity: Callable[[str], Capacity],
+                 others: Sequence[tuple[str, Mapping[str, str]]] = ()) -> None:
+        """`others`: nodes outside the parent placement whose labels members already
+        placed on them are looked up by (upstream reads them from the snapshot)."""
         self.nodes, self.capacity = nodes, capacity
-        self.labels = dict(nodes)
+        self.labels = {**dict(others), **dict(nodes)}
 
     def node_count(self) -> int:
         return len(self.nodes)
@@ -196,6 +199,21 @@ def pinned_domain(key: str, view: ClusterView, pinned: Sequence[tuple[str, str]]
     return value
 
 
+def generate_placements(key: str, view: ClusterView,
+                        pinned: Sequence[tuple[str, str]]) -> tuple[list[Domain] | None, Status]:
+    """upstream's TopologyPlacement.GeneratePlacements: None (the parent placement
+    unchanged) with no key, else one domain per value of the view's nodes, only the
+    pinned members' one when there are some; an Error when they cannot be placed in
+    one domain."""
+    if not key:
+        return None, Status()
+    try:
+        pin = pinned_domain(key, view, pinned)
+    except ValueError as e:
+        return [], Status(Code.Error, SCHEDULED_DOMAIN_ERROR.format(err=e))
+    return view.domains(key, pin), Status()
+
+
 def placements_to_find(node_count: int, domains: int) -> int:
     """How many feasible placements to score (KEP-5732 beta's adaptive percentage,
     the same curve as kube-scheduler's percentageOfNodesToScore)."""
@@ -214,15 +232,13 @@ def choose_placement(req: TopologyRequest,
     levels = [k for k in (req.preferred_key, req.required_key) if k]
     levels = list(dict.fromkeys(levels))
     for key in levels:
-        required = key == req.required_key
-        try:
-            pin = pinned_domain(key, req.view, req.pinned)
-        except ValueError as e:
-            if required:
-                result.status = Status(Code.Error, SCHEDULED_DOMAIN_ERROR.format(err=e))
+        domains, status = generate_placements(key, req.view, req.pinned)
+        if not status.is_success():
+            if key == req.required_key:
+                result.status = status
                 return result
             continue  # members already spread over the preferred level: only the required one is left
-        domains = req.view.domains(key, pin)
+        assert domains is not None
         if not domains:
             result.verdicts.append(DomainVerdict(domain=Domain(key, "", ()), reason=NO_DOMAINS.format(key=key)))
             continue
@@ -283,5 +299,6 @@ def _choose_in_level(req: TopologyRequest, domains: list[Domain],
     return chosen.domain
 
 
-__all__ = ["ClusterView", "Domain", "LabelledNodes", "DomainVerdict", "GroupOutcome", "TopologyRequest", "TopologyResult", "choose_placement",
-           "generate_domains", "pinned_domain", "placements_to_find"]
+__all__ = ["ClusterView", "Domain", "DomainVerdict", "GroupOutcome", "LabelledNodes", "TopologyRequest",
+           "TopologyResult", "choose_placement", "generate_domains", "generate_placements", "pinned_domain",
+           "placements_to_find"]

@@ -17,6 +17,8 @@ from typing import Iterable, Sequence
 from framework.types import MAX_NODE_SCORE
 
 MIN_SCORE = 0
+# upstream's PodGroupPodsCount.NormalizePlacementScore error
+NO_PODS_ASSIGNED = "no pods from pod group are assigned to any of the candidate placements"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +42,11 @@ class Capacity:
 
 
 def pods_count_scores(counts: Sequence[int]) -> list[int]:
+    """PodGroupPodsCount's normalization of (scheduled + proposed) per placement;
+    every count 0 is upstream's error (NO_PODS_ASSIGNED), raised as ValueError."""
     top = max(counts, default=0)
     if top <= 0:
-        return [MIN_SCORE for _ in counts]
+        raise ValueError(NO_PODS_ASSIGNED)
     return [MIN_SCORE + c * (MAX_NODE_SCORE - MIN_SCORE) // top for c in counts]
 
 
@@ -74,13 +78,19 @@ def best_fit_scores(left: Sequence[tuple[int, int]]) -> list[int]:
     return out
 
 
+def placement_counts(proposed: Sequence[int], *, scheduled: int) -> list[int]:
+    """PodGroupPodsCount's raw score per placement: members already scheduled (bound
+    or assumed) plus the placement's proposed members."""
+    return [scheduled + p for p in proposed]
+
+
 def score_placements(feasible: Sequence[tuple[Capacity, int, int, int]], *, scheduled: int) -> list[int]:
     """Total score per feasible placement, given (domain capacity before, members placed,
     their cpu, their memory) each, and the members already scheduled outside the cycle."""
-    counts = pods_count_scores([scheduled + placed for _, placed, _, _ in feasible])
+    counts = pods_count_scores(placement_counts([placed for _, placed, _, _ in feasible], scheduled=scheduled))
     fit = [most_allocated_score(c, cpu, mem) for c, _, cpu, mem in feasible]
     best = best_fit_scores([(c.free_cpu - cpu, c.free_memory - mem) for c, _, cpu, mem in feasible])
     return [a + b + c for a, b, c in zip(counts, fit, best)]
 
 
-__all__ = ["Capacity", "best_fit_scores", "most_allocated_score", "pods_count_scores", "score_placements"]
+__all__ = ["NO_PODS_ASSIGNED", "Capacity", "placement_counts", "best_fit_scores", "most_allocated_score", "pods_count_scores", "score_placements"]
