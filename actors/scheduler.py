@@ -84,7 +84,7 @@ __all__ = ["BindingDone", "Explain", "Popped", "Scheduler", "SchedulerMsg", "Sto
 PLUGIN_SAMPLE_EVERY = 10
 
 
-class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
+class Scheduler(Outcomes, Actor[SchedulerMsg]):
     name = "scheduler"
 
     def __init__(
@@ -128,7 +128,13 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
         # a gang popped as one unit (actors/group_cycle.py), in one topology domain (actors/group_topology.py)
-        self.group_cycle = GroupCycle(self, TopologyPlacement(self))
+        topology = TopologyPlacement(self)
+        self.group_cycle = GroupCycle(self, topology)
+        self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
+                                    frameworks=frameworks, pending=self.pending, attempts=self.attempts,
+                                    reject_waiting=self.reject_waiting)
+        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders,
+                                     group_choices=topology.choices)
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -148,7 +154,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
         if isinstance(handle, FrameworkHandle):
-            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.preemption.evict,
+            handle.connect(nominator=self.nominator, activate=self.events.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
                            start_preemption=self.preemption.start,
                            preempting_extenders=self.preemption.narrow if self.extenders else None)
@@ -170,7 +176,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
                     raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
                 self._request_pop()
             case Explain(pod=pod, reply=reply):
-                await self._explain(pod, reply)
+                await self.explaining.explain(pod, reply)
             case _:
                 self._handle(msg)
         self._close_when_drained()
@@ -213,7 +219,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:
             case StoreChanged(event=ev):
-                self._on_store_change(ev)
+                self.events.on_store_change(ev)
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping

@@ -2,32 +2,36 @@
 live cache, between two cycles, through the runtime a cycle uses
 (framework/explain.py), with the configured extenders' verdicts beside the plugins'. Nothing is assumed, reserved or written.
 
-A mixin of the Scheduler (actors/scheduler.py), over its state.
+A part of the Scheduler (actors/scheduler.py), given the Scheduler's cache, snapshot,
+profiles and extenders; only the Scheduler's loop calls it.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from actors.base import reject, resolve
 from actors.explain_unbound import without_pod
-from actors.group_cycle import GroupCycle
-from actors.group_topology import TopologyPlacement
 from framework.explain import explain
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
 from framework.runtime import Framework
+from framework.workload.topology import TopologyResult
 
 
 class Explaining:
-    cache: Cache
-    snapshot: Snapshot
-    frameworks: dict[str, Framework]
-    extenders: Sequence[Extender]
-    group_cycle: GroupCycle
+    def __init__(self, cache: Cache, snapshot: Snapshot, frameworks: dict[str, Framework],
+                 extenders: Sequence[Extender], *,
+                 group_choices: Mapping[tuple[str, str], TopologyResult] | None = None) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+        self.frameworks = frameworks
+        self.extenders = extenders
+        # (namespace, group) -> the gang's last topology choice (actors/group_topology.py's)
+        self.group_choices = group_choices if group_choices is not None else {}
 
-    async def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
+    async def explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, without the pod itself
         (actors/explain_unbound.py), through the profile's own Framework and the
         configured extenders, as a cycle runs them (framework/explain.py); the
@@ -52,8 +56,7 @@ class Explaining:
     def _group_topology(self, namespace: str, group: str) -> dict[str, object]:
         """The last topology choice of the pod's gang (actors/group_topology.py), for
         explain: which domains were tried and why each was not taken."""
-        placement = self.group_cycle.placement
-        choice = placement.choices.get((namespace, group)) if isinstance(placement, TopologyPlacement) else None
+        choice = self.group_choices.get((namespace, group))
         out: dict[str, object] = {"name": group}
         if choice is not None:
             out["topology"] = choice.view()
