@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from framework.api.groups import PREFERRED_TOPOLOGY_ANNOTATION
 from framework.api.workload_api import SchedulingPodGroup
 from framework.types import Code, Status
 
@@ -34,9 +35,8 @@ class GroupPolicy:
         return self.min_count if self.min_count is not None else 1
 
 
-# ksched's preferred level: the node label a gang is first tried inside one domain of,
-# before its required level (docs/gangs.md "Topology"; upstream has no such field yet).
-PREFERRED_TOPOLOGY_ANNOTATION = "scheduling.ksched.io/preferred-topology-key"
+# ksched's preferred level (framework/api/groups.py): the node label a gang is first tried
+# inside one domain of, before its required level (upstream has no such field yet).
 
 
 def group_policy_of(pg: SchedulingPodGroup) -> GroupPolicy:
