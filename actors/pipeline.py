@@ -27,6 +27,7 @@ from actors.extenders import build_extenders, close_extenders
 from actors.admission import AdmissionActor, AdmissionConfig
 from actors.clock import Clock, FakeClock, RealClock
 from actors.metrics_sink import NO_METRICS, MetricsSink
+from actors.store.write_chain import STRICT, WriteRules
 from actors.podgroup_status_writer import PodGroupStatusWriter
 from actors.resourceclaims import ResourceClaimController
 from actors.preemption import PreemptionActor
@@ -91,7 +92,7 @@ class Pipeline:
         record: Callable[[str], None] | None = None,
         drain_grace_seconds: float = 30.0,
         metrics: MetricsSink | None = None,
-        validate_names: bool = True,
+        write_rules: WriteRules = STRICT,
         store_class: type[Store] = Store,
         store_limits: StoreLimits | None = None,
         reuse_failures: bool = True,
@@ -106,7 +107,7 @@ class Pipeline:
         self._record = record
         self.drain_grace_seconds = drain_grace_seconds
         self.metrics: MetricsSink = metrics if metrics is not None else NO_METRICS
-        self.validate_names = validate_names  # the store's create-time name and container checks
+        self.write_rules = write_rules  # the store's write chain knobs (actors/store/write_chain.py)
         self._store_class = store_class  # SharedStore over etcd (actors.store.shared)
         self.store_limits = store_limits
         self.reuse_failures = reuse_failures  # failure reuse (actors/failure_reuse.py); off to measure
@@ -135,7 +136,7 @@ class Pipeline:
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
         try:
-            self.store = self._store_class(self._backend, clock=self.clock.now, validate_names=self.validate_names,
+            self.store = self._store_class(self._backend, clock=self.clock.now, rules=self.write_rules,
                                            limits=self.store_limits, work_time=self.clock.work_time,
                                            timers=self.clock)
             self.store.features = FeatureGates(cfg.feature_gates)  # what the gates let in (actors.store.gates)

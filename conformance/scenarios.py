@@ -19,6 +19,7 @@ from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from actors.scheduler_views import AttemptView, FitErrorView
 from actors.store import WatchEvent
+from actors.store.write_chain import AS_WRITTEN
 from framework.api.objects import KINDS, Pod
 from framework.config import full_registry
 from conformance.cluster import OBJECT_KEYS
@@ -81,9 +82,9 @@ async def run_scenario(case: dict[str, Any]) -> dict[str, Any]:
 async def _run_pipeline(case: dict[str, Any], cfg: dict[str, Any], registry: Any, clock: FakeClock,
                         scheduled: list[Pod], pipeline: list[Pipeline]) -> dict[str, Any]:
     # Upstream's cases use names kube-apiserver would refuse ("p_without_nominated_node")
-    # and pods without containers: the store checks shapes, not names.
+    # and pods without containers: the store checks shapes, not names, and keeps them as written.
     async with Pipeline(cfg, clock=clock, registry=registry, rand=random.Random(0),
-                        validate_names=False) as p:
+                        write_rules=AS_WRITTEN) as p:
         pipeline.append(p)
         nominated = FirstNominations()
         await p.client.watch(nominated.see, frozenset({"Pod"}))

@@ -349,6 +349,9 @@ class Evaluator:
         """Dry-run preemption on the nodes that failed with Unschedulable (an
         UnschedulableAndUnresolvable node cannot be helped by removing pods)."""
         potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
+        resolvable = getattr(self.policy, "resolvable_by_preemption", None)
+        if resolvable is not None:
+            potential = with_resolvable_nodes(all_nodes, potential, m, resolvable)
         if not potential:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
@@ -460,6 +463,19 @@ class Evaluator:
             return found if isinstance(found, Pod) else None
 
         return self.handle.preemptions.is_running(uid, lookup)
+
+
+def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInfo], m: NodeToStatus,
+                          resolvable: Callable[[Status], bool]) -> list[NodeInfo]:
+    """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
+    says removing pods may help (DynamicResources: devices held by other claims), in
+    the order of `all_nodes`."""
+    extra = {ni.name for ni in all_nodes
+             if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}
+    if not extra:
+        return potential
+    keep = {ni.name for ni in potential} | extra
+    return [ni for ni in all_nodes if ni.name in keep]
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:

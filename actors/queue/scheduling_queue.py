@@ -453,6 +453,8 @@ class SchedulingQueue(RequeueDecisions):
             log.error("pod %s: %s", qpi.pod.key, st.message())
         qpi.gated = True
         qpi.gating_plugin = st.plugin
+        if st.plugin:  # upstream's runPreEnqueuePlugins: the gating plugin's hints decide its moves
+            qpi.unschedulable_plugins.add(st.plugin)
         qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
         self.active_q.remove(qpi.pod.key)
         self.backoff_q.remove(qpi.pod.key)

@@ -1,6 +1,8 @@
 """The Store actor: authoritative objects, validation, resourceVersion, durability, watch.
 
-- actor.py      the Store actor (the only writer)
+- actor.py      the Store actor (the only writer), holding its duties: turns.py (TurnLoop,
+                LocalCommit), write_chain.py (+ strategies.py), reads.py, watchers.py,
+                event_recorder.py; shared.py + etcd_commit.py for etcd
 - messages.py   what it takes (Create, Apply, Bind, Watch, ...), WatchEvent, EventRecord, its errors
 - client.py     StoreClient, the ref everyone else holds
 - backend.py    the durability interface; memory.py and sqlite.py implement it

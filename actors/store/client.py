@@ -19,9 +19,9 @@ class StoreClient:
 
     async def create(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
                      warnings: list[str] | None = None) -> dict[str, Any]:
-        """field_validation and warnings: see messages.Create."""
-        return await self._store.ask(Create(obj=obj, field_validation=field_validation, warnings=warnings,
-                                            reply=new_reply()))
+        """field_validation: see messages.Create; what the client should be told is
+        added to `warnings` (the caller's list, here in the caller's task)."""
+        return await self._written(Create, obj, field_validation, warnings)
 
     async def apply(self, objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return await self._store.ask(Apply(objects=list(objects), reply=new_reply()))
@@ -29,13 +29,27 @@ class StoreClient:
     async def apply_with_actions(self, objects: list[Mapping[str, Any]], *, field_validation: str | None = None,
                                  warnings: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
         """Apply, and say for each object whether it was created, configured or unchanged."""
-        return await self._store.ask(Apply(objects=list(objects), with_actions=True, field_validation=field_validation,
-                                           warnings=warnings, reply=new_reply()))
+        items, actions, said = await self._store.ask(Apply(objects=list(objects), with_actions=True,
+                                                           field_validation=field_validation, reply=new_reply()))
+        if warnings is not None:
+            warnings.extend(said)
+        return items, actions
 
     async def update(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
                      warnings: list[str] | None = None) -> dict[str, Any]:
-        return await self._store.ask(Update(obj=obj, field_validation=field_validation, warnings=warnings,
-                                            reply=new_reply()))
+        return await self._written(Update, obj, field_validation, warnings)
+
+    async def _written(self, verb: type[Create] | type[Update], obj: Mapping[str, Any], field_validation: str | None,
+                       warnings: list[str] | None) -> dict[str, Any]:
+        """A Create or Update; the warnings in its reply go to `warnings` when the caller gave a list."""
+        told = warnings is not None
+        reply = await self._store.ask(verb(obj=obj, field_validation=field_validation, with_warnings=told,
+                                           reply=new_reply()))
+        if not told:
+            return reply
+        stored, said = reply
+        warnings.extend(said)
+        return stored
 
     async def delete(self, kind: str, namespace: str, name: str, uid: str = "", resource_version: str = ""
                      ) -> dict[str, Any]:

@@ -17,7 +17,7 @@
   and preemptionPolicy from priority admission), whenever the new manifest leaves
   them out: applying the same file twice never unbinds a pod, forgets why it
   waits, or reads as a change to an immutable pod spec.
-- `as_given=True` (the conformance driver's store, validate_names=False) keeps
+- `as_given=True` (the conformance driver's store: WriteRules.server_fields off) keeps
   what the writer set and fills only what is missing: upstream's test objects are
   stored as written by a fake clientset (a terminating PVC, a chosen
   creationTimestamp that orders Coscheduling's groups).

@@ -8,29 +8,23 @@ goes into a namespace that exists; `default`, `kube-system` and `kube-public`
 always do). In-process writers (the bench, the conformance driver) send no
 field_validation and skip the decode stage.
 
-Defaulting (`defaulted`) applies to every write, the pod strategy's create-time
-status (`created_pod_status`: phase Pending, qosClass) and condition
-(`gated_condition`) to every pod created."""
+This is the write chain's decode stage (actors/store/write_chain.py: `decoded`);
+defaulting and the pod's create-time status are each kind's strategy
+(actors/store/strategies.py)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from actors.store.messages import BadRequest, NotFound
+from actors.store.messages import BadRequest, NotFound, refuse
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.groups import kind_key
 from framework.api.objects import KINDS
-from framework.api.qos import pod_qos_class
 from framework.api.schema import Admission, admit
-from framework.api.schema.dra_update import dra_defaults
 from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # NamespaceLifecycle's immortal namespaces: deleting one is Forbidden.
 IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
-# Kueue's finalizer on what a ClusterQueue or a workload uses (kueue.ResourceInUseFinalizerName)
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
-IN_USE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue"})
-DRA_DEFAULTED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 # Kinds whose objects a controller would act on; ksched runs none.
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
@@ -38,7 +32,7 @@ WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
               warnings: list[str] | None) -> Admission:
     """`raw` admitted (framework.api.schema.admit; strict: name formats, as the
-    store's validate_names). With fieldValidation `mode` it is decoded as well:
+    store's WriteRules.name_formats). With fieldValidation `mode` it is decoded as well:
     BadRequest when it cannot be (a wrong apiVersion; unknown fields under Strict),
     NotFound when its namespace does not exist; unknown fields are dropped from the
     copy, and what the client should be told is added to `warnings`. The schema's
@@ -75,53 +69,10 @@ def _in_storage_version(checked: Admission) -> Admission:
     return checked
 
 
-def defaulted(raw: Any) -> Any:
-    """Upstream's defaulting for what ksched reads: a Node's status.allocatable is its
-    capacity when left out (SetDefaults_NodeStatus); a ResourceFlavor or ClusterQueue
-    not being deleted has Kueue's resource-in-use finalizer (its webhooks' Default); a
-    ResourceClaim's (template's) requests get allocationMode ExactCount and count 1
-    (framework.api.schema.dra_update.dra_defaults).
-    `raw` is the store's own copy."""
-    if isinstance(raw, dict) and raw.get("kind") in IN_USE_KINDS:
-        meta = raw.get("metadata")
-        if isinstance(meta, dict) and not meta.get("deletionTimestamp"):
-            have = meta.get("finalizers") if isinstance(meta.get("finalizers"), list) else []
-            if RESOURCE_IN_USE not in have:
-                raw["metadata"] = {**meta, "finalizers": [*have, RESOURCE_IN_USE]}
-    if isinstance(raw, dict) and raw.get("kind") == "Node":
-        status = raw.get("status")
-        if isinstance(status, dict) and status.get("capacity") and status.get("allocatable") is None:
-            raw["status"] = {**status, "allocatable": dict(status["capacity"])}
-    if isinstance(raw, dict) and raw.get("kind") in DRA_DEFAULTED:
-        raw = dra_defaults(raw)
-    return raw
-
-
-SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
-                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
-
-
-def created_pod_status(pod: dict[str, Any]) -> dict[str, Any]:
-    """The status the pod strategy's PrepareForCreate gives a new pod: phase Pending and
-    its QoS class (framework.api.qos). Upstream replaces the whole status; a status a
-    writer gives (in-process writers seed bound or finished pods) is kept here, with
-    Pending only where it names no phase. The class is always computed: a client
-    cannot choose it. `pod` is the store's own copy; its status is copied before it changes."""
-    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-    pod["status"] = {**status, "phase": status.get("phase") or "Pending", "qosClass": pod_qos_class(pod)}
-    return pod
-
-
-def gated_condition(pod: dict[str, Any]) -> dict[str, Any]:
-    """A pod created with scheduling gates and no PodScheduled condition gets
-    PodScheduled=False, reason SchedulingGated (the pod strategy's PrepareForCreate).
-    `pod` is the store's own copy; its status is copied before it changes."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict) or not spec.get("schedulingGates"):
-        return pod
-    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
-    conds = status.get("conditions") if isinstance(status.get("conditions"), list) else []
-    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
-        return pod
-    pod["status"] = {**status, "conditions": [*conds, dict(SCHEDULING_GATED)]}
-    return pod
+def decoded(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
+            warnings: list[str]) -> Any:
+    """The manifest as the API server would keep it (null fields dropped), or Invalid
+    naming the first field its kind's schema (framework.api.schema) refuses."""
+    checked = admission(raw, mode, strict, namespace_exists, warnings)
+    refuse(checked.errors)
+    return checked.raw

@@ -1,5 +1,5 @@
 """The store's bounded memory: watch history, compacted as etcd compacts (and the
-bounds of its stored Events, actors.store.event_writes).
+bounds of its stored Events, actors.store.event_recorder).
 
 `WatchHistory` keeps the committed watch events a watch (or a paged list) may
 resume from, bounded both by count and by bytes (each event is weighed by its

@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
+from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject
 
 
@@ -110,13 +111,13 @@ class Create:
     """Create one object. `field_validation` (Strict, Warn, Ignore) marks a client's
     manifest, decoded as kube-apiserver decodes one (framework.api.decode: apiVersion,
     unknown fields) and admitted into an existing namespace; None (in-process
-    writers: the bench, the conformance driver) skips that stage. The store appends
-    what the client should be told (unknown fields under Warn, no controller for a
-    workload) to `warnings`, the caller's list, before it replies."""
+    writers: the bench, the conformance driver) skips that stage. With with_warnings
+    the reply is (stored object, warnings): what the client should be told (unknown
+    fields under Warn, no controller for a workload); without, the stored object."""
 
     obj: Mapping[str, Any]
     field_validation: str | None = None
-    warnings: list[str] | None = None
+    with_warnings: bool = False
     reply: Reply | None = None
 
 
@@ -124,12 +125,11 @@ class Create:
 class Apply:
     """Create or replace many objects at once, all or nothing, in order (each sees
     the ones before it). The reply is the stored objects, or with with_actions
-    (stored objects, ["created" | "configured" | "unchanged", ...])."""
+    (stored objects, ["created" | "configured" | "unchanged", ...], warnings)."""
 
     objects: list[Mapping[str, Any]]
     with_actions: bool = False
     field_validation: str | None = None  # as Create's
-    warnings: list[str] | None = None
     reply: Reply | None = None
 
 
@@ -139,7 +139,7 @@ class Update:
 
     obj: Mapping[str, Any]
     field_validation: str | None = None  # as Create's
-    warnings: list[str] | None = None
+    with_warnings: bool = False  # as Create's
     reply: Reply | None = None
 
 
@@ -257,3 +257,20 @@ class Unwatch:
 
 StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
                  SweepEvents, Watch, Unwatch]
+
+
+def said_too(stored: dict[str, Any], said: list[str], told: bool) -> Any:
+    """A Create's or an Update's reply: the stored object, with the warnings when asked."""
+    return (stored, tuple(said)) if told else stored
+
+
+def applied(msg: Apply, done: list[tuple[KubeObject, str]], said: list[str]) -> Any:
+    """An Apply's reply (messages.Apply)."""
+    items = [obj.raw for obj, _ in done]
+    return (items, [action for _, action in done], tuple(said)) if msg.with_actions else items
+
+
+def refuse(errors: list[ValidationError]) -> None:
+    """Raise Invalid for the first error (the field it names is the one to fix first)."""
+    if errors:
+        raise Invalid(str(errors[0]), errors[0].field, tuple((e.field, e.detail) for e in errors))

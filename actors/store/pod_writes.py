@@ -1,12 +1,13 @@
 """The Store's writes of the scheduler's results to a pod: its binding (spec.nodeName
 and PodScheduled=True, the pods/binding subresource) and its status (a condition,
-the nomination, the phase). A mixin of the Store actor, over its state and _write.
+the nomination, the phase). PodWrites is one of the Store actor's duties, over the
+store's objects and its write.
 
 Stored objects are never changed in place, so each new pod shares every part of the
 old one but the few dicts written here (a deep copy cost more than the scheduling)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from actors.store.messages import Conflict, NotFound, UpdatePodStatus
 from actors.store.raw import section, set_condition
@@ -15,8 +16,9 @@ from framework.api.objects import KubeObject, Pod
 
 
 class PodWrites:
-    _objects: dict[str, dict[str, KubeObject]]
-    _write: Callable[..., KubeObject]
+    def __init__(self, objects: Mapping[str, Mapping[str, KubeObject]], write: Callable[..., KubeObject]) -> None:
+        self._objects = objects
+        self._write = write  # the store's write (actor.py: resourceVersion, undo log, events)
 
     def _pod(self, ns: str, name: str, uid: str = "") -> Pod:
         pod = self._objects["Pod"].get(_key("Pod", ns, name))
@@ -25,7 +27,7 @@ class PodWrites:
         assert isinstance(pod, Pod)
         return pod
 
-    def _bind(self, ns: str, name: str, node: str, uid: str, batch: Any) -> KubeObject:
+    def bind(self, ns: str, name: str, node: str, uid: str, batch: Any) -> KubeObject:
         pod = self._pod(ns, name, uid)
         if pod.node_name:
             raise Conflict(f'pod {pod.key} is already assigned to node "{pod.node_name}"')
@@ -39,9 +41,9 @@ class PodWrites:
         status.pop("nominatedNodeName", None)
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
 
-    def _update_pod_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
+    def update_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
-        # As in _bind: only the status (and its new conditions list) is written.
+        # As in bind: only the status (and its new conditions list) is written.
         raw = dict(pod.raw)
         status = raw["status"] = section(raw.get("status"))
         if msg.condition is not None:

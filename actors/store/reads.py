@@ -1,13 +1,14 @@
 """The Store's committed reads: what any task on the event loop may read at once,
 never waiting behind a batch's fsync (while a batch commits, the keys it changed
-read as they were before it). A mixin of the Store actor, over its state.
+read as they were before it). CommittedReads is one of the Store actor's duties,
+over the store's objects and the batch in commit (it changes nothing).
 
 Code outside the store (transport's service, the Kubernetes API) reads through
 the StoreReader the store hands out (`Store.reader()`): its published read-only
 interface, never the store's fields."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from actors.store.history import WatchHistory
 from actors.store.messages import Invalid, NotFound
@@ -26,6 +27,13 @@ def key_of(kind: str, namespace: str, name: str) -> str:
     return f"{namespace or 'default'}/{name}"
 
 
+class _Readable(Protocol):
+    _objects: dict[str, dict[str, KubeObject]]
+    _rv: int
+    commits: int
+    _reads: "CommittedReads"
+
+
 class StoreReader:
     """The Store's read-only interface for others: committed objects, counts, the
     resource version, the commit count and the kept events. Every method reads;
@@ -33,19 +41,19 @@ class StoreReader:
 
     __slots__ = ("_store",)
 
-    def __init__(self, store: "CommittedReads") -> None:
+    def __init__(self, store: "_Readable") -> None:
         self._store = store
 
     def read(self, kind: str, namespace: str, name: str) -> KubeObject:
         """The object as last committed; NotFound if there is none."""
-        return self._store.read(kind, namespace, name)
+        return self._store._reads.read(kind, namespace, name)
 
     def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
                   field_selector: str | None = None, *, limit: int = 0, continue_token: str = "",
                   max_bytes: int = 0) -> tuple[list[KubeObject], int, str]:
         """A page of committed objects in key order (CommittedReads.read_list)."""
-        return self._store.read_list(kind, namespace, label_selector, field_selector, limit=limit,
-                                     continue_token=continue_token, max_bytes=max_bytes)
+        return self._store._reads.read_list(kind, namespace, label_selector, field_selector, limit=limit,
+                                            continue_token=continue_token, max_bytes=max_bytes)
 
     def peek(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         """The object as the store holds it now, or None."""
@@ -64,29 +72,30 @@ class StoreReader:
         return self._store.commits
 
 
-class CommittedReads:
+class _ReadState(Protocol):
+    """What committed reads look at: the store's state (actors/store/actor.py)."""
+
     _objects: dict[str, dict[str, KubeObject]]
-    _rv: int
-    commits: int
     _committing: dict[tuple[str, str], KubeObject | None] | None
     _committed_rv: int
     _history: WatchHistory
     _sorted_keys: dict[str, list[str]]
 
-    def reader(self) -> StoreReader:
-        """The read-only interface to hand to others."""
-        return StoreReader(self)
+
+class CommittedReads:
+    def __init__(self, state: _ReadState) -> None:
+        self._s = state
 
     # --- committed reads (any task on the event loop; never wait for a commit) -----------
 
     def read(self, kind: str, namespace: str, name: str) -> KubeObject:
         """The object as last committed; NotFound if there is none."""
         key = key_of(kind, namespace, name)
-        committing = self._committing
+        committing = self._s._committing
         if committing is not None and (kind, key) in committing:
             obj = committing[(kind, key)]
         else:
-            obj = self._objects.get(kind, {}).get(key)
+            obj = self._s._objects.get(kind, {}).get(key)
         if obj is None:
             raise NotFound(f'{kind} "{key}" not found')
         return obj
@@ -99,22 +108,22 @@ class CommittedReads:
         token older than the kept history raises Gone (Expired). With `max_bytes`
         the page also ends before its objects' encodings pass it (one object at least)."""
         sel = self._selectors(kind, label_selector, field_selector)
-        rv, start = self._committed_rv, ""
+        rv, start = self._s._committed_rv, ""
         if continue_token:
             token = decode_continue(continue_token)
-            self._history.check(token.resource_version, "continue token")
+            self._s._history.check(token.resource_version, "continue token")
             if token.resource_version > rv:
                 raise Invalid("continue: continue key is not valid (from the future)", "continue")
             rv, start = token.resource_version, token.start
-        objs, last = page(self._keys(kind), self._objects[kind], self._older(kind, rv),
+        objs, last = page(self._keys(kind), self._s._objects[kind], self._older(kind, rv),
                           start=start, prefix=self._prefix(kind, namespace), limit=limit, keep=sel.matches,
                           max_bytes=max_bytes, size=lambda o: encoded_size(o.raw))
         return objs, rv, encode_continue(rv, last) if last is not None else ""
 
     def _keys(self, kind: str) -> list[str]:
-        keys = self._sorted_keys.get(kind)
+        keys = self._s._sorted_keys.get(kind)
         if keys is None:
-            keys = self._sorted_keys[kind] = sorted(self._objects[kind])
+            keys = self._s._sorted_keys[kind] = sorted(self._s._objects[kind])
         return keys
 
     @staticmethod
@@ -125,10 +134,10 @@ class CommittedReads:
     def _older(self, kind: str, rv: int) -> dict[str, KubeObject | None]:
         """For the keys of `kind` changed after `rv`, their state at `rv` (None: absent)."""
         older: dict[str, KubeObject | None] = {}
-        for past in self._history.since(rv):
+        for past in self._s._history.since(rv):
             if past.kind == kind and past.key not in older:
                 older[past.key] = past.old()
-        for (k, key), old in (self._committing or {}).items():
+        for (k, key), old in (self._s._committing or {}).items():
             if k == kind:
                 older.setdefault(key, old)
         return older
@@ -137,13 +146,13 @@ class CommittedReads:
                  field_selector: str | None) -> list[dict[str, Any]]:
         """Every object of `kind` as the owner sees it now (the store's ListObjects)."""
         sel = self._selectors(kind, label_selector, field_selector)
-        return [o.raw for o in self._objects[kind].values()
+        return [o.raw for o in self._s._objects[kind].values()
                 if (not namespace or o.namespace == namespace) and sel.matches(o)]
 
     def _selectors(self, kind: str, label_selector: str | Mapping[str, Any] | None,
                    field_selector: str | None) -> Selectors:
         """The selectors of a list of `kind`; Invalid for an unknown kind or a bad selector."""
-        if kind not in self._objects:
+        if kind not in self._s._objects:
             raise Invalid(f"unsupported kind {kind!r}", "kind")
         try:
             return Selectors(label_selector, field_selector, kind)

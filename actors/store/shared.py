@@ -1,7 +1,9 @@
 """SharedStore: the Store actor over a backend other daemons write to (etcd).
 
-What changes from Store (everything else, the write path's checks included, is
-Store's own code):
+What changes from Store (everything else, the write path's checks and the turn
+loop with its per-message undo included, is Store's own code; SharedStore holds
+two duties of its own: EtcdFeed here and EtcdCommit, the loop's commit duty, in
+actors/store/etcd_commit.py):
 
 - Memory follows etcd, not the other way round. A follower task reads the
   backend's change feed (etcd's watch, from the revision the store loaded at) and
@@ -35,30 +37,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.store.actor import Store, encoded_size
+from actors.store.etcd_commit import EtcdCommit, Observed
 from actors.store.turns import TurnRecord
 from actors.store.history import DELETE_WEIGHT, PastEvent
 from actors.store.backend import LoadedState
-from actors.store.etcd import encode, Change, Compacted, EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite
-from actors.store.etcd_errors import Retry, store_error
-from actors.store.messages import Conflict, StoreError, TooLarge, WatchEvent
-from actors.base import reject, resolve
+from actors.store.etcd import Change, Compacted, EtcdBackend
+from actors.store.etcd_errors import Retry
+from actors.store.messages import Conflict, WatchEvent
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, parse_object
 
 log = logging.getLogger("ksched.store.shared")
 
-MAX_ATTEMPTS = 8  # a group is retried this often when other daemons keep writing the same keys
 CATCH_UP_SECONDS = 10.0
 FEED_RETRY_SECONDS = (0.1, 2.0)  # the change feed's first and longest pause after an etcd failure
 
 
 class NotLeader(Conflict):
     """A binding from a daemon that no longer holds the leader lease."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Observed:
-    """The follower has changes queued: apply them (no reply)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,38 +72,26 @@ class _Relisted:
     state: LoadedState
 
 
-class SharedStore(Store):
-    name = "store"
+class EtcdFeed:
+    """Memory, the watch history and the watchers follow etcd's change feed (one of
+    SharedStore's duties): a follower task queues the feed's changes, the store's
+    turns apply them in revision order."""
 
-    def __init__(self, backend: EtcdBackend, **kwargs: Any) -> None:
-        super().__init__(backend, **kwargs)
-        self.etcd: EtcdBackend = backend
+    def __init__(self, store: SharedStore, etcd: EtcdBackend) -> None:
+        self._s = store  # the SharedStore: its memory, history, watchers and inbox
+        self.etcd = etcd
         self._pending: collections.deque[_Step | _Relisted] = collections.deque()
         self._arrived = asyncio.Event()
-        self._fenced: set[str] = set()  # Pod keys bound in the group being built
-        self._fence_lost = False
-        self.retries = 0  # groups run again after a stale key, for stats and tests
-        self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
         self._revision_reads = Retry(log, "reading etcd's revision", initial=0.0, cap=0.0)
 
-    # --- the change feed ------------------------------------------------------------------------
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            follower = tg.create_task(self._follow(self._rv), name="ksched-store-follower")
-            try:
-                await super().run()
-            finally:
-                follower.cancel()
-
-    async def _follow(self, after: int) -> None:
+    async def follow(self, after: int) -> None:
         """Feed the store from etcd's watch; a failure (the watch's own breaks are
         resumed inside changes()) is logged once an episode and retried with backoff."""
         retry = Retry(log, "store change feed", initial=FEED_RETRY_SECONDS[0], cap=FEED_RETRY_SECONDS[1])
         while True:
             try:
                 async for changes, revision in self.etcd.changes(after):
-                    self._queue(_Step(changes, revision))
+                    self.queue(_Step(changes, revision))
                     after = revision
                 return
             except Compacted as e:
@@ -118,223 +102,134 @@ class SharedStore(Store):
                     await asyncio.sleep(retry.failed(e))
                     continue
                 retry.succeeded()
-                self._queue(_Relisted(state))
+                self.queue(_Relisted(state))
                 after = state.resource_version
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - every failure is retried (etcd_errors.Retry logs it)
                 await asyncio.sleep(retry.failed(e))
 
-    def _queue(self, item: _Step | _Relisted) -> None:
+    def queue(self, item: _Step | _Relisted) -> None:
         poke = not self._pending
         self._pending.append(item)
         self._arrived.set()
-        if poke and not self.inbox.closed:
-            self.tell(Observed())
+        if poke and not self._s.inbox.closed:
+            self._s.tell(Observed())
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
         while self._pending:
             item = self._pending.popleft()
             if isinstance(item, _Relisted):
-                self._relist(item.state)
+                self.relist(item.state)
             else:
                 for change in item.changes:
-                    self._observe(change)
-                self._rv = self._committed_rv = max(self._rv, item.revision)
+                    self.observe(change)
+                self._s._rv = self._s._committed_rv = max(self._s._rv, item.revision)
         self._arrived.clear()
 
-    def _observe(self, c: Change) -> None:
-        objs = self._objects[c.kind]
+    def observe(self, c: Change) -> None:
+        objs = self._s._objects[c.kind]
         current = objs.get(c.key)
         ev: WatchEvent | None = None
         size = DELETE_WEIGHT
         if c.raw is None:
             if current is not None:
                 del objs[c.key]
-                self._sorted_keys.pop(c.kind, None)
+                self._s._sorted_keys.pop(c.kind, None)
                 ev = WatchEvent("DELETED", c.kind, current, current, c.revision)
         else:
             obj = _parse(c.raw)
             if obj is not None:
                 objs[c.key] = obj
                 if current is None:
-                    self._sorted_keys.pop(c.kind, None)
+                    self._s._sorted_keys.pop(c.kind, None)
                 ev = WatchEvent("ADDED" if current is None else "MODIFIED", c.kind, obj, current, c.revision)
                 size = encoded_size(c.raw)
-        self._rv = self._committed_rv = max(self._rv, c.revision)
+        self._s._rv = self._s._committed_rv = max(self._s._rv, c.revision)
         if ev is not None:
-            self._history.append(PastEvent.of(ev), size)
-            self._fan_out(ev)
+            self._s._history.append(PastEvent.of(ev), size)
+            self._s._fan_out(ev)
 
-    def _relist(self, state: LoadedState) -> None:
+    def relist(self, state: LoadedState) -> None:
         fresh: dict[tuple[str, str], KubeObject] = {}
         for raw in state.objects:
             obj = _parse(raw)
             if obj is not None:
                 fresh[(obj.kind, obj.key)] = obj
         events = []
-        for kind, objs in self._objects.items():
+        for kind, objs in self._s._objects.items():
             for key, old in list(objs.items()):
                 if (kind, key) not in fresh:
                     del objs[key]
                     events.append(WatchEvent("DELETED", kind, old, old, state.resource_version))
         for (kind, key), obj in fresh.items():
-            old = self._objects[kind].get(key)
+            old = self._s._objects[kind].get(key)
             if old is None or old.meta.resource_version != obj.meta.resource_version:
-                self._objects[kind][key] = obj
+                self._s._objects[kind][key] = obj
                 events.append(WatchEvent("ADDED" if old is None else "MODIFIED", kind, obj, old,
                                          state.resource_version))
-        self._rv = self._committed_rv = state.resource_version
-        self._sorted_keys.clear()
-        self._history.reset(self._rv)  # resuming from before the relist cannot be answered exactly: Expired
+        self._s._rv = self._s._committed_rv = state.resource_version
+        self._s._sorted_keys.clear()
+        self._s._history.reset(self._s._rv)  # resuming from before the relist cannot be answered exactly: Expired
         for ev in events:
-            self._fan_out(ev)
+            self._s._fan_out(ev)
 
-    async def _sync(self) -> None:
+    async def sync(self) -> None:
         """Catch up to etcd's revision now, so a request sees every write any daemon
         acknowledged before it arrived (kube-apiserver's consistent reads)."""
         try:
             revision = await self.etcd.current_revision()
         except Exception as e:  # noqa: BLE001 - the write itself will fail and say why
             self._revision_reads.failed(e)  # logged once an episode; the next request tries again
-            self._drain()
+            self.drain()
             return
         self._revision_reads.succeeded()
-        await self._catch_up(revision)
+        await self.catch_up(revision)
 
-    async def _catch_up(self, revision: int) -> bool:
+    async def catch_up(self, revision: int) -> bool:
         """Apply the feed until it reaches `revision`; False if it did not in time."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CATCH_UP_SECONDS
-        self._drain()
-        while self._rv < revision:
+        self.drain()
+        while self._s._rv < revision:
             try:
                 await asyncio.wait_for(self._arrived.wait(), max(0.0, deadline - loop.time()))
             except TimeoutError:
                 log.warning("store feed did not reach revision %d within %.0fs", revision, CATCH_UP_SECONDS)
                 return False
-            self._drain()
+            self.drain()
         return True
 
-    # --- the write path ---------------------------------------------------------------------------
 
-    async def handle_turn(self, msgs: list[Any]) -> None:
-        if any(not isinstance(m, Observed) for m in msgs):
-            await self._sync()
-        else:
-            self._drain()
-        batch, group = self._new_group()
-        ops = size = 0
-        for msg in msgs:
-            if isinstance(msg, Observed):
-                continue
-            mark = (len(batch.undo), len(batch.writes), len(batch.events), self._rv)
-            value = self._apply_one_request(msg, batch)
-            added = batch.writes[mark[1]:]
-            ops += len(added)
-            size += sum(_size(w.raw) for w in added)
-            if group and added and not self.etcd.within_limits(ops, size):
-                # This request goes into the next transaction, on top of the ones before it.
-                self._undo_since(batch, mark)
-                await self._commit_group(group, batch)
-                batch, group = self._new_group()
-                value = self._apply_one_request(msg, batch)
-                ops, size = len(batch.writes), sum(_size(w.raw) for w in batch.writes)
-            group.append(msg)
-            batch.replies.append((getattr(msg, "reply", None), value))
-        if group:
-            await self._commit_group(group, batch)
+class SharedStore(Store):
+    name = "store"
 
-    def _new_group(self) -> tuple[TurnRecord, list[Any]]:
-        self._fenced.clear()
-        self._take_recorded()
-        return TurnRecord(), []
+    def __init__(self, backend: EtcdBackend, **kwargs: Any) -> None:
+        super().__init__(backend, **kwargs)
+        self.etcd: EtcdBackend = backend
+        self._feed = EtcdFeed(self, backend)  # memory follows etcd's change feed
+        self._fence_lost = False
+        self._commit = EtcdCommit(self, backend)  # one etcd transaction a group (actors.store.etcd_commit)
+        self.retries = 0  # groups run again after a stale key, for stats and tests
+        self.fence_refusals = 0  # bindings refused because this daemon could not prove it leads (_bind)
 
-    def _apply_one_request(self, msg: Any, batch: TurnRecord) -> Any:
-        try:
-            return self._apply(msg, batch)
-        except StoreError as e:
-            return e
+    # --- the change feed ------------------------------------------------------------------------
 
-    def _apply_all(self, msgs: list[Any]) -> TurnRecord:
-        batch, _ = self._new_group()
-        for msg in msgs:
-            batch.replies.append((getattr(msg, "reply", None), self._apply_one_request(msg, batch)))
-        return batch
-
-    async def _commit_group(self, msgs: list[Any], batch: TurnRecord) -> None:
-        """Write one group as one transaction and answer its requests; `batch` is the
-        group already applied in memory (it is applied again after a stale key)."""
-        for attempt in range(MAX_ATTEMPTS):
-            if attempt:
-                batch = self._apply_all(msgs)
-            if not batch.writes:
-                return self._answer(batch.replies)
-            committing: dict[tuple[str, str], KubeObject | None] = {}
-            for kind, key, old in batch.undo:
-                committing.setdefault((kind, key), old)
-            self._committing = committing  # committed reads see the state before this group
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            follower = tg.create_task(self._feed.follow(self._rv), name="ksched-store-follower")
             try:
-                revision = await self.etcd.transact(self._guarded(batch))
-            except StaleWrite as e:
-                self._rollback(batch)
-                self.retries += 1
-                await self._catch_up(e.revision)
-                continue
-            except FenceLost as e:
-                self._rollback(batch)
-                log.warning("binding refused: %s; this store binds no more", e)
-                self._fence_lost = True  # the group runs again: its bindings are refused (and counted) in _bind
-                continue
-            except RequestTooLarge as e:
-                self._rollback(batch)
-                return self._answer(_failed(batch.replies, TooLarge(str(e))))
-            except Exception as e:  # noqa: BLE001 - any etcd failure fails the whole group
-                self._rollback(batch)  # Unavailable when etcd could not answer (etcd_errors)
-                return self._answer(_failed(batch.replies, store_error(e, "store commit failed")))
+                await super().run()
             finally:
-                self._committing = None
-            self.commits += 1
-            # Memory goes back to what etcd has told us so far; the feed brings the rest, ours included.
-            self._rollback(batch)
-            for w in batch.writes:
-                if w.raw is not None:
-                    w.raw["metadata"]["resourceVersion"] = str(revision)
-            await self._catch_up(revision)
-            return self._answer(batch.replies)
-        self._answer(_failed(batch.replies, Conflict("too many concurrent writers to the same objects; try again")))
-
-    def _guarded(self, batch: TurnRecord) -> list[Guarded]:
-        """One change per key (the last), compared on the revision the group started from."""
-        base: dict[tuple[str, str], int] = {}
-        for kind, key, old in batch.undo:
-            base.setdefault((kind, key), int(old.meta.resource_version or 0) if old is not None else 0)
-        last = {(w.kind, w.key): w for w in batch.writes}
-        return [Guarded(write=w, expected_revision=base.get(k, 0), fenced=w.kind == "Pod" and w.key in self._fenced)
-                for k, w in last.items()]
-
-    def _answer(self, replies: list[tuple[Any, Any]]) -> None:
-        for reply, value in replies:
-            if isinstance(value, StoreError):
-                reject(reply, value)
-            else:
-                resolve(reply, value)
+                follower.cancel()
 
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         if self._fence_lost:
             self.fence_refusals += 1
             raise NotLeader(f'binding pod "{ns}/{name}": this daemon is no longer the leader')
         obj = super()._bind(ns, name, node, uid, batch)
-        self._fenced.add(obj.key)
+        self._commit.fenced.add(obj.key)
         return obj
-
-
-def _failed(replies: list[tuple[Any, Any]], err: StoreError) -> list[tuple[Any, Any]]:
-    return [(r, v if isinstance(v, StoreError) else err) for r, v in replies]
-
-
-def _size(raw: dict[str, Any] | None) -> int:
-    return len(encode(raw)) if raw is not None else 0
 
 
 def _parse(raw: dict[str, Any]) -> KubeObject | None:

@@ -6,8 +6,15 @@ back and every write in it fails. One turn takes at most
 `client_writes_per_turn` objects of client writes; while the scheduler binds,
 the store yields the event loop as long as its turn took.
 
-A mixin of the Store actor (actor.py), over its state; the handlers (`_apply`,
-`_apply_one`, `_mark`) are the Store's.
+TurnLoop is the one loop of both stores: SQLite (and the in-memory backend) and
+etcd (actors/store/shared.py) differ only in the store's commit duty
+(`store._commit`: LocalCommit here, EtcdCommit there): which messages a turn
+applies (`before_turn`: etcd catches up first), where a group must end (`fits`:
+etcd's transaction limits) and how a group is finished (`finish_group`: one
+backend batch here; one fenced etcd transaction there, whose memory and events
+then come from etcd's feed). The per-message undo (`apply_message`) is the same
+code in both. The handlers (`_apply`, `_apply_one`) and the undo log (`_mark`,
+`_undo_since`, `_rollback`) are the Store's (actor.py).
 """
 from __future__ import annotations
 
@@ -15,17 +22,21 @@ import asyncio
 import collections
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from actors.base import reject, resolve
 from actors.pacing import Pacer
-from actors.store.backend import StoreBackend, Write
-from actors.store.history import PastEvent, WatchHistory
-from actors.store.limits import FAIR_SHARE, StoreLimits, fair_pause
+from actors.store.backend import Write
+from actors.store.history import PastEvent
+from actors.store.limits import FAIR_SHARE, fair_pause
 from actors.store.messages import (
     Apply, Bind, Create, Delete, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
+    applied,
 )
 from framework.api.objects import KubeObject
+
+if TYPE_CHECKING:
+    from actors.store.actor import Store
 
 
 log = logging.getLogger("ksched.store")
@@ -44,60 +55,51 @@ _CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate)
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 _DELETES = (Delete, SweepEvents)
+_EMPTY = (0, 0, 0, 0)  # the mark of a new group's start
 
 
-class Turns:
-    backend: StoreBackend
-    limits: StoreLimits
-    commits: int
-    fair_pause_seconds: float  # how long the store has yielded to the scheduler's bindings
-    _objects: dict[str, dict[str, KubeObject]]
-    _sorted_keys: dict[str, list[str]]
-    _committing: dict[tuple[str, str], KubeObject | None] | None
-    _deferred: collections.deque[StoreMsg]
-    _history: WatchHistory
-    _rv: int
-    _committed_rv: int
-    _work_time: Callable[[], float]
-    hold_scheduling: Callable[[bool], None] | None
-    events_dropped: int
-    _take_recorded: Callable[[], None]
+class TurnLoop:
+    """The loop (one of the Store actor's duties): its own queue of deferred
+    messages; the store's handlers apply them and its commit duty (`store._commit`:
+    LocalCommit here, EtcdCommit in shared.py) ends each group."""
 
-    # --- the loop ---------------------------------------------------------------------------
+    def __init__(self, store: Store, work_time: Callable[[], float]) -> None:
+        self._s = store  # the Store actor (actor.py): its handlers, undo log and commit duty
+        self._work_time = work_time
+        self._deferred: collections.deque[StoreMsg] = collections.deque()
 
-    batched = True
-
-    async def handle_turn(self, msgs: list[StoreMsg]) -> None:
+    async def take(self, msgs: list[StoreMsg]) -> None:
+        """The store's inbox gave `msgs`: run turns until nothing waits."""
         self._deferred.extend(msgs)
         while self._deferred:
             turn = self._take_turn()
             started = self._work_time()
             share = self._scheduler_share(turn)
-            hold = share == 0.0 and self.hold_scheduling is not None
+            hold = share == 0.0 and self._s.hold_scheduling is not None
             if hold:
                 # A bulk apply with no share for the scheduler: pods are not handed out
                 # to it until this turn is stored (kube-apiserver stores a big apply
                 # in its own process while the scheduler runs in another; here they
                 # share one interpreter, and scheduling while storing slows both).
-                self.hold_scheduling(True)
+                self._s.hold_scheduling(True)
             try:
                 await self._turn(turn)
             finally:
                 if hold:
-                    self.hold_scheduling(False)
+                    self._s.hold_scheduling(False)
             if self._deferred and any(isinstance(m, _SCHEDULER_WRITES) for m in turn):
                 # Client writes are waiting while the scheduler binds: give the event loop
                 # (the scheduler's cycles) its share of this turn's work, at most 50 ms.
                 pause = fair_pause(self._work_time() - started, share)
-                self.fair_pause_seconds += pause
+                self._s.fair_pause_seconds += pause
                 await asyncio.sleep(pause)
-            self._deferred.extend(self.inbox.get_nowait_all())
+            self._deferred.extend(self._s.inbox.get_nowait_all())
 
     def _scheduler_share(self, turn: list[StoreMsg]) -> float:
         """Half of the loop; less after a turn that stored a bulk apply (StoreLimits)."""
-        bulk = self.limits.bulk_apply_objects
+        bulk = self._s.limits.bulk_apply_objects
         if any(isinstance(m, Apply) and len(m.objects) >= bulk for m in turn):
-            return self.limits.bulk_apply_scheduler_share
+            return self._s.limits.bulk_apply_scheduler_share
         return FAIR_SHARE
 
     def _take_turn(self) -> list[StoreMsg]:
@@ -105,14 +107,14 @@ class Turns:
         least one client write is always taken, whatever its size)."""
         turn: list[StoreMsg] = []
         rest: collections.deque[StoreMsg] = collections.deque()
-        budget = self.limits.client_writes_per_turn
+        budget = self._s.limits.client_writes_per_turn
         took_client_write = client_held = False
         # While the disk is full a turn holds deletes or other writes, not both: deletes can commit.
-        full, deleting = getattr(self.backend, "disk_full", False), None
+        full, deleting = getattr(self._s.backend, "disk_full", False), None
         for msg in self._deferred:
             held = False
             if full and isinstance(msg, RecordEvent):
-                self.events_dropped += 1  # best effort, as upstream's recorder: not while the disk is full
+                self._s.events_dropped += 1  # best effort, as upstream's recorder: not while the disk is full
                 continue
             if full and isinstance(msg, _ALL_WRITES + (SweepEvents,)):
                 deleting = isinstance(msg, _DELETES) if deleting is None else deleting
@@ -133,89 +135,125 @@ class Turns:
         return turn
 
     async def _turn(self, msgs: list[StoreMsg]) -> None:
-        batch = TurnRecord()
-        self._take_recorded()
+        """Apply the turn's messages in groups and finish each group (commit, answer,
+        publish). A group ends where the backend says the next request would not fit
+        in one commit (`_fits`), only at request boundaries; SQLite's turn is one group."""
+        msgs = await self._s._commit.before_turn(msgs)
         pacer = Pacer(timer=self._work_time)
+        batch, group = self._s._commit.new_group(), []
         for msg in msgs:
-            mark = self._mark(batch)
-            try:
-                if isinstance(msg, Apply) and len(msg.objects) > 1:
-                    value = await self._apply_paced(msg, batch, pacer)
-                else:
-                    value = self._apply(msg, batch)
-            except StoreError as e:
-                value = e
-            except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
-                # Its half-made changes go, so memory holds only what this turn commits.
-                self._undo_since(batch, mark)
-                log.exception("store: %s failed; its changes were undone", type(msg).__name__)
-                value = StoreError(f"internal error in {type(msg).__name__}: {e!r}")
+            mark = self._s._mark(batch)
+            value = await self.apply_message(msg, batch, pacer)
+            if not self._s._commit.fits(batch, mark) and group:
+                # This request goes into the next group, on top of the ones before it.
+                self._s._undo_since(batch, mark)
+                await self._s._commit.finish_group(group, batch, pacer)
+                batch, group = self._s._commit.new_group(), []
+                value = await self.apply_message(msg, batch, pacer)
+                self._s._commit.fits(batch, _EMPTY)
+            group.append(msg)
             batch.replies.append((getattr(msg, "reply", None), value))
-        self._committing = None
-        if batch.writes:
-            committing: dict[tuple[str, str], KubeObject | None] = {}
-            for kind, key, old in batch.undo:
-                committing.setdefault((kind, key), old)
-            self._committing = committing
-            try:
-                await self.backend.commit(batch.writes)
-                self.commits += 1
-                self._committed_rv = self._rv
-            except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
-                self._rollback(batch)
-                err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
-                batch.replies = [(r, err if not isinstance(v, StoreError) else v) for r, v in batch.replies]
-                batch.events.clear()
-            finally:
-                self._committing = None
-        for reply, value in batch.replies:
-            if isinstance(value, StoreError):
-                reject(reply, value)
-            else:
-                resolve(reply, value)
-        for ev, size in zip(batch.events, batch.sizes):
-            self._history.append(PastEvent.of(ev), size)
-        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
-            self._fan_out(ev)
-            await pacer.step()
+        await self._s._commit.finish_group(group, batch, pacer)
+
+    async def apply_message(self, msg: StoreMsg, batch: TurnRecord, pacer: Pacer | None) -> Any:
+        """One message applied in memory: its reply value, or the StoreError to answer.
+        A message that raises anything else has its own changes undone and fails alone."""
+        mark = self._s._mark(batch)
+        try:
+            if pacer is not None and isinstance(msg, Apply) and len(msg.objects) > 1:
+                return await self._apply_paced(msg, batch, pacer)
+            return self._s._apply(msg, batch)
+        except StoreError as e:
+            return e
+        except Exception as e:  # noqa: BLE001 - one message's bug fails that message alone
+            # Its half-made changes go, so memory holds only what this group commits.
+            self._s._undo_since(batch, mark)
+            log.exception("store: %s failed; its changes were undone", type(msg).__name__)
+            return StoreError(f"internal error in {type(msg).__name__}: {e!r}")
 
     async def _apply_paced(self, msg: Apply, batch: TurnRecord, pacer: Pacer) -> Any:
         """An Apply of many objects, giving the event loop a turn between slices of
         it (all or nothing still: a refused object undoes the ones before it). While
         the loop has its turn, committed reads see the keys written so far as they
         were before this turn (the same `_committing` view as during a commit)."""
-        mark = self._mark(batch)
+        mark = self._s._mark(batch)
         done: list[tuple[KubeObject, str]] = []
-        hidden = self._committing if self._committing is not None else {}
+        said: list[str] = []
+        hidden = self._s._committing if self._s._committing is not None else {}
         try:
             for i, raw in enumerate(msg.objects):
-                done.append(self._apply_one(i, raw, batch, msg.field_validation, msg.warnings))
+                done.append(self._s._apply_one(i, raw, batch, msg.field_validation, said))
                 if pacer.due():
                     for kind, key, old in batch.undo[batch.hidden:]:
                         hidden.setdefault((kind, key), old)
                     batch.hidden = len(batch.undo)
-                    self._committing = hidden
+                    self._s._committing = hidden
                     await pacer.pause()
         except StoreError:
-            self._undo_since(batch, mark)
+            self._s._undo_since(batch, mark)
             raise
-        items = [obj.raw for obj, _ in done]
-        return (items, [action for _, action in done]) if msg.with_actions else items
+        return applied(msg, done, said)
 
-    def _rollback(self, batch: TurnRecord) -> None:
+
+class LocalCommit:
+    """The SQLite (and in-memory) backend's part of the loop: a turn is one group,
+    committed as one backend batch; then the callers are answered and the watchers told."""
+
+    def __init__(self, store: Store) -> None:
+        self._s = store
+
+    async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
+        """The messages to apply this turn."""
+        return msgs
+
+    def new_group(self) -> TurnRecord:
+        self._s._events.take_recorded()
+        return TurnRecord()
+
+    def fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
+        """Whether the writes made since `mark` still fit in the group's commit."""
+        return True
+
+    async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
+        """Commit the group's writes in one backend batch, then answer and publish."""
+        self._s._committing = None
         if batch.writes:
-            self._undo_since(batch, (0, 0, 0, batch.writes[0].resource_version - 1))
+            self._s._committing = before_batch(batch)
+            try:
+                await self._s.backend.commit(batch.writes)
+                self._s.commits += 1
+                self._s._committed_rv = self._s._rv
+            except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
+                self._s._rollback(batch)
+                batch.replies = failed_all(batch.replies, e if isinstance(e, StoreError)
+                                        else StoreError(f"store commit failed: {e}"))
+                batch.events.clear()
+            finally:
+                self._s._committing = None
+        answer(batch.replies)
+        for ev, size in zip(batch.events, batch.sizes):
+            self._s._history.append(PastEvent.of(ev), size)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
+            self._s._fan_out(ev)
+            await pacer.step()
 
-    def _undo_since(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> None:
-        undo_at, writes_at, events_at, rv = mark
-        for kind, key, old in reversed(batch.undo[undo_at:]):
-            if old is None:
-                self._objects[kind].pop(key, None)
-                self._sorted_keys.pop(kind, None)
-            else:
-                if key not in self._objects[kind]:
-                    self._sorted_keys.pop(kind, None)
-                self._objects[kind][key] = old
-        del batch.undo[undo_at:], batch.writes[writes_at:], batch.events[events_at:], batch.sizes[events_at:]
-        batch.hidden = min(batch.hidden, undo_at)
-        self._rv = rv
+
+def before_batch(batch: TurnRecord) -> dict[tuple[str, str], KubeObject | None]:
+    """Each key the batch changed, as it was before: what committed reads see while it commits."""
+    before: dict[tuple[str, str], KubeObject | None] = {}
+    for kind, key, old in batch.undo:
+        before.setdefault((kind, key), old)
+    return before
+
+
+def failed_all(replies: list[tuple[Any, Any]], err: StoreError) -> list[tuple[Any, Any]]:
+    """Every reply that was going to succeed fails with `err` (refusals keep their own error)."""
+    return [(r, v if isinstance(v, StoreError) else err) for r, v in replies]
+
+
+def answer(replies: list[tuple[Any, Any]]) -> None:
+    for reply, value in replies:
+        if isinstance(value, StoreError):
+            reject(reply, value)
+        else:
+            resolve(reply, value)

@@ -10,18 +10,19 @@ from actors.store import Store
 from actors.store.backend import StoreBackend
 from actors.store.limits import StoreLimits
 from actors.store import StoreClient
+from actors.store.write_chain import STRICT, WriteRules
 
 S = TypeVar("S", bound=Store)
 
 
-def running(backend: StoreBackend | None = None, validate_names: bool = True, *,
+def running(backend: StoreBackend | None = None, rules: WriteRules = STRICT, *,
             limits: StoreLimits | None = None,
             clock: FakeClock | None = None) -> AbstractAsyncContextManager[tuple[Store, StoreClient]]:
     """A loaded, running Store on `backend` (a new in-memory one by default); with
     `clock`, the store reads time and arms its timers on it."""
     if clock is None:
-        return serving(Store(backend, validate_names=validate_names, limits=limits))
-    return serving(Store(backend, validate_names=validate_names, limits=limits, clock=clock.now, timers=clock))
+        return serving(Store(backend, rules=rules, limits=limits))
+    return serving(Store(backend, rules=rules, limits=limits, clock=clock.now, timers=clock))
 
 
 @asynccontextmanager

@@ -62,8 +62,8 @@ async def pause_after_a_turn_of(objects: int, limits: StoreLimits) -> float:
         before = store.fair_pause_seconds
         backend.gate.set()
         await asyncio.gather(first, *(m.reply for m in asks))
-        assert store.read("Pod", "default", "bind-me").node_name == "node-1"
-        assert store.read("Pod", "default", "waiting") is not None
+        assert store.reader().read("Pod", "default", "bind-me").node_name == "node-1"
+        assert store.reader().read("Pod", "default", "waiting") is not None
         return store.fair_pause_seconds - before
 
 
@@ -118,7 +118,7 @@ async def attempts_when_a_bulk_apply_is_answered(share: float) -> tuple[int, int
         await asyncio.gather(first, bulk)
         attempts = p.scheduler.stats.attempts
         await p.run_until_quiescent(60)
-        bound = sum(1 for o in p.store.list_now("Pod", None, None, None) if o.get("spec", {}).get("nodeName"))
+        bound = sum(1 for o in p.store.peek_all("Pod") if o.raw.get("spec", {}).get("nodeName"))
         return attempts, bound
 
 

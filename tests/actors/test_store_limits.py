@@ -108,7 +108,7 @@ def test_history_since_returns_the_events_after_a_version_in_order() -> None:
 async def test_pages_are_read_at_the_first_pages_version_whatever_changes_between_them() -> None:
     async with running() as (store, c):
         await c.apply([pod(f"p{i}") for i in range(6)])
-        first, rv, token = store.read_list("Pod", limit=2)
+        first, rv, token = store.reader().read_list("Pod", limit=2)
         assert names(first) == ["p0", "p1"] and token
         await c.delete("Pod", "default", "p3")  # not yet served: still in the snapshot
         await c.create(pod("p25"))  # created after the snapshot: not in it
@@ -116,12 +116,12 @@ async def test_pages_are_read_at_the_first_pages_version_whatever_changes_betwee
         await c.apply([changed])
         rest: list[Any] = []
         while token:
-            page, page_rv, token = store.read_list("Pod", limit=2, continue_token=token)
+            page, page_rv, token = store.reader().read_list("Pod", limit=2, continue_token=token)
             assert page_rv == rv
             rest += page
         assert names(rest) == ["p2", "p3", "p4", "p5"]
         assert [o.labels for o in rest if o.name == "p4"] == [{}]
-        now, _, _ = store.read_list("Pod")
+        now, _, _ = store.reader().read_list("Pod")
         assert names(now) == ["p0", "p1", "p2", "p25", "p4", "p5"]
 
 
@@ -129,22 +129,22 @@ async def test_a_page_filters_by_namespace_and_selectors_and_fills_up_to_its_lim
     async with running() as (store, c):
         await c.apply([pod(f"p{i}", ns=ns, labels={"app": "web" if i % 2 else "db"})
                        for ns in ("a", "b") for i in range(6)])
-        page, _, token = store.read_list("Pod", "b", "app=web", limit=2)
+        page, _, token = store.reader().read_list("Pod", "b", "app=web", limit=2)
         assert [(o.namespace, o.name) for o in page] == [("b", "p1"), ("b", "p3")]
-        page, _, token = store.read_list("Pod", "b", "app=web", limit=2, continue_token=token)
+        page, _, token = store.reader().read_list("Pod", "b", "app=web", limit=2, continue_token=token)
         assert [(o.namespace, o.name) for o in page] == [("b", "p5")] and token == ""
 
 
 async def test_a_continue_token_older_than_the_history_is_expired_and_a_forged_one_is_invalid() -> None:
     async with running(StoreLimits(history_events=3)) as (store, c):
         await c.apply([pod(f"p{i}") for i in range(4)])
-        _, _, token = store.read_list("Pod", limit=1)
+        _, _, token = store.reader().read_list("Pod", limit=1)
         for i in range(4):
             await c.apply([pod(f"p{i}", labels={"v": "1"})])
         with pytest.raises(Gone, match="too old continue token"):
-            store.read_list("Pod", limit=1, continue_token=token)
+            store.reader().read_list("Pod", limit=1, continue_token=token)
         with pytest.raises(Invalid, match="continue: continue key is not valid"):
-            store.read_list("Pod", limit=1, continue_token="not-a-token")
+            store.reader().read_list("Pod", limit=1, continue_token="not-a-token")
 
 
 # --- reads while a batch commits ---------------------------------------------------------------
@@ -157,15 +157,15 @@ async def test_reads_see_the_committed_state_while_a_batch_is_being_made_durable
         backend.gate.clear()
         writing = asyncio.ensure_future(c.apply([pod("old", labels={"v": "2"}), pod("new")]))
         await backend.committing.wait()
-        assert store.read("Pod", "default", "old").labels == {"v": "1"}
+        assert store.reader().read("Pod", "default", "old").labels == {"v": "1"}
         with pytest.raises(NotFound):
-            store.read("Pod", "default", "new")
-        items, rv, _ = store.read_list("Pod")
+            store.reader().read("Pod", "default", "new")
+        items, rv, _ = store.reader().read_list("Pod")
         assert (names(items), rv) == (["old"], 1)
         backend.gate.set()
         await writing
-        assert store.read("Pod", "default", "old").labels == {"v": "2"}
-        assert names(store.read_list("Pod")[0]) == ["new", "old"]
+        assert store.reader().read("Pod", "default", "old").labels == {"v": "2"}
+        assert names(store.reader().read_list("Pod")[0]) == ["new", "old"]
 
 
 async def test_client_writes_beyond_a_turns_budget_wait_while_bindings_go_on() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from actors.store import Invalid
+from actors.store.write_chain import AS_WRITTEN
 
 from tests.actors.store_helpers import pod, running
 
@@ -75,7 +76,7 @@ async def test_a_generated_name_is_validated_like_a_given_one() -> None:
 
 async def test_the_conformance_driver_can_turn_name_checks_off() -> None:
     upstream_style = {"kind": "Pod", "metadata": {"name": "p_without_nominated_node"}, "spec": {}}
-    async with running(validate_names=False) as (_, c):
+    async with running(rules=AS_WRITTEN) as (_, c):
         created = await c.create(upstream_style)
     assert created["metadata"]["name"] == "p_without_nominated_node"
 

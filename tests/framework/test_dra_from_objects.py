@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from actors.store.sqlite import SQLiteBackend
+from actors.store.write_chain import AS_WRITTEN
 from conformance.dra_allocator_cases import allocator_mismatches, features_of, run_allocator_case
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.dra.allocator import AllocationError
@@ -59,9 +60,9 @@ async def test_stored_objects_allocate_as_the_conformance_inputs_do(case: dict[s
                  + [_typed("ResourceClaim", c, i, "claims") for i, c in enumerate(case.get("claims") or [])])
     if case.get("allocatedDevices"):
         manifests.append(_holder(case["allocatedDevices"]))
-    # validate_names=False: the conformance driver's store (upstream's test objects use names
+    # rules=AS_WRITTEN: the conformance driver's store (upstream's test objects use names
     # such as "subReq-0"); every other rule of the kinds applies
-    async with running(SQLiteBackend(str(tmp_path)), validate_names=False) as (store, c):
+    async with running(SQLiteBackend(str(tmp_path)), rules=AS_WRITTEN) as (store, c):
         await c.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in ("claims", "in-use")])
         await c.apply(manifests)
         stored = {kind: [o for o in store._objects[kind].values()]  # noqa: SLF001 - what the store holds

@@ -14,6 +14,7 @@ from actors.store import Invalid
 from actors.store.backend import Write
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
+from actors.store.write_chain import AS_WRITTEN
 
 from tests.actors.store_helpers import pod, running
 from tests.e2e.conftest import poll
@@ -66,7 +67,7 @@ async def test_stored_objects_that_do_not_validate_are_quarantined_with_an_event
 
 
 async def test_a_status_write_on_a_pod_stored_with_a_null_status_does_not_fail():
-    async with running(validate_names=False) as (store, c):
+    async with running(rules=AS_WRITTEN) as (store, c):
         await c.create(pod("p"))
         # What an older version stored: a null status, then the scheduler binds the pod.
         raw = dict(store.peek("Pod", "default", "p").raw)

@@ -264,6 +264,18 @@ class DefaultPreemption:
             victims.sort(key=lambda pi: self.importance_key(pi.pod))
         return [pi.pod for pi in victims], num_violating, Status()
 
+    def resolvable_by_preemption(self, status: Status) -> bool:
+        """Whether the Filter plugin that rejected a node UnschedulableAndUnresolvable
+        says removing pods may help there (a plugin method preemption_may_resolve;
+        only DynamicResources has one). Upstream skips every such node."""
+        if self.framework is None or not status.plugin:
+            return False
+        for pl in self.framework.filter_plugins:
+            if pl.name == status.plugin:
+                may = getattr(pl, "preemption_may_resolve", None)
+                return bool(may is not None and may(status))
+        return False
+
     def _framework(self) -> Any:
         if self.framework is None:
             raise RuntimeError("DefaultPreemption was not given its Framework (set_framework)")

@@ -1,6 +1,8 @@
 """Events as stored objects: how the Store records, folds, expires and bounds the
 core/v1 Events the scheduler reports (Scheduled, FailedScheduling, Preempted, ...).
-A mixin of the Store actor, over its state.
+EventRecorder is one of the Store actor's duties, with its own state (the index of
+stored Events, this turn's new ones, the expiry timer); it reads the store's
+objects and writes through the store's write and remove.
 
 - RecordEvent is fire and forget (upstream's recorder is asynchronous and best
   effort): it becomes an Event write in the turn that takes it, committed with the
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from actors.base import MailboxClosed
 from actors.clock import Clock, Timer
@@ -34,31 +36,31 @@ from framework.api.objects import KINDS, KubeObject
 log = logging.getLogger("ksched.store")
 
 
-class EventWrites:
-    limits: StoreLimits
-    _objects: dict[str, dict[str, KubeObject]]
-    _clock: Callable[[], float]
-    _write: Callable[..., KubeObject]
-    _remove: Callable[..., None]
-    tell: Callable[[Any], None]
-
-    def _init_events(self, timers: Clock | None) -> None:
+class EventRecorder:
+    def __init__(self, objects: Mapping[str, Mapping[str, KubeObject]], limits: StoreLimits,
+                 clock: Callable[[], float], timers: Clock | None, tell: Callable[[Any], None],
+                 write: Callable[..., KubeObject], remove: Callable[..., None]) -> None:
+        self._objects = objects
+        self.limits = limits
+        self._clock = clock
+        self._tell = tell  # the store's inbox (SweepEvents)
+        self._write = write
+        self._remove = remove
         self._timers = timers  # the clock that arms the expiry timer (None: expiry on the next sweep only)
         self._event_index = EventIndex()
         self._recorded: dict[Any, str] = {}  # this turn's new events by correlation (not committed yet)
         self._expiry: Timer | None = None
         self._expiry_at = 0.0
         self._sweep_asked = False
-        self.events_dropped = 0  # RecordEvents not written (the disk was full)
 
-    async def load(self) -> None:
-        await super().load()  # type: ignore[misc]
+    def loaded(self) -> None:
+        """The store has loaded its objects: index the stored Events."""
         self._event_index.rebuild(self._objects["Event"].values(), EVENTS_PER_OBJECT)  # type: ignore[arg-type]
         self._after_event_change()
 
     # --- writes ---------------------------------------------------------------------------------
 
-    def _record_event(self, msg: RecordEvent, batch: Any) -> None:
+    def record(self, msg: RecordEvent, batch: Any) -> None:
         about = self._objects.get(msg.kind, {}).get(msg.key)
         uid = msg.uid or (about.meta.uid if about is not None else "")
         cls = KINDS.get(msg.kind)
@@ -87,7 +89,7 @@ class EventWrites:
             nanos += 1
         return f"{name}.{nanos:x}"
 
-    def _sweep_events(self, batch: Any) -> None:
+    def sweep(self, batch: Any) -> None:
         """Delete the expired events, then the oldest beyond the bounds."""
         self._sweep_asked = False
         stored = self._objects["Event"]
@@ -105,23 +107,23 @@ class EventWrites:
                 break
             self._remove("Event", key, stored[key], batch)
             excess -= 1
-        self._cancel_expiry()
+        self.cancel_expiry()
         if next_due is not None:
             self._arm_expiry(next_due)
 
-    def _take_recorded(self) -> None:
+    def take_recorded(self) -> None:
         """A new turn (or group): the last one's uncommitted events are committed or gone."""
         self._recorded.clear()
 
     # --- following commits ----------------------------------------------------------------------
 
-    def _fan_out(self, ev: WatchEvent) -> None:
+    def observe(self, ev: WatchEvent) -> None:
+        """A committed change: an Event's keeps the index (and the expiry) true."""
         if ev.kind == "Event":
             new = ev.obj if ev.type != "DELETED" and isinstance(ev.obj, Event) else None
             old = ev.old if isinstance(ev.old, Event) else None
             self._event_index.observe(ev.obj.key, new, old, EVENTS_PER_OBJECT)
             self._after_event_change()
-        super()._fan_out(ev)  # type: ignore[misc]
 
     def _after_event_change(self) -> None:
         index = self._event_index
@@ -132,20 +134,20 @@ class EventWrites:
         if len(index) > self.limits.max_events or index.crowded or due <= self._clock():
             self._ask_sweep()
         elif self._expiry is None or due < self._expiry_at:
-            self._cancel_expiry()
+            self.cancel_expiry()
             self._arm_expiry(due)
 
     def _ask_sweep(self) -> None:
         if self._sweep_asked:
             return
         try:
-            self.tell(SweepEvents())
+            self._tell(SweepEvents())
             self._sweep_asked = True
         except MailboxClosed:
             pass
 
     @property
-    def events_expire_at(self) -> float | None:
+    def expire_at(self) -> float | None:
         """When the armed expiry timer is due (None: none armed)."""
         return self._expiry_at if self._expiry is not None else None
 
@@ -159,19 +161,19 @@ class EventWrites:
         self._expiry = None
         self._ask_sweep()
 
-    def _cancel_expiry(self) -> None:
+    def cancel_expiry(self) -> None:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
 
     # --- reads ----------------------------------------------------------------------------------
 
-    def events_for(self, kind: str, key: str) -> list[EventRecord]:
+    def about(self, kind: str, key: str) -> list[EventRecord]:
         """Every stored event about `key`, whichever life of the object (a synchronous
         read, like peek), oldest write first."""
         return self._records(kind, key, None)
 
-    def _this_life(self, kind: str, key: str) -> list[EventRecord]:
+    def this_life(self, kind: str, key: str) -> list[EventRecord]:
         """The events about the object stored under `key` now: those of its uid (a deleted
         namesake's are not shown, as kubectl describe selects by involvedObject.uid).
         With no object there, every event about the key. Oldest write first."""
