@@ -44,6 +44,7 @@ from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.group_cycle import GroupCycle
+from actors.group_topology import TopologyPlacement
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
 from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
@@ -126,11 +127,14 @@ class Scheduler(Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
-        self.group_cycle = GroupCycle(self)  # a gang popped as one unit (actors/group_cycle.py)
+        # a gang popped as one unit (actors/group_cycle.py), in one topology domain (actors/group_topology.py)
+        topology = TopologyPlacement(self)
+        self.group_cycle = GroupCycle(self, topology)
         self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
                                     frameworks=frameworks, pending=self.pending, attempts=self.attempts,
                                     reject_waiting=self.reject_waiting)
-        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders)
+        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders,
+                                     group_choices=topology.choices)
         self.outcomes = Outcomes(queue=queue, store=store, clock=clock, metrics=metrics, nominator=self.nominator,
                                  stats=self.stats, cache=self.cache, pending=self.pending, attempts=self.attempts,
                                  events=self.events, record=record, tell=self.tell)
