@@ -42,6 +42,16 @@ class FailureReuse:
         signature = signer.sign(pod, nominated)
         return None if signature is None else ReuseKey(signer.profile, signature, self.world() if world is None else world)
 
+    def class_of(self, pod: Pod, nominated: bool, key: ReuseKey | None = None) -> tuple[str, Hashable] | None:
+        """(profile, failure signature): the pod's equivalence class, whether reuse
+        is on or not (`key`: the pod's key when already signed); None when the pod
+        cannot be signed."""
+        if key is not None:
+            return key.profile, key.signature
+        signer = self.signers.get(pod.scheduler_name)
+        signature = signer.sign(pod, nominated) if signer is not None else None
+        return None if signature is None else (signer.profile, signature)
+
     def may_know(self) -> bool:
         """Whether a lookup can find anything: some failure is kept. While none is,
         a cycle signs its pod only once it fails (most cycles succeed)."""

@@ -97,6 +97,7 @@ class Pipeline:
         store_limits: StoreLimits | None = None,
         reuse_failures: bool = True,
         queue_classes: bool = True,
+        incremental_failures: bool = True,
         admission: AdmissionConfig | None = None,
     ) -> None:
         self.config = config if isinstance(config, SchedulerConfig) else load_config(config)
@@ -114,6 +115,9 @@ class Pipeline:
         # Equivalence classes in the unschedulable pool (actors/queue/pod_classes.py);
         # off: every pod is woken and retried alone, as upstream (the differential test).
         self.queue_classes = queue_classes
+        # A class's retry re-filters only the nodes changed since its last failure
+        # (framework/incremental_failure.py); off: every retry filters every node.
+        self.incremental_failures = incremental_failures
         self.admission_config = admission or AdmissionConfig()
         self.phase = "new"
         self._tg: asyncio.TaskGroup | None = None
@@ -183,6 +187,7 @@ class Pipeline:
                 clock=self.clock, algorithm=SchedulingAlgorithm(self._rand, cfg.percentage_of_nodes_to_score),
                 objects=self.objects, record=self._record, metrics=self.metrics,
                 extenders=self.extenders, reuse_failures=self.reuse_failures,
+                incremental_failures=self.incremental_failures,
                 preemption=self.preemption.ref(),
             )
             self._spawn("scheduler", self.scheduler.run())

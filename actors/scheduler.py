@@ -60,6 +60,7 @@ from actors.store import StoreClient
 from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
 from framework import batching
 from framework.algorithm import SchedulingAlgorithm
+from framework.incremental_failure import LastFailures, Retry
 from framework.attempt_outcome import (
     Diagnosis,
     FitError,
@@ -103,6 +104,7 @@ class Scheduler(Actor[SchedulerMsg]):
         plugin_sample_every: int = PLUGIN_SAMPLE_EVERY,
         extenders: Sequence[Extender] = (),
         reuse_failures: bool = True,
+        incremental_failures: bool = True,
         preemption: ActorRef[PreemptionMsg] | None = None,
     ) -> None:
         super().__init__()
@@ -154,6 +156,10 @@ class Scheduler(Actor[SchedulerMsg]):
         self.reuse = FailureReuse(
             frameworks, lambda: (self.snapshot.generation, self.nominator.version, self.objects.revision),
             has_extenders=bool(self.extenders), enabled=reuse_failures, metrics=metrics)
+        # Each class's last failure: its retry re-filters only the changed nodes
+        # (framework/incremental_failure.py); off, every retry filters every node.
+        self.incremental = incremental_failures and not self.extenders
+        self.last_failures = LastFailures()
         # OpportunisticBatching: same-signature pods reuse the last scored node list as a hint.
         algorithm.batching = batching.for_scheduler(frameworks, bool(self.extenders), clock.now,
                                                     lambda: self.stats.attempts, metrics)
@@ -284,13 +290,22 @@ class Scheduler(Actor[SchedulerMsg]):
             self._finish_cycle(qpi, None, *self.reuse.reuse_known(qpi, known, self.attempts[qpi.pod.key]))
             return
         evicted_before = self.preemption.victims
+        pod_class, kept = None, None
+        if self.incremental and len(self.last_failures) > 0:
+            pod_class = self.reuse.class_of(qpi.pod, nominated, key)
+            kept = self.last_failures.get(pod_class) if pod_class is not None else None
+        self.algorithm.retry = Retry(kept, world[1:], self.last_failures) if kept is not None else None
         try:
             result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
-            post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
-            status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
             if key is None:  # signed only now: the memo was empty when the cycle began
                 key = self.reuse.key(qpi.pod, nominated, world)
+            if self.incremental and self.reuse.world() == world:  # before PostFilter, which may nominate
+                pod_class = pod_class or self.reuse.class_of(qpi.pod, nominated, key)
+                if pod_class is not None:
+                    self.last_failures.keep(pod_class, fwk, state, e.diagnosis, self.snapshot, world[1:], kept)
+            post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
+            status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
             if key is not None:
                 self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,
                                     self.preemption.victims != evicted_before)
@@ -299,6 +314,8 @@ class Scheduler(Actor[SchedulerMsg]):
         except (NoNodesAvailable, SchedulingError) as e:
             self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
             return
+        finally:
+            self.algorithm.retry = None
         self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
     def _finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 from framework.attempt_outcome import Diagnosis, FitError, NoNodesAvailable, ScheduleResult, SchedulingError
 from framework.host_selection import select_host
+from framework.incremental_failure import Retry, filter_changed_nodes
 
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -59,6 +60,9 @@ class SchedulingAlgorithm:
         self.extender_filters = False
         self.extender_prioritizers = False
         self.batching: Batching | None = None  # OpportunisticBatching's hooks when the gate is on
+        # Set by the scheduler for one cycle: the pod's class failed before, and its
+        # Filter pass may re-filter only the changed nodes (framework/incremental_failure.py).
+        self.retry: Retry | None = None
 
     def _percentage(self, fwk: Framework) -> int | None:
         if fwk.percentage_of_nodes_to_score is not None:
@@ -121,7 +125,12 @@ class SchedulingAlgorithm:
     def filter_nodes(self, fwk: Framework, state: CycleState, pod: Pod, snapshot: Snapshot,
                      diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo]:
         """The Filter pass from the rotating start index; advances the index."""
-        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        feasible = None
+        if self.retry is not None and fwk.has_filter_plugins():
+            feasible = filter_changed_nodes(self.retry, fwk, state, pod, diagnosis, snapshot, nodes,
+                                            self.next_start_node_index, self._to_find(fwk, len(nodes)))
+        if feasible is None:
+            feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.num_nodes()
         return feasible
@@ -138,9 +147,7 @@ class SchedulingAlgorithm:
         n = len(nodes)
         if n == 0:
             return []
-        to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not self.extender_filters and not (fwk.has_score_plugins() or self.extender_prioritizers):
-            to_find = 1
+        to_find = self._to_find(fwk, n)
         start = self.next_start_node_index if use_rotation else 0
         if not fwk.has_filter_plugins():
             return [nodes[(start + i) % n] for i in range(min(to_find, n))]
@@ -160,6 +167,12 @@ class SchedulingAlgorithm:
                 diagnosis.node_to_status.set(ni.name, st)
                 diagnosis.add_plugin_status(st)
         return feasible
+
+    def _to_find(self, fwk: Framework, n: int) -> int:
+        """How many feasible nodes the Filter pass over `n` nodes looks for."""
+        if not self.extender_filters and not (fwk.has_score_plugins() or self.extender_prioritizers):
+            return 1
+        return num_feasible_nodes_to_find(self._percentage(fwk), n)
 
     def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                          with_extenders: bool = False) -> list[NodePluginScores]:

@@ -421,8 +421,12 @@ class FilterReads(enum.Enum):
 
 @runtime_checkable
 class FilterReadsPlugin(Protocol):
-    """A Filter plugin that declares what it reads (`filter_reads`), so nodes with
-    nominated pods can be filtered in columns (framework/runtime/columnar.py)."""
+    """A Filter plugin that declares what its verdict on one node reads
+    (`filter_reads`): that node (and its pods), the pod and a PreFilter state made
+    from the pod alone, never other nodes. Nodes with nominated pods are then
+    filtered in columns (framework/runtime/columnar.py), and a retry of a pod
+    class re-filters only the nodes whose generation moved since the class's last
+    failure (framework/incremental_failure.py)."""
 
     name: str
     filter_reads: ClassVar[FilterReads]

@@ -106,6 +106,17 @@ class ColumnarFiltering(Filtering):
         return all(has_columnar_form(pl, "filter_nodes")
                    for pl in self.filter_plugins if not (skip and pl.name in skip))
 
+    def filter_verdicts_node_local(self, state: CycleState) -> bool:
+        """Whether, for this cycle's pod, every active Filter plugin declares what its
+        verdict on one node reads (FilterReadsPlugin: the node, or the node and its
+        pods) and no PreFilter extension (AddPod/RemovePod) runs: then a node's
+        verdict depends on the pod, that node and the pods nominated to it only
+        (framework/incremental_failure.py)."""
+        skip = state.skip_filter_plugins or ()
+        if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
+            return False
+        return all(_reads(pl) is not None for pl in self.filter_plugins if pl.name not in skip)
+
     def pods_read_only_by_fit(self, state: CycleState) -> bool:
         """Whether, for this cycle's pod, at most one active Filter plugin reads the
         pods on a node, and only their summed requests (it declares
