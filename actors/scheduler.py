@@ -145,7 +145,7 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         if isinstance(handle, FrameworkHandle):
             handle.connect(nominator=self.nominator, activate=self.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
-                           start_preemption=self.preemption.start)
+                           start_preemption=self.preemption.start, nominate=self.preemption.nominate)
 
     # --- the loop -------------------------------------------------------------------------------
 

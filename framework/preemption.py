@@ -49,6 +49,8 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
+    # A gang preemptor's other members and the nodes they are nominated to (the group step).
+    members: tuple[tuple[Pod, str], ...] = ()
 
 
 # Preemption extenders (upstream's callExtenders): candidates in, narrowed candidates out.
@@ -292,6 +294,8 @@ class Evaluator:
         pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
+        if any(c.members for c in found):  # a group's plan is whole: extenders see nodes one by one
+            return self._preempt_best(pod, found)
         try:
             found = await call_extenders(pod, found)
         except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
@@ -323,6 +327,10 @@ class Evaluator:
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
             return None, Status(Code.Error, NO_NODES_AVAILABLE)
+        group_step = getattr(self.policy, "group_candidates", None)
+        grouped = group_step(state, pod, m) if group_step is not None else None
+        if grouped is not None:  # the preemptor is a gang member: room for its group, in one domain
+            return grouped
         dry = self.find_candidates(state, all_nodes, pod, m)
         if dry.errors and not dry.candidates:
             return None, Status(Code.Error, aggregate_errors(dry.errors))
@@ -342,6 +350,8 @@ class Evaluator:
             st = self.prepare_candidate(best, pod)
             if not st.is_success():
                 return None, st
+        if best.members:
+            self.handle.nominate_pods(list(best.members))
         # Said even on success (upstream since PR #140180), so the pod's
         # FailedScheduling message tells where it is going and at what cost.
         return PostFilterResult(best.name), Status(
@@ -437,7 +447,7 @@ class Evaluator:
                 self.handle.evict_pod(victim, pod, message)
             except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
                 return Status(Code.Error, str(e))
-        lower = lower_priority_nominated_pods(self.handle, pod, c.name)
+        lower = lower_priority_nominated_pods(self.handle, pod, *_nodes_of(c))
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
@@ -453,7 +463,7 @@ class Evaluator:
         victims = tuple(v for v in c.victims if not v.is_deleting)
         if not victims:
             return
-        lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name))
+        lower = tuple(lower_priority_nominated_pods(self.handle, pod, *_nodes_of(c)))
         self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
 
     def is_pod_running_preemption(self, uid: str) -> bool:
@@ -464,8 +474,14 @@ class Evaluator:
         return self.handle.preemptions.is_running(uid, lookup)
 
 
-def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
-    return [pi.pod for pi in handle.nominated_pods_for_node(node_name) if pi.pod.priority < pod.priority]
+def lower_priority_nominated_pods(handle: Any, pod: Pod, *node_names: str) -> list[Pod]:
+    return [pi.pod for node_name in node_names for pi in handle.nominated_pods_for_node(node_name)
+            if pi.pod.priority < pod.priority]
+
+
+def _nodes_of(c: Candidate) -> list[str]:
+    """The candidate's node, then the nodes its group's other members go to."""
+    return list(dict.fromkeys([c.name, *(node for _, node in c.members)]))
 
 
 async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],
