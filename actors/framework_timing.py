@@ -16,6 +16,8 @@ methods; only their plugin lists differ.
 """
 from __future__ import annotations
 
+import inspect
+
 from typing import Any, Callable
 
 from actors.metrics_sink import MetricsSink, code_name
@@ -60,8 +62,8 @@ PLUGIN_LISTS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
     "pre_filter_plugins": {"pre_filter": ("PreFilter", _status_second, False)},
     # Columnar forms are timed as one call over all the nodes they are given.
     "filter_plugins": {"filter": ("Filter", _status_self, False), "filter_nodes": ("Filter", _first_failure, False)},
-    "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False),
-                            "post_filter_with_extenders": ("PostFilter", _status_second, True)},
+    # A coroutine post_filter (DefaultPreemption's) is timed as async (TimedPlugin).
+    "post_filter_plugins": {"post_filter": ("PostFilter", _status_second, False)},
     "pre_score_plugins": {"pre_score": ("PreScore", _status_self, False)},
     "score_plugins": {"score": ("Score", _status_second, False), "score_nodes": ("Score", _status_second, False)},
     "reserve_plugins": {"reserve": ("Reserve", _status_self, False), "unreserve": ("Unreserve", _no_status, False)},
@@ -132,7 +134,8 @@ class TimedPlugin:
                 def report(status: str, seconds: float, _p: str = point) -> None:
                     record(name, _p, status, seconds)
 
-                setattr(self, method, timed(run, status_of, report, timer, is_async))
+                awaited = is_async or inspect.iscoroutinefunction(getattr(plugin, method))
+                setattr(self, method, timed(run, status_of, report, timer, awaited))
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._plugin, attr)

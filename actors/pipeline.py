@@ -33,6 +33,7 @@ from actors.preemption import PreemptionActor
 from actors.queue.class_rules import CLASSES_GATE, ClassRules
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, HoldPops, QueueActor
+from actors.queue.group_pop import GANG_PLUGIN, gang_members
 from actors.scheduler import Scheduler, StoreChanged
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
@@ -163,7 +164,11 @@ class Pipeline:
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
-            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight)
+            # A gang pops with its queued members for the whole-group cycle (not with extenders:
+            # their calls suspend, so such gangs keep the pod-by-pod path).
+            gangs = {name: any(pl.name == GANG_PLUGIN for pl in f.permit_plugins) for name, f in self.frameworks.items()}
+            self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight,
+                                    group_members=None if self.extenders else gang_members(self.objects, gangs))
             self._spawn("queue", self.queue.run())
             self.store.hold_scheduling = self._hold_pops
             # Evictions of asynchronous preemption (SchedulerAsyncPreemption).

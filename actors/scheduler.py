@@ -43,9 +43,11 @@ from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
+from actors.group_cycle import GroupCycle
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
 from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
+from actors.queue.group_pop import QueuedPodGroup, popped_keys
 from actors.queue.nominator import Nominator
 from actors.scheduler_events import ClusterEvents
 from actors.scheduler_explain import Explaining
@@ -81,7 +83,7 @@ __all__ = ["BindingDone", "Explain", "Popped", "Scheduler", "SchedulerMsg", "Sto
 PLUGIN_SAMPLE_EVERY = 10
 
 
-class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
+class Scheduler(Outcomes, Actor[SchedulerMsg]):
     name = "scheduler"
 
     def __init__(
@@ -124,6 +126,11 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
+        self.group_cycle = GroupCycle(self)  # a gang popped as one unit (actors/group_cycle.py)
+        self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
+                                    frameworks=frameworks, pending=self.pending, attempts=self.attempts,
+                                    reject_waiting=self.reject_waiting)
+        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders)
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -143,9 +150,10 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _connect(self, handle: object) -> None:
         """Plugins' requests through the handle land in this actor's own methods."""
         if isinstance(handle, FrameworkHandle):
-            handle.connect(nominator=self.nominator, activate=self.activate, evict=self.preemption.evict,
+            handle.connect(nominator=self.nominator, activate=self.events.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
-                           start_preemption=self.preemption.start, nominate=self.preemption.nominate)
+                           start_preemption=self.preemption.start, nominate=self.preemption.nominate,
+                           preempting_extenders=self.preemption.narrow if self.extenders else None)
 
     # --- the loop -------------------------------------------------------------------------------
 
@@ -159,12 +167,12 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
         match msg:
             case Popped(qpi=qpi) if qpi is not None and not self._stopping:
                 try:
-                    await self.schedule_one(qpi)
+                    await (self.group_cycle.run(qpi) if isinstance(qpi, QueuedPodGroup) else self.schedule_one(qpi))
                 except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
                     raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
                 self._request_pop()
             case Explain(pod=pod, reply=reply):
-                await self._explain(pod, reply)
+                await self.explaining.explain(pod, reply)
             case _:
                 self._handle(msg)
         self._close_when_drained()
@@ -197,8 +205,8 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
             try:
                 self.tell(Popped(qpi=qpi))
             except MailboxClosed:
-                if qpi is not None:
-                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
+                for key in popped_keys(qpi) if qpi is not None else ():
+                    self.queue.try_tell(Unpop(pod_key=key))
             finally:
                 self._pop = None
 
@@ -207,12 +215,12 @@ class Scheduler(Outcomes, Explaining, ClusterEvents, Actor[SchedulerMsg]):
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:
             case StoreChanged(event=ev):
-                self._on_store_change(ev)
+                self.events.on_store_change(ev)
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
-                if qpi is not None:
-                    self.queue.try_tell(Unpop(pod_key=qpi.pod.key))
+                for key in popped_keys(qpi) if qpi is not None else ():
+                    self.queue.try_tell(Unpop(pod_key=key))
             case PermitSettled(uid=uid, status=status):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):

@@ -3,11 +3,13 @@ cache, the informer view (objects), the pending pods and the nominator between
 cycles, and is offered to the queue (AddPod/UpdatePod/DeletePod, or Move with the
 cluster event); plugins' Activate requests go to the queue too.
 
-A mixin of the Scheduler (actors/scheduler.py), over its state.
+A part of the Scheduler (actors/scheduler.py), given the Scheduler's own queue ref,
+cache, informer view, nominator, profiles, pending pods and attempts (the same
+objects, which the Scheduler never rebinds); only the Scheduler's loop calls it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from actors.base import ActorRef
 from actors.events import event_for
@@ -24,23 +26,27 @@ if TYPE_CHECKING:
 
 
 class ClusterEvents:
-    queue: ActorRef[QueueMsg]
-    cache: Cache
-    objects: InMemoryObjects
-    nominator: Nominator
-    frameworks: dict[str, Framework]
-    pending: dict[str, Pod]
-    attempts: "dict[str, Attempt]"
+    def __init__(self, *, queue: ActorRef[QueueMsg], cache: Cache, objects: InMemoryObjects, nominator: Nominator,
+                 frameworks: dict[str, Framework], pending: dict[str, Pod], attempts: "dict[str, Attempt]",
+                 reject_waiting: Callable[[str, str, str], object]) -> None:
+        self.queue = queue
+        self.cache = cache
+        self.objects = objects
+        self.nominator = nominator
+        self.frameworks = frameworks
+        self.pending = pending
+        self.attempts = attempts
+        self.reject_waiting = reject_waiting
 
     def activate(self, pods: list[Pod]) -> None:
         self.queue.try_tell(Activate(pods=tuple(pods)))
 
     # --- cluster events ----------------------------------------------------------------------------
 
-    def _offer(self, msg: QueueMsg) -> None:
+    def offer(self, msg: QueueMsg) -> None:
         self.queue.try_tell(msg)
 
-    def _on_store_change(self, ev: WatchEvent) -> None:
+    def on_store_change(self, ev: WatchEvent) -> None:
         if ev.kind == "Pod":
             self._on_pod_change(ev)
             return
@@ -55,7 +61,7 @@ class ClusterEvents:
                 self.cache.add_node(ev.obj)  # type: ignore[arg-type]
         cluster_event = event_for(ev.kind, ev.type, ev.old, None if ev.type == "DELETED" else ev.obj)
         if cluster_event is not None:
-            self._offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
+            self.offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
 
     def _on_pod_change(self, ev: WatchEvent) -> None:
         pod: Pod = ev.obj  # type: ignore[assignment]
@@ -68,29 +74,29 @@ class ClusterEvents:
             self.reject_waiting(pod.uid, "", "pod deleted")
             if pod.node_name:
                 self.cache.remove_pod(pod)
-                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+                self.offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
             else:
-                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+                self.offer(DeletePod(pod=pod))  # type: ignore[arg-type]
             return
         self.objects.put(pod)
         if pod.node_name:
             was_pending = self.pending.pop(pod.key, None) is not None
             if pod.is_terminal:
                 self.cache.remove_pod(pod)
-                self._offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
+                self.offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
                 return
             assigned_before = old is not None and bool(old.node_name)
             self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
             if was_pending:
                 self.nominator.delete(pod)
-                self._offer(DeletePod(pod=pod))  # type: ignore[arg-type]
+                self.offer(DeletePod(pod=pod))  # type: ignore[arg-type]
             if not assigned_before:
-                self._offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
+                self.offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
             else:
                 ce = event_for("Pod", "MODIFIED", old, pod)
                 if ce is not None:
                     scale_down = bool(ce.action & ce.action.UpdatePodScaleDown)
-                    self._offer(Move(event=ce, old=old, new=pod, cross_topology_only=not scale_down))
+                    self.offer(Move(event=ce, old=old, new=pod, cross_topology_only=not scale_down))
             return
         if pod.scheduler_name not in self.frameworks or pod.is_terminal:
             return
@@ -101,6 +107,6 @@ class ClusterEvents:
         elif old is not None and old.nominated_node_name and self.nominator.node_of(pod) == old.nominated_node_name:
             self.nominator.delete(pod)  # cleared in the store (asynchronous preemption clears it there)
         if known:
-            self._offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
+            self.offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
         else:
-            self._offer(AddPod(pod=pod))  # type: ignore[arg-type]
+            self.offer(AddPod(pod=pod))  # type: ignore[arg-type]

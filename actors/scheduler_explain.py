@@ -2,7 +2,8 @@
 live cache, between two cycles, through the runtime a cycle uses
 (framework/explain.py), with the configured extenders' verdicts beside the plugins'. Nothing is assumed, reserved or written.
 
-A mixin of the Scheduler (actors/scheduler.py), over its state.
+A part of the Scheduler (actors/scheduler.py), given the Scheduler's cache, snapshot,
+profiles and extenders; only the Scheduler's loop calls it.
 """
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from framework.runtime import Framework
 
 
 class Explaining:
-    cache: Cache
-    snapshot: Snapshot
-    frameworks: dict[str, Framework]
-    extenders: Sequence[Extender]
+    def __init__(self, cache: Cache, snapshot: Snapshot, frameworks: dict[str, Framework],
+                 extenders: Sequence[Extender]) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+        self.frameworks = frameworks
+        self.extenders = extenders
 
-    async def _explain(self, pod: Pod, reply: asyncio.Future) -> None:
+    async def explain(self, pod: Pod, reply: asyncio.Future) -> None:
         """The cache as the next cycle would see it, without the pod itself
         (actors/explain_unbound.py), through the profile's own Framework and the
         configured extenders, as a cycle runs them (framework/explain.py); the

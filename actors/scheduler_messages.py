@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from actors.binding import AssumedPod
+from actors.queue.group_pop import QueuedPodGroup
 from actors.scheduler_views import GetAttempts, GetStats
 from actors.store import WatchEvent
 from actors.waiting_room import PermitRejected, PermitSettled
@@ -20,7 +21,7 @@ class StoreChanged:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Popped:
-    qpi: QueuedPodInfo | None  # None: the queue closed
+    qpi: QueuedPodInfo | QueuedPodGroup | None  # None: the queue closed; a gang comes as one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,6 +28,7 @@ from framework.cache import Cache
 from framework.interface import Code, QueuedPodInfo, Status
 
 if TYPE_CHECKING:
+    from actors.scheduler_events import ClusterEvents
     from actors.scheduler_views import Attempt
 
 
@@ -42,6 +43,7 @@ class Outcomes:
     cache: Cache
     pending: dict[str, Pod]
     attempts: "dict[str, Attempt]"
+    events: "ClusterEvents"
     record: Callable[[str], None] | None
 
     def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
@@ -118,10 +120,10 @@ class Outcomes:
         cycle = qpi.popped_cycle or None
         if status.is_rejected():
             self.handle_failure(qpi, status, None, a.started)
-            self._offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
+            self.events.offer(Move(event=freed, old=a.pod, new=None, pre_check=lambda p, uid=a.pod.uid: p.uid != uid,
                              after_cycle=cycle))
         else:
-            self._offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
+            self.events.offer(Move(event=freed, old=a.pod, new=None, after_cycle=cycle))
             self.handle_failure(qpi, status, None, a.started)
 
     def _binding_succeeded(self, a: AssumedPod) -> None:

@@ -108,10 +108,9 @@ class PreemptionStep:
         if not fwk.has_post_filter_plugins():
             return NOT_RUN
         before = self.victims
-        narrow = self._narrow if self.sched.extenders else None
-        return self._done(err, await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status, narrow), before)
+        return self._done(err, await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status), before)
 
-    async def _narrow(self, preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
+    async def narrow(self, preemptor: Pod, candidates: list[Candidate]) -> list[Candidate]:
         pods_on_node = {ni.name: [pi.pod for pi in ni.pods] for ni in self.sched.snapshot.list()}
         return await narrow_preemption_candidates(self.sched.extenders, preemptor, candidates, pods_on_node)
 

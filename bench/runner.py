@@ -30,7 +30,8 @@ from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang_bench
 from bench.harness import run_in_process
 from bench.tcp import run_over_tcp
-from bench.dra_workloads import DRA_WORKLOADS
+from bench.dra_steady import run_dra_steady
+from bench.dra_workloads import DRA_WORKLOADS, STEADY_STATE
 from bench.workloads import API, WORKLOADS as BASE_WORKLOADS
 
 WORKLOADS = {**BASE_WORKLOADS, **DRA_WORKLOADS}  # scheduler_perf's DRA workloads in their own module
@@ -136,6 +137,10 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
             raise ValueError(f"--store etcd: not supported for {workload} (sqlite or memory)")
         return asyncio.run(run_churn_over_tcp(w, store, completions=completions) if tcp
                            else run_churn(w, store, completions=completions))
+    if workload == STEADY_STATE:
+        if tcp:
+            raise ValueError(f"--tcp: not supported for {workload} (its driver deletes and creates pods in process)")
+        return asyncio.run(run_dra_steady(w, store))
     if tcp:
         return asyncio.run(run_over_tcp(w, store))
     return asyncio.run(run_in_process(w, store))

@@ -8,7 +8,8 @@ pod of `waitingOnPermit` (each must answer Wait, as upstream's test demands) par
 as waiting pods; then Reserve and Permit for `pod` (`expect.permit`), the pods that
 Permit activated (`expect.activated`, "ns/name") and the waiting pods it let through
 (`expect.allowed`, uids). A function case `PlacementFeasible` takes
-{minCount (absent: a basic group), scheduled, remaining} (`expect` {code, reasons}).
+{minCount (absent: a basic group), scheduled, remaining} (`expect` {code, reasons}). The whole-group cycle's cases (PodGroupSchedulingAlgorithm,
+PodGroupInfoForPod) are group_cycle_cases.py's.
 Expectations are read only to compare."""
 from __future__ import annotations
 
@@ -22,13 +23,15 @@ from framework.interface import Code, CycleState, Status
 from framework.plugins.gangscheduling.gangscheduling import GangScheduling
 from framework.waiting import WaitingPod
 from framework.workload.policy import GroupPolicy, placement_feasible
+from conformance.group_cycle_cases import FUNCTIONS as GROUP_CYCLE_FUNCTIONS, run_group_cycle_case
 from conformance.plugin_cases import CaseError
 
 NODE = "some-node"
 
 
 def is_gang_case(case: dict[str, Any]) -> bool:
-    return case.get("plugin") == GangScheduling.name or case.get("function") == "PlacementFeasible"
+    return (case.get("plugin") == GangScheduling.name
+            or case.get("function") in ("PlacementFeasible", *GROUP_CYCLE_FUNCTIONS))
 
 
 def _status(st: Status | None) -> dict[str, Any]:
@@ -43,6 +46,8 @@ def _on_node(pod: Pod) -> Pod:
 def run_gang_case(case: dict[str, Any]) -> dict[str, Any]:
     if case.get("function") == "PlacementFeasible":
         return _placement_feasible(case.get("input") or {})
+    if case.get("function") in GROUP_CYCLE_FUNCTIONS:
+        return run_group_cycle_case(case)
     try:
         pod = Pod(case["pod"])
         pending = {p.name: p for p in (Pod(raw) for raw in case.get("pendingPods") or [])}

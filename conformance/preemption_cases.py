@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.runtime import run_unsuspended
 from framework.api.errors import ValidationError
 from framework.config import full_registry
 from framework.interface import Code, CycleState, NodeToStatus, Status
@@ -88,7 +89,7 @@ def run_post_filter(case: dict[str, Any]) -> dict[str, Any]:
     fwk, plugin = build_framework(case, cluster)
     state = _pre_filtered(fwk, cluster)
     filtered = _filtered_statuses(case, fwk, state, cluster)
-    result, st = plugin.post_filter(state, cluster.pod, filtered)
+    result, st = run_unsuspended(plugin.post_filter(state, cluster.pod, filtered))
     out: dict[str, Any] = {"code": st.code.name, "reasons": list(st.reasons)}
     out["nominatedNodeName"] = result.nominated_node_name if result is not None else None
     h = cluster.handle

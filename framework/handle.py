@@ -152,6 +152,7 @@ class FrameworkHandle:
         self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
         self._start_preemption: Callable[[PreemptionJob], None] | None = None
         self._nominate: Callable[[list[tuple[Pod, str]]], None] | None = None
+        self._preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None
         # What plugins asked for, recorded only where no owner callback takes it
         # (tests, the conformance driver): a running scheduler must not keep every
         # pod it ever bound, activated or evicted.
@@ -172,6 +173,7 @@ class FrameworkHandle:
         clear_nominations: Callable[[list[Pod]], None] | None = None,
         start_preemption: Callable[[PreemptionJob], None] | None = None,
         nominate: Callable[[list[tuple[Pod, str]]], None] | None = None,
+        preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None,
     ) -> None:
         """The owner's parts, given after the plugins were built (they need the
         handle first). Parts left None keep what the constructor gave."""
@@ -182,6 +184,10 @@ class FrameworkHandle:
         self._clear_nominations = clear_nominations or self._clear_nominations
         self._start_preemption = start_preemption or self._start_preemption
         self._nominate = nominate or self._nominate
+        self._preempting_extenders = preempting_extenders or self._preempting_extenders
+
+    def preempting_extenders(self) -> Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None:
+        return self._preempting_extenders
 
     # snapshot
     def snapshot(self) -> Snapshot:

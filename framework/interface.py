@@ -32,6 +32,7 @@ from framework.types import (
     NodePluginScores,
     NodeScore,
     NodeToStatus,
+    PostFilterAnswer,
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
@@ -127,6 +128,11 @@ class Handle(Protocol):
         """Move these pending pods to activeQ (upstream's PodsToActivate)."""
         ...
 
+    def preempting_extenders(self) -> "Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None":
+        """The configured preempting extenders as one candidate filter (upstream's
+        Handle.Extenders() as callExtenders uses them); None when none is configured."""
+        ...
+
     def evict_pod(self, victim: "Pod", preemptor: "Pod", message: str) -> None:
         """Delete a preemption victim (upstream's PreemptPod via the API); may raise."""
         ...
@@ -211,8 +217,11 @@ class FilterPlugin(Protocol):
 class PostFilterPlugin(Protocol):
     name: str
 
-    def post_filter(self, state: CycleState, pod: "Pod", filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
-        """Called when no node fits. Success with a nominated node ends PostFilter."""
+    def post_filter(self, state: CycleState, pod: "Pod", filtered: NodeToStatus
+                    ) -> "PostFilterAnswer | Awaitable[PostFilterAnswer]":
+        """Called when no node fits. Success with a nominated node ends PostFilter.
+        May be a coroutine (DefaultPreemption awaits preempting extenders); one that
+        does not suspend still runs under run_unsuspended."""
         ...
 
 

@@ -49,8 +49,7 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
-    # A gang preemptor's other members and the nodes they are nominated to (the group step).
-    members: tuple[tuple[Pod, str], ...] = ()
+    members: tuple[tuple[Pod, str], ...] = ()  # a gang preemptor's other members, each with its node
 
 
 # Preemption extenders (upstream's callExtenders): candidates in, narrowed candidates out.
@@ -277,29 +276,25 @@ class Evaluator:
         self.handle = handle
         self.policy = policy
 
-    def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    async def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
+                      call_extenders: CandidateFilter | None = None) -> tuple[PostFilterResult | None, Status]:
         """(result, status) as upstream's Evaluator.Preempt:
         - (None, Error): a transient failure; nomination unchanged;
         - (None, Unschedulable): not eligible (e.g. waiting for victims to go);
         - (PostFilterResult(""), Unschedulable): preemption cannot help; clears the nomination;
-        - (PostFilterResult(node), Success): victims evicted, nominate `node`."""
-        pod, found = self._eligible_candidates(state, pod, m)
-        return self._preempt_best(pod, found) if isinstance(found, list) else found
-
-    async def preempt_with_extenders(self, state: CycleState, pod: Pod, m: NodeToStatus,
-                                     call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
-        """preempt, with upstream's callExtenders between finding the candidates and
-        choosing one: the extenders may narrow the candidate nodes and their victims.
-        A failing (not ignorable) extender makes the attempt an Error."""
+        - (PostFilterResult(node), Success): victims evicted, nominate `node`.
+        With `call_extenders` (upstream's callExtenders) the preempting extenders narrow
+        the candidate nodes and their victims before one is chosen, the only await; a
+        failing (not ignorable) extender makes the attempt an Error. Without, nothing
+        suspends."""
         pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
-        if any(c.members for c in found):  # a group's plan is whole: extenders see nodes one by one
-            return self._preempt_best(pod, found)
-        try:
-            found = await call_extenders(pod, found)
-        except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
-            return None, Status(Code.Error, str(e))
+        if call_extenders is not None and not any(c.members for c in found):  # a group's plan stays whole
+            try:
+                found = await call_extenders(pod, found)
+            except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
+                return None, Status(Code.Error, str(e))
         return self._preempt_best(pod, found)
 
     def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus
@@ -327,9 +322,8 @@ class Evaluator:
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
             return None, Status(Code.Error, NO_NODES_AVAILABLE)
-        group_step = getattr(self.policy, "group_candidates", None)
-        grouped = group_step(state, pod, m) if group_step is not None else None
-        if grouped is not None:  # the preemptor is a gang member: room for its group, in one domain
+        grouped = self.policy.group_candidates(state, pod, m) if hasattr(self.policy, "group_candidates") else None
+        if grouped is not None:  # a gang member: room for its whole group in one domain
             return grouped
         dry = self.find_candidates(state, all_nodes, pod, m)
         if dry.errors and not dry.candidates:
@@ -361,6 +355,9 @@ class Evaluator:
         """Dry-run preemption on the nodes that failed with Unschedulable (an
         UnschedulableAndUnresolvable node cannot be helped by removing pods)."""
         potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
+        resolvable = getattr(self.policy, "resolvable_by_preemption", None)
+        if resolvable is not None:
+            potential = with_resolvable_nodes(all_nodes, potential, m, resolvable)
         if not potential:
             return DryRunResult([], NodeToStatus())
         pdbs = self.list_pdbs()
@@ -447,7 +444,7 @@ class Evaluator:
                 self.handle.evict_pod(victim, pod, message)
             except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
                 return Status(Code.Error, str(e))
-        lower = lower_priority_nominated_pods(self.handle, pod, *_nodes_of(c))
+        lower = lower_priority_nominated_pods(self.handle, pod, c.name, *{n for _, n in c.members} - {c.name})
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
@@ -463,7 +460,7 @@ class Evaluator:
         victims = tuple(v for v in c.victims if not v.is_deleting)
         if not victims:
             return
-        lower = tuple(lower_priority_nominated_pods(self.handle, pod, *_nodes_of(c)))
+        lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name, *{n for _, n in c.members} - {c.name}))
         self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
 
     def is_pod_running_preemption(self, uid: str) -> bool:
@@ -474,14 +471,21 @@ class Evaluator:
         return self.handle.preemptions.is_running(uid, lookup)
 
 
+def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInfo], m: NodeToStatus,
+                          resolvable: Callable[[Status], bool]) -> list[NodeInfo]:
+    """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
+    says removing pods may help (DynamicResources: devices held by other claims), in
+    the order of `all_nodes`."""
+    extra = {ni.name for ni in all_nodes
+             if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}
+    if not extra:
+        return potential
+    keep = {ni.name for ni in potential} | extra
+    return [ni for ni in all_nodes if ni.name in keep]
+
+
 def lower_priority_nominated_pods(handle: Any, pod: Pod, *node_names: str) -> list[Pod]:
-    return [pi.pod for node_name in node_names for pi in handle.nominated_pods_for_node(node_name)
-            if pi.pod.priority < pod.priority]
-
-
-def _nodes_of(c: Candidate) -> list[str]:
-    """The candidate's node, then the nodes its group's other members go to."""
-    return list(dict.fromkeys([c.name, *(node for _, node in c.members)]))
+    return [pi.pod for n in node_names for pi in handle.nominated_pods_for_node(n) if pi.pod.priority < pod.priority]
 
 
 async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],

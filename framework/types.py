@@ -26,8 +26,11 @@ class Code(enum.IntEnum):
 
 
 class Status:
-    """Result of a plugin call. `plugin` is set by the runtime to the plugin that
-    failed (upstream's FailedPlugin)."""
+    """Result of a plugin call. `plugin` names the plugin that failed (upstream's
+    FailedPlugin): the runtime returns the status under that name with `with_plugin`,
+    which copies one a plugin returned under another name (or none) rather than change
+    it, since plugins may share one Status between calls. Built-in plugins name their
+    own statuses, so the runtime passes them on as they are."""
 
     __slots__ = ("code", "reasons", "plugin", "error")
 
@@ -58,8 +61,10 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, name: str) -> "Status":
-        self.plugin = name
-        return self
+        """This status under `name`: itself when it already has that name, else a copy."""
+        if self.plugin == name:
+            return self
+        return Status(self.code, *self.reasons, plugin=name, error=self.error)
 
     def as_error(self) -> str:
         return self.message()
@@ -147,6 +152,10 @@ class PreFilterResult:
 @dataclass(slots=True)
 class PostFilterResult:
     nominated_node_name: str = ""
+
+
+# What a PostFilter plugin answers: a nomination (or None) and a status.
+PostFilterAnswer = tuple[PostFilterResult | None, Status | None]
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Union, assert_never
 from actors.base import Actor, InvariantBreach, resolve
 from actors.clock import Clock, Timer
 from actors.metrics_sink import NO_METRICS, PENDING_QUEUES, MetricsSink
+from actors.queue.group_pop import GangMembers, pop_specific, with_group
 from actors.queue.scheduling_queue import NS, SchedulingQueue, to_ns
 from framework.api.objects import Pod
 from framework.interface import ClusterEvent, QueuedPodInfo
@@ -44,8 +45,19 @@ class DeletePod:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pop:
-    """Reply with the next QueuedPodInfo once activeQ has one (None if the queue closes)."""
+    """Reply with the next QueuedPodInfo once activeQ has one (None if the queue
+    closes); a gang member comes with its queued siblings as a QueuedPodGroup."""
 
+    reply: asyncio.Future
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TakeMembers:
+    """The whole-group cycle asks for members of its gang the scheduler's view holds
+    but the popped group lacked (their AddPod was on its way): reply with those now
+    queued and let in by PreEnqueue, popped (actors/queue/group_pop.py)."""
+
+    keys: tuple[str, ...]
     reply: asyncio.Future
 
 
@@ -145,7 +157,7 @@ class Counts:
     reply: asyncio.Future
 
 
-QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, Unpop, Requeue, Done, Assumed, Activate, Regate, Move, Flush, Counts,
+QueueMsg = Union[AddPod, UpdatePod, DeletePod, Pop, TakeMembers, Unpop, Requeue, Done, Assumed, Activate, Regate, Move, Flush, Counts,
                  HoldPops, PreemptionBegun, PreemptionLastVictim, PreemptionEnded]
 
 
@@ -166,8 +178,9 @@ class QueueActor(Actor[QueueMsg]):
     name = "queue"
 
     def __init__(self, queue: SchedulingQueue, clock: Clock, metrics: MetricsSink = NO_METRICS,
-                 preemptions: InFlightPreemptions | None = None) -> None:
+                 preemptions: InFlightPreemptions | None = None, group_members: GangMembers | None = None) -> None:
         super().__init__()
+        self.group_members = group_members  # a gang's other members, popped with it (group_pop.py)
         self.queue = queue
         # The in-flight preemption record: this actor is its one writer (by the
         # messages below) and its PreEnqueue (DefaultPreemption) its one reader.
@@ -225,6 +238,9 @@ class QueueActor(Actor[QueueMsg]):
                     self._popper = reply
                 else:
                     resolve(reply, None)
+            case TakeMembers(keys=keys, reply=reply):
+                taken = [pop_specific(q, key) for key in keys] if self._popping else []
+                resolve(reply, [qpi for qpi in taken if qpi is not None])
             case Unpop(pod_key=key):
                 q.unpop(key)
             case Requeue(qpi=qpi):
@@ -265,7 +281,8 @@ class QueueActor(Actor[QueueMsg]):
             return
         qpi = self.queue.pop()
         if qpi is not None:
-            self._popper.set_result(qpi)
+            self._popper.set_result(qpi if self.group_members is None else
+                                    with_group(self.queue, qpi, self.group_members))
             self._popper = None
 
     def _arm(self) -> None:

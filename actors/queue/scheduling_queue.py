@@ -33,13 +33,7 @@ from actors.queue.sort_guard import SortGuard
 from actors.queue.requeue_hints import FORCE_ACTIVATE, RequeueDecisions, Strategy, cross_topology
 from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
-from framework.interface import (
-    ActionType,
-    ClusterEvent,
-    Code,
-    QueuedPodInfo,
-    Status,
-)
+from framework.interface import ActionType, ClusterEvent, Code, QueuedPodInfo, Status
 
 NS = 1_000_000_000
 log = logging.getLogger("ksched.queue")
@@ -251,6 +245,10 @@ class SchedulingQueue(RequeueDecisions):
         if qpi is None:
             self.classes.idle()
             return None
+        return self.hand_out(qpi)
+
+    def hand_out(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
+        """A pod taken out of its sub-queue for an attempt: in flight, a copy handed out."""
         self.classes.popping(qpi)
         qpi.attempts += 1
         qpi.backoff_expiration = None
@@ -443,15 +441,20 @@ class SchedulingQueue(RequeueDecisions):
         self.active_q.push(qpi)
         return True
 
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        return self._pre_enqueue(pod) if self._pre_enqueue is not None else None
+
     def _gated(self, qpi: QueuedPodInfo, now_ns: int) -> bool:
         """Run PreEnqueue; a pod it refuses goes to the unschedulable pool, gated."""
-        st = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        st = self.pre_enqueue(qpi.pod)
         if st is None or st.is_success():
             return False
         if st.code == Code.Error:  # upstream logs it and keeps the pod gated
             log.error("pod %s: %s", qpi.pod.key, st.message())
         qpi.gated = True
         qpi.gating_plugin = st.plugin
+        if st.plugin:  # upstream's runPreEnqueuePlugins: the gating plugin's hints decide its moves
+            qpi.unschedulable_plugins.add(st.plugin)
         qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
         self.active_q.remove(qpi.pod.key)
         self.backoff_q.remove(qpi.pod.key)

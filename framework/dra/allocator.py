@@ -8,7 +8,7 @@ an empty answer, not an error; errors are for claims the allocator cannot handle
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
 from framework.dra.pools import Pool, gather_pools, node_matches
@@ -51,7 +51,7 @@ _UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
 
 class Allocator:
     def __init__(self, *, features: Features, classes: Mapping[str, Mapping[str, Any]],
-                 slices: Sequence[Mapping[str, Any]], allocated: set[str]) -> None:
+                 slices: Sequence[Mapping[str, Any]], allocated: AbstractSet[str]) -> None:
         on = [gate for attr, gate in _UNSUPPORTED_GATES if getattr(features, attr)]
         if on:
             raise AllocationError(f"feature gate {', '.join(on)}: not supported by ksched's allocator yet "

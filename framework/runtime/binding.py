@@ -46,8 +46,7 @@ class Binding:
             if st is None or st.is_success():
                 continue
             if st.is_rejected():
-                st.plugin = pl.name
-                return st, {}
+                return st.with_plugin(pl.name), {}
             if st.is_wait():
                 waits[pl.name] = min(float(timeout), float(MAX_PERMIT_TIMEOUT_SECONDS))
                 continue

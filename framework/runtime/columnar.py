@@ -269,8 +269,7 @@ class ColumnarFiltering(Filtering):
     def _filter_verdict(name: str, st: Status) -> Status:
         if not st.is_rejected():
             return _error(name, f'running "{name}" filter plugin: {st.message()}')
-        st.plugin = name
-        return st
+        return st.with_plugin(name)
 
     def _filter_with_nominated_pods_once(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """run_filter_with_nominated_pods where pods_read_only_by_fit holds: no

@@ -28,8 +28,7 @@ def _rejected_or_error(plugin: str, st: Status, context: str) -> Status:
     """A plugin's answer that is not Success, as its run returns it: a rejection names
     the plugin; any other code becomes an Error "`context`: its message"."""
     if st.is_rejected():
-        st.plugin = plugin
-        return st
+        return st.with_plugin(plugin)
     return _error(plugin, f"{context}: {st.message()}")
 
 

@@ -38,7 +38,7 @@ class Filtering:
                 state.skip_filter_plugins.add(pl.name)
                 continue
             if st is not None and not st.is_success():
-                st.plugin = pl.name
+                st = st.with_plugin(pl.name)
                 if st.is_rejected():
                     return None, st, {pl.name}
                 return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {st.message()}'), set()
@@ -83,8 +83,7 @@ class Filtering:
             if st is not None and st.code != Code.Success:
                 if not st.is_rejected():
                     return _error(pl.name, f'running "{pl.name}" filter plugin: {st.message()}')
-                st.plugin = pl.name
-                return st
+                return st.with_plugin(pl.name)
         return _OK
 
     def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

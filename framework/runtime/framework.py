@@ -108,7 +108,7 @@ class Framework(ColumnarFiltering, PostFiltering, Scoring, Binding):
             except Exception as e:  # noqa: BLE001 - a plugin bug becomes an Error status
                 return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
-                st.plugin = pl.name
+                st = st.with_plugin(pl.name)
                 if not st.is_rejected():
                     return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {st.message()}')
                 return st

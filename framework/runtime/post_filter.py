@@ -2,6 +2,7 @@
 ran). Mixed into Framework (framework.runtime.framework)."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,20 +19,16 @@ class PostFiltering:
     def has_post_filter_plugins(self) -> bool:
         return bool(self.post_filter_plugins)
 
-    async def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                              call_extenders: Any | None = None) -> "PostFilterRun":
-        """The one PostFilter door. With `call_extenders` (preempting extenders are
-        configured) a plugin with `post_filter_with_extenders` (DefaultPreemption) lets
-        them narrow its candidates, an awaited call; without, every plugin's
-        post_filter is called and nothing suspends (run_unsuspended can drive it)."""
+    async def run_post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> "PostFilterRun":
+        """The one PostFilter door: every plugin's post_filter, awaited when it is a
+        coroutine (DefaultPreemption's, which awaits preempting extenders when the
+        handle has them); without extenders nothing suspends (run_unsuspended can
+        drive it)."""
         outcome = _PostFilterOutcome()
         for pl in self.post_filter_plugins:
             try:
-                with_ext = getattr(pl, "post_filter_with_extenders", None) if call_extenders is not None else None
-                if with_ext is not None:
-                    r, st = await with_ext(state, pod, filtered, call_extenders)
-                else:
-                    r, st = pl.post_filter(state, pod, filtered)
+                answer = pl.post_filter(state, pod, filtered)
+                r, st = await answer if inspect.isawaitable(answer) else answer
             except Exception as e:  # noqa: BLE001
                 return outcome.raised(pl.name, f'running PostFilter plugin "{pl.name}": {e}')
             done = outcome.add(pl.name, r, st)
@@ -82,8 +79,7 @@ class _PostFilterOutcome:
         if st.is_success():
             return PostFilterRun(r, st, tuple(self.ran))
         if st.code == Code.UnschedulableAndUnresolvable:
-            st.plugin = plugin
-            return PostFilterRun(r, st, tuple(self.ran))
+            return PostFilterRun(r, st.with_plugin(plugin), tuple(self.ran))
         if not st.is_rejected():
             return PostFilterRun(None, Status(Code.Error, *st.reasons, plugin=plugin), tuple(self.ran))
         if r is not None:

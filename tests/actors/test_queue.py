@@ -283,7 +283,7 @@ def test_an_event_no_plugin_registered_for_moves_no_pod() -> None:
     def pre_enqueue(p: Pod) -> Status:
         return Status() if admit["now"] else Status(Code.UnschedulableAndUnresolvable, "not yet", plugin="Gate")
 
-    hints = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent("Node", ActionType.Add))]}
+    hints = {"Gate": [ClusterEventWithHint(ClusterEvent("Node", ActionType.Add))]}
     q = SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints,
                         hint_maps=[hints])
     q.add(pod("p"), 0.0)
@@ -292,6 +292,25 @@ def test_an_event_no_plugin_registered_for_moves_no_pod() -> None:
     assert q.move_all_to_active_or_backoff(SERVICE_ADD, None, None, 1.0) == 0
     assert q.where("default/p") == "gated"
     assert q.move_all_to_active_or_backoff(NODE_ADD, None, node("n"), 2.0) == 1
+
+
+def test_a_gated_pod_moves_only_on_events_its_gating_plugin_registered_for() -> None:
+    """upstream's runPreEnqueuePlugins records the gating plugin as a rejector, so only
+    that plugin's events (and its hints) can move the pod, not any other plugin's."""
+    admit = {"now": False}
+
+    def pre_enqueue(p: Pod) -> Status:
+        return Status() if admit["now"] else Status(Code.UnschedulableAndUnresolvable, "not yet", plugin="Gate")
+
+    hints = {"NodeResourcesFit": [ClusterEventWithHint(ClusterEvent("Node", ActionType.Add))],
+             "Gate": [ClusterEventWithHint(ClusterEvent("Service", ActionType.Add))]}
+    q = SchedulingQueue(less=PrioritySort().less, pre_enqueue=pre_enqueue, hints_for=lambda p: hints,
+                        hint_maps=[hints])
+    q.add(pod("p"), 0.0)
+    admit["now"] = True
+    assert q.move_all_to_active_or_backoff(NODE_ADD, None, node("n"), 1.0) == 0
+    assert q.where("default/p") == "gated"
+    assert q.move_all_to_active_or_backoff(SERVICE_ADD, None, None, 2.0) == 1
 def _held_queue(held: set[str]) -> SchedulingQueue:
     """A queue whose PreEnqueue holds the pods named in `held` (as DefaultPreemption
     holds a preemptor while its preemption runs)."""

@@ -77,6 +77,17 @@ def test_podgroup_without_coscheduling_warns_on_apply_and_in_describe(daemon_fac
     assert "Gang Scheduling:" in page and "scheduled one by one" in page
 
 
+def test_a_scheduling_k8s_io_podgroup_has_no_coscheduling_warning(daemon_factory):
+    # GangScheduling, in the default profile, places Kubernetes' own PodGroups.
+    d = daemon_factory()
+    pg = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
+          "spec": {"schedulingPolicy": {"gang": {"minCount": 2}},
+                   "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "g"}}}}
+    out = d.cli("apply", "-f", "-", input=yaml.safe_dump(pg))
+    assert out.stdout.strip() == "podgroup.scheduling.k8s.io/g created"
+    assert out.stderr == ""
+
+
 def test_podgroup_with_coscheduling_has_no_warning(daemon_factory):
     d: DaemonProcess = daemon_factory("--config", str(ROOT / "configs" / "coscheduling.yaml"))
     assert apply(d, PODGROUP).strip() == "podgroup/g created"

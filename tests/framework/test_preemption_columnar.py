@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from framework.runtime import run_unsuspended
 from framework.api.objects import Node, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.config import build_frameworks, load_config
@@ -107,7 +108,7 @@ def _preempt(seed: int, fast: bool) -> tuple[Any, ...]:
     w = _World(seed)
     state, m = w.filtered()
     w.fwk.use_columnar = fast
-    result, st = w.plugin.post_filter(state, w.preemptor, m)
+    result, st = run_unsuspended(w.plugin.post_filter(state, w.preemptor, m))
     return (result.nominated_node_name if result is not None else None, st.code, st.message(), [v.name for v, _, _ in w.handle.evicted])
 
 

@@ -2,6 +2,7 @@
 PreEnqueue (upstream's prepareCandidateAsync and IsPodRunningPreemption)."""
 from __future__ import annotations
 
+from framework.runtime import run_unsuspended
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.preemption_inflight import PREEMPTION_RUNNING
@@ -14,7 +15,7 @@ def _post_filter(c: Cluster, preemptor: Pod):  # noqa: ANN202
     state = CycleState()
     c.fwk.run_pre_filter(state, preemptor)
     failed = NodeToStatus({ni.name: Status(Code.Unschedulable, "Insufficient cpu") for ni in c.snapshot.list()})
-    return c.preemption.post_filter(state, preemptor, failed)
+    return run_unsuspended(c.preemption.post_filter(state, preemptor, failed))
 
 
 def _deleting(p: Pod) -> Pod:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from framework.runtime import run_unsuspended
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod
 from framework.config import build_frameworks, load_config
@@ -21,7 +22,7 @@ def _all_failed(cluster: Cluster, code: Code = Code.Unschedulable) -> NodeToStat
 def _post_filter(cluster: Cluster, preemptor, filtered: NodeToStatus | None = None):  # noqa: ANN001, ANN202
     state = CycleState()
     cluster.fwk.run_pre_filter(state, preemptor)
-    return cluster.preemption.post_filter(state, preemptor, filtered or _all_failed(cluster))
+    return run_unsuspended(cluster.preemption.post_filter(state, preemptor, filtered or _all_failed(cluster)))
 
 
 # --- args -----------------------------------------------------------------------------------------

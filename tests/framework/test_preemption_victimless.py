@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from framework.runtime import run_unsuspended
 from framework.interface import Code
 from tests.framework.test_preemption_columnar import CASES, _World
 
@@ -31,7 +32,7 @@ def _outcome(seed: int, at_once: bool) -> tuple[Any, ...]:
     if not at_once:
         w2.plugin.victimless = lambda pod, potential: None  # type: ignore[method-assign]
     state2, m2 = w2.filtered()
-    result, st = w2.plugin.post_filter(state2, w2.preemptor, m2)
+    result, st = run_unsuspended(w2.plugin.post_filter(state2, w2.preemptor, m2))
     return ([(n, s.code, s.plugin, s.message()) for n, s in dry.node_to_status.items()], dry.candidates,
             result.nominated_node_name if result is not None else None, st.code, st.message(), w2.handle.evicted)
 

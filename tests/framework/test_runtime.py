@@ -179,3 +179,18 @@ def test_a_post_filter_run_that_succeeds_stops_there_and_says_so():
     b = PostFilterFake("B", Status(Code.Unschedulable, "no"))
     run = run_unsuspended(make([a, b], {"postFilter": ["A", "B"]}).run_post_filter(CycleState(), pod(), None))
     assert run.ran == (("A", Code.Success),) and run.status.is_success()
+
+
+def test_the_runtime_names_a_failed_plugin_without_changing_the_status_it_returned():
+    shared = Status(Code.Unschedulable, "shared verdict")
+
+    class Shared:
+        name = "Shared"
+
+        def filter(self, state, pod, node_info):  # noqa: ANN001, ANN201
+            return shared
+
+    fwk = make([Shared()], {"filter": ["Shared"]})
+    st = fwk.run_filter(CycleState(), pod(), ni())
+    assert st.plugin == "Shared" and st == shared
+    assert shared.plugin == ""  # the plugin's own object, as it returned it

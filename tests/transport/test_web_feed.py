@@ -89,3 +89,19 @@ def test_the_page_gets_the_fields_it_shows_and_the_views_of_parsed_objects_match
             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}, "images": [{"names": ["x"]}]}}
     assert page_object("Node", Node(node)) == {"metadata": {"name": "n1", "labels": {"zone": "a"}}}
     assert view_of_object("Node", Node(node)) == view_of("Node", node)
+
+
+def test_slices_and_claims_reach_the_page_as_device_ids_per_node_and_holders_only() -> None:
+    from framework.api.dra_kinds import ResourceClaim, ResourceSlice
+    from tests import dra_manifests as dm
+    from transport.web.feed import page_item
+    slice_item = page_item("ResourceSlice", ResourceSlice(dm.resource_slice("node-1", gpus=2)))
+    assert slice_item == {"object": {"metadata": {"name": "node-1-gpus"}},
+                          "view": {"node": "node-1", "devices": ["gpu.example.com/node-1/gpu-0",
+                                                                 "gpu.example.com/node-1/gpu-1"]}}
+    raw = dm.resource_claim("held")
+    raw["status"] = {"allocation": dm.allocation("node-1", "gpu-1"),
+                     "reservedFor": [{"resource": "pods", "name": "trainer", "uid": "u"}]}
+    claim_item = page_item("ResourceClaim", ResourceClaim(raw))
+    assert claim_item["view"] == {"devices": ["gpu.example.com/node-1/gpu-1"], "pods": ["trainer"]}
+    assert "spec" not in claim_item["object"]  # the claim's spec stays on the server

@@ -144,7 +144,8 @@ async def stream_apply(client: Client, args: argparse.Namespace, chunks: Iterato
             if args.namespace:
                 objects = [in_namespace(o, args.namespace) for o in objects]
             no_generate_name(objects)
-            outcome.groups += [ref(o) for o in objects if o.get("kind") == "PodGroup"]
+            # Coscheduling's PodGroups only: GangScheduling (scheduling.k8s.io) is in the default profile.
+            outcome.groups += [ref(o) for o in objects if kind_key(o) == "PodGroup"]
             # compact: the reply names each object and its action; the stored objects are not sent back
             request = client.request("apply", objects=objects, fieldValidation=VALIDATE[args.validate], compact=True)
             inflight.append((objects, asyncio.ensure_future(request)))

@@ -16,7 +16,10 @@ import yaml
 
 from framework.api.errors import ValidationError
 from transport.client.tcp import ConnectError, SyncClient, client_tls_context
-from transport.cli.describe import NO_GANGS, describe_node, describe_pod, describe_podgroup, explain_report
+from transport.cli.describe import (NO_GANGS, describe_node, describe_pod, describe_podgroup, events_section,
+                                    explain_report)
+from transport.cli.dra_tables import KINDS as DRA_KINDS
+from transport.cli.generic_describe import describe_generic
 from transport.cli.apply import VALIDATE, in_namespace, print_warnings, read_chunks, stream_apply
 from transport.cli.manifests import UsageError, load_manifests, parse_manifests  # noqa: F401
 from transport.cli.get import dump, namespace_of, print_get, watch_get
@@ -177,6 +180,8 @@ def _describe_one(c: SyncClient, kind: str, obj: dict[str, Any]) -> str:
         return describe_workload_v1alpha2(obj, events, now)
     if kind == POD_GROUP_KEY:
         return describe_pod_group_v1alpha2(obj, c.list("Pod", ns)[0], events, now)
+    if kind in DRA_KINDS:  # kubectl has no describer of its own for them: its generic one
+        return describe_generic(obj, events, events_section(events, now))
     return dump(obj, "yaml")
 
 

@@ -57,6 +57,11 @@ def _events(events: Sequence[Mapping[str, Any]], now: float) -> list[str]:
     return ["Events:", _indent(table(["TYPE", "REASON", "AGE", "FROM", "MESSAGE"], rows))]
 
 
+def events_section(events: Sequence[Mapping[str, Any]], now: float) -> str:
+    """The Events section of a describe page."""
+    return "\n".join(_events(events, now))
+
+
 def _indent(text: str, n: int = 2) -> str:
     return "\n".join(" " * n + line for line in text.splitlines())
 

@@ -10,6 +10,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping
 from framework.api.errors import ValidationError
 from framework.api.objects import POD_GROUP_LABEL, Node, Pod
 from transport.web.columns import frame_columns, row_of, taint_strings, unflatten
+from transport.web.devices_feed import VIEWS as DEVICE_VIEWS
 from transport.web.queues_feed import VIEWS as QUEUE_VIEWS
 
 
@@ -80,8 +81,11 @@ def page_item(kind: str, obj: Any) -> dict[str, Any]:
 
 def whole_row(kind: str, obj: Any) -> list[Any]:
     """The row of a kind without columns: PodGroups, Kueue's queues and workloads
-    (the page reads their spec and status)."""
+    (the page reads their spec and status), DRA's slices and claims (metadata and
+    their view: devices_feed.py)."""
     raw = obj.raw
+    if kind in DEVICE_VIEWS:  # the view says all the page shows of them
+        return [{"metadata": _some(raw.get("metadata"), _META)}, DEVICE_VIEWS[kind](raw)]
     return [{"metadata": _some(raw.get("metadata"), _META), "spec": raw.get("spec") or {},
              "status": raw.get("status") or {}}, view_of_object(kind, obj)]
 
@@ -93,6 +97,8 @@ def view_of(kind: str, raw: Mapping[str, Any]) -> dict[str, Any] | None:
         return node_view(raw)
     if kind in QUEUE_VIEWS:
         return QUEUE_VIEWS[kind](raw)
+    if kind in DEVICE_VIEWS:
+        return DEVICE_VIEWS[kind](raw)
     return None
 
 

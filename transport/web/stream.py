@@ -51,7 +51,8 @@ from transport.protocol.wire import ApiError, Reason
 log = logging.getLogger("ksched.web")
 
 # (scheduling.k8s.io's PodGroup by its group-qualified key: framework.api.groups)
-KINDS = ("Pod", "Node", "PodGroup", "PodGroup.scheduling.k8s.io", "ClusterQueue", "LocalQueue", "Workload")
+KINDS = ("Pod", "Node", "PodGroup", "PodGroup.scheduling.k8s.io", "ClusterQueue", "LocalQueue", "Workload",
+         "ResourceSlice", "ResourceClaim")
 MAX_BACKLOG = 100_000
 FRAME_ITEMS = 2_000
 HELLO_TIMEOUT_SECONDS = 30.0

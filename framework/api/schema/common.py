@@ -117,12 +117,12 @@ NODE_SELECTOR_TERM = Obj({
 
 
 def _at_least_one_term(sel: Mapping[str, Any], path: str, ctx: Ctx) -> None:
-    if isinstance(sel.get("nodeSelectorTerms"), list) and not sel["nodeSelectorTerms"]:
+    # ValidateNodeSelector: missing and empty are the same one error (no bare "Required value")
+    if not sel.get("nodeSelectorTerms"):
         ctx.add(required(join(path, "nodeSelectorTerms"), "must have at least one node selector term"))
 
 
-NODE_SELECTOR = Obj({"nodeSelectorTerms": ListOf(NODE_SELECTOR_TERM)}, required=("nodeSelectorTerms",),
-                    checks=(_at_least_one_term,))
+NODE_SELECTOR = Obj({"nodeSelectorTerms": ListOf(NODE_SELECTOR_TERM)}, checks=(_at_least_one_term,))
 
 # --- affinity -------------------------------------------------------------------------------
 

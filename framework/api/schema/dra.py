@@ -201,13 +201,17 @@ def _opaque(config: Mapping[str, Any], path: str, ctx: Ctx) -> None:
         ctx.add(required(at))
         return
     driver_name(_text(opaque, "driver"), join(at, "driver"), ctx)
-    params, p_at = opaque.get("parameters"), join(at, "parameters")
-    if params is None:
-        ctx.add(required(p_at))
-    elif len(json.dumps(params, separators=(",", ":"))) > OPAQUE_PARAMETERS_MAX:
-        ctx.add(too_long(p_at, OPAQUE_PARAMETERS_MAX))
-    elif not isinstance(params, dict):
-        ctx.add(invalid(p_at, "<value omitted>", "must be a valid JSON object"))
+    raw_extension(opaque.get("parameters"), join(at, "parameters"), OPAQUE_PARAMETERS_MAX, ctx)
+
+
+def raw_extension(value: Any, path: str, most: int, ctx: Ctx) -> None:
+    """validateRawExtension: a required JSON object of at most `most` bytes (as JSON)."""
+    if value is None:
+        ctx.add(required(path))
+    elif len(json.dumps(value, separators=(",", ":"))) > most:
+        ctx.add(too_long(path, most))
+    elif not isinstance(value, dict):
+        ctx.add(invalid(path, "<value omitted>", "must be a valid JSON object"))
 
 
 def _configs(configs: Any, path: str, ctx: Ctx, names: dict[str, set[str]] | None) -> None:
@@ -397,13 +401,18 @@ def check_allocation(status: Mapping[str, Any], devices: Mapping[str, Any], path
     for i, r in enumerate(results):
         r_at = f"{at}[{i}]"
         request_ref(_text(r, "request"), join(r_at, "request"), ctx, names)
-        driver_name(_text(r, "driver"), join(r_at, "driver"), ctx)
-        pool_name(_text(r, "pool"), join(r_at, "pool"), ctx)
-        device = _text(r, "device")
-        if not device:
-            ctx.add(required(join(r_at, "device")))
-        else:
-            _dns_label(device, join(r_at, "device"), ctx)
+        device_ref(r, r_at, ctx)
+
+
+def device_ref(ref: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """An allocation result's or a device status's driver, pool and device names."""
+    driver_name(_text(ref, "driver"), join(path, "driver"), ctx)
+    pool_name(_text(ref, "pool"), join(path, "pool"), ctx)
+    device = _text(ref, "device")
+    if not device:
+        ctx.add(required(join(path, "device")))
+    else:
+        _dns_label(device, join(path, "device"), ctx)
 
 
 def _claim_status(claim: Mapping[str, Any], path: str, ctx: Ctx) -> None:
@@ -412,6 +421,8 @@ def _claim_status(claim: Mapping[str, Any], path: str, ctx: Ctx) -> None:
         spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
         devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
         check_allocation(status, devices, join(path, "status"), ctx)
+        from framework.api.schema.dra_status import check_device_statuses  # it imports this module
+        check_device_statuses(status, join(path, "status"), ctx)
 
 
 CLAIM_STATUS = _closed({

@@ -63,8 +63,10 @@ def _only_true(spec: Mapping[str, Any], key: str, path: str, ctx: Ctx) -> bool:
     return value is True
 
 
-def _node_selection(spec: Mapping[str, Any], path: str, ctx: Ctx) -> list[str]:
-    """Which of nodeName, nodeSelector and allNodes `spec` (a slice or a device) sets."""
+def _node_selection(spec: Mapping[str, Any], path: str, ctx: Ctx,
+                    empty_name: str = "must be either unset or set to a non-empty string") -> list[str]:
+    """Which of nodeName, nodeSelector and allNodes `spec` (a slice or a device) sets;
+    `empty_name` is upstream's message for nodeName "" (a device's differs from a slice's)."""
     chosen: list[str] = []
     name = spec.get("nodeName")
     if isinstance(name, str):
@@ -72,7 +74,7 @@ def _node_selection(spec: Mapping[str, Any], path: str, ctx: Ctx) -> list[str]:
             chosen.append("`nodeName`")
             _node_name(name, join(path, "nodeName"), ctx)
         else:
-            ctx.add(invalid(join(path, "nodeName"), "", "must be either unset or set to a non-empty string"))
+            ctx.add(invalid(join(path, "nodeName"), "", empty_name))
     if isinstance(spec.get("nodeSelector"), dict):
         chosen.append("`nodeSelector`")
     if _only_true(spec, "allNodes", path, ctx):
@@ -124,7 +126,7 @@ def _device(device: Mapping[str, Any], path: str, ctx: Ctx, per_device: bool) ->
     for key in capacity:
         qualified_name(key, join(path, "capacity"), ctx)
     if per_device:
-        chosen = _node_selection(device, path, ctx)
+        chosen = _node_selection(device, path, ctx, "must not be empty")
         if len(chosen) == 0:
             ctx.add(required(path, _PER_DEVICE))
         elif len(chosen) > 1:

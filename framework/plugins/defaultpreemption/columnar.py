@@ -248,7 +248,5 @@ def _add_nominated(handle: Any, pod: Pod, at: dict[str, int], count: np.ndarray,
 
 
 def _named(statuses: list[Status]) -> list[Status]:
-    """NodeResourcesFit's statuses as the runtime names them (each shared object once)."""
-    for st in {id(st): st for st in statuses}.values():
-        st.plugin = FIT
-    return statuses
+    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them already)."""
+    return [st.with_plugin(FIT) for st in statuses]

@@ -115,13 +115,12 @@ class DefaultPreemption:
 
     # --- PostFilter -----------------------------------------------------------------------------
 
-    def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
-        return _prefixed(*self.evaluator.preempt(state, pod, filtered))
-
-    async def post_filter_with_extenders(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
-                                         call_extenders: CandidateFilter) -> tuple[PostFilterResult | None, Status]:
-        """post_filter with preempting extenders narrowing the candidates (callExtenders)."""
-        return _prefixed(*await self.evaluator.preempt_with_extenders(state, pod, filtered, call_extenders))
+    async def post_filter(self, state: CycleState, pod: Pod, filtered: NodeToStatus
+                          ) -> tuple[PostFilterResult | None, Status]:
+        """The one door: preempting extenders, when the handle has them, narrow the
+        candidates (callExtenders); without them nothing suspends."""
+        narrow: CandidateFilter | None = self.handle.preempting_extenders()
+        return _prefixed(*await self.evaluator.preempt(state, pod, filtered, narrow))
 
     # --- PreEnqueue (SchedulerAsyncPreemption) ---------------------------------------------------
 
@@ -287,6 +286,18 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=lambda pi: self.importance_key(pi.pod))
         return [pi.pod for pi in victims], num_violating, Status()
+
+    def resolvable_by_preemption(self, status: Status) -> bool:
+        """Whether the Filter plugin that rejected a node UnschedulableAndUnresolvable
+        says removing pods may help there (a plugin method preemption_may_resolve;
+        only DynamicResources has one). Upstream skips every such node."""
+        if self.framework is None or not status.plugin:
+            return False
+        for pl in self.framework.filter_plugins:
+            if pl.name == status.plugin:
+                may = getattr(pl, "preemption_may_resolve", None)
+                return bool(may is not None and may(status))
+        return False
 
     def _framework(self) -> Any:
         if self.framework is None:

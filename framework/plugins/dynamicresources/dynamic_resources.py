@@ -2,8 +2,10 @@
 classes too, an allocated claim must be usable on the node (its allocation's node
 selector) and not reserved to its limit by others, and the claims still unallocated
 must all be satisfiable together from the devices the node can reach (the structured
-allocator, framework/dra/allocator.py). Reserve keeps the chosen allocation in memory
-(DeviceTracker) so no other pod in flight gets the same device; PreBind writes
+allocator, framework/dra/allocator.py; for one plain request, a count of the node's
+selected free devices, device_index.py, with the allocation made at Reserve). Reserve
+keeps the chosen allocation in memory (DeviceTracker) so no other pod in flight gets
+the same device; PreBind writes
 status.allocation and status.reservedFor into each claim through the store; PostFilter
 deallocates an allocated claim that keeps the pod off every node when no other pod uses it.
 
@@ -19,12 +21,15 @@ from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.dra.allocator import Allocator, Features
+from framework.dra.pod_claims import claim_statuses
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
+from framework.plugins.dynamicresources.victims import DeviceRelease
 from framework.plugins.helper import FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 
@@ -47,7 +52,7 @@ class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
-                 "slices_by_node")
+                 "slices_by_node", "index", "single", "deferred")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -57,12 +62,21 @@ class _StateData:
         self.unavailable: set[int] = set()
         self.allocated_here: dict[int, dict[str, Any]] = {}  # claim index -> allocation chosen at Reserve
         self.slices_by_node: SlicesByNode | None = None
+        self.index: DeviceIndex | None = None
+        self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
+        self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
 
     def to_allocate(self) -> list[int]:
         return [i for i, c in enumerate(self.claims) if c.allocated is None]
+
+
+def _claim_names_used(pod: Pod) -> frozenset[str]:
+    """The names of the claims the pod may use: named ones and those its status records."""
+    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
+    return frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})
 
 
 class DynamicResources(FilterEachNode):
@@ -72,6 +86,14 @@ class DynamicResources(FilterEachNode):
         self._handle = handle
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
+        self._index: DeviceIndex | None = None
+        # pod uid -> (the pod object, the claim names it may use), for the claim hint's
+        # cheap test; the queue offers the same pod object to event after event
+        self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
+        # Filter counts free selected devices for a pod with one plain request (device_index.py)
+        # and the held devices are counted incrementally (DeviceTracker.held); False: the
+        # structured allocator on every node over every claim read again (the reference).
+        self.fast_filter = features is None or features == Features()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "DynamicResources":
@@ -143,16 +165,27 @@ class DynamicResources(FilterEachNode):
                 return None, status
         if to_allocate:
             view = self._handle.list_objects("ResourceClaim")
+            held = frozenset(self.tracker.held(view) if self.fast_filter else self.tracker.allocated(view))
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
-            slices = tuple(sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice))
+            index = self._device_index()
             try:
-                s.allocator = Allocator(features=self._features, classes=classes, slices=slices,
-                                        allocated=set(self.tracker.allocated(view)))
-                s.slices_by_node = SlicesByNode(slices)
+                s.allocator = Allocator(features=self._features, classes=classes, slices=index.slices, allocated=held)
             except ValueError as e:
                 return None, Status.error_of(str(e), NAME)
+            s.slices_by_node, s.index = index.by_node, index
+            if to_allocate == 1 and self.fast_filter:
+                (pending,) = [i for i, c in enumerate(claims) if c.allocated is None]
+                s.single = single_request(pending, claims[pending].raw, classes)
         s.claims = claims
         return None, None
+
+    def _device_index(self) -> DeviceIndex:
+        """The index of the slices in the view, built again only when one of them changed."""
+        slices = [sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice)]
+        known = self._index
+        if known is None or len(known.slices) != len(slices) or any(a is not b for a, b in zip(known.slices, slices)):
+            self._index = known = DeviceIndex(slices)
+        return known
 
     def _check_classes(self, claim: ResourceClaim) -> Status | None:
         devices = claim.spec.get("devices") or {}
@@ -175,8 +208,15 @@ class DynamicResources(FilterEachNode):
                     return _unschedulable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
-    def pre_filter_extensions(self) -> None:
-        return None
+    def pre_filter_extensions(self) -> DeviceRelease:
+        """AddPod/RemovePod for preemption's dry run: a victim's devices count as free
+        (ksched's addition; upstream 1.35 has none, docs/decisions.md)."""
+        return DeviceRelease(STATE_KEY, self._claim)
+
+    def preemption_may_resolve(self, status: Status) -> bool:
+        """Whether removing pods may turn this plugin's Filter rejection around: devices
+        that other claims hold are freed when their consumers are preempted."""
+        return status.message() == CANNOT_ALLOCATE
 
     # --- Filter -----------------------------------------------------------------------------
 
@@ -191,7 +231,10 @@ class DynamicResources(FilterEachNode):
         node_name = node.name if node is not None else ""
         unavailable = [i for i, sel in s.available_on.items() if not sel.matches(labels, node_name)]
         allocations: list[dict[str, Any]] | None = None
-        if s.allocator is not None:
+        feasible = self._feasible_by_count(s, node_name)
+        if feasible is False:
+            return _unschedulable(CANNOT_ALLOCATE)
+        if s.allocator is not None and feasible is None:
             claims = [s.claims[i].raw for i in s.to_allocate()]
             allocator = s.allocator
             if s.slices_by_node is not None:  # the same allocator over only the slices that can reach this node
@@ -208,7 +251,60 @@ class DynamicResources(FilterEachNode):
             return _unschedulable(NOT_AVAILABLE)
         if allocations is not None:
             s.node_allocations[node_name] = allocations
+        elif feasible:
+            s.deferred[node_name] = node.raw if node is not None else None
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """The columnar form: on the fast path one loop over the nodes (one shared
+        rejection), each node the fast path does not cover asked through `filter`."""
+        s = state.get(STATE_KEY)
+        if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
+            return FilterEachNode.filter_nodes(self, state, pod, nodes)
+        selected, key, need, held = s.index.selected, s.single.selectors, s.single.count, s.allocator.allocated
+        rejected = _unschedulable(CANNOT_ALLOCATE)
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            name = node.name if node is not None else ""
+            devices = selected(name, key)
+            if devices is None:
+                out.append(self.filter(state, pod, ni))
+            elif sum(1 for d in devices if d not in held) >= need:
+                s.deferred[name] = node.raw if node is not None else None
+                out.append(None)
+            else:
+                out.append(rejected)
+        return out
+
+    @staticmethod
+    def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:
+        """The fast path: whether enough selected devices of the node are free for the
+        pod's one request; None when it does not apply (the allocator decides)."""
+        if s.single is None or s.index is None or s.allocator is None:
+            return None
+        selected = s.index.selected(node_name, s.single.selectors)
+        if selected is None:
+            return None
+        held = s.allocator.allocated
+        free = 0
+        for device in selected:
+            if device not in held:
+                free += 1
+                if free == s.single.count:
+                    return True
+        return False
+
+    def _allocate_deferred(self, s: _StateData, node_name: str) -> list[dict[str, Any]] | Status:
+        """Reserve on a node the fast path passed: the allocator's allocation there."""
+        assert s.allocator is not None and s.slices_by_node is not None
+        a = s.allocator
+        allocator = Allocator(features=a.features, classes=a.classes, slices=s.slices_by_node.for_node(node_name),
+                              allocated=a.allocated)
+        try:
+            return allocator.allocate(s.deferred[node_name], [s.claims[i].raw for i in s.to_allocate()])
+        except ValueError as e:
+            return Status.error_of(str(e), NAME)
 
     def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
         """For `ksched explain`: each claim of the pod that keeps it off this node, and
@@ -276,6 +372,11 @@ class DynamicResources(FilterEachNode):
         if not pending:
             return None
         allocations = s.node_allocations.get(node_name)
+        if not allocations and node_name in s.deferred:
+            found = self._allocate_deferred(s, node_name)
+            if isinstance(found, Status):
+                return found
+            allocations = s.node_allocations[node_name] = found
         if not allocations:
             return Status.error_of("claim allocation not found for node", NAME)
         if len(allocations) != len(pending):
@@ -340,6 +441,9 @@ class DynamicResources(FilterEachNode):
     def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, ResourceClaim):
             return QueueingHint.Queue
+        deallocated = isinstance(old, ResourceClaim) and old.allocated is not None and new.allocated is None
+        if not deallocated and not self._may_be_the_pods(pod, new):
+            return QueueingHint.QueueSkip  # what the full reading below answers for a claim not the pod's
         try:
             uses = any(c.uid == new.uid for c in self._pod_claims(pod))
         except ClaimsNotReady:
@@ -351,6 +455,17 @@ class DynamicResources(FilterEachNode):
         if old is None:
             return QueueingHint.Queue
         return QueueingHint.QueueSkip if getattr(old, "status", None) == new.status else QueueingHint.Queue
+
+    def _may_be_the_pods(self, pod: Pod, claim: ResourceClaim) -> bool:
+        """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
+        if claim.namespace != pod.namespace:
+            return False
+        known = self._names.get(pod.uid)
+        if known is None or known[0] is not pod:
+            if len(self._names) >= 10_000:
+                self._names.clear()
+            known = self._names[pod.uid] = (pod, _claim_names_used(pod))
+        return claim.name in known[1]
 
     def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:

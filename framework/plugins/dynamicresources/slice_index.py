@@ -27,6 +27,11 @@ class SlicesByNode:
         self._local = local
         self._shared = shared
 
+    @property
+    def shared(self) -> bool:
+        """Whether some pool is offered to every node (not all its slices name one node)."""
+        return bool(self._shared)
+
     def for_node(self, node_name: str) -> list[Mapping[str, Any]]:
         mine = self._local.get(node_name, [])
         indices = sorted(mine + self._shared) if self._shared and mine else (mine or self._shared)

@@ -6,7 +6,7 @@ PreBind that the store's watch has not delivered back yet. Two pods in flight ne
 the same device: the second one's allocator sees the first one's pending allocation."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import AbstractSet, Any, Iterable, Mapping
 
 from framework.api.dra_kinds import ResourceClaim
 from framework.dra.from_objects import allocated_devices
@@ -24,6 +24,10 @@ class DeviceTracker:
     def __init__(self) -> None:
         self._pending: dict[str, ResourceClaim] = {}  # claim uid -> the claim with its in-flight allocation
         self._assumed: dict[str, ResourceClaim] = {}  # claim uid -> the claim PreBind wrote, until seen back
+        # held(): per claim uid the claim object last counted and the devices it holds,
+        # and per device how many counted claims hold it
+        self._counted: dict[str, tuple[ResourceClaim, frozenset[str]]] = {}
+        self._holders: dict[str, int] = {}
 
     def has_pending(self, uid: str) -> bool:
         return uid in self._pending
@@ -61,3 +65,47 @@ class DeviceTracker:
         for uid in [u for u in self._assumed if u not in seen]:
             del self._assumed[uid]  # the claim was in the view before PreBind wrote it: now deleted
         return allocated_devices(claims)
+
+    def held(self, view: Iterable[ResourceClaim]) -> AbstractSet[str]:
+        """What allocated(view) answers, kept between calls: only a claim whose object
+        changed since the last call (a new version in the view, an allocation in flight
+        or written) is read again. The answer is a live view: read it before the next call."""
+        seen: set[str] = set()
+        pending, assumed, counted = self._pending, self._assumed, self._counted
+        for claim in view:  # the common case inline: a claim neither in flight nor written, unchanged
+            uid = claim.uid
+            seen.add(uid)
+            effective = pending.get(uid) or (self.current(claim) if uid in assumed else claim)
+            known = counted.get(uid)
+            if known is None or known[0] is not effective:
+                self._count(uid, effective)
+        for uid in [u for u in assumed if u not in seen]:  # written, then deleted before the view had it
+            del assumed[uid]
+        for uid, claim in pending.items():
+            if uid not in seen:
+                seen.add(uid)
+                self._count(uid, claim)
+        if len(counted) != len(seen):  # every uid seen is counted now: the others are gone
+            for uid in [u for u in counted if u not in seen]:
+                self._uncount(uid)
+        return self._holders.keys()
+
+    def _count(self, uid: str, claim: ResourceClaim) -> None:
+        known = self._counted.get(uid)
+        if known is not None and known[0] is claim:
+            return
+        if known is not None:
+            self._uncount(uid)
+        devices = allocated_devices([claim])
+        self._counted[uid] = (claim, devices)
+        for device in devices:
+            self._holders[device] = self._holders.get(device, 0) + 1
+
+    def _uncount(self, uid: str) -> None:
+        _, devices = self._counted.pop(uid)
+        for device in devices:
+            left = self._holders[device] - 1
+            if left:
+                self._holders[device] = left
+            else:
+                del self._holders[device]

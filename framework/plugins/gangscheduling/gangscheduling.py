@@ -5,11 +5,19 @@ policy (upstream pkg/scheduler/framework/plugins/gangscheduling, the pod-by-pod 
 A pod names its PodGroup in spec.schedulingGroup.podGroupName (same namespace).
 PreEnqueue holds it until the PodGroup exists and minCount pods name it. Reserve
 counts it as assumed; Permit holds it until the group's assumed and bound members
-reach minCount, then allows every waiting member; Unreserve forgets it. Pods of a
+reach minCount, then allows every waiting member; Unreserve forgets it. A member
+the whole-group cycle placed together with its quorum (framework/workload/
+group_cycle.py, its GroupCycleState in the CycleState) passes Permit at once. Pods of a
 basic group, and pods in no group, pass every point.
 
 The group deadline is upstream's: one per group, 300 s from its first waiter,
-renewed once it has passed (workloadmanager's SchedulingTimeout)."""
+renewed once it has passed (workloadmanager's SchedulingTimeout).
+
+A group its early stop rejected backs off as one, as the group cycle does: for the
+pod backoff's span (1 s doubling to 10 s with each rejection in a row, the queue's
+defaults), a member reaching Permit waits without activating its siblings. Without
+it each member freed by the rejection fits again, activates the others and is
+rejected again at once: a livelock."""
 from __future__ import annotations
 
 from typing import Any, Hashable
@@ -19,10 +27,13 @@ from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
     NodeToStatus, PostFilterResult, QueueingHint, SignPurpose, Status)
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState
 from framework.workload.policy import GroupPolicy, group_policy_of, placement_feasible
 
 PLUGIN_NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300.0
+GROUP_BACKOFF_INITIAL_SECONDS = 1.0
+GROUP_BACKOFF_MAX_SECONDS = 10.0
 QUORUM_NOT_PRESENT = "waiting for minCount pods from a gang to appear in scheduling queue"
 QUORUM_NOT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 
@@ -40,6 +51,8 @@ class GangScheduling:
         self.assumed: dict[tuple[str, str], set[str]] = {}  # (namespace, group) -> uids reserved
         self.deadlines: dict[tuple[str, str], float] = {}  # (namespace, group) -> its Permit deadline
         self.allowed: set[str] = set()  # uids let through at Permit, until unreserved or bound
+        self.rejections: dict[tuple[str, str], int] = {}  # early stops in a row, per group
+        self.backoff_until: dict[tuple[str, str], float] = {}  # no sibling activation before this
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "GangScheduling":
@@ -122,7 +135,14 @@ class GangScheduling:
             if wp is not None and wp.decided is None:
                 wp.reject(self.name, message)
         self.deadlines.pop(key, None)
+        self._back_off(key)
         return None, Status(Code.Unschedulable, message)
+
+    def _back_off(self, key: tuple[str, str]) -> None:
+        n = self.rejections.get(key, 0) + 1
+        self.rejections[key] = n
+        span = min(GROUP_BACKOFF_INITIAL_SECONDS * 2 ** min(n - 1, 16), GROUP_BACKOFF_MAX_SECONDS)
+        self.backoff_until[key] = self.handle.now() + span
 
     # --- Reserve / Unreserve ------------------------------------------------------------------
 
@@ -157,14 +177,24 @@ class GangScheduling:
             return None, 0
         key = (pod.namespace, group)
         members = self.members(pod.namespace, group)
+        together = state.get(GROUP_CYCLE_KEY)
+        if isinstance(together, GroupCycleState):
+            # Placed by the whole-group cycle: its members placed together plus the
+            # bound ones make the quorum, or the cycle would not have kept them.
+            if len(together.placed | {p.uid for p in members if p.node_name}) >= policy.quorum:
+                self.deadlines.pop(key, None)
+                self.allowed.add(pod.uid)
+                return None, 0
         assumed = self.assumed.get(key, set())
         ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | {p.uid for p in members if p.node_name}
         if len(ready) < policy.quorum:
             unscheduled = [p for p in members if not p.node_name and p.uid not in assumed and p.uid != pod.uid]
-            if unscheduled:
+            if unscheduled and self.handle.now() >= self.backoff_until.get(key, 0.0):
                 self.handle.activate_pods(unscheduled)
             return Status(Code.Wait, QUORUM_NOT_SCHEDULED), self._timeout(key)
         self.deadlines.pop(key, None)
+        self.rejections.pop(key, None)
+        self.backoff_until.pop(key, None)
         self.allowed.add(pod.uid)
         for uid in sorted(assumed):
             wp = self.handle.get_waiting_pod(uid)

@@ -49,6 +49,9 @@ PRE_FILTER_STATE_KEY = "PreFilterNodeResourcesFit"
 PRE_SCORE_STATE_KEY = "PreScoreNodeResourcesFit"
 
 
+FIT_NAME = "NodeResourcesFit"
+
+
 # --- the plugin --------------------------------------------------------------------------------
 
 class PreFilterState:
@@ -147,7 +150,7 @@ def shortage_status(mask: int, checks: Checks) -> Status | None:
     reasons = ["Too many pods"] if mask & _SHORT_PODS else []
     reasons.extend(f"Insufficient {name}" for k, name in enumerate(checks.names) if mask & (_FIRST_RESOURCE_BIT << k))
     code = Code.UnschedulableAndUnresolvable if mask & _SHORT_BEYOND_ALLOCATABLE else Code.Unschedulable
-    return Status(code, *reasons)
+    return Status(code, *reasons, plugin=FIT_NAME)
 
 
 def node_shortage(checks: Checks, node_info: NodeInfo) -> int:
@@ -225,7 +228,7 @@ class NodeResourcesFit:
     """Filters out nodes without room for the pod's requests and scores the rest by
     the configured strategy. No ScoreExtensions: scores are already 0..100."""
 
-    name = "NodeResourcesFit"
+    name = FIT_NAME
     # FilterReadsPlugin: requests summed over the node's pods; fewer pods never fail more.
     filter_reads = FilterReads.NODE_AND_POD_REQUESTS
 

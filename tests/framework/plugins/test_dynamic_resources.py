@@ -214,3 +214,18 @@ async def test_ksched_explain_reports_the_unsatisfied_claim_under_each_node() ->
     assert "CLAIM" in report and "NOT SATISFIED BECAUSE" in report
     assert any("default/gpu-claim" in line and "no device on this node matches" in line
                for line in report.splitlines())
+
+
+def test_the_claim_hint_sees_a_claim_the_pods_newer_status_records_for_it() -> None:
+    raw = m.resource_claim("trainer-gpu-x7k2p", count=1)
+    raw["metadata"].update(uid="made-uid", resourceVersion="3", ownerReferences=[
+        {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "trainer-uid", "controller": True}])
+    made = ResourceClaim(raw)
+    plugin, _, _ = _world(made)
+    hint = {e.event.resource: e for e in plugin.events_to_register()}["ResourceClaim"].hint
+    waiting = Pod({**m.pod_with_template(), "metadata": {"name": "trainer", "namespace": "default",
+                                                         "uid": "trainer-uid"}})
+    assert hint(waiting, None, made) == QueueingHint.QueueSkip  # its claim not recorded yet
+    recorded = Pod({**waiting.raw, "status": {"resourceClaimStatuses": [
+        {"name": "gpu", "resourceClaimName": "trainer-gpu-x7k2p"}]}})
+    assert hint(recorded, None, made) == QueueingHint.Queue

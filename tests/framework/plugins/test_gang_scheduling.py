@@ -16,6 +16,7 @@ from framework.plugins import in_tree_registry
 from framework.plugins.gangscheduling.gangscheduling import (QUORUM_NOT_PRESENT, QUORUM_NOT_SCHEDULED,
     SCHEDULING_TIMEOUT_SECONDS, GangScheduling, own_pod_group_added, same_group_pod_added)
 from framework.waiting import WaitingPod
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState
 from framework.workload.policy import GroupPolicy, group_policy_of, placement_feasible
 
 NOW = 1767225600.0
@@ -237,3 +238,15 @@ def test_group_members_refuse_a_failure_signature_and_sign_for_placement() -> No
     assert plugin.sign_pod(P1, SignPurpose.FAILURE) is None
     assert plugin.sign_pod(P1, SignPurpose.PLACEMENT) == ()
     assert plugin.sign_pod(gpod("solo"), SignPurpose.FAILURE) == ()
+
+
+def test_members_the_group_cycle_placed_together_pass_permit_without_waiting() -> None:
+    c = Cluster([P1, P2, P3], GANGS)
+    for p in (P1, P2, P3):
+        c.plugin.reserve(CycleState(), p, "some-node")
+    short, whole = CycleState(), CycleState()
+    short.write(GROUP_CYCLE_KEY, GroupCycleState(frozenset({"p1", "p2"})))
+    whole.write(GROUP_CYCLE_KEY, GroupCycleState(frozenset({"p1", "p2", "p3"})))
+    assert c.plugin.permit(short, P1, "some-node")[0] == Status(Code.Wait, QUORUM_NOT_SCHEDULED)
+    assert c.plugin.permit(whole, P1, "some-node") == (None, 0)
+    assert len(c.handle.waiting_pods) == 0

@@ -12,7 +12,8 @@ const KEEP_SAMPLES = 600;
 const state = {
   rv: 0,
   objects: { Pod: new Map(), Node: new Map(), PodGroup: new Map(), [SCHEDULING_POD_GROUP]: new Map(),
-    ClusterQueue: new Map(), LocalQueue: new Map(), Workload: new Map() },
+    ClusterQueue: new Map(), LocalQueue: new Map(), Workload: new Map(),
+    ResourceSlice: new Map(), ResourceClaim: new Map() },  // DRA: devices per node (nodes.js)
   samples: [],
   waiting: new Map(),        // pod key -> {pod, group, node, deadline (server wall time)}
   skew: 0,                   // server clock minus ours, seconds
@@ -37,7 +38,7 @@ const serverNow = () => Date.now() / 1000 + state.skew;
 
 const meta = (o) => o.metadata || {};
 const podKey = (o) => `${meta(o).namespace || "default"}/${meta(o).name}`;
-const CLUSTER_SCOPED = new Set(["Node", "ClusterQueue"]);
+const CLUSTER_SCOPED = new Set(["Node", "ClusterQueue", "ResourceSlice"]);
 const keyOf = (kind, o) => (CLUSTER_SCOPED.has(kind) ? meta(o).name : podKey(o));
 const showName = (key) => (key.startsWith("default/") ? key.slice(8) : key);
 

@@ -8,7 +8,7 @@ const MAX_CHIPS = 40;        // pod names drawn per node card
 const CELL = 14;             // map cell pitch in CSS pixels (12 px cell, 2 px gap)
 const FREE = "(no label)";
 
-const nodeMap = { groups: [], where: new Map(), shape: "", observer: null, visible: new Set(), usage: new Map() };
+const nodeMap = { groups: [], where: new Map(), shape: "", observer: null, visible: new Set(), usage: new Map(), devices: new Map() };
 
 // What the pods bound to a node request, kept up to date one change at a time (apply() in
 // app.js calls this with -1 for the old version of a pod and +1 for the new one).
@@ -54,7 +54,37 @@ function nodeCard({ obj, view }, usage, waitingOn) {
     <h3>${esc(name)} <span class="state">${view.unschedulable ? "Ready,SchedulingDisabled" : "Ready"}</span></h3>
     ${bar("cpu", u.cpu, view.cpu)}${bar("memory", u.memory, view.memory)}${bar("pods", u.pods, view.pods)}
     ${view.taints.length ? `<div class="taints">taints: ${esc(view.taints.join(", "))}</div>` : ""}
-    <div class="chips">${chips.join("")}${more}</div></div>`;
+    ${deviceChips(name)}<div class="chips">${chips.join("")}${more}</div></div>`;
+}
+
+// DRA: per node, the devices its ResourceSlices publish, each with the claim that holds
+// it and the claim's pods (transport/web/devices_feed.py sends the views joined here).
+function devicesByNode() {
+  const holders = new Map();
+  for (const [key, { view }] of state.objects.ResourceClaim) {
+    for (const id of (view && view.devices) || []) holders.set(id, { claim: key, pods: view.pods || [] });
+  }
+  const out = new Map();
+  for (const { view } of state.objects.ResourceSlice.values()) {
+    if (!view || !view.node) continue;
+    const list = out.get(view.node) || [];
+    for (const id of view.devices || []) list.push({ id, name: id.split("/").pop(), holder: holders.get(id) || null });
+    out.set(view.node, list);
+  }
+  for (const list of out.values()) list.sort((a, b) => natural(a.id, b.id));
+  return out;
+}
+
+function deviceChips(name) {
+  const devices = (nodeMap.devices && nodeMap.devices.get(name)) || [];
+  if (!devices.length) return "";
+  const held = devices.filter((d) => d.holder).length;
+  const chips = devices.map((d) => {
+    const h = d.holder;
+    const who = h ? `${showName(h.claim)}${h.pods.length ? ` (${h.pods.join(", ")})` : ""}` : "free";
+    return `<span class="device${h ? " held" : ""}" data-device="${esc(d.id)}" title="${esc(d.id)}: ${esc(h ? `allocated to claim ${who}` : "free")}">${esc(d.name)} · ${esc(who)}</span>`;
+  });
+  return `<div class="devices"><span class="what">devices ${held}/${devices.length} allocated</span>${chips.join("")}</div>`;
 }
 
 function waitingByNode() {
@@ -80,6 +110,7 @@ function shownNodes() {
 function renderNodes() {
   const usage = usageByNode();
   nodeMap.usage = usage;
+  nodeMap.devices = devicesByNode();
   const { all, shown } = shownNodes();
   $("#node-count").textContent = shown.length === all ? `(${all})` : `(${shown.length} of ${all})`;
   const mode = $("#node-mode").value;
@@ -207,6 +238,8 @@ function tipText(e) {
     `memory ${usedOf("memory", u.memory, view.memory)} (${s.memory}%)`,
     `pods ${usedOf("pods", u.pods, view.pods)} (${s.pods}%)`];
   if (view.taints.length) lines.push(`taints: ${view.taints.join(", ")}`);
+  const devices = (nodeMap.devices && nodeMap.devices.get(name)) || [];
+  if (devices.length) lines.push(`devices ${devices.filter((d) => d.holder).length}/${devices.length} allocated`);
   return lines.join("\n");
 }
 

@@ -1,0 +1,208 @@
+"""The Scheduler actor's whole-group cycle (upstream's scheduleOnePodGroup /
+podGroupCycle / submitPodGroupAlgorithmResult) for a gang the queue popped as one
+unit (actors/queue/group_pop.py's QueuedPodGroup).
+
+In one turn of the scheduler's loop, nothing suspending: the members still pending
+are ordered (priority, then first attempt), tried in one snapshot by
+framework/workload/group_cycle.py's `place_group` through a CachePlacer over the
+scheduler's own cache and algorithm (batching included). When minCount is reached,
+every placed member runs Permit with the group's GroupCycleState (GangScheduling lets
+it through at once; another plugin may still make it wait) and goes to its binding
+cycle, as `schedule_one` sends a pod. Otherwise nothing stays assumed and every
+member goes to the failure handler: its own FitError when it failed itself, the
+group's reason when it was placed and undone or never tried. Either way the
+PodGroup's PodGroupScheduled condition is written (framework/workload/group_status.py).
+
+A gang whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from actors.binding import AssumedPod, undo_assume
+from actors.base import new_reply
+from actors.queue.actor import Done, TakeMembers
+from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
+from actors.scheduler_views import Attempt
+from framework.api.groups import POD_GROUP_KEY
+from framework.api.objects import Pod
+from framework.api.workload_api import SchedulingPodGroup
+from framework.attempt_outcome import KeptNodeToStatus
+from framework.interface import Code, QueuedPodInfo, Status
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, place_group
+from framework.workload.group_status import scheduled_condition, with_condition
+from framework.workload.member_placer import CachePlacer
+from framework.workload.policy import GroupPolicy, group_policy_of
+
+if TYPE_CHECKING:
+    from actors.scheduler import Scheduler
+    from framework.runtime import Framework
+
+
+def mixed_profiles_message(a: str, b: str) -> str:
+    return f"all pods in a single pod group should have the same .spec.schedulerName set, got: {a!r} and {b!r}"
+
+
+class Placement(Protocol):
+    """How the cycle places a group: `place_group` over the whole cluster by default;
+    the topology layer (framework/workload/topology.py) plugs in its own, which calls
+    `place_group` per domain with the same placer (keep=False) and returns the result
+    of its last call (keep=True in the domain it picks): the placer's `tries` are
+    that call's, and the binding and failure paths read them."""
+
+    def __call__(self, policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *,
+                 scheduled: int) -> GroupPlacement: ...
+
+
+def whole_cluster(policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *, scheduled: int) -> GroupPlacement:
+    return place_group(policy, pods, placer, scheduled=scheduled)
+
+
+class GroupCycle:
+    def __init__(self, sched: "Scheduler", placement: Placement = whole_cluster) -> None:
+        self.sched = sched
+        self.placement = placement
+        self._placers: dict[str, CachePlacer] = {}  # per profile
+        self.cycles = 0  # whole-group cycles run (tests and stats)
+
+    async def run(self, group: QueuedPodGroup) -> None:
+        s = self.sched
+        live: list[QueuedPodInfo] = []
+        for qpi in group.members:
+            current = s.pending.get(qpi.pod.key)
+            if current is None or current.is_deleting or s.cache.get_pod(qpi.pod.key) is not None:
+                s.queue.try_tell(Done(pod_key=qpi.pod.key))  # deleted, bound or assumed meanwhile
+                continue
+            qpi.pod = current
+            live.append(qpi)
+        live += await self._late_members(group)
+        pg = s.objects.get(POD_GROUP_KEY, group.namespace, group.name)
+        if not isinstance(pg, SchedulingPodGroup) or not pg.policy.gang:
+            for qpi in live:
+                await s.schedule_one(qpi)
+            return
+        if not live:
+            return
+        profiles = sorted({q.pod.scheduler_name for q in live})
+        if len(profiles) > 1:
+            error = Status(Code.Error, mixed_profiles_message(profiles[1], profiles[0]))
+            started = s.clock.now()
+            for qpi in live:
+                s.attempts[qpi.pod.key] = Attempt(error=error.message())
+                s.handle_failure(qpi, error, "", started)
+            return
+        self.cycles += 1
+        self._cycle(pg, live)
+
+    async def _late_members(self, group: QueuedPodGroup) -> list[QueuedPodInfo]:
+        """Members the view holds pending but the pop lacked: their AddPod reached the
+        queue after the pop was answered. One ask, answered after those AddPods (one
+        sender, one mailbox); members PreEnqueue still refuses stay queued."""
+        s = self.sched
+        popped = set(group.keys)
+        missing = tuple(p.key for p in s.objects.scheduling_group_pods(group.namespace, group.name)
+                        if p.key in s.pending and p.key not in popped and not p.node_name and not p.is_deleting
+                        and s.cache.get_pod(p.key) is None)
+        if not missing:
+            return []
+        reply = new_reply()
+        if not s.queue.try_tell(TakeMembers(keys=missing, reply=reply)):
+            return []
+        late: list[QueuedPodInfo] = await reply
+        for qpi in late:
+            qpi.pod = s.pending.get(qpi.pod.key, qpi.pod)
+        return late
+
+    def _placer(self, fwk: "Framework") -> CachePlacer:
+        placer = self._placers.get(fwk.profile_name)
+        if placer is None:
+            s = self.sched
+            placer = self._placers[fwk.profile_name] = CachePlacer(fwk, s.algorithm, s.cache, s.snapshot)
+
+            def counted(pod: object) -> None:
+                s.stats.attempts += 1  # each member is an attempt (batching reads the count)
+
+            placer.on_attempt = counted
+        placer.tries.clear()
+        return placer
+
+    def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
+        s = self.sched
+        started = s._started = s.clock.now()
+        fwk = s._views[live[0].pod.scheduler_name][0]
+        order = member_order([q.pod for q in live], [q.initial_attempt_timestamp for q in live])
+        members = [live[i] for i in order]
+        for qpi in members:
+            s.attempts[qpi.pod.key] = Attempt()
+        outside = [p for p in s.objects.scheduling_group_pods(pg.namespace, pg.name)
+                   if p.node_name or s.cache.get_pod(p.key) is not None]
+        placer = self._placer(fwk)
+        result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
+        if result.feasible:
+            self._bind_placed(fwk, placer, result, members, started)
+        else:
+            self._reject(placer, result, members, started)
+        now_ns = int(s.clock.now() * 1e9)
+        written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)
+        if written is not None:
+            fwk.handle.update_object_later(written)
+
+    def _bind_placed(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement,
+                     members: list[QueuedPodInfo], started: float) -> None:
+        s = self.sched
+        together = GroupCycleState(frozenset(result.placed))
+        for qpi in members:
+            t = placer.tries.get(qpi.pod.uid)
+            if qpi.pod.uid not in result.placed or t is None or t.assumed is None:
+                self._fail(placer, result, qpi, started)
+                continue
+            t.state.write(GROUP_CYCLE_KEY, together)
+            s.attempts[qpi.pod.key].result = t.result
+            if s.nominator.node_of(qpi.pod):
+                s.nominator.delete(qpi.pod)
+            a = AssumedPod(fwk=fwk, state=t.state, qpi=qpi, pod=t.assumed, node_name=t.node, permit=None,
+                           assumed_at=s.clock.now())
+            status, timeouts = fwk.run_permit(t.state, t.assumed, t.node)
+            if status.is_wait():
+                a.permit = s._park(fwk, t.assumed, t.node, timeouts)
+                status = Status()
+            if status.is_success():
+                s._finish_cycle(qpi, a, status, None)
+                continue
+            undo_assume(a, s.cache, s.record)
+            qpi.unschedulable_plugins = {status.plugin} if status.is_rejected() and status.plugin else set()
+            qpi.pending_plugins = set()
+            s.handle_failure(qpi, status, "", started)
+
+    def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
+                started: float) -> None:
+        for qpi in members:
+            self._fail(placer, result, qpi, started)
+
+    def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float) -> None:
+        """One member's end of a cycle that did not place it: its own FitError (or the
+        one of the same-signature member whose verdict it took), else the group's."""
+        s = self.sched
+        uid = qpi.pod.uid
+        status = result.unplaced.get(uid, result.status)
+        if uid in result.placed:  # placed, then undone with its group
+            status, nominated = Status(Code.Unschedulable, result.status.message()), ""
+        else:
+            nominated = None
+        origin = next((t for u, t in placer.tries.items() if result.unplaced.get(u) is status), None)
+        fit = origin.fit_error if origin is not None else None
+        attempt = s.attempts[qpi.pod.key]
+        if fit is not None:
+            attempt.fit_error = fit
+            qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
+            if not isinstance(fit.diagnosis.node_to_status, KeptNodeToStatus):
+                fit.diagnosis.node_to_status = KeptNodeToStatus(fit.diagnosis.node_to_status)
+        elif status.is_rejected():
+            qpi.unschedulable_plugins, qpi.pending_plugins = {GANG_PLUGIN}, set()
+        else:
+            attempt.error = status.message()
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+        s.handle_failure(qpi, status, nominated, started)
+
+
+__all__ = ["GroupCycle", "Placement", "mixed_profiles_message", "whole_cluster"]

@@ -1,0 +1,108 @@
+"""What the DynamicResources plugin remembers about the published devices between pods,
+for one set of ResourceSlices (a slice added, changed or deleted gives a new index): the
+slices by node (slice_index.SlicesByNode) and, per node whose pools are its own (every
+slice of them names the node), the devices that one device class's and one request's
+CEL selectors select there, in the allocator's order. A device's verdict is worked out
+once per selector set, not once per pod and node.
+
+The fast Filter path (a pod with one claim to allocate, one ExactCount request) counts
+these devices that no claim holds; any case it does not cover exactly (pools reached
+through allNodes or node selectors, incomplete or invalid pools, a CEL error) answers
+None here, and the plugin runs the structured allocator as before."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
+from framework.dra.pools import gather_pools
+from framework.plugins.dynamicresources.slice_index import SlicesByNode
+
+SelectorKey = tuple[tuple[str, ...], tuple[str, ...]]  # (the class's CEL expressions, the request's)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SingleRequest:
+    """The one request of the one claim a pod still needs allocated, when the fast path applies."""
+    claim_index: int
+    class_name: str
+    count: int
+    selectors: SelectorKey
+
+
+def _expressions(selectors: Sequence[Any]) -> tuple[str, ...] | None:
+    out = []
+    for sel in selectors:
+        expression = ((sel or {}).get("cel") or {}).get("expression", "") if isinstance(sel, Mapping) else ""
+        if not expression:
+            return None  # the allocator reports the empty selector
+        out.append(str(expression))
+    return tuple(out)
+
+
+def single_request(claim_index: int, claim: Mapping[str, Any],
+                   classes: Mapping[str, Mapping[str, Any]]) -> SingleRequest | None:
+    """The claim's request when the claim is one plain ExactCount request (no
+    firstAvailable, admin access or constraints) of an existing class; else None."""
+    devices = (claim.get("spec") or {}).get("devices") or {}
+    requests = devices.get("requests") or []
+    if len(requests) != 1 or devices.get("constraints"):
+        return None
+    exactly = requests[0].get("exactly")
+    if not isinstance(exactly, Mapping) or exactly.get("adminAccess") is not None:
+        return None
+    if (exactly.get("allocationMode") or "ExactCount") != "ExactCount":
+        return None
+    count = int(exactly.get("count") or 0)
+    cls = classes.get(exactly.get("deviceClassName") or "")
+    if cls is None or not 1 <= count <= 32:
+        return None
+    class_exprs = _expressions((cls.get("spec") or {}).get("selectors") or [])
+    request_exprs = _expressions(exactly.get("selectors") or [])
+    if class_exprs is None or request_exprs is None:
+        return None
+    return SingleRequest(claim_index=claim_index, class_name=str(exactly["deviceClassName"]), count=count,
+                         selectors=(class_exprs, request_exprs))
+
+
+class DeviceIndex:
+    def __init__(self, slices: Sequence[Mapping[str, Any]]) -> None:
+        self.slices = tuple(slices)
+        self.by_node = SlicesByNode(self.slices)
+        self._selected: dict[tuple[str, SelectorKey], tuple[str, ...] | None] = {}
+
+    def selected(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
+        """"<driver>/<pool>/<device>" of the node's devices the selectors select, in the
+        allocator's order; None when the node's devices are not all its own or a pool
+        is incomplete or invalid, or a selector fails (the allocator decides then)."""
+        cache_key = (node_name, key)
+        if cache_key not in self._selected:
+            self._selected[cache_key] = self._select(node_name, key)
+        return self._selected[cache_key]
+
+    def _select(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
+        if self.by_node.shared:
+            return None
+        slices = self.by_node.for_node(node_name)
+        pools = gather_pools(slices, {"metadata": {"name": node_name}}, False)
+        if any(p.incomplete or p.invalid for p in pools):
+            return None
+        compiled = []
+        try:
+            for expression in key[0] + key[1]:
+                compiled.append(compile_selector(expression, False))
+        except CELCompileError:
+            return None
+        out: list[str] = []
+        for pool in pools:
+            for s in pool.targeting:
+                for d in (s.get("spec") or {}).get("devices") or []:
+                    if d.get("bindingConditions") or d.get("consumesCounters"):
+                        continue  # never allocated with those gates off
+                    device = device_from_api(pool.driver, d)
+                    try:
+                        if all(sel.matches(device) for sel in compiled):
+                            out.append(f"{pool.driver}/{pool.name}/{d.get('name', '')}")
+                    except CELEvalError:
+                        return None
+        return tuple(out)

@@ -1,0 +1,103 @@
+"""CachePlacer: the MemberPlacer of framework/workload/group_cycle.py over a Cache and
+its Snapshot, a profile's Framework and the scheduling algorithm. No I/O.
+
+A member is tried as one scheduling attempt without PostFilter (upstream's group
+cycle defers preemption to the group): the snapshot is brought up to date (the
+members assumed before it are in it), the algorithm runs (batching's hint included,
+so same-signature members reuse the previous member's ranking), and a member that
+finds a node is assumed into the cache and Reserved. `undo` Unreserves it and
+forgets it. What each try left (its CycleState, the assumed copy, the algorithm's
+result or FitError) stays in `tries` for the owner: the scheduler actor binds from
+it or hands its FitError to the failure handler."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Collection, Hashable
+
+from framework.algorithm import SchedulingAlgorithm
+from framework.api.objects import Pod
+from framework.attempt_outcome import FitError, NoNodesAvailable, ScheduleResult, SchedulingError
+from framework.batching import batching_signer
+from framework.cache import Cache, Snapshot
+from framework.node_table import ColumnarNodes
+from framework.runtime import Framework
+from framework.types import Code, CycleState, Status
+from framework.workload.group_cycle import MemberTry
+
+
+@dataclass(slots=True)
+class Try:
+    """One member's try: its CycleState, and either the assumed copy and node or the
+    FitError (None for other failures)."""
+
+    state: CycleState
+    assumed: Pod | None = None
+    node: str = ""
+    result: ScheduleResult | None = None
+    fit_error: FitError | None = None
+
+
+def restricted(snapshot: Snapshot, node_names: Collection[str]) -> Snapshot:
+    """The snapshot with only these nodes to filter (in snapshot order); the affinity
+    lists and the node map stay whole, as a placement narrows where members go, not
+    what they see."""
+    view = copy.copy(snapshot)
+    wanted = set(node_names)
+    positions = [i for name, i in snapshot.index.items() if name in wanted] if snapshot.index else \
+        [i for i, n in enumerate(snapshot.node_info_list) if n.name in wanted]
+    positions.sort()
+    nodes = snapshot.node_info_list
+    view.node_info_list = nodes.take(positions) if isinstance(nodes, ColumnarNodes) else [nodes[i] for i in positions]
+    return view
+
+
+class CachePlacer:
+    def __init__(self, fwk: Framework, algorithm: SchedulingAlgorithm, cache: Cache, snapshot: Snapshot,
+                 *, has_extenders: bool = False) -> None:
+        self.fwk = fwk
+        self.algorithm = algorithm
+        self.cache = cache
+        self.snapshot = snapshot
+        self.signer = batching_signer(fwk, has_extenders)
+        self.tries: dict[str, Try] = {}  # uid -> its last try
+        self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
+
+    def signature(self, pod: Pod) -> Hashable | None:
+        return self.signer.sign(pod, nominated=bool(pod.nominated_node_name))
+
+    def try_member(self, pod: Pod, node_names: Collection[str] | None) -> MemberTry:
+        self.cache.update_snapshot(self.snapshot)
+        self.fwk.handle.set_snapshot(self.snapshot)
+        view = self.snapshot if node_names is None else restricted(self.snapshot, node_names)
+        t = self.tries[pod.uid] = Try(CycleState())
+        self.on_attempt(pod)
+        try:
+            result = self.algorithm.schedule_pod(self.fwk, t.state, pod, view)
+        except FitError as e:
+            t.fit_error = e
+            return MemberTry(status=Status(Code.Unschedulable, e.message()))
+        except NoNodesAvailable as e:
+            return MemberTry(status=Status(Code.UnschedulableAndUnresolvable, str(e)))
+        except SchedulingError as e:
+            return MemberTry(status=Status(Code.Error, str(e)))
+        host = result.suggested_host
+        assumed = pod.with_node_name(host)
+        self.cache.assume_pod(assumed, host)
+        st = self.fwk.run_reserve(t.state, assumed, host)
+        if not st.is_success():
+            self.fwk.run_unreserve(t.state, assumed, host)
+            self.cache.forget_pod(assumed)
+            return MemberTry(status=Status(st.code, st.message(), plugin=st.plugin))
+        t.assumed, t.node, t.result = assumed, host, result
+        return MemberTry(node=host)
+
+    def undo(self, pod: Pod, node: str) -> None:
+        t = self.tries[pod.uid]
+        assert t.assumed is not None, f"{pod.key} was not assumed"
+        self.fwk.run_unreserve(t.state, t.assumed, node)
+        self.cache.forget_pod(t.assumed)
+        t.assumed, t.node = None, ""
+
+
+__all__ = ["CachePlacer", "Try", "restricted"]

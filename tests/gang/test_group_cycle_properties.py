@@ -1,0 +1,71 @@
+"""The whole-group cycle over random clusters and competing gangs, through the real
+actor pipeline (hypothesis): once the system is quiet, no gang is partly bound (0 or
+at least minCount members on nodes, nothing left assumed), and no gang is left
+pending while the free room could take it, so nothing is deadlocked or livelocked.
+
+Members of one gang ask the same CPU and nothing else binds them, so the free room
+decides exactly: a gang needs max(1, minCount - bound) slots of its size, and greedy
+placement of equal pods finds as many as exist."""
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from tests.gang.test_group_cycle_pipeline import NS, START, gang, member, nodes
+
+group_st = st.fixed_dictionaries({"min": st.integers(1, 4), "extra": st.integers(0, 2), "cpu": st.integers(1, 4),
+                                  "priority": st.integers(0, 2)})
+world_st = st.fixed_dictionaries({"nodes": st.lists(st.integers(2, 8), min_size=1, max_size=4),
+                                  "groups": st.lists(group_st, min_size=1, max_size=4),
+                                  "seed": st.integers(0, 1000), "apart": st.booleans()})
+
+
+def prioritized(raw: dict[str, Any], priority: int) -> dict[str, Any]:
+    raw["spec"]["priority"] = priority
+    return raw
+
+
+async def settle_world(w: dict[str, Any]) -> dict[str, str | None]:
+    async with Pipeline(clock=FakeClock(START), rand=random.Random(w["seed"])) as p:
+        await p.client.apply(nodes(*w["nodes"]))
+        gangs = [gang(f"g{i}", g["min"]) for i, g in enumerate(w["groups"])]
+        pods = [prioritized(member(f"g{i}-{j}", g["cpu"], f"g{i}"), g["priority"])
+                for i, g in enumerate(w["groups"]) for j in range(g["min"] + g["extra"])]
+        if w["apart"]:  # pods before their PodGroups: PreEnqueue holds them
+            await p.client.apply(pods)
+            await p.settle()
+            await p.client.apply(gangs)
+        else:
+            await p.client.apply([*gangs, *pods])
+        await p.run_until_quiescent(max_seconds=60)
+        assert p.scheduler.cache.assumed == set(), "a member is left assumed"
+        items, _ = await p.client.list("Pod")
+        return {i["metadata"]["name"]: i["spec"].get("nodeName") for i in items}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(world_st)
+def test_no_gang_is_partly_bound_or_left_pending_while_it_fits(w: dict[str, Any]) -> None:
+    where = asyncio.run(settle_world(w))
+    used = {f"n{i}": 0 for i in range(len(w["nodes"]))}
+    for i, g in enumerate(w["groups"]):
+        for j in range(g["min"] + g["extra"]):
+            node = where[f"g{i}-{j}"]
+            if node:
+                used[node] += g["cpu"]
+    free = [cpu - used[f"n{i}"] for i, cpu in enumerate(w["nodes"])]
+    assert min(free) >= 0
+    for i, g in enumerate(w["groups"]):
+        members = [where[f"g{i}-{j}"] for j in range(g["min"] + g["extra"])]
+        bound = sum(1 for n in members if n)
+        assert bound == 0 or bound >= g["min"], f"gang g{i}: {bound} bound, minCount {g['min']}"
+        if bound < len(members):
+            need = max(1, g["min"] - bound)
+            slots = sum(f // g["cpu"] for f in free)
+            assert slots < need, f"gang g{i} pending with room for {slots} of its members (needs {need}): {w}"
