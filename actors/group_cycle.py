@@ -91,7 +91,7 @@ class GroupCycle:
                 s.handle_failure(qpi, error, "", started)
             return
         self.cycles += 1
-        self._cycle(pg, live)
+        await self._cycle(pg, live)
 
     async def _late_members(self, group: QueuedPodGroup) -> list[QueuedPodInfo]:
         """Members the view holds pending but the pop lacked: their AddPod reached the
@@ -125,7 +125,7 @@ class GroupCycle:
         placer.tries.clear()
         return placer
 
-    def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
+    async def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
         s = self.sched
         started = s._started = s.clock.now()
         fwk = s._views[live[0].pod.scheduler_name][0]
@@ -140,7 +140,7 @@ class GroupCycle:
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
-            self._reject(placer, result, members, started)
+            self._reject(placer, result, members, started, await self._preempt(fwk, placer, result))
         now_ns = int(s.clock.now() * 1e9)
         written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)
         if written is not None:
@@ -173,12 +173,27 @@ class GroupCycle:
             qpi.pending_plugins = set()
             s.handle_failure(qpi, status, "", started)
 
-    def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
-                started: float) -> None:
-        for qpi in members:
-            self._fail(placer, result, qpi, started)
+    async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement) -> tuple[str, str | None]:
+        """Workload-aware preemption for a group not placed (KEP-5710, issue 29): the first
+        member that failed on its own runs PostFilter on the view without the group's
+        undone members; DefaultPreemption's group step makes room for the whole group and
+        nominates the other members. (that member's uid, the node it was nominated to)."""
+        s = self.sched
+        for uid, t in placer.tries.items():
+            if t.fit_error is not None and uid in result.unplaced:
+                s.cache.update_snapshot(s.snapshot)
+                fwk.handle.set_snapshot(s.snapshot)
+                post = await s.preemption.post_filter(fwk, t.state, t.fit_error.pod, t.fit_error)
+                return uid, post.nominated
+        return "", None
 
-    def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float) -> None:
+    def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
+                started: float, preempted: tuple[str, str | None] = ("", None)) -> None:
+        for qpi in members:
+            self._fail(placer, result, qpi, started, preempted)
+
+    def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float,
+              preempted: tuple[str, str | None] = ("", None)) -> None:
         """One member's end of a cycle that did not place it: its own FitError (or the
         one of the same-signature member whose verdict it took), else the group's."""
         s = self.sched
@@ -188,6 +203,10 @@ class GroupCycle:
             status, nominated = Status(Code.Unschedulable, result.status.message()), ""
         else:
             nominated = None
+        if preempted[0] == uid:
+            nominated = preempted[1]  # the preemptor's node; "" clears a stale nomination
+        elif preempted[1]:
+            nominated = None  # the group's preemption nominated this member: keep it
         origin = next((t for u, t in placer.tries.items() if result.unplaced.get(u) is status), None)
         fit = origin.fit_error if origin is not None else None
         attempt = s.attempts[qpi.pod.key]
