@@ -152,7 +152,7 @@ class Scheduler(Outcomes, Actor[SchedulerMsg]):
         if isinstance(handle, FrameworkHandle):
             handle.connect(nominator=self.nominator, activate=self.events.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
-                           start_preemption=self.preemption.start,
+                           start_preemption=self.preemption.start, nominate=self.preemption.nominate,
                            preempting_extenders=self.preemption.narrow if self.extenders else None)
 
     # --- the loop -------------------------------------------------------------------------------

@@ -154,6 +154,16 @@ class PreemptionStep:
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
         run_unsuspended(preempt_pod(self._writes, victim, preemptor, victim.node_name, PREEMPTION_PLUGIN))
 
+    def nominate(self, pairs: list[tuple[Pod, str]]) -> None:
+        """A gang preemptor's other members go to the nodes its plan chose: recorded in
+        the nominator (their next attempt tries that node first and other pods see
+        the room taken) and in their status."""
+        s = self.sched
+        for pod, node in pairs:
+            s.nominator.add(pod, node)
+            s.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
+                                         condition=None, nominated_node_name=node))
+
     def clear_nominations(self, pods: list[Pod]) -> None:
         """Synchronous preemption took these lower-priority pods' nominated node:
         forget the nomination here and in their status (clearNominatedNodeName)."""

@@ -22,6 +22,7 @@ from framework.api.objects import (
     StorageClass,
     VolumeAttachment,
 )
+from framework.api.workload_api import SchedulingPodGroup
 from framework.cache import Snapshot
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
@@ -39,6 +40,7 @@ OBJECT_KEYS: dict[str, type[KubeObject]] = {
     "csiNodes": CSINode,
     "csiDrivers": CSIDriver,
     "volumeAttachments": VolumeAttachment,
+    "schedulingPodGroups": SchedulingPodGroup,  # scheduling.k8s.io/v1alpha2 PodGroups (issue 29)
 }
 
 

@@ -82,6 +82,9 @@ def _pre_filtered(fwk: Framework, cluster: CaseCluster) -> CycleState:
 
 
 def run_post_filter(case: dict[str, Any]) -> dict[str, Any]:
+    """PostFilter's verdict, and what it asked of the handle: the victims it evicted or
+    handed to an asynchronous preemption ("ns/name") and the other pods it nominated
+    (a gang preemptor's members, "ns/name" -> node)."""
     cluster = build_cluster(case)
     fwk, plugin = build_framework(case, cluster)
     state = _pre_filtered(fwk, cluster)
@@ -89,7 +92,10 @@ def run_post_filter(case: dict[str, Any]) -> dict[str, Any]:
     result, st = run_unsuspended(plugin.post_filter(state, cluster.pod, filtered))
     out: dict[str, Any] = {"code": st.code.name, "reasons": list(st.reasons)}
     out["nominatedNodeName"] = result.nominated_node_name if result is not None else None
-    return out
+    h = cluster.handle
+    preempted = [v.key for v, _, _ in h.evicted] + [v.key for job in h.preemption_jobs for v in job.victims]
+    return {"postFilter": out, "preempted": sorted(preempted),
+            "nominatedMembers": {p.key: node for p, node in h.nominations}}
 
 
 def run_dry_run(case: dict[str, Any]) -> dict[str, Any]:
@@ -124,4 +130,4 @@ def run_preemption_case(case: dict[str, Any]) -> dict[str, Any]:
     if case.get("pod") is None:
         raise CaseError("a DefaultPreemption case needs `pod`")
     # The dry run first: PostFilter evicts (through the handle) on a fresh cluster anyway.
-    return {"dryRunCandidates": run_dry_run(case), "postFilter": run_post_filter(case)}
+    return {"dryRunCandidates": run_dry_run(case), **run_post_filter(case)}

@@ -151,6 +151,7 @@ class FrameworkHandle:
         # by the queue actor, which runs PreEnqueue (actors/queue/actor.py).
         self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
         self._start_preemption: Callable[[PreemptionJob], None] | None = None
+        self._nominate: Callable[[list[tuple[Pod, str]]], None] | None = None
         self._preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None
         # What plugins asked for, recorded only where no owner callback takes it
         # (tests, the conformance driver): a running scheduler must not keep every
@@ -160,6 +161,7 @@ class FrameworkHandle:
         self.activated: list[Pod] = []
         self.evicted: list[tuple[Pod, Pod, str]] = []
         self.preemption_jobs: list[PreemptionJob] = []
+        self.nominations: list[tuple[Pod, str]] = []
         self.updated: list[dict[str, Any]] = []
 
     def connect(
@@ -170,6 +172,7 @@ class FrameworkHandle:
         evict: Callable[[Pod, Pod, str], None] | None = None,
         clear_nominations: Callable[[list[Pod]], None] | None = None,
         start_preemption: Callable[[PreemptionJob], None] | None = None,
+        nominate: Callable[[list[tuple[Pod, str]]], None] | None = None,
         preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None,
     ) -> None:
         """The owner's parts, given after the plugins were built (they need the
@@ -180,6 +183,7 @@ class FrameworkHandle:
         self._evict = evict or self._evict
         self._clear_nominations = clear_nominations or self._clear_nominations
         self._start_preemption = start_preemption or self._start_preemption
+        self._nominate = nominate or self._nominate
         self._preempting_extenders = preempting_extenders or self._preempting_extenders
 
     def preempting_extenders(self) -> Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None:
@@ -271,6 +275,14 @@ class FrameworkHandle:
             self.cleared_nominations.extend(pods)
         else:
             self._clear_nominations(pods)
+
+    def nominate_pods(self, pairs: list[tuple[Pod, str]]) -> None:
+        """Nominate each pod to its node (a gang preemptor's other members: the
+        owner records each in its nominator and writes status.nominatedNodeName)."""
+        if self._nominate is None:
+            self.nominations.extend(pairs)
+        else:
+            self._nominate(pairs)
 
     def start_preemption(self, job: PreemptionJob) -> None:
         """Hand an asynchronous preemption to the owner, which marks the preemptor

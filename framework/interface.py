@@ -137,6 +137,8 @@ class Handle(Protocol):
         """Delete a preemption victim (upstream's PreemptPod via the API); may raise."""
         ...
 
+    def nominate_pods(self, pairs: list[tuple["Pod", str]]) -> None: ...
+
     def clear_nominated_node_names(self, pods: list["Pod"]) -> None:
         """Clear status.nominatedNodeName of these pods (preemption does this for
         lower-priority pods nominated to the node it chose)."""

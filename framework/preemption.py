@@ -49,6 +49,7 @@ class Candidate:
     name: str
     victims: list[Pod]
     num_pdb_violations: int = 0
+    members: tuple[tuple[Pod, str], ...] = ()  # a gang preemptor's other members, each with its node
 
 
 # Preemption extenders (upstream's callExtenders): candidates in, narrowed candidates out.
@@ -289,7 +290,7 @@ class Evaluator:
         pod, found = self._eligible_candidates(state, pod, m)
         if not isinstance(found, list):
             return found
-        if call_extenders is not None:
+        if call_extenders is not None and not any(c.members for c in found):  # a group's plan stays whole
             try:
                 found = await call_extenders(pod, found)
             except Exception as e:  # noqa: BLE001 - the extender's failure is this attempt's Error
@@ -321,6 +322,9 @@ class Evaluator:
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
             return None, Status(Code.Error, NO_NODES_AVAILABLE)
+        grouped = self.policy.group_candidates(state, pod, m) if hasattr(self.policy, "group_candidates") else None
+        if grouped is not None:  # a gang member: room for its whole group in one domain
+            return grouped
         dry = self.find_candidates(state, all_nodes, pod, m)
         if dry.errors and not dry.candidates:
             return None, Status(Code.Error, aggregate_errors(dry.errors))
@@ -340,6 +344,8 @@ class Evaluator:
             st = self.prepare_candidate(best, pod)
             if not st.is_success():
                 return None, st
+        if best.members:
+            self.handle.nominate_pods(list(best.members))
         # Said even on success (upstream since PR #140180), so the pod's
         # FailedScheduling message tells where it is going and at what cost.
         return PostFilterResult(best.name), Status(
@@ -438,7 +444,7 @@ class Evaluator:
                 self.handle.evict_pod(victim, pod, message)
             except Exception as e:  # noqa: BLE001 - a failed eviction is the attempt's Error
                 return Status(Code.Error, str(e))
-        lower = lower_priority_nominated_pods(self.handle, pod, c.name)
+        lower = lower_priority_nominated_pods(self.handle, pod, c.name, *{n for _, n in c.members} - {c.name})
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
@@ -454,7 +460,7 @@ class Evaluator:
         victims = tuple(v for v in c.victims if not v.is_deleting)
         if not victims:
             return
-        lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name))
+        lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name, *{n for _, n in c.members} - {c.name}))
         self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
 
     def is_pod_running_preemption(self, uid: str) -> bool:
@@ -478,8 +484,8 @@ def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInf
     return [ni for ni in all_nodes if ni.name in keep]
 
 
-def lower_priority_nominated_pods(handle: Any, pod: Pod, node_name: str) -> list[Pod]:
-    return [pi.pod for pi in handle.nominated_pods_for_node(node_name) if pi.pod.priority < pod.priority]
+def lower_priority_nominated_pods(handle: Any, pod: Pod, *node_names: str) -> list[Pod]:
+    return [pi.pod for n in node_names for pi in handle.nominated_pods_for_node(n) if pi.pod.priority < pod.priority]
 
 
 async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],

@@ -23,6 +23,8 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
 from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims, lowest_priority
+from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, plan_for_gang,
+                                                            victims_keeping_gangs_whole)
 from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
     ASYNC_PREEMPTION,
@@ -99,6 +101,7 @@ class DefaultPreemption:
         # The dry run in columns where only NodeResourcesFit reads the pods (columnar.py).
         self._default_eligible = self.is_eligible_pod
         self.columns = VictimColumns()
+        self.gangs = GangView(handle)
         self.evaluator = Evaluator(NAME, handle, self)
 
     @classmethod
@@ -173,12 +176,27 @@ class DefaultPreemption:
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
+    def group_candidates(self, state: CycleState, pod: Pod, filtered: NodeToStatus
+                         ) -> list[Candidate] | tuple[PostFilterResult | None, Status] | None:
+        """The group-aware candidate step (group_step.py): for a member of a
+        scheduling.k8s.io gang, the one candidate that makes room for the members
+        its group lacks in one domain, or the outcome when none does; None for any
+        other pod (the per-node candidates follow)."""
+        policy = self.gangs.policy(pod)
+        if policy is None:
+            return None
+        got = plan_for_gang(self._framework(), state, pod, policy, self.gangs, self.evaluator.list_pdbs())
+        return group_outcome(pod, policy, got)
+
     def columnar_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
                          potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]) -> FastVictims | None:
         """The Evaluator's answers for this cycle from the columns (columnar.py), or
         None. A subclass that chooses victims its own way, or a changed victim
-        policy, gets none."""
+        policy, gets none; nor does a cluster with gangs (their members are victims
+        only as whole units, which the columns do not know)."""
         cls = type(self)
+        if self.gangs.any_gangs():
+            return None
         if (cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node
                 or cls.is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
                 or self.is_eligible_pod is not self._default_eligible or self.importance_key is not importance_key):
@@ -211,6 +229,11 @@ class DefaultPreemption:
         most important first and PDB-protected ones before the others, keeping each
         one that still lets the pod fit."""
         fwk = self._framework()
+        if has_gang_victim(self.gangs, node_info, pod):  # gangs go whole or stay (KEP-5710)
+            got = victims_keeping_gangs_whole(fwk, state, pod, node_info, self.gangs, pdbs)
+            if isinstance(got, str):
+                return [], 0, Status(Code.Unschedulable, got)
+            return got[0], got[1], Status()
 
         def remove(pi: PodInfo) -> Status:
             node_info.remove_pod(pi.pod)
