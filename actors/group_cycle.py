@@ -91,7 +91,7 @@ class GroupCycle:
                 s.handle_failure(qpi, error, "", started)
             return
         self.cycles += 1
-        self._cycle(pg, live)
+        await self._cycle(pg, live)
 
     async def _late_members(self, group: QueuedPodGroup) -> list[QueuedPodInfo]:
         """Members the view holds pending but the pop lacked: their AddPod reached the
@@ -125,7 +125,7 @@ class GroupCycle:
         placer.tries.clear()
         return placer
 
-    def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
+    async def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
         s = self.sched
         started = s._started = s.clock.now()
         fwk = s._views[live[0].pod.scheduler_name][0]
@@ -140,7 +140,8 @@ class GroupCycle:
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
-            self._reject(placer, result, members, started)
+            nominated = await self._preempt(fwk, placer, result, members)
+            self._reject(placer, result, members, started, nominated)
         now_ns = int(s.clock.now() * 1e9)
         written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)
         if written is not None:
@@ -173,12 +174,33 @@ class GroupCycle:
             qpi.pending_plugins = set()
             s.handle_failure(qpi, status, "", started)
 
-    def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
-                started: float) -> None:
-        for qpi in members:
-            self._fail(placer, result, qpi, started)
+    async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement,
+                       members: list[QueuedPodInfo]) -> dict[str, str]:
+        """Upstream's step 6 of the group cycle: fewer than minCount fit, so the first
+        member that failed Filter itself runs PostFilter (the one door of pod-by-pod
+        scheduling) with its own CycleState and FitError, in a snapshot without the
+        members the placement undid. DefaultPreemption's group step plans room for the
+        whole gang and nominates the other members itself; the node it returns is this
+        member's nomination (uid -> node; \"\" clears one). The group is rejected either way."""
+        s = self.sched
+        first = next((q for q in members if q.pod.uid not in result.placed
+                      and (t := placer.tries.get(q.pod.uid)) is not None and t.fit_error is not None), None)
+        if first is None:
+            return {}
+        t = placer.tries[first.pod.uid]
+        assert t.fit_error is not None
+        s.cache.update_snapshot(s.snapshot)
+        fwk.handle.set_snapshot(s.snapshot)
+        post = await s.preemption.post_filter(fwk, t.state, first.pod, t.fit_error)
+        return {} if post.nominated is None else {first.pod.uid: post.nominated}
 
-    def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float) -> None:
+    def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
+                started: float, nominated: dict[str, str]) -> None:
+        for qpi in members:
+            self._fail(placer, result, qpi, started, nominated.get(qpi.pod.uid))
+
+    def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float,
+              nominated_to: str | None = None) -> None:
         """One member's end of a cycle that did not place it: its own FitError (or the
         one of the same-signature member whose verdict it took), else the group's."""
         s = self.sched
@@ -187,12 +209,13 @@ class GroupCycle:
         if uid in result.placed:  # placed, then undone with its group
             status, nominated = Status(Code.Unschedulable, result.status.message()), ""
         else:
-            nominated = None
+            nominated = nominated_to
         origin = next((t for u, t in placer.tries.items() if result.unplaced.get(u) is status), None)
         fit = origin.fit_error if origin is not None else None
         attempt = s.attempts[qpi.pod.key]
         if fit is not None:
             attempt.fit_error = fit
+            status = Status(status.code, fit.message())  # with PostFilter's verdict, when it ran
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
             if not isinstance(fit.diagnosis.node_to_status, KeptNodeToStatus):
