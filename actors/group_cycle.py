@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
+from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE
 from actors.queue.actor import Done, TakeMembers
 from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
@@ -89,6 +90,7 @@ class GroupCycle:
             for qpi in live:
                 s.attempts[qpi.pod.key] = Attempt(error=error.message())
                 s.handle_failure(qpi, error, "", started)
+            s.metrics.pod_group_attempt(ERROR, profiles[0], s.clock.now() - started, None)
             return
         self.cycles += 1
         await self._cycle(pg, live)
@@ -137,11 +139,14 @@ class GroupCycle:
                    if p.node_name or s.cache.get_pod(p.key) is not None]
         placer = self._placer(fwk)
         result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
+        algorithm_s = s.clock.now() - started
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
             nominated = await self._preempt(fwk, placer, result, members)
             self._reject(placer, result, members, started, nominated)
+        outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
+        s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
         now_ns = int(s.clock.now() * 1e9)
         written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)
         if written is not None:
