@@ -201,7 +201,13 @@ class GroupCycle:
 
     def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
                 started: float, nominated: dict[str, str]) -> None:
+        """Every member to the failure handler, backing off as one: each carries the
+        group's attempts (its oldest member's, who was in every cycle of the group),
+        so a member that joined late does not come back first and pull the gang out
+        of its backoff early; the queue stamps them all in this one turn."""
+        attempts = max(q.attempts for q in members)
         for qpi in members:
+            qpi.attempts = attempts
             self._fail(placer, result, qpi, started, nominated.get(qpi.pod.uid))
 
     def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float,
