@@ -124,6 +124,14 @@ class GroupCycle:
                 s.stats.attempts += 1  # each member is an attempt (batching reads the count)
 
             placer.on_attempt = counted
+
+            def assumed(pod: Pod) -> None:
+                # As upstream's assume: a member placed no longer holds its nominated
+                # node, or its gang's later members would see it there and here both.
+                if s.nominator.node_of(pod):
+                    s.nominator.delete(pod)
+
+            placer.on_assumed = assumed
         placer.tries.clear()
         return placer
 
