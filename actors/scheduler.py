@@ -44,6 +44,7 @@ from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
 from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
 from actors.group_cycle import GroupCycle
+from actors.group_topology import TopologyPlacement
 from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.preemption import PreemptionMsg
 from actors.queue.actor import Assumed, Done, Pop, QueueMsg, Unpop
@@ -83,7 +84,7 @@ __all__ = ["BindingDone", "Explain", "Popped", "Scheduler", "SchedulerMsg", "Sto
 PLUGIN_SAMPLE_EVERY = 10
 
 
-class Scheduler(Outcomes, Actor[SchedulerMsg]):
+class Scheduler(Actor[SchedulerMsg]):
     name = "scheduler"
 
     def __init__(
@@ -126,11 +127,21 @@ class Scheduler(Outcomes, Actor[SchedulerMsg]):
         self.metrics = metrics
         self.plugin_sample_every = max(1, plugin_sample_every)
         self.preemption = PreemptionStep(self, preemption)
-        self.group_cycle = GroupCycle(self)  # a gang popped as one unit (actors/group_cycle.py)
+        # a gang popped as one unit (actors/group_cycle.py), in one topology domain (actors/group_topology.py)
+        topology = TopologyPlacement(self)
+        self.group_cycle = GroupCycle(self, topology)
         self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
                                     frameworks=frameworks, pending=self.pending, attempts=self.attempts,
                                     reject_waiting=self.reject_waiting)
-        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders)
+        self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders,
+                                     group_choices=topology.choices)
+        self.outcomes = Outcomes(queue=queue, store=store, clock=clock, metrics=metrics, nominator=self.nominator,
+                                 stats=self.stats, cache=self.cache, pending=self.pending, attempts=self.attempts,
+                                 events=self.events, record=record, tell=self.tell)
+        # The failure handler, and a binding cycle's report (BindingCycles' host calls), are the outcomes'.
+        self.handle_failure = self.outcomes.handle_failure
+        self.binding_done = self.outcomes.binding_done
+        self.binding_cancelled = self.outcomes.binding_cancelled
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
@@ -181,6 +192,11 @@ class Scheduler(Outcomes, Actor[SchedulerMsg]):
         popped_not_seen = self._pop is not None and self._pop.done()
         return super().idle() and not popped_not_seen and self.bindings.running == 0
 
+    def cancel_bindings(self) -> None:
+        """Stop's grace period ran out: cancel the binding cycles still running;
+        each reports its cancellation as a BindingDone this loop handles."""
+        self.bindings.cancel_all()
+
     def stop(self) -> None:
         """No new cycles; messages already queued are still handled, and the
         inbox stays open until every binding cycle has reported back."""
@@ -227,7 +243,7 @@ class Scheduler(Outcomes, Actor[SchedulerMsg]):
                 self.reject_waiting(uid, plugin, message)
             case BindingDone(assumed=a, status=status):
                 self.bindings.total -= 1
-                self._guarded(msg, lambda: self._binding_done(a, status))
+                self._guarded(msg, lambda: self.outcomes.finish_binding(a, status))
             case GetStats(reply=reply, latencies=latencies):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]

@@ -2,7 +2,9 @@
 (upstream's FailureHandler), a binding cycle's outcome (BindingDone: PostBind, or
 Unreserve + forget + the failure handler) and the attempt's metrics.
 
-A mixin of the Scheduler (actors/scheduler.py), over its state: only the
+A part of the Scheduler (actors/scheduler.py), given the Scheduler's own queue ref,
+store client, clock, metrics, nominator, stats, cache, pending pods, attempts, cluster
+events and mailbox (the same objects; the Scheduler never rebinds them): only the
 scheduler's own loop runs it. The one exception is `binding_cancelled`, run when
 the loop itself is being cancelled (docs/decisions.md).
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from actors.base import ActorRef, MailboxClosed
-from actors.binding import AssumedPod, BindingCycles, undo_assume
+from actors.binding import AssumedPod, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
 from actors.failure_reuse import status_write_needed
@@ -33,18 +35,22 @@ if TYPE_CHECKING:
 
 
 class Outcomes:
-    queue: ActorRef[QueueMsg]
-    store: StoreClient
-    clock: Clock
-    metrics: MetricsSink
-    nominator: Nominator
-    stats: SchedulerStats
-    bindings: BindingCycles
-    cache: Cache
-    pending: dict[str, Pod]
-    attempts: "dict[str, Attempt]"
-    events: "ClusterEvents"
-    record: Callable[[str], None] | None
+    def __init__(self, *, queue: ActorRef[QueueMsg], store: StoreClient, clock: Clock, metrics: MetricsSink,
+                 nominator: Nominator, stats: SchedulerStats, cache: Cache, pending: dict[str, Pod],
+                 attempts: "dict[str, Attempt]", events: "ClusterEvents", record: Callable[[str], None] | None,
+                 tell: Callable[[BindingDone], None]) -> None:
+        self.queue = queue
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+        self.nominator = nominator
+        self.stats = stats
+        self.cache = cache
+        self.pending = pending
+        self.attempts = attempts
+        self.events = events
+        self.record = record
+        self.tell = tell
 
     def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
         """upstream's FailureHandler (handleSchedulingFailure): metrics, event,
@@ -74,7 +80,8 @@ class Outcomes:
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
                                         condition=condition, nominated_node_name=nominated))
 
-    def _binding_done(self, a: AssumedPod, status: Status) -> None:
+    def finish_binding(self, a: AssumedPod, status: Status) -> None:
+        """A BindingDone the Scheduler's loop took: PostBind, or undo and the failure handler."""
         if status.is_success():
             self._binding_succeeded(a)
             return
@@ -87,11 +94,6 @@ class Outcomes:
             self.tell(BindingDone(assumed=a, status=status))
         except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
             pass
-
-    def cancel_bindings(self) -> None:
-        """Stop's grace period ran out: cancel the binding cycles still running;
-        each reports its cancellation as a BindingDone this loop handles."""
-        self.bindings.cancel_all()
 
     def binding_cancelled(self, a: AssumedPod) -> None:
         """The scheduler's own loop is being cancelled (it did not end after its

@@ -11,6 +11,10 @@ admission ledger, rejections and requeueing rather than the happy path.
 With `api="workload"` (the GangWorkload workload) the groups are Kubernetes' own
 scheduling.k8s.io/v1alpha2 PodGroups (gang minCount = size, members naming them in
 spec.schedulingGroup) under the default profile, where GangScheduling places them.
+With `api="topology"` (GangTopology) the same PodGroups carry a rack constraint
+(schedulingConstraints.topology) and the nodes sit in racks of RACK_SIZE within
+blocks of BLOCK_RACKS racks (node labels RACK_LABEL, BLOCK_LABEL): 5,000 nodes make
+250 racks in 25 blocks.
 
 The bench runner calls `run_gang_bench(nodes, pods)`; the result carries the
 runner's keys (workload, nodes, pods, scheduled, pods_per_s, p50_ms, p99_ms) plus
@@ -31,7 +35,10 @@ from bench.measure import Counters, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import API, node, pod
 
 GANG_SIZE = 8
+RACK_SIZE, BLOCK_RACKS = 20, 10
+RACK_LABEL, BLOCK_LABEL = "topology.ksched.io/rack", "topology.ksched.io/block"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+WORKLOAD_NAMES = {"coscheduling": "Gang", "workload": "GangWorkload", "topology": "GangTopology"}
 
 
 def gang_config(permit_wait: int = 60, feature_gates: dict[str, bool] | None = None) -> dict[str, Any]:
@@ -50,6 +57,10 @@ def workload_config(feature_gates: dict[str, bool] | None = None) -> dict[str, A
 
 
 def _group(api: str, g: int, gang_size: int) -> dict[str, Any]:
+    if api == "topology":
+        pg = _group("workload", g, gang_size)
+        pg["spec"]["schedulingConstraints"] = {"topology": [{"key": RACK_LABEL}]}
+        return pg
     if api == "workload":
         return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
                 "metadata": {"name": f"pg-{g}", "namespace": "default"},
@@ -61,7 +72,7 @@ def _group(api: str, g: int, gang_size: int) -> dict[str, Any]:
 
 
 def _member(api: str, g: int, i: int, cpu: str) -> dict[str, Any]:
-    if api == "workload":
+    if api in ("workload", "topology"):
         raw = pod(f"pg-{g}-{i}", cpu=cpu, memory="100Mi")
         raw["spec"]["schedulingGroup"] = {"podGroupName": f"pg-{g}"}
         return raw
@@ -74,6 +85,11 @@ def group_of(pod_obj: Any) -> str | None:
     return pod_obj.scheduling_group or pod_obj.labels.get(POD_GROUP_LABEL)
 
 
+def rack_labels(i: int) -> dict[str, str]:
+    rack = i // RACK_SIZE
+    return {RACK_LABEL: f"rack-{rack}", BLOCK_LABEL: f"block-{rack // BLOCK_RACKS}"}
+
+
 def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
                  cpu: str | None = None, api: str = "coscheduling") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(setup: nodes, measured: PodGroups and their members)."""
@@ -84,7 +100,7 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: b
     if contended:
         per_member_m = max(100, (nodes * 4000 * 2) // (groups * gang_size))
         cpu = f"{min(per_member_m, 4000)}m"
-    setup = [node(i) for i in range(nodes)]
+    setup = [node(i, labels=rack_labels(i) if api == "topology" else None) for i in range(nodes)]
     measured: list[dict[str, Any]] = []
     for g in range(groups):
         measured.append(_group(api, g, gang_size))
@@ -95,7 +111,7 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: b
 async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,
                    max_seconds: float = 600.0, store: str = "memory", feature_gates: dict[str, bool] | None = None,
                    cpu: str | None = None, api: str = "coscheduling") -> dict[str, Any]:
-    config = workload_config(feature_gates) if api == "workload" else gang_config(feature_gates=feature_gates)
+    config = workload_config(feature_gates) if api != "coscheduling" else gang_config(feature_gates=feature_gates)
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
         backend = SQLiteBackend(data_dir) if store == "sqlite" else InMemoryBackend()
         with daemon_collector():  # as `ksched serve` runs it, like every in-process bench
@@ -160,7 +176,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
         scheduled = sum(members_bound.values())
     group_ms = [t * 1000 for t in bound_at.values()]
     return {
-        "workload": ("GangWorkload" if api == "workload" else "Gang") + ("Contended" if contended else ""),
+        "workload": WORKLOAD_NAMES[api] + ("Contended" if contended else ""),
         "nodes": nodes,
         "pods": len(groups) * gang_size,
         "scheduled": scheduled,

@@ -40,7 +40,7 @@ from framework.features import FeatureGateError, check_settable, parse_gate_flag
 STORES = ("sqlite", "memory", "etcd")  # etcd: --tcp only (a local etcd under the daemon)
 # Gang workloads run their own driver (bench/gang.py): they report groups per
 # second and time to full placement beside the per-pod figures.
-GANG_WORKLOADS = ("Gang", "GangContended", "GangWorkload")
+GANG_WORKLOADS = ("Gang", "GangContended", "GangWorkload", "GangTopology")
 CHURN = "Churn"  # its own driver too (bench/churn.py): completions one at a time
 # Measured pods when --pods is not given: upstream's 5000Nodes workloads measure
 # 1,000 pods; PreemptionBasic measures 500 preemptors; PreemptionAsync 5,000 default
@@ -50,7 +50,8 @@ CHURN = "Churn"  # its own driver too (bench/churn.py): completions one at a tim
 DEFAULT_PODS = {"PreemptionBasic": 500, "PreemptionAsync": 5000, "Gang": 3000, "GangContended": 3000,
                 "GangWorkload": 8000}
 # Members per group when --gang-size is not given.
-GANG_SIZES = {"GangWorkload": 8}
+GANG_APIS = {"GangWorkload": "workload", "GangTopology": "topology"}  # the rest: Coscheduling
+GANG_SIZES = {"GangWorkload": 8, "GangTopology": 8}
 PODS_PER_NODE_DEFAULT = ("ResourceSaturation", "HostPortConflict", CHURN)
 DEFAULT_GANG_SIZE = 3
 # Keys scripts rely on (DESIGN.md's Benchmarks); every result has them.
@@ -127,7 +128,7 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
         if size < 1:
             raise ValueError(f"--gang-size: must be at least 1, got {size}")
         return run_gang_bench(nodes, pods, gang_size=size, contended=workload == "GangContended", store=store,
-                              feature_gates=gates, api="workload" if workload == "GangWorkload" else "coscheduling")
+                              feature_gates=gates, api=GANG_APIS.get(workload, "coscheduling"))
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r}; one of {', '.join([*WORKLOADS, *GANG_WORKLOADS])}")
     w = WORKLOADS[workload](nodes, pods)

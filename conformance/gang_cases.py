@@ -9,7 +9,8 @@ as waiting pods; then Reserve and Permit for `pod` (`expect.permit`), the pods t
 Permit activated (`expect.activated`, "ns/name") and the waiting pods it let through
 (`expect.allowed`, uids). A function case `PlacementFeasible` takes
 {minCount (absent: a basic group), scheduled, remaining} (`expect` {code, reasons}). The whole-group cycle's cases (PodGroupSchedulingAlgorithm,
-PodGroupInfoForPod) are group_cycle_cases.py's.
+PodGroupInfoForPod) are group_cycle_cases.py's; the topology placement ones
+(GeneratePlacements, PodGroupPodsCountScore) topology_cases.py's.
 Expectations are read only to compare."""
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from framework.plugins.gangscheduling.gangscheduling import GangScheduling
 from framework.waiting import WaitingPod
 from framework.workload.policy import GroupPolicy, placement_feasible
 from conformance.group_cycle_cases import FUNCTIONS as GROUP_CYCLE_FUNCTIONS, run_group_cycle_case
+from conformance.topology_cases import FUNCTIONS as TOPOLOGY_FUNCTIONS, run_topology_case
 from conformance.plugin_cases import CaseError
 
 NODE = "some-node"
@@ -31,7 +33,7 @@ NODE = "some-node"
 
 def is_gang_case(case: dict[str, Any]) -> bool:
     return (case.get("plugin") == GangScheduling.name
-            or case.get("function") in ("PlacementFeasible", *GROUP_CYCLE_FUNCTIONS))
+            or case.get("function") in ("PlacementFeasible", *GROUP_CYCLE_FUNCTIONS, *TOPOLOGY_FUNCTIONS))
 
 
 def _status(st: Status | None) -> dict[str, Any]:
@@ -48,6 +50,8 @@ def run_gang_case(case: dict[str, Any]) -> dict[str, Any]:
         return _placement_feasible(case.get("input") or {})
     if case.get("function") in GROUP_CYCLE_FUNCTIONS:
         return run_group_cycle_case(case)
+    if case.get("function") in TOPOLOGY_FUNCTIONS:
+        return run_topology_case(case)
     try:
         pod = Pod(case["pod"])
         pending = {p.name: p for p in (Pod(raw) for raw in case.get("pendingPods") or [])}

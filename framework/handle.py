@@ -243,6 +243,20 @@ class FrameworkHandle:
             return self._nominator.pods_for_node(node_name)
         return self._nominated(node_name) if self._nominated is not None else []
 
+    def nominations_version(self) -> int | None:
+        """A number that moves with every change of who is nominated where (the
+        owner's nominator's version); None when the owner cannot say."""
+        if self._nominator is not None:
+            version = getattr(self._nominator, "version", None)
+            return version if isinstance(version, int) else None
+        return None
+
+    def nominated_nodes_changed_since(self, version: int) -> Collection[str] | None:
+        """The nodes whose nominated pods changed after nominations_version() was
+        `version`; None when the owner cannot say."""
+        since = getattr(self._nominator, "nodes_changed_since", None) if self._nominator is not None else None
+        return since(version) if since is not None else None
+
     def nodes_with_nominated_pods(self) -> Collection[str] | None:
         """Every node some pod is nominated to (more is harmless), so the filter pass
         can skip asking node by node; None when the owner did not say."""

@@ -124,6 +124,16 @@ class Handle(Protocol):
         owner cannot say (callers then ask node by node)."""
         ...
 
+    def nominations_version(self) -> int | None:
+        """A number that moves with every change of the nominations (so column
+        forms of them can be kept between cycles); None when the owner cannot say."""
+        ...
+
+    def nominated_nodes_changed_since(self, version: int) -> Collection[str] | None:
+        """The nodes whose nominated pods changed since nominations_version() was
+        `version`; None when the owner cannot say (callers read them all again)."""
+        ...
+
     def activate_pods(self, pods: Iterable["Pod"]) -> None:
         """Move these pending pods to activeQ (upstream's PodsToActivate)."""
         ...
@@ -418,6 +428,16 @@ class FilterReadsPlugin(Protocol):
 
     name: str
     filter_reads: ClassVar[FilterReads]
+
+
+@runtime_checkable
+class TableFilterPlugin(Protocol):
+    """A Filter plugin declaring FilterReads.NODE_AND_POD_REQUESTS whose columnar form
+    can say, per cycle, that it reads the pods on a node only through the NodeTable's
+    req_cpu, req_mem, req_eph and num_pods columns. The nominated-pods pass then adds
+    the nominated pods' requests to those columns instead of copying the nodes."""
+
+    def filter_nodes_reads_table(self, state: CycleState) -> bool: ...
 
 
 class Binder(Protocol):

@@ -103,12 +103,8 @@ class NodeTable:
                           len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
 
 
-    def with_requests(self, rows: np.ndarray, nodes: Sequence[NodeInfo]) -> "NodeTable":
-        """A table of `rows` of this one in that order, whose row k has the requests,
-        pod count and extended-resource flag of `nodes[k]` (a copy of that row's
-        node with more pods on it, as preemption's nominated-pods pass makes): the
-        node's own columns are kept, so node-only and request-reading columnar
-        forms decide for the copies at once."""
+    def _take_rows(self, rows: np.ndarray) -> "NodeTable":
+        """A table of `rows` of this one, in that order (its own copy of the numbers)."""
         t = NodeTable.__new__(NodeTable)
         t.valid = self.valid
         t._ints = np.asfortranarray(self._ints[rows])
@@ -117,6 +113,15 @@ class NodeTable:
         t._nodes = [self._nodes[r] for r in rows.tolist()]
         t._label_codes = {}
         t._bind_columns()
+        return t
+
+    def with_requests(self, rows: np.ndarray, nodes: Sequence[NodeInfo]) -> "NodeTable":
+        """A table of `rows` of this one in that order, whose row k has the requests,
+        pod count and extended-resource flag of `nodes[k]` (a copy of that row's
+        node with more pods on it, as preemption's nominated-pods pass makes): the
+        node's own columns are kept, so node-only and request-reading columnar
+        forms decide for the copies at once."""
+        t = self._take_rows(rows)
         changed = [(ni.requested.milli_cpu, ni.requested.memory, ni.requested.ephemeral_storage, len(ni.pods),
                     ni.generation) for ni in nodes]
         if changed:
@@ -127,6 +132,23 @@ class NodeTable:
             for k, name in enumerate(("req_cpu", "req_mem", "req_eph", "num_pods", "generation")):
                 getattr(t, name)[:] = values[:, k]
             t.has_scalar[:] = t.has_scalar | np.array([bool(ni.requested.scalar) for ni in nodes], dtype=np.bool_)
+        return t
+
+    def with_added(self, rows: np.ndarray, count: np.ndarray, cpu: np.ndarray, mem: np.ndarray, eph: np.ndarray,
+                   scalar: np.ndarray) -> "NodeTable":
+        """A table of `rows` of this one in that order, with `count[k]` more pods
+        requesting `cpu[k]`, `mem[k]`, `eph[k]` on row k (the pods nominated to
+        those nodes, as with_requests gives for copies of the nodes, without
+        making the copies); `scalar[k]` marks rows whose added pods request an
+        extended resource. Not valid where a sum leaves the columns' range."""
+        t = self._take_rows(rows)
+        for name, added in (("req_cpu", cpu), ("req_mem", mem), ("req_eph", eph), ("num_pods", count)):
+            column = getattr(t, name)
+            column += added
+            if len(column) and int(column.max()) >= _MAX_COLUMN_VALUE:
+                t.valid = False
+        t.generation[:] = -1  # rows no NodeInfo has: a per-node memo finds them changed
+        t.has_scalar[:] = t.has_scalar | scalar
         return t
 
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:

@@ -28,7 +28,7 @@ NO_NODES_AVAILABLE = "no nodes available"
 
 # Priorities are shifted by MaxInt32+1 before summing, so that many negative-priority
 # victims never look cheaper than fewer victims of the same priority.
-_PRIORITY_SHIFT = 2**31
+PRIORITY_SHIFT = 2**31
 # A pod that has not started counts as starting "now", later than any pod that has
 # (upstream uses the current time).
 NOT_STARTED = 2**63 - 1
@@ -79,7 +79,8 @@ class PreemptionPolicy(Protocol):
 # (node, pdbs) -> (victims, number violating a PDB) | failing Status | None. A policy
 # may offer one per cycle through `columnar_victims(state, pod, node_to_status,
 # potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
-# (victims on success, the status when the pod cannot fit there).
+# (victims on success, the status when the pod cannot fit there); its object may offer
+# `whole_dry_run(offset, num_candidates)`: dry_run_preemption's result, or None.
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -199,7 +200,7 @@ def default_score_funcs(victims: dict[str, Candidate]) -> list[Callable[[str], i
         return -victims[node].victims[0].priority
 
     def smallest_priority_sum(node: str) -> int:
-        return -sum(p.priority + _PRIORITY_SHIFT for p in victims[node].victims)
+        return -sum(p.priority + PRIORITY_SHIFT for p in victims[node].victims)
 
     def fewest_victims(node: str) -> int:
         return -len(victims[node].victims)
@@ -246,7 +247,7 @@ def _pick_by_default_order(victims: dict[str, Candidate]) -> str:
         c = victims[node]
         vs = c.victims
         t = earliest_start_time_of_highest_priority(vs)
-        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + _PRIORITY_SHIFT for p in vs), -len(vs),
+        return (-c.num_pdb_violations, -vs[0].priority, -sum(p.priority + PRIORITY_SHIFT for p in vs), -len(vs),
                 _MIN_INT64 if t is None else t)
 
     return max(victims, key=key)
@@ -266,6 +267,7 @@ class DryRunResult:
     candidates: list[Candidate]
     node_to_status: NodeToStatus
     errors: list[str] = field(default_factory=list)
+    chosen: Candidate | None = None  # select_candidate's choice, when the dry run knows it
 
 
 class Evaluator:
@@ -275,6 +277,7 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
+        self._chosen: tuple[Sequence[Candidate], Candidate] | None = None  # (dry run's list, its choice)
 
     async def preempt(self, state: CycleState, pod: Pod, m: NodeToStatus,
                       call_extenders: CandidateFilter | None = None) -> tuple[PostFilterResult | None, Status]:
@@ -326,6 +329,7 @@ class Evaluator:
         if grouped is not None:  # a gang member: room for its whole group in one domain
             return grouped
         dry = self.find_candidates(state, all_nodes, pod, m)
+        self._chosen = (dry.candidates, dry.chosen) if dry.chosen is not None else None
         if dry.errors and not dry.candidates:
             return None, Status(Code.Error, aggregate_errors(dry.errors))
         if not dry.candidates:
@@ -369,7 +373,8 @@ class Evaluator:
             return DryRunResult([], NodeToStatus(dict.fromkeys((ni.name for ni in rotated), nowhere)))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
+        dry = fast.whole_dry_run(offset, num) if hasattr(fast, "whole_dry_run") else None
+        return dry if dry is not None else self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:
         return [o for o in self.handle.list_objects("PodDisruptionBudget") if isinstance(o, PodDisruptionBudget)]
@@ -420,6 +425,8 @@ class Evaluator:
         return DryRunResult(non_violating + violating, statuses, errors)
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        if self._chosen is not None and self._chosen[0] is candidates:  # the dry run's own list, unnarrowed
+            return self._chosen[1]
         if not candidates:
             return None
         if len(candidates) == 1:
@@ -448,7 +455,6 @@ class Evaluator:
         if lower:
             self.handle.clear_nominated_node_names(lower)
         return Status()
-
 
     def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
         """upstream's prepareCandidateAsync, the part inside the cycle: victims

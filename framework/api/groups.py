@@ -13,6 +13,9 @@ from typing import Any
 SCHEDULING_GROUP = "scheduling.k8s.io"
 WORKLOAD_KEY = f"Workload.{SCHEDULING_GROUP}"
 POD_GROUP_KEY = f"PodGroup.{SCHEDULING_GROUP}"
+# ksched's preferred topology level of a scheduling.k8s.io PodGroup (a node label key;
+# docs/gangs.md "Topology"); validated with the PodGroup (framework/api/schema/workload.py)
+PREFERRED_TOPOLOGY_ANNOTATION = "scheduling.ksched.io/preferred-topology-key"
 # (group, kind) -> the store's key, for the kinds whose bare name is taken by another group
 QUALIFIED: dict[tuple[str, str], str] = {
     (SCHEDULING_GROUP, "Workload"): WORKLOAD_KEY,
@@ -41,4 +44,4 @@ def api_kind(key: str) -> str:
     return key.partition(".")[0]
 
 
-__all__ = ["POD_GROUP_KEY", "QUALIFIED", "SCHEDULING_GROUP", "WORKLOAD_KEY", "api_kind", "group_of", "kind_key"]
+__all__ = ["POD_GROUP_KEY", "PREFERRED_TOPOLOGY_ANNOTATION", "QUALIFIED", "SCHEDULING_GROUP", "WORKLOAD_KEY", "api_kind", "group_of", "kind_key"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import repeat
 from operator import is_not
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo, next_generation
 from framework.interface import Code, CycleState, FilterReads, Status
 from framework.node_table import ColumnarNodes
+from framework.nominated_columns import NominatedAdds, NominatedColumns
 from framework.runtime.filtering import Filtering
 from framework.runtime.common import _OK, _error, has_columnar_form
 
@@ -94,6 +95,7 @@ class ColumnarFiltering(Filtering):
     plugins: dict[str, Any]
     use_columnar: bool
     _nominated_copies: NominatedCopies
+    _nominated_columns: NominatedColumns
 
     def can_filter_columnar(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs for this pod has a columnar form
@@ -193,6 +195,8 @@ class ColumnarFiltering(Filtering):
             return  # no active filter reads pods: the columnar verdicts are final
         fit = active[fit_at]
         before_fit = {pl.name for pl in active[:fit_at]}
+        if self._fit_with_nominated_columns(fit, before_fit, state, pod, nodes, positions, failed):
+            return
         nominated = self.handle.nominated_pods_for_node
         copy_of = self._nominated_copies.get
         priority, uid = pod.priority, pod.uid
@@ -215,6 +219,50 @@ class ColumnarFiltering(Filtering):
         for i, fst in zip(todo, statuses):
             if fst is not _OK:
                 failed[i] = fst
+
+    def nominated_adds(self, pod: Pod) -> NominatedAdds | None | Literal[False]:
+        """What the pods nominated to each node of the handle's snapshot that join
+        `pod`'s filters add there, per snapshot row (NominatedColumns.adds: None when
+        none joins anywhere, False when the sums do not fit columns)."""
+        return self._nominated_columns.adds(self.handle, self.handle.snapshot(), pod)
+
+    def _fit_with_nominated_columns(self, fit: Any, before_fit: set[str], state: CycleState, pod: Pod,
+                                    nodes: list[NodeInfo], positions: list[int], failed: dict[int, Status]) -> bool:
+        """_fit_with_nominated_pods' copies replaced by columns, where `fit` declares it
+        reads the pods only through the table (TableFilterPlugin) and the nominated
+        pods' sums fit the columns: the nodes' rows get what their nominated pods of
+        at least this pod's priority request added (NominatedColumns), and `fit`
+        decides once over them. False: not done, the copies must be made."""
+        reads_table = getattr(fit, "filter_nodes_reads_table", None)
+        if (reads_table is None or not isinstance(nodes, ColumnarNodes) or not nodes.table.valid
+                or not reads_table(state)):
+            return False
+        snapshot = self.handle.snapshot()
+        if nodes.table is not snapshot.table:
+            return False
+        adds = self.nominated_adds(pod)
+        if adds is None:
+            return True  # no nominated pod joins this pod's filters: the verdicts stand
+        if adds is False:
+            return False
+        at = np.asarray(positions, dtype=np.intp)
+        rows = nodes.rows[at]
+        joined = adds.count[rows] > 0
+        todo = [i for i, j in zip(positions, joined.tolist())
+                if j and not (failed and (st := failed.get(i)) is not None and st.plugin in before_fit)]
+        if not todo:
+            return True
+        rows = nodes.rows[np.asarray(todo, dtype=np.intp)]
+        table = nodes.table.with_added(rows, adds.count[rows], adds.cpu[rows], adds.mem[rows], adds.eph[rows],
+                                       adds.scalar[rows])
+        if not table.valid:
+            return False
+        statuses = self._filter_columnar(fit, state, pod, ColumnarNodes([nodes[i] for i in todo], table.all_rows, table))
+        if statuses is not None:
+            for i, fst in zip(todo, statuses):
+                if fst is not _OK:
+                    failed[i] = fst
+        return True
 
     def _with_nominated_pods(self, nodes: list[NodeInfo]) -> list[bool] | None:
         """Per node, whether pods are nominated to it; None when none are."""

@@ -14,6 +14,7 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.interface import ClusterEventWithHint, QueuedPodInfo, Status
 from framework.runtime.binding import Binding
+from framework.nominated_columns import NominatedColumns
 from framework.runtime.columnar import ColumnarFiltering, NominatedCopies
 from framework.runtime.post_filter import PostFiltering
 from framework.runtime.scoring import Scoring
@@ -63,6 +64,7 @@ class Framework(ColumnarFiltering, PostFiltering, Scoring, Binding):
         # False forces the per-node calls (the equivalence test compares both).
         self.use_columnar = True
         self._nominated_copies = NominatedCopies()
+        self._nominated_columns = NominatedColumns()
 
         def objs(point: str) -> list[Any]:
             return [plugins[n] for n in self.points[point]]

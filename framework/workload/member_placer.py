@@ -44,7 +44,8 @@ def restricted(snapshot: Snapshot, node_names: Collection[str]) -> Snapshot:
     what they see."""
     view = copy.copy(snapshot)
     wanted = set(node_names)
-    positions = [i for name, i in snapshot.index.items() if name in wanted] if snapshot.index else \
+    index = snapshot.index
+    positions = [index[name] for name in wanted if name in index] if index else \
         [i for i, n in enumerate(snapshot.node_info_list) if n.name in wanted]
     positions.sort()
     nodes = snapshot.node_info_list

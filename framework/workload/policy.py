@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from framework.api.groups import PREFERRED_TOPOLOGY_ANNOTATION
 from framework.api.workload_api import SchedulingPodGroup
 from framework.types import Code, Status
 
@@ -34,12 +35,18 @@ class GroupPolicy:
         return self.min_count if self.min_count is not None else 1
 
 
+# ksched's preferred level (framework/api/groups.py): the node label a gang is first tried
+# inside one domain of, before its required level (upstream has no such field yet).
+
+
 def group_policy_of(pg: SchedulingPodGroup) -> GroupPolicy:
     """The one conversion from the stored PodGroup. v1alpha2 allows at most one
-    topology constraint; it is the required level."""
+    topology constraint; it is the required level. The preferred level is the
+    PodGroup's PREFERRED_TOPOLOGY_ANNOTATION."""
     keys = [k for k in pg.topology_keys if k]
+    preferred = pg.meta.annotations.get(PREFERRED_TOPOLOGY_ANNOTATION, "").strip()
     return GroupPolicy(name=pg.name, namespace=pg.namespace, min_count=pg.policy.min_count,
-                       required_topology_key=keys[0] if keys else "")
+                       required_topology_key=keys[0] if keys else "", preferred_topology_key=preferred)
 
 
 def placement_feasible(policy: GroupPolicy, *, scheduled: int, remaining: int) -> Status | None:

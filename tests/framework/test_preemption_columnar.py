@@ -127,8 +127,8 @@ def _answers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Pod, Any, Any, Frame
     seen: list[tuple[Pod, Any, Any, FrameworkHandle]] = []
     real = dp.columnar_victims
 
-    def recording(*args: Any) -> Any:
-        answer = real(*args)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        answer = real(*args, **kwargs)
         if answer is None:
             return None
 
@@ -267,3 +267,59 @@ def test_victim_masks_become_one_int_per_row_at_any_width(width: int) -> None:
 
     mask = np.random.default_rng(width).random((5, width)) < 0.3
     assert _as_bits(mask) == [sum(1 << j for j in range(width) if mask[r, j]) for r in range(5)]
+
+
+def _whole_and_loop(seed: int, few: bool) -> tuple[Any, Any] | None:
+    """The columns' whole dry run and the Evaluator's loop over the same answers,
+    for one randomised cluster (`few`: wanting one or two candidates, so the loop
+    stops early); None where the columns leave the loop to run."""
+    w = _World(seed)
+    state, m = w.filtered()
+    ev = w.plugin.evaluator
+    potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+    pdbs = ev.list_pdbs()
+    fast = w.plugin.columnar_victims(state, w.preemptor, m, potential, pdbs) if potential else None
+    if fast is None:
+        return None
+    offset, num = w.handle.rand.randrange(len(potential)), w.plugin.calculate_num_candidates(len(potential))
+    if few:
+        num = 1 + seed % 2
+    whole = fast.whole_dry_run(offset, num)
+    if whole is None:
+        return None
+
+    def said(dry: Any) -> tuple[Any, ...]:
+        return ([(c.name, [v.name for v in c.victims], c.num_pdb_violations) for c in dry.candidates],
+                [(n, st.code, st.message(), st.plugin) for n, st in dry.node_to_status.items()], dry.errors)
+
+    return said(whole), said(ev.dry_run_preemption(state, w.preemptor, potential, pdbs, offset, num, fast))
+
+
+def test_the_whole_dry_run_in_columns_says_what_the_loop_over_its_answers_says() -> None:
+    """Candidates, victims, and the statuses in the loop's order, for every cluster
+    where the columns answer the whole dry run (no PDBs, no gang rows)."""
+    answered = 0
+    for seed in range(3 * CASES):
+        got = _whole_and_loop(seed, few=seed % 3 == 0)
+        if got is not None:
+            answered += 1
+            assert got[0] == got[1]
+    assert answered >= CASES // 4
+
+
+def test_the_node_chosen_from_the_columns_is_the_one_upstreams_order_picks() -> None:
+    """DryRunResult.chosen against pickOneNodeForPreemption over the same candidates
+    (their victims' priorities, sums, counts and start times), with ties to the first."""
+    compared = 0
+    for seed in range(3 * CASES):
+        w = _World(seed)
+        state, m = w.filtered()
+        potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+        fast = w.plugin.columnar_victims(state, w.preemptor, m, potential, []) if potential else None
+        dry = fast.whole_dry_run(0, len(potential)) if fast is not None else None
+        if dry is None or len(dry.candidates) < 2:
+            continue
+        compared += 1
+        by_node = {c.name: c for c in dry.candidates}
+        assert dry.chosen is not None and dry.chosen.name == pick_one_node_for_preemption(by_node)
+    assert compared >= CASES // 4

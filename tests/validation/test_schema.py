@@ -274,3 +274,13 @@ def test_a_spread_constraint_whose_when_unsatisfiable_is_a_list_is_refused_namin
     errors = validate_object(pod(topologySpreadConstraints=[
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": ["DoNotSchedule"]}]))
     assert [e.field for e in errors] == ["spec.topologySpreadConstraints[0].whenUnsatisfiable"]
+
+
+def test_a_pod_groups_preferred_topology_annotation_must_name_a_label_key() -> None:
+    note = "scheduling.ksched.io/preferred-topology-key"
+    good = with_path(VALID["PodGroup.scheduling.k8s.io"], "metadata.annotations", {note: "example.com/rack"})
+    assert validate_object(good) == []
+    bad = with_path(good, "metadata.annotations", {note: "not a/valid/key"})
+    errors = validate_object(bad)
+    assert errors and all(e.field == f"metadata.annotations[{note}]" for e in errors), errors
+    assert "Invalid value: \"not a/valid/key\"" in str(errors[0])

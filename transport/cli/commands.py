@@ -252,9 +252,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     def body(c: SyncClient) -> int:
         if args.resources:
             targets = _targets(args)
-            if len(targets) != 1 or targets[0].kind != "Pod" or targets[0].name is None:
-                raise UsageError("explain names one pod: pod/NAME or pod NAME")
-            pod = c.get("Pod", targets[0].name, namespace_of(args, "Pod"))
+            if len(targets) != 1 or targets[0].name is None or targets[0].kind not in EXPLAINABLE:
+                raise UsageError("explain names one pod or pod group: pod/NAME, podgroup/NAME or "
+                                 "podgroups.scheduling.k8s.io/NAME")
+            if targets[0].kind == "Pod":
+                pod = c.get("Pod", targets[0].name, namespace_of(args, "Pod"))
+            else:
+                pod = group_member(c, targets[0].name, namespace_of(args, "Pod"))
         else:
             pods = [o for o in objects if o.get("kind") == "Pod"]
             if len(pods) != 1:
@@ -268,6 +272,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 0
 
     return _run(args, body)
+
+
+EXPLAINABLE = ("Pod", "PodGroup", POD_GROUP_KEY)  # a pod, or a pod group through one of its members
+
+
+def group_member(c: SyncClient, group: str, namespace: str) -> dict[str, Any]:
+    """The member of a pod group explain dry-runs (a pending one first): the pod
+    naming it in spec.schedulingGroup, or carrying Coscheduling's label."""
+    items, _ = c.list("Pod", namespace)
+    members = [p for p in items
+               if ((p.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") == group
+               or ((p.get("metadata") or {}).get("labels") or {}).get("scheduling.x-k8s.io/pod-group") == group]
+    if not members:
+        raise UsageError(f"pod group {namespace}/{group} has no member pods to explain")
+    members.sort(key=lambda p: (bool((p.get("spec") or {}).get("nodeName")), p["metadata"]["name"]))
+    return members[0]
 
 
 def scheduling_gates(pod: dict[str, Any]) -> list[str]:

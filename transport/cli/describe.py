@@ -222,4 +222,23 @@ def explain_report(result: Mapping[str, Any], *, gates: Sequence[str] = (), boun
         lines.append(f"Chosen node: {result['chosen']}")
     else:
         lines.append(f"No node fits: {result.get('message', '')}")
+    group = result.get("podGroup")
+    if group:
+        lines += ["", *group_topology_lines(group)]
     return "\n".join(lines)
+
+
+def group_topology_lines(group: Mapping[str, Any]) -> list[str]:
+    """The gang's last topology choice (explain's podGroup section): the domain
+    chosen or why none was, then one line per domain considered."""
+    topo = group.get("topology")
+    if not topo:
+        return [f"PodGroup {group.get('name', '')}: no topology choice recorded (no topology constraint, "
+                "or no group cycle since the scheduler started)"]
+    head = f"PodGroup {group.get('name', '')}, last group cycle: "
+    head += f"placed in {topo['chosen']}" if topo.get("chosen") else f"no domain chosen ({topo.get('status', '')})"
+    rows = [[d.get("domain", ""), str(d.get("nodes", 0)),
+             "chosen" if d.get("chosen") else "feasible" if d.get("feasible") else "tried" if d.get("tried") else "skipped",
+             str(d.get("score", 0)) if d.get("feasible") else "", d.get("reason", "")]
+            for d in topo.get("domains") or []]
+    return [head, _indent(table(["DOMAIN", "NODES", "VERDICT", "SCORE", "WHY"], rows))] if rows else [head]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from framework.api.groups import PREFERRED_TOPOLOGY_ANNOTATION
 from framework.api.schema.common import TYPE_META, conditions, object_meta
 from framework.api.schema.types import _absent, Ctx, Int, ListOf, Obj, Str
 from framework.api.validation import invalid, is_dns1123_label, is_dns1123_subdomain, is_qualified_name
@@ -62,6 +63,19 @@ POD_GROUP_TEMPLATE = Obj({
 }, required=("name", "schedulingPolicy"), more=frozenset())
 
 
+def _preferred_topology_key(obj: Mapping[str, Any], path: str, ctx: Ctx) -> None:
+    """ksched's preferred-level annotation names a node label key (a qualified name)."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    value = annotations.get(PREFERRED_TOPOLOGY_ANNOTATION) if isinstance(annotations, Mapping) else None
+    if value is None:
+        return
+    at = f"metadata.annotations[{PREFERRED_TOPOLOGY_ANNOTATION}]"
+    problems = is_qualified_name(value) if isinstance(value, str) and value else ["must be a node label key"]
+    for problem in problems:
+        ctx.add(invalid(at, value, problem))
+
+
 def _spec_left_out(spec: Obj):
     """No spec is an empty spec (a Go struct): its required fields are still required."""
     def check(obj: Mapping[str, Any], path: str, ctx: Ctx) -> None:
@@ -100,6 +114,6 @@ POD_GROUP = Obj({
                                             required=("name",), more=frozenset()),
                                         unique_key="name", max_items=MAX_RESOURCE_CLAIMS),
     }, more=frozenset()),
-}, checks=(_spec_left_out(POD_GROUP_SPEC),), more=TYPE_META)
+}, checks=(_spec_left_out(POD_GROUP_SPEC), _preferred_topology_key), more=TYPE_META)
 
 __all__ = ["POD_GROUP", "WORKLOAD", "is_path_segment_name"]

@@ -33,6 +33,7 @@ changed.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -43,7 +44,7 @@ from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import FastVictims, importance_key
+from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
@@ -59,6 +60,7 @@ class VictimColumns:
         self.gang = np.zeros(0, dtype=np.bool_)
         self.width = 0
         self.priority = np.zeros((0, 0), dtype=np.int64)
+        self.start = np.zeros((0, 0), dtype=np.int64)  # pod_start_time, for choosing the node
         self.requests = np.zeros((3, 0, 0), dtype=np.int64)  # cpu, memory, ephemeral storage
         self.sums = np.zeros((3, 0, 1), dtype=np.int64)
         self.order: list[tuple[PodInfo, ...]] = []
@@ -87,6 +89,7 @@ class VictimColumns:
         self.gang = np.zeros(rows, dtype=np.bool_)
         self.width = width
         self.priority = np.full((rows, width), _PAD_PRIORITY, dtype=np.int64)
+        self.start = np.zeros((rows, width), dtype=np.int64)
         self.requests = np.zeros((3, rows, width), dtype=np.int64)
         self.sums = np.zeros((3, rows, width + 1), dtype=np.int64)
         self.order = [()] * rows
@@ -98,6 +101,7 @@ class VictimColumns:
                         for p in (pi.pod for pi in order)], dtype=np.int64).reshape(k, 3).T
         self.priority[r, :k] = [pi.pod.priority for pi in order]
         self.priority[r, k:] = _PAD_PRIORITY
+        self.start[r, :k] = [pod_start_time(pi.pod) for pi in order]
         self.requests[:, r, :k] = req
         self.requests[:, r, k:] = 0
         self.sums[:, r, 0] = 0
@@ -122,9 +126,12 @@ def lowest_priority(columns: VictimColumns, snapshot: Snapshot, potential: Seque
 
 
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
-                     potential: Sequence[NodeInfo], pdbs_exist: bool, no_victims: Status) -> FastVictims | None:
+                     potential: Sequence[NodeInfo], pdbs_exist: bool, no_victims: Status,
+                     choose: bool = False) -> FastVictims | None:
     """The Evaluator's per-node answers for this preemptor, computed for all
-    `potential` nodes at once; None when this cycle must simulate every node."""
+    `potential` nodes at once; None when this cycle must simulate every node.
+    `choose`: the policy orders candidates by upstream's default criteria, so the
+    whole dry run also names the node they choose (DryRunResult.chosen)."""
     s = state.get(PRE_FILTER_STATE_KEY)
     if fwk is None or not fwk.use_columnar or not isinstance(s, PreFilterState) or s.request.scalar:
         return None
@@ -138,11 +145,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     index = snapshot.index
     names = [ni.name for ni in potential]
     rows = np.fromiter((index[name] for name in names), dtype=np.intp, count=len(names))
-    answerable = ~columns.gang[rows]
-    for i, name in enumerate(names):
-        st = statuses.get(name)
-        if st.plugin != FIT or st.code != Code.Unschedulable:
-            answerable[i] = False
+    answerable = ~columns.gang[rows] & _fit_rejected(statuses, names)
     table = snapshot.table
     assert table is not None
     # The node's numbers once every lower-priority pod is gone and the nominated pods
@@ -153,7 +156,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     used = [columns.sums[j, rows, start] for j in range(3)]
     kept = start.copy()
     at = {name: i for i, name in enumerate(names)}
-    _add_nominated(fwk.handle, pod, at, kept, used)
+    _add_nominated(fwk, pod, rows, at, kept, used)
     alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
     alloc_pods = table.alloc_pods[rows]
     fits = _fitting(s.request)
@@ -195,10 +198,81 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         n = victims_of.get(i)
         if n is None:
             return None  # the pod fits without the victims, and PDBs decide the order
-        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
-        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1], 0
+        return victims_at(i, n), 0
 
-    return answer
+    def victims_at(i: int, n: int) -> list[Pod]:
+        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
+        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1]
+
+    def whole(offset: int, num_candidates: int) -> DryRunResult | None:
+        """The Evaluator's dry-run loop over every node at once, where every node
+        has its answer here (no PDBs, so every candidate violates none): the nodes
+        in rotation order from `offset` up to the num_candidates-th candidate, their
+        statuses in that order, the candidates' victims built from the columns."""
+        if pdbs_exist or num_candidates < 1 or not answerable.all():
+            return None
+        n = len(names)
+        success = np.zeros(n, dtype=np.bool_)
+        success[reprieve] = True
+        if len(reprieve) and not victim.any(axis=1).all():
+            return None  # a node where every victim comes back: the loop's Error
+        rotation = np.arange(offset, offset + n, dtype=np.intp)
+        rotation[rotation >= n] -= n
+        found = np.cumsum(success[rotation])
+        end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else n
+        node_statuses = NodeToStatus({names[i]: no_victims if lower_l[i] == 0 else failed[i]
+                                 for i in rotation[:end][~success[rotation[:end]]].tolist()})
+        found_at = rotation[:end][success[rotation[:end]]]
+        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0) for i in found_at.tolist()]
+        chosen = candidates[_choice(found_at)] if choose and len(candidates) > 1 else None
+        return DryRunResult(candidates, node_statuses, chosen=chosen)
+
+    def _choice(found_at: np.ndarray) -> int:
+        """pickOneNodeForPreemption's default order over the candidates at these
+        positions, from the columns: (no PDB violations anywhere) the lowest
+        highest-priority victim, the smallest shifted priority sum, the fewest
+        victims, the latest earliest start among the highest-priority victims;
+        ties to the first candidate."""
+        marks = victim[np.fromiter((victims_of[i] for i in found_at.tolist()), dtype=np.intp, count=len(found_at))]
+        at_row = rows[found_at][:, None]
+        pos = np.minimum(start[found_at][:, None] + np.arange(marks.shape[1]), columns.width - 1)
+        priority = columns.priority[at_row, pos]
+        top = np.where(marks, priority, np.iinfo(np.int64).min).max(axis=1)
+        total = np.where(marks, priority + PRIORITY_SHIFT, 0).sum(axis=1)
+        earliest = np.where(marks & (priority == top[:, None]), columns.start[at_row, pos],
+                            np.iinfo(np.int64).max).min(axis=1)
+        order = np.lexsort((np.arange(len(found_at)), -earliest, marks.sum(axis=1), total, top))
+        return int(order[0])
+
+    return ColumnarVictims(answer, whole)
+
+
+class ColumnarVictims:
+    """FastVictims for one cycle (`__call__`, per node) with the whole dry run
+    (`whole_dry_run(offset, num_candidates)`: a DryRunResult, or None where the
+    Evaluator's loop must run)."""
+
+    __slots__ = ("_answer", "whole_dry_run")
+
+    def __init__(self, answer: FastVictims, whole: Callable[[int, int], DryRunResult | None]) -> None:
+        self._answer = answer
+        self.whole_dry_run = whole
+
+    def __call__(self, ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
+        return self._answer(ni, pdbs)
+
+
+def _fit_rejected(statuses: NodeToStatus, names: list[str]) -> np.ndarray:
+    """Per node, whether its status this cycle is NodeResourcesFit's Unschedulable.
+    The filter pass shares one Status among the nodes failing alike, so each
+    distinct Status is judged once and the nodes are mapped to it in C."""
+    try:
+        held = operator.itemgetter(*names)(statuses.statuses) if len(names) > 1 else (statuses.statuses[names[0]],)
+    except KeyError:  # a node without its own status reads the default one
+        held = tuple(statuses.get(name) for name in names)
+    distinct = dict(zip(map(id, held), held))
+    verdict = {key: st.plugin == FIT and st.code == Code.Unschedulable for key, st in distinct.items()}
+    return np.fromiter(map(verdict.__getitem__, map(id, held)), dtype=np.bool_, count=len(names))
 
 
 def _as_bits(mask: np.ndarray) -> list[int]:
@@ -229,9 +303,20 @@ def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], n
     return fits
 
 
-def _add_nominated(handle: Any, pod: Pod, at: dict[str, int], count: np.ndarray, used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes (name -> position) with at least `pod`'s
-    priority (not `pod`) join the node's numbers."""
+def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], count: np.ndarray,
+                   used: list[np.ndarray]) -> None:
+    """Pods nominated to these nodes (snapshot `rows`; name -> position) with at
+    least `pod`'s priority (not `pod`) join the node's numbers: from the
+    Framework's nominated columns, or node by node where it has none."""
+    adds = fwk.nominated_adds(pod) if hasattr(fwk, "nominated_adds") else False
+    if adds is None:
+        return
+    if adds is not False:
+        count += adds.count[rows]
+        for k, column in enumerate((adds.cpu, adds.mem, adds.eph)):
+            used[k] += column[rows]
+        return
+    handle = fwk.handle
     nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
     for name in at if nominated is None else nominated:
         i = at.get(name)

@@ -202,7 +202,8 @@ class DefaultPreemption:
                 or self.is_eligible_pod is not self._default_eligible or self.importance_key is not importance_key):
             return None
         return columnar_victims(self.columns, self.framework, state, pod, filtered, potential, bool(pdbs),
-                                Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS))
+                                Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS),
+                                choose=cls.ordered_score_funcs is DefaultPreemption.ordered_score_funcs)
 
     def victimless(self, pod: Pod, potential: Sequence[NodeInfo]) -> Status | None:
         """NO_VICTIMS, the verdict of every `potential` node, when none of them holds

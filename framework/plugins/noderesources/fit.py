@@ -283,6 +283,15 @@ class NodeResourcesFit:
             return Status.error_of(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
         return shortage_status(node_shortage(s.checks, node_info), s.checks)
 
+    def filter_nodes_reads_table(self, state: CycleState) -> bool:
+        """Whether filter_nodes, over a ColumnarNodes of a valid table, reads what
+        the pods on a node request only from the table's req_cpu, req_mem, req_eph
+        and num_pods for this cycle's pod (TableFilterPlugin): it checks no extended
+        resource, and every amount it wants fits the columns."""
+        s = self._pre_filter_state(state)
+        return s is not None and all(name in _TABLE_COLUMNS and want < _MAX_COLUMN_VALUE
+                                     for name, want in zip(s.checks.names, s.checks.wants))
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter() for each node, by the same shortage() over the NodeTable's columns
         on a columnar node list: one Status per distinct shortage, shared by the nodes
