@@ -151,8 +151,7 @@ class GroupCycle:
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
-            nominated = await self._preempt(fwk, placer, result, members)
-            self._reject(placer, result, members, started, nominated)
+            self._reject(placer, result, members, started, await self._preempt(fwk, placer, result))
         outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
         s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
         now_ns = int(s.clock.now() * 1e9)
@@ -187,28 +186,22 @@ class GroupCycle:
             qpi.pending_plugins = set()
             s.handle_failure(qpi, status, "", started)
 
-    async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement,
-                       members: list[QueuedPodInfo]) -> dict[str, str]:
-        """Upstream's step 6 of the group cycle: fewer than minCount fit, so the first
-        member that failed Filter itself runs PostFilter (the one door of pod-by-pod
-        scheduling) with its own CycleState and FitError, in a snapshot without the
-        members the placement undid. DefaultPreemption's group step plans room for the
-        whole gang and nominates the other members itself; the node it returns is this
-        member's nomination (uid -> node; \"\" clears one). The group is rejected either way."""
+    async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement) -> tuple[str, str | None]:
+        """Workload-aware preemption for a group not placed (KEP-5710, issue 29): the first
+        member that failed on its own runs PostFilter on the view without the group's
+        undone members; DefaultPreemption's group step makes room for the whole group and
+        nominates the other members. (that member's uid, the node it was nominated to)."""
         s = self.sched
-        first = next((q for q in members if q.pod.uid not in result.placed
-                      and (t := placer.tries.get(q.pod.uid)) is not None and t.fit_error is not None), None)
-        if first is None:
-            return {}
-        t = placer.tries[first.pod.uid]
-        assert t.fit_error is not None
-        s.cache.update_snapshot(s.snapshot)
-        fwk.handle.set_snapshot(s.snapshot)
-        post = await s.preemption.post_filter(fwk, t.state, first.pod, t.fit_error)
-        return {} if post.nominated is None else {first.pod.uid: post.nominated}
+        for uid, t in placer.tries.items():
+            if t.fit_error is not None and uid in result.unplaced:
+                s.cache.update_snapshot(s.snapshot)
+                fwk.handle.set_snapshot(s.snapshot)
+                post = await s.preemption.post_filter(fwk, t.state, t.fit_error.pod, t.fit_error)
+                return uid, post.nominated
+        return "", None
 
     def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
-                started: float, nominated: dict[str, str]) -> None:
+                started: float, preempted: tuple[str, str | None] = ("", None)) -> None:
         """Every member to the failure handler, backing off as one: each carries the
         group's attempts (its oldest member's, who was in every cycle of the group),
         so a member that joined late does not come back first and pull the gang out
@@ -216,10 +209,10 @@ class GroupCycle:
         attempts = max(q.attempts for q in members)
         for qpi in members:
             qpi.attempts = attempts
-            self._fail(placer, result, qpi, started, nominated.get(qpi.pod.uid))
+            self._fail(placer, result, qpi, started, preempted)
 
     def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float,
-              nominated_to: str | None = None) -> None:
+              preempted: tuple[str, str | None] = ("", None)) -> None:
         """One member's end of a cycle that did not place it: its own FitError (or the
         one of the same-signature member whose verdict it took), else the group's."""
         s = self.sched
@@ -228,7 +221,11 @@ class GroupCycle:
         if uid in result.placed:  # placed, then undone with its group
             status, nominated = Status(Code.Unschedulable, result.status.message()), ""
         else:
-            nominated = nominated_to
+            nominated = None
+        if preempted[0] == uid:
+            nominated = preempted[1]  # the preemptor's node; "" clears a stale nomination
+        elif preempted[1]:
+            nominated = None  # the group's preemption nominated this member: keep it
         origin = next((t for u, t in placer.tries.items() if result.unplaced.get(u) is status), None)
         fit = origin.fit_error if origin is not None else None
         attempt = s.attempts[qpi.pod.key]
