@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
+from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE
 from actors.queue.actor import Done, TakeMembers
 from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
@@ -89,6 +90,7 @@ class GroupCycle:
             for qpi in live:
                 s.attempts[qpi.pod.key] = Attempt(error=error.message())
                 s.handle_failure(qpi, error, "", started)
+            s.metrics.pod_group_attempt(ERROR, profiles[0], s.clock.now() - started, None)
             return
         self.cycles += 1
         await self._cycle(pg, live)
@@ -122,6 +124,14 @@ class GroupCycle:
                 s.stats.attempts += 1  # each member is an attempt (batching reads the count)
 
             placer.on_attempt = counted
+
+            def assumed(pod: Pod) -> None:
+                # As upstream's assume: a member placed no longer holds its nominated
+                # node, or its gang's later members would see it there and here both.
+                if s.nominator.node_of(pod):
+                    s.nominator.delete(pod)
+
+            placer.on_assumed = assumed
         placer.tries.clear()
         return placer
 
@@ -137,10 +147,13 @@ class GroupCycle:
                    if p.node_name or s.cache.get_pod(p.key) is not None]
         placer = self._placer(fwk)
         result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
+        algorithm_s = s.clock.now() - started
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
             self._reject(placer, result, members, started, await self._preempt(fwk, placer, result))
+        outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
+        s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
         now_ns = int(s.clock.now() * 1e9)
         written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)
         if written is not None:
@@ -189,7 +202,13 @@ class GroupCycle:
 
     def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
                 started: float, preempted: tuple[str, str | None] = ("", None)) -> None:
+        """Every member to the failure handler, backing off as one: each carries the
+        group's attempts (its oldest member's, who was in every cycle of the group),
+        so a member that joined late does not come back first and pull the gang out
+        of its backoff early; the queue stamps them all in this one turn."""
+        attempts = max(q.attempts for q in members)
         for qpi in members:
+            qpi.attempts = attempts
             self._fail(placer, result, qpi, started, preempted)
 
     def _fail(self, placer: CachePlacer, result: GroupPlacement, qpi: QueuedPodInfo, started: float,
@@ -212,6 +231,7 @@ class GroupCycle:
         attempt = s.attempts[qpi.pod.key]
         if fit is not None:
             attempt.fit_error = fit
+            status = Status(status.code, fit.message())  # with PostFilter's verdict, when it ran
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
             if not isinstance(fit.diagnosis.node_to_status, KeptNodeToStatus):

@@ -21,6 +21,12 @@ class MetricsSink(Protocol):
         in the failure handler); duration from the start of its scheduling cycle."""
         ...
 
+    def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
+        """One whole-group cycle ended (upstream's scheduler_podgroup_* series): result
+        scheduled, unschedulable or error; duration from the start of the cycle; the
+        placement's own time (None when no placement ran)."""
+        ...
+
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         """The queue's sizes changed: counts by active, backoff, unschedulable, gated."""
         ...
@@ -63,6 +69,9 @@ class NoMetrics:
     """Records nothing."""
 
     def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        pass
+
+    def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
         pass
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:

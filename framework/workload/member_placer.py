@@ -63,6 +63,7 @@ class CachePlacer:
         self.signer = batching_signer(fwk, has_extenders)
         self.tries: dict[str, Try] = {}  # uid -> its last try
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
+        self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
 
     def signature(self, pod: Pod) -> Hashable | None:
         return self.signer.sign(pod, nominated=bool(pod.nominated_node_name))
@@ -85,6 +86,7 @@ class CachePlacer:
         host = result.suggested_host
         assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)
+        self.on_assumed(pod)
         st = self.fwk.run_reserve(t.state, assumed, host)
         if not st.is_success():
             self.fwk.run_unreserve(t.state, assumed, host)

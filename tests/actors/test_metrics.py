@@ -20,6 +20,9 @@ class RecordingSink:
     def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
         self.calls.append(("schedule_attempt", result, profile, duration_s))
 
+    def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
+        self.calls.append(("pod_group_attempt", result, profile))
+
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         self.calls.append(("set_pending_pods", dict(counts)))
 

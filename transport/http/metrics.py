@@ -61,6 +61,17 @@ class SchedulerMetrics:
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.podgroup_schedule_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts_total",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not "
+            "be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r)
+        self.podgroup_scheduling_attempt_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds", "Pod group scheduling attempt latency in seconds",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.podgroup_scheduling_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds", buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
@@ -122,6 +133,13 @@ class SchedulerMetrics:
         """One scheduling attempt ended: result is scheduled, unschedulable or error."""
         self.schedule_attempts.labels(result=result, profile=profile).inc()
         self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(duration_s)
+
+    def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
+        """One whole-group cycle ended (the scheduler_podgroup_* series, GenericWorkload's)."""
+        self.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
+        self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile).observe(duration_s)
+        if algorithm_s is not None:
+            self.podgroup_scheduling_algorithm_duration.observe(algorithm_s)
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         """Queue sizes by queue name (active, backoff, unschedulable, gated)."""

@@ -1,0 +1,48 @@
+"""The failed whole-group cycle preempts (upstream's step 6 of the group cycle), through
+the real actor pipeline with a fake clock: a high-priority gang that does not fit runs
+PostFilter for its first unplaced member, whose DefaultPreemption makes room for the
+whole gang (victim gangs evicted whole), nominates the members, and the gang lands in
+a later group cycle."""
+from __future__ import annotations
+
+from actors.clock import FakeClock
+from actors.pipeline import Pipeline
+from tests.gang.test_group_cycle_pipeline import NS, START, condition, gang, member, nodes, placed
+from tests.gang.test_group_cycle_properties import prioritized
+
+
+async def low_gang_bound_then_high_gang(p: Pipeline, cpus: tuple[int, ...], low: tuple[int, int],
+                                        high: tuple[int, int]) -> dict[str, str | None]:
+    """A gang of priority 1 (members, cpu each) bound on these nodes, then a gang of
+    priority 100 applied; where every pod is once the pipeline is quiet."""
+    await p.client.apply(nodes(*cpus))
+    await p.client.apply([gang("low", low[0])])
+    await p.client.apply([prioritized(member(f"low-{i}", low[1], "low"), 1) for i in range(low[0])])
+    await p.run_until_quiescent(max_seconds=5)
+    assert all((await placed(p)).values())
+    await p.client.apply([gang("high", high[0])])
+    await p.client.apply([prioritized(member(f"high-{i}", high[1], "high"), 100) for i in range(high[0])])
+    await p.run_until_quiescent(max_seconds=120)
+    return await placed(p)
+
+
+async def test_a_high_priority_gang_evicts_a_low_priority_gang_whole_in_its_group_cycle_and_lands() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        # two nodes of 8 cpu, the low gang two members of 3 on each: the high gang (4 x 2)
+        # needs two low members' room, but a gang goes whole, so all four go
+        got = await low_gang_bound_then_high_gang(p, (8, 8), (4, 3), (4, 2))
+        assert all(got[f"high-{i}"] for i in range(4))
+        assert not any(n.startswith("low") for n in got)  # the low gang went whole, not the two its room needed
+        assert p.scheduler.preemption.victims == 4
+        pg = await p.client.get("PodGroup.scheduling.k8s.io", NS, "high")
+        assert condition(pg, "PodGroupScheduled")["status"] == "True"
+
+
+async def test_a_gang_that_cannot_fit_even_with_preemption_evicts_nothing_and_says_so_on_its_members() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        # three members of 3 cpu cannot share two nodes of 4, whatever is evicted
+        got = await low_gang_bound_then_high_gang(p, (4, 4), (2, 3), (3, 3))
+        assert got["low-0"] and got["low-1"] and p.scheduler.preemption.victims == 0
+        pods, _ = await p.client.list("Pod")
+        messages = [condition(i, "PodScheduled")["message"] for i in pods if i["metadata"]["name"].startswith("high")]
+        assert any("preemption" in m for m in messages), messages
