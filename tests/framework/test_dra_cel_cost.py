@@ -16,14 +16,6 @@ def cost(expression: str) -> int:
     return compile_selector(expression).estimated_cost
 
 
-def nested_all(depth: int) -> str:
-    """`depth` nested all() over a 10-element list literal; innermost body `x0 < 100` costs 2."""
-    body = "x0 < 100"
-    for i in range(depth):
-        body = f"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x{i}, {body})"
-    return body
-
-
 @pytest.mark.parametrize(("expression", "expected"), [
     ("true", 0),                                        # constants cost nothing
     ("device.driver == 'gpu.example.com'", 4),          # 2 selections + ceil(min(63, 15) / 10)
@@ -43,8 +35,8 @@ def test_the_estimate_is_cel_gos_sum_of_node_costs_with_upstreams_device_sizes(e
 
 def test_nested_comprehensions_multiply_by_the_range_size() -> None:
     # all(): range 10 + init 0 + result 1 + 10 * (not_strictly_false(accu) 2 + accu && body (1 + body))
-    assert cost(nested_all(1)) == 10 + 1 + 10 * (2 + 1 + 2)
-    assert cost(nested_all(2)) == 10 + 1 + 10 * (2 + 1 + cost(nested_all(1)))
+    assert cost(m.nested_all(1)) == 10 + 1 + 10 * (2 + 1 + 2)
+    assert cost(m.nested_all(2)) == 10 + 1 + 10 * (2 + 1 + cost(m.nested_all(1)))
 
 
 def with_selector(raw: dict[str, Any], expression: str) -> dict[str, Any]:
@@ -64,12 +56,12 @@ KINDS = [
 
 @pytest.mark.parametrize(("kind", "make", "path"), KINDS, ids=[k[0] for k in KINDS])
 def test_a_selector_estimated_over_the_cost_limit_is_forbidden(kind: str, make: Any, path: str) -> None:
-    assert cost(nested_all(6)) > 1_000_000
-    assert [str(e) for e in validate_object(make(nested_all(6)))] == [
+    assert cost(m.nested_all(6)) > 1_000_000
+    assert [str(e) for e in validate_object(make(m.nested_all(6)))] == [
         f"{path}: Forbidden: too complex, exceeds cost limit"]
 
 
 @pytest.mark.parametrize(("kind", "make", "path"), KINDS, ids=[k[0] for k in KINDS])
 def test_a_selector_estimated_under_the_cost_limit_is_accepted(kind: str, make: Any, path: str) -> None:
-    assert cost(nested_all(5)) < 1_000_000
-    assert [str(e) for e in validate_object(make(nested_all(5)))] == []
+    assert cost(m.nested_all(5)) < 1_000_000
+    assert [str(e) for e in validate_object(make(m.nested_all(5)))] == []
