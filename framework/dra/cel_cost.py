@@ -22,6 +22,8 @@ MAX_ENTRIES = 32             # resourceapi.ResourceSliceMaxAttributesAndCapaciti
 DRIVER_NAME_MAX = 63         # resourceapi.DriverNameMaxLength
 STRING_VALUE_MAX = 64        # resourceapi.DeviceAttributeMaxValueLength
 LIST_CREATE_COST = 10        # common.ListCreateBaseCost
+MAP_CREATE_COST = 30         # common.MapCreateBaseCost
+STRUCT_CREATE_COST = 40      # common.StructCreateBaseCost
 STRING_TRAVERSAL = 0.1       # common.StringTraversalCostFactor
 REGEX_LENGTH = 0.25          # common.RegexStringLengthCostFactor
 
@@ -76,8 +78,13 @@ def _node(buf: bytes) -> Node:
                         args=tuple(_node(v) for n, v in c if n == 3))
         if num == 7:
             return Node(kind="list", args=tuple(_node(v) for n, v in _fields(val) if n == 1))
-        if num == 8:
-            return Node(kind="struct")
+        if num == 8:  # CreateStruct: {1 message_name, 2 entries {2 field_key, 3 map_key, 4 value}}
+            st = _fields(val)
+            parts: list[Node] = []
+            for n, entry in st:
+                if n == 2:
+                    parts += [_node(v) for k, v in _fields(entry) if k in (3, 4)]
+            return Node(kind="struct", name=_one(st, 1, b"").decode(), args=tuple(parts))
         if num == 9:
             c = _fields(val)
             parts = {"iter_var": (_one(c, 1, b"")).decode(), "accu_var": (_one(c, 3, b"")).decode()}
@@ -172,6 +179,8 @@ class _Estimator:
             return _sat(self.cost(n.target), 1) if n.target is not None else 1
         if n.kind == "list":
             return _sat(LIST_CREATE_COST, *(self.cost(a) for a in n.args))
+        if n.kind == "struct":  # a message literal (named) or a map literal
+            return _sat(STRUCT_CREATE_COST if n.name else MAP_CREATE_COST, *(self.cost(a) for a in n.args))
         if n.kind == "comprehension":
             return self._comprehension(n.comp)
         if n.kind == "call":

@@ -28,6 +28,7 @@ def cost(expression: str) -> int:
     ('device.attributes["a.example.com"].s.matches("abcd")', 4 + 7 * 1),  # 64-char string, 4-char regex
     ('device.attributes["a.example.com"].s.split(",").size() > 1', 4 + 13 + 1 + 1),
     ('cel.bind(v, device.driver, v == "x")', 10 + 2 + 1 + 1),
+    ('{"a": device.driver}["a"] == "x"', 30 + 2 + 1 + 1),   # map literal 30 + its entries + index + ==
 ])
 def test_the_estimate_is_cel_gos_sum_of_node_costs_with_upstreams_device_sizes(expression: str, expected: int) -> None:
     assert cost(expression) == expected
