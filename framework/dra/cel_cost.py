@@ -132,10 +132,19 @@ _FIXED_SIZES: dict[Path, int] = {
 }
 _PARSE_BY_LENGTH = frozenset({"quantity", "isQuantity", "semver", "isSemver"})
 _REGEX = frozenset({"matches", "find", "findAll"})
+_COMPARISONS = frozenset({"_<_", "_<=_", "_>_", "_>=_"})
 
 
 def _ceil(size: int, factor: float) -> int:
     return UNKNOWN if size >= UNKNOWN else math.ceil(size * factor)
+
+
+def _mul(a: int, b: int) -> int:
+    return UNKNOWN if a * b >= UNKNOWN else a * b
+
+
+def _is_text(n: Node) -> bool:
+    return n.kind == "const" and isinstance(n.const, (str, bytes))
 
 
 def _sat(*parts: int) -> int:
@@ -221,13 +230,19 @@ class _Estimator:
         if name == "@in":
             return self.size(operands[1]) if operands[1].kind == "list" else 1
         if name in _REGEX:
-            return _ceil(self.size(operands[0]), STRING_TRAVERSAL) * _ceil(self.size(operands[1]), REGEX_LENGTH)
+            return _mul(_ceil(self.size(operands[0]), STRING_TRAVERSAL), _ceil(self.size(operands[1]), REGEX_LENGTH))
         if name == "split":
             return _ceil(self.size(operands[0]), 2 * STRING_TRAVERSAL)
-        if name in _PARSE_BY_LENGTH:
-            return _ceil(self.size(operands[0]), STRING_TRAVERSAL)
-        if name in ("contains", "startsWith", "endsWith", "indexOf", "lastIndexOf", "lowerAscii",
-                    "upperAscii", "trim", "replace", "substring", "charAt", "join"):
+        if name in _COMPARISONS and any(_is_text(o) for o in operands):
+            # string ordering stops at the shorter operand, as equality does
+            return _ceil(min(self.size(operands[0]), self.size(operands[1])), STRING_TRAVERSAL)
+        if name in ("contains", "indexOf", "lastIndexOf") and len(operands) >= 2:
+            return _mul(_ceil(self.size(operands[0]), STRING_TRAVERSAL),
+                        _ceil(self.size(operands[1]), STRING_TRAVERSAL))
+        if name in ("startsWith", "endsWith") and len(operands) == 2:
+            return _ceil(self.size(operands[1]), STRING_TRAVERSAL)
+        if name in _PARSE_BY_LENGTH or name in ("lowerAscii", "upperAscii", "trim", "replace",
+                                                "substring", "charAt", "join"):
             return _ceil(self.size(operands[0]), STRING_TRAVERSAL)
         return 1  # cel-go's default for any other function: one unit
 

@@ -29,6 +29,9 @@ def cost(expression: str) -> int:
     ('device.attributes["a.example.com"].s.split(",").size() > 1', 4 + 13 + 1 + 1),
     ('cel.bind(v, device.driver, v == "x")', 10 + 2 + 1 + 1),
     ('{"a": device.driver}["a"] == "x"', 30 + 2 + 1 + 1),   # map literal 30 + its entries + index + ==
+    ('device.driver < "abcdefghijklmnopqrstu"', 2 + 3),      # string ordering: ceil(min(63, 21) / 10)
+    ('device.driver.contains("abcdefghijk")', 2 + 7 * 2),    # ceil(63 / 10) * ceil(11 / 10)
+    ('device.driver.startsWith("abcdefghijk")', 2 + 2),      # the prefix's length / 10
 ])
 def test_the_estimate_is_cel_gos_sum_of_node_costs_with_upstreams_device_sizes(expression: str, expected: int) -> None:
     assert cost(expression) == expected
