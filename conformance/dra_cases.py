@@ -9,9 +9,9 @@ from typing import Any
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
 
-# Expected keys the runner does not model: cel-go's static cost estimate (ksched's
-# evaluator is cel-cpp, whose checker has no cost model; see docs/decisions.md).
-UNMODELED_CEL_KEYS = ("estimatedMaxCost",)
+# Expected keys the runner does not model (none: cel-go's static cost estimate is
+# framework/dra/cel_cost.py's and is compared as `estimatedMaxCost`).
+UNMODELED_CEL_KEYS: tuple[str, ...] = ()
 
 
 def is_cel_case(case: dict[str, Any]) -> bool:
@@ -25,10 +25,12 @@ def run_cel_case(case: dict[str, Any]) -> dict[str, Any]:
         selector = compile_selector(case["expression"], bool(env.get("DRAConsumableCapacity")))
     except CELCompileError as e:
         return {"compileError": str(e)}
+    out: dict[str, Any] = {"estimatedMaxCost": selector.estimated_cost}
     try:
-        return {"match": selector.matches(device_from_api(device.get("driver") or "", device))}
+        out["match"] = selector.matches(device_from_api(device.get("driver") or "", device))
     except CELEvalError as e:
-        return {"evalError": str(e)}
+        out["evalError"] = str(e)
+    return out
 
 
 def cel_mismatches(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_strings
 
+from framework.dra.cel_cost import estimate_max_cost
 from framework.dra.cel_types import POOL, QuantityMsg, SemverMsg, kubernetes_functions
 
 
@@ -80,6 +81,7 @@ _ALLOW_MULTIPLE = re.compile(r"\bdevice\s*\.\s*allowMultipleAllocations\b")
 class Selector:
     expression: str
     program: Any
+    estimated_cost: int  # cel-go's static estimate of the maximum cost (framework/dra/cel_cost.py)
 
     def matches(self, device: Device) -> bool:
         """True when the device is selected; CELEvalError when evaluation fails."""
@@ -149,7 +151,7 @@ def compile_selector(expression: str, consumable_capacity: bool = False) -> Sele
     result = program.return_type().name()
     if result not in ("BOOL", "DYN"):
         raise CELCompileError(f"must evaluate to bool or the unknown type, not {result.lower()}")
-    return Selector(expression, program)
+    return Selector(expression, program, estimate_max_cost(program.serialize()))
 
 
 def _strip_status(message: str) -> str:

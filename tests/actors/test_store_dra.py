@@ -39,6 +39,20 @@ async def test_a_bad_selector_is_refused_naming_the_field_and_nothing_is_stored(
         assert store.peek("DeviceClass", "", "gpu.example.com") is None
 
 
+async def test_a_selector_over_the_cost_limit_is_refused_on_create_and_update_and_nothing_changes() -> None:
+    async with running() as (store, c):
+        with pytest.raises(Invalid) as e:
+            await c.create(m.device_class(expression=m.nested_all(6)))
+        path = "spec.selectors[0].cel.expression"
+        assert (e.value.field, e.value.message) == (path, f"{path}: Forbidden: too complex, exceeds cost limit")
+        assert store.peek("DeviceClass", "", "gpu.example.com") is None
+        stored = await c.create(m.device_class())
+        with pytest.raises(Invalid) as e:
+            await c.update({**stored, "spec": {"selectors": [{"cel": {"expression": m.nested_all(6)}}]}})
+        assert e.value.message.endswith("Forbidden: too complex, exceeds cost limit")
+        assert store.peek("DeviceClass", "", "gpu.example.com").raw["spec"] == stored["spec"]
+
+
 async def test_a_misspelled_field_is_an_unknown_field_under_strict_validation() -> None:
     async with running() as (_, c):
         raw = m.resource_claim()

@@ -29,6 +29,7 @@ DEVICE_CONSTRAINTS_MAX = 32
 DEVICE_CONFIG_MAX = 32
 FIRST_AVAILABLE_MAX = 8
 CEL_EXPRESSION_MAX_LENGTH = 10 * 1024
+CEL_SELECTOR_MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
 SLICE_MAX_DEVICES = 128
 POOL_NAME_MAX = 253
 DRIVER_NAME_MAX = 63
@@ -173,16 +174,20 @@ def fully_qualified_name(name: str, path: str, ctx: Ctx) -> None:
 
 def cel_expression(expression: str, path: str, ctx: Ctx) -> None:
     """Compiled by framework.dra's CEL evaluator (cached per expression); a compile error is
-    the field's Invalid message, in upstream's words."""
+    the field's Invalid message, in upstream's words, and an estimated cost over
+    resourceapi.CELSelectorExpressionMaxCost is Forbidden, as validateCELSelector refuses it."""
     if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
         ctx.add(too_long(path, CEL_EXPRESSION_MAX_LENGTH))
         return
     from framework.dra.cel_selector import CELCompileError, compile_selector  # framework.dra imports framework.api
 
     try:
-        compile_selector(expression)
+        selector = compile_selector(expression)
     except CELCompileError as e:
         ctx.add(invalid(path, expression, str(e)))
+        return
+    if selector.estimated_cost > CEL_SELECTOR_MAX_COST:
+        ctx.add(forbidden(path, "too complex, exceeds cost limit"))
 
 
 def _selectors(selectors: Any, path: str, ctx: Ctx) -> None:
