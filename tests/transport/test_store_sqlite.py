@@ -182,3 +182,39 @@ async def test_a_full_disk_is_unavailable_with_sqlites_reason_and_the_store_reco
         await store.close()
     objects, rv = await reopen(tmp_path)
     assert sorted(o["metadata"]["name"] for o in objects) == ["big", "small"] and rv == 2
+
+
+async def test_a_batch_writing_and_deleting_one_key_keeps_its_last_write_in_batch_order(tmp_path):
+    odd = {**node("n3", 7), "metadata": {"name": "n3", "resourceVersion": "7", "annotations": {"note": "\u00e9 \"q\" \\"}}}
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1),
+                    Write(kind="Node", key="n2", raw=node("n2", 2), resource_version=2)])
+    await b.commit([Write(kind="Node", key="n1", raw=None, resource_version=3),
+                    Write(kind="Node", key="n1", raw=node("n1", 4), resource_version=4),
+                    Write(kind="Node", key="n2", raw=node("n2", 5), resource_version=5),
+                    Write(kind="Node", key="n2", raw=None, resource_version=6),
+                    Write(kind="Node", key="n3", raw=odd, resource_version=7)])
+    await b.close()
+
+    objects, rv = await reopen(tmp_path)
+    assert rv == 7
+    assert [(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in objects] == [
+        ("n1", "4"), ("n3", "7")]
+    assert objects[1] == odd
+
+
+async def test_a_batch_of_two_thousand_objects_is_written_in_a_few_statements_not_one_per_row(tmp_path):
+    # Each statement hands the interpreter lock back to the event loop's thread and
+    # waits to take it again; a bulk apply's commit must not do that once per object.
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    statements: list[str] = []
+    await b._run(lambda: b._conn.set_trace_callback(statements.append))
+    await b.commit([Write(kind="Pod", key=f"default/p{i}", raw=pod(f"p{i}", i + 1), resource_version=i + 1)
+                    for i in range(2000)])
+    await b.close()
+
+    assert len(statements) <= 5
+    objects, rv = await reopen(tmp_path)
+    assert rv == 2000 and len(objects) == 2000
