@@ -16,7 +16,7 @@ PodGroup's PodGroupScheduled condition is written (framework/workload/group_stat
 A gang whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
@@ -35,8 +35,37 @@ from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy, group_policy_of
 
 if TYPE_CHECKING:
-    from actors.scheduler import Scheduler
     from framework.runtime import Framework
+
+
+class CycleHost(Protocol):
+    """What the group cycle uses of the Scheduler (actors/scheduler.py), which holds it:
+    its state and its one scheduling cycle's steps."""
+
+    pending: dict[str, Pod]
+    cache: Any
+    objects: Any
+    queue: Any
+    clock: Any
+    attempts: dict[str, Any]
+    nominator: Any
+    metrics: Any
+    algorithm: Any
+    snapshot: Any
+    stats: Any
+    record: Any
+    preemption: Any
+    views: dict[str, Any]
+    cycle_started: float
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None: ...
+
+    def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None: ...
+
+    def finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
+                     nominated: str | None) -> None: ...
+
+    def park_at_permit(self, fwk: "Framework", assumed: Pod, host: str, timeouts: dict[str, float]) -> Any: ...
 
 
 def mixed_profiles_message(a: str, b: str) -> str:
@@ -59,7 +88,7 @@ def whole_cluster(policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *, 
 
 
 class GroupCycle:
-    def __init__(self, sched: "Scheduler", placement: Placement = whole_cluster) -> None:
+    def __init__(self, sched: CycleHost, placement: Placement = whole_cluster) -> None:
         self.sched = sched
         self.placement = placement
         self._placers: dict[str, CachePlacer] = {}  # per profile
@@ -137,8 +166,8 @@ class GroupCycle:
 
     async def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
         s = self.sched
-        started = s._started = s.clock.now()
-        fwk = s._views[live[0].pod.scheduler_name][0]
+        started = s.cycle_started = s.clock.now()
+        fwk = s.views[live[0].pod.scheduler_name][0]
         order = member_order([q.pod for q in live], [q.initial_attempt_timestamp for q in live])
         members = [live[i] for i in order]
         for qpi in members:
@@ -176,10 +205,10 @@ class GroupCycle:
                            assumed_at=s.clock.now())
             status, timeouts = fwk.run_permit(t.state, t.assumed, t.node)
             if status.is_wait():
-                a.permit = s._park(fwk, t.assumed, t.node, timeouts)
+                a.permit = s.park_at_permit(fwk, t.assumed, t.node, timeouts)
                 status = Status()
             if status.is_success():
-                s._finish_cycle(qpi, a, status, None)
+                s.finish_cycle(qpi, a, status, None)
                 continue
             undo_assume(a, s.cache, s.record)
             qpi.unschedulable_plugins = {status.plugin} if status.is_rejected() and status.plugin else set()

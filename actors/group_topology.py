@@ -6,7 +6,7 @@ view and cache) pin the domain; the last choice per gang is kept, bounded, for
 explain."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from framework.api.objects import Pod
 from framework.workload.group_cycle import GroupPlacement
@@ -15,14 +15,18 @@ from framework.workload.policy import GroupPolicy
 from framework.workload.topology import TopologyResult
 from framework.workload.topology_cycle import place_group_in_topology
 
-if TYPE_CHECKING:
-    from actors.scheduler import Scheduler
+class PlacedMembers(Protocol):
+    """What the topology placement reads of the Scheduler: its informer view and cache,
+    for the members already bound or assumed."""
+
+    objects: Any
+    cache: Any
 
 KEEP_TOPOLOGY_CHOICES = 4096  # the most recent constrained gangs whose choice explain shows
 
 
 class TopologyPlacement:
-    def __init__(self, sched: "Scheduler") -> None:
+    def __init__(self, sched: PlacedMembers) -> None:
         self.sched = sched
         self.choices: dict[tuple[str, str], TopologyResult] = {}  # (namespace, name) -> last choice
         self.groupings: dict[str, object] = {}  # domains per label, kept between cycles (topology_view.py)

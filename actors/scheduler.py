@@ -111,7 +111,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.extenders = list(extenders)
         algorithm.extender_filters = any(e.config.is_filter() for e in self.extenders)
         algorithm.extender_prioritizers = any(e.config.is_prioritizer() for e in self.extenders)
-        self._started = 0.0  # when the current scheduling cycle began (clock seconds)
+        self.cycle_started = 0.0  # when the current scheduling cycle began (clock seconds)
         self.frameworks = frameworks
         self.queue = queue
         self.store = store
@@ -145,7 +145,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.binding_done = self.outcomes.binding_done
         self.binding_cancelled = self.outcomes.binding_cancelled
         # Per profile: the view every cycle runs, and the one sampled cycles run.
-        self._views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
+        self.views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
@@ -287,7 +287,7 @@ class Scheduler(Actor[SchedulerMsg]):
         key = self.reuse.key(qpi.pod, nominated, world) if self.reuse.may_know() else None
         known = self.reuse.lookup(key) if key is not None else None
         if known is not None:
-            self._finish_cycle(qpi, None, *self.reuse.reuse_known(qpi, known, self.attempts[qpi.pod.key]))
+            self.finish_cycle(qpi, None, *self.reuse.reuse_known(qpi, known, self.attempts[qpi.pod.key]))
             return
         evicted_before = self.preemption.victims
         pod_class, kept = None, None
@@ -309,23 +309,23 @@ class Scheduler(Actor[SchedulerMsg]):
             if key is not None:
                 self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,
                                     self.preemption.victims != evicted_before)
-            self._finish_cycle(qpi, None, status, nominated_to)
+            self.finish_cycle(qpi, None, status, nominated_to)
             return
         except (NoNodesAvailable, SchedulingError) as e:
-            self._finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
+            self.finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
             return
         finally:
             self.algorithm.retry = None
-        self._finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
+        self.finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
-    def _finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
+    def finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
                       nominated: str | None) -> None:
         """The one end of a scheduling cycle: the failure handler, or the pod's
         binding cycle."""
         if assumed is None:
-            self.handle_failure(qpi, status, nominated, self._started)
+            self.handle_failure(qpi, status, nominated, self.cycle_started)
             return
-        assumed.started = self._started
+        assumed.started = self.cycle_started
         self.queue.try_tell(Assumed(pod_key=qpi.pod.key))  # its class's next member follows it
         assert self._binding_group is not None
         self.bindings.total += 1
@@ -345,9 +345,9 @@ class Scheduler(Actor[SchedulerMsg]):
             # not look at its nominated node first and preempts a second one.
             current = with_nominated_node_name(current, nominated)
         qpi.pod = pod = current
-        self._started = self.clock.now()
+        self.cycle_started = self.clock.now()
         self.stats.attempts += 1
-        plain, sampled = self._views[pod.scheduler_name]
+        plain, sampled = self.views[pod.scheduler_name]
         fwk = sampled if self.stats.attempts % self.plugin_sample_every == 1 % self.plugin_sample_every else plain
         self.cache.update_snapshot(self.snapshot)
         fwk.handle.set_snapshot(self.snapshot)
@@ -394,7 +394,7 @@ class Scheduler(Actor[SchedulerMsg]):
         if status.is_success():
             status, timeouts = fwk.run_permit(state, assumed, host)
             if status.is_wait():
-                a.permit = self._park(fwk, assumed, host, timeouts)
+                a.permit = self.park_at_permit(fwk, assumed, host, timeouts)
                 status = Status()
         if status.is_success():
             return a, status, None
@@ -412,7 +412,7 @@ class Scheduler(Actor[SchedulerMsg]):
             status = Status(status.code, err.message(), plugin=status.plugin)
         return None, status, None
 
-    def _park(self, fwk: Framework, assumed: Pod, host: str, timeouts: dict[str, float]) -> asyncio.Future[Status]:
+    def park_at_permit(self, fwk: Framework, assumed: Pod, host: str, timeouts: dict[str, float]) -> asyncio.Future[Status]:
         """Permit said Wait: the pod joins the view of waiting pods plugins read at
         once (as upstream's RunPermitPlugins adds it), and the waiting room, which
         owns the wait, gets it by message to time it and resolve the returned

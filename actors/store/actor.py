@@ -28,9 +28,10 @@ long as its turn took, so a burst of client writes cannot starve the scheduler.
 """
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, assert_never
+from typing import Any, Callable, Mapping, assert_never
 
 from actors.base import Actor
 from actors.store.backend import StoreBackend, Write
@@ -72,10 +73,8 @@ from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import load_objects
 from actors.store.watchers import WatchHub
-from actors.store.turns import LocalCommit, TurnLoop, TurnRecord
+from actors.store.turns import GroupCommit, LocalCommit, TurnLoop, TurnRecord
 
-if TYPE_CHECKING:
-    from actors.store.etcd_commit import EtcdCommit
 from actors.store.finalizers import deleting, finalizers, marked_for_deletion
 from actors.store.front_door import IMMORTAL_NAMESPACES
 from actors.store.fields import name_of
@@ -129,7 +128,7 @@ class Store(Actor[StoreMsg]):
         self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
-        self._commit: LocalCommit | EtcdCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
+        self._commit: GroupCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
         self.commits = 0
         self.fair_pause_seconds = 0.0  # seconds the store yielded the loop to bindings (turns.py)

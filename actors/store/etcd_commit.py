@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol
 
 from actors.pacing import Pacer
 from actors.store.etcd import EtcdBackend, FenceLost, Guarded, RequestTooLarge, StaleWrite, encode
@@ -19,8 +19,20 @@ from actors.store.etcd_errors import store_error
 from actors.store.messages import Conflict, TooLarge
 from actors.store.turns import TurnRecord, answer, before_batch, failed_all
 
-if TYPE_CHECKING:
-    from actors.store.shared import SharedStore
+
+
+class EtcdHost(Protocol):
+    """What EtcdCommit uses of the SharedStore (shared.py) that holds it: its feed,
+    fence state, undo log and counters."""
+
+    commits: int
+    retries: int
+    _committing: Any
+    _events: Any
+    _feed: Any
+    _fence_lost: bool
+    _loop: Any
+    _rollback: Callable[..., Any]
 
 log = logging.getLogger("ksched.store.shared")
 
@@ -33,7 +45,7 @@ class Observed:
 
 
 class EtcdCommit:
-    def __init__(self, store: SharedStore, etcd: EtcdBackend) -> None:
+    def __init__(self, store: EtcdHost, etcd: EtcdBackend) -> None:
         self._s = store  # the SharedStore (shared.py): its feed, undo log and counters
         self.etcd = etcd
         self.fenced: set[str] = set()  # Pod keys bound in the group being built

@@ -7,7 +7,7 @@ accepted stays served and counted, unknown fields included."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from actors.store.fields import name_of
 from actors.store.messages import RecordEvent
@@ -18,13 +18,26 @@ from framework.api.groups import kind_key
 from framework.api.objects import parse_object
 from framework.api.schema import admitted
 
-if TYPE_CHECKING:
-    from actors.store.actor import Store
+
+
+class LoadTarget(Protocol):
+    """What loading fills in of the Store actor (actor.py): its objects, resource
+    versions, watch history and quarantine, read from its backend."""
+
+    backend: Any
+    limits: Any
+    quarantined: Any
+    _objects: Any
+    _rv: int
+    _committed_rv: int
+    _history: Any
+    _sorted_keys: Any
+    tell: Callable[..., Any]
 
 log = logging.getLogger("ksched.store")
 
 
-async def load_objects(store: Store) -> None:
+async def load_objects(store: LoadTarget) -> None:
     """Read the backend's objects."""
     state = await store.backend.load_all(max_object_bytes=store.limits.max_object_bytes)
     objects: Any = state.objects
@@ -49,7 +62,7 @@ async def load_objects(store: Store) -> None:
     store._history.reset(store._rv)
     store._sorted_keys.clear()
 
-def _quarantine(store: Store, raw: Any, why: str, key: str = "") -> None:
+def _quarantine(store: LoadTarget, raw: Any, why: str, key: str = "") -> None:
     """Leave a stored object that no longer validates out of the store (it stays in
     the backend until a write replaces it), with a log line and a Warning event
     (written by the store's first turn)."""

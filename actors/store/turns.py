@@ -22,7 +22,7 @@ import asyncio
 import collections
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from actors.base import reject, resolve
 from actors.pacing import Pacer
@@ -35,8 +35,45 @@ from actors.store.messages import (
 )
 from framework.api.objects import KubeObject
 
-if TYPE_CHECKING:
-    from actors.store.actor import Store
+
+
+class TurnHost(Protocol):
+    """What the turn loop and LocalCommit use of the Store actor (actor.py) that holds
+    them: its inbox, in-memory state and undo log, and its write handlers."""
+
+    inbox: Any
+    backend: Any
+    limits: Any
+    commits: int
+    events_dropped: int
+    fair_pause_seconds: float
+    hold_scheduling: Any
+    in_commit: Any
+    _commit: "GroupCommit"
+    _committed_rv: int
+    _committing: Any
+    _events: Any
+    _history: Any
+    _rv: int
+    _apply: Callable[..., Any]
+    _apply_one: Callable[..., Any]
+    _fan_out: Callable[..., Any]
+    _mark: Callable[..., Any]
+    _rollback: Callable[..., Any]
+    _undo_since: Callable[..., Any]
+
+
+class GroupCommit(Protocol):
+    """How a group of writes is committed: LocalCommit (SQLite or memory, below) or
+    EtcdCommit (etcd_commit.py, the shared store's)."""
+
+    async def before_turn(self, msgs: list[Any]) -> list[Any]: ...
+
+    def new_group(self) -> "TurnRecord": ...
+
+    def fits(self, batch: "TurnRecord", mark: tuple[int, int, int, int]) -> bool: ...
+
+    async def finish_group(self, group: list[Any], batch: "TurnRecord", pacer: Pacer) -> None: ...
 
 
 log = logging.getLogger("ksched.store")
@@ -63,7 +100,7 @@ class TurnLoop:
     messages; the store's handlers apply them and its commit duty (`store._commit`:
     LocalCommit here, EtcdCommit in shared.py) ends each group."""
 
-    def __init__(self, store: Store, work_time: Callable[[], float]) -> None:
+    def __init__(self, store: TurnHost, work_time: Callable[[], float]) -> None:
         self._s = store  # the Store actor (actor.py): its handlers, undo log and commit duty
         self._work_time = work_time
         self._deferred: collections.deque[StoreMsg] = collections.deque()
@@ -199,7 +236,7 @@ class LocalCommit:
     """The SQLite (and in-memory) backend's part of the loop: a turn is one group,
     committed as one backend batch; then the callers are answered and the watchers told."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: TurnHost) -> None:
         self._s = store
 
     async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:

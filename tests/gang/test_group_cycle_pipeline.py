@@ -42,8 +42,8 @@ def condition(raw: dict[str, Any], kind: str) -> dict[str, Any] | None:
 async def test_a_gang_that_fits_is_placed_in_one_group_cycle_and_bound_with_no_permit_wait() -> None:
     async with Pipeline(clock=FakeClock(START)) as p:
         parked: list[str] = []
-        park = p.scheduler._park
-        p.scheduler._park = lambda fwk, pod, host, t: (parked.append(pod.name), park(fwk, pod, host, t))[1]
+        park = p.scheduler.park_at_permit
+        p.scheduler.park_at_permit = lambda fwk, pod, host, t: (parked.append(pod.name), park(fwk, pod, host, t))[1]
         await p.client.apply(nodes(4, 4))
         await p.client.apply([gang("train", 4)])
         await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])

@@ -20,7 +20,7 @@ from typing import Any
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
-from framework.api.schema.dra import RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE
+from framework.api.schema.dra_claim import RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE
 from framework.api.schema.dra_devices import DEVICE_CLASS, RESOURCE_SLICE
 from framework.api.schema.event import EVENT
 from framework.api.schema.kueue import kueue_schema

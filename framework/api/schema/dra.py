@@ -14,7 +14,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from framework.api.errors import ValidationError
-from framework.api.schema.common import NODE_SELECTOR, STRINGS, TYPE_META, conditions, object_meta
+from framework.api.schema.common import NODE_SELECTOR, STRINGS
 from framework.api.schema.types import Any_, Bool, Ctx, Int, ListOf, MapOf, Obj, Quantity, Str, Time, join
 from framework.api.validation import (
     duplicate, forbidden, invalid, is_dns1123_label, is_dns1123_subdomain, required, show,
@@ -418,28 +418,3 @@ def device_ref(ref: Mapping[str, Any], path: str, ctx: Ctx) -> None:
         ctx.add(required(join(path, "device")))
     else:
         _dns_label(device, join(path, "device"), ctx)
-
-
-def _claim_status(claim: Mapping[str, Any], path: str, ctx: Ctx) -> None:
-    status = claim.get("status")
-    if isinstance(status, dict):
-        spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
-        devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
-        check_allocation(status, devices, join(path, "status"), ctx)
-        from framework.api.schema.dra_status import check_device_statuses  # it imports this module
-        check_device_statuses(status, join(path, "status"), ctx)
-
-
-CLAIM_STATUS = _closed({
-    "allocation": ALLOCATION,
-    "reservedFor": ListOf(_closed({"apiGroup": Str(), "resource": Str(), "name": Str(), "uid": Str()})),
-    "devices": ListOf(Obj({"driver": Str(), "pool": Str(), "device": Str(), "shareID": Str(),
-                           "conditions": conditions(), "data": Any_(), "networkData": Any_()})),
-})
-
-RESOURCE_CLAIM = Obj({"metadata": object_meta(), "spec": CLAIM_SPEC, "status": CLAIM_STATUS},
-                     checks=(_claim_status,), more=TYPE_META)
-RESOURCE_CLAIM_TEMPLATE = Obj({
-    "metadata": object_meta(),
-    "spec": _closed({"metadata": object_meta(named=False), "spec": CLAIM_SPEC}),
-}, more=TYPE_META)
