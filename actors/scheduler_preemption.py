@@ -27,7 +27,7 @@ from framework.api.objects import Pod
 from framework.api.timeutil import format_time
 from framework.cache import Cache, Snapshot
 from framework.extender import Extender
-from framework.preemption import narrow_preemption_candidates
+from framework.preemption_extenders import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preempt_pod import preempt_pod
 from framework.preemption import Candidate, as_terminating_by_preemption

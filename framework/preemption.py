@@ -13,12 +13,11 @@ clear_nominated_node_names); nothing here blocks or does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from framework.attempt_outcome import Diagnosis, FitError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
-from framework.extender import Extender, Victims, call_preemption_extenders
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
 from framework.preemption_inflight import PreemptionJob
 
@@ -492,15 +491,3 @@ def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInf
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, *node_names: str) -> list[Pod]:
     return [pi.pod for n in node_names for pi in handle.nominated_pods_for_node(n) if pi.pod.priority < pod.priority]
-
-
-async def narrow_preemption_candidates(extenders: Sequence[Extender], pod: Pod, candidates: list[Candidate],
-                                       pods_on_node: Mapping[str, Sequence[Pod]]) -> list[Candidate]:
-    """call_preemption_extenders over DefaultPreemption's candidates; the kept nodes
-    keep their order, nodes an extender added come after."""
-    if not any(e.config.supports_preemption() for e in extenders):
-        return candidates
-    victims = {c.name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
-    narrowed = await call_preemption_extenders(extenders, pod, victims, pods_on_node)
-    order = [c.name for c in candidates if c.name in narrowed] + [n for n in narrowed if n not in victims]
-    return [Candidate(n, narrowed[n].pods, narrowed[n].num_pdb_violations) for n in order]

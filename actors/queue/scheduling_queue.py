@@ -9,8 +9,7 @@ runs and tests call it directly.
   capped); pods that failed with an Error (no rejector plugins) use the same
   formula in their own heap, as upstream's podErrorBackoffQ.
 - unschedulable pool: pods rejected by plugins, and gated pods (PreEnqueue said no).
-- in-flight pods: popped and not yet done; cluster events seen meanwhile are
-  replayed when such a pod fails (QueueingHints).
+- in-flight pods: popped, not done; events seen meanwhile replay if it fails (hints).
 - nominator: pods PostFilter nominated to a node, kept on add/update/delete as
   upstream's PriorityQueue keeps it. In the running system the Scheduler actor
   owns the nominator instead (every nomination starts in its scheduling cycle or
