@@ -25,6 +25,9 @@ class Code(enum.IntEnum):
     Pending = 6
 
 
+_new_status = object.__new__
+
+
 class Status:
     """Result of a plugin call. `plugin` names the plugin that failed (upstream's
     FailedPlugin): the runtime returns the status under that name with `with_plugin`,
@@ -64,7 +67,9 @@ class Status:
         """This status under `name`: itself when it already has that name, else a copy."""
         if self.plugin == name:
             return self
-        return Status(self.code, *self.reasons, plugin=name, error=self.error)
+        named = _new_status(Status)  # no __init__: the reasons list is shared, never changed
+        named.code, named.reasons, named.plugin, named.error = self.code, self.reasons, name, self.error
+        return named
 
     def as_error(self) -> str:
         return self.message()

@@ -25,6 +25,7 @@ from framework.plugins.helper import NodeSumsMemo, selector_key
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
 
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+NAME = "InterPodAffinity"
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
@@ -336,11 +337,11 @@ def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> l
     out: list[Status | None] = [None] * n
     for k in np.flatnonzero(~(affinity_ok & anti_ok & existing_ok)).tolist():
         if not affinity_ok[k]:
-            out[k] = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+            out[k] = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         elif not anti_ok[k]:
-            out[k] = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+            out[k] = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         else:
-            out[k] = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+            out[k] = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
     return out
 
 

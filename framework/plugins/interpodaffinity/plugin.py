@@ -16,7 +16,7 @@ from framework.node_table import columnar_table
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY, PreFilterState, count_existing_anti_affinity_memoized, existing_anti_affinity_key_of,
     terms_key, count_incoming_memoized, failing_rows, pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity, satisfies_pod_affinity, satisfies_pod_anti_affinity)
@@ -65,7 +65,7 @@ class _Extensions:
 
 
 class InterPodAffinity(ScoredByPreScoreState):
-    name = "InterPodAffinity"
+    name = NAME
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """SignPlugin. For placement, a pod with pod affinity or anti-affinity is not
@@ -163,11 +163,11 @@ class InterPodAffinity(ScoredByPreScoreState):
         if err is not None:
             return err
         if not satisfies_pod_affinity(s, node):
-            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         if not satisfies_pod_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+            return Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         if not satisfies_existing_pods_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+            return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:

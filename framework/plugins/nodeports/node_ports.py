@@ -12,6 +12,7 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
                                  QueueingHint, SignPurpose, Status)
 from framework.plugins.helper.signing import ALL_SIGNED, POD_ADDED
 
+NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_STATE_KEY = "PreFilterNodePorts"
 
@@ -29,7 +30,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 class NodePorts:
-    name = "NodePorts"
+    name = NAME
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """A pod added to a node only takes ports (MonotoneEventsPlugin)."""
@@ -81,7 +82,7 @@ class NodePorts:
         except KeyError:
             return Status.error_of(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
         if not fits_ports(want, node_info.used_ports):
-            return Status(Code.Unschedulable, ERR_REASON)
+            return Status(Code.Unschedulable, ERR_REASON, plugin=NAME)
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
