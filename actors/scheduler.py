@@ -300,11 +300,14 @@ class Scheduler(Actor[SchedulerMsg]):
         except FitError as e:
             if key is None:  # signed only now: the memo was empty when the cycle began
                 key = self.reuse.key(qpi.pod, nominated, world)
-            if self.incremental and self.reuse.world() == world:  # before PostFilter, which may nominate
+            post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
+            # Kept only when PostFilter changed nothing (PostFilter reads the statuses, never
+            # changes them): a nomination or an eviction changes the world a retry would
+            # need to match, and keeping a failure over every node costs a pass of its own.
+            if self.incremental and self.reuse.world() == world:
                 pod_class = pod_class or self.reuse.class_of(qpi.pod, nominated, key)
                 if pod_class is not None:
                     self.last_failures.keep(pod_class, fwk, state, e.diagnosis, self.snapshot, world[1:], kept)
-            post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
             status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
             if key is not None:
                 self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,
