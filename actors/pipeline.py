@@ -362,9 +362,9 @@ class Pipeline:
                     return
             else:
                 calm = 0
-                commit = self.store.in_commit
-                if commit is not None:  # the backend's own work (a thread for SQLite): await it
-                    await asyncio.wait({commit})
+                done = self.store.commit_done()
+                if done is not None:  # the backend's own work (a thread for SQLite): await it
+                    await done
             await asyncio.sleep(0)
         raise RuntimeError("pipeline did not settle")
 

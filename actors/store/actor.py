@@ -124,7 +124,8 @@ class Store(Actor[StoreMsg]):
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
-        self.in_commit: "asyncio.Future[None] | None" = None  # the backend commit in progress (turns.py)
+        self.in_commit = False  # a backend commit is being awaited (turns.py)
+        self._commit_waiters: list[asyncio.Future[None]] = []  # commit_done's futures
         self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
         self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
@@ -148,6 +149,23 @@ class Store(Actor[StoreMsg]):
         """A committed change: the Events' index first, then every watcher of its kind."""
         self._events.observe(ev)
         self._watches.tell(ev)
+
+    def commit_done(self) -> "asyncio.Future[None] | None":
+        """None when no backend commit is being awaited; else a future resolved when it
+        ends, so a driver (Pipeline.settle) waits for SQLite's thread instead of
+        spinning. Nothing is made on a turn nobody waits for."""
+        if not self.in_commit:
+            return None
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._commit_waiters.append(done)
+        return done
+
+    def commit_ended(self) -> None:
+        self.in_commit = False
+        waiters, self._commit_waiters = self._commit_waiters, []
+        for done in waiters:
+            if not done.done():
+                done.set_result(None)
 
     def reader(self) -> StoreReader:
         """The read-only interface to hand to others (actors.store.reads)."""

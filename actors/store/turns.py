@@ -48,7 +48,8 @@ class TurnHost(Protocol):
     events_dropped: int
     fair_pause_seconds: float
     hold_scheduling: Any
-    in_commit: Any
+    in_commit: bool
+    commit_ended: Callable[[], None]
     _commit: "GroupCommit"
     _committed_rv: int
     _committing: Any
@@ -256,11 +257,9 @@ class LocalCommit:
         self._s._committing = None
         if batch.writes:
             self._s._committing = before_batch(batch)
-            # A task, so a driver waiting for the store (Pipeline.settle) can await the
-            # backend's work (SQLite's runs on its own thread) instead of spinning.
-            commit = self._s.in_commit = asyncio.ensure_future(self._s.backend.commit(batch.writes))
+            self._s.in_commit = True  # a driver waiting for the store may await its end (commit_done)
             try:
-                await commit
+                await self._s.backend.commit(batch.writes)
                 self._s.commits += 1
                 self._s._committed_rv = self._s._rv
             except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
@@ -270,7 +269,7 @@ class LocalCommit:
                 batch.events.clear()
             finally:
                 self._s._committing = None
-                self._s.in_commit = None
+                self._s.commit_ended()
         answer(batch.replies)
         for ev, size in zip(batch.events, batch.sizes):
             self._s._history.append(PastEvent.of(ev), size)
