@@ -166,6 +166,7 @@ class Pipeline:
                 binder=self._bind,
                 preemptions=in_flight,
                 updater=lambda obj: self.client.update(obj),
+                pod_backoff_seconds=(cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds),
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each

@@ -130,8 +130,10 @@ class FrameworkHandle:
         nominated_nodes: Callable[[], Collection[str]] | None = None,
         preemptions: InFlightPreemptions | None = None,
         updater: Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        pod_backoff_seconds: tuple[float, float] = (1.0, 10.0),
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
+        self.pod_backoff_seconds = pod_backoff_seconds
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self._clock = clock

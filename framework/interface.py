@@ -84,6 +84,7 @@ class Handle(Protocol):
 
     features: "FeatureGates"  # the feature gates the profile was built with
     rand: random.Random  # the scheduler's seeded random (tie-breaks, sampling)
+    pod_backoff_seconds: tuple[float, float]  # the queue's (podInitialBackoffSeconds, podMaxBackoffSeconds)
 
     def snapshot(self) -> "Snapshot":
         """The node snapshot of the current scheduling cycle (SnapshotSharedLister)."""

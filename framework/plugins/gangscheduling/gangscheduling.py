@@ -14,8 +14,8 @@ The group deadline is upstream's: one per group, 300 s from its first waiter,
 renewed once it has passed (workloadmanager's SchedulingTimeout).
 
 A group its early stop rejected backs off as one, as the group cycle does: for the
-pod backoff's span (1 s doubling to 10 s with each rejection in a row, the queue's
-defaults), a member reaching Permit waits without activating its siblings. Without
+pod backoff's span (podInitialBackoffSeconds doubling up to podMaxBackoffSeconds
+with each rejection in a row, as the queue backs a pod off), a member reaching Permit waits without activating its siblings. Without
 it each member freed by the rejection fits again, activates the others and is
 rejected again at once: a livelock."""
 from __future__ import annotations
@@ -32,8 +32,6 @@ from framework.workload.policy import GroupPolicy, group_policy_of, placement_fe
 
 PLUGIN_NAME = "GangScheduling"
 SCHEDULING_TIMEOUT_SECONDS = 300.0
-GROUP_BACKOFF_INITIAL_SECONDS = 1.0
-GROUP_BACKOFF_MAX_SECONDS = 10.0
 QUORUM_NOT_PRESENT = "waiting for minCount pods from a gang to appear in scheduling queue"
 QUORUM_NOT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 
@@ -141,7 +139,8 @@ class GangScheduling:
     def _back_off(self, key: tuple[str, str]) -> None:
         n = self.rejections.get(key, 0) + 1
         self.rejections[key] = n
-        span = min(GROUP_BACKOFF_INITIAL_SECONDS * 2 ** min(n - 1, 16), GROUP_BACKOFF_MAX_SECONDS)
+        initial, most = self.handle.pod_backoff_seconds
+        span = min(initial * 2 ** min(n - 1, 16), most)
         self.backoff_until[key] = self.handle.now() + span
 
     # --- Reserve / Unreserve ------------------------------------------------------------------
