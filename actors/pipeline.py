@@ -172,7 +172,7 @@ class Pipeline:
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
             # A gang pops with its queued members for the whole-group cycle (not with extenders:
             # their calls suspend, so such gangs keep the pod-by-pod path).
-            gangs = {name: any(pl.name == GANG_PLUGIN for pl in f.permit_plugins) for name, f in self.frameworks.items()}
+            gangs = {name: any(pl.name == GANG_PLUGIN for pl in f.binding.permit_plugins) for name, f in self.frameworks.items()}
             self.queue = QueueActor(self._new_queue(), self.clock, self.metrics, preemptions=in_flight,
                                     group_members=None if self.extenders else gang_members(self.objects, gangs))
             self._spawn("queue", self.queue.run())

@@ -26,8 +26,8 @@ updated): the system stops cleanly instead of going on with it.
 Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
 records them: an attempt's result and duration when it ends (scheduled after
 Bind, unschedulable or error in the failure handler), extension point durations
-through the profile's TimedFramework view, per-plugin durations on every
-PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter
+through the timed siblings of each profile's Framework (actors/framework_timing.py),
+per-plugin durations on every PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter
 (actors/scheduler_preemption.py, which also hands asynchronous preemptions to the
 preemption actor).
 """
@@ -42,7 +42,7 @@ from actors.base import Actor, ActorRef, InvariantBreach, MailboxClosed, new_rep
 from actors.binding import AssumedPod, BindingCycles, undo_assume
 from actors.clock import Clock
 from actors.failure_reuse import FailureReuse
-from actors.framework_timing import PLUGIN_LISTS, Timer, TimedFramework
+from actors.framework_timing import Timer, timed_frameworks
 from actors.group_cycle import GroupCycle
 from actors.group_topology import TopologyPlacement
 from actors.metrics_sink import NO_METRICS, MetricsSink
@@ -457,13 +457,9 @@ class Scheduler(Actor[SchedulerMsg]):
 
     # --- metrics ---------------------------------------------------------------------------------
 
-    def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[TimedFramework, TimedFramework]:
-        def plain(plugin: str, point: str, status: str, seconds: float) -> None:
-            return None
-
+    def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[Framework, Framework]:
         def sampled(plugin: str, point: str, status: str, seconds: float) -> None:
             self.metrics.plugin_execution(plugin, point, status, seconds)
 
-        return (TimedFramework.of(fwk, self.metrics, timer, plugin_record=plain, proxied=()),
-                TimedFramework.of(fwk, self.metrics, timer, plugin_record=sampled, proxied=tuple(PLUGIN_LISTS)))
+        return timed_frameworks(fwk, self.metrics, timer, sampled)
 

@@ -154,9 +154,10 @@ class SchedulingAlgorithm:
         if fwk.can_filter_columnar(state):
             return _pass_filters_in_chunks(fwk, state, pod, diagnosis, nodes, start, to_find)
         feasible: list[NodeInfo] = []
+        filter_one = fwk.filtering.run_filter_with_nominated_pods
         for i in range(n):
             ni = nodes[(start + i) % n]
-            st = fwk.run_filter_with_nominated_pods(state, pod, ni)
+            st = filter_one(state, pod, ni)
             if st.code == Code.Error:
                 raise SchedulingError(st)
             if st.code == Code.Success:

@@ -56,7 +56,7 @@ NO_HINT = "no_hint"
 HINT_USED = "hint_used"
 HINT_NOT_USED = "hint_not_used"
 
-POINTS = ("pre_filter_plugins", "filter_plugins", "pre_score_plugins", "score_plugins")
+POINTS = ("preFilter", "filter", "preScore", "score")
 
 
 def batching_signer(fwk: Any, has_extenders: bool) -> ProfileSigner:

@@ -103,8 +103,9 @@ def _filter_every_node(fwk: Framework, state: CycleState, pod: Pod, nodes: Seque
     """The cycle's Filter on every node; the feasible nodes, or the first Error."""
     feasible: list[NodeInfo] = []
     error: Status | None = None
+    filter_one = fwk.filtering.run_filter_with_nominated_pods
     for ni in nodes:
-        st = fwk.run_filter_with_nominated_pods(state, pod, ni)
+        st = filter_one(state, pod, ni)
         entry = nodes_out[ni.name]
         entry["filters"] = _verdicts(fwk, state, st)
         if st.is_success():
@@ -124,7 +125,7 @@ def _filter_every_node(fwk: Framework, state: CycleState, pod: Pod, nodes: Seque
 def _rejection_detail(fwk: Framework, state: CycleState, pod: Pod, ni: NodeInfo, st: Status) -> Any:
     """The rejecting plugin's own account of the node, when it gives one
     (DynamicResources' `explain_node`: which claim could not be satisfied, and why)."""
-    pl = next((p for p in fwk.filter_plugins if p.name == st.plugin), None)
+    pl = next((p for p in fwk.filtering.filter_plugins if p.name == st.plugin), None)
     detail = getattr(pl, "explain_node", None)
     return detail(state, pod, ni) if detail is not None else None
 
@@ -133,7 +134,7 @@ def _verdicts(fwk: Framework, state: CycleState, st: Status) -> dict[str, dict[s
     """Each Filter plugin's word on one node: the runtime stops at the first that
     does not pass (named in `st.plugin`), so the ones before it passed."""
     out: dict[str, dict[str, Any]] = {}
-    for pl in fwk.filter_plugins:
+    for pl in fwk.filtering.filter_plugins:
         if pl.name in state.skip_filter_plugins:
             out[pl.name] = {"code": "Skip"}
         elif not st.is_success() and pl.name == st.plugin:

@@ -45,7 +45,7 @@ Signer = Callable[[Pod], Hashable | None]
 
 
 # The extension points whose plugins must sign for a failure to be reused.
-FAILURE_POINTS = ("pre_filter_plugins", "filter_plugins", "post_filter_plugins")
+FAILURE_POINTS = ("preFilter", "filter", "postFilter")
 
 
 def _signer(plugin: Any, purpose: SignPurpose) -> Signer | None:
@@ -58,7 +58,7 @@ def _signer(plugin: Any, purpose: SignPurpose) -> Signer | None:
 class ProfileSigner:
     """Pod signatures for one profile; `enabled` is False when some plugin cannot
     sign (`unsigned` names them) or the scheduler has extenders. `points` are the
-    Framework's plugin lists that must sign for `purpose` (both differ for
+    extension points whose plugins must sign for `purpose` (both differ for
     opportunistic batching, framework/batching.py); `sign_nominated`: a pod with a
     nominated node is signed too."""
 
@@ -69,7 +69,7 @@ class ProfileSigner:
         self.unsigned: list[str] = []
         self.sign_nominated = sign_nominated
         seen: set[int] = set()
-        for pl in (p for point in points for p in getattr(fwk, point)):
+        for pl in (p for point in points for p in fwk.plugins_at(point)):
             if id(pl) in seen:
                 continue
             seen.add(id(pl))

@@ -30,8 +30,8 @@ class ClassRules:
             if not signer.enabled:
                 continue
             self._signers[profile] = signer
-            self._signed[profile] = frozenset(pl.name for point in FAILURE_POINTS for pl in getattr(fwk, point))
-            self._monotone[profile] = {pl.name: pl for point in FAILURE_POINTS for pl in getattr(fwk, point)
+            self._signed[profile] = frozenset(pl.name for point in FAILURE_POINTS for pl in fwk.plugins_at(point))
+            self._monotone[profile] = {pl.name: pl for point in FAILURE_POINTS for pl in fwk.plugins_at(point)
                                        if isinstance(pl, MonotoneEventsPlugin)}
 
     def class_key(self, qpi: QueuedPodInfo) -> Hashable | None:

@@ -1,6 +1,6 @@
 """Reserve (and Unreserve), Permit, PreBind, Bind and PostBind: the extension points
 that run once a node is chosen, as upstream's RunReservePlugins ... RunPostBindPlugins.
-Mixed into Framework (framework.runtime.framework)."""
+A part the Framework holds (framework.runtime.framework)."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,11 +13,13 @@ from framework.runtime.common import _error, _ok, _rejected_or_error
 class Binding:
     """The extension points of one profile's Framework from Reserve to PostBind."""
 
-    reserve_plugins: list[Any]
-    permit_plugins: list[Any]
-    pre_bind_plugins: list[Any]
-    bind_plugins: list[Any]
-    post_bind_plugins: list[Any]
+    def __init__(self, reserve_plugins: list[Any], permit_plugins: list[Any], pre_bind_plugins: list[Any],
+                 bind_plugins: list[Any], post_bind_plugins: list[Any]) -> None:
+        self.reserve_plugins = reserve_plugins
+        self.permit_plugins = permit_plugins
+        self.pre_bind_plugins = pre_bind_plugins
+        self.bind_plugins = bind_plugins
+        self.post_bind_plugins = post_bind_plugins
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for pl in self.reserve_plugins:

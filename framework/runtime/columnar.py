@@ -1,6 +1,7 @@
 """Filtering many nodes at once: each Filter plugin's columnar form (`filter_nodes`)
 called once over the nodes still passing, with the same verdict per node as
-Filtering.run_filter_with_nominated_pods node by node. Mixed into Framework."""
+Filtering.run_filter_with_nominated_pods node by node. ColumnarFiltering is the
+filtering part a Framework holds."""
 from __future__ import annotations
 
 from itertools import repeat
@@ -13,7 +14,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo, next_generation
 from framework.interface import Code, CycleState, FilterReads, Status
 from framework.node_table import ColumnarNodes
-from framework.nominated_columns import NominatedAdds, NominatedColumns
+from framework.nominated_columns import NominatedAdds
 from framework.runtime.filtering import Filtering
 from framework.runtime.common import _OK, _error, has_columnar_form
 
@@ -90,17 +91,15 @@ def _take(nodes: list[NodeInfo], positions: list[int]) -> list[NodeInfo]:
 
 
 class ColumnarFiltering(Filtering):
-    """Filtering, with the columnar path over many nodes."""
+    """Filtering, with the columnar path over many nodes (its one base; it overrides
+    nothing of it)."""
 
-    plugins: dict[str, Any]
-    use_columnar: bool
-    _nominated_copies: NominatedCopies
-    _nominated_columns: NominatedColumns
+    nominated_copies: NominatedCopies
 
     def can_filter_columnar(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs for this pod has a columnar form
         (`filter_nodes`)."""
-        if not self.use_columnar:
+        if not self.settings.use_columnar:
             return False
         skip = state.skip_filter_plugins
         return all(has_columnar_form(pl, "filter_nodes")
@@ -113,7 +112,7 @@ class ColumnarFiltering(Filtering):
         verdict depends on the pod, that node and the pods nominated to it only
         (framework/incremental_failure.py)."""
         skip = state.skip_filter_plugins or ()
-        if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
+        if any(pl.name not in skip for pl, _ in self.pre_filter_extensions):
             return False
         return all(_reads(pl) is not None for pl in self.filter_plugins if pl.name not in skip)
 
@@ -125,7 +124,7 @@ class ColumnarFiltering(Filtering):
         extension (AddPod/RemovePod) runs. Then a node that passes the filters also
         passes them with fewer pods."""
         skip = state.skip_filter_plugins or ()
-        if any(pl.name not in skip for pl, _ in self._pre_filter_extensions):
+        if any(pl.name not in skip for pl, _ in self.pre_filter_extensions):
             return False
         readers = 0
         for pl in self.filter_plugins:
@@ -209,7 +208,7 @@ class ColumnarFiltering(Filtering):
         if self._fit_with_nominated_columns(fit, before_fit, state, pod, nodes, positions, failed):
             return
         nominated = self.handle.nominated_pods_for_node
-        copy_of = self._nominated_copies.get
+        copy_of = self.nominated_copies.get
         priority, uid = pod.priority, pod.uid
         todo: list[int] = []
         copies: list[NodeInfo] = []
@@ -235,7 +234,7 @@ class ColumnarFiltering(Filtering):
         """What the pods nominated to each node of the handle's snapshot that join
         `pod`'s filters add there, per snapshot row (NominatedColumns.adds: None when
         none joins anywhere, False when the sums do not fit columns)."""
-        return self._nominated_columns.adds(self.handle, self.handle.snapshot(), pod)
+        return self.nominated_columns.adds(self.handle, self.handle.snapshot(), pod)
 
     def _fit_with_nominated_columns(self, fit: Any, before_fit: set[str], state: CycleState, pod: Pod,
                                     nodes: list[NodeInfo], positions: list[int], failed: dict[int, Status]) -> bool:

@@ -2,11 +2,13 @@
 run_unsuspended, which the package exports): the Statuses they
 word for every extension point (Success: one shared object where no caller changes
 it, a new one where one may; the Error that names the plugin whose call failed; a
-rejection names it too), whether a plugin offers a columnar form, and
+rejection names it too), the profile's settings they read, whether a plugin
+offers a columnar form, and
 run_unsuspended, which lets a synchronous door run a loop written once as a coroutine
 (PostFilter here, schedulePod in framework.algorithm)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Coroutine, TypeVar
 
 from framework.interface import Code, Status
@@ -14,6 +16,19 @@ from framework.interface import Code, Status
 T = TypeVar("T")
 
 _OK = Status()
+
+
+@dataclass(slots=True)
+class ProfileSettings:
+    """What a profile's parts read at every run besides their plugins: one object
+    shared by the profile's Framework, its parts and its timed siblings, so a
+    setting changed after start-up holds in all of them. `use_columnar` False forces
+    the plugins' per-node calls (the equivalence tests compare both paths)."""
+
+    profile_name: str
+    score_weights: dict[str, int]
+    percentage_of_nodes_to_score: int | None = None
+    use_columnar: bool = True
 
 
 def _ok() -> Status:

@@ -1,6 +1,7 @@
 """PreFilter, its AddPod/RemovePod extensions and Filter on one node (with the pods
 nominated to it), as upstream's RunPreFilterPlugins, RunFilterPlugins and
-RunFilterPluginsWithNominatedPods. Mixed into Framework (framework.runtime.framework)."""
+RunFilterPluginsWithNominatedPods. ColumnarFiltering (columnar.py) adds the
+columnar path; the Framework holds one (framework.runtime.framework)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,16 +9,29 @@ from typing import Any
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
-from framework.runtime.common import _OK, _error, _ok
+from framework.nominated_columns import NominatedColumns
+from framework.runtime.common import _OK, ProfileSettings, _error, _ok
 
 
 class Filtering:
-    """The filtering extension points of one profile's Framework."""
+    """The filtering extension points of one profile's Framework: its PreFilter and
+    Filter plugins, the handle they filter through (snapshot, nominated pods) and
+    what the columnar path keeps across cycles (`nominated_copies`,
+    `nominated_columns`; shared by the profile's timed siblings)."""
 
-    handle: Any
-    pre_filter_plugins: list[Any]
-    _pre_filter_extensions: list[tuple[Any, Any]]
-    filter_plugins: list[Any]
+    def __init__(self, settings: ProfileSettings, handle: Any, pre_filter_plugins: list[Any],
+                 filter_plugins: list[Any], nominated_copies: Any, nominated_columns: NominatedColumns) -> None:
+        self.settings = settings
+        self.handle = handle
+        self.pre_filter_plugins = pre_filter_plugins
+        self.filter_plugins = filter_plugins
+        self.nominated_copies = nominated_copies
+        self.nominated_columns = nominated_columns
+        # Looked up once: preemption's dry runs call the extensions per pod per node.
+        self.pre_filter_extensions: list[tuple[Any, Any]] = [
+            (pl, ext) for pl in pre_filter_plugins
+            if (ext := (pl.pre_filter_extensions() if hasattr(pl, "pre_filter_extensions") else None)) is not None
+        ]
 
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)
@@ -60,7 +74,7 @@ class Filtering:
         return self._run_extension(state, pod, pod_info, node_info, "remove_pod", "RemovePod")
 
     def _run_extension(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, method: str, label: str) -> Status:
-        for pl, ext in self._pre_filter_extensions:
+        for pl, ext in self.pre_filter_extensions:
             if pl.name in state.skip_filter_plugins:
                 continue
             try:

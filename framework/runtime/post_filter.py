@@ -1,5 +1,5 @@
 """PostFilter, folded as upstream's RunPostFilterPlugins (PostFilterRun says what
-ran). Mixed into Framework (framework.runtime.framework)."""
+ran). A part the Framework holds (framework.runtime.framework)."""
 from __future__ import annotations
 
 import inspect
@@ -14,7 +14,8 @@ from framework.runtime.common import _error
 class PostFiltering:
     """The PostFilter extension point of one profile's Framework."""
 
-    post_filter_plugins: list[Any]
+    def __init__(self, post_filter_plugins: list[Any]) -> None:
+        self.post_filter_plugins = post_filter_plugins
 
     def has_post_filter_plugins(self) -> bool:
         return bool(self.post_filter_plugins)

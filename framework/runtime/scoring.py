@@ -1,6 +1,6 @@
 """PreScore, Score, NormalizeScore and the weights, as upstream's RunPreScorePlugins
-and RunScorePlugins; NodeScoreList, what run_score gives. Mixed into Framework
-(framework.runtime.framework)."""
+and RunScorePlugins; NodeScoreList, what run_score gives. A part the Framework
+holds (framework.runtime.framework)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
@@ -18,7 +18,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
-from framework.runtime.common import _error, _ok, has_columnar_form
+from framework.runtime.common import ProfileSettings, _error, _ok, has_columnar_form
 
 # (plugin, raw scores, normalized scores, weight), in node order
 ScoreTrace = Callable[[str, list[int], list[int], int], None]
@@ -89,12 +89,13 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
 
 class Scoring:
-    """The scoring extension points of one profile's Framework."""
+    """The scoring extension points of one profile's Framework; the weights and
+    use_columnar are read from the profile's settings at each run."""
 
-    pre_score_plugins: list[Any]
-    score_plugins: list[Any]
-    score_weights: dict[str, int]
-    use_columnar: bool
+    def __init__(self, settings: ProfileSettings, pre_score_plugins: list[Any], score_plugins: list[Any]) -> None:
+        self.settings = settings
+        self.pre_score_plugins = pre_score_plugins
+        self.score_plugins = score_plugins
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -124,6 +125,7 @@ class Scoring:
         names: list[str] = []
         columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
+        weights = self.settings.score_weights
         totals = np.zeros(len(nodes), dtype=np.int64)
         for pl in self.score_plugins:
             name = pl.name
@@ -150,7 +152,7 @@ class Scoring:
                     f'running Score plugins: plugin "{name}" failed with: plugin "{name}" returns an invalid '
                     f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                 )
-            weight = self.score_weights.get(name, 1)
+            weight = weights.get(name, 1)
             if trace is not None:
                 trace(name, [int(x) for x in scored], column.tolist(), weight)
             if weight != 1:
@@ -166,7 +168,7 @@ class Scoring:
         the extension has one, else upstream's form on NodeScores."""
         if isinstance(raw, np.ndarray):
             raw = raw.tolist()
-        if self.use_columnar and has_columnar_form(ext, "normalize_scores"):
+        if self.settings.use_columnar and has_columnar_form(ext, "normalize_scores"):
             out, st = ext.normalize_scores(state, pod, nodes, raw)
             if len(out) != len(raw):
                 raise ValueError(f"returned {len(out)} scores for {len(raw)} nodes")
@@ -178,7 +180,7 @@ class Scoring:
     def _score_plugin(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """One plugin's raw scores in node order, or the Error that ends the cycle."""
         name = pl.name
-        if self.use_columnar and has_columnar_form(pl, "score_nodes"):
+        if self.settings.use_columnar and has_columnar_form(pl, "score_nodes"):
             try:
                 raw, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:  # noqa: BLE001

@@ -1,36 +1,72 @@
-"""The timed views of a profile's Framework read its settings and plugin lists live,
-and a view's own (proxied) plugin lists win over the profile's."""
+"""The timed siblings of a profile's Framework read its settings live, run the
+profile's own plugins (the plain one) or a timing proxy of each (the sampled one),
+and report their extension points through the timer they were built with."""
 from __future__ import annotations
 
-from actors.framework_timing import PLUGIN_LISTS, TimedFramework, TimedPlugin
+import asyncio
+
+from actors.framework_timing import PLUGIN_METHODS, TimedPlugin, timed_frameworks
+from framework.api.objects import Pod
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle
+from framework.interface import CycleState
 from tests.actors.test_metrics import RecordingSink
 
 
-def _views():
+def _siblings(record=lambda *a: None):
     fwk = next(iter(build_frameworks(load_config(None), FrameworkHandle()).values()))
     sink = RecordingSink()
-    plain = TimedFramework.of(fwk, sink, lambda: 0.0, plugin_record=lambda *a: None, proxied=())
-    sampled = TimedFramework.of(fwk, sink, lambda: 0.0, plugin_record=lambda *a: None, proxied=tuple(PLUGIN_LISTS))
-    return fwk, plain, sampled
+    plain, sampled = timed_frameworks(fwk, sink, lambda: 0.0, record)
+    return fwk, sink, plain, sampled
 
 
-def test_a_setting_changed_on_the_profile_after_start_up_holds_in_its_timed_views() -> None:
-    fwk, plain, sampled = _views()
-    assert plain.score_plugins is fwk.score_plugins and plain.handle is fwk.handle
+def _parts_lists(fwk):
+    return {
+        "preFilter": fwk.filtering.pre_filter_plugins, "filter": fwk.filtering.filter_plugins,
+        "postFilter": fwk.post_filtering.post_filter_plugins,
+        "preScore": fwk.scoring.pre_score_plugins, "score": fwk.scoring.score_plugins,
+        "reserve": fwk.binding.reserve_plugins, "permit": fwk.binding.permit_plugins,
+        "preBind": fwk.binding.pre_bind_plugins, "bind": fwk.binding.bind_plugins,
+        "postBind": fwk.binding.post_bind_plugins,
+    }
+
+
+def test_a_setting_changed_on_the_profile_after_start_up_holds_in_its_timed_siblings() -> None:
+    fwk, _, plain, sampled = _siblings()
+    assert plain.handle is fwk.handle and plain.settings is fwk.settings
     fwk.use_columnar = False
-    fwk.score_weights = {"NodeResourcesFit": 7}
-    fwk.percentage_of_nodes_to_score = 30
-    for view in (plain, sampled):
-        assert (view.use_columnar, view.score_weights, view.percentage_of_nodes_to_score) == (False, {"NodeResourcesFit": 7}, 30)
-        assert view.profile_name == fwk.profile_name == "default-scheduler"
+    fwk.settings.score_weights = {"NodeResourcesFit": 7}
+    fwk.settings.percentage_of_nodes_to_score = 30
+    for sibling in (plain, sampled):
+        assert (sibling.use_columnar, sibling.score_weights, sibling.percentage_of_nodes_to_score) == (
+            False, {"NodeResourcesFit": 7}, 30)
+        assert sibling.filtering.settings.use_columnar is False and sibling.scoring.settings is fwk.settings
+        assert sibling.profile_name == fwk.profile_name == "default-scheduler"
 
 
-def test_the_sampled_view_runs_its_own_timing_proxies_and_the_plain_view_the_plugins() -> None:
-    fwk, plain, sampled = _views()
-    for attr in PLUGIN_LISTS:
-        assert getattr(plain, attr) is getattr(fwk, attr)
-        proxies = getattr(sampled, attr)
-        assert all(isinstance(p, TimedPlugin) for p in proxies)
-        assert [p.name for p in proxies] == [p.name for p in getattr(fwk, attr)]
+def test_the_sampled_sibling_runs_its_own_timing_proxies_and_the_plain_one_the_plugins() -> None:
+    fwk, _, plain, sampled = _siblings()
+    own, plain_lists, sampled_lists = _parts_lists(fwk), _parts_lists(plain), _parts_lists(sampled)
+    assert set(own) == set(PLUGIN_METHODS)
+    for point, plugins in own.items():
+        assert [id(p) for p in plain_lists[point]] == [id(p) for p in plugins]
+        assert all(isinstance(p, TimedPlugin) for p in sampled_lists[point])
+        assert [p.name for p in sampled_lists[point]] == [p.name for p in plugins]
+    assert all(not isinstance(p, TimedPlugin) for p in own["filter"])
+
+
+def test_a_timed_sibling_reports_each_extension_point_it_runs_and_the_profile_framework_none() -> None:
+    calls = []
+    fwk, sink, plain, sampled = _siblings(lambda *a: calls.append(a[:3]))
+    pod = Pod({"metadata": {"name": "p", "uid": "p"}, "spec": {}})
+    fwk.run_pre_score(CycleState(), pod, [])
+    assert sink.calls == []
+    plain.run_pre_score(CycleState(), pod, [])
+    plain.run_reserve(CycleState(), pod, "n1")
+    asyncio.run(plain.run_pre_bind(CycleState(), pod, "n1"))
+    assert [(c[0], c[1], c[3]) for c in sink.calls] == [("extension_point", point, "default-scheduler")
+                                                        for point in ("PreScore", "Reserve", "PreBind")]
+    assert sink.calls[0][2] == "Success"
+    assert calls == []
+    sampled.run_pre_score(CycleState(), pod, [])
+    assert calls and {c[1] for c in calls} == {"PreScore"}

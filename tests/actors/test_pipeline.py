@@ -306,7 +306,7 @@ async def test_a_victim_stays_terminating_by_preemption_in_the_cache_until_its_d
         low = s.cache.get_pod("default/low")
         high = Pod({**pod("high", cpu="800m", priority=100), "status": {"nominatedNodeName": "n1"}})
         fwk = s.frameworks["default-scheduler"]
-        preemption = next(pl for pl in fwk.post_filter_plugins if pl.name == "DefaultPreemption")
+        preemption = next(pl for pl in fwk.post_filtering.post_filter_plugins if pl.name == "DefaultPreemption")
 
         def eligible() -> tuple[bool, str]:
             s.cache.update_snapshot(s.snapshot)

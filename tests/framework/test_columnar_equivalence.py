@@ -217,7 +217,7 @@ def plugin_scores(fwk: Framework, state: CycleState, pod: Pod, nodes: list) -> d
     if not st.is_success():
         return {"preScore": verdict(st)}
     raw: dict[str, Any] = {}
-    for pl in fwk.score_plugins:
+    for pl in fwk.scoring.score_plugins:
         if pl.name in state.skip_score_plugins:
             continue
         if fwk.use_columnar:
@@ -299,7 +299,7 @@ def test_a_plugin_without_columnar_forms_keeps_the_per_node_path():
         def filter(self, state, pod, node_info):
             return None
 
-    w.columnar.filter_plugins = [*w.columnar.filter_plugins, PerNodeOnly()]
+    w.columnar.filtering.filter_plugins = [*w.columnar.filtering.filter_plugins, PerNodeOnly()]
     state = CycleState()
     w.columnar.run_pre_filter(state, random_pod(w.rng, "p"))
     assert not w.columnar.can_filter_columnar(state)
@@ -325,7 +325,7 @@ class Forwarding:
 )
 def test_a_proxy_gets_the_columnar_path_only_when_it_offers_the_columnar_form_itself(own, columnar):
     w = World(8, num_nodes=20, num_existing=10)
-    w.columnar.filter_plugins = [Forwarding(pl, own) for pl in w.columnar.filter_plugins]
+    w.columnar.filtering.filter_plugins = [Forwarding(pl, own) for pl in w.columnar.filtering.filter_plugins]
     state = CycleState()
     w.columnar.run_pre_filter(state, random_pod(w.rng, "p"))
     assert w.columnar.can_filter_columnar(state) is columnar
@@ -362,7 +362,7 @@ def test_an_exception_in_a_columnar_filter_is_reported_as_the_per_node_filter_re
     passing = [n for n, v in filter_statuses(w.per_node, pod, w.snapshot)[0].items() if v[0] == "Success"]
     name = passing[len(passing) // 2]
     for fwk in (w.columnar, w.per_node):
-        fwk.filter_plugins = [*fwk.filter_plugins, Flaky(raise_in_columnar=True, fail_on=name)]
+        fwk.filtering.filter_plugins = [*fwk.filtering.filter_plugins, Flaky(raise_in_columnar=True, fail_on=name)]
     assert filter_statuses(w.columnar, pod, w.snapshot)[0] == filter_statuses(w.per_node, pod, w.snapshot)[0]
     assert filter_statuses(w.columnar, pod, w.snapshot)[0][name][0] == "Error"
 
@@ -370,8 +370,8 @@ def test_an_exception_in_a_columnar_filter_is_reported_as_the_per_node_filter_re
 def test_a_columnar_form_answering_for_too_few_nodes_is_an_error():
     w = World(10, num_nodes=10, num_existing=0)
     w.nominated.clear()
-    w.columnar.filter_plugins = [*w.columnar.filter_plugins, Flaky(short=True)]
-    w.columnar.score_plugins = [Flaky(short=True)]
+    w.columnar.filtering.filter_plugins = [*w.columnar.filtering.filter_plugins, Flaky(short=True)]
+    w.columnar.scoring.score_plugins = [Flaky(short=True)]
     pod = random_pod(w.rng, "p")
     statuses, state = filter_statuses(w.columnar, pod, w.snapshot)
     assert {v[0] for v in statuses.values()} <= {"Error", "UnschedulableAndUnresolvable", "Unschedulable"}

@@ -176,7 +176,7 @@ def test_filtering_with_nominated_pods_in_one_pass_says_what_the_two_passes_say(
         pytest.skip("this cluster's preemptor needs the two passes")
     for ni in w.snapshot.list():
         pods_before, requested_before = len(ni.pods), ni.requested.clone()
-        one = w.fwk._filter_with_nominated_pods_once(state, w.preemptor, ni)
+        one = w.fwk.filtering._filter_with_nominated_pods_once(state, w.preemptor, ni)
         two = w.fwk.run_filter_with_nominated_pods(state, w.preemptor, ni)
         assert (one.code, one.plugin, one.message()) == (two.code, two.plugin, two.message()), ni.name
         assert (len(ni.pods), ni.requested) == (pods_before, requested_before)

@@ -273,7 +273,7 @@ async def pipeline_stats(pipeline: Pipeline) -> dict[str, Any]:
 def gang_profiles(frameworks: Mapping[str, Any]) -> list[str]:
     """The profiles that place a PodGroup's pods all or nothing (Coscheduling at Permit)."""
     return sorted(name for name, fwk in frameworks.items()
-                  if any(getattr(pl, "name", "") == "Coscheduling" for pl in fwk.permit_plugins))
+                  if any(getattr(pl, "name", "") == "Coscheduling" for pl in fwk.binding.permit_plugins))
 
 
 # KubeSchedulerConfiguration fields ksched reads but does not use, and why.

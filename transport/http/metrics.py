@@ -8,7 +8,7 @@ it to the Pipeline, and the actors record into it where upstream records:
   succeeds, "unschedulable" / "error" in its failure handler; seconds since the
   start of that attempt's scheduling cycle.
 - set_pending_pods(counts): the Queue actor, whenever the queue's sizes change.
-- extension_point(...): the Scheduler's TimedFramework views, around PreFilter,
+- extension_point(...): the Scheduler's timed Frameworks (ExtensionPointTimer), around PreFilter,
   PostFilter, PreScore, Score, Reserve, Unreserve, Permit, PreBind, Bind, PostBind
   (not Filter: it runs per node).
 - plugin_execution(...): the same views, per plugin call, on every 10th cycle

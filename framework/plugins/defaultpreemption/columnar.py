@@ -136,7 +136,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     if fwk is None or not fwk.use_columnar or not isinstance(s, PreFilterState) or s.request.scalar:
         return None
     skip = state.skip_filter_plugins or ()
-    active = [pl for pl in fwk.filter_plugins if pl.name not in skip]
+    active = [pl for pl in fwk.filtering.filter_plugins if pl.name not in skip]
     if not active or active[-1].name != FIT or not fwk.pods_read_only_by_fit(state):
         return None
     snapshot = fwk.handle.snapshot()

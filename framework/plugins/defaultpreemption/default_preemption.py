@@ -230,6 +230,7 @@ class DefaultPreemption:
         most important first and PDB-protected ones before the others, keeping each
         one that still lets the pod fit."""
         fwk = self._framework()
+        filtering = fwk.filtering  # called per victim: the part itself, a frame fewer
         if has_gang_victim(self.gangs, node_info, pod):  # gangs go whole or stay (KEP-5710)
             got = victims_keeping_gangs_whole(fwk, state, pod, node_info, self.gangs, pdbs)
             if isinstance(got, str):
@@ -238,11 +239,11 @@ class DefaultPreemption:
 
         def remove(pi: PodInfo) -> Status:
             node_info.remove_pod(pi.pod)
-            return fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+            return filtering.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
 
         def add(pi: PodInfo) -> Status:
             node_info.add_pod(pi)
-            return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+            return filtering.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
 
         potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
         for pi in potential:
@@ -252,7 +253,7 @@ class DefaultPreemption:
         if not potential:
             return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
 
-        st = fwk.run_filter_with_nominated_pods(state, pod, node_info)
+        st = filtering.run_filter_with_nominated_pods(state, pod, node_info)
         if not st.is_success():
             return [], 0, st
 
@@ -264,7 +265,7 @@ class DefaultPreemption:
             st = add(pi)
             if not st.is_success():
                 return False, st
-            fits = fwk.run_filter_with_nominated_pods(state, pod, node_info).is_success()
+            fits = filtering.run_filter_with_nominated_pods(state, pod, node_info).is_success()
             if not fits:
                 st = remove(pi)
                 if not st.is_success():
@@ -294,7 +295,7 @@ class DefaultPreemption:
         only DynamicResources has one). Upstream skips every such node."""
         if self.framework is None or not status.plugin:
             return False
-        for pl in self.framework.filter_plugins:
+        for pl in self.framework.filtering.filter_plugins:
             if pl.name == status.plugin:
                 may = getattr(pl, "preemption_may_resolve", None)
                 return bool(may is not None and may(status))

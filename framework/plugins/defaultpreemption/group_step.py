@@ -54,15 +54,16 @@ class SimulatedFits:
         if base is None:
             return False
         fwk = self.fwk
+        filtering = fwk.filtering
         state = base.clone()
         original = fwk.handle.snapshot().get(node_info.name)
         before = {pi.pod.uid for pi in original.pods} if original is not None else set()
         now = {pi.pod.uid: pi for pi in node_info.pods}
         for pi in original.pods if original is not None else ():
-            if pi.pod.uid not in now and not fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info).is_success():
+            if pi.pod.uid not in now and not filtering.run_pre_filter_extension_remove_pod(state, pod, pi, node_info).is_success():
                 return False
         for uid, pi in now.items():
-            if uid not in before and not fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info).is_success():
+            if uid not in before and not filtering.run_pre_filter_extension_add_pod(state, pod, pi, node_info).is_success():
                 return False
         nominated = [pi for pi in fwk.handle.nominated_pods_for_node(node_info.name)
                      if pi.pod.priority >= pod.priority and pi.pod.uid != pod.uid
@@ -71,11 +72,11 @@ class SimulatedFits:
             with_them, info = state.clone(), node_info.clone()
             for pi in nominated:
                 info.add_pod(pi)
-                if not fwk.run_pre_filter_extension_add_pod(with_them, pod, pi, info).is_success():
+                if not filtering.run_pre_filter_extension_add_pod(with_them, pod, pi, info).is_success():
                     return False
-            if not fwk.run_filter(with_them, pod, info).is_success():
+            if not filtering.run_filter(with_them, pod, info).is_success():
                 return False
-        return fwk.run_filter(state, pod, node_info).is_success()
+        return filtering.run_filter(state, pod, node_info).is_success()
 
 
 class GangView:

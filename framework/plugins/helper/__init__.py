@@ -170,21 +170,26 @@ def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]
     return [go_div(max_priority * s, max_count) for s in scores]
 
 
-class DefaultNormalizedScore:
-    """ScoreExtensions of a plugin whose NormalizeScore is upstream's
+class DefaultNormalizer:
+    """ScoreExtensions whose NormalizeScore is upstream's
     helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores), per node list and
-    columnar alike; a plugin sets `reverse_normalized` where fewer is better."""
+    columnar alike; `reverse` where fewer is better. A plugin's score_extensions
+    returns one (DEFAULT_NORMALIZER or REVERSE_NORMALIZER): it holds no state."""
 
-    reverse_normalized = False
+    __slots__ = ("reverse",)
 
-    def score_extensions(self) -> "DefaultNormalizedScore":
-        return self
+    def __init__(self, reverse: bool) -> None:
+        self.reverse = reverse
 
     def normalize_score(self, state: Any, pod: Any, scores: list[NodeScore]) -> Status | None:
-        return default_normalize_score(MAX_NODE_SCORE, self.reverse_normalized, scores)
+        return default_normalize_score(MAX_NODE_SCORE, self.reverse, scores)
 
     def normalize_scores(self, state: Any, pod: Any, nodes: list[Any], scores: list[int]) -> tuple[list[int], Status | None]:
-        return default_normalize_values(MAX_NODE_SCORE, self.reverse_normalized, scores), None
+        return default_normalize_values(MAX_NODE_SCORE, self.reverse, scores), None
+
+
+DEFAULT_NORMALIZER = DefaultNormalizer(reverse=False)
+REVERSE_NORMALIZER = DefaultNormalizer(reverse=True)
 
 
 class ScoredByPreScoreState:

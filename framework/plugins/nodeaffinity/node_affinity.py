@@ -14,7 +14,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterReads,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
-from framework.plugins.helper import DefaultNormalizedScore
+from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer
 from framework.plugins.helper.hints import HintError, as_objects
 from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
 
@@ -217,7 +217,7 @@ def _parse_added_affinity(args: Mapping[str, Any] | None) -> tuple[tuple[NodeSel
 
 # --- the plugin --------------------------------------------------------------------------
 
-class NodeAffinity(DefaultNormalizedScore):
+class NodeAffinity:
     name = "NodeAffinity"
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
@@ -349,6 +349,9 @@ class NodeAffinity(DefaultNormalizedScore):
         preferred = s.preferred
         return [(added.score(ni.node) if added is not None else 0) + (preferred.score(ni.node) if preferred is not None else 0)
                 for ni in nodes], None
+
+    def score_extensions(self) -> DefaultNormalizer:
+        return DEFAULT_NORMALIZER
 
 
 @dataclass(frozen=True, slots=True)

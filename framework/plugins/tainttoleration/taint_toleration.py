@@ -9,7 +9,7 @@ from framework.api.labels import Taint, Toleration, find_untolerated_taint, tole
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import ClusterEvent, Code, CycleState, FilterReads, QueueingHint, SignPurpose, Status
-from framework.plugins.helper import DefaultNormalizedScore, filter_flagged, flagged_positions
+from framework.plugins.helper import REVERSE_NORMALIZER, DefaultNormalizer, filter_flagged, flagged_positions
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.helper.taints import TolerationsPlugin
 from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
@@ -26,7 +26,7 @@ class _PreScoreState:
     tolerations_prefer_no_schedule: tuple[Toleration, ...]
 
 
-class TaintToleration(TolerationsPlugin, DefaultNormalizedScore):
+class TaintToleration(TolerationsPlugin):
     name = "TaintToleration"
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
@@ -38,7 +38,8 @@ class TaintToleration(TolerationsPlugin, DefaultNormalizedScore):
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """Reads nothing of the pod beyond the common signature (SignPlugin)."""
         return ALL_SIGNED
-    reverse_normalized = True  # more intolerable taints -> lower score
+    def score_extensions(self) -> DefaultNormalizer:
+        return REVERSE_NORMALIZER  # more intolerable taints -> lower score
 
     def _untolerated(self, taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
         return find_untolerated_taint(taints, tolerations, DO_NOT_SCHEDULE_EFFECTS, self._comparison_ops)
