@@ -96,8 +96,9 @@ class Framework:
             listed = [plugins[n] for n in points[point]]
             return listed if wrap is None else [wrap(point, pl) for pl in listed]
 
-        self.pre_enqueue_plugins = objs("preEnqueue")
-        qs = objs("queueSort")
+        # The queue's points run in the queue actor, never timed: not wrapped.
+        self.pre_enqueue_plugins = self.plugins_at("preEnqueue")
+        qs = self.plugins_at("queueSort")
         self.queue_sort_plugin = qs[0] if qs else None
         self.filtering = ColumnarFiltering(settings, handle, objs("preFilter"), objs("filter"), copies, columns)
         self.post_filtering = PostFiltering(objs("postFilter"))
@@ -107,8 +108,8 @@ class Framework:
     def timed(self, timer: PointTimer, wrap: PluginWrap | None = None) -> "Framework":
         """A sibling of this Framework for the scheduler's metrics: the same plugins,
         handle, settings and nominated-pods caches, its doors run through `timer`,
-        and, given `wrap`, each plugin enabled at a point (but the queue's) wrapped
-        once, here. The plugins keep this Framework as theirs (set_framework)."""
+        and, given `wrap`, each plugin enabled at a cycle's point (PreFilter to
+        PostBind) wrapped once, here. The plugins keep this Framework as theirs (set_framework)."""
         sibling = Framework.__new__(Framework)
         f = self.filtering
         sibling._compose(self.settings, self.plugins, self.points, self.handle, f.nominated_copies,
