@@ -15,8 +15,8 @@ from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
-from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+from framework.plugins.interpodaffinity.filtering import (AFFINITY_NOT_MATCH, ANTI_AFFINITY_NOT_MATCH, NAME,
+    EXISTING_ANTI_AFFINITY_NOT_MATCH,
     PRE_FILTER_STATE_KEY, PreFilterState, count_existing_anti_affinity_memoized, existing_anti_affinity_key_of,
     terms_key, count_incoming_memoized, failing_rows, pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity, satisfies_pod_affinity, satisfies_pod_anti_affinity)
@@ -163,11 +163,11 @@ class InterPodAffinity(ScoredByPreScoreState):
         if err is not None:
             return err
         if not satisfies_pod_affinity(s, node):
-            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return AFFINITY_NOT_MATCH
         if not satisfies_pod_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return ANTI_AFFINITY_NOT_MATCH
         if not satisfies_existing_pods_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return EXISTING_ANTI_AFFINITY_NOT_MATCH
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
