@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping, Sequence
 
-from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
+from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
@@ -123,7 +123,7 @@ class InterPodAffinity(ScoredByPreScoreState):
     # --- PreFilter / Filter -------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        terms = parse_pod_affinity(pod)
+        terms = pod.pod_affinity_terms
         if terms.error:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {terms.error}")
         s = PreFilterState(
@@ -204,7 +204,7 @@ class InterPodAffinity(ScoredByPreScoreState):
             # Nothing can add a score; skip before the memo, whose key holds the
             # pod's labels (a new key per gang would read every node).
             return Status(Code.Skip)
-        terms: PodAffinityTerms = parse_pod_affinity(pod)
+        terms: PodAffinityTerms = pod.pod_affinity_terms
         if terms.error:
             return Status.error_of(f"failed to parse pod: {terms.error}")
         s = PreScoreState(
@@ -295,7 +295,7 @@ class InterPodAffinity(ScoredByPreScoreState):
 
     @staticmethod
     def _required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
-        terms = parse_pod_affinity(pod)
+        terms = pod.pod_affinity_terms
         if terms.error:
             raise HintError(str(terms.error))
         return terms.required_affinity, terms.required_anti_affinity
