@@ -10,7 +10,7 @@ from framework.api.objects import Node, Pod
 from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import CycleState
+from framework.interface import Code, CycleState, Status
 from framework.runtime import run_unsuspended
 
 
@@ -76,3 +76,10 @@ def test_a_cluster_where_most_nodes_fail_is_filtered_in_two_chunks_with_the_per_
         calls.clear()
         assert _outcome(columnar, snapshot, start) == _outcome(per_node, snapshot, start)
         assert len(calls) == 2 and sum(calls) == n
+
+
+def test_every_status_is_true_so_the_runtime_can_tell_an_all_pass_answer_by_any():
+    """ColumnarFiltering._filter_columnar takes `not any(raw)` for "every node passed";
+    a Status that could be false (a __len__ or __bool__) would read as a pass."""
+    assert all(Status(code) for code in Code)
+    assert all(Status(code, "reason", plugin="P") for code in Code)
