@@ -195,6 +195,21 @@ class SchedulingAlgorithm:
 MIN_FILTER_CHUNK = 16
 
 
+def _next_chunk_size(wanted: int, passed: int, done: int, left: int) -> int:
+    """How many of the `left` nodes the next chunk filters to find `wanted` more
+    feasible ones: as many as wanted at first; then as many as the pass rate seen so
+    far (`passed` of `done`) needs, all of them when none passed. Each chunk costs a
+    call per plugin, so a cluster where most nodes fail is filtered in one or two
+    chunks rather than one per shrinking remainder."""
+    if done == 0:
+        size = max(wanted, MIN_FILTER_CHUNK)
+    elif passed == 0:
+        size = left
+    else:
+        size = max(-(-wanted * done // passed), MIN_FILTER_CHUNK)
+    return min(size, left)
+
+
 def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
                             nodes: list[NodeInfo], start: int, to_find: int) -> list[NodeInfo]:
     """The node-by-node search with the plugins' columnar forms: nodes are filtered in
@@ -202,15 +217,16 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     verdicts are taken in order up to the to_find-th feasible node, so the
     feasible set, the statuses recorded, the first Error and the processed count
     are the ones the per-node loop gives. Filters are pure, so the verdicts
-    dropped past that node change nothing. A ColumnarNodes is cut into ColumnarNodes
-    chunks, so columnar forms see the rows of their nodes."""
+    dropped past that node change nothing, and so do the chunks' sizes
+    (_next_chunk_size). A ColumnarNodes is cut into ColumnarNodes chunks, so columnar
+    forms see the rows of their nodes."""
     n = len(nodes)
     feasible: list[NodeInfo] = []
     rows = nodes.rows if isinstance(nodes, ColumnarNodes) else None
     feasible_rows: list[np.ndarray] = []
     done = 0
     while done < n:
-        size = min(max(to_find - len(feasible), MIN_FILTER_CHUNK), n - done)
+        size = _next_chunk_size(to_find - len(feasible), len(feasible), done, n - done)
         first = (start + done) % n
         chunk = nodes[first:first + size]
         if len(chunk) < size:

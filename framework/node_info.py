@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import cached_property
 
-from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
+from framework.api.affinity import PodAffinityTerms
 from framework.api.objects import Node, Pod
 from framework.api.resources import Resource
 from framework.host_ports import HostPortInfo
@@ -32,9 +31,9 @@ class PodInfo:
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
 
-    @cached_property
+    @property
     def affinity_terms(self) -> PodAffinityTerms:
-        return parse_pod_affinity(self.pod)
+        return self.pod.pod_affinity_terms
 
     @property
     def required_affinity_terms(self):  # noqa: ANN201 - tuple of AffinityTerm

@@ -7,6 +7,7 @@ from fractions import Fraction
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.labels import NodeSelector, Toleration, parse_node_selector_term
 from framework.api.meta import _NO_MAP, _NONE, KubeObject, ObjectMeta, _list, _map, _opt_int, _str, _str_map
@@ -149,7 +150,8 @@ class Pod(KubeObject):
                  "pod_level_requests", "tolerations", "scheduling_gates", "affinity", "required_node_affinity",
                  "preferred_node_affinity", "topology_spread_constraints", "volumes", "phase",
                  "nominated_node_name", "conditions", "start_time", "requests", "non_zero_requests_list",
-                 "resource", "non_zero_cpu", "non_zero_memory", "host_ports", "has_pod_affinity")
+                 "resource", "non_zero_cpu", "non_zero_memory", "host_ports", "has_pod_affinity",
+                 "_pod_affinity_terms")
     kind = "Pod"
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -217,6 +219,7 @@ class Pod(KubeObject):
         self.host_ports: Sequence[ContainerPort] = [
             p for c in (*sidecars, *self.containers) for p in c.ports if p.host_port > 0] or _NONE
         self.has_pod_affinity = bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+        self._pod_affinity_terms: PodAffinityTerms | None = None
 
     def _tolerations(self, spec: Mapping[str, Any]) -> Sequence[Toleration]:
         out = []
@@ -290,6 +293,16 @@ class Pod(KubeObject):
         c.node_name = _str(spec, "nodeName", "spec")
         c._status(_map(raw, "status", ""))
         return c
+
+    @property
+    def pod_affinity_terms(self) -> PodAffinityTerms:
+        """parse_pod_affinity of this pod, parsed on first use and shared with the
+        copies made after (with_node_name, with_server_fields change neither the
+        affinity nor the labels and namespace its terms read)."""
+        terms = self._pod_affinity_terms
+        if terms is None:
+            terms = self._pod_affinity_terms = parse_pod_affinity(self)
+        return terms
 
     @property
     def has_required_anti_affinity(self) -> bool:

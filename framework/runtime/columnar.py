@@ -4,8 +4,6 @@ Filtering.run_filter_with_nominated_pods node by node. ColumnarFiltering is the
 filtering part a Framework holds."""
 from __future__ import annotations
 
-from itertools import repeat
-from operator import is_not
 from typing import Any, Literal
 
 import numpy as np
@@ -301,7 +299,7 @@ class ColumnarFiltering(Filtering):
         if len(raw) != len(nodes):
             err = _error(pl.name, f'running "{pl.name}" filter plugin: returned {len(raw)} statuses for {len(nodes)} nodes')
             return [err] * len(nodes)
-        if not any(map(is_not, raw, repeat(None))):  # no Status.__eq__ per node, as list.count would call
+        if not any(raw):  # all None: a Status has no truth value of its own (always true), so no __eq__ per node
             return None
         # A columnar form may share one Status among nodes: word each object once.
         worded: dict[int, Status] = {}

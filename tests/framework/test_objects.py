@@ -1,8 +1,10 @@
 import pytest
 
+from framework.api.affinity import parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod, parse_object
 from framework.api.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
+from framework.cache import PodInfo
 
 
 def pod(spec, name="p"):
@@ -101,3 +103,19 @@ def test_empty_sections_of_a_parsed_pod_are_empty_and_read_only():
     assert (list(p.tolerations), list(p.init_containers), dict(p.labels), dict(p.overhead)) == ([], [], {}, {})
     with pytest.raises(TypeError):
         p.labels["x"] = "y"  # type: ignore[index]
+
+
+def test_a_pods_affinity_terms_are_parsed_once_and_shared_with_its_bound_copies():
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname",
+         "matchLabelKeys": ["team"]}]}}
+    pod = Pod({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web", "team": "a"}},
+               "spec": {"containers": [], "affinity": anti}})
+    terms = pod.pod_affinity_terms
+    assert repr(terms) == repr(parse_pod_affinity(pod))
+    assert terms.required_anti_affinity[0].namespaces == frozenset({"ns"})
+    assert pod.pod_affinity_terms is terms
+    assumed = pod.with_node_name("n1")
+    bound = assumed.with_server_fields({**assumed.raw, "status": {"phase": "Running"}})
+    assert assumed.pod_affinity_terms is terms and bound.pod_affinity_terms is terms
+    assert PodInfo(bound).required_anti_affinity_terms is terms.required_anti_affinity

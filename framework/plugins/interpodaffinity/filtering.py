@@ -31,6 +31,13 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 
 TopologyPair = tuple[str, str]
 
+# Filter's three rejections. Statuses are never changed once made (Status.with_plugin
+# copies), so every failing node shares its reason's one object.
+AFFINITY_NOT_MATCH = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+ANTI_AFFINITY_NOT_MATCH = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+EXISTING_ANTI_AFFINITY_NOT_MATCH = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+                                          plugin=NAME)
+
 
 class TopologyCounts(dict[TopologyPair, int]):
     """topologyToMatchedTermCount: a pair is dropped when its count returns to zero."""
@@ -335,13 +342,14 @@ def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> l
     for key, mask in masks.existing.items():
         existing_ok &= ~mask[table.label_codes(key)[0][rows]]
     out: list[Status | None] = [None] * n
-    for k in np.flatnonzero(~(affinity_ok & anti_ok & existing_ok)).tolist():
-        if not affinity_ok[k]:
-            out[k] = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
-        elif not anti_ok[k]:
-            out[k] = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
-        else:
-            out[k] = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+    # One shared Status per reason: the runtime words, and the diagnosis records, each
+    # object once rather than once per failing node.
+    for k in np.flatnonzero(~affinity_ok).tolist():
+        out[k] = AFFINITY_NOT_MATCH
+    for k in np.flatnonzero(affinity_ok & ~anti_ok).tolist():
+        out[k] = ANTI_AFFINITY_NOT_MATCH
+    for k in np.flatnonzero(affinity_ok & anti_ok & ~existing_ok).tolist():
+        out[k] = EXISTING_ANTI_AFFINITY_NOT_MATCH
     return out
 
 

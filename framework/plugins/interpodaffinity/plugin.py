@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Mapping, Sequence
 
-from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm, parse_pod_affinity
+from framework.api.affinity import AffinityTerm, PodAffinityTerms, WeightedAffinityTerm
 from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
-from framework.plugins.interpodaffinity.filtering import (ERR_REASON_AFFINITY_RULES_NOT_MATCH,
-    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, NAME, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+from framework.plugins.interpodaffinity.filtering import (AFFINITY_NOT_MATCH, ANTI_AFFINITY_NOT_MATCH, NAME,
+    EXISTING_ANTI_AFFINITY_NOT_MATCH,
     PRE_FILTER_STATE_KEY, PreFilterState, count_existing_anti_affinity_memoized, existing_anti_affinity_key_of,
     terms_key, count_incoming_memoized, failing_rows, pod_matches_all_affinity_terms,
     satisfies_existing_pods_anti_affinity, satisfies_pod_affinity, satisfies_pod_anti_affinity)
@@ -123,7 +123,7 @@ class InterPodAffinity(ScoredByPreScoreState):
     # --- PreFilter / Filter -------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        terms = parse_pod_affinity(pod)
+        terms = pod.pod_affinity_terms
         if terms.error:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {terms.error}")
         s = PreFilterState(
@@ -163,11 +163,11 @@ class InterPodAffinity(ScoredByPreScoreState):
         if err is not None:
             return err
         if not satisfies_pod_affinity(s, node):
-            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return AFFINITY_NOT_MATCH
         if not satisfies_pod_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return ANTI_AFFINITY_NOT_MATCH
         if not satisfies_existing_pods_anti_affinity(s, node):
-            return Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
+            return EXISTING_ANTI_AFFINITY_NOT_MATCH
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
@@ -204,7 +204,7 @@ class InterPodAffinity(ScoredByPreScoreState):
             # Nothing can add a score; skip before the memo, whose key holds the
             # pod's labels (a new key per gang would read every node).
             return Status(Code.Skip)
-        terms: PodAffinityTerms = parse_pod_affinity(pod)
+        terms: PodAffinityTerms = pod.pod_affinity_terms
         if terms.error:
             return Status.error_of(f"failed to parse pod: {terms.error}")
         s = PreScoreState(
@@ -295,7 +295,7 @@ class InterPodAffinity(ScoredByPreScoreState):
 
     @staticmethod
     def _required_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
-        terms = parse_pod_affinity(pod)
+        terms = pod.pod_affinity_terms
         if terms.error:
             raise HintError(str(terms.error))
         return terms.required_affinity, terms.required_anti_affinity

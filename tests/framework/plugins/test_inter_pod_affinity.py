@@ -9,6 +9,7 @@ from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, Code, CycleState, QueueingHint, Status
+from framework.node_table import ColumnarNodes
 from framework.plugins.interpodaffinity.plugin import InterPodAffinity
 from framework.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY
 
@@ -295,3 +296,24 @@ AFFINITY_ONLY = pod("w", affinity=[term("zone", labels_in("app", "web"))])
 def test_node_change_hint(waiting, new, hint):
     pl = InterPodAffinity.new(None, FrameworkHandle())
     assert pl.is_schedulable_after_node_change(waiting, None, new) == hint
+
+
+def test_columnar_filter_gives_the_failing_nodes_of_one_reason_one_shared_status():
+    """The runtime words, and the diagnosis records, each distinct Status object once;
+    one object per failing node made every node cost that work."""
+    hosts = [node(f"h{i}", zone="a" if i < 3 else "b", host=f"h{i}") for i in range(6)]
+    existing = [pod(f"e{i}", {"app": "db"}, f"h{i}", anti=[term("host", labels_in("app", "web"))]) for i in range(2)]
+    existing.append(pod("c", {"app": "cache"}, "h4"))
+    incoming = pod("p", {"app": "web"}, anti=[term("host", labels_in("app", "cache"))])
+    pl, snap = setup(hosts, existing)
+    state = CycleState()
+    nodes = snap.list()
+    assert isinstance(nodes, ColumnarNodes)
+    _, pre = pl.pre_filter(state, incoming, nodes)
+    assert pre is None
+    columnar = pl.filter_nodes(state, incoming, nodes)
+    assert columnar == [pl.filter(state, incoming, ni) for ni in nodes]
+    assert columnar == [EXISTING_ANTI_AFFINITY_MISMATCH, EXISTING_ANTI_AFFINITY_MISMATCH, None, None,
+                        ANTI_AFFINITY_MISMATCH, None]
+    assert columnar[0] is columnar[1]
+    assert all(st is None or st.plugin == "InterPodAffinity" for st in columnar)
