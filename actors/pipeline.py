@@ -39,6 +39,7 @@ from actors.scheduler import Scheduler, StoreChanged
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
+from actors.store.event_hold import EVENT_HOLD_SECONDS
 from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom, WaitingSnapshot, list_waiting
@@ -142,7 +143,7 @@ class Pipeline:
         try:
             self.store = self._store_class(self._backend, clock=self.clock.now, rules=self.write_rules,
                                            limits=self.store_limits, work_time=self.clock.work_time,
-                                           timers=self.clock)
+                                           timers=self.clock, event_hold_seconds=EVENT_HOLD_SECONDS)
             self.store.features = FeatureGates(cfg.feature_gates)  # what the gates let in (actors.store.gates)
             await self.store.load()
             self.client = StoreClient(self.store)
@@ -345,7 +346,10 @@ class Pipeline:
     def idle(self) -> bool:
         """Nothing queued anywhere and no cycle doing work (pods parked at Permit,
         in backoff or unschedulable are not work)."""
-        return (self.store.idle() and self.queue.idle() and self.waiting_room.idle()
+        return self.store.idle() and self._others_idle()
+
+    def _others_idle(self) -> bool:
+        return (self.queue.idle() and self.waiting_room.idle()
                 and self.scheduler.idle() and self.preemption.idle()
                 and ("podgroup-status" not in self._tasks or self.podgroup_status.idle())
                 and ("admission" not in self._tasks or self.admission.idle())
@@ -363,6 +367,8 @@ class Pipeline:
                     return
             else:
                 calm = 0
+                if not self.store.idle() and self._others_idle():
+                    self.store.release_events()  # events waiting for a write: nothing else will come
                 done = self.store.commit_done()
                 if done is not None:  # the backend's own work (a thread for SQLite): await it
                     await done

@@ -52,6 +52,16 @@ def _phase(prev: str, min_member: int, total: int, running: int, succeeded: int,
     return SCHEDULING
 
 
+def concerns_groups(ev: Any) -> bool:
+    """Whether a store event can change a PodGroup's status: a PodGroup's own, or a
+    pod's that carries (or carried) a group label. The watch tells the writer only
+    these, so the steady state's pods without a group cost it no message."""
+    if ev.kind != "Pod":
+        return True
+    old = getattr(ev, "old", None)
+    return bool(ev.obj.labels.get(POD_GROUP_LABEL) or (old is not None and old.labels.get(POD_GROUP_LABEL)))
+
+
 def compute_status(pg: PodGroup, pods: Iterable[Pod], now: float,
                    waiting: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The status `pg` should have. `pods`: every pod of its namespace carrying
@@ -189,7 +199,8 @@ class PodGroupStatusWriter(Actor[WriterMsg]):
         """A writer watching the store's pods and PodGroups (existing ones included)."""
         writer = cls(client, waiting, clock)
         ref = writer.ref()
-        await client.watch(lambda ev: ref.try_tell(Observed(ev)), kinds=frozenset({"Pod", "PodGroup"}))
+        await client.watch(lambda ev: concerns_groups(ev) and ref.try_tell(Observed(ev)),
+                           kinds=frozenset({"Pod", "PodGroup"}))
         return writer
 
     def touch(self, namespace: str, name: str) -> None:
@@ -275,6 +286,8 @@ class PodGroupStatusWriter(Actor[WriterMsg]):
         self._waiting_counts = counts
 
     async def _write_dirty(self) -> None:
+        if not (self.dirty or self._members or self._waiting_counts):
+            return  # no group known: no member can be waiting at Permit, nothing to ask or write
         try:
             waiting = await self._waiting() if self._waiting is not None else ()
         except MailboxClosed:

@@ -13,6 +13,7 @@ clear_nominated_node_names); nothing here blocks or does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from framework.attempt_outcome import Diagnosis, FitError
@@ -34,6 +35,7 @@ NOT_STARTED = 2**63 - 1
 _MIN_INT64 = -(2**63)
 
 _SUCCESS = Status()
+_NAME = attrgetter("name")
 
 ASYNC_PREEMPTION = "SchedulerAsyncPreemption"
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -369,7 +371,7 @@ class Evaluator:
         nowhere = victimless(pod, potential) if victimless is not None else None
         if nowhere is not None:  # every node answers the same: no simulation, no per-node loop
             rotated = [*potential[offset:], *potential[:offset]]
-            return DryRunResult([], NodeToStatus(dict.fromkeys((ni.name for ni in rotated), nowhere)))
+            return DryRunResult([], NodeToStatus(dict.fromkeys(map(_NAME, rotated), nowhere)))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
         dry = fast.whole_dry_run(offset, num) if hasattr(fast, "whole_dry_run") else None
@@ -481,6 +483,9 @@ def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInf
     """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
     says removing pods may help (DynamicResources: devices held by other claims), in
     the order of `all_nodes`."""
+    held = [st for st, _ in m.counts()]  # each distinct Status once, not each node
+    if not any(st.code == Code.UnschedulableAndUnresolvable and resolvable(st) for st in (*held, m.absent)):
+        return potential
     extra = {ni.name for ni in all_nodes
              if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}
     if not extra:

@@ -56,6 +56,7 @@ from actors.store.messages import (
     ListObjects,
     RecordEvent,
     SweepEvents,
+    FlushEvents,
     StoreMsg,
     Unwatch,
     Update,
@@ -66,6 +67,7 @@ from actors.store.messages import (
 )
 from actors.store.history import DELETE_WEIGHT, WatchHistory
 from actors.store.event_recorder import EventRecorder
+from actors.store.event_hold import EventHold
 from actors.store.messages import EventRecord
 from actors.clock import Clock
 from actors.store.limits import StoreLimits
@@ -104,7 +106,7 @@ class Store(Actor[StoreMsg]):
     def __init__(self, backend: StoreBackend | None = None, clock: Callable[[], float] = lambda: 0.0,
                  rand: random.Random | None = None, *, rules: WriteRules = STRICT,
                  limits: StoreLimits | None = None, work_time: Callable[[], float] = time.perf_counter,
-                 timers: Clock | None = None) -> None:
+                 timers: Clock | None = None, event_hold_seconds: float = 0.0) -> None:
         super().__init__()
         # Told True / False around a turn storing a bulk apply whose scheduler share is 0
         # (the Pipeline holds the queue's pops: HoldPops).
@@ -122,6 +124,8 @@ class Store(Actor[StoreMsg]):
         # Stored Events (actors.store.event_recorder); `timers` arms their expiry.
         self._events = EventRecorder(self._objects, self.limits, clock, timers, self.tell, self._write, self._remove)
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
+        # Events-only turns wait up to `event_hold_seconds` for a write to ride with (event_hold.py; 0: never).
+        self._event_hold = EventHold(timers, self.tell, event_hold_seconds)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self.in_commit = False  # a backend commit is being awaited (turns.py)
@@ -143,7 +147,16 @@ class Store(Actor[StoreMsg]):
 
     async def close(self) -> None:
         self._events.cancel_expiry()
+        if self._event_hold.held:  # the events that waited for a write are committed before the end
+            await self._loop.take([FlushEvents()])
         await self.backend.close()
+
+    def idle(self) -> bool:
+        return super().idle() and not self._event_hold.held
+
+    def release_events(self) -> None:
+        """Commit the events that wait for a write now (a driver that waits for idleness)."""
+        self._event_hold.release()
 
     def _fan_out(self, ev: WatchEvent) -> None:
         """A committed change: the Events' index first, then every watcher of its kind."""
@@ -253,6 +266,8 @@ class Store(Actor[StoreMsg]):
                 return self._events.record(msg, batch)
             case SweepEvents():
                 return self._events.sweep(batch)
+            case FlushEvents():
+                return None  # its turn commits the events that waited (event_hold.py)
             case GetEvents(kind=kind, key=key):
                 return self._events.this_life(kind, key)
             case Watch(kinds=kinds, from_rv=from_rv, sink=sink):

@@ -227,6 +227,14 @@ class RecordEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FlushEvents:
+    """Commit the RecordEvents that wait for a write to ride with (actors/store/event_hold.py:
+    the store sends it to itself when the hold is due or a driver wants idleness)."""
+
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SweepEvents:
     """Delete the expired Events and the oldest beyond the bounds (the store sends it
     to itself: the expiry timer, a commit past a bound)."""
@@ -256,7 +264,7 @@ class Unwatch:
 
 
 StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
-                 SweepEvents, Watch, Unwatch]
+                 SweepEvents, FlushEvents, Watch, Unwatch]
 
 
 def said_too(stored: dict[str, Any], said: list[str], told: bool) -> Any:

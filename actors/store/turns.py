@@ -54,6 +54,7 @@ class TurnHost(Protocol):
     _committed_rv: int
     _committing: Any
     _events: Any
+    _event_hold: Any  # actors/store/event_hold.py
     _history: Any
     _rv: int
     _apply: Callable[..., Any]
@@ -110,6 +111,9 @@ class TurnLoop:
         """The store's inbox gave `msgs`: run turns until nothing waits."""
         self._deferred.extend(msgs)
         while self._deferred:
+            if self._s._event_hold.waits(self._deferred):
+                return  # only RecordEvents: they ride with the next write (actors/store/event_hold.py)
+            self._s._event_hold.taken()
             turn = self._take_turn()
             started = self._work_time()
             share = self._scheduler_share(turn)

@@ -107,3 +107,37 @@ async def test_the_writer_shows_members_waiting_at_permit() -> None:
         await writer.flush()
         cond = (await p.client.get("PodGroup", "default", "g"))["status"]["conditions"][0]
         assert cond["message"] == "3/4 members reserved, waiting for quorum, 41s left"
+
+
+async def test_pods_without_a_group_label_cost_the_writer_no_message_and_no_waiting_room_ask() -> None:
+    from actors.clock import FakeClock
+    from actors.pipeline import Pipeline
+    from actors.podgroup_status_writer import PodGroupStatusWriter
+    from tests.gang.harness import node
+    from tests.gang.test_gang_pipeline import config, objs
+
+    clock = FakeClock(1767225600.0)
+    asked: list[int] = []
+
+    async def waiting() -> tuple:
+        asked.append(1)
+        return ()
+
+    async with Pipeline(config(), clock=clock) as p:
+        writer = await PodGroupStatusWriter.attach(p.client, waiting, clock.now)
+        await p.client.apply(objs("Node", [node("n0", 8)]))
+        plain = pod("plain", 1, "g")
+        del plain["metadata"]["labels"]
+        await p.client.apply(objs("Pod", [plain]))
+        await p.settle()
+        await p.client.delete("Pod", "default", "plain")
+        await p.settle()
+        assert len(writer.inbox) == 0
+        await writer.flush()
+        assert asked == []
+        await p.client.apply(objs("PodGroup", [pod_group("g", 2)]))
+        await p.client.apply(objs("Pod", [pod("member", 1, "g")]))
+        await p.settle()
+        assert len(writer.inbox) >= 2  # the group's events and its member's reach it
+        await writer.flush()
+        assert asked == [1]

@@ -1,0 +1,72 @@
+"""A store turn that would commit nothing but Events waits for the next write and
+rides with it (actors/store/event_hold.py): one commit instead of two, the order
+kept, and nothing lost when no write comes (the hold's deadline) or the store stops."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from actors.clock import FakeClock
+from actors.store import Store
+from actors.store.event_hold import EVENT_HOLD_SECONDS
+from actors.store.sqlite import SQLiteBackend
+
+from tests.actors.store_helpers import pod, serving
+from tests.actors.test_store_events import Seen
+
+
+def _store(tmp: Path, clock: FakeClock) -> Store:
+    return Store(SQLiteBackend(tmp), clock=clock.now, timers=clock, event_hold_seconds=EVENT_HOLD_SECONDS)
+
+
+async def _taken(store: Store) -> None:
+    """Until the store has taken every message told so far (awaits the loop, not time)."""
+    while len(store.inbox) or store.busy:
+        await asyncio.sleep(0)
+
+
+async def test_an_event_with_nothing_else_to_commit_rides_with_the_next_write(tmp_path: Path) -> None:
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event", "Pod"}))
+        before = store.backend.commits
+        c.record_event("Node", "n1", "Warning", "FailedScheduling", "0/1 nodes are available")
+        await _taken(store)
+        assert store.backend.commits == before and not store.idle()
+        await c.create(pod("p"))
+        assert store.backend.commits == before + 1
+        first, second = await seen.next(), await seen.next()
+        assert [(first.type, first.kind), (second.type, second.kind)] == [("ADDED", "Event"), ("ADDED", "Pod")]
+        assert store.idle()
+
+
+async def test_a_held_event_is_committed_when_the_hold_is_due_though_no_write_comes(tmp_path: Path) -> None:
+    clock = FakeClock(0.0)
+    async with serving(_store(tmp_path, clock)) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event"}))
+        c.record_event("Node", "n1", "Normal", "Quiet", "first")
+        await _taken(store)
+        assert seen.queue.empty() and clock.deadlines() == [EVENT_HOLD_SECONDS]
+        clock.advance(EVENT_HOLD_SECONDS)
+        ev = await seen.next()
+        assert (ev.type, ev.obj.raw["reason"]) == ("ADDED", "Quiet")
+        await _taken(store)
+        assert store.idle() and clock.deadlines() == [store.events_expire_at]  # the TTL only
+
+
+async def test_a_read_after_a_held_event_sees_it(tmp_path: Path) -> None:
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        await c.create(pod("p"))
+        c.record_event("Pod", "default/p", "Warning", "FailedScheduling", "no nodes")
+        await _taken(store)
+        assert [e.reason for e in await c.events("Pod", "default/p")] == ["FailedScheduling"]
+
+
+async def test_a_stopping_store_commits_the_events_that_wait(tmp_path: Path) -> None:
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        c.record_event("Node", "n1", "Normal", "Quiet", "kept")
+        await _taken(store)
+        assert not store.idle()
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        assert [e.message for e in await c.events("Node", "n1")] == ["kept"]
