@@ -75,7 +75,8 @@ from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import load_objects
 from actors.store.watchers import WatchHub
-from actors.store.turns import GroupCommit, LocalCommit, TurnLoop, TurnRecord
+from actors.store.local_commit import LocalCommit
+from actors.store.turns import GroupCommit, TurnLoop, TurnRecord
 
 from actors.store.finalizers import deleting, finalizers, marked_for_deletion
 from actors.store.front_door import IMMORTAL_NAMESPACES

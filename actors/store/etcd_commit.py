@@ -66,6 +66,13 @@ class EtcdCommit:
         self._s._events.take_recorded()
         return TurnRecord()
 
+    def overlap(self) -> float | None:
+        """None: `finish_group` has already awaited its transaction (nothing in flight)."""
+        return None
+
+    async def settle(self, pacer: Pacer) -> None:
+        return None
+
     def fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
         """Whether the group, with the writes made since `mark`, fits in one etcd transaction."""
         added = batch.writes[mark[1]:]

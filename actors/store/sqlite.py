@@ -5,10 +5,13 @@ one row holding the highest resourceVersion ever committed, so versions keep
 increasing after deletes and restarts. Bindings are durable because a binding is
 the pod's own row (spec.nodeName, PodScheduled condition).
 
-Every call runs on one dedicated thread (sqlite3 connections belong to the thread
-that opened them), so the event loop never blocks on disk. `commit(writes)` is one
-transaction: the store's whole batch becomes durable at once (group commit), or
-nothing does.
+Every call runs on one dedicated, long-lived thread (actors.store.sqlite_writer;
+sqlite3 connections belong to the thread that opened them), so the event loop never
+waits for the disk. A batch is one transaction, written by one statement (a temporary
+view whose INSTEAD OF trigger deletes, upserts and moves the resourceVersion):
+the store's whole batch becomes durable at once (group commit), or nothing does.
+`start_commit(writes)` hands a batch over and returns at once (the turn loop prepares
+its next turn meanwhile); the returned PendingCommit's `finish()` joins it.
 
 A data directory is owned by one daemon at a time: an exclusive flock on the
 directory itself, held open for the daemon's life and released by the kernel even
@@ -34,7 +37,7 @@ import logging
 import os
 import sqlite3
 import stat
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
@@ -42,6 +45,7 @@ from actors.store.backend import LoadedState, Write
 from actors.store.messages import Unavailable
 from actors.store.sqlite_rows import load_rows
 from actors.store.sqlite_space import DEFAULT_RESERVE_BYTES, DiskSpace, is_disk_full
+from actors.store.sqlite_writer import PendingCommit, SQLiteWriter
 
 log = logging.getLogger("ksched.store")
 
@@ -68,18 +72,25 @@ CREATE TABLE IF NOT EXISTS meta (
 """
 
 
-# A batch's rows as one JSON array parameter ([kind, key, rv, body text] each), read
-# by SQLite's json_each: one statement for every upsert, one for every delete.
-_UPSERT_ROWS = (
-    "INSERT INTO objects (kind, key, resource_version, body) "
-    "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), "
-    "json_extract(value, '$[3]') FROM json_each(?) WHERE true "
-    "ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body"
-)
-_DELETE_ROWS = (
-    "DELETE FROM objects WHERE (kind, key) IN "
-    "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))"
-)
+# A batch's rows as JSON array parameters ([kind, key, rv, body text] each, [kind, key]
+# for a delete), read by SQLite's json_each. The INSERT into the temporary view is the
+# whole batch in one statement and one implicit transaction: its trigger deletes,
+# upserts and raises the stored resourceVersion, and SQLite commits (fsync) before the
+# call returns, all without the interpreter lock (sqlite_writer.py says why that matters).
+_BATCH_TRIGGER = """
+CREATE TEMP VIEW IF NOT EXISTS batch (upserts, deletes, top) AS SELECT NULL, NULL, NULL;
+CREATE TEMP TRIGGER IF NOT EXISTS write_batch INSTEAD OF INSERT ON batch BEGIN
+    DELETE FROM objects WHERE (kind, key) IN
+        (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(NEW.deletes));
+    INSERT INTO objects (kind, key, resource_version, body)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+               json_extract(value, '$[3]') FROM json_each(NEW.upserts) WHERE true
+        ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body;
+    INSERT INTO meta (name, value) VALUES ('resource_version', NEW.top)
+        ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
+END;
+"""
+_WRITE_BATCH = "INSERT INTO batch (upserts, deletes, top) VALUES (?, ?, ?)"
 
 
 class DataDirLocked(RuntimeError):
@@ -109,13 +120,13 @@ class SQLiteBackend:
         self.synchronous = synchronous
         self.max_pages = max_pages
         self.space = DiskSpace(self.data_dir, self.path, reserve_bytes)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ksched-sqlite")
+        self._writer = SQLiteWriter()
         self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
 
     async def _run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        return await self._writer.call(fn)
 
     # --- StoreBackend ---------------------------------------------------------------
 
@@ -126,15 +137,25 @@ class SQLiteBackend:
     async def commit(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
-        batch = list(writes)  # encoded on the sqlite thread: the event loop runs meanwhile
-        await self._run(lambda: self._commit_sync(_rows(batch)))
+        pending = self.start_commit(writes)
+        await asyncio.sleep(pending.expected_seconds)  # the loop runs while the disk works
+        pending.finish()
+
+    def start_commit(self, writes: Sequence[Write]) -> PendingCommit:
+        """Hand the batch to the writer thread and return once SQLite has it (the
+        event loop's thread encodes the rows: under the interpreter lock the writer
+        would take the same time from it). `finish()` on the result joins it."""
+        batch = _Batch.of(writes)
+        return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted)
+
+    def _counted(self) -> None:
         self.commits += 1
 
     async def close(self) -> None:
         try:
             await self._run(self._close_sync)
         finally:
-            self._executor.shutdown(wait=True)
+            self._writer.stop()
 
     # --- on the sqlite thread -------------------------------------------------------
 
@@ -156,6 +177,7 @@ class SQLiteBackend:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.executescript(_SCHEMA)
+            conn.executescript(_BATCH_TRIGGER)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -195,50 +217,25 @@ class SQLiteBackend:
         """The last commit that was not only deletes found the disk full."""
         return self.space.full
 
-    def _commit_sync(self, rows: list[tuple[str, str, int, str | None]]) -> None:
+    def _commit_sync(self, batch: "_Batch", pending: PendingCommit) -> None:
         conn = self._open()
-        deletes_only = all(body is None for _, _, _, body in rows)
         try:
             try:
-                self._write_rows(conn, rows)
+                pending.begin()
+                conn.execute(_WRITE_BATCH, batch.params)
             except sqlite3.OperationalError as exc:
-                if not (deletes_only and is_disk_full(exc)):
+                if not (batch.deletes_only and is_disk_full(exc)):
                     raise
                 self.space.make_room(conn)
-                self._write_rows(conn, rows)
+                conn.execute(_WRITE_BATCH, batch.params)
         except sqlite3.OperationalError as exc:
+            if conn.in_transaction:  # SQLite rolls a failed statement's own transaction back; be sure
+                conn.execute("ROLLBACK")
             # disk full, an I/O error, a locked file: say what SQLite said; a later batch may succeed
             if is_disk_full(exc):
                 self.space.refused(exc)
             raise Unavailable(f"store commit failed: {exc}") from None
-        self.space.committed(deletes_only)
-
-    @staticmethod
-    def _write_rows(conn: sqlite3.Connection, rows: list[tuple[str, str, int, str | None]]) -> None:
-        """The batch in one transaction of at most four statements, whatever its size:
-        each statement is one call into SQLite, and every call gives the interpreter
-        lock back to the event loop's thread and waits to take it again (a statement
-        per row made a 2,000-object apply 2,000 such hand-overs)."""
-        top = max(rv for _, _, rv, _ in rows)
-        last = {(kind, key): (kind, key, rv, body) for kind, key, rv, body in rows}  # each key's final state
-        upserts = [[k, key, rv, body] for k, key, rv, body in last.values() if body is not None]
-        deletes = [[k, key] for k, key, _, body in last.values() if body is None]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if deletes:
-                conn.execute(_DELETE_ROWS, (json.dumps(deletes, separators=(",", ":")),))
-            if upserts:
-                conn.execute(_UPSERT_ROWS, (json.dumps(upserts, separators=(",", ":")),))
-            conn.execute(
-                "INSERT INTO meta (name, value) VALUES ('resource_version', ?) "
-                "ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
-                (top,),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:  # SQLite has already rolled back after some errors (SQLITE_FULL)
-                conn.execute("ROLLBACK")
-            raise
+        self.space.committed(batch.deletes_only)
 
     def _close_sync(self) -> None:
         if self._conn is not None:
@@ -249,8 +246,22 @@ class SQLiteBackend:
             self._lock_fd = None
 
 
-def _rows(writes: Sequence[Write]) -> list[tuple[str, str, int, str | None]]:
-    """The rows of a batch (a stored object is never changed in place, so another
-    thread may read it)."""
-    return [(w.kind, w.key, w.resource_version, None if w.raw is None else json.dumps(w.raw, separators=(",", ":")))
-            for w in writes]
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """A batch as the one statement's parameters: each key's last write (the same final
+    rows as applying them in order), upserts and deletes as JSON arrays, bodies as the
+    JSON text `json.dumps` makes, and the highest resourceVersion."""
+
+    params: tuple[str | None, str | None, int]
+    deletes_only: bool
+
+    @classmethod
+    def of(cls, writes: Sequence[Write]) -> "_Batch":
+        last = {(w.kind, w.key): w for w in writes}
+        upserts = [[w.kind, w.key, w.resource_version, json.dumps(w.raw, separators=(",", ":"))]
+                   for w in last.values() if w.raw is not None]
+        deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
+        top = max(w.resource_version for w in writes)
+        return cls((json.dumps(upserts, separators=(",", ":")) if upserts else None,
+                    json.dumps(deletes, separators=(",", ":")) if deletes else None, top),
+                   deletes_only=all(w.raw is None for w in writes))

@@ -8,11 +8,12 @@ the store yields the event loop as long as its turn took.
 
 TurnLoop is the one loop of both stores: SQLite (and the in-memory backend) and
 etcd (actors/store/shared.py) differ only in the store's commit duty
-(`store._commit`: LocalCommit here, EtcdCommit there): which messages a turn
+(`store._commit`: LocalCommit in local_commit.py, EtcdCommit in etcd_commit.py): which messages a turn
 applies (`before_turn`: etcd catches up first), where a group must end (`fits`:
-etcd's transaction limits) and how a group is finished (`finish_group`: one
-backend batch here; one fenced etcd transaction there, whose memory and events
-then come from etcd's feed). The per-message undo (`apply_message`) is the same
+etcd's transaction limits), how a group is finished (`finish_group`: one
+backend batch, committed while the next turn is prepared; one fenced etcd
+transaction, whose memory and events then come from etcd's feed) and whether a
+commit is still in flight when the turns run out (`overlap`, `settle`). The per-message undo (`apply_message`) is the same
 code in both. The handlers (`_apply`, `_apply_one`) and the undo log (`_mark`,
 `_undo_since`, `_rollback`) are the Store's (actor.py).
 """
@@ -27,7 +28,6 @@ from typing import Any, Callable, Protocol
 from actors.base import reject, resolve
 from actors.pacing import Pacer
 from actors.store.backend import Write
-from actors.store.history import PastEvent
 from actors.store.limits import FAIR_SHARE, fair_pause
 from actors.store.messages import (
     Apply, Bind, Create, Delete, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
@@ -60,6 +60,7 @@ class TurnHost(Protocol):
     _apply: Callable[..., Any]
     _apply_one: Callable[..., Any]
     _fan_out: Callable[..., Any]
+    _loop: Any  # the TurnLoop (apply_message)
     _mark: Callable[..., Any]
     _rollback: Callable[..., Any]
     _undo_since: Callable[..., Any]
@@ -76,6 +77,15 @@ class GroupCommit(Protocol):
     def fits(self, batch: "TurnRecord", mark: tuple[int, int, int, int]) -> bool: ...
 
     async def finish_group(self, group: list[Any], batch: "TurnRecord", pacer: Pacer) -> None: ...
+
+    def overlap(self) -> float | None:
+        """None when no commit is in flight after `finish_group`; else the seconds the
+        loop may run before the next turn or `settle` joins it (LocalCommit)."""
+        ...
+
+    async def settle(self, pacer: Pacer) -> None:
+        """Join the commit in flight, if any, and answer and publish it."""
+        ...
 
 
 log = logging.getLogger("ksched.store")
@@ -100,7 +110,7 @@ _EMPTY = (0, 0, 0, 0)  # the mark of a new group's start
 class TurnLoop:
     """The loop (one of the Store actor's duties): its own queue of deferred
     messages; the store's handlers apply them and its commit duty (`store._commit`:
-    LocalCommit here, EtcdCommit in shared.py) ends each group."""
+    LocalCommit in local_commit.py, EtcdCommit in etcd_commit.py) ends each group."""
 
     def __init__(self, store: TurnHost, work_time: Callable[[], float]) -> None:
         self._s = store  # the Store actor (actor.py): its handlers, undo log and commit duty
@@ -108,8 +118,27 @@ class TurnLoop:
         self._deferred: collections.deque[StoreMsg] = collections.deque()
 
     async def take(self, msgs: list[StoreMsg]) -> None:
-        """The store's inbox gave `msgs`: run turns until nothing waits."""
+        """The store's inbox gave `msgs`: run turns until nothing waits and no commit
+        is in flight. While one is (LocalCommit), the event loop runs for about the
+        commit's time, and what came meanwhile is the next turn, prepared before the
+        commit is joined; when nothing came, the commit is joined and answered."""
         self._deferred.extend(msgs)
+        try:
+            while True:
+                await self._turns()
+                wait = self._s._commit.overlap()
+                if wait is None:
+                    return
+                await asyncio.sleep(wait)
+                self._deferred.extend(self._s.inbox.get_nowait_all())
+                if not self._deferred:
+                    await self._s._commit.settle(Pacer(timer=self._work_time))
+                    self._deferred.extend(self._s.inbox.get_nowait_all())
+        finally:
+            if self._s._commit.overlap() is not None:  # cancelled while overlapping: still answer it
+                await self._s._commit.settle(Pacer(timer=self._work_time))
+
+    async def _turns(self) -> None:
         while self._deferred:
             if self._s._event_hold.waits(self._deferred):
                 return  # only RecordEvents: they ride with the next write (actors/store/event_hold.py)
@@ -235,51 +264,6 @@ class TurnLoop:
             self._s._undo_since(batch, mark)
             raise
         return applied(msg, done, said)
-
-
-class LocalCommit:
-    """The SQLite (and in-memory) backend's part of the loop: a turn is one group,
-    committed as one backend batch; then the callers are answered and the watchers told."""
-
-    def __init__(self, store: TurnHost) -> None:
-        self._s = store
-
-    async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
-        """The messages to apply this turn."""
-        return msgs
-
-    def new_group(self) -> TurnRecord:
-        self._s._events.take_recorded()
-        return TurnRecord()
-
-    def fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
-        """Whether the writes made since `mark` still fit in the group's commit."""
-        return True
-
-    async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
-        """Commit the group's writes in one backend batch, then answer and publish."""
-        self._s._committing = None
-        if batch.writes:
-            self._s._committing = before_batch(batch)
-            self._s.in_commit = True  # a driver waiting for the store may await its end (commit_done)
-            try:
-                await self._s.backend.commit(batch.writes)
-                self._s.commits += 1
-                self._s._committed_rv = self._s._rv
-            except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
-                self._s._rollback(batch)
-                batch.replies = failed_all(batch.replies, e if isinstance(e, StoreError)
-                                        else StoreError(f"store commit failed: {e}"))
-                batch.events.clear()
-            finally:
-                self._s._committing = None
-                self._s.commit_ended()
-        answer(batch.replies)
-        for ev, size in zip(batch.events, batch.sizes):
-            self._s._history.append(PastEvent.of(ev), size)
-        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
-            self._s._fan_out(ev)
-            await pacer.step()
 
 
 def before_batch(batch: TurnRecord) -> dict[tuple[str, str], KubeObject | None]:

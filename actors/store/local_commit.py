@@ -1,0 +1,164 @@
+"""LocalCommit: the SQLite (and in-memory) backend's part of the turn loop, with the
+commit of one turn overlapped with the preparation of the next.
+
+A turn is one group, committed as one backend batch. With SQLite the batch is handed
+to the writer thread (`start_commit`) and the turn loop goes on: it lets the event
+loop run for about as long as commits take lately (`overlap`), then applies whatever
+came meanwhile as the next turn, and only then joins the commit (`settle`), answers
+its callers and tells the watchers. So nothing is acknowledged or published before
+it is durable, a bind that arrives while a bulk apply commits waits only for the rest
+of that commit, not for a turn of its own behind it, and the commits group themselves
+by the disk's speed.
+
+At most one commit is in flight: the next turn is applied in memory on top of it but
+handed to the backend only after it is durable. If it fails, the turn prepared on top
+of it is undone first, the failed turn is rolled back (as one failed batch always
+was), and the next turn's messages are applied again on the state without it, so
+they are answered as if the failed batch had never been.
+
+A backend without `start_commit` (the in-memory one, tests' gated backends) is
+awaited in place, as before: there is nothing to overlap.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from actors.pacing import Pacer
+from actors.store.history import PastEvent
+from actors.store.messages import Bind, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
+from actors.store.turns import TurnHost, TurnRecord, answer, before_batch, failed_all
+
+
+class StartedCommit(Protocol):
+    """A batch the backend is committing (actors.store.sqlite_writer.PendingCommit)."""
+
+    expected_seconds: float
+    started_at: float
+
+    def finish(self) -> None: ...
+
+
+@dataclass(slots=True)
+class _Awaited:
+    """A commit already awaited in place: nothing left to wait for."""
+
+    error: Exception | None = None
+    expected_seconds: float = 0.0
+    started_at: float = 0.0
+
+    def finish(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+# A turn of only the scheduler's writes (binds, pod status, events) prepared while
+# another commit was in flight (a burst) waits this long for the next one before its
+# commit is joined: the burst's binds then share a commit every 20 ms instead of
+# taking one or two each (the scheduler does not wait for them). A client's write, or
+# a bind that finds the store idle (Churn's one completion at a time), is joined as
+# soon as the disk is done.
+SCHEDULER_GROUP_SECONDS = 0.02
+_SCHEDULER_WRITES = (Bind, UpdatePodStatus, RecordEvent)
+
+
+@dataclass(slots=True)
+class _InFlight:
+    batch: TurnRecord
+    commit: Any  # StartedCommit
+    top: int  # the store's resourceVersion once this batch is durable
+    window: float  # how long after its start the turn loop joins it
+
+
+class LocalCommit:
+    """The SQLite (and in-memory) backend's part of the loop: a turn is one group,
+    committed as one backend batch; then the callers are answered and the watchers told."""
+
+    def __init__(self, store: TurnHost) -> None:
+        self._s = store
+        self._in_flight: _InFlight | None = None
+
+    async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
+        """The messages to apply this turn."""
+        return msgs
+
+    def new_group(self) -> TurnRecord:
+        if self._in_flight is None:  # else the committing turn's recorded events are still to be found
+            self._s._events.take_recorded()
+        return TurnRecord()
+
+    def fits(self, batch: TurnRecord, mark: tuple[int, int, int, int]) -> bool:
+        """Whether the writes made since `mark` still fit in the group's commit."""
+        return True
+
+    def overlap(self) -> float | None:
+        """None when no commit is in flight; else how long the turn loop may let the
+        event loop run before it joins it (commits' recent time, less what has passed)."""
+        if self._in_flight is None:
+            return None
+        flight = self._in_flight
+        return max(0.0, flight.window - (time.perf_counter() - flight.commit.started_at))
+
+    async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
+        """Join the commit in flight (this turn was prepared on top of it), then hand
+        this turn's writes to the backend; a turn without writes is answered at once."""
+        burst = self._in_flight is not None
+        if await self.settle(pacer, on_top=batch):
+            batch = self.new_group()  # it was undone with the failed commit it sat on: again, without it
+            for msg in group:
+                batch.replies.append((getattr(msg, "reply", None), await self._s._loop.apply_message(msg, batch, pacer)))
+        if not batch.writes:
+            answer(batch.replies)
+            return
+        self._s._committing = before_batch(batch)
+        self._s.in_commit = True  # a driver waiting for the store may await its end (commit_done)
+        commit = await self._start(batch)
+        if commit.expected_seconds <= 0.0:  # awaited already (the in-memory backend)
+            self._in_flight = _InFlight(batch, commit, self._s._rv, 0.0)
+            await self.settle(pacer)
+            return
+        grouped = burst and all(isinstance(m, _SCHEDULER_WRITES) for m in group)
+        window = max(commit.expected_seconds, SCHEDULER_GROUP_SECONDS if grouped else 0.0)
+        self._in_flight = _InFlight(batch, commit, self._s._rv, window)
+
+    async def _start(self, batch: TurnRecord) -> Any:
+        start = getattr(self._s.backend, "start_commit", None)
+        if start is not None:
+            return start(batch.writes)
+        try:
+            await self._s.backend.commit(batch.writes)
+        except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
+            return _Awaited(e)
+        return _Awaited()
+
+    async def settle(self, pacer: Pacer, on_top: TurnRecord | None = None) -> bool:
+        """Join the commit in flight, then answer its callers and tell the watchers.
+        `on_top` is a turn applied on top of it, not yet handed over: when the commit
+        fails it is undone first (True: the caller applies it again)."""
+        flight, self._in_flight = self._in_flight, None
+        if flight is None:
+            return False
+        batch, failed = flight.batch, False
+        try:
+            flight.commit.finish()
+            self._s.commits += 1
+            self._s._committed_rv = flight.top
+        except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
+            err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
+            failed = on_top is not None
+            if on_top is not None:
+                self._s._rollback(on_top)
+            self._s._rollback(batch)
+            batch.replies = failed_all(batch.replies, err)
+            batch.events.clear()
+        finally:
+            self._s._committing = before_batch(on_top) if on_top is not None and not failed and on_top.writes else None
+            self._s.commit_ended()
+        answer(batch.replies)
+        for ev, size in zip(batch.events, batch.sizes):
+            self._s._history.append(PastEvent.of(ev), size)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
+            self._s._fan_out(ev)
+            await pacer.step()
+        return failed
