@@ -34,6 +34,7 @@ changed.
 from __future__ import annotations
 
 import operator
+from functools import partial
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -42,9 +43,11 @@ from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
 from framework.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
+from framework.node_table import ColumnarNodes
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
+from framework.preemption import (PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, LazyCandidate, importance_key,
+    pod_start_time)
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
@@ -120,9 +123,16 @@ def lowest_priority(columns: VictimColumns, snapshot: Snapshot, potential: Seque
         return int(_PAD_PRIORITY)
     if len(potential) == len(columns.generation):  # every node: no row gather
         return int(columns.priority.min())
+    return int(columns.priority[_rows(snapshot, potential)].min())
+
+
+def _rows(snapshot: Snapshot, nodes: Sequence[NodeInfo]) -> np.ndarray:
+    """The snapshot rows of `nodes`: carried by a ColumnarNodes of the snapshot's
+    table, else looked up by name."""
+    if isinstance(nodes, ColumnarNodes) and nodes.table is snapshot.table:
+        return nodes.rows
     index = snapshot.index
-    rows = np.fromiter((index[ni.name] for ni in potential), dtype=np.intp, count=len(potential))
-    return int(columns.priority[rows].min())
+    return np.fromiter((index[ni.name] for ni in nodes), dtype=np.intp, count=len(nodes))
 
 
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
@@ -142,9 +152,8 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     snapshot = fwk.handle.snapshot()
     if not potential or not columns.refresh(snapshot):
         return None
-    index = snapshot.index
-    names = [ni.name for ni in potential]
-    rows = np.fromiter((index[name] for name in names), dtype=np.intp, count=len(names))
+    names = list(map(operator.attrgetter("name"), potential))
+    rows = _rows(snapshot, potential)
     answerable = ~columns.gang[rows] & _fit_rejected(statuses, names)
     table = snapshot.table
     assert table is not None
@@ -155,8 +164,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     start = count - lower
     used = [columns.sums[j, rows, start] for j in range(3)]
     kept = start.copy()
-    at = {name: i for i, name in enumerate(names)}
-    _add_nominated(fwk, pod, rows, at, kept, used)
+    _add_nominated(fwk, pod, rows, names, kept, used)
     alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
     alloc_pods = table.alloc_pods[rows]
     fits = _fitting(s.request)
@@ -186,7 +194,11 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     order, answerable_l, lower_l, start_l = columns.order, answerable.tolist(), lower.tolist(), start.tolist()
     rows_l, victim_l = rows.tolist(), _as_bits(victim)
 
+    at: dict[str, int] = {}  # name -> position, made on the loop's first ask (the whole dry run needs none)
+
     def answer(ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
+        if not at:
+            at.update(zip(names, range(len(names))))
         i = at.get(ni.name)
         if i is None or not answerable_l[i]:
             return None
@@ -223,7 +235,8 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         node_statuses = NodeToStatus({names[i]: no_victims if lower_l[i] == 0 else failed[i]
                                  for i in rotation[:end][~success[rotation[:end]]].tolist()})
         found_at = rotation[:end][success[rotation[:end]]]
-        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0) for i in found_at.tolist()]
+        candidates: list[Candidate] = [LazyCandidate(names[i], partial(victims_at, i, victims_of[i]))
+                                       for i in found_at.tolist()]
         chosen = candidates[_choice(found_at)] if choose and len(candidates) > 1 else None
         return DryRunResult(candidates, node_statuses, chosen=chosen)
 
@@ -303,11 +316,11 @@ def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], n
     return fits
 
 
-def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], count: np.ndarray,
+def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count: np.ndarray,
                    used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes (snapshot `rows`; name -> position) with at
-    least `pod`'s priority (not `pod`) join the node's numbers: from the
-    Framework's nominated columns, or node by node where it has none."""
+    """Pods nominated to these nodes (snapshot `rows`, node `names`) with at least
+    `pod`'s priority (not `pod`) join the node's numbers: from the Framework's
+    nominated columns, or node by node where it has none."""
     adds = fwk.nominated_adds(pod) if hasattr(fwk, "nominated_adds") else False
     if adds is None:
         return
@@ -317,6 +330,7 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], cou
             used[k] += column[rows]
         return
     handle = fwk.handle
+    at = dict(zip(names, range(len(names))))
     nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
     for name in at if nominated is None else nominated:
         i = at.get(name)
