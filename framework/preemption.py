@@ -524,7 +524,6 @@ def potential_nodes(all_nodes: Sequence[NodeInfo], m: NodeToStatus,
     if type(m).get is not NodeToStatus.get or not isinstance(statuses, dict):
         potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
         return potential if resolvable is None else with_resolvable_nodes(all_nodes, potential, m, resolvable)
-    held = list(map(statuses.get, map(attrgetter("name"), all_nodes)))
     absent = m.absent
 
     def tried(st: Status | None) -> bool:
@@ -532,6 +531,13 @@ def potential_nodes(all_nodes: Sequence[NodeInfo], m: NodeToStatus,
         return st.code == Code.Unschedulable or (
             resolvable is not None and st.code == Code.UnschedulableAndUnresolvable and resolvable(st))
 
+    # An incremental failure's statuses (framework/incremental_failure.py) know each
+    # distinct Status with its number of nodes, and their keys are the snapshot's nodes:
+    # as many as `all_nodes`, every node has one; if each is tried, so is every node.
+    known = getattr(m, "known_counts", None)
+    if known is not None and len(statuses) == len(all_nodes) and all(tried(st) for st, _ in known.values()):
+        return all_nodes
+    held = list(map(statuses.get, map(attrgetter("name"), all_nodes)))
     verdict = {key: tried(st) for key, st in dict(zip(map(id, held), held)).items()}
     keep = np.fromiter(map(verdict.__getitem__, map(id, held)), dtype=np.bool_, count=len(held))
     positions = np.flatnonzero(keep).tolist()

@@ -67,3 +67,23 @@ def test_a_kept_node_to_status_takes_the_per_node_path_with_the_same_nodes() -> 
     kept = KeptNodeToStatus(m)
     assert [ni.name for ni in potential_nodes(nodes, kept, _resolvable)] == ["n0", "n2", "n5"]
     assert np.array_equal(potential_nodes(nodes, m, _resolvable).rows, [0, 2, 5])
+
+
+@settings(max_examples=100, deadline=None)
+@given(picks=st.lists(st.integers(0, len(POOL) - 1), min_size=1, max_size=20), with_resolvable=st.booleans())
+def test_an_incremental_failures_counted_statuses_give_the_same_potential_nodes(
+        picks: list[int], with_resolvable: bool) -> None:
+    """Statuses that know their counts (every node holding one) may answer "every node"
+    without a pass: the same nodes as the per-node path."""
+    from framework.incremental_failure import CountedNodeToStatus
+
+    snapshot = Snapshot.build([node(f"n{i}") for i in range(len(picks))], [])
+    nodes = snapshot.list()
+    statuses = {ni.name: POOL[k] for ni, k in zip(nodes, picks)}
+    counts: dict[int, tuple[Status, int]] = {}
+    for status in statuses.values():
+        counts[id(status)] = (status, counts.get(id(status), (status, 0))[1] + 1)
+    m = CountedNodeToStatus(statuses, NodeToStatus().absent, counts)
+    got = potential_nodes(nodes, m, _resolvable if with_resolvable else None)
+    assert [ni.name for ni in got] == _expected(nodes, NodeToStatus(dict(statuses)), with_resolvable)
+    assert got.rows.tolist() == [snapshot.index[ni.name] for ni in got]
