@@ -60,7 +60,7 @@ from actors.store import StoreClient
 from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
 from framework import batching
 from framework.algorithm import SchedulingAlgorithm
-from framework.incremental_failure import LastFailures, Retry
+from framework.incremental_failure import LastFailures, Retry, same_but_nominations
 from framework.attempt_outcome import (
     Diagnosis,
     FitError,
@@ -301,10 +301,10 @@ class Scheduler(Actor[SchedulerMsg]):
             if key is None:  # signed only now: the memo was empty when the cycle began
                 key = self.reuse.key(qpi.pod, nominated, world)
             post = await self.preemption.post_filter(fwk, state, qpi.pod, e)
-            # Kept only when PostFilter changed nothing (PostFilter reads the statuses, never
-            # changes them): a nomination or an eviction changes the world a retry would
-            # need to match, and keeping a failure over every node costs a pass of its own.
-            if self.incremental and self.reuse.world() == world:
+            # Kept after PostFilter (which reads the statuses, never changes them) unless it
+            # moved the snapshot or the lister: a retry re-filters the nodes whose
+            # nominations moved since (a preemptor's nomination), read from the nominator's log.
+            if self.incremental and same_but_nominations(self.reuse.world(), world):
                 pod_class = pod_class or self.reuse.class_of(qpi.pod, nominated, key)
                 if pod_class is not None:
                     self.last_failures.keep(pod_class, fwk, state, e.diagnosis, self.snapshot, world[1:], kept)

@@ -42,6 +42,13 @@ from framework.runtime import Framework
 Versions = tuple[int, int]
 
 
+def same_but_nominations(now: tuple[int, int, int], then: tuple[int, int, int]) -> bool:
+    """Whether two worlds (snapshot generation, nominator version, lister version)
+    differ at most in their nominations: a failure kept in `then` still serves a
+    retry, which re-filters the nodes whose nominations moved."""
+    return now[0] == then[0] and now[2] == then[2]
+
+
 @dataclass(frozen=True, slots=True)
 class KeptFailure:
     """A class's last failure: every node's Filter status and each node's
@@ -123,10 +130,16 @@ def filter_changed_nodes(retry: Retry, fwk: Framework, state: CycleState, pod: P
     table = snapshot.table
     if (kept.snapshot_id != id(snapshot) or kept.epoch != snapshot.change_epoch or table is None
             or not table.valid or nodes is not snapshot.node_info_list or len(nodes) != len(kept.generations)
-            or retry.versions != kept.versions
+            or retry.versions[1] != kept.versions[1]
             or kept.skip != frozenset(state.skip_filter_plugins or ()) or not fwk.filter_verdicts_node_local(state)):
         return None
-    changed: list[int] = np.flatnonzero(table.generation != kept.generations).tolist()
+    moved = table.generation != kept.generations
+    if retry.versions[0] != kept.versions[0]:
+        renominated = _renominated_positions(fwk, snapshot, kept.versions[0])
+        if renominated is None:
+            return None
+        moved[renominated] = True
+    changed: list[int] = np.flatnonzero(moved).tolist()
     failed = _filter(fwk, state, pod, nodes, changed)
     if failed is None:
         return None
@@ -162,6 +175,17 @@ def filter_changed_nodes(retry: Retry, fwk: Framework, state: CycleState, pod: P
     if isinstance(nodes, ColumnarNodes):
         return nodes.take(passing)
     return [nodes[p] for p in passing]
+
+
+def _renominated_positions(fwk: Framework, snapshot: Snapshot, version: int) -> list[int] | None:
+    """The positions of the nodes whose nominated pods changed after the nominator's
+    `version` (a node's verdict reads the pods nominated to it, and nothing else of
+    the nominations); None when the owner cannot say."""
+    names = fwk.handle.nominated_nodes_changed_since(version)
+    if names is None:
+        return None
+    index = snapshot.index
+    return [p for p in map(index.get, set(names)) if p is not None]
 
 
 class CountedNodeToStatus(NodeToStatus):

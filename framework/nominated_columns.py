@@ -26,6 +26,8 @@ from framework.cache import Snapshot
 # Sums stay below this (NodeTable's own limit is 2**55 per value): entries whose
 # largest value times their number could pass it are not summed in columns.
 _SUM_LIMIT = 1 << 62
+# Integers below this are exact in float64, and so are sums staying below it.
+_EXACT_IN_FLOAT = 1 << 53
 _DEAD = np.iinfo(np.int64).min  # a dead slot's priority: below every pod's, so it never joins
 
 
@@ -159,9 +161,13 @@ class NominatedColumns:
             return None
         rows = self._row[:n][joins]
         count = np.bincount(rows, minlength=self._rows).astype(np.int64)
-        sums = [np.zeros(self._rows, dtype=np.int64) for _ in range(3)]
-        for k in range(3):
-            np.add.at(sums[k], rows, self._amounts[k, :n][joins])
+        amounts = self._amounts[:, :n][:, joins]
+        if self._largest * len(rows) < _EXACT_IN_FLOAT:  # bincount sums in float64: exact below 2**53
+            sums = [np.bincount(rows, weights=amounts[k], minlength=self._rows).astype(np.int64) for k in range(3)]
+        else:
+            sums = [np.zeros(self._rows, dtype=np.int64) for _ in range(3)]
+            for k in range(3):
+                np.add.at(sums[k], rows, amounts[k])
         scalar = np.zeros(self._rows, dtype=np.bool_)
         scalar[rows[self._scalar[:n][joins]]] = True
         return NominatedAdds(count, sums[0], sums[1], sums[2], scalar)

@@ -130,3 +130,28 @@ async def test_a_woken_class_filters_only_the_nodes_a_completion_changed() -> No
         assert ledger.refiltered >= 2 and ledger.nodes_reused >= 2 * 9
         conditions = pods["q2"].raw["status"]["conditions"]
         assert conditions[0]["message"].startswith("0/10 nodes are available: 10 Insufficient cpu.")
+
+
+async def test_a_preemptors_first_attempt_refilters_only_the_nodes_the_last_preemption_changed() -> None:
+    """Ten full 4-cpu nodes, three 3-cpu preemptors of one class queued at once:
+    each preemptor's nomination moves the nominator, yet the next one's first
+    attempt takes the class's last failure over and filters only the nodes whose
+    nominations or pods moved since; every preemptor still evicts three pods on a
+    node of its own and binds there, with the same FailedScheduling message a full
+    pass gives."""
+    async with Pipeline(None, clock=TickingClock(1000.0), rand=random.Random(3)) as p:
+        await p.client.apply([node(f"n{i}", cpu="4") for i in range(10)])
+        await p.client.apply([pod(f"low{i}", cpu="900m", memory="10Mi") for i in range(40)])
+        await p.settle()
+        await p.client.apply([pod(f"high{i}", cpu="3", memory="10Mi", priority=10) for i in range(3)])
+        await p.settle()
+        pods = {q.name: q for q in await _pods(p)}
+        placed = [pods[f"high{i}"].node_name for i in range(3)]
+        assert all(placed) and len(set(placed)) == 3
+        assert sum(1 for name in pods if name.startswith("low")) == 40 - 9
+        ledger = p.scheduler.last_failures
+        assert ledger.refiltered >= 2 and ledger.nodes_reused >= 2 * 8
+        for i in range(3):
+            events = [e.message for e in await p.client.events("Pod", f"default/high{i}")
+                      if e.reason == "FailedScheduling"]
+            assert events and events[0].startswith("0/10 nodes are available: 10 Insufficient cpu.")

@@ -259,16 +259,6 @@ def test_a_plugin_that_chooses_victims_its_own_way_gets_no_columns() -> None:
     assert own.columnar_victims(state, w.preemptor, m, potential, []) is None
 
 
-@pytest.mark.parametrize("width", [0, 3, 62, 63, 110])
-def test_victim_masks_become_one_int_per_row_at_any_width(width: int) -> None:
-    import numpy as np
-
-    from framework.plugins.defaultpreemption.columnar import _as_bits
-
-    mask = np.random.default_rng(width).random((5, width)) < 0.3
-    assert _as_bits(mask) == [sum(1 << j for j in range(width) if mask[r, j]) for r in range(5)]
-
-
 def _whole_and_loop(seed: int, few: bool) -> tuple[Any, Any] | None:
     """The columns' whole dry run and the Evaluator's loop over the same answers,
     for one randomised cluster (`few`: wanting one or two candidates, so the loop

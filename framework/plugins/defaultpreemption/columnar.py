@@ -34,6 +34,7 @@ changed.
 from __future__ import annotations
 
 import operator
+from functools import partial
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -42,12 +43,15 @@ from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
 from framework.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
+from framework.node_table import ColumnarNodes
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
+from framework.preemption import (PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, LazyCandidate, importance_key,
+    pod_start_time)
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
+_KEPT_PRIORITIES = 8  # preemptor priorities whose lower-pod counts are kept
 
 
 class VictimColumns:
@@ -64,6 +68,17 @@ class VictimColumns:
         self.requests = np.zeros((3, 0, 0), dtype=np.int64)  # cpu, memory, ephemeral storage
         self.sums = np.zeros((3, 0, 1), dtype=np.int64)
         self.order: list[tuple[PodInfo, ...]] = []
+        self._lower: dict[int, np.ndarray] = {}  # priority -> per row, its pods of lower priority
+
+    def lower_counts(self, priority: int) -> np.ndarray:
+        """Per row, how many of its pods have a priority below `priority` (kept per
+        priority, patched as rows are refreshed)."""
+        got = self._lower.get(priority)
+        if got is None:
+            if len(self._lower) >= _KEPT_PRIORITIES:
+                self._lower.clear()
+            got = self._lower[priority] = np.add.reduce(self.priority < priority, axis=1, dtype=np.int64)
+        return got
 
     def refresh(self, snapshot: Snapshot) -> bool:
         """Bring the rows in step with the snapshot; False when its table is unusable."""
@@ -81,9 +96,14 @@ class VictimColumns:
             changed = range(n)
         for r in changed:
             self._set_row(r, nodes[r])
+        if len(changed):
+            at = np.asarray(changed, dtype=np.intp)
+            for priority, lower in self._lower.items():
+                lower[at] = np.add.reduce(self.priority[at] < priority, axis=1, dtype=np.int64)
         return True
 
     def _resize(self, rows: int, width: int) -> None:
+        self._lower = {}
         self.generation = np.full(rows, -1, dtype=np.int64)
         self.count = np.zeros(rows, dtype=np.int64)
         self.gang = np.zeros(rows, dtype=np.bool_)
@@ -120,9 +140,16 @@ def lowest_priority(columns: VictimColumns, snapshot: Snapshot, potential: Seque
         return int(_PAD_PRIORITY)
     if len(potential) == len(columns.generation):  # every node: no row gather
         return int(columns.priority.min())
+    return int(columns.priority[_rows(snapshot, potential)].min())
+
+
+def _rows(snapshot: Snapshot, nodes: Sequence[NodeInfo]) -> np.ndarray:
+    """The snapshot rows of `nodes`: carried by a ColumnarNodes of the snapshot's
+    table, else looked up by name."""
+    if isinstance(nodes, ColumnarNodes) and nodes.table is snapshot.table:
+        return nodes.rows
     index = snapshot.index
-    rows = np.fromiter((index[ni.name] for ni in potential), dtype=np.intp, count=len(potential))
-    return int(columns.priority[rows].min())
+    return np.fromiter((index[ni.name] for ni in nodes), dtype=np.intp, count=len(nodes))
 
 
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
@@ -142,67 +169,88 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     snapshot = fwk.handle.snapshot()
     if not potential or not columns.refresh(snapshot):
         return None
-    index = snapshot.index
-    names = [ni.name for ni in potential]
-    rows = np.fromiter((index[name] for name in names), dtype=np.intp, count=len(names))
-    answerable = ~columns.gang[rows] & _fit_rejected(statuses, names)
+    names = list(map(operator.attrgetter("name"), potential))
+    rows = _rows(snapshot, potential)
+    answerable = ~columns.gang.take(rows) & _fit_rejected(statuses, names, _every_node(statuses, snapshot, potential))
     table = snapshot.table
     assert table is not None
     # The node's numbers once every lower-priority pod is gone and the nominated pods
     # of at least the preemptor's priority are added.
-    lower = (columns.priority[rows] < pod.priority).sum(axis=1)
-    count = columns.count[rows]
+    lower = columns.lower_counts(pod.priority).take(rows)
+    count = columns.count.take(rows)
     start = count - lower
-    used = [columns.sums[j, rows, start] for j in range(3)]
+    used = columns.sums.reshape(3, -1).take(rows * (columns.width + 1) + start, axis=1)
     kept = start.copy()
-    at = {name: i for i, name in enumerate(names)}
-    _add_nominated(fwk, pod, rows, at, kept, used)
-    alloc = (table.alloc_cpu[rows], table.alloc_mem[rows], table.alloc_eph[rows])
-    alloc_pods = table.alloc_pods[rows]
+    _add_nominated(fwk, pod, rows, names, kept, used)
+    alloc = np.stack((table.alloc_cpu.take(rows), table.alloc_mem.take(rows), table.alloc_eph.take(rows)))
+    alloc_pods = table.alloc_pods.take(rows)
     fits = _fitting(s.request)
     fit = fits(kept, used, alloc_pods, alloc)
-    # Reprieve, in victim order, on the rows where the pod fits without the victims.
-    reprieve = np.flatnonzero(fit & (lower > 0) & answerable & (not pdbs_exist))
-    victim = np.zeros((len(reprieve), int(lower[reprieve].max()) if len(reprieve) else 0), dtype=np.bool_)
-    if len(reprieve):
-        r_rows, r_start, r_lower = rows[reprieve], start[reprieve], lower[reprieve]
-        r_kept = kept[reprieve].copy()
-        r_used = [u[reprieve].copy() for u in used]
-        r_alloc = [a[reprieve] for a in alloc]
-        r_pods = alloc_pods[reprieve]
-        for j in range(victim.shape[1]):
+    # The rows where the pod fits without the victims: candidates once the reprieve
+    # (made only where a candidate's victims are read) leaves at least one victim.
+    has_lower = lower > 0
+    success = fit & has_lower & answerable & (not pdbs_exist)
+
+    def reprieve(at: np.ndarray) -> np.ndarray:
+        """Per position in `at` (rows where the pod fits without the victims), which
+        of its lower-priority pods stay victims (column j: the j-th in victim order):
+        added back in victim order, each kept that still lets the pod fit."""
+        width = int(lower[at].max()) if len(at) else 0
+        victim = np.zeros((len(at), width), dtype=np.bool_)
+        r_rows, r_start, r_lower = rows[at], start[at], lower[at]
+        r_kept = kept[at]
+        r_used = used[:, at]
+        r_alloc = alloc[:, at]
+        r_pods = alloc_pods[at]
+        requests = columns.requests.reshape(3, -1)
+        base = r_rows * columns.width
+        for j in range(width):
             active_j = j < r_lower
             pos = np.minimum(r_start + j, columns.width - 1)
-            trial = [u + columns.requests[k, r_rows, pos] for k, u in enumerate(r_used)]
+            trial = r_used + requests.take(base + pos, axis=1)
             back = active_j & fits(r_kept + 1, trial, r_pods, r_alloc)
             victim[:, j] = active_j & ~back
-            r_kept += back
-            for k in range(3):
-                r_used[k] = np.where(back, trial[k], r_used[k])
-    failing = np.flatnonzero(~fit & answerable & (lower > 0))
-    failed = dict(zip(failing.tolist(), _named(shortage_statuses(
-        s.request, kept[failing], alloc_pods[failing], tuple((u[failing], a[failing]) for u, a in zip(used, alloc))))))
-    victims_of = {i: n for n, i in enumerate(reprieve.tolist())}
-    order, answerable_l, lower_l, start_l = columns.order, answerable.tolist(), lower.tolist(), start.tolist()
-    rows_l, victim_l = rows.tolist(), _as_bits(victim)
+            r_kept = r_kept + back
+            r_used = np.where(back, trial, r_used)
+        return victim
+
+    def failure_statuses(at: np.ndarray) -> list[Status]:
+        """Fit's statuses (as the runtime names them) at positions `at`, where the pod
+        does not fit even without the victims."""
+        return _named(shortage_statuses(s.request, kept[at], alloc_pods[at],
+                                        tuple((used[k, at], alloc[k, at]) for k in range(3))))
+
+    def victims_at(i: int, marks: np.ndarray) -> list[Pod]:
+        row_order, first = columns.order[int(rows[i])], int(start[i])
+        return [row_order[first + j].pod for j in np.flatnonzero(marks).tolist()]
+
+    # The per-node loop's answers, made on its first ask (the whole dry run needs none).
+    loop: dict[str, Any] = {}
+
+    def answers() -> dict[str, Any]:
+        if not loop:
+            loop["at"] = dict(zip(names, range(len(names))))
+            every = np.flatnonzero(success)
+            loop["victims"] = dict(zip(every.tolist(), reprieve(every)))
+            failing = np.flatnonzero(~fit & answerable & has_lower)
+            loop["failed"] = dict(zip(failing.tolist(), failure_statuses(failing)))
+            loop["answerable"], loop["lower"] = answerable.tolist(), lower.tolist()
+        return loop
 
     def answer(ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
-        i = at.get(ni.name)
-        if i is None or not answerable_l[i]:
+        got = answers()
+        i = got["at"].get(ni.name)
+        if i is None or not got["answerable"][i]:
             return None
-        if lower_l[i] == 0:
+        if got["lower"][i] == 0:
             return no_victims
-        st = failed.get(i)
+        st = got["failed"].get(i)
         if st is not None:
             return st
-        n = victims_of.get(i)
-        if n is None:
+        marks = got["victims"].get(i)
+        if marks is None:
             return None  # the pod fits without the victims, and PDBs decide the order
-        return victims_at(i, n), 0
-
-    def victims_at(i: int, n: int) -> list[Pod]:
-        row_order, first, out = order[rows_l[i]], start_l[i], victim_l[n]
-        return [row_order[first + j].pod for j in range(lower_l[i]) if out >> j & 1]
+        return victims_at(i, marks), 0
 
     def whole(offset: int, num_candidates: int) -> DryRunResult | None:
         """The Evaluator's dry-run loop over every node at once, where every node
@@ -212,28 +260,33 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         if pdbs_exist or num_candidates < 1 or not answerable.all():
             return None
         n = len(names)
-        success = np.zeros(n, dtype=np.bool_)
-        success[reprieve] = True
-        if len(reprieve) and not victim.any(axis=1).all():
-            return None  # a node where every victim comes back: the loop's Error
         rotation = np.arange(offset, offset + n, dtype=np.intp)
         rotation[rotation >= n] -= n
         found = np.cumsum(success[rotation])
         end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else n
-        node_statuses = NodeToStatus({names[i]: no_victims if lower_l[i] == 0 else failed[i]
-                                 for i in rotation[:end][~success[rotation[:end]]].tolist()})
-        found_at = rotation[:end][success[rotation[:end]]]
-        candidates = [Candidate(names[i], victims_at(i, victims_of[i]), 0) for i in found_at.tolist()]
-        chosen = candidates[_choice(found_at)] if choose and len(candidates) > 1 else None
+        scanned = rotation[:end]
+        hit = success[scanned]
+        found_at = scanned[hit]
+        victim = reprieve(found_at)
+        if len(found_at) and not victim.any(axis=1).all():
+            return None  # a node where every victim comes back: the loop's Error
+        missed = scanned[~hit]
+        no_lower = ~has_lower[missed]
+        short = missed[~no_lower]
+        worded = iter(failure_statuses(short))
+        node_statuses = NodeToStatus({names[i]: no_victims if none else next(worded)
+                                      for i, none in zip(missed.tolist(), no_lower.tolist())})
+        candidates: list[Candidate] = [LazyCandidate(names[i], partial(victims_at, i, victim[k]))
+                                       for k, i in enumerate(found_at.tolist())]
+        chosen = candidates[_choice(found_at, victim)] if choose and len(candidates) > 1 else None
         return DryRunResult(candidates, node_statuses, chosen=chosen)
 
-    def _choice(found_at: np.ndarray) -> int:
+    def _choice(found_at: np.ndarray, marks: np.ndarray) -> int:
         """pickOneNodeForPreemption's default order over the candidates at these
         positions, from the columns: (no PDB violations anywhere) the lowest
         highest-priority victim, the smallest shifted priority sum, the fewest
         victims, the latest earliest start among the highest-priority victims;
         ties to the first candidate."""
-        marks = victim[np.fromiter((victims_of[i] for i in found_at.tolist()), dtype=np.intp, count=len(found_at))]
         at_row = rows[found_at][:, None]
         pos = np.minimum(start[found_at][:, None] + np.arange(marks.shape[1]), columns.width - 1)
         priority = columns.priority[at_row, pos]
@@ -262,27 +315,37 @@ class ColumnarVictims:
         return self._answer(ni, pdbs)
 
 
-def _fit_rejected(statuses: NodeToStatus, names: list[str]) -> np.ndarray:
+def _every_node(statuses: NodeToStatus, snapshot: Snapshot,
+                potential: Sequence[NodeInfo]) -> dict[int, tuple[Status, int]] | None:
+    """Each distinct Status with its number of nodes, when the statuses say it without
+    a pass (an incremental failure's known counts), `potential` is every node of the
+    snapshot and each holds a status of its own (its keys are the snapshot's nodes)."""
+    known = getattr(statuses, "known_counts", None)
+    if known is None or potential is not snapshot.node_info_list or len(statuses) != len(potential):
+        return None
+    return known
+
+
+def _is_fit_rejection(st: Status) -> bool:
+    return st.plugin == FIT and st.code == Code.Unschedulable
+
+
+def _fit_rejected(statuses: NodeToStatus, names: list[str], every_node: dict[int, tuple[Status, int]] | None
+                  ) -> np.ndarray:
     """Per node, whether its status this cycle is NodeResourcesFit's Unschedulable.
     The filter pass shares one Status among the nodes failing alike, so each
-    distinct Status is judged once and the nodes are mapped to it in C."""
+    distinct Status is judged once and the nodes are mapped to it in C; when
+    `every_node` (each distinct Status of `statuses`, which hold one for every
+    node named) says they all are, no node is looked at."""
+    if every_node and all(_is_fit_rejection(st) for st, _ in every_node.values()):
+        return np.ones(len(names), dtype=np.bool_)
     try:
         held = operator.itemgetter(*names)(statuses.statuses) if len(names) > 1 else (statuses.statuses[names[0]],)
     except KeyError:  # a node without its own status reads the default one
         held = tuple(statuses.get(name) for name in names)
     distinct = dict(zip(map(id, held), held))
-    verdict = {key: st.plugin == FIT and st.code == Code.Unschedulable for key, st in distinct.items()}
+    verdict = {key: _is_fit_rejection(st) for key, st in distinct.items()}
     return np.fromiter(map(verdict.__getitem__, map(id, held)), dtype=np.bool_, count=len(names))
-
-
-def _as_bits(mask: np.ndarray) -> list[int]:
-    """Each row of a boolean matrix as an int (bit j: column j): one small int per
-    row instead of a list (rows are read only for the few candidates collected)."""
-    if mask.shape[1] == 0:
-        return [0] * mask.shape[0]
-    if mask.shape[1] <= 62:
-        return (mask.astype(np.int64) << np.arange(mask.shape[1], dtype=np.int64)).sum(axis=1).tolist()
-    return [sum(1 << j for j, out in enumerate(row) if out) for row in mask.tolist()]
 
 
 _COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)  # the order of `used` and `alloc` below
@@ -303,11 +366,11 @@ def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], n
     return fits
 
 
-def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], count: np.ndarray,
+def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count: np.ndarray,
                    used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes (snapshot `rows`; name -> position) with at
-    least `pod`'s priority (not `pod`) join the node's numbers: from the
-    Framework's nominated columns, or node by node where it has none."""
+    """Pods nominated to these nodes (snapshot `rows`, node `names`) with at least
+    `pod`'s priority (not `pod`) join the node's numbers: from the Framework's
+    nominated columns, or node by node where it has none."""
     adds = fwk.nominated_adds(pod) if hasattr(fwk, "nominated_adds") else False
     if adds is None:
         return
@@ -317,6 +380,7 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, at: dict[str, int], cou
             used[k] += column[rows]
         return
     handle = fwk.handle
+    at = dict(zip(names, range(len(names))))
     nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
     for name in at if nominated is None else nominated:
         i = at.get(name)
