@@ -6,7 +6,7 @@ given."""
 from __future__ import annotations
 
 import random
-from typing import Any, Collection
+from typing import Any, Collection, Hashable
 
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Node, Pod
@@ -44,11 +44,17 @@ def gang(min_count: int, name: str = "g") -> SchedulingPodGroup:
 
 
 class Counting(CachePlacer):
-    """The real placer, counting the members it actually ran the algorithm for."""
+    """The real placer, counting the members it actually ran the algorithm for and
+    the members it signed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ran: list[str] = []
+        self.signed: list[str] = []
+
+    def signature(self, pod: Pod) -> Hashable | None:
+        self.signed.append(pod.name)
+        return super().signature(pod)
 
     def try_member(self, pod: Pod, node_names: Collection[str] | None) -> MemberTry:
         self.ran.append(pod.name)
@@ -122,6 +128,23 @@ def test_a_member_like_one_that_just_failed_is_rejected_without_running_filter()
     assert result.feasible and list(result.placed) == ["big0"]
     assert placer.ran == ["big0", "big1"]  # big2 has big1's signature and nothing was placed since
     assert result.unplaced["big2"] is result.unplaced["big1"]
+
+
+def test_a_group_whose_members_all_fit_signs_none_of_them() -> None:
+    pods = [member(f"m{i}", 1) for i in range(4)]
+    placer = cluster([node("n0", 8)], pods, gang(4), SIGNING)
+    result = place_group(group_policy_of(gang(4)), pods, placer)
+    assert result.feasible and placer.ran == ["m0", "m1", "m2", "m3"]
+    assert placer.signed == []  # no member failed: no verdict to share
+
+
+def test_members_are_signed_from_the_first_failure_on_and_a_placement_since_makes_them_run_again() -> None:
+    pods = [member("big0", 4), member("big1", 4), member("small", 1), member("big2", 4)]
+    placer = cluster([node("n0", 5)], pods, gang(1), SIGNING)
+    result = place_group(group_policy_of(gang(1)), pods, placer)
+    assert list(result.placed) == ["big0", "small"]
+    assert placer.signed == ["big1", "small", "big2"]  # big0 placed before any failure: not signed
+    assert placer.ran == ["big0", "big1", "small", "big2"]  # small was placed after big1 failed
 
 
 def test_node_names_confine_the_group_and_keep_false_undoes_a_feasible_placement() -> None:
