@@ -156,6 +156,18 @@ def test_node_names_confine_the_group_and_keep_false_undoes_a_feasible_placement
     assert placer.cache.assumed == set()
 
 
+def test_a_domain_tried_again_after_a_node_left_still_confines_the_group_to_its_nodes() -> None:
+    pods = [member(f"m{i}", 1) for i in range(2)]
+    later = [member(f"l{i}", 1, group="h") for i in range(2)]
+    placer = cluster([node("a", 8), node("b", 8), node("c", 8), node("d", 8)], [*pods, *later], gang(2))
+    domain = ("c", "d")  # the same names object for both groups, as a topology domain's
+    first = place_group(group_policy_of(gang(2)), pods, placer, node_names=domain)
+    assert set(first.placed.values()) <= {"c", "d"}
+    placer.cache.remove_node("a")  # c and d move up in the snapshot's node list
+    second = place_group(group_policy_of(gang(2, "h")), later, placer, node_names=domain)
+    assert second.feasible and set(second.placed.values()) <= {"c", "d"}
+
+
 def test_members_are_ordered_by_priority_then_first_attempt() -> None:
     pods = [member("low", 1, priority=1), member("high-late", 1, priority=5), member("high-early", 1, priority=5)]
     assert [pods[i].name for i in member_order(pods, [10, 30, 20])] == ["high-early", "high-late", "low"]
