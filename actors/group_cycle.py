@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
 from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE
-from actors.queue.actor import Done, TakeMembers
+from actors.queue.actor import Assumed, Done, TakeMembers
 from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
 from framework.api.groups import POD_GROUP_KEY
@@ -63,7 +63,7 @@ class CycleHost(Protocol):
     def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None: ...
 
     def finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
-                     nominated: str | None) -> None: ...
+                     nominated: str | None, *, tell_assumed: bool = True) -> None: ...
 
     def park_at_permit(self, fwk: "Framework", assumed: Pod, host: str, timeouts: dict[str, float]) -> Any: ...
 
@@ -192,9 +192,19 @@ class GroupCycle:
                      members: list[QueuedPodInfo], started: float) -> None:
         s = self.sched
         together = GroupCycleState(frozenset(result.placed))
+        # The members handed to binding, told to the queue in one Assumed: before any
+        # failure's Requeue, as one message per member was.
+        assumed: list[str] = []
+
+        def tell_assumed() -> None:
+            if assumed:
+                s.queue.try_tell(Assumed(pod_keys=tuple(assumed)))
+                assumed.clear()
+
         for qpi in members:
             t = placer.tries.get(qpi.pod.uid)
             if qpi.pod.uid not in result.placed or t is None or t.assumed is None:
+                tell_assumed()
                 self._fail(placer, result, qpi, started)
                 continue
             t.state.write(GROUP_CYCLE_KEY, together)
@@ -208,12 +218,15 @@ class GroupCycle:
                 a.permit = s.park_at_permit(fwk, t.assumed, t.node, timeouts)
                 status = Status()
             if status.is_success():
-                s.finish_cycle(qpi, a, status, None)
+                s.finish_cycle(qpi, a, status, None, tell_assumed=False)
+                assumed.append(qpi.pod.key)
                 continue
             undo_assume(a, s.cache, s.record)
             qpi.unschedulable_plugins = {status.plugin} if status.is_rejected() and status.plugin else set()
             qpi.pending_plugins = set()
+            tell_assumed()
             s.handle_failure(qpi, status, "", started)
+        tell_assumed()
 
     async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement) -> tuple[str, str | None]:
         """Workload-aware preemption for a group not placed (KEP-5710, issue 29): the first

@@ -322,14 +322,16 @@ class Scheduler(Actor[SchedulerMsg]):
         self.finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
     def finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
-                      nominated: str | None) -> None:
+                      nominated: str | None, *, tell_assumed: bool = True) -> None:
         """The one end of a scheduling cycle: the failure handler, or the pod's
-        binding cycle."""
+        binding cycle. `tell_assumed=False`: the caller tells the queue itself
+        (the whole-group cycle, once for all its members)."""
         if assumed is None:
             self.handle_failure(qpi, status, nominated, self.cycle_started)
             return
         assumed.started = self.cycle_started
-        self.queue.try_tell(Assumed(pod_key=qpi.pod.key))  # its class's next member follows it
+        if tell_assumed:
+            self.queue.try_tell(Assumed(pod_keys=(qpi.pod.key,)))  # its class's next member follows it
         assert self._binding_group is not None
         self.bindings.total += 1
         self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed)))

@@ -67,7 +67,7 @@ class Outcomes:
             # A failure that nominated (preemption chose victims) changed the cluster:
             # its equivalence class's next pod follows, as after an assume, rather
             # than sleeping on a failure its own retry would not repeat.
-            self.queue.try_tell(Assumed(pod_key=pod.key))
+            self.queue.try_tell(Assumed(pod_keys=(pod.key,)))
         elif nominated == "":
             self.nominator.delete(pod)
         # A copy: the queue owns what it is sent; a stopped queue leaves the pod pending in the store.

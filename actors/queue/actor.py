@@ -85,12 +85,13 @@ class Done:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Assumed:
-    """A scheduling cycle assumed the pod (its binding cycle runs), or failed
-    after nominating a node for it (preemption): the next member of the
-    equivalence class it leads follows it (pod_classes.py). Sent before the
-    scheduler asks for its next pod (and before a failed pod's Requeue)."""
+    """A scheduling cycle assumed the pods (their binding cycles run), or failed
+    after nominating a node for one (preemption): the next member of the
+    equivalence class each leads follows it (pod_classes.py), in the order given.
+    Sent before the scheduler asks for its next pod (and before a failed pod's
+    Requeue); a whole-group cycle sends one for all the members it assumed."""
 
-    pod_key: str
+    pod_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,8 +248,9 @@ class QueueActor(Actor[QueueMsg]):
                 q.add_unschedulable_if_not_present(qpi, now)
             case Done(pod_key=key):
                 q.done(key, now)
-            case Assumed(pod_key=key):
-                q.assumed(key, now)
+            case Assumed(pod_keys=keys):
+                for key in keys:
+                    q.assumed(key, now)
             case Activate(pods=pods):
                 q.activate(pods, now)
             case Regate(pod_key=key, plugin=plugin):

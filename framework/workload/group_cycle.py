@@ -14,7 +14,8 @@ and once more, with `keep=True`, in the domain it picks.
 
 Members of one signature that failed with nothing placed since are rejected at once
 with the first one's verdict: nothing in the view changed between the two, so Filter
-would say the same (KEP-4671's "subsequent pods of the same sub-group")."""
+would say the same (KEP-4671's "subsequent pods of the same sub-group"). Members are
+signed only from the first failure on: a group that fits signs none."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -118,7 +119,10 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
     for pod in pods:
         if verdict is not None and verdict.code in (Code.Unschedulable, Code.Error):
             break
-        sig = placer.signature(pod)
+        # Signed only once some member failed: until then there is no verdict to share
+        # (a group that fits, the usual one, signs nothing).
+        signed = bool(failed)
+        sig = placer.signature(pod) if signed else None
         known = failed.get(sig) if sig is not None else None
         if known is not None and known[1] == len(placed_pods):
             outcome = MemberTry(status=known[0])
@@ -136,6 +140,8 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
             if not status.is_rejected():
                 error = Status(Code.Error, member_failed_message(status.message()))
                 break
+            if not signed:
+                sig = placer.signature(pod)
             if sig is not None:
                 failed[sig] = (status, len(placed_pods))
         remaining -= 1

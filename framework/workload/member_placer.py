@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Collection, Hashable
+from typing import Collection, Hashable, Sequence
 
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
@@ -38,19 +38,29 @@ class Try:
     fit_error: FitError | None = None
 
 
-def restricted(snapshot: Snapshot, node_names: Collection[str]) -> Snapshot:
-    """The snapshot with only these nodes to filter (in snapshot order); the affinity
-    lists and the node map stay whole, as a placement narrows where members go, not
-    what they see."""
-    view = copy.copy(snapshot)
+def domain_positions(snapshot: Snapshot, node_names: Collection[str]) -> list[int]:
+    """The positions of these nodes in the snapshot's node list, in snapshot order."""
     wanted = set(node_names)
     index = snapshot.index
     positions = [index[name] for name in wanted if name in index] if index else \
         [i for i, n in enumerate(snapshot.node_info_list) if n.name in wanted]
     positions.sort()
+    return positions
+
+
+def restricted_to(snapshot: Snapshot, positions: Sequence[int]) -> Snapshot:
+    """The snapshot with only the nodes at these positions to filter; the affinity
+    lists and the node map stay whole, as a placement narrows where members go, not
+    what they see."""
+    view = copy.copy(snapshot)
     nodes = snapshot.node_info_list
     view.node_info_list = nodes.take(positions) if isinstance(nodes, ColumnarNodes) else [nodes[i] for i in positions]
     return view
+
+
+def restricted(snapshot: Snapshot, node_names: Collection[str]) -> Snapshot:
+    """The snapshot with only these nodes to filter (in snapshot order)."""
+    return restricted_to(snapshot, domain_positions(snapshot, node_names))
 
 
 class CachePlacer:
@@ -64,6 +74,9 @@ class CachePlacer:
         self.tries: dict[str, Try] = {}  # uid -> its last try
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
         self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
+        # (node names, the snapshot index they were looked up in, their positions): a
+        # domain's members are tried one after another with the same names
+        self._domain: tuple[Collection[str], dict[str, int], list[int]] | None = None
 
     def signature(self, pod: Pod) -> Hashable | None:
         return self.signer.sign(pod, nominated=bool(pod.nominated_node_name))
@@ -71,7 +84,7 @@ class CachePlacer:
     def try_member(self, pod: Pod, node_names: Collection[str] | None) -> MemberTry:
         self.cache.update_snapshot(self.snapshot)
         self.fwk.handle.set_snapshot(self.snapshot)
-        view = self.snapshot if node_names is None else restricted(self.snapshot, node_names)
+        view = self.snapshot if node_names is None else restricted_to(self.snapshot, self._positions(node_names))
         t = self.tries[pod.uid] = Try(CycleState())
         self.on_attempt(pod)
         try:
@@ -95,6 +108,12 @@ class CachePlacer:
         t.assumed, t.node, t.result = assumed, host, result
         return MemberTry(node=host)
 
+    def _positions(self, node_names: Collection[str]) -> list[int]:
+        got = self._domain
+        if got is None or got[0] is not node_names or got[1] is not self.snapshot.index:
+            got = self._domain = (node_names, self.snapshot.index, domain_positions(self.snapshot, node_names))
+        return got[2]
+
     def undo(self, pod: Pod, node: str) -> None:
         t = self.tries[pod.uid]
         assert t.assumed is not None, f"{pod.key} was not assumed"
@@ -103,4 +122,4 @@ class CachePlacer:
         t.assumed, t.node = None, ""
 
 
-__all__ = ["CachePlacer", "Try", "restricted"]
+__all__ = ["CachePlacer", "Try", "domain_positions", "restricted", "restricted_to"]

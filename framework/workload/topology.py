@@ -84,11 +84,34 @@ class DomainVerdict:
 class TopologyResult:
     """The choice: `chosen` (None when no domain can hold the group), the verdict of
     every domain of every level considered, and the group's status: Success,
-    Unschedulable (per-domain reasons joined) or Error (pinned members disagree)."""
+    Unschedulable (per-domain reasons joined) or Error (pinned members disagree).
+
+    The domains left untried once enough placements were found (in a 250-rack cluster
+    all but the first, usually) get their NOT_TRIED verdicts only when someone reads
+    `verdicts` (explain), not in every group cycle."""
 
     chosen: Domain | None = None
-    verdicts: list[DomainVerdict] = field(default_factory=list)
     status: Status = field(default_factory=Status)
+    _verdicts: list[DomainVerdict] = field(default_factory=list)
+    # (position in _verdicts, the level's domains, their positions) of untried tails
+    _untried: list[tuple[int, Sequence[Domain], Sequence[int]]] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> list[DomainVerdict]:
+        if self._untried:
+            for at, domains, positions in reversed(self._untried):
+                self._verdicts[at:at] = [DomainVerdict(domain=domains[i], reason=NOT_TRIED) for i in positions]
+            self._untried.clear()
+        return self._verdicts
+
+    def add_verdict(self, domain: Domain) -> DomainVerdict:
+        v = DomainVerdict(domain=domain)
+        self._verdicts.append(v)
+        return v
+
+    def add_untried(self, domains: Sequence[Domain], positions: Sequence[int]) -> None:
+        if positions:
+            self._untried.append((len(self._verdicts), domains, positions))
 
     def view(self) -> dict[str, object]:
         """The choice as explain's JSON: the domain chosen, the group's status and a
@@ -127,6 +150,17 @@ class ClusterView(Protocol):
 
     def free(self, domain: Domain) -> Capacity: ...
 
+    def best_fit_order(self, domains: Sequence[Domain]) -> Sequence[int]:
+        """Positions in `domains` (all of one key) by free cpu, then free memory, then
+        value, least first: Kueue TAS's BestFit order the choice tries them in."""
+        ...
+
+
+def best_fit_order(view: ClusterView, domains: Sequence[Domain]) -> list[int]:
+    """The BestFit order read domain by domain through `view.free` (the plain form)."""
+    caps = [view.free(d) for d in domains]
+    return sorted(range(len(domains)), key=lambda i: (caps[i].free_cpu, caps[i].free_memory, domains[i].value))
+
 
 class LabelledNodes:
     """A ClusterView over (name, labels) pairs in view order and a per-node capacity."""
@@ -152,6 +186,9 @@ class LabelledNodes:
 
     def free(self, domain: Domain) -> Capacity:
         return Capacity.total(self.capacity(n) for n in domain.nodes)
+
+    def best_fit_order(self, domains: Sequence[Domain]) -> list[int]:
+        return best_fit_order(self, domains)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,7 +277,7 @@ def choose_placement(req: TopologyRequest,
             continue  # members already spread over the preferred level: only the required one is left
         assert domains is not None
         if not domains:
-            result.verdicts.append(DomainVerdict(domain=Domain(key, "", ()), reason=NO_DOMAINS.format(key=key)))
+            result.add_verdict(Domain(key, "", ())).reason = NO_DOMAINS.format(key=key)
             continue
         chosen = _choose_in_level(req, domains, try_group, result)
         if chosen is not None:
@@ -261,17 +298,17 @@ def choose_placement(req: TopologyRequest,
 def _choose_in_level(req: TopologyRequest, domains: list[Domain],
                      try_group: Callable[[tuple[str, ...] | None], GroupOutcome],
                      result: TopologyResult) -> Domain | None:
-    caps = [req.view.free(d) for d in domains]
-    ranked = sorted(range(len(domains)), key=lambda i: (caps[i].free_cpu, caps[i].free_memory, domains[i].value))
+    # Only the domains reached before trying stops have their capacity read: in a
+    # 250-rack cluster the first rack tried usually holds the gang.
+    ranked = req.view.best_fit_order(domains)
     want = placements_to_find(req.view.node_count(), len(domains))
     feasible: list[tuple[DomainVerdict, GroupOutcome, Capacity]] = []
-    verdicts = [DomainVerdict(domain=domains[i]) for i in ranked]
-    result.verdicts.extend(verdicts)
-    for v, i in zip(verdicts, ranked):
-        f = caps[i]
+    for k, i in enumerate(ranked):
         if len(feasible) >= want:
-            v.reason = NOT_TRIED
-            continue
+            result.add_untried(domains, ranked[k:])
+            break
+        v = result.add_verdict(domains[i])
+        f = req.view.free(v.domain)
         if f.free_cpu < req.demand_cpu or f.free_memory < req.demand_memory:
             v.reason = TOO_SMALL.format(cpu=req.demand_cpu, mem=req.demand_memory, fcpu=f.free_cpu,
                                         fmem=f.free_memory)
@@ -300,5 +337,5 @@ def _choose_in_level(req: TopologyRequest, domains: list[Domain],
 
 
 __all__ = ["ClusterView", "Domain", "DomainVerdict", "GroupOutcome", "LabelledNodes", "TopologyRequest",
-           "TopologyResult", "choose_placement", "generate_domains", "generate_placements", "pinned_domain",
+           "TopologyResult", "best_fit_order", "choose_placement", "generate_domains", "generate_placements", "pinned_domain",
            "placements_to_find"]

@@ -4,12 +4,16 @@ No I/O.
 With the snapshot's NodeTable (framework/node_table.py) the domains of a label are
 grouped once per table labelling (the table's label codes, rebuilt by the Cache when a
 node's labels change) and a domain's free cpu and memory are summed over the numpy
-columns at once, so a gang in a 5,000-node cluster pays no per-node Python loop. A
+columns at once, so a gang in a 5,000-node cluster pays no per-node Python loop; the
+domains are ranked for BestFit by one numpy sort over those sums, not a Python sort
+over per-domain capacities. A
 hand-built snapshot with no table (or one whose numbers overflow int64) falls back to
 LabelledNodes over the NodeInfos."""
 from __future__ import annotations
 
-from typing import Any
+import operator
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -18,10 +22,22 @@ from framework.workload.topology import ClusterView, Domain, LabelledNodes
 from framework.workload.topology_score import Capacity
 
 
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """The domains of one label over the snapshot's nodes: the table's label codes it
+    was built from, the domains (in code order), value -> position, the snapshot's
+    node index it was built over, and each domain's rank by value (the BestFit order's
+    last key)."""
+
+    codes: np.ndarray
+    domains: list[Domain]
+    index: dict[str, int]
+    node_index: dict[str, int]
+    value_rank: np.ndarray
+
+
 class TableView:
-    # key -> (the label codes the grouping was built from, its domains, value -> index,
-    # the snapshot's node index it was built over)
-    _grouped: dict[str, tuple[np.ndarray, list[Domain], dict[str, int], dict[str, int]]]
+    _grouped: dict[str, Grouping]  # label key -> its grouping, kept between cycles
 
     def __init__(self, snapshot: Snapshot, cache: dict[str, Any]) -> None:
         self.snapshot = snapshot
@@ -43,42 +59,61 @@ class TableView:
         ni = self.snapshot.get(node)
         return ni.node.labels.get(key) if ni is not None and ni.node is not None else None
 
-    def _group(self, key: str) -> tuple[np.ndarray, list[Domain], dict[str, int], dict[str, int]]:
+    def _group(self, key: str) -> Grouping:
         got = self._grouped.get(key)
-        if got is not None and got[3] is self.snapshot.index and got[0] is self._checked.get(key):
+        if got is not None and got.node_index is self.snapshot.index and got.codes is self._checked.get(key):
             return got
         codes, values = self.table.label_codes(key)
         # the same nodes in the same order (the Cache replaces the index when they change), labelled alike
-        if got is None or got[3] is not self.snapshot.index or not np.array_equal(got[0], codes):
+        if got is None or got.node_index is not self.snapshot.index or not np.array_equal(got.codes, codes):
             names = [ni.name for ni in self.snapshot.node_info_list]
             members: list[list[str]] = [[] for _ in values]
             for row in np.flatnonzero(codes >= 0).tolist():
                 members[codes[row]].append(names[row])
             domains = [Domain(key, v, tuple(m)) for v, m in zip(values, members)]
-            got = self._grouped[key] = (codes.copy(), domains, {v: i for i, v in enumerate(values)},
-                                        self.snapshot.index)
-        self._checked[key] = got[0]
+            rank = np.empty(len(values), dtype=np.int64)
+            rank[sorted(range(len(values)), key=values.__getitem__)] = np.arange(len(values))
+            got = self._grouped[key] = Grouping(codes.copy(), domains, {v: i for i, v in enumerate(values)},
+                                                self.snapshot.index, rank)
+        self._checked[key] = got.codes
         return got
 
     def domains(self, key: str, pinned_value: str | None) -> list[Domain]:
-        _, domains, index, _ = self._group(key)
+        g = self._group(key)
         if pinned_value is None:
-            return list(domains)
-        i = index.get(pinned_value)
-        return [domains[i]] if i is not None else []
+            return list(g.domains)
+        i = g.index.get(pinned_value)
+        return [g.domains[i]] if i is not None else []
 
-    def free(self, domain: Domain) -> Capacity:
-        sums = self._sums.get(domain.key)
+    def _sums_of(self, key: str) -> tuple[np.ndarray, ...]:
+        """Per domain of `key`: allocatable cpu and memory, free cpu and memory."""
+        sums = self._sums.get(key)
         if sums is None:
-            codes, domains, _, _ = self._group(domain.key)
-            rows = codes >= 0
-            k = codes[rows]
-            n = len(domains)
-            sums = self._sums[domain.key] = tuple(
+            g = self._group(key)
+            rows = g.codes >= 0
+            k = g.codes[rows]
+            n = len(g.domains)
+            sums = self._sums[key] = tuple(
                 np.bincount(k, weights=col[rows], minlength=n).astype(np.int64)
                 for col in (self.table.alloc_cpu, self.table.alloc_mem, self._free_cpu, self._free_mem))
-        i = self._group(domain.key)[2][domain.value]
+        return sums
+
+    def free(self, domain: Domain) -> Capacity:
+        sums = self._sums_of(domain.key)
+        i = self._group(domain.key).index[domain.value]
         return Capacity(int(sums[0][i]), int(sums[1][i]), int(sums[2][i]), int(sums[3][i]))
+
+    def best_fit_order(self, domains: Sequence[Domain]) -> Sequence[int]:
+        if not domains:
+            return []
+        key = domains[0].key
+        g = self._group(key)
+        sums = self._sums_of(key)
+        # lexsort: the last key first; stable, so the order is sorted()'s on the same triples
+        if len(domains) == len(g.domains) and all(map(operator.is_, domains, g.domains)):
+            return np.lexsort((g.value_rank, sums[3], sums[2])).tolist()  # the whole level, in code order
+        at = np.fromiter((g.index[d.value] for d in domains), dtype=np.intp, count=len(domains))
+        return np.lexsort((g.value_rank[at], sums[3][at], sums[2][at])).tolist()
 
 
 def cluster_view(snapshot: Snapshot, cache: dict[str, Any]) -> ClusterView:
@@ -96,4 +131,4 @@ def cluster_view(snapshot: Snapshot, cache: dict[str, Any]) -> ClusterView:
     return LabelledNodes([(n, ni.node.labels if ni.node is not None else {}) for n, ni in infos.items()], capacity)
 
 
-__all__ = ["TableView", "cluster_view"]
+__all__ = ["Grouping", "TableView", "cluster_view"]

@@ -6,7 +6,7 @@ given."""
 from __future__ import annotations
 
 import random
-from typing import Any, Collection
+from typing import Any, Collection, Hashable
 
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Node, Pod
@@ -44,11 +44,17 @@ def gang(min_count: int, name: str = "g") -> SchedulingPodGroup:
 
 
 class Counting(CachePlacer):
-    """The real placer, counting the members it actually ran the algorithm for."""
+    """The real placer, counting the members it actually ran the algorithm for and
+    the members it signed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ran: list[str] = []
+        self.signed: list[str] = []
+
+    def signature(self, pod: Pod) -> Hashable | None:
+        self.signed.append(pod.name)
+        return super().signature(pod)
 
     def try_member(self, pod: Pod, node_names: Collection[str] | None) -> MemberTry:
         self.ran.append(pod.name)
@@ -124,6 +130,23 @@ def test_a_member_like_one_that_just_failed_is_rejected_without_running_filter()
     assert result.unplaced["big2"] is result.unplaced["big1"]
 
 
+def test_a_group_whose_members_all_fit_signs_none_of_them() -> None:
+    pods = [member(f"m{i}", 1) for i in range(4)]
+    placer = cluster([node("n0", 8)], pods, gang(4), SIGNING)
+    result = place_group(group_policy_of(gang(4)), pods, placer)
+    assert result.feasible and placer.ran == ["m0", "m1", "m2", "m3"]
+    assert placer.signed == []  # no member failed: no verdict to share
+
+
+def test_members_are_signed_from_the_first_failure_on_and_a_placement_since_makes_them_run_again() -> None:
+    pods = [member("big0", 4), member("big1", 4), member("small", 1), member("big2", 4)]
+    placer = cluster([node("n0", 5)], pods, gang(1), SIGNING)
+    result = place_group(group_policy_of(gang(1)), pods, placer)
+    assert list(result.placed) == ["big0", "small"]
+    assert placer.signed == ["big1", "small", "big2"]  # big0 placed before any failure: not signed
+    assert placer.ran == ["big0", "big1", "small", "big2"]  # small was placed after big1 failed
+
+
 def test_node_names_confine_the_group_and_keep_false_undoes_a_feasible_placement() -> None:
     pods = [member(f"m{i}", 1) for i in range(3)]
     placer = cluster([node("a", 8), node("b", 8), node("c", 8)], pods, gang(3))
@@ -131,6 +154,18 @@ def test_node_names_confine_the_group_and_keep_false_undoes_a_feasible_placement
     assert result.feasible and not result.kept
     assert set(result.placed.values()) == {"b"}
     assert placer.cache.assumed == set()
+
+
+def test_a_domain_tried_again_after_a_node_left_still_confines_the_group_to_its_nodes() -> None:
+    pods = [member(f"m{i}", 1) for i in range(2)]
+    later = [member(f"l{i}", 1, group="h") for i in range(2)]
+    placer = cluster([node("a", 8), node("b", 8), node("c", 8), node("d", 8)], [*pods, *later], gang(2))
+    domain = ("c", "d")  # the same names object for both groups, as a topology domain's
+    first = place_group(group_policy_of(gang(2)), pods, placer, node_names=domain)
+    assert set(first.placed.values()) <= {"c", "d"}
+    placer.cache.remove_node("a")  # c and d move up in the snapshot's node list
+    second = place_group(group_policy_of(gang(2, "h")), later, placer, node_names=domain)
+    assert second.feasible and set(second.placed.values()) <= {"c", "d"}
 
 
 def test_members_are_ordered_by_priority_then_first_attempt() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.clock import FakeClock
+from actors.queue.actor import Assumed
 from actors.pipeline import Pipeline
 from tests.gang.harness import node
 
@@ -53,6 +54,41 @@ async def test_a_gang_that_fits_is_placed_in_one_group_cycle_and_bound_with_no_p
         pg = await p.client.get("PodGroup.scheduling.k8s.io", NS, "train")
         got = condition(pg, "PodGroupScheduled")
         assert got is not None and (got["status"], got["reason"], got["message"]) == ("True", "Scheduled", "")
+
+
+class RecordingRef:
+    """The scheduler's queue ref, recording what is told to the queue."""
+
+    def __init__(self, ref: Any) -> None:
+        self.ref, self.told = ref, []
+
+    def try_tell(self, msg: Any) -> bool:
+        self.told.append(msg)
+        return self.ref.try_tell(msg)
+
+    def tell(self, msg: Any) -> None:
+        self.told.append(msg)
+        self.ref.tell(msg)
+
+    async def ask(self, msg: Any) -> Any:
+        self.told.append(msg)
+        return await self.ref.ask(msg)
+
+    @property
+    def stopped(self) -> bool:
+        return self.ref.stopped
+
+
+async def test_a_group_cycle_tells_the_queue_its_assumed_members_in_one_message() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        recording = p.scheduler.queue = RecordingRef(p.scheduler.queue)
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await placed(p)).values())
+        assumed = [m for m in recording.told if isinstance(m, Assumed)]
+        assert [sorted(m.pod_keys) for m in assumed] == [[f"{NS}/t{i}" for i in range(4)]]
 
 
 async def big_gang_on_two_small_nodes(p: Pipeline) -> None:
