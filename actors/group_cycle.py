@@ -13,7 +13,11 @@ member goes to the failure handler: its own FitError when it failed itself, the
 group's reason when it was placed and undone or never tried. Either way the
 PodGroup's PodGroupScheduled condition is written (framework/workload/group_status.py).
 
-A gang whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
+A basic PodGroup takes the same cycle with a quorum of one (upstream 1.36's
+ScheduleOne sends every pod with spec.schedulingGroup to scheduleOnePodGroup): its
+queued members are tried together in one snapshot (one topology domain when it has a
+constraint), those that fit are bound, the others fail with their own reasons.
+A group whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
@@ -106,7 +110,7 @@ class GroupCycle:
             live.append(qpi)
         live += await self._late_members(group)
         pg = s.objects.get(POD_GROUP_KEY, group.namespace, group.name)
-        if not isinstance(pg, SchedulingPodGroup) or not pg.policy.gang:
+        if not isinstance(pg, SchedulingPodGroup):
             for qpi in live:
                 await s.schedule_one(qpi)
             return
