@@ -33,7 +33,8 @@ from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.attempt_outcome import KeptNodeToStatus
 from framework.interface import Code, QueuedPodInfo, Status
-from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, place_group
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, \
+    place_group, skips_member
 from framework.workload.group_status import scheduled_condition, with_condition
 from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy, group_policy_of
@@ -103,7 +104,7 @@ class GroupCycle:
         live: list[QueuedPodInfo] = []
         for qpi in group.members:
             current = s.pending.get(qpi.pod.key)
-            if current is None or current.is_deleting or s.cache.get_pod(qpi.pod.key) is not None:
+            if current is None or skips_member(current, s.cache.get_pod(qpi.pod.key) is not None):
                 s.queue.try_tell(Done(pod_key=qpi.pod.key))  # deleted, bound or assumed meanwhile
                 continue
             qpi.pod = current
