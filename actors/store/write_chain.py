@@ -109,9 +109,9 @@ class WriteChain:
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
         said: list[str] = []
         raw = decoded(gated(raw, current.raw, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
-        raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)
         if kind_key(raw) == POD_GROUP_KEY and isinstance(raw, Mapping):
-            raw = kept_group_priority(raw, current.raw)
+            raw = kept_group_priority(raw, current.raw)  # before the generation is judged
+        raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)
         raw = strategy(kind_key(raw)).defaulted(raw) if isinstance(raw, dict) else raw
         obj = parsed(raw)
         _check_rv(obj, current)

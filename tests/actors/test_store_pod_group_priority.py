@@ -60,7 +60,7 @@ async def test_the_disruption_fields_are_immutable_and_the_admitted_priority_is_
         made = await client.create(pod_group(priorityClassName="high"), field_validation="Strict")
         spec = {k: v for k, v in made["spec"].items() if k != "priority"}
         kept = await client.update({**made, "spec": spec}, field_validation="Strict")
-        assert kept["spec"]["priority"] == 1000
+        assert kept["spec"]["priority"] == 1000 and kept["metadata"]["generation"] == made["metadata"]["generation"]
         with pytest.raises(Invalid) as err:
             await client.update({**kept, "spec": {**kept["spec"], "disruptionMode": "PodGroup"}},
                                 field_validation="Strict")
