@@ -123,9 +123,7 @@ def with_nominated_node_name(pod: Pod, node_name: str) -> Pod:
 
 
 def disruption_target(preemptor: Pod) -> dict[str, str]:
-    """The condition preemption puts on a victim before deleting it (and, from
-    DefaultPreemption, on a victim PodGroup evicted whole): for a preemptor in a
-    PodGroup upstream says "podgroup" (KEP-5710; TestPrepareCandidate's podGroupCondition)."""
+    """The condition preemption puts on a victim ("podgroup" for a preemptor in a PodGroup, KEP-5710)."""
     what = "podgroup" if preemptor.scheduling_group else "pod"
     return {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority {what}"}
