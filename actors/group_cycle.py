@@ -13,7 +13,11 @@ member goes to the failure handler: its own FitError when it failed itself, the
 group's reason when it was placed and undone or never tried. Either way the
 PodGroup's PodGroupScheduled condition is written (framework/workload/group_status.py).
 
-A gang whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
+A basic PodGroup takes the same cycle with a quorum of one (upstream 1.36's
+ScheduleOne sends every pod with spec.schedulingGroup to scheduleOnePodGroup): its
+queued members are tried together in one snapshot (one topology domain when it has a
+constraint), those that fit are bound, the others fail with their own reasons.
+A group whose PodGroup vanished between the pop and the cycle is scheduled pod by pod."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,7 +33,8 @@ from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.attempt_outcome import KeptNodeToStatus
 from framework.interface import Code, QueuedPodInfo, Status
-from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, place_group
+from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, \
+    place_group, skips_member
 from framework.workload.group_status import scheduled_condition, with_condition
 from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy, group_policy_of
@@ -99,14 +104,14 @@ class GroupCycle:
         live: list[QueuedPodInfo] = []
         for qpi in group.members:
             current = s.pending.get(qpi.pod.key)
-            if current is None or current.is_deleting or s.cache.get_pod(qpi.pod.key) is not None:
+            if current is None or skips_member(current, s.cache.get_pod(qpi.pod.key) is not None):
                 s.queue.try_tell(Done(pod_key=qpi.pod.key))  # deleted, bound or assumed meanwhile
                 continue
             qpi.pod = current
             live.append(qpi)
         live += await self._late_members(group)
         pg = s.objects.get(POD_GROUP_KEY, group.namespace, group.name)
-        if not isinstance(pg, SchedulingPodGroup) or not pg.policy.gang:
+        if not isinstance(pg, SchedulingPodGroup):
             for qpi in live:
                 await s.schedule_one(qpi)
             return

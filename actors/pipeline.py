@@ -171,6 +171,7 @@ class Pipeline:
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
             self.extenders = build_extenders(cfg.extenders)  # one HTTP connection pool each
+            self.handle.group_cycle = not self.extenders
             # A gang pops with its queued members for the whole-group cycle (not with extenders:
             # their calls suspend, so such gangs keep the pod-by-pod path).
             gangs = {name: any(pl.name == GANG_PLUGIN for pl in f.binding.permit_plugins) for name, f in self.frameworks.items()}

@@ -25,6 +25,7 @@ from framework.plugins.gangscheduling.gangscheduling import GangScheduling
 from framework.waiting import WaitingPod
 from framework.workload.policy import GroupPolicy, placement_feasible
 from conformance.group_cycle_cases import FUNCTIONS as GROUP_CYCLE_FUNCTIONS, run_group_cycle_case
+from conformance.group_submit_cases import FUNCTIONS as GROUP_SUBMIT_FUNCTIONS, run_group_submit_case
 from conformance.topology_cases import FUNCTIONS as TOPOLOGY_FUNCTIONS, run_topology_case
 from conformance.plugin_cases import CaseError
 
@@ -33,7 +34,8 @@ NODE = "some-node"
 
 def is_gang_case(case: dict[str, Any]) -> bool:
     return (case.get("plugin") == GangScheduling.name
-            or case.get("function") in ("PlacementFeasible", *GROUP_CYCLE_FUNCTIONS, *TOPOLOGY_FUNCTIONS))
+            or case.get("function") in ("PlacementFeasible", *GROUP_CYCLE_FUNCTIONS, *GROUP_SUBMIT_FUNCTIONS,
+                                        *TOPOLOGY_FUNCTIONS))
 
 
 def _status(st: Status | None) -> dict[str, Any]:
@@ -52,6 +54,8 @@ def run_gang_case(case: dict[str, Any]) -> dict[str, Any]:
         return run_group_cycle_case(case)
     if case.get("function") in TOPOLOGY_FUNCTIONS:
         return run_topology_case(case)
+    if case.get("function") in GROUP_SUBMIT_FUNCTIONS:
+        return run_group_submit_case(case)
     try:
         pod = Pod(case["pod"])
         pending = {p.name: p for p in (Pod(raw) for raw in case.get("pendingPods") or [])}

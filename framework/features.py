@@ -48,6 +48,8 @@ KNOWN: dict[str, GateSpec] = {
     # its topology constraints: alpha and off upstream in 1.36; on by default in ksched (docs/gangs.md).
     "GenericWorkload": GateSpec(True, ALPHA),                            # alpha 1.35
     "TopologyAwareWorkloadScheduling": GateSpec(True, ALPHA),            # alpha 1.36
+    # KEP-5710: PodGroup disruptionMode / priorityClassName / priority, honoured by workload-aware preemption.
+    "WorkloadAwarePreemption": GateSpec(True, ALPHA),                    # alpha 1.36
     # ksched's own, not upstream's: equivalence classes in the unschedulable pool
     # (actors/queue/pod_classes.py); off, every pod is woken and retried alone.
     "QueueEquivalenceClasses": GateSpec(True, BETA),

@@ -134,6 +134,10 @@ class FrameworkHandle:
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
         self.pod_backoff_seconds = pod_backoff_seconds
+        # Whether gangs are placed by the whole-group cycle (False with scheduler
+        # extenders: the pod-by-pod path, where GangScheduling's PreFilter keeps a
+        # member in its group's topology domain).
+        self.group_cycle = True
         self.objects: ObjectLister = objects if objects is not None else InMemoryObjects()
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self._clock = clock

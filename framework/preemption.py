@@ -163,9 +163,10 @@ def with_nominated_node_name(pod: Pod, node_name: str) -> Pod:
 
 
 def disruption_target(preemptor: Pod) -> dict[str, str]:
-    """The condition preemption puts on a victim before deleting it."""
+    """The condition preemption puts on a victim ("podgroup" for a preemptor in a PodGroup, KEP-5710)."""
+    what = "podgroup" if preemptor.scheduling_group else "pod"
     return {"type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
-            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"}
+            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority {what}"}
 
 
 def preempted_event_message(preemptor: Pod, node_name: str) -> str:
@@ -389,6 +390,9 @@ class Evaluator:
                 return None, st
         if best.members:
             self.handle.nominate_pods(list(best.members))
+        chosen = getattr(self.policy, "candidate_chosen", None)  # DefaultPreemption marks victim PodGroups
+        if chosen is not None:
+            chosen(best, pod)
         # Said even on success (upstream since PR #140180), so the pod's
         # FailedScheduling message tells where it is going and at what cost.
         return PostFilterResult(best.name), Status(
@@ -476,7 +480,7 @@ class Evaluator:
         """Evict the victims (a victim waiting at Permit is rejected instead), then
         clear the nominations of lower-priority pods on the chosen node, which may
         no longer fit there."""
-        message = f"{pod.scheduler_name}: preempting to accommodate a higher priority pod"
+        message = disruption_target(pod)["message"]
         for victim in c.victims:
             if victim.is_deleting:
                 continue  # graceful deletion already under way

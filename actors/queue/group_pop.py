@@ -1,6 +1,7 @@
 """A gang popped as one unit (1.36's QueuedPodGroupInfo, as upstream's scheduler
 gathers it with PopSpecificPod): when the pod Pop takes from activeQ is a member of
-a scheduling.k8s.io PodGroup with a gang policy whose profile runs GangScheduling,
+a scheduling.k8s.io PodGroup (a gang or a basic policy, as upstream 1.36 sends every
+pod with spec.schedulingGroup to scheduleOnePodGroup) whose profile runs GangScheduling,
 every other member still queued (activeQ, backoffQ, the unschedulable pool; a gated
 one when PreEnqueue now lets it in) comes out with it, and the Pop's answer is a QueuedPodGroup.
 Members PreEnqueue still refuses, in flight, bound or assumed stay where they are.
@@ -81,14 +82,14 @@ def with_group(q: "SchedulingQueue", qpi: QueuedPodInfo, members_of: GangMembers
 
 
 def gang_members(objects: "InMemoryObjects", gang_profiles: Mapping[str, bool]) -> GangMembers:
-    """The pipeline's GangMembers: the pod's PodGroup has a gang policy and its
-    profile (by schedulerName) runs GangScheduling."""
+    """The pipeline's GangMembers: the pod's PodGroup exists (gang or basic policy)
+    and its profile (by schedulerName) runs GangScheduling."""
     def members_of(pod: Pod) -> list[Pod] | None:
         group = pod.scheduling_group
         if not group or not gang_profiles.get(pod.scheduler_name, False):
             return None
         pg = objects.get(POD_GROUP_KEY, pod.namespace, group)
-        if not isinstance(pg, SchedulingPodGroup) or not pg.policy.gang:
+        if not isinstance(pg, SchedulingPodGroup):
             return None
         return [p for p in objects.scheduling_group_pods(pod.namespace, group)
                 if not p.node_name and p.uid != pod.uid and not p.is_deleting]

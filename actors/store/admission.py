@@ -14,6 +14,12 @@
   preemptionPolicy cannot change in an update; a user class may not take a
   `system-` name with another value.
 
+- A new scheduling.k8s.io PodGroup (and each template of a new Workload) is admitted
+  the same way for its spec.priorityClassName / spec.priority (KEP-5710; only while
+  WorkloadAwarePreemption is on): the class's value, or the globalDefault class's name
+  and value; a missing class or a differing given priority is refused. With neither,
+  the priority stays unset and the members' own priorities count (docs/decisions.md).
+
 Pure functions over the store's current PriorityClasses; errors are ValidationError.
 """
 from __future__ import annotations
@@ -37,12 +43,12 @@ class Resolved:
     preemption_policy: str
 
 
-def _resolve(name: str, classes: Mapping[str, PriorityClass]) -> Resolved:
+def _resolve(name: str, classes: Mapping[str, PriorityClass], at: str = "spec") -> Resolved:
     if name in SYSTEM_PRIORITY_CLASSES:
         return Resolved(name, SYSTEM_PRIORITY_CLASSES[name], PREEMPT_LOWER_PRIORITY)
     pc = classes.get(name)
     if pc is None:
-        raise ValidationError("spec.priorityClassName", f"no PriorityClass with name {name} was found")
+        raise ValidationError(f"{at}.priorityClassName", f"no PriorityClass with name {name} was found")
     return Resolved(pc.name, pc.value, pc.preemption_policy)
 
 
@@ -80,6 +86,53 @@ def admit_pod(raw: Mapping[str, Any], classes: Mapping[str, PriorityClass]) -> d
     spec["priority"] = resolved.value
     spec["preemptionPolicy"] = resolved.preemption_policy
     return {**raw, "spec": spec}
+
+
+def _admit_group_priority(spec: Mapping[str, Any], classes: Mapping[str, PriorityClass], at: str) -> dict[str, Any]:
+    out = dict(spec)
+    name = out.get("priorityClassName") or ""
+    given = out.get("priority")
+    if name:
+        resolved = _resolve(name, classes, at)
+    else:
+        fallback = default_class(classes.values())
+        if fallback is None or given is not None:
+            return out
+        resolved = Resolved(fallback.name, fallback.value, fallback.preemption_policy)
+        out["priorityClassName"] = resolved.name
+    if given is not None and given != resolved.value:
+        raise ValidationError(f"{at}.priority", f"the integer value of priority ({given}) must not be provided in "
+                              f"pod group spec; priority admission controller computed {resolved.value} from the "
+                              "given PriorityClass name")
+    out["priority"] = resolved.value
+    return out
+
+
+def admit_pod_group(raw: Mapping[str, Any], classes: Mapping[str, PriorityClass]) -> dict[str, Any]:
+    """A new scheduling.k8s.io PodGroup with spec.priority resolved (a copy)."""
+    return {**raw, "spec": _admit_group_priority(raw.get("spec") or {}, classes, "spec")}
+
+
+def admit_workload(raw: Mapping[str, Any], classes: Mapping[str, PriorityClass]) -> dict[str, Any]:
+    """A new scheduling.k8s.io Workload with each template's priority resolved (a copy)."""
+    spec = dict(raw.get("spec") or {})
+    spec["podGroupTemplates"] = [
+        _admit_group_priority(t, classes, f"spec.podGroupTemplates[{i}]") if isinstance(t, Mapping) else t
+        for i, t in enumerate(spec.get("podGroupTemplates") or [])]
+    return {**raw, "spec": spec}
+
+
+def kept_group_priority(raw: Mapping[str, Any], current: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An update of a PodGroup that leaves out the priority admission set keeps it
+    (as a pod's server-set fields are kept), so the immutability check compares like
+    with like."""
+    spec, have = raw.get("spec"), current.get("spec") or {}
+    if not isinstance(spec, Mapping) or have.get("priority") is None or spec.get("priority") is not None:
+        return raw
+    kept = {**spec, "priority": have["priority"]}
+    if not spec.get("priorityClassName") and have.get("priorityClassName"):
+        kept["priorityClassName"] = have["priorityClassName"]
+    return {**raw, "spec": kept}
 
 
 def _not_a_system_class(pc: PriorityClass) -> str:

@@ -3,7 +3,8 @@ registry does: a kind of a gate that is off is not served (404), and a Pod's
 spec.schedulingGroup is dropped while GenericWorkload is off unless the stored pod
 already uses it (the pod strategy's dropDisabledFields); a PodGroup or Workload
 template's schedulingConstraints is Forbidden while TopologyAwareWorkloadScheduling
-is off (its +k8s:ifDisabled=+k8s:forbidden tag)."""
+is off, and its disruptionMode, priorityClassName and priority while
+WorkloadAwarePreemption is off (their +k8s:ifDisabled=+k8s:forbidden tags)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -11,7 +12,8 @@ from typing import Any, Mapping
 from actors.store.messages import Invalid, NotFound
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.validation import forbidden
-from framework.api.workload_api import GENERIC_WORKLOAD, TOPOLOGY_AWARE, gate_of, not_served_message
+from framework.api.workload_api import DISRUPTION_FIELDS, GENERIC_WORKLOAD, TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION, \
+    gate_of, not_served_message
 from framework.features import FeatureGates
 
 
@@ -26,8 +28,11 @@ def gated(raw: Any, current: Mapping[str, Any] | None, features: FeatureGates) -
         raise NotFound(not_served_message(key))
     if key == "Pod" and not features.enabled(GENERIC_WORKLOAD):
         return _without_scheduling_group(raw, current)
-    if key in (WORKLOAD_KEY, POD_GROUP_KEY) and not features.enabled(TOPOLOGY_AWARE):
-        _refuse_constraints(raw, current)
+    if key in (WORKLOAD_KEY, POD_GROUP_KEY):
+        if not features.enabled(TOPOLOGY_AWARE):
+            _refuse_new(raw, current, ("schedulingConstraints",), TOPOLOGY_AWARE)
+        if not features.enabled(WORKLOAD_AWARE_PREEMPTION):
+            _refuse_new(raw, current, DISRUPTION_FIELDS, WORKLOAD_AWARE_PREEMPTION)
     return raw
 
 
@@ -41,14 +46,17 @@ def _without_scheduling_group(raw: Mapping[str, Any], current: Mapping[str, Any]
     return {**raw, "spec": {k: v for k, v in spec.items() if k != "schedulingGroup"}}
 
 
-def _refuse_constraints(raw: Mapping[str, Any], current: Mapping[str, Any] | None) -> None:
+def _refuse_new(raw: Mapping[str, Any], current: Mapping[str, Any] | None, fields: tuple[str, ...],
+                gate: str) -> None:
+    """Forbidden: one of `fields` set on the PodGroup (or a Workload's template) that the
+    stored object did not already have."""
     spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
     have = (current or {}).get("spec") or {}
     places = [("spec", spec, have)] if kind_key(raw) == POD_GROUP_KEY else [
         (f"spec.podGroupTemplates[{i}]", t, None) for i, t in enumerate(spec.get("podGroupTemplates") or [])
         if isinstance(t, Mapping)]
     for path, obj, old in places:
-        if obj.get("schedulingConstraints") is not None and (old is None or old.get("schedulingConstraints") is None):
-            err = forbidden(f"{path}.schedulingConstraints",
-                            f"the {TOPOLOGY_AWARE} feature gate is off")
-            raise Invalid(str(err), err.field)
+        for field in fields:
+            if obj.get(field) not in (None, "") and (old is None or old.get(field) in (None, "")):
+                err = forbidden(f"{path}.{field}", f"the {gate} feature gate is off")
+                raise Invalid(str(err), err.field)

@@ -24,7 +24,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from actors.store.admission import admit_pod, check_priority_class
+from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
+    kept_group_priority
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import admission, decoded
@@ -33,8 +34,9 @@ from actors.store.messages import Conflict, Invalid, refuse
 from actors.store.sharing import share_containers
 from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
-from framework.api.groups import kind_key
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_object
+from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
 from framework.kueue.pods import kueue_pod_defaults
 
@@ -97,6 +99,8 @@ class WriteChain:
         if is_pod:
             raw = kind.prepared(self._admit_pod(raw), self.rules.pod_create_status)  # a copy with its own spec
             share_containers(raw)
+        elif self._admits_group_priority(raw):
+            raw = self._admit_group(raw)
         obj = parsed(raw)
         if isinstance(obj, PriorityClass):
             self._admit_priority_class(obj, None)
@@ -105,6 +109,8 @@ class WriteChain:
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
         said: list[str] = []
         raw = decoded(gated(raw, current.raw, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
+        if kind_key(raw) == POD_GROUP_KEY and isinstance(raw, Mapping):
+            raw = kept_group_priority(raw, current.raw)  # before the generation is judged
         raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)
         raw = strategy(kind_key(raw)).defaulted(raw) if isinstance(raw, dict) else raw
         obj = parsed(raw)
@@ -125,6 +131,17 @@ class WriteChain:
     def _admit_pod(self, raw: Any) -> Any:
         try:
             return kueue_pod_defaults(admit_pod(raw, self._priority_classes()), self._objects["PodGroup"])
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
+
+    def _admits_group_priority(self, raw: Any) -> bool:
+        return (isinstance(raw, Mapping) and kind_key(raw) in (POD_GROUP_KEY, WORKLOAD_KEY)
+                and self.features.enabled(WORKLOAD_AWARE_PREEMPTION))
+
+    def _admit_group(self, raw: Any) -> Any:
+        admit = admit_pod_group if kind_key(raw) == POD_GROUP_KEY else admit_workload
+        try:
+            return admit(raw, self._priority_classes())
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
 

@@ -26,6 +26,13 @@ REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 # the feature gates of these kinds and of their topology constraints (framework.features)
 GENERIC_WORKLOAD = "GenericWorkload"
 TOPOLOGY_AWARE = "TopologyAwareWorkloadScheduling"
+WORKLOAD_AWARE_PREEMPTION = "WorkloadAwarePreemption"
+# spec.disruptionMode (KEP-5710, 1.36): Pod (the default) lets members be preempted one
+# by one; PodGroup evicts the whole group or none of it.
+DISRUPTION_MODE_POD = "Pod"
+DISRUPTION_MODE_POD_GROUP = "PodGroup"
+# the fields WorkloadAwarePreemption serves on a PodGroup and on a Workload's templates
+DISRUPTION_FIELDS = ("disruptionMode", "priorityClassName", "priority")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +99,8 @@ class SchedulingPodGroup(KubeObject):
     in spec.schedulingGroup.podGroupName), its policy and topology constraint, and the
     PodGroupScheduled condition the scheduler writes."""
 
-    __slots__ = ("policy", "topology_keys", "workload_name", "template_name", "conditions")
+    __slots__ = ("policy", "topology_keys", "workload_name", "template_name", "conditions", "disruption_mode",
+                 "priority", "priority_class_name")
     kind = POD_GROUP_KEY
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -104,6 +112,15 @@ class SchedulingPodGroup(KubeObject):
         self.workload_name = _str(ref, "workloadName", "spec.podGroupTemplateRef.workload")
         self.template_name = _str(ref, "podGroupTemplateName", "spec.podGroupTemplateRef.workload")
         self.conditions: Sequence[Any] = _list(_map(raw, "status", ""), "conditions", "status")
+        self.disruption_mode = _str(spec, "disruptionMode", "spec") or DISRUPTION_MODE_POD
+        # None: no class resolved one (ksched then counts the members' own priorities)
+        self.priority: int | None = _opt_int(spec, "priority", "spec")
+        self.priority_class_name = _str(spec, "priorityClassName", "spec")
+
+    @property
+    def disrupted_whole(self) -> bool:
+        """disruptionMode PodGroup: preemption evicts every member or none."""
+        return self.disruption_mode == DISRUPTION_MODE_POD_GROUP
 
     @property
     def min_count(self) -> int:
@@ -117,7 +134,8 @@ class SchedulingPodGroup(KubeObject):
 # Spec fields upstream makes immutable (+k8s:immutable; ValidateWorkloadUpdate, ValidatePodGroupUpdate).
 _IMMUTABLE: dict[str, tuple[str, ...]] = {
     WORKLOAD_KEY: ("controllerRef", "podGroupTemplates"),
-    POD_GROUP_KEY: ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims"),
+    POD_GROUP_KEY: ("podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
+                    *DISRUPTION_FIELDS),
 }
 
 
@@ -147,7 +165,7 @@ def not_served_message(key: str) -> str:
 
 KINDS.update({SchedulingWorkload.kind: SchedulingWorkload, SchedulingPodGroup.kind: SchedulingPodGroup})
 
-__all__ = ["API_VERSION", "DISRUPTION_TARGET", "GENERIC_WORKLOAD", "POD_GROUP_SCHEDULED", "PodGroupTemplate",
+__all__ = ["API_VERSION", "DISRUPTION_FIELDS", "DISRUPTION_MODE_POD", "DISRUPTION_MODE_POD_GROUP", "DISRUPTION_TARGET", "GENERIC_WORKLOAD", "POD_GROUP_SCHEDULED", "PodGroupTemplate",
            "REASON_PREEMPTION_BY_SCHEDULER", "REASON_SCHEDULER_ERROR", "REASON_UNSCHEDULABLE", "SchedulingPodGroup",
-           "SchedulingPolicy", "SchedulingWorkload", "TOPOLOGY_AWARE", "gate_of", "gated_off", "not_served_message",
+           "SchedulingPolicy", "SchedulingWorkload", "TOPOLOGY_AWARE", "WORKLOAD_AWARE_PREEMPTION", "gate_of", "gated_off", "not_served_message",
            "update_errors"]

@@ -91,6 +91,12 @@ class GroupPlacement:
         return self.status.is_success()
 
 
+def skips_member(current: Pod | None, assumed: bool) -> bool:
+    """upstream's skipPodGroupPodSchedule for one popped member: gone from the view,
+    being deleted, or already assumed (bound or placed meanwhile) is not scheduled."""
+    return current is None or current.is_deleting or assumed
+
+
 def member_order(pods: Sequence[Pod], initial_attempts: Sequence[int | None]) -> list[int]:
     """upstream's order of a group's members: higher priority first, then the earlier
     initial attempt (unset first, as Go's zero time), then the given order."""
@@ -167,4 +173,5 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
 
 
 __all__ = ["Feasibility", "GROUP_CYCLE_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
-           "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "member_failed_message", "member_order", "place_group"]
+           "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "member_failed_message", "member_order", "place_group",
+           "skips_member"]

@@ -3,9 +3,11 @@ whole gang at once. Pure: it reads NodeInfos and asks a `Fits` callback whether 
 fits a simulated node; it never writes.
 
 Terms:
-- a *victim unit* is what is evicted together: every bound member of a gang PodGroup
-  (across all nodes), or one pod that is in no gang. Its priority is the highest of its
-  members' (members normally share one priority class);
+- a *victim unit* is what is evicted together: every bound member of a PodGroup whose
+  disruptionMode is PodGroup (across all nodes), or one pod (a pod in no group, or a
+  member of a group in disruptionMode Pod, the default). Its priority is its PodGroup's
+  spec.priority when the group has one (KEP-5710: authoritative for every member, as
+  upstream's newDomainForWorkloadPreemption), else the highest of its members';
 - a *domain* is where the preemptor's members must all land: one value of the
   group's topology label, the whole cluster for a group without one, one node for a
   single pod (KEP-5710 §"Preemption algorithm", step 1).
@@ -16,8 +18,8 @@ for order and PDBs):
    potential victim; all are removed;
 2. the members to place are placed, first fit in domain order; if even then one does
    not fit, the domain is infeasible;
-3. units are sorted most important first (higher priority, then a gang ahead of
-   single pods at the same priority, then the earlier start), and reprieved in that
+3. units are sorted most important first (higher priority, then a group ahead of
+   single pods at the same priority, then the larger group, then the earlier start), and reprieved in that
    order, those whose eviction would break a PodDisruptionBudget first: a unit is put
    back whole and kept if the members still all place, else removed again whole.
 Domains are compared with upstream's pickOneNodeForPreemption criteria over each
@@ -36,8 +38,10 @@ from framework.preemption import (Candidate, filter_pods_with_pdb_violation, imp
 
 # Does this pod fit this simulated node (its pods already changed by the simulation)?
 Fits = Callable[[Pod, NodeInfo], bool]
-# The gang a pod is a bound member of ("namespace/name"), or None for a pod in no gang.
+# The group a pod is evicted with ("namespace/name"), or None for a pod evicted alone.
 GangOf = Callable[[Pod], "str | None"]
+# The priority a pod's PodGroup gives it as a victim, or None (its own counts).
+GroupPriorityOf = Callable[[Pod], "int | None"]
 
 NO_ROOM = "not enough room for the pod group's members even after preempting every lower-priority pod and pod group"
 NO_DOMAIN = "no node carries the topology label"
@@ -50,9 +54,12 @@ class VictimUnit:
     key: str
     members: tuple[Pod, ...]
     is_group: bool
+    group_priority: int | None = None  # the PodGroup's spec.priority, authoritative when set
 
     @property
     def priority(self) -> int:
+        if self.group_priority is not None:
+            return self.group_priority
         return max(p.priority for p in self.members)
 
     @property
@@ -60,24 +67,28 @@ class VictimUnit:
         return min(pod_start_time(p) for p in self.members)
 
 
-def unit_importance(u: VictimUnit) -> tuple[int, int, int, str]:
-    """Sort key, most important first: priority, a gang ahead of single pods, earlier start."""
-    return (-u.priority, 0 if u.is_group else 1, u.start, u.key)
+def unit_importance(u: VictimUnit) -> tuple[int, int, int, int, str]:
+    """Sort key, most important first (upstream 1.36's hierarchy): priority, a group ahead
+    of single pods, the larger group, the earlier start."""
+    return (-u.priority, 0 if u.is_group else 1, -len(u.members) if u.is_group else 0, u.start, u.key)
 
 
-def victim_units(pods: Iterable[Pod], gang_of: GangOf) -> list[VictimUnit]:
+def victim_units(pods: Iterable[Pod], gang_of: GangOf, priority_of: GroupPriorityOf | None = None) -> list[VictimUnit]:
     """Bound pods grouped into units, in first-seen order (terminal pods excluded)."""
     groups: dict[str, list[Pod]] = {}
+    group_priority: dict[str, int | None] = {}
     singles: list[VictimUnit] = []
     for p in pods:
         if p.is_terminal:
             continue
         gang = gang_of(p)
         if gang is None:
-            singles.append(VictimUnit(p.key, (p,), False))
+            singles.append(VictimUnit(p.key, (p,), False, priority_of(p) if priority_of is not None else None))
         else:
             groups.setdefault(gang, []).append(p)
-    return [VictimUnit(k, tuple(v), True) for k, v in groups.items()] + singles
+            if gang not in group_priority:
+                group_priority[gang] = priority_of(p) if priority_of is not None else None
+    return [VictimUnit(k, tuple(v), True, group_priority[k]) for k, v in groups.items()] + singles
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,5 +210,5 @@ def plan_group_preemption(members: Sequence[Pod], priority: int, nodes: Sequence
     return GroupPreemption(plans[pick_one_node_for_preemption(candidates)], reasons)
 
 
-__all__ = ["Domain", "Fits", "GangOf", "GroupPlan", "GroupPreemption", "NO_DOMAIN", "NO_ROOM", "VictimUnit",
+__all__ = ["Domain", "Fits", "GangOf", "GroupPriorityOf", "GroupPlan", "GroupPreemption", "NO_DOMAIN", "NO_ROOM", "VictimUnit",
            "domains_of", "plan_group_preemption", "plan_in_domain", "unit_importance", "victim_units"]

@@ -28,6 +28,8 @@ spec:
   podGroupTemplateRef: {workload: {workloadName: training, podGroupTemplateName: workers}}
   schedulingPolicy: {gang: {minCount: 2}}
   schedulingConstraints: {topology: [{key: example.com/rack}]}
+  disruptionMode: PodGroup
+  priority: 50
 ---
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
@@ -58,6 +60,7 @@ def test_the_cli_gets_describes_and_deletes_them_by_their_group_qualified_names(
     assert d.cli("get", "podgroups").stdout.split("\n")[0].split()[:3] == ["NAME", "PHASE", "MIN"]  # Coscheduling's
     described = d.cli("describe", "podgroups.scheduling.k8s.io", "training-workers").stdout
     assert "Gang (minCount 2)" in described and "example.com/rack" in described and "w-0" in described
+    assert "Disruption Mode:" in described and "PodGroup" in described and "50 (no class)" in described
     assert "workers" in d.cli("describe", "workloads.scheduling.k8s.io", "training").stdout
     d.cli("delete", "-f", str(tmp_path / "m.yaml"))
     assert "No resources found" in d.cli("get", "podgroups.scheduling.k8s.io", check=False).stderr

@@ -8,11 +8,17 @@ from framework.api.workload_api import SchedulingPodGroup
 from tests.framework.preemption_builders import pod
 
 
-def gang_group(name: str, min_count: int, topology_key: str = "") -> SchedulingPodGroup:
+def gang_group(name: str, min_count: int, topology_key: str = "", *, disruption: str = "PodGroup",
+               priority: int | None = None) -> SchedulingPodGroup:
+    """A gang PodGroup; evicted whole by default (disruptionMode PodGroup), member by
+    member with disruption="Pod"."""
     spec: dict[str, Any] = {
         "podGroupTemplateRef": {"workload": {"workloadName": "job", "podGroupTemplateName": name}},
         "schedulingPolicy": {"gang": {"minCount": min_count}},
+        "disruptionMode": disruption,
     }
+    if priority is not None:
+        spec["priority"] = priority
     if topology_key:
         spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
     return SchedulingPodGroup({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",

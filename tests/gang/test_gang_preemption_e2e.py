@@ -38,7 +38,7 @@ def test_a_high_priority_gang_of_four_evicts_a_low_priority_gang_of_four_whole_a
     # (pod by pod, upstream's DefaultPreemption would leave two of them running).
     d = daemon_factory()
     apply(d, tmp_path, "nodes", nodes(2, 8))
-    apply(d, tmp_path, "low", pod_group("low", 4), *(gang_pod(f"low-{i}", 3, "low", 1) for i in range(4)))
+    apply(d, tmp_path, "low", pod_group("low", 4, "PodGroup"), *(gang_pod(f"low-{i}", 3, "low", 1) for i in range(4)))
     low_nodes = [poll(lambda i=i: node_of(d, f"low-{i}"), f"low-{i} to bind") for i in range(4)]
     assert sorted(low_nodes) == ["node-0", "node-0", "node-1", "node-1"]
 
@@ -54,7 +54,7 @@ def test_a_high_priority_gang_that_cannot_fit_even_with_preemption_evicts_nothin
         daemon_factory, tmp_path: Path) -> None:  # noqa: F811
     d = daemon_factory()
     apply(d, tmp_path, "nodes", nodes(2, 4))
-    apply(d, tmp_path, "low", pod_group("low", 2), *(gang_pod(f"low-{i}", 3, "low", 1) for i in range(2)))
+    apply(d, tmp_path, "low", pod_group("low", 2, "PodGroup"), *(gang_pod(f"low-{i}", 3, "low", 1) for i in range(2)))
     [poll(lambda i=i: node_of(d, f"low-{i}"), f"low-{i} to bind") for i in range(2)]
     # three members of 3 cpu each cannot share two nodes of 4, whatever is evicted
     apply(d, tmp_path, "high", pod_group("high", 3), *(gang_pod(f"high-{i}", 3, "high", 100) for i in range(3)))

@@ -19,13 +19,14 @@ status:
   allocatable: {{cpu: "{cpu}", memory: 16Gi, pods: "110"}}""" for i in range(count))
 
 
-def pod_group(name: str, min_count: int) -> str:
+def pod_group(name: str, min_count: int, disruption: str = "") -> str:
+    mode = f"\n  disruptionMode: {disruption}" if disruption else ""
     return f"""apiVersion: scheduling.k8s.io/v1alpha2
 kind: PodGroup
 metadata: {{name: {name}, namespace: default}}
 spec:
   podGroupTemplateRef: {{workload: {{workloadName: job, podGroupTemplateName: {name}}}}}
-  schedulingPolicy: {{gang: {{minCount: {min_count}}}}}"""
+  schedulingPolicy: {{gang: {{minCount: {min_count}}}}}{mode}"""
 
 
 def pod(name: str, cpu: int, group: str = "") -> str:

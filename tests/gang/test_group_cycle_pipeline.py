@@ -15,10 +15,13 @@ START = 1767225600.0  # 2026-01-01T00:00:00Z
 NS = "default"
 
 
-def gang(name: str, min_count: int) -> dict[str, Any]:
+def gang(name: str, min_count: int, disruption: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}},
+                            "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": name}}}
+    if disruption:
+        spec["disruptionMode"] = disruption
     return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": name, "namespace": NS},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}},
-                     "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": name}}}}
+            "spec": spec}
 
 
 def member(name: str, cpu: int, group: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ async def low_gang_bound_then_high_gang(p: Pipeline, cpus: tuple[int, ...], low:
     """A gang of priority 1 (members, cpu each) bound on these nodes, then a gang of
     priority 100 applied; where every pod is once the pipeline is quiet."""
     await p.client.apply(nodes(*cpus))
-    await p.client.apply([gang("low", low[0])])
+    await p.client.apply([gang("low", low[0], "PodGroup")])
     await p.client.apply([prioritized(member(f"low-{i}", low[1], "low"), 1) for i in range(low[0])])
     await p.run_until_quiescent(max_seconds=5)
     assert all((await placed(p)).values())
@@ -46,3 +46,30 @@ async def test_a_gang_that_cannot_fit_even_with_preemption_evicts_nothing_and_sa
         pods, _ = await p.client.list("Pod")
         messages = [condition(i, "PodScheduled")["message"] for i in pods if i["metadata"]["name"].startswith("high")]
         assert any("preemption" in m for m in messages), messages
+
+
+async def test_a_victim_podgroup_evicted_whole_is_marked_disruption_target_by_the_scheduler() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        await low_gang_bound_then_high_gang(p, (8, 8), (4, 3), (4, 2))
+        low = await p.client.get("PodGroup.scheduling.k8s.io", NS, "low")
+        got = condition(low, "DisruptionTarget")
+        assert got is not None and (got["status"], got["reason"], got["message"]) == (
+            "True", "PreemptionByScheduler", "default-scheduler: preempting to accommodate a higher priority podgroup")
+        high = await p.client.get("PodGroup.scheduling.k8s.io", NS, "high")
+        assert condition(high, "DisruptionTarget") is None
+
+
+async def test_a_gang_in_disruption_mode_pod_loses_only_the_members_the_preemptor_needs() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        await p.client.apply(nodes(8, 8))
+        await p.client.apply([gang("low", 4)])  # disruptionMode defaults to Pod
+        await p.client.apply([prioritized(member(f"low-{i}", 3, "low"), 1) for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        await p.client.apply([gang("high", 4)])
+        await p.client.apply([prioritized(member(f"high-{i}", 2, "high"), 100) for i in range(4)])
+        await p.run_until_quiescent(max_seconds=120)
+        got = await placed(p)
+        assert all(got[f"high-{i}"] for i in range(4))
+        assert sum(1 for n in got if n.startswith("low")) == 2  # two low members' room was enough
+        low = await p.client.get("PodGroup.scheduling.k8s.io", NS, "low")
+        assert condition(low, "DisruptionTarget") is None

@@ -36,7 +36,7 @@ def prioritized(raw: dict[str, Any], priority: int) -> dict[str, Any]:
 async def settle_world(w: dict[str, Any]) -> dict[str, str | None]:
     async with Pipeline(clock=FakeClock(START), rand=random.Random(w["seed"])) as p:
         await p.client.apply(nodes(*w["nodes"]))
-        gangs = [gang(f"g{i}", g["min"]) for i, g in enumerate(w["groups"])]
+        gangs = [gang(f"g{i}", g["min"], "PodGroup") for i, g in enumerate(w["groups"])]
         pods = [prioritized(member(f"g{i}-{j}", g["cpu"], f"g{i}"), g["priority"])
                 for i, g in enumerate(w["groups"]) for j in range(g["min"] + g["extra"])]
         if w["apart"]:  # pods before their PodGroups: PreEnqueue holds them

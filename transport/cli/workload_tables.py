@@ -122,6 +122,9 @@ def describe_pod_group_v1alpha2(g: Mapping[str, Any], pods: Sequence[Mapping[str
                      if ref else "<none>"),
         ("Policy", s.policy if s.min_count is None else f"{s.policy} (minCount {s.min_count})"),
         ("Topology", s.topology),
+        ("Disruption Mode", spec.get("disruptionMode") or "Pod"),
+        ("Priority", "<none>" if spec.get("priority") is None
+         else f"{spec['priority']} ({spec.get('priorityClassName') or 'no class'})"),
         ("Pods", f"{s.total} ({s.bound} bound)"),
         ("Age", age(g, now)),
     ])

@@ -15,6 +15,15 @@ from framework.api.validation import invalid, is_dns1123_label, is_dns1123_subdo
 MAX_POD_GROUP_TEMPLATES = 8  # WorkloadMaxPodGroupTemplates
 MAX_RESOURCE_CLAIMS = 4  # MaxPodGroupResourceClaims
 MAX_TOPOLOGY_CONSTRAINTS = 1
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+DISRUPTION_MODES = ("Pod", "PodGroup")
+# KEP-5710's fields of a PodGroup and a template (gate WorkloadAwarePreemption):
+# disruptionMode Pod|PodGroup, priorityClassName (k8s-long-name), priority (<= 1e9).
+DISRUPTION_FIELDS = {
+    "disruptionMode": Str(enum=DISRUPTION_MODES),
+    "priorityClassName": Str(fmt=is_dns1123_subdomain),
+    "priority": Int(32, hi=HIGHEST_USER_DEFINABLE_PRIORITY),
+}
 
 
 def is_path_segment_name(value: str) -> list[str]:
@@ -60,6 +69,7 @@ POD_GROUP_TEMPLATE = Obj({
     "schedulingPolicy": SCHEDULING_POLICY,
     "schedulingConstraints": SCHEDULING_CONSTRAINTS,
     "resourceClaims": RESOURCE_CLAIMS,
+    **DISRUPTION_FIELDS,
 }, required=("name", "schedulingPolicy"), more=frozenset())
 
 
@@ -104,6 +114,7 @@ POD_GROUP_SPEC = Obj({
     "schedulingPolicy": SCHEDULING_POLICY,
     "schedulingConstraints": SCHEDULING_CONSTRAINTS,
     "resourceClaims": RESOURCE_CLAIMS,
+    **DISRUPTION_FIELDS,
 }, required=("schedulingPolicy",), more=frozenset())
 POD_GROUP = Obj({
     "metadata": object_meta(),
@@ -116,4 +127,4 @@ POD_GROUP = Obj({
     }, more=frozenset()),
 }, checks=(_spec_left_out(POD_GROUP_SPEC), _preferred_topology_key), more=TYPE_META)
 
-__all__ = ["POD_GROUP", "WORKLOAD", "is_path_segment_name"]
+__all__ = ["DISRUPTION_MODES", "HIGHEST_USER_DEFINABLE_PRIORITY", "POD_GROUP", "WORKLOAD", "is_path_segment_name"]

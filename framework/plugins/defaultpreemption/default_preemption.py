@@ -23,8 +23,8 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
 from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims, lowest_priority
-from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, plan_for_gang,
-                                                            victims_keeping_gangs_whole)
+from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, mark_victim_groups,
+                                                            plan_for_gang, victims_keeping_gangs_whole)
 from framework.preemption_inflight import PREEMPTION_RUNNING
 from framework.preemption import (
     ASYNC_PREEMPTION,
@@ -187,6 +187,12 @@ class DefaultPreemption:
             return None
         got = plan_for_gang(self._framework(), state, pod, policy, self.gangs, self.evaluator.list_pdbs())
         return group_outcome(pod, policy, got)
+
+    def candidate_chosen(self, c: Candidate, pod: Pod) -> None:
+        """The Evaluator chose `c`: every scheduling.k8s.io PodGroup it evicts whole
+        (disruptionMode PodGroup) gets DisruptionTarget=True, reason
+        PreemptionByScheduler, as v1alpha2's PodGroupStatus documents it."""
+        mark_victim_groups(self.handle, self.gangs.whole_groups(c.victims), pod)
 
     def columnar_victims(self, state: CycleState, pod: Pod, filtered: NodeToStatus,
                          potential: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]) -> FastVictims | None:

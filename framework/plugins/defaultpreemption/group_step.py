@@ -5,8 +5,10 @@ Two cases take it instead of the per-node candidates:
   the gang still lacks (minCount less its bound and waiting members, the preemptor
   first) in one domain of the group's topology label (the whole cluster without
   one), and every placed member is nominated to its node;
-- a victim on a node belongs to a gang: the gang is one unit, evicted whole (its
-  members on other nodes too) or not at all.
+- a victim on a node belongs to a PodGroup in disruptionMode PodGroup (or a
+  Coscheduling gang): the group is one unit, evicted whole (its members on other nodes
+  too) or not at all. Members of a group in disruptionMode Pod (the default) are
+  victims one by one, at their PodGroup's priority when it has one.
 
 The simulation asks the profile's own Framework: each member's PreFilter once, then
 on a simulated node the PreFilter extensions for the pods the simulation removed or
@@ -20,7 +22,8 @@ from framework.api.groups import POD_GROUP_KEY
 from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import Code, CycleState, PostFilterResult, Status
-from framework.preemption import Candidate
+from framework.preemption import Candidate, disruption_target
+from framework.workload.group_status import with_condition
 from framework.node_info import NodeInfo, PodInfo
 from framework.workload.policy import GroupPolicy, group_policy_of
 from framework.workload.preemption import Domain, GroupPreemption, VictimUnit, domains_of, plan_group_preemption, \
@@ -93,22 +96,52 @@ class GangView:
         policy = group_policy_of(pg) if isinstance(pg, SchedulingPodGroup) else None
         return policy if policy is not None and policy.gang else None
 
+    def pod_group(self, pod: Pod) -> SchedulingPodGroup | None:
+        if not pod.scheduling_group:
+            return None
+        pg = self.handle.get_object(POD_GROUP_KEY, pod.namespace, pod.scheduling_group)
+        return pg if isinstance(pg, SchedulingPodGroup) else None
+
+    def group_priority(self, pod: Pod) -> int | None:
+        """The priority the pod's PodGroup gives all its members (KEP-5710), None when unset."""
+        pg = self.pod_group(pod)
+        return pg.priority if pg is not None else None
+
+    def preemptor_priority(self, pod: Pod) -> int:
+        got = self.group_priority(pod)
+        return pod.priority if got is None else got
+
     def gang_of(self, pod: Pod) -> str | None:
-        """The unit key of a gang member (scheduling.k8s.io gang or Coscheduling
-        PodGroup), None for a pod in no gang."""
-        if self.policy(pod) is not None:
-            return f"{pod.namespace}/{pod.scheduling_group}"
+        """The unit key of a member evicted with its group (a scheduling.k8s.io PodGroup
+        in disruptionMode PodGroup, or a Coscheduling PodGroup), None for a pod evicted
+        alone."""
+        pg = self.pod_group(pod)
+        if pg is not None:
+            return f"{pod.namespace}/{pod.scheduling_group}" if pg.disrupted_whole else None
         group = pod.labels.get(POD_GROUP_LABEL)
         if group and self.handle.get_object("PodGroup", pod.namespace, group) is not None:
             return f"coscheduling:{pod.namespace}/{group}"
         return None
 
     def any_gangs(self) -> bool:
-        return any(isinstance(pg, SchedulingPodGroup) and pg.policy.gang
+        """Whether some PodGroup is evicted only whole (the per-node columns know no units)."""
+        return any(isinstance(pg, SchedulingPodGroup) and pg.disrupted_whole
                    for pg in self.handle.list_objects(POD_GROUP_KEY))
 
-    def units(self) -> list[VictimUnit]:
-        return victim_units((pi.pod for ni in self.handle.snapshot().list() for pi in ni.pods), self.gang_of)
+    def units(self, group_priorities: bool = True) -> list[VictimUnit]:
+        """Every bound pod in its victim unit; with `group_priorities`, at its PodGroup's
+        priority (workload-aware preemption) rather than its own (a single pod's)."""
+        return victim_units((pi.pod for ni in self.handle.snapshot().list() for pi in ni.pods), self.gang_of,
+                            self.group_priority if group_priorities else None)
+
+    def whole_groups(self, pods: Sequence[Pod]) -> list[SchedulingPodGroup]:
+        """The scheduling.k8s.io PodGroups (disruptionMode PodGroup) these victims empty, once each."""
+        seen: dict[str, SchedulingPodGroup] = {}
+        for p in pods:
+            pg = self.pod_group(p)
+            if pg is not None and pg.disrupted_whole:
+                seen.setdefault(pg.key, pg)
+        return list(seen.values())
 
 
 def members_to_place(handle: Any, pod: Pod, policy: GroupPolicy) -> tuple[list[Pod], list[str]]:
@@ -138,13 +171,15 @@ def plan_for_gang(fwk: Any, state: CycleState, pod: Pod, policy: GroupPolicy, vi
     nodes = handle.snapshot().list()
     fits = SimulatedFits(fwk, {pod.uid: state}, frozenset(m.uid for m in members))
     domains = domains_of(nodes, policy.required_topology_key, pinned)
-    return plan_group_preemption(members, pod.priority, nodes, domains, view.units(), fits, pdbs)
+    return plan_group_preemption(members, view.preemptor_priority(pod), nodes, domains, view.units(), fits, pdbs)
 
 
 def victims_keeping_gangs_whole(fwk: Any, state: CycleState, pod: Pod, node_info: NodeInfo, view: GangView,
                                 pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int] | str:
     """A single pod's victims on one node (a copy) with gangs as whole units, or why none work."""
-    units = [u for u in view.units() if any(p.node_name == node_info.name for p in u.members)]
+    # a single pod's preemption: groups in disruptionMode PodGroup stay whole, but each
+    # pod counts its own priority (upstream's default preemption reads no PodGroup priority)
+    units = [u for u in view.units(group_priorities=False) if any(p.node_name == node_info.name for p in u.members)]
     got = plan_in_domain([pod], pod.priority, Domain(node_info.name, (node_info.name,)),
                          {node_info.name: node_info}, units, SimulatedFits(fwk, {pod.uid: state}), pdbs)
     return got if isinstance(got, str) else (list(got.victims), got.num_pdb_violations)
@@ -169,9 +204,23 @@ def group_outcome(pod: Pod, policy: GroupPolicy, got: GroupPreemption
     return [Candidate(node, list(plan.victims), plan.num_pdb_violations, others)]
 
 
+def mark_victim_groups(handle: Any, groups: Sequence[SchedulingPodGroup], preemptor: Pod) -> None:
+    """DisruptionTarget=True on each PodGroup a chosen plan evicts whole (a write the
+    store finishes; a conflict is dropped, as PodGroupScheduled's)."""
+    condition = disruption_target(preemptor)
+    now_ns = int(handle.now() * 1e9)
+    for pg in groups:
+        written = with_condition(pg.raw, condition, now_ns)
+        if written is not None:
+            handle.update_object_later(written)
+
+
 def has_gang_victim(view: GangView, node_info: NodeInfo, pod: Pod) -> bool:
-    return any(pi.pod.priority < pod.priority and view.policy(pi.pod) is not None for pi in node_info.pods)
+    """A lower-priority pod on the node is evicted only with its whole PodGroup."""
+    return any(pi.pod.priority < pod.priority and pi.pod.scheduling_group and view.gang_of(pi.pod) is not None
+               for pi in node_info.pods)
 
 
-__all__ = ["GangView", "SimulatedFits", "group_not_placeable", "group_outcome", "has_gang_victim", "members_to_place", "plan_for_gang",
+__all__ = ["GangView", "SimulatedFits", "group_not_placeable", "group_outcome", "has_gang_victim", "mark_victim_groups",
+           "members_to_place", "plan_for_gang",
            "victims_keeping_gangs_whole"]

@@ -10,6 +10,11 @@ the whole-group cycle placed together with its quorum (framework/workload/
 group_cycle.py, its GroupCycleState in the CycleState) passes Permit at once. Pods of a
 basic group, and pods in no group, pass every point.
 
+On the pod-by-pod path (the whole-group cycle bypassed: scheduler extenders
+configured), PreFilter keeps a member inside its group's topology domain
+(topology_pin.py); in the group cycle the placement layer does that and PreFilter
+skips.
+
 The group deadline is upstream's: one per group, 300 s from its first waiter,
 renewed once it has passed (workloadmanager's SchedulingTimeout).
 
@@ -26,7 +31,9 @@ from framework.api.groups import POD_GROUP_KEY
 from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    NodeToStatus, PostFilterResult, QueueingHint, SignPurpose, Status)
+    NodeToStatus, PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
+from framework.node_info import NodeInfo
+from framework.plugins.gangscheduling.topology_pin import DomainPin
 from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState
 from framework.workload.policy import GroupPolicy, group_policy_of, placement_feasible
 
@@ -51,6 +58,8 @@ class GangScheduling:
         self.allowed: set[str] = set()  # uids let through at Permit, until unreserved or bound
         self.rejections: dict[tuple[str, str], int] = {}  # early stops in a row, per group
         self.backoff_until: dict[tuple[str, str], float] = {}  # no sibling activation before this
+        self.nodes: dict[str, str] = {}  # uid -> node of a reserved member (it pins the topology domain)
+        self.pin = DomainPin()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "GangScheduling":
@@ -75,12 +84,14 @@ class GangScheduling:
         return own_pod_group_added(pod, old, new)
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
-        """() where nothing unsigned is read: it has no Filter or Score (placement),
-        and a pod in no group passes every point. A group member's PostFilter reads
+        """() where nothing unsigned is read: it has no Filter or Score (placement; its
+        PreFilter narrows only off the group cycle), and a pod in no group passes every point. A group member's PostFilter reads
         its group's waiting and listed pods, which no signature holds, so members get
         no failure reuse."""
         if purpose is SignPurpose.FAILURE and pod.scheduling_group:
             return None
+        if pod.scheduling_group and not getattr(self.handle, "group_cycle", True):
+            return None  # pod by pod, PreFilter narrows a member to its group's domain
         return ()
 
     def policy_of(self, pod: Pod) -> GroupPolicy | None:
@@ -104,6 +115,26 @@ class GangScheduling:
             return None
         if len(self.members(pod.namespace, group)) < policy.quorum:
             return Status(Code.UnschedulableAndUnresolvable, QUORUM_NOT_PRESENT)
+        return None
+
+    # --- PreFilter: the topology domain on the pod-by-pod path --------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status | None]:
+        if getattr(self.handle, "group_cycle", True) or not pod.scheduling_group:
+            return None, Status(Code.Skip)
+        policy = self.policy_of(pod)
+        if policy is None or not policy.gang or not (policy.required_topology_key or policy.preferred_topology_key):
+            return None, Status(Code.Skip)
+        key = (pod.namespace, pod.scheduling_group)
+        members = self.members(pod.namespace, pod.scheduling_group)
+        pinned = [(p.key, p.node_name) for p in members if p.node_name]
+        pinned += [(uid, self.nodes[uid]) for uid in sorted(self.assumed.get(key, set()))
+                   if uid in self.nodes and uid != pod.uid and self._holds(uid)]
+        unscheduled = [p for p in members if not p.node_name]
+        return self.pin.nodes_for(self.handle, policy, pinned, unscheduled)
+
+    def pre_filter_extensions(self) -> None:
         return None
 
     # --- PostFilter: the early stop ---------------------------------------------------------
@@ -134,6 +165,7 @@ class GangScheduling:
                 wp.reject(self.name, message)
         self.deadlines.pop(key, None)
         self._back_off(key)
+        self.pin.rejected(key)
         return None, Status(Code.Unschedulable, message)
 
     def _back_off(self, key: tuple[str, str]) -> None:
@@ -148,10 +180,12 @@ class GangScheduling:
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if pod.scheduling_group:
             self.assumed.setdefault((pod.namespace, pod.scheduling_group), set()).add(pod.uid)
+            self.nodes[pod.uid] = node_name
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         self.allowed.discard(pod.uid)
+        self.nodes.pop(pod.uid, None)
         key = (pod.namespace, pod.scheduling_group)
         uids = self.assumed.get(key)
         if uids is not None:
@@ -194,6 +228,7 @@ class GangScheduling:
         self.deadlines.pop(key, None)
         self.rejections.pop(key, None)
         self.backoff_until.pop(key, None)
+        self.pin.placed(key)
         self.allowed.add(pod.uid)
         for uid in sorted(assumed):
             wp = self.handle.get_waiting_pod(uid)
