@@ -354,7 +354,14 @@ class PostBindPlugin(Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Protocol):
-    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """The events that may make a pod this plugin rejected schedulable, each with an
+        optional QueueingHintFn (called for one pod and one event; Queue or QueueSkip;
+        an exception counts as Queue). A registration may also give hint keys
+        (ClusterEventWithHint.event_keys / pod_keys, framework/events.py): a promise that
+        the hint skips every pod whose keys miss the event's, so the queue offers the
+        event only to the pods filed under its keys (actors/queue/hint_index.py)."""
+        ...
 
 
 # --- What the speed-ups may assume (optional, declared by each plugin) ----------------------

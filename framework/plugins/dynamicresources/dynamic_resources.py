@@ -21,11 +21,11 @@ from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.dra.allocator import Allocator, Features
-from framework.dra.pod_claims import claim_statuses
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.hint_keys import claim_event_keys, claim_names_used, pod_event_keys, pod_keys
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
@@ -71,12 +71,6 @@ class _StateData:
 
     def to_allocate(self) -> list[int]:
         return [i for i, c in enumerate(self.claims) if c.allocated is None]
-
-
-def _claim_names_used(pod: Pod) -> frozenset[str]:
-    """The names of the claims the pod may use: named ones and those its status records."""
-    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
-    return frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})
 
 
 class DynamicResources(FilterEachNode):
@@ -430,9 +424,9 @@ class DynamicResources(FilterEachNode):
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel
                                               | ActionType.UpdateNodeTaint)),
             ClusterEventWithHint(ClusterEvent("ResourceClaim", ActionType.Add | ActionType.Update),
-                                 self._after_claim_change),
+                                 self._after_claim_change, claim_event_keys, self._claim_keys),
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodGeneratedResourceClaim),
-                                 self._after_pod_change),
+                                 self._after_pod_change, pod_event_keys, pod_keys),
             ClusterEventWithHint(ClusterEvent("DeviceClass", ActionType.Add | ActionType.Update)),
             ClusterEventWithHint(ClusterEvent("ResourceSlice", ActionType.Add | ActionType.Update),
                                  self._after_slice_change),
@@ -460,12 +454,20 @@ class DynamicResources(FilterEachNode):
         """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
         if claim.namespace != pod.namespace:
             return False
+        return claim.name in self._names_used(pod)
+
+    def _names_used(self, pod: Pod) -> frozenset[str]:
         known = self._names.get(pod.uid)
         if known is None or known[0] is not pod:
             if len(self._names) >= 10_000:
                 self._names.clear()
-            known = self._names[pod.uid] = (pod, _claim_names_used(pod))
-        return claim.name in known[1]
+            known = self._names[pod.uid] = (pod, claim_names_used(pod))
+        return known[1]
+
+    def _claim_keys(self, pod: Pod) -> frozenset[Hashable]:
+        """Hint keys: the claims the pod may use; the claim hint skips any other claim
+        unless one was deallocated (claim_event_keys)."""
+        return frozenset(("claim", pod.namespace, name) for name in self._names_used(pod))
 
     def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:
