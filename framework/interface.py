@@ -108,6 +108,12 @@ class Handle(Protocol):
         """Objects of `kind` the cluster holds (pods, PodGroups, Services, PDBs ...)."""
         ...
 
+    def changed_objects(self, kind: str, since: int | None) -> tuple[int, list[str] | None]:
+        """(the object view's revision now, the keys ("ns/name") of `kind` added, changed or
+        deleted after revision `since`). None for the keys: cannot tell (since None, an
+        old revision, a lister without a journal): list them all. Not for Pods."""
+        ...
+
     def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
         """list_objects of one namespace whose label `label` equals `value`."""
         ...

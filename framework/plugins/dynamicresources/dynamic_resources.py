@@ -14,7 +14,7 @@ without extended resources backed by DRA (DRAExtendedResource), device binding
 conditions, the filter timeout and scoring of firstAvailable subrequests."""
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping
+from typing import AbstractSet, Any, Hashable, Mapping
 
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
@@ -158,8 +158,8 @@ class DynamicResources(FilterEachNode):
             if status is not None:
                 return None, status
         if to_allocate:
-            view = self._handle.list_objects("ResourceClaim")
-            held = frozenset(self.tracker.held(view) if self.fast_filter else self.tracker.allocated(view))
+            held = frozenset(self._held() if self.fast_filter
+                             else self.tracker.allocated(self._handle.list_objects("ResourceClaim")))
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
             index = self._device_index()
             try:
@@ -172,6 +172,12 @@ class DynamicResources(FilterEachNode):
                 s.single = single_request(pending, claims[pending].raw, classes)
         s.claims = claims
         return None, None
+
+    def _held(self) -> AbstractSet[str]:
+        """The devices held, the claims changed since the last pod read again (DeviceTracker)."""
+        revision, changed = self._handle.changed_objects("ResourceClaim", self.tracker.revision)
+        return self.tracker.held_since(revision, changed, lambda key: self._handle.get_object(
+            "ResourceClaim", *key.split("/", 1)), lambda: self._handle.list_objects("ResourceClaim"))
 
     def _device_index(self) -> DeviceIndex:
         """The index of the slices in the view, built again only when one of them changed."""
