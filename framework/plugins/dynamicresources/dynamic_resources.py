@@ -81,6 +81,7 @@ class DynamicResources(FilterEachNode):
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
+        self._slices_seen: int | None = None  # the view's revision when the slices were last read
         # pod uid -> (the pod object, the claim names it may use), for the claim hint's
         # cheap test; the queue offers the same pod object to event after event
         self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
@@ -180,7 +181,11 @@ class DynamicResources(FilterEachNode):
             "ResourceClaim", *key.split("/", 1)), lambda: self._handle.list_objects("ResourceClaim"))
 
     def _device_index(self) -> DeviceIndex:
-        """The index of the slices in the view, built again only when one of them changed."""
+        """The slices' index, built again only when one changed (the view's journal, else a compare)."""
+        revision, changed = self._handle.changed_objects("ResourceSlice", self._slices_seen)
+        self._slices_seen = revision
+        if self._index is not None and changed == []:
+            return self._index
         slices = [sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice)]
         known = self._index
         if known is None or len(known.slices) != len(slices) or any(a is not b for a, b in zip(known.slices, slices)):
@@ -261,16 +266,16 @@ class DynamicResources(FilterEachNode):
         s = state.get(STATE_KEY)
         if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
             return FilterEachNode.filter_nodes(self, state, pod, nodes)
-        selected, key, need, held = s.index.selected, s.single.selectors, s.single.count, s.allocator.allocated
+        free, need = s.index.free_counts(s.single.selectors, s.allocator.allocated).of, s.single.count
         rejected = _unschedulable(CANNOT_ALLOCATE)
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
             name = node.name if node is not None else ""
-            devices = selected(name, key)
-            if devices is None:
+            count = free(name)
+            if count is None:
                 out.append(self.filter(state, pod, ni))
-            elif sum(1 for d in devices if d not in held) >= need:
+            elif count >= need:
                 s.deferred[name] = node.raw if node is not None else None
                 out.append(None)
             else:
