@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 if TYPE_CHECKING:
     from framework.api.objects import Pod
@@ -53,9 +53,23 @@ class ClusterEvent:
 
 
 QueueingHintFn = Callable[["Pod", Any, Any], QueueingHint]
+EventKeysFn = Callable[[Any, Any], "frozenset[Hashable] | None"]
+PodKeysFn = Callable[["Pod"], "frozenset[Hashable]"]
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
+    """An event a plugin cares about and its QueueingHintFn (None: always Queue).
+
+    Hint keys (optional, both or neither; a speed-up, not upstream's): a promise that
+    lets the queue offer an event only to the pods its hint can answer Queue for.
+    `event_keys(old, new)` names what the event is about (None: it may concern any
+    pod); `pod_keys(pod)` names what the pod waits for. The promise: when
+    `event_keys` gives a set, `hint(pod, old, new)` answers QueueSkip for every pod
+    whose `pod_keys(pod)` shares no key with it. Both are pure functions of their
+    arguments; `pod_keys` is read again whenever the queue's pod object changes."""
+
     event: ClusterEvent
     hint: QueueingHintFn | None = None
+    event_keys: EventKeysFn | None = None
+    pod_keys: PodKeysFn | None = None

@@ -49,12 +49,17 @@ class InMemoryObjects:
         # Moves with every change of an object other than a Pod (plugins read pods
         # from the snapshot; framework.failure_memo keys on this).
         self.revision = 0
+        # kind (not Pod) -> key -> the revision of its last change, oldest first; and per
+        # kind the revision before which the journal was trimmed (changed_since)
+        self._journal: dict[str, dict[str, int]] = {}
+        self._trimmed: dict[str, int] = {}
         for o in objects:
             self.put(o)
 
     def put(self, obj: KubeObject) -> None:
         if obj.kind != "Pod":
             self.revision += 1
+            self._note(obj.kind, obj.key)
         objs = self._by_kind.setdefault(obj.kind, {})
         old = objs.get(obj.key)
         if old is not None:
@@ -70,9 +75,31 @@ class InMemoryObjects:
     def delete(self, kind: str, key: str) -> None:
         if kind != "Pod":
             self.revision += 1
+            self._note(kind, key)
         old = self._by_kind.get(kind, {}).pop(key, None)
         if old is not None:
             self._unindex(old)
+
+    def _note(self, kind: str, key: str) -> None:
+        journal = self._journal.setdefault(kind, {})
+        journal.pop(key, None)
+        journal[key] = self.revision
+        if len(journal) > 2 * len(self._by_kind.get(kind, ())) + 1024:  # keys deleted long ago
+            for old in list(journal)[:len(journal) // 2]:
+                self._trimmed[kind] = journal.pop(old)
+
+    def changed_since(self, kind: str, revision: int) -> list[str] | None:
+        """Keys of `kind` (not Pod) put or deleted after `revision`, newest first; None
+        when the journal no longer reaches back that far."""
+        if revision < self._trimmed.get(kind, 0):
+            return None
+        out = []
+        journal = self._journal.get(kind, {})
+        for key in reversed(journal):
+            if journal[key] <= revision:
+                break
+            out.append(key)
+        return out
 
     def _unindex(self, obj: KubeObject) -> None:
         if isinstance(obj, Pod) and obj.scheduling_group:
@@ -229,6 +256,14 @@ class FrameworkHandle:
 
     def get_object(self, kind: str, namespace: str, name: str) -> Any | None:
         return self.objects.get(kind, namespace, name)
+
+    def changed_objects(self, kind: str, since: int | None) -> tuple[int, list[str] | None]:
+        """(the view's revision now, the keys of `kind` changed after revision `since`);
+        None for the keys when the lister cannot tell (then read them all)."""
+        if not isinstance(self.objects, InMemoryObjects):
+            return 0, None
+        now = self.objects.revision
+        return now, None if since is None else self.objects.changed_since(kind, since)
 
     def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
         """list_objects filtered by one label, indexed when the lister offers it."""

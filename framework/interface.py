@@ -108,6 +108,12 @@ class Handle(Protocol):
         """Objects of `kind` the cluster holds (pods, PodGroups, Services, PDBs ...)."""
         ...
 
+    def changed_objects(self, kind: str, since: int | None) -> tuple[int, list[str] | None]:
+        """(the object view's revision now, the keys ("ns/name") of `kind` added, changed or
+        deleted after revision `since`). None for the keys: cannot tell (since None, an
+        old revision, a lister without a journal): list them all. Not for Pods."""
+        ...
+
     def list_objects_with_label(self, kind: str, namespace: str, label: str, value: str) -> list[Any]:
         """list_objects of one namespace whose label `label` equals `value`."""
         ...
@@ -354,7 +360,14 @@ class PostBindPlugin(Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Protocol):
-    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """The events that may make a pod this plugin rejected schedulable, each with an
+        optional QueueingHintFn (called for one pod and one event; Queue or QueueSkip;
+        an exception counts as Queue). A registration may also give hint keys
+        (ClusterEventWithHint.event_keys / pod_keys, framework/events.py): a promise that
+        the hint skips every pod whose keys miss the event's, so the queue offers the
+        event only to the pods filed under its keys (actors/queue/hint_index.py)."""
+        ...
 
 
 # --- What the speed-ups may assume (optional, declared by each plugin) ----------------------

@@ -75,7 +75,7 @@ class SchedulingQueue(RequeueDecisions):
         self._hints_for = hints_for or (lambda pod: {})
         # Every profile's registrations: an event none of them covers moves no pod and
         # is not recorded for in-flight pods (upstream's isEventOfInterest).
-        self.is_event_of_interest = EventInterest(hint_maps)
+        self.is_event_of_interest = EventInterest(hint_maps := tuple(hint_maps))
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
@@ -86,7 +86,7 @@ class SchedulingQueue(RequeueDecisions):
         # (None: every pod alone, as upstream), `monotone` lets a class sleep through
         # events that can only make its pods fail more.
         self.unschedulable = UnschedulablePool(class_key, lambda attempts: backoff_duration_ns(
-            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less)
+            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less, (self._hints_for, hint_maps))
         self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
                                   lambda key: key in self.active_q or key in self.backoff_q
                                   or key in self.error_backoff_q, lambda: self.last_failure_ns)
@@ -200,7 +200,7 @@ class SchedulingQueue(RequeueDecisions):
                 for event in unscheduled_pod_update_events(old, new):
                     self._record_event(event, old, new)
             return
-        qpi.pod = new
+        self.unschedulable.replace_pod(qpi, new)  # filed again by the new object's hint keys
         now_ns = to_ns(now)
         if self.classes.class_of(key) is not None and signed_change(old, new):
             self.unschedulable.pop(key)  # its signature may differ now: put again, in its class
@@ -359,7 +359,7 @@ class SchedulingQueue(RequeueDecisions):
         if event is UNSCHEDULABLE_TIMEOUT:
             offered = self.unschedulable.items()
         else:
-            offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None)
+            offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None, event=(event, old, new))
         about = new.key if isinstance(new, Pod) else old.key if isinstance(old, Pod) else None
         for key, qpi in offered:
             cls = self.classes.class_of(key) if key != about else None

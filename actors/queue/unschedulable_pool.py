@@ -24,10 +24,13 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from typing import Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
+from actors.queue.hint_index import HintIndex
+from actors.queue.interest import HintMap
 from actors.queue.pod_classes import ClassIndex
-from framework.interface import QueuedPodInfo
+from framework.api.objects import Pod
+from framework.interface import ClusterEvent, QueuedPodInfo
 
 SCHEDULING_GATES = "SchedulingGates"
 
@@ -37,7 +40,8 @@ class UnschedulablePool:
 
     def __init__(self, class_key: Callable[[QueuedPodInfo], Hashable | None] | None = None,
                  backoff_of: Callable[[int], int] = lambda attempts: attempts,
-                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None) -> None:
+                 less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = None,
+                 hints: tuple[Callable[[Pod], HintMap], Iterable[HintMap]] | None = None) -> None:
         self._class_key = class_key
         self.classes = ClassIndex(backoff_of, less)
         self._entries: dict[str, QueuedPodInfo] = {}
@@ -46,6 +50,9 @@ class UnschedulablePool:
         self._movable: dict[str, QueuedPodInfo] = {}  # not gated by SchedulingGates nor in a class, in put order
         self._timeouts: list[tuple[int, int, str]] = []  # (timestamp, seq, key) of entries not gated
         self._seq = itertools.count(1)
+        # The plain entries filed by what events can move them (hint_index.py; from the
+        # queue's hint maps); None: every plain entry is offered every event.
+        self.hint_index: HintIndex | None = HintIndex(*hints) if hints is not None else None
 
     # --- size and lookup -------------------------------------------------------------------------
 
@@ -92,6 +99,8 @@ class UnschedulablePool:
             self.classes.join(key, class_key, seq, qpi.attempts)
         elif not (qpi.gated and qpi.gating_plugin == SCHEDULING_GATES):
             self._movable[key] = qpi
+            if self.hint_index is not None:
+                self.hint_index.add(key, qpi)
 
     def pop(self, key: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
         qpi = self._entries.pop(key, None)
@@ -99,7 +108,8 @@ class UnschedulablePool:
             return default
         del self._seq_of[key]
         self._gated.discard(key)
-        self._movable.pop(key, None)
+        if self._movable.pop(key, None) is not None and self.hint_index is not None:
+            self.hint_index.discard(key)
         share = self.classes.leave(key, qpi)
         if share is not None:
             share.apply(qpi)
@@ -133,11 +143,24 @@ class UnschedulablePool:
             assert qpi is not None
             out.append(qpi)
 
-    def movable(self, also: str | None = None) -> list[tuple[str, QueuedPodInfo]]:
+    def replace_pod(self, qpi: QueuedPodInfo, pod: Pod) -> None:
+        """The entry's pod object changed (an update): filed again by its new keys."""
+        qpi.pod = pod
+        if self.hint_index is not None and self._movable.get(pod.key) is qpi:
+            self.hint_index.add(pod.key, qpi)
+
+    def movable(self, also: str | None = None,
+                event: tuple[ClusterEvent, Any, Any] | None = None) -> list[tuple[str, QueuedPodInfo]]:
         """The entries a cluster event is offered to, in put order: every entry not
-        gated by SchedulingGates nor in a class, the first member of every parked
-        class, plus the entry `also` whatever its gating or class."""
-        out = list(self._movable.items())
+        gated by SchedulingGates nor in a class (given the `event`, only those the hint
+        index names), the first member of every parked class, plus the entry `also`
+        whatever its gating or class."""
+        only = self.hint_index.candidates(*event) if event is not None and self.hint_index is not None else None
+        if only is None:
+            out = list(self._movable.items())
+        else:
+            seqs = self._seq_of
+            out = sorted(((k, self._movable[k]) for k in only if k in self._movable), key=lambda kv: seqs[kv[0]])
         firsts = [(k, self._entries[k]) for k in (self.classes.first(c) for c in list(self.classes.parked()))
                   if k is not None]
         if firsts:

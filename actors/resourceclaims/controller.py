@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Union, assert_never
+from typing import Any, Coroutine, Union, assert_never
 
 from actors.base import Actor, MailboxClosed, resolve
 from actors.store import AlreadyExists, Conflict, NotFound, StoreClient, StoreError, WatchEvent
@@ -43,6 +43,7 @@ from framework.dra.pod_claims import (
 log = logging.getLogger(__name__)
 WATCHED = frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"})
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the scheduler's finalizer on allocated claims
+SYNC_WORKERS = 64  # keys synced at once (upstream runs the controller with several workers too)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +83,23 @@ class _State:
                 keys.discard(claim.key)
                 if not keys:
                     del self.by_uid[uid]
+
+
+def _take(dirty: set[str]) -> list[str]:
+    return [dirty.pop() for _ in range(min(len(dirty), SYNC_WORKERS))]
+
+
+async def _together(syncs: list[Coroutine[Any, Any, None]]) -> None:
+    """Run the syncs at once; the first failure stands for them (MailboxClosed: the store stops)."""
+    if len(syncs) == 1:
+        await syncs[0]
+        return
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for sync in syncs:
+                tg.create_task(sync)
+    except BaseExceptionGroup as group:
+        raise group.exceptions[0] from None
 
 
 class ResourceClaimController(Actor[ControllerMsg]):
@@ -175,13 +193,16 @@ class ResourceClaimController(Actor[ControllerMsg]):
                 self.dirty_pods |= s.waiting_for.pop(obj.key, set())
 
     async def _sync_dirty(self) -> None:
+        """Pods first, then claims, up to SYNC_WORKERS keys at once (a key is never synced
+        twice at once, as upstream's workqueue guarantees its workers): a burst of new
+        pods sends its claims' creates, then its status writes, to the store together, so
+        they share its turns and commits instead of taking two each."""
         while self.dirty_pods or self.dirty_claims:
             if self.dirty_pods:
-                key = self.dirty_pods.pop()
-                await self._retrying(self._sync_pod, key)
+                keys, sync = _take(self.dirty_pods), self._sync_pod
             else:
-                key = self.dirty_claims.pop()
-                await self._retrying(self._sync_claim, key)
+                keys, sync = _take(self.dirty_claims), self._sync_claim
+            await _together([self._retrying(sync, key) for key in keys])
 
     async def _retrying(self, sync: Any, key: str) -> None:
         """One sync; a Conflict (someone wrote in between) is retried once from the stored object."""

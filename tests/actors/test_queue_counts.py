@@ -138,8 +138,8 @@ class WalkingPool(UnschedulablePool):
             self.pop(x.pod.key)
         return out
 
-    def movable(self, also: str | None = None) -> list[tuple[str, QueuedPodInfo]]:
-        return list(self.order.items())  # the queue skips pods held by SchedulingGates itself
+    def movable(self, also: str | None = None, event: object = None) -> list[tuple[str, QueuedPodInfo]]:
+        return list(self.order.items())  # the queue skips pods held by SchedulingGates itself; no hint index
 
 
 def _recount(q: sq.SchedulingQueue) -> dict[str, int]:

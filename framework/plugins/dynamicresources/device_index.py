@@ -12,7 +12,7 @@ None here, and the plugin runs the structured allocator as before."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
 from framework.dra.pools import gather_pools
@@ -70,6 +70,15 @@ class DeviceIndex:
         self.slices = tuple(slices)
         self.by_node = SlicesByNode(self.slices)
         self._selected: dict[tuple[str, SelectorKey], tuple[str, ...] | None] = {}
+        self._free: dict[SelectorKey, FreeCounts] = {}
+
+    def free_counts(self, key: SelectorKey, held: AbstractSet[str]) -> "FreeCounts":
+        """Per node, the devices the selectors select there that `held` does not hold."""
+        counts = self._free.get(key)
+        if counts is None:
+            counts = self._free[key] = FreeCounts(lambda node: self.selected(node, key))
+        counts.move_to(held)
+        return counts
 
     def selected(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
         """"<driver>/<pool>/<device>" of the node's devices the selectors select, in the
@@ -106,3 +115,40 @@ class DeviceIndex:
                     except CELEvalError:
                         return None
         return tuple(out)
+
+
+class FreeCounts:
+    """For one selector set: per node, how many of its selected devices are free, carried
+    from one pod's held set to the next by the devices whose holding changed (a device
+    of the fast path is one node's own, so it moves one node's count), instead of
+    counted again on every node for every pod."""
+
+    def __init__(self, selected: Callable[[str], tuple[str, ...] | None]) -> None:
+        self._selected = selected
+        self._held: frozenset[str] = frozenset()
+        self._free: dict[str, int | None] = {}  # node -> free selected devices (None: not the fast path's)
+        self._node_of: dict[str, str] = {}  # device -> its node, for the nodes counted
+
+    def move_to(self, held: AbstractSet[str]) -> None:
+        if held is self._held:
+            return
+        now = held if isinstance(held, frozenset) else frozenset(held)
+        free, node_of = self._free, self._node_of
+        for device in self._held ^ now:
+            node = node_of.get(device)
+            if node is not None:
+                free[node] += -1 if device in now else 1  # type: ignore[operator]
+        self._held = now
+
+    def of(self, node: str) -> int | None:
+        """The node's free selected devices; None where the fast path does not apply."""
+        if node in self._free:
+            return self._free[node]
+        devices = self._selected(node)
+        if devices is None:
+            self._free[node] = None
+            return None
+        for device in devices:
+            self._node_of[device] = node
+        count = self._free[node] = sum(1 for d in devices if d not in self._held)
+        return count

@@ -14,18 +14,18 @@ without extended resources backed by DRA (DRAExtendedResource), device binding
 conditions, the filter timeout and scoring of firstAvailable subrequests."""
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping
+from typing import AbstractSet, Any, Hashable, Mapping
 
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.dra.allocator import Allocator, Features
-from framework.dra.pod_claims import claim_statuses
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.hint_keys import claim_event_keys, claim_names_used, pod_event_keys, pod_keys
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
@@ -73,12 +73,6 @@ class _StateData:
         return [i for i, c in enumerate(self.claims) if c.allocated is None]
 
 
-def _claim_names_used(pod: Pod) -> frozenset[str]:
-    """The names of the claims the pod may use: named ones and those its status records."""
-    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
-    return frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})
-
-
 class DynamicResources(FilterEachNode):
     name = NAME
 
@@ -87,6 +81,7 @@ class DynamicResources(FilterEachNode):
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
+        self._slices_seen: int | None = None  # the view's revision when the slices were last read
         # pod uid -> (the pod object, the claim names it may use), for the claim hint's
         # cheap test; the queue offers the same pod object to event after event
         self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
@@ -164,8 +159,8 @@ class DynamicResources(FilterEachNode):
             if status is not None:
                 return None, status
         if to_allocate:
-            view = self._handle.list_objects("ResourceClaim")
-            held = frozenset(self.tracker.held(view) if self.fast_filter else self.tracker.allocated(view))
+            held = frozenset(self._held() if self.fast_filter
+                             else self.tracker.allocated(self._handle.list_objects("ResourceClaim")))
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
             index = self._device_index()
             try:
@@ -179,8 +174,18 @@ class DynamicResources(FilterEachNode):
         s.claims = claims
         return None, None
 
+    def _held(self) -> AbstractSet[str]:
+        """The devices held, the claims changed since the last pod read again (DeviceTracker)."""
+        revision, changed = self._handle.changed_objects("ResourceClaim", self.tracker.revision)
+        return self.tracker.held_since(revision, changed, lambda key: self._handle.get_object(
+            "ResourceClaim", *key.split("/", 1)), lambda: self._handle.list_objects("ResourceClaim"))
+
     def _device_index(self) -> DeviceIndex:
-        """The index of the slices in the view, built again only when one of them changed."""
+        """The slices' index, built again only when one changed (the view's journal, else a compare)."""
+        revision, changed = self._handle.changed_objects("ResourceSlice", self._slices_seen)
+        self._slices_seen = revision
+        if self._index is not None and changed == []:
+            return self._index
         slices = [sl.raw for sl in self._handle.list_objects("ResourceSlice") if isinstance(sl, ResourceSlice)]
         known = self._index
         if known is None or len(known.slices) != len(slices) or any(a is not b for a, b in zip(known.slices, slices)):
@@ -261,16 +266,16 @@ class DynamicResources(FilterEachNode):
         s = state.get(STATE_KEY)
         if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
             return FilterEachNode.filter_nodes(self, state, pod, nodes)
-        selected, key, need, held = s.index.selected, s.single.selectors, s.single.count, s.allocator.allocated
+        free, need = s.index.free_counts(s.single.selectors, s.allocator.allocated).of, s.single.count
         rejected = _unschedulable(CANNOT_ALLOCATE)
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
             name = node.name if node is not None else ""
-            devices = selected(name, key)
-            if devices is None:
+            count = free(name)
+            if count is None:
                 out.append(self.filter(state, pod, ni))
-            elif sum(1 for d in devices if d not in held) >= need:
+            elif count >= need:
                 s.deferred[name] = node.raw if node is not None else None
                 out.append(None)
             else:
@@ -430,9 +435,9 @@ class DynamicResources(FilterEachNode):
             ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel
                                               | ActionType.UpdateNodeTaint)),
             ClusterEventWithHint(ClusterEvent("ResourceClaim", ActionType.Add | ActionType.Update),
-                                 self._after_claim_change),
+                                 self._after_claim_change, claim_event_keys, self._claim_keys),
             ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodGeneratedResourceClaim),
-                                 self._after_pod_change),
+                                 self._after_pod_change, pod_event_keys, pod_keys),
             ClusterEventWithHint(ClusterEvent("DeviceClass", ActionType.Add | ActionType.Update)),
             ClusterEventWithHint(ClusterEvent("ResourceSlice", ActionType.Add | ActionType.Update),
                                  self._after_slice_change),
@@ -460,12 +465,20 @@ class DynamicResources(FilterEachNode):
         """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
         if claim.namespace != pod.namespace:
             return False
+        return claim.name in self._names_used(pod)
+
+    def _names_used(self, pod: Pod) -> frozenset[str]:
         known = self._names.get(pod.uid)
         if known is None or known[0] is not pod:
             if len(self._names) >= 10_000:
                 self._names.clear()
-            known = self._names[pod.uid] = (pod, _claim_names_used(pod))
-        return claim.name in known[1]
+            known = self._names[pod.uid] = (pod, claim_names_used(pod))
+        return known[1]
+
+    def _claim_keys(self, pod: Pod) -> frozenset[Hashable]:
+        """Hint keys: the claims the pod may use; the claim hint skips any other claim
+        unless one was deallocated (claim_event_keys)."""
+        return frozenset(("claim", pod.namespace, name) for name in self._names_used(pod))
 
     def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:

@@ -6,7 +6,7 @@ PreBind that the store's watch has not delivered back yet. Two pods in flight ne
 the same device: the second one's allocator sees the first one's pending allocation."""
 from __future__ import annotations
 
-from typing import AbstractSet, Any, Iterable, Mapping
+from typing import AbstractSet, Any, Callable, Iterable, Mapping
 
 from framework.api.dra_kinds import ResourceClaim
 from framework.dra.from_objects import allocated_devices
@@ -28,20 +28,30 @@ class DeviceTracker:
         # and per device how many counted claims hold it
         self._counted: dict[str, tuple[ResourceClaim, frozenset[str]]] = {}
         self._holders: dict[str, int] = {}
+        # held_since(): the view as last read (key -> uid, uid -> claim), the view's revision
+        # then (None: read it all next time), and the uids whose in-flight or written
+        # allocation changed since
+        self._key_uid: dict[str, str] = {}
+        self._view: dict[str, ResourceClaim] = {}
+        self.revision: int | None = None
+        self._touched: set[str] = set()
 
     def has_pending(self, uid: str) -> bool:
         return uid in self._pending
 
     def signal_pending(self, claim: ResourceClaim) -> None:
         self._pending[claim.uid] = claim
+        self._touched.add(claim.uid)
 
     def remove_pending(self, uid: str) -> bool:
+        self._touched.add(uid)
         return self._pending.pop(uid, None) is not None
 
     def assume(self, written: ResourceClaim) -> None:
         """PreBind wrote `written`: it stands for the claim until the view holds that version."""
         self._assumed[written.uid] = written
         self._pending.pop(written.uid, None)
+        self._touched.add(written.uid)
 
     def current(self, claim: ResourceClaim) -> ResourceClaim:
         """The newest the scheduler knows of `claim`: the view's, or a newer one it wrote."""
@@ -50,6 +60,7 @@ class DeviceTracker:
             return claim
         if _rv(claim.raw) >= _rv(mine.raw):
             del self._assumed[claim.uid]  # the watch caught up
+            self._touched.add(claim.uid)
             return claim
         return mine
 
@@ -88,6 +99,45 @@ class DeviceTracker:
         if len(counted) != len(seen):  # every uid seen is counted now: the others are gone
             for uid in [u for u in counted if u not in seen]:
                 self._uncount(uid)
+        return self._holders.keys()
+
+    def held_since(self, revision: int, changed: Iterable[str] | None,
+                   lookup: Callable[[str], ResourceClaim | None],
+                   view: Callable[[], Iterable[ResourceClaim]]) -> AbstractSet[str]:
+        """What held(view()) answers, reading only the claims at the keys `changed` since
+        the view's revision at the last call (now `revision`) and those whose allocation in
+        flight or written changed; `changed` None (the view cannot tell): everything."""
+        if changed is None or self.revision is None:
+            claims = list(view())
+            self._key_uid = {c.key: c.uid for c in claims}
+            self._view = {c.uid: c for c in claims}
+            self.revision = revision
+            self._touched.clear()
+            return self.held(claims)
+        self.revision = revision
+        touched, self._touched = self._touched, set()
+        for key in changed:
+            old = self._key_uid.pop(key, None)
+            if old is not None:
+                self._view.pop(old, None)
+                touched.add(old)
+            claim = lookup(key)
+            if claim is not None:
+                self._key_uid[key] = claim.uid
+                self._view[claim.uid] = claim
+                touched.add(claim.uid)
+        for uid in touched:  # as held() treats each uid
+            claim = self._view.get(uid)
+            if claim is not None:
+                effective = self._pending.get(uid) or (self.current(claim) if uid in self._assumed else claim)
+                self._count(uid, effective)
+            elif uid in self._pending:
+                self._count(uid, self._pending[uid])
+            else:
+                self._assumed.pop(uid, None)  # written, then deleted before the view had it
+                if uid in self._counted:
+                    self._uncount(uid)
+        self._touched.clear()  # current() above may have noted what it just settled
         return self._holders.keys()
 
     def _count(self, uid: str, claim: ResourceClaim) -> None:

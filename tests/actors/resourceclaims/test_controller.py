@@ -150,3 +150,19 @@ async def test_a_pod_bound_without_the_scheduler_is_reserved_on_its_allocated_cl
             **(await c.get("Pod", "default", "trainer"))["metadata"], "labels": {"touched": "yes"}}}])
         await settle(c, ctl)
         assert (await c.get("ResourceClaim", "default", "one-gpu"))["status"]["reservedFor"] == reserved
+
+
+async def test_a_burst_of_pods_gets_its_claims_made_and_recorded_in_shared_store_commits(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (store, c, ctl):
+        await c.apply([m.claim_template()])
+        await c.apply([m.pod_with_template(f"worker-{i}") for i in range(40)])
+        before = store.commits
+        await settle(c, ctl)
+        claims = await claims_of(c)
+        assert len(claims) == 40 and ctl.created == 40
+        for i in range(40):
+            pod = await c.get("Pod", "default", f"worker-{i}")
+            [status] = pod["status"]["resourceClaimStatuses"]
+            assert status["resourceClaimName"].startswith(f"worker-{i}-gpu-")
+        # one at a time, 40 creates and 40 status writes took 80 commits
+        assert store.commits - before < 20
