@@ -131,7 +131,9 @@ class TurnLoop:
                     return
                 await asyncio.sleep(wait)
                 self._deferred.extend(self._s.inbox.get_nowait_all())
-                if not self._deferred:
+                if not self._deferred or self._events_wait():
+                    # Nothing to prepare (held events wait for a write, not for this commit):
+                    # join the commit in flight, so its callers are answered.
                     await self._s._commit.settle(Pacer(timer=self._work_time))
                     self._deferred.extend(self._s.inbox.get_nowait_all())
         finally:
@@ -140,7 +142,7 @@ class TurnLoop:
 
     async def _turns(self) -> None:
         while self._deferred:
-            if self._s._event_hold.waits(self._deferred):
+            if self._events_wait():
                 return  # only RecordEvents: they ride with the next write (actors/store/event_hold.py)
             self._s._event_hold.taken()
             turn = self._take_turn()
@@ -165,6 +167,10 @@ class TurnLoop:
                 self._s.fair_pause_seconds += pause
                 await asyncio.sleep(pause)
             self._deferred.extend(self._s.inbox.get_nowait_all())
+
+    def _events_wait(self) -> bool:
+        """Whether everything deferred is RecordEvents held for the next write."""
+        return not self._s.inbox.closed and self._s._event_hold.waits(self._deferred)
 
     def _scheduler_share(self, turn: list[StoreMsg]) -> float:
         """Half of the loop; less after a turn that stored a bulk apply (StoreLimits)."""
