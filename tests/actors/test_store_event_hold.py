@@ -70,3 +70,18 @@ async def test_a_stopping_store_commits_the_events_that_wait(tmp_path: Path) -> 
         assert not store.idle()
     async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
         assert [e.message for e in await c.events("Node", "n1")] == ["kept"]
+
+
+async def test_a_write_is_answered_when_an_event_comes_while_its_commit_is_in_flight(tmp_path: Path) -> None:
+    # The turn loop overlaps a commit with the next turn's preparation (local_commit.py);
+    # an event arriving then is held for a write, and must not keep the commit from being
+    # joined and its caller answered.
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        created = asyncio.ensure_future(c.create(pod("p")))
+        while store._commit.overlap() is None and not created.done():
+            await asyncio.sleep(0)
+        in_flight = not created.done()
+        c.record_event("Pod", "default/p", "Normal", "Scheduled", "while committing")
+        await asyncio.wait_for(created, 60)  # a guard against the hang, not a time bound
+        assert in_flight
+        assert [e.reason for e in await c.events("Pod", "default/p")] == ["Scheduled"]
