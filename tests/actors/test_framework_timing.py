@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from actors.framework_timing import PLUGIN_METHODS, TimedPlugin, timed_frameworks
 from framework.api.objects import Pod
 from framework.config import build_frameworks, load_config
@@ -70,3 +72,23 @@ def test_a_timed_sibling_reports_each_extension_point_it_runs_and_the_profile_fr
     assert calls == []
     sampled.run_pre_score(CycleState(), pod, [])
     assert calls and {c[1] for c in calls} == {"PreScore"}
+
+
+def test_a_door_that_raises_is_reported_as_error_and_raises_on() -> None:
+    from actors.framework_timing import ExtensionPointTimer
+    from framework.runtime.timing import status_itself
+
+    sink = RecordingSink()
+    timer = ExtensionPointTimer(sink, "p1", lambda: 0.0)
+
+    def broken() -> None:
+        raise RuntimeError("runtime bug")
+
+    async def broken_async() -> None:
+        raise RuntimeError("runtime bug")
+
+    for run in (lambda: timer.run("Reserve", status_itself, broken),
+                lambda: asyncio.run(timer.run_async("Bind", status_itself, broken_async))):
+        with pytest.raises(RuntimeError, match="runtime bug"):
+            run()
+    assert sink.calls == [("extension_point", "Reserve", "Error", "p1"), ("extension_point", "Bind", "Error", "p1")]
