@@ -147,7 +147,9 @@ class Store(Actor[StoreMsg]):
 
     async def close(self) -> None:
         self._events.cancel_expiry()
-        if self._event_hold.held:  # the events that waited for a write are committed before the end
+        # Events still waiting for a write (a store stopped without Pipeline.stop's release)
+        # are committed before the end; a shared store's turn needs its etcd feed, gone by now.
+        if self._event_hold.held and isinstance(self._commit, LocalCommit):
             await self._loop.take([FlushEvents()])
         await self.backend.close()
 

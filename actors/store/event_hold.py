@@ -15,8 +15,9 @@ a bind, a status), or after EVENT_HOLD_SECONDS when none does, whichever is firs
 - Whoever assembles the store chooses: the Pipeline (the daemon, bench, conformance)
   holds for EVENT_HOLD_SECONDS; a Store made without `event_hold_seconds` or without
   a timer clock commits events at once.
-- A driver that waits for idleness (Pipeline.settle) releases them; a stopping store
-  commits them before it closes its backend (Store.close).
+- A driver that waits for idleness (Pipeline.settle) releases them; so does
+  Pipeline.stop before it closes the store's inbox (a closing inbox holds nothing), and
+  a SQLite or memory store stopped otherwise commits them in Store.close.
 """
 from __future__ import annotations
 

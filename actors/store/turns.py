@@ -111,7 +111,7 @@ class TurnLoop:
         """The store's inbox gave `msgs`: run turns until nothing waits."""
         self._deferred.extend(msgs)
         while self._deferred:
-            if self._s._event_hold.waits(self._deferred):
+            if not self._s.inbox.closed and self._s._event_hold.waits(self._deferred):
                 return  # only RecordEvents: they ride with the next write (actors/store/event_hold.py)
             self._s._event_hold.taken()
             turn = self._take_turn()

@@ -70,3 +70,15 @@ async def test_a_stopping_store_commits_the_events_that_wait(tmp_path: Path) -> 
         assert not store.idle()
     async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
         assert [e.message for e in await c.events("Node", "n1")] == ["kept"]
+
+
+async def test_a_pipeline_stopping_commits_the_events_that_wait(tmp_path: Path) -> None:
+    from actors.pipeline import Pipeline
+    from actors.store.messages import RecordEvent
+
+    async with Pipeline(None, clock=FakeClock(0.0), backend=SQLiteBackend(tmp_path)) as p:
+        p.store.tell(RecordEvent(kind="Node", key="n1", type="Normal", reason="Quiet", message="kept"))
+        await _taken(p.store)
+        assert not p.store.idle()
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        assert [e.message for e in await c.events("Node", "n1")] == ["kept"]
