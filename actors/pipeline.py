@@ -328,6 +328,7 @@ class Pipeline:
             await asyncio.wait({writer}, timeout=self.drain_grace_seconds)
         self.phase = "stopping:store"
         if "store" in self._tasks:
+            self.store.release_events()  # events waiting for a write go with what is queued
             self.store.inbox.close(drain=True)  # flush what is queued, then stop
         try:
             await tg.__aexit__(None, None, None)

@@ -93,6 +93,9 @@ class KeptNodeToStatus(NodeToStatus):
     def items(self) -> Iterable[tuple[str, Status]]:
         return [(name, st) for st, names in self.groups for name in names]
 
+    def distinct(self) -> list[Status]:
+        return [st for st, _ in self.groups]
+
     def counts(self) -> list[tuple[Status, int]]:
         return [(st, len(names)) for st, names in self.groups]
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 from typing import Hashable, Sequence
 
 import numpy as np
@@ -37,6 +39,8 @@ from framework.cache import NodeInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.node_table import ColumnarNodes
 from framework.runtime import Framework
+
+_NAME = attrgetter("name")
 
 # What else a node's verdict may depend on: the nominator's and the lister's versions.
 Versions = tuple[int, int]
@@ -204,6 +208,22 @@ class CountedNodeToStatus(NodeToStatus):
 
     def counts(self) -> list[tuple[Status, int]]:
         return list(self.known_counts.values())
+
+    def distinct(self) -> list[Status]:
+        return [st for st, _ in self.known_counts.values()]
+
+    def nodes_for_code(self, all_nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
+        """From the distinct Statuses when they all have `code` or none has (a retry's
+        map holds every node it filtered; the steady state shares one Status), else
+        node by node."""
+        held = [st.code == code for st in self.distinct()]
+        if self.absent.code == code and all(held):
+            return list(all_nodes)
+        if self.absent.code != code and not any(held):
+            return []
+        if self.absent.code != code and all(held):  # the map's membership, at C speed
+            return list(compress(all_nodes, map(self.statuses.__contains__, map(_NAME, all_nodes))))
+        return super().nodes_for_code(all_nodes, code)
 
 
 def _same(st: Status) -> tuple[object, ...]:

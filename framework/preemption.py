@@ -556,8 +556,7 @@ def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInf
     """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
     says removing pods may help (DynamicResources: devices held by other claims), in
     the order of `all_nodes`."""
-    held = [st for st, _ in m.counts()]  # each distinct Status once, not each node
-    if not any(st.code == Code.UnschedulableAndUnresolvable and resolvable(st) for st in (*held, m.absent)):
+    if not any(st.code == Code.UnschedulableAndUnresolvable and resolvable(st) for st in (*m.distinct(), m.absent)):
         return potential
     extra = {ni.name for ni in all_nodes
              if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from itertools import compress
-from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -178,9 +176,6 @@ class NodePluginScores:
     total_score: int = 0
 
 
-_NAME = attrgetter("name")
-
-
 class NodeToStatus:
     """Statuses of the nodes that failed filtering (upstream's NodeToStatus).
     Nodes not in the map get `absent` (UnschedulableAndUnresolvable when PreFilter
@@ -206,17 +201,15 @@ class NodeToStatus:
 
     def nodes_for_code(self, all_nodes: Sequence["NodeInfo"], code: Code) -> list["NodeInfo"]:
         statuses = self.statuses
-        held = [st.code == code for st, _ in self.counts()]  # per distinct Status, not per node
         if self.absent.code == code:
-            if all(held):
-                return list(all_nodes)
             return [n for n in all_nodes if (st := statuses.get(n.name)) is None or st.code == code]
-        if not any(held):
-            return []
-        if all(held):  # every node in the map: its membership, at C speed
-            return list(compress(all_nodes, map(statuses.__contains__, map(_NAME, all_nodes))))
         named = {name for name, st in statuses.items() if st.code == code}
         return [n for n in all_nodes if n.name in named]
+
+    def distinct(self) -> list[Status]:
+        """Each distinct Status held (by identity: nodes share them), `absent` not counted."""
+        values = self.statuses.values()
+        return list(dict(zip(map(id, values), values)).values())
 
     def counts(self) -> list[tuple[Status, int]]:
         """Each distinct Status (by identity: nodes share them) with its number of nodes."""

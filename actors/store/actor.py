@@ -126,7 +126,8 @@ class Store(Actor[StoreMsg]):
         self._events = EventRecorder(self._objects, self.limits, clock, timers, self.tell, self._write, self._remove)
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
         # Events-only turns wait up to `event_hold_seconds` for a write to ride with (event_hold.py; 0: never).
-        self._event_hold = EventHold(timers, self.tell, event_hold_seconds)
+        free = getattr(self.backend, "free_commits", False)  # nothing to save on the in-memory backend
+        self._event_hold = EventHold(timers, self.tell, 0.0 if free else event_hold_seconds)
         self._sorted_keys: dict[str, list[str]] = {}  # per kind, dropped when a key comes or goes
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self.in_commit = False  # a backend commit is being awaited (turns.py)
@@ -148,7 +149,9 @@ class Store(Actor[StoreMsg]):
 
     async def close(self) -> None:
         self._events.cancel_expiry()
-        if self._event_hold.held:  # the events that waited for a write are committed before the end
+        # Events still waiting for a write (a store stopped without Pipeline.stop's release)
+        # are committed before the end; a shared store's turn needs its etcd feed, gone by now.
+        if self._event_hold.held and isinstance(self._commit, LocalCommit):
             await self._loop.take([FlushEvents()])
         await self.backend.close()
 

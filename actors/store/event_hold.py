@@ -14,9 +14,12 @@ a bind, a status), or after EVENT_HOLD_SECONDS when none does, whichever is firs
   them (a read of the events, a write) is handled after they are applied.
 - Whoever assembles the store chooses: the Pipeline (the daemon, bench, conformance)
   holds for EVENT_HOLD_SECONDS; a Store made without `event_hold_seconds` or without
-  a timer clock commits events at once.
-- A driver that waits for idleness (Pipeline.settle) releases them; a stopping store
-  commits them before it closes its backend (Store.close).
+  a timer clock commits events at once, and so does one on the in-memory backend
+  (`free_commits`: no fsync to save; holding would only move the events' work into
+  the next write's turn, on a completion's path).
+- A driver that waits for idleness (Pipeline.settle) releases them; so does
+  Pipeline.stop before it closes the store's inbox (a closing inbox holds nothing), and
+  a SQLite or memory store stopped otherwise commits them in Store.close.
 """
 from __future__ import annotations
 

@@ -85,3 +85,28 @@ async def test_a_write_is_answered_when_an_event_comes_while_its_commit_is_in_fl
         await asyncio.wait_for(created, 60)  # a guard against the hang, not a time bound
         assert in_flight
         assert [e.reason for e in await c.events("Pod", "default/p")] == ["Scheduled"]
+
+
+async def test_a_pipeline_stopping_commits_the_events_that_wait(tmp_path: Path) -> None:
+    from actors.pipeline import Pipeline
+    from actors.store.messages import RecordEvent
+
+    async with Pipeline(None, clock=FakeClock(0.0), backend=SQLiteBackend(tmp_path)) as p:
+        p.store.tell(RecordEvent(kind="Node", key="n1", type="Normal", reason="Quiet", message="kept"))
+        await _taken(p.store)
+        assert not p.store.idle()
+    async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
+        assert [e.message for e in await c.events("Node", "n1")] == ["kept"]
+
+
+async def test_a_store_on_the_in_memory_backend_commits_events_at_once() -> None:
+    from actors.store.memory import InMemoryBackend
+
+    clock = FakeClock(0.0)
+    store = Store(InMemoryBackend(), clock=clock.now, timers=clock, event_hold_seconds=EVENT_HOLD_SECONDS)
+    async with serving(store) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event"}))
+        c.record_event("Node", "n1", "Normal", "Quiet", "at once")
+        assert (await seen.next()).type == "ADDED"
+        assert store.idle()

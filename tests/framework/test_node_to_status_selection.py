@@ -7,7 +7,9 @@ import random
 import pytest
 
 from framework.api.objects import Node
+from framework.attempt_outcome import KeptNodeToStatus
 from framework.cache import NodeInfo
+from framework.incremental_failure import CountedNodeToStatus
 from framework.interface import Code, NodeToStatus, Status
 from framework.preemption import with_resolvable_nodes
 
@@ -30,6 +32,13 @@ def _random_map(seed: int) -> tuple[NodeToStatus, list[NodeInfo]]:
     return m, nodes
 
 
+def _forms(m: NodeToStatus) -> list[NodeToStatus]:
+    """The map as built by a full pass, as an incremental retry keeps it (counts known),
+    and as a finished attempt keeps it."""
+    counts = {id(st): (st, n) for st, n in m.counts()}
+    return [m, CountedNodeToStatus(dict(m.statuses), m.absent, counts), KeptNodeToStatus(m)]
+
+
 def _per_node(m: NodeToStatus, nodes: list[NodeInfo], code: Code) -> list[str]:
     return [ni.name for ni in nodes if m.get(ni.name).code == code]
 
@@ -37,8 +46,9 @@ def _per_node(m: NodeToStatus, nodes: list[NodeInfo], code: Code) -> list[str]:
 @pytest.mark.parametrize("seed", range(120))
 def test_the_nodes_of_a_code_are_those_whose_own_status_has_it(seed: int) -> None:
     m, nodes = _random_map(seed)
-    for code in CODES:
-        assert [ni.name for ni in m.nodes_for_code(nodes, code)] == _per_node(m, nodes, code)
+    for form in _forms(m):
+        for code in CODES:
+            assert [ni.name for ni in form.nodes_for_code(nodes, code)] == _per_node(m, nodes, code)
 
 
 @pytest.mark.parametrize("seed", range(120))
@@ -50,7 +60,8 @@ def test_preemption_adds_exactly_the_unresolvable_nodes_a_plugin_says_it_may_res
     def resolvable(st: Status) -> bool:
         return st.plugin in helped
 
-    potential = m.nodes_for_code(nodes, Code.Unschedulable)
     want = [ni.name for ni in nodes if m.get(ni.name).code == Code.Unschedulable
             or (m.get(ni.name).code == Code.UnschedulableAndUnresolvable and resolvable(m.get(ni.name)))]
-    assert [ni.name for ni in with_resolvable_nodes(nodes, potential, m, resolvable)] == want
+    for form in _forms(m):
+        potential = form.nodes_for_code(nodes, Code.Unschedulable)
+        assert [ni.name for ni in with_resolvable_nodes(nodes, potential, form, resolvable)] == want
