@@ -59,21 +59,22 @@ _VICTIMS_SLOT = Candidate.__dict__["victims"]
 
 
 class LazyCandidate(Candidate):
-    """A Candidate whose victims are built on first read: a columnar dry run finds up
-    to num_candidates of them, and only the chosen one's (or an extender's) are read."""
+    """A Candidate whose victims are built on first read (`victims_of(*args)`): a
+    columnar dry run finds up to num_candidates of them, and only the chosen one's
+    (or an extender's) are read."""
 
-    __slots__ = ("_victims_of",)
+    __slots__ = ("_victims_of", "_args")
 
-    def __init__(self, name: str, victims_of: Callable[[], list[Pod]]) -> None:
+    def __init__(self, name: str, victims_of: Callable[..., list[Pod]], *args: Any) -> None:
         self.name, self.num_pdb_violations, self.members = name, 0, ()
-        self._victims_of = victims_of
+        self._victims_of, self._args = victims_of, args
 
     @property  # type: ignore[override]
     def victims(self) -> list[Pod]:
         try:
             return _VICTIMS_SLOT.__get__(self, Candidate)
         except AttributeError:
-            built = self._victims_of()
+            built = self._victims_of(*self._args)
             _VICTIMS_SLOT.__set__(self, built)
             return built
 

@@ -34,7 +34,6 @@ changed.
 from __future__ import annotations
 
 import operator
-from functools import partial
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -220,6 +219,9 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         return _named(shortage_statuses(s.request, kept[at], alloc_pods[at],
                                         tuple((used[k, at], alloc[k, at]) for k in range(3))))
 
+    def victims_in(i: int, victim: np.ndarray, k: int) -> list[Pod]:
+        return victims_at(i, victim[k])
+
     def victims_at(i: int, marks: np.ndarray) -> list[Pod]:
         row_order, first = columns.order[int(rows[i])], int(start[i])
         return [row_order[first + j].pod for j in np.flatnonzero(marks).tolist()]
@@ -276,7 +278,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         worded = iter(failure_statuses(short))
         node_statuses = NodeToStatus({names[i]: no_victims if none else next(worded)
                                       for i, none in zip(missed.tolist(), no_lower.tolist())})
-        candidates: list[Candidate] = [LazyCandidate(names[i], partial(victims_at, i, victim[k]))
+        candidates: list[Candidate] = [LazyCandidate(names[i], victims_in, i, victim, k)
                                        for k, i in enumerate(found_at.tolist())]
         chosen = candidates[_choice(found_at, victim)] if choose and len(candidates) > 1 else None
         return DryRunResult(candidates, node_statuses, chosen=chosen)
