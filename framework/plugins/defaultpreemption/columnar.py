@@ -399,5 +399,7 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count
 
 
 def _named(statuses: list[Status]) -> list[Status]:
-    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them already)."""
-    return [st.with_plugin(FIT) for st in statuses]
+    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them
+    already); nodes failing alike share one Status, which is named once."""
+    named = {key: st.with_plugin(FIT) for key, st in dict(zip(map(id, statuses), statuses)).items()}
+    return list(map(named.__getitem__, map(id, statuses)))
