@@ -45,12 +45,47 @@ from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.node_table import ColumnarNodes
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import (PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, LazyCandidate, importance_key,
-    pod_start_time)
+from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
 _KEPT_PRIORITIES = 8  # preemptor priorities whose lower-pod counts are kept
+
+
+_VICTIMS_SLOT = Candidate.__dict__["victims"]
+
+
+class LazyCandidate(Candidate):
+    """A Candidate whose victims are built on first read (`victims_of(*args)`): a
+    columnar dry run finds up to num_candidates of them, and only the chosen one's
+    (or an extender's) are read."""
+
+    __slots__ = ("_victims_of", "_args")
+
+    def __init__(self, name: str, victims_of: Callable[..., list[Pod]], *args: Any) -> None:
+        self.name, self.num_pdb_violations, self.members = name, 0, ()
+        self._victims_of, self._args = victims_of, args
+
+    @property  # type: ignore[override]
+    def victims(self) -> list[Pod]:
+        try:
+            return _VICTIMS_SLOT.__get__(self, Candidate)
+        except AttributeError:
+            built = self._victims_of(*self._args)
+            _VICTIMS_SLOT.__set__(self, built)
+            return built
+
+    @victims.setter
+    def victims(self, value: list[Pod]) -> None:
+        _VICTIMS_SLOT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:  # equal to the eager Candidate it stands for
+        if not isinstance(other, Candidate):
+            return NotImplemented
+        return ((self.name, self.victims, self.num_pdb_violations, self.members)
+                == (other.name, other.victims, other.num_pdb_violations, other.members))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class VictimColumns:
