@@ -66,6 +66,9 @@ class KeptFailure:
     counts: dict[int, tuple[Status, int]]  # each distinct Status (by id) and its number of nodes
     skip: frozenset[str]  # the Filter plugins PreFilter skipped
     versions: Versions
+    # The start index whose rotation order `statuses` are in (an incremental pass's
+    # with no node tried before it); None when not known.
+    rotation_start: int | None = None
 
 
 class LastFailures:
@@ -105,7 +108,8 @@ class LastFailures:
         counts = m.known_counts if isinstance(m, CountedNodeToStatus) else {
             id(st): (st, n) for st, n in m.counts()}
         self._kept[key] = KeptFailure(id(snapshot), snapshot.change_epoch, table.generation.copy(), names, statuses,
-                                      counts, frozenset(state.skip_filter_plugins or ()), versions)
+                                      counts, frozenset(state.skip_filter_plugins or ()), versions,
+                                      getattr(m, "rotation_start", None))
         self._kept.move_to_end(key)
         if len(self._kept) > self.limit:
             self._kept.popitem(last=False)
@@ -152,11 +156,15 @@ def filter_changed_nodes(retry: Retry, fwk: Framework, state: CycleState, pod: P
     if len(passing) >= to_find:
         return None  # a full pass stops at its to_find-th feasible node
     names = kept.names
-    rotation = names[start:] + names[:start] if start else names
     # A node tried before the pass (OpportunisticBatching's hint) keeps its first place.
     before = diagnosis.node_to_status
-    statuses = dict(before.statuses)
-    statuses.update(zip(rotation, map(kept.statuses.__getitem__, rotation)))
+    in_rotation = not before.statuses
+    if in_rotation and kept.rotation_start == start:  # already in this pass's order
+        statuses = dict(kept.statuses)
+    else:
+        rotation = names[start:] + names[:start] if start else names
+        statuses = dict(before.statuses)
+        statuses.update(zip(rotation, map(kept.statuses.__getitem__, rotation)))
     counts = dict(kept.counts)
     shared = {_same(st): st for st, _ in counts.values()}
     for k, p in enumerate(changed):
@@ -170,7 +178,7 @@ def filter_changed_nodes(retry: Retry, fwk: Framework, state: CycleState, pod: P
         st = shared.setdefault(_same(st), st)  # nodes share Status objects, as after a full pass
         statuses[name] = st  # keeps the node's place in rotation order
         _count(counts, st, 1)
-    diagnosis.node_to_status = CountedNodeToStatus(statuses, before.absent, counts)
+    diagnosis.node_to_status = CountedNodeToStatus(statuses, before.absent, counts, start if in_rotation else None)
     for st, _ in counts.values():
         diagnosis.add_plugin_status(st)
     retry.ledger.refiltered += 1
@@ -197,11 +205,13 @@ class CountedNodeToStatus(NodeToStatus):
     kept failure's counts moved by the changed nodes), so counts() does not walk
     the nodes. Its statuses are not changed after the pass."""
 
-    __slots__ = ("known_counts",)
+    __slots__ = ("known_counts", "rotation_start")
 
-    def __init__(self, statuses: dict[str, Status], absent: Status, counts: dict[int, tuple[Status, int]]) -> None:
+    def __init__(self, statuses: dict[str, Status], absent: Status, counts: dict[int, tuple[Status, int]],
+                 rotation_start: int | None = None) -> None:
         super().__init__(statuses, absent)
         self.known_counts = counts
+        self.rotation_start = rotation_start  # statuses are in rotation order from it (None: not known)
 
     def set(self, node_name: str, status: Status) -> None:
         raise TypeError("an incremental pass's node statuses do not change")

@@ -28,7 +28,8 @@ from framework.cache import Snapshot
 _SUM_LIMIT = 1 << 62
 # Integers below this are exact in float64, and so are sums staying below it.
 _EXACT_IN_FLOAT = 1 << 53
-_DEAD = np.iinfo(np.int64).min  # a dead slot's priority: below every pod's, so it never joins
+_DEAD = np.iinfo(np.int64).min
+_KEPT_PRIORITIES = 8  # incoming priorities whose sums are kept between asks  # a dead slot's priority: below every pod's, so it never joins
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,8 @@ class NominatedColumns:
         self._largest = 0  # the largest amount of an entry since the last full build
         self._rows = 0
         self._last: tuple[Hashable, NominatedAdds | None | Literal[False]] | None = None
+        # priority -> the sums of every live entry of at least it (valid until the nominations move)
+        self._kept: dict[int, NominatedAdds] = {}
 
     def adds(self, handle: Any, snapshot: Snapshot, pod: Pod) -> NominatedAdds | None | Literal[False]:
         """The sums for `pod` per row of `snapshot.node_info_list`; None when no
@@ -82,8 +85,10 @@ class NominatedColumns:
             if changed is None or self._dead > 2 * (self._size - self._dead) + 64:
                 self._build(handle, snapshot)
             else:
-                for name in set(changed):
+                names = set(changed)
+                for name in names:
                     self._read_node(handle, snapshot.index, name)
+                self._patch(snapshot.index, names)
         else:
             query = (pod.priority, pod.uid)
             if self._last is not None and self._last[0] == query:
@@ -96,6 +101,7 @@ class NominatedColumns:
 
     def _build(self, handle: Any, snapshot: Snapshot) -> None:
         self._size = self._dead = self._largest = 0
+        self._kept = {}
         self._slots, self._uid_slots, self._slot_uid = {}, {}, []
         self._rows = len(snapshot.index)
         names = handle.nodes_with_nominated_pods()
@@ -152,13 +158,26 @@ class NominatedColumns:
         self._row, self._priority, self._amounts, self._scalar = row, priority, amounts, scalar
 
     def _sum(self, pod: Pod) -> NominatedAdds | None:
-        n = self._size
-        joins = self._priority[:n] >= pod.priority
-        own = self._uid_slots.get(pod.uid)
+        """The sums of the entries of at least the pod's priority, the pod's own
+        (it never counts against itself) taken out."""
+        got = self._at_least(pod.priority)
+        own = [slot for slot in self._uid_slots.get(pod.uid, ()) if self._priority[slot] >= pod.priority]
         if own:
-            joins[own] = False
-        if not joins.any():
-            return None
+            got = self._without(got, own, pod.priority)
+        return got if got.count.any() else None
+
+    def _at_least(self, priority: int) -> NominatedAdds:
+        """The sums of every live entry of at least `priority`, kept per priority
+        (patched per changed node, `_patch`) until the next full build."""
+        got = self._kept.get(priority)
+        if got is None:
+            if len(self._kept) >= _KEPT_PRIORITIES:
+                self._kept.clear()
+            got = self._kept[priority] = self._sum_where(self._priority[:self._size] >= priority)
+        return got
+
+    def _sum_where(self, joins: np.ndarray) -> NominatedAdds:
+        n = self._size
         rows = self._row[:n][joins]
         count = np.bincount(rows, minlength=self._rows).astype(np.int64)
         amounts = self._amounts[:, :n][:, joins]
@@ -171,3 +190,28 @@ class NominatedColumns:
         scalar = np.zeros(self._rows, dtype=np.bool_)
         scalar[rows[self._scalar[:n][joins]]] = True
         return NominatedAdds(count, sums[0], sums[1], sums[2], scalar)
+
+    def _patch(self, index: dict[str, int], names: set[str]) -> None:
+        """The kept sums' rows of these nodes taken again from their live slots."""
+        for name in names:
+            r = index.get(name)
+            if r is None:
+                continue
+            slots = self._slots.get(name, ())
+            for priority, got in self._kept.items():
+                self._set_row(got, r, [slot for slot in slots if self._priority[slot] >= priority])
+
+    def _set_row(self, got: NominatedAdds, r: int, slots: list[int]) -> None:
+        got.count[r] = len(slots)
+        for k, column in enumerate((got.cpu, got.mem, got.eph)):
+            column[r] = sum(int(self._amounts[k, slot]) for slot in slots)
+        got.scalar[r] = any(self._scalar[slot] for slot in slots)
+
+    def _without(self, got: NominatedAdds, own: list[int], priority: int) -> NominatedAdds:
+        """`got` (not changed) with the slots `own` left out of their rows."""
+        out = NominatedAdds(got.count.copy(), got.cpu.copy(), got.mem.copy(), got.eph.copy(), got.scalar.copy())
+        mine = set(own)
+        for r in {int(self._row[slot]) for slot in own}:
+            on_row = np.flatnonzero(self._row[:self._size] == r).tolist()
+            self._set_row(out, r, [slot for slot in on_row if slot not in mine and self._priority[slot] >= priority])
+        return out

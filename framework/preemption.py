@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
-import numpy as np
-
 from framework.attempt_outcome import Diagnosis, FitError
 from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
-from framework.node_table import ColumnarNodes
 from framework.preemption_inflight import PreemptionJob
+from framework.preemption_potential import potential_nodes
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_NODE = "no candidate node for preemption"
@@ -54,41 +52,6 @@ class Candidate:
     victims: list[Pod]
     num_pdb_violations: int = 0
     members: tuple[tuple[Pod, str], ...] = ()  # a gang preemptor's other members, each with its node
-
-
-_VICTIMS_SLOT = Candidate.__dict__["victims"]
-
-
-class LazyCandidate(Candidate):
-    """A Candidate whose victims are built on first read: a columnar dry run finds up
-    to num_candidates of them, and only the chosen one's (or an extender's) are read."""
-
-    __slots__ = ("_victims_of",)
-
-    def __init__(self, name: str, victims_of: Callable[[], list[Pod]]) -> None:
-        self.name, self.num_pdb_violations, self.members = name, 0, ()
-        self._victims_of = victims_of
-
-    @property  # type: ignore[override]
-    def victims(self) -> list[Pod]:
-        try:
-            return _VICTIMS_SLOT.__get__(self, Candidate)
-        except AttributeError:
-            built = self._victims_of()
-            _VICTIMS_SLOT.__set__(self, built)
-            return built
-
-    @victims.setter
-    def victims(self, value: list[Pod]) -> None:
-        _VICTIMS_SLOT.__set__(self, value)
-
-    def __eq__(self, other: object) -> bool:  # equal to the eager Candidate it stands for
-        if not isinstance(other, Candidate):
-            return NotImplemented
-        return ((self.name, self.victims, self.num_pdb_violations, self.members)
-                == (other.name, other.victims, other.num_pdb_violations, other.members))
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 # Preemption extenders (upstream's callExtenders): candidates in, narrowed candidates out.
@@ -516,54 +479,6 @@ class Evaluator:
             return found if isinstance(found, Pod) else None
 
         return self.handle.preemptions.is_running(uid, lookup)
-
-
-def potential_nodes(all_nodes: Sequence[NodeInfo], m: NodeToStatus,
-                    resolvable: Callable[[Status], bool] | None) -> list[NodeInfo]:
-    """The nodes the dry run may try, in the order of `all_nodes`: those that failed
-    with Unschedulable, plus (with `resolvable`) the UnschedulableAndUnresolvable ones
-    whose rejecting plugin says removing pods may help. Nodes share Status objects, so
-    each distinct one is judged once and the nodes are mapped to it in C; a
-    ColumnarNodes stays one (its rows spare the dry run a lookup per node)."""
-    statuses = m.statuses
-    if type(m).get is not NodeToStatus.get or not isinstance(statuses, dict):
-        potential = m.nodes_for_code(all_nodes, Code.Unschedulable)
-        return potential if resolvable is None else with_resolvable_nodes(all_nodes, potential, m, resolvable)
-    absent = m.absent
-
-    def tried(st: Status | None) -> bool:
-        st = absent if st is None else st
-        return st.code == Code.Unschedulable or (
-            resolvable is not None and st.code == Code.UnschedulableAndUnresolvable and resolvable(st))
-
-    # An incremental failure's statuses (framework/incremental_failure.py) know each
-    # distinct Status with its number of nodes, and their keys are the snapshot's nodes:
-    # as many as `all_nodes`, every node has one; if each is tried, so is every node.
-    known = getattr(m, "known_counts", None)
-    if known is not None and len(statuses) == len(all_nodes) and all(tried(st) for st, _ in known.values()):
-        return all_nodes
-    held = list(map(statuses.get, map(attrgetter("name"), all_nodes)))
-    verdict = {key: tried(st) for key, st in dict(zip(map(id, held), held)).items()}
-    keep = np.fromiter(map(verdict.__getitem__, map(id, held)), dtype=np.bool_, count=len(held))
-    positions = np.flatnonzero(keep).tolist()
-    if isinstance(all_nodes, ColumnarNodes):
-        return all_nodes.take(positions)
-    return [all_nodes[i] for i in positions]
-
-
-def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInfo], m: NodeToStatus,
-                          resolvable: Callable[[Status], bool]) -> list[NodeInfo]:
-    """`potential` plus the UnschedulableAndUnresolvable nodes whose rejecting plugin
-    says removing pods may help (DynamicResources: devices held by other claims), in
-    the order of `all_nodes`."""
-    if not any(st.code == Code.UnschedulableAndUnresolvable and resolvable(st) for st in (*m.distinct(), m.absent)):
-        return potential
-    extra = {ni.name for ni in all_nodes
-             if (st := m.get(ni.name)).code == Code.UnschedulableAndUnresolvable and resolvable(st)}
-    if not extra:
-        return potential
-    keep = {ni.name for ni in potential} | extra
-    return [ni for ni in all_nodes if ni.name in keep]
 
 
 def lower_priority_nominated_pods(handle: Any, pod: Pod, *node_names: str) -> list[Pod]:

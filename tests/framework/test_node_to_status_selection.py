@@ -11,7 +11,7 @@ from framework.attempt_outcome import KeptNodeToStatus
 from framework.cache import NodeInfo
 from framework.incremental_failure import CountedNodeToStatus
 from framework.interface import Code, NodeToStatus, Status
-from framework.preemption import with_resolvable_nodes
+from framework.preemption_potential import with_resolvable_nodes
 
 CODES = (Code.Unschedulable, Code.UnschedulableAndUnresolvable)
 

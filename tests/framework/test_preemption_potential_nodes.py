@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from framework.cache import Snapshot
 from framework.interface import Code, NodeToStatus, Status
 from framework.node_table import ColumnarNodes
-from framework.preemption import potential_nodes, with_resolvable_nodes
+from framework.preemption_potential import potential_nodes, with_resolvable_nodes
 from tests.framework.preemption_builders import node
 
 POOL = [

@@ -34,7 +34,6 @@ changed.
 from __future__ import annotations
 
 import operator
-from functools import partial
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -46,12 +45,47 @@ from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.node_table import ColumnarNodes
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
     checked_resources, shortage, shortage_statuses)
-from framework.preemption import (PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, LazyCandidate, importance_key,
-    pod_start_time)
+from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
 _PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
 _KEPT_PRIORITIES = 8  # preemptor priorities whose lower-pod counts are kept
+
+
+_VICTIMS_SLOT = Candidate.__dict__["victims"]
+
+
+class LazyCandidate(Candidate):
+    """A Candidate whose victims are built on first read (`victims_of(*args)`): a
+    columnar dry run finds up to num_candidates of them, and only the chosen one's
+    (or an extender's) are read."""
+
+    __slots__ = ("_victims_of", "_args")
+
+    def __init__(self, name: str, victims_of: Callable[..., list[Pod]], *args: Any) -> None:
+        self.name, self.num_pdb_violations, self.members = name, 0, ()
+        self._victims_of, self._args = victims_of, args
+
+    @property  # type: ignore[override]
+    def victims(self) -> list[Pod]:
+        try:
+            return _VICTIMS_SLOT.__get__(self, Candidate)
+        except AttributeError:
+            built = self._victims_of(*self._args)
+            _VICTIMS_SLOT.__set__(self, built)
+            return built
+
+    @victims.setter
+    def victims(self, value: list[Pod]) -> None:
+        _VICTIMS_SLOT.__set__(self, value)
+
+    def __eq__(self, other: object) -> bool:  # equal to the eager Candidate it stands for
+        if not isinstance(other, Candidate):
+            return NotImplemented
+        return ((self.name, self.victims, self.num_pdb_violations, self.members)
+                == (other.name, other.victims, other.num_pdb_violations, other.members))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class VictimColumns:
@@ -220,6 +254,9 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         return _named(shortage_statuses(s.request, kept[at], alloc_pods[at],
                                         tuple((used[k, at], alloc[k, at]) for k in range(3))))
 
+    def victims_in(i: int, victim: np.ndarray, k: int) -> list[Pod]:
+        return victims_at(i, victim[k])
+
     def victims_at(i: int, marks: np.ndarray) -> list[Pod]:
         row_order, first = columns.order[int(rows[i])], int(start[i])
         return [row_order[first + j].pod for j in np.flatnonzero(marks).tolist()]
@@ -276,7 +313,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         worded = iter(failure_statuses(short))
         node_statuses = NodeToStatus({names[i]: no_victims if none else next(worded)
                                       for i, none in zip(missed.tolist(), no_lower.tolist())})
-        candidates: list[Candidate] = [LazyCandidate(names[i], partial(victims_at, i, victim[k]))
+        candidates: list[Candidate] = [LazyCandidate(names[i], victims_in, i, victim, k)
                                        for k, i in enumerate(found_at.tolist())]
         chosen = candidates[_choice(found_at, victim)] if choose and len(candidates) > 1 else None
         return DryRunResult(candidates, node_statuses, chosen=chosen)
@@ -397,5 +434,7 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count
 
 
 def _named(statuses: list[Status]) -> list[Status]:
-    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them already)."""
-    return [st.with_plugin(FIT) for st in statuses]
+    """NodeResourcesFit's statuses as the runtime names them (shortage_status names them
+    already); nodes failing alike share one Status, which is named once."""
+    named = {key: st.with_plugin(FIT) for key, st in dict(zip(map(id, statuses), statuses)).items()}
+    return list(map(named.__getitem__, map(id, statuses)))
