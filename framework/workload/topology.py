@@ -337,5 +337,5 @@ def _choose_in_level(req: TopologyRequest, domains: list[Domain],
 
 
 __all__ = ["ClusterView", "Domain", "DomainVerdict", "GroupOutcome", "LabelledNodes", "TopologyRequest",
-           "TopologyResult", "best_fit_order", "choose_placement", "generate_domains", "generate_placements", "pinned_domain",
-           "placements_to_find"]
+           "TopologyResult", "best_fit_order", "choose_placement", "generate_domains", "generate_placements",
+           "pinned_domain", "placements_to_find"]

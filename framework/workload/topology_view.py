@@ -4,7 +4,8 @@ No I/O.
 With the snapshot's NodeTable (framework/node_table.py) the domains of a label are
 grouped once per table labelling (the table's label codes, rebuilt by the Cache when a
 node's labels change) and a domain's free cpu and memory are summed over the numpy
-columns at once, so a gang in a 5,000-node cluster pays no per-node Python loop; the
+columns at once (integer segment sums over the rows ordered by domain, kept with the
+grouping), so a gang in a 5,000-node cluster pays no per-node Python loop; the
 domains are ranked for BestFit by one numpy sort over those sums, not a Python sort
 over per-domain capacities. A
 hand-built snapshot with no table (or one whose numbers overflow int64) falls back to
@@ -34,6 +35,10 @@ class Grouping:
     index: dict[str, int]
     node_index: dict[str, int]
     value_rank: np.ndarray
+    # the labelled rows ordered by domain, and where each domain's rows start there
+    # (every value the table lists labels some row, so no domain is empty)
+    order: np.ndarray
+    starts: np.ndarray
 
 
 class TableView:
@@ -44,8 +49,6 @@ class TableView:
         self.table = snapshot.table
         assert self.table is not None
         self._grouped = cache
-        self._free_cpu = self.table.alloc_cpu - self.table.req_cpu
-        self._free_mem = self.table.alloc_mem - self.table.req_mem
         self._sums: dict[str, tuple[np.ndarray, ...]] = {}
         self._checked: dict[str, np.ndarray] = {}  # keys whose grouping this view has checked
 
@@ -73,8 +76,13 @@ class TableView:
             domains = [Domain(key, v, tuple(m)) for v, m in zip(values, members)]
             rank = np.empty(len(values), dtype=np.int64)
             rank[sorted(range(len(values)), key=values.__getitem__)] = np.arange(len(values))
+            labelled = np.flatnonzero(codes >= 0)
+            order = labelled[np.argsort(codes[labelled], kind="stable")]
+            by_domain = codes[order]
+            starts = np.flatnonzero(np.r_[True, by_domain[1:] != by_domain[:-1]]) if len(order) else order
+            assert len(starts) == len(values), f"a value of {key} labels no node"
             got = self._grouped[key] = Grouping(codes.copy(), domains, {v: i for i, v in enumerate(values)},
-                                                self.snapshot.index, rank)
+                                                self.snapshot.index, rank, order, starts)
         self._checked[key] = got.codes
         return got
 
@@ -86,16 +94,18 @@ class TableView:
         return [g.domains[i]] if i is not None else []
 
     def _sums_of(self, key: str) -> tuple[np.ndarray, ...]:
-        """Per domain of `key`: allocatable cpu and memory, free cpu and memory."""
+        """Per domain of `key`: allocatable cpu and memory, free cpu and memory, in
+        int64 (a segment sum over the rows ordered by domain)."""
         sums = self._sums.get(key)
         if sums is None:
             g = self._group(key)
-            rows = g.codes >= 0
-            k = g.codes[rows]
-            n = len(g.domains)
-            sums = self._sums[key] = tuple(
-                np.bincount(k, weights=col[rows], minlength=n).astype(np.int64)
-                for col in (self.table.alloc_cpu, self.table.alloc_mem, self._free_cpu, self._free_mem))
+            t = self.table
+            columns = (t.alloc_cpu, t.alloc_mem, t.req_cpu, t.req_mem)
+            if g.domains:
+                a_cpu, a_mem, r_cpu, r_mem = (np.add.reduceat(col[g.order], g.starts) for col in columns)
+            else:
+                a_cpu = a_mem = r_cpu = r_mem = np.zeros(0, dtype=np.int64)
+            sums = self._sums[key] = (a_cpu, a_mem, a_cpu - r_cpu, a_mem - r_mem)
         return sums
 
     def free(self, domain: Domain) -> Capacity:
