@@ -16,6 +16,8 @@ from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
 from framework.dra.pools import gather_pools
+from framework.dra.requests import Candidate, DeviceResult
+from framework.dra.results import build_result
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 
 SelectorKey = tuple[tuple[str, ...], tuple[str, ...]]  # (the class's CEL expressions, the request's)
@@ -65,11 +67,29 @@ def single_request(claim_index: int, claim: Mapping[str, Any],
                          selectors=(class_exprs, request_exprs))
 
 
+def first_fit(single: SingleRequest, index: "DeviceIndex", node_name: str, claims: Sequence[Any],
+              held: AbstractSet[str], classes: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """The allocation the allocator's first fit makes on the node for the one plain request,
+    made directly; None: let the allocator make it (and word any error)."""
+    chosen = index.first_free(node_name, single.selectors, held, single.count)
+    if chosen is None:
+        return None
+    claim = claims[single.claim_index].raw
+    name = str((((claim.get("spec") or {}).get("devices") or {}).get("requests") or [{}])[0].get("name", ""))
+    results = [DeviceResult(request=name, base_request=name, sub_request="", candidate=c, admin_access=False)
+               for c in chosen]
+    try:
+        return [build_result(claim, results, [(name, classes.get(single.class_name), 0)])]
+    except ValueError:
+        return None
+
+
 class DeviceIndex:
     def __init__(self, slices: Sequence[Mapping[str, Any]]) -> None:
         self.slices = tuple(slices)
         self.by_node = SlicesByNode(self.slices)
         self._selected: dict[tuple[str, SelectorKey], tuple[str, ...] | None] = {}
+        self._candidates: dict[tuple[str, SelectorKey], tuple[Candidate, ...]] = {}
         self._free: dict[SelectorKey, FreeCounts] = {}
 
     def free_counts(self, key: SelectorKey, held: AbstractSet[str]) -> "FreeCounts":
@@ -86,10 +106,27 @@ class DeviceIndex:
         is incomplete or invalid, or a selector fails (the allocator decides then)."""
         cache_key = (node_name, key)
         if cache_key not in self._selected:
-            self._selected[cache_key] = self._select(node_name, key)
+            found = self._select(node_name, key)
+            self._selected[cache_key] = None if found is None else tuple(c.device_id for c in found)
+            if found is not None:
+                self._candidates[cache_key] = found
         return self._selected[cache_key]
 
-    def _select(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
+    def first_free(self, node_name: str, key: SelectorKey, held: AbstractSet[str], count: int
+                   ) -> list[Candidate] | None:
+        """The first `count` selected devices of the node not held, in the allocator's order
+        (what its first fit takes for one plain request); None when there are fewer."""
+        if self.selected(node_name, key) is None:
+            return None
+        chosen = []
+        for c in self._candidates[(node_name, key)]:
+            if c.device_id not in held:
+                chosen.append(c)
+                if len(chosen) == count:
+                    return chosen
+        return None
+
+    def _select(self, node_name: str, key: SelectorKey) -> tuple[Candidate, ...] | None:
         if self.by_node.shared:
             return None
         slices = self.by_node.for_node(node_name)
@@ -102,7 +139,7 @@ class DeviceIndex:
                 compiled.append(compile_selector(expression, False))
         except CELCompileError:
             return None
-        out: list[str] = []
+        out: list[Candidate] = []
         for pool in pools:
             for s in pool.targeting:
                 for d in (s.get("spec") or {}).get("devices") or []:
@@ -111,7 +148,8 @@ class DeviceIndex:
                     device = device_from_api(pool.driver, d)
                     try:
                         if all(sel.matches(device) for sel in compiled):
-                            out.append(f"{pool.driver}/{pool.name}/{d.get('name', '')}")
+                            out.append(Candidate(driver=pool.driver, pool=pool.name, name=str(d.get("name", "")),
+                                                 device=d, slice=s))
                     except CELEvalError:
                         return None
         return tuple(out)

@@ -26,7 +26,7 @@ from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint,
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.hint_keys import claim_event_keys, claim_names_used, pod_event_keys, pod_keys
-from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, single_request
+from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
@@ -286,24 +286,19 @@ class DynamicResources(FilterEachNode):
     def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:
         """The fast path: whether enough selected devices of the node are free for the
         pod's one request; None when it does not apply (the allocator decides)."""
-        if s.single is None or s.index is None or s.allocator is None:
+        if s.single is None or s.index is None or s.allocator is None \
+                or s.index.selected(node_name, s.single.selectors) is None:
             return None
-        selected = s.index.selected(node_name, s.single.selectors)
-        if selected is None:
-            return None
-        held = s.allocator.allocated
-        free = 0
-        for device in selected:
-            if device not in held:
-                free += 1
-                if free == s.single.count:
-                    return True
-        return False
+        return s.index.first_free(node_name, s.single.selectors, s.allocator.allocated, s.single.count) is not None
 
     def _allocate_deferred(self, s: _StateData, node_name: str) -> list[dict[str, Any]] | Status:
-        """Reserve on a node the fast path passed: the allocator's allocation there."""
+        """Reserve on a node the fast path passed: the allocator's allocation there (for one
+        plain request its first fit, made directly: device_index.first_fit)."""
         assert s.allocator is not None and s.slices_by_node is not None
         a = s.allocator
+        if s.single is not None and s.index is not None and (fast := first_fit(
+                s.single, s.index, node_name, s.claims, a.allocated, a.classes)) is not None:
+            return fast
         allocator = Allocator(features=a.features, classes=a.classes, slices=s.slices_by_node.for_node(node_name),
                               allocated=a.allocated)
         try:

@@ -229,3 +229,27 @@ def test_the_claim_hint_sees_a_claim_the_pods_newer_status_records_for_it() -> N
     recorded = Pod({**waiting.raw, "status": {"resourceClaimStatuses": [
         {"name": "gpu", "resourceClaimName": "trainer-gpu-x7k2p"}]}})
     assert hint(recorded, None, made) == QueueingHint.Queue
+
+
+def test_reserve_on_the_fast_path_allocates_what_the_allocator_does_with_class_and_claim_config() -> None:
+    from framework.dra.allocator import Allocator, Features
+    opaque = {"opaque": {"driver": m.DRIVER, "parameters": {"mode": "exclusive"}}}
+    cls = m.device_class()
+    cls["spec"]["config"] = [opaque]
+    raw: dict[str, Any] = m.resource_claim("gpu-claim", count=2)
+    raw["metadata"].update(uid="gpu-claim-uid", resourceVersion="5")
+    raw["spec"]["devices"]["config"] = [{"requests": ["gpu"], **opaque}]
+    taken = _claim("taken", status={"allocation": m.allocation(device="gpu-0")})
+    snap = Snapshot.build(NODES, [])
+    slices = [ResourceSlice(m.resource_slice("node-1", gpus=4))]
+    handle = FrameworkHandle(snapshot=snap, objects=InMemoryObjects([DeviceClass(cls), *slices, taken, ResourceClaim(raw)]))
+    plugin = DynamicResources.new(None, handle)
+    state = CycleState()
+    assert plugin.pre_filter(state, _pod(), snap.list())[1] is None
+    assert plugin.filter_nodes(state, _pod(), snap.list())[0] is None  # node-1, by count
+    assert plugin.reserve(state, _pod(), "node-1") is None
+    expected = Allocator(features=Features(), classes={"gpu.example.com": cls}, slices=[sl.raw for sl in slices],
+                         allocated=frozenset({f"{m.DRIVER}/node-1/gpu-0"})).allocate(NODES[0].raw, [raw])
+    assert state.read("DynamicResources").allocated_here[0] == expected[0]
+    assert [r["device"] for r in expected[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
+    assert [c["source"] for c in expected[0]["devices"]["config"]] == ["FromClass", "FromClaim"]
