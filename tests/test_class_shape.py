@@ -8,13 +8,16 @@ project's classes of the MRO (a name overridden counts once); the methods of a
 standard-library or third-party base (Exception, Sequence, yaml's parts) are not
 the project's. Allowed several bases: exceptions, typing Protocols, and classes
 whose bases all are or derive from a third-party library's classes (PyYAML builds a
-loader only from its Reader, Scanner, Parser, Composer, Constructor and Resolver)."""
+loader only from its Reader, Scanner, Parser, Composer, Constructor and Resolver).
+No class has a mixin for a base, even a single one: a project base named *Mixin, or
+whose docstring or module docstring calls it a mixin."""
 from __future__ import annotations
 
 import abc
 import importlib
 import inspect
 import pkgutil
+import re
 import typing
 
 import pytest
@@ -71,6 +74,16 @@ def mixed_bases(cls: type) -> list[type]:
     return bases
 
 
+_A_MIXIN = re.compile(r"\ba mixin\b", re.IGNORECASE)
+
+
+def mixin_bases(cls: type) -> list[type]:
+    """The project's bases of `cls` that are mixins by name or by their own words."""
+    return [b for b in cls.__bases__ if _own(b) and (
+        b.__name__.endswith("Mixin") or _A_MIXIN.search(b.__doc__ or "")
+        or _A_MIXIN.search(inspect.getmodule(b).__doc__ or ""))]
+
+
 CLASSES = _classes()
 
 
@@ -103,13 +116,36 @@ def test_the_framework_is_composed_of_its_parts_not_mixed_from_them() -> None:
         assert not issubclass(Framework, part)
 
 
-@pytest.mark.parametrize("shape", ["many methods", "mixed bases"])
+def test_no_class_has_a_mixin_for_a_base() -> None:
+    with_mixins = {f"{c.__module__}.{c.__qualname__}": [b.__name__ for b in bases]
+                   for c in CLASSES if (bases := mixin_bases(c))}
+    assert with_mixins == {}
+
+
+def test_the_scheduling_queue_holds_its_requeue_decisions_instead_of_inheriting_them() -> None:
+    from actors.queue.requeue_hints import RequeueDecisions, Strategy
+    from actors.queue.scheduling_queue import SchedulingQueue
+    from framework.api.objects import Pod
+    from framework.interface import ActionType, ClusterEvent, QueuedPodInfo
+    from framework.plugins.queuesort.priority_sort import PrioritySort
+
+    assert SchedulingQueue.__bases__ == (object,)
+    q = SchedulingQueue(less=PrioritySort().less)
+    assert type(q.requeue) is RequeueDecisions and not isinstance(q, RequeueDecisions)
+    qpi = QueuedPodInfo(pod=Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {}}),
+                        unschedulable_plugins={"NodeAffinity"})
+    event = ClusterEvent("Node", ActionType.Add, "NodeAdd")
+    # no hint registered for the rejector: the event cannot help the pod
+    assert q.worth_requeuing(qpi, event, None, None) == Strategy.SKIP
+
+
+@pytest.mark.parametrize("shape", ["many methods", "mixed bases", "a mixin by name", "a mixin by its words"])
 def test_the_checks_catch_what_they_forbid(shape: str) -> None:
     if shape == "many methods":
         big = type("Big", (), {f"m{i}": (lambda self: None) for i in range(MAX_METHODS + 1)})
         big.__module__ = "framework.fake"
         assert method_count(big) == MAX_METHODS + 1
-    else:
+    elif shape == "mixed bases":
         one = type("One", (), {"a": lambda self: None})
         two = type("Two", (), {"b": lambda self: None})
         for c in (one, two):
@@ -117,3 +153,10 @@ def test_the_checks_catch_what_they_forbid(shape: str) -> None:
         both = type("Both", (one, two), {})
         both.__module__ = "actors.fake"
         assert mixed_bases(both) == [one, two]
+    else:
+        named = shape == "a mixin by name"
+        base = type("DecisionsMixin" if named else "Decisions", (),
+                    {"__doc__": "Decisions." if named else "Decisions, a mixin of the queue."})
+        base.__module__ = "actors.queue.requeue_hints"
+        queue = type("Queue", (base,), {})
+        assert mixed_bases(queue) == [base] and mixin_bases(queue) == [base]

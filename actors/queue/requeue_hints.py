@@ -1,13 +1,13 @@
 """What a cluster event means for one unschedulable pod (upstream's
 isPodWorthRequeuing, with QueueingHints): skip it, move it after its backoff, or
-move it to activeQ at once. A mixin of the SchedulingQueue (scheduling_queue.py),
-over its hint map; pure, no clock.
+move it to activeQ at once. A part the SchedulingQueue (scheduling_queue.py) holds,
+given the profiles' hint maps; pure, no clock.
 """
 from __future__ import annotations
 
 import enum
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from actors.queue.interest import HintMap
 from framework.api.objects import Pod
@@ -27,13 +27,15 @@ class Strategy(enum.IntEnum):
 
 
 class RequeueDecisions:
-    _hints_for: Callable[[Pod], HintMap]
+    """The queue's requeue decisions over `hints_for` (a pod's profile's hint map)."""
+
+    __slots__ = ("_hints_for",)
+
+    def __init__(self, hints_for: Callable[[Pod], HintMap]) -> None:
+        self._hints_for = hints_for
 
     def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
         """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""
-        return self._worth_requeuing(qpi, event, old, new)
-
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
             return Strategy.AFTER_BACKOFF
@@ -67,8 +69,24 @@ class RequeueDecisions:
                 strategy = Strategy.AFTER_BACKOFF
         return strategy
 
-    def _matches_gate_removal(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
+    def after_events(self, qpi: QueuedPodInfo, events: Iterable[tuple[int, ClusterEvent, Any, Any]],
+                     since: int | None) -> Strategy:
+        """The strongest strategy among the events recorded after sequence number
+        `since` (the pod's pop) while it was in flight: every one is asked, as
+        upstream's determineSchedulingHintForInFlightPod; none without `since`."""
+        strategy = Strategy.SKIP
+        if since is None:
+            return strategy
+        worth = self.worth_requeuing
+        for seq, event, old, new in events:
+            if seq > since:
+                strategy = max(strategy, worth(qpi, event, old, new))
+        return strategy
+
+
+def gate_removed(qpi: QueuedPodInfo, new: Any) -> bool:
+    """The event is the pod itself with its scheduling gates gone."""
+    return isinstance(new, Pod) and new.key == qpi.pod.key and not new.scheduling_gates
 
 
 def cross_topology(qpi: QueuedPodInfo, assigned: Any) -> bool:

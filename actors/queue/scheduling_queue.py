@@ -29,7 +29,7 @@ from actors.queue.heap import Less, PodHeap
 from actors.queue.interest import EventInterest, HintMap
 from actors.queue.nominator import Nominator
 from actors.queue.sort_guard import SortGuard
-from actors.queue.requeue_hints import FORCE_ACTIVATE, RequeueDecisions, Strategy, cross_topology
+from actors.queue.requeue_hints import FORCE_ACTIVATE, RequeueDecisions, Strategy, cross_topology, gate_removed
 from actors.queue.unschedulable_pool import UnschedulablePool
 from framework.api.objects import Pod
 from framework.interface import ActionType, ClusterEvent, Code, QueuedPodInfo, Status
@@ -48,7 +48,8 @@ def to_ns(seconds: float) -> int:
     return int(round(seconds * NS))
 
 
-class SchedulingQueue(RequeueDecisions):
+class SchedulingQueue:
+    """Holds its parts (pool, class wakes, requeue decisions, nominator); no base."""
     def __init__(
         self,
         *,
@@ -72,7 +73,8 @@ class SchedulingQueue(RequeueDecisions):
         self._sort_generation = sort_generation
         self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
-        self._hints_for = hints_for or (lambda pod: {})
+        self.requeue = RequeueDecisions(hints_for or (lambda pod: {}))  # QueueingHints, requeue_hints.py
+        self.worth_requeuing = self.requeue.worth_requeuing  # isPodWorthRequeuing, for callers outside
         # Every profile's registrations: an event none of them covers moves no pod and
         # is not recorded for in-flight pods (upstream's isEventOfInterest).
         self.is_event_of_interest = EventInterest(hint_maps := tuple(hint_maps))
@@ -212,7 +214,7 @@ class SchedulingQueue(RequeueDecisions):
             return
         # One event per kind of change, in upstream's order, until one moves the pod.
         for event in unscheduled_pod_update_events(old, new):
-            strategy = self._worth_requeuing(qpi, event, old, new)
+            strategy = self.worth_requeuing(qpi, event, old, new)
             if strategy != Strategy.SKIP:
                 self._requeue(qpi, strategy, now_ns)
                 return
@@ -304,10 +306,7 @@ class SchedulingQueue(RequeueDecisions):
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             strategy = Strategy.AFTER_BACKOFF
         else:
-            strategy = Strategy.SKIP
-            for seq, event, old, new in self._in_flight_events:
-                if since is not None and seq > since:
-                    strategy = max(strategy, self._worth_requeuing(qpi, event, old, new))
+            strategy = self.requeue.after_events(qpi, self._in_flight_events, since)
         self.in_flight.pop(key, None)
         self._trim_events()
         if strategy == Strategy.SKIP:
@@ -361,6 +360,7 @@ class SchedulingQueue(RequeueDecisions):
         else:
             offered = self.unschedulable.movable(also=new.key if isinstance(new, Pod) else None, event=(event, old, new))
         about = new.key if isinstance(new, Pod) else old.key if isinstance(old, Pod) else None
+        worth = self.worth_requeuing
         for key, qpi in offered:
             cls = self.classes.class_of(key) if key != about else None
             if cls is not None and self.classes.unmoved_by(qpi, event):
@@ -369,14 +369,14 @@ class SchedulingQueue(RequeueDecisions):
                 continue
             if self.unschedulable.is_gated(key) and qpi.gating_plugin == "SchedulingGates" \
                     and event is not UNSCHEDULABLE_TIMEOUT:
-                if not self._matches_gate_removal(qpi, event, old, new):
+                if not gate_removed(qpi, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
                 continue
             cycle = max(qpi.popped_cycle, cls.last_cycle) if cls is not None else qpi.popped_cycle
             if after_cycle is not None and cycle <= after_cycle:
                 continue
-            strategy = self._worth_requeuing(qpi, event, old, new)
+            strategy = worth(qpi, event, old, new)
             if strategy == Strategy.SKIP:
                 continue
             moved += 1
