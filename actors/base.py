@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 from typing import Any, Callable, Generic, TypeVar
 
@@ -70,6 +71,24 @@ class Mailbox(Generic[M]):
             finally:
                 self._waiter = None
         return self._items.popleft()
+
+    async def next_put(self, timeout: float) -> None:
+        """Until the next message is put (or the inbox closes), at most `timeout`
+        seconds; for an owner that is not in `get()` (the store overlapping a commit)."""
+        if self._closed or self._waiter is not None:
+            await asyncio.sleep(timeout)
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._waiter), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiter = None
+
+    def holds(self, kinds: tuple[type, ...], start: int = 0) -> bool:
+        """Whether a queued message from position `start` on is one of `kinds`."""
+        return any(isinstance(m, kinds) for m in itertools.islice(self._items, start, None))
 
     def get_nowait_all(self) -> list[M]:
         """Everything queued now (for batching), leaving the inbox empty."""

@@ -54,11 +54,12 @@ class _Awaited:
 
 
 # A turn of only the scheduler's writes (binds, pod status, events) prepared while
-# another commit was in flight (a burst) waits this long for the next one before its
-# commit is joined: the burst's binds then share a commit every 20 ms instead of
-# taking one or two each (the scheduler does not wait for them). A client's write, or
-# a bind that finds the store idle (Churn's one completion at a time), is joined as
-# soon as the disk is done.
+# another such turn was committing (a burst of binds) waits this long for the next
+# one before its commit is joined: the burst's binds then share a commit every 20 ms
+# instead of taking one or two each (the scheduler does not wait for them). A
+# client's write, or a bind after the store was idle or after a client's write
+# (Churn's one completion at a time: its delete, then its bind), is joined as soon
+# as the disk is done; a message that arrives meanwhile joins it at once anyway.
 SCHEDULER_GROUP_SECONDS = 0.02
 _SCHEDULER_WRITES = (Bind, UpdatePodStatus, RecordEvent)
 
@@ -69,6 +70,7 @@ class _InFlight:
     commit: Any  # StartedCommit
     top: int  # the store's resourceVersion once this batch is durable
     window: float  # how long after its start the turn loop joins it
+    scheduler_only: bool  # only the scheduler's writes
 
 
 class LocalCommit:
@@ -103,7 +105,7 @@ class LocalCommit:
     async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
         """Join the commit in flight (this turn was prepared on top of it), then hand
         this turn's writes to the backend; a turn without writes is answered at once."""
-        burst = self._in_flight is not None
+        burst = self._in_flight is not None and self._in_flight.scheduler_only
         if await self.settle(pacer, on_top=batch):
             batch = self.new_group()  # it was undone with the failed commit it sat on: again, without it
             for msg in group:
@@ -114,13 +116,13 @@ class LocalCommit:
         self._s._committing = before_batch(batch)
         self._s.in_commit = True  # a driver waiting for the store may await its end (commit_done)
         commit = await self._start(batch)
+        scheduler_only = all(isinstance(m, _SCHEDULER_WRITES) for m in group)
         if commit.expected_seconds <= 0.0:  # awaited already (the in-memory backend)
-            self._in_flight = _InFlight(batch, commit, self._s._rv, 0.0)
+            self._in_flight = _InFlight(batch, commit, self._s._rv, 0.0, scheduler_only)
             await self.settle(pacer)
             return
-        grouped = burst and all(isinstance(m, _SCHEDULER_WRITES) for m in group)
-        window = max(commit.expected_seconds, SCHEDULER_GROUP_SECONDS if grouped else 0.0)
-        self._in_flight = _InFlight(batch, commit, self._s._rv, window)
+        window = max(commit.expected_seconds, SCHEDULER_GROUP_SECONDS if burst and scheduler_only else 0.0)
+        self._in_flight = _InFlight(batch, commit, self._s._rv, window, scheduler_only)
 
     async def _start(self, batch: TurnRecord) -> Any:
         start = getattr(self._s.backend, "start_commit", None)

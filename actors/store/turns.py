@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -129,7 +130,7 @@ class TurnLoop:
                 wait = self._s._commit.overlap()
                 if wait is None:
                     return
-                await asyncio.sleep(wait)
+                await self._overlap(wait)
                 self._deferred.extend(self._s.inbox.get_nowait_all())
                 if not self._deferred or self._events_wait():
                     # Nothing to prepare (held events wait for a write, not for this commit):
@@ -139,6 +140,22 @@ class TurnLoop:
         finally:
             if self._s._commit.overlap() is not None:  # cancelled while overlapping: still answer it
                 await self._s._commit.settle(Pacer(timer=self._work_time))
+
+    async def _overlap(self, seconds: float) -> None:
+        """Let the event loop run while a commit is in flight, for `seconds` at most:
+        a client's write cuts it short (it never waits for the scheduler's grouping)."""
+        inbox = self._s.inbox
+        deadline = time.perf_counter() + seconds  # the disk's time, whatever clock the store reads
+        seen = 0
+        await asyncio.sleep(0)  # one turn of the loop at least, however late the writer began
+        while True:
+            if inbox.holds(_CLIENT_WRITES, seen):
+                return
+            seen = len(inbox)
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return
+            await inbox.next_put(left)
 
     async def _turns(self) -> None:
         while self._deferred:

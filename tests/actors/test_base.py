@@ -133,3 +133,15 @@ async def test_an_invariant_breach_stops_the_actor_fails_what_is_queued_and_tell
     assert task.done() and a.breach is not None and told == [a.breach]
     assert isinstance(queued.reply.exception(), MailboxClosed)
     assert a.ref().stopped and not a.ref().try_tell(Echo(text="x"))
+
+
+async def test_next_put_returns_when_a_message_arrives_and_holds_finds_it_from_a_position():
+    box: Mailbox[object] = Mailbox("store")
+    box.put(1)
+    waiting = asyncio.get_running_loop().create_task(box.next_put(3600))  # the store's overlap, waking on a put
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    box.put("write")
+    await waiting
+    assert box.holds((str,)) and box.holds((str,), 1) and not box.holds((str,), 2) and not box.holds((bytes,))
+    assert box.get_nowait_all() == [1, "write"]
