@@ -37,6 +37,9 @@ AFFINITY_NOT_MATCH = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_AFFINI
 ANTI_AFFINITY_NOT_MATCH = Status(Code.Unschedulable, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, plugin=NAME)
 EXISTING_ANTI_AFFINITY_NOT_MATCH = Status(Code.Unschedulable, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
                                           plugin=NAME)
+# A node's Filter verdict by the index of its first failing check (0: none fails).
+_VERDICTS = np.array([None, AFFINITY_NOT_MATCH, ANTI_AFFINITY_NOT_MATCH, EXISTING_ANTI_AFFINITY_NOT_MATCH],
+                     dtype=object)
 
 
 class TopologyCounts(dict[TopologyPair, int]):
@@ -341,16 +344,14 @@ def failing_rows(state: PreFilterState, table: NodeTable, rows: np.ndarray) -> l
     existing_ok = np.ones(n, dtype=np.bool_)
     for key, mask in masks.existing.items():
         existing_ok &= ~mask[table.label_codes(key)[0][rows]]
-    out: list[Status | None] = [None] * n
-    # One shared Status per reason: the runtime words, and the diagnosis records, each
-    # object once rather than once per failing node.
-    for k in np.flatnonzero(~affinity_ok).tolist():
-        out[k] = AFFINITY_NOT_MATCH
-    for k in np.flatnonzero(affinity_ok & ~anti_ok).tolist():
-        out[k] = ANTI_AFFINITY_NOT_MATCH
-    for k in np.flatnonzero(affinity_ok & anti_ok & ~existing_ok).tolist():
-        out[k] = EXISTING_ANTI_AFFINITY_NOT_MATCH
-    return out
+    # Each node's first failing check as an index into _VERDICTS (later assignments win,
+    # so the checks go last to first), all shared Statuses: the runtime words, and the
+    # diagnosis records, each object once rather than once per failing node.
+    verdicts = np.zeros(n, dtype=np.intp)
+    verdicts[~existing_ok] = 3
+    verdicts[~anti_ok] = 2
+    verdicts[~affinity_ok] = 1
+    return _VERDICTS[verdicts].tolist()
 
 
 def _apply(sums: tuple[PairCounts, ...], counts: NodeCounts, sign: int) -> None:
