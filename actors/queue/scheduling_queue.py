@@ -73,7 +73,7 @@ class SchedulingQueue:
         self._sort_generation = sort_generation
         self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
-        self.requeue = RequeueDecisions(hints_for or (lambda pod: {}))  # QueueingHints, requeue_hints.py
+        self.requeue = RequeueDecisions(hints_for := hints_for or (lambda pod: {}))  # QueueingHints, requeue_hints.py
         self.worth_requeuing = self.requeue.worth_requeuing  # isPodWorthRequeuing, for callers outside
         # Every profile's registrations: an event none of them covers moves no pod and
         # is not recorded for in-flight pods (upstream's isEventOfInterest).
@@ -88,7 +88,7 @@ class SchedulingQueue:
         # (None: every pod alone, as upstream), `monotone` lets a class sleep through
         # events that can only make its pods fail more.
         self.unschedulable = UnschedulablePool(class_key, lambda attempts: backoff_duration_ns(
-            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less, (self._hints_for, hint_maps))
+            attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less, (hints_for, hint_maps))
         self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
                                   lambda key: key in self.active_q or key in self.backoff_q
                                   or key in self.error_backoff_q, lambda: self.last_failure_ns)
