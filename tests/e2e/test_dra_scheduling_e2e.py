@@ -67,6 +67,10 @@ def test_a_gpu_job_lands_on_distinct_devices_and_kill_9_allocates_no_device_twic
         assert len(set(devices)) == 8  # no device twice
         waiting = poll(lambda: _one_unschedulable(c, more), "the fifth pod found no device")
         assert "cannot allocate all claims" in waiting["message"]
-        pods = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in c.list("Pod", "default")[0]}
+        # An allocation is written at PreBind, before its pod's bind: wait for the binds.
+        def four_bound() -> dict[str, str] | None:
+            pods = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in c.list("Pod", "default")[0]}
+            return pods if sum(1 for n in more if pods[n]) >= 4 else None
+        pods = poll(four_bound, "4 of the late pods bound")
         assert sum(1 for n in more if pods[n]) == 4
         assert len(_devices(_claims(c))) == 8
