@@ -92,12 +92,23 @@ def whole_cluster(policy: GroupPolicy, pods: list[Pod], placer: CachePlacer, *, 
     return place_group(policy, pods, placer, scheduled=scheduled)
 
 
+class Preempt(Protocol):
+    """Workload-aware preemption for a group the cycle left Unschedulable: (the uid of
+    the member that preempted, the node it was nominated to; "" clears, None: none ran)."""
+
+    async def __call__(self, fwk: "Framework", placer: CachePlacer,
+                       result: GroupPlacement) -> tuple[str, str | None]: ...
+
+
 class GroupCycle:
     def __init__(self, sched: CycleHost, placement: Placement = whole_cluster) -> None:
         self.sched = sched
         self.placement = placement
         self._placers: dict[str, CachePlacer] = {}  # per profile
         self.cycles = 0  # whole-group cycles run (tests and stats)
+        # The workload-aware preemption of a group the cycle left Unschedulable (a seam,
+        # as `placement` is: conformance/group_submit_cases.py scripts it).
+        self.preempt: Preempt = self.workload_preemption
 
     async def run(self, group: QueuedPodGroup) -> None:
         s = self.sched
@@ -185,7 +196,10 @@ class GroupCycle:
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
-            self._reject(placer, result, members, started, await self._preempt(fwk, placer, result))
+            # upstream's podGroupCycle: only an Unschedulable group preempts, an Error does not
+            preempted = (await self.preempt(fwk, placer, result) if result.status.code == Code.Unschedulable
+                         else ("", None))
+            self._reject(placer, result, members, started, preempted)
         outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
         s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
         now_ns = int(s.clock.now() * 1e9)
@@ -233,7 +247,8 @@ class GroupCycle:
             s.handle_failure(qpi, status, "", started)
         tell_assumed()
 
-    async def _preempt(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement) -> tuple[str, str | None]:
+    async def workload_preemption(self, fwk: "Framework", placer: CachePlacer,
+                                  result: GroupPlacement) -> tuple[str, str | None]:
         """Workload-aware preemption for a group not placed (KEP-5710, issue 29): the first
         member that failed on its own runs PostFilter on the view without the group's
         undone members; DefaultPreemption's group step makes room for the whole group and
@@ -271,6 +286,11 @@ class GroupCycle:
             nominated = None
         if preempted[0] == uid:
             nominated = preempted[1]  # the preemptor's node; "" clears a stale nomination
+        elif preempted[1] and uid in result.placed:
+            # The group waits on its preemption (upstream's waitingOnPreemption): a member
+            # that fit goes back nominated to the node it fit on, as upstream's
+            # submitPodGroupAlgorithmResult nominates it to its SuggestedHost.
+            nominated = result.placed[uid]
         elif preempted[1]:
             nominated = None  # the group's preemption nominated this member: keep it
         origin = next((t for u, t in placer.tries.items() if result.unplaced.get(u) is status), None)
@@ -291,4 +311,4 @@ class GroupCycle:
         s.handle_failure(qpi, status, nominated, started)
 
 
-__all__ = ["GroupCycle", "Placement", "mixed_profiles_message", "whole_cluster"]
+__all__ = ["GroupCycle", "Placement", "Preempt", "mixed_profiles_message", "whole_cluster"]

@@ -5,14 +5,20 @@ beside this file), run by the gang driver (gang_cases.py):
   `input.podResults` is the algorithm's verdict per member in member order (`status`
   null: placed on node1; a code: not placed, with that code), `input.group` the group's
   status ({code, message}), `input.existingCondition` a PodGroupScheduled condition the
-  PodGroup already carries. The real pipeline (store, queue, scheduler, binding cycles)
+  PodGroup already carries. A member's `nominated` is upstream's requiresPreemption
+  (its own PostFilter nominated that node; ksched's member try has no nomination, so
+  it is Unschedulable in the placement), and `group.waitingOnPreemption` the group's
+  workload-aware preemption succeeding: the cycle's preemption step (GroupCycle.preempt)
+  is scripted to nominate the first such member and, as DefaultPreemption's group step
+  does for the rest of its plan, the other members with a `nominated`. The real pipeline (store, queue, scheduler, binding cycles)
   runs one group cycle whose placement is scripted from these rows: members scripted
   as placed go through the real algorithm (assumed and Reserved on node1), the others
   take the scripted verdict, and the group takes the scripted status, as upstream's
   test hands submitPodGroupAlgorithmResult an algorithmResult (a member that failed and
   is woken again within the run meets its scripted verdict again). Output: the members
-  bound, the members that failed (PodScheduled=False), and the PodGroupScheduled
-  condition on the PodGroup.
+  bound, the members that went back nominated (`preempting`: upstream's FailureHandler
+  called with a nominated node), the members that failed without one (`failed`), and
+  the PodGroupScheduled condition on the PodGroup.
 - `SkipPodGroupPodSchedule`: upstream's TestSkipPodGroupPodSchedule: which popped
   members the cycle skips (framework/workload/group_cycle.py `skips_member` over a
   real Cache). Output: the members left.
@@ -76,12 +82,37 @@ class _Script:
         self.placer.undo(pod, node)
 
 
-def _scripted(spec: dict[str, Any]):  # noqa: ANN202 - the GroupCycle placement seam
+def _nominations(spec: dict[str, Any]) -> dict[str, str]:
+    """Member name -> the node its own PostFilter nominated (upstream's requiresPreemption)."""
+    return {str(r["pod"]): str(r["nominated"]) for r in spec.get("podResults") or [] if r.get("nominated")}
+
+
+def _scripted_preemption(spec: dict[str, Any], pods_by_uid: dict[str, Pod]):  # noqa: ANN202 - GroupCycle.preempt
+    """The group's workload-aware preemption as the row has it: with
+    `group.waitingOnPreemption`, the first member with a nomination preempts (its node
+    returned to the cycle) and the other nominated members are nominated as
+    DefaultPreemption's group step nominates the rest of its plan; otherwise none ran."""
+    wanted = _nominations(spec)
+    waiting = bool((spec.get("group") or {}).get("waitingOnPreemption"))
+
+    async def preempt(fwk: Any, placer: CachePlacer, result: GroupPlacement, *, nominate: Any) -> tuple[str, str | None]:
+        if not waiting or not wanted:
+            return "", None
+        by_name = {p.name: p for p in pods_by_uid.values()}
+        first, *rest = [n for n in wanted if n in by_name]
+        nominate([(by_name[n], wanted[n]) for n in rest])
+        return by_name[first].uid, wanted[first]
+    return preempt
+
+
+def _scripted(spec: dict[str, Any], pods_by_uid: dict[str, Pod]):  # noqa: ANN202 - the GroupCycle placement seam
     members = sorted(str(n) for n in spec.get("pods") or [])
     verdicts: dict[str, Status | None] = {}
     for i, r in enumerate(spec.get("podResults") or []):
         code = r.get("status")
         verdicts[str(r["pod"])] = None if code is None else Status(_code(code, f"podResults[{i}]"), r.get("message", ""))
+        if code is None and r.get("nominated"):
+            raise CaseError(f"podResults[{i}]: a member placed carries no nomination of its own")
     group = spec.get("group") or {}
     code = _code(group.get("code", "Success"), "group")
     want = Status() if code == Code.Success else Status(code, group.get("message", ""))
@@ -98,6 +129,7 @@ def _scripted(spec: dict[str, Any]):  # noqa: ANN202 - the GroupCycle placement 
         result = place_group(policy, tried, _Script(placer, verdicts), scheduled=scheduled,
                              feasible=lambda *a, **k: None)
         by_uid = {p.uid: p for p in pods}
+        pods_by_uid.update(by_uid)
         if result.kept and not want.is_success():
             for uid, node in reversed(list(result.placed.items())):
                 placer.undo(by_uid[uid], node)
@@ -121,7 +153,9 @@ def _condition(raw: dict[str, Any]) -> dict[str, Any] | None:
 
 async def _submit(spec: dict[str, Any]) -> dict[str, Any]:
     names = [str(n) for n in spec.get("pods") or []]
-    placement = _scripted(spec)
+    pods_by_uid: dict[str, Pod] = {}
+    placement = _scripted(spec, pods_by_uid)
+    preemption = _scripted_preemption(spec, pods_by_uid)
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node1"},
             "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"},
                        "capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}}}
@@ -129,6 +163,10 @@ async def _submit(spec: dict[str, Any]) -> dict[str, Any]:
              "spec": {"schedulingPolicy": {"basic": {}}}}  # upstream's testPodGroup sets no gang policy
     async with Pipeline(clock=FakeClock(START), rand=random.Random(0)) as p:
         p.scheduler.group_cycle.placement = placement
+
+        async def preempt(fwk: Any, placer: CachePlacer, result: GroupPlacement) -> tuple[str, str | None]:
+            return await preemption(fwk, placer, result, nominate=p.scheduler.preemption.nominate)
+        p.scheduler.group_cycle.preempt = preempt
         await p.client.apply([node])
         made = (await p.client.apply([group]))[0]
         existing = spec.get("existingCondition")
@@ -139,11 +177,12 @@ async def _submit(spec: dict[str, Any]) -> dict[str, Any]:
         await p.settle()  # one cycle: no time passes, so no member comes back from backoff
         pods, _ = await p.client.list("Pod")
         bound = sorted(i["metadata"]["name"] for i in pods if (i.get("spec") or {}).get("nodeName"))
-        failed = sorted(i["metadata"]["name"] for i in pods if any(
+        preempting = sorted(i["metadata"]["name"] for i in pods if (i.get("status") or {}).get("nominatedNodeName"))
+        failed = sorted(i["metadata"]["name"] for i in pods if i["metadata"]["name"] not in preempting and any(
             c.get("type") == "PodScheduled" and c.get("status") == "False"
             for c in (i.get("status") or {}).get("conditions") or []))
         pg = await p.client.get("PodGroup.scheduling.k8s.io", NS, "pg")
-        return {"bound": bound, "failed": failed, "condition": _condition(pg)}
+        return {"bound": bound, "preempting": preempting, "failed": failed, "condition": _condition(pg)}
 
 
 def _skip(spec: dict[str, Any]) -> dict[str, Any]:
