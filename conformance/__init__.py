@@ -164,17 +164,23 @@ def run(args: argparse.Namespace) -> int:
     except CaseFileError as e:
         print(f"ksched conformance: {e}", file=sys.stderr)
         return 2
-    passed = failed = 0
+    passed = failed = held = 0
     report = []
     for case in cases:
         actual, error, diffs = evaluate(case)
         ok = error is None and not diffs
-        passed += ok
-        failed += not ok
         entry: dict[str, Any] = {"name": case.get("name"), "actual": actual}
         if error is not None:
             entry["error"] = error
         report.append(entry)
+        if case.get("held"):  # a row ksched is known to answer differently, with the reason
+            held += not ok
+            failed += ok
+            if ok and not args.json:
+                print(f"FAIL {case.get('name')}: passes but is marked held; remove its 'held'")
+            continue
+        passed += ok
+        failed += not ok
         if not ok and not args.json:
             why = error.splitlines()[0] if error else "; ".join(diffs)
             if len(why) > 600:  # one line a case; --json has everything
@@ -182,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"FAIL {case.get('name')}: {why}")
     if args.json:
         print(json.dumps(report, indent=1, default=str))
-    print(f"{passed} passed, {failed} failed", file=sys.stderr if args.json else sys.stdout)
+    summary = f"{passed} passed, {failed} failed" + (f", {held} held" if held else "")
+    print(summary, file=sys.stderr if args.json else sys.stdout)
     return 0 if failed == 0 else 1
 
 

@@ -111,11 +111,11 @@ class QueueRun:
         qcfg = self.case.get("queue") or {}
         gates = self.case.get("featureGates") or {}
         self.t0_ns = self.now_ns = _parse_time(qcfg["startTime"])
-        hints = hint_map(qcfg.get("queueingHints") or [], self.counter)
+        hints = {**hint_map(qcfg.get("queueingHints") or [], self.counter), **self.hint_registrations()}
         cluster = {_key(p): Pod(p) for p in self.case.get("clusterPods") or []}
         self.queue = SchedulingQueue(
             less=PrioritySort().less,
-            pre_enqueue=_pre_enqueue(qcfg.get("preEnqueuePlugins") or []),
+            pre_enqueue=self.pre_enqueue(_pre_enqueue(qcfg.get("preEnqueuePlugins") or [])),
             hints_for=lambda pod: hints,
             hint_maps=[hints],
             initial_backoff_seconds=qcfg.get("podInitialBackoffSeconds", 1),
@@ -124,6 +124,14 @@ class QueueRun:
             pop_from_backoff_q=gates.get("SchedulerPopFromBackoffQ", True),
         )
         self.queue.nominator.accepts = lambda pod: pod.key in cluster and not cluster[pod.key].node_name
+
+    def hint_registrations(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Real plugins' event registrations beside the case's hints (none here)."""
+        return {}
+
+    def pre_enqueue(self, case_plugins: Callable[[Pod], Status] | None) -> Callable[[Pod], Status] | None:
+        """The queue's PreEnqueue: the case's plugins (a subclass may add real ones)."""
+        return case_plugins
 
     # --- names ------------------------------------------------------------------------------------
 
@@ -283,6 +291,9 @@ def popped_info(qpi: QueuedPodInfo | None) -> dict[str, Any]:
 def run_queue_case(case: dict[str, Any]) -> dict[str, Any]:
     if case.get("function") == "isPodWorthRequeuing":
         return run_is_pod_worth_requeuing(case)
+    from conformance.group_queue_cases import is_group_queue_case, run_group_queue_case  # it builds on QueueRun
+    if is_group_queue_case(case):
+        return run_group_queue_case(case)
     return QueueRun(case).run()
 
 

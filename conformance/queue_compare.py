@@ -42,7 +42,7 @@ def _pop_mismatches(where: str, e: dict[str, Any], got: dict[str, Any], name: Ca
     out: list[str] = []
     popped = got.get("pod")
     for k in e:
-        if k not in ("pod", "notPod", "initialAttemptAt", *_POP_KEYS):
+        if k not in ("pod", "notPod", "initialAttemptAt", "group", *_POP_KEYS):
             out.append(f"{where}: unknown pop expectation {k!r}")
     if "pod" in e:
         want = name(e["pod"]) if e["pod"] is not None else None
@@ -50,6 +50,8 @@ def _pop_mismatches(where: str, e: dict[str, Any], got: dict[str, Any], name: Ca
             return [f"{where}: pod: expected {want!r}, got {popped!r}"]
     if "notPod" in e and popped == name(e["notPod"]):
         out.append(f"{where}: notPod: expected not {e['notPod']!r}, got {popped!r}")
+    if "group" in e and sorted(name(x) for x in e["group"]) != got.get("group"):
+        out.append(f"{where}: group: expected {sorted(name(x) for x in e['group'])!r}, got {got.get('group')!r}")
     if popped is None:
         return out
     for k in _POP_KEYS:
@@ -75,9 +77,12 @@ def state_mismatches(where: str, e: dict[str, Any], got: dict[str, Any], name: C
 
     every = set(got.get("activeQ", [])) | set(got.get("backoffQ", [])) | set(got.get("unschedulable", []))
     for k, v in e.items():
-        if k in ("activeQ", "backoffQ", "inFlight", "pendingPods"):
+        if k in ("activeQ", "backoffQ", "unschedulable", "inFlight", "pendingPods"):
             if names(v) != set(got.get(k, [])):
                 fail(k, sorted(names(v)), got.get(k))
+        elif k == "gatedExactly":
+            if names(v) != set(got.get("gated", [])):
+                fail(k, sorted(names(v)), got.get("gated"))
         elif k in ("activeQContains", "backoffQContains", "unschedulableContains", "gated"):
             sub = got.get(k.removesuffix("Contains"), [])
             if not names(v) <= set(sub):

@@ -41,7 +41,10 @@ STALE: dict[str, str] = {
 
 
 def _param(case):
-    marks = [pytest.mark.xfail(reason=STALE[case["name"]], strict=True)] if case["name"] in STALE else []
+    # A case file may hold a row ksched answers differently on purpose (`held`: the
+    # reason, citing the upstream behaviour it does not follow); strict, as STALE.
+    reason = STALE.get(case["name"]) or case.get("held")
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
     return pytest.param(case, id=f"{case['_file']}::{case['name']}", marks=marks)
 
 
