@@ -22,6 +22,14 @@ beside this file), run by the gang driver (gang_cases.py):
 - `SkipPodGroupPodSchedule`: upstream's TestSkipPodGroupPodSchedule: which popped
   members the cycle skips (framework/workload/group_cycle.py `skips_member` over a
   real Cache). Output: the members left.
+- `PodGroupCycle_PodGroupPostFilter`: upstream's TestPodGroupCycle_PodGroupPostFilter
+  rows: whether a group cycle that placed nobody runs the group's preemption
+  (PodGroupPostFilter; in ksched DefaultPreemption's group-aware step), given
+  `input.workloadAwarePreemption` (the gate) and `input.postFilterPlugin` (DefaultPreemption
+  in the profile, or not). Both members ask more cpu than the one node has, as upstream's
+  fake Filter rejects them; the group step, when it runs, answers "pod group pg cannot be
+  placed even with preemption", which the members' PodScheduled message carries. Output:
+  `podGroupPostFilterCalled`.
 - `UpdatePodGroupCondition`: upstream's TestUpdatePodGroupCondition rows over
   framework/workload/group_status.py `with_condition`. Output: the condition after the
   update, and whether its lastTransitionTime was kept.
@@ -44,10 +52,12 @@ from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy
 from conformance.plugin_cases import CaseError
 
-FUNCTIONS = ("SubmitPodGroupAlgorithmResult", "SkipPodGroupPodSchedule", "UpdatePodGroupCondition")
+FUNCTIONS = ("SubmitPodGroupAlgorithmResult", "SkipPodGroupPodSchedule", "UpdatePodGroupCondition",
+             "PodGroupCycle_PodGroupPostFilter")
 NS = "default"
 START = 1767225600.0
 EARLIER = "2025-12-31T23:00:00Z"  # an existing condition's lastTransitionTime
+GROUP_NOT_PLACEABLE = "pod group pg cannot be placed even with preemption"  # group_step.group_not_placeable
 
 
 def _code(name: str, at: str) -> Code:
@@ -185,6 +195,33 @@ async def _submit(spec: dict[str, Any]) -> dict[str, Any]:
         return {"bound": bound, "preempting": preempting, "failed": failed, "condition": _condition(pg)}
 
 
+async def _group_post_filter(spec: dict[str, Any]) -> dict[str, Any]:
+    config: dict[str, Any] = {"featureGates": {"WorkloadAwarePreemption": bool(spec["workloadAwarePreemption"])}}
+    if spec.get("postFilterPlugin") != "DefaultPreemption":
+        config["profiles"] = [{"schedulerName": "default-scheduler",
+                               "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node1"},
+            "status": {"allocatable": {"cpu": "1", "memory": "8Gi", "pods": "110"},
+                       "capacity": {"cpu": "1", "memory": "8Gi", "pods": "110"}}}
+    group = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": NS},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+    members = []
+    for name in ("p1", "p2"):
+        raw = _pod(name)
+        raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+        members.append(raw)
+    async with Pipeline(config, clock=FakeClock(START), rand=random.Random(0)) as p:
+        await p.client.apply([node, group])
+        await p.client.apply(members)
+        await p.settle()
+        pods, _ = await p.client.list("Pod")
+        messages = [c.get("message", "") for i in pods for c in (i.get("status") or {}).get("conditions") or []
+                    if c.get("type") == "PodScheduled"]
+        if len(messages) != 2:
+            raise CaseError(f"the members were not both tried: {messages}")
+        return {"podGroupPostFilterCalled": any(GROUP_NOT_PLACEABLE in m for m in messages), "messages": messages}
+
+
 def _skip(spec: dict[str, Any]) -> dict[str, Any]:
     cache = Cache()
     cache.add_node(Node({"metadata": {"name": "node1"}, "status": {"allocatable": {"cpu": "8", "pods": "110"}}}))
@@ -218,6 +255,8 @@ def run_group_submit_case(case: dict[str, Any]) -> dict[str, Any]:
     try:
         if case.get("function") == "SubmitPodGroupAlgorithmResult":
             return asyncio.run(_submit(spec))
+        if case.get("function") == "PodGroupCycle_PodGroupPostFilter":
+            return asyncio.run(_group_post_filter(spec))
         if case.get("function") == "SkipPodGroupPodSchedule":
             return _skip(spec)
         return _update_condition(spec)

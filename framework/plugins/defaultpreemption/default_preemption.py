@@ -18,6 +18,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
+from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
@@ -181,7 +182,11 @@ class DefaultPreemption:
         """The group-aware candidate step (group_step.py): for a member of a
         scheduling.k8s.io gang, the one candidate that makes room for the members
         its group lacks in one domain, or the outcome when none does; None for any
-        other pod (the per-node candidates follow)."""
+        other pod (the per-node candidates follow). With WorkloadAwarePreemption off a
+        member preempts as a single pod does, as upstream's group cycle then runs no
+        PodGroupPostFilter, only the member's own PostFilter."""
+        if not self.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION):
+            return None
         policy = self.gangs.policy(pod)
         if policy is None:
             return None
