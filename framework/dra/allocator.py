@@ -15,6 +15,7 @@ from framework.dra.pools import Pool, gather_pools, node_matches
 from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, MatchAttribute,
                                     Request, RequestData)
 from framework.dra.results import build_result
+from framework.dra.taints import taint_prevents_allocation
 
 
 class AllocationError(ValueError):
@@ -40,12 +41,11 @@ def _claim_name(claim: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
-# Feature gates whose allocator behaviour (counters, capacity sharing, taints and
-# tolerations, binding conditions) is not written yet: with one of them on the allocator
-# refuses to run rather than allocate as if it were off.
+# Feature gates whose allocator behaviour (counters, capacity sharing, binding
+# conditions) is not written yet: with one of them on the allocator refuses to run
+# rather than allocate as if it were off.
 _UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
                       ("consumable_capacity", "DRAConsumableCapacity"),
-                      ("device_taints", "DRADeviceTaints"),
                       ("binding_conditions", "DRADeviceBindingConditions"))
 
 
@@ -273,6 +273,8 @@ class _Run:
             return None
         if not self.a.features.partitionable_devices and c.device.get("consumesCounters"):
             return None
+        if self.a.features.device_taints and taint_prevents_allocation(c.device, req.tolerations):
+            return None
         base = data.parent.name if data.parent else req.name
         sub = req.name if data.parent else ""
         constraints = self.constraints[ci]
@@ -288,7 +290,7 @@ class _Run:
         results = self.results[ci]
         before = len(results)
         results.append(DeviceResult(request=data.request_name, base_request=base, sub_request=sub, candidate=c,
-                                    admin_access=req.admin_access))
+                                    admin_access=req.admin_access, tolerations=req.tolerations))
 
         def undo() -> None:
             for con in constraints:

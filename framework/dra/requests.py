@@ -18,6 +18,7 @@ class Request:
     admin_access: bool
     has_admin_access: bool
     selectors: tuple[Mapping[str, Any], ...]
+    tolerations: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def exact(cls, request: Mapping[str, Any]) -> Request:
@@ -25,13 +26,14 @@ class Request:
         return cls(name=request.get("name", ""), class_name=ex.get("deviceClassName") or "",
                    mode=ex.get("allocationMode") or "ExactCount", count=int(ex.get("count") or 0),
                    admin_access=bool(ex.get("adminAccess")), has_admin_access=ex.get("adminAccess") is not None,
-                   selectors=tuple(ex.get("selectors") or ()))
+                   selectors=tuple(ex.get("selectors") or ()), tolerations=tuple(ex.get("tolerations") or ()))
 
     @classmethod
     def sub(cls, sub: Mapping[str, Any]) -> Request:
         return cls(name=sub.get("name", ""), class_name=sub.get("deviceClassName") or "",
                    mode=sub.get("allocationMode") or "ExactCount", count=int(sub.get("count") or 0),
-                   admin_access=False, has_admin_access=False, selectors=tuple(sub.get("selectors") or ()))
+                   admin_access=False, has_admin_access=False, selectors=tuple(sub.get("selectors") or ()),
+                   tolerations=tuple(sub.get("tolerations") or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,7 @@ class DeviceResult:
     sub_request: str
     candidate: Candidate
     admin_access: bool
+    tolerations: tuple[Mapping[str, Any], ...] = ()
 
 
 class MatchAttribute:

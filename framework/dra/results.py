@@ -14,6 +14,8 @@ def build_result(claim: Mapping[str, Any], devices: Sequence[DeviceResult],
                                  "device": d.candidate.name}
         if d.admin_access:
             entry["adminAccess"] = True
+        if d.tolerations:  # the request's tolerations, as upstream records them
+            entry["tolerations"] = [dict(t) for t in d.tolerations]
         results.append(entry)
     spec_devices = (claim.get("spec") or {}).get("devices") or {}
     config = _class_configs(chosen) + _claim_configs(spec_devices, chosen)

@@ -90,8 +90,33 @@ def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
         allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
 
 
-@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity", "device_taints",
-                                  "binding_conditions"])
+@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity", "binding_conditions"])
 def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored(gate):
     with pytest.raises(AllocationError, match="not supported by ksched's allocator yet"):
         allocator(gpu_slice(["g0"]), features=Features(**{gate: True}))
+
+
+def tainted_slice(*taints_per_device):
+    s = gpu_slice([f"g{i}" for i in range(len(taints_per_device))])
+    for device, taints in zip(s["spec"]["devices"], taints_per_device):
+        device["taints"] = list(taints)
+    return s
+
+
+NO_SCHEDULE = {"key": "broken", "value": "fan", "effect": "NoSchedule"}
+
+
+def test_with_device_taints_on_a_tainted_device_goes_only_to_a_request_that_tolerates_it():
+    taints = Features(device_taints=True)
+    a = allocator(tainted_slice([NO_SCHEDULE], [{"key": "note", "effect": "None"}]), features=taints)
+    assert devices_of(a.allocate(NODE, [claim("c", exactly("r"))])[0]) == ["g1"]
+    assert a.allocate(NODE, [claim("c", exactly("r", 2))]) == []
+    tolerate = {"key": "broken", "operator": "Exists", "effect": "NoSchedule"}
+    result = a.allocate(NODE, [claim("c", exactly("r", 2, tolerations=[tolerate]))])[0]
+    assert devices_of(result) == ["g0", "g1"]
+    assert [r["tolerations"] for r in result["devices"]["results"]] == [[tolerate], [tolerate]]
+
+
+def test_without_the_device_taints_gate_taints_are_ignored():
+    a = allocator(tainted_slice([NO_SCHEDULE]))
+    assert devices_of(a.allocate(NODE, [claim("c", exactly("r"))])[0]) == ["g0"]
