@@ -35,18 +35,24 @@ class Features:
     consumable_capacity: bool = False
     binding_conditions: bool = False
 
+    @property
+    def refuses_capacity_requests(self) -> bool:
+        """Upstream runs its experimental allocator when DRAConsumableCapacity or
+        DRADeviceBindingConditions is on; only that one refuses capacity requests
+        while DRAConsumableCapacity is off (the others ignore the field)."""
+        return self.binding_conditions and not self.consumable_capacity
+
 
 def _claim_name(claim: Mapping[str, Any]) -> str:
     meta = claim.get("metadata") or {}
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
-# Feature gates whose allocator behaviour (counters, capacity sharing, binding
-# conditions) is not written yet: with one of them on the allocator refuses to run
-# rather than allocate as if it were off.
+# Feature gates whose allocator behaviour (counters, capacity sharing) is not written
+# yet: with one of them on the allocator refuses to run rather than allocate as if it
+# were off.
 _UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
-                      ("consumable_capacity", "DRAConsumableCapacity"),
-                      ("binding_conditions", "DRADeviceBindingConditions"))
+                      ("consumable_capacity", "DRAConsumableCapacity"))
 
 
 class Allocator:
@@ -90,7 +96,9 @@ class _Run:
         out = []
         for ci, claim in enumerate(self.claims):
             try:
-                out.append(build_result(claim, self.results[ci], self._chosen_classes(ci, claim)))
+                out.append(build_result(claim, self.results[ci], self._chosen_classes(ci, claim),
+                                        binding_conditions=self.a.features.binding_conditions,
+                                        node_name=((self.node or {}).get("metadata") or {}).get("name", "")))
             except ValueError as e:
                 raise AllocationError(f"create NodeSelector for claim {_claim_name(claim)}: {e}") from None
         return out
@@ -104,6 +112,8 @@ class _Run:
             if subs and not self.a.features.prioritized_list:
                 raise AllocationError(f"claim {_claim_name(claim)}, request {raw.get('name')}: has subrequests, "
                                       "but the DRAPrioritizedList feature is disabled")
+            if self.a.features.refuses_capacity_requests:
+                _refuse_capacity_requests(claim, raw)
             if subs:
                 parent = Request.exact(raw)
                 least = min(self._validate(ci, claim, ri, si, Request.sub(s), parent).num_devices
@@ -311,6 +321,16 @@ class _Run:
                 si = 0
             out.append((data.request_name, data.device_class, si))
         return out
+
+
+def _refuse_capacity_requests(claim: Mapping[str, Any], request: Mapping[str, Any]) -> None:
+    if (request.get("exactly") or {}).get("capacity") is not None:
+        raise AllocationError(f"claim {_claim_name(claim)}, request {request.get('name')}: has capacity requests, "
+                              "but the DRAConsumableCapacity feature is disabled")
+    for sub in request.get("firstAvailable") or []:
+        if sub.get("capacity") is not None:
+            raise AllocationError(f"claim {_claim_name(claim)}, subrequest {sub.get('name')}: has capacity "
+                                  "requests, but the DRAConsumableCapacity feature is disabled")
 
 
 def _class_selectors(data: RequestData) -> Sequence[Mapping[str, Any]]:

@@ -90,7 +90,7 @@ def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
         allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
 
 
-@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity", "binding_conditions"])
+@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity"])
 def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored(gate):
     with pytest.raises(AllocationError, match="not supported by ksched's allocator yet"):
         allocator(gpu_slice(["g0"]), features=Features(**{gate: True}))
@@ -120,3 +120,24 @@ def test_with_device_taints_on_a_tainted_device_goes_only_to_a_request_that_tole
 def test_without_the_device_taints_gate_taints_are_ignored():
     a = allocator(tainted_slice([NO_SCHEDULE]))
     assert devices_of(a.allocate(NODE, [claim("c", exactly("r"))])[0]) == ["g0"]
+
+
+def test_with_binding_conditions_the_result_carries_the_devices_conditions_and_binds_to_the_node():
+    s = gpu_slice(["g0"])
+    device = s["spec"]["devices"][0]
+    device.update(bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"], bindsToNode=True)
+    del s["spec"]["nodeName"]
+    s["spec"]["allNodes"] = True
+    assert allocator(s).allocate(NODE, [claim("c", exactly("r"))]) == []  # gate off: such a device is never taken
+    result = allocator(s, features=Features(binding_conditions=True)).allocate(NODE, [claim("c", exactly("r"))])[0]
+    assert result["devices"]["results"][0]["bindingConditions"] == ["Attached"]
+    assert result["devices"]["results"][0]["bindingFailureConditions"] == ["AttachFailed"]
+    assert result["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}
+
+
+def test_with_binding_conditions_on_and_consumable_capacity_off_a_capacity_request_is_an_error():
+    with pytest.raises(AllocationError, match="claim c, request r: has capacity requests, but the "
+                                              "DRAConsumableCapacity feature is disabled"):
+        allocator(gpu_slice(["g0"]), features=Features(binding_conditions=True)).allocate(
+            NODE, [claim("c", exactly("r", capacity={"requests": {"memory": "1Gi"}}))])
