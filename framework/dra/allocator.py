@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
+from framework.dra.counters import CounterTally
 from framework.dra.pools import Pool, gather_pools, node_matches
 from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, MatchAttribute,
                                     Request, RequestData)
@@ -48,11 +49,9 @@ def _claim_name(claim: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
-# Feature gates whose allocator behaviour (counters, capacity sharing) is not written
-# yet: with one of them on the allocator refuses to run rather than allocate as if it
-# were off.
-_UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
-                      ("consumable_capacity", "DRAConsumableCapacity"))
+# Feature gates whose allocator behaviour (capacity sharing) is not written yet: with
+# one of them on the allocator refuses to run rather than allocate as if it were off.
+_UNSUPPORTED_GATES = (("consumable_capacity", "DRAConsumableCapacity"),)
 
 
 class Allocator:
@@ -76,6 +75,8 @@ class _Run:
     def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> None:
         self.a, self.node, self.claims = a, node, claims
         self.pools: list[Pool] = gather_pools(a.slices, node, a.features.partitionable_devices)
+        self.pool_of = {(p.driver, p.name): p for p in self.pools}
+        self.counters = CounterTally(a.allocated)
         self.data: dict[tuple[int, int, int], RequestData] = {}
         self.constraints: list[list[MatchAttribute]] = []
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
@@ -281,7 +282,14 @@ class _Run:
         req = data.request
         if not self._free_for(req, c.device_id, ci):
             return None
-        if not self.a.features.partitionable_devices and c.device.get("consumesCounters"):
+        consumes = bool(c.device.get("consumesCounters"))
+        if consumes and not self.a.features.partitionable_devices:
+            return None
+        pool = self.pool_of[(c.driver, c.pool)]
+        # Upstream counts the device's counters in here and, when a taint or a constraint
+        # then refuses the device, does not count them out again (allocateDevice returns
+        # before its rollback exists); the search keeps that tally, as upstream's does.
+        if consumes and not self.counters.take(pool, c.device):
             return None
         if self.a.features.device_taints and taint_prevents_allocation(c.device, req.tolerations):
             return None
@@ -295,7 +303,7 @@ class _Run:
                                           f"device {c.device_id} because a claim constraint would not be satisfied")
                 for earlier in constraints[:i]:
                     earlier.remove(base, sub, c)
-                return None
+                return None  # the counters stay counted, as upstream leaves them (above)
         self.allocating.setdefault(c.device_id, set()).add(ci)
         results = self.results[ci]
         before = len(results)
@@ -306,6 +314,8 @@ class _Run:
             for con in constraints:
                 con.remove(base, sub, c)
             self.allocating[c.device_id].discard(ci)
+            if consumes:
+                self.counters.give_back(pool, c.device)
             del results[before:]
         return undo
 

@@ -90,10 +90,9 @@ def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
         allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
 
 
-@pytest.mark.parametrize("gate", ["partitionable_devices", "consumable_capacity"])
-def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored(gate):
-    with pytest.raises(AllocationError, match="not supported by ksched's allocator yet"):
-        allocator(gpu_slice(["g0"]), features=Features(**{gate: True}))
+def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored():
+    with pytest.raises(AllocationError, match="DRAConsumableCapacity: not supported by ksched's allocator yet"):
+        allocator(gpu_slice(["g0"]), features=Features(consumable_capacity=True))
 
 
 def tainted_slice(*taints_per_device):
@@ -141,3 +140,37 @@ def test_with_binding_conditions_on_and_consumable_capacity_off_a_capacity_reque
                                               "DRAConsumableCapacity feature is disabled"):
         allocator(gpu_slice(["g0"]), features=Features(binding_conditions=True)).allocate(
             NODE, [claim("c", exactly("r", capacity={"requests": {"memory": "1Gi"}}))])
+
+
+def partitioned_pool(memory="8Gi", parts=("4Gi", "6Gi", "4Gi")):
+    """A GPU published as partitions sharing one counter set (two slices of one pool)."""
+    devices = gpu_slice([f"part{i}" for i in range(len(parts))], count=2)
+    for d, amount in zip(devices["spec"]["devices"], parts):
+        d["consumesCounters"] = [{"counterSet": "gpu-0", "counters": {"memory": {"value": amount}}}]
+    counters = gpu_slice([], count=2)
+    counters["metadata"]["name"] = "counters"
+    del counters["spec"]["devices"]
+    counters["spec"]["sharedCounters"] = [{"name": "gpu-0", "counters": {"memory": {"value": memory}}}]
+    return devices, counters
+
+
+def test_with_partitionable_devices_partitions_are_taken_only_while_their_shared_counters_last():
+    part = Features(partitionable_devices=True)
+    a = allocator(*partitioned_pool(), features=part)
+    assert devices_of(a.allocate(NODE, [claim("c", exactly("r", 2))])[0]) == ["part0", "part2"]  # 4Gi + 4Gi
+    assert a.allocate(NODE, [claim("c", exactly("r", 3))]) == []
+    taken = allocator(*partitioned_pool(), allocated={"gpu.example.com/pool-1/part1"}, features=part)
+    assert taken.allocate(NODE, [claim("c", exactly("r", 1))]) == []  # 6Gi of 8Gi used, each other part needs 4Gi
+
+
+def test_without_the_gate_counter_slices_are_ignored_and_consuming_devices_never_taken():
+    a = allocator(*partitioned_pool())
+    assert a.allocate(NODE, [claim("c", exactly("r"))]) == []
+
+
+def test_a_pool_whose_device_consumes_an_unknown_counter_set_is_invalid():
+    devices, counters = partitioned_pool()
+    devices["spec"]["devices"][0]["consumesCounters"][0]["counterSet"] = "gpu-9"
+    with pytest.raises(AllocationError, match="invalid resource pools were encountered"):
+        allocator(devices, counters, features=Features(partitionable_devices=True)).allocate(
+            NODE, [claim("c", exactly("r"))])
