@@ -23,6 +23,11 @@ class AllocationError(ValueError):
     """Allocation cannot be attempted (upstream returns an error from Allocate)."""
 
 
+class FailedAllocationOnNode(AllocationError):
+    """Allocation failed for this node only (upstream wraps ErrFailedAllocationOnNode):
+    the scheduler makes it the node's unschedulable reason, not an error of the attempt."""
+
+
 class _MaxSizeExceeded(Exception):
     """A branch would put more than ALLOCATION_RESULTS_MAX_SIZE devices into a claim."""
 
@@ -92,7 +97,7 @@ class _Run:
             done = False
         if not done:
             if any(p.invalid for p in self.pools):
-                raise AllocationError("invalid resource pools were encountered")
+                raise FailedAllocationOnNode("invalid resource pools were encountered")
             return []
         out = []
         for ci, claim in enumerate(self.claims):

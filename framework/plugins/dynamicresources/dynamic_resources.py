@@ -20,7 +20,7 @@ from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.dra.allocator import Allocator, Features
+from framework.dra.allocator import Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
@@ -247,6 +247,8 @@ class DynamicResources(FilterEachNode):
                                       slices=s.slices_by_node.for_node(node_name), allocated=allocator.allocated)
             try:
                 allocations = allocator.allocate(node.raw if node is not None else None, claims)
+            except FailedAllocationOnNode as e:  # this node only: the others may still fit
+                return _unschedulable(str(e))
             except ValueError as e:
                 return Status.error_of(str(e), NAME)
             if len(allocations) != len(claims):

@@ -85,6 +85,17 @@ def test_only_the_node_with_a_free_device_passes_filter() -> None:
     assert per_node["node-2"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
 
 
+def test_a_node_whose_only_pool_is_invalid_is_unschedulable_for_that_reason_and_other_nodes_still_fit() -> None:
+    halves = [m.resource_slice("node-2", gpus=1, name=f"node-2-gpus-{i}") for i in range(2)]
+    for half in halves:  # one pool of two slices that both publish gpu-0: invalid
+        half["spec"]["pool"]["resourceSliceCount"] = 2
+    plugin, _, snap = _world(_claim(), *[ResourceSlice(h) for h in halves], gpus=0)
+    _, pre, per_node = _filter(plugin, _pod(), snap)
+    assert pre is None
+    assert per_node["node-2"] == Status(Code.UnschedulableAndUnresolvable, "invalid resource pools were encountered")
+    assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
+
+
 def test_a_device_reserved_for_a_pod_in_flight_is_not_given_to_a_second_pod_until_unreserve() -> None:
     plugin, _, snap = _world(_claim("a"), _claim("b"))
     first, second = _pod("p1", "a"), _pod("p2", "b")
