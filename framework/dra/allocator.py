@@ -276,8 +276,7 @@ class _Run:
             try:
                 matched = selector.matches(device_from_api(c.driver, c.device))
             except CELEvalError as e:
-                raise AllocationError(f"{owner}: selector #{i} on device {c.device_id}: CEL runtime error: {e}") \
-                    from None
+                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {e}") from None
             if not matched:
                 return False
         return True
