@@ -7,14 +7,16 @@ availability and constraints as it goes; the first full solution wins. No soluti
 an empty answer, not an error; errors are for claims the allocator cannot handle."""
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
+from framework.dra.capacity import Amounts, UndefinedCapacity, add_to, fits, remove_from, share_of
 from framework.dra.counters import CounterTally
 from framework.dra.pools import Pool, gather_pools, node_matches
-from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, MatchAttribute,
-                                    Request, RequestData)
+from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, DistinctAttribute,
+                                    MatchAttribute, Request, RequestData)
 from framework.dra.results import build_result
 from framework.dra.taints import taint_prevents_allocation
 
@@ -54,22 +56,16 @@ def _claim_name(claim: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
-# Feature gates whose allocator behaviour (capacity sharing) is not written yet: with
-# one of them on the allocator refuses to run rather than allocate as if it were off.
-_UNSUPPORTED_GATES = (("consumable_capacity", "DRAConsumableCapacity"),)
-
-
 class Allocator:
     def __init__(self, *, features: Features, classes: Mapping[str, Mapping[str, Any]],
-                 slices: Sequence[Mapping[str, Any]], allocated: AbstractSet[str]) -> None:
-        on = [gate for attr, gate in _UNSUPPORTED_GATES if getattr(features, attr)]
-        if on:
-            raise AllocationError(f"feature gate {', '.join(on)}: not supported by ksched's allocator yet "
-                                  "(only the stable channel's features)")
+                 slices: Sequence[Mapping[str, Any]], allocated: AbstractSet[str],
+                 aggregated_capacity: Mapping[str, Amounts] | None = None) -> None:
         self.features = features
         self.classes = classes
         self.slices = slices
         self.allocated = allocated
+        # DRAConsumableCapacity: per shared device, what allocated claims consume of it
+        self.aggregated_capacity: Mapping[str, Amounts] = aggregated_capacity or {}
 
     def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """One AllocationResult per claim, or [] when the claims cannot all be satisfied here."""
@@ -82,8 +78,9 @@ class _Run:
         self.pools: list[Pool] = gather_pools(a.slices, node, a.features.partitionable_devices)
         self.pool_of = {(p.driver, p.name): p for p in self.pools}
         self.counters = CounterTally(a.allocated)
+        self.allocating_capacity: dict[str, Amounts] = {}  # shares this search took, per device
         self.data: dict[tuple[int, int, int], RequestData] = {}
-        self.constraints: list[list[MatchAttribute]] = []
+        self.constraints: list[list[MatchAttribute | DistinctAttribute]] = []
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.allocating: dict[str, set[int]] = {}
         self.matches: dict[tuple[str, int, int, int], bool] = {}
@@ -130,12 +127,15 @@ class _Run:
         if minimum > ALLOCATION_RESULTS_MAX_SIZE:
             raise AllocationError(f"claim {_claim_name(claim)}: number of requested devices {minimum} "
                                   f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-        constraints = []
+        constraints: list[MatchAttribute | DistinctAttribute] = []
         for i, c in enumerate(devices.get("constraints") or []):
-            if c.get("matchAttribute") is None:
+            if c.get("matchAttribute") is not None:
+                constraints.append(MatchAttribute(list(c.get("requests") or []), c["matchAttribute"]))
+            elif c.get("distinctAttribute") is not None and self.a.features.consumable_capacity:
+                constraints.append(DistinctAttribute(list(c.get("requests") or []), c["distinctAttribute"]))
+            else:
                 raise AllocationError(f"claim {_claim_name(claim)}, constraint #{i}: empty constraint "
                                       "(unsupported constraint type?)")
-            constraints.append(MatchAttribute(list(c.get("requests") or []), c["matchAttribute"]))
         self.constraints.append(constraints)
 
     def _validate(self, ci: int, claim: Mapping[str, Any], ri: int, si: int, req: Request,
@@ -168,7 +168,7 @@ class _Run:
                     raise AllocationError(f"claim {name}, request {req.name}: asks for all devices, but resource "
                                           f"pool {pool.pool_id} is currently invalid")
                 for c in _candidates(pool):
-                    if self._selectable(ci, ri, si, data, c):
+                    if self._selectable(ci, ri, si, data, c) and self._capacity_fits(req, c) is not False:
                         data.all_devices.append(c)
             data.num_devices = len(data.all_devices)
         else:
@@ -206,7 +206,7 @@ class _Run:
             for c in _candidates(pool):
                 if not self._free_for(req, c.device_id, ci):
                     continue
-                if not self._selectable(ci, ri, si, data, c):
+                if not self._selectable(ci, ri, si, data, c) or self._capacity_fits(req, c) is False:
                     continue
                 undo = self._take(ci, ri, si, data, c, must=False)
                 if undo is None:
@@ -284,16 +284,25 @@ class _Run:
     def _take(self, ci: int, ri: int, si: int, data: RequestData, c: Candidate, *, must: bool
               ) -> Callable[[], None] | None:
         req = data.request
-        if not self._free_for(req, c.device_id, ci):
+        # DRAConsumableCapacity: a device that allows multiple allocations is shared, one
+        # share per result, and never marked in use by this search
+        multi = self.a.features.consumable_capacity and bool(c.device.get("allowMultipleAllocations"))
+        if multi and req.admin_access:
+            pass  # an admin request may share it even within its own claim
+        elif not self._free_for(req, c.device_id, ci):
             return None
         consumes = bool(c.device.get("consumesCounters"))
         if consumes and not self.a.features.partitionable_devices:
             return None
         pool = self.pool_of[(c.driver, c.pool)]
-        # Upstream counts the device's counters in here and, when a taint or a constraint
-        # then refuses the device, does not count them out again (allocateDevice returns
-        # before its rollback exists); the search keeps that tally, as upstream's does.
-        if consumes and not self.counters.take(pool, c.device):
+        # A shared device whose capacity is in use already has its counters counted.
+        counted = consumes and not (multi and (c.device_id in self.a.aggregated_capacity
+                                               or c.device_id in self.allocating_capacity))
+        # Upstream counts the device's counters in here and, when a taint, a constraint or
+        # the capacity then refuses the device, does not count them out again
+        # (allocateDevice returns before its rollback exists); the search keeps that
+        # tally, as upstream's does.
+        if counted and not self.counters.take(pool, c.device):
             return None
         if self.a.features.device_taints and taint_prevents_allocation(c.device, req.tolerations):
             return None
@@ -308,20 +317,46 @@ class _Run:
                 for earlier in constraints[:i]:
                     earlier.remove(base, sub, c)
                 return None  # the counters stay counted, as upstream leaves them (above)
-        self.allocating.setdefault(c.device_id, set()).add(ci)
+        holders = self.allocating.setdefault(c.device_id, set())
+        if not multi:
+            holders.add(ci)
+        share: Amounts = {}
+        share_id = ""
+        if self.a.features.consumable_capacity:
+            if not self._capacity_fits(req, c):
+                return None  # as upstream, the constraints and the mark above stay
+            if multi:
+                share = share_of(req.capacity, c.device.get("capacity") or {})
+                share_id = str(uuid.uuid4())
+                add_to(self.allocating_capacity, c.device_id, share)
         results = self.results[ci]
         before = len(results)
         results.append(DeviceResult(request=data.request_name, base_request=base, sub_request=sub, candidate=c,
-                                    admin_access=req.admin_access, tolerations=req.tolerations))
+                                    admin_access=req.admin_access, tolerations=req.tolerations,
+                                    share_id=share_id, consumed_capacity=share))
 
         def undo() -> None:
             for con in constraints:
                 con.remove(base, sub, c)
-            self.allocating[c.device_id].discard(ci)
-            if consumes:
+            holders.discard(ci)
+            if multi:
+                remove_from(self.allocating_capacity, c.device_id, share)
+            elif counted:
                 self.counters.give_back(pool, c.device)
             del results[before:]
         return undo
+
+    def _capacity_fits(self, req: Request, c: Candidate) -> bool | None:
+        """DRAConsumableCapacity: whether the request's share of the device fits beside what
+        allocated claims and this search consume of it (False too when the request names a
+        capacity the device lacks); None without the gate."""
+        if not self.a.features.consumable_capacity:
+            return None
+        try:
+            return fits(self.a.aggregated_capacity.get(c.device_id, {}), req.capacity,
+                        c.device.get("capacity") or {}, self.allocating_capacity.get(c.device_id, {}))
+        except UndefinedCapacity:
+            return False
 
     def _chosen_classes(self, ci: int, claim: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None, int]]:
         """Per request: (name of the chosen request or subrequest, its class, chosen subrequest index)."""

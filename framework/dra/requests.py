@@ -19,6 +19,7 @@ class Request:
     has_admin_access: bool
     selectors: tuple[Mapping[str, Any], ...]
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    capacity: Mapping[str, Any] | None = None  # capacity.requests (DRAConsumableCapacity)
 
     @classmethod
     def exact(cls, request: Mapping[str, Any]) -> Request:
@@ -26,14 +27,15 @@ class Request:
         return cls(name=request.get("name", ""), class_name=ex.get("deviceClassName") or "",
                    mode=ex.get("allocationMode") or "ExactCount", count=int(ex.get("count") or 0),
                    admin_access=bool(ex.get("adminAccess")), has_admin_access=ex.get("adminAccess") is not None,
-                   selectors=tuple(ex.get("selectors") or ()), tolerations=tuple(ex.get("tolerations") or ()))
+                   selectors=tuple(ex.get("selectors") or ()), tolerations=tuple(ex.get("tolerations") or ()),
+                   capacity=ex.get("capacity"))
 
     @classmethod
     def sub(cls, sub: Mapping[str, Any]) -> Request:
         return cls(name=sub.get("name", ""), class_name=sub.get("deviceClassName") or "",
                    mode=sub.get("allocationMode") or "ExactCount", count=int(sub.get("count") or 0),
                    admin_access=False, has_admin_access=False, selectors=tuple(sub.get("selectors") or ()),
-                   tolerations=tuple(sub.get("tolerations") or ()))
+                   tolerations=tuple(sub.get("tolerations") or ()), capacity=sub.get("capacity"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class DeviceResult:
     candidate: Candidate
     admin_access: bool
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    share_id: str = ""  # a share of a device that allows multiple allocations
+    consumed_capacity: Mapping[str, Any] = field(default_factory=dict)  # capacity name -> Fraction
 
 
 class MatchAttribute:
@@ -105,6 +109,41 @@ class MatchAttribute:
 
     def remove(self, base: str, sub: str, c: Candidate) -> None:
         if self._applies(base, sub):
+            self.members -= 1
+
+
+class DistinctAttribute:
+    """distinctAttribute (DRAConsumableCapacity): the devices of the listed requests (all
+    when none) each have the attribute, with values no other device of them has. As
+    upstream, the values are kept per request name (a later device of the same request
+    replaces the earlier one's value, and removing a device forgets its request's)."""
+
+    def __init__(self, requests: list[str], attribute: str) -> None:
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.values: dict[str, tuple[str, Any]] = {}
+        self.members = 0
+
+    def _applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, c: Candidate) -> bool:
+        if not self._applies(base, sub):
+            return True
+        value = _lookup_attribute(c, self.attribute)
+        if value is None:
+            return False
+        if self.members and value in self.values.values():
+            return False
+        self.values[base] = value
+        self.members += 1
+        return True
+
+    def remove(self, base: str, sub: str, c: Candidate) -> None:
+        if self._applies(base, sub):
+            self.values.pop(base, None)
             self.members -= 1
 
 

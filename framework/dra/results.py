@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from framework.dra.capacity import quantity_text
 from framework.dra.requests import DeviceResult
 
 
@@ -20,6 +21,10 @@ def build_result(claim: Mapping[str, Any], devices: Sequence[DeviceResult],
             entry["adminAccess"] = True
         if d.tolerations:  # the request's tolerations, as upstream records them
             entry["tolerations"] = [dict(t) for t in d.tolerations]
+        if d.share_id:
+            entry["shareID"] = d.share_id
+        if d.consumed_capacity:
+            entry["consumedCapacity"] = {k: quantity_text(v) for k, v in d.consumed_capacity.items()}
         if binding_conditions:
             for key in ("bindingConditions", "bindingFailureConditions"):
                 if d.candidate.device.get(key):

@@ -90,9 +90,52 @@ def test_a_selector_that_fails_on_a_device_is_an_error_naming_it():
         allocator(gpu_slice(["g0"])).allocate(NODE, [claim("c", bad)])
 
 
-def test_an_allocator_feature_not_written_yet_is_refused_by_its_gate_name_not_ignored():
-    with pytest.raises(AllocationError, match="DRAConsumableCapacity: not supported by ksched's allocator yet"):
-        allocator(gpu_slice(["g0"]), features=Features(consumable_capacity=True))
+def shared_gpu(memory="40Gi", policy=None):
+    s = gpu_slice(["g0"])
+    s["spec"]["devices"][0].update(allowMultipleAllocations=True,
+                                   capacity={"memory": dict({"value": memory}, **({"requestPolicy": policy} if policy else {}))})
+    return s
+
+
+def share(name, memory=None):
+    extra = {"capacity": {"requests": {"memory": memory}}} if memory else {}
+    return claim(name, exactly("r", **extra))
+
+
+def test_with_consumable_capacity_a_shared_device_is_given_out_in_shares_until_its_capacity_is_used():
+    a = allocator(shared_gpu(), features=Features(consumable_capacity=True))
+    results = a.allocate(NODE, [share("a", "16Gi"), share("b", "16Gi")])
+    entries = [r["devices"]["results"][0] for r in results]
+    assert [e["device"] for e in entries] == ["g0", "g0"]
+    assert [e["consumedCapacity"] for e in entries] == [{"memory": "16Gi"}] * 2
+    assert entries[0]["shareID"] != entries[1]["shareID"]
+    assert a.allocate(NODE, [share("a", "16Gi"), share("b", "16Gi"), share("c", "16Gi")]) == []
+    used = Allocator(features=Features(consumable_capacity=True), classes={"gpu": GPU_CLASS}, slices=[shared_gpu()],
+                     allocated=set(), aggregated_capacity={"gpu.example.com/pool-1/g0": {"memory": 30 * 2**30}})
+    assert used.allocate(NODE, [share("a", "16Gi")]) == []
+
+
+def test_a_capacity_request_is_rounded_up_to_the_devices_request_policy():
+    policy = {"default": "8Gi", "validRange": {"min": "8Gi", "step": "8Gi", "max": "32Gi"}}
+    a = allocator(shared_gpu(policy=policy), features=Features(consumable_capacity=True))
+    consumed = a.allocate(NODE, [share("a", "9Gi")])[0]["devices"]["results"][0]["consumedCapacity"]
+    assert consumed == {"memory": "16Gi"}
+    assert a.allocate(NODE, [share("a")])[0]["devices"]["results"][0]["consumedCapacity"] == {"memory": "8Gi"}
+
+
+def test_without_the_consumable_capacity_gate_a_shared_device_is_taken_whole():
+    a = allocator(shared_gpu())
+    results = a.allocate(NODE, [claim("a", exactly("r")), claim("b", exactly("r"))])
+    assert results == []
+    assert "shareID" not in a.allocate(NODE, [claim("a", exactly("r"))])[0]["devices"]["results"][0]
+
+
+def test_a_device_attribute_without_a_value_is_a_selector_error():
+    s = gpu_slice(["g0"])
+    s["spec"]["devices"][0]["attributes"]["broken"] = {}
+    with pytest.raises(AllocationError, match="class gpu: selector #0: CEL runtime error: "
+                                              "attribute broken: unsupported attribute value"):
+        allocator(s).allocate(NODE, [claim("c", exactly("r"))])
 
 
 def tainted_slice(*taints_per_device):

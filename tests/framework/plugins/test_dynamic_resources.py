@@ -96,6 +96,17 @@ def test_a_node_whose_only_pool_is_invalid_is_unschedulable_for_that_reason_and_
     assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
 
 
+def test_a_device_attribute_without_a_value_makes_filter_an_error_naming_the_selector_and_attribute() -> None:
+    broken = m.resource_slice("node-1", gpus=1, name="node-1-broken")
+    broken["spec"]["pool"]["name"] = "broken"
+    broken["spec"]["devices"][0]["attributes"]["flaky"] = {}
+    plugin, _, snap = _world(_claim(), ResourceSlice(broken), gpus=0)
+    _, pre, per_node = _filter(plugin, _pod(), snap)
+    assert pre is None
+    assert per_node["node-1"] is not None and per_node["node-1"].code == Code.Error
+    assert "CEL runtime error: attribute flaky: unsupported attribute value" in per_node["node-1"].message()
+
+
 def test_a_device_reserved_for_a_pod_in_flight_is_not_given_to_a_second_pod_until_unreserve() -> None:
     plugin, _, snap = _world(_claim("a"), _claim("b"))
     first, second = _pod("p1", "a"), _pod("p2", "b")
