@@ -15,8 +15,8 @@ from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_se
 from framework.dra.capacity import Amounts, UndefinedCapacity, add_to, fits, remove_from, share_of
 from framework.dra.counters import CounterTally
 from framework.dra.pools import Pool, gather_pools, node_matches
-from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, DistinctAttribute,
-                                    MatchAttribute, Request, RequestData)
+from framework.dra.constraints import DistinctAttribute, MatchAttribute
+from framework.dra.requests import ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, Request, RequestData
 from framework.dra.results import build_result
 from framework.dra.taints import taint_prevents_allocation
 

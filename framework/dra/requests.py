@@ -1,4 +1,5 @@
-"""One request or subrequest of a claim as the allocator works on it."""
+"""One request or subrequest of a claim as the allocator works on it, the devices it may
+take and the devices it took."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -76,88 +77,3 @@ class DeviceResult:
     tolerations: tuple[Mapping[str, Any], ...] = ()
     share_id: str = ""  # a share of a device that allows multiple allocations
     consumed_capacity: Mapping[str, Any] = field(default_factory=dict)  # capacity name -> Fraction
-
-
-class MatchAttribute:
-    """matchAttribute: every device of the listed requests (all requests when none) has the
-    attribute, with one value. Counts members only, as the set never needs listing."""
-
-    def __init__(self, requests: list[str], attribute: str) -> None:
-        self.requests = set(requests)
-        self.attribute = attribute
-        self.value: tuple[str, Any] | None = None
-        self.members = 0
-
-    def _applies(self, base: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
-
-    def add(self, base: str, sub: str, c: Candidate) -> bool:
-        if not self._applies(base, sub):
-            return True
-        value = _lookup_attribute(c, self.attribute)
-        if value is None:
-            return False
-        if self.members == 0:
-            self.value, self.members = value, 1
-            return True
-        if value != self.value:
-            return False
-        self.members += 1
-        return True
-
-    def remove(self, base: str, sub: str, c: Candidate) -> None:
-        if self._applies(base, sub):
-            self.members -= 1
-
-
-class DistinctAttribute:
-    """distinctAttribute (DRAConsumableCapacity): the devices of the listed requests (all
-    when none) each have the attribute, with values no other device of them has. As
-    upstream, the values are kept per request name (a later device of the same request
-    replaces the earlier one's value, and removing a device forgets its request's)."""
-
-    def __init__(self, requests: list[str], attribute: str) -> None:
-        self.requests = set(requests)
-        self.attribute = attribute
-        self.values: dict[str, tuple[str, Any]] = {}
-        self.members = 0
-
-    def _applies(self, base: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
-
-    def add(self, base: str, sub: str, c: Candidate) -> bool:
-        if not self._applies(base, sub):
-            return True
-        value = _lookup_attribute(c, self.attribute)
-        if value is None:
-            return False
-        if self.members and value in self.values.values():
-            return False
-        self.values[base] = value
-        self.members += 1
-        return True
-
-    def remove(self, base: str, sub: str, c: Candidate) -> None:
-        if self._applies(base, sub):
-            self.values.pop(base, None)
-            self.members -= 1
-
-
-def _lookup_attribute(c: Candidate, name: str) -> tuple[str, Any] | None:
-    attrs = c.device.get("attributes") or {}
-    attr = attrs.get(name)
-    if attr is None:
-        domain, sep, ident = name.partition("/")
-        if not sep or domain != c.driver:
-            return None
-        attr = attrs.get(ident)
-    if not attr:
-        return None
-    for kind in ("string", "int", "bool", "version"):
-        if kind in attr:
-            return kind, attr[kind]
-    return None
