@@ -23,13 +23,9 @@ from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.dra.allocator import Features
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import Code, CycleState, Status
+from framework.interface import Code, CycleState, NodeScore, Status
 from framework.plugins.dynamicresources.dynamic_resources import DynamicResources
 from framework.plugins.dynamicresources.tracker import DeviceTracker
-
-STEPS = ("preenqueue", "prefilter", "filter", "reserve", "unreserveBeforePreBind", "prebind",
-         "unreserveAfterBindFailure", "postfilter")
-
 
 def is_dra_plugin_case(case: dict[str, Any]) -> bool:
     return "draPlugin" in case
@@ -118,12 +114,24 @@ class _Run:
                     return self.steps
             self.steps["filter"] = per_node
         if feasible and not rejected:
-            self._reserve_and_bind(feasible[0])
+            self._reserve_and_bind(self._score(feasible) if len(feasible) > 1 else feasible[0])
         elif not feasible:
             before = self.claims()
             _, status = self.plugin.post_filter(self.state, self.pod, None)
             self.record("postfilter", status, before)
         return self.steps
+
+    def _score(self, feasible: list[str]) -> str:
+        """Score and NormalizeScore over the nodes that passed; the first best one is picked."""
+        infos = [ni for ni in self.snapshot.list() if ni.name in feasible]
+        scores = []
+        for ni in infos:
+            value, status = self.plugin.score(self.state, self.pod, ni)
+            scores.append(NodeScore(name=ni.name, score=value))
+            self.steps.setdefault("score", {})[ni.name] = {"score": value, "status": _status(status)}
+        self.plugin.score_extensions().normalize_score(self.state, self.pod, scores)
+        self.steps["normalizeScore"] = [{"name": n.name, "score": n.score} for n in scores]
+        return max(scores, key=lambda n: n.score).name  # max keeps the first of equals
 
     def _reserve_and_bind(self, node: str) -> None:
         before = self.claims()
@@ -169,6 +177,15 @@ def dra_plugin_mismatches(expect: dict[str, Any], actual: dict[str, Any]) -> lis
     # As upstream's harness: what a step that did not run was expected to do is not checked.
     for step, got in steps.items():
         want = expect.get(step) or {}
+        if step == "score":  # as upstream: a node the case gives no score for scores 0
+            for node, g in got.items():
+                if g["score"] != (want.get(node) or 0) or g["status"] is not None:
+                    out.append(f"score/{node}: expected {want.get(node) or 0}, got {g}")
+            continue
+        if step == "normalizeScore":
+            if got != want:
+                out.append(f"normalizeScore: expected {want!r}, got {got!r}")
+            continue
         if step == "filter":
             for node, g in got.items():
                 out += _step_mismatches(f"filter/{node}", (want or {}).get(node) or {}, g)

@@ -30,7 +30,9 @@ from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleR
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
-from framework.plugins.helper import FilterEachNode, read_state
+from framework.plugins.dynamicresources.explain import claims_keeping_off
+from framework.plugins.dynamicresources.scoring import node_scores
+from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 
 NAME = "DynamicResources"
@@ -310,43 +312,9 @@ class DynamicResources(FilterEachNode):
 
     def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
         """For `ksched explain`: each claim of the pod that keeps it off this node, and
-        why (ksched's own words; upstream's Filter names no claim)."""
+        why (ksched's own words; upstream's Filter names no claim). explain.py."""
         s = state.get(STATE_KEY)
-        if s is None or not s.claims:
-            return []
-        node = node_info.node
-        labels, name = (node.labels, node.name) if node is not None else ({}, "")
-        out: list[dict[str, str]] = []
-        for index, sel in sorted(s.available_on.items()):
-            if not sel.matches(labels, name):
-                out.append({"claim": _kobj(s.claims[index]), "why": "allocated already, for devices this node cannot use"})
-        allocator = s.allocator
-        if allocator is None:
-            return out
-        raw_node = node.raw if node is not None else None
-        failed_alone = False
-        for index in s.to_allocate():
-            claim = s.claims[index]
-            if self._allocates(allocator, raw_node, [claim.raw]):
-                continue
-            failed_alone = True
-            free = Allocator(features=allocator.features, classes=allocator.classes, slices=allocator.slices,
-                             allocated=set())
-            why = ("every device that matches is in use by other claims"
-                   if self._allocates(free, raw_node, [claim.raw]) else "no device on this node matches")
-            out.append({"claim": _kobj(claim), "why": why})
-        pending = [s.claims[i].raw for i in s.to_allocate()]
-        if not failed_alone and len(pending) > 1 and not self._allocates(allocator, raw_node, pending):
-            out.append({"claim": ", ".join(_kobj(s.claims[i]) for i in s.to_allocate()),
-                        "why": "each fits alone, but not all together"})
-        return out
-
-    @staticmethod
-    def _allocates(allocator: Allocator, node: Any, claims: list[Any]) -> bool:
-        try:
-            return len(allocator.allocate(node, claims)) == len(claims)
-        except ValueError:
-            return False
+        return [] if s is None or not s.claims else claims_keeping_off(s, node_info)
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -363,6 +331,21 @@ class DynamicResources(FilterEachNode):
                 self._handle.update_object_later(with_status(claim, allocation=None, reserved_for=None, finalizer=False))
                 return None, Status(Code.Unschedulable, "deallocation of ResourceClaim completed")
         return None, Status(Code.Unschedulable, "still not schedulable")
+
+    # --- Score (scoring.py) -------------------------------------------------------------------
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        scores, status = self.score_nodes(state, pod, [node_info])
+        return (scores[0] if scores else 0), status
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = state.get(STATE_KEY)
+        if s is None or not self._features.prioritized_list:
+            return [0] * len(nodes), None
+        return node_scores(s.claims, s.node_allocations, [ni.name for ni in nodes], NAME)
+
+    def score_extensions(self) -> DefaultNormalizer:
+        return DEFAULT_NORMALIZER
 
     # --- Reserve / Unreserve ----------------------------------------------------------------
 

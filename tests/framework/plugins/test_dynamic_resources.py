@@ -275,3 +275,19 @@ def test_reserve_on_the_fast_path_allocates_what_the_allocator_does_with_class_a
     assert state.read("DynamicResources").allocated_here[0] == expected[0]
     assert [r["device"] for r in expected[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
     assert [c["source"] for c in expected[0]["devices"]["config"]] == ["FromClass", "FromClaim"]
+
+
+def test_score_prefers_the_node_whose_allocation_takes_the_earlier_first_available_choice() -> None:
+    raw = m.resource_claim("gpu-claim", count=1)
+    raw["metadata"].update(uid="gpu-claim-uid", resourceVersion="5")
+    raw["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.example.com", "count": 2, "allocationMode": "ExactCount"},
+        {"name": "small", "deviceClassName": "gpu.example.com", "count": 1, "allocationMode": "ExactCount"}]}]
+    plugin, _, snap = _world(ResourceClaim(raw), ResourceSlice(m.resource_slice("node-2", gpus=1)), gpus=2)
+    state, pre, per_node = _filter(plugin, _pod(), snap)
+    assert per_node == {"node-1": None, "node-2": None}
+    scores, status = plugin.score_nodes(state, _pod(), snap.list())
+    assert status is None and scores == [8, 7]  # 8 - the chosen subrequest's position
+    plain, _, snap = _world(_claim())
+    state, _, _ = _filter(plain, _pod(), snap)
+    assert plain.score_nodes(state, _pod(), snap.list()) == ([0, 0], None)
