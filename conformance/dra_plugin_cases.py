@@ -24,6 +24,7 @@ from framework.cache import Snapshot
 from framework.dra.allocator import Features
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, NodeScore, Status
+from framework.plugins.dynamicresources.args import parse_args
 from framework.plugins.dynamicresources.dynamic_resources import DynamicResources
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 
@@ -41,6 +42,19 @@ def _features(gates: Mapping[str, Any]) -> Features:
                     and bool(gates.get("DRAResourceClaimDeviceStatus")))
 
 
+class _TickingClock:
+    """A clock that moves one microsecond each time it is read: a search step always
+    takes time, so a filterTimeout of a nanosecond runs out at the first step, whatever
+    the machine's speed, and the default 10s never does."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        self.t += 1e-6
+        return self.t
+
+
 def _status(st: Status | None) -> dict[str, Any] | None:
     if st is None or st.code == Code.Success:
         return None
@@ -55,8 +69,9 @@ class _Run:
                    + [ResourceSlice(s) for s in spec.get("resourceSlices") or []] + claims)
         self.nodes = [Node(n) for n in spec.get("nodes") or []]
         self.snapshot = Snapshot.build(self.nodes, [])
-        self.handle = FrameworkHandle(snapshot=self.snapshot, objects=InMemoryObjects(objects))
-        self.plugin = DynamicResources(self.handle, DeviceTracker(), _features(spec.get("features") or {}))
+        self.handle = FrameworkHandle(snapshot=self.snapshot, objects=InMemoryObjects(objects), clock=_TickingClock())
+        self.plugin = DynamicResources(self.handle, DeviceTracker(), _features(spec.get("features") or {}),
+                                       args=parse_args(spec.get("args")))
         self.uids = {c.name: c.uid for c in claims}
         for raw in spec.get("inFlightClaims") or []:
             claim = ResourceClaim(raw)

@@ -30,6 +30,10 @@ class FailedAllocationOnNode(AllocationError):
     the scheduler makes it the node's unschedulable reason, not an error of the attempt."""
 
 
+class AllocationTimedOut(AllocationError):
+    """The search ran past the caller's deadline (the scheduler's filterTimeout)."""
+
+
 class _MaxSizeExceeded(Exception):
     """A branch would put more than ALLOCATION_RESULTS_MAX_SIZE devices into a claim."""
 
@@ -67,14 +71,18 @@ class Allocator:
         # DRAConsumableCapacity: per shared device, what allocated claims consume of it
         self.aggregated_capacity: Mapping[str, Amounts] = aggregated_capacity or {}
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """One AllocationResult per claim, or [] when the claims cannot all be satisfied here."""
-        return _Run(self, node, claims).run()
+    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]], *,
+                 expired: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+        """One AllocationResult per claim, or [] when the claims cannot all be satisfied here.
+        `expired` is asked at each step of the search; once it answers True the search
+        stops with AllocationTimedOut."""
+        return _Run(self, node, claims, expired).run()
 
 
 class _Run:
-    def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> None:
-        self.a, self.node, self.claims = a, node, claims
+    def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]],
+                 expired: Callable[[], bool] | None = None) -> None:
+        self.a, self.node, self.claims, self.expired = a, node, claims, expired
         self.pools: list[Pool] = gather_pools(a.slices, node, a.features.partitionable_devices)
         self.pool_of = {(p.driver, p.name): p for p in self.pools}
         self.counters = CounterTally(a.allocated)
@@ -177,6 +185,8 @@ class _Run:
 
     # -- search ------------------------------------------------------------------------
     def _one(self, *, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if self.expired is not None and self.expired():
+            raise AllocationTimedOut("timed out trying to allocate devices")
         if ci >= len(self.claims):
             return True
         requests = ((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or []

@@ -20,7 +20,7 @@ from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.dra.allocator import Allocator, FailedAllocationOnNode, Features
+from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
@@ -30,6 +30,7 @@ from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleR
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
+from framework.plugins.dynamicresources.args import DynamicResourcesArgs, parse_args
 from framework.plugins.dynamicresources.explain import claims_keeping_off
 from framework.plugins.dynamicresources.scoring import node_scores
 from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
@@ -78,8 +79,10 @@ class _StateData:
 class DynamicResources(FilterEachNode):
     name = NAME
 
-    def __init__(self, handle: Handle, tracker: DeviceTracker | None = None, features: Features | None = None) -> None:
+    def __init__(self, handle: Handle, tracker: DeviceTracker | None = None, features: Features | None = None,
+                 args: DynamicResourcesArgs | None = None) -> None:
         self._handle = handle
+        self._filter_timeout = (args or DynamicResourcesArgs()).filter_timeout
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
@@ -94,6 +97,7 @@ class DynamicResources(FilterEachNode):
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "DynamicResources":
+        parsed = parse_args(args)  # ValidationError names the field
         # One tracker per handle: every profile's plugin sees the same devices taken.
         tracker = getattr(handle, "dra_tracker", None)
         if tracker is None:
@@ -102,7 +106,7 @@ class DynamicResources(FilterEachNode):
                 setattr(handle, "dra_tracker", tracker)
             except AttributeError:
                 pass
-        return cls(handle, tracker)
+        return cls(handle, tracker, args=parsed)
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """SignPlugin: a pod with claims is not signed (its claims are its own, made for it
@@ -248,8 +252,9 @@ class DynamicResources(FilterEachNode):
                 allocator = Allocator(features=allocator.features, classes=allocator.classes,
                                       slices=s.slices_by_node.for_node(node_name), allocated=allocator.allocated)
             try:
-                allocations = allocator.allocate(node.raw if node is not None else None, claims)
-            except FailedAllocationOnNode as e:  # this node only: the others may still fit
+                allocations = allocator.allocate(node.raw if node is not None else None, claims,
+                                                 expired=self._deadline())
+            except (FailedAllocationOnNode, AllocationTimedOut) as e:  # this node only: the others may still fit
                 return _unschedulable(str(e))
             except ValueError as e:
                 return Status.error_of(str(e), NAME)
@@ -285,6 +290,13 @@ class DynamicResources(FilterEachNode):
             else:
                 out.append(rejected)
         return out
+
+    def _deadline(self) -> Any:
+        """filterTimeout: the question the allocator asks at each step (None: no limit)."""
+        if self._filter_timeout <= 0:
+            return None
+        now, end = self._handle.now, self._handle.now() + self._filter_timeout
+        return lambda: now() > end
 
     @staticmethod
     def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:

@@ -291,3 +291,32 @@ def test_score_prefers_the_node_whose_allocation_takes_the_earlier_first_availab
     plain, _, snap = _world(_claim())
     state, _, _ = _filter(plain, _pod(), snap)
     assert plain.score_nodes(state, _pod(), snap.list()) == ([0, 0], None)
+
+
+def test_filter_gives_up_on_a_node_once_its_filter_timeout_has_passed() -> None:
+    ticks = iter(range(10**6))
+    two = _claim()  # two requests: the allocator searches (one plain request is only counted)
+    two.raw["spec"]["devices"]["requests"].append(dict(two.raw["spec"]["devices"]["requests"][0], name="gpu2"))
+    slow = FrameworkHandle(snapshot=Snapshot.build(NODES, []), clock=lambda: float(next(ticks)),
+                           objects=InMemoryObjects([DeviceClass(m.device_class()), ResourceClaim(two.raw),
+                                                    ResourceSlice(m.resource_slice("node-1", gpus=2))]))
+    in_time = DynamicResources.new({"filterTimeout": "1h"}, slow)
+    assert _filter(in_time, _pod(), slow.snapshot())[2]["node-1"] is None
+    late = DynamicResources.new({"filterTimeout": "500ms"}, slow)  # each clock reading is a second later
+    state, _, per_node = _filter(late, _pod(), slow.snapshot())
+    assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "timed out trying to allocate devices")
+    unlimited = DynamicResources.new({"filterTimeout": "0s"}, slow)
+    assert _filter(unlimited, _pod(), slow.snapshot())[2]["node-1"] is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"filterTimeout": "-1s"}, 'filterTimeout: Invalid value: "-1s": must be zero or positive'),
+    ({"filterTimeout": "soon"}, 'filterTimeout: Invalid value: "soon": must be a duration such as "5s" or "1m30s"'),
+    ({"bindingTimeout": "600s"}, "bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+                                 "DRAResourceClaimDeviceStatus feature gate is disabled"),
+    ({"filterTimeot": "1s"}, "filterTimeot: unknown field"),
+])
+def test_dynamic_resources_args_are_checked_as_upstream_checks_them(args, message) -> None:
+    with pytest.raises(ValueError) as e:
+        DynamicResources.new(args, FrameworkHandle())
+    assert str(e.value) == message
