@@ -76,9 +76,9 @@ def test_a_hint_is_called_only_for_an_event_it_is_registered_for():
     assert error is not None and "not registered for Node/Add" in error
 
 
-def _allocator_case(gates: dict, held: str | None = None) -> dict:
+def _allocator_case(expected_device: str, held: str | None = None) -> dict:
     case = {"name": "allocator/held", "_file": "t.json",
-            "featureGates": {"DRAPartitionableDevices": False, "DRAConsumableCapacity": False, **gates},
+            "featureGates": {"DRAPartitionableDevices": False, "DRAConsumableCapacity": False},
             "node": {"metadata": {"name": "n"}},
             "deviceClasses": [{"metadata": {"name": "c"},
                                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "d"'}}]}}],
@@ -88,7 +88,7 @@ def _allocator_case(gates: dict, held: str | None = None) -> dict:
             "claims": [{"metadata": {"name": "claim"}, "spec": {"devices": {"requests": [
                 {"name": "r", "exactly": {"deviceClassName": "c", "allocationMode": "ExactCount", "count": 1}}]}}}],
             "expect": {"outcome": "allocated", "results": [{"devices": {"results": [
-                {"request": "r", "driver": "d", "pool": "p", "device": "x"}]}, "nodeSelector": {"nodeSelectorTerms": [
+                {"request": "r", "driver": "d", "pool": "p", "device": expected_device}]}, "nodeSelector": {"nodeSelectorTerms": [
                     {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}}]}}
     if held:
         case["held"] = held
@@ -99,11 +99,11 @@ def test_a_held_case_that_fails_is_counted_held_and_one_that_passes_fails_the_ru
     import json
 
     from conformance import main
-    failing = _allocator_case({"DRAConsumableCapacity": True}, held="needs DRAConsumableCapacity")
+    failing = _allocator_case("y", held="expects a device the slice does not publish")
     (tmp_path / "held.json").write_text(json.dumps([failing]))
     assert main([str(tmp_path / "held.json")]) == 0
     assert capsys.readouterr().out.splitlines() == ["1 held (expected to fail; each case's `held` says why)",
                                                     "0 passed, 0 failed"]
-    (tmp_path / "held.json").write_text(json.dumps([_allocator_case({}, held="no longer needed")]))
+    (tmp_path / "held.json").write_text(json.dumps([_allocator_case("x", held="no longer needed")]))
     assert main([str(tmp_path / "held.json")]) == 1
     assert "FAIL allocator/held: held, but passes: remove its `held`" in capsys.readouterr().out
