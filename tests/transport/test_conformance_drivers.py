@@ -107,3 +107,20 @@ def test_a_held_case_that_fails_is_counted_held_and_one_that_passes_fails_the_ru
     (tmp_path / "held.json").write_text(json.dumps([_allocator_case("x", held="no longer needed")]))
     assert main([str(tmp_path / "held.json")]) == 1
     assert "FAIL allocator/held: held, but passes: remove its `held`" in capsys.readouterr().out
+
+
+def test_a_dra_plugin_case_fails_on_a_status_message_it_does_not_contain_and_on_an_unexpected_claim_change():
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).resolve().parents[2] / "conformance" / "DRA-TestPlugin.json").read_text())
+    case = dict(next(r for r in rows if r["name"].endswith("/no-resources")), _file="t.json")
+    assert evaluate(case)[1:] == (None, [])
+    wrong = dict(case, expect=dict(case["expect"], postfilter={"status": {"code": "Unschedulable",
+                                                                         "message": "deallocation of ResourceClaim completed"}}))
+    _, error, diffs = evaluate(wrong)
+    assert error is None and len(diffs) == 1 and diffs[0].startswith("postfilter: status expected")
+    bound = dict(next(r for r in rows if r["name"].endswith("/with-resources")), _file="t.json")
+    unchanged = dict(bound, expect={k: v for k, v in bound["expect"].items() if k != "prebind"})
+    diffs = evaluate(unchanged)[2]
+    assert len(diffs) == 1 and diffs[0].startswith("prebind: claims expected")
