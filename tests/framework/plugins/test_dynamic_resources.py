@@ -320,3 +320,21 @@ def test_dynamic_resources_args_are_checked_as_upstream_checks_them(args, messag
     with pytest.raises(ValueError) as e:
         DynamicResources.new(args, FrameworkHandle())
     assert str(e.value) == message
+
+
+def test_binding_a_second_pod_to_a_shared_claim_keeps_the_device_status_its_driver_wrote() -> None:
+    device_status = [{"driver": m.DRIVER, "pool": "node-1", "device": "gpu-0",
+                      "conditions": [{"type": "Ready", "status": "True", "reason": "Prepared", "message": "",
+                                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    shared = _claim(status={"allocation": m.allocation("node-1", "gpu-0"), "devices": device_status,
+                            "reservedFor": [{"resource": "pods", "name": "p1", "uid": "p1-uid"}]})
+    plugin, handle, snap = _world(shared)
+    pod = _pod("p2")
+    state, _, per_node = _filter(plugin, pod, snap)
+    assert per_node["node-1"] is None and plugin.reserve(state, pod, "node-1") is None
+    assert asyncio.run(plugin.pre_bind(state, pod, "node-1")) is None
+    written = handle.get_object("ResourceClaim", "default", "gpu-claim")
+    assert [r["name"] for r in written.status["reservedFor"]] == ["p1", "p2"]
+    assert written.status["devices"] == device_status
+    plugin.unreserve(state, pod, "node-1")
+    assert handle.get_object("ResourceClaim", "default", "gpu-claim").status["devices"] == device_status
