@@ -210,13 +210,16 @@ class _Run:
             if undo is None:
                 return False
             return self._then(undo, ci=ci, ri=ri, si=si, di=di + 1, in_sub=in_sub)
+        consumable = self.a.features.consumable_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for c in _candidates(pool):
                 if not self._free_for(req, c.device_id, ci):
                     continue
-                if not self._selectable(ci, ri, si, data, c) or self._capacity_fits(req, c) is False:
+                if not self._selectable(ci, ri, si, data, c):
+                    continue
+                if consumable and not self._capacity_fits(req, c):
                     continue
                 undo = self._take(ci, ri, si, data, c, must=False)
                 if undo is None:
