@@ -345,7 +345,9 @@ class _Run:
         results = self.results[ci]
         before = len(results)
         results.append(DeviceResult(request=data.request_name, base_request=base, sub_request=sub, candidate=c,
-                                    admin_access=req.admin_access, tolerations=req.tolerations,
+                                    admin_access=req.admin_access,
+                                    # with the gate off kube-apiserver drops a claim's tolerations
+                                    tolerations=req.tolerations if self.a.features.device_taints else (),
                                     share_id=share_id, consumed_capacity=share))
 
         def undo() -> None:
