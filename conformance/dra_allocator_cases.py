@@ -33,13 +33,19 @@ def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
         allocator = Allocator(features=features, classes=classes, slices=case.get("resourceSlices") or [],
                               allocated=set(case.get("allocatedDevices") or []),
                               aggregated_capacity={device: {name: parse_quantity_text(str(q)) for name, q in caps.items()}
-                                                   for device, caps in (case.get("allocatedCapacity") or {}).items()})
+                                                   for device, caps in _allocated_capacity(case).items()})
         results = allocator.allocate(case.get("node"), claims)
     except AllocationError as e:
         return {"outcome": "error", "error": str(e)}
     if claims and not results:
         return {"outcome": "unschedulable"}
     return {"outcome": "allocated", "results": results}
+
+
+def _allocated_capacity(case: dict[str, Any]) -> dict[str, Any]:
+    """DRAConsumableCapacity's capacity already consumed per shared device: this
+    repository's `allocatedCapacity`, or upstream's own field name."""
+    return case.get("allocatedCapacity") or case.get("allocatedCapacityDevices") or {}
 
 
 def allocator_mismatches(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:
