@@ -50,8 +50,9 @@ test: system-test $(STAMP)
 	KSCHED_CONFORMANCE_DIR=$(abspath $(SHARED))/conformance $(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS)
 
 # incoming/ holds case files not collected yet; the ones the runner handles are named here.
+# Every JSON file of incoming/dra is a DRA case file (the allocator's and CEL's, public and held out).
 INCOMING := $(SHARED)/conformance/incoming/QueueingHints.json $(SHARED)/conformance/incoming/kueue/cases.json \
-	$(SHARED)/conformance/incoming/dra/cel-cases.json $(SHARED)/conformance/incoming/dra/allocator-cases.json
+	$(wildcard $(SHARED)/conformance/incoming/dra/*.json)
 
 conformance: $(STAMP)
 	$(BIN)/ksched conformance $(SHARED)/conformance $(SHARED)/conformance/next $(INCOMING) conformance

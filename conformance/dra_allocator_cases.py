@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from framework.api.quantity import parse_quantity_text
 from framework.dra.allocator import AllocationError, Allocator, Features
 
 
@@ -30,13 +31,21 @@ def run_allocator_case(case: dict[str, Any]) -> dict[str, Any]:
     claims = case.get("claims") or []
     try:
         allocator = Allocator(features=features, classes=classes, slices=case.get("resourceSlices") or [],
-                              allocated=set(case.get("allocatedDevices") or []))
+                              allocated=set(case.get("allocatedDevices") or []),
+                              aggregated_capacity={device: {name: parse_quantity_text(str(q)) for name, q in caps.items()}
+                                                   for device, caps in _allocated_capacity(case).items()})
         results = allocator.allocate(case.get("node"), claims)
     except AllocationError as e:
         return {"outcome": "error", "error": str(e)}
     if claims and not results:
         return {"outcome": "unschedulable"}
     return {"outcome": "allocated", "results": results}
+
+
+def _allocated_capacity(case: dict[str, Any]) -> dict[str, Any]:
+    """DRAConsumableCapacity's capacity already consumed per shared device: this
+    repository's `allocatedCapacity`, or upstream's own field name."""
+    return case.get("allocatedCapacity") or case.get("allocatedCapacityDevices") or {}
 
 
 def allocator_mismatches(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:
@@ -56,6 +65,7 @@ def _canonical(result: dict[str, Any]) -> str:
     """One AllocationResult as upstream's matcher sees it: device results unordered unless the
     result carries configs; node selector terms, requirements and values unordered."""
     devices = dict(result.get("devices") or {})
+    devices["results"] = [_device_result(r) for r in devices.get("results") or []]
     if not devices.get("config"):
         devices.pop("config", None)
         devices["results"] = sorted(devices.get("results") or [], key=lambda d: json.dumps(d, sort_keys=True))
@@ -64,6 +74,17 @@ def _canonical(result: dict[str, Any]) -> str:
         out["nodeSelector"] = sorted(json.dumps(_term(t), sort_keys=True)
                                      for t in result["nodeSelector"].get("nodeSelectorTerms") or [])
     return json.dumps(out, sort_keys=True)
+
+
+def _device_result(r: dict[str, Any]) -> dict[str, Any]:
+    """As upstream's test reads a result: any share ID stands for its fixed one, and
+    consumed capacities are amounts (not spellings)."""
+    out = dict(r)
+    if out.get("shareID"):
+        out["shareID"] = "<share>"
+    if out.get("consumedCapacity"):
+        out["consumedCapacity"] = {k: str(parse_quantity_text(str(v))) for k, v in out["consumedCapacity"].items()}
+    return out
 
 
 def _term(term: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from framework.api.qos import pod_qos_class
+from framework.api.schema.dra_status import drop_deallocated_status_devices
 from framework.api.schema.dra_update import dra_defaults, validate_dra_update
 from framework.api.validation import validate_pod_update
 from framework.api.workload_api import update_errors
@@ -23,6 +24,7 @@ from framework.api.workload_api import update_errors
 Raw = dict[str, Any]
 UpdateRule = Callable[[Mapping[str, Any], Mapping[str, Any]], list[ValidationError]]
 Defaulter = Callable[[Raw], Raw]
+UpdatePreparer = Callable[[Any, Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,10 +32,13 @@ class KindStrategy:
     """`default`: fills what a client left out (the store's own copy, returned);
     `prepare_for_create`: what the server sets on a new object after admission
     (skipped under WriteRules.pod_create_status off: the only kind with one is Pod);
+    `prepare_for_update`: what the server changes in an update given the stored object,
+    before the update is decoded and checked;
     `validate_update`: the rules an update must pass against the stored object."""
 
     default: tuple[Defaulter, ...] = ()
     prepare_for_create: tuple[Defaulter, ...] = ()
+    prepare_for_update: tuple[UpdatePreparer, ...] = ()
     validate_update: tuple[UpdateRule, ...] = field(default=())
 
     def defaulted(self, raw: Raw) -> Raw:
@@ -47,6 +52,11 @@ class KindStrategy:
                 raw = step(raw)
         return raw
 
+    def prepared_for_update(self, raw: Any, old: Mapping[str, Any]) -> Any:
+        for step in self.prepare_for_update:
+            raw = step(raw, old)
+        return raw
+
     def update_errors(self, new: Mapping[str, Any], old: Mapping[str, Any]) -> list[ValidationError]:
         return [e for rule in self.validate_update for e in rule(new, old)]
 
@@ -55,7 +65,6 @@ PLAIN = KindStrategy()
 # Kueue's finalizer on what a ClusterQueue or a workload uses (kueue.ResourceInUseFinalizerName)
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 IN_USE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue"})
-DRA_DEFAULTED = frozenset({"ResourceClaim", "ResourceClaimTemplate"})  # requests: allocationMode, count
 
 
 def _in_use_finalizer(raw: Raw) -> Raw:
@@ -111,7 +120,10 @@ STRATEGIES: dict[str, KindStrategy] = {
     "Pod": KindStrategy(prepare_for_create=(created_pod_status, gated_condition), validate_update=(validate_pod_update,)),
     "Node": KindStrategy(default=(_node_allocatable,)),
     **{kind: KindStrategy(default=(_in_use_finalizer,)) for kind in IN_USE_KINDS},
-    **{kind: KindStrategy(default=(dra_defaults,), validate_update=(validate_dra_update,)) for kind in DRA_DEFAULTED},
+    # dra_defaults: requests' allocationMode and count
+    "ResourceClaim": KindStrategy(default=(dra_defaults,), prepare_for_update=(drop_deallocated_status_devices,),
+                                  validate_update=(validate_dra_update,)),
+    "ResourceClaimTemplate": KindStrategy(default=(dra_defaults,), validate_update=(validate_dra_update,)),
     "ResourceSlice": KindStrategy(validate_update=(validate_dra_update,)),
     # what an update of a Workload or PodGroup may not change
     **{kind: KindStrategy(validate_update=(update_errors,)) for kind in (WORKLOAD_KEY, POD_GROUP_KEY)},

@@ -108,7 +108,10 @@ class WriteChain:
 
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
         said: list[str] = []
-        raw = decoded(gated(raw, current.raw, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
+        raw = gated(raw, current.raw, self.features)
+        if isinstance(raw, dict):
+            raw = strategy(kind_key(raw)).prepared_for_update(raw, current.raw)
+        raw = decoded(raw, fv, self.rules.name_formats, self._namespace_exists, said)
         if kind_key(raw) == POD_GROUP_KEY and isinstance(raw, Mapping):
             raw = kept_group_priority(raw, current.raw)  # before the generation is judged
         raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)

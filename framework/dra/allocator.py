@@ -7,18 +7,31 @@ availability and constraints as it goes; the first full solution wins. No soluti
 an empty answer, not an error; errors are for claims the allocator cannot handle."""
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
+from framework.dra.capacity import Amounts, UndefinedCapacity, add_to, fits, remove_from, share_of
+from framework.dra.counters import CounterTally
 from framework.dra.pools import Pool, gather_pools, node_matches
-from framework.dra.requests import (ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, MatchAttribute,
-                                    Request, RequestData)
+from framework.dra.constraints import DistinctAttribute, MatchAttribute
+from framework.dra.requests import ALLOCATION_RESULTS_MAX_SIZE, Candidate, DeviceResult, Request, RequestData
 from framework.dra.results import build_result
+from framework.dra.taints import taint_prevents_allocation
 
 
 class AllocationError(ValueError):
     """Allocation cannot be attempted (upstream returns an error from Allocate)."""
+
+
+class FailedAllocationOnNode(AllocationError):
+    """Allocation failed for this node only (upstream wraps ErrFailedAllocationOnNode):
+    the scheduler makes it the node's unschedulable reason, not an error of the attempt."""
+
+
+class AllocationTimedOut(AllocationError):
+    """The search ran past the caller's deadline (the scheduler's filterTimeout)."""
 
 
 class _MaxSizeExceeded(Exception):
@@ -34,44 +47,48 @@ class Features:
     consumable_capacity: bool = False
     binding_conditions: bool = False
 
+    @property
+    def refuses_capacity_requests(self) -> bool:
+        """Upstream runs its experimental allocator when DRAConsumableCapacity or
+        DRADeviceBindingConditions is on; only that one refuses capacity requests
+        while DRAConsumableCapacity is off (the others ignore the field)."""
+        return self.binding_conditions and not self.consumable_capacity
+
 
 def _claim_name(claim: Mapping[str, Any]) -> str:
     meta = claim.get("metadata") or {}
     return f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
 
 
-# Feature gates whose allocator behaviour (counters, capacity sharing, taints and
-# tolerations, binding conditions) is not written yet: with one of them on the allocator
-# refuses to run rather than allocate as if it were off.
-_UNSUPPORTED_GATES = (("partitionable_devices", "DRAPartitionableDevices"),
-                      ("consumable_capacity", "DRAConsumableCapacity"),
-                      ("device_taints", "DRADeviceTaints"),
-                      ("binding_conditions", "DRADeviceBindingConditions"))
-
-
 class Allocator:
     def __init__(self, *, features: Features, classes: Mapping[str, Mapping[str, Any]],
-                 slices: Sequence[Mapping[str, Any]], allocated: AbstractSet[str]) -> None:
-        on = [gate for attr, gate in _UNSUPPORTED_GATES if getattr(features, attr)]
-        if on:
-            raise AllocationError(f"feature gate {', '.join(on)}: not supported by ksched's allocator yet "
-                                  "(only the stable channel's features)")
+                 slices: Sequence[Mapping[str, Any]], allocated: AbstractSet[str],
+                 aggregated_capacity: Mapping[str, Amounts] | None = None) -> None:
         self.features = features
         self.classes = classes
         self.slices = slices
         self.allocated = allocated
+        # DRAConsumableCapacity: per shared device, what allocated claims consume of it
+        self.aggregated_capacity: Mapping[str, Amounts] = aggregated_capacity or {}
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """One AllocationResult per claim, or [] when the claims cannot all be satisfied here."""
-        return _Run(self, node, claims).run()
+    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]], *,
+                 expired: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+        """One AllocationResult per claim, or [] when the claims cannot all be satisfied here.
+        `expired` is asked at each step of the search; once it answers True the search
+        stops with AllocationTimedOut."""
+        return _Run(self, node, claims, expired).run()
 
 
 class _Run:
-    def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]]) -> None:
-        self.a, self.node, self.claims = a, node, claims
+    def __init__(self, a: Allocator, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]],
+                 expired: Callable[[], bool] | None = None) -> None:
+        self.a, self.node, self.claims, self.expired = a, node, claims, expired
         self.pools: list[Pool] = gather_pools(a.slices, node, a.features.partitionable_devices)
+        self.pool_of = {(p.driver, p.name): p for p in self.pools}
+        self.counters = CounterTally(a.allocated)
+        self.allocating_capacity: dict[str, Amounts] = {}  # shares this search took, per device
         self.data: dict[tuple[int, int, int], RequestData] = {}
-        self.constraints: list[list[MatchAttribute]] = []
+        self.constraints: list[list[MatchAttribute | DistinctAttribute]] = []
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.allocating: dict[str, set[int]] = {}
         self.matches: dict[tuple[str, int, int, int], bool] = {}
@@ -85,12 +102,14 @@ class _Run:
             done = False
         if not done:
             if any(p.invalid for p in self.pools):
-                raise AllocationError("invalid resource pools were encountered")
+                raise FailedAllocationOnNode("invalid resource pools were encountered")
             return []
         out = []
         for ci, claim in enumerate(self.claims):
             try:
-                out.append(build_result(claim, self.results[ci], self._chosen_classes(ci, claim)))
+                out.append(build_result(claim, self.results[ci], self._chosen_classes(ci, claim),
+                                        binding_conditions=self.a.features.binding_conditions,
+                                        node_name=((self.node or {}).get("metadata") or {}).get("name", "")))
             except ValueError as e:
                 raise AllocationError(f"create NodeSelector for claim {_claim_name(claim)}: {e}") from None
         return out
@@ -104,6 +123,8 @@ class _Run:
             if subs and not self.a.features.prioritized_list:
                 raise AllocationError(f"claim {_claim_name(claim)}, request {raw.get('name')}: has subrequests, "
                                       "but the DRAPrioritizedList feature is disabled")
+            if self.a.features.refuses_capacity_requests:
+                _refuse_capacity_requests(claim, raw)
             if subs:
                 parent = Request.exact(raw)
                 least = min(self._validate(ci, claim, ri, si, Request.sub(s), parent).num_devices
@@ -114,12 +135,15 @@ class _Run:
         if minimum > ALLOCATION_RESULTS_MAX_SIZE:
             raise AllocationError(f"claim {_claim_name(claim)}: number of requested devices {minimum} "
                                   f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-        constraints = []
+        constraints: list[MatchAttribute | DistinctAttribute] = []
         for i, c in enumerate(devices.get("constraints") or []):
-            if c.get("matchAttribute") is None:
+            if c.get("matchAttribute") is not None:
+                constraints.append(MatchAttribute(list(c.get("requests") or []), c["matchAttribute"]))
+            elif c.get("distinctAttribute") is not None and self.a.features.consumable_capacity:
+                constraints.append(DistinctAttribute(list(c.get("requests") or []), c["distinctAttribute"]))
+            else:
                 raise AllocationError(f"claim {_claim_name(claim)}, constraint #{i}: empty constraint "
                                       "(unsupported constraint type?)")
-            constraints.append(MatchAttribute(list(c.get("requests") or []), c["matchAttribute"]))
         self.constraints.append(constraints)
 
     def _validate(self, ci: int, claim: Mapping[str, Any], ri: int, si: int, req: Request,
@@ -152,7 +176,7 @@ class _Run:
                     raise AllocationError(f"claim {name}, request {req.name}: asks for all devices, but resource "
                                           f"pool {pool.pool_id} is currently invalid")
                 for c in _candidates(pool):
-                    if self._selectable(ci, ri, si, data, c):
+                    if self._selectable(ci, ri, si, data, c) and self._capacity_fits(req, c) is not False:
                         data.all_devices.append(c)
             data.num_devices = len(data.all_devices)
         else:
@@ -161,6 +185,8 @@ class _Run:
 
     # -- search ------------------------------------------------------------------------
     def _one(self, *, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if self.expired is not None and self.expired():
+            raise AllocationTimedOut("timed out trying to allocate devices")
         if ci >= len(self.claims):
             return True
         requests = ((self.claims[ci].get("spec") or {}).get("devices") or {}).get("requests") or []
@@ -184,6 +210,7 @@ class _Run:
             if undo is None:
                 return False
             return self._then(undo, ci=ci, ri=ri, si=si, di=di + 1, in_sub=in_sub)
+        consumable = self.a.features.consumable_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -191,6 +218,8 @@ class _Run:
                 if not self._free_for(req, c.device_id, ci):
                     continue
                 if not self._selectable(ci, ri, si, data, c):
+                    continue
+                if consumable and not self._capacity_fits(req, c):
                     continue
                 undo = self._take(ci, ri, si, data, c, must=False)
                 if undo is None:
@@ -260,8 +289,7 @@ class _Run:
             try:
                 matched = selector.matches(device_from_api(c.driver, c.device))
             except CELEvalError as e:
-                raise AllocationError(f"{owner}: selector #{i} on device {c.device_id}: CEL runtime error: {e}") \
-                    from None
+                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {e}") from None
             if not matched:
                 return False
         return True
@@ -269,9 +297,27 @@ class _Run:
     def _take(self, ci: int, ri: int, si: int, data: RequestData, c: Candidate, *, must: bool
               ) -> Callable[[], None] | None:
         req = data.request
-        if not self._free_for(req, c.device_id, ci):
+        # DRAConsumableCapacity: a device that allows multiple allocations is shared, one
+        # share per result, and never marked in use by this search
+        multi = self.a.features.consumable_capacity and bool(c.device.get("allowMultipleAllocations"))
+        if multi and req.admin_access:
+            pass  # an admin request may share it even within its own claim
+        elif not self._free_for(req, c.device_id, ci):
             return None
-        if not self.a.features.partitionable_devices and c.device.get("consumesCounters"):
+        consumes = bool(c.device.get("consumesCounters"))
+        if consumes and not self.a.features.partitionable_devices:
+            return None
+        pool = self.pool_of[(c.driver, c.pool)]
+        # A shared device whose capacity is in use already has its counters counted.
+        counted = consumes and not (multi and (c.device_id in self.a.aggregated_capacity
+                                               or c.device_id in self.allocating_capacity))
+        # Upstream counts the device's counters in here and, when a taint, a constraint or
+        # the capacity then refuses the device, does not count them out again
+        # (allocateDevice returns before its rollback exists); the search keeps that
+        # tally, as upstream's does.
+        if counted and not self.counters.take(pool, c.device):
+            return None
+        if self.a.features.device_taints and taint_prevents_allocation(c.device, req.tolerations):
             return None
         base = data.parent.name if data.parent else req.name
         sub = req.name if data.parent else ""
@@ -283,19 +329,49 @@ class _Run:
                                           f"device {c.device_id} because a claim constraint would not be satisfied")
                 for earlier in constraints[:i]:
                     earlier.remove(base, sub, c)
-                return None
-        self.allocating.setdefault(c.device_id, set()).add(ci)
+                return None  # the counters stay counted, as upstream leaves them (above)
+        holders = self.allocating.setdefault(c.device_id, set())
+        if not multi:
+            holders.add(ci)
+        share: Amounts = {}
+        share_id = ""
+        if self.a.features.consumable_capacity:
+            if not self._capacity_fits(req, c):
+                return None  # as upstream, the constraints and the mark above stay
+            if multi:
+                share = share_of(req.capacity, c.device.get("capacity") or {})
+                share_id = str(uuid.uuid4())
+                add_to(self.allocating_capacity, c.device_id, share)
         results = self.results[ci]
         before = len(results)
         results.append(DeviceResult(request=data.request_name, base_request=base, sub_request=sub, candidate=c,
-                                    admin_access=req.admin_access))
+                                    admin_access=req.admin_access,
+                                    # with the gate off kube-apiserver drops a claim's tolerations
+                                    tolerations=req.tolerations if self.a.features.device_taints else (),
+                                    share_id=share_id, consumed_capacity=share))
 
         def undo() -> None:
             for con in constraints:
                 con.remove(base, sub, c)
-            self.allocating[c.device_id].discard(ci)
+            holders.discard(ci)
+            if multi:
+                remove_from(self.allocating_capacity, c.device_id, share)
+            elif counted:
+                self.counters.give_back(pool, c.device)
             del results[before:]
         return undo
+
+    def _capacity_fits(self, req: Request, c: Candidate) -> bool | None:
+        """DRAConsumableCapacity: whether the request's share of the device fits beside what
+        allocated claims and this search consume of it (False too when the request names a
+        capacity the device lacks); None without the gate."""
+        if not self.a.features.consumable_capacity:
+            return None
+        try:
+            return fits(self.a.aggregated_capacity.get(c.device_id, {}), req.capacity,
+                        c.device.get("capacity") or {}, self.allocating_capacity.get(c.device_id, {}))
+        except UndefinedCapacity:
+            return False
 
     def _chosen_classes(self, ci: int, claim: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None, int]]:
         """Per request: (name of the chosen request or subrequest, its class, chosen subrequest index)."""
@@ -309,6 +385,16 @@ class _Run:
                 si = 0
             out.append((data.request_name, data.device_class, si))
         return out
+
+
+def _refuse_capacity_requests(claim: Mapping[str, Any], request: Mapping[str, Any]) -> None:
+    if (request.get("exactly") or {}).get("capacity") is not None:
+        raise AllocationError(f"claim {_claim_name(claim)}, request {request.get('name')}: has capacity requests, "
+                              "but the DRAConsumableCapacity feature is disabled")
+    for sub in request.get("firstAvailable") or []:
+        if sub.get("capacity") is not None:
+            raise AllocationError(f"claim {_claim_name(claim)}, subrequest {sub.get('name')}: has capacity "
+                                  "requests, but the DRAConsumableCapacity feature is disabled")
 
 
 def _class_selectors(data: RequestData) -> Sequence[Mapping[str, Any]]:

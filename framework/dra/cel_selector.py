@@ -41,11 +41,15 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 
 
 def device_from_api(driver: str, device: Mapping[str, Any]) -> Device:
-    """The selector's view of a resource.k8s.io/v1 Device of `driver` (names without a domain are the driver's)."""
+    """The selector's view of a resource.k8s.io/v1 Device of `driver` (names without a domain
+    are the driver's); CELEvalError for an attribute without a value."""
     attrs: dict[str, dict[str, Any]] = {}
     for name, attr in (device.get("attributes") or {}).items():
+        value = _attribute_value(attr)
+        if value is None:  # as DeviceMatches: every attribute must hold one value
+            raise CELEvalError(f"attribute {name}: unsupported attribute value")
         domain, ident = _split(name, driver)
-        attrs.setdefault(domain, {})[ident] = _attribute_value(attr)
+        attrs.setdefault(domain, {})[ident] = value
     caps: dict[str, dict[str, Any]] = {}
     for name, cap in (device.get("capacity") or {}).items():
         domain, ident = _split(name, driver)

@@ -97,3 +97,18 @@ async def test_watchers_see_claims_change() -> None:
         await c.delete("ResourceClaim", "default", "one-gpu")
         await c.list("Namespace")  # the store hands out a turn's events before it takes the next request
         assert [e.type for e in seen if e.obj.kind == "ResourceClaim"][-3:] == ["ADDED", "MODIFIED", "DELETED"]
+
+
+async def test_deallocating_a_claim_drops_the_device_statuses_of_the_devices_it_no_longer_holds() -> None:
+    async with running() as (store, c):
+        stored = await c.create(m.resource_claim())
+        allocation = m.allocation("node-1", "gpu-0")
+        gpu0 = {"driver": m.DRIVER, "pool": "node-1", "device": "gpu-0", "data": {"health": "ok"}}
+        stored = await c.update({**stored, "status": {"allocation": allocation, "devices": [gpu0]}})
+        # the same status written again keeps the entry: the device is still allocated
+        stored = await c.update({**stored, "status": {**stored["status"], "reservedFor": [
+            {"resource": "pods", "name": "p", "uid": "p-uid"}]}})
+        assert stored["status"]["devices"] == [gpu0]
+        released = await c.update({**stored, "status": {"devices": [gpu0]}})  # a client unaware of device status
+        assert released["status"] == {}
+        assert store.peek("ResourceClaim", "default", "one-gpu").raw["status"] == {}

@@ -96,7 +96,8 @@ def test_the_default_profile_builds_with_upstreams_points_and_weights():
     assert fwk.points["postFilter"] == ["DynamicResources", "DefaultPreemption", "GangScheduling"]
     assert fwk.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                  "PodTopologySpread": 2, "InterPodAffinity": 2,
-                                 "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
+                                 "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1,
+                                 "DynamicResources": 1}
     assert fwk.points["bind"] == ["DefaultBinder"]
 
 

@@ -74,3 +74,52 @@ def test_a_hint_is_called_only_for_an_event_it_is_registered_for():
     case["event"] = "Node/Add"
     _, error, _ = evaluate(case)
     assert error is not None and "not registered for Node/Add" in error
+
+
+def _allocator_case(expected_device: str, held: str | None = None) -> dict:
+    case = {"name": "allocator/held", "_file": "t.json",
+            "featureGates": {"DRAPartitionableDevices": False, "DRAConsumableCapacity": False},
+            "node": {"metadata": {"name": "n"}},
+            "deviceClasses": [{"metadata": {"name": "c"},
+                               "spec": {"selectors": [{"cel": {"expression": 'device.driver == "d"'}}]}}],
+            "resourceSlices": [{"metadata": {"name": "s"}, "spec": {
+                "driver": "d", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "nodeName": "n",
+                "devices": [{"name": "x"}]}}],
+            "claims": [{"metadata": {"name": "claim"}, "spec": {"devices": {"requests": [
+                {"name": "r", "exactly": {"deviceClassName": "c", "allocationMode": "ExactCount", "count": 1}}]}}}],
+            "expect": {"outcome": "allocated", "results": [{"devices": {"results": [
+                {"request": "r", "driver": "d", "pool": "p", "device": expected_device}]}, "nodeSelector": {"nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}}]}}
+    if held:
+        case["held"] = held
+    return case
+
+
+def test_a_held_case_that_fails_is_counted_held_and_one_that_passes_fails_the_run(tmp_path, capsys):
+    import json
+
+    from conformance import main
+    failing = _allocator_case("y", held="expects a device the slice does not publish")
+    (tmp_path / "held.json").write_text(json.dumps([failing]))
+    assert main([str(tmp_path / "held.json")]) == 0
+    assert capsys.readouterr().out.splitlines() == ["0 passed, 0 failed, 1 held"]
+    (tmp_path / "held.json").write_text(json.dumps([_allocator_case("x", held="no longer needed")]))
+    assert main([str(tmp_path / "held.json")]) == 1
+    assert "FAIL allocator/held: passes but is marked held; remove its 'held'" in capsys.readouterr().out
+
+
+def test_a_dra_plugin_case_fails_on_a_status_message_it_does_not_contain_and_on_an_unexpected_claim_change():
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).resolve().parents[2] / "conformance" / "DRA-TestPlugin.json").read_text())
+    case = dict(next(r for r in rows if r["name"].endswith("/no-resources")), _file="t.json")
+    assert evaluate(case)[1:] == (None, [])
+    wrong = dict(case, expect=dict(case["expect"], postfilter={"status": {"code": "Unschedulable",
+                                                                         "message": "deallocation of ResourceClaim completed"}}))
+    _, error, diffs = evaluate(wrong)
+    assert error is None and len(diffs) == 1 and diffs[0].startswith("postfilter: status expected")
+    bound = dict(next(r for r in rows if r["name"].endswith("/with-resources")), _file="t.json")
+    unchanged = dict(bound, expect={k: v for k, v in bound["expect"].items() if k != "prebind"})
+    diffs = evaluate(unchanged)[2]
+    assert len(diffs) == 1 and diffs[0].startswith("prebind: claims expected")

@@ -106,3 +106,32 @@ def _interface_address(value: str, path: str, ctx: Ctx) -> None:
     for msg in interface_address_errors(value):
         ctx.add(invalid(path, value, msg))
 
+
+def _share_key(entry: Mapping[str, Any]) -> tuple[str, str]:
+    return _device_id(entry), str(entry.get("shareID") or "")
+
+
+def drop_deallocated_status_devices(new: Any, old: Mapping[str, Any]) -> Any:
+    """kube-apiserver's dropDeallocatedStatusDevices (the claim strategy's PrepareForUpdate):
+    an update that takes devices out of the allocation also takes their entries out of
+    status.devices, so clients unaware of device status can deallocate."""
+    if not isinstance(new, dict) or not isinstance(new.get("status"), Mapping):
+        return new
+    old_status = old.get("status") if isinstance(old.get("status"), Mapping) else {}
+    status = new["status"]
+
+    def results(st: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        allocation = st.get("allocation") if isinstance(st.get("allocation"), Mapping) else {}
+        devices = allocation.get("devices") if isinstance(allocation.get("devices"), Mapping) else {}
+        return _dicts(devices.get("results"))
+
+    gone = {_share_key(r) for r in results(old_status)} - {_share_key(r) for r in results(status)}
+    entries = status.get("devices")
+    if not gone or not isinstance(entries, list):
+        return new
+    kept = [e for e in entries if not (isinstance(e, Mapping) and _share_key(e) in gone)]
+    new_status = {k: v for k, v in status.items() if k != "devices"}
+    if kept:
+        new_status["devices"] = kept
+    return {**new, "status": new_status}
+

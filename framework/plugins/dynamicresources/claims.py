@@ -65,13 +65,16 @@ def can_be_reserved(claim: ResourceClaim) -> bool:
 
 def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
                 reserved_for: list[dict[str, str]] | None, finalizer: bool) -> dict[str, Any]:
-    """The claim's object with this allocation and reservedFor (None: the field cleared)."""
+    """The claim's object with this allocation and reservedFor (None: the field cleared).
+    The drivers' device statuses (`status.devices`) go with the allocation: kept while
+    it stays, cleared with it (PostFilter's deallocation), as upstream writes them."""
     raw = dict(claim.raw)
     meta = dict(raw.get("metadata") or {})
     finalizers = list(meta.get("finalizers") or [])
     if finalizer and FINALIZER not in finalizers:
         meta["finalizers"] = finalizers + [FINALIZER]
-    status = {k: v for k, v in (raw.get("status") or {}).items() if k not in ("allocation", "reservedFor", "devices")}
+    dropped = ("allocation", "reservedFor", "devices") if allocation is None else ("allocation", "reservedFor")
+    status = {k: v for k, v in (raw.get("status") or {}).items() if k not in dropped}
     if allocation is not None:
         status["allocation"] = dict(allocation)
     if reserved_for:

@@ -145,8 +145,8 @@ class DeviceIndex:
                 for d in (s.get("spec") or {}).get("devices") or []:
                     if d.get("bindingConditions") or d.get("consumesCounters"):
                         continue  # never allocated with those gates off
-                    device = device_from_api(pool.driver, d)
                     try:
+                        device = device_from_api(pool.driver, d)
                         if all(sel.matches(device) for sel in compiled):
                             out.append(Candidate(driver=pool.driver, pool=pool.name, name=str(d.get("name", "")),
                                                  device=d, slice=s))

@@ -20,7 +20,7 @@ from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.dra.allocator import Allocator, Features
+from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
@@ -30,7 +30,10 @@ from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleR
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
-from framework.plugins.helper import FilterEachNode, read_state
+from framework.plugins.dynamicresources.args import DynamicResourcesArgs, parse_args
+from framework.plugins.dynamicresources.explain import claims_keeping_off
+from framework.plugins.dynamicresources.scoring import node_scores
+from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 
 NAME = "DynamicResources"
@@ -76,8 +79,10 @@ class _StateData:
 class DynamicResources(FilterEachNode):
     name = NAME
 
-    def __init__(self, handle: Handle, tracker: DeviceTracker | None = None, features: Features | None = None) -> None:
+    def __init__(self, handle: Handle, tracker: DeviceTracker | None = None, features: Features | None = None,
+                 args: DynamicResourcesArgs | None = None) -> None:
         self._handle = handle
+        self._filter_timeout = (args or DynamicResourcesArgs()).filter_timeout
         self.tracker = tracker if tracker is not None else DeviceTracker()
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
@@ -92,6 +97,7 @@ class DynamicResources(FilterEachNode):
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "DynamicResources":
+        parsed = parse_args(args)  # ValidationError names the field
         # One tracker per handle: every profile's plugin sees the same devices taken.
         tracker = getattr(handle, "dra_tracker", None)
         if tracker is None:
@@ -100,7 +106,7 @@ class DynamicResources(FilterEachNode):
                 setattr(handle, "dra_tracker", tracker)
             except AttributeError:
                 pass
-        return cls(handle, tracker)
+        return cls(handle, tracker, args=parsed)
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """SignPlugin: a pod with claims is not signed (its claims are its own, made for it
@@ -246,7 +252,10 @@ class DynamicResources(FilterEachNode):
                 allocator = Allocator(features=allocator.features, classes=allocator.classes,
                                       slices=s.slices_by_node.for_node(node_name), allocated=allocator.allocated)
             try:
-                allocations = allocator.allocate(node.raw if node is not None else None, claims)
+                allocations = allocator.allocate(node.raw if node is not None else None, claims,
+                                                 expired=self._deadline())
+            except (FailedAllocationOnNode, AllocationTimedOut) as e:  # this node only: the others may still fit
+                return _unschedulable(str(e))
             except ValueError as e:
                 return Status.error_of(str(e), NAME)
             if len(allocations) != len(claims):
@@ -282,6 +291,13 @@ class DynamicResources(FilterEachNode):
                 out.append(rejected)
         return out
 
+    def _deadline(self) -> Any:
+        """filterTimeout: the question the allocator asks at each step (None: no limit)."""
+        if self._filter_timeout <= 0:
+            return None
+        now, end = self._handle.now, self._handle.now() + self._filter_timeout
+        return lambda: now() > end
+
     @staticmethod
     def _feasible_by_count(s: _StateData, node_name: str) -> bool | None:
         """The fast path: whether enough selected devices of the node are free for the
@@ -308,43 +324,9 @@ class DynamicResources(FilterEachNode):
 
     def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> list[dict[str, str]]:
         """For `ksched explain`: each claim of the pod that keeps it off this node, and
-        why (ksched's own words; upstream's Filter names no claim)."""
+        why (ksched's own words; upstream's Filter names no claim). explain.py."""
         s = state.get(STATE_KEY)
-        if s is None or not s.claims:
-            return []
-        node = node_info.node
-        labels, name = (node.labels, node.name) if node is not None else ({}, "")
-        out: list[dict[str, str]] = []
-        for index, sel in sorted(s.available_on.items()):
-            if not sel.matches(labels, name):
-                out.append({"claim": _kobj(s.claims[index]), "why": "allocated already, for devices this node cannot use"})
-        allocator = s.allocator
-        if allocator is None:
-            return out
-        raw_node = node.raw if node is not None else None
-        failed_alone = False
-        for index in s.to_allocate():
-            claim = s.claims[index]
-            if self._allocates(allocator, raw_node, [claim.raw]):
-                continue
-            failed_alone = True
-            free = Allocator(features=allocator.features, classes=allocator.classes, slices=allocator.slices,
-                             allocated=set())
-            why = ("every device that matches is in use by other claims"
-                   if self._allocates(free, raw_node, [claim.raw]) else "no device on this node matches")
-            out.append({"claim": _kobj(claim), "why": why})
-        pending = [s.claims[i].raw for i in s.to_allocate()]
-        if not failed_alone and len(pending) > 1 and not self._allocates(allocator, raw_node, pending):
-            out.append({"claim": ", ".join(_kobj(s.claims[i]) for i in s.to_allocate()),
-                        "why": "each fits alone, but not all together"})
-        return out
-
-    @staticmethod
-    def _allocates(allocator: Allocator, node: Any, claims: list[Any]) -> bool:
-        try:
-            return len(allocator.allocate(node, claims)) == len(claims)
-        except ValueError:
-            return False
+        return [] if s is None or not s.claims else claims_keeping_off(s, node_info)
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -361,6 +343,21 @@ class DynamicResources(FilterEachNode):
                 self._handle.update_object_later(with_status(claim, allocation=None, reserved_for=None, finalizer=False))
                 return None, Status(Code.Unschedulable, "deallocation of ResourceClaim completed")
         return None, Status(Code.Unschedulable, "still not schedulable")
+
+    # --- Score (scoring.py) -------------------------------------------------------------------
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        scores, status = self.score_nodes(state, pod, [node_info])
+        return (scores[0] if scores else 0), status
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = state.get(STATE_KEY)
+        if s is None or not self._features.prioritized_list:
+            return [0] * len(nodes), None
+        return node_scores(s.claims, s.node_allocations, [ni.name for ni in nodes], NAME)
+
+    def score_extensions(self) -> DefaultNormalizer:
+        return DEFAULT_NORMALIZER
 
     # --- Reserve / Unreserve ----------------------------------------------------------------
 

@@ -85,6 +85,28 @@ def test_only_the_node_with_a_free_device_passes_filter() -> None:
     assert per_node["node-2"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
 
 
+def test_a_node_whose_only_pool_is_invalid_is_unschedulable_for_that_reason_and_other_nodes_still_fit() -> None:
+    halves = [m.resource_slice("node-2", gpus=1, name=f"node-2-gpus-{i}") for i in range(2)]
+    for half in halves:  # one pool of two slices that both publish gpu-0: invalid
+        half["spec"]["pool"]["resourceSliceCount"] = 2
+    plugin, _, snap = _world(_claim(), *[ResourceSlice(h) for h in halves], gpus=0)
+    _, pre, per_node = _filter(plugin, _pod(), snap)
+    assert pre is None
+    assert per_node["node-2"] == Status(Code.UnschedulableAndUnresolvable, "invalid resource pools were encountered")
+    assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
+
+
+def test_a_device_attribute_without_a_value_makes_filter_an_error_naming_the_selector_and_attribute() -> None:
+    broken = m.resource_slice("node-1", gpus=1, name="node-1-broken")
+    broken["spec"]["pool"]["name"] = "broken"
+    broken["spec"]["devices"][0]["attributes"]["flaky"] = {}
+    plugin, _, snap = _world(_claim(), ResourceSlice(broken), gpus=0)
+    _, pre, per_node = _filter(plugin, _pod(), snap)
+    assert pre is None
+    assert per_node["node-1"] is not None and per_node["node-1"].code == Code.Error
+    assert "CEL runtime error: attribute flaky: unsupported attribute value" in per_node["node-1"].message()
+
+
 def test_a_device_reserved_for_a_pod_in_flight_is_not_given_to_a_second_pod_until_unreserve() -> None:
     plugin, _, snap = _world(_claim("a"), _claim("b"))
     first, second = _pod("p1", "a"), _pod("p2", "b")
@@ -253,3 +275,66 @@ def test_reserve_on_the_fast_path_allocates_what_the_allocator_does_with_class_a
     assert state.read("DynamicResources").allocated_here[0] == expected[0]
     assert [r["device"] for r in expected[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
     assert [c["source"] for c in expected[0]["devices"]["config"]] == ["FromClass", "FromClaim"]
+
+
+def test_score_prefers_the_node_whose_allocation_takes_the_earlier_first_available_choice() -> None:
+    raw = m.resource_claim("gpu-claim", count=1)
+    raw["metadata"].update(uid="gpu-claim-uid", resourceVersion="5")
+    raw["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.example.com", "count": 2, "allocationMode": "ExactCount"},
+        {"name": "small", "deviceClassName": "gpu.example.com", "count": 1, "allocationMode": "ExactCount"}]}]
+    plugin, _, snap = _world(ResourceClaim(raw), ResourceSlice(m.resource_slice("node-2", gpus=1)), gpus=2)
+    state, pre, per_node = _filter(plugin, _pod(), snap)
+    assert per_node == {"node-1": None, "node-2": None}
+    scores, status = plugin.score_nodes(state, _pod(), snap.list())
+    assert status is None and scores == [8, 7]  # 8 - the chosen subrequest's position
+    plain, _, snap = _world(_claim())
+    state, _, _ = _filter(plain, _pod(), snap)
+    assert plain.score_nodes(state, _pod(), snap.list()) == ([0, 0], None)
+
+
+def test_filter_gives_up_on_a_node_once_its_filter_timeout_has_passed() -> None:
+    ticks = iter(range(10**6))
+    two = _claim()  # two requests: the allocator searches (one plain request is only counted)
+    two.raw["spec"]["devices"]["requests"].append(dict(two.raw["spec"]["devices"]["requests"][0], name="gpu2"))
+    slow = FrameworkHandle(snapshot=Snapshot.build(NODES, []), clock=lambda: float(next(ticks)),
+                           objects=InMemoryObjects([DeviceClass(m.device_class()), ResourceClaim(two.raw),
+                                                    ResourceSlice(m.resource_slice("node-1", gpus=2))]))
+    in_time = DynamicResources.new({"filterTimeout": "1h"}, slow)
+    assert _filter(in_time, _pod(), slow.snapshot())[2]["node-1"] is None
+    late = DynamicResources.new({"filterTimeout": "500ms"}, slow)  # each clock reading is a second later
+    state, _, per_node = _filter(late, _pod(), slow.snapshot())
+    assert per_node["node-1"] == Status(Code.UnschedulableAndUnresolvable, "timed out trying to allocate devices")
+    unlimited = DynamicResources.new({"filterTimeout": "0s"}, slow)
+    assert _filter(unlimited, _pod(), slow.snapshot())[2]["node-1"] is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"filterTimeout": "-1s"}, 'filterTimeout: Invalid value: "-1s": must be zero or positive'),
+    ({"filterTimeout": "soon"}, 'filterTimeout: Invalid value: "soon": must be a duration such as "5s" or "1m30s"'),
+    ({"bindingTimeout": "600s"}, "bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+                                 "DRAResourceClaimDeviceStatus feature gate is disabled"),
+    ({"filterTimeot": "1s"}, "filterTimeot: unknown field"),
+])
+def test_dynamic_resources_args_are_checked_as_upstream_checks_them(args, message) -> None:
+    with pytest.raises(ValueError) as e:
+        DynamicResources.new(args, FrameworkHandle())
+    assert str(e.value) == message
+
+
+def test_binding_a_second_pod_to_a_shared_claim_keeps_the_device_status_its_driver_wrote() -> None:
+    device_status = [{"driver": m.DRIVER, "pool": "node-1", "device": "gpu-0",
+                      "conditions": [{"type": "Ready", "status": "True", "reason": "Prepared", "message": "",
+                                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    shared = _claim(status={"allocation": m.allocation("node-1", "gpu-0"), "devices": device_status,
+                            "reservedFor": [{"resource": "pods", "name": "p1", "uid": "p1-uid"}]})
+    plugin, handle, snap = _world(shared)
+    pod = _pod("p2")
+    state, _, per_node = _filter(plugin, pod, snap)
+    assert per_node["node-1"] is None and plugin.reserve(state, pod, "node-1") is None
+    assert asyncio.run(plugin.pre_bind(state, pod, "node-1")) is None
+    written = handle.get_object("ResourceClaim", "default", "gpu-claim")
+    assert [r["name"] for r in written.status["reservedFor"]] == ["p1", "p2"]
+    assert written.status["devices"] == device_status
+    plugin.unreserve(state, pod, "node-1")
+    assert handle.get_object("ResourceClaim", "default", "gpu-claim").status["devices"] == device_status
