@@ -19,6 +19,7 @@ from conformance.compare import mismatches
 from conformance.coscheduling_cases import run_coscheduling_case
 from conformance.dra_allocator_cases import allocator_mismatches, is_allocator_case, run_allocator_case
 from conformance.dra_cases import cel_mismatches, is_cel_case, run_cel_case
+from conformance.dra_plugin_cases import dra_plugin_mismatches, is_dra_plugin_case, run_dra_plugin_case
 from conformance.functions import FUNCTIONS
 from conformance.gang_cases import is_gang_case, run_gang_case
 from conformance.hint_cases import run_hint_case
@@ -40,6 +41,7 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "kueue": run_kueue_case,
     "dra-cel": run_cel_case,
     "dra-allocator": run_allocator_case,
+    "dra-plugin": run_dra_plugin_case,
     "gang": run_gang_case,
 }
 
@@ -51,6 +53,8 @@ def case_kind(case: dict[str, Any]) -> str:
         return "dra-cel"
     if is_allocator_case(case):
         return "dra-allocator"
+    if is_dra_plugin_case(case):
+        return "dra-plugin"
     if "schedule" in case:
         return "scenario"
     if "hint" in case:
@@ -133,6 +137,8 @@ def evaluate(case: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[str
         return full, None, cel_mismatches(expect, full)
     if case_kind(case) == "dra-allocator":
         return full, None, allocator_mismatches(expect, full)
+    if case_kind(case) == "dra-plugin":
+        return full, None, dra_plugin_mismatches(expect, full)
     diffs = kueue_mismatches(expect, full) if kueue else mismatches(expect, full)
     if "error" in full and "error" not in expect:  # an expected `error` is a result, not a failure to run
         return actual, str(full["error"]), diffs
