@@ -17,6 +17,11 @@ class ClaimsNotReady(Exception):
     """The pod cannot be scheduled until its claims exist as it needs them."""
 
 
+def kobj(claim: ResourceClaim) -> str:
+    """namespace/name, as upstream's klog.KObj prints a claim."""
+    return f"{claim.namespace}/{claim.name}"
+
+
 def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
     return [c for c in pod.spec.get("resourceClaims") or [] if isinstance(c, Mapping)]
 

@@ -19,19 +19,24 @@ from typing import AbstractSet, Any, Hashable, Mapping
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
+import numpy as np
+
 from framework.cache import NodeInfo
 from framework.dra.allocator import Allocator, Features
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
+from framework.plugins.dynamicresources.claims import kobj as _kobj
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.hint_keys import claim_event_keys, claim_names_used, pod_event_keys, pod_keys
+from framework.plugins.dynamicresources.explain import claims_not_satisfied
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
 from framework.plugins.helper import FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
+from framework.node_table import columnar_table
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -44,15 +49,11 @@ def _unschedulable(message: str) -> Status:
     return Status(Code.UnschedulableAndUnresolvable, message)
 
 
-def _kobj(claim: ResourceClaim) -> str:
-    return f"{claim.namespace}/{claim.name}"
-
-
 class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
-                 "slices_by_node", "index", "single", "deferred")
+                 "slices_by_node", "index", "single", "deferred", "by_count")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -65,6 +66,7 @@ class _StateData:
         self.index: DeviceIndex | None = None
         self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
         self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
+        self.by_count = False  # the columnar fast path passed nodes by count: allocated at Reserve too
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
@@ -261,13 +263,25 @@ class DynamicResources(FilterEachNode):
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """The columnar form: on the fast path one loop over the nodes (one shared
+        """The columnar form: on the fast path the nodes' free selected devices as one
+        column of the NodeTable's rows against the request's count (one shared
         rejection), each node the fast path does not cover asked through `filter`."""
         s = state.get(STATE_KEY)
         if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
             return FilterEachNode.filter_nodes(self, state, pod, nodes)
-        free, need = s.index.free_counts(s.single.selectors, s.allocator.allocated).of, s.single.count
+        counts, need = s.index.free_counts(s.single.selectors, s.allocator.allocated), s.single.count
         rejected = _unschedulable(CANNOT_ALLOCATE)
+        tc = columnar_table(nodes)
+        if tc is not None:
+            free = counts.by_row(tc[0])[tc[1]]
+            verdicts = np.empty(2, dtype=object)
+            verdicts[0] = rejected
+            columns = verdicts[(free >= need).view(np.int8)]
+            for i in np.flatnonzero(free < 0).tolist():  # nodes the fast path does not cover
+                columns[i] = self.filter(state, pod, nodes[i])
+            s.by_count = True
+            return columns.tolist()
+        free = counts.of
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
@@ -301,8 +315,13 @@ class DynamicResources(FilterEachNode):
             return fast
         allocator = Allocator(features=a.features, classes=a.classes, slices=s.slices_by_node.for_node(node_name),
                               allocated=a.allocated)
+        if node_name in s.deferred:
+            node = s.deferred[node_name]
+        else:  # passed in columns: the snapshot's node
+            ni = self._handle.snapshot().get(node_name)
+            node = ni.node.raw if ni is not None and ni.node is not None else None
         try:
-            return allocator.allocate(s.deferred[node_name], [s.claims[i].raw for i in s.to_allocate()])
+            return allocator.allocate(node, [s.claims[i].raw for i in s.to_allocate()])
         except ValueError as e:
             return Status.error_of(str(e), NAME)
 
@@ -312,39 +331,7 @@ class DynamicResources(FilterEachNode):
         s = state.get(STATE_KEY)
         if s is None or not s.claims:
             return []
-        node = node_info.node
-        labels, name = (node.labels, node.name) if node is not None else ({}, "")
-        out: list[dict[str, str]] = []
-        for index, sel in sorted(s.available_on.items()):
-            if not sel.matches(labels, name):
-                out.append({"claim": _kobj(s.claims[index]), "why": "allocated already, for devices this node cannot use"})
-        allocator = s.allocator
-        if allocator is None:
-            return out
-        raw_node = node.raw if node is not None else None
-        failed_alone = False
-        for index in s.to_allocate():
-            claim = s.claims[index]
-            if self._allocates(allocator, raw_node, [claim.raw]):
-                continue
-            failed_alone = True
-            free = Allocator(features=allocator.features, classes=allocator.classes, slices=allocator.slices,
-                             allocated=set())
-            why = ("every device that matches is in use by other claims"
-                   if self._allocates(free, raw_node, [claim.raw]) else "no device on this node matches")
-            out.append({"claim": _kobj(claim), "why": why})
-        pending = [s.claims[i].raw for i in s.to_allocate()]
-        if not failed_alone and len(pending) > 1 and not self._allocates(allocator, raw_node, pending):
-            out.append({"claim": ", ".join(_kobj(s.claims[i]) for i in s.to_allocate()),
-                        "why": "each fits alone, but not all together"})
-        return out
-
-    @staticmethod
-    def _allocates(allocator: Allocator, node: Any, claims: list[Any]) -> bool:
-        try:
-            return len(allocator.allocate(node, claims)) == len(claims)
-        except ValueError:
-            return False
+        return claims_not_satisfied(s.claims, s.available_on, s.to_allocate(), s.allocator, node_info)
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -372,7 +359,7 @@ class DynamicResources(FilterEachNode):
         if not pending:
             return None
         allocations = s.node_allocations.get(node_name)
-        if not allocations and node_name in s.deferred:
+        if not allocations and (node_name in s.deferred or s.by_count):
             found = self._allocate_deferred(s, node_name)
             if isinstance(found, Status):
                 return found
