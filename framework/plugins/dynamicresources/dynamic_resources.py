@@ -14,11 +14,13 @@ without extended resources backed by DRA (DRAExtendedResource), device binding
 conditions, the filter timeout and scoring of firstAvailable subrequests."""
 from __future__ import annotations
 
+from functools import partial
 from typing import AbstractSet, Any, Hashable, Mapping
 
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
+from framework.bind_writes import offered
 import numpy as np
 
 from framework.cache import NodeInfo
@@ -393,6 +395,7 @@ class DynamicResources(FilterEachNode):
         s, err = read_state(state, STATE_KEY)
         if err is not None:
             return err
+        carried = offered(state)  # the binder writes them with the binding (framework/bind_writes.py)
         for index, claim in enumerate(s.claims):
             if is_reserved_for(pod, claim):
                 continue
@@ -400,15 +403,23 @@ class DynamicResources(FilterEachNode):
             if allocation is None:
                 return Status.error_of(f"claim {_kobj(claim)} has no allocation for node {node_name}", NAME)
             entries = reserved_for_entries(claim) + [{"resource": "pods", "name": pod.name, "uid": pod.uid}]
+            update = with_status(claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here)
+            if carried is not None:
+                carried.add(update, partial(self._written, s, index))
+                continue
             try:
-                written = await self._handle.update_object(with_status(
-                    claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here))
+                written = await self._handle.update_object(update)
             except Exception as e:  # the store refused (conflict, gone): the pod retries
                 return Status.error_of(f"update ResourceClaim {_kobj(claim)}: {e}", NAME)
-            claim = ResourceClaim(written)
-            self.tracker.assume(claim)
-            s.claims[index] = claim
+            self._written(s, index, written)
         return None
+
+    def _written(self, s: _StateData, index: int, written: dict[str, Any]) -> None:
+        """The claim's allocation and reservation are stored: the tracker holds the stored
+        claim until the view has it."""
+        claim = ResourceClaim(written)
+        self.tracker.assume(claim)
+        s.claims[index] = claim
 
     # --- EnqueueExtensions ------------------------------------------------------------------
 
