@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 

@@ -3,7 +3,8 @@ resourceclaim.Name, IsForPod, IsReservedForPod, CanBeReserved and the plugin's
 foreachPodResourceClaim), with upstream's error texts."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.dra_kinds import ResourceClaim
 from framework.api.objects import Pod

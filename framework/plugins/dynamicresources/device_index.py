@@ -25,6 +25,8 @@ from framework.node_table import NodeTable
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 
 SelectorKey = tuple[tuple[str, ...], tuple[str, ...]]  # (the class's CEL expressions, the request's)
+# (the tracker's mark the held set was read at, the tracker's flips_since)
+Flips = tuple[int, Callable[[int], "list[str] | None"]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,12 +102,13 @@ class DeviceIndex:
         # devices are alike evaluate CEL once for all of them; None: evaluation failed
         self._verdicts: dict[tuple[SelectorKey, str, str], bool | None] = {}
 
-    def free_counts(self, key: SelectorKey, held: AbstractSet[str]) -> "FreeCounts":
-        """Per node, the devices the selectors select there that `held` does not hold."""
+    def free_counts(self, key: SelectorKey, held: AbstractSet[str], flips: "Flips | None" = None) -> "FreeCounts":
+        """Per node, the devices the selectors select there that `held` does not hold
+        (`flips`: when `held` is the tracker's at a mark, FreeCounts.move_to)."""
         counts = self._free.get(key)
         if counts is None:
             counts = self._free[key] = FreeCounts(lambda node: self.selected(node, key))
-        counts.move_to(held)
+        counts.move_to(held, flips)
         return counts
 
     def selected(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
@@ -194,13 +197,25 @@ class FreeCounts:
         self._table: NodeTable | None = None
         self._rows: np.ndarray = np.zeros(0, dtype=np.int64)
         self._row_of: dict[str, int] = {}  # node -> its row in that table
+        self._mark: int | None = None  # the tracker's mark `_held` was read at (None: not the tracker's)
 
-    def move_to(self, held: AbstractSet[str]) -> None:
+    def move_to(self, held: AbstractSet[str], flips: Flips | None = None) -> None:
+        """The counts for `held`: moved by the devices in which it differs from the last
+        set, found from the tracker's flips since the last mark when both sets are the
+        tracker's (`flips`), else as the sets' symmetric difference."""
         if held is self._held:
             return
         now = held if isinstance(held, frozenset) else frozenset(held)
-        free, node_of = self._free, self._node_of
-        for device in self._held ^ now:
+        changed: AbstractSet[str] | list[str] | None = None
+        if flips is not None and self._mark is not None:
+            changed = flips[1](self._mark)
+        if changed is None:
+            changed = self._held ^ now
+        self._mark = flips[0] if flips is not None else None
+        free, node_of, before = self._free, self._node_of, self._held
+        for device in set(changed) if isinstance(changed, list) else changed:
+            if (device in now) == (device in before):
+                continue  # flipped and back, or no device of the counted nodes
             node = node_of.get(device)
             if node is not None:
                 step = -1 if device in now else 1

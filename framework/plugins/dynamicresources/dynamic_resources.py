@@ -55,7 +55,8 @@ class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
-                 "slices_by_node", "index", "single", "deferred", "by_count")
+                 "slices_by_node", "index", "single", "deferred", "by_count", "held",
+                 "held_mark")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -69,6 +70,8 @@ class _StateData:
         self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
         self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
         self.by_count = False  # the columnar fast path passed nodes by count: allocated at Reserve too
+        self.held: frozenset[str] = frozenset()  # the devices held at PreFilter (allocator.allocated)
+        self.held_mark: int | None = None  # the tracker's flip mark when they were read
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
@@ -165,6 +168,7 @@ class DynamicResources(FilterEachNode):
         if to_allocate:
             held = frozenset(self._held() if self.fast_filter
                              else self.tracker.allocated(self._handle.list_objects("ResourceClaim")))
+            s.held, s.held_mark = held, (self.tracker.flip_mark if self.fast_filter else None)
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
             index = self._device_index()
             try:
@@ -271,7 +275,10 @@ class DynamicResources(FilterEachNode):
         s = state.get(STATE_KEY)
         if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
             return FilterEachNode.filter_nodes(self, state, pod, nodes)
-        counts, need = s.index.free_counts(s.single.selectors, s.allocator.allocated), s.single.count
+        # the tracker's held set of PreFilter (not a dry run's): counts move by the tracker's flips
+        flips = None if s.held_mark is None or s.allocator.allocated is not s.held \
+            else (s.held_mark, self.tracker.flips_since)
+        counts, need = s.index.free_counts(s.single.selectors, s.allocator.allocated, flips), s.single.count
         rejected = _unschedulable(CANNOT_ALLOCATE)
         tc = columnar_table(nodes)
         if tc is not None:
