@@ -18,6 +18,7 @@ from typing import Callable, Protocol, Sequence
 from actors.clock import Clock
 from actors.metrics_sink import NO_METRICS, MetricsSink, code_name
 from framework.api.objects import Pod
+from framework.bind_writes import offer
 from framework.cache import Cache
 from framework.extender import Extender, extenders_binding
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
@@ -121,6 +122,9 @@ class BindingCycles:
                 self.metrics.permit_wait(code_name(status), max(0.0, self.clock.now() - waited_from))
             if not status.is_success():
                 return status
+        if a.fwk.binder_carries_writes() and not any(e.config.is_binder() and e.is_interested(a.pod)
+                                                     for e in self.extenders):
+            offer(a.state)  # PreBind's updates go in the binding's own store write
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
         if not status.is_success():
             return status

@@ -167,6 +167,7 @@ class Pipeline:
                 binder=self._bind,
                 preemptions=in_flight,
                 updater=lambda obj: self.client.update(obj),
+                binder_with_updates=self._bind_with_updates,
                 pod_backoff_seconds=(cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds),
             )
             self.frameworks: dict[str, Framework] = build_frameworks(cfg, self.handle, self._registry)
@@ -281,6 +282,10 @@ class Pipeline:
 
     async def _bind(self, pod: Pod, node_name: str) -> None:
         await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid)
+
+    async def _bind_with_updates(self, pod: Pod, node_name: str, updates: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        stored, _ = await self.client.bind_with_updates(pod.namespace, pod.name, node_name, pod.meta.uid, updates)
+        return stored
 
     async def stop(self) -> None:
         """Graceful stop, phase by phase; safe to call twice."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Any, Awaitable, Callable, Collection, Iterable, Mapping, Protocol
+from typing import Any, Awaitable, Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from framework.api.objects import KINDS, KubeObject, Pod
 from framework.cache import PodInfo, Snapshot
@@ -157,6 +157,7 @@ class FrameworkHandle:
         nominated_nodes: Callable[[], Collection[str]] | None = None,
         preemptions: InFlightPreemptions | None = None,
         updater: Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        binder_with_updates: Callable[[Pod, str, list[Mapping[str, Any]]], Awaitable[list[dict[str, Any]]]] | None = None,
         pod_backoff_seconds: tuple[float, float] = (1.0, 10.0),
     ) -> None:
         self._snapshot = snapshot if snapshot is not None else Snapshot()
@@ -175,6 +176,7 @@ class FrameworkHandle:
         self.rand = rand if rand is not None else random.Random()
         self._binder = binder
         self._updater = updater  # writes an object to the store (DynamicResources' claim status)
+        self._binder_with_updates = binder_with_updates  # the binding and updates in one store write
         self._later: set[asyncio.Task[Any]] = set()
         self._clear_nominations = clear_nominations
         self._nominated_nodes = nominated_nodes
@@ -350,12 +352,21 @@ class FrameworkHandle:
             self._start_preemption(job)
 
     # binding
-    async def bind_pod(self, pod: Pod, node_name: str) -> None:
-        """Write the binding (DefaultBinder calls this); raises on failure."""
-        if self._binder is None:
+    async def bind_pod(self, pod: Pod, node_name: str, with_updates: Sequence[Mapping[str, Any]] = ()
+                       ) -> list[dict[str, Any]]:
+        """Write the binding (DefaultBinder calls this) and `with_updates` (objects carrying
+        their resourceVersion) in the same write, all or none (framework/bind_writes.py);
+        returns those objects as stored; raises on failure. A binder that cannot carry
+        updates gets them written first, one by one."""
+        if with_updates and self._binder_with_updates is not None:
+            return await self._binder_with_updates(pod, node_name, list(with_updates))
+        if self._binder is None:  # tests, conformance: the objects in memory
+            stored = [self._update_in_memory(obj) for obj in with_updates]
             self.bound.append((pod, node_name))
-        else:
-            await self._binder(pod, node_name)
+            return stored
+        stored = [await self.update_object(obj) for obj in with_updates]
+        await self._binder(pod, node_name)
+        return stored
 
     async def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Write `obj` (an update carrying its resourceVersion) and return it as stored; raises

@@ -161,8 +161,9 @@ class Handle(Protocol):
         lower-priority pods nominated to the node it chose)."""
         ...
 
-    async def bind_pod(self, pod: "Pod", node_name: str) -> None:
-        """Write the binding (DefaultBinder); raises on failure."""
+    async def bind_pod(self, pod: "Pod", node_name: str, with_updates: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Write the binding (DefaultBinder) and `with_updates` in the same write, all or
+        none (framework/bind_writes.py); returns those objects as stored; raises on failure."""
         ...
 
     async def update_object(self, obj: Any) -> dict[str, Any]:

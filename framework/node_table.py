@@ -151,6 +151,10 @@ class NodeTable:
         t.has_scalar[:] = t.has_scalar | scalar
         return t
 
+    def node_names(self) -> list[str | None]:
+        """Each row's node name (None: a NodeInfo without Node)."""
+        return [None if node is None else node.name for node in self._nodes]
+
     def label_codes(self, key: str) -> tuple[np.ndarray, list[str]]:
         """The value of label `key` per row as a code into the returned value list
         (-1 where the node has no such label), built on first use."""

@@ -48,6 +48,7 @@ from actors.store.messages import (
     WatchEvent,
     Apply,
     Bind,
+    BindWithUpdates,
     Create,
     Delete,
     Recreate,
@@ -245,12 +246,8 @@ class Store(Actor[StoreMsg]):
                                                         for i, r in enumerate(raws)])
                 return applied(msg, done, said)
             case Update(obj=raw, field_validation=fv, with_warnings=told):
-                current = self.stored(raw)
-                if current is None:
-                    obj = self._chain.missing(raw, fv)
-                    raise NotFound(f'{obj.kind} "{obj.key}" not found')
                 said = []
-                return said_too(self._replace(raw, current, batch, fv, said)[0].raw, said, told)
+                return said_too(self._update(raw, batch, fv, said).raw, said, told)
             case Delete(kind=kind, namespace=ns, name=name, uid=uid, resource_version=rv):
                 return self._delete(kind, ns, name, uid, rv, batch)
             case Recreate(kind=kind, namespace=ns, name=name, uid=uid, resource_version=rv, obj=raw):
@@ -264,6 +261,9 @@ class Store(Actor[StoreMsg]):
                 return self._reads.list_now(kind, ns, ls, fs), self._rv
             case Bind(namespace=ns, name=name, node_name=node, uid=uid):
                 return self._bind(ns, name, node, uid, batch).raw
+            case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid):
+                return self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
+                                                        self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
             case RecordEvent():
@@ -319,6 +319,14 @@ class Store(Actor[StoreMsg]):
         if new.obj.key in self._objects[new.obj.kind]:
             raise AlreadyExists(f'{new.obj.kind} "{new.obj.key}" already exists')
         return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
+
+    def _update(self, raw: Any, batch: TurnRecord, fv: str | None = None, said: list[str] | None = None) -> KubeObject:
+        """An Update: NotFound when nothing is stored under the name, else _replace."""
+        current = self.stored(raw)
+        if current is None:
+            obj = self._chain.missing(raw, fv)
+            raise NotFound(f'{obj.kind} "{obj.key}" not found')
+        return self._replace(raw, current, batch, fv, said)[0]
 
     def _replace(self, raw: Any, current: KubeObject, batch: TurnRecord, fv: str | None = None,
                  said: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:

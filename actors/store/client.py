@@ -6,7 +6,7 @@ from typing import Any, Callable, Mapping
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
 from actors.store.messages import (
-    Apply, Bind, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
+    Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
 )
 
@@ -75,6 +75,13 @@ class StoreClient:
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         return await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
                                           reply=new_reply()))
+
+    async def bind_with_updates(self, namespace: str, name: str, node_name: str, uid: str,
+                                updates: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Update `updates` and bind the pod in one write, both or neither (messages.BindWithUpdates):
+        (the updated objects as stored, the bound pod)."""
+        return await self._store.ask(BindWithUpdates(updates=tuple(updates), namespace=namespace, name=name,
+                                                     node_name=node_name, uid=uid, reply=new_reply()))
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,

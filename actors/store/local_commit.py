@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from actors.pacing import Pacer
 from actors.store.history import PastEvent
-from actors.store.messages import Bind, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
+from actors.store.messages import Bind, BindWithUpdates, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
 from actors.store.turns import TurnHost, TurnRecord, answer, before_batch, failed_all
 
 
@@ -61,7 +61,7 @@ class _Awaited:
 # (Churn's one completion at a time: its delete, then its bind), is joined as soon
 # as the disk is done; a message that arrives meanwhile joins it at once anyway.
 SCHEDULER_GROUP_SECONDS = 0.02
-_SCHEDULER_WRITES = (Bind, UpdatePodStatus, RecordEvent)
+_SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, RecordEvent)
 
 
 @dataclass(slots=True)

@@ -202,6 +202,23 @@ class Bind:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BindWithUpdates:
+    """Replace each of `updates` (as Update: a stale resourceVersion is Conflict, a
+    missing object NotFound), then bind the pod (as Bind), in one write: all applied or
+    none, committed together and answered once durable, so no crash leaves one without
+    the other. The scheduler writes a pod's ResourceClaims' allocation this way with its
+    binding (framework/bind_writes.py). The reply is (the updated objects as stored, the
+    bound pod)."""
+
+    updates: tuple[Mapping[str, Any], ...]
+    namespace: str
+    name: str
+    node_name: str
+    uid: str = ""
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UpdatePodStatus:
     namespace: str
     name: str
@@ -263,7 +280,8 @@ class Unwatch:
     reply: Reply | None = None
 
 
-StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, UpdatePodStatus, RecordEvent, GetEvents,
+StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, BindWithUpdates, UpdatePodStatus,
+                 RecordEvent, GetEvents,
                  SweepEvents, FlushEvents, Watch, Unwatch]
 
 

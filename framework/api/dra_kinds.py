@@ -6,7 +6,8 @@ KINDS here, so the store keeps, serves and watches them like every other kind.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.meta import KubeObject, _map, _str

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 
@@ -297,6 +298,8 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
         return errs
     errs += _only_added_tolerations(new_spec.get("tolerations") or [], old_spec.get("tolerations") or [])
     errs += _only_deleted_scheduling_gates(new_spec.get("schedulingGates") or [], old_spec.get("schedulingGates") or [])
+    if new_spec == old_spec:  # equal as written is equal semantically (a status write: the spec as stored)
+        return errs
     was = semantic(old_spec)
     if semantic(new_spec) == was:
         return errs

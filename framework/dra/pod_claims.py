@@ -8,7 +8,8 @@ generated claim is no longer needed. The actor that does it is
 actors/resourceclaims/controller.py."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from framework.api.dra_kinds import API_VERSION, POD_CLAIM_NAME_ANNOTATION, ResourceClaim, ResourceClaimTemplate
 from framework.api.objects import Pod

@@ -67,6 +67,11 @@ class Binding:
                 return _rejected_or_error(pl.name, st, f'running PreBind plugin "{pl.name}"')
         return _ok()
 
+    def binder_carries_writes(self) -> bool:
+        """Whether the Bind plugin that binds (the first; DefaultBinder never skips) writes
+        the updates PreBind plugins hand over with the binding (framework/bind_writes.py)."""
+        return bool(self.bind_plugins) and getattr(self.bind_plugins[0], "carries_bind_writes", False) is True
+
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         if not self.bind_plugins:
             return Status(Code.Skip)

@@ -243,6 +243,11 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Awaitable[Status]:
         return self.timer.run_async("PreBind", status_itself, self.binding.run_pre_bind, state, pod, node_name)
 
+    def binder_carries_writes(self) -> bool:
+        """Whether the binding Bind plugin writes PreBind's updates with the binding
+        (framework/bind_writes.py)."""
+        return self.binding.binder_carries_writes()
+
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Awaitable[Status]:
         return self.timer.run_async("Bind", status_itself, self.binding.run_bind, state, pod, node_name)
 

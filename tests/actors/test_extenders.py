@@ -14,6 +14,7 @@ from aiohttp import web
 from actors.clock import FakeClock
 from actors.pipeline import Pipeline
 from framework.api.objects import Pod
+from tests import dra_manifests as dra
 from tests.actors.helpers import node, pod
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -463,3 +464,30 @@ async def test_an_https_extender_whose_certificate_does_not_match_its_ca_fails_t
     assert not pods["a"].node_name
     assert scheduled_condition(pods["a"])["reason"] == "SchedulerError"
     assert rec.calls == []
+
+
+async def test_a_binder_extender_binding_a_pod_with_a_claim_finds_the_claim_allocated_at_pre_bind() -> None:
+    """The claim's allocation rides with the binding only when DefaultBinder binds
+    (framework/bind_writes.py): with a binding extender PreBind writes it, as upstream."""
+    pipeline: list[Pipeline] = []
+    claims_at_bind: list[dict[str, Any]] = []
+
+    async def bind(body: dict[str, Any]) -> Any:
+        p = pipeline[0]
+        claims_at_bind.extend(o.raw for o in p.store.peek_all("ResourceClaim"))
+        await p.client.bind(body["podNamespace"], body["podName"], body["node"], body["podUID"])
+        return {}
+
+    rec = Recorder({"bind": bind})
+    async with serve(rec) as url:
+        async with Pipeline(cfg({"urlPrefix": url, "bindVerb": "bind"}), clock=FakeClock(), rand=random.Random(1)) as p:
+            pipeline.append(p)
+            await p.client.apply([node("n1"), dra.device_class(), dra.claim_template(),
+                                  dra.resource_slice("n1", gpus=1)])
+            await p.client.apply([dra.pod_with_template("trainer")])
+            await p.settle(max_rounds=None)
+            bound = p.store.peek("Pod", "default", "trainer").node_name
+    assert rec.verbs() == ["bind"] and bound == "n1"
+    [claim] = claims_at_bind
+    assert claim["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["trainer"]

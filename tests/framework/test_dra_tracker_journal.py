@@ -2,7 +2,8 @@
 again) answers what allocated() answers over the whole view: random claims put,
 allocated, re-versioned and deleted in an InMemoryObjects view, allocations signalled
 in flight, withdrawn and written (assumed) between the calls, and the journal trimmed
-under a long run of deletes."""
+under a long run of deletes; the devices that became held or free between two reads
+are among the tracker's flips (FreeCounts moves its counts by them)."""
 from __future__ import annotations
 
 from typing import Any
@@ -45,6 +46,8 @@ def test_held_since_answers_what_allocated_answers_over_the_whole_view(ops: list
     objects = InMemoryObjects()
     handle = FrameworkHandle(objects=objects)
     incremental, reference = DeviceTracker(), DeviceTracker()
+    before: set[str] = set()
+    mark = incremental.flip_mark
     for rv, op in enumerate(ops, start=1):
         match op:
             case ("put", name, uid, device):
@@ -71,6 +74,9 @@ def test_held_since_answers_what_allocated_answers_over_the_whole_view(ops: list
                 got = set(incremental.held_since(revision, changed, lambda key: objects.get(
                     "ResourceClaim", *key.split("/", 1)), lambda: objects.list("ResourceClaim")))
                 assert got == set(reference.allocated(objects.list("ResourceClaim")))
+                # every device that became held or free since the last read is among the flips
+                assert got ^ before <= set(incremental.flips_since(mark) or [])
+                before, mark = got, incremental.flip_mark
 
 
 def test_a_journal_trimmed_past_the_last_read_makes_the_tracker_read_the_whole_view() -> None:
@@ -90,3 +96,18 @@ def test_a_journal_trimmed_past_the_last_read_makes_the_tracker_read_the_whole_v
     held = tracker.held_since(revision, changed, lambda key: None, lambda: objects.list("ResourceClaim"))
     assert set(held) == {d for d in tracker.allocated(objects.list("ResourceClaim"))} and len(held) == 2
     assert objects.changed_since("ResourceClaim", revision) == []
+
+
+def test_flips_older_than_the_kept_ones_are_not_answered() -> None:
+    tracker = DeviceTracker()
+    objects = InMemoryObjects()
+    for i in range(40_000):  # each claim held then gone: two flips each
+        objects.put(_claim("c", i, "gpu-0", 2 * i + 1))
+        tracker.held(objects.list("ResourceClaim"))
+        objects.delete("ResourceClaim", "default/c")
+        tracker.held(objects.list("ResourceClaim"))
+    assert tracker.flips_since(0) is None
+    mark = tracker.flip_mark
+    objects.put(_claim("d", 0, "gpu-1", 10**6))
+    tracker.held(objects.list("ResourceClaim"))
+    assert tracker.flips_since(mark) == [f"{m.DRIVER}/node-1/gpu-1"]

@@ -3,7 +3,8 @@ resourceclaim.Name, IsForPod, IsReservedForPod, CanBeReserved and the plugin's
 foreachPodResourceClaim), with upstream's error texts."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.dra_kinds import ResourceClaim
 from framework.api.objects import Pod
@@ -15,6 +16,11 @@ FINALIZER = "resource.kubernetes.io/delete-protection"
 
 class ClaimsNotReady(Exception):
     """The pod cannot be scheduled until its claims exist as it needs them."""
+
+
+def kobj(claim: ResourceClaim) -> str:
+    """namespace/name, as upstream's klog.KObj prints a claim."""
+    return f"{claim.namespace}/{claim.name}"
 
 
 def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:

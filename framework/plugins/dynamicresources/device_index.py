@@ -11,16 +11,22 @@ through allNodes or node selectors, incomplete or invalid pools, a CEL error) an
 None here, and the plugin runs the structured allocator as before."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from framework.dra.cel_selector import CELCompileError, CELEvalError, compile_selector, device_from_api
 from framework.dra.pools import gather_pools
 from framework.dra.requests import Candidate, DeviceResult
 from framework.dra.results import build_result
+from framework.node_table import NodeTable
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 
 SelectorKey = tuple[tuple[str, ...], tuple[str, ...]]  # (the class's CEL expressions, the request's)
+# (the tracker's mark the held set was read at, the tracker's flips_since)
+Flips = tuple[int, Callable[[int], "list[str] | None"]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,13 +97,18 @@ class DeviceIndex:
         self._selected: dict[tuple[str, SelectorKey], tuple[str, ...] | None] = {}
         self._candidates: dict[tuple[str, SelectorKey], tuple[Candidate, ...]] = {}
         self._free: dict[SelectorKey, FreeCounts] = {}
+        # a selector set's verdict per device shape (what the selector reads of a device:
+        # its driver, attributes, capacity and allowMultipleAllocations), so nodes whose
+        # devices are alike evaluate CEL once for all of them; None: evaluation failed
+        self._verdicts: dict[tuple[SelectorKey, str, str], bool | None] = {}
 
-    def free_counts(self, key: SelectorKey, held: AbstractSet[str]) -> "FreeCounts":
-        """Per node, the devices the selectors select there that `held` does not hold."""
+    def free_counts(self, key: SelectorKey, held: AbstractSet[str], flips: "Flips | None" = None) -> "FreeCounts":
+        """Per node, the devices the selectors select there that `held` does not hold
+        (`flips`: when `held` is the tracker's at a mark, FreeCounts.move_to)."""
         counts = self._free.get(key)
         if counts is None:
             counts = self._free[key] = FreeCounts(lambda node: self.selected(node, key))
-        counts.move_to(held)
+        counts.move_to(held, flips)
         return counts
 
     def selected(self, node_name: str, key: SelectorKey) -> tuple[str, ...] | None:
@@ -140,19 +151,35 @@ class DeviceIndex:
         except CELCompileError:
             return None
         out: list[Candidate] = []
+        verdicts = self._verdicts
         for pool in pools:
             for s in pool.targeting:
                 for d in (s.get("spec") or {}).get("devices") or []:
                     if d.get("bindingConditions") or d.get("consumesCounters"):
                         continue  # never allocated with those gates off
-                    try:
-                        device = device_from_api(pool.driver, d)
-                        if all(sel.matches(device) for sel in compiled):
-                            out.append(Candidate(driver=pool.driver, pool=pool.name, name=str(d.get("name", "")),
-                                                 device=d, slice=s))
-                    except CELEvalError:
+                    shape = (key, pool.driver, _shape(d))
+                    if shape in verdicts:
+                        verdict = verdicts[shape]
+                    else:
+                        try:
+                            device = device_from_api(pool.driver, d)
+                            verdict = all(sel.matches(device) for sel in compiled)
+                        except CELEvalError:
+                            verdict = None
+                        verdicts[shape] = verdict
+                    if verdict is None:
                         return None
+                    if verdict:
+                        out.append(Candidate(driver=pool.driver, pool=pool.name, name=str(d.get("name", "")),
+                                             device=d, slice=s))
         return tuple(out)
+
+
+def _shape(device: Mapping[str, Any]) -> str:
+    """What a selector can read of a device (device_from_api's inputs), as one string:
+    two devices of one driver with the same shape get the same verdict."""
+    return json.dumps([device.get("attributes"), device.get("capacity"),
+                       bool(device.get("allowMultipleAllocations"))], sort_keys=True, default=str)
 
 
 class FreeCounts:
@@ -166,17 +193,48 @@ class FreeCounts:
         self._held: frozenset[str] = frozenset()
         self._free: dict[str, int | None] = {}  # node -> free selected devices (None: not the fast path's)
         self._node_of: dict[str, str] = {}  # device -> its node, for the nodes counted
+        # the same counts per row of one NodeTable (-1: not the fast path's), kept in step
+        self._table: NodeTable | None = None
+        self._rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._row_of: dict[str, int] = {}  # node -> its row in that table
+        self._mark: int | None = None  # the tracker's mark `_held` was read at (None: not the tracker's)
 
-    def move_to(self, held: AbstractSet[str]) -> None:
+    def move_to(self, held: AbstractSet[str], flips: Flips | None = None) -> None:
+        """The counts for `held`: moved by the devices in which it differs from the last
+        set, found from the tracker's flips since the last mark when both sets are the
+        tracker's (`flips`), else as the sets' symmetric difference."""
         if held is self._held:
             return
         now = held if isinstance(held, frozenset) else frozenset(held)
-        free, node_of = self._free, self._node_of
-        for device in self._held ^ now:
+        changed: AbstractSet[str] | list[str] | None = None
+        if flips is not None and self._mark is not None:
+            changed = flips[1](self._mark)
+        if changed is None:
+            changed = self._held ^ now
+        self._mark = flips[0] if flips is not None else None
+        free, node_of, before = self._free, self._node_of, self._held
+        for device in set(changed) if isinstance(changed, list) else changed:
+            if (device in now) == (device in before):
+                continue  # flipped and back, or no device of the counted nodes
             node = node_of.get(device)
             if node is not None:
-                free[node] += -1 if device in now else 1  # type: ignore[operator]
+                step = -1 if device in now else 1
+                free[node] += step  # type: ignore[operator]
+                row = self._row_of.get(node)
+                if row is not None:
+                    self._rows[row] += step
         self._held = now
+
+    def by_row(self, table: NodeTable) -> np.ndarray:
+        """of() for every row of `table` (-1 where it answers None), as one column
+        (read it before the next move_to; built once per table, then moved with the counts)."""
+        if table is not self._table:
+            names = table.node_names()
+            counts = [-1 if name is None or (c := self.of(name)) is None else c for name in names]
+            self._rows = np.array(counts, dtype=np.int64)
+            self._row_of = {name: i for i, name in enumerate(names) if name is not None}
+            self._table = table
+        return self._rows
 
     def of(self, node: str) -> int | None:
         """The node's free selected devices; None where the fast path does not apply."""

@@ -14,27 +14,33 @@ without extended resources backed by DRA (DRAExtendedResource), device binding
 conditions, the filter timeout and scoring of firstAvailable subrequests."""
 from __future__ import annotations
 
+from functools import partial
 from typing import AbstractSet, Any, Hashable, Mapping
+
+import numpy as np
 
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
+from framework.bind_writes import offered
 from framework.cache import NodeInfo
 from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-                                 PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
+from framework.interface import (ClusterEventWithHint, Code, CycleState, Handle, PostFilterResult, PreFilterResult,
+                                 SignPurpose, Status)
+from framework.plugins.dynamicresources.claims import kobj as _kobj
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
-from framework.plugins.dynamicresources.hint_keys import claim_event_keys, claim_names_used, pod_event_keys, pod_keys
+from framework.plugins.dynamicresources.hints import ClaimHints
+from framework.plugins.dynamicresources.explain import claims_not_satisfied
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit, single_request
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
 from framework.plugins.dynamicresources.args import DynamicResourcesArgs, parse_args
-from framework.plugins.dynamicresources.explain import claims_keeping_off
 from framework.plugins.dynamicresources.scoring import node_scores
 from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
+from framework.node_table import columnar_table
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -47,15 +53,12 @@ def _unschedulable(message: str) -> Status:
     return Status(Code.UnschedulableAndUnresolvable, message)
 
 
-def _kobj(claim: ResourceClaim) -> str:
-    return f"{claim.namespace}/{claim.name}"
-
-
 class _StateData:
     """Written at PreFilter; Filter adds per-node allocations and unavailable claims."""
 
     __slots__ = ("claims", "available_on", "allocator", "node_allocations", "unavailable", "allocated_here",
-                 "slices_by_node", "index", "single", "deferred")
+                 "slices_by_node", "index", "single", "deferred", "by_count", "held",
+                 "held_mark")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -68,6 +71,9 @@ class _StateData:
         self.index: DeviceIndex | None = None
         self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
         self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
+        self.by_count = False  # the columnar fast path passed nodes by count: allocated at Reserve too
+        self.held: frozenset[str] = frozenset()  # the devices held at PreFilter (allocator.allocated)
+        self.held_mark: int | None = None  # the tracker's flip mark when they were read
 
     def clone(self) -> "_StateData":
         return self  # upstream shares it between clones as well
@@ -89,7 +95,7 @@ class DynamicResources(FilterEachNode):
         self._slices_seen: int | None = None  # the view's revision when the slices were last read
         # pod uid -> (the pod object, the claim names it may use), for the claim hint's
         # cheap test; the queue offers the same pod object to event after event
-        self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
+        self._hints = ClaimHints(self._claim, self._pod_claims)
         # Filter counts free selected devices for a pod with one plain request (device_index.py)
         # and the held devices are counted incrementally (DeviceTracker.held); False: the
         # structured allocator on every node over every claim read again (the reference).
@@ -167,6 +173,7 @@ class DynamicResources(FilterEachNode):
         if to_allocate:
             held = frozenset(self._held() if self.fast_filter
                              else self.tracker.allocated(self._handle.list_objects("ResourceClaim")))
+            s.held, s.held_mark = held, (self.tracker.flip_mark if self.fast_filter else None)
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
             index = self._device_index()
             try:
@@ -270,13 +277,28 @@ class DynamicResources(FilterEachNode):
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """The columnar form: on the fast path one loop over the nodes (one shared
+        """The columnar form: on the fast path the nodes' free selected devices as one
+        column of the NodeTable's rows against the request's count (one shared
         rejection), each node the fast path does not cover asked through `filter`."""
         s = state.get(STATE_KEY)
         if s is None or s.single is None or s.index is None or s.allocator is None or s.available_on:
             return FilterEachNode.filter_nodes(self, state, pod, nodes)
-        free, need = s.index.free_counts(s.single.selectors, s.allocator.allocated).of, s.single.count
+        # the tracker's held set of PreFilter (not a dry run's): counts move by the tracker's flips
+        flips = None if s.held_mark is None or s.allocator.allocated is not s.held \
+            else (s.held_mark, self.tracker.flips_since)
+        counts, need = s.index.free_counts(s.single.selectors, s.allocator.allocated, flips), s.single.count
         rejected = _unschedulable(CANNOT_ALLOCATE)
+        tc = columnar_table(nodes)
+        if tc is not None:
+            free = counts.by_row(tc[0])[tc[1]]
+            verdicts = np.empty(2, dtype=object)
+            verdicts[0] = rejected
+            columns = verdicts[(free >= need).view(np.int8)]
+            for i in np.flatnonzero(free < 0).tolist():  # nodes the fast path does not cover
+                columns[i] = self.filter(state, pod, nodes[i])
+            s.by_count = True
+            return columns.tolist()
+        free = counts.of
         out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
@@ -317,8 +339,13 @@ class DynamicResources(FilterEachNode):
             return fast
         allocator = Allocator(features=a.features, classes=a.classes, slices=s.slices_by_node.for_node(node_name),
                               allocated=a.allocated)
+        if node_name in s.deferred:
+            node = s.deferred[node_name]
+        else:  # passed in columns: the snapshot's node
+            ni = self._handle.snapshot().get(node_name)
+            node = ni.node.raw if ni is not None and ni.node is not None else None
         try:
-            return allocator.allocate(s.deferred[node_name], [s.claims[i].raw for i in s.to_allocate()])
+            return allocator.allocate(node, [s.claims[i].raw for i in s.to_allocate()])
         except ValueError as e:
             return Status.error_of(str(e), NAME)
 
@@ -326,7 +353,9 @@ class DynamicResources(FilterEachNode):
         """For `ksched explain`: each claim of the pod that keeps it off this node, and
         why (ksched's own words; upstream's Filter names no claim). explain.py."""
         s = state.get(STATE_KEY)
-        return [] if s is None or not s.claims else claims_keeping_off(s, node_info)
+        if s is None or not s.claims:
+            return []
+        return claims_not_satisfied(s.claims, s.available_on, s.to_allocate(), s.allocator, node_info)
 
     # --- PostFilter -------------------------------------------------------------------------
 
@@ -369,7 +398,7 @@ class DynamicResources(FilterEachNode):
         if not pending:
             return None
         allocations = s.node_allocations.get(node_name)
-        if not allocations and node_name in s.deferred:
+        if not allocations and (node_name in s.deferred or s.by_count):
             found = self._allocate_deferred(s, node_name)
             if isinstance(found, Status):
                 return found
@@ -403,6 +432,7 @@ class DynamicResources(FilterEachNode):
         s, err = read_state(state, STATE_KEY)
         if err is not None:
             return err
+        carried = offered(state)  # the binder writes them with the binding (framework/bind_writes.py)
         for index, claim in enumerate(s.claims):
             if is_reserved_for(pod, claim):
                 continue
@@ -410,83 +440,28 @@ class DynamicResources(FilterEachNode):
             if allocation is None:
                 return Status.error_of(f"claim {_kobj(claim)} has no allocation for node {node_name}", NAME)
             entries = reserved_for_entries(claim) + [{"resource": "pods", "name": pod.name, "uid": pod.uid}]
+            update = with_status(claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here)
+            if carried is not None:
+                carried.add(update, partial(self._written, s, index))
+                continue
             try:
-                written = await self._handle.update_object(with_status(
-                    claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here))
+                written = await self._handle.update_object(update)
             except Exception as e:  # the store refused (conflict, gone): the pod retries
                 return Status.error_of(f"update ResourceClaim {_kobj(claim)}: {e}", NAME)
-            claim = ResourceClaim(written)
-            self.tracker.assume(claim)
-            s.claims[index] = claim
+            self._written(s, index, written)
         return None
 
-    # --- EnqueueExtensions ------------------------------------------------------------------
+    def _written(self, s: _StateData, index: int, written: dict[str, Any]) -> None:
+        """The claim's allocation and reservation are stored: the tracker holds the stored
+        claim until the view has it."""
+        claim = ResourceClaim(written)
+        self.tracker.assume(claim)
+        s.claims[index] = claim
+
+    # --- EnqueueExtensions (hints.py) -------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
-            ClusterEventWithHint(ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel
-                                              | ActionType.UpdateNodeTaint)),
-            ClusterEventWithHint(ClusterEvent("ResourceClaim", ActionType.Add | ActionType.Update),
-                                 self._after_claim_change, claim_event_keys, self._claim_keys),
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.UpdatePodGeneratedResourceClaim),
-                                 self._after_pod_change, pod_event_keys, pod_keys),
-            ClusterEventWithHint(ClusterEvent("DeviceClass", ActionType.Add | ActionType.Update)),
-            ClusterEventWithHint(ClusterEvent("ResourceSlice", ActionType.Add | ActionType.Update),
-                                 self._after_slice_change),
-        ]
-
-    def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(new, ResourceClaim):
-            return QueueingHint.Queue
-        deallocated = isinstance(old, ResourceClaim) and old.allocated is not None and new.allocated is None
-        if not deallocated and not self._may_be_the_pods(pod, new):
-            return QueueingHint.QueueSkip  # what the full reading below answers for a claim not the pod's
-        try:
-            uses = any(c.uid == new.uid for c in self._pod_claims(pod))
-        except ClaimsNotReady:
-            return QueueingHint.QueueSkip
-        if isinstance(old, ResourceClaim) and old.allocated is not None and new.allocated is None:
-            return QueueingHint.Queue  # deallocated: its devices are free for anyone
-        if not uses:
-            return QueueingHint.QueueSkip
-        if old is None:
-            return QueueingHint.Queue
-        return QueueingHint.QueueSkip if getattr(old, "status", None) == new.status else QueueingHint.Queue
-
-    def _may_be_the_pods(self, pod: Pod, claim: ResourceClaim) -> bool:
-        """Whether the claim's name is one the pod uses (a cheap test before reading its claims)."""
-        if claim.namespace != pod.namespace:
-            return False
-        return claim.name in self._names_used(pod)
-
-    def _names_used(self, pod: Pod) -> frozenset[str]:
-        known = self._names.get(pod.uid)
-        if known is None or known[0] is not pod:
-            if len(self._names) >= 10_000:
-                self._names.clear()
-            known = self._names[pod.uid] = (pod, claim_names_used(pod))
-        return known[1]
-
-    def _claim_keys(self, pod: Pod) -> frozenset[Hashable]:
-        """Hint keys: the claims the pod may use; the claim hint skips any other claim
-        unless one was deallocated (claim_event_keys)."""
-        return frozenset(("claim", pod.namespace, name) for name in self._names_used(pod))
-
-    def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(new, Pod) or new.uid != pod.uid:
-            return QueueingHint.QueueSkip
-        try:
-            pod_claims(new, self._claim)
-        except ClaimsNotReady:
-            return QueueingHint.QueueSkip
-        return QueueingHint.Queue
-
-    def _after_slice_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        # new devices may satisfy a pod whose claims exist; one still waiting for them does not care
-        try:
-            return QueueingHint.Queue if self._pod_claims(pod) else QueueingHint.QueueSkip
-        except ClaimsNotReady:
-            return QueueingHint.QueueSkip
+        return self._hints.events()
 
 
 PLUGINS = [DynamicResources]

@@ -12,6 +12,9 @@ from framework.api.dra_kinds import ResourceClaim
 from framework.dra.from_objects import allocated_devices
 
 
+_FLIPS_KEPT = 1 << 16
+
+
 def _rv(raw: Mapping[str, Any]) -> int:
     rv = (raw.get("metadata") or {}).get("resourceVersion") or "0"
     try:
@@ -28,6 +31,10 @@ class DeviceTracker:
         # and per device how many counted claims hold it
         self._counted: dict[str, tuple[ResourceClaim, frozenset[str]]] = {}
         self._holders: dict[str, int] = {}
+        # the devices that became held or free, in order (a reader keeps its mark, an index
+        # into the whole sequence; the oldest are dropped past _FLIPS_KEPT)
+        self._flips: list[str] = []
+        self._flips_base = 0  # the mark of _flips[0]
         # held_since(): the view as last read (key -> uid, uid -> claim), the view's revision
         # then (None: read it all next time), and the uids whose in-flight or written
         # allocation changed since
@@ -140,6 +147,25 @@ class DeviceTracker:
         self._touched.clear()  # current() above may have noted what it just settled
         return self._holders.keys()
 
+    @property
+    def flip_mark(self) -> int:
+        """Where the flips stand now (flips_since's mark)."""
+        return self._flips_base + len(self._flips)
+
+    def flips_since(self, mark: int) -> list[str] | None:
+        """The devices that became held or free since `mark` (one may appear more than
+        once: read what holds now); None when those are no longer kept."""
+        if mark < self._flips_base:
+            return None
+        return self._flips[mark - self._flips_base:]
+
+    def _flipped(self, device: str) -> None:
+        self._flips.append(device)
+        if len(self._flips) > _FLIPS_KEPT:
+            drop = len(self._flips) // 2
+            del self._flips[:drop]
+            self._flips_base += drop
+
     def _count(self, uid: str, claim: ResourceClaim) -> None:
         known = self._counted.get(uid)
         if known is not None and known[0] is claim:
@@ -149,7 +175,10 @@ class DeviceTracker:
         devices = allocated_devices([claim])
         self._counted[uid] = (claim, devices)
         for device in devices:
-            self._holders[device] = self._holders.get(device, 0) + 1
+            held = self._holders.get(device, 0)
+            self._holders[device] = held + 1
+            if not held:
+                self._flipped(device)
 
     def _uncount(self, uid: str) -> None:
         _, devices = self._counted.pop(uid)
@@ -159,3 +188,4 @@ class DeviceTracker:
                 self._holders[device] = left
             else:
                 del self._holders[device]
+                self._flipped(device)

@@ -15,6 +15,7 @@ from framework.api.objects import KubeObject, Node, Pod
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState, Status
+from framework.plugins.dynamicresources.device_index import DeviceIndex
 from framework.plugins.dynamicresources.dynamic_resources import DynamicResources
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from tests import dra_manifests as m
@@ -143,3 +144,29 @@ def test_a_device_freed_by_a_deleted_claim_is_given_to_the_next_pod() -> None:
     assert side.schedule(_pod("p1", ["c1"]))[2] is None
     side.handle.objects.delete("ResourceClaim", "default/c0")
     assert side.schedule(_pod("p1", ["c1"]))[2] == "node-1"
+
+
+def test_the_columnar_filter_gives_each_node_of_a_subset_in_any_order_its_per_node_verdict() -> None:
+    side = _Side([_slice("node-1", ["a", "a"]), _slice("node-2", ["b"]), _slice("node-3", ["a"])], True)
+    side.handle.objects.put(ResourceClaim(_claim("c0", [("model-a", 2, False)])))
+    assert side.schedule(_pod("p0", ["c0"]))[2] == "node-1"
+    side.handle.objects.put(ResourceClaim(_claim("c1", [("model-a", 1, False)])))
+    pod = _pod("p1", ["c1"])
+    state = CycleState()
+    assert side.plugin.pre_filter(state, pod, side.snap.list())[1] is None
+    subset = side.snap.list().take([2, 0, 1])
+    columns = side.plugin.filter_nodes(state, pod, subset)
+    assert columns == [side.plugin.filter(state, pod, ni) for ni in subset]
+    assert [ni.name for ni, v in zip(subset, columns) if v is None] == ["node-3"]
+
+
+def test_nodes_whose_devices_are_alike_share_one_cel_verdict_and_different_devices_get_their_own() -> None:
+    nodes = [f"n{i}" for i in range(20)]
+    index = DeviceIndex([_slice(n, ["a", "b"] if n != "n7" else ["b", "c"]) for n in nodes])
+    key = ((MODEL_A,), ())
+    selected = {n: index.selected(n, key) for n in nodes}
+    assert selected["n0"] == (f"{m.DRIVER}/n0/dev-0",)
+    assert selected["n7"] == ()
+    assert all(selected[n] == (f"{m.DRIVER}/{n}/dev-0",) for n in nodes if n != "n7")
+    # three device shapes (models a, b, c): three evaluations of the selector, not forty
+    assert len(index._verdicts) == 3
