@@ -5,13 +5,15 @@ must all be satisfiable together from the devices the node can reach (the struct
 allocator, framework/dra/allocator.py; for one plain request, a count of the node's
 selected free devices, device_index.py, with the allocation made at Reserve). Reserve
 keeps the chosen allocation in memory (DeviceTracker) so no other pod in flight gets
-the same device; PreBind writes
-status.allocation and status.reservedFor into each claim through the store; PostFilter
-deallocates an allocated claim that keeps the pod off every node when no other pod uses it.
+the same device; PreBind writes status.allocation and status.reservedFor into each
+claim (through the store, or handed to DefaultBinder's bind when it binds: one write,
+framework/bind_writes.py); PostFilter deallocates an allocated claim that keeps the pod
+off every node when no other pod uses it; Score prefers nodes whose allocation takes
+earlier firstAvailable choices (scoring.py); filterTimeout bounds a node's search.
 
 Upstream: pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go (1.35),
-without extended resources backed by DRA (DRAExtendedResource), device binding
-conditions, the filter timeout and scoring of firstAvailable subrequests."""
+without extended resources backed by DRA (DRAExtendedResource) and the plugin's side of
+device binding conditions."""
 from __future__ import annotations
 
 from functools import partial
