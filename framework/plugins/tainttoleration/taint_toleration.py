@@ -30,6 +30,7 @@ class TaintToleration(TolerationsPlugin):
     name = "TaintToleration"
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+    score_node_local = True  # NodeLocalScorePlugin: counts the node's own PreferNoSchedule taints
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
