@@ -162,6 +162,10 @@ class NodeLocalColumns:
         self._table: NodeTable | None = None
         self._filters: dict[Hashable, _FilterColumn] = {}
         self._scores: dict[Hashable, _ScoreColumn] = {}
+        # What a shape (and its skipped filters) was found to use: its column, or None
+        # when the columns cannot serve it; asked once per shape, not per member.
+        self._filter_of: dict[tuple[int, frozenset[str]], _FilterColumn | None] = {}
+        self._score_of: dict[tuple[int, str], _ScoreColumn | None] = {}
         self._shape: int | None = None  # this member's pod shape: its index in _shapes
         self._shapes: list[tuple[Any, ...]] = []
         self._members_left = 1
@@ -173,11 +177,14 @@ class NodeLocalColumns:
 
     def reset(self) -> None:
         self._table = None
-        self._filters.clear()
-        self._scores.clear()
+        self._clear()
         self._shape = None
         self._shapes.clear()
         self._view = self._ahead = None
+
+    def _clear(self) -> None:
+        for kept in (self._filters, self._scores, self._filter_of, self._score_of):
+            kept.clear()
 
     def begin_member(self, pod: Pod, members_left: int = 0) -> None:
         """`members_left`: this member and the ones after it (0: unknown, every node of
@@ -205,8 +212,7 @@ class NodeLocalColumns:
             return None
         table = nodes.table
         if table is not self._table:
-            self._filters.clear()
-            self._scores.clear()
+            self._clear()
             self._table = table
         return table
 
@@ -233,16 +239,23 @@ class NodeLocalColumns:
         left would reach if every node passed (all nodes when that is unknown), and
         over the rest of the view only when this window reaches past them."""
         table = self._on(nodes)
-        if table is None or not nodes or not filtering.filter_verdicts_node_local(state) \
-                or not filtering.can_filter_columnar(state):
+        if table is None or not nodes:
             return None
         names = filtering.handle.nodes_with_nominated_pods()
         if names is None or names:
             return None
         skip = state.skip_filter_plugins
-        # Passing until filtered: the first window is the next to_find nodes, all stale.
-        col = self._column(self._filters, [pl for pl in filtering.filter_plugins if not (skip and pl.name in skip)],
-                           pod, lambda size: _FilterColumn(_unset(size), np.ones(size, dtype=np.bool_)))
+        found = (self._shape, frozenset(skip or ()))  # the active filters follow from these
+        if found in self._filter_of:
+            col = self._filter_of[found]
+        else:
+            col = None
+            if filtering.filter_verdicts_node_local(state) and filtering.can_filter_columnar(state):
+                # Passing until filtered: the first window is the next to_find nodes, all stale.
+                col = self._column(self._filters, [pl for pl in filtering.filter_plugins
+                                                   if not (skip and pl.name in skip)], pod,
+                                   lambda size: _FilterColumn(_unset(size), np.ones(size, dtype=np.bool_)))
+            self._filter_of[found] = col
         if col is None:
             return None
         assert isinstance(nodes, ColumnarNodes)
@@ -305,10 +318,17 @@ class NodeLocalColumns:
         so the next members of the signature find theirs; if that wider call fails,
         only this window's are scored and its failure is the member's."""
         table = self._on(nodes)
-        if table is None or not getattr(pl, "score_node_local", False):
+        if table is None:
             return None
-        col = self._column(self._scores, (pl,), pod,
-                           lambda size: _ScoreColumn(_unset(size), np.zeros(size, dtype=np.int64)))
+        found = (self._shape, pl.name)
+        if found in self._score_of:
+            col = self._score_of[found]
+        else:
+            col = None
+            if getattr(pl, "score_node_local", False):
+                col = self._column(self._scores, (pl,), pod,
+                                   lambda size: _ScoreColumn(_unset(size), np.zeros(size, dtype=np.int64)))
+            self._score_of[found] = col
         if col is None:
             return None
         assert isinstance(nodes, ColumnarNodes)
