@@ -46,12 +46,14 @@ class _FilterColumn:
     generation: np.ndarray  # per table row: the node generation the verdict is for (-1: none)
     passing: np.ndarray  # per table row: passes every active filter (True where never filtered)
     statuses: dict[int, Status] = field(default_factory=dict)  # row -> its first failing plugin's status
+    fresh: bool = True  # no row computed yet
 
 
 @dataclass(slots=True)
 class _ScoreColumn:
     generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
     values: np.ndarray  # per table row: the raw score (int64)
+    fresh: bool = True  # no row computed yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +176,14 @@ class NodeLocalColumns:
         # nodes scored ahead.
         self._view: tuple[ColumnarNodes, np.ndarray, int, int] | None = None
         self._ahead: tuple[np.ndarray, ColumnarNodes] | None = None
+        self._filtered: ColumnarNodes | None = None  # this member's refresh, when all its nodes passed
 
     def reset(self) -> None:
         self._table = None
         self._clear()
         self._shape = None
         self._shapes.clear()
-        self._view = self._ahead = None
+        self._view = self._ahead = self._filtered = None
 
     def _clear(self) -> None:
         for kept in (self._filters, self._scores, self._filter_of, self._score_of):
@@ -191,7 +194,7 @@ class NodeLocalColumns:
         the view is filtered and scored ahead)."""
         self._shape = self._shape_of(pod)
         self._members_left = members_left
-        self._view = self._ahead = None
+        self._view = self._ahead = self._filtered = None
 
     def _shape_of(self, pod: Pod) -> int:
         """The pod's shape among the group's: what of it signatures read (SignPlugin's
@@ -292,12 +295,18 @@ class NodeLocalColumns:
                          nodes: ColumnarNodes, positions: np.ndarray) -> None:
         """Filter, in one call, the nodes at `positions` whose verdict is stale."""
         gen = self._table.generation  # type: ignore[union-attr]
-        rows = nodes.rows[positions]
-        stale = positions[col.generation[rows] != gen[rows]]
+        if col.fresh:
+            stale = positions
+        else:
+            rows = nodes.rows[positions]
+            stale = positions[col.generation[rows] != gen[rows]]
         if not stale.size:
             return
         sub = nodes if stale.size == len(nodes) else _take(nodes, stale)
         failed = filtering.run_filter_nodes_failed(state, pod, sub)
+        # Every node of the range filtered and passing: the nodes to score ahead.
+        self._filtered = sub if len(stale) == len(positions) and not failed else None
+        col.fresh = False
         srows = sub.rows
         col.passing[srows] = True
         for k, st in failed.items():
@@ -359,6 +368,8 @@ class NodeLocalColumns:
         view, passing, start, refreshed = self._view
         if view.table is not self._table:
             return None
+        if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
+            return self._filtered  # the usual first member: every node it filtered passed
         at = _rotation(start, refreshed, len(view))
         at = at[passing[at]]
         rows = view.rows[at]
@@ -376,6 +387,7 @@ class NodeLocalColumns:
             return False  # out of int64: the ordinary path reports it
         col.values[rows] = values
         col.generation[rows] = gen[rows]
+        col.fresh = False
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)
         return True
