@@ -242,7 +242,10 @@ class NodeLocalColumns:
         left would reach if every node passed (all nodes when that is unknown), and
         over the rest of the view only when this window reaches past them."""
         table = self._on(nodes)
-        if table is None or not nodes:
+        if table is None or to_find >= len(nodes):
+            # Every member's window is the whole view (a small domain): the node the
+            # member before was assumed on is in each one, so a call per plugin is made
+            # anyway and the columns would only add to it.
             return None
         names = filtering.handle.nodes_with_nominated_pods()
         if names is None or names:
@@ -322,10 +325,12 @@ class NodeLocalColumns:
     def raw_scores(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    score: ScoreOne) -> tuple[Sequence[int], Status | None] | None:
         """`pl`'s raw scores of `nodes` (as `score` gives them), or None when the
-        columns cannot serve it. When some are stale they are scored ahead, in one
+        columns cannot serve it (they serve only members whose Filter pass they served). When some are stale they are scored ahead, in one
         call, for every node this member's Filter pass refreshed and found passing,
         so the next members of the signature find theirs; if that wider call fails,
         only this window's are scored and its failure is the member's."""
+        if self._view is None:  # only for a member whose Filter pass read the columns
+            return None
         table = self._on(nodes)
         if table is None:
             return None

@@ -18,6 +18,7 @@ from framework.api.workload_api import SchedulingPodGroup
 from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.runtime.node_local import NodeLocalCounts
 from framework.workload.group_cycle import GroupPlacement, place_group
 from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import group_policy_of
@@ -157,7 +158,7 @@ shapes = st.builds(Shape, cpu=st.sampled_from([100, 300, 700]), tolerate_prefer=
 
 @st.composite
 def clusters(draw: Any) -> tuple[list[NodeSpec], list[tuple[int, list[Shape]]], int, str]:
-    nodes = draw(st.lists(node_specs, min_size=90, max_size=240))
+    nodes = draw(st.lists(node_specs, min_size=90, max_size=300))
     groups = []
     for _ in range(draw(st.integers(1, 3))):
         kinds = draw(st.lists(shapes, min_size=1, max_size=2))
@@ -197,6 +198,14 @@ def test_a_window_that_comes_back_to_a_node_the_group_assumed_on_recomputes_it()
     assert counts.filter_calls > 1 and counts.rows_computed > 4 * 120
     placed = run.placements[0][0]
     assert len(set(placed.values())) == 6  # 700m of 1000m: one member per node
+
+
+def test_a_domain_no_larger_than_a_window_is_filtered_and_scored_member_by_member() -> None:
+    # 60 nodes: each member's window is the whole view, which holds the node the member
+    # before was assumed on, so the columns would save no call.
+    nodes = [NodeSpec(cpu=4000, used=0) for _ in range(60)]
+    run = assert_same(nodes, [(4, [Shape(cpu=100)] * 4)], seed=5)
+    assert run.placer.columns.counts == NodeLocalCounts()
 
 
 def test_failed_nodes_keep_their_verdicts_and_a_member_that_fits_nowhere_gets_the_same_diagnosis() -> None:
