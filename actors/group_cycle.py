@@ -159,7 +159,7 @@ class GroupCycle:
             qpi.pod = s.pending.get(qpi.pod.key, qpi.pod)
         return late
 
-    def _placer(self, fwk: "Framework") -> CachePlacer:
+    def _placer(self, fwk: "Framework", members: int) -> CachePlacer:
         placer = self._placers.get(fwk.profile_name)
         if placer is None:
             s = self.sched
@@ -177,7 +177,7 @@ class GroupCycle:
                     s.nominator.delete(pod)
 
             placer.on_assumed = assumed
-        placer.tries.clear()
+        placer.start_group(members)
         return placer
 
     async def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:
@@ -190,7 +190,7 @@ class GroupCycle:
             s.attempts[qpi.pod.key] = Attempt()
         outside = [p for p in s.objects.scheduling_group_pods(pg.namespace, pg.name)
                    if p.node_name or s.cache.get_pod(p.key) is not None]
-        placer = self._placer(fwk)
+        placer = self._placer(fwk, len(members))
         result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
         algorithm_s = s.clock.now() - started
         if result.feasible:

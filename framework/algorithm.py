@@ -22,6 +22,7 @@ from framework.extender import (
 from framework.node_table import ColumnarNodes
 from framework.interface import Code, CycleState, NodePluginScores, Status
 from framework.runtime import Framework, run_unsuspended
+from framework.runtime.node_local import NodeLocalColumns
 
 if TYPE_CHECKING:
     from framework.batching import Batching
@@ -63,6 +64,9 @@ class SchedulingAlgorithm:
         # Set by the scheduler for one cycle: the pod's class failed before, and its
         # Filter pass may re-filter only the changed nodes (framework/incremental_failure.py).
         self.retry: Retry | None = None
+        # Set by a group cycle's placer for its members: node-local Filter verdicts and
+        # raw scores read from columns kept across the group (framework/runtime/node_local.py).
+        self.node_local: NodeLocalColumns | None = None
 
     def _percentage(self, fwk: Framework) -> int | None:
         if fwk.percentage_of_nodes_to_score is not None:
@@ -129,11 +133,26 @@ class SchedulingAlgorithm:
         if self.retry is not None and fwk.has_filter_plugins():
             feasible = filter_changed_nodes(self.retry, fwk, state, pod, diagnosis, snapshot, nodes,
                                             self.next_start_node_index, self._to_find(fwk, len(nodes)))
+        if feasible is None and self.node_local is not None and fwk.has_filter_plugins():
+            feasible = self._filter_from_columns(self.node_local, fwk, state, pod, diagnosis, nodes)
         if feasible is None:
             feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % snapshot.num_nodes()
         return feasible
+
+    def _filter_from_columns(self, columns: NodeLocalColumns, fwk: Framework, state: CycleState, pod: Pod,
+                             diagnosis: Diagnosis, nodes: list[NodeInfo]) -> list[NodeInfo] | None:
+        """The Filter pass from the group's node-local columns (None: they cannot serve
+        this pod): the same feasible nodes and recorded statuses as the pass itself."""
+        got = columns.pass_filters(fwk.filtering, state, pod, nodes, self.next_start_node_index,
+                                   self._to_find(fwk, len(nodes)))
+        if got is None:
+            return None
+        if got.failed_nodes:
+            taken = list(range(len(got.failed_nodes)))
+            _record_failed(diagnosis, got.failed_nodes, dict(enumerate(got.failed_statuses)), taken)
+        return got.feasible
 
     def find_nodes_that_pass_filters(
         self,
@@ -184,7 +203,7 @@ class SchedulingAlgorithm:
         st = fwk.run_pre_score(state, pod, nodes)
         if not st.is_success():
             raise SchedulingError(st)
-        scores, st = fwk.run_score(state, pod, nodes)
+        scores, st = fwk.run_score(state, pod, nodes, None, self.node_local)
         if not st.is_success():
             raise SchedulingError(st)
         return scores

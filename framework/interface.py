@@ -49,7 +49,7 @@ __all__ = [
     "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT_SECONDS", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE",
     "ActionType", "Binder", "BindPlugin", "ClusterEvent", "ClusterEventWithHint", "Code",
     "ColumnarFilterPlugin", "ColumnarScoreExtensions", "ColumnarScorePlugin", "CycleState",
-    "EnqueueExtensions", "FilterPlugin", "FilterReads", "FilterReadsPlugin", "Handle", "MonotoneEventsPlugin", "NodePluginScores", "NodeScore", "NodeToStatus",
+    "EnqueueExtensions", "FilterPlugin", "FilterReads", "FilterReadsPlugin", "Handle", "MonotoneEventsPlugin", "NodeLocalScorePlugin", "NodePluginScores", "NodeScore", "NodeToStatus",
     "PermitPlugin", "Plugin", "PluginFactory", "PostBindPlugin", "PostFilterPlugin", "PostFilterResult",
     "PreBindPlugin", "PreEnqueuePlugin", "PreFilterExtensions", "PreFilterPlugin", "PreFilterResult",
     "PreScorePlugin", "QueueSortPlugin", "QueuedPodInfo", "QueueingHint", "QueueingHintFn",
@@ -447,6 +447,22 @@ class FilterReadsPlugin(Protocol):
 
     name: str
     filter_reads: ClassVar[FilterReads]
+
+
+@runtime_checkable
+class NodeLocalScorePlugin(Protocol):
+    """A Score plugin declaring `score_node_local = True`: its raw score of a node
+    (before NormalizeScore) reads that node's NodeInfo (the node, its pods), the pod
+    and a PreScore state made from the pod alone: never other nodes, the node list
+    PreScore was given, the snapshot's size or the lister's objects. A node's raw
+    score then holds while its generation does not move, so a group cycle computes
+    it once, in columns, for the members of one signature and slices it per
+    member's window (framework/runtime/node_local.py); normalisation stays per
+    window, over the nodes scored. It must sign the pod too (SignPlugin, PLACEMENT):
+    the signature says which members are alike."""
+
+    name: str
+    score_node_local: ClassVar[bool]
 
 
 @runtime_checkable

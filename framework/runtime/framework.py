@@ -23,6 +23,7 @@ from framework.nominated_columns import NominatedAdds, NominatedColumns
 from framework.runtime.binding import Binding
 from framework.runtime.columnar import ColumnarFiltering, NominatedCopies
 from framework.runtime.common import ProfileSettings, _error, _ok
+from framework.runtime.node_local import NodeLocalColumns
 from framework.runtime.post_filter import PostFiltering, PostFilterRun
 from framework.runtime.scoring import NodeScoreList, Scoring, ScoreTrace
 from framework.runtime.timing import (
@@ -227,9 +228,9 @@ class Framework:
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         return self.timer.run("PreScore", status_itself, self.scoring.run_pre_score, state, pod, nodes)
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                  trace: ScoreTrace | None = None) -> tuple[NodeScoreList, Status]:
-        return self.timer.run("Score", status_second, self.scoring.run_score, state, pod, nodes, trace)
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], trace: ScoreTrace | None = None,
+                  node_local: NodeLocalColumns | None = None) -> tuple[NodeScoreList, Status]:
+        return self.timer.run("Score", status_second, self.scoring.run_score, state, pod, nodes, trace, node_local)
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         return self.timer.run("Reserve", status_itself, self.binding.run_reserve, state, pod, node_name)

@@ -19,6 +19,7 @@ from framework.interface import (
     Status,
 )
 from framework.runtime.common import ProfileSettings, _error, _ok, has_columnar_form
+from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
 ScoreTrace = Callable[[str, list[int], list[int], int], None]
@@ -115,13 +116,15 @@ class Scoring:
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
         return _ok()
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                  trace: ScoreTrace | None = None) -> tuple["NodeScoreList", Status]:
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], trace: ScoreTrace | None = None,
+                  node_local: NodeLocalColumns | None = None) -> tuple["NodeScoreList", Status]:
         """Score, normalize, check the range and weigh; totals per node in node order.
         A plugin with a columnar form (`score_nodes`) scores all nodes in one call. The
         totals are a numpy column (`.totals`); the per-node NodePluginScores are
         made only when someone reads them. `trace` (explain) is told each plugin's raw
-        and normalized scores and its weight once they passed the range check."""
+        and normalized scores and its weight once they passed the range check.
+        `node_local` (a group cycle's NodeLocalColumns) serves the raw scores of the
+        plugins that declare them node-local from its columns."""
         names: list[str] = []
         columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
@@ -131,7 +134,8 @@ class Scoring:
             name = pl.name
             if name in skip:
                 continue
-            raw, st = self._score_plugin(pl, state, pod, nodes)
+            got = node_local.raw_scores(pl, state, pod, nodes, self._score_plugin) if node_local is not None else None
+            raw, st = got if got is not None else self._score_plugin(pl, state, pod, nodes)
             if st is not None:
                 return NodeScoreList.empty(), st
             ext_fn = getattr(pl, "score_extensions", None)

@@ -4,7 +4,9 @@ its Snapshot, a profile's Framework and the scheduling algorithm. No I/O.
 A member is tried as one scheduling attempt without PostFilter (upstream's group
 cycle defers preemption to the group): the snapshot is brought up to date (the
 members assumed before it are in it), the algorithm runs (batching's hint included,
-so same-signature members reuse the previous member's ranking), and a member that
+so same-signature members reuse the previous member's ranking; node-local Filter
+verdicts and raw scores read from the group's columns, computed once per signature
+and again only on the nodes the group assumed on), and a member that
 finds a node is assumed into the cache and Reserved. `undo` Unreserves it and
 forgets it. What each try left (its CycleState, the assumed copy, the algorithm's
 result or FitError) stays in `tries` for the owner: the scheduler actor binds from
@@ -22,6 +24,7 @@ from framework.batching import batching_signer
 from framework.cache import Cache, Snapshot
 from framework.node_table import ColumnarNodes
 from framework.runtime import Framework
+from framework.runtime.node_local import NodeLocalColumns
 from framework.types import Code, CycleState, Status
 from framework.workload.group_cycle import MemberTry
 
@@ -72,11 +75,23 @@ class CachePlacer:
         self.snapshot = snapshot
         self.signer = batching_signer(fwk, has_extenders)
         self.tries: dict[str, Try] = {}  # uid -> its last try
+        # The group's node-local Filter verdicts and raw scores (framework/runtime/node_local.py);
+        # None: every member runs its own Filter and Score passes
+        self.columns: NodeLocalColumns | None = NodeLocalColumns()
+        self._members = 0  # the group's members to try (start_group); 0: unknown
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
         self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
         # (node names, the snapshot index they were looked up in, their positions): a
         # domain's members are tried one after another with the same names
         self._domain: tuple[Collection[str], dict[str, int], list[int]] | None = None
+
+    def start_group(self, members: int = 0) -> None:
+        """Forget the previous group's tries and columns: the next group, of `members`
+        to try (0: unknown), starts afresh."""
+        self.tries.clear()
+        if self.columns is not None:
+            self.columns.reset()
+        self._members = members
 
     def signature(self, pod: Pod) -> Hashable | None:
         return self.signer.sign(pod, nominated=bool(pod.nominated_node_name))
@@ -87,6 +102,9 @@ class CachePlacer:
         view = self.snapshot if node_names is None else restricted_to(self.snapshot, self._positions(node_names))
         t = self.tries[pod.uid] = Try(CycleState())
         self.on_attempt(pod)
+        if self.columns is not None:
+            self.columns.begin_member(pod, max(1, self._members - len(self.tries) + 1) if self._members else 0)
+            self.algorithm.node_local = self.columns
         try:
             result = self.algorithm.schedule_pod(self.fwk, t.state, pod, view)
         except FitError as e:
@@ -96,6 +114,8 @@ class CachePlacer:
             return MemberTry(status=Status(Code.UnschedulableAndUnresolvable, str(e)))
         except SchedulingError as e:
             return MemberTry(status=Status(Code.Error, str(e)))
+        finally:
+            self.algorithm.node_local = None
         host = result.suggested_host
         assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)

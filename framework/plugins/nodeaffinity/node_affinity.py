@@ -221,6 +221,7 @@ class NodeAffinity:
     name = "NodeAffinity"
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+    score_node_local = True  # NodeLocalScorePlugin: the preferred terms the node's labels match
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""

@@ -96,6 +96,8 @@ def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any],
 
 class NodeResourcesBalancedAllocation:
     name = "NodeResourcesBalancedAllocation"
+    # NodeLocalScorePlugin: a node's score reads its allocatable and its pods' requests.
+    score_node_local = True
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """Reads nothing of the pod beyond the common signature (SignPlugin)."""

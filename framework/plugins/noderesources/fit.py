@@ -231,6 +231,8 @@ class NodeResourcesFit:
     name = FIT_NAME
     # FilterReadsPlugin: requests summed over the node's pods; fewer pods never fail more.
     filter_reads = FilterReads.NODE_AND_POD_REQUESTS
+    # NodeLocalScorePlugin: a node's score reads its allocatable and its pods' requests.
+    score_node_local = True
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """A pod added to a node only takes room (MonotoneEventsPlugin)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, Sequence
 
+import numpy as np
+
 from framework.api.labels import Taint, Toleration, find_untolerated_taint, tolerations_tolerate_taint
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
@@ -30,6 +32,7 @@ class TaintToleration(TolerationsPlugin):
     name = "TaintToleration"
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
+    score_node_local = True  # NodeLocalScorePlugin: counts the node's own PreferNoSchedule taints
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
@@ -95,7 +98,7 @@ class TaintToleration(TolerationsPlugin):
         taints = node.taints if node is not None else []
         return self.count_intolerable_taints_prefer_no_schedule(taints, s.tolerations_prefer_no_schedule), None
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[Sequence[int], Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             return [], Status.error_of(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
@@ -103,7 +106,7 @@ class TaintToleration(TolerationsPlugin):
         count = self.count_intolerable_taints_prefer_no_schedule
         positions = flagged_positions(nodes, "prefer_taints")
         if positions is not None:
-            scores = [0] * len(nodes)
+            scores = np.zeros(len(nodes), dtype=np.int64)
             for i in positions.tolist():
                 scores[i] = count(nodes[i].node.taints, tolerations)
             return scores, None

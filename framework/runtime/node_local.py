@@ -1,0 +1,401 @@
+"""Node-local columns: within one group cycle, the Filter verdicts and raw scores of
+node-local plugins computed once, in columns, for the members of one signature and
+sliced per member's window (issue 29).
+
+A whole-group cycle runs the algorithm once per member, each over its own rotating
+window of numFeasibleNodesToFind nodes. When every active Filter plugin declares that
+its verdict on a node reads that node alone (FilterReadsPlugin), a Score plugin
+declares the same of its raw score (NodeLocalScorePlugin), and each of them signs
+the pod (SignPlugin, PLACEMENT), a node's verdict and raw score for one signature
+change only when the node's generation moves. So the first member of a signature
+filters every node of its view in one columnar call per plugin (and scores every
+node that passed), and the next members read their windows from the columns,
+recomputing only the rows whose generation moved since: the nodes the group assumed
+members on. A member gets exactly what its own pass gives: the same window (the
+first to_find passing nodes from the rotating start), the same statuses for the
+nodes that failed before its end, the same raw scores; NormalizeScore, the weights
+and host selection still run per member over its window, as upstream normalises
+over the nodes it scored.
+
+Not used (the member takes the ordinary pass) when pods are nominated to some node
+(their filters run against changed copies), when a plugin cannot sign the pod or
+declares nothing, or when the nodes carry no usable table rows."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Sequence, TypeVar
+
+import numpy as np
+
+from framework.api.objects import Pod
+from framework.cache import NodeInfo
+from framework.interface import CycleState, SignPurpose, Status
+from framework.node_table import ColumnarNodes, NodeTable
+
+C = TypeVar("C")
+
+# More runs of consecutive positions than this are gathered node by node.
+_MAX_RUNS = 8
+
+# Scoring's one-plugin call: raw scores in node order, or the Error that ends the cycle.
+ScoreOne = Callable[[Any, CycleState, Pod, list[NodeInfo]], tuple[Sequence[int], Status | None]]
+
+
+@dataclass(slots=True)
+class _FilterColumn:
+    generation: np.ndarray  # per table row: the node generation the verdict is for (-1: none)
+    passing: np.ndarray  # per table row: passes every active filter (True where never filtered)
+    statuses: dict[int, Status] = field(default_factory=dict)  # row -> its first failing plugin's status
+    fresh: bool = True  # no row computed yet
+
+
+@dataclass(slots=True)
+class _ScoreColumn:
+    generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
+    values: np.ndarray  # per table row: the raw score (int64)
+    fresh: bool = True  # no row computed yet
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPass:
+    """One member's Filter pass read from the columns: its feasible nodes (in rotation
+    order) and the nodes that failed before the last of them, in rotation order, with
+    their statuses."""
+
+    feasible: ColumnarNodes
+    failed_nodes: list[NodeInfo]
+    failed_statuses: list[Status]
+
+
+@dataclass(slots=True)
+class NodeLocalCounts:
+    """What the columns did: columnar plugin calls, rows computed and rows read from a
+    column (the deterministic evidence beside wall-clock figures)."""
+
+    filter_calls: int = 0
+    score_calls: int = 0
+    rows_computed: int = 0
+    rows_read: int = 0
+
+
+def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], ...] | None:
+    """Each plugin's PLACEMENT signature fragment for `pod`; None when one cannot sign."""
+    out = []
+    for pl in plugins:
+        sign = getattr(pl, "sign_pod", None)
+        frag = sign(pod, SignPurpose.PLACEMENT) if sign is not None else None
+        if frag is None:
+            return None
+        out.append((pl.name, frag))
+    return tuple(out)
+
+
+def _rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
+    """The positions of the set `flags` (taken in rotation order from `start`), as
+    positions of the unrotated list of `n`."""
+    at = np.flatnonzero(flags) + start
+    at[at >= n] -= n
+    return at
+
+
+def _unset(size: int) -> np.ndarray:
+    """A generation column of `size` rows, none computed."""
+    return np.full(size, -1, dtype=np.int64)
+
+
+def _rotation(start: int, count: int, n: int) -> np.ndarray:
+    """The first `count` positions of a list of `n` in rotation order from `start`."""
+    at = np.arange(start, start + count, dtype=np.intp)
+    at[at >= n] -= n
+    return at
+
+
+def _window(passing: np.ndarray, start: int, to_find: int) -> np.ndarray:
+    """The verdicts, in rotation order from `start`, up to the `to_find`-th passing
+    node (all of them when fewer pass)."""
+    n = len(passing)
+    if to_find <= n:  # the usual window: the next to_find nodes all pass
+        first = passing[start:start + to_find]
+        if len(first) < to_find:
+            first = np.concatenate((first, passing[:to_find - len(first)]))
+        if first.all():
+            return first
+    order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
+    reached = np.cumsum(order)
+    end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
+    return order[:end]
+
+
+def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
+    """The nodes at `positions` with their rows, in that order: runs of consecutive
+    positions (a window where every node passed, a refresh in rotation order) are
+    sliced, not gathered node by node."""
+    k = len(positions)
+    if not k:
+        return ColumnarNodes([], nodes.rows[:0], nodes.table)
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1 if k > 1 else np.zeros(0, dtype=np.intp)
+    if len(breaks) > _MAX_RUNS:
+        return ColumnarNodes([nodes[i] for i in positions.tolist()], nodes.rows[positions], nodes.table)
+    out: list[NodeInfo] = []
+    rows = []
+    for a, b in zip([0, *breaks.tolist()], [*breaks.tolist(), k]):
+        first = int(positions[a])
+        out += nodes[first:first + b - a]
+        rows.append(nodes.rows[first:first + b - a])
+    return ColumnarNodes(out, rows[0] if len(rows) == 1 else np.concatenate(rows), nodes.table)
+
+
+def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int) -> ColumnarNodes:
+    """The nodes of the set `flags` (taken in rotation order from `start`), in that
+    order, with their rows."""
+    n, k = len(nodes), len(flags)
+    if k and start + k <= n and flags.all():  # the usual window: a run of passing nodes
+        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table)
+    return _take(nodes, _rotated_positions(flags, start, n))
+
+
+class NodeLocalColumns:
+    """The columns of one group cycle: `reset` when the next group starts,
+    `begin_member` before each member's algorithm run with how many members are
+    still to try (the first one filters and scores ahead for them all)."""
+
+    def __init__(self) -> None:
+        self.counts = NodeLocalCounts()
+        self._table: NodeTable | None = None
+        self._filters: dict[Hashable, _FilterColumn] = {}
+        self._scores: dict[Hashable, _ScoreColumn] = {}
+        # What a shape (and its skipped filters) was found to use: its column, or None
+        # when the columns cannot serve it; asked once per shape, not per member.
+        self._filter_of: dict[tuple[int, frozenset[str]], _FilterColumn | None] = {}
+        self._score_of: dict[tuple[int, str], _ScoreColumn | None] = {}
+        self._shape: int | None = None  # this member's pod shape: its index in _shapes
+        self._shapes: list[tuple[Any, ...]] = []
+        self._members_left = 1
+        # This member's view, its verdicts, its start and how many nodes from there its
+        # pass refreshed (the nodes scored ahead are those that pass), and the last
+        # nodes scored ahead.
+        self._view: tuple[ColumnarNodes, np.ndarray, int, int] | None = None
+        self._ahead: tuple[np.ndarray, ColumnarNodes] | None = None
+        self._filtered: ColumnarNodes | None = None  # this member's refresh, when all its nodes passed
+
+    def reset(self) -> None:
+        self._table = None
+        self._clear()
+        self._shape = None
+        self._shapes.clear()
+        self._view = self._ahead = self._filtered = None
+
+    def _clear(self) -> None:
+        for kept in (self._filters, self._scores, self._filter_of, self._score_of):
+            kept.clear()
+
+    def begin_member(self, pod: Pod, members_left: int = 0) -> None:
+        """`members_left`: this member and the ones after it (0: unknown, every node of
+        the view is filtered and scored ahead)."""
+        self._shape = self._shape_of(pod)
+        self._members_left = members_left
+        self._view = self._ahead = self._filtered = None
+
+    def _shape_of(self, pod: Pod) -> int:
+        """The pod's shape among the group's: what of it signatures read (SignPlugin's
+        common part: scheduler name, namespace, labels, annotations, owner references,
+        the whole spec), compared by value; members of one template share one."""
+        meta = pod.raw.get("metadata") or {}
+        shape = (pod.scheduler_name, pod.namespace, meta.get("labels"), meta.get("annotations"),
+                 meta.get("ownerReferences"), pod.raw.get("spec"))
+        for i, known in enumerate(self._shapes):
+            if known == shape:
+                return i
+        self._shapes.append(shape)
+        return len(self._shapes) - 1
+
+    def _on(self, nodes: Sequence[NodeInfo]) -> NodeTable | None:
+        """The table `nodes` are rows of, the columns kept for it (a new table: none)."""
+        if self._shape is None or type(nodes) is not ColumnarNodes or not nodes.table.valid:
+            return None
+        table = nodes.table
+        if table is not self._table:
+            self._clear()
+            self._table = table
+        return table
+
+    def _column(self, store: dict[Hashable, C], plugins: Sequence[Any], pod: Pod,
+                new: Callable[[int], C]) -> C | None:
+        """The column of these plugins' values for the pod's shape and their signature
+        fragments (made by `new` for the table's size), None when one cannot sign."""
+        fragments = _fragments(plugins, pod)
+        if fragments is None:
+            return None
+        key = (self._shape, fragments)
+        col = store.get(key)
+        if col is None:
+            col = store[key] = new(len(self._table))  # type: ignore[arg-type]
+        return col
+
+    # --- Filter -------------------------------------------------------------------------------
+
+    def pass_filters(self, filtering: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo], start: int,
+                     to_find: int) -> WindowPass | None:
+        """The member's Filter pass over `nodes` from `start` (the first `to_find`
+        passing nodes in rotation order), or None when the columns cannot serve it.
+        Stale verdicts are refreshed ahead, in one call, over the nodes the members
+        left would reach if every node passed (all nodes when that is unknown), and
+        over the rest of the view only when this window reaches past them."""
+        table = self._on(nodes)
+        if table is None or to_find >= len(nodes):
+            # Every member's window is the whole view (a small domain): the node the
+            # member before was assumed on is in each one, so a call per plugin is made
+            # anyway and the columns would only add to it.
+            return None
+        names = filtering.handle.nodes_with_nominated_pods()
+        if names is None or names:
+            return None
+        skip = state.skip_filter_plugins
+        found = (self._shape, frozenset(skip or ()))  # the active filters follow from these
+        if found in self._filter_of:
+            col = self._filter_of[found]
+        else:
+            col = None
+            if filtering.filter_verdicts_node_local(state) and filtering.can_filter_columnar(state):
+                # Passing until filtered: the first window is the next to_find nodes, all stale.
+                col = self._column(self._filters, [pl for pl in filtering.filter_plugins
+                                                   if not (skip and pl.name in skip)], pod,
+                                   lambda size: _FilterColumn(_unset(size), np.ones(size, dtype=np.bool_)))
+            self._filter_of[found] = col
+        if col is None:
+            return None
+        assert isinstance(nodes, ColumnarNodes)
+        n = len(nodes)
+        whole = nodes.rows is table.all_rows
+        reach = n if self._members_left <= 0 else min(n, self._members_left * to_find)
+        refreshed = 0  # how far from start the verdicts were refreshed (0: not by this member)
+        while True:
+            passing = col.passing if whole else col.passing[nodes.rows]
+            taken = _window(passing, start, to_find)
+            if refreshed >= len(taken) or not self._stale(col.generation, nodes, start, len(taken)):
+                break
+            # A verdict in the window is stale: refresh ahead for the members left (the
+            # first member: every verdict), or the whole view when the window reaches past.
+            refreshed = reach if len(taken) <= reach and refreshed < reach else n
+            self._refresh_filters(filtering, state, pod, col, nodes, _rotation(start, refreshed, n))
+        self.counts.rows_read += len(taken)
+        self._view = (nodes, passing, start, refreshed)
+        failed_at = _rotated_positions(~taken, start, n).tolist() if not taken.all() else []
+        rows = nodes.rows
+        return WindowPass(_take_rotated(nodes, taken, start),
+                          [nodes[i] for i in failed_at], [col.statuses[int(rows[i])] for i in failed_at])
+
+    def _stale(self, generation: np.ndarray, nodes: ColumnarNodes, start: int, count: int) -> bool:
+        """Whether a value of the `count` nodes from `start` (rotation order) is stale."""
+        gen = self._table.generation  # type: ignore[union-attr]
+        n = len(nodes)
+        if nodes.rows is self._table.all_rows and start + count <= n:  # type: ignore[union-attr]
+            return bool((generation[start:start + count] != gen[start:start + count]).any())
+        rows = nodes.rows[_rotation(start, count, n)]
+        return bool((generation[rows] != gen[rows]).any())
+
+    def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
+                         nodes: ColumnarNodes, positions: np.ndarray) -> None:
+        """Filter, in one call, the nodes at `positions` whose verdict is stale."""
+        gen = self._table.generation  # type: ignore[union-attr]
+        if col.fresh:
+            stale = positions
+        else:
+            rows = nodes.rows[positions]
+            stale = positions[col.generation[rows] != gen[rows]]
+        if not stale.size:
+            return
+        sub = nodes if stale.size == len(nodes) else _take(nodes, stale)
+        failed = filtering.run_filter_nodes_failed(state, pod, sub)
+        # Every node of the range filtered and passing: the nodes to score ahead.
+        self._filtered = sub if len(stale) == len(positions) and not failed else None
+        col.fresh = False
+        srows = sub.rows
+        col.passing[srows] = True
+        for k, st in failed.items():
+            r = int(srows[k])
+            col.passing[r] = False
+            col.statuses[r] = st
+        col.generation[srows] = gen[srows]
+        self.counts.filter_calls += 1
+        self.counts.rows_computed += int(stale.size)
+
+    # --- Score --------------------------------------------------------------------------------
+
+    def raw_scores(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                   score: ScoreOne) -> tuple[Sequence[int], Status | None] | None:
+        """`pl`'s raw scores of `nodes` (as `score` gives them), or None when the
+        columns cannot serve it (they serve only members whose Filter pass they served). When some are stale they are scored ahead, in one
+        call, for every node this member's Filter pass refreshed and found passing,
+        so the next members of the signature find theirs; if that wider call fails,
+        only this window's are scored and its failure is the member's."""
+        if self._view is None:  # only for a member whose Filter pass read the columns
+            return None
+        table = self._on(nodes)
+        if table is None:
+            return None
+        found = (self._shape, pl.name)
+        if found in self._score_of:
+            col = self._score_of[found]
+        else:
+            col = None
+            if getattr(pl, "score_node_local", False):
+                col = self._column(self._scores, (pl,), pod,
+                                   lambda size: _ScoreColumn(_unset(size), np.zeros(size, dtype=np.int64)))
+            self._score_of[found] = col
+        if col is None:
+            return None
+        assert isinstance(nodes, ColumnarNodes)
+        rows = nodes.rows
+        gen = table.generation
+        stale = np.flatnonzero(col.generation[rows] != gen[rows])
+        if stale.size:
+            done = False
+            wider = self._stale_ahead(col, gen)
+            if wider is not None and len(wider) > stale.size:
+                raw, st = score(pl, state, pod, wider)
+                done = st is None and self._store(col, wider.rows, raw, gen)
+            if not done:
+                sub = _take(nodes, stale)
+                raw, st = score(pl, state, pod, sub)
+                if st is not None:
+                    return [], st
+                if not self._store(col, sub.rows, raw, gen):
+                    return None
+        self.counts.rows_read += len(rows)
+        return col.values[rows], None
+
+    def _stale_ahead(self, col: _ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
+        """The nodes this member's pass refreshed and found passing whose raw score in
+        `col` is stale (None: its pass refreshed none)."""
+        if self._view is None or not self._view[3]:
+            return None
+        view, passing, start, refreshed = self._view
+        if view.table is not self._table:
+            return None
+        if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
+            return self._filtered  # the usual first member: every node it filtered passed
+        at = _rotation(start, refreshed, len(view))
+        at = at[passing[at]]
+        rows = view.rows[at]
+        wanted = at[col.generation[rows] != gen[rows]]
+        if self._ahead is not None and np.array_equal(self._ahead[0], wanted):
+            return self._ahead[1]  # the plugin before found the same stale nodes
+        got = view if len(wanted) == len(view) else _take(view, wanted)
+        self._ahead = (wanted, got)
+        return got
+
+    def _store(self, col: _ScoreColumn, rows: np.ndarray, raw: Sequence[int], gen: np.ndarray) -> bool:
+        try:
+            values = np.asarray(raw, dtype=np.int64)
+        except (OverflowError, TypeError, ValueError):
+            return False  # out of int64: the ordinary path reports it
+        col.values[rows] = values
+        col.generation[rows] = gen[rows]
+        col.fresh = False
+        self.counts.score_calls += 1
+        self.counts.rows_computed += len(rows)
+        return True
+
+
+__all__ = ["NodeLocalColumns", "NodeLocalCounts", "ScoreOne", "WindowPass"]
