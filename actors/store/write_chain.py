@@ -36,6 +36,7 @@ from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_object
+from framework.api.schema import SameSpec
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
 from framework.kueue.pods import kueue_pod_defaults
@@ -88,11 +89,14 @@ class WriteChain:
         self._rand = rand
         self.rules = rules
         self.features = FeatureGates()  # the daemon's gates (gates.py); the Pipeline sets them on the store
+        # Pods of one template in a bulk create: the spec admitted last is taken, not copied again.
+        self.same_spec = SameSpec()
 
     def create(self, raw: Any, fv: str | None) -> Admitted:
         said: list[str] = []
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
-        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
+        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said,
+                      self.same_spec)
         kind = strategy(kind_key(raw))
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
         is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"
