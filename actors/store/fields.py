@@ -31,7 +31,8 @@ from __future__ import annotations
 import random
 import uuid
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from actors.store.messages import Invalid
 from framework.api.timeutil import format_time

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
     kept_group_priority
