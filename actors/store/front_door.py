@@ -19,7 +19,7 @@ from actors.store.messages import BadRequest, NotFound, refuse
 from framework.api.decode import DecodeError, decodable, unknown_field_warnings
 from framework.api.groups import kind_key
 from framework.api.objects import KINDS
-from framework.api.schema import Admission, SameSpec, admit
+from framework.api.schema import Admission, admit
 from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -30,7 +30,7 @@ WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
 def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
-              warnings: list[str] | None, same: SameSpec | None = None) -> Admission:
+              warnings: list[str] | None) -> Admission:
     """`raw` admitted (framework.api.schema.admit; strict: name formats, as the
     store's WriteRules.name_formats). With fieldValidation `mode` it is decoded as well:
     BadRequest when it cannot be (a wrong apiVersion; unknown fields under Strict),
@@ -38,13 +38,12 @@ def admission(raw: Any, mode: str | None, strict: bool, namespace_exists: Callab
     copy, and what the client should be told is added to `warnings`. The schema's
     errors are the caller's to refuse (after the decode stage's, as upstream).
     An object of a kind served in several versions is checked in the version it is
-    written in and kept in its storage version (Kueue's v1beta1 as v1beta2). `same`: the
-    write chain's last clean spec (framework.api.schema.SameSpec), for a bulk create."""
+    written in and kept in its storage version (Kueue's v1beta1 as v1beta2)."""
     if mode is None:
-        return _in_storage_version(admit(raw, strict, same=same))
+        return _in_storage_version(admit(raw, strict))
     try:
         decoded = decodable(raw, mode)
-        checked = admit(raw, strict, unknown=decoded, same=same)
+        checked = admit(raw, strict, unknown=decoded)
         said = unknown_field_warnings(raw, checked.unknown, mode) if decoded else []
     except DecodeError as e:
         raise BadRequest(e.message) from None
@@ -71,9 +70,9 @@ def _in_storage_version(checked: Admission) -> Admission:
 
 
 def decoded(raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
-            warnings: list[str], same: SameSpec | None = None) -> Any:
+            warnings: list[str]) -> Any:
     """The manifest as the API server would keep it (null fields dropped), or Invalid
     naming the first field its kind's schema (framework.api.schema) refuses."""
-    checked = admission(raw, mode, strict, namespace_exists, warnings, same)
+    checked = admission(raw, mode, strict, namespace_exists, warnings)
     refuse(checked.errors)
     return checked.raw

@@ -21,8 +21,8 @@ AS_WRITTEN (upstream's cases store objects as a fake clientset would: names such
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
@@ -37,7 +37,6 @@ from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_object
-from framework.api.schema import SameSpec
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
 from framework.kueue.pods import kueue_pod_defaults
@@ -90,14 +89,11 @@ class WriteChain:
         self._rand = rand
         self.rules = rules
         self.features = FeatureGates()  # the daemon's gates (gates.py); the Pipeline sets them on the store
-        # Pods of one template in a bulk create: the spec admitted last is taken, not copied again.
-        self.same_spec = SameSpec()
 
     def create(self, raw: Any, fv: str | None) -> Admitted:
         said: list[str] = []
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
-        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said,
-                      self.same_spec)
+        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
         kind = strategy(kind_key(raw))
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
         is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"

@@ -17,8 +17,6 @@ from math import isfinite
 from sys import intern
 from typing import Any
 
-import msgpack
-
 from framework.api.errors import ValidationError
 from framework.api.schema import kinds
 from framework.api.schema.common import TYPE_META
@@ -131,66 +129,16 @@ class Admission:
     unknown: list[str] = field(default_factory=list)
 
 
-class SameSpec:
-    """The spec admitted last, for the next object of a bulk create that has the same.
-
-    Pods made from one template carry one spec (most of a small pod's raw dict). When
-    an object's spec has the exact encoding (msgpack with exact types: 1, 1.0 and True
-    never match) of the last spec admitted clean, for the same kind, apiVersion and
-    mode (pods only), the admitted copy of that spec is taken instead of copying it again: the copy
-    depends on the value alone, stored raw dicts are never changed in place
-    (actors/store/sharing.py), and the write chain copies a pod's spec before it
-    changes it (priority admission). The schema still walks every object (a spec's
-    clean verdict is Remembered), so each object's errors and unknown fields are its
-    own; only a clean admission is remembered, so a reused spec has no unknown field
-    to drop. One entry: a create whose spec differs replaces it."""
-
-    __slots__ = ("_key", "_spec", "reused")
-
-    def __init__(self) -> None:
-        self._key: tuple[Any, ...] | None = None
-        self._spec: dict[str, Any] | None = None
-        self.reused = 0  # specs taken instead of copied (tests and profiles count them)
-
-    @staticmethod
-    def key_of(raw: dict[str, Any], strict: bool, semantic: bool, unknown: bool) -> tuple[Any, ...] | None:
-        spec = raw.get("spec")
-        if raw.get("kind") != "Pod" or type(spec) is not dict or not spec:
-            return None
-        try:
-            encoded = msgpack.packb(spec, use_bin_type=True, strict_types=True)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        return (raw.get("kind"), raw.get("apiVersion"), strict, semantic, unknown, encoded)
-
-    def copy(self, raw: dict[str, Any], key: tuple[Any, ...] | None) -> dict[str, Any]:
-        """`raw` as _json_copy copies it, its spec the remembered copy when `key` matches."""
-        if key is None or key != self._key:
-            return _json_copy(raw, 0)
-        copy = _json_copy({**raw, "spec": {}}, 0)  # the spec keeps its place among the keys
-        copy["spec"] = self._spec
-        self.reused += 1
-        return copy
-
-    def remember(self, key: tuple[Any, ...] | None, copy: dict[str, Any]) -> None:
-        """`copy` was admitted clean from an object whose spec had `key`."""
-        if key is not None:
-            self._key, self._spec = key, copy["spec"]
-
-
-def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = False,
-          same: SameSpec | None = None) -> Admission:
+def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = False) -> Admission:
     """`raw` admitted in one copy and one walk of its kind's schema. The copy checks
     nesting and JSON values as it goes (nothing after recurses into a value too
     deep); the walk finds the errors and, with `unknown`, the unknown fields, which
-    are dropped from the copy (a NaN only they held is then no error). `same`: a bulk
-    create's last clean spec, taken instead of a new copy of an identical one."""
+    are dropped from the copy (a NaN only they held is then no error)."""
     if not isinstance(raw, dict):
         return Admission(raw, validate_object(raw, strict, semantic))
     deep: ValidationError | None = None
-    key = same.key_of(raw, strict, semantic, unknown) if same is not None else None
     try:
-        copy = _json_copy(raw, 0) if same is None else same.copy(raw, key)
+        copy = _json_copy(raw, 0)
     except _NotPlainJson:  # too deep, not JSON, a NaN: name it as too_deep does
         deep = too_deep(raw, "")
         if deep is not None and not isinstance(deep, NotFinite):
@@ -206,8 +154,6 @@ def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = 
             paths.append(path)
         if deep is not None:
             deep = too_deep(copy, "")
-    if same is not None and deep is None and not errors and not paths:
-        same.remember(key, copy)
     return Admission(copy, _with_not_finite(errors, deep), paths)
 
 
