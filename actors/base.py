@@ -43,6 +43,7 @@ class Mailbox(Generic[M]):
         self._items: collections.deque[M] = collections.deque()
         self._closed = False
         self._waiter: asyncio.Future[None] | None = None
+        self.puts = 0  # messages accepted so far (per-pod message counts: bench/profile.py)
 
     @property
     def closed(self) -> bool:
@@ -58,6 +59,7 @@ class Mailbox(Generic[M]):
             if reply is not None:
                 reply.exception()  # the sender hears it from the raise below; no "never retrieved" warning
             raise err
+        self.puts += 1
         self._items.append(msg)
         self._wake()
 

@@ -199,10 +199,22 @@ class QueueActor(Actor[QueueMsg]):
         # Waiting for a pod while activeQ is empty is not work; a poppable pod is.
         return super().idle() and not self.queue.has_poppable()
 
+    # A turn takes every queued message: each is applied in order, then the waiting Pop
+    # is answered, the timer armed and the sizes published once for all of them. A
+    # scheduler's cycle sends two to four messages (Assumed, Pop, the bound pod's
+    # DeletePod and Move, Done) that arrive together; answering the Pop after the last
+    # of a turn hands out the head of the queue as those messages left it.
+    batched = True
+
     async def handle(self, msg: QueueMsg) -> None:
+        await self.handle_turn([msg])
+
+    async def handle_turn(self, msgs: list[QueueMsg]) -> None:
+        msg = msgs[0]
         try:
-            self._apply(msg)
-            self.queue.retry_sort_faults(self.clock.now())
+            for msg in msgs:
+                self._apply(msg)
+                self.queue.retry_sort_faults(self.clock.now())
             self._deliver()
             self.queue.retry_sort_faults(self.clock.now())  # the pop's own comparisons
         except Exception as e:  # noqa: BLE001 - reported as a breach with its cause

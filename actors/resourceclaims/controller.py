@@ -85,6 +85,22 @@ class _State:
                     del self.by_uid[uid]
 
 
+def concerns_claims(ev: WatchEvent) -> bool:
+    """Whether the controller has anything to do with a watch event: every claim and
+    template event; of a pod's, those of a pod that names claims (spec.resourceClaims,
+    which an update cannot change), and every pod's end (done, being deleted, deleted),
+    which is when a claim naming it (its owner, or a reservation) is released or
+    collected. A pending or bound pod without claims is none of its business: in a
+    burst of plain pods that is every pod event (two a pod), each a message and a turn."""
+    obj = ev.obj
+    if not isinstance(obj, Pod) or ev.type == "DELETED":
+        return True
+    old = ev.old
+    if obj.spec.get("resourceClaims") or (isinstance(old, Pod) and old.spec.get("resourceClaims")):
+        return True
+    return obj.is_deleting or is_pod_done(obj)
+
+
 def _take(dirty: set[str]) -> list[str]:
     return [dirty.pop() for _ in range(min(len(dirty), SYNC_WORKERS))]
 
@@ -119,7 +135,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
         """A controller watching the store (the existing objects arrive in its first turn)."""
         controller = cls(store)
         ref = controller.ref()
-        await store.watch(lambda ev: ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
+        await store.watch(lambda ev: concerns_claims(ev) and ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
         return controller
 
     def close(self) -> None:

@@ -25,7 +25,8 @@ Pure functions over the store's current PriorityClasses; errors are ValidationEr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from framework.api.errors import ValidationError
 from framework.api.objects import PriorityClass

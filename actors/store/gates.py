@@ -7,7 +7,8 @@ is off, and its disruptionMode, priorityClassName and priority while
 WorkloadAwarePreemption is off (their +k8s:ifDisabled=+k8s:forbidden tags)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from actors.store.messages import Invalid, NotFound
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key

@@ -21,8 +21,9 @@ AS_WRITTEN (upstream's cases store objects as a fake clientset would: names such
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
     kept_group_priority

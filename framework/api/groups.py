@@ -28,14 +28,20 @@ def group_of(api_version: Any) -> str:
     return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
 
 
+_QUALIFIED_KINDS = frozenset(kind for _, kind in QUALIFIED)
+
+
 def kind_key(raw: Any) -> str | None:
     """The store's key of a manifest's kind (its bare kind unless QUALIFIED names it);
-    None when it has no string kind."""
-    if not isinstance(raw, Mapping):
+    None when it has no string kind. Called several times per object on every write
+    path: a plain dict skips the ABC check, and a kind no group shares skips the group."""
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         return None
     kind = raw.get("kind")
     if not isinstance(kind, str):
         return None
+    if kind not in _QUALIFIED_KINDS:
+        return kind
     return QUALIFIED.get((group_of(raw.get("apiVersion")), kind), kind)
 
 

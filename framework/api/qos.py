@@ -13,7 +13,8 @@ as SetDefaults_Pod fills them before the strategy runs.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from framework.api.errors import ValidationError
 from framework.api.quantity import parse_quantity

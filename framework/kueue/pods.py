@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from framework.api.errors import ValidationError
 from framework.kueue.api import API_VERSION, ResourceFlavorSpec

@@ -166,3 +166,35 @@ async def test_a_burst_of_pods_gets_its_claims_made_and_recorded_in_shared_store
             assert status["resourceClaimName"].startswith(f"worker-{i}-gpu-")
         # one at a time, 40 creates and 40 status writes took 80 commits
         assert store.commits - before < 20
+
+
+def _plain_pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+async def test_a_burst_of_pods_without_claims_sends_the_controller_no_message(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        before = ctl.inbox.puts
+        await c.apply([_plain_pod(f"plain-{i}") for i in range(30)])
+        await c.bind("default", "plain-0", "node-1")
+        await settle(c, ctl)
+        assert ctl.inbox.puts == before
+        await c.apply([m.claim_template(), m.pod_with_template()])  # one that names a claim is heard
+        await settle(c, ctl)
+        assert ctl.inbox.puts > before and ctl.created == 1
+
+
+async def test_a_claim_owned_by_a_pod_without_claims_is_still_collected_when_the_pod_finishes(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        pod = await c.create(_plain_pod("owner"))
+        owned = {**m.resource_claim("made-by-hand"), "metadata": {
+            "name": "made-by-hand", "namespace": "default", "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": pod["metadata"]["uid"],
+                 "controller": True}]}}
+        await c.create(owned)
+        await settle(c, ctl)
+        assert [x["metadata"]["name"] for x in await claims_of(c)] == ["made-by-hand"]
+        await c.update_pod_status("default", "owner", phase="Succeeded")
+        await settle(c, ctl)
+        assert await claims_of(c) == []
