@@ -165,6 +165,23 @@ class Framework:
                 return st
         return _ok()
 
+    def pre_enqueue_gate_holds(self, pod: Pod, plugin: str) -> bool:
+        """Whether run_pre_enqueue(pod) would gate `pod` by `plugin` again, known
+        without running the plugins before it: each of them declares that it reads
+        only the pod (PodOnlyPreEnqueuePlugin; the pod is as when it passed them),
+        and `plugin` itself still refuses it. False when that cannot be told."""
+        for pl in self.pre_enqueue_plugins:
+            if pl.name == plugin:
+                try:
+                    st = pl.pre_enqueue(pod)
+                except Exception:  # noqa: BLE001 - run_pre_enqueue words it; the caller runs it
+                    return False
+                return st is not None and not st.is_success()
+            reads_pod_only = getattr(pl, "pre_enqueue_reads_pod_only", None)
+            if reads_pod_only is None or not reads_pod_only(pod):
+                return False
+        return False
+
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name -> the cluster events that may make its rejections go away."""
         out: dict[str, list[ClusterEventWithHint]] = {}
