@@ -129,7 +129,7 @@ class DynamicResources(FilterEachNode):
 
     def pre_enqueue_reads_pod_only(self, pod: Pod) -> bool:
         """PodOnlyPreEnqueuePlugin: a pod with no claims passes whatever exists."""
-        return not pod_claim_entries(pod)
+        return not pod.spec.get("resourceClaims") or not pod_claim_entries(pod)
 
     # --- PreFilter --------------------------------------------------------------------------
 
