@@ -3,6 +3,8 @@ victim as upstream's PreemptPod writes it (the DisruptionTarget condition, the
 delete, the Preempted event), a victim already gone skipped quietly."""
 from __future__ import annotations
 
+import asyncio
+
 from actors.store import WatchEvent
 from actors.store.messages import StoreError
 from actors.store.sqlite import SQLiteBackend
@@ -20,9 +22,16 @@ def history(seen: list[WatchEvent]) -> list[tuple[str, str, bool]]:
 
 async def test_a_group_is_evicted_in_one_commit_condition_then_delete_then_event_per_victim(tmp_path) -> None:
     seen: list[WatchEvent] = []
+    last_gone = asyncio.Event()  # the store answers a write before it has told every watcher
+
+    def sink(ev: WatchEvent) -> None:
+        seen.append(ev)
+        if ev.type == "DELETED" and ev.obj.name == "c":
+            last_gone.set()
+
     async with running(SQLiteBackend(tmp_path)) as (store, c):
         made = {name: await c.create(pod(name)) for name in ("a", "b", "c")}
-        await c.watch(seen.append, kinds=frozenset({"Pod"}), from_rv=store._rv)
+        await c.watch(sink, kinds=frozenset({"Pod"}), from_rv=store._rv)
         uid = {name: m["metadata"]["uid"] for name, m in made.items()}
         before = store.backend.commits
         evicted = await c.evict_pods([("default", "a", uid["a"]), ("default", "b", "another-uid"),
@@ -30,6 +39,7 @@ async def test_a_group_is_evicted_in_one_commit_condition_then_delete_then_event
                                      event_message="Preempted by pod u-high on node n1")
         assert evicted == (True, False, True)
         assert store.backend.commits == before + 1
+        await asyncio.wait_for(last_gone.wait(), 10)
         assert history(seen) == [("MODIFIED", "a", True), ("DELETED", "a", True),
                                  ("MODIFIED", "c", True), ("DELETED", "c", True)]
         rvs = [ev.resource_version for ev in seen]
