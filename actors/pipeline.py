@@ -239,6 +239,7 @@ class Pipeline:
             less=first.queue_sort_less,
             sort_plugin=first.queue_sort_name(),
             pre_enqueue=pre_enqueue,
+            gate_holds=lambda pod, plugin: fwks.get(pod.scheduler_name, first).pre_enqueue_gate_holds(pod, plugin),
             hints_for=lambda pod: hints.get(pod.scheduler_name, {}),
             hint_maps=list(hints.values()),
             initial_backoff_seconds=self.config.pod_initial_backoff_seconds,

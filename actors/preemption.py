@@ -7,14 +7,14 @@ preemptor's preemption began and posts a Preempt message here; then it goes on
 to the next pod. This actor tells the queue the last victim and the end. For each job this actor runs one task that
 1. clears the nominations of lower-priority pods nominated to the node
    (a failure there marks the job failed but does not stop it);
-2. evicts every victim but the last at once (asyncio.gather: the store takes
-   them in one batch), then, if none of them failed, registers the last victim
-   and evicts it: a victim waiting at Permit is rejected by the waiting room
-   (asked RejectIfWaiting: the room, which owns the waits, answers whether it
-   held the victim) instead of deleted; any other first gets the DisruptionTarget condition
-   (reason PreemptionByScheduler) in the store and is then deleted (NotFound on
-   either call is success, and NotFound on the condition skips the delete); each
-   preempted pod gets a Preempted event;
+2. evicts every victim but the last at once, then, if that did not fail,
+   registers the last victim and evicts it (framework.preempt_pod, for each of the
+   two groups): victims waiting at Permit are rejected by the waiting room (one
+   RejectIfWaiting ask: the room, which owns the waits, answers which it held)
+   instead of deleted; each other gets the DisruptionTarget condition (reason
+   PreemptionByScheduler), is deleted and gets its Preempted event, the whole
+   group in one store write (EvictPods: a victim gone at the condition or the
+   delete is skipped, as upstream's NotFound; a refused write fails the group);
 3. ends the preemptor's entry, and on any failure activates the preemptor,
    which could otherwise stay in the unschedulable pool; otherwise asks the queue
    to run PreEnqueue again if this preemption gates the preemptor (a preemptor
@@ -29,14 +29,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Union, assert_never
+from typing import Sequence, Union, assert_never
 
 from actors.base import Actor, ActorRef, MailboxClosed
 from actors.queue.actor import Activate, PreemptionEnded, PreemptionLastVictim, QueueMsg, Regate
-from actors.store import NotFound, StoreClient, StoreError
-from actors.waiting_room import WaitingRoomMsg, reject_if_waiting
+from actors.store import StoreClient, StoreError
+from actors.waiting_room import WaitingRoomMsg, reject_those_waiting
 from framework.api.objects import Pod
-from framework.preempt_pod import preempt_pod
+from framework.preempt_pod import preempt_pods
 from framework.preemption_inflight import PreemptionJob
 
 log = logging.getLogger("ksched.preemption")
@@ -92,18 +92,15 @@ class PreemptionActor(Actor[PreemptionMsg]):
             ok = await self._clear_nominations(job.lower_nominated)
             victims = job.victims
             if len(victims) > 1:
-                results = await asyncio.gather(*(self._evict(job, v) for v in victims[:-1]), return_exceptions=True)
-                failures = [r for r in results if isinstance(r, BaseException)]
-                for r in failures:
-                    if not isinstance(r, Exception):
-                        raise r  # cancellation
-                    log.error("preempting for %s failed: %r", job.preemptor.key, r)
-                if failures:
+                try:
+                    await self._evict(job, victims[:-1])
+                except Exception as e:  # noqa: BLE001 - the store refused: the last victim is spared
+                    log.error("preempting for %s failed: %r", job.preemptor.key, e)
                     ok = False
-                    victims = ()  # the last victim is spared: the preemptor retries sooner
+                    victims = ()  # the preemptor retries sooner
             if victims:
                 self.queue.try_tell(PreemptionLastVictim(uid=uid, victim=victims[-1]))
-                await self._evict(job, victims[-1])
+                await self._evict(job, victims[-1:])
         except Exception as e:  # noqa: BLE001 - one job's failure (store refused, stopped) is that job's
             log.error("preempting for %s failed: %r", job.preemptor.key, e)
             ok = False
@@ -129,36 +126,26 @@ class PreemptionActor(Actor[PreemptionMsg]):
                 ok = False
         return ok
 
-    async def _evict(self, job: PreemptionJob, victim: Pod) -> None:
-        """upstream's PreemptPod (framework.preempt_pod); raises StoreError when the store refused."""
-        await preempt_pod(self._writes, victim, job.preemptor, job.node_name, job.plugin)
+    async def _evict(self, job: PreemptionJob, victims: tuple[Pod, ...]) -> None:
+        """upstream's PreemptPod for each of `victims`, at once (framework.preempt_pod);
+        raises StoreError when the store refused."""
+        await preempt_pods(self._writes, victims, job.preemptor, job.node_name, job.plugin)
 
 
 @dataclass(frozen=True, slots=True)
 class AwaitedVictimWrites:
-    """An eviction's writes as awaited store calls; the waiting room, which owns the
-    waits, answers whether it held the victim."""
+    """A group of evictions as two awaited asks: the waiting room, which owns the
+    waits, answers which victims it held; the store evicts the others in one write."""
 
     store: StoreClient
     waiting_room: ActorRef[WaitingRoomMsg]
 
-    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
-        return await reject_if_waiting(self.waiting_room, victim.uid, plugin, message)
+    async def reject_if_waiting(self, victims: Sequence[Pod], plugin: str, message: str) -> frozenset[str]:
+        return await reject_those_waiting(self.waiting_room, tuple(v.uid for v in victims), plugin, message)
 
-    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
-        try:
-            await self.store.update_pod_status(victim.namespace, victim.name, uid=victim.meta.uid,
-                                               condition=condition)
-        except NotFound:
-            return False
-        return True
-
-    async def delete(self, victim: Pod) -> bool:
-        try:
-            await self.store.delete("Pod", victim.namespace, victim.name)
-        except NotFound:
-            return False
-        return True
+    async def evict(self, victims: Sequence[Pod], condition: dict[str, str], reason: str, message: str) -> None:
+        await self.store.evict_pods([(v.namespace, v.name, v.meta.uid) for v in victims], condition=condition,
+                                    event_reason=reason, event_message=message)
 
     def record_event(self, victim: Pod, reason: str, message: str) -> None:
         self.store.record_event("Pod", victim.key, "Normal", reason, message, victim.meta.uid)

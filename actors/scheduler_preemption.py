@@ -21,7 +21,7 @@ from actors.queue.nominator import Nominator
 from actors.preemption import Preempt, PreemptionMsg
 from actors.queue.actor import PreemptionBegun, PreemptionEnded
 from actors.store import StoreClient
-from actors.store.messages import Delete, UpdatePodStatus
+from actors.store.messages import EvictPods, UpdatePodStatus
 from framework.attempt_outcome import FitError
 from framework.api.objects import Pod
 from framework.api.timeutil import format_time
@@ -29,7 +29,7 @@ from framework.cache import Cache, Snapshot
 from framework.extender import Extender
 from framework.preemption_extenders import narrow_preemption_candidates
 from framework.interface import Code, CycleState
-from framework.preempt_pod import preempt_pod
+from framework.preempt_pod import preempt_pods
 from framework.preemption import Candidate, as_terminating_by_preemption
 from framework.preemption_inflight import PreemptionJob
 from framework.runtime import Framework, PostFilterRun, run_unsuspended
@@ -68,26 +68,21 @@ NOT_RUN = PostFiltered(None, False)
 
 
 class SentVictimWrites:
-    """An eviction's writes inside the cycle: the scheduler's own view of waiting pods,
-    and store messages sent without waiting (the store takes them in order). Each
-    answers at once, so preempt_pod runs to its end without suspending."""
+    """Evictions' writes inside the cycle: the scheduler's own view of waiting pods,
+    and one store message sent without waiting (the store takes them in order). Each
+    answers at once, so preempt_pods runs to its end without suspending."""
 
     __slots__ = ("sched",)
 
     def __init__(self, sched: PreemptionHost) -> None:
         self.sched = sched
 
-    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
-        return self.sched.reject_waiting(victim.uid, plugin, message)
+    async def reject_if_waiting(self, victims: Sequence[Pod], plugin: str, message: str) -> frozenset[str]:
+        return frozenset(v.uid for v in victims if self.sched.reject_waiting(v.uid, plugin, message))
 
-    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
-        self.sched.store.send(UpdatePodStatus(namespace=victim.namespace, name=victim.name, uid=victim.meta.uid,
-                                              condition=condition))
-        return True
-
-    async def delete(self, victim: Pod) -> bool:
-        self.sched.store.send(Delete(kind="Pod", namespace=victim.namespace, name=victim.name))
-        return True
+    async def evict(self, victims: Sequence[Pod], condition: dict[str, str], reason: str, message: str) -> None:
+        self.sched.store.send(EvictPods(victims=tuple((v.namespace, v.name, v.meta.uid) for v in victims),
+                                        condition=condition, event_reason=reason, event_message=message))
 
     def record_event(self, victim: Pod, reason: str, message: str) -> None:
         self.sched.store.record_event("Pod", victim.key, "Normal", reason, message, victim.meta.uid)
@@ -144,15 +139,15 @@ class PreemptionStep:
 
     def evict(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Synchronous preemption's eviction (`message` is the DisruptionTarget text,
-        which preempt_pod builds again): the victim turns terminating in the cache at
-        once, then upstream's PreemptPod runs with store messages sent in order, so a
+        which preempt_pods builds again): the victim turns terminating in the cache at
+        once, then upstream's PreemptPod runs as one store message (EvictPods), so a
         watcher sees the condition on the victim before it goes, and the Preempted
         event after (as upstream)."""
         s = self.sched
         self.victims += 1
         if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
-        run_unsuspended(preempt_pod(self._writes, victim, preemptor, victim.node_name, PREEMPTION_PLUGIN))
+        run_unsuspended(preempt_pods(self._writes, (victim,), preemptor, victim.node_name, PREEMPTION_PLUGIN))
 
     def nominate(self, pairs: list[tuple[Pod, str]]) -> None:
         """A gang preemptor's other members go to the nodes its plan chose: recorded in

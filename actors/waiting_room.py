@@ -61,9 +61,9 @@ class Reject:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RejectIfWaiting:
-    """Reject the pod if it waits here; the reply says whether it did."""
+    """Reject each of the pods that waits here; the reply is the uids it rejected."""
 
-    uid: str
+    uids: tuple[str, ...]
     plugin: str
     message: str
     reply: asyncio.Future
@@ -158,8 +158,8 @@ class WaitingRoom(Actor[WaitingRoomMsg]):
                 self._settle(uid, status)
             case Reject(uid=uid, plugin=plugin, message=message):
                 self._reject(uid, plugin, message)
-            case RejectIfWaiting(uid=uid, plugin=plugin, message=message, reply=reply):
-                resolve(reply, self._reject(uid, plugin, message))
+            case RejectIfWaiting(uids=uids, plugin=plugin, message=message, reply=reply):
+                resolve(reply, frozenset(uid for uid in uids if self._reject(uid, plugin, message)))
             case Expire(uid=uid, plugin=plugin, timeout=timeout):
                 self._reject(uid, plugin, timeout_message(plugin, timeout))
             case ListWaiting(reply=reply):
@@ -249,7 +249,14 @@ async def list_waiting(room: ActorRef[WaitingRoomMsg]) -> tuple[WaitingSnapshot,
 async def reject_if_waiting(room: ActorRef[WaitingRoomMsg], uid: str, plugin: str, message: str) -> bool:
     """Ask the room to reject `uid` if it waits at Permit; whether it did (a
     stopped room has already rejected everyone: False)."""
+    return uid in await reject_those_waiting(room, (uid,), plugin, message)
+
+
+async def reject_those_waiting(room: ActorRef[WaitingRoomMsg], uids: tuple[str, ...], plugin: str,
+                               message: str) -> frozenset[str]:
+    """Ask the room, once, to reject each of `uids` that waits at Permit; the uids it
+    rejected (none once it has stopped: it rejected everyone then)."""
     try:
-        return await room.ask(RejectIfWaiting(uid=uid, plugin=plugin, message=message, reply=new_reply()))
+        return await room.ask(RejectIfWaiting(uids=uids, plugin=plugin, message=message, reply=new_reply()))
     except MailboxClosed:
-        return False
+        return frozenset()

@@ -203,6 +203,20 @@ class PreEnqueuePlugin(Protocol):
         ...
 
 
+@runtime_checkable
+class PodOnlyPreEnqueuePlugin(Protocol):
+    """A PreEnqueue plugin that declares when its verdict for `pod` reads nothing but
+    the pod object itself (`pre_enqueue_reads_pod_only`): no other object, no state
+    kept elsewhere, so no cluster event about something else can change it. The
+    queue then knows that a pod gated by a later plugin, whose gate still holds,
+    would be gated by that plugin again (actors/queue: such a pod is not taken out
+    of the unschedulable pool and put back on every event). Pure; asked per event."""
+
+    name: str
+
+    def pre_enqueue_reads_pod_only(self, pod: "Pod") -> bool: ...
+
+
 class PreFilterExtensions(Protocol):
     def add_pod(self, state: CycleState, pod_to_schedule: "Pod", pod_info_to_add: "PodInfo", node_info: "NodeInfo") -> Status | None: ...
 

@@ -1,19 +1,22 @@
-"""One victim's eviction, as upstream's Evaluator.PreemptPod: the one sequence both
-preemption paths run (synchronous preemption inside the cycle, asynchronous in the
-preemption actor).
+"""Victims' evictions, as upstream's Evaluator.PreemptPod run for each victim of a
+group it evicts at once: the one sequence both preemption paths run (synchronous
+preemption inside the cycle, asynchronous in the preemption actor).
 
 A victim waiting at Permit is rejected there instead of deleted; any other first
 gets the DisruptionTarget condition, then is deleted (a victim already gone at
-either step ends the eviction quietly, without an event); the Preempted event is
-recorded last, once the victim is rejected or deleted.
+either step ends its eviction quietly, without an event); the Preempted event is
+recorded last, once the victim is rejected or deleted. Upstream evicts the victims
+of a group in parallel, so no order among them is promised; each victim's own
+steps keep theirs.
 
 Pure: the writes go through `VictimWrites`, which the owner implements (the
 scheduler with fire-and-forget store messages, the preemption actor with awaited
-store calls). Nothing here does I/O itself.
+store calls: one ask to the waiting room and one store write for the whole group).
+Nothing here does I/O itself.
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from framework.api.objects import Pod
 from framework.preemption import disruption_target, preempted_event_message
@@ -23,29 +26,32 @@ PREEMPTED_MESSAGE = "preempted"  # the rejection a victim waiting at Permit gets
 
 
 class VictimWrites(Protocol):
-    """The writes one eviction makes; each answers whether the victim was still there."""
+    """The writes one group of evictions makes."""
 
-    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
-        """Reject the victim at Permit if it waits there; whether it did."""
+    async def reject_if_waiting(self, victims: Sequence[Pod], plugin: str, message: str) -> frozenset[str]:
+        """Reject at Permit each victim that waits there; the uids rejected."""
         ...
 
-    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
-        """Add the condition to the victim's status; False: the victim is gone."""
-        ...
-
-    async def delete(self, victim: Pod) -> bool:
-        """Delete the victim; False: it was gone already."""
+    async def evict(self, victims: Sequence[Pod], condition: dict[str, str], reason: str, message: str) -> None:
+        """For each victim in order: add `condition` to its status, delete it, then
+        record the Normal event (reason, message) about it; a victim gone at either
+        write is skipped without an event. Raises the owner's error when a write is
+        refused."""
         ...
 
     def record_event(self, victim: Pod, reason: str, message: str) -> None: ...
 
 
-async def preempt_pod(writes: VictimWrites, victim: Pod, preemptor: Pod, node_name: str, plugin: str) -> None:
-    """Evict `victim` for `preemptor` (nominated to `node_name`) in upstream's order.
-    A refused write raises (the owner's error) and records nothing."""
-    if not await writes.reject_if_waiting(victim, plugin, PREEMPTED_MESSAGE):
-        if not await writes.add_condition(victim, disruption_target(preemptor)):
-            return
-        if not await writes.delete(victim):
-            return
-    writes.record_event(victim, PREEMPTED_REASON, preempted_event_message(preemptor, node_name))
+async def preempt_pods(writes: VictimWrites, victims: Sequence[Pod], preemptor: Pod, node_name: str,
+                       plugin: str) -> None:
+    """Evict `victims` for `preemptor` (nominated to `node_name`) in upstream's order,
+    as one group evicted at once. A refused write raises (the owner's error); the
+    victims rejected at Permit have their events then, the others none."""
+    rejected = await writes.reject_if_waiting(victims, plugin, PREEMPTED_MESSAGE)
+    message = preempted_event_message(preemptor, node_name)
+    for victim in victims:
+        if victim.uid in rejected:
+            writes.record_event(victim, PREEMPTED_REASON, message)
+    rest = [v for v in victims if v.uid not in rejected]
+    if rest:
+        await writes.evict(rest, disruption_target(preemptor), PREEMPTED_REASON, message)

@@ -267,10 +267,21 @@ def aggregate_errors(errors: Sequence[str]) -> str:
 
 @dataclass
 class DryRunResult:
+    """The dry run's candidates, the statuses of the nodes it tried that gave none
+    (`statuses`: the map, or a function making it on the first read of
+    `node_to_status`: only a dry run with no candidate words them, in the FitError),
+    its errors and, when it knows it, select_candidate's choice."""
+
     candidates: list[Candidate]
-    node_to_status: NodeToStatus
+    statuses: NodeToStatus | Callable[[], NodeToStatus]
     errors: list[str] = field(default_factory=list)
-    chosen: Candidate | None = None  # select_candidate's choice, when the dry run knows it
+    chosen: Candidate | None = None
+
+    @property
+    def node_to_status(self) -> NodeToStatus:
+        if not isinstance(self.statuses, NodeToStatus):
+            self.statuses = self.statuses()
+        return self.statuses
 
 
 class Evaluator:

@@ -27,12 +27,25 @@ class Strategy(enum.IntEnum):
 
 
 class RequeueDecisions:
-    """The queue's requeue decisions over `hints_for` (a pod's profile's hint map)."""
+    """The queue's requeue decisions over `hints_for` (a pod's profile's hint map) and
+    `gate_holds` ((pod, plugin) -> whether PreEnqueue would gate the pod by that
+    plugin again: Framework.pre_enqueue_gate_holds; None: not known)."""
 
-    __slots__ = ("_hints_for",)
+    __slots__ = ("_hints_for", "_gate_holds")
 
-    def __init__(self, hints_for: Callable[[Pod], HintMap]) -> None:
+    def __init__(self, hints_for: Callable[[Pod], HintMap],
+                 gate_holds: Callable[[Pod, str], bool] | None = None) -> None:
         self._hints_for = hints_for
+        self._gate_holds = gate_holds
+
+    def regated_in_place(self, qpi: QueuedPodInfo, runs_pre_enqueue: bool) -> bool:
+        """Whether moving the gated pod `qpi` would only put it back in the pool gated
+        by the same plugin: its gate holds, and the move would run PreEnqueue
+        (`runs_pre_enqueue`: not parked in backoffQ on the way). Such a pod is left
+        where it is, so a victim's deletion moves only the preemptor whose
+        preemption it ends, not every preemptor still held (DefaultPreemption)."""
+        return (runs_pre_enqueue and self._gate_holds is not None and bool(qpi.gating_plugin)
+                and self._gate_holds(qpi.pod, qpi.gating_plugin))
 
     def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
         """isPodWorthRequeuing: what `event` means for the unschedulable pod `qpi`."""

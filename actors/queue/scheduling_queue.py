@@ -56,6 +56,7 @@ class SchedulingQueue:
         less: Less,
         sort_plugin: str = "QueueSort",
         pre_enqueue: PreEnqueue | None = None,
+        gate_holds: Callable[[Pod, str], bool] | None = None,
         hints_for: Callable[[Pod], HintMap] | None = None,
         hint_maps: Iterable[HintMap] = (),
         initial_backoff_seconds: float = 1.0,
@@ -73,7 +74,7 @@ class SchedulingQueue:
         self._sort_generation = sort_generation
         self._seen_sort_generation = sort_generation() if sort_generation is not None else 0
         self._pre_enqueue = pre_enqueue
-        self.requeue = RequeueDecisions(hints_for := hints_for or (lambda pod: {}))  # QueueingHints, requeue_hints.py
+        self.requeue = RequeueDecisions(hints_for := hints_for or (lambda pod: {}), gate_holds)  # requeue_hints.py
         self.worth_requeuing = self.requeue.worth_requeuing  # isPodWorthRequeuing, for callers outside
         # Every profile's registrations: an event none of them covers moves no pod and
         # is not recorded for in-flight pods (upstream's isEventOfInterest).
@@ -221,9 +222,8 @@ class SchedulingQueue:
 
     def delete(self, pod: Pod, now: float | None = None) -> None:
         key = pod.key
-        self.active_q.remove(key)
-        self.backoff_q.remove(key)
-        self.error_backoff_q.remove(key)
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            heap.remove(key)
         self.unschedulable.pop(key, None)
         if self.nominator is not None:
             self.nominator.delete(pod)
@@ -329,8 +329,7 @@ class SchedulingQueue:
                 self._move_to_active(qpi, now_ns)
 
     def regate(self, pod_key: str, plugin: str, now: float) -> None:
-        """A pod `plugin` gates goes back as after an event (PreEnqueue runs again);
-        any other pod is left where it is."""
+        """A pod `plugin` gates goes back as after an event (PreEnqueue runs again)."""
         qpi = self.unschedulable.get(pod_key)
         if qpi is not None and qpi.gated and qpi.gating_plugin == plugin:
             self._requeue(qpi, Strategy.AFTER_BACKOFF, to_ns(now))
@@ -341,13 +340,12 @@ class SchedulingQueue:
                                       pre_check: Callable[[Pod], bool] | None = None,
                                       cross_topology_only: bool = False, after_cycle: int | None = None) -> int:
         """Offer `event` to every unschedulable pod; returns how many moved.
-        `cross_topology_only` (assigned-pod add/update): only pods with pod
-        (anti-)affinity or rejected by PodTopologySpread can care.
-        `after_cycle` (the rollback of a pod assumed in that scheduling cycle):
-        only pods attempted after it can care; one that failed before the pod
-        was assumed saw the cluster the rollback gives back, and would fail the
-        same way (upstream moves them anyway, for one more attempt).
-        An event no plugin registered for does nothing."""
+        `cross_topology_only` (assigned-pod add/update): only pods with pod (anti-)affinity
+        or rejected by PodTopologySpread can care. `after_cycle` (the rollback of a pod
+        assumed in that cycle): only pods attempted after it can care; one that failed
+        before saw the cluster the rollback gives back, and would fail the same way
+        (upstream moves them anyway). An event no plugin registered for does nothing.
+        A gated pod whose gate holds stays put (RequeueDecisions.regated_in_place)."""
         if not self.is_event_of_interest(event):
             return 0
         self._record_event(event, old, new)
@@ -372,6 +370,9 @@ class SchedulingQueue:
                 if not gate_removed(qpi, new):
                     continue
             if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            if qpi.gated and key != about and self.requeue.regated_in_place(
+                    qpi, self.pop_from_backoff_q or not self.is_backing_off(qpi, now_ns)):
                 continue
             cycle = max(qpi.popped_cycle, cls.last_cycle) if cls is not None else qpi.popped_cycle
             if after_cycle is not None and cycle <= after_cycle:
@@ -429,8 +430,8 @@ class SchedulingQueue:
         key = qpi.pod.key
         self.latest_ns = max(self.latest_ns, now_ns)
         self.unschedulable.pop(key, None)
-        self.backoff_q.remove(key)
-        self.error_backoff_q.remove(key)
+        for heap in (self.backoff_q, self.error_backoff_q):
+            heap.remove(key)
         if self._gated(qpi, now_ns):
             return False
         qpi.gated = False
@@ -455,9 +456,8 @@ class SchedulingQueue:
         if st.plugin:  # upstream's runPreEnqueuePlugins: the gating plugin's hints decide its moves
             qpi.unschedulable_plugins.add(st.plugin)
         qpi.timestamp = now_ns if not qpi.timestamp else qpi.timestamp
-        self.active_q.remove(qpi.pod.key)
-        self.backoff_q.remove(qpi.pod.key)
-        self.error_backoff_q.remove(qpi.pod.key)
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            heap.remove(qpi.pod.key)
         self.unschedulable.put(qpi)
         return True
 

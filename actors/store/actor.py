@@ -51,6 +51,7 @@ from actors.store.messages import (
     BindWithUpdates,
     Create,
     Delete,
+    EvictPods,
     Recreate,
     Get,
     GetEvents,
@@ -266,6 +267,8 @@ class Store(Actor[StoreMsg]):
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
+            case EvictPods():
+                return self._atomically(batch, lambda: self._pods.evict(msg, batch, self._delete, self._events.record))
             case RecordEvent():
                 return self._events.record(msg, batch)
             case SweepEvents():

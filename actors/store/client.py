@@ -1,12 +1,13 @@
 """StoreClient: the ref other actors and the wire service hold to talk to the Store actor."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
 from actors.store.messages import (
-    Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
+    Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects, RecordEvent,
+    StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
 )
 
@@ -89,6 +90,13 @@ class StoreClient:
         return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
                                                      nominated_node_name=nominated_node_name, phase=phase,
                                                      reply=new_reply()))
+
+    async def evict_pods(self, victims: Sequence[tuple[str, str, str]], *, condition: Mapping[str, Any],
+                         event_reason: str, event_message: str) -> tuple[bool, ...]:
+        """Preemption's evictions in one write (messages.EvictPods): per victim
+        (namespace, name, uid), whether it was evicted (False: it was gone)."""
+        return await self._store.ask(EvictPods(victims=tuple(victims), condition=condition, event_reason=event_reason,
+                                               event_message=event_message, reply=new_reply()))
 
     def send(self, msg: StoreMsg) -> bool:
         """Fire and forget (no reply); False when the store has stopped."""

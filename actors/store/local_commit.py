@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from actors.pacing import Pacer
 from actors.store.history import PastEvent
-from actors.store.messages import Bind, BindWithUpdates, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
+from actors.store.messages import Bind, BindWithUpdates, EvictPods, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
 from actors.store.turns import TurnHost, TurnRecord, answer, before_batch, failed_all
 
 
@@ -53,7 +53,7 @@ class _Awaited:
             raise self.error
 
 
-# A turn of only the scheduler's writes (binds, pod status, events) prepared while
+# A turn of only the scheduler's writes (binds, pod status, evictions, events) prepared while
 # another such turn was committing (a burst of binds) waits this long for the next
 # one before its commit is joined: the burst's binds then share a commit every 20 ms
 # instead of taking one or two each (the scheduler does not wait for them). A
@@ -61,7 +61,7 @@ class _Awaited:
 # (Churn's one completion at a time: its delete, then its bind), is joined as soon
 # as the disk is done; a message that arrives meanwhile joins it at once anyway.
 SCHEDULER_GROUP_SECONDS = 0.02
-_SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, RecordEvent)
+_SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, EvictPods, RecordEvent)
 
 
 @dataclass(slots=True)

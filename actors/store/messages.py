@@ -230,6 +230,23 @@ class UpdatePodStatus:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvictPods:
+    """Preemption's evictions (upstream's PreemptPod, for victims it evicts at once),
+    in one write: for each victim in order, `condition` is added to its status, then
+    it is deleted, then the (event_reason, event_message) Normal event is recorded
+    about it; each step its own resourceVersion and watch event. A victim gone at the
+    condition (absent, or another uid) or at the delete is skipped quietly, without
+    an event. A refused write undoes the whole message. The reply: per victim,
+    whether it was evicted (False: it was gone)."""
+
+    victims: tuple[tuple[str, str, str], ...]  # (namespace, name, uid)
+    condition: Mapping[str, Any]
+    event_reason: str
+    event_message: str
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordEvent:
     """Store a core/v1 Event about (kind, key), or count a repeat of it (fire and
     forget). `uid`: the object's uid as the sender saw it ("": the stored object's)."""
@@ -281,8 +298,7 @@ class Unwatch:
 
 
 StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, BindWithUpdates, UpdatePodStatus,
-                 RecordEvent, GetEvents,
-                 SweepEvents, FlushEvents, Watch, Unwatch]
+                 EvictPods, RecordEvent, GetEvents, SweepEvents, FlushEvents, Watch, Unwatch]
 
 
 def said_too(stored: dict[str, Any], said: list[str], told: bool) -> Any:

@@ -1,6 +1,6 @@
 """The Store's writes of the scheduler's results to a pod: its binding (spec.nodeName
-and PodScheduled=True, the pods/binding subresource) and its status (a condition,
-the nomination, the phase). PodWrites is one of the Store actor's duties, over the
+and PodScheduled=True, the pods/binding subresource), its status (a condition,
+the nomination, the phase) and preemption's evictions (EvictPods). PodWrites is one of the Store actor's duties, over the
 store's objects and its write.
 
 Stored objects are never changed in place, so each new pod shares every part of the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from actors.store.messages import Conflict, NotFound, UpdatePodStatus
+from actors.store.messages import Conflict, EvictPods, NotFound, RecordEvent, UpdatePodStatus
 from actors.store.raw import section, set_condition
 from actors.store.reads import key_of as _key
 from framework.api.objects import KubeObject, Pod
@@ -56,3 +56,22 @@ class PodWrites:
         if msg.phase is not None:
             status["phase"] = msg.phase
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
+
+    def evict(self, msg: EvictPods, batch: Any, delete: Callable[..., Any],
+              record: Callable[[RecordEvent, Any], None]) -> tuple[bool, ...]:
+        """Each victim in order: the condition, the delete (`delete`: the store's, no
+        precondition, as upstream's DeletePod), the event (`record`: the store's
+        recorder); a victim gone at either write is skipped. The caller undoes the
+        whole message if a write is refused."""
+        evicted = []
+        for ns, name, uid in msg.victims:
+            try:
+                self.update_status(UpdatePodStatus(namespace=ns, name=name, uid=uid, condition=msg.condition), batch)
+                delete("Pod", ns, name, "", "", batch)
+            except NotFound:
+                evicted.append(False)
+                continue
+            record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason=msg.event_reason,
+                               message=msg.event_message, uid=uid), batch)
+            evicted.append(True)
+        return tuple(evicted)

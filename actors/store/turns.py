@@ -31,7 +31,8 @@ from actors.pacing import Pacer
 from actors.store.backend import Write
 from actors.store.limits import FAIR_SHARE, fair_pause
 from actors.store.messages import (
-    Apply, Bind, BindWithUpdates, Create, Delete, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update, UpdatePodStatus, WatchEvent,
+    Apply, Bind, BindWithUpdates, Create, Delete, EvictPods, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update,
+    UpdatePodStatus, WatchEvent,
     applied,
 )
 from framework.api.objects import KubeObject
@@ -102,7 +103,7 @@ class TurnRecord:
 
 
 _CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate)
-_SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus)
+_SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, EvictPods)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 _DELETES = (Delete, SweepEvents)
 _EMPTY = (0, 0, 0, 0)  # the mark of a new group's start

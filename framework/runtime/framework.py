@@ -99,6 +99,8 @@ class Framework:
 
         # The queue's points run in the queue actor, never timed: not wrapped.
         self.pre_enqueue_plugins = self.plugins_at("preEnqueue")
+        # gating plugin -> (the pod-only declarations of the plugins before it, its PreEnqueue)
+        self._gate_chains: dict[str, tuple[tuple[Any, ...], Any]] = {}
         qs = self.plugins_at("queueSort")
         self.queue_sort_plugin = qs[0] if qs else None
         self.filtering = ColumnarFiltering(settings, handle, objs("preFilter"), objs("filter"), copies, columns)
@@ -165,6 +167,34 @@ class Framework:
                     return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {st.message()}')
                 return st
         return _ok()
+
+    def pre_enqueue_gate_holds(self, pod: Pod, plugin: str) -> bool:
+        """Whether run_pre_enqueue(pod) would gate `pod` by `plugin` again, known
+        without running the plugins before it: each of them declares that it reads
+        only the pod (PodOnlyPreEnqueuePlugin; the pod is as when it passed them),
+        and `plugin` itself still refuses it. False when that cannot be told."""
+        chain = self._gate_chains.get(plugin)
+        if chain is None:
+            chain = self._gate_chains[plugin] = self._gate_chain(plugin)
+        readers, gate = chain
+        if gate is None:
+            return False
+        for reads_pod_only in readers:
+            if reads_pod_only is None or not reads_pod_only(pod):
+                return False
+        try:
+            st = gate(pod)
+        except Exception:  # noqa: BLE001 - run_pre_enqueue words it; the caller runs it
+            return False
+        return st is not None and not st.is_success()
+
+    def _gate_chain(self, plugin: str) -> tuple[tuple[Any, ...], Any]:
+        readers = []
+        for pl in self.pre_enqueue_plugins:
+            if pl.name == plugin:
+                return tuple(readers), pl.pre_enqueue
+            readers.append(getattr(pl, "pre_enqueue_reads_pod_only", None))
+        return (), None
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name -> the cluster events that may make its rejections go away."""

@@ -1,9 +1,13 @@
-"""upstream's PreemptPod, the one eviction sequence of both preemption paths:
-reject at Permit or condition-then-delete, and the Preempted event last."""
+"""upstream's PreemptPod for a group of victims evicted at once, the one eviction
+sequence of both preemption paths: reject at Permit, or condition, delete and the
+Preempted event, the group's evictions in one write (the owner's; a victim gone at
+either step is the owner's to skip: tests/actors/test_store_evict_pods.py)."""
 from __future__ import annotations
 
+from typing import Sequence
+
 from framework.api.objects import Pod
-from framework.preempt_pod import preempt_pod
+from framework.preempt_pod import preempt_pods
 from framework.runtime import run_unsuspended
 
 
@@ -13,56 +17,46 @@ def _pod(name: str, uid: str) -> Pod:
 
 
 class Writes:
-    """A cluster of victims answering at once, keeping the order of the writes made."""
+    """Victims answering at once, keeping the order of the calls made."""
 
-    def __init__(self, waiting: set[str] = frozenset(), gone: set[str] = frozenset(),
-                 gone_after_condition: set[str] = frozenset()) -> None:
-        self.waiting, self.gone, self.gone_after_condition = set(waiting), set(gone), set(gone_after_condition)
-        self.log: list[tuple[str, ...]] = []
+    def __init__(self, waiting: set[str] = frozenset()) -> None:
+        self.waiting = set(waiting)
+        self.log: list[tuple] = []
 
-    async def reject_if_waiting(self, victim: Pod, plugin: str, message: str) -> bool:
-        if victim.name in self.waiting:
-            self.log.append(("reject", victim.name, plugin, message))
-            return True
-        return False
+    async def reject_if_waiting(self, victims: Sequence[Pod], plugin: str, message: str) -> frozenset[str]:
+        self.log.append(("ask-permit", tuple(v.name for v in victims), plugin, message))
+        return frozenset(v.uid for v in victims if v.name in self.waiting)
 
-    async def add_condition(self, victim: Pod, condition: dict[str, str]) -> bool:
-        if victim.name in self.gone:
-            return False
-        self.log.append(("condition", victim.name, condition["type"], condition["reason"]))
-        return True
-
-    async def delete(self, victim: Pod) -> bool:
-        if victim.name in self.gone_after_condition:
-            return False
-        self.log.append(("delete", victim.name))
-        return True
+    async def evict(self, victims: Sequence[Pod], condition: dict[str, str], reason: str, message: str) -> None:
+        self.log.append(("evict", tuple(v.name for v in victims), condition["type"], condition["reason"],
+                         reason, message))
 
     def record_event(self, victim: Pod, reason: str, message: str) -> None:
         self.log.append(("event", victim.name, reason, message))
 
 
 HIGH = _pod("high", "u-high")
+EVENT = "Preempted by pod u-high on node n1"
 
 
-def test_a_victim_gets_the_condition_then_is_deleted_then_the_preempted_event_is_recorded() -> None:
+def test_a_group_is_asked_about_permit_once_and_evicted_in_one_write_in_its_order() -> None:
     w = Writes()
-    run_unsuspended(preempt_pod(w, _pod("low", "u-low"), HIGH, "n1", "DefaultPreemption"))
-    assert w.log == [("condition", "low", "DisruptionTarget", "PreemptionByScheduler"), ("delete", "low"),
-                     ("event", "low", "Preempted", "Preempted by pod u-high on node n1")]
+    victims = (_pod("a", "u-a"), _pod("b", "u-b"), _pod("c", "u-c"))
+    run_unsuspended(preempt_pods(w, victims, HIGH, "n1", "DefaultPreemption"))
+    assert w.log == [("ask-permit", ("a", "b", "c"), "DefaultPreemption", "preempted"),
+                     ("evict", ("a", "b", "c"), "DisruptionTarget", "PreemptionByScheduler", "Preempted", EVENT)]
 
 
-def test_a_victim_waiting_at_permit_is_rejected_not_deleted_and_still_gets_the_event() -> None:
-    w = Writes(waiting={"low"})
-    run_unsuspended(preempt_pod(w, _pod("low", "u-low"), HIGH, "n1", "DefaultPreemption"))
-    assert w.log == [("reject", "low", "DefaultPreemption", "preempted"),
-                     ("event", "low", "Preempted", "Preempted by pod u-high on node n1")]
+def test_a_victim_waiting_at_permit_is_rejected_not_evicted_and_still_gets_the_event() -> None:
+    w = Writes(waiting={"b"})
+    victims = (_pod("a", "u-a"), _pod("b", "u-b"))
+    run_unsuspended(preempt_pods(w, victims, HIGH, "n1", "DefaultPreemption"))
+    assert w.log == [("ask-permit", ("a", "b"), "DefaultPreemption", "preempted"),
+                     ("event", "b", "Preempted", EVENT),
+                     ("evict", ("a",), "DisruptionTarget", "PreemptionByScheduler", "Preempted", EVENT)]
 
 
-def test_a_victim_already_gone_gets_no_delete_and_no_event() -> None:
-    w = Writes(gone={"low"})
-    run_unsuspended(preempt_pod(w, _pod("low", "u-low"), HIGH, "n1", "DefaultPreemption"))
-    assert w.log == []
-    w = Writes(gone_after_condition={"low"})
-    run_unsuspended(preempt_pod(w, _pod("low", "u-low"), HIGH, "n1", "DefaultPreemption"))
-    assert w.log == [("condition", "low", "DisruptionTarget", "PreemptionByScheduler")]
+def test_a_group_all_waiting_at_permit_makes_no_write() -> None:
+    w = Writes(waiting={"a"})
+    run_unsuspended(preempt_pods(w, (_pod("a", "u-a"),), HIGH, "n1", "DefaultPreemption"))
+    assert w.log == [("ask-permit", ("a",), "DefaultPreemption", "preempted"), ("event", "a", "Preempted", EVENT)]

@@ -308,11 +308,13 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         if len(found_at) and not victim.any(axis=1).all():
             return None  # a node where every victim comes back: the loop's Error
         missed = scanned[~hit]
-        no_lower = ~has_lower[missed]
-        short = missed[~no_lower]
-        worded = iter(failure_statuses(short))
-        node_statuses = NodeToStatus({names[i]: no_victims if none else next(worded)
-                                      for i, none in zip(missed.tolist(), no_lower.tolist())})
+
+        def node_statuses() -> NodeToStatus:  # worded only if read: a dry run with candidates needs none
+            no_lower = ~has_lower[missed]
+            worded = iter(failure_statuses(missed[~no_lower]))
+            return NodeToStatus({names[i]: no_victims if none else next(worded)
+                                 for i, none in zip(missed.tolist(), no_lower.tolist())})
+
         candidates: list[Candidate] = [LazyCandidate(names[i], victims_in, i, victim, k)
                                        for k, i in enumerate(found_at.tolist())]
         chosen = candidates[_choice(found_at, victim)] if choose and len(candidates) > 1 else None

@@ -141,6 +141,10 @@ class DynamicResources(FilterEachNode):
             return _unschedulable(str(e))
         return None
 
+    def pre_enqueue_reads_pod_only(self, pod: Pod) -> bool:
+        """PodOnlyPreEnqueuePlugin: a pod with no claims passes whatever exists."""
+        return not pod.spec.get("resourceClaims") or not pod_claim_entries(pod)
+
     # --- PreFilter --------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:

@@ -30,6 +30,10 @@ class SchedulingGates:
         gates = " ".join(pod.scheduling_gates)
         return Status(Code.UnschedulableAndUnresolvable, f"waiting for scheduling gates: [{gates}]")
 
+    def pre_enqueue_reads_pod_only(self, pod: Pod) -> bool:
+        """PodOnlyPreEnqueuePlugin: the pod's own spec.schedulingGates, nothing else."""
+        return True
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(
