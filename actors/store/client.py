@@ -5,6 +5,7 @@ from typing import Any, Callable, Mapping
 
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
+from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
     Apply, Bind, Create, Delete, EventRecord, Recreate, Get, GetEvents, ListObjects, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
@@ -74,7 +75,7 @@ class StoreClient:
 
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         return await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
-                                          reply=new_reply()))
+                                          derived_from=DERIVED_FROM.get(), reply=new_reply()))
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,
@@ -101,8 +102,10 @@ class StoreClient:
         return await self._store.ask(GetEvents(kind=kind, key=key, reply=new_reply()))
 
     async def watch(self, sink: Callable[[WatchEvent], None], kinds: frozenset[str] | None = None,
-                    from_rv: int = 0) -> tuple[int, int]:
-        return await self._store.ask(Watch(kinds=kinds, from_rv=from_rv, sink=sink, reply=new_reply()))
+                    from_rv: int = 0, *, early: bool = False) -> tuple[int, int]:
+        """`early`: told of each turn when it is handed to the disk (actors/store/premise.py)."""
+        return await self._store.ask(Watch(kinds=kinds, from_rv=from_rv, sink=sink, early=early,
+                                           reply=new_reply()))
 
     async def unwatch(self, watch_id: int) -> None:
         await self._store.ask(Unwatch(watch_id=watch_id, reply=new_reply()))
