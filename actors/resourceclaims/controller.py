@@ -119,8 +119,20 @@ class ResourceClaimController(Actor[ControllerMsg]):
         """A controller watching the store (the existing objects arrive in its first turn)."""
         controller = cls(store)
         ref = controller.ref()
-        await store.watch(lambda ev: ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
+        await store.watch(lambda ev: controller.concerns(ev) and ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
         return controller
+
+    def concerns(self, ev: WatchEvent) -> bool:
+        """Whether the watch event can change anything here (the store's loop asks, so a
+        pod that is none of its business costs no message and no turn). A pod without
+        spec.resourceClaims (immutable) matters only while a claim names its uid (a
+        reservation to release: `by_uid`), and that index is known to be current only
+        while nothing waits in the inbox (each turn observes all it takes before it
+        awaits anything); upstream's enqueuePod likewise returns at once for such a pod."""
+        obj = ev.obj
+        if not isinstance(obj, Pod) or len(self.inbox) or obj.spec.get("resourceClaims"):
+            return True
+        return obj.uid in self.state.by_uid
 
     def close(self) -> None:
         self.inbox.close(drain=True)

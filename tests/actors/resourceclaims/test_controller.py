@@ -13,7 +13,7 @@ from actors.store import Store, StoreClient
 from actors.store.sqlite import SQLiteBackend
 from framework.api.dra_kinds import POD_CLAIM_NAME_ANNOTATION
 from tests import dra_manifests as m
-from tests.actors.store_helpers import running
+from tests.actors.store_helpers import pod, running
 
 
 @asynccontextmanager
@@ -166,3 +166,24 @@ async def test_a_burst_of_pods_gets_its_claims_made_and_recorded_in_shared_store
             assert status["resourceClaimName"].startswith(f"worker-{i}-gpu-")
         # one at a time, 40 creates and 40 status writes took 80 commits
         assert store.commits - before < 20
+
+
+async def test_a_pod_without_claims_costs_the_controller_no_message_unless_a_claim_is_reserved_for_it(
+        tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await settle(c, ctl)
+        await c.create(pod("plain"))
+        held = await c.create(pod("held"))
+        await c.list("Namespace")  # a store round trip: the watch has had both pods
+        assert len(ctl.inbox) == 0  # none of its business: no message, no turn
+        claim = await c.create(m.resource_claim())
+        await c.update({**claim, "status": {"allocation": m.allocation(), "reservedFor": [
+            {"resource": "pods", "name": "held", "uid": held["metadata"]["uid"]}]}})
+        await settle(c, ctl)
+        assert (await c.get("ResourceClaim", "default", "one-gpu"))["status"]["reservedFor"][0]["name"] == "held"
+        await c.delete("Pod", "default", "plain")
+        await c.delete("Pod", "default", "held")
+        await c.list("Namespace")
+        assert [msg.ev.obj.name for msg in ctl.inbox._items] == ["held"]  # the one a claim names
+        await settle(c, ctl)
+        assert "reservedFor" not in (await c.get("ResourceClaim", "default", "one-gpu"))["status"]
