@@ -140,3 +140,13 @@ async def test_a_task_made_in_a_deriving_context_stamps_its_binds_and_a_client_b
         await client.bind("default", "a", "n1")
         await asyncio.get_running_loop().create_task(client.bind("default", "b", "n1"), context=deriving_from(7))
     assert seen == [0, 7]
+
+
+async def test_a_commit_is_joined_when_it_lands_not_when_the_writers_average_says(tmp_path):
+    backend = SQLiteBackend(tmp_path)
+    async with serving(Store(backend)) as (store, client):
+        await client.create(pod("p0"))
+        backend._writer.expected_seconds = 3600.0  # as if commits had lately taken an hour
+        created = await asyncio.wait_for(client.create(pod("p1")), timeout=60)
+        assert store._commit.overlap() is None  # joined and answered: nothing in flight
+    assert created["metadata"]["resourceVersion"] == "2"
