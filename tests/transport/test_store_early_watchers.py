@@ -150,3 +150,36 @@ async def test_a_commit_is_joined_when_it_lands_not_when_the_writers_average_say
         created = await asyncio.wait_for(client.create(pod("p1")), timeout=60)
         assert store._commit.overlap() is None  # joined and answered: nothing in flight
     assert created["metadata"]["resourceVersion"] == "2"
+
+
+async def test_the_daemons_scheduler_hears_a_pod_before_its_commit_ends_and_binds_it_on_that_view(tmp_path):
+    from actors.clock import FakeClock
+    from actors.pipeline import Pipeline
+
+    binds: list[tuple[str, int]] = []
+    heard: list[tuple[str, bool]] = []  # (pod, the store's commit of it still in flight)
+
+    class Recording(Store):
+        def _apply(self, msg, batch):  # noqa: ANN001, ANN202
+            if isinstance(msg, Bind):
+                binds.append((msg.name, msg.derived_from))
+            return super()._apply(msg, batch)
+
+    async with Pipeline(None, clock=FakeClock(), backend=SQLiteBackend(tmp_path), store_class=Recording) as p:
+        tell = p.scheduler.tell
+
+        def told(msg: Any) -> None:  # what the scheduler's watch sink hands it
+            ev = getattr(msg, "event", None)
+            if isinstance(ev, WatchEvent) and ev.kind == "Pod" and ev.type == "ADDED":
+                heard.append((ev.obj.name, p.store.in_commit))
+            tell(msg)
+        p.scheduler.tell = told  # type: ignore[method-assign]
+        await p.client.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}])
+        created = await p.client.create(pod("p0"))
+        await p.settle()
+        stored = p.store.peek("Pod", "default", "p0")
+
+    assert heard == [("p0", True)]
+    assert stored is not None and stored.node_name == "n1"
+    assert binds == [("p0", binds[0][1])] and binds[0][1] >= int(created["metadata"]["resourceVersion"])
