@@ -88,6 +88,11 @@ class Mailbox(Generic[M]):
         finally:
             self._waiter = None
 
+    def nudge(self) -> None:
+        """End a `next_put` wait without a message (its owner has something else to
+        look at: the store's commit has landed)."""
+        self._wake()
+
     def holds(self, kinds: tuple[type, ...], start: int = 0) -> bool:
         """Whether a queued message from position `start` on is one of `kinds`."""
         return any(isinstance(m, kinds) for m in itertools.islice(self._items, start, None))

@@ -196,7 +196,8 @@ class Pipeline:
             )
             self._spawn("scheduler", self.scheduler.run())
             # Every kind but Events: the scheduler reads none, and there is one per binding.
-            await self.client.watch(self._to_scheduler, kinds=frozenset(k for k in KINDS if k != "Event"))
+            # Early: told of a turn when it is handed to the disk (actors/store/premise.py).
+            await self.client.watch(self._to_scheduler, kinds=frozenset(k for k in KINDS if k != "Event"), early=True)
 
             # PodGroup status (phase, counts, why a gang waits), written back to the store.
             self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.list_waiting, self.clock.now)

@@ -57,6 +57,7 @@ from actors.scheduler_outcomes import Outcomes
 from actors.scheduler_preemption import PreemptionStep
 from actors.scheduler_views import RECENT_BINDS, Attempt, GetAttempts, GetStats, SchedulerStats, StatsView, attempt_view
 from actors.store import StoreClient
+from actors.store.premise import deriving_from
 from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
 from framework import batching
 from framework.algorithm import SchedulingAlgorithm
@@ -121,6 +122,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.objects = objects
         self.record = record
         self.cache = Cache()
+        self.view_rv = 0  # the newest resourceVersion of the store events handled (the cycles' view)
         self.snapshot = Snapshot()
         self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
         self.nominator = Nominator()
@@ -237,6 +239,7 @@ class Scheduler(Actor[SchedulerMsg]):
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:
             case StoreChanged(event=ev):
+                self.view_rv = max(self.view_rv, ev.resource_version)
                 self.events.on_store_change(ev)
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
@@ -334,7 +337,9 @@ class Scheduler(Actor[SchedulerMsg]):
             self.queue.try_tell(Assumed(pod_keys=(qpi.pod.key,)))  # its class's next member follows it
         assert self._binding_group is not None
         self.bindings.total += 1
-        self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed)))
+        # The bind carries the view it was decided on (a view the store may yet lose: premise.py).
+        self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed),
+                                                            context=deriving_from(self.view_rv)))
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod

@@ -90,14 +90,39 @@ class ProfileSigner:
             if f is None:
                 return None
             fragments.append(f)
-        meta = pod.raw.get("metadata") or {}
-        identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
-        return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")),
-                tuple(fragments))
+        return (*_PLAIN.of(pod), tuple(fragments))
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class _PlainParts:
+    """The signature's part every signer shares (scheduler name, namespace, labels,
+    annotations, owner references and spec in canonical form), kept for the pods signed
+    last: a stored Pod is never changed in place, and a completion signs the same two
+    pods about seven times (their key, their class in the scheduler and in the queue,
+    batching's hint). By object identity (the object is held, so its id is not reused)."""
+
+    SIZE = 64
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Pod, tuple[str, str, str, str]]] = {}
+
+    def of(self, pod: Pod) -> tuple[str, str, str, str]:
+        kept = self._by_id.get(id(pod))
+        if kept is not None and kept[0] is pod:
+            return kept[1]
+        meta = pod.raw.get("metadata") or {}
+        identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
+        parts = (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")))
+        if len(self._by_id) >= self.SIZE:
+            del self._by_id[next(iter(self._by_id))]  # the oldest
+        self._by_id[id(pod)] = (pod, parts)
+        return parts
+
+
+_PLAIN = _PlainParts()
 
 
 @dataclass(frozen=True, slots=True)

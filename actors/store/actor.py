@@ -77,6 +77,7 @@ from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
 from actors.store.loading import load_objects
 from actors.store.watchers import WatchHub
+from actors.store.premise import LostViews
 from actors.store.local_commit import LocalCommit
 from actors.store.turns import GroupCommit, TurnLoop, TurnRecord
 
@@ -124,6 +125,7 @@ class Store(Actor[StoreMsg]):
         self._committed_rv = 0
         self._history = WatchHistory(max_events=self.limits.history_events, max_bytes=self.limits.history_bytes)
         self._watches = WatchHub()  # the watchers (actors.store.watchers)
+        self.lost_views = LostViews()  # views early watchers had that no commit kept (actors.store.premise)
         # Stored Events (actors.store.event_recorder); `timers` arms their expiry.
         self._events = EventRecorder(self._objects, self.limits, clock, timers, self.tell, self._write, self._remove)
         self.events_dropped = 0  # RecordEvents not written (the disk was full)
@@ -164,10 +166,11 @@ class Store(Actor[StoreMsg]):
         """Commit the events that wait for a write now (a driver that waits for idleness)."""
         self._event_hold.release()
 
-    def _fan_out(self, ev: WatchEvent) -> None:
-        """A committed change: the Events' index first, then every watcher of its kind."""
+    def _fan_out(self, ev: WatchEvent, early_told: bool = False) -> None:
+        """A committed change: the Events' index first, then every watcher of its kind
+        (`early_told`: the early watchers heard it at the hand-over: premise.py)."""
         self._events.observe(ev)
-        self._watches.tell(ev)
+        self._watches.tell(ev, early_told=early_told)
 
     def commit_done(self) -> "asyncio.Future[None] | None":
         """None when no backend commit is being awaited; else a future resolved when it
@@ -260,9 +263,11 @@ class Store(Actor[StoreMsg]):
                 return obj.raw
             case ListObjects(kind=kind, namespace=ns, label_selector=ls, field_selector=fs):
                 return self._reads.list_now(kind, ns, ls, fs), self._rv
-            case Bind(namespace=ns, name=name, node_name=node, uid=uid):
+            case Bind(namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
+                self.lost_views.check(premise, f'pods/binding "{name}"')
                 return self._bind(ns, name, node, uid, batch).raw
-            case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid):
+            case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
+                self.lost_views.check(premise, f'pods/binding "{name}"')
                 return self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
@@ -277,8 +282,8 @@ class Store(Actor[StoreMsg]):
                 return None  # its turn commits the events that waited (event_hold.py)
             case GetEvents(kind=kind, key=key):
                 return self._events.this_life(kind, key)
-            case Watch(kinds=kinds, from_rv=from_rv, sink=sink):
-                return self._watches.watch(kinds, from_rv, sink, self._objects, self._history, self._rv)
+            case Watch(kinds=kinds, from_rv=from_rv, sink=sink, early=early):
+                return self._watches.watch(kinds, from_rv, sink, self._objects, self._history, self._rv, early)
             case Unwatch(watch_id=wid):
                 self._watches.unwatch(wid)
                 return None

@@ -5,6 +5,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
+from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
     Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects, RecordEvent,
     StoreMsg, Unwatch,
@@ -75,14 +76,15 @@ class StoreClient:
 
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         return await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
-                                          reply=new_reply()))
+                                          derived_from=DERIVED_FROM.get(), reply=new_reply()))
 
     async def bind_with_updates(self, namespace: str, name: str, node_name: str, uid: str,
                                 updates: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Update `updates` and bind the pod in one write, both or neither (messages.BindWithUpdates):
         (the updated objects as stored, the bound pod)."""
         return await self._store.ask(BindWithUpdates(updates=tuple(updates), namespace=namespace, name=name,
-                                                     node_name=node_name, uid=uid, reply=new_reply()))
+                                                     node_name=node_name, uid=uid, derived_from=DERIVED_FROM.get(),
+                                                     reply=new_reply()))
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,
@@ -116,8 +118,10 @@ class StoreClient:
         return await self._store.ask(GetEvents(kind=kind, key=key, reply=new_reply()))
 
     async def watch(self, sink: Callable[[WatchEvent], None], kinds: frozenset[str] | None = None,
-                    from_rv: int = 0) -> tuple[int, int]:
-        return await self._store.ask(Watch(kinds=kinds, from_rv=from_rv, sink=sink, reply=new_reply()))
+                    from_rv: int = 0, *, early: bool = False) -> tuple[int, int]:
+        """`early`: told of each turn when it is handed to the disk (actors/store/premise.py)."""
+        return await self._store.ask(Watch(kinds=kinds, from_rv=from_rv, sink=sink, early=early,
+                                           reply=new_reply()))
 
     async def unwatch(self, watch_id: int) -> None:
         await self._store.ask(Unwatch(watch_id=watch_id, reply=new_reply()))

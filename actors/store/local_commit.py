@@ -16,18 +16,27 @@ of it is undone first, the failed turn is rolled back (as one failed batch alway
 was), and the next turn's messages are applied again on the state without it, so
 they are answered as if the failed batch had never been.
 
+Early watchers (the in-process scheduler, actors/store/premise.py) are told of a turn
+when it is handed to the writer, not when it is durable, unless the turn holds a Bind;
+everyone else hears at `settle`. When such a turn's commit fails, the early watchers
+are told its changes undone and the views that held them are lost: a Bind derived
+from one is refused.
+
 A backend without `start_commit` (the in-memory one, tests' gated backends) is
-awaited in place, as before: there is nothing to overlap.
+awaited in place, as before: there is nothing to overlap, and nothing is told early.
 """
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from actors.pacing import Pacer
 from actors.store.history import PastEvent
-from actors.store.messages import Bind, BindWithUpdates, EvictPods, RecordEvent, StoreError, StoreMsg, UpdatePodStatus
+from actors.store.premise import undoing
+from actors.store.messages import (Bind, BindWithUpdates, EvictPods, RecordEvent, StoreError, StoreMsg, UpdatePodStatus,
+                                  WatchEvent)
 from actors.store.turns import TurnHost, TurnRecord, answer, before_batch, failed_all
 
 
@@ -36,6 +45,7 @@ class StartedCommit(Protocol):
 
     expected_seconds: float
     started_at: float
+    landed: bool  # it has ended: finish() will not block
 
     def finish(self) -> None: ...
 
@@ -47,6 +57,7 @@ class _Awaited:
     error: Exception | None = None
     expected_seconds: float = 0.0
     started_at: float = 0.0
+    landed: bool = True
 
     def finish(self) -> None:
         if self.error is not None:
@@ -71,6 +82,8 @@ class _InFlight:
     top: int  # the store's resourceVersion once this batch is durable
     window: float  # how long after its start the turn loop joins it
     scheduler_only: bool  # only the scheduler's writes
+    grouping: bool = False  # a burst's binds: the window is SCHEDULER_GROUP_SECONDS, not the disk's
+    early: bool = False  # its events were told to the early watchers at the hand-over
 
 
 class LocalCommit:
@@ -100,6 +113,8 @@ class LocalCommit:
         if self._in_flight is None:
             return None
         flight = self._in_flight
+        if not flight.grouping and flight.commit.landed:
+            return 0.0  # the disk is done: only a burst's binds wait for their group
         return max(0.0, flight.window - (time.perf_counter() - flight.commit.started_at))
 
     async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
@@ -121,18 +136,36 @@ class LocalCommit:
             self._in_flight = _InFlight(batch, commit, self._s._rv, 0.0, scheduler_only)
             await self.settle(pacer)
             return
-        window = max(commit.expected_seconds, SCHEDULER_GROUP_SECONDS if burst and scheduler_only else 0.0)
-        self._in_flight = _InFlight(batch, commit, self._s._rv, window, scheduler_only)
+        grouping = burst and scheduler_only
+        window = max(commit.expected_seconds, SCHEDULER_GROUP_SECONDS if grouping else 0.0)
+        early = self._s._watches.has_early and not any(isinstance(m, (Bind, BindWithUpdates)) for m in group)
+        self._in_flight = _InFlight(batch, commit, self._s._rv, window, scheduler_only, grouping, early)
+        if early:  # while the disk works: the scheduler's cycle overlaps this commit's fsync
+            for ev in batch.events:
+                self._s._watches.tell_early(ev)
+                await pacer.step()
 
     async def _start(self, batch: TurnRecord) -> Any:
         start = getattr(self._s.backend, "start_commit", None)
         if start is not None:
-            return start(batch.writes)
+            return start(batch.writes, on_landed=self._waker())
         try:
             await self._s.backend.commit(batch.writes)
         except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
             return _Awaited(e)
         return _Awaited()
+
+    def _waker(self) -> Callable[[], None]:
+        """For the writer thread: wake the turn loop's overlap when the commit has
+        landed, so a disk faster than its recent average is joined at once."""
+        loop, inbox = asyncio.get_running_loop(), self._s.inbox
+
+        def landed() -> None:
+            try:
+                loop.call_soon_threadsafe(inbox.nudge)
+            except RuntimeError:  # the loop closed meanwhile: nobody overlaps anything
+                pass
+        return landed
 
     async def settle(self, pacer: Pacer, on_top: TurnRecord | None = None) -> bool:
         """Join the commit in flight, then answer its callers and tell the watchers.
@@ -149,9 +182,13 @@ class LocalCommit:
         except Exception as e:  # noqa: BLE001 - any backend failure fails the whole batch
             err = e if isinstance(e, StoreError) else StoreError(f"store commit failed: {e}")
             failed = on_top is not None
+            undone = undoing(batch.events, flight.top + 1) if flight.early else []
+            first = batch.writes[0].resource_version
             if on_top is not None:
                 self._s._rollback(on_top)
             self._s._rollback(batch)
+            if undone:
+                self._undo_early(undone, first)
             batch.replies = failed_all(batch.replies, err)
             batch.events.clear()
         finally:
@@ -161,6 +198,15 @@ class LocalCommit:
         for ev, size in zip(batch.events, batch.sizes):
             self._s._history.append(PastEvent.of(ev), size)
         for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
-            self._s._fan_out(ev)
+            self._s._fan_out(ev, flight.early)
             await pacer.step()
         return failed
+
+    def _undo_early(self, undone: list[WatchEvent], first: int) -> None:
+        """A turn the early watchers were told of (from resourceVersion `first`) failed:
+        tell them its changes `undone`, whose versions are never reused, and lose every
+        view from `first` to the last but one of them (the last one is the repaired view)."""
+        self._s._rv = undone[-1].resource_version
+        self._s.lost_views.add(first, self._s._rv - 1)
+        for ev in undone:
+            self._s._watches.tell_early(ev)

@@ -198,6 +198,8 @@ class Bind:
     name: str
     node_name: str
     uid: str = ""
+    # The newest resourceVersion the deciding view had seen (actors/store/premise.py; 0: none).
+    derived_from: int = 0
     reply: Reply | None = None
 
 
@@ -215,6 +217,7 @@ class BindWithUpdates:
     name: str
     node_name: str
     uid: str = ""
+    derived_from: int = 0  # as Bind's (actors/store/premise.py)
     reply: Reply | None = None
 
 
@@ -288,6 +291,9 @@ class Watch:
     kinds: frozenset[str] | None
     from_rv: int
     sink: Callable[["WatchEvent"], None]
+    # Told of a turn when it is handed to the disk, not once durable (actors/store/premise.py):
+    # only for an in-process watcher that acknowledges nothing to anyone (the scheduler).
+    early: bool = False
     reply: Reply | None = None
 
 

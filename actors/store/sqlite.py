@@ -141,12 +141,13 @@ class SQLiteBackend:
         await asyncio.sleep(pending.expected_seconds)  # the loop runs while the disk works
         pending.finish()
 
-    def start_commit(self, writes: Sequence[Write]) -> PendingCommit:
+    def start_commit(self, writes: Sequence[Write], on_landed: Callable[[], None] | None = None) -> PendingCommit:
         """Hand the batch to the writer thread and return once SQLite has it (the
         event loop's thread encodes the rows: under the interpreter lock the writer
-        would take the same time from it). `finish()` on the result joins it."""
+        would take the same time from it). `finish()` on the result joins it;
+        `on_landed` is called on the writer thread when it has ended."""
         batch = _Batch.of(writes)
-        return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted)
+        return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted, on_landed)
 
     def _counted(self) -> None:
         self.commits += 1

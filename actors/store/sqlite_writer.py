@@ -49,9 +49,10 @@ class PendingCommit:
     raises what the commit raised); `expected_seconds` is how long commits took lately."""
 
     __slots__ = ("_started", "_done", "_error", "started_at", "seconds", "expected_seconds", "_writer",
-                 "_on_success")
+                 "_on_success", "_on_landed")
 
-    def __init__(self, writer: "SQLiteWriter", expected: float, on_success: Callable[[], None]) -> None:
+    def __init__(self, writer: "SQLiteWriter", expected: float, on_success: Callable[[], None],
+                 on_landed: Callable[[], None] | None = None) -> None:
         self._started = threading.Event()
         self._done = threading.Event()
         self._error: BaseException | None = None
@@ -60,6 +61,12 @@ class PendingCommit:
         self.seconds = 0.0  # the writer's time in the commit, once finished
         self.expected_seconds = expected
         self._on_success = on_success
+        self._on_landed = on_landed  # called on the writer once the commit has ended
+
+    @property
+    def landed(self) -> bool:
+        """Whether the commit has ended (`finish` will not block)."""
+        return self._done.is_set()
 
     def begin(self) -> None:
         """On the writer: about to enter SQLite (the loop's thread may take the lock)."""
@@ -83,6 +90,8 @@ class PendingCommit:
             self.seconds = time.perf_counter() - t0
             self._started.set()  # a commit that failed before SQLite must not leave the loop waiting
             self._done.set()
+            if self._on_landed is not None:
+                self._on_landed()
 
 
 class SQLiteWriter:
@@ -105,12 +114,15 @@ class SQLiteWriter:
                 return
             job()
 
-    def start_commit(self, fn: Callable[[PendingCommit], None], on_success: Callable[[], None]) -> PendingCommit:
+    def start_commit(self, fn: Callable[[PendingCommit], None], on_success: Callable[[], None],
+                     on_landed: Callable[[], None] | None = None) -> PendingCommit:
         """Hand `fn` (which calls `begin()` just before its SQLite call) to the writer
         and wait until it has begun (at most START_WAIT_SECONDS): the writer holds the
         lock only up to there.
-        `on_success` runs on the loop's thread when `finish()` finds it durable."""
-        pending = PendingCommit(self, self.expected_seconds, on_success)
+        `on_success` runs on the loop's thread when `finish()` finds it durable;
+        `on_landed` on the writer's, as soon as the commit has ended (it must only
+        hand a wake-up to the loop: `call_soon_threadsafe`)."""
+        pending = PendingCommit(self, self.expected_seconds, on_success, on_landed)
         self._put(lambda: pending._run(fn))
         if START_WAIT_SECONDS > 0:
             pending._started.wait(START_WAIT_SECONDS)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -62,6 +61,8 @@ class TurnHost(Protocol):
     _apply: Callable[..., Any]
     _apply_one: Callable[..., Any]
     _fan_out: Callable[..., Any]
+    _watches: Any  # actors/store/watchers.py: early watchers are told at the hand-over
+    lost_views: Any  # actors/store/premise.py
     _loop: Any  # the TurnLoop (apply_message)
     _mark: Callable[..., Any]
     _rollback: Callable[..., Any]
@@ -128,10 +129,9 @@ class TurnLoop:
         try:
             while True:
                 await self._turns()
-                wait = self._s._commit.overlap()
-                if wait is None:
+                if self._s._commit.overlap() is None:
                     return
-                await self._overlap(wait)
+                await self._overlap()
                 self._deferred.extend(self._s.inbox.get_nowait_all())
                 if not self._deferred or self._events_wait():
                     # Nothing to prepare (held events wait for a write, not for this commit):
@@ -142,19 +142,20 @@ class TurnLoop:
             if self._s._commit.overlap() is not None:  # cancelled while overlapping: still answer it
                 await self._s._commit.settle(Pacer(timer=self._work_time))
 
-    async def _overlap(self, seconds: float) -> None:
-        """Let the event loop run while a commit is in flight, for `seconds` at most:
-        a client's write cuts it short (it never waits for the scheduler's grouping)."""
+    async def _overlap(self) -> None:
+        """Let the event loop run while a commit is in flight, as long as the commit
+        duty's `overlap()` says (the disk's time, whatever clock the store reads; it
+        ends when the commit lands, whose writer nudges the inbox): a client's write
+        cuts it short (it never waits for the scheduler's grouping)."""
         inbox = self._s.inbox
-        deadline = time.perf_counter() + seconds  # the disk's time, whatever clock the store reads
         seen = 0
         await asyncio.sleep(0)  # one turn of the loop at least, however late the writer began
         while True:
             if inbox.holds(_CLIENT_WRITES, seen):
                 return
             seen = len(inbox)
-            left = deadline - time.perf_counter()
-            if left <= 0:
+            left = self._s._commit.overlap()
+            if left is None or left <= 0:
                 return
             await inbox.next_put(left)
 

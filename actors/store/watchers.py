@@ -17,6 +17,7 @@ from framework.api.objects import KubeObject
 class Watcher:
     kinds: frozenset[str] | None
     sink: Callable[[WatchEvent], None]
+    early: bool = False  # told at a turn's hand-over to the disk (actors/store/premise.py)
 
 
 
@@ -24,18 +25,28 @@ class WatchHub:
     def __init__(self) -> None:
         self._watchers: dict[int, Watcher] = {}
         self._next_watch = 1
+        self._early = 0  # how many watchers are early
 
-    def tell(self, ev: WatchEvent) -> None:
-        """A committed change, to every watcher of its kind."""
+    @property
+    def has_early(self) -> bool:
+        return self._early > 0
+
+    def tell(self, ev: WatchEvent, *, early_told: bool = False) -> None:
+        """A committed change, to every watcher of its kind (`early_told`: but the
+        early watchers, told at the hand-over already)."""
         for w in list(self._watchers.values()):
-            if w.kinds is None or ev.kind in w.kinds:
-                try:
-                    w.sink(ev)
-                except MailboxClosed:
-                    pass
+            if (w.kinds is None or ev.kind in w.kinds) and not (early_told and w.early):
+                _deliver(w, ev)
+
+    def tell_early(self, ev: WatchEvent) -> None:
+        """A change handed to the disk (or undone after it failed), to the early watchers."""
+        for w in list(self._watchers.values()):
+            if w.early and (w.kinds is None or ev.kind in w.kinds):
+                _deliver(w, ev)
 
     def watch(self, kinds: frozenset[str] | None, from_rv: int, sink: Callable[[WatchEvent], None],
-              objects: Mapping[str, Mapping[str, KubeObject]], history: WatchHistory, rv: int) -> tuple[int, int]:
+              objects: Mapping[str, Mapping[str, KubeObject]], history: WatchHistory, rv: int,
+              early: bool = False) -> tuple[int, int]:
         """Register `sink`; replay what happened after `from_rv` (0: the current
         `objects` as ADDED). Returns (watch id, resourceVersion now: `rv`)."""
         if from_rv == 0:
@@ -50,8 +61,18 @@ class WatchHub:
                     sink(past.event())
         wid = self._next_watch
         self._next_watch += 1
-        self._watchers[wid] = Watcher(kinds, sink)
+        self._watchers[wid] = Watcher(kinds, sink, early)
+        self._early += early
         return wid, rv
 
     def unwatch(self, wid: int) -> None:
-        self._watchers.pop(wid, None)
+        w = self._watchers.pop(wid, None)
+        if w is not None:
+            self._early -= w.early
+
+
+def _deliver(w: Watcher, ev: WatchEvent) -> None:
+    try:
+        w.sink(ev)
+    except MailboxClosed:
+        pass

@@ -167,3 +167,19 @@ def test_a_repeated_failure_is_found_and_a_changed_snapshot_drops_it():
     w.refresh()
     assert memo.lookup(signer.profile, again, w.key()) is None
     assert len(memo) == 0 and memo.hits == 1
+
+
+def test_a_pod_signed_again_reuses_its_encoded_spec_and_every_pod_keeps_its_own_signature(monkeypatch) -> None:
+    import framework.failure_memo as fm
+    encoded: list[Any] = []
+    real = fm._canonical
+    monkeypatch.setattr(fm, "_canonical", lambda value: encoded.append(value) or real(value))
+    signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
+    t = {"cpu": "1", "priority": 0, "app": "x"}
+    first = pod("p-first", t)
+    signature = signer.sign(first, False)
+    assert signer.sign(first, False) == signature and len(encoded) == 2  # its labels and spec, once
+    others = [pod(f"p{i}", {**t, "cpu": str(i % 3 + 1)}) for i in range(fm._PlainParts.SIZE + 1)]
+    assert [signer.sign(p, False) == signature for p in others] == [i % 3 == 0 for i in range(len(others))]
+    assert signer.sign(first, False) == signature  # pushed out by the others: encoded again, the same
+    assert len(encoded) == 2 * (len(others) + 2)

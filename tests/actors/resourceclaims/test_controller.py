@@ -13,7 +13,7 @@ from actors.store import Store, StoreClient
 from actors.store.sqlite import SQLiteBackend
 from framework.api.dra_kinds import POD_CLAIM_NAME_ANNOTATION
 from tests import dra_manifests as m
-from tests.actors.store_helpers import running
+from tests.actors.store_helpers import pod, running
 
 
 @asynccontextmanager
