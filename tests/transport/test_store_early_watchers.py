@@ -16,7 +16,7 @@ import pytest
 
 from actors.base import new_reply
 from actors.store import Store
-from actors.store.messages import Bind, Conflict, Create, Delete, Unavailable, WatchEvent
+from actors.store.messages import Bind, BindWithUpdates, Conflict, Create, Delete, Unavailable, WatchEvent
 from actors.store.premise import DERIVED_FROM, deriving_from
 from actors.store.sqlite import SQLiteBackend
 from tests.actors.store_helpers import pod, serving
@@ -100,6 +100,10 @@ async def test_a_bind_decided_on_a_view_the_failed_commit_held_is_refused_and_th
         late = Bind(namespace="default", name="p0", node_name="n-big", derived_from=2, reply=new_reply())
         store.tell(late)  # decided on the lost view, arriving after the failure
         late_outcome = (await asyncio.gather(late.reply, return_exceptions=True))[0]
+        late_with_claims = BindWithUpdates(updates=(), namespace="default", name="p0", node_name="n-big",
+                                           derived_from=2, reply=new_reply())  # DRA's claim status with the bind
+        store.tell(late_with_claims)
+        late_with_claims_outcome = (await asyncio.gather(late_with_claims.reply, return_exceptions=True))[0]
         with_repair = store.resource_version  # the undoing's version: a view that heard it is whole
         token = DERIVED_FROM.set(with_repair)
         try:
@@ -111,6 +115,7 @@ async def test_a_bind_decided_on_a_view_the_failed_commit_held_is_refused_and_th
     assert isinstance(outcome[0], Unavailable) and "database or disk is full" in str(outcome[0])
     assert isinstance(outcome[1], Conflict) and "failed to commit" in str(outcome[1])
     assert isinstance(late_outcome, Conflict)
+    assert isinstance(late_with_claims_outcome, Conflict)
     assert early_told == [("ADDED", "n-big", 2), ("DELETED", "n-big", 3)]  # undone at a version never reused
     assert with_repair == 3 and bound["metadata"]["resourceVersion"] == "5"
     assert "n-big" not in client_told  # a client never heard of the lost node
