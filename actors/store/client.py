@@ -85,10 +85,11 @@ class StoreClient:
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,
-                                nominated_node_name: str | None = None, phase: str | None = None) -> dict[str, Any]:
+                                nominated_node_name: str | None = None, phase: str | None = None,
+                                claim_statuses: Mapping[str, str] | None = None) -> dict[str, Any]:
         return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
                                                      nominated_node_name=nominated_node_name, phase=phase,
-                                                     reply=new_reply()))
+                                                     claim_statuses=claim_statuses, reply=new_reply()))
 
     def send(self, msg: StoreMsg) -> bool:
         """Fire and forget (no reply); False when the store has stopped."""

@@ -226,6 +226,9 @@ class UpdatePodStatus:
     condition: Mapping[str, Any] | None = None  # replaces the condition of the same type
     nominated_node_name: str | None = None  # "" clears it
     phase: str | None = None
+    # status.resourceClaimStatuses entries by pod claim name -> claim name, merged by name
+    # (the resourceclaim controller's status write; kube-apiserver's pods/status)
+    claim_statuses: Mapping[str, str] | None = None
     reply: Reply | None = None
 
 
