@@ -298,7 +298,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
                                         uid=pod.uid)
             return None
         try:
-            raw = await self.store.create(claim_from_template(pod, pod_claim, template))
+            raw = await self.store.create(claim_from_template(pod, pod_claim, template), template=template_key)
         except AlreadyExists:
             return None  # a generated name taken: the next sync draws another
         claim = ResourceClaim(raw)

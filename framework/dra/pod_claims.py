@@ -90,7 +90,7 @@ def claim_from_template(pod: Pod, pod_claim: str, template: ResourceClaimTemplat
     if meta.get("labels"):
         claim_meta["labels"] = dict(meta["labels"])
     return {"apiVersion": API_VERSION, "kind": "ResourceClaim", "metadata": claim_meta,
-            "spec": dict(template.claim_spec)}
+            "spec": template.claim_spec}  # the template's own (never changed in place): see Create.template
 
 
 def merged_claim_statuses(entries: Any, made: Mapping[str, str]) -> list[dict[str, Any]]:
