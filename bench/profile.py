@@ -23,7 +23,7 @@ from typing import Any
 from actors.pipeline import Pipeline
 from bench.harness import apply_tracked, measured_keys, set_up, until_idle
 from bench.measure import BindTracker
-from bench.workloads import WORKLOADS
+from bench.runner import WORKLOADS  # scheduler_perf's workloads, the DRA ones too
 
 # The actors of a pipeline whose inboxes are counted, by the name the report gives them.
 ACTORS = ("store", "queue", "scheduler", "waiting_room", "preemption", "admission", "resourceclaims",

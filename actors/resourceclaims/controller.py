@@ -37,7 +37,7 @@ from framework.api.objects import Pod
 from framework.api.schema.dra import RESERVED_FOR_MAX
 from framework.dra.pod_claims import (
     claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod,
-    reservation_stays, template_claims, with_claim_statuses,
+    reservation_stays, template_claims,
 )
 
 log = logging.getLogger(__name__)
@@ -257,8 +257,8 @@ class ResourceClaimController(Actor[ControllerMsg]):
             claim = await self._claim_for(pod, pod_claim, template_name)
             if claim is not None and claim.name != name:
                 made[pod_claim] = claim.name
-        if made:
-            await self.store.update(with_claim_statuses(pod.raw, made))
+        if made:  # the status alone, merged by name (upstream applies pods/status)
+            await self.store.update_pod_status(pod.namespace, pod.name, uid=pod.uid, claim_statuses=made)
         if pod.node_name:  # bound without the scheduler reserving its claims: reserve them here
             for name, generated in claim_names(pod, {**recorded, **made}):
                 await self._reserve(pod, name, generated)
@@ -298,7 +298,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
                                         uid=pod.uid)
             return None
         try:
-            raw = await self.store.create(claim_from_template(pod, pod_claim, template))
+            raw = await self.store.create(claim_from_template(pod, pod_claim, template), template=template_key)
         except AlreadyExists:
             return None  # a generated name taken: the next sync draws another
         claim = ResourceClaim(raw)

@@ -213,6 +213,11 @@ class Store(Actor[StoreMsg]):
         self._chain.features = gates
 
     @property
+    def claims_with_template_spec(self) -> int:
+        """ResourceClaims admitted with their template's admitted spec (actors.store.claim_specs)."""
+        return self._chain.claim_specs.proven_count
+
+    @property
     def resource_version(self) -> int:
         return self._rv
 
@@ -241,9 +246,9 @@ class Store(Actor[StoreMsg]):
 
     def _apply(self, msg: StoreMsg, batch: TurnRecord) -> Any:
         match msg:
-            case Create(obj=raw, field_validation=fv, with_warnings=told):
+            case Create(obj=raw, field_validation=fv, with_warnings=told, template=template):
                 said: list[str] = []
-                return said_too(self._create(raw, batch, fv, said).raw, said, told)
+                return said_too(self._create(raw, batch, fv, said, template).raw, said, told)
             case Apply(objects=raws, field_validation=fv):
                 said = []
                 done = self._atomically(batch, lambda: [self._apply_one(i, r, batch, fv, said)
@@ -319,9 +324,10 @@ class Store(Actor[StoreMsg]):
         self._delete(kind, ns, name, uid, rv, batch)
         return self._create(raw, batch).raw
 
-    def _create(self, raw: Any, batch: TurnRecord, fv: str | None = None, said: list[str] | None = None) -> KubeObject:
+    def _create(self, raw: Any, batch: TurnRecord, fv: str | None = None, said: list[str] | None = None,
+                template: str = "") -> KubeObject:
         """The write chain's create (write_chain.py), then the store: AlreadyExists, or written."""
-        new = self._chain.create(raw, fv)
+        new = self._chain.create(raw, fv, template)
         if said is not None:
             said.extend(new.warnings)
         if new.obj.key in self._objects[new.obj.kind]:

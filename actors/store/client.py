@@ -20,10 +20,10 @@ class StoreClient:
         self._store = store
 
     async def create(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
-                     warnings: list[str] | None = None) -> dict[str, Any]:
-        """field_validation: see messages.Create; what the client should be told is
-        added to `warnings` (the caller's list, here in the caller's task)."""
-        return await self._written(Create, obj, field_validation, warnings)
+                     warnings: list[str] | None = None, template: str = "") -> dict[str, Any]:
+        """field_validation, template: see messages.Create; what the client should be told
+        is added to `warnings` (the caller's list, here in the caller's task)."""
+        return await self._written(Create, obj, field_validation, warnings, template=template)
 
     async def apply(self, objects: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return await self._store.ask(Apply(objects=list(objects), reply=new_reply()))
@@ -42,11 +42,12 @@ class StoreClient:
         return await self._written(Update, obj, field_validation, warnings)
 
     async def _written(self, verb: type[Create] | type[Update], obj: Mapping[str, Any], field_validation: str | None,
-                       warnings: list[str] | None) -> dict[str, Any]:
-        """A Create or Update; the warnings in its reply go to `warnings` when the caller gave a list."""
+                       warnings: list[str] | None, **more: Any) -> dict[str, Any]:
+        """A Create or Update (`more`: its other fields); the warnings in its reply go to
+        `warnings` when the caller gave a list."""
         told = warnings is not None
         reply = await self._store.ask(verb(obj=obj, field_validation=field_validation, with_warnings=told,
-                                           reply=new_reply()))
+                                           reply=new_reply(), **more))
         if not told:
             return reply
         stored, said = reply
@@ -88,10 +89,11 @@ class StoreClient:
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,
-                                nominated_node_name: str | None = None, phase: str | None = None) -> dict[str, Any]:
+                                nominated_node_name: str | None = None, phase: str | None = None,
+                                claim_statuses: Mapping[str, str] | None = None) -> dict[str, Any]:
         return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
                                                      nominated_node_name=nominated_node_name, phase=phase,
-                                                     reply=new_reply()))
+                                                     claim_statuses=claim_statuses, reply=new_reply()))
 
     async def evict_pods(self, victims: Sequence[tuple[str, str, str]], *, condition: Mapping[str, Any],
                          event_reason: str, event_message: str) -> tuple[bool, ...]:

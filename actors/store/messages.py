@@ -113,11 +113,16 @@ class Create:
     unknown fields) and admitted into an existing namespace; None (in-process
     writers: the bench, the conformance driver) skips that stage. With with_warnings
     the reply is (stored object, warnings): what the client should be told (unknown
-    fields under Warn, no controller for a workload); without, the stored object."""
+    fields under Warn, no controller for a workload); without, the stored object.
+    `template`: the key (namespace/name) of the ResourceClaimTemplate whose spec.spec,
+    the very object this store admitted, is this ResourceClaim's spec (the resourceclaim
+    controller's create): the store then does not walk that spec again
+    (write_chain.WriteChain.create); anything else is admitted in full."""
 
     obj: Mapping[str, Any]
     field_validation: str | None = None
     with_warnings: bool = False
+    template: str = ""
     reply: Reply | None = None
 
 
@@ -229,6 +234,9 @@ class UpdatePodStatus:
     condition: Mapping[str, Any] | None = None  # replaces the condition of the same type
     nominated_node_name: str | None = None  # "" clears it
     phase: str | None = None
+    # status.resourceClaimStatuses entries by pod claim name -> claim name, merged by name
+    # (the resourceclaim controller's status write; kube-apiserver's pods/status)
+    claim_statuses: Mapping[str, str] | None = None
     reply: Reply | None = None
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from actors.store.messages import Conflict, EvictPods, NotFound, RecordEvent, UpdatePodStatus
+from actors.store.messages import Conflict, EvictPods, NotFound, RecordEvent, UpdatePodStatus, refuse
 from actors.store.raw import section, set_condition
 from actors.store.reads import key_of as _key
+from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, Pod
+from framework.api.validation import duplicate, invalid, is_dns1123_subdomain
+from framework.dra.pod_claims import merged_claim_statuses
 
 
 class PodWrites:
@@ -55,6 +58,10 @@ class PodWrites:
                 status.pop("nominatedNodeName", None)
         if msg.phase is not None:
             status["phase"] = msg.phase
+        if msg.claim_statuses:
+            entries = merged_claim_statuses(status.get("resourceClaimStatuses"), msg.claim_statuses)
+            refuse(claim_status_errors(entries, pod.spec.get("resourceClaims")))
+            status["resourceClaimStatuses"] = entries
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
 
     def evict(self, msg: EvictPods, batch: Any, delete: Callable[..., Any],
@@ -75,3 +82,22 @@ class PodWrites:
                                message=msg.event_message, uid=uid), batch)
             evicted.append(True)
         return tuple(evicted)
+
+
+def claim_status_errors(entries: list[dict[str, Any]], pod_claims: Any) -> list[ValidationError]:
+    """kube-apiserver's pod status rules for status.resourceClaimStatuses: each names one
+    of spec.resourceClaims, once; a claim name is a DNS subdomain."""
+    names = {c.get("name") for c in pod_claims or [] if isinstance(c, Mapping)}
+    errors: list[ValidationError] = []
+    seen: set[Any] = set()
+    for i, entry in enumerate(entries):
+        at, name = f"status.resourceClaimStatuses[{i}].name", entry.get("name")
+        if name not in names:
+            errors.append(invalid(at, name, "must match the name of an entry in `spec.resourceClaims`"))
+        if name in seen:
+            errors.append(duplicate(at, name))
+        seen.add(name)
+        claim = entry.get("resourceClaimName")
+        if isinstance(claim, str):
+            errors += [invalid(at, claim, detail) for detail in is_dns1123_subdomain(claim)]
+    return errors

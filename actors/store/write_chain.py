@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from actors.store.claim_specs import AdmittedClaimSpecs
 from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
     kept_group_priority
 from actors.store.fields import for_new_object, for_replacement
@@ -89,13 +90,20 @@ class WriteChain:
         self._rand = rand
         self.rules = rules
         self.features = FeatureGates()  # the daemon's gates (gates.py); the Pipeline sets them on the store
+        self.claim_specs = AdmittedClaimSpecs()
 
-    def create(self, raw: Any, fv: str | None) -> Admitted:
+    def create(self, raw: Any, fv: str | None, template: str = "") -> Admitted:
+        """`template`: messages.Create's (a claim whose spec is that template's admitted one)."""
         said: list[str] = []
+        spec = self.claim_specs.proven(raw, template)
+        if spec is not None:  # admitted with its template: the rest is walked, the spec shared
+            raw = {k: v for k, v in raw.items() if k != "spec"}
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
         raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
         kind = strategy(kind_key(raw))
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
+        if spec is not None:  # defaulted with its template (defaulting is idempotent)
+            raw = {**raw, "spec": spec}
         is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"
         if is_pod:
             raw = kind.prepared(self._admit_pod(raw), self.rules.pod_create_status)  # a copy with its own spec
@@ -105,6 +113,7 @@ class WriteChain:
         obj = parsed(raw)
         if isinstance(obj, PriorityClass):
             self._admit_priority_class(obj, None)
+        self.claim_specs.note(obj)
         return Admitted(raw=raw, obj=obj, warnings=said)
 
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
@@ -123,6 +132,7 @@ class WriteChain:
         check_no_new_finalizers(raw, current.raw)
         if isinstance(obj, PriorityClass) and isinstance(current, PriorityClass):
             self._admit_priority_class(obj, current)
+        self.claim_specs.note(obj)
         return Admitted(raw=raw, obj=obj, warnings=said)
 
     def missing(self, raw: Any, fv: str | None) -> KubeObject:

@@ -90,20 +90,18 @@ def claim_from_template(pod: Pod, pod_claim: str, template: ResourceClaimTemplat
     if meta.get("labels"):
         claim_meta["labels"] = dict(meta["labels"])
     return {"apiVersion": API_VERSION, "kind": "ResourceClaim", "metadata": claim_meta,
-            "spec": dict(template.claim_spec)}
+            "spec": template.claim_spec}  # the template's own (never changed in place): see Create.template
 
 
-def with_claim_statuses(pod_raw: Mapping[str, Any], made: Mapping[str, str]) -> dict[str, Any]:
-    """The pod with `made` (pod claim name -> claim name) merged into status.resourceClaimStatuses."""
-    status = dict(pod_raw.get("status") or {})
-    entries = [dict(s) for s in status.get("resourceClaimStatuses") or [] if isinstance(s, Mapping)]
-    for entry in entries:
+def merged_claim_statuses(entries: Any, made: Mapping[str, str]) -> list[dict[str, Any]]:
+    """status.resourceClaimStatuses with `made` (pod claim name -> claim name) merged in by
+    name, as a server-side apply of the list (a map keyed by name) does."""
+    out = [dict(e) for e in entries or [] if isinstance(e, Mapping)]
+    for entry in out:
         if entry.get("name") in made:
             entry["resourceClaimName"] = made[entry["name"]]
-    known = {e.get("name") for e in entries}
-    entries += [{"name": n, "resourceClaimName": c} for n, c in made.items() if n not in known]
-    status["resourceClaimStatuses"] = entries
-    return {**pod_raw, "status": status}
+    known = {e.get("name") for e in out}
+    return out + [{"name": n, "resourceClaimName": c} for n, c in made.items() if n not in known]
 
 
 def is_pod_done(pod: Pod) -> bool:

@@ -190,7 +190,7 @@ class FreeCounts:
 
     def __init__(self, selected: Callable[[str], tuple[str, ...] | None]) -> None:
         self._selected = selected
-        self._held: frozenset[str] = frozenset()
+        self._held: AbstractSet[str] = frozenset()
         self._free: dict[str, int | None] = {}  # node -> free selected devices (None: not the fast path's)
         self._node_of: dict[str, str] = {}  # device -> its node, for the nodes counted
         # the same counts per row of one NodeTable (-1: not the fast path's), kept in step
@@ -205,25 +205,25 @@ class FreeCounts:
         tracker's (`flips`), else as the sets' symmetric difference."""
         if held is self._held:
             return
-        now = held if isinstance(held, frozenset) else frozenset(held)
-        changed: AbstractSet[str] | list[str] | None = None
+        toggled: AbstractSet[str] | None = None
         if flips is not None and self._mark is not None:
-            changed = flips[1](self._mark)
-        if changed is None:
-            changed = self._held ^ now
+            since = flips[1](self._mark)
+            if since is not None:  # each flip toggles a device: an odd count is a change
+                toggled = _odd(since[:flips[0] - self._mark])
+        if toggled is None:
+            toggled = frozenset(self._held) ^ frozenset(held)
         self._mark = flips[0] if flips is not None else None
-        free, node_of, before = self._free, self._node_of, self._held
-        for device in set(changed) if isinstance(changed, list) else changed:
-            if (device in now) == (device in before):
-                continue  # flipped and back, or no device of the counted nodes
+        free, node_of = self._free, self._node_of
+        for device in toggled:
             node = node_of.get(device)
             if node is not None:
-                step = -1 if device in now else 1
+                step = -1 if device in held else 1
                 free[node] += step  # type: ignore[operator]
                 row = self._row_of.get(node)
                 if row is not None:
                     self._rows[row] += step
-        self._held = now
+        # the tracker's set at a mark does not change; any other is copied
+        self._held = held if flips is not None or isinstance(held, frozenset) else frozenset(held)
 
     def by_row(self, table: NodeTable) -> np.ndarray:
         """of() for every row of `table` (-1 where it answers None), as one column
@@ -248,3 +248,14 @@ class FreeCounts:
             self._node_of[device] = node
         count = self._free[node] = sum(1 for d in devices if d not in self._held)
         return count
+
+
+def _odd(flips: list[str]) -> set[str]:
+    """The devices that appear an odd number of times in `flips`."""
+    odd: set[str] = set()
+    for device in flips:
+        if device in odd:
+            odd.remove(device)
+        else:
+            odd.add(device)
+    return odd

@@ -74,7 +74,7 @@ class _StateData:
         self.single: SingleRequest | None = None  # the fast path's request (device_index.py)
         self.deferred: dict[str, Any] = {}  # node -> its object: feasible by count, allocated at Reserve
         self.by_count = False  # the columnar fast path passed nodes by count: allocated at Reserve too
-        self.held: frozenset[str] = frozenset()  # the devices held at PreFilter (allocator.allocated)
+        self.held: AbstractSet[str] = frozenset()  # the devices held at PreFilter (allocator.allocated)
         self.held_mark: int | None = None  # the tracker's flip mark when they were read
 
     def clone(self) -> "_StateData":
@@ -177,8 +177,8 @@ class DynamicResources(FilterEachNode):
             if status is not None:
                 return None, status
         if to_allocate:
-            held = frozenset(self._held() if self.fast_filter
-                             else self.tracker.allocated(self._handle.list_objects("ResourceClaim")))
+            held = self._held() if self.fast_filter \
+                else self.tracker.allocated(self._handle.list_objects("ResourceClaim"))
             s.held, s.held_mark = held, (self.tracker.flip_mark if self.fast_filter else None)
             classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
             index = self._device_index()
@@ -194,10 +194,12 @@ class DynamicResources(FilterEachNode):
         return None, None
 
     def _held(self) -> AbstractSet[str]:
-        """The devices held, the claims changed since the last pod read again (DeviceTracker)."""
+        """The devices held now (shared with the tracker, copy-on-write), the claims
+        changed since the last pod read again (DeviceTracker)."""
         revision, changed = self._handle.changed_objects("ResourceClaim", self.tracker.revision)
-        return self.tracker.held_since(revision, changed, lambda key: self._handle.get_object(
+        self.tracker.held_since(revision, changed, lambda key: self._handle.get_object(
             "ResourceClaim", *key.split("/", 1)), lambda: self._handle.list_objects("ResourceClaim"))
+        return self.tracker.held_at()
 
     def _device_index(self) -> DeviceIndex:
         """The slices' index, built again only when one changed (the view's journal, else a compare)."""

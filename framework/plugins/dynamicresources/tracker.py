@@ -6,7 +6,8 @@ PreBind that the store's watch has not delivered back yet. Two pods in flight ne
 the same device: the second one's allocator sees the first one's pending allocation."""
 from __future__ import annotations
 
-from typing import AbstractSet, Any, Callable, Iterable, Mapping
+import weakref
+from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping
 
 from framework.api.dra_kinds import ResourceClaim
 from framework.dra.from_objects import allocated_devices
@@ -35,6 +36,7 @@ class DeviceTracker:
         # into the whole sequence; the oldest are dropped past _FLIPS_KEPT)
         self._flips: list[str] = []
         self._flips_base = 0  # the mark of _flips[0]
+        self._snapshots: "weakref.WeakSet[HeldAt]" = weakref.WeakSet()  # held_at()'s not yet copied
         # held_since(): the view as last read (key -> uid, uid -> claim), the view's revision
         # then (None: read it all next time), and the uids whose in-flight or written
         # allocation changed since
@@ -159,10 +161,20 @@ class DeviceTracker:
             return None
         return self._flips[mark - self._flips_base:]
 
+    def held_at(self) -> "HeldAt":
+        """The devices held now, as a set that stays what it is now while the tracker
+        moves on (copy-on-write: copied only when read after a device flipped)."""
+        snapshot = HeldAt(self, self.flip_mark)
+        self._snapshots.add(snapshot)
+        return snapshot
+
     def _flipped(self, device: str) -> None:
         self._flips.append(device)
         if len(self._flips) > _FLIPS_KEPT:
             drop = len(self._flips) // 2
+            for snapshot in list(self._snapshots):  # their flips are about to go: copy them now
+                if snapshot.mark < self._flips_base + drop:
+                    snapshot.freeze()
             del self._flips[:drop]
             self._flips_base += drop
 
@@ -189,3 +201,52 @@ class DeviceTracker:
             else:
                 del self._holders[device]
                 self._flipped(device)
+
+
+class HeldAt(AbstractSet[str]):
+    """DeviceTracker's held devices at one flip mark: the tracker's live set while no
+    device has flipped since the mark, else a copy made once from the live set and the
+    flips since (a device flipped an odd number of times was the other way then)."""
+
+    __slots__ = ("_tracker", "mark", "_frozen", "__weakref__")
+    __hash__ = object.__hash__  # by identity (the tracker keeps them in a WeakSet)
+
+    def __init__(self, tracker: DeviceTracker, mark: int) -> None:
+        self._tracker = tracker
+        self.mark = mark
+        self._frozen: frozenset[str] | None = None
+
+    def __contains__(self, device: object) -> bool:
+        frozen = self._frozen
+        if frozen is None:
+            t = self._tracker
+            if t._flips_base + len(t._flips) == self.mark:
+                return device in t._holders
+            frozen = self.freeze()
+        return device in frozen
+
+    def _now(self) -> AbstractSet[str]:
+        t = self._tracker
+        if self._frozen is None and t._flips_base + len(t._flips) == self.mark:
+            return t._holders.keys()
+        return self.freeze()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._now()))
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    def freeze(self) -> frozenset[str]:
+        """The set as a copy of its own from now on."""
+        if self._frozen is None:
+            t = self._tracker
+            flips = t.flips_since(self.mark)
+            assert flips is not None, "the tracker copies a snapshot before dropping its flips"
+            toggled: set[str] = set()
+            for device in flips:
+                toggled ^= {device}
+            live = t._holders
+            self._frozen = frozenset([d for d in live if d not in toggled] + [d for d in toggled if d not in live])
+            t._snapshots.discard(self)
+        return self._frozen
