@@ -32,7 +32,7 @@ class ClassWakes:
         self._last_failure = last_failure  # ns: when the queue last took back a failed pod
         # Parked classes whose covered members upstream would still retry, each in its
         # turn among the other pods after the failure that parked it: the pods
-        # popped meanwhile are recorded on the class (PodClass.turns).
+        # popped meanwhile are recorded on the class (Round.turns).
         self._open: dict[int, PodClass] = {}
         self.woken_pods = 0
         self.woken_classes = 0
@@ -70,7 +70,7 @@ class ClassWakes:
                                initial_attempt_timestamp=qpi.initial_attempt_timestamp)
         for key, cls in list(self._open.items()):
             if cls.count:
-                cls.turns.append((popped, self._last_failure()))
+                cls.current.turns.append((popped, self._last_failure()))
             else:  # every member left: nothing to place
                 del self._open[key]
 
@@ -84,7 +84,7 @@ class ClassWakes:
         """The queue reached the rest of the class's covered members (a wake): they
         count as failed just after the last failure it took back."""
         if self._open.pop(id(cls), None) is not None:
-            cls.parked_at = max(cls.parked_at, self._last_failure())
+            cls.current.placed_at = max(cls.current.placed_at, self._last_failure())
 
     def assumed(self, key: str, now_ns: int) -> None:
         """A scheduling cycle assumed `key`: if it leads a class, the next follows."""

@@ -134,10 +134,10 @@ class UnschedulablePool:
             if top is None or top[0] >= before_ns:
                 return out
             heapq.heappop(self._timeouts)
-            share = self.classes.share_of(top[2])
-            if share is not None and share.rounds > 0 and share.parked_at > top[0]:
+            share = self.classes.share_of(top[2], self._entries[top[2]])
+            if share is not None and share.rounds > 0 and share.timestamp > top[0]:
                 # Its class failed since (as it would have): it waits from then.
-                heapq.heappush(self._timeouts, (share.parked_at, top[1], top[2]))
+                heapq.heappush(self._timeouts, (share.timestamp, top[1], top[2]))
                 continue
             qpi = self.pop(top[2])
             assert qpi is not None
