@@ -29,20 +29,32 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterator
 
+from actors.queue.requeue_hints import Strategy
 from framework.interface import QueuedPodInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A pod the queue popped while a class was parked after a failure."""
+
+    popped: QueuedPodInfo  # as it was in the queue (timestamp, attempts before the pop)
+    failed_before: int  # ns: the last failure the queue took back before this pop
+    from_backoff: bool  # popped from backoffQ (activeQ was empty)
+    flushed_at: int  # ns: the last backoff flush before this pop
 
 
 @dataclass(slots=True, eq=False)
 class Round:
     """One failure of a class, and when each member it covered had its own
     (failed) turn upstream: just after the last failure before the first pod
-    popped meanwhile that the queue's order puts behind the member; else at
-    `placed_at`."""
+    popped meanwhile that the queue would have taken after the member (in
+    activeQ by the QueueSort, in backoffQ by expiry, activeQ first); else just
+    after `placed_at`."""
 
     placed_at: int  # ns: the failure; then when the queue reached the class's last members
-    # The pods the queue popped while the class was parked, each with the time of
-    # the last failure before that pop.
-    turns: list[tuple[QueuedPodInfo, int]] = field(default_factory=list)
+    woken_at: int  # ns: the wake this failure ended (its members went to activeQ or backoffQ then)
+    strategy: int  # that wake's requeue strategy
+    turns: list[Turn] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -63,9 +75,10 @@ class PodClass:
     covered: int = 0  # while awake: its first `covered` segments follow the one out
     rounds: int = 0  # failures of the class; a member's share is rounds minus its base
     last_cycle: int = 0  # the scheduling cycle of the last failure
+    woken_at: int = 0  # ns: while awake, when the wake came
     # Round n (1..rounds) for every n a live member still has to count (the ones
     # after its base); rounds[0] is the empty round before the first failure.
-    history: dict[int, Round] = field(default_factory=lambda: {0: Round(0)})
+    history: dict[int, Round] = field(default_factory=lambda: {0: Round(0, 0, 0)})
     bases: dict[int, int] = field(default_factory=dict)  # base -> live members with it
     low: int = 0  # no live member has a base below it; history before low + 1 is dropped
 
@@ -139,46 +152,65 @@ class ClassIndex:
         self._set_base(cls, key, cls.rounds + (1 if cls.awake else 0))
         return cls
 
-    def _timestamp_of(self, cls: PodClass, base: int, qpi: QueuedPodInfo) -> int:
+    def _timestamp_of(self, cls: PodClass, base: int, qpi: QueuedPodInfo, upto: int) -> int:
         """The queue timestamp `qpi` (a member, as put) has after the class's
         failures since `base`: round by round, its turn among the pods popped in
-        that round, ordered by the timestamp the rounds before gave it. A round
-        in which no pod was popped places every member alike, so the replay
-        starts at the last such round: O(1) when the queue ran empty after each
-        failure (the steady state), else the rounds since, times their pops."""
-        start = cls.rounds
+        that round, placed by the timestamp and attempts the rounds before gave
+        it. A round in which no pod was popped places every member alike, so the
+        replay starts at the last such round: O(1) when the queue ran empty after
+        each failure (the steady state), else the rounds since, times their pops.
+        Rounds after `upto` are not counted."""
+        start = upto
         while start > base + 1 and cls.history[start].turns:
             start -= 1
+        start = max(start, base + 1)
         own = qpi.timestamp
         ts = own
         try:
-            for n in range(max(start, base + 1), cls.rounds + 1):
-                ts = max(ts, self._turn_in(cls.history[n], qpi))
+            for n in range(start, upto + 1):
+                ts = max(ts, self._turn_in(cls.history[n], qpi, qpi.attempts + n - 1 - base))
                 qpi.timestamp = ts
         finally:
             qpi.timestamp = own
         return ts
 
-    def _turn_in(self, rnd: Round, qpi: QueuedPodInfo) -> int:
-        if self._less is not None:
-            for popped, failed_before in rnd.turns:
-                if self._less(qpi, popped):
-                    return failed_before
-        return rnd.placed_at
+    def _turn_in(self, rnd: Round, qpi: QueuedPodInfo, attempts: int) -> int:
+        """When `qpi` (its timestamp and `attempts` before the round) failed in
+        the round: one ns after the last failure before the first pod popped
+        behind it (its own failure came between them, and after every failure
+        before it)."""
+        if rnd.turns:
+            expiry = qpi.timestamp + self._backoff_of(attempts)
+            for turn in rnd.turns:
+                if self._precedes(qpi, expiry, rnd, turn):
+                    return turn.failed_before + 1
+        return rnd.placed_at + 1
 
-    def share_of(self, key: str, qpi: QueuedPodInfo) -> Share | None:
-        """`key`'s (its record `qpi`, as put) share of its class's failures so far
-        (None: no class)."""
+    def _precedes(self, qpi: QueuedPodInfo, expiry: int, rnd: Round, turn: Turn) -> bool:
+        """Whether upstream's queue held `qpi` (backoff expiry `expiry`) before
+        `turn.popped`: it sat in activeQ (moved there at the wake, or flushed
+        since), or both in backoffQ with its expiry first."""
+        active = rnd.strategy == Strategy.IMMEDIATELY or expiry < max(rnd.woken_at, turn.flushed_at)
+        popped = turn.popped
+        if turn.from_backoff:
+            return active or expiry < popped.timestamp + self._backoff_of(popped.attempts)
+        return active and (self._less is None or self._less(qpi, popped))
+
+    def share_of(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
+        """`key`'s (its record `qpi`, as put) share of its class's failures so far,
+        or up to round `upto` (None: no class)."""
         cls = self._of.get(key)
         if cls is None:
             return None
         base = self._base[key]
-        return Share(cls.rounds - base, self._timestamp_of(cls, base, qpi), cls.last_cycle)
+        upto = cls.rounds if upto is None else upto
+        return Share(upto - base, self._timestamp_of(cls, base, qpi, upto), cls.last_cycle)
 
-    def leave(self, key: str, qpi: QueuedPodInfo) -> Share | None:
+    def leave(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
         """`key` (its record `qpi`, as put) leaves the pool: its share of its
-        class's failures (None: no class), each counted at its turn."""
-        share = self.share_of(key, qpi)
+        class's failures (None: no class), each counted at its turn; with `upto`,
+        of the rounds up to that one only."""
+        share = self.share_of(key, qpi, upto)
         if share is None:
             return None
         cls = self._of.pop(key)
@@ -187,6 +219,38 @@ class ClassIndex:
         self._set_base(cls, key, None)
         self._drop_if_idle(cls)
         return share
+
+    def unreached(self, cls: PodClass, entry: Callable[[str], QueuedPodInfo | None]) -> list[str]:
+        """The members the class's last failure covered that upstream's queue had
+        not popped yet (none of the pods popped since is behind them): they still
+        sit in activeQ or backoffQ there, untouched by that failure. A suffix of
+        the covered members, in class order, found from the back."""
+        out: list[str] = []
+        last = cls.rounds
+        for seg in reversed(cls.segments):
+            for key, seq in reversed(seg):
+                if self._of.get(key) is not cls or self._seq[key] != seq or self._base[key] >= last:
+                    continue  # left, or joined after the failure
+                qpi = entry(key)
+                assert qpi is not None
+                if self._reached(cls, self._base[key], qpi):
+                    out.reverse()
+                    return out
+                out.append(key)
+        out.reverse()
+        return out
+
+    def _reached(self, cls: PodClass, base: int, qpi: QueuedPodInfo) -> bool:
+        rnd = cls.current
+        if not rnd.turns:
+            return False
+        own = qpi.timestamp
+        qpi.timestamp = self._timestamp_of(cls, base, qpi, cls.rounds - 1)
+        try:
+            expiry = qpi.timestamp + self._backoff_of(qpi.attempts + cls.rounds - 1 - base)
+            return any(self._precedes(qpi, expiry, rnd, turn) for turn in rnd.turns)
+        finally:
+            qpi.timestamp = own
 
     def _set_base(self, cls: PodClass, key: str, base: int | None) -> None:
         """Count `key`'s base (None: it left) and drop the rounds no member counts any more."""
@@ -219,8 +283,8 @@ class ClassIndex:
         self._clean_front(cls)
         return cls.segments[0][0][0] if cls.segments and cls.covered else None
 
-    def wake(self, cls: PodClass, out: str, strategy: int) -> None:
-        cls.awake, cls.covered = strategy, len(cls.segments)
+    def wake(self, cls: PodClass, out: str, strategy: int, now_ns: int) -> None:
+        cls.awake, cls.covered, cls.woken_at = strategy, len(cls.segments), now_ns
         self.lead(cls, out)
 
     def lead(self, cls: PodClass, out: str) -> None:
@@ -236,9 +300,9 @@ class ClassIndex:
         failure, so they go behind the failed member (`reattach`, once it is put)."""
         self._out.pop(cls.out, None)
         tail = [cls.segments.popleft() for _ in range(min(cls.covered, len(cls.segments)))]
-        cls.awake, cls.out, cls.covered = 0, "", 0
         cls.rounds += 1
-        cls.history[cls.rounds] = Round(now_ns)
+        cls.history[cls.rounds] = Round(now_ns, cls.woken_at, cls.awake)
+        cls.awake, cls.out, cls.covered = 0, "", 0
         slot = (cls.key, self._backoff_of(cls.attempts))
         if self._joinable.get(slot) is cls:
             del self._joinable[slot]

@@ -102,7 +102,9 @@ class UnschedulablePool:
             if self.hint_index is not None:
                 self.hint_index.add(key, qpi)
 
-    def pop(self, key: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
+    def pop(self, key: str, default: QueuedPodInfo | None = None, upto: int | None = None) -> QueuedPodInfo | None:
+        """Remove the entry; a class member takes its share of its class's
+        failures (up to round `upto`, if given)."""
         qpi = self._entries.pop(key, None)
         if qpi is None:
             return default
@@ -110,7 +112,7 @@ class UnschedulablePool:
         self._gated.discard(key)
         if self._movable.pop(key, None) is not None and self.hint_index is not None:
             self.hint_index.discard(key)
-        share = self.classes.leave(key, qpi)
+        share = self.classes.leave(key, qpi, upto)
         if share is not None:
             share.apply(qpi)
         # Its timeout entry goes stale; dropped when it reaches the top or on compaction.

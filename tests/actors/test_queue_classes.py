@@ -105,6 +105,7 @@ def test_a_failure_parks_the_class_and_each_member_counts_it_as_its_own_attempt(
     b.unschedulable_plugins = {"NodeResourcesFit"}
     assert q.add_unschedulable_if_not_present(b, 101.0) == "unschedulable"
     assert q.where("default/c") == "unschedulable"  # parked with the class: b failed in the world c would see
+    assert q.pop() is None  # upstream's queue would now pop c, and it fails as b did
     # The next wake: b leads (it failed first; upstream retried c after it), c follows
     # with the failure it shares counted.
     q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
@@ -114,6 +115,22 @@ def test_a_failure_parks_the_class_and_each_member_counts_it_as_its_own_attempt(
     c = q.pop()
     assert c is not None and c.pod.name == "c"
     assert c.attempts == 3  # its own first attempt, the class's failure at 101 s, this pop
+
+
+def test_a_member_the_queue_had_not_reached_before_the_next_wake_goes_first_without_the_failure() -> None:
+    q, _ = woken_class(["a", "b", "c"])
+    q.assumed("default/a", 100.0)
+    b = q.pop()
+    assert b is not None and b.pod.name == "b"
+    b.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(b, 101.0)
+    # The wake comes before the next pop: upstream's c still sat in activeQ,
+    # queued since 0 s with one attempt, ahead of b (101 s).
+    q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
+    c = q.pop()
+    assert c is not None and c.pod.name == "c" and c.attempts == 2
+    again = q.pop()
+    assert again is not None and again.pod.name == "b" and again.attempts == 3
 
 
 def test_an_event_every_rejector_declares_monotone_does_not_wake_the_class() -> None:
