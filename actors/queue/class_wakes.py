@@ -72,7 +72,7 @@ class ClassWakes:
         if not self._open:
             return
         popped = QueuedPodInfo(pod=qpi.pod, timestamp=qpi.timestamp, attempts=qpi.attempts,
-                               initial_attempt_timestamp=qpi.initial_attempt_timestamp)
+                               initial_attempt_timestamp=qpi.initial_attempt_timestamp, tie=qpi.tie)
         turn = Turn(popped, self.last_failure_ns, from_backoff, self.last_flush_ns)
         for key, cls in list(self._open.items()):
             if cls.count:

@@ -94,6 +94,7 @@ class Share:
     rounds: int
     timestamp: int  # ns: its queue timestamp after them (that of its turn in the last)
     last_cycle: int
+    put: int  # its put seq in the pool: its order among members placed at one instant
 
     def apply(self, qpi: QueuedPodInfo) -> None:
         """As if it had been attempted with the class each time: the attempts, the
@@ -102,6 +103,7 @@ class Share:
             return
         qpi.attempts += self.rounds
         qpi.timestamp = max(qpi.timestamp, self.timestamp)
+        qpi.tie = self.put
         qpi.backoff_expiration = None
         qpi.popped_cycle = max(qpi.popped_cycle, self.last_cycle)
 
@@ -189,12 +191,19 @@ class ClassIndex:
     def _precedes(self, qpi: QueuedPodInfo, expiry: int, rnd: Round, turn: Turn) -> bool:
         """Whether upstream's queue held `qpi` (backoff expiry `expiry`) before
         `turn.popped`: it sat in activeQ (moved there at the wake, or flushed
-        since), or both in backoffQ with its expiry first."""
+        since), or both in backoffQ with its expiry first. Equal keys are a
+        placement at one instant: the earlier put goes first (PodHeap's tie)."""
         active = rnd.strategy == Strategy.IMMEDIATELY or expiry < max(rnd.woken_at, turn.flushed_at)
         popped = turn.popped
+        tie = 0 < self._seq[qpi.pod.key] < popped.tie
         if turn.from_backoff:
-            return active or expiry < popped.timestamp + self._backoff_of(popped.attempts)
-        return active and (self._less is None or self._less(qpi, popped))
+            popped_expiry = popped.timestamp + self._backoff_of(popped.attempts)
+            return active or expiry < popped_expiry or (expiry == popped_expiry and tie)
+        if not active:
+            return False
+        if self._less is None:
+            return True
+        return self._less(qpi, popped) or (tie and not self._less(popped, qpi))
 
     def share_of(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
         """`key`'s (its record `qpi`, as put) share of its class's failures so far,
@@ -204,7 +213,7 @@ class ClassIndex:
             return None
         base = self._base[key]
         upto = cls.rounds if upto is None else upto
-        return Share(upto - base, self._timestamp_of(cls, base, qpi, upto), cls.last_cycle)
+        return Share(upto - base, self._timestamp_of(cls, base, qpi, upto), cls.last_cycle, self._seq[key])
 
     def leave(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
         """`key` (its record `qpi`, as put) leaves the pool: its share of its

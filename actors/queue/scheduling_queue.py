@@ -252,7 +252,7 @@ class SchedulingQueue:
         """A pod taken out of its sub-queue for an attempt: in flight, a copy handed out."""
         self.classes.popping(qpi, from_backoff)
         qpi.attempts += 1
-        qpi.backoff_expiration = None
+        qpi.backoff_expiration, qpi.tie = None, 0
         # The next attempt records its own rejectors (upstream's Pop clears both sets).
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()

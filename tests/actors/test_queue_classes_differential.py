@@ -145,6 +145,13 @@ async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template
 # turn in the second is after q3's (the timestamp its first failure gave it).
 @example(seed=0, nodes=[("1", False)], templates=[("1", False, 0), ("1", True, 0)], queued=[0, 0, 0, 1, 0],
          steps=[("complete", 0)] * 4)
+# Three classes, two priorities: q5-q8 (priority 10) and q9 (0) are counted failed
+# at one instant (just after q4's failure, before q10 was popped); upstream failed
+# them one by one in backoff order, so the later rounds keep q6 before q9.
+@example(seed=1646, nodes=[("1", False)], templates=[("1", False, 0), ("1", True, 0), ("1", True, 10), ("1", True, 10)],
+         queued=[2, 3, 3, 2, 0, 3, 3, 3, 3, 0, 1],
+         steps=[("node", "3", False), ("untaint", 5), ("queue", 2), ("node", "3", False), ("queue", 2), ("complete", 2),
+                ("complete", 25), ("complete", 18), ("tick", 11.3)])
 async def test_classes_on_and_off_bind_the_same_pods_to_the_same_nodes(seed, nodes, templates, queued, steps) -> None:
     on = await _run(True, seed, nodes, templates, queued, steps)
     off = await _run(False, seed, nodes, templates, queued, steps)
