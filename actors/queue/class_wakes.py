@@ -119,7 +119,8 @@ class ClassWakes:
                 self.index.release(cls)
                 return
             self.index.lead(cls, nxt)
-            self._move(nxt, cls.awake, now_ns)
+            # Where upstream's wake put it, flushed since: not where a move now would.
+            self._move(nxt, cls.awake, max(cls.woken_at, self.last_flush_ns))
             if self._waiting(nxt):
                 return
 
@@ -129,7 +130,7 @@ class ClassWakes:
         the failed member first, then the members the wake covered (each failed
         after it, as upstream retries them). If the pod now has another class key
         (other rejectors), those members take it too: they would have failed the
-        same way."""
+        same way, in their turns."""
         cls = self.index.led_by(qpi.pod.key)
         if cls is None:
             return False
@@ -142,11 +143,20 @@ class ClassWakes:
         new_key = self._class_key(qpi) if self._class_key is not None else None
         if new_key is None or new_key == cls.key:
             return True
-        for key in self.index.live_in(cls, tail):
-            member = self.pool.pop(key)
+        # The covered members stay (their turns in this failure are yet to be
+        # placed) and the class takes the new key; members that joined while it
+        # was awake did not fail with it and go to a class of the old key.
+        covered = set(self.index.live_in(cls, tail))
+        later = [k for k in self.index.live_in(cls, list(cls.segments)) if k not in covered]
+        self.index.rekey(cls, new_key)
+        for key in covered:
+            member = self.pool.get(key)
             assert member is not None
             member.unschedulable_plugins = set(qpi.unschedulable_plugins)
             member.pending_plugins = set(qpi.pending_plugins)
+        for key in later:
+            member = self.pool.pop(key)
+            assert member is not None
             self.pool.put(member)
         return True
 

@@ -322,6 +322,14 @@ class ClassIndex:
         cls.last_cycle = max(cls.last_cycle, cycle)
         return tail
 
+    def rekey(self, cls: PodClass, key: Hashable) -> None:
+        """The class's members now have another class key; new pods no longer
+        join it under the old one."""
+        slot = (cls.key, self._backoff_of(cls.attempts))
+        if self._joinable.get(slot) is cls:
+            del self._joinable[slot]
+        cls.key = key
+
     def reattach(self, cls: PodClass, tail: list[deque[tuple[str, int]]]) -> None:
         cls.segments.extend(tail)
         self._drop_if_idle(cls)
