@@ -234,3 +234,8 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     backoff_expiration: int | None = None
     popped_cycle: int = 0  # the queue's scheduling cycle when it was last popped (0: never)
+    # Among pods with equal sort keys, the order of their puts in the unschedulable
+    # pool (0: none, then by push order): a queue that counts one instant for many
+    # pods' failures (actors/queue/pod_classes.py) keeps the order their own,
+    # distinct failure times would have given them.
+    tie: int = 0

@@ -24,4 +24,5 @@ def handed_over(qpi: QueuedPodInfo) -> QueuedPodInfo:
         gating_plugin=qpi.gating_plugin,
         backoff_expiration=qpi.backoff_expiration,
         popped_cycle=qpi.popped_cycle,
+        tie=qpi.tie,
     )

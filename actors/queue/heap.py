@@ -78,4 +78,5 @@ class _Entry:
             return True
         if self.less(other.qpi, self.qpi):
             return False
-        return self.seq < other.seq
+        a, b = self.qpi.tie, other.qpi.tie
+        return a < b if a and b and a != b else self.seq < other.seq

@@ -16,7 +16,8 @@ is not about one of them. So:
   follows it with the same strategy; when the member out fails again, the class
   parks: every member it covered counts that failure as its own (the attempt
   upstream would have made for it, in the same cluster state) lazily, when it
-  leaves the pool (`rounds`), and waits for a new event.
+  leaves the pool (`rounds`, each `Round` keeping when its members had their
+  turns), and waits for a new event.
 
 A completion costs O(classes woken), not O(pods queued). The queue keeps the
 members in the pool (`UnschedulablePool`), so every other path (delete, update,
@@ -28,7 +29,32 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterator
 
+from actors.queue.requeue_hints import Strategy
 from framework.interface import QueuedPodInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A pod the queue popped while a class was parked after a failure."""
+
+    popped: QueuedPodInfo  # as it was in the queue (timestamp, attempts before the pop)
+    failed_before: int  # ns: the last failure the queue took back before this pop
+    from_backoff: bool  # popped from backoffQ (activeQ was empty)
+    flushed_at: int  # ns: the last backoff flush before this pop
+
+
+@dataclass(slots=True, eq=False)
+class Round:
+    """One failure of a class, and when each member it covered had its own
+    (failed) turn upstream: just after the last failure before the first pod
+    popped meanwhile that the queue would have taken after the member (in
+    activeQ by the QueueSort, in backoffQ by expiry, activeQ first); else just
+    after `placed_at`."""
+
+    placed_at: int  # ns: the failure; then when the queue reached the class's last members
+    woken_at: int  # ns: the wake this failure ended (its members went to activeQ or backoffQ then)
+    strategy: int  # that wake's requeue strategy
+    turns: list[Turn] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -48,12 +74,17 @@ class PodClass:
     out: str = ""  # while awake: the member out of the pool (activeQ, backoffQ or in flight)
     covered: int = 0  # while awake: its first `covered` segments follow the one out
     rounds: int = 0  # failures of the class; a member's share is rounds minus its base
-    parked_at: int = 0  # ns: when the last failure parked it (then: when the queue reached its last members)
     last_cycle: int = 0  # the scheduling cycle of the last failure
-    # The pods the queue popped since the last failure parked it, each with the
-    # time of the last failure before that pop: a member that upstream's queue put
-    # before such a pod had its (failed) turn by then.
-    turns: list[tuple[QueuedPodInfo, int]] = field(default_factory=list)
+    woken_at: int = 0  # ns: while awake, when the wake came
+    # Round n (1..rounds) for every n a live member still has to count (the ones
+    # after its base); rounds[0] is the empty round before the first failure.
+    history: dict[int, Round] = field(default_factory=lambda: {0: Round(0, 0, 0)})
+    bases: dict[int, int] = field(default_factory=dict)  # base -> live members with it
+    low: int = 0  # no live member has a base below it; history before low + 1 is dropped
+
+    @property
+    def current(self) -> Round:
+        return self.history[self.rounds]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +92,18 @@ class Share:
     """What a member leaving the pool takes of its class's failures."""
 
     rounds: int
-    parked_at: int
+    timestamp: int  # ns: its queue timestamp after them (that of its turn in the last)
     last_cycle: int
+    put: int  # its put seq in the pool: its order among members placed at one instant
 
     def apply(self, qpi: QueuedPodInfo) -> None:
         """As if it had been attempted with the class each time: the attempts, the
-        queue timestamp of the last failure, the cycle of it."""
+        queue timestamp of its last failure, the cycle of it."""
         if self.rounds <= 0:
             return
         qpi.attempts += self.rounds
-        qpi.timestamp = max(qpi.timestamp, self.parked_at)
+        qpi.timestamp = max(qpi.timestamp, self.timestamp)
+        qpi.tie = self.put
         qpi.backoff_expiration = None
         qpi.popped_cycle = max(qpi.popped_cycle, self.last_cycle)
 
@@ -118,35 +151,132 @@ class ClassIndex:
         cls.count += 1
         self._of[key] = cls
         self._seq[key] = seq
-        self._base[key] = cls.rounds + (1 if cls.awake else 0)
+        self._set_base(cls, key, cls.rounds + (1 if cls.awake else 0))
         return cls
 
-    def _turn_of(self, cls: PodClass, qpi: QueuedPodInfo) -> int:
-        """When the member `qpi` had its turn after the class's last failure: just
-        after the last failure before the first pop of a pod it precedes in the
-        queue; else when the queue reached the class's last members."""
-        if self._less is not None:
-            for popped, failed_before in cls.turns:
-                if self._less(qpi, popped):
-                    return failed_before
-        return cls.parked_at
+    def _timestamp_of(self, cls: PodClass, base: int, qpi: QueuedPodInfo, upto: int) -> int:
+        """The queue timestamp `qpi` (a member, as put) has after the class's
+        failures since `base`: round by round, its turn among the pods popped in
+        that round, placed by the timestamp and attempts the rounds before gave
+        it. A round in which no pod was popped places every member alike, so the
+        replay starts at the last such round: O(1) when the queue ran empty after
+        each failure (the steady state), else the rounds since, times their pops.
+        Rounds after `upto` are not counted."""
+        start = upto
+        while start > base + 1 and cls.history[start].turns:
+            start -= 1
+        start = max(start, base + 1)
+        own = qpi.timestamp
+        ts = own
+        try:
+            for n in range(start, upto + 1):
+                ts = max(ts, self._turn_in(cls.history[n], qpi, qpi.attempts + n - 1 - base))
+                qpi.timestamp = ts
+        finally:
+            qpi.timestamp = own
+        return ts
 
-    def share_of(self, key: str) -> Share | None:
-        """`key`'s share of its class's failures so far (None: no class)."""
+    def _turn_in(self, rnd: Round, qpi: QueuedPodInfo, attempts: int) -> int:
+        """When `qpi` (its timestamp and `attempts` before the round) failed in
+        the round: one ns after the last failure before the first pod popped
+        behind it (its own failure came between them, and after every failure
+        before it)."""
+        if rnd.turns:
+            expiry = qpi.timestamp + self._backoff_of(attempts)
+            for turn in rnd.turns:
+                if self._precedes(qpi, expiry, rnd, turn):
+                    return turn.failed_before + 1
+        return rnd.placed_at + 1
+
+    def _precedes(self, qpi: QueuedPodInfo, expiry: int, rnd: Round, turn: Turn) -> bool:
+        """Whether upstream's queue held `qpi` (backoff expiry `expiry`) before
+        `turn.popped`: it sat in activeQ (moved there at the wake, or flushed
+        since), or both in backoffQ with its expiry first. Equal keys are a
+        placement at one instant: the earlier put goes first (PodHeap's tie)."""
+        active = rnd.strategy == Strategy.IMMEDIATELY or expiry < max(rnd.woken_at, turn.flushed_at)
+        popped = turn.popped
+        tie = 0 < self._seq[qpi.pod.key] < popped.tie
+        if turn.from_backoff:
+            popped_expiry = popped.timestamp + self._backoff_of(popped.attempts)
+            return active or expiry < popped_expiry or (expiry == popped_expiry and tie)
+        if not active:
+            return False
+        if self._less is None:
+            return True
+        return self._less(qpi, popped) or (tie and not self._less(popped, qpi))
+
+    def share_of(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
+        """`key`'s (its record `qpi`, as put) share of its class's failures so far,
+        or up to round `upto` (None: no class)."""
         cls = self._of.get(key)
-        return None if cls is None else Share(cls.rounds - self._base[key], cls.parked_at, cls.last_cycle)
-
-    def leave(self, key: str, qpi: QueuedPodInfo) -> Share | None:
-        """`key` (its record `qpi`, as put) leaves the pool: its share of its
-        class's failures (None: no class), the last counted at its turn."""
-        cls = self._of.pop(key, None)
         if cls is None:
             return None
+        base = self._base[key]
+        upto = cls.rounds if upto is None else upto
+        return Share(upto - base, self._timestamp_of(cls, base, qpi, upto), cls.last_cycle, self._seq[key])
+
+    def leave(self, key: str, qpi: QueuedPodInfo, upto: int | None = None) -> Share | None:
+        """`key` (its record `qpi`, as put) leaves the pool: its share of its
+        class's failures (None: no class), each counted at its turn; with `upto`,
+        of the rounds up to that one only."""
+        share = self.share_of(key, qpi, upto)
+        if share is None:
+            return None
+        cls = self._of.pop(key)
         del self._seq[key]
         cls.count -= 1
-        share = Share(cls.rounds - self._base.pop(key), self._turn_of(cls, qpi), cls.last_cycle)
+        self._set_base(cls, key, None)
         self._drop_if_idle(cls)
         return share
+
+    def unreached(self, cls: PodClass, entry: Callable[[str], QueuedPodInfo | None]) -> list[str]:
+        """The members the class's last failure covered that upstream's queue had
+        not popped yet (none of the pods popped since is behind them): they still
+        sit in activeQ or backoffQ there, untouched by that failure. A suffix of
+        the covered members, in class order, found from the back."""
+        out: list[str] = []
+        last = cls.rounds
+        for seg in reversed(cls.segments):
+            for key, seq in reversed(seg):
+                if self._of.get(key) is not cls or self._seq[key] != seq or self._base[key] >= last:
+                    continue  # left, or joined after the failure
+                qpi = entry(key)
+                assert qpi is not None
+                if self._reached(cls, self._base[key], qpi):
+                    out.reverse()
+                    return out
+                out.append(key)
+        out.reverse()
+        return out
+
+    def _reached(self, cls: PodClass, base: int, qpi: QueuedPodInfo) -> bool:
+        rnd = cls.current
+        if not rnd.turns:
+            return False
+        own = qpi.timestamp
+        qpi.timestamp = self._timestamp_of(cls, base, qpi, cls.rounds - 1)
+        try:
+            expiry = qpi.timestamp + self._backoff_of(qpi.attempts + cls.rounds - 1 - base)
+            return any(self._precedes(qpi, expiry, rnd, turn) for turn in rnd.turns)
+        finally:
+            qpi.timestamp = own
+
+    def _set_base(self, cls: PodClass, key: str, base: int | None) -> None:
+        """Count `key`'s base (None: it left) and drop the rounds no member counts any more."""
+        old = self._base.pop(key, None)
+        if old is not None:
+            left = cls.bases[old] - 1
+            if left:
+                cls.bases[old] = left
+            else:
+                del cls.bases[old]
+        if base is not None:
+            self._base[key] = base
+            cls.bases[base] = cls.bases.get(base, 0) + 1
+            cls.low = min(cls.low, base)
+        while cls.low + 1 < cls.rounds and cls.low not in cls.bases:
+            cls.low += 1
+            cls.history.pop(cls.low, None)
 
     def parked(self) -> Iterator[PodClass]:
         """The classes an event may wake (parked, with members)."""
@@ -162,8 +292,8 @@ class ClassIndex:
         self._clean_front(cls)
         return cls.segments[0][0][0] if cls.segments and cls.covered else None
 
-    def wake(self, cls: PodClass, out: str, strategy: int) -> None:
-        cls.awake, cls.covered = strategy, len(cls.segments)
+    def wake(self, cls: PodClass, out: str, strategy: int, now_ns: int) -> None:
+        cls.awake, cls.covered, cls.woken_at = strategy, len(cls.segments), now_ns
         self.lead(cls, out)
 
     def lead(self, cls: PodClass, out: str) -> None:
@@ -179,9 +309,9 @@ class ClassIndex:
         failure, so they go behind the failed member (`reattach`, once it is put)."""
         self._out.pop(cls.out, None)
         tail = [cls.segments.popleft() for _ in range(min(cls.covered, len(cls.segments)))]
-        cls.awake, cls.out, cls.covered = 0, "", 0
         cls.rounds += 1
-        cls.turns = []
+        cls.history[cls.rounds] = Round(now_ns, cls.woken_at, cls.awake)
+        cls.awake, cls.out, cls.covered = 0, "", 0
         slot = (cls.key, self._backoff_of(cls.attempts))
         if self._joinable.get(slot) is cls:
             del self._joinable[slot]
@@ -189,9 +319,16 @@ class ClassIndex:
         # The failed member joins it again (its attempts are the class's now); a
         # class of later pods at that backoff takes new members no more.
         self._joinable[(cls.key, self._backoff_of(cls.attempts))] = cls
-        cls.parked_at = max(cls.parked_at, now_ns)
         cls.last_cycle = max(cls.last_cycle, cycle)
         return tail
+
+    def rekey(self, cls: PodClass, key: Hashable) -> None:
+        """The class's members now have another class key; new pods no longer
+        join it under the old one."""
+        slot = (cls.key, self._backoff_of(cls.attempts))
+        if self._joinable.get(slot) is cls:
+            del self._joinable[slot]
+        cls.key = key
 
     def reattach(self, cls: PodClass, tail: list[deque[tuple[str, int]]]) -> None:
         cls.segments.extend(tail)
@@ -215,7 +352,7 @@ class ClassIndex:
         # Members that joined while it was awake (all behind what it covered) keep
         # no share of a failure that did not happen.
         for key in self.live_in(cls, list(cls.segments)[cls.covered:]):
-            self._base[key] = min(self._base[key], cls.rounds)
+            self._set_base(cls, key, min(self._base[key], cls.rounds))
         cls.awake, cls.out, cls.covered = 0, "", 0
         self._drop_if_idle(cls)
 

@@ -92,8 +92,7 @@ class SchedulingQueue:
             attempts, self.initial_backoff_ns, self.max_backoff_ns), self._less, (hints_for, hint_maps))
         self.classes = ClassWakes(self.unschedulable, class_key, monotone, self._requeue,
                                   lambda key: key in self.active_q or key in self.backoff_q
-                                  or key in self.error_backoff_q, lambda: self.last_failure_ns)
-        self.last_failure_ns = 0  # when a failed pod last came back (add_unschedulable_if_not_present)
+                                  or key in self.error_backoff_q)
         self.in_flight: dict[str, int] = {}  # pod key -> event sequence number at pop
         # The queue's own record of each in-flight pod; the popper got a copy.
         self._popped: dict[str, QueuedPodInfo] = {}
@@ -241,18 +240,19 @@ class SchedulingQueue:
                 self._seen_sort_generation = gen
                 self.active_q.reheapify()
         qpi = self.active_q.pop()
-        if qpi is None and self.pop_from_backoff_q:
+        from_backoff = qpi is None and self.pop_from_backoff_q
+        if from_backoff:
             qpi = self.backoff_q.pop()
         if qpi is None:
             self.classes.idle()
             return None
-        return self.hand_out(qpi)
+        return self.hand_out(qpi, from_backoff)
 
-    def hand_out(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
+    def hand_out(self, qpi: QueuedPodInfo, from_backoff: bool = False) -> QueuedPodInfo:
         """A pod taken out of its sub-queue for an attempt: in flight, a copy handed out."""
-        self.classes.popping(qpi)
+        self.classes.popping(qpi, from_backoff)
         qpi.attempts += 1
-        qpi.backoff_expiration = None
+        qpi.backoff_expiration, qpi.tie = None, 0
         # The next attempt records its own rejectors (upstream's Pop clears both sets).
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
@@ -301,7 +301,7 @@ class SchedulingQueue:
         if self.get(key) is not None:
             self.done(key)
             return self.where(key)
-        qpi.timestamp = self.last_failure_ns = now_ns
+        qpi.timestamp = self.classes.last_failure_ns = now_ns
         qpi.backoff_expiration = None
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             strategy = Strategy.AFTER_BACKOFF
@@ -392,7 +392,7 @@ class SchedulingQueue:
 
     def flush_backoff_completed(self, now: float) -> int:
         """Move every pod whose backoff has expired to activeQ."""
-        now_ns = to_ns(now)
+        now_ns = self.classes.last_flush_ns = to_ns(now)
         moved = 0
         for heap in (self.backoff_q, self.error_backoff_q):
             while True:

@@ -102,7 +102,9 @@ class UnschedulablePool:
             if self.hint_index is not None:
                 self.hint_index.add(key, qpi)
 
-    def pop(self, key: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
+    def pop(self, key: str, default: QueuedPodInfo | None = None, upto: int | None = None) -> QueuedPodInfo | None:
+        """Remove the entry; a class member takes its share of its class's
+        failures (up to round `upto`, if given)."""
         qpi = self._entries.pop(key, None)
         if qpi is None:
             return default
@@ -110,7 +112,7 @@ class UnschedulablePool:
         self._gated.discard(key)
         if self._movable.pop(key, None) is not None and self.hint_index is not None:
             self.hint_index.discard(key)
-        share = self.classes.leave(key, qpi)
+        share = self.classes.leave(key, qpi, upto)
         if share is not None:
             share.apply(qpi)
         # Its timeout entry goes stale; dropped when it reaches the top or on compaction.
@@ -134,10 +136,10 @@ class UnschedulablePool:
             if top is None or top[0] >= before_ns:
                 return out
             heapq.heappop(self._timeouts)
-            share = self.classes.share_of(top[2])
-            if share is not None and share.rounds > 0 and share.parked_at > top[0]:
+            share = self.classes.share_of(top[2], self._entries[top[2]])
+            if share is not None and share.rounds > 0 and share.timestamp > top[0]:
                 # Its class failed since (as it would have): it waits from then.
-                heapq.heappush(self._timeouts, (share.parked_at, top[1], top[2]))
+                heapq.heappush(self._timeouts, (share.timestamp, top[1], top[2]))
                 continue
             qpi = self.pop(top[2])
             assert qpi is not None

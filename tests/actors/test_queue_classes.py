@@ -105,6 +105,7 @@ def test_a_failure_parks_the_class_and_each_member_counts_it_as_its_own_attempt(
     b.unschedulable_plugins = {"NodeResourcesFit"}
     assert q.add_unschedulable_if_not_present(b, 101.0) == "unschedulable"
     assert q.where("default/c") == "unschedulable"  # parked with the class: b failed in the world c would see
+    assert q.pop() is None  # upstream's queue would now pop c, and it fails as b did
     # The next wake: b leads (it failed first; upstream retried c after it), c follows
     # with the failure it shares counted.
     q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
@@ -114,6 +115,35 @@ def test_a_failure_parks_the_class_and_each_member_counts_it_as_its_own_attempt(
     c = q.pop()
     assert c is not None and c.pod.name == "c"
     assert c.attempts == 3  # its own first attempt, the class's failure at 101 s, this pop
+
+
+def test_a_member_the_queue_had_not_reached_before_the_next_wake_goes_first_without_the_failure() -> None:
+    q, _ = woken_class(["a", "b", "c"])
+    q.assumed("default/a", 100.0)
+    b = q.pop()
+    assert b is not None and b.pod.name == "b"
+    b.unschedulable_plugins = {"NodeResourcesFit"}
+    q.add_unschedulable_if_not_present(b, 101.0)
+    # The wake comes before the next pop: upstream's c still sat in activeQ,
+    # queued since 0 s with one attempt, ahead of b (101 s).
+    q.move_all_to_active_or_backoff(POD_DELETE, pod("gone2"), None, 200.0)
+    c = q.pop()
+    assert c is not None and c.pod.name == "c" and c.attempts == 2
+    again = q.pop()
+    assert again is not None and again.pod.name == "b" and again.attempts == 3
+
+
+def test_a_follower_goes_where_the_wake_put_it_upstream_not_where_a_move_at_its_turn_would() -> None:
+    q = new_queue(Hints())
+    park(q, ["a", "b"], 0.0, "NodeResourcesFit")  # both back off until 1 s
+    q.move_all_to_active_or_backoff(POD_DELETE, pod("gone"), None, 0.5)
+    first = q.pop()  # from backoffQ: activeQ is empty
+    assert first is not None and first.pod.name == "a"
+    q.assumed("default/a", 2.0)
+    # Upstream's wake at 0.5 s put b in backoffQ, and no flush has run since.
+    assert q.where("default/b") == "backoff"
+    q.flush_backoff_completed(2.0)
+    assert q.where("default/b") == "active"
 
 
 def test_an_event_every_rejector_declares_monotone_does_not_wake_the_class() -> None:
@@ -187,3 +217,14 @@ def test_a_parked_classs_members_take_their_turn_among_the_pods_of_other_classes
         order.append(qpi.pod.name)
         q.assumed(qpi.pod.key, 200.0)
     assert order == ["a2", "a3", "b1", "a4"]
+
+
+def test_pods_with_equal_sort_keys_pop_in_the_order_of_their_ties_then_of_their_pushes() -> None:
+    from actors.queue.heap import PodHeap
+    heap = PodHeap(PrioritySort().less)
+    heap.push(QueuedPodInfo(pod=pod("late"), timestamp=5, tie=9))
+    heap.push(QueuedPodInfo(pod=pod("early"), timestamp=5, tie=3))
+    heap.push(QueuedPodInfo(pod=pod("plain1"), timestamp=7))
+    heap.push(QueuedPodInfo(pod=pod("plain2"), timestamp=7))
+    heap.push(QueuedPodInfo(pod=pod("first"), timestamp=4, tie=20))
+    assert [heap.pop().pod.name for _ in range(5)] == ["first", "early", "late", "plain1", "plain2"]  # type: ignore[union-attr]

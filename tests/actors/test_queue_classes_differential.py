@@ -1,7 +1,8 @@
 """Equivalence classes on and off give the same scheduling: over randomized
-clusters and event sequences (hypothesis) with the queued pods of one template
-(one signature; their rejectors, and so their classes, vary with the nodes'
-taints and room), the same pods bind to the same nodes in the same order, with the same conditions on bound pods, the same Scheduled
+clusters and event sequences (hypothesis) with queued pods of one to four
+templates (cpu, toleration, priority: each a signature; their rejectors, and so
+their classes, vary with the nodes' taints and room, and the classes interleave
+in the queue), the same pods bind to the same nodes in the same order, with the same conditions on bound pods, the same Scheduled
 events and the same scheduling metrics; the pods left pending are pending in
 both, rejected for the same reason. The random tie-break is the same seeded
 Random in both runs, drawn by the same successful cycles in the same order.
@@ -10,10 +11,10 @@ timestamps differ as a real clock makes them differ (pods of two classes with
 equal timestamps are a tie upstream's heap breaks arbitrarily); the steps move
 it by tenths of seconds, never landing on a backoff's whole seconds.
 
-Not covered: queued pods of several templates whose classes interleave in the
-queue; there the siblings of a parked class count their failure at its first
-covered member's turn, so their order against another class's pods that failed
-between them can differ (docs/decisions.md says so).
+What is still not exact (members counted failed at one instant ordered by their
+puts; SchedulerPopFromBackoffQ off; an unreached member updated, deleted or timed
+out before its class wakes) is listed in docs/decisions.md; this test does not
+steer towards it.
 
 What differs by design (docs/decisions.md, "Equivalence classes in the queue"):
 with classes on, parked siblings make no attempt, so fewer failed attempts,
@@ -24,7 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from actors.clock import FakeClock
@@ -41,11 +42,12 @@ NO_PREEMPTION = {"profiles": [{"schedulerName": "default-scheduler",
 TAINT = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
 TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"}
 
-# A queued pod's template: cpu request, whether it tolerates the taint.
-templates = st.tuples(st.sampled_from(["1", "2"]), st.booleans())
+# A queued pod's template: cpu request, whether it tolerates the taint, priority.
+Template = tuple[str, bool, int]
+template = st.tuples(st.sampled_from(["1", "2"]), st.booleans(), st.sampled_from([0, 0, 10]))
 ops = st.one_of(
     st.tuples(st.just("complete"), st.integers(0, 50)),
-    st.tuples(st.just("queue")),
+    st.tuples(st.just("queue"), st.integers(0, 3)),
     st.tuples(st.just("node"), st.sampled_from(["1", "2", "3"]), st.booleans()),
     st.tuples(st.just("untaint"), st.integers(0, 10)),
     st.tuples(st.just("tick"), st.sampled_from([0.3, 1.7, 4.9, 11.3])),
@@ -67,9 +69,9 @@ def _node(name: str, cpu: str, tainted: bool) -> dict:
     return n
 
 
-def _queued(name: str, template: tuple[str, bool]) -> dict:
-    cpu, tolerates = template
-    p = pod(name, cpu=cpu, memory="10Mi")
+def _queued(name: str, template: Template) -> dict:
+    cpu, tolerates, priority = template
+    p = pod(name, cpu=cpu, memory="10Mi", priority=priority)
     if tolerates:
         p["spec"]["tolerations"] = [TOLERATION]
     return p
@@ -80,8 +82,8 @@ async def _pods(p: Pipeline) -> list[Pod]:
     return [Pod(o) for o in items]
 
 
-async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template: tuple[str, bool], queued: int,
-               steps: list[tuple[Any, ...]]) -> dict[str, Any]:
+async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], templates: list[Template],
+               queued: list[int], steps: list[tuple[Any, ...]]) -> dict[str, Any]:
     sink = RecordingSink()
     clock = TickingClock(1000.0)
     async with Pipeline(NO_PREEMPTION, clock=clock, rand=random.Random(seed), queue_classes=classes, metrics=sink) as p:
@@ -92,19 +94,19 @@ async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template
             r["spec"]["tolerations"] = [TOLERATION]
         await p.client.apply(running)
         await p.settle()
-        for i in range(queued):
-            await p.client.apply([_queued(f"q{i}", template)])
+        for i, t in enumerate(queued):
+            await p.client.apply([_queued(f"q{i}", templates[t % len(templates)])])
             await p.settle()
         order: list[str] = []
-        count = queued
+        count = len(queued)
         for step in steps:
             match step:
                 case ("complete", i):
                     bound = sorted(q.name for q in await _pods(p) if q.node_name)
                     if bound:
                         await p.client.delete("Pod", "default", bound[i % len(bound)])
-                case ("queue",):
-                    await p.client.apply([_queued(f"q{count}", template)])
+                case ("queue", t):
+                    await p.client.apply([_queued(f"q{count}", templates[t % len(templates)])])
                     count += 1
                 case ("node", cpu, tainted):
                     node_objs.append(_node(f"n{len(node_objs)}", cpu, tainted))
@@ -141,10 +143,29 @@ async def _run(classes: bool, seed: int, nodes: list[tuple[str, bool]], template
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**16), nodes=st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.booleans()),
                                                  min_size=1, max_size=4),
-       template=templates, queued=st.integers(1, 12), steps=st.lists(ops, min_size=1, max_size=12))
-async def test_classes_on_and_off_bind_the_same_pods_to_the_same_nodes(seed, nodes, template, queued, steps) -> None:
-    on = await _run(True, seed, nodes, template, queued, steps)
-    off = await _run(False, seed, nodes, template, queued, steps)
+       templates=st.lists(template, min_size=1, max_size=4), queued=st.lists(st.integers(0, 3), min_size=1, max_size=12),
+       steps=st.lists(ops, min_size=1, max_size=12))
+# Two classes interleaved (q3 of another template among four pods of one): q4
+# slept through two of its class's failures, and q3 failed between them; its
+# turn in the second is after q3's (the timestamp its first failure gave it).
+@example(seed=0, nodes=[("1", False)], templates=[("1", False, 0), ("1", True, 0)], queued=[0, 0, 0, 1, 0],
+         steps=[("complete", 0)] * 4)
+# Three classes, two priorities: q5-q8 (priority 10) and q9 (0) are counted failed
+# at one instant (just after q4's failure, before q10 was popped); upstream failed
+# them one by one in backoff order, so the later rounds keep q6 before q9.
+@example(seed=1646, nodes=[("1", False)], templates=[("1", False, 0), ("1", True, 0), ("1", True, 10), ("1", True, 10)],
+         queued=[2, 3, 3, 2, 0, 3, 3, 3, 3, 0, 1],
+         steps=[("node", "3", False), ("untaint", 5), ("queue", 2), ("node", "3", False), ("queue", 2), ("complete", 2),
+                ("complete", 25), ("complete", 18), ("tick", 11.3)])
+# q1 fails for another plugin than its class did (the taint went): q2 and q5, which
+# it covered, take the new rejectors but keep their turns (q5 after q4's pop).
+@example(seed=0, nodes=[("1", True)], templates=[("1", False, 10), ("1", True, 0), ("1", False, 0), ("1", True, 0)],
+         queued=[0, 0, 0, 1], steps=[("complete", 0), ("queue", 2), ("complete", 27), ("node", "1", True), ("queue", 0),
+                                     ("complete", 0), ("complete", 0), ("untaint", 5), ("complete", 22), ("complete", 0),
+                                     ("complete", 0)])
+async def test_classes_on_and_off_bind_the_same_pods_to_the_same_nodes(seed, nodes, templates, queued, steps) -> None:
+    on = await _run(True, seed, nodes, templates, queued, steps)
+    off = await _run(False, seed, nodes, templates, queued, steps)
     assert on["order"] == off["order"]
     assert on["pods"] == off["pods"]
     assert on["scheduled"] == off["scheduled"] and on["pending"] == off["pending"]

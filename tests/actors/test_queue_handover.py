@@ -15,7 +15,7 @@ from tests.actors.test_queue import new_queue, pod
 def test_handed_over_copies_every_field_and_shares_no_set() -> None:
     values = {"pod": pod("a"), "timestamp": 3, "initial_attempt_timestamp": 2, "attempts": 4,
               "unschedulable_plugins": {"X"}, "pending_plugins": {"Y"}, "gated": True,
-              "gating_plugin": "G", "backoff_expiration": 9, "popped_cycle": 7}
+              "gating_plugin": "G", "backoff_expiration": 9, "popped_cycle": 7, "tie": 5}
     assert set(values) == {f.name for f in dataclasses.fields(QueuedPodInfo)}  # a new field must be copied too
     original = QueuedPodInfo(**values)
     copy = handed_over(original)
