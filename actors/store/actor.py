@@ -119,7 +119,7 @@ class Store(Actor[StoreMsg]):
         self._clock = clock  # wall time for the real clock: creationTimestamp and event times
         self._rand = rand if rand is not None else random.Random()  # generateName suffixes
         self._objects: dict[str, dict[str, KubeObject]] = {k: {} for k in KINDS}
-        self._chain = WriteChain(self._objects, clock, self._rand, rules)  # decode .. validating admission
+        self.write_chain = WriteChain(self._objects, clock, self._rand, rules)  # decode .. validating admission
         self.limits = limits if limits is not None else StoreLimits()
         self._rv = 0
         self._committed_rv = 0
@@ -206,16 +206,11 @@ class Store(Actor[StoreMsg]):
     @property
     def features(self) -> FeatureGates:
         """The daemon's gates (actors.store.gates); the Pipeline sets them."""
-        return self._chain.features
+        return self.write_chain.features
 
     @features.setter
     def features(self, gates: FeatureGates) -> None:
-        self._chain.features = gates
-
-    @property
-    def claims_with_template_spec(self) -> int:
-        """ResourceClaims admitted with their template's admitted spec (actors.store.claim_specs)."""
-        return self._chain.claim_specs.proven_count
+        self.write_chain.features = gates
 
     @property
     def resource_version(self) -> int:
@@ -327,7 +322,7 @@ class Store(Actor[StoreMsg]):
     def _create(self, raw: Any, batch: TurnRecord, fv: str | None = None, said: list[str] | None = None,
                 template: str = "") -> KubeObject:
         """The write chain's create (write_chain.py), then the store: AlreadyExists, or written."""
-        new = self._chain.create(raw, fv, template)
+        new = self.write_chain.create(raw, fv, template)
         if said is not None:
             said.extend(new.warnings)
         if new.obj.key in self._objects[new.obj.kind]:
@@ -338,7 +333,7 @@ class Store(Actor[StoreMsg]):
         """An Update: NotFound when nothing is stored under the name, else _replace."""
         current = self.stored(raw)
         if current is None:
-            obj = self._chain.missing(raw, fv)
+            obj = self.write_chain.missing(raw, fv)
             raise NotFound(f'{obj.kind} "{obj.key}" not found')
         return self._replace(raw, current, batch, fv, said)[0]
 
@@ -346,7 +341,7 @@ class Store(Actor[StoreMsg]):
                  said: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
         """The write chain's update, then the store: with keep_unchanged an identical
         object is not written again (apply's "unchanged")."""
-        new = self._chain.update(raw, current, fv)
+        new = self.write_chain.update(raw, current, fv)
         if said is not None:
             said.extend(new.warnings)
         if keep_unchanged and without_version(new.raw) == without_version(current.raw):

@@ -23,14 +23,14 @@ async def test_the_controllers_claim_shares_its_templates_admitted_spec_and_is_s
         await settle(c, ctl)
         [claim] = await claims_of(c)
         template = store.peek("ResourceClaimTemplate", "default", "one-gpu")
-        assert store.claims_with_template_spec == 1 and ctl.created == 1
+        assert store.write_chain.claim_specs.proven_count == 1 and ctl.created == 1
         stored = store.peek("ResourceClaim", "default", claim["metadata"]["name"])
         assert stored.raw["spec"] is template.raw["spec"]["spec"]  # one object, not a copy
         # the same claim admitted in full is stored alike
         full = await c.create({**claim_from_template(Pod(await c.get("Pod", "default", "trainer")), "gpu",
                                                      ResourceClaimTemplate(m.claim_template())),
                                "metadata": {"name": "by-hand", "namespace": "default"}})
-        assert full["spec"] == claim["spec"] and store.claims_with_template_spec == 1
+        assert full["spec"] == claim["spec"] and store.write_chain.claim_specs.proven_count == 1
     async with running(SQLiteBackend(str(tmp_path))) as (_, c):  # and read back alike after a restart
         stored = await c.get("ResourceClaim", "default", claim["metadata"]["name"])
         assert stored["spec"] == claim["spec"]
@@ -55,6 +55,6 @@ async def test_the_templates_spec_object_in_another_namespace_or_with_a_status_i
         await c.create({**m.resource_claim("elsewhere", ns="other"), "spec": spec}, template="default/one-gpu")
         await c.create({**m.resource_claim("with-status"), "spec": spec, "status": {}}, template="default/one-gpu")
         await c.create({**m.resource_claim("no-such"), "spec": spec}, template="default/missing")
-        assert store.claims_with_template_spec == 0
+        assert store.write_chain.claim_specs.proven_count == 0
         await c.create({**m.resource_claim("proven"), "spec": spec}, template="default/one-gpu")
-        assert store.claims_with_template_spec == 1
+        assert store.write_chain.claim_specs.proven_count == 1
