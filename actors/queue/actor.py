@@ -80,7 +80,10 @@ class Requeue:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Done:
-    pod_key: str
+    """The pods' attempts ended (bound, or nothing to do): no longer in flight. The
+    scheduler sends one for the pods whose bindings it took in one BindingDone."""
+
+    pod_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,8 +261,9 @@ class QueueActor(Actor[QueueMsg]):
                 q.unpop(key)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
-            case Done(pod_key=key):
-                q.done(key, now)
+            case Done(pod_keys=keys):
+                for key in keys:
+                    q.done(key, now)
             case Assumed(pod_keys=keys):
                 for key in keys:
                     q.assumed(key, now)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from actors.clock import FakeClock
-from actors.queue.actor import Assumed
+from actors.queue.actor import Assumed, Done
 from actors.pipeline import Pipeline
+from actors.scheduler_messages import BindingDone
 from tests.gang.harness import node
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -92,6 +93,23 @@ async def test_a_group_cycle_tells_the_queue_its_assumed_members_in_one_message(
         assert all((await placed(p)).values())
         assumed = [m for m in recording.told if isinstance(m, Assumed)]
         assert [sorted(m.pod_keys) for m in assumed] == [[f"{NS}/t{i}" for i in range(4)]]
+
+
+async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queue_in_one_done() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
+        inbox, put = p.scheduler.inbox, p.scheduler.inbox.put
+        bindings: list[BindingDone] = []
+        inbox.put = lambda msg: (bindings.append(msg) if isinstance(msg, BindingDone) else None, put(msg))[1]
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await placed(p)).values())
+        members = sorted(f"{NS}/t{i}" for i in range(4))
+        assert [sorted(a.pod.key for a, status in m.outcomes if status.is_success()) for m in bindings] == [members]
+        done = [m for m in recording.told if isinstance(m, Done)]
+        assert [sorted(m.pod_keys) for m in done] == [members]
 
 
 async def big_gang_on_two_small_nodes(p: Pipeline) -> None:
