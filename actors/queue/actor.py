@@ -40,7 +40,12 @@ class UpdatePod:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeletePod:
+    """The pod left the queue (deleted, or bound). `then`: the Move that followed it in
+    the same sender's step (a pending pod bound: its AssignedPodAdd), applied right
+    after, as the next message of the turn would have been."""
+
     pod: Pod
+    then: "Move | None" = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,8 +252,11 @@ class QueueActor(Actor[QueueMsg]):
                 q.add(pod, now)
             case UpdatePod(old=old, new=new):
                 q.update(old, new, now)
-            case DeletePod(pod=pod):
+            case DeletePod(pod=pod, then=then):
                 q.delete(pod, now)
+                if then is not None:
+                    q.retry_sort_faults(now)  # as after a message of its own
+                    self._apply(then)
             case Pop(reply=reply):
                 if self._popping:
                     self._popper = reply

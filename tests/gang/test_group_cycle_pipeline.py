@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.clock import FakeClock
-from actors.queue.actor import Assumed, Done
+from actors.queue.actor import Assumed, DeletePod, Done, Move
 from actors.pipeline import Pipeline
 from actors.scheduler_messages import BindingDone
 from tests.gang.harness import node
@@ -110,6 +110,24 @@ async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queu
         assert [sorted(a.pod.key for a, status in m.outcomes if status.is_success()) for m in bindings] == [members]
         done = [m for m in recording.told if isinstance(m, Done)]
         assert [sorted(m.pod_keys) for m in done] == [members]
+
+
+async def test_a_bound_member_leaves_the_queue_and_moves_its_waiters_in_one_message() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        inbox, put = p.queue.inbox, p.queue.inbox.put
+        told: list[Any] = []
+        inbox.put = lambda msg: (told.append(msg), put(msg))[1]
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await placed(p)).values())
+        members = sorted(f"{NS}/t{i}" for i in range(4))
+        deleted = [m for m in told if isinstance(m, DeletePod)]
+        assert sorted(m.pod.key for m in deleted) == members
+        assert all(m.then is not None and m.then.new is m.pod and m.then.old is None and m.then.cross_topology_only
+                   for m in deleted)
+        assert not [m for m in told if isinstance(m, Move) and getattr(m.new, "key", None) in members]
 
 
 async def big_gang_on_two_small_nodes(p: Pipeline) -> None:
