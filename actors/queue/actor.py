@@ -45,7 +45,7 @@ class DeletePod:
     after, as the next message of the turn would have been."""
 
     pod: Pod
-    then: "Move | None" = None
+    then: Move | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
