@@ -97,6 +97,11 @@ class Mailbox(Generic[M]):
         """Whether a queued message from position `start` on is one of `kinds`."""
         return any(isinstance(m, kinds) for m in itertools.islice(self._items, start, None))
 
+    def tail(self) -> M | None:
+        """The last message queued and not taken yet (None when empty): its sender may
+        still add to it (the Scheduler's BindingDone, actors/scheduler_outcomes.py)."""
+        return self._items[-1] if self._items else None
+
     def get_nowait_all(self) -> list[M]:
         """Everything queued now (for batching), leaving the inbox empty."""
         out = list(self._items)

@@ -116,7 +116,7 @@ class GroupCycle:
         for qpi in group.members:
             current = s.pending.get(qpi.pod.key)
             if current is None or skips_member(current, s.cache.get_pod(qpi.pod.key) is not None):
-                s.queue.try_tell(Done(pod_key=qpi.pod.key))  # deleted, bound or assumed meanwhile
+                s.queue.try_tell(Done(pod_keys=(qpi.pod.key,)))  # deleted, bound or assumed meanwhile
                 continue
             qpi.pod = current
             live.append(qpi)

@@ -13,8 +13,9 @@ the actors: the queue gets Pop/Requeue/Move/... messages, the waiting room Park
 and Reject messages. It owns the nominator (pods nominated to nodes by
 preemption): every nomination starts here or in a pod change that reaches here
 first, and the scheduling cycle reads it synchronously through the handle.
-Binding cycles are its child tasks; they report their outcome as a BindingDone
-message, and the cache is changed (forget, Unreserve) only by its own loop.
+Binding cycles are its child tasks; they report their outcomes as BindingDone
+messages (one for outcomes that follow each other in its inbox), and the cache is
+changed (forget, Unreserve) only by its own loop.
 
 One failure path, as upstream's schedulingCycle: the cycle returns a Status
 (`_cycle_failed` / `_cycle_succeeded`), and `handle_failure` (upstream's
@@ -141,7 +142,8 @@ class Scheduler(Actor[SchedulerMsg]):
                                      group_choices=topology.choices)
         self.outcomes = Outcomes(queue=queue, store=store, clock=clock, metrics=metrics, nominator=self.nominator,
                                  stats=self.stats, cache=self.cache, pending=self.pending, attempts=self.attempts,
-                                 events=self.events, record=record, tell=self.tell)
+                                 events=self.events, record=record, tell=self.tell,
+                                 inbox=self.inbox)
         # The failure handler, and a binding cycle's report (BindingCycles' host calls), are the outcomes'.
         self.handle_failure = self.outcomes.handle_failure
         self.binding_done = self.outcomes.binding_done
@@ -250,9 +252,9 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):
                 self.reject_waiting(uid, plugin, message)
-            case BindingDone(assumed=a, status=status):
-                self.bindings.total -= 1
-                self._guarded(msg, lambda: self.outcomes.finish_binding(a, status))
+            case BindingDone(outcomes=ended):
+                self.bindings.total -= len(ended)
+                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
             case GetStats(reply=reply, latencies=latencies):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
@@ -345,7 +347,7 @@ class Scheduler(Actor[SchedulerMsg]):
         pod = qpi.pod
         current = self.pending.get(pod.key)
         if current is None or current.is_deleting or self.cache.get_pod(pod.key) is not None:
-            self.queue.try_tell(Done(pod_key=pod.key))  # deleted, already bound or assumed: nothing to do
+            self.queue.try_tell(Done(pod_keys=(pod.key,)))  # deleted, already bound or assumed: nothing to do
             return None
         nominated = self.nominator.node_of(current)
         if nominated and current.nominated_node_name != nominated:

@@ -1,7 +1,8 @@
 """Cluster changes in the Scheduler actor's loop: a store watch event updates the
 cache, the informer view (objects), the pending pods and the nominator between
 cycles, and is offered to the queue (AddPod/UpdatePod/DeletePod, or Move with the
-cluster event); plugins' Activate requests go to the queue too.
+cluster event; a pending pod bound sends one DeletePod carrying its AssignedPodAdd
+Move); plugins' Activate requests go to the queue too.
 
 A part of the Scheduler (actors/scheduler.py), given the Scheduler's own queue ref,
 cache, informer view, nominator, profiles, pending pods and attempts (the same
@@ -89,10 +90,13 @@ class ClusterEvents:
             self.cache.add_pod(pod) if not assigned_before else self.cache.update_pod(pod)
             if was_pending:
                 self.nominator.delete(pod)
-                self.offer(DeletePod(pod=pod))  # type: ignore[arg-type]
             if not assigned_before:
-                self.offer(Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True))
+                added = Move(event=event_for("Pod", "ADDED", None, pod), old=None, new=pod, cross_topology_only=True)
+                # a pending pod bound: out of the queue, then the AssignedPodAdd move, in one message
+                self.offer(DeletePod(pod=pod, then=added) if was_pending else added)  # type: ignore[arg-type]
             else:
+                if was_pending:
+                    self.offer(DeletePod(pod=pod))  # type: ignore[arg-type]
                 ce = event_for("Pod", "MODIFIED", old, pod)
                 if ce is not None:
                     scale_down = bool(ce.action & ce.action.UpdatePodScaleDown)

@@ -35,10 +35,11 @@ class Explain:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BindingDone:
-    """A binding cycle ended: Success (bound) or why it failed."""
+    """Binding cycles ended, each Success (bound) or why it failed, in the order they
+    ended. The list grows only while the message is last in the Scheduler's own inbox
+    (its binding cycles, actors/scheduler_outcomes.py); once taken, it is read only."""
 
-    assumed: AssumedPod
-    status: Status
+    outcomes: list[tuple[AssumedPod, Status]]
 
 
 

@@ -2,6 +2,11 @@
 (upstream's FailureHandler), a binding cycle's outcome (BindingDone: PostBind, or
 Unreserve + forget + the failure handler) and the attempt's metrics.
 
+A binding cycle whose outcome finds the BindingDone of an earlier one still last in
+the Scheduler's inbox joins it (a group's members, whose Binds the store answered in
+one turn, end one after another): the loop handles them as it would have handled
+consecutive messages, and the queue hears the pods bound among them in one Done.
+
 A part of the Scheduler (actors/scheduler.py), given the Scheduler's own queue ref,
 store client, clock, metrics, nominator, stats, cache, pending pods, attempts, cluster
 events and mailbox (the same objects; the Scheduler never rebinds them): only the
@@ -12,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from actors.base import ActorRef, MailboxClosed
+from actors.base import ActorRef, Mailbox, MailboxClosed
 from actors.binding import AssumedPod, undo_assume
 from actors.clock import Clock
 from actors.events import event_for
@@ -38,7 +43,7 @@ class Outcomes:
     def __init__(self, *, queue: ActorRef[QueueMsg], store: StoreClient, clock: Clock, metrics: MetricsSink,
                  nominator: Nominator, stats: SchedulerStats, cache: Cache, pending: dict[str, Pod],
                  attempts: "dict[str, Attempt]", events: "ClusterEvents", record: Callable[[str], None] | None,
-                 tell: Callable[[BindingDone], None]) -> None:
+                 tell: Callable[[BindingDone], None], inbox: Mailbox) -> None:
         self.queue = queue
         self.store = store
         self.clock = clock
@@ -51,6 +56,7 @@ class Outcomes:
         self.events = events
         self.record = record
         self.tell = tell
+        self.inbox = inbox  # the Scheduler's own: a BindingDone still last in it takes the next outcome
 
     def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
         """upstream's FailureHandler (handleSchedulingFailure): metrics, event,
@@ -80,18 +86,37 @@ class Outcomes:
         self.store.send(UpdatePodStatus(namespace=pod.namespace, name=pod.name, uid=pod.meta.uid,
                                         condition=condition, nominated_node_name=nominated))
 
-    def finish_binding(self, a: AssumedPod, status: Status) -> None:
-        """A BindingDone the Scheduler's loop took: PostBind, or undo and the failure handler."""
-        if status.is_success():
-            self._binding_succeeded(a)
-            return
-        undo_assume(a, self.cache, self.record)
-        self._binding_failed(a, status)
+    def finish_bindings(self, ended: list[tuple[AssumedPod, Status]]) -> None:
+        """A BindingDone the Scheduler's loop took, cycle by cycle in the order they ended:
+        PostBind, or undo and the failure handler. The pods bound go to the queue in one
+        Done, sent before any other message a failure among them sends the queue (the
+        order one Done per pod gave)."""
+        bound: list[str] = []
+        for a, status in ended:
+            if status.is_success():
+                self._binding_succeeded(a)
+                bound.append(a.pod.key)
+                continue
+            self._tell_done(bound)
+            undo_assume(a, self.cache, self.record)
+            self._binding_failed(a, status)
+        self._tell_done(bound)
+
+    def _tell_done(self, keys: list[str]) -> None:
+        if keys:
+            self.queue.try_tell(Done(pod_keys=tuple(keys)))
+            keys.clear()
 
     def binding_done(self, a: AssumedPod, status: Status) -> None:
-        """A binding cycle's outcome, as a message to this actor's loop."""
+        """A binding cycle's outcome, as a message to this actor's loop: added to the
+        BindingDone last in the inbox when there is one (nothing was queued after it,
+        so the loop's order is that of one message per outcome), else a new one."""
+        last = self.inbox.tail()
+        if isinstance(last, BindingDone):
+            last.outcomes.append((a, status))
+            return
         try:
-            self.tell(BindingDone(assumed=a, status=status))
+            self.tell(BindingDone(outcomes=[(a, status)]))
         except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
             pass
 
@@ -106,7 +131,7 @@ class Outcomes:
         qpi = a.qpi
         if qpi.pod.key not in self.pending:  # deleted meanwhile: nothing to requeue
             self._attempt_ended(qpi.pod, UNSCHEDULABLE if status.is_rejected() else ERROR, a.started)
-            self.queue.try_tell(Done(pod_key=qpi.pod.key))
+            self.queue.try_tell(Done(pod_keys=(qpi.pod.key,)))
             return
         if status.is_rejected():
             qpi.unschedulable_plugins, qpi.pending_plugins = ({status.plugin} if status.plugin else set()), set()
@@ -138,7 +163,6 @@ class Outcomes:
         self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
                                 f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}", pod.meta.uid)
         a.fwk.run_post_bind(a.state, pod, a.node_name)
-        self.queue.try_tell(Done(pod_key=pod.key))
         if self.record is not None:
             self.record(f"bound:{pod.name}")
 

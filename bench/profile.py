@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import collections
 import io
 import json
 import pstats
@@ -37,7 +38,7 @@ AREAS = {
     "queue actor (QueueActor.handle_turn)": ("actors/queue/actor.py", "handle_turn"),
     "scheduler's store events (ClusterEvents.on_store_change)": ("actors/scheduler_events.py", "on_store_change"),
     "binding cycles (BindingCycles.run)": ("actors/binding.py", "run"),
-    "bind outcome (Outcomes.finish_binding)": ("actors/scheduler_outcomes.py", "finish_binding"),
+    "bind outcomes (Outcomes.finish_bindings)": ("actors/scheduler_outcomes.py", "finish_bindings"),
     "watch fan-out (Store._fan_out)": ("actors/store/actor.py", "_fan_out"),
     "event loop select": ("selectors.py", "select"),
 }
@@ -45,6 +46,28 @@ AREAS = {
 
 def puts(p: Pipeline) -> dict[str, int]:
     return {name: getattr(getattr(p, name).inbox, "puts", 0) for name in ACTORS if hasattr(p, name)}
+
+
+def count_types(p: Pipeline) -> dict[str, collections.Counter[str]]:
+    """Count the messages each actor's inbox accepts from now on, by message type: the
+    inbox's `put` is wrapped on the instance (the class and other pipelines untouched)."""
+    counters: dict[str, collections.Counter[str]] = {}
+    for name in ACTORS:
+        if not hasattr(p, name):
+            continue
+        inbox = getattr(p, name).inbox
+        counter = counters[name] = collections.Counter()
+
+        def counted(msg: Any, put: Any = inbox.put, counter: collections.Counter[str] = counter) -> None:
+            put(msg)
+            counter[type(msg).__name__] += 1
+
+        inbox.put = counted
+    return counters
+
+
+def per_pod_types(counters: dict[str, collections.Counter[str]], pods: int) -> dict[str, dict[str, float]]:
+    return {name: {kind: round(n / pods, 3) for kind, n in c.most_common()} for name, c in counters.items() if c}
 
 
 async def profile_measured(workload: str, nodes: int, pods: int, store: str,
@@ -57,6 +80,7 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
     async with set_up(w, store, tracker) as p:
         keys = measured_keys(w)
         before_puts, before_commits = puts(p), p.store.commits
+        by_type = count_types(p)
         print("measured phase begins", file=sys.stderr, flush=True)  # for a sampling profiler to attach
         start, cpu = time.perf_counter(), time.process_time()
         if prof is not None:
@@ -76,6 +100,7 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
             "cpu_seconds": round(cpu, 3), "profiled": profile,
             "store_commits": p.store.commits - before_commits,
             "puts_per_pod": {name: round((after_puts[name] - before_puts[name]) / len(keys), 3) for name in after_puts},
+            "messages_per_pod": per_pod_types(by_type, len(keys)),
         }
     if prof is None:
         return counts, None

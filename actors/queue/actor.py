@@ -40,7 +40,12 @@ class UpdatePod:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeletePod:
+    """The pod left the queue (deleted, or bound). `then`: the Move that followed it in
+    the same sender's step (a pending pod bound: its AssignedPodAdd), applied right
+    after, as the next message of the turn would have been."""
+
     pod: Pod
+    then: Move | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +85,10 @@ class Requeue:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Done:
-    pod_key: str
+    """The pods' attempts ended (bound, or nothing to do): no longer in flight. The
+    scheduler sends one for the pods whose bindings it took in one BindingDone."""
+
+    pod_keys: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,8 +252,11 @@ class QueueActor(Actor[QueueMsg]):
                 q.add(pod, now)
             case UpdatePod(old=old, new=new):
                 q.update(old, new, now)
-            case DeletePod(pod=pod):
+            case DeletePod(pod=pod, then=then):
                 q.delete(pod, now)
+                if then is not None:
+                    q.retry_sort_faults(now)  # as after a message of its own
+                    self._apply(then)
             case Pop(reply=reply):
                 if self._popping:
                     self._popper = reply
@@ -258,8 +269,9 @@ class QueueActor(Actor[QueueMsg]):
                 q.unpop(key)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
-            case Done(pod_key=key):
-                q.done(key, now)
+            case Done(pod_keys=keys):
+                for key in keys:
+                    q.done(key, now)
             case Assumed(pod_keys=keys):
                 for key in keys:
                     q.assumed(key, now)

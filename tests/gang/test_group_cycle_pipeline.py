@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from actors.clock import FakeClock
-from actors.queue.actor import Assumed
+from actors.queue.actor import Assumed, DeletePod, Done, Move, Requeue
 from actors.pipeline import Pipeline
+from actors.scheduler_messages import BindingDone
+from framework.interface import Code, Status
 from tests.gang.harness import node
 
 START = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -92,6 +94,59 @@ async def test_a_group_cycle_tells_the_queue_its_assumed_members_in_one_message(
         assert all((await placed(p)).values())
         assumed = [m for m in recording.told if isinstance(m, Assumed)]
         assert [sorted(m.pod_keys) for m in assumed] == [[f"{NS}/t{i}" for i in range(4)]]
+
+
+async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queue_in_one_done() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
+        inbox, put = p.scheduler.inbox, p.scheduler.inbox.put
+        bindings: list[BindingDone] = []
+        inbox.put = lambda msg: (bindings.append(msg) if isinstance(msg, BindingDone) else None, put(msg))[1]
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await placed(p)).values())
+        members = sorted(f"{NS}/t{i}" for i in range(4))
+        assert [sorted(a.pod.key for a, status in m.outcomes if status.is_success()) for m in bindings] == [members]
+        done = [m for m in recording.told if isinstance(m, Done)]
+        assert [sorted(m.pod_keys) for m in done] == [members]
+
+
+async def test_a_failed_binding_among_a_groups_outcomes_is_told_to_the_queue_between_the_pods_bound_around_it() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
+        done = p.scheduler.binding_done
+        # t1's binding cycle reports an error; its Bind went through, so the store's event
+        # already took it out of the pending pods and the failure path ends it with a Done
+        p.scheduler.binding_done = lambda a, status: done(a, Status(Code.Error, "lost") if a.pod.name == "t1"
+                                                           else status)
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        told = [(type(m).__name__, sorted(m.pod_keys) if isinstance(m, Done) else m.qpi.pod.key)
+                for m in recording.told if isinstance(m, (Done, Requeue))]
+        # the pods bound before the failure are told first, then the failure's own, then the rest
+        assert told == [("Done", [f"{NS}/t0"]), ("Done", [f"{NS}/t1"]), ("Done", [f"{NS}/t2", f"{NS}/t3"])]
+
+
+async def test_a_bound_member_leaves_the_queue_and_moves_its_waiters_in_one_message() -> None:
+    async with Pipeline(clock=FakeClock(START)) as p:
+        inbox, put = p.queue.inbox, p.queue.inbox.put
+        told: list[Any] = []
+        inbox.put = lambda msg: (told.append(msg), put(msg))[1]
+        await p.client.apply(nodes(4, 4))
+        await p.client.apply([gang("train", 4)])
+        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+        await p.run_until_quiescent(max_seconds=5)
+        assert all((await placed(p)).values())
+        members = sorted(f"{NS}/t{i}" for i in range(4))
+        deleted = [m for m in told if isinstance(m, DeletePod)]
+        assert sorted(m.pod.key for m in deleted) == members
+        assert all(m.then is not None and m.then.new is m.pod and m.then.old is None and m.then.cross_topology_only
+                   for m in deleted)
+        assert not [m for m in told if isinstance(m, Move) and getattr(m.new, "key", None) in members]
 
 
 async def big_gang_on_two_small_nodes(p: Pipeline) -> None:
