@@ -27,6 +27,7 @@ from conformance.kueue_cases import is_kueue_case, run_kueue_case
 from conformance.kueue_compare import kueue_mismatches
 from conformance.plugin_cases import CaseError, run_plugin_case
 from conformance.preemption_cases import run_preemption_case
+from conformance.group_queue_cases import is_group_queue_case, run_group_queue_case
 from conformance.queue_cases import run_queue_case
 from conformance.queue_compare import queue_mismatches
 from conformance.scenarios import run_scenario_case
@@ -36,7 +37,7 @@ _DRIVERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "scenario": run_scenario_case,
     "coscheduling": run_coscheduling_case,
     "preemption": run_preemption_case,
-    "queue": run_queue_case,
+    "queue": lambda case: (run_group_queue_case if is_group_queue_case(case) else run_queue_case)(case),
     "hint": run_hint_case,
     "kueue": run_kueue_case,
     "dra-cel": run_cel_case,

@@ -291,9 +291,6 @@ def popped_info(qpi: QueuedPodInfo | None) -> dict[str, Any]:
 def run_queue_case(case: dict[str, Any]) -> dict[str, Any]:
     if case.get("function") == "isPodWorthRequeuing":
         return run_is_pod_worth_requeuing(case)
-    from conformance.group_queue_cases import is_group_queue_case, run_group_queue_case  # it builds on QueueRun
-    if is_group_queue_case(case):
-        return run_group_queue_case(case)
     return QueueRun(case).run()
 
 
