@@ -296,7 +296,7 @@ class Scheduler(Actor[SchedulerMsg]):
             return
         evicted_before = self.preemption.victims
         pod_class, kept = None, None
-        if self.incremental and len(self.last_failures) > 0:
+        if self.incremental and len(self.last_failures) > 0 and self.last_failures.may_hold(qpi.pod):
             pod_class = self.reuse.class_of(qpi.pod, nominated, key)
             kept = self.last_failures.get(pod_class) if pod_class is not None else None
         self.algorithm.retry = Retry(kept, world[1:], self.last_failures) if kept is not None else None
@@ -312,7 +312,7 @@ class Scheduler(Actor[SchedulerMsg]):
             if self.incremental and same_but_nominations(self.reuse.world(), world):
                 pod_class = pod_class or self.reuse.class_of(qpi.pod, nominated, key)
                 if pod_class is not None:
-                    self.last_failures.keep(pod_class, fwk, state, e.diagnosis, self.snapshot, world[1:], kept)
+                    self.last_failures.keep(pod_class, qpi.pod, fwk, state, e.diagnosis, self.snapshot, world[1:], kept)
             status, nominated_to = self._cycle_failed(fwk, state, qpi, e, post.nominated)
             if key is not None:
                 self.reuse.remember(key, e, status.message(), nominated_to, post.preemption_ran,

@@ -25,7 +25,7 @@ conditions and metrics are too (tests/actors/test_incremental_failure_differenti
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
@@ -78,17 +78,35 @@ class LastFailures:
     def __init__(self, limit: int = 256) -> None:
         self.limit = limit
         self._kept: OrderedDict[Hashable, KeptFailure] = OrderedDict()
+        # The requests of each kept class's pods: pods of one class have one spec, so a
+        # pod whose requests no kept class has cannot be of one, and is not signed.
+        self._requests_of: dict[Hashable, frozenset] = {}
+        self._requests: Counter[frozenset] = Counter()
+        self.looked_up = 0  # cycles that asked for their class's kept failure
         self.refiltered = 0  # retries that filtered only the changed nodes
         self.nodes_reused = 0  # node statuses taken over by them
 
+    def may_hold(self, pod: Pod) -> bool:
+        """Whether a class of the pod's could be kept (False: no need to sign it)."""
+        return _requests(pod) in self._requests
+
+    def _forget(self, key: Hashable) -> None:
+        self._kept.pop(key, None)
+        gone = self._requests_of.pop(key, None)
+        if gone is not None:
+            self._requests[gone] -= 1
+            if not self._requests[gone]:
+                del self._requests[gone]
+
     def get(self, key: Hashable) -> KeptFailure | None:
+        self.looked_up += 1
         kept = self._kept.get(key)
         if kept is not None:
             self._kept.move_to_end(key)
         return kept
 
-    def keep(self, key: Hashable, fwk: Framework, state: CycleState, diagnosis: Diagnosis, snapshot: Snapshot,
-             versions: Versions, previous: KeptFailure | None) -> None:
+    def keep(self, key: Hashable, pod: Pod, fwk: Framework, state: CycleState, diagnosis: Diagnosis,
+             snapshot: Snapshot, versions: Versions, previous: KeptFailure | None) -> None:
         """Keep a failure whose Filter pass tried and rejected every node of the
         snapshot (no PreFilter rejection or narrowing) with node-local verdicts;
         forget the class's kept failure otherwise."""
@@ -98,7 +116,7 @@ class LastFailures:
         if (diagnosis.pre_filter_msg or table is None or not table.valid or not isinstance(statuses, dict)
                 or len(statuses) != len(nodes) or len(table) != len(nodes)
                 or not fwk.filter_verdicts_node_local(state)):
-            self._kept.pop(key, None)
+            self._forget(key)
             return
         if previous is not None and previous.snapshot_id == id(snapshot) and previous.epoch == snapshot.change_epoch:
             names = previous.names
@@ -111,8 +129,11 @@ class LastFailures:
                                       counts, frozenset(state.skip_filter_plugins or ()), versions,
                                       getattr(m, "rotation_start", None))
         self._kept.move_to_end(key)
+        if key not in self._requests_of:
+            self._requests_of[key] = requests = _requests(pod)
+            self._requests[requests] += 1
         if len(self._kept) > self.limit:
-            self._kept.popitem(last=False)
+            self._forget(next(iter(self._kept)))
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -267,3 +288,7 @@ def _filter(fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInf
     if any(st.code == Code.Error for st in failed.values()):
         return None
     return failed
+
+
+def _requests(pod: Pod) -> frozenset:
+    return frozenset(pod.requests.items())

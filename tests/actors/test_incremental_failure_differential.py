@@ -155,3 +155,25 @@ async def test_a_preemptors_first_attempt_refilters_only_the_nodes_the_last_pree
             events = [e.message for e in await p.client.events("Pod", f"default/high{i}")
                       if e.reason == "FailedScheduling"]
             assert events and events[0].startswith("0/10 nodes are available: 10 Insufficient cpu.")
+
+
+async def test_a_pod_whose_requests_no_kept_class_has_is_not_signed_for_one_and_a_sibling_still_is() -> None:
+    """Big pods that fit nowhere leave their class's failure kept; small pods then
+    schedule without asking for a kept failure (their requests are no kept class's,
+    so no signature of theirs could be one), while the next big pod still takes its
+    class's failure over and filters only the nodes that changed."""
+    async with Pipeline(None, clock=TickingClock(1000.0), rand=random.Random(5)) as p:
+        await p.client.apply([node(f"n{i}", cpu="2") for i in range(4)])
+        await p.client.apply([pod("big0", cpu="3", memory="10Mi")])
+        await p.settle()
+        ledger = p.scheduler.last_failures
+        assert len(ledger) == 1
+        asked = ledger.looked_up
+        await p.client.apply([pod(f"small{i}", cpu="100m", memory="10Mi") for i in range(5)])
+        await p.settle()
+        pods = {q.name: q for q in await _pods(p)}
+        assert all(pods[f"small{i}"].node_name for i in range(5)) and not pods["big0"].node_name
+        assert ledger.looked_up == asked
+        await p.client.apply([pod("big1", cpu="3", memory="10Mi")])
+        await p.settle()
+        assert ledger.looked_up == asked + 1 and ledger.refiltered >= 1
