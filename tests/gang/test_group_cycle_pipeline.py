@@ -96,18 +96,28 @@ async def test_a_group_cycle_tells_the_queue_its_assumed_members_in_one_message(
         assert [sorted(m.pod_keys) for m in assumed] == [[f"{NS}/t{i}" for i in range(4)]]
 
 
+async def _submit_a_gang_of_four(p: Pipeline) -> None:
+    """Four 2-cpu members of gang "train" on four 4-cpu nodes, run until nothing moves."""
+    await p.client.apply(nodes(4, 4))
+    await p.client.apply([gang("train", 4)])
+    await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
+    await p.run_until_quiescent(max_seconds=5)
+
+
+async def _bind_a_gang_of_four(p: Pipeline) -> list[str]:
+    """_submit_a_gang_of_four, every member placed: their keys, sorted."""
+    await _submit_a_gang_of_four(p)
+    assert all((await placed(p)).values())
+    return sorted(f"{NS}/t{i}" for i in range(4))
+
+
 async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queue_in_one_done() -> None:
     async with Pipeline(clock=FakeClock(START)) as p:
         recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
         inbox, put = p.scheduler.inbox, p.scheduler.inbox.put
         bindings: list[BindingDone] = []
         inbox.put = lambda msg: (bindings.append(msg) if isinstance(msg, BindingDone) else None, put(msg))[1]
-        await p.client.apply(nodes(4, 4))
-        await p.client.apply([gang("train", 4)])
-        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
-        await p.run_until_quiescent(max_seconds=5)
-        assert all((await placed(p)).values())
-        members = sorted(f"{NS}/t{i}" for i in range(4))
+        members = await _bind_a_gang_of_four(p)
         assert [sorted(a.pod.key for a, status in m.outcomes if status.is_success()) for m in bindings] == [members]
         done = [m for m in recording.told if isinstance(m, Done)]
         assert [sorted(m.pod_keys) for m in done] == [members]
@@ -121,10 +131,7 @@ async def test_a_failed_binding_among_a_groups_outcomes_is_told_to_the_queue_bet
         # already took it out of the pending pods and the failure path ends it with a Done
         p.scheduler.binding_done = lambda a, status: done(a, Status(Code.Error, "lost") if a.pod.name == "t1"
                                                            else status)
-        await p.client.apply(nodes(4, 4))
-        await p.client.apply([gang("train", 4)])
-        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
-        await p.run_until_quiescent(max_seconds=5)
+        await _submit_a_gang_of_four(p)
         told = [(type(m).__name__, sorted(m.pod_keys) if isinstance(m, Done) else m.qpi.pod.key)
                 for m in recording.told if isinstance(m, (Done, Requeue))]
         # the pods bound before the failure are told first, then the failure's own, then the rest
@@ -136,12 +143,7 @@ async def test_a_bound_member_leaves_the_queue_and_moves_its_waiters_in_one_mess
         inbox, put = p.queue.inbox, p.queue.inbox.put
         told: list[Any] = []
         inbox.put = lambda msg: (told.append(msg), put(msg))[1]
-        await p.client.apply(nodes(4, 4))
-        await p.client.apply([gang("train", 4)])
-        await p.client.apply([member(f"t{i}", 2, "train") for i in range(4)])
-        await p.run_until_quiescent(max_seconds=5)
-        assert all((await placed(p)).values())
-        members = sorted(f"{NS}/t{i}" for i in range(4))
+        members = await _bind_a_gang_of_four(p)
         deleted = [m for m in told if isinstance(m, DeletePod)]
         assert sorted(m.pod.key for m in deleted) == members
         assert all(m.then is not None and m.then.new is m.pod and m.then.old is None and m.then.cross_topology_only
