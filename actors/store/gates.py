@@ -13,8 +13,10 @@ from typing import Any
 from actors.store.messages import Invalid, NotFound
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
 from framework.api.validation import forbidden
-from framework.api.workload_api import DISRUPTION_FIELDS, GENERIC_WORKLOAD, TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION, \
-    gate_of, not_served_message
+from framework.api.workload_api import (
+    DISRUPTION_FIELDS, GENERIC_WORKLOAD, TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION,
+    gate_of, not_served_message,
+)
 from framework.features import FeatureGates
 
 

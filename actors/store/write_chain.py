@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from actors.store.claim_specs import AdmittedClaimSpecs
-from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
-    kept_group_priority
+from actors.store.admission import (
+    admit_pod, admit_pod_group, admit_workload, check_priority_class,
+    kept_group_priority,
+)
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import admission, decoded
