@@ -27,49 +27,43 @@ def key_of(kind: str, namespace: str, name: str) -> str:
     return f"{namespace or 'default'}/{name}"
 
 
-class _Readable(Protocol):
-    _objects: dict[str, dict[str, KubeObject]]
-    _rv: int
-    commits: int
-    _reads: "CommittedReads"
-
-
 class StoreReader:
     """The Store's read-only interface for others: committed objects, counts, the
     resource version, the commit count and the kept events. Every method reads;
-    none changes anything, and none waits for a commit."""
+    none changes anything, and none waits for a commit. It is handed the store's
+    committed reads (its one collaborator), not the Store."""
 
-    __slots__ = ("_store",)
+    __slots__ = ("_reads",)
 
-    def __init__(self, store: "_Readable") -> None:
-        self._store = store
+    def __init__(self, reads: "CommittedReads") -> None:
+        self._reads = reads
 
     def read(self, kind: str, namespace: str, name: str) -> KubeObject:
         """The object as last committed; NotFound if there is none."""
-        return self._store._reads.read(kind, namespace, name)
+        return self._reads.read(kind, namespace, name)
 
     def read_list(self, kind: str, namespace: str = "", label_selector: str | Mapping[str, Any] | None = None,
                   field_selector: str | None = None, *, limit: int = 0, continue_token: str = "",
                   max_bytes: int = 0) -> tuple[list[KubeObject], int, str]:
         """A page of committed objects in key order (CommittedReads.read_list)."""
-        return self._store._reads.read_list(kind, namespace, label_selector, field_selector, limit=limit,
-                                            continue_token=continue_token, max_bytes=max_bytes)
+        return self._reads.read_list(kind, namespace, label_selector, field_selector, limit=limit,
+                                     continue_token=continue_token, max_bytes=max_bytes)
 
     def peek(self, kind: str, namespace: str, name: str) -> KubeObject | None:
         """The object as the store holds it now, or None."""
-        return self._store._objects.get(kind, {}).get(key_of(kind, namespace, name))
+        return self._reads.peek(kind, namespace, name)
 
     def count(self, kind: str) -> int:
         """How many objects of `kind` the store holds."""
-        return len(self._store._objects.get(kind, {}))
+        return self._reads.count(kind)
 
     @property
     def resource_version(self) -> int:
-        return self._store._rv
+        return self._reads.resource_version
 
     @property
     def commits(self) -> int:
-        return self._store.commits
+        return self._reads.commits
 
 
 class _ReadState(Protocol):
@@ -80,11 +74,31 @@ class _ReadState(Protocol):
     _committed_rv: int
     _history: WatchHistory
     _sorted_keys: dict[str, list[str]]
+    _rv: int
+    commits: int
 
 
 class CommittedReads:
     def __init__(self, state: _ReadState) -> None:
         self._s = state
+
+    # --- what the store holds now (StoreReader's peek, count, versions) --------------------
+
+    def peek(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        """The object as the store holds it now, or None."""
+        return self._s._objects.get(kind, {}).get(key_of(kind, namespace, name))
+
+    def count(self, kind: str) -> int:
+        """How many objects of `kind` the store holds."""
+        return len(self._s._objects.get(kind, {}))
+
+    @property
+    def resource_version(self) -> int:
+        return self._s._rv
+
+    @property
+    def commits(self) -> int:
+        return self._s.commits
 
     # --- committed reads (any task on the event loop; never wait for a commit) -----------
 
