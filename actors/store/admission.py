@@ -135,14 +135,14 @@ def mutated(key: str, raw: Mapping[str, Any], classes: Mapping[str, PriorityClas
     a pod gets its priority (admit_pod), then Kueue's pod defaults (`pod_groups`: the
     stored ksched PodGroups); a scheduling.k8s.io PodGroup or Workload its priority
     while `group_priority` (WorkloadAwarePreemption) is on. Other kinds pass as they are."""
-    if key == "Pod":
-        with_priority = admit_pod(raw, classes)
-        return kueue_pod_defaults(with_priority, pod_groups)
     if group_priority and key == POD_GROUP_KEY:
         return admit_pod_group(raw, classes)
     if group_priority and key == WORKLOAD_KEY:
         return admit_workload(raw, classes)
-    return raw
+    if key != "Pod":
+        return raw
+    with_priority = admit_pod(raw, classes)
+    return kueue_pod_defaults(with_priority, pod_groups)
 
 
 def kept_group_priority(raw: Mapping[str, Any], current: Mapping[str, Any]) -> Mapping[str, Any]:

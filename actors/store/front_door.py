@@ -1,9 +1,10 @@
 """The one admission of each object written to the store, for every front door
 (msgpack, REST, CLI, in-process writers): `admission` copies it without its null
-fields and walks its kind's schema once (framework.api.schema.admit). For a write
-that says how to treat unknown fields (messages.Create's field_validation), the
-same walk serves kube-apiserver's decode stage (framework.api.decode: apiVersion,
-unknown fields), followed by its NamespaceLifecycle admission (a namespaced object
+fields and walks its kind's schema once (framework.api.schema.admit_as, given the
+kind key the write chain decided). For a write that says how to treat unknown fields
+(messages.Create's field_validation), the same walk serves kube-apiserver's decode
+stage (framework.api.decode.decode: apiVersion, unknown fields), followed by its
+NamespaceLifecycle admission (a namespaced object
 goes into a namespace that exists; `default`, `kube-system` and `kube-public`
 always do). In-process writers (the bench, the conformance driver) send no
 field_validation and skip the decode stage.

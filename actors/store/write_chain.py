@@ -4,13 +4,16 @@
   decode                fieldValidation, apiVersion, unknown fields, NamespaceLifecycle and the
                         kind's schema (front_door.admission); the first schema error is refused here
   default               the kind's strategy (strategies.py)
-  mutating admission    a new pod's priority (admission.py) and Kueue's pod defaults
+  mutating admission    admission.mutated: a new pod's priority and Kueue's pod defaults,
+                        a scheduling.k8s.io PodGroup's or Workload's priority
   prepare for create    a new pod's status and SchedulingGated condition (the pod strategy)
   validate              the object parsed as its kind; on update the resourceVersion precondition,
                         the kind's update rules (strategies.py) and no new finalizers while deleting
   validating admission  PriorityClass rules (admission.py)
 
 then the store writes it (actor.py: AlreadyExists, the size limit, resourceVersion).
+The kind is decided once, at the chain's start (`kind_key`), and handed to each
+stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
 client should be told comes back in `Admitted.warnings`.
 
