@@ -137,7 +137,8 @@ class Store(Actor[StoreMsg]):
         self.in_commit = False  # a backend commit is being awaited (turns.py)
         self._commit_waiters: list[asyncio.Future[None]] = []  # commit_done's futures
         self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
-        self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
+        # reads of the committed state (actors.store.reads), handed what they read
+        self._reads = CommittedReads(self._objects, self._history, self._sorted_keys, self)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
         self._commit: GroupCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
