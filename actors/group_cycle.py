@@ -33,8 +33,10 @@ from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.attempt_outcome import KeptNodeToStatus
 from framework.interface import Code, QueuedPodInfo, Status
-from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order, \
-    place_group, skips_member
+from framework.workload.group_cycle import (
+    GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order,
+    place_group, skips_member,
+)
 from framework.workload.group_status import scheduled_condition, with_condition
 from framework.workload.member_placer import CachePlacer
 from framework.workload.policy import GroupPolicy, group_policy_of

@@ -75,7 +75,7 @@ from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
-from actors.store.loading import load_objects
+from actors.store.loading import load_objects, quarantine_event
 from actors.store.watchers import WatchHub
 from actors.store.premise import LostViews
 from actors.store.local_commit import LocalCommit
@@ -137,7 +137,8 @@ class Store(Actor[StoreMsg]):
         self.in_commit = False  # a backend commit is being awaited (turns.py)
         self._commit_waiters: list[asyncio.Future[None]] = []  # commit_done's futures
         self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
-        self._reads = CommittedReads(self)  # reads of the committed state (actors.store.reads)
+        # reads of the committed state (actors.store.reads), handed what they read
+        self._reads = CommittedReads(self._objects, self._history, self._sorted_keys, self)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
         self._commit: GroupCommit = LocalCommit(self)  # how a group of writes is committed (SharedStore: EtcdCommit)
         self.quarantined: dict[tuple[str, str], str] = {}  # (kind, key) -> why, from load()
@@ -148,7 +149,13 @@ class Store(Actor[StoreMsg]):
 
     async def load(self) -> None:
         """Read the backend's objects (actors.store.loading); call once before run()."""
-        await load_objects(self)
+        loaded = await load_objects(self.backend, self.limits.max_object_bytes, self._objects)
+        for kind, key, why in loaded.quarantined:
+            self.quarantined[(kind, key)] = why
+            self.tell(quarantine_event(kind, key, why))
+        self._rv = self._committed_rv = loaded.resource_version
+        self._history.reset(self._rv)
+        self._sorted_keys.clear()
         self._events.loaded()
 
     async def close(self) -> None:
@@ -191,7 +198,7 @@ class Store(Actor[StoreMsg]):
 
     def reader(self) -> StoreReader:
         """The read-only interface to hand to others (actors.store.reads)."""
-        return StoreReader(self)
+        return StoreReader(self._reads)
 
     def events_for(self, kind: str, key: str) -> list[EventRecord]:
         """Every stored event about `key`, whichever life of the object (a synchronous

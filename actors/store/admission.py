@@ -20,7 +20,11 @@
   and value; a missing class or a differing given priority is refused. With neither,
   the priority stays unset and the members' own priorities count (docs/decisions.md).
 
-Pure functions over the store's current PriorityClasses; errors are ValidationError.
+`mutated` is the write chain's mutating-admission stage for a new object, entered
+once: the pod's priority then Kueue's pod defaults (framework.kueue.pods), or a
+PodGroup's or Workload's priority. `check_priority_class` is its validating stage.
+Pure functions over the store's current PriorityClasses (and, for Kueue's pod
+defaults, its PodGroups); errors are ValidationError.
 """
 from __future__ import annotations
 
@@ -29,8 +33,10 @@ from collections.abc import Mapping
 from typing import Any, Iterable
 
 from framework.api.errors import ValidationError
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from framework.api.objects import PriorityClass
 from framework.api.validation import forbidden, invalid
+from framework.kueue.pods import kueue_pod_defaults
 
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 SYSTEM_PREFIX = "system-"
@@ -121,6 +127,22 @@ def admit_workload(raw: Mapping[str, Any], classes: Mapping[str, PriorityClass])
         _admit_group_priority(t, classes, f"spec.podGroupTemplates[{i}]") if isinstance(t, Mapping) else t
         for i, t in enumerate(spec.get("podGroupTemplates") or [])]
     return {**raw, "spec": spec}
+
+
+def mutated(key: str, raw: Mapping[str, Any], classes: Mapping[str, PriorityClass],
+            pod_groups: Mapping[str, Any], group_priority: bool) -> Mapping[str, Any]:
+    """A new object of kind key `key` through mutating admission (a copy when changed):
+    a pod gets its priority (admit_pod), then Kueue's pod defaults (`pod_groups`: the
+    stored ksched PodGroups); a scheduling.k8s.io PodGroup or Workload its priority
+    while `group_priority` (WorkloadAwarePreemption) is on. Other kinds pass as they are."""
+    if group_priority and key == POD_GROUP_KEY:
+        return admit_pod_group(raw, classes)
+    if group_priority and key == WORKLOAD_KEY:
+        return admit_workload(raw, classes)
+    if key != "Pod":
+        return raw
+    with_priority = admit_pod(raw, classes)
+    return kueue_pod_defaults(with_priority, pod_groups)
 
 
 def kept_group_priority(raw: Mapping[str, Any], current: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -11,17 +11,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from actors.store.messages import Invalid, NotFound
-from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from framework.api.validation import forbidden
-from framework.api.workload_api import DISRUPTION_FIELDS, GENERIC_WORKLOAD, TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION, \
-    gate_of, not_served_message
+from framework.api.workload_api import (
+    DISRUPTION_FIELDS, GENERIC_WORKLOAD, TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION,
+    gate_of, not_served_message,
+)
 from framework.features import FeatureGates
 
 
-def gated(raw: Any, current: Mapping[str, Any] | None, features: FeatureGates) -> Any:
-    """`raw` as the gates let it in (a copy when a field is dropped); NotFound for a
-    kind that is not served, Invalid for a forbidden field."""
-    key = kind_key(raw)
+def gated(key: str | None, raw: Any, current: Mapping[str, Any] | None, features: FeatureGates) -> Any:
+    """`raw`, of kind key `key` (the write chain's kind_key), as the gates let it in (a
+    copy when a field is dropped); NotFound for a kind that is not served, Invalid for
+    a forbidden field."""
     if key is None:
         return raw
     gate = gate_of(key)
@@ -31,9 +33,9 @@ def gated(raw: Any, current: Mapping[str, Any] | None, features: FeatureGates) -
         return _without_scheduling_group(raw, current)
     if key in (WORKLOAD_KEY, POD_GROUP_KEY):
         if not features.enabled(TOPOLOGY_AWARE):
-            _refuse_new(raw, current, ("schedulingConstraints",), TOPOLOGY_AWARE)
+            _refuse_new(key, raw, current, ("schedulingConstraints",), TOPOLOGY_AWARE)
         if not features.enabled(WORKLOAD_AWARE_PREEMPTION):
-            _refuse_new(raw, current, DISRUPTION_FIELDS, WORKLOAD_AWARE_PREEMPTION)
+            _refuse_new(key, raw, current, DISRUPTION_FIELDS, WORKLOAD_AWARE_PREEMPTION)
     return raw
 
 
@@ -47,13 +49,13 @@ def _without_scheduling_group(raw: Mapping[str, Any], current: Mapping[str, Any]
     return {**raw, "spec": {k: v for k, v in spec.items() if k != "schedulingGroup"}}
 
 
-def _refuse_new(raw: Mapping[str, Any], current: Mapping[str, Any] | None, fields: tuple[str, ...],
+def _refuse_new(key: str, raw: Mapping[str, Any], current: Mapping[str, Any] | None, fields: tuple[str, ...],
                 gate: str) -> None:
     """Forbidden: one of `fields` set on the PodGroup (or a Workload's template) that the
     stored object did not already have."""
     spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
     have = (current or {}).get("spec") or {}
-    places = [("spec", spec, have)] if kind_key(raw) == POD_GROUP_KEY else [
+    places = [("spec", spec, have)] if key == POD_GROUP_KEY else [
         (f"spec.podGroupTemplates[{i}]", t, None) for i, t in enumerate(spec.get("podGroupTemplates") or [])
         if isinstance(t, Mapping)]
     for path, obj, old in places:

@@ -1,49 +1,49 @@
 """The Store's start: reading the backend's objects, and leaving out (quarantining)
-those that can no longer be used: functions over the Store actor's state, called
-once by Store.load before the store serves anything.
+those that can no longer be used. `load_objects` is handed what it fills (the store's
+objects by kind) and its backend, not the Store: called once by Store.load before
+the store serves anything, which then takes the resource version and tells the
+quarantine events (`quarantine_event`).
 
 Only shapes are checked (types, widths, quantities, nesting): what an older version
 accepted stays served and counted, unknown fields included."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Mapping, Protocol
+from dataclasses import dataclass
+from typing import Any, Mapping
 
+from actors.store.backend import StoreBackend
 from actors.store.fields import name_of
 from actors.store.messages import RecordEvent
 from actors.store.reads import key_of as _key
 from actors.store.sharing import share_containers
 from framework.api.errors import ValidationError
 from framework.api.groups import kind_key
-from framework.api.objects import parse_object
+from framework.api.objects import KubeObject, parse_object
 from framework.api.schema import admitted
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    """What loading found besides the objects: the backend's resource version, and
+    each stored object left out, (kind, key, why), in the order found."""
 
-class LoadTarget(Protocol):
-    """What loading fills in of the Store actor (actor.py): its objects, resource
-    versions, watch history and quarantine, read from its backend."""
+    resource_version: int
+    quarantined: list[tuple[str, str, str]]
 
-    backend: Any
-    limits: Any
-    quarantined: Any
-    _objects: Any
-    _rv: int
-    _committed_rv: int
-    _history: Any
-    _sorted_keys: Any
-    tell: Callable[..., Any]
 
 log = logging.getLogger("ksched.store")
 
 
-async def load_objects(store: LoadTarget) -> None:
-    """Read the backend's objects."""
-    state = await store.backend.load_all(max_object_bytes=store.limits.max_object_bytes)
-    objects: Any = state.objects
-    for i, raw in enumerate(objects):
-        if isinstance(objects, list):
-            objects[i] = None  # the decoded dict goes once the store has its own copy
+async def load_objects(backend: StoreBackend, max_object_bytes: int,
+                       objects: Mapping[str, dict[str, KubeObject]]) -> Loaded:
+    """Read the backend's objects into `objects` (by kind, then key)."""
+    state = await backend.load_all(max_object_bytes=max_object_bytes)
+    found: Any = state.objects
+    quarantined: list[tuple[str, str, str]] = []
+    for i, raw in enumerate(found):
+        if isinstance(found, list):
+            found[i] = None  # the decoded dict goes once the store has its own copy
         try:
             # Shapes only: what an older version accepted stays served and counted.
             checked, errors = admitted(raw, strict=False, semantic=False)
@@ -53,23 +53,25 @@ async def load_objects(store: LoadTarget) -> None:
                 share_containers(checked)  # as at creation (the backend's dicts are one per object)
             obj = parse_object(checked)
         except ValidationError as e:
-            _quarantine(store, raw, str(e))
+            quarantined.append(_quarantined(raw, str(e)))
             continue
-        store._objects[obj.kind][obj.key] = obj
+        objects[obj.kind][obj.key] = obj
     for kind, key, why in state.unreadable:
-        _quarantine(store, {"kind": kind}, why, key)
-    store._rv = store._committed_rv = state.resource_version
-    store._history.reset(store._rv)
-    store._sorted_keys.clear()
+        quarantined.append(_quarantined({"kind": kind}, why, key))
+    return Loaded(resource_version=state.resource_version, quarantined=quarantined)
 
-def _quarantine(store: LoadTarget, raw: Any, why: str, key: str = "") -> None:
-    """Leave a stored object that no longer validates out of the store (it stays in
-    the backend until a write replaces it), with a log line and a Warning event
-    (written by the store's first turn)."""
+
+def _quarantined(raw: Any, why: str, key: str = "") -> tuple[str, str, str]:
+    """A stored object that no longer validates, left out of the store (it stays in
+    the backend until a write replaces it), with a log line."""
     kind = str(kind_key(raw) or raw.get("kind")) if isinstance(raw, Mapping) else "?"
     named = name_of(raw)
     key = key or (_key(kind, *named) if named is not None else "?")
-    store.quarantined[(kind, key)] = why
     log.warning("quarantined stored %s %s: %s", kind, key, why)
-    store.tell(RecordEvent(kind=kind, key=key, type="Warning", reason="Quarantined",
-                          message=f"stored {kind} {key} is not valid and is not served: {why}"))
+    return kind, key, why
+
+
+def quarantine_event(kind: str, key: str, why: str) -> RecordEvent:
+    """The Warning event told of a quarantined object (written by the store's first turn)."""
+    return RecordEvent(kind=kind, key=key, type="Warning", reason="Quarantined",
+                       message=f"stored {kind} {key} is not valid and is not served: {why}")

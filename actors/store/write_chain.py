@@ -4,13 +4,16 @@
   decode                fieldValidation, apiVersion, unknown fields, NamespaceLifecycle and the
                         kind's schema (front_door.admission); the first schema error is refused here
   default               the kind's strategy (strategies.py)
-  mutating admission    a new pod's priority (admission.py) and Kueue's pod defaults
+  mutating admission    admission.mutated: a new pod's priority and Kueue's pod defaults,
+                        a scheduling.k8s.io PodGroup's or Workload's priority
   prepare for create    a new pod's status and SchedulingGated condition (the pod strategy)
   validate              the object parsed as its kind; on update the resourceVersion precondition,
                         the kind's update rules (strategies.py) and no new finalizers while deleting
   validating admission  PriorityClass rules (admission.py)
 
 then the store writes it (actor.py: AlreadyExists, the size limit, resourceVersion).
+The kind is decided once, at the chain's start (`kind_key`), and handed to each
+stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
 client should be told comes back in `Admitted.warnings`.
 
@@ -26,8 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from actors.store.claim_specs import AdmittedClaimSpecs
-from actors.store.admission import admit_pod, admit_pod_group, admit_workload, check_priority_class, \
-    kept_group_priority
+from actors.store.admission import check_priority_class, kept_group_priority, mutated
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import admission, decoded
@@ -36,11 +38,10 @@ from actors.store.messages import Conflict, Invalid, refuse
 from actors.store.sharing import share_containers
 from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
-from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
-from framework.api.objects import KubeObject, PriorityClass, parse_object
+from framework.api.groups import POD_GROUP_KEY, kind_key
+from framework.api.objects import KubeObject, PriorityClass, parse_as
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
-from framework.kueue.pods import kueue_pod_defaults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,16 +71,6 @@ class Admitted:
     warnings: list[str] = field(default_factory=list)
 
 
-def parsed(raw: Any, kind: str | None = None) -> KubeObject:
-    """`raw` parsed as its kind (or `kind` when it names none), or Invalid naming the field."""
-    if isinstance(raw, Mapping) and kind and "kind" not in raw:
-        raw = {**raw, "kind": kind}
-    try:
-        return parse_object(raw)
-    except ValidationError as e:
-        raise Invalid(str(e), e.field) from None
-
-
 class WriteChain:
     """The chain over the store's objects (read only here: namespaces, PriorityClasses, PodGroups)."""
 
@@ -93,85 +84,78 @@ class WriteChain:
         self.claim_specs = AdmittedClaimSpecs()
 
     def create(self, raw: Any, fv: str | None, template: str = "") -> Admitted:
-        """`template`: messages.Create's (a claim whose spec is that template's admitted one)."""
+        """`template`: messages.Create's (a claim whose spec is that template's admitted one).
+        The kind is decided once, here, and handed to every stage."""
         said: list[str] = []
+        key = kind_key(raw)
         spec = self.claim_specs.proven(raw, template)
         if spec is not None:  # admitted with its template: the rest is walked, the spec shared
             raw = {k: v for k, v in raw.items() if k != "spec"}
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
-        raw = decoded(gated(raw, None, self.features), fv, self.rules.name_formats, self._namespace_exists, said)
-        kind = strategy(kind_key(raw))
+        raw = gated(key, raw, None, self.features)
+        raw = decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
+        kind = strategy(key)
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
         if spec is not None:  # defaulted with its template (defaulting is idempotent)
             raw = {**raw, "spec": spec}
-        is_pod = isinstance(raw, Mapping) and raw.get("kind") == "Pod"
-        if is_pod:
-            raw = kind.prepared(self._admit_pod(raw), self.rules.pod_create_status)  # a copy with its own spec
+        try:
+            raw = mutated(key, raw, self._priority_classes(), self._objects["PodGroup"],
+                          self.features.enabled(WORKLOAD_AWARE_PREEMPTION))
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
+        if key == "Pod":  # mutated made it a copy with its own spec
+            raw = kind.prepared(raw, self.rules.pod_create_status)
             share_containers(raw)
-        elif self._admits_group_priority(raw):
-            raw = self._admit_group(raw)
-        obj = parsed(raw)
-        if isinstance(obj, PriorityClass):
-            self._admit_priority_class(obj, None)
+        try:
+            obj = parse_as(key, raw)
+            if isinstance(obj, PriorityClass):
+                check_priority_class(obj, None, self._priority_classes())
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
         self.claim_specs.note(obj)
         return Admitted(raw=raw, obj=obj, warnings=said)
 
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:
+        """The kind is decided once, here, and handed to every stage."""
         said: list[str] = []
-        raw = gated(raw, current.raw, self.features)
+        key = kind_key(raw)
+        raw = gated(key, raw, current.raw, self.features)
+        kind = strategy(key)
         if isinstance(raw, dict):
-            raw = strategy(kind_key(raw)).prepared_for_update(raw, current.raw)
-        raw = decoded(raw, fv, self.rules.name_formats, self._namespace_exists, said)
-        if kind_key(raw) == POD_GROUP_KEY and isinstance(raw, Mapping):
+            raw = kind.prepared_for_update(raw, current.raw)
+        raw = decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
+        if key == POD_GROUP_KEY and isinstance(raw, Mapping):
             raw = kept_group_priority(raw, current.raw)  # before the generation is judged
         raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)
-        raw = strategy(kind_key(raw)).defaulted(raw) if isinstance(raw, dict) else raw
-        obj = parsed(raw)
-        _check_rv(obj, current)
-        refuse(strategy(obj.kind).update_errors(raw, current.raw))
+        raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
+        try:
+            obj = parse_as(key, raw)
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
+        want = obj.meta.resource_version  # an update naming a resourceVersion must name the stored one
+        if want and want != current.meta.resource_version:
+            raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": the object has been '
+                           "modified; please apply your changes to the latest version and try again")
+        refuse(kind.update_errors(raw, current.raw))
         check_no_new_finalizers(raw, current.raw)
         if isinstance(obj, PriorityClass) and isinstance(current, PriorityClass):
-            self._admit_priority_class(obj, current)
+            try:
+                check_priority_class(obj, current, self._priority_classes())
+            except ValidationError as e:
+                raise Invalid(str(e), e.field) from None
         self.claim_specs.note(obj)
         return Admitted(raw=raw, obj=obj, warnings=said)
 
     def missing(self, raw: Any, fv: str | None) -> KubeObject:
         """An update's object that is not stored, decoded and parsed to name it in NotFound."""
-        return parsed(admission(raw, fv, self.rules.name_formats, self._namespace_exists, []).raw)
+        key = kind_key(raw)
+        try:
+            return parse_as(key, admission(key, raw, fv, self.rules.name_formats, self._namespace_exists, []).raw)
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
 
     def _namespace_exists(self, ns: str) -> bool:
         return ns in self._objects["Namespace"]
 
-    def _admit_pod(self, raw: Any) -> Any:
-        try:
-            return kueue_pod_defaults(admit_pod(raw, self._priority_classes()), self._objects["PodGroup"])
-        except ValidationError as e:
-            raise Invalid(str(e), e.field) from None
-
-    def _admits_group_priority(self, raw: Any) -> bool:
-        return (isinstance(raw, Mapping) and kind_key(raw) in (POD_GROUP_KEY, WORKLOAD_KEY)
-                and self.features.enabled(WORKLOAD_AWARE_PREEMPTION))
-
-    def _admit_group(self, raw: Any) -> Any:
-        admit = admit_pod_group if kind_key(raw) == POD_GROUP_KEY else admit_workload
-        try:
-            return admit(raw, self._priority_classes())
-        except ValidationError as e:
-            raise Invalid(str(e), e.field) from None
-
-    def _admit_priority_class(self, pc: PriorityClass, current: PriorityClass | None) -> None:
-        try:
-            check_priority_class(pc, current, self._priority_classes())
-        except ValidationError as e:
-            raise Invalid(str(e), e.field) from None
-
     def _priority_classes(self) -> dict[str, PriorityClass]:
         return {pc.name: pc for pc in self._objects["PriorityClass"].values() if isinstance(pc, PriorityClass)}
-
-
-def _check_rv(obj: KubeObject, current: KubeObject) -> None:
-    """An update naming a resourceVersion must name the stored one."""
-    want = obj.meta.resource_version
-    if want and want != current.meta.resource_version:
-        raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": '
-                       "the object has been modified; please apply your changes to the latest version and try again")

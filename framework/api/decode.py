@@ -1,17 +1,20 @@
 """kube-apiserver's decode stage, before validation: the manifest's apiVersion must
 serve its kind, and fields its kind does not have are refused, reported or dropped
 per the request's fieldValidation (Strict, Warn, Ignore), as upstream's strict
-decoding does. No I/O. The store checks every client write that says how to treat
-unknown fields: `decodable` before the object's one admission
-(framework.api.schema.admit, which finds the unknown fields in the same walk as its
-errors: the schema marks which objects are closed), `unknown_field_warnings` after.
+decoding does. No I/O. `decode` is the stage, given the kind key the write chain
+decided once: the checks that need no walk (`decodable`), then the object's one
+admission (framework.api.schema.admit_as, which finds the unknown fields in the same
+walk as its errors: the schema marks which objects are closed), then what
+fieldValidation makes of the unknown fields. A write that names no fieldValidation
+(an in-process writer) is admitted without the decode checks.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY, kind_key
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
+from framework.api.schema import Admission, admit_as
 
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -53,39 +56,42 @@ def check_field_validation(mode: str) -> str:
     return mode
 
 
-def decodable(raw: Any, mode: str) -> bool:
+def decode(key: str | None, raw: Any, mode: str | None, strict: bool) -> tuple[Admission, list[str]]:
+    """`raw` (of kind key `key`) decoded under fieldValidation `mode` and admitted:
+    the admission and what the client should be told of its unknown fields (under
+    Warn a warning each; under Ignore nothing: they are dropped from the copy).
+    Raises DecodeError for what kube-apiserver would not decode (`decodable`; under
+    Strict, unknown fields, every one named). With `mode` None: admitted only."""
+    known = decodable(key, raw, mode) if mode is not None else False
+    checked = admit_as(key, raw, strict, unknown=known)
+    if not known or not checked.unknown:
+        return checked, []
+    named = [f'unknown field "{path}"' for path in checked.unknown]
+    if mode == "Strict":
+        kind, version = raw["kind"], raw["apiVersion"]
+        raise DecodeError(f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {kind}: '
+                          f"strict decoding error: {', '.join(named)}")
+    return checked, named if mode == "Warn" else []
+
+
+def decodable(key: str | None, raw: Any, mode: str) -> bool:
     """The checks of kube-apiserver's decode that need no walk of the object: False
     for a manifest that is not a map or has no kind this stage knows (validation
     names what is wrong), or a non-string apiVersion (the schema names its type).
     Raises DecodeError for a fieldValidation that is none of FIELD_VALIDATION, a
     missing apiVersion and one that does not serve the kind."""
     check_field_validation(mode)
-    kind = kind_key(raw)
-    if not isinstance(raw, dict) or kind is None or kind not in GROUP_VERSIONS:
+    if not isinstance(raw, dict) or key is None or key not in GROUP_VERSIONS:
         return False
     version = raw.get("apiVersion")
     if version is None or version == "":
         raise DecodeError(f"Object 'apiVersion' is missing in '{_compact(raw)}'")
     if not isinstance(version, str):
         return False
-    if version != GROUP_VERSIONS[kind] and version not in ALSO_SERVED.get(kind, ()):
+    if version != GROUP_VERSIONS[key] and version not in ALSO_SERVED.get(key, ()):
         raise DecodeError(f"the API version in the data ({version}) does not match the expected API version "
-                          f"({GROUP_VERSIONS[kind]})")
+                          f"({GROUP_VERSIONS[key]})")
     return True
-
-
-def unknown_field_warnings(raw: dict[str, Any], unknown: list[str], mode: str) -> list[str]:
-    """What fieldValidation `mode` makes of the unknown fields of a decodable `raw`
-    (their paths, sorted): under Strict a DecodeError naming every one; under Warn
-    a warning each; under Ignore nothing (the caller has dropped them)."""
-    if not unknown:
-        return []
-    named = [f'unknown field "{path}"' for path in unknown]
-    if mode == "Strict":
-        kind, version = raw["kind"], raw["apiVersion"]
-        raise DecodeError(f'{kind} in version "{version.rsplit("/", 1)[-1]}" cannot be handled as a {kind}: '
-                          f"strict decoding error: {', '.join(named)}")
-    return named if mode == "Warn" else []
 
 
 def _compact(raw: Any) -> str:

@@ -34,7 +34,7 @@ __all__ = [
     "CSIDriver", "CSINode", "Container", "ContainerPort", "KubeObject", "Namespace", "Node", "ObjectMeta",
     "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodDisruptionBudget", "PodGroup", "PodResources",
     "PriorityClass", "ReplicaSet", "ReplicationController", "SelectorObject", "Service", "StatefulSet",
-    "StorageClass", "StorageObject", "VolumeAttachment", "parse_object",
+    "StorageClass", "StorageObject", "VolumeAttachment", "parse_as", "parse_object",
 ]
 
 
@@ -176,9 +176,13 @@ KINDS: dict[str, type[KubeObject]] = {
 
 def parse_object(raw: Mapping[str, Any]) -> KubeObject:
     """Build the typed object for `raw["kind"]`."""
+    return parse_as(kind_key(raw), raw)  # a group-qualified key for the kinds framework.api.groups names
+
+
+def parse_as(kind: str | None, raw: Mapping[str, Any]) -> KubeObject:
+    """Build the typed object of kind key `kind` (kind_key of `raw`, decided by the caller)."""
     if not isinstance(raw, Mapping):
         raise ValidationError("", "object must be a map")
-    kind = kind_key(raw)  # a group-qualified key for the kinds framework.api.groups names
     cls = KINDS.get(kind) if kind is not None else None
     if cls is None:
         raise ValidationError("kind", f"unsupported kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")

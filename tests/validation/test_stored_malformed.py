@@ -149,3 +149,16 @@ async def test_a_stored_object_an_older_version_accepted_stays_served_when_only_
         assert store.peek("Pod", "default", "Older_Name").node_name == "node-0"
         with pytest.raises(Invalid):  # a client writing it today is refused
             await c.create({**older, "metadata": {"name": "older", "namespace": "default"}})
+
+
+async def test_loading_fills_the_objects_it_is_handed_and_says_what_it_left_out_without_a_store():
+    from actors.store.loading import load_objects
+
+    backend = InMemoryBackend()
+    good = ("Pod", "default/good", {**pod("good"), "status": {"phase": "Pending"}})
+    await _write_straight(backend, [malformed_objects()[1], good])
+    objects: dict[str, dict[str, Any]] = {"Pod": {}, "Node": {}}
+    loaded = await load_objects(backend, 1 << 20, objects)
+    assert list(objects["Pod"]) == ["default/good"] and not objects["Node"]
+    assert loaded.resource_version == 2
+    assert [(kind, key) for kind, key, _ in loaded.quarantined] == [("Pod", "default/conditions-null")]

@@ -21,7 +21,6 @@ are not applied there, so an object an older version accepted keeps being served
 from __future__ import annotations
 
 import math
-from math import isfinite
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -374,77 +373,3 @@ class IntOrString:
         if isinstance(value, str):
             return
         Int(32).check(value, path, ctx)
-
-
-JSON_SCALARS = (str, int, float, bool)
-NOT_FINITE_MSG = "must be a finite number (JSON has no NaN or Infinity)"
-
-
-class NotFinite(ValidationError):
-    """A NaN or an infinity somewhere in an object: refused, but a kind's own rule for
-    that field (a quantity's syntax, an integer's type) speaks first when it has one."""
-
-
-def _not_finite(v: Any) -> bool:
-    return isinstance(v, float) and not isfinite(v)
-
-
-def too_deep(value: Any, path: str, limit: int = MAX_DEPTH) -> ValidationError | None:
-    """The first place `value` nests deeper than `limit` or holds something JSON
-    cannot (bytes, a non-string key, NaN or an infinity): such a value could not be
-    stored, or not be written back out as JSON. Iterative: a value nested thousands
-    deep must not exhaust the stack here or anywhere after. Paths are only built once
-    something is wrong."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, dict):
-            if depth >= limit and v:
-                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
-            if not all(isinstance(k, str) for k in v):
-                return _not_json(value, path)
-            stack.extend((x, depth + 1) for x in v.values())
-        elif isinstance(v, list):
-            if depth >= limit and v:
-                return invalid(_path_to_depth(value, path, limit + 1), "...", f"must not nest more than {limit} levels deep")
-            stack.extend((x, depth + 1) for x in v)
-        elif isinstance(v, float):
-            if not isfinite(v):
-                return _not_json(value, path)
-        elif v is not None and not isinstance(v, JSON_SCALARS):
-            return _not_json(value, path)
-    return None
-
-
-def _not_json(value: Any, path: str) -> ValidationError:
-    """The error for the first value or key (depth-first) that JSON cannot hold."""
-    stack: list[tuple[Any, str]] = [(value, path)]
-    while stack:
-        v, at = stack.pop()
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if not isinstance(k, str):
-                    return type_error(at, k, "string")
-                stack.append((x, join(at, k)))
-        elif isinstance(v, list):
-            stack.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
-        elif _not_finite(v):
-            err = invalid(at, "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity"), NOT_FINITE_MSG)
-            return NotFinite(err.field, err.detail)
-        elif v is not None and not isinstance(v, JSON_SCALARS):
-            return invalid(at, repr(v)[:64], "must be a JSON value")
-    return invalid(path, "...", "must be a JSON value")
-
-
-def _path_to_depth(value: Any, path: str, depth: int) -> str:
-    """The path of the first value found `depth` levels down (depth-first)."""
-    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
-    while stack:
-        v, at, d = stack.pop()
-        if d == depth:
-            return at
-        if isinstance(v, dict):
-            stack.extend((x, join(at, str(k)), d + 1) for k, x in v.items())
-        elif isinstance(v, list):
-            stack.extend((x, f"{at}[{i}]", d + 1) for i, x in enumerate(v))
-    return path

@@ -26,8 +26,10 @@ from framework.preemption import Candidate, disruption_target
 from framework.workload.group_status import with_condition
 from framework.node_info import NodeInfo, PodInfo
 from framework.workload.policy import GroupPolicy, group_policy_of
-from framework.workload.preemption import Domain, GroupPreemption, VictimUnit, domains_of, plan_group_preemption, \
-    plan_in_domain, victim_units
+from framework.workload.preemption import (
+    Domain, GroupPreemption, VictimUnit, domains_of, plan_group_preemption,
+    plan_in_domain, victim_units,
+)
 
 
 class SimulatedFits:
