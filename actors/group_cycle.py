@@ -317,10 +317,12 @@ class GroupCycle:
             nominated = result.placed[uid]  # upstream nominates a member that fit to its SuggestedHost
         if preempted[0] == uid:
             nominated = preempted[1]  # the preemptor's node; "" clears a stale nomination
-        elif preempted[1] and uid in result.placed:
+        elif preempted[1] and uid in result.placed and not s.nominator.node_of(qpi.pod):
             # The group waits on its preemption (upstream's waitingOnPreemption): a member
             # that fit goes back nominated to the node it fit on, as upstream's
-            # submitPodGroupAlgorithmResult nominates it to its SuggestedHost.
+            # submitPodGroupAlgorithmResult nominates it to its SuggestedHost, unless the
+            # group's plan nominated it (below): the plan placed every member the gang
+            # lacks, this one too, and its other members' nodes count on that node.
             nominated = result.placed[uid]
         elif preempted[1]:
             nominated = None  # the group's preemption nominated this member: keep it
