@@ -153,3 +153,14 @@ async def test_with_the_gate_on_the_group_step_still_preempts_once_for_the_whole
         assert len(first.preemptions) == 1 and first.preemptions[0][:2] == ("high-0", "n0")
         assert sorted(first.preemptions[0][2]) == ["low-0", "low-1"]
         assert first.nominated() == {"high-0": "n0", "high-1": None, "high-2": None}
+
+
+async def test_with_the_gate_off_and_synchronous_preemption_each_member_evicts_inside_the_cycle() -> None:
+    gates = {"featureGates": {"WorkloadAwarePreemption": False, "SchedulerAsyncPreemption": False}}
+    async with Pipeline(gates, clock=FakeClock(START)) as p:
+        first = await one_gang_cycle(p, members=3, cpu=2)
+        assert first.preemptions == []  # no preemption actor: evicted in the cycle
+        assert first.nominated() == {"high-0": "n0", "high-1": "n0", "high-2": "n1"}
+        assert p.scheduler.preemption.victims == 2  # low-0 once (already terminating for high-1), low-1
+        got = await placed(p)
+        assert sorted(got[f"high-{i}"] or "" for i in range(3)) == ["n0", "n0", "n1"] and got["low-2"] == "n2"
