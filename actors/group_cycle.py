@@ -30,15 +30,16 @@ from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
 from framework.api.groups import POD_GROUP_KEY
 from framework.api.objects import Pod
-from framework.api.workload_api import SchedulingPodGroup
-from framework.attempt_outcome import KeptNodeToStatus
-from framework.interface import Code, QueuedPodInfo, Status
+from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION, SchedulingPodGroup
+from framework.attempt_outcome import FitError, KeptNodeToStatus
+from framework.interface import Code, CycleState, QueuedPodInfo, Status
+from framework.runtime import run_unsuspended
 from framework.workload.group_cycle import (
     GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order,
     place_group, skips_member,
 )
 from framework.workload.group_status import scheduled_condition, with_condition
-from framework.workload.member_placer import CachePlacer
+from framework.workload.member_placer import CachePlacer, MemberPostFilter
 from framework.workload.policy import GroupPolicy, group_policy_of
 
 if TYPE_CHECKING:
@@ -193,14 +194,20 @@ class GroupCycle:
         outside = [p for p in s.objects.scheduling_group_pods(pg.namespace, pg.name)
                    if p.node_name or s.cache.get_pod(p.key) is not None]
         placer = self._placer(fwk, len(members))
-        result = self.placement(group_policy_of(pg), [q.pod for q in members], placer, scheduled=len(outside))
+        policy = group_policy_of(pg)
+        group_step = fwk.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION)
+        placer.post_filter = None if group_step else self._member_post_filter(fwk, policy)
+        result = self.placement(policy, [q.pod for q in members], placer, scheduled=len(outside))
+        placer.post_filter = None
         algorithm_s = s.clock.now() - started
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
-            # upstream's podGroupCycle: only an Unschedulable group preempts, an Error does not
-            preempted = (await self.preempt(fwk, placer, result) if result.status.code == Code.Unschedulable
-                         else ("", None))
+            # upstream's podGroupCycle: only an Unschedulable group preempts, an Error does
+            # not, and only with WorkloadAwarePreemption on (off, each member ran its own
+            # PostFilter inside the placement)
+            preempted = (await self.preempt(fwk, placer, result)
+                         if result.status.code == Code.Unschedulable and group_step else ("", None))
             self._reject(placer, result, members, started, preempted)
         outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
         s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
@@ -249,6 +256,23 @@ class GroupCycle:
             s.handle_failure(qpi, status, "", started)
         tell_assumed()
 
+    def _member_post_filter(self, fwk: "Framework", policy: GroupPolicy) -> MemberPostFilter | None:
+        """WorkloadAwarePreemption off: each member that fits nowhere runs its own PostFilter
+        inside the placement, as upstream 1.36's podGroupPodSchedulingAlgorithm runs
+        schedulingAlgorithm's PostFilter per member (DefaultPreemption preempts for that
+        pod alone and nominates it; the placer assumes it there). Not for a group placed
+        domain by domain: upstream's DefaultPreemption refuses those members
+        (NOT_ELIGIBLE_PLACEMENT), and a try per domain must not evict per domain."""
+        if policy.required_topology_key or policy.preferred_topology_key:
+            return None
+        step = self.sched.preemption
+
+        def post_filter(state: CycleState, pod: Pod, err: FitError) -> str | None:
+            # no extenders in the group cycle (they would suspend it), so nothing awaits
+            return run_unsuspended(step.post_filter(fwk, state, pod, err)).nominated
+
+        return post_filter
+
     async def workload_preemption(self, fwk: "Framework", placer: CachePlacer,
                                   result: GroupPlacement) -> tuple[str, str | None]:
         """Workload-aware preemption for a group not placed (KEP-5710, issue 29): the first
@@ -282,16 +306,25 @@ class GroupCycle:
         s = self.sched
         uid = qpi.pod.uid
         status = result.unplaced.get(uid, result.status)
+        own = placer.tries.get(uid)
         if uid in result.placed:  # placed, then undone with its group
             status, nominated = Status(Code.Unschedulable, result.status.message()), ""
+        elif uid in result.preempting and not result.waiting_on_preemption:
+            # preempted for itself but its group fell short (or failed): upstream's submit
+            # gives it the group's word and clears its nomination
+            status, nominated = Status(result.status.code, result.status.message()), ""
         else:
-            nominated = None
+            nominated = own.nominated if own is not None else None  # its own PostFilter's
+        if result.waiting_on_preemption and uid in result.placed:
+            nominated = result.placed[uid]  # upstream nominates a member that fit to its SuggestedHost
         if preempted[0] == uid:
             nominated = preempted[1]  # the preemptor's node; "" clears a stale nomination
-        elif preempted[1] and uid in result.placed:
+        elif preempted[1] and uid in result.placed and not s.nominator.node_of(qpi.pod):
             # The group waits on its preemption (upstream's waitingOnPreemption): a member
             # that fit goes back nominated to the node it fit on, as upstream's
-            # submitPodGroupAlgorithmResult nominates it to its SuggestedHost.
+            # submitPodGroupAlgorithmResult nominates it to its SuggestedHost, unless the
+            # group's plan nominated it (below): the plan placed every member the gang
+            # lacks, this one too, and its other members' nodes count on that node.
             nominated = result.placed[uid]
         elif preempted[1]:
             nominated = None  # the group's preemption nominated this member: keep it

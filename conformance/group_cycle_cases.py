@@ -7,8 +7,12 @@ gang driver (gang_cases.py):
   answers it), as upstream's fakePodGroupPlugin; `input.placementFeasible` is the
   scripted sequence of PlacementFeasible codes (one per call, before the first member
   and after each; Success once the script runs out), as fakePlacementFeasiblePlugin.
-  framework/workload/group_cycle.py's `place_group` runs over them. Output: the
-  group's code and each tried member's code.
+  `input.postFilter` gives the members whose own PostFilter runs when Filter fails
+  (WorkloadAwarePreemption off, upstream 1.36's schedule_one_podgroup_test.go rows): a
+  node name nominates (the member is assumed there, upstream's requiresPreemption), ""
+  fails it. framework/workload/group_cycle.py's `place_group` runs over them. Output:
+  the group's code, whether it waits on preemption, each tried member's code and
+  whether it preempted.
 - `PodGroupInfoForPod`: upstream's TestPodGroupInfoForPod rows. `input.head` is
   the popped pod, `input.unscheduledPods` the group's other members the informer
   holds, `input.queuePods` those in the scheduling queue (with `initialAttempt`
@@ -51,10 +55,12 @@ def _code(name: str, at: str) -> Code:
 
 
 class _FakeFilter:
-    """upstream's fakePodGroupPlugin's Filter on the one node, as a MemberPlacer."""
+    """upstream's fakePodGroupPlugin's Filter (and PostFilter) on the one node, as a
+    MemberPlacer."""
 
-    def __init__(self, verdicts: dict[str, Any]) -> None:
+    def __init__(self, verdicts: dict[str, Any], post_filter: dict[str, Any]) -> None:
         self.verdicts = verdicts
+        self.post_filter = post_filter
 
     def signature(self, pod: Pod) -> Hashable | None:
         return None  # every member is tried, as upstream's test has no signatures
@@ -67,7 +73,11 @@ class _FakeFilter:
         if verdict == Code.Error:
             return MemberTry(status=Status(Code.Error, f"fake filter error for {pod.name}"))
         # a FitError: the pod's status is Unschedulable whatever Filter's rejecting code
-        return MemberTry(status=Status(Code.Unschedulable, f"0/1 nodes are available: {pod.name}"))
+        status = Status(Code.Unschedulable, f"0/1 nodes are available: {pod.name}")
+        nominated = str(self.post_filter.get(pod.name) or "")
+        if nominated:  # its PostFilter nominated: assumed there (requiresPreemption)
+            return MemberTry(node=nominated, status=status, preempting=True)
+        return MemberTry(status=status)
 
     def undo(self, pod: Pod, node: str) -> None:
         return None
@@ -83,11 +93,12 @@ def _algorithm(spec: dict[str, Any]) -> dict[str, Any]:
         return None if code == Code.Success else Status(code, f"scripted {code.name}")
 
     policy = GroupPolicy(name="pg", namespace="default", min_count=len(names))
-    result = place_group(policy, [_pod(n) for n in names], _FakeFilter(dict(spec.get("filterStatus") or {})),
-                         feasible=scripted)
+    placer = _FakeFilter(dict(spec.get("filterStatus") or {}), dict(spec.get("postFilter") or {}))
+    result = place_group(policy, [_pod(n) for n in names], placer, feasible=scripted)
     pods = {uid: (Code.Success.name if uid in result.placed else result.unplaced[uid].code.name)
             for uid in result.order}
-    return {"group": result.status.code.name, "pods": pods}
+    return {"group": result.status.code.name, "waitingOnPreemption": result.waiting_on_preemption, "pods": pods,
+            "preemption": {uid: uid in result.preempting for uid in result.order}}
 
 
 def _info_for_pod(spec: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,9 @@ GROUP_CYCLE_KEY = "ksched/PodGroupCycle"
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 # upstream's RunRootSchedulingAlgorithm: a feasible verdict with no member placed this cycle
 NO_POD_SCHEDULABLE = "no pods were schedulable"
+# upstream 1.36's podGroupSchedulingDefaultAlgorithm: the quorum is reached only with
+# members that preempted for themselves (their own PostFilter nominated a node)
+WAITING_FOR_PREEMPTION = "pod group is waiting for preemption to complete"
 
 
 def member_failed_message(message: str) -> str:
@@ -48,14 +51,18 @@ class GroupCycleState:
 
 @dataclass(frozen=True, slots=True)
 class MemberTry:
-    """One member's try: the node it was assumed on, or why it was not."""
+    """One member's try: the node it was assumed on, or why it was not. A member whose
+    own PostFilter nominated a node (upstream's requiresPreemption, WorkloadAwarePreemption
+    off) carries both: it is assumed on `node`, the node it preempted on, so the members
+    after it see it there, and `status` is its FitError's."""
 
     node: str = ""
     status: Status | None = None
+    preempting: bool = False
 
     @property
     def placed(self) -> bool:
-        return bool(self.node)
+        return bool(self.node) and not self.preempting
 
 
 class MemberPlacer(Protocol):
@@ -77,11 +84,17 @@ class GroupPlacement:
     """The cycle's result. `placed`: uid -> node, in try order (kept assumed only when
     the group is feasible and the caller asked to keep); `unplaced`: uid -> why, for
     every member not placed (members never tried after an early stop carry the
-    group's status); `status`: Success, Unschedulable (the group's reason) or Error."""
+    group's status); `status`: Success, Unschedulable (the group's reason) or Error.
+    `preempting`: uid -> node for the members that preempted for themselves (also in
+    `unplaced`, with their FitError's status); `waiting_on_preemption`: the quorum was
+    reached counting them (upstream's waitingOnPreemption), so the group is
+    Unschedulable until their victims are gone."""
 
     placed: dict[str, str] = field(default_factory=dict)
     unplaced: dict[str, Status] = field(default_factory=dict)
     status: Status = field(default_factory=Status)
+    preempting: dict[str, str] = field(default_factory=dict)
+    waiting_on_preemption: bool = False
     tried: int = 0
     order: list[str] = field(default_factory=list)  # uids tried, in order
     kept: bool = False
@@ -136,8 +149,12 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
             outcome = placer.try_member(pod, node_names)
         result.tried += 1
         result.order.append(pod.uid)
-        if outcome.placed:
-            result.placed[pod.uid] = outcome.node
+        if outcome.placed or outcome.preempting:
+            if outcome.preempting:  # assumed on the node its own preemption chose
+                result.preempting[pod.uid] = outcome.node
+                result.unplaced[pod.uid] = outcome.status or Status(Code.Unschedulable, POD_GROUP_UNSCHEDULABLE)
+            else:
+                result.placed[pod.uid] = outcome.node
             placed_pods.append((pod, outcome.node))
             scheduled += 1
         else:
@@ -158,6 +175,9 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
         result.status = Status(Code.Error, f"failed to evaluate placement feasibility: {verdict.message()}")
     elif verdict is None and not placed_pods and pods:
         result.status = Status(Code.Unschedulable, NO_POD_SCHEDULABLE)  # the quorum alone is no success
+    elif verdict is None and result.preempting:
+        result.status = Status(Code.Unschedulable, WAITING_FOR_PREEMPTION)
+        result.waiting_on_preemption = True
     elif verdict is None:
         result.status = Status()
     else:  # Wait at the end, or the early stop: the group's reason is the verdict's
@@ -173,5 +193,5 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
 
 
 __all__ = ["Feasibility", "GROUP_CYCLE_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
-           "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "member_failed_message", "member_order", "place_group",
-           "skips_member"]
+           "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "WAITING_FOR_PREEMPTION", "member_failed_message",
+           "member_order", "place_group", "skips_member"]

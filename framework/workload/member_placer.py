@@ -2,7 +2,10 @@
 its Snapshot, a profile's Framework and the scheduling algorithm. No I/O.
 
 A member is tried as one scheduling attempt without PostFilter (upstream's group
-cycle defers preemption to the group): the snapshot is brought up to date (the
+cycle defers preemption to the group), unless the owner sets `post_filter`
+(WorkloadAwarePreemption off: upstream 1.36 then runs each member's own PostFilter
+inside the group algorithm, and a member it nominates is assumed and Reserved on that
+node, so the members after it see it there): the snapshot is brought up to date (the
 members assumed before it are in it), the algorithm runs (batching's hint included,
 so same-signature members reuse the previous member's ranking; node-local Filter
 verdicts and raw scores read from the group's columns, computed once per signature
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Collection, Hashable, Sequence
+from typing import Callable, Collection, Hashable, Sequence
 
 from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Pod
@@ -39,6 +42,14 @@ class Try:
     node: str = ""
     result: ScheduleResult | None = None
     fit_error: FitError | None = None
+    preempting: bool = False  # assumed on the node its own PostFilter nominated
+    nominated: str | None = None  # its own PostFilter's nomination ("" clears; None: it did not run)
+
+
+# The member's own PostFilter (the owner's, WorkloadAwarePreemption off): run with the
+# try's CycleState, the pod and its FitError on the view the try saw; the node it
+# nominated ("" or None: none). It sets the FitError's PostFilter message.
+MemberPostFilter = Callable[[CycleState, Pod, FitError], "str | None"]
 
 
 def domain_positions(snapshot: Snapshot, node_names: Collection[str]) -> list[int]:
@@ -81,6 +92,7 @@ class CachePlacer:
         self._members = 0  # the group's members to try (start_group); 0: unknown
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
         self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
+        self.post_filter: MemberPostFilter | None = None  # per member, inside the group (see above)
         # (node names, the snapshot index they were looked up in, their positions): a
         # domain's members are tried one after another with the same names
         self._domain: tuple[Collection[str], dict[str, int], list[int]] | None = None
@@ -109,6 +121,9 @@ class CachePlacer:
             result = self.algorithm.schedule_pod(self.fwk, t.state, pod, view)
         except FitError as e:
             t.fit_error = e
+            nominated = t.nominated = self.post_filter(t.state, pod, e) if self.post_filter is not None else None
+            if nominated:  # upstream's requiresPreemption: assumed where it preempted
+                return self._assume(t, pod, nominated, None, Status(Code.Unschedulable, e.message()))
             return MemberTry(status=Status(Code.Unschedulable, e.message()))
         except NoNodesAvailable as e:
             return MemberTry(status=Status(Code.UnschedulableAndUnresolvable, str(e)))
@@ -116,7 +131,12 @@ class CachePlacer:
             return MemberTry(status=Status(Code.Error, str(e)))
         finally:
             self.algorithm.node_local = None
-        host = result.suggested_host
+        return self._assume(t, pod, result.suggested_host, result, None)
+
+    def _assume(self, t: Try, pod: Pod, host: str, result: ScheduleResult | None,
+                preempting: Status | None) -> MemberTry:
+        """Assume and Reserve the member on `host` (upstream's assumeAndReserve); a
+        member that preempts carries its FitError's status (`preempting`)."""
         assumed = pod.with_node_name(host)
         self.cache.assume_pod(assumed, host)
         self.on_assumed(pod)
@@ -125,7 +145,9 @@ class CachePlacer:
             self.fwk.run_unreserve(t.state, assumed, host)
             self.cache.forget_pod(assumed)
             return MemberTry(status=Status(st.code, st.message(), plugin=st.plugin))
-        t.assumed, t.node, t.result = assumed, host, result
+        t.assumed, t.node, t.result, t.preempting = assumed, host, result, preempting is not None
+        if preempting is not None:
+            return MemberTry(node=host, status=preempting, preempting=True)
         return MemberTry(node=host)
 
     def _positions(self, node_names: Collection[str]) -> list[int]:
@@ -142,4 +164,4 @@ class CachePlacer:
         t.assumed, t.node = None, ""
 
 
-__all__ = ["CachePlacer", "Try", "domain_positions", "restricted", "restricted_to"]
+__all__ = ["CachePlacer", "MemberPostFilter", "Try", "domain_positions", "restricted", "restricted_to"]

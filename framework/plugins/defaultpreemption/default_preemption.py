@@ -18,7 +18,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from framework.api.errors import ValidationError
 from framework.api.objects import Pod, PodDisruptionBudget
-from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
+from framework.api.workload_api import TOPOLOGY_AWARE, WORKLOAD_AWARE_PREEMPTION
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
@@ -46,6 +46,10 @@ DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 NOT_ELIGIBLE_PREEMPT_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS = "No preemption victims found for incoming pod"
+# upstream 1.36's PostFilter for a member of a scheduling.k8s.io PodGroup while
+# TopologyAwareWorkloadScheduling is on (ksched reads them with WorkloadAwarePreemption off)
+GROUP_NOT_FOUND = "preemption: pod group for pod not found"
+NOT_ELIGIBLE_PLACEMENT = "preemption: not eligible due to placement-based pod group scheduling limitation"
 
 
 def parse_args(args: dict[str, Any] | None) -> tuple[int, int]:
@@ -120,8 +124,28 @@ class DefaultPreemption:
                           ) -> tuple[PostFilterResult | None, Status]:
         """The one door: preempting extenders, when the handle has them, narrow the
         candidates (callExtenders); without them nothing suspends."""
+        refused = self._placement_limited(pod)
+        if refused is not None:
+            return None, refused
         narrow: CandidateFilter | None = self.handle.preempting_extenders()
         return _prefixed(*await self.evaluator.preempt(state, pod, filtered, narrow))
+
+    def _placement_limited(self, pod: Pod) -> Status | None:
+        """upstream 1.36's first check: with TopologyAwareWorkloadScheduling on, a member
+        of a PodGroup with schedulingConstraints does not preempt pod by pod (a group
+        placed domain by domain would preempt once per domain), nor does a member whose
+        PodGroup is gone. ksched applies it with WorkloadAwarePreemption off only: on,
+        its group step (group_candidates) preempts inside one domain for the group."""
+        features = self.handle.features
+        if not pod.scheduling_group or features.enabled(WORKLOAD_AWARE_PREEMPTION) \
+                or not features.enabled(TOPOLOGY_AWARE):
+            return None
+        pg = self.gangs.pod_group(pod)
+        if pg is None:
+            return Status(Code.Unschedulable, GROUP_NOT_FOUND)
+        if (pg.raw.get("spec") or {}).get("schedulingConstraints") is not None:
+            return Status(Code.Unschedulable, NOT_ELIGIBLE_PLACEMENT)
+        return None
 
     # --- PreEnqueue (SchedulerAsyncPreemption) ---------------------------------------------------
 
