@@ -123,3 +123,4 @@ async def test_a_victim_gang_evicted_whole_does_not_bind_its_pending_member_on_i
         g2 = [n for n in (f"g2-{j}" for j in range(4)) if got.get(n)]
         assert len(g2) == 0 or len(g2) >= 2, got  # never one member of a gang of minCount 2
         assert sum(1 for j in range(4) if got.get(f"g3-{j}")) >= 3, got
+        assert len(p.scheduler.victims_in_flight) == 0  # each victim dropped at its deletion
