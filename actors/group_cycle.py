@@ -191,8 +191,10 @@ class GroupCycle:
         members = [live[i] for i in order]
         for qpi in members:
             s.attempts[qpi.pod.key] = Attempt()
+        # bound or assumed outside this cycle, but not a victim chosen to go (its gang
+        # must not reach minCount on a member on its way out)
         outside = [p for p in s.objects.scheduling_group_pods(pg.namespace, pg.name)
-                   if p.node_name or s.cache.get_pod(p.key) is not None]
+                   if (p.node_name or s.cache.get_pod(p.key) is not None) and p.uid not in s.victims_in_flight]
         placer = self._placer(fwk, len(members))
         policy = group_policy_of(pg)
         group_step = fwk.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION)

@@ -77,6 +77,7 @@ from framework.extender import Extender
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.preemption import with_nominated_node_name
+from framework.preemption_inflight import VictimsInFlight
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -127,6 +128,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.snapshot = Snapshot()
         self.pending: dict[str, Pod] = {}  # unbound pods of our profiles, by key
         self.nominator = Nominator()
+        self.victims_in_flight = VictimsInFlight()  # chosen victims not yet seen deleted (gang quorums skip them)
         self.attempts: dict[str, Attempt] = {}  # pod key -> its last attempt; read through GetAttempts
         self.stats = SchedulerStats()
         self.metrics = metrics
@@ -137,7 +139,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.group_cycle = GroupCycle(self, topology)
         self.events = ClusterEvents(queue=queue, cache=self.cache, objects=objects, nominator=self.nominator,
                                     frameworks=frameworks, pending=self.pending, attempts=self.attempts,
-                                    reject_waiting=self.reject_waiting)
+                                    reject_waiting=self.reject_waiting, victims_in_flight=self.victims_in_flight)
         self.explaining = Explaining(self.cache, self.snapshot, frameworks, self.extenders,
                                      group_choices=topology.choices)
         self.outcomes = Outcomes(queue=queue, store=store, clock=clock, metrics=metrics, nominator=self.nominator,
@@ -174,7 +176,8 @@ class Scheduler(Actor[SchedulerMsg]):
             handle.connect(nominator=self.nominator, activate=self.events.activate, evict=self.preemption.evict,
                            clear_nominations=self.preemption.clear_nominations,
                            start_preemption=self.preemption.start, nominate=self.preemption.nominate,
-                           preempting_extenders=self.preemption.narrow if self.extenders else None)
+                           preempting_extenders=self.preemption.narrow if self.extenders else None,
+                           victims_in_flight=self.victims_in_flight)
 
     # --- the loop -------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from actors.store import WatchEvent
 from framework.api.objects import Pod
 from framework.cache import Cache
 from framework.handle import InMemoryObjects
+from framework.preemption_inflight import VictimsInFlight
 from framework.runtime import Framework
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 class ClusterEvents:
     def __init__(self, *, queue: ActorRef[QueueMsg], cache: Cache, objects: InMemoryObjects, nominator: Nominator,
                  frameworks: dict[str, Framework], pending: dict[str, Pod], attempts: "dict[str, Attempt]",
-                 reject_waiting: Callable[[str, str, str], object]) -> None:
+                 reject_waiting: Callable[[str, str, str], object], victims_in_flight: VictimsInFlight) -> None:
         self.queue = queue
         self.cache = cache
         self.objects = objects
@@ -38,6 +39,7 @@ class ClusterEvents:
         self.pending = pending
         self.attempts = attempts
         self.reject_waiting = reject_waiting
+        self.victims_in_flight = victims_in_flight
 
     def activate(self, pods: list[Pod]) -> None:
         self.queue.try_tell(Activate(pods=tuple(pods)))
@@ -68,6 +70,7 @@ class ClusterEvents:
         pod: Pod = ev.obj  # type: ignore[assignment]
         old: Pod | None = ev.old  # type: ignore[assignment]
         if ev.type == "DELETED":
+            self.victims_in_flight.discard(pod.uid)
             self.objects.delete("Pod", pod.key)
             self.pending.pop(pod.key, None)
             self.attempts.pop(pod.key, None)
@@ -83,6 +86,7 @@ class ClusterEvents:
         if pod.node_name:
             was_pending = self.pending.pop(pod.key, None) is not None
             if pod.is_terminal:
+                self.victims_in_flight.discard(pod.uid)
                 self.cache.remove_pod(pod)
                 self.offer(Move(event=event_for("Pod", "DELETED", pod, None), old=pod, new=None))
                 return

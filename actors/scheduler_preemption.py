@@ -31,7 +31,7 @@ from framework.preemption_extenders import narrow_preemption_candidates
 from framework.interface import Code, CycleState
 from framework.preempt_pod import preempt_pods
 from framework.preemption import Candidate, as_terminating_by_preemption
-from framework.preemption_inflight import PreemptionJob
+from framework.preemption_inflight import PreemptionJob, VictimsInFlight
 from framework.runtime import Framework, PostFilterRun, run_unsuspended
 
 PREEMPTION_PLUGIN = "DefaultPreemption"
@@ -47,6 +47,7 @@ class PreemptionHost(Protocol):
     store: StoreClient
     metrics: MetricsSink
     extenders: Sequence[Extender]
+    victims_in_flight: VictimsInFlight
 
     @property
     def queue(self) -> ActorRef: ...
@@ -128,6 +129,8 @@ class PreemptionStep:
         in-flight record, marks the preemptor (before its Requeue, sent later in
         this cycle), and the preemption actor takes the evictions."""
         self.victims += len(job.victims)
+        for victim in job.victims:
+            self._chosen(victim)
         uid = job.preemptor.uid
         self.sched.queue.try_tell(PreemptionBegun(uid=uid))
         try:
@@ -145,9 +148,19 @@ class PreemptionStep:
         event after (as upstream)."""
         s = self.sched
         self.victims += 1
-        if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
+        if self._chosen(victim):
             s.cache.update_pod(as_terminating_by_preemption(victim, format_time(now_ns(s.clock)), preemptor))
         run_unsuspended(preempt_pods(self._writes, (victim,), preemptor, victim.node_name, PREEMPTION_PLUGIN))
+
+    def _chosen(self, victim: Pod) -> bool:
+        """A victim bound in the cache (not one assumed, which Permit rejects in memory
+        and which comes back pending) is recorded in flight until its deletion is seen:
+        from this choice on it no longer counts toward its gang's quorum. Whether it was."""
+        s = self.sched
+        if victim.node_name and s.cache.get_pod(victim.key) is not None and not s.cache.is_assumed(victim):
+            s.victims_in_flight.add(victim.uid)
+            return True
+        return False
 
     def nominate(self, pairs: list[tuple[Pod, str]]) -> None:
         """A gang preemptor's other members go to the nodes its plan chose: recorded in

@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable, Collection, Iterable, Mapping, Prot
 from framework.api.objects import KINDS, KubeObject, Pod
 from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
-from framework.preemption_inflight import InFlightPreemptions, PreemptionJob
+from framework.preemption_inflight import InFlightPreemptions, PreemptionJob, VictimsInFlight
 from framework.waiting import WaitingPod, WaitingPodsMap
 
 _log = logging.getLogger(__name__)
@@ -185,6 +185,8 @@ class FrameworkHandle:
         # read by DefaultPreemption's PreEnqueue; in the running system written only
         # by the queue actor, which runs PreEnqueue (actors/queue/actor.py).
         self.preemptions = preemptions if preemptions is not None else InFlightPreemptions()
+        # Victims chosen but not yet seen deleted; the owner shares its record (connect).
+        self.victims_in_flight = VictimsInFlight()
         self._start_preemption: Callable[[PreemptionJob], None] | None = None
         self._nominate: Callable[[list[tuple[Pod, str]]], None] | None = None
         self._preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None
@@ -209,6 +211,7 @@ class FrameworkHandle:
         start_preemption: Callable[[PreemptionJob], None] | None = None,
         nominate: Callable[[list[tuple[Pod, str]]], None] | None = None,
         preempting_extenders: Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None = None,
+        victims_in_flight: VictimsInFlight | None = None,
     ) -> None:
         """The owner's parts, given after the plugins were built (they need the
         handle first). Parts left None keep what the constructor gave."""
@@ -220,6 +223,8 @@ class FrameworkHandle:
         self._start_preemption = start_preemption or self._start_preemption
         self._nominate = nominate or self._nominate
         self._preempting_extenders = preempting_extenders or self._preempting_extenders
+        if victims_in_flight is not None:
+            self.victims_in_flight = victims_in_flight
 
     def preempting_extenders(self) -> Callable[[Pod, list[Any]], Awaitable[list[Any]]] | None:
         return self._preempting_extenders
@@ -317,6 +322,11 @@ class FrameworkHandle:
             self._activate(pods)
 
     # preemption
+    def being_evicted(self, uid: str) -> bool:
+        """Whether a preemption chose this bound pod as a victim and its deletion is
+        not seen yet (it no longer counts toward its gang's quorum)."""
+        return uid in self.victims_in_flight
+
     def evict_pod(self, victim: Pod, preemptor: Pod, message: str) -> None:
         """Delete a preemption victim (the owner writes it to the store)."""
         if self._evict is None:

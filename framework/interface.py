@@ -150,6 +150,8 @@ class Handle(Protocol):
         Handle.Extenders() as callExtenders uses them); None when none is configured."""
         ...
 
+    def being_evicted(self, uid: str) -> bool: ...  # a chosen victim not yet seen deleted
+
     def evict_pod(self, victim: "Pod", preemptor: "Pod", message: str) -> None:
         """Delete a preemption victim (upstream's PreemptPod via the API); may raise."""
         ...

@@ -73,3 +73,30 @@ class InFlightPreemptions:
             return True
         victim = lookup(*last)
         return victim is not None and not victim.is_deleting
+
+
+class VictimsInFlight:
+    """The bound pods a preemption of this scheduler chose as victims whose deletion it
+    has not seen yet (uids). From the choice on, such a pod no longer counts toward its
+    gang's quorum (GangScheduling, the group cycle): a victim gang evicted whole goes
+    in more than one write (the asynchronous preemption deletes the last victim after
+    the others), and its pending member must not bind on the count of a member already
+    chosen to go. The owner adds victims when it evicts them or hands them to the
+    preemption actor and drops each at its deletion (or when it ends terminal)."""
+
+    __slots__ = ("_uids",)
+
+    def __init__(self) -> None:
+        self._uids: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._uids)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._uids
+
+    def add(self, uid: str) -> None:
+        self._uids.add(uid)
+
+    def discard(self, uid: str) -> None:
+        self._uids.discard(uid)

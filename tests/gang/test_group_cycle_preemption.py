@@ -99,3 +99,28 @@ async def test_a_member_that_fit_keeps_the_node_the_groups_plan_nominated_it_to_
             g1 = sorted(got[f"g1-{j}"] or "" for j in range(2))
             g2 = [got[f"g2-{j}"] for j in range(2) if got[f"g2-{j}"]]
             assert (g1 == ["n0", "n1"] and not g2) or (g1 == ["", ""] and len(g2) == 2), (seed, got)
+
+
+async def test_a_victim_gang_evicted_whole_does_not_bind_its_pending_member_on_its_last_victims_count() -> None:
+    # Nodes of 2, 2, 2 and 6 cpu; gangs of priority 0: g0 (one member of 2 cpu), g1 (one of
+    # 3) and g2 (minCount 2, four members of 2 cpu: three bind, one stays pending); then g3
+    # of priority 1 (minCount 3, four members of 2 cpu) evicts g2 whole. The asynchronous
+    # preemption deletes g2's last victim after the others; until then it still counted
+    # toward g2's quorum, so g2's pending member bound beside it (1 + 1 = minCount 2) and
+    # was left alone, partly bound, once the last victim went.
+    async with Pipeline(clock=FakeClock(START), rand=random.Random(0)) as p:
+        await p.client.apply(nodes(2, 2, 2, 6))
+        await p.client.apply([gang("g0", 1, "PodGroup"), gang("g1", 1, "PodGroup"), gang("g2", 2, "PodGroup"),
+                              prioritized(member("g0-0", 2, "g0"), 0), prioritized(member("g1-0", 3, "g1"), 0)]
+                             + [prioritized(member(f"g2-{j}", 2, "g2"), 0) for j in range(4)])
+        await p.run_until_quiescent(max_seconds=60)
+        before = await placed(p)
+        assert sum(1 for j in range(4) if before[f"g2-{j}"]) == 3, before
+        await p.client.apply([gang("g3", 3, "PodGroup")] + [prioritized(member(f"g3-{j}", 2, "g3"), 1) for j in range(4)])
+        await p.run_until_quiescent(max_seconds=60)
+        got = await placed(p)
+        assert p.scheduler.cache.assumed == set()
+        g2 = [n for n in (f"g2-{j}" for j in range(4)) if got.get(n)]
+        assert len(g2) == 0 or len(g2) >= 2, got  # never one member of a gang of minCount 2
+        assert sum(1 for j in range(4) if got.get(f"g3-{j}")) >= 3, got
+        assert len(p.scheduler.victims_in_flight) == 0  # each victim dropped at its deletion

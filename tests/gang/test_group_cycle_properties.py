@@ -3,7 +3,9 @@ actor pipeline (hypothesis): once the system is quiet, no gang is partly bound (
 at least minCount members on nodes, nothing left assumed), and no gang is left
 pending while the free room could take it, so nothing is deadlocked or livelocked.
 A gang of higher priority may preempt: its victims are deleted (nothing recreates
-them), and only gangs of lower priority than some other gang lose members. The same
+them), and only gangs of lower priority than some other gang lose members. With gangs
+arriving in priority waves (each priority once the ones before it are settled) the later
+ones find the cluster taken and preempt. The same
 holds with WorkloadAwarePreemption off, where each member preempts for itself inside
 the group cycle instead of the gang's group-aware step; there a PodGroup has no
 disruptionMode (the gate forbids it), so a victim gang loses members one by one, as
@@ -67,14 +69,21 @@ async def settle_world(w: dict[str, Any], config: dict[str, Any] | None = None,
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(world_st)
+@given(world_st, st.booleans())
 # A gang that preempted, then was placed with members still nominated where the plan put
 # them: each member counted twice (assumed and nominated) left the gang stuck.
 @example({"nodes": [2, 2, 2, 5], "seed": 0, "apart": False,
           "groups": [{"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 1, "extra": 2, "cpu": 1, "priority": 1},
-                     {"min": 1, "extra": 0, "cpu": 1, "priority": 0}, {"min": 3, "extra": 0, "cpu": 2, "priority": 1}]})
-def test_no_gang_is_partly_bound_or_left_pending_while_it_fits(w: dict[str, Any]) -> None:
-    holds_whole_and_unstuck(w, asyncio.run(settle_world(w)))
+                     {"min": 1, "extra": 0, "cpu": 1, "priority": 0}, {"min": 3, "extra": 0, "cpu": 2, "priority": 1}]},
+         False)
+# A victim gang evicted whole whose pending member bound on the count of its last victim,
+# not yet deleted (the asynchronous preemption deletes it after the others): partly bound.
+@example({"nodes": [2, 2, 2, 6], "seed": 0, "apart": False,
+          "groups": [{"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 1, "extra": 0, "cpu": 3, "priority": 0},
+                     {"min": 2, "extra": 2, "cpu": 2, "priority": 0}, {"min": 3, "extra": 1, "cpu": 2, "priority": 1}]},
+         True)
+def test_no_gang_is_partly_bound_or_left_pending_while_it_fits(w: dict[str, Any], waves: bool) -> None:
+    holds_whole_and_unstuck(w, asyncio.run(settle_world(w, waves=waves)))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -153,7 +153,7 @@ class GangScheduling:
         key = (pod.namespace, group)
         holding = {uid for uid in self.assumed.get(key, set()) if self._holds(uid)}
         members = self.members(pod.namespace, group)
-        holding |= {p.uid for p in members if p.node_name}
+        holding |= self._bound(members)
         untried = [p for p in members if not p.node_name and p.uid not in holding and p.uid != pod.uid]
         verdict = placement_feasible(policy, scheduled=len(holding), remaining=len(untried))
         if verdict is None or verdict.code != Code.Unschedulable:
@@ -214,12 +214,12 @@ class GangScheduling:
         if isinstance(together, GroupCycleState):
             # Placed by the whole-group cycle: its members placed together plus the
             # bound ones make the quorum, or the cycle would not have kept them.
-            if len(together.placed | {p.uid for p in members if p.node_name}) >= policy.quorum:
+            if len(together.placed | self._bound(members)) >= policy.quorum:
                 self.deadlines.pop(key, None)
                 self.allowed.add(pod.uid)
                 return None, 0
         assumed = self.assumed.get(key, set())
-        ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | {p.uid for p in members if p.node_name}
+        ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | self._bound(members)
         if len(ready) < policy.quorum:
             unscheduled = [p for p in members if not p.node_name and p.uid not in assumed and p.uid != pod.uid]
             if unscheduled and self.handle.now() >= self.backoff_until.get(key, 0.0):
@@ -236,6 +236,12 @@ class GangScheduling:
                 wp.allow(self.name)
                 self.allowed.add(uid)
         return None, 0
+
+    def _bound(self, members: list[Pod]) -> set[str]:
+        """The bound members that count toward the quorum: not those a preemption chose
+        as victims (a gang evicted whole goes in more than one write; its pending member
+        must not complete the quorum with a member on its way out)."""
+        return {p.uid for p in members if p.node_name and not self.handle.being_evicted(p.uid)}
 
     def _holds(self, uid: str) -> bool:
         """Whether a reserved member still holds its place: waiting undecided, or let

@@ -250,3 +250,16 @@ def test_members_the_group_cycle_placed_together_pass_permit_without_waiting() -
     assert c.plugin.permit(short, P1, "some-node")[0] == Status(Code.Wait, QUORUM_NOT_SCHEDULED)
     assert c.plugin.permit(whole, P1, "some-node") == (None, 0)
     assert len(c.handle.waiting_pods) == 0
+
+
+def test_a_bound_member_chosen_as_a_preemption_victim_no_longer_counts_toward_the_quorum() -> None:
+    # minCount 3: p1 and p2 bound, p2 chosen as a victim whose deletion is not seen yet;
+    # p3 alone with p1 makes two, pod by pod or placed by the group cycle
+    c = Cluster([gpod("p1", "pg1", node="some-node"), gpod("p2", "pg1", node="some-node"), P3], GANGS)
+    c.handle.victims_in_flight.add("p2")
+    c.plugin.reserve(CycleState(), P3, "some-node")
+    together = CycleState()
+    together.write(GROUP_CYCLE_KEY, GroupCycleState(frozenset({"p3"})))
+    assert c.plugin.permit(together, P3, "some-node")[0] == Status(Code.Wait, QUORUM_NOT_SCHEDULED)
+    c.handle.victims_in_flight.discard("p2")  # spared after all: it counts again
+    assert c.plugin.permit(together, P3, "some-node") == (None, 0)
