@@ -77,7 +77,7 @@ class ResourceSlice(KubeObject):
 
 
 class ResourceClaim(KubeObject):
-    __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for")
+    __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for", "_controller")
     kind = "ResourceClaim"
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -86,6 +86,7 @@ class ResourceClaim(KubeObject):
         self.spec = _map(raw, "spec", "")
         devices = self.spec.get("devices") if isinstance(self.spec.get("devices"), Mapping) else {}
         self.request_names: tuple[str, ...] = tuple(str(r.get("name", "")) for r in _dicts(devices.get("requests")))
+        self._controller: tuple[str, str] | None = None  # controlling_pod(), worked out on first use
         self._parse_status(raw)
 
     def restated(self, raw: Mapping[str, Any]) -> "ResourceClaim":
@@ -104,7 +105,7 @@ class ResourceClaim(KubeObject):
         claim.meta = self.meta.with_resource_version(meta.get("resourceVersion"))
         claim.name, claim.namespace, claim.labels, claim.key, claim.uid = (
             self.name, self.namespace, self.labels, self.key, self.uid)
-        claim.spec, claim.request_names = self.spec, self.request_names
+        claim.spec, claim.request_names, claim._controller = self.spec, self.request_names, self._controller
         claim._parse_status(raw)
         return claim
 
@@ -120,6 +121,19 @@ class ResourceClaim(KubeObject):
         self.reserved_for: tuple[tuple[str, str, str], ...] = tuple(
             (str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
             for r in _dicts(self.status.get("reservedFor")))
+
+    def controlling_pod(self) -> tuple[str, str]:
+        """(name, uid) of the pod controlling the claim (its ownerReference with
+        controller true, apiVersion v1, kind Pod), ("", "") when none does."""
+        found = self._controller
+        if found is None:
+            found = self._controller = ("", "")
+            for ref in self.meta.owner_references:
+                if (isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
+                        and ref.get("kind") == "Pod"):
+                    found = self._controller = (str(ref.get("name", "")), str(ref.get("uid", "")))
+                    break
+        return found
 
     @property
     def pod_claim_name(self) -> str:
