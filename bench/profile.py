@@ -41,6 +41,12 @@ AREAS = {
     "bind outcomes (Outcomes.finish_bindings)": ("actors/scheduler_outcomes.py", "finish_bindings"),
     "watch fan-out (Store._fan_out)": ("actors/store/actor.py", "_fan_out"),
     "event loop select": ("selectors.py", "select"),
+    "resourceclaim controller turns (ResourceClaimController.handle_turn)": ("actors/resourceclaims/controller.py",
+                                                                            "handle_turn"),
+    "resourceclaim syncs (ResourceClaimController._retrying)": ("actors/resourceclaims/controller.py", "_retrying"),
+    "DynamicResources PreEnqueue": ("framework/plugins/dynamicresources/dynamic_resources.py", "pre_enqueue"),
+    "DynamicResources PreFilter": ("framework/plugins/dynamicresources/dynamic_resources.py", "pre_filter"),
+    "DynamicResources Reserve": ("framework/plugins/dynamicresources/dynamic_resources.py", "reserve"),
 }
 
 
@@ -79,7 +85,7 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
     prof = cProfile.Profile() if profile else None
     async with set_up(w, store, tracker) as p:
         keys = measured_keys(w)
-        before_puts, before_commits = puts(p), p.store.commits
+        before_puts, before_commits, before_syncs = puts(p), p.store.commits, _claim_syncs(p)
         by_type = count_types(p)
         print("measured phase begins", file=sys.stderr, flush=True)  # for a sampling profiler to attach
         start, cpu = time.perf_counter(), time.process_time()
@@ -101,6 +107,7 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
             "store_commits": p.store.commits - before_commits,
             "puts_per_pod": {name: round((after_puts[name] - before_puts[name]) / len(keys), 3) for name in after_puts},
             "messages_per_pod": per_pod_types(by_type, len(keys)),
+            "claim_syncs_per_pod": round((_claim_syncs(p) - before_syncs) / len(keys), 3),
         }
     if prof is None:
         return counts, None
@@ -111,6 +118,12 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
         _calls(stats, "actors/queue/actor.py", "handle")  # before the queue took turns
     counts["areas"] = _areas(stats)
     return counts, stats
+
+
+def _claim_syncs(p: Pipeline) -> int:
+    """The resourceclaim controller's pod and claim syncs run so far (0 without one)."""
+    controller = getattr(p, "resourceclaims", None)
+    return getattr(controller, "synced", 0)
 
 
 def _calls(stats: pstats.Stats, file_end: str, func: str) -> int:

@@ -129,6 +129,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
         self.dirty_pods: set[str] = set()
         self.dirty_claims: set[str] = set()
         self.created = 0  # claims made from templates (for tests and stats)
+        self.synced = 0  # pod and claim syncs run (the settled ones are not: tests, profile)
 
     @classmethod
     async def attach(cls, store: StoreClient) -> "ResourceClaimController":
@@ -212,13 +213,19 @@ class ResourceClaimController(Actor[ControllerMsg]):
         """Pods first, then claims, up to SYNC_WORKERS keys at once (a key is never synced
         twice at once, as upstream's workqueue guarantees its workers): a burst of new
         pods sends its claims' creates, then its status writes, to the store together, so
-        they share its turns and commits instead of taking two each."""
+        they share its turns and commits instead of taking two each. A key whose sync
+        would neither write nor read the store (the watch's copies say so: `_pod_settled`,
+        `_claim_settled`) is dropped here, without a task: most events of a pod's life
+        (its claim made, its status written, its binding, the claim's allocation) leave
+        nothing to do."""
         while self.dirty_pods or self.dirty_claims:
             if self.dirty_pods:
-                keys, sync = _take(self.dirty_pods), self._sync_pod
+                keys, sync = [k for k in _take(self.dirty_pods) if not self._pod_settled(k)], self._sync_pod
             else:
-                keys, sync = _take(self.dirty_claims), self._sync_claim
-            await _together([self._retrying(sync, key) for key in keys])
+                keys, sync = [k for k in _take(self.dirty_claims) if not self._claim_settled(k)], self._sync_claim
+            if keys:
+                self.synced += len(keys)
+                await _together([self._retrying(sync, key) for key in keys])
 
     async def _retrying(self, sync: Any, key: str) -> None:
         """One sync; a Conflict (someone wrote in between) is retried once from the stored object."""
@@ -242,6 +249,27 @@ class ResourceClaimController(Actor[ControllerMsg]):
             return Pod(await self.store.get("Pod", ns, name))
         except NotFound:
             return None
+
+    def _pod_settled(self, key: str) -> bool:
+        """Whether `_sync_pod(key)` from the watch's copy would do nothing: the pod is
+        gone or ending, each of its template claims is recorded and the claim it names is
+        the pod's, and, bound, it is already on each allocated claim's reservedFor."""
+        s = self.state
+        pod = s.pods.get(key)
+        if pod is None or pod.is_deleting or is_pod_done(pod):
+            return True
+        recorded = claim_statuses(pod)
+        for pod_claim, _ in template_claims(pod):
+            name = recorded.get(pod_claim)
+            have = s.claims.get(f"{pod.namespace}/{name}") if name else None
+            if have is None or not is_for_pod(have, pod):
+                return False
+        return not pod.node_name or not any(self._unreserved(pod, name) for name, _ in claim_names(pod, recorded))
+
+    def _unreserved(self, pod: Pod, name: str) -> bool:
+        """Whether the watch's copy of claim `name` is allocated but not reserved for the bound `pod`."""
+        have = self.state.claims.get(f"{pod.namespace}/{name}")
+        return have is not None and have.allocated is not None and not any(uid == pod.uid for _, _, uid in have.reserved_for)
 
     async def _sync_pod(self, key: str, fresh: bool = False) -> None:
         pod = await self._current_pod(key, fresh)
@@ -267,8 +295,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
         """Add the bound pod to an allocated claim's status.reservedFor (upstream's
         reserveForPod), read fresh from the store so a reservation the scheduler just
         wrote is not added twice."""
-        have = self.state.claims.get(f"{pod.namespace}/{name}")
-        if have is None or have.allocated is None or any(uid == pod.uid for _, _, uid in have.reserved_for):
+        if not self._unreserved(pod, name):
             return
         try:
             claim = ResourceClaim(await self.store.get("ResourceClaim", pod.namespace, name))
@@ -309,18 +336,50 @@ class ResourceClaimController(Actor[ControllerMsg]):
 
     # --- claims ---------------------------------------------------------------------------------
 
+    def _known_pod(self, namespace: str, name: str, uid: str) -> tuple[bool, Pod | None]:
+        """(whether the watch knows, the pod as it is now): known gone when the watch saw
+        that uid deleted, known as the watch's copy when it has one."""
+        if uid in self.state.deleted:
+            return True, None
+        pod = self.state.pods.get(f"{namespace}/{name}")
+        return pod is not None, pod
+
     async def _pod_named(self, namespace: str, name: str, uid: str) -> Pod | None:
         """The pod as it is now: the watch's copy, or the store's when the watch has none
         (it may not have reached this controller yet)."""
-        if uid in self.state.deleted:
-            return None
-        pod = self.state.pods.get(f"{namespace}/{name}")
-        if pod is not None:
+        known, pod = self._known_pod(namespace, name, uid)
+        if known:
             return pod
         try:
             return Pod(await self.store.get("Pod", namespace, name))
         except NotFound:
             return None
+
+    def _claim_settled(self, key: str) -> bool:
+        """Whether `_sync_claim(key)` from the watch's copy would do nothing: every pod the
+        claim is reserved for is known to the watch and stays; with no reservation, the
+        claim is not being deallocated and its owner (if any) is known, the same pod, not done."""
+        claim = self.state.claims.get(key)
+        if claim is None:
+            return True
+        reserved = [r for r in claim.status.get("reservedFor") or [] if isinstance(r, dict)]
+        for ref in reserved:
+            if ref.get("apiGroup") or ref.get("resource") != "pods":
+                continue
+            uid = str(ref.get("uid", ""))
+            known, pod = self._known_pod(claim.namespace, str(ref.get("name", "")), uid)
+            if not known or not reservation_stays(uid, pod):
+                return False
+        if reserved:
+            return True
+        deleting = claim.meta.deletion_timestamp is not None
+        if deleting and DELETE_PROTECTION in (claim.raw.get("metadata") or {}).get("finalizers", []):
+            return False
+        owner, owner_uid = owning_pod(claim)
+        if not owner or deleting:
+            return True
+        known, pod = self._known_pod(claim.namespace, owner, owner_uid)
+        return known and pod is not None and pod.uid == owner_uid and not is_pod_done(pod)
 
     async def _sync_claim(self, key: str, fresh: bool = False) -> None:
         claim = self.state.claims.get(key)
@@ -341,7 +400,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
             pod = await self._pod_named(claim.namespace, str(ref.get("name", "")), str(ref.get("uid", "")))
             if reservation_stays(str(ref.get("uid", "")), pod):
                 valid.append(ref)
-        raw = dict(claim.raw)
+        raw = claim.raw
         protected = DELETE_PROTECTION in (raw.get("metadata") or {}).get("finalizers", [])
         if len(valid) < len(reserved) or (protected and claim.meta.deletion_timestamp is not None and not valid):
             status = {**(raw.get("status") or {}), "reservedFor": valid}
@@ -355,7 +414,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
                 meta["finalizers"] = [f for f in meta.get("finalizers", []) if f != DELETE_PROTECTION]
                 raw = await self.store.update({**raw, "metadata": meta})
         if not valid:
-            await self._delete_if_unneeded(ResourceClaim(raw))
+            await self._delete_if_unneeded(claim if raw is claim.raw else ResourceClaim(raw))
 
     async def _delete_if_unneeded(self, claim: ResourceClaim) -> None:
         owner, owner_uid = owning_pod(claim)

@@ -17,6 +17,8 @@ API_VERSION = "resource.k8s.io/v1"
 # The annotation the resourceclaim controller puts on a claim it made from a template:
 # which of the pod's spec.resourceClaims the claim is for.
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+# metadata that ResourceClaim.restated may see change: set alike on both sides before comparing
+_VERSIONING = {"resourceVersion": None, "finalizers": None}
 
 
 def _check_version(raw: Mapping[str, Any]) -> None:
@@ -75,16 +77,40 @@ class ResourceSlice(KubeObject):
 
 
 class ResourceClaim(KubeObject):
-    __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for")
+    __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for", "_controller")
     kind = "ResourceClaim"
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         super().__init__(raw)
         _check_version(raw)
         self.spec = _map(raw, "spec", "")
-        self.status = _map(raw, "status", "")
         devices = self.spec.get("devices") if isinstance(self.spec.get("devices"), Mapping) else {}
         self.request_names: tuple[str, ...] = tuple(str(r.get("name", "")) for r in _dicts(devices.get("requests")))
+        self._controller: tuple[str, str] | None = None  # controlling_pod(), worked out on first use
+        self._parse_status(raw)
+
+    def restated(self, raw: Mapping[str, Any]) -> "ResourceClaim":
+        """`raw` parsed, when it is this claim with another status (the scheduler's
+        allocation and reservation, then the same as stored): the metadata and spec this
+        claim parsed are kept when `raw`'s are equal to them (its resourceVersion and
+        finalizers aside, which no parsed field but resource_version reads); anything
+        else is parsed in full."""
+        meta, mine = raw.get("metadata"), self.raw.get("metadata")
+        if (type(raw) is not dict or raw.get("apiVersion") != self.raw.get("apiVersion")
+                or raw.get("spec") != self.raw.get("spec") or not isinstance(meta, dict) or not isinstance(mine, dict)
+                or {**meta, **_VERSIONING} != {**mine, **_VERSIONING}):
+            return ResourceClaim(raw)
+        claim = object.__new__(ResourceClaim)
+        claim.raw = raw
+        claim.meta = self.meta.with_resource_version(meta.get("resourceVersion"))
+        claim.name, claim.namespace, claim.labels, claim.key, claim.uid = (
+            self.name, self.namespace, self.labels, self.key, self.uid)
+        claim.spec, claim.request_names, claim._controller = self.spec, self.request_names, self._controller
+        claim._parse_status(raw)
+        return claim
+
+    def _parse_status(self, raw: Mapping[str, Any]) -> None:
+        self.status = _map(raw, "status", "")
         allocation = self.status.get("allocation")
         results = ((allocation or {}).get("devices") or {}).get("results") if isinstance(allocation, Mapping) else None
         # None: not allocated; else the devices the allocation holds
@@ -95,6 +121,19 @@ class ResourceClaim(KubeObject):
         self.reserved_for: tuple[tuple[str, str, str], ...] = tuple(
             (str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
             for r in _dicts(self.status.get("reservedFor")))
+
+    def controlling_pod(self) -> tuple[str, str]:
+        """(name, uid) of the pod controlling the claim (its ownerReference with
+        controller true, apiVersion v1, kind Pod), ("", "") when none does."""
+        found = self._controller
+        if found is None:
+            found = self._controller = ("", "")
+            for ref in self.meta.owner_references:
+                if (isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
+                        and ref.get("kind") == "Pod"):
+                    found = self._controller = (str(ref.get("name", "")), str(ref.get("uid", "")))
+                    break
+        return found
 
     @property
     def pod_claim_name(self) -> str:

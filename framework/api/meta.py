@@ -87,6 +87,16 @@ class ObjectMeta:
         self.resource_version = str(rv) if rv is not None else ""
         self.owner_references = _list(meta, "ownerReferences", "metadata")
 
+    def with_resource_version(self, rv: Any) -> "ObjectMeta":
+        """A copy of this metadata with another metadata.resourceVersion (the rest parsed once)."""
+        copy = object.__new__(ObjectMeta)
+        (copy.name, copy.namespace, copy.uid, copy.labels, copy.annotations, copy.creation_timestamp,
+         copy.deletion_timestamp, copy.owner_references, copy.generate_name) = (
+            self.name, self.namespace, self.uid, self.labels, self.annotations, self.creation_timestamp,
+            self.deletion_timestamp, self.owner_references, self.generate_name)
+        copy.resource_version = str(rv) if rv is not None else ""
+        return copy
+
 
 class KubeObject:
     """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""

@@ -56,12 +56,9 @@ def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str,
 
 
 def owning_pod(claim: ResourceClaim) -> tuple[str, str]:
-    """(name, uid) of the pod controlling the claim, ("", "") when none does."""
-    for ref in claim.meta.owner_references:
-        if (isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
-                and ref.get("kind") == "Pod"):
-            return str(ref.get("name", "")), str(ref.get("uid", ""))
-    return "", ""
+    """(name, uid) of the pod controlling the claim, ("", "") when none does (read once
+    per parsed claim: the controller and the plugin ask about a claim many times)."""
+    return claim.controlling_pod()
 
 
 def is_for_pod(claim: ResourceClaim, pod: Pod) -> bool:

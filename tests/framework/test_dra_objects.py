@@ -167,3 +167,36 @@ def test_typed_views_read_what_the_scheduler_needs() -> None:
     c = ResourceClaim(claim)
     assert [d.id for d in c.allocated or ()] == ["gpu.example.com/node-1/gpu-0"]
     assert c.reserved_for == (("pods", "p", "u"),)
+
+
+def _parsed_fields(claim: ResourceClaim) -> dict[str, Any]:
+    meta = {slot: getattr(claim.meta, slot) for slot in type(claim.meta).__slots__}
+    return {"meta": meta, "controlling_pod": claim.controlling_pod(), **{slot: getattr(claim, slot) for slot in (
+        "raw", "name", "namespace", "labels", "key", "uid", "spec", "status", "request_names", "allocated",
+        "reserved_for")}}
+
+
+def _restatements(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    allocated = copy.deepcopy(raw)
+    allocated["metadata"] = {**raw["metadata"], "resourceVersion": "9", "finalizers": ["resource.kubernetes.io/delete-protection"]}
+    allocated["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}},
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u-1"}]}
+    other_spec = copy.deepcopy(raw)
+    other_spec["spec"]["devices"]["requests"][0]["name"] = "other"
+    labelled = {**raw, "metadata": {**raw["metadata"], "labels": {"a": "b"}}}
+    deleting = {**raw, "metadata": {**raw["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    owned = {**raw, "metadata": {**raw["metadata"], "ownerReferences": [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u-1", "controller": True}]}}
+    return {"allocation, version and finalizer": allocated, "another spec": other_spec, "labels": labelled,
+            "being deleted": deleting, "another owner": owned, "the same": copy.deepcopy(raw)}
+
+
+@pytest.mark.parametrize("change", list(_restatements(m.resource_claim())))
+def test_a_restated_claim_reads_as_the_same_object_parsed_afresh(change: str) -> None:
+    raw = {**m.resource_claim(), "metadata": {**m.resource_claim()["metadata"], "uid": "c-1", "resourceVersion": "3"}}
+    claim = ResourceClaim(raw)
+    assert claim.controlling_pod() == ("", "")  # worked out before restating: what a restatement may keep
+    changed = _restatements(raw)[change]
+    assert _parsed_fields(claim.restated(changed)) == _parsed_fields(ResourceClaim(changed))
+    assert _parsed_fields(claim) == _parsed_fields(ResourceClaim(raw))  # the claim itself is untouched

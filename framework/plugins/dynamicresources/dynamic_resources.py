@@ -419,7 +419,7 @@ class DynamicResources(FilterEachNode):
         for index, allocation in zip(pending, allocations):
             claim = s.claims[index]
             s.allocated_here[index] = allocation
-            self.tracker.signal_pending(ResourceClaim(with_status(
+            self.tracker.signal_pending(claim.restated(with_status(
                 claim, allocation=allocation, reserved_for=reserved_for_entries(claim), finalizer=True)))
         return None
 
@@ -462,7 +462,7 @@ class DynamicResources(FilterEachNode):
     def _written(self, s: _StateData, index: int, written: dict[str, Any]) -> None:
         """The claim's allocation and reservation are stored: the tracker holds the stored
         claim until the view has it."""
-        claim = ResourceClaim(written)
+        claim = s.claims[index].restated(written)
         self.tracker.assume(claim)
         s.claims[index] = claim
 

@@ -198,3 +198,20 @@ async def test_a_claim_owned_by_a_pod_without_claims_is_still_collected_when_the
         await c.update_pod_status("default", "owner", phase="Succeeded")
         await settle(c, ctl)
         assert await claims_of(c) == []
+
+
+async def test_the_echoes_of_a_bursts_own_writes_are_settled_without_a_sync(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await c.apply([m.claim_template()])
+        await c.apply([m.pod_with_template(f"worker-{i}") for i in range(40)])
+        await settle(c, ctl)
+        # one sync a pod; the claims' ADDED and the pods' status events that follow leave nothing to do
+        assert ctl.created == 40 and ctl.synced == 40
+        await c.apply([{**(await c.get("Pod", "default", f"worker-{i}")), "metadata": {
+            **(await c.get("Pod", "default", f"worker-{i}"))["metadata"], "labels": {"seen": "yes"}}}
+            for i in range(40)])
+        await settle(c, ctl)
+        assert ctl.synced == 40 and len(await claims_of(c)) == 40
+        await c.delete("Pod", "default", "worker-0")  # its claim has work again: it goes
+        await settle(c, ctl)
+        assert len(await claims_of(c)) == 39 and ctl.synced > 40
