@@ -46,6 +46,7 @@ from actors.store.messages import Unavailable
 from actors.store.sqlite_rows import load_rows
 from actors.store.sqlite_space import DEFAULT_RESERVE_BYTES, DiskSpace, is_disk_full
 from actors.store.sqlite_writer import PendingCommit, SQLiteWriter
+from actors.store.wal_sync import SyncedCommit, WalSync
 
 log = logging.getLogger("ksched.store")
 
@@ -56,6 +57,11 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 SCHEMA_VERSION = 1
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_SYNCED = ("FULL", "EXTRA")  # the modes whose commits are fsynced before they are answered
+# A batch whose rows' JSON is at most this long is written on the loop's thread (a few
+# rows: SQLite's CPU for it is below the writer thread's hand-over); a larger one on
+# the writer thread, where the loop goes on meanwhile (actors/store/wal_sync.py).
+INLINE_MAX_BYTES = 64 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -121,9 +127,12 @@ class SQLiteBackend:
         self.max_pages = max_pages
         self.space = DiskSpace(self.data_dir, self.path, reserve_bytes)
         self._writer = SQLiteWriter()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = None  # the writer thread's
+        self._inline: sqlite3.Connection | None = None  # the loop thread's, for small batches (wal_sync.py)
+        self._sync = WalSync(self.path.with_name(DB_FILE + "-wal"))
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
+        self.inline_max_bytes = INLINE_MAX_BYTES  # 0: every batch on the writer thread
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await self._writer.call(fn)
@@ -147,12 +156,53 @@ class SQLiteBackend:
         would take the same time from it). `finish()` on the result joins it;
         `on_landed` is called on the writer thread when it has ended."""
         batch = _Batch.of(writes)
+        if self._sync.failed is not None or (self._conn is not None and batch.size <= self.inline_max_bytes):
+            return self._commit_inline(batch, on_landed)
         return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted, on_landed)
+
+    def _commit_inline(self, batch: "_Batch", on_landed: Callable[[], None] | None) -> SyncedCommit:
+        """A small batch written on the loop's thread (no hand-over to the writer),
+        durable once the helper process has fsynced the log (actors/store/wal_sync.py)."""
+        commit = SyncedCommit(self._sync, self._writer.expected_seconds, self._counted, on_landed, self._writer.timed)
+        if self._sync.failed is not None:
+            commit.land(Unavailable(f"store commit failed: {self._sync.failed}"))
+            return commit
+        try:
+            self._write(self._inline_conn(), batch)
+        except Unavailable as e:
+            commit.land(e)
+            return commit
+        if self.synchronous in _SYNCED:
+            self._sync.request(commit)
+        else:
+            commit.land(None)
+        return commit
+
+    def _inline_conn(self) -> sqlite3.Connection:
+        """The loop thread's connection: synchronous=NORMAL when the store is FULL or
+        EXTRA (the helper's fsync makes each commit durable), else the store's own mode."""
+        if self._inline is None:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                conn.execute(f"PRAGMA synchronous={'NORMAL' if self.synchronous in _SYNCED else self.synchronous}")
+                conn.execute("PRAGMA busy_timeout=5000")
+                conn.executescript(_BATCH_TRIGGER)
+                if self.max_pages is not None:
+                    conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
+            except BaseException:
+                conn.close()
+                raise
+            self._inline = conn
+        return self._inline
 
     def _counted(self) -> None:
         self.commits += 1
 
     async def close(self) -> None:
+        if self._inline is not None:
+            self._inline.close()
+            self._inline = None
+        self._sync.close()
         try:
             await self._run(self._close_sync)
         finally:
@@ -220,9 +270,15 @@ class SQLiteBackend:
 
     def _commit_sync(self, batch: "_Batch", pending: PendingCommit) -> None:
         conn = self._open()
+        self._write(conn, batch, pending.begin)
+
+    def _write(self, conn: sqlite3.Connection, batch: "_Batch", begin: Callable[[], None] | None = None) -> None:
+        """The batch's one statement on `conn` (SQLite's refusals as Unavailable; a batch
+        of deletes the full disk refused is tried once more with the reserve's room)."""
         try:
             try:
-                pending.begin()
+                if begin is not None:
+                    begin()
                 conn.execute(_WRITE_BATCH, batch.params)
             except sqlite3.OperationalError as exc:
                 if not (batch.deletes_only and is_disk_full(exc)):
@@ -255,6 +311,7 @@ class _Batch:
 
     params: tuple[str | None, str | None, int]
     deletes_only: bool
+    size: int  # characters of JSON in the parameters
 
     @classmethod
     def of(cls, writes: Sequence[Write]) -> "_Batch":
@@ -263,6 +320,7 @@ class _Batch:
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
         top = max(w.resource_version for w in writes)
-        return cls((json.dumps(upserts, separators=(",", ":")) if upserts else None,
-                    json.dumps(deletes, separators=(",", ":")) if deletes else None, top),
-                   deletes_only=all(w.raw is None for w in writes))
+        up = json.dumps(upserts, separators=(",", ":")) if upserts else None
+        down = json.dumps(deletes, separators=(",", ":")) if deletes else None
+        return cls((up, down, top), deletes_only=all(w.raw is None for w in writes),
+                   size=len(up or "") + len(down or ""))
