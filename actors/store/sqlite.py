@@ -62,6 +62,10 @@ _SYNCED = ("FULL", "EXTRA")  # the modes whose commits are fsynced before they a
 # rows: SQLite's CPU for it is below the writer thread's hand-over); a larger one on
 # the writer thread, where the loop goes on meanwhile (actors/store/wal_sync.py).
 INLINE_MAX_BYTES = 64 * 1024
+# The loop thread's connection does not checkpoint the log (it would sync the log and the
+# database on the loop's thread); the writer thread does, after this many of its commits
+# (a Churn completion's two commits write ~8 pages: about SQLite's own 1,000-page period).
+CHECKPOINT_EVERY = 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -149,6 +153,8 @@ class SQLiteBackend:
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
         self.inline_max_bytes = INLINE_MAX_BYTES  # 0: every batch on the writer thread
+        self._inline_commits = 0
+        self.checkpoint_every = CHECKPOINT_EVERY
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await self._writer.call(fn)
@@ -192,6 +198,9 @@ class SQLiteBackend:
             self._sync.request(commit)
         else:
             commit.land(None)
+        self._inline_commits += 1
+        if self._inline_commits % self.checkpoint_every == 0:  # the loop's connection never checkpoints itself
+            self._writer.call(self._checkpoint_sync).add_done_callback(_checkpointed)
         return commit
 
     def _inline_conn(self) -> sqlite3.Connection:
@@ -202,6 +211,7 @@ class SQLiteBackend:
             try:
                 conn.execute(f"PRAGMA synchronous={'NORMAL' if self.synchronous in _SYNCED else self.synchronous}")
                 conn.execute("PRAGMA busy_timeout=5000")
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints (CHECKPOINT_EVERY)
                 conn.executescript(_BATCH_TRIGGER + _ROWS_TRIGGER)
                 if self.max_pages is not None:
                     conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
@@ -276,6 +286,11 @@ class SQLiteBackend:
             except FileNotFoundError:
                 pass
 
+    def _checkpoint_sync(self) -> None:
+        """Copy the log into the database (PASSIVE: the loop's commits go on meanwhile;
+        the log is synced first and the database after, the store's own mode)."""
+        self._open().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+
     def _load_all_sync(self, max_object_bytes: int | None) -> LoadedState:
         return load_rows(self._open(), max_object_bytes)
 
@@ -317,6 +332,11 @@ class SQLiteBackend:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the flock
             self._lock_fd = None
+
+
+def _checkpointed(done: "asyncio.Future[None]") -> None:
+    if not done.cancelled() and done.exception() is not None:  # the next one tries again; SQLite's own at close
+        log.warning("store: checkpointing the log failed: %s", done.exception())
 
 
 @dataclass(frozen=True, slots=True)

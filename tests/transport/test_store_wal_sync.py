@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import sqlite3
 from pathlib import Path
 
 from actors.base import new_reply
@@ -84,3 +86,17 @@ async def test_a_failed_fsync_fails_its_commit_and_every_later_one_naming_the_lo
     assert all(isinstance(o, Unavailable) for o in outcomes), outcomes
     assert "no-such-log failed" in str(outcomes[0]) and "restart the daemon" in str(outcomes[1])
     assert "p0" in await stored_names(tmp_path)
+
+
+async def test_the_writer_thread_checkpoints_the_log_the_loops_small_commits_wrote(tmp_path):
+    backend = SQLiteBackend(tmp_path)
+    backend.checkpoint_every = 4
+    async with serving(Store(backend)) as (_, client):
+        for i in range(4):
+            await client.create(pod(f"p{i}"))
+        await backend._run(lambda: None)  # the writer's queue is in order: the checkpoint ran before this
+        alone = tmp_path / "db-without-log"
+        alone.mkdir()
+        shutil.copy(tmp_path / "store.db", alone / "store.db")  # the database file alone, not its log
+        in_database = sqlite3.connect(alone / "store.db").execute("SELECT count(*) FROM objects").fetchone()[0]
+    assert in_database == 4
