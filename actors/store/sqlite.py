@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS meta (
 ) WITHOUT ROWID;
 """
 
+
 # A batch's rows as JSON array parameters ([kind, key, rv, body text] each, [kind, key]
 # for a delete), read by SQLite's json_each. The INSERT into the temporary view is the
 # whole batch in one statement and one implicit transaction: its trigger deletes,
