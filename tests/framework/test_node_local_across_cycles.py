@@ -19,8 +19,13 @@ from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState
-from framework.runtime.node_local import NodeLocalColumns
+from framework.runtime.node_local import NodeLocalColumns, NodeLocalCounts
 from tests.framework.test_node_local_columns import CONFIG, NS, NodeSpec, Recording, node, node_specs, running
+
+
+# percentageOfNodesToScore: windows of 100 nodes (its floor), so a few hundred nodes hold
+# the four windows or more the columns need in ordinary cycles.
+PERCENTAGE = 10
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,7 @@ def run_cycles(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change
     handle = FrameworkHandle(snapshot=snapshot, objects=objects, clock=lambda: 0.0)
     fwk = build_frameworks(load_config(CONFIG), handle)["default-scheduler"]
     algorithm = Recording(seed)
+    algorithm.global_percentage = PERCENTAGE
     out = Cycles(columns=NodeLocalColumns() if columns else None)
     for k, (shape, change) in enumerate(zip(pods, changes)):
         if change is not None:
@@ -134,7 +140,9 @@ changes = st.one_of(
 
 @st.composite
 def sequences(draw: Any) -> tuple[list[NodeSpec], list[PodShape], list[Change | None], int]:
-    nodes = draw(st.lists(node_specs, min_size=120, max_size=300))
+    kinds_of_node = draw(st.lists(node_specs, min_size=2, max_size=30))
+    pick = random.Random(draw(st.integers(0, 1 << 16)))
+    nodes = [pick.choice(kinds_of_node) for _ in range(draw(st.integers(400, 520)))]
     kinds = draw(st.lists(pod_shapes, min_size=1, max_size=3))
     count = draw(st.integers(1, 40))
     pods = [kinds[draw(st.integers(0, len(kinds) - 1))] for _ in range(count)]
@@ -149,8 +157,8 @@ def test_pods_land_where_cycles_without_the_columns_put_them_while_the_cluster_c
 
 
 def test_a_run_of_one_shape_filters_and_scores_only_the_nodes_that_moved_after_the_first_lap() -> None:
-    # 1,000 nodes, 420 looked for a pod: the windows come round every 2.4 pods, and each
-    # pod after the first lap refreshes only the nodes pods were assumed on since.
+    # 1,000 nodes, 100 looked for a pod: the windows come round every 10 pods, and after
+    # the first lap a refresh takes only the nodes pods were assumed on since.
     nodes = [NodeSpec(cpu=4000, used=0, prefer_taints=i % 3 == 0) for i in range(1000)]
     run = assert_same(nodes, [PodShape(cpu=100)] * 30, [None] * 30, seed=7)
     counts = run.columns.counts
@@ -159,14 +167,34 @@ def test_a_run_of_one_shape_filters_and_scores_only_the_nodes_that_moved_after_t
     # once, for the Filter column and the three node-local scorers (Fit, BalancedAllocation,
     # TaintToleration): far below 30 full passes of 420 nodes.
     assert counts.rows_computed <= 4 * (1000 + 30)
-    assert counts.rows_read == 30 * 420 * 4
+    assert counts.rows_read == 30 * 100 * 4
 
 
 def test_a_change_of_a_lister_object_drops_the_columns_and_the_next_pod_computes_its_window_again() -> None:
     nodes = [NodeSpec(cpu=4000, used=0) for _ in range(1000)]
-    same = assert_same(nodes, [PodShape(cpu=100)] * 4, [None] * 4, seed=3)
+    same = assert_same(nodes, [PodShape(cpu=100)] * 11, [None] * 11, seed=3)
     cordon = Change(kind="node", at=999, spec=NodeSpec(cpu=4000, used=0, unschedulable=True))
-    dropped = assert_same(nodes, [PodShape(cpu=100)] * 4, [None, None, None, cordon], seed=3)
-    # The fourth pod's window (the first one's again) is read in the first run; after the
-    # node's change reached the lister it is filtered and scored afresh.
-    assert dropped.columns.counts.rows_computed == same.columns.counts.rows_computed + 4 * 420
+    dropped = assert_same(nodes, [PodShape(cpu=100)] * 11, [None] * 10 + [cordon], seed=3)
+    # The eleventh pod's window (the first one's again) is read in the first run, but for
+    # the ten nodes pods were assumed on; after the node's change reached the lister its
+    # hundred nodes are filtered and scored afresh.
+    assert dropped.columns.counts.rows_computed - same.columns.counts.rows_computed >= 4 * 90
+
+
+def test_a_view_of_fewer_than_four_windows_takes_the_ordinary_pass() -> None:
+    # 300 nodes, 100 looked for a pod: three windows, so nearly every pod's window holds a
+    # node a pod was assumed on and the columns would save no plugin call.
+    run = assert_same([NodeSpec(cpu=4000, used=0)] * 300, [PodShape(cpu=100)] * 6, [None] * 6, seed=5)
+    assert run.columns.counts == NodeLocalCounts()
+
+
+def test_nodes_filled_by_earlier_pods_fail_in_the_windows_that_come_back_to_them_with_the_same_statuses() -> None:
+    # One 700m pod fills a 1000m node: every pod after the first lap meets, in its window,
+    # nodes the pods before filled (moved rows that now fail NodeResourcesFit), and the
+    # last pods find no room at all (the same diagnosis as their own pass gives).
+    nodes = [NodeSpec(cpu=1000, used=0, hard_taint=i % 9 == 0) for i in range(400)]
+    run = assert_same(nodes, [PodShape(cpu=700)] * 370, [None] * 370, seed=13)
+    placed = [p for p in run.placements if p.startswith("n")]
+    assert len(placed) == len(set(placed)) == 400 - 45  # each untainted node once
+    assert run.failures and all(len(f) == 400 for f in run.failures)
+    assert run.columns.counts.rows_read > run.columns.counts.rows_computed
