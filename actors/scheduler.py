@@ -78,6 +78,7 @@ from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.preemption import with_nominated_node_name
 from framework.preemption_inflight import VictimsInFlight
+from framework.runtime.node_local import NodeLocalColumns
 from framework.runtime import Framework
 from framework.waiting import WaitingPod
 
@@ -166,6 +167,9 @@ class Scheduler(Actor[SchedulerMsg]):
         # (framework/incremental_failure.py); off, every retry filters every node.
         self.incremental = incremental_failures and not self.extenders
         self.last_failures = LastFailures()
+        # Node-local Filter verdicts and raw scores kept across cycles, by pod shape
+        # (framework/runtime/node_local.py); None: every cycle runs its whole passes.
+        self.node_columns: NodeLocalColumns | None = NodeLocalColumns()
         # OpportunisticBatching: same-signature pods reuse the last scored node list as a hint.
         algorithm.batching = batching.for_scheduler(frameworks, bool(self.extenders), clock.now,
                                                     lambda: self.stats.attempts, metrics)
@@ -303,6 +307,9 @@ class Scheduler(Actor[SchedulerMsg]):
             pod_class = self.reuse.class_of(qpi.pod, nominated, key)
             kept = self.last_failures.get(pod_class) if pod_class is not None else None
         self.algorithm.retry = Retry(kept, world[1:], self.last_failures) if kept is not None else None
+        if self.node_columns is not None:
+            self.node_columns.begin_cycle(qpi.pod, self.objects.revision)
+            self.algorithm.node_local = self.node_columns
         try:
             result = await self.algorithm.schedule(fwk, state, qpi.pod, self.snapshot, self.extenders)
         except FitError as e:
@@ -326,7 +333,7 @@ class Scheduler(Actor[SchedulerMsg]):
             self.finish_cycle(qpi, None, *self._cycle_failed(fwk, state, qpi, e))
             return
         finally:
-            self.algorithm.retry = None
+            self.algorithm.retry = self.algorithm.node_local = None
         self.finish_cycle(qpi, *self._cycle_succeeded(fwk, state, qpi, result))
 
     def finish_cycle(self, qpi: QueuedPodInfo, assumed: AssumedPod | None, status: Status,
