@@ -80,12 +80,13 @@ class Mailbox(Generic[M]):
         if self._closed or self._waiter is not None:
             await asyncio.sleep(timeout)
             return
-        self._waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        timer = loop.call_later(timeout, _end_wait, waiter)  # one timer, not wait_for's task and shield
         try:
-            await asyncio.wait_for(asyncio.shield(self._waiter), timeout)
-        except TimeoutError:
-            pass
+            await waiter
         finally:
+            timer.cancel()
             self._waiter = None
 
     def nudge(self) -> None:
@@ -119,6 +120,11 @@ class Mailbox(Generic[M]):
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+
+
+def _end_wait(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _fail_reply(msg: Any, err: BaseException) -> asyncio.Future[Any] | None:

@@ -32,7 +32,7 @@ from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
 from bench.harness import daemon_collector
 from bench.measure import Counters, peak_rss_mb, percentile, stats_snapshot
-from bench.workloads import API, node, pod
+from bench.workloads import API, BenchWorkload, node, pod
 
 GANG_SIZE = 8
 RACK_SIZE, BLOCK_RACKS = 20, 10
@@ -106,6 +106,17 @@ def gang_objects(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: b
         measured.append(_group(api, g, gang_size))
         measured += [_member(api, g, i, cpu) for i in range(gang_size)]
     return setup, measured
+
+
+def gang_bench_workload(api: str, gang_size: int = GANG_SIZE) -> Any:
+    """The groups of `api` as a BenchWorkload (nodes as setup, PodGroups and members
+    measured), for drivers that take one, such as `python -m bench.profile`; its
+    `extra["gang_size"]` lets them count per group."""
+    def build(nodes: int, pods: int) -> BenchWorkload:
+        setup, measured = gang_objects(nodes, pods, gang_size, api=api)
+        return BenchWorkload(WORKLOAD_NAMES[api], workload_config(), setup, measured,
+                             extra={"gang_size": gang_size})
+    return build
 
 
 async def run_gang(nodes: int, pods: int, gang_size: int = GANG_SIZE, contended: bool = False,

@@ -24,7 +24,12 @@ from typing import Any
 from actors.pipeline import Pipeline
 from bench.harness import apply_tracked, measured_keys, set_up, until_idle
 from bench.measure import BindTracker
-from bench.runner import WORKLOADS  # scheduler_perf's workloads, the DRA ones too
+from bench.gang import gang_bench_workload
+from bench.runner import GANG_APIS, WORKLOADS as RUNNER_WORKLOADS  # scheduler_perf's workloads, the DRA ones too
+
+# The scheduling.k8s.io gang workloads as BenchWorkloads (the bench runs them with its
+# own driver); their counts are given per group too.
+WORKLOADS = {**RUNNER_WORKLOADS, **{name: gang_bench_workload(api) for name, api in GANG_APIS.items()}}
 
 # The actors of a pipeline whose inboxes are counted, by the name the report gives them.
 ACTORS = ("store", "queue", "scheduler", "waiting_room", "preemption", "admission", "resourceclaims",
@@ -33,6 +38,9 @@ ACTORS = ("store", "queue", "scheduler", "waiting_room", "preemption", "admissio
 AREAS = {
     "scheduling cycle (Scheduler.schedule_one)": ("actors/scheduler.py", "schedule_one"),
     "the algorithm (SchedulingAlgorithm.schedule)": ("framework/algorithm.py", "schedule"),
+    "whole-group cycle (GroupCycle.run)": ("actors/group_cycle.py", "run"),
+    "placing a group's members (place_group)": ("framework/workload/group_cycle.py", "place_group"),
+    "a group's hand-over to binding (GroupCycle._bind_placed)": ("actors/group_cycle.py", "_bind_placed"),
     "store turns (Store.handle_turn)": ("actors/store/actor.py", "handle_turn"),
     "write chain create (WriteChain.create)": ("actors/store/write_chain.py", "create"),
     "queue actor (QueueActor.handle_turn)": ("actors/queue/actor.py", "handle_turn"),
@@ -72,7 +80,7 @@ def count_types(p: Pipeline) -> dict[str, collections.Counter[str]]:
     return counters
 
 
-def per_pod_types(counters: dict[str, collections.Counter[str]], pods: int) -> dict[str, dict[str, float]]:
+def per_pod_types(counters: dict[str, collections.Counter[str]], pods: float) -> dict[str, dict[str, float]]:
     return {name: {kind: round(n / pods, 3) for kind, n in c.most_common()} for name, c in counters.items() if c}
 
 
@@ -109,10 +117,19 @@ async def profile_measured(workload: str, nodes: int, pods: int, store: str,
             "messages_per_pod": per_pod_types(by_type, len(keys)),
             "claim_syncs_per_pod": round((_claim_syncs(p) - before_syncs) / len(keys), 3),
         }
+        gang_size = w.extra.get("gang_size")
+        if gang_size:
+            groups = len(keys) / gang_size
+            counts["groups"] = round(groups)
+            counts["puts_per_group"] = {name: round((after_puts[name] - before_puts[name]) / groups, 2)
+                                        for name in after_puts}
+            counts["messages_per_group"] = per_pod_types(by_type, groups)
     if prof is None:
         return counts, None
     stats = pstats.Stats(prof)
     counts["calls_per_pod"] = round(stats.total_calls / len(keys), 1)  # type: ignore[attr-defined]
+    if "groups" in counts:
+        counts["calls_per_group"] = round(stats.total_calls / counts["groups"], 1)  # type: ignore[attr-defined]
     counts["store_turns"] = _calls(stats, "actors/store/actor.py", "handle_turn")
     counts["queue_turns"] = _calls(stats, "actors/queue/actor.py", "handle_turn") or \
         _calls(stats, "actors/queue/actor.py", "handle")  # before the queue took turns

@@ -39,7 +39,7 @@ import sqlite3
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from actors.store.backend import LoadedState, Write
 from actors.store.messages import Unavailable
@@ -91,6 +91,22 @@ CREATE TEMP TRIGGER IF NOT EXISTS write_batch INSTEAD OF INSERT ON batch BEGIN
 END;
 """
 _WRITE_BATCH = "INSERT INTO batch (upserts, deletes, top) VALUES (?, ?, ?)"
+# A small batch, one row of parameters per key (a NULL body deletes it): still one
+# statement and one transaction, the trigger run once per row.
+_ROWS_TRIGGER = """
+CREATE TEMP VIEW IF NOT EXISTS batch_rows (kind, key, rv, body) AS SELECT NULL, NULL, NULL, NULL;
+CREATE TEMP TRIGGER IF NOT EXISTS write_row INSTEAD OF INSERT ON batch_rows BEGIN
+    DELETE FROM objects WHERE NEW.body IS NULL AND kind = NEW.kind AND key = NEW.key;
+    INSERT INTO objects (kind, key, resource_version, body)
+        SELECT NEW.kind, NEW.key, NEW.rv, NEW.body WHERE NEW.body IS NOT NULL
+        ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body;
+    INSERT INTO meta (name, value) VALUES ('resource_version', NEW.rv)
+        ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
+END;
+"""
+ROWS_MAX = 16
+_WRITE_ROWS = [""] + ["INSERT INTO batch_rows (kind, key, rv, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n)
+                      for n in range(1, ROWS_MAX + 1)]
 
 
 class DataDirLocked(RuntimeError):
@@ -178,7 +194,7 @@ class SQLiteBackend:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.executescript(_SCHEMA)
-            conn.executescript(_BATCH_TRIGGER)
+            conn.executescript(_BATCH_TRIGGER + _ROWS_TRIGGER)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -223,12 +239,12 @@ class SQLiteBackend:
         try:
             try:
                 pending.begin()
-                conn.execute(_WRITE_BATCH, batch.params)
+                conn.execute(batch.sql, batch.params)
             except sqlite3.OperationalError as exc:
                 if not (batch.deletes_only and is_disk_full(exc)):
                     raise
                 self.space.make_room(conn)
-                conn.execute(_WRITE_BATCH, batch.params)
+                conn.execute(batch.sql, batch.params)
         except sqlite3.OperationalError as exc:
             if conn.in_transaction:  # SQLite rolls a failed statement's own transaction back; be sure
                 conn.execute("ROLLBACK")
@@ -249,20 +265,30 @@ class SQLiteBackend:
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
-    """A batch as the one statement's parameters: each key's last write (the same final
-    rows as applying them in order), upserts and deletes as JSON arrays, bodies as the
-    JSON text `json.dumps` makes, and the highest resourceVersion."""
+    """A batch as the one statement and its parameters: each key's last write (the same
+    final rows as applying them in order), bodies as the JSON text `json.dumps` makes.
+    Up to ROWS_MAX rows are bound one value a parameter (`_WRITE_ROWS`: no JSON array
+    around the bodies, encoded once and not parsed again by SQLite); more go as JSON
+    arrays with the highest resourceVersion (`_WRITE_BATCH`)."""
 
-    params: tuple[str | None, str | None, int]
+    sql: str
+    params: tuple[Any, ...]
     deletes_only: bool
 
     @classmethod
     def of(cls, writes: Sequence[Write]) -> "_Batch":
         last = {(w.kind, w.key): w for w in writes}
+        deletes_only = all(w.raw is None for w in writes)
+        if len(last) <= ROWS_MAX:  # a key's last write has its highest version: the meta row's max is the same
+            flat: list[Any] = []
+            for w in last.values():
+                flat += (w.kind, w.key, w.resource_version,
+                         json.dumps(w.raw, separators=(",", ":")) if w.raw is not None else None)
+            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only)
         upserts = [[w.kind, w.key, w.resource_version, json.dumps(w.raw, separators=(",", ":"))]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
         top = max(w.resource_version for w in writes)
-        return cls((json.dumps(upserts, separators=(",", ":")) if upserts else None,
-                    json.dumps(deletes, separators=(",", ":")) if deletes else None, top),
-                   deletes_only=all(w.raw is None for w in writes))
+        up = json.dumps(upserts, separators=(",", ":")) if upserts else None
+        down = json.dumps(deletes, separators=(",", ":")) if deletes else None
+        return cls(_WRITE_BATCH, (up, down, top), deletes_only)

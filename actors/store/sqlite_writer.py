@@ -23,6 +23,7 @@ future resolved from the thread: they are rare and may wait for the lock.
 """
 from __future__ import annotations
 
+import _thread
 import asyncio
 import queue
 import threading
@@ -46,15 +47,23 @@ _EWMA = 0.25  # weight of the newest commit in the expected time
 
 class PendingCommit:
     """One batch handed to the writer. `finish()` blocks until it is durable (or
-    raises what the commit raised); `expected_seconds` is how long commits took lately."""
+    raises what the commit raised); `expected_seconds` is how long commits took lately.
 
-    __slots__ = ("_started", "_done", "_error", "started_at", "seconds", "expected_seconds", "_writer",
-                 "_on_success", "_on_landed")
+    The two hand-over points are bare locks (`_thread.allocate_lock`), held from the
+    start and released once by the writer: waiting on one and releasing it run in C,
+    so neither side runs Python (and wants the interpreter lock) to signal the other,
+    as `threading.Event`'s condition variable did (docs/decisions.md, "The writer's
+    hand-over on bare locks")."""
+
+    __slots__ = ("_started", "_done", "_began", "_landed", "_error", "started_at", "seconds", "expected_seconds",
+                 "_writer", "_on_success", "_on_landed")
 
     def __init__(self, writer: "SQLiteWriter", expected: float, on_success: Callable[[], None],
                  on_landed: Callable[[], None] | None = None) -> None:
-        self._started = threading.Event()
-        self._done = threading.Event()
+        self._started = _held()  # released by the writer as it enters SQLite
+        self._done = _held()  # released by the writer once the commit has ended
+        self._began = False  # `_started` released (the writer's own flag)
+        self._landed = False  # the commit has ended: set before `_done` is released
         self._error: BaseException | None = None
         self._writer = writer
         self.started_at = time.perf_counter()
@@ -66,15 +75,24 @@ class PendingCommit:
     @property
     def landed(self) -> bool:
         """Whether the commit has ended (`finish` will not block)."""
-        return self._done.is_set()
+        return self._landed
 
     def begin(self) -> None:
         """On the writer: about to enter SQLite (the loop's thread may take the lock)."""
-        self._started.set()
+        if not self._began:
+            self._began = True
+            self._started.release()
+
+    def wait_begun(self, timeout: float) -> None:
+        """On the loop's thread: until the writer has begun, at most `timeout` seconds."""
+        if self._started.acquire(timeout=timeout):
+            self._started.release()  # a later wait returns at once
 
     def finish(self) -> None:
         """Block until the commit has ended; raise its error, if any."""
-        self._done.wait()
+        if not self._landed:
+            self._done.acquire()  # released once, by the writer; `_landed` is set first
+            self._done.release()
         self._writer.timed(self.seconds)
         if self._error is not None:
             raise self._error
@@ -88,10 +106,18 @@ class PendingCommit:
             self._error = e
         finally:
             self.seconds = time.perf_counter() - t0
-            self._started.set()  # a commit that failed before SQLite must not leave the loop waiting
-            self._done.set()
+            self.begin()  # a commit that failed before SQLite must not leave the loop waiting
+            self._landed = True
+            self._done.release()
             if self._on_landed is not None:
                 self._on_landed()
+
+
+def _held() -> Any:
+    """A bare lock, already taken: the other thread's release is the signal."""
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    return lock
 
 
 class SQLiteWriter:
@@ -103,7 +129,7 @@ class SQLiteWriter:
         self.expected_seconds = FIRST_EXPECTED_SECONDS
 
     def _put(self, job: Callable[[], None]) -> None:
-        if not self._thread.is_alive() and self._thread.ident is None:
+        if self._thread.ident is None:  # not started yet (a stopped one is never restarted)
             self._thread.start()
         self._queue.put(job)
 
@@ -125,7 +151,7 @@ class SQLiteWriter:
         pending = PendingCommit(self, self.expected_seconds, on_success, on_landed)
         self._put(lambda: pending._run(fn))
         if START_WAIT_SECONDS > 0:
-            pending._started.wait(START_WAIT_SECONDS)
+            pending.wait_begun(START_WAIT_SECONDS)
         return pending
 
     def timed(self, seconds: float) -> None:

@@ -169,7 +169,18 @@ class Scoring:
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:
         """NormalizeScore on the raw scores: the columnar form on plain integers when
-        the extension has one, else upstream's form on NodeScores."""
+        the extension has one, else upstream's form on NodeScores. An extension that
+        normalises int64 columns (`normalize_column`, the same integers) gets the scores as
+        one: the conversion run_score makes anyway, made before instead of after."""
+        column = getattr(ext, "normalize_column", None) if self.settings.use_columnar else None
+        if column is not None:
+            try:
+                values = raw if isinstance(raw, np.ndarray) else np.asarray(raw, dtype=np.int64)
+            except (OverflowError, TypeError, ValueError):
+                values = None  # past int64: the list form, on Python integers
+            out = column(values) if values is not None else None
+            if out is not None:
+                return out, None
         if isinstance(raw, np.ndarray):
             raw = raw.tolist()
         if self.settings.use_columnar and has_columnar_form(ext, "normalize_scores"):

@@ -218,3 +218,41 @@ async def test_a_batch_of_two_thousand_objects_is_written_in_a_few_statements_no
     assert len(statements) <= 5
     objects, rv = await reopen(tmp_path)
     assert rv == 2000 and len(objects) == 2000
+
+
+async def test_small_batches_bound_a_row_at_a_time_store_what_the_json_array_statement_stores(tmp_path, monkeypatch):
+    import random
+    import sqlite3
+
+    import actors.store.sqlite as sqlite_backend
+
+    rng = random.Random(26)
+    batches: list[list[Write]] = []
+    rv = 0
+    for _ in range(60):  # up to 16 keys each, a key written, rewritten or deleted
+        batch = []
+        for _ in range(rng.randint(1, 12)):
+            rv += 1
+            name = f"p{rng.randint(0, 9)}"
+            raw = None if rng.random() < 0.3 else pod(name, rv, node_name=rng.choice(["", "n1", "n\u00e9 \"2\""]))
+            batch.append(Write(kind="Pod", key=f"default/{name}", raw=raw, resource_version=rv))
+        batches.append(batch)
+
+    async def stored(path: Path) -> tuple[list[tuple], int]:
+        b = SQLiteBackend(path)
+        await b.load_all()
+        for batch in batches:
+            await b.commit(batch)
+        await b.close()
+        db = sqlite3.connect(path / "store.db")
+        try:
+            rows = db.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY kind, key").fetchall()
+            top = db.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()[0]
+        finally:
+            db.close()
+        return rows, top
+
+    by_row = await stored(tmp_path / "rows")
+    monkeypatch.setattr(sqlite_backend, "ROWS_MAX", 0)  # every batch as JSON arrays
+    by_array = await stored(tmp_path / "arrays")
+    assert by_row == by_array and by_row[1] == rv and by_row[0]

@@ -391,8 +391,8 @@ class DynamicResources(FilterEachNode):
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         s = state.get(STATE_KEY)
-        if s is None or not self._features.prioritized_list:
-            return [0] * len(nodes), None
+        if s is None or not self._features.prioritized_list or not s.claims:
+            return [0] * len(nodes), None  # no claim: every node scores 0 (no names gathered)
         return node_scores(s.claims, s.node_allocations, [ni.name for ni in nodes], NAME)
 
     def score_extensions(self) -> DefaultNormalizer:

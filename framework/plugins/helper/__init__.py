@@ -8,6 +8,7 @@ import numpy as np
 from framework.api.labels import LabelSelector
 from framework.node_table import columnar_table
 from framework.interface import MAX_NODE_SCORE, NodeScore, Status
+from framework.plugins.helper import elementwise
 
 C = TypeVar("C")  # one node's contribution
 S = TypeVar("S")  # the sums over all nodes
@@ -170,6 +171,27 @@ def default_normalize_values(max_priority: int, reverse: bool, scores: list[int]
     return [go_div(max_priority * s, max_count) for s in scores]
 
 
+# Raw scores whose product with MAX_NODE_SCORE stays inside int64 (beyond, the list form,
+# on Python integers).
+_COLUMN_LIMIT = (2 ** 63 - 1) // MAX_NODE_SCORE
+
+
+def default_normalize_column(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray | None:
+    """default_normalize_values on an int64 column, the same integers; None when the
+    column is not int64 or a product could leave int64 (then the list form answers)."""
+    if scores.dtype != np.int64:
+        return None
+    if not scores.size:
+        return scores.copy()
+    max_count = int(scores.max())
+    if max_count <= 0:
+        return np.full(scores.size, max_priority, dtype=np.int64) if reverse else scores.copy()
+    if max_count > _COLUMN_LIMIT or int(scores.min()) < -_COLUMN_LIMIT:
+        return None
+    quotient = elementwise.go_div(scores * max_priority, max_count)
+    return max_priority - quotient if reverse else quotient
+
+
 class DefaultNormalizer:
     """ScoreExtensions whose NormalizeScore is upstream's
     helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores), per node list and
@@ -186,6 +208,10 @@ class DefaultNormalizer:
 
     def normalize_scores(self, state: Any, pod: Any, nodes: list[Any], scores: list[int]) -> tuple[list[int], Status | None]:
         return default_normalize_values(MAX_NODE_SCORE, self.reverse, scores), None
+
+    def normalize_column(self, scores: np.ndarray) -> np.ndarray | None:
+        """normalize_scores on an int64 column (None: use the list form)."""
+        return default_normalize_column(MAX_NODE_SCORE, self.reverse, scores)
 
 
 DEFAULT_NORMALIZER = DefaultNormalizer(reverse=False)

@@ -8,7 +8,9 @@ linearly onto 0..100 with Go integer division.
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any, Hashable, Sequence
+
+import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import ImageStateSummary, NodeInfo
@@ -72,7 +74,7 @@ class ImageLocality:
         sum_scores = sum_image_scores(node_info, pod, total_num_nodes)
         return calculate_priority(sum_scores, len(pod.init_containers) + len(pod.containers)), None
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[Sequence[int], Status | None]:
         """score() with the pod's image names normalized once and the priority of
         each distinct sum computed once; on a ColumnarNodes only the nodes that report
         images are looked at (the others sum to 0)."""
@@ -97,7 +99,8 @@ class ImageLocality:
         positions = flagged_positions(nodes, "has_images")
         if positions is None:
             return [node_priority(ni) for ni in nodes], None
-        out = [calculate_priority(0, num_containers)] * len(nodes)
+        # An int64 column, as the runtime keeps scores: no list of the window to convert.
+        out = np.full(len(nodes), calculate_priority(0, num_containers), dtype=np.int64)
         for i in positions.tolist():
             out[i] = node_priority(nodes[i])
         return out, None

@@ -1,7 +1,10 @@
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from framework.interface import NodeScore
-from framework.plugins.helper import default_normalize_score, go_div
+from framework.plugins.helper import default_normalize_column, default_normalize_score, default_normalize_values, go_div
 
 
 def _scores(values):
@@ -35,3 +38,20 @@ def test_default_normalize_score_scales_to_max_priority(reverse, given, expected
 @pytest.mark.parametrize(("a", "b", "q"), [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3), (0, 5, 0)])
 def test_go_div_truncates_toward_zero(a, b, q):
     assert go_div(a, b) == q
+
+
+@settings(max_examples=300, deadline=None)
+@given(reverse=st.booleans(),
+       values=st.lists(st.one_of(st.integers(-300, 300), st.integers(-(2 ** 63), 2 ** 63 - 1)), max_size=12))
+def test_the_column_form_of_default_normalize_gives_the_list_forms_integers_or_hands_back(reverse, values):
+    column = default_normalize_column(100, reverse, np.array(values, dtype=np.int64))
+    expected = default_normalize_values(100, reverse, values)
+    if column is None:  # a product past int64: the list form answers, on Python integers
+        assert max(abs(v) for v in values) * 100 > 2 ** 63 - 1
+    else:
+        assert column.dtype == np.int64 and column.tolist() == expected
+
+
+def test_default_normalize_column_leaves_other_dtypes_to_the_list_form():
+    assert default_normalize_column(100, False, np.array([1, 2], dtype=object)) is None
+    assert default_normalize_column(100, True, np.array([0, 0], dtype=np.int64)).tolist() == [100, 100]
