@@ -44,6 +44,7 @@ from actors.store.limits import StoreLimits
 from actors.store import StoreClient
 from actors.waiting_room import WaitingRoom, WaitingSnapshot, list_waiting
 from framework.algorithm import SchedulingAlgorithm
+from framework.bind_writes import StatusWrite, Update as BindUpdate
 from framework.api.objects import KINDS, Pod
 from framework.config import SchedulerConfig, build_frameworks, load_config
 from framework.extender import EXTENDER_NAME
@@ -166,7 +167,7 @@ class Pipeline:
                 rand=self._rand,
                 binder=self._bind,
                 preemptions=in_flight,
-                updater=lambda obj: self.client.update(obj),
+                updater=self._update_object,
                 binder_with_updates=self._bind_with_updates,
                 pod_backoff_seconds=(cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds),
             )
@@ -285,7 +286,14 @@ class Pipeline:
     async def _bind(self, pod: Pod, node_name: str) -> None:
         await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid)
 
-    async def _bind_with_updates(self, pod: Pod, node_name: str, updates: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    async def _update_object(self, obj: BindUpdate) -> dict[str, Any]:
+        """The framework's object writes (DynamicResources' claims): a StatusWrite as the
+        status subresource takes it (the plugin sends its finalizer in an Update first)."""
+        if isinstance(obj, StatusWrite):
+            return await self.client.update_status(obj.as_object())
+        return await self.client.update(obj)
+
+    async def _bind_with_updates(self, pod: Pod, node_name: str, updates: list[BindUpdate]) -> list[dict[str, Any]]:
         stored, _ = await self.client.bind_with_updates(pod.namespace, pod.name, node_name, pod.meta.uid, updates)
         return stored
 

@@ -13,6 +13,7 @@ another Bind plugin) the plugin writes at PreBind as upstream does. If the bindi
 fails, none of the updates was made."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from framework.interface import CycleState
@@ -22,20 +23,44 @@ STATE_KEY = "ksched.io/bind-writes"
 Written = Callable[[dict[str, Any]], None]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatusWrite:
+    """`obj`'s status written through its status subresource (kube's UpdateStatus): the
+    stored object's spec and metadata are kept as stored, only the status is judged and
+    written; `obj`'s metadata.resourceVersion is the precondition. `finalizer`: one
+    finalizer added with it (DynamicResources' PreBind: upstream adds it with a normal
+    Update just before its UpdateStatus), the only metadata change it may carry."""
+
+    obj: Mapping[str, Any]
+    finalizer: str = ""
+
+    def as_object(self) -> dict[str, Any]:
+        """`obj` with the finalizer added (what the write leaves, resourceVersion aside)."""
+        meta = self.obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        have = list(meta.get("finalizers") or [])
+        if not self.finalizer or self.finalizer in have:
+            return dict(self.obj)
+        return {**self.obj, "metadata": {**meta, "finalizers": have + [self.finalizer]}}
+
+
+Update = Mapping[str, Any] | StatusWrite  # a whole object's update, or a status-only one
+
+
 class BindWrites:
     __slots__ = ("_pending",)
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Mapping[str, Any], Written]] = []
+        self._pending: list[tuple[Update, Written]] = []
 
     def clone(self) -> "BindWrites":
         return self  # one binding: every copy of the state adds to the same write
 
-    def add(self, obj: Mapping[str, Any], written: Written) -> None:
+    def add(self, obj: Update, written: Written) -> None:
         """Update `obj` with the binding; `written(stored)` once it is stored."""
         self._pending.append((obj, written))
 
-    def take(self) -> list[tuple[Mapping[str, Any], Written]]:
+    def take(self) -> list[tuple[Update, Written]]:
         """The updates added so far (handed to the binder once)."""
         pending, self._pending = self._pending, []
         return pending

@@ -11,6 +11,7 @@ import random
 from typing import Any, Awaitable, Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from framework.api.objects import KINDS, KubeObject, Pod
+from framework.bind_writes import StatusWrite, Update as BindUpdate
 from framework.cache import PodInfo, Snapshot
 from framework.features import FeatureGates
 from framework.preemption_inflight import InFlightPreemptions, PreemptionJob, VictimsInFlight
@@ -362,10 +363,10 @@ class FrameworkHandle:
             self._start_preemption(job)
 
     # binding
-    async def bind_pod(self, pod: Pod, node_name: str, with_updates: Sequence[Mapping[str, Any]] = ()
+    async def bind_pod(self, pod: Pod, node_name: str, with_updates: Sequence[BindUpdate] = ()
                        ) -> list[dict[str, Any]]:
         """Write the binding (DefaultBinder calls this) and `with_updates` (objects carrying
-        their resourceVersion) in the same write, all or none (framework/bind_writes.py);
+        their resourceVersion, or StatusWrites) in the same write, all or none (framework/bind_writes.py);
         returns those objects as stored; raises on failure. A binder that cannot carry
         updates gets them written first, one by one."""
         if with_updates and self._binder_with_updates is not None:
@@ -378,22 +379,23 @@ class FrameworkHandle:
         await self._binder(pod, node_name)
         return stored
 
-    async def update_object(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        """Write `obj` (an update carrying its resourceVersion) and return it as stored; raises
-        on failure. Without a store (tests, conformance) it replaces the object in `objects`."""
+    async def update_object(self, obj: BindUpdate) -> dict[str, Any]:
+        """Write `obj` (an update carrying its resourceVersion; a StatusWrite: its status
+        alone, as UpdateStatus) and return it as stored; raises on failure. Without a store
+        (tests, conformance) it replaces the object in `objects`."""
         if self._updater is not None:
             return await self._updater(obj)
         return self._update_in_memory(obj)
 
-    def _update_in_memory(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        stored = _next_version(obj)
+    def _update_in_memory(self, obj: BindUpdate) -> dict[str, Any]:
+        stored = _next_version(obj.as_object() if isinstance(obj, StatusWrite) else obj)
         put = getattr(self.objects, "put", None)
         if put is not None:
-            put(KINDS[str(obj.get("kind", ""))](stored))
+            put(KINDS[str(stored.get("kind", ""))](stored))
         self.updated.append(stored)
         return stored
 
-    def update_object_later(self, obj: Mapping[str, Any]) -> None:
+    def update_object_later(self, obj: BindUpdate) -> None:
         """update_object from a synchronous extension point (PostFilter, Unreserve): started
         now, finished by the store; a failure is retried by the pod's next attempt."""
         if self._updater is None:

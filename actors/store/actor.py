@@ -75,6 +75,8 @@ from actors.clock import Clock
 from actors.store.limits import StoreLimits
 from actors.store.reads import CommittedReads, StoreReader, key_of as _key
 from actors.store.pod_writes import PodWrites
+from actors.store.status_writes import status_written
+from framework.bind_writes import StatusWrite
 from actors.store.loading import load_objects, quarantine_event
 from actors.store.watchers import WatchHub
 from actors.store.premise import LostViews
@@ -256,6 +258,8 @@ class Store(Actor[StoreMsg]):
                 done = self._atomically(batch, lambda: [self._apply_one(i, r, batch, fv, said)
                                                         for i, r in enumerate(raws)])
                 return applied(msg, done, said)
+            case Update(obj=raw, status_only=True):
+                return self._update_status(StatusWrite(obj=raw), batch).raw
             case Update(obj=raw, field_validation=fv, with_warnings=told):
                 said = []
                 return said_too(self._update(raw, batch, fv, said).raw, said, told)
@@ -275,7 +279,7 @@ class Store(Actor[StoreMsg]):
                 return self._bind(ns, name, node, uid, batch).raw
             case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
-                return self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
+                return self._atomically(batch, lambda: ([self._update_any(raw, batch).raw for raw in raws],
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
@@ -343,6 +347,15 @@ class Store(Actor[StoreMsg]):
             obj = self.write_chain.missing(raw, fv)
             raise NotFound(f'{obj.kind} "{obj.key}" not found')
         return self._replace(raw, current, batch, fv, said)[0]
+
+    def _update_any(self, update: Mapping[str, Any] | StatusWrite, batch: TurnRecord) -> KubeObject:
+        """One of BindWithUpdates' updates: a whole object's, or a status-only one."""
+        return self._update_status(update, batch) if isinstance(update, StatusWrite) else self._update(update, batch)
+
+    def _update_status(self, write: StatusWrite, batch: TurnRecord) -> KubeObject:
+        """The status subresource's write (status_writes.py), then the store."""
+        new = status_written(write, self.stored(write.obj), self.write_chain)
+        return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
 
     def _replace(self, raw: Any, current: KubeObject, batch: TurnRecord, fv: str | None = None,
                  said: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:

@@ -41,6 +41,11 @@ class StoreClient:
                      warnings: list[str] | None = None) -> dict[str, Any]:
         return await self._written(Update, obj, field_validation, warnings)
 
+    async def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Write `obj`'s status alone, as the status subresource (the stored spec and
+        metadata kept; `obj`'s resourceVersion the precondition): the object as stored."""
+        return await self._store.ask(Update(obj=obj, status_only=True, reply=new_reply()))
+
     async def _written(self, verb: type[Create] | type[Update], obj: Mapping[str, Any], field_validation: str | None,
                        warnings: list[str] | None, **more: Any) -> dict[str, Any]:
         """A Create or Update (`more`: its other fields); the warnings in its reply go to

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Union
 
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject
+from framework.bind_writes import StatusWrite
 
 
 
@@ -145,6 +146,9 @@ class Update:
     obj: Mapping[str, Any]
     field_validation: str | None = None  # as Create's
     with_warnings: bool = False  # as Create's
+    # The status subresource (UpdateStatus): only obj's status is written, the stored
+    # spec and metadata kept (actors/store/status_writes.py)
+    status_only: bool = False
     reply: Reply | None = None
 
 
@@ -214,10 +218,11 @@ class BindWithUpdates:
     missing object NotFound), then bind the pod (as Bind), in one write: all applied or
     none, committed together and answered once durable, so no crash leaves one without
     the other. The scheduler writes a pod's ResourceClaims' allocation this way with its
-    binding (framework/bind_writes.py). The reply is (the updated objects as stored, the
-    bound pod)."""
+    binding (framework/bind_writes.py); a StatusWrite among `updates` is written as the
+    status subresource takes it (actors/store/status_writes.py). The reply is (the
+    updated objects as stored, the bound pod)."""
 
-    updates: tuple[Mapping[str, Any], ...]
+    updates: tuple[Mapping[str, Any] | StatusWrite, ...]
     namespace: str
     name: str
     node_name: str

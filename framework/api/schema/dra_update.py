@@ -39,6 +39,11 @@ def _claim_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list
     return errors
 
 
+def claim_status_update_errors(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[ValidationError]:
+    """The update rules of a claim's status alone (its status subresource's)."""
+    return _claim_status_update(new, old)
+
+
 def validate_dra_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[ValidationError]:
     """The update rules of `new`'s kind against the stored `old` ([] for other kinds)."""
     kind = new.get("kind")

@@ -69,6 +69,13 @@ def can_be_reserved(claim: ResourceClaim) -> bool:
     return len(claim.reserved_for) < RESERVED_FOR_MAX_SIZE
 
 
+def finalizer_to_add(claim: ResourceClaim) -> str:
+    """FINALIZER when the claim does not have it yet, else ""."""
+    meta = claim.raw.get("metadata")
+    have = meta.get("finalizers") if isinstance(meta, Mapping) else None
+    return "" if isinstance(have, list) and FINALIZER in have else FINALIZER
+
+
 def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
                 reserved_for: list[dict[str, str]] | None, finalizer: bool) -> dict[str, Any]:
     """The claim's object with this allocation and reservedFor (None: the field cleared).

@@ -24,14 +24,15 @@ import numpy as np
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
-from framework.bind_writes import offered
+from framework.bind_writes import StatusWrite, offered
 from framework.cache import NodeInfo
 from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ClusterEventWithHint, Code, CycleState, Handle, PostFilterResult, PreFilterResult,
                                  SignPurpose, Status)
 from framework.plugins.dynamicresources.claims import kobj as _kobj
-from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, is_reserved_for, pod_claim_entries,
-                                                       pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, finalizer_to_add,
+                                                       is_reserved_for, pod_claim_entries, pod_claims,
+                                                       reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.hints import ClaimHints
 from framework.plugins.dynamicresources.explain import claims_not_satisfied
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit, single_request
@@ -377,7 +378,8 @@ class DynamicResources(FilterEachNode):
             claim = s.claims[index]
             reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0][2] == pod.uid):
-                self._handle.update_object_later(with_status(claim, allocation=None, reserved_for=None, finalizer=False))
+                self._handle.update_object_later(StatusWrite(obj=with_status(
+                    claim, allocation=None, reserved_for=None, finalizer=False)))
                 return None, Status(Code.Unschedulable, "deallocation of ResourceClaim completed")
         return None, Status(Code.Unschedulable, "still not schedulable")
 
@@ -431,8 +433,8 @@ class DynamicResources(FilterEachNode):
             self.tracker.remove_pending(claim.uid)
             if claim.allocated is not None and is_reserved_for(pod, claim):
                 others = [r for r in reserved_for_entries(claim) if r.get("uid") != pod.uid]
-                self._handle.update_object_later(with_status(
-                    claim, allocation=claim.status.get("allocation"), reserved_for=others, finalizer=False))
+                self._handle.update_object_later(StatusWrite(obj=with_status(
+                    claim, allocation=claim.status.get("allocation"), reserved_for=others, finalizer=False)))
 
     # --- PreBind ----------------------------------------------------------------------------
 
@@ -448,15 +450,38 @@ class DynamicResources(FilterEachNode):
             if allocation is None:
                 return Status.error_of(f"claim {_kobj(claim)} has no allocation for node {node_name}", NAME)
             entries = reserved_for_entries(claim) + [{"resource": "pods", "name": pod.name, "uid": pod.uid}]
-            update = with_status(claim, allocation=allocation, reserved_for=entries, finalizer=index in s.allocated_here)
-            if carried is not None:
-                carried.add(update, partial(self._written, s, index))
+            # As upstream's bindClaim: the allocation and reservedFor through the status
+            # subresource, the finalizer (a claim this pod allocates) with a normal update.
+            finalizer = finalizer_to_add(claim) if index in s.allocated_here else ""
+            if carried is not None:  # one store write with the binding: the finalizer rides along
+                carried.add(StatusWrite(obj=with_status(claim, allocation=allocation, reserved_for=entries,
+                                                        finalizer=False), finalizer=finalizer),
+                            partial(self._written, s, index))
                 continue
+            failed = await self._bind_claim(s, index, allocation, entries, finalizer)
+            if failed is not None:
+                return failed
+        return None
+
+    async def _bind_claim(self, s: _StateData, index: int, allocation: Mapping[str, Any],
+                          entries: list[dict[str, str]], finalizer: str) -> Status | None:
+        """PreBind's own writes of one claim (no binder carries them): the finalizer's
+        Update, then the status's UpdateStatus, with upstream's error messages."""
+        claim = s.claims[index]
+        if finalizer:
             try:
-                written = await self._handle.update_object(update)
+                claim = claim.restated(await self._handle.update_object(with_status(
+                    claim, allocation=claim.status.get("allocation"), reserved_for=reserved_for_entries(claim),
+                    finalizer=True)))
             except Exception as e:  # the store refused (conflict, gone): the pod retries
-                return Status.error_of(f"update ResourceClaim {_kobj(claim)}: {e}", NAME)
-            self._written(s, index, written)
+                return Status.error_of(f"add finalizer to claim {_kobj(claim)}: {e}", NAME)
+        try:
+            written = await self._handle.update_object(StatusWrite(obj=with_status(
+                claim, allocation=allocation, reserved_for=entries, finalizer=False)))
+        except Exception as e:
+            what = "add allocation and reservation to" if index in s.allocated_here else "add reservation to"
+            return Status.error_of(f"{what} claim {_kobj(claim)}: {e}", NAME)
+        self._written(s, index, written)
         return None
 
     def _written(self, s: _StateData, index: int, written: dict[str, Any]) -> None:

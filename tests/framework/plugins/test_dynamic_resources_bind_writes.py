@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.objects import KubeObject, Node, Pod
-from framework.bind_writes import offer
+from framework.bind_writes import StatusWrite, Update as BindUpdate, offer
 from framework.cache import Snapshot
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState
@@ -39,13 +39,16 @@ class _Store:
         self.objects = objects
         self.fail = False
         self.calls: list[tuple[str, int]] = []
+        self.carried: list[BindUpdate] = []
 
-    async def bind_with_updates(self, pod: Pod, node: str, updates: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    async def bind_with_updates(self, pod: Pod, node: str, updates: list[BindUpdate]) -> list[dict[str, Any]]:
         self.calls.append(("bind_with_updates", len(updates)))
+        self.carried = updates
         if self.fail:
             raise RuntimeError(f'Pod "default/{pod.name}" not found')
         stored = []
-        for obj in updates:
+        for update in updates:
+            obj = update.as_object() if isinstance(update, StatusWrite) else update
             raw = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "6"}}
             self.objects.put(ResourceClaim(raw))
             stored.append(raw)
@@ -54,7 +57,10 @@ class _Store:
     async def bind(self, pod: Pod, node: str) -> None:
         self.calls.append(("bind", 0))
 
-    async def update(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    async def update(self, obj: BindUpdate) -> dict[str, Any]:
+        if isinstance(obj, StatusWrite):
+            self.calls.append(("update_status", 1))
+            return obj.as_object()
         self.calls.append(("update", 1))
         return dict(obj)
 
@@ -68,6 +74,10 @@ def _world() -> tuple[DynamicResources, DefaultBinder, _Store, Snapshot]:
     handle = FrameworkHandle(snapshot=snap, objects=objects, binder=store.bind, updater=store.update,
                              binder_with_updates=store.bind_with_updates)
     return DynamicResources(handle, DeviceTracker()), DefaultBinder(handle), store, snap
+
+
+def _claim_spec(plugin: DynamicResources, name: str) -> Any:
+    return plugin._handle.get_object("ResourceClaim", "default", name).raw["spec"]
 
 
 def _reserved(plugin: DynamicResources, pod: Pod, snap: Snapshot) -> CycleState:
@@ -87,6 +97,10 @@ def test_with_the_offer_pre_bind_writes_nothing_and_the_binder_writes_the_claim_
     assert store.calls == []
     assert asyncio.run(binder.bind(state, pod, "node-1")) is None
     assert store.calls == [("bind_with_updates", 1)]
+    # the claim goes as a status-only write, its finalizer the one metadata change carried
+    [carried] = store.carried
+    assert isinstance(carried, StatusWrite) and carried.finalizer == "resource.kubernetes.io/delete-protection"
+    assert carried.obj["spec"] is _claim_spec(plugin, "a")
     claim = plugin.tracker.current(_claim("a"))  # the tracker holds the stored claim
     assert claim.status["reservedFor"] == [{"resource": "pods", "name": "p1", "uid": "p1-uid"}]
     assert claim.status["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
@@ -118,4 +132,5 @@ def test_without_the_offer_pre_bind_writes_the_claim_itself_and_the_binding_is_p
     state = _reserved(plugin, pod, snap)
     assert asyncio.run(plugin.pre_bind(state, pod, "node-1")) is None
     assert asyncio.run(binder.bind(state, pod, "node-1")) is None
-    assert store.calls == [("update", 1), ("bind", 0)]
+    # as upstream's bindClaim: the finalizer with an Update, then the status with UpdateStatus
+    assert store.calls == [("update", 1), ("update_status", 1), ("bind", 0)]
