@@ -56,6 +56,14 @@ class ClassWakes:
         self.woken_classes += 1
         self._unreached(cls)
         self._place(cls)  # the rest failed before this wake
+        if self.pool.get(key) is None:
+            # `key` was unreached (upstream's queue still held it, untouched by the
+            # failure) and has gone back alone: the members left, if any, wake
+            # through the one first among them now.
+            nxt = self.index.first(cls)
+            if nxt is None:
+                return
+            key = nxt
         self.index.wake(cls, key, strategy, now_ns)
         self._move(key, strategy, now_ns)
         if not self._waiting(key):  # PreEnqueue held it back: the next one leads
