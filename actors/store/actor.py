@@ -259,7 +259,7 @@ class Store(Actor[StoreMsg]):
                                                         for i, r in enumerate(raws)])
                 return applied(msg, done, said)
             case Update(obj=raw, status_only=True):
-                return self._update_status(StatusWrite(obj=raw), batch).raw
+                return self._update(StatusWrite(obj=raw), batch).raw
             case Update(obj=raw, field_validation=fv, with_warnings=told):
                 said = []
                 return said_too(self._update(raw, batch, fv, said).raw, said, told)
@@ -279,7 +279,7 @@ class Store(Actor[StoreMsg]):
                 return self._bind(ns, name, node, uid, batch).raw
             case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
-                return self._atomically(batch, lambda: ([self._update_any(raw, batch).raw for raw in raws],
+                return self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
@@ -341,21 +341,17 @@ class Store(Actor[StoreMsg]):
         return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
 
     def _update(self, raw: Any, batch: TurnRecord, fv: str | None = None, said: list[str] | None = None) -> KubeObject:
-        """An Update: NotFound when nothing is stored under the name, else _replace."""
+        """An Update: NotFound when nothing is stored under the name, else _replace; a
+        StatusWrite (BindWithUpdates' claim, Update's status_only) goes through the
+        status subresource's write (status_writes.py) instead."""
+        if isinstance(raw, StatusWrite):
+            new = status_written(raw, self.stored(raw.obj), self.write_chain)
+            return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
         current = self.stored(raw)
         if current is None:
             obj = self.write_chain.missing(raw, fv)
             raise NotFound(f'{obj.kind} "{obj.key}" not found')
         return self._replace(raw, current, batch, fv, said)[0]
-
-    def _update_any(self, update: Mapping[str, Any] | StatusWrite, batch: TurnRecord) -> KubeObject:
-        """One of BindWithUpdates' updates: a whole object's, or a status-only one."""
-        return self._update_status(update, batch) if isinstance(update, StatusWrite) else self._update(update, batch)
-
-    def _update_status(self, write: StatusWrite, batch: TurnRecord) -> KubeObject:
-        """The status subresource's write (status_writes.py), then the store."""
-        new = status_written(write, self.stored(write.obj), self.write_chain)
-        return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
 
     def _replace(self, raw: Any, current: KubeObject, batch: TurnRecord, fv: str | None = None,
                  said: list[str] | None = None, keep_unchanged: bool = False) -> tuple[KubeObject, str]:
