@@ -19,7 +19,7 @@ from typing import Any, Callable
 from actors.store.messages import BadRequest, NotFound, refuse
 from framework.api.decode import DecodeError, decode
 from framework.api.objects import KINDS
-from framework.api.schema import Admission
+from framework.api.schema import SchemaVerdict
 from framework.kueue.versions import to_storage
 
 BUILTIN_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -29,8 +29,8 @@ IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
 WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
-def admission(key: str | None, raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
-              warnings: list[str] | None) -> Admission:
+def decode_stage(key: str | None, raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
+                 warnings: list[str] | None) -> SchemaVerdict:
     """`raw`, of kind key `key` (the write chain's kind_key), admitted
     (framework.api.schema.admit_as; strict: name formats, as the store's
     WriteRules.name_formats). With fieldValidation `mode` it is decoded as well
@@ -66,6 +66,6 @@ def decoded(key: str | None, raw: Any, mode: str | None, strict: bool, namespace
             warnings: list[str]) -> Any:
     """The manifest as the API server would keep it (null fields dropped), or Invalid
     naming the first field its kind's schema (framework.api.schema) refuses."""
-    checked = admission(key, raw, mode, strict, namespace_exists, warnings)
+    checked = decode_stage(key, raw, mode, strict, namespace_exists, warnings)
     refuse(checked.errors)
     return checked.raw

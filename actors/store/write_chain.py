@@ -2,7 +2,7 @@
 
   prepare               server-owned fields (fields.py), fields of disabled features (gates.py)
   decode                fieldValidation, apiVersion, unknown fields, NamespaceLifecycle and the
-                        kind's schema (front_door.admission); the first schema error is refused here
+                        kind's schema (front_door.decode_stage); the first schema error is refused here
   default               the kind's strategy (strategies.py)
   mutating admission    admission.mutated: a new pod's priority and Kueue's pod defaults,
                         a scheduling.k8s.io PodGroup's or Workload's priority
@@ -32,7 +32,7 @@ from actors.store.claim_specs import AdmittedClaimSpecs
 from actors.store.admission import check_priority_class, kept_group_priority, mutated
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
-from actors.store.front_door import admission, decoded
+from actors.store.front_door import decode_stage, decoded
 from actors.store.gates import gated
 from actors.store.messages import Conflict, Invalid, refuse
 from actors.store.sharing import share_containers
@@ -150,7 +150,7 @@ class WriteChain:
         """An update's object that is not stored, decoded and parsed to name it in NotFound."""
         key = kind_key(raw)
         try:
-            return parse_as(key, admission(key, raw, fv, self.rules.name_formats, self._namespace_exists, []).raw)
+            return parse_as(key, decode_stage(key, raw, fv, self.rules.name_formats, self._namespace_exists, []).raw)
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
 

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
-from framework.api.schema import Admission, admit_as
+from framework.api.schema import SchemaVerdict, admit_as
 
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -56,7 +56,7 @@ def check_field_validation(mode: str) -> str:
     return mode
 
 
-def decode(key: str | None, raw: Any, mode: str | None, strict: bool) -> tuple[Admission, list[str]]:
+def decode(key: str | None, raw: Any, mode: str | None, strict: bool) -> tuple[SchemaVerdict, list[str]]:
     """`raw` (of kind key `key`) decoded under fieldValidation `mode` and admitted:
     the admission and what the client should be told of its unknown fields (under
     Warn a warning each; under Ignore nothing: they are dropped from the copy).

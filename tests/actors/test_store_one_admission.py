@@ -1,4 +1,4 @@
-"""Each object a client writes is admitted once (actors.store.front_door.admission):
+"""Each object a client writes is admitted once (actors.store.front_door.decode_stage):
 one walk of its kind's schema finds its errors and its unknown fields together, on
 every front door; a big apply (taken in slices between turns of the event loop)
 stays all or nothing, and an object refused in it is named with its field."""

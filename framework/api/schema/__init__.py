@@ -43,7 +43,7 @@ def _with_not_finite(errors: list[ValidationError], deep: ValidationError | None
 
 
 @dataclass(slots=True)
-class Admission:
+class SchemaVerdict:
     """One object admitted: `raw` is a copy without its null fields (and, when unknown
     fields were looked for, without those), its keys and short strings interned;
     `errors` what its kind's schema finds wrong with it; `unknown` the paths of the
@@ -55,23 +55,23 @@ class Admission:
     unknown: list[str] = field(default_factory=list)
 
 
-def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = False) -> Admission:
+def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = False) -> SchemaVerdict:
     """`raw` admitted (admit_as), its kind key read from it."""
     return admit_as(kind_key(raw), raw, strict, semantic, unknown)
 
 
 def admit_as(key: str | None, raw: Any, strict: bool = True, semantic: bool = True,
-             unknown: bool = False) -> Admission:
+             unknown: bool = False) -> SchemaVerdict:
     """`raw`, a manifest of kind key `key` (decided once by the caller: kind_key), admitted
     in one plain-JSON copy (framework.api.schema.plain: nulls dropped, nesting and JSON
     values checked, nothing after recurses into a value too deep) and one walk of its
     kind's schema (registry), which finds the errors and, with `unknown`, the unknown
     fields; those are dropped from the copy (a NaN only they held is then no error)."""
     if not isinstance(raw, dict):
-        return Admission(raw, [ValidationError("", "object must be a map")])
+        return SchemaVerdict(raw, [ValidationError("", "object must be a map")])
     copy, deep = plain_copy(raw)
     if deep is not None and not isinstance(deep, NotFinite):
-        return Admission(raw, [deep])
+        return SchemaVerdict(raw, [deep])
     found: Unknown | None = [] if unknown else None
     errors = schema_errors(copy, key, strict, semantic, found)
     paths: list[str] = []
@@ -82,7 +82,7 @@ def admit_as(key: str | None, raw: Any, strict: bool = True, semantic: bool = Tr
             paths.append(path)
         if deep is not None:
             deep = too_deep(copy, "")
-    return Admission(copy, errors or ([deep] if deep is not None else []), paths)
+    return SchemaVerdict(copy, errors or ([deep] if deep is not None else []), paths)
 
 
 def admitted(raw: Any, strict: bool = True, semantic: bool = True) -> tuple[Any, list[ValidationError]]:
@@ -103,5 +103,5 @@ def unknown_fields(raw: dict[str, Any]) -> Unknown:
     return ctx.unknown or []
 
 
-__all__ = ["SCHEMAS", "Admission", "admit", "admit_as", "admitted", "unknown_fields", "validate_object",
+__all__ = ["SCHEMAS", "SchemaVerdict", "admit", "admit_as", "admitted", "unknown_fields", "validate_object",
            "without_nulls"]
