@@ -37,6 +37,12 @@ class AlreadyExists(StoreError):
 class Conflict(StoreError):
     reason = "Conflict"
 
+    @classmethod
+    def stale(cls, kind: str, key: str) -> "Conflict":
+        """kube-apiserver's answer to a write naming a resourceVersion that is not the stored one."""
+        return cls(f'Operation cannot be fulfilled on {kind} "{key}": the object has been '
+                   "modified; please apply your changes to the latest version and try again")
+
 
 class Invalid(StoreError):
     """`causes`: every refused field as (field path, what is wrong with it), the

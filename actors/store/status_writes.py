@@ -45,8 +45,7 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
     meta = sent.get("metadata") if isinstance(sent.get("metadata"), Mapping) else {}
     want = meta.get("resourceVersion")
     if want and str(want) != current.meta.resource_version:
-        raise Conflict(f'Operation cannot be fulfilled on {current.kind} "{current.key}": the object has been '
-                       "modified; please apply your changes to the latest version and try again")
+        raise Conflict.stale(current.kind, current.key)
     raw = _with_status(current.raw, sent.get("status"), write.finalizer)
     if not isinstance(current, ResourceClaim):
         return chain.update(raw, current, None)

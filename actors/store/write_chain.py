@@ -134,8 +134,7 @@ class WriteChain:
             raise Invalid(str(e), e.field) from None
         want = obj.meta.resource_version  # an update naming a resourceVersion must name the stored one
         if want and want != current.meta.resource_version:
-            raise Conflict(f'Operation cannot be fulfilled on {obj.kind} "{obj.key}": the object has been '
-                           "modified; please apply your changes to the latest version and try again")
+            raise Conflict.stale(obj.kind, obj.key)
         refuse(kind.update_errors(raw, current.raw))
         check_no_new_finalizers(raw, current.raw)
         if isinstance(obj, PriorityClass) and isinstance(current, PriorityClass):
