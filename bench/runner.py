@@ -31,16 +31,12 @@ from bench.gang import run_gang_bench
 from bench.harness import run_in_process
 from bench.tcp import run_over_tcp
 from bench.dra_steady import run_dra_steady
-from bench.dra_workloads import DRA_WORKLOADS, STEADY_STATE
-from bench.workloads import API, WORKLOADS as BASE_WORKLOADS
+from bench.catalog import DEFAULT_GANG_SIZE, GANG_WORKLOADS, STORES, WORKLOADS
+from bench.dra_workloads import STEADY_STATE
+from bench.workloads import API
 
-WORKLOADS = {**BASE_WORKLOADS, **DRA_WORKLOADS}  # scheduler_perf's DRA workloads in their own module
 from framework.features import FeatureGateError, check_settable, parse_gate_flag
 
-STORES = ("sqlite", "memory", "etcd")  # etcd: --tcp only (a local etcd under the daemon)
-# Gang workloads run their own driver (bench/gang.py): they report groups per
-# second and time to full placement beside the per-pod figures.
-GANG_WORKLOADS = ("Gang", "GangContended", "GangWorkload", "GangTopology")
 CHURN = "Churn"  # its own driver too (bench/churn.py): completions one at a time
 # Measured pods when --pods is not given: upstream's 5000Nodes workloads measure
 # 1,000 pods; PreemptionBasic measures 500 preemptors; PreemptionAsync 5,000 default
@@ -53,7 +49,6 @@ DEFAULT_PODS = {"PreemptionBasic": 500, "PreemptionAsync": 5000, "Gang": 3000, "
 GANG_APIS = {"GangWorkload": "workload", "GangTopology": "topology"}  # the rest: Coscheduling
 GANG_SIZES = {"GangWorkload": 8, "GangTopology": 8}
 PODS_PER_NODE_DEFAULT = ("ResourceSaturation", "HostPortConflict", CHURN)
-DEFAULT_GANG_SIZE = 3
 # Keys scripts rely on (DESIGN.md's Benchmarks); every result has them.
 CONTRACT_KEYS = frozenset({"workload", "nodes", "pods", "scheduled", "pods_per_s", "p50_ms", "p99_ms"})
 TABLE_ORDER = ("SchedulingBasic", "SchedulingPodAntiAffinity", "TopologySpreading", "Unschedulable",
@@ -189,27 +184,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             continue
         lines.append("| " + " | ".join(str(r.get(k, "")) for k, _ in COLUMNS) + " |")
     return "\n".join(lines)
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run a scheduler_perf-like workload (or 'all') and report pods/s")
-    p.add_argument("workload", choices=sorted([*WORKLOADS, *GANG_WORKLOADS, "Admission", "all"]), metavar="WORKLOAD",
-                   help="one of %(choices)s")
-    p.add_argument("--nodes", type=int, default=100, help="nodes in the cluster")
-    p.add_argument("--pods", type=int, default=None,
-                   help="measured pods (default 1000; PreemptionBasic 500; PreemptionAsync 5000; Gang 3000; GangWorkload 8000; "
-                        "ResourceSaturation, HostPortConflict and Churn one per node)")
-    p.add_argument("--store", choices=STORES, default="sqlite",
-                   help="sqlite (default: durable, in a temporary directory), memory, or etcd (--tcp only: a local etcd "
-                        "under the daemon)")
-    p.add_argument("--tcp", action="store_true", help="through a real `ksched serve` subprocess over msgpack TCP")
-    p.add_argument("--gang-size", type=int, default=None, help=f"members per pod group (Gang*, default {DEFAULT_GANG_SIZE}; GangWorkload 8)")
-    p.add_argument("--feature-gates", metavar="A=true,B=false", default=None,
-                   help="run with these feature gates (as `ksched serve --feature-gates`)")
-    p.add_argument("--completions", type=int, default=None,
-                   help="Churn only: stop after this many completions (default: until every queued pod is bound)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 import sys
 
-from conformance import main
+from conformance.cli import main
 
 sys.exit(main())

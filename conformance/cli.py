@@ -1,9 +1,26 @@
-"""The `ksched conformance` subcommand."""
+"""The `ksched conformance` subcommand: its arguments, and the runner imported only when it runs."""
 from __future__ import annotations
 
 import argparse
 
-from conformance import add_arguments, run
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", help="case files or directories of *.json cases")
+    parser.add_argument("--json", action="store_true", help="print every case's actual results as JSON")
+    parser.add_argument("-k", dest="match", default="", help="only cases whose name contains this text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance.runner import run as run_cases
+
+    return run_cases(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m conformance PATH...`: the same command outside `ksched`."""
+    parser = argparse.ArgumentParser(prog="ksched conformance", description="Run conformance case files.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

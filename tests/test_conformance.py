@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import evaluate, load_cases
+from conformance.runner import evaluate, load_cases
 
 # The Makefile passes SHARED through KSCHED_CONFORMANCE_DIR; by default the
 # shared/ folder beside this checkout.

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance import run_case
+from conformance.runner import run_case
 from conformance.compare import mismatches
 
 MID, HIGH = 100, 1000

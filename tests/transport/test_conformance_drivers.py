@@ -2,7 +2,7 @@
 code did, and a case whose expectation does not hold fails."""
 from __future__ import annotations
 
-from conformance import evaluate
+from conformance.runner import evaluate
 
 _POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "p"}, "spec": {}}
 
@@ -98,7 +98,7 @@ def _allocator_case(expected_device: str, held: str | None = None) -> dict:
 def test_a_held_case_that_fails_is_counted_held_and_one_that_passes_fails_the_run(tmp_path, capsys):
     import json
 
-    from conformance import main
+    from conformance.cli import main
     failing = _allocator_case("y", held="expects a device the slice does not publish")
     (tmp_path / "held.json").write_text(json.dumps([failing]))
     assert main([str(tmp_path / "held.json")]) == 0

@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from conformance import evaluate, run
+from conformance.runner import evaluate, run
 
 _GROUP = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
           "metadata": {"name": "pg", "namespace": "ns"}, "spec": {"schedulingPolicy": {"basic": {}}}}

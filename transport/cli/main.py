@@ -187,11 +187,11 @@ def add_conformance_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def add_bench_parser(sub: argparse._SubParsersAction) -> None:
-    """Hook point: `ksched bench WORKLOAD [--nodes N] [--pods M] [--json]` (bench.runner, owned by the lead)."""
+    """Hook point: `ksched bench WORKLOAD [--nodes N] [--pods M] [--json]` (bench.cli, owned by the lead)."""
     try:
-        from bench.runner import add_parser
+        from bench.cli import add_parser
     except ModuleNotFoundError as exc:
-        if exc.name != "bench.runner":
+        if exc.name not in ("bench", "bench.cli"):
             raise
         return
     add_parser(sub)
