@@ -185,7 +185,7 @@ class SQLiteBackend:
     def _commit_inline(self, batch: "_Batch", on_landed: Callable[[], None] | None) -> SyncedCommit:
         """A small batch written on the loop's thread (no hand-over to the writer),
         durable once the helper process has fsynced the log (actors/store/wal_sync.py)."""
-        commit = SyncedCommit(self._sync, self._writer.expected_seconds, self._counted, on_landed, self._writer.timed)
+        commit = SyncedCommit(self._sync, self._counted, on_landed)
         if self._sync.failed is not None:
             commit.land(Unavailable(f"store commit failed: {self._sync.failed}"))
             return commit
