@@ -46,6 +46,7 @@ from actors.store.messages import Unavailable
 from actors.store.sqlite_rows import load_rows
 from actors.store.sqlite_space import DEFAULT_RESERVE_BYTES, DiskSpace, is_disk_full
 from actors.store.sqlite_writer import PendingCommit, SQLiteWriter
+from actors.store.wal_sync import SyncedCommit, WalSync
 
 log = logging.getLogger("ksched.store")
 
@@ -56,6 +57,15 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 SCHEMA_VERSION = 1
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_SYNCED = ("FULL", "EXTRA")  # the modes whose commits are fsynced before they are answered
+# A batch whose rows' JSON is at most this long is written on the loop's thread (a few
+# rows: SQLite's CPU for it is below the writer thread's hand-over); a larger one on
+# the writer thread, where the loop goes on meanwhile (actors/store/wal_sync.py).
+INLINE_MAX_BYTES = 64 * 1024
+# The loop thread's connection does not checkpoint the log (it would sync the log and the
+# database on the loop's thread); the writer thread does, after this many of its commits
+# (a Churn completion's two commits write ~8 pages: about SQLite's own 1,000-page period).
+CHECKPOINT_EVERY = 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -137,9 +147,14 @@ class SQLiteBackend:
         self.max_pages = max_pages
         self.space = DiskSpace(self.data_dir, self.path, reserve_bytes)
         self._writer = SQLiteWriter()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = None  # the writer thread's
+        self._inline: sqlite3.Connection | None = None  # the loop thread's, for small batches (wal_sync.py)
+        self._sync = WalSync(self.path.with_name(DB_FILE + "-wal"))
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
+        self.inline_max_bytes = INLINE_MAX_BYTES  # 0: every batch on the writer thread
+        self._inline_commits = 0
+        self.checkpoint_every = CHECKPOINT_EVERY
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await self._writer.call(fn)
@@ -163,12 +178,57 @@ class SQLiteBackend:
         would take the same time from it). `finish()` on the result joins it;
         `on_landed` is called on the writer thread when it has ended."""
         batch = _Batch.of(writes)
+        if self._sync.failed is not None or (self._conn is not None and batch.size <= self.inline_max_bytes):
+            return self._commit_inline(batch, on_landed)
         return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted, on_landed)
+
+    def _commit_inline(self, batch: "_Batch", on_landed: Callable[[], None] | None) -> SyncedCommit:
+        """A small batch written on the loop's thread (no hand-over to the writer),
+        durable once the helper process has fsynced the log (actors/store/wal_sync.py)."""
+        commit = SyncedCommit(self._sync, self._counted, on_landed)
+        if self._sync.failed is not None:
+            commit.land(Unavailable(f"store commit failed: {self._sync.failed}"))
+            return commit
+        try:
+            self._write(self._inline_conn(), batch)
+        except Unavailable as e:
+            commit.land(e)
+            return commit
+        if self.synchronous in _SYNCED:
+            self._sync.request(commit)
+        else:
+            commit.land(None)
+        self._inline_commits += 1
+        if self._inline_commits % self.checkpoint_every == 0:  # the loop's connection never checkpoints itself
+            self._writer.call(self._checkpoint_sync).add_done_callback(_checkpointed)
+        return commit
+
+    def _inline_conn(self) -> sqlite3.Connection:
+        """The loop thread's connection: synchronous=NORMAL when the store is FULL or
+        EXTRA (the helper's fsync makes each commit durable), else the store's own mode."""
+        if self._inline is None:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                conn.execute(f"PRAGMA synchronous={'NORMAL' if self.synchronous in _SYNCED else self.synchronous}")
+                conn.execute("PRAGMA busy_timeout=5000")
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints (CHECKPOINT_EVERY)
+                conn.executescript(_BATCH_TRIGGER + _ROWS_TRIGGER)
+                if self.max_pages is not None:
+                    conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
+            except BaseException:
+                conn.close()
+                raise
+            self._inline = conn
+        return self._inline
 
     def _counted(self) -> None:
         self.commits += 1
 
     async def close(self) -> None:
+        if self._inline is not None:
+            self._inline.close()
+            self._inline = None
+        self._sync.close()
         try:
             await self._run(self._close_sync)
         finally:
@@ -226,6 +286,11 @@ class SQLiteBackend:
             except FileNotFoundError:
                 pass
 
+    def _checkpoint_sync(self) -> None:
+        """Copy the log into the database (PASSIVE: the loop's commits go on meanwhile;
+        the log is synced first and the database after, the store's own mode)."""
+        self._open().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+
     def _load_all_sync(self, max_object_bytes: int | None) -> LoadedState:
         return load_rows(self._open(), max_object_bytes)
 
@@ -236,9 +301,15 @@ class SQLiteBackend:
 
     def _commit_sync(self, batch: "_Batch", pending: PendingCommit) -> None:
         conn = self._open()
+        self._write(conn, batch, pending.begin)
+
+    def _write(self, conn: sqlite3.Connection, batch: "_Batch", begin: Callable[[], None] | None = None) -> None:
+        """The batch's one statement on `conn` (SQLite's refusals as Unavailable; a batch
+        of deletes the full disk refused is tried once more with the reserve's room)."""
         try:
             try:
-                pending.begin()
+                if begin is not None:
+                    begin()
                 conn.execute(batch.sql, batch.params)
             except sqlite3.OperationalError as exc:
                 if not (batch.deletes_only and is_disk_full(exc)):
@@ -263,6 +334,11 @@ class SQLiteBackend:
             self._lock_fd = None
 
 
+def _checkpointed(done: "asyncio.Future[None]") -> None:
+    if not done.cancelled() and done.exception() is not None:  # the next one tries again; SQLite's own at close
+        log.warning("store: checkpointing the log failed: %s", done.exception())
+
+
 @dataclass(frozen=True, slots=True)
 class _Batch:
     """A batch as the one statement and its parameters: each key's last write (the same
@@ -274,6 +350,7 @@ class _Batch:
     sql: str
     params: tuple[Any, ...]
     deletes_only: bool
+    size: int  # characters of the bodies' JSON
 
     @classmethod
     def of(cls, writes: Sequence[Write]) -> "_Batch":
@@ -281,14 +358,16 @@ class _Batch:
         deletes_only = all(w.raw is None for w in writes)
         if len(last) <= ROWS_MAX:  # a key's last write has its highest version: the meta row's max is the same
             flat: list[Any] = []
+            size = 0
             for w in last.values():
-                flat += (w.kind, w.key, w.resource_version,
-                         json.dumps(w.raw, separators=(",", ":")) if w.raw is not None else None)
-            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only)
+                body = json.dumps(w.raw, separators=(",", ":")) if w.raw is not None else None
+                size += len(body) if body is not None else 0
+                flat += (w.kind, w.key, w.resource_version, body)
+            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only, size)
         upserts = [[w.kind, w.key, w.resource_version, json.dumps(w.raw, separators=(",", ":"))]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
         top = max(w.resource_version for w in writes)
         up = json.dumps(upserts, separators=(",", ":")) if upserts else None
         down = json.dumps(deletes, separators=(",", ":")) if deletes else None
-        return cls(_WRITE_BATCH, (up, down, top), deletes_only)
+        return cls(_WRITE_BATCH, (up, down, top), deletes_only, len(up or "") + len(down or ""))
