@@ -63,6 +63,8 @@ class KeptNodeToStatus(NodeToStatus):
     def __init__(self, m: NodeToStatus) -> None:
         if isinstance(m, KeptNodeToStatus):
             self.groups: tuple[tuple[Status, tuple[str, ...]], ...] = m.groups
+        elif len(known := getattr(m, "known_counts", None) or ()) == 1:  # an incremental retry's: one verdict
+            self.groups = ((next(iter(known.values()))[0], tuple(m.statuses)),)
         else:  # a few distinct Statuses (one per plugin verdict and filtered chunk): each picks its names
             names, values = list(m.statuses), list(m.statuses.values())
             ids = list(map(id, values))

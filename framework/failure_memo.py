@@ -79,11 +79,26 @@ class ProfileSigner:
             else:
                 self.signers.append(signer)
         self.enabled = not self.unsigned and not has_extenders
+        # The last pods signed, by identity (each held, so its id is not reused): a stored
+        # Pod is never changed in place and signers are pure (SignPlugin), so a pod signed
+        # again (a completion signs the woken pod and its follower in each cycle that
+        # tries them, and again when the follower is tried next) gets the same answer.
+        self._signed: dict[int, tuple[Pod, Hashable | None]] = {}
 
     def sign(self, pod: Pod, nominated: bool) -> Hashable | None:
         """The pod's signature, None when it cannot be signed."""
         if not self.enabled or (not self.sign_nominated and (nominated or pod.nominated_node_name)):
             return None
+        kept = self._signed.get(id(pod))
+        if kept is not None and kept[0] is pod:
+            return kept[1]
+        signature = self._sign(pod)
+        if len(self._signed) >= _PlainParts.SIZE:
+            del self._signed[next(iter(self._signed))]  # the oldest
+        self._signed[id(pod)] = (pod, signature)
+        return signature
+
+    def _sign(self, pod: Pod) -> Hashable | None:
         fragments = []
         for signer in self.signers:
             f = signer(pod)

@@ -188,9 +188,11 @@ def filter_changed_nodes(retry: Retry, fwk: Framework, state: CycleState, pod: P
         statuses.update(zip(rotation, map(kept.statuses.__getitem__, rotation)))
     counts = dict(kept.counts)
     shared = {_same(st): st for st, _ in counts.values()}
+    if len(shared) < len(counts):  # equal verdicts in several objects (a full pass's chunks): one each, once a class
+        statuses, counts = _merged(statuses, counts, shared)
     for k, p in enumerate(changed):
         name = names[p]
-        old = kept.statuses[name]
+        old = statuses[name]  # the kept verdict (merged above, when it was)
         _count(counts, old, -1)
         st = failed.get(k)
         if st is None:
@@ -255,6 +257,18 @@ class CountedNodeToStatus(NodeToStatus):
         if self.absent.code != code and all(held):  # the map's membership, at C speed
             return list(compress(all_nodes, map(self.statuses.__contains__, map(_NAME, all_nodes))))
         return super().nodes_for_code(all_nodes, code)
+
+
+def _merged(statuses: dict[str, Status], counts: dict[int, tuple[Status, int]],
+            shared: dict[tuple[object, ...], Status]) -> tuple[dict[str, Status], dict[int, tuple[Status, int]]]:
+    """`statuses` and `counts` with every Status replaced by the one `shared` holds
+    for its verdict: the same verdicts, nodes and order, fewer objects (a retry's
+    compaction and counts then walk one group per verdict)."""
+    one = {i: shared[_same(st)] for i, (st, _) in counts.items()}
+    merged: dict[int, tuple[Status, int]] = {}
+    for i, (_, n) in counts.items():
+        _count(merged, one[i], n)
+    return {name: one[id(st)] for name, st in statuses.items()}, merged
 
 
 def _same(st: Status) -> tuple[object, ...]:

@@ -13,7 +13,6 @@ clear_nominated_node_names); nothing here blocks or does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from framework.attempt_outcome import Diagnosis, FitError
@@ -21,7 +20,7 @@ from framework.api.objects import Pod, PodDisruptionBudget
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, NodeToStatus, PostFilterResult, Status
 from framework.preemption_inflight import PreemptionJob
-from framework.preemption_potential import potential_nodes
+from framework.preemption_potential import OneStatusNodes, potential_nodes
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE_NODE = "no candidate node for preemption"
@@ -36,7 +35,6 @@ NOT_STARTED = 2**63 - 1
 _MIN_INT64 = -(2**63)
 
 _SUCCESS = Status()
-_NAME = attrgetter("name")
 
 ASYNC_PREEMPTION = "SchedulerAsyncPreemption"
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -384,8 +382,7 @@ class Evaluator:
         victimless = getattr(self.policy, "victimless", None)
         nowhere = victimless(pod, potential) if victimless is not None else None
         if nowhere is not None:  # every node answers the same: no simulation, no per-node loop
-            rotated = [*potential[offset:], *potential[:offset]]
-            return DryRunResult([], NodeToStatus(dict.fromkeys(map(_NAME, rotated), nowhere)))
+            return DryRunResult([], OneStatusNodes(potential, offset, nowhere))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
         dry = fast.whole_dry_run(offset, num) if hasattr(fast, "whole_dry_run") else None

@@ -60,3 +60,39 @@ def with_resolvable_nodes(all_nodes: Sequence[NodeInfo], potential: list[NodeInf
         return potential
     keep = {ni.name for ni in potential} | extra
     return [ni for ni in all_nodes if ni.name in keep]
+
+
+class OneStatusNodes(NodeToStatus):
+    """A dry run's statuses when every node it tried answers one Status (no node holds
+    a pod of lower priority: DefaultPreemption's `victimless`): `nodes` from `offset`
+    on, wrapping around, each with `status`. Counting them, which is all a dry run with
+    no candidate is read for (the FitError's wording), does not walk the nodes; the
+    map by name is made on the first read that needs it. Not changed after the run."""
+
+    __slots__ = ("_nodes", "_offset", "_status", "_made")
+
+    def __init__(self, nodes: Sequence[NodeInfo], offset: int, status: Status, absent: Status | None = None) -> None:
+        self.absent = absent if absent is not None else Status(Code.UnschedulableAndUnresolvable)
+        self._nodes, self._offset, self._status = nodes, offset, status
+        self._made: dict[str, Status] | None = None
+
+    @property  # type: ignore[override]
+    def statuses(self) -> dict[str, Status]:
+        """Every tried node's Status by name, in the dry run's order (from `offset`)."""
+        if self._made is None:
+            nodes, offset = self._nodes, self._offset
+            names = map(attrgetter("name"), [*nodes[offset:], *nodes[:offset]])
+            self._made = dict.fromkeys(names, self._status)
+        return self._made
+
+    def set(self, node_name: str, status: Status) -> None:
+        raise TypeError("a finished dry run's node statuses do not change")
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def distinct(self) -> list[Status]:
+        return [self._status] if self._nodes else []
+
+    def counts(self) -> list[tuple[Status, int]]:
+        return [(self._status, len(self._nodes))] if self._nodes else []

@@ -31,7 +31,7 @@ from actors.store.limits import StoreLimits
 from actors.store.messages import EventRecord, RecordEvent, SweepEvents, WatchEvent
 from framework.api.decode import GROUP_VERSIONS
 from framework.api.event import Event, correlation_of, new_event, repeated
-from framework.api.objects import KINDS, KubeObject
+from framework.api.objects import KINDS, KubeObject, parse_object
 
 log = logging.getLogger("ksched.store")
 
@@ -70,15 +70,17 @@ class EventRecorder:
         stored = self._objects["Event"]
         key = self._recorded.get(corr) or self._event_index.find(corr)
         current = stored.get(key) if key is not None else None
+        make: Callable[[dict[str, Any]], KubeObject] = parse_object
         if isinstance(current, Event) and current.correlation() == corr:
             raw = repeated(current, now)
+            make = current.seen_again  # only count and lastTimestamp moved: nothing else is parsed again
         else:
             raw = new_event(name=self._event_name(name, ns or "default", now), kind=msg.kind,
                             api_version=GROUP_VERSIONS.get(msg.kind, "v1"), namespace=ns, involved_name=name,
                             uid=uid, type=msg.type, reason=msg.reason, message=msg.message, now=now)
             raw["metadata"]["uid"] = str(uuid.uuid4())
             key = f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"
-        self._write("Event", key, raw, batch)
+        self._write("Event", key, raw, batch, make=make)
         self._recorded.pop(corr, None)
         self._recorded[corr] = key  # in order of write
 

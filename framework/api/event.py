@@ -45,6 +45,21 @@ class Event(KubeObject):
         self.first_seen = _seconds(raw.get("firstTimestamp") or raw.get("eventTime"), created)
         self.last_seen = _seconds(raw.get("lastTimestamp") or raw.get("eventTime"), self.first_seen)
 
+    def seen_again(self, raw: Mapping[str, Any]) -> "Event":
+        """This event as stored again from `raw`, which `repeated` made of it (count and
+        lastTimestamp moved) and the store gave its resourceVersion: the fields
+        that moved are read from `raw`, the others are this event's (what parsing
+        `raw` whole would give: nothing else of it differs)."""
+        again = object.__new__(Event)
+        for slot in _SLOTS:
+            setattr(again, slot, getattr(self, slot))
+        again.raw = raw
+        again.meta = self.meta.with_resource_version((raw.get("metadata") or {}).get("resourceVersion"))
+        count = raw.get("count")
+        again.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+        again.last_seen = _seconds(raw.get("lastTimestamp") or raw.get("eventTime"), self.first_seen)
+        return again
+
     @property
     def involved_key(self) -> str:
         """The store key of the object this event is about."""
@@ -54,6 +69,9 @@ class Event(KubeObject):
     def correlation(self) -> Correlation:
         return (self.source, self.involved_kind, self.involved_namespace, self.involved_name, self.involved_uid,
                 self.type, self.reason, self.message)
+
+
+_SLOTS = (*KubeObject.__slots__, *Event.__slots__)
 
 
 def _seconds(value: Any, default: float) -> float:

@@ -67,6 +67,28 @@ async def test_a_repeat_of_the_same_event_on_the_same_object_counts_up_instead_o
         assert len(store.peek_all("Event")) == 2
 
 
+def _fields(ev: Any) -> tuple[Any, ...]:
+    """Every parsed field of a stored Event and of its metadata."""
+    from framework.api.event import Event
+    from framework.api.meta import KubeObject, ObjectMeta
+    return (tuple(getattr(ev, s) for s in (*KubeObject.__slots__, *Event.__slots__) if s != "meta"),
+            tuple(getattr(ev.meta, s) for s in ObjectMeta.__slots__))
+
+
+async def test_a_repeated_event_is_stored_as_parsing_its_object_whole_would_give() -> None:
+    from framework.api.objects import parse_object
+    clock = FakeClock(1000.0)
+    async with running(clock=clock) as (store, c):
+        await c.create(pod("p"))
+        for step in range(3):
+            c.record_event("Pod", "default/p", "Warning", "FailedScheduling", "0/3 nodes are available")
+            await c.events("Pod", "default/p")
+            clock.advance(7.5)
+            [stored] = store.peek_all("Event")
+            assert stored.count == step + 1
+            assert _fields(stored) == _fields(parse_object(stored.raw))
+
+
 async def test_a_pod_created_again_under_its_name_shows_only_the_new_lifes_events() -> None:
     async with running() as (store, c):
         old = await c.create(pod("p"))

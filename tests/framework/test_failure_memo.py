@@ -183,3 +183,17 @@ def test_a_pod_signed_again_reuses_its_encoded_spec_and_every_pod_keeps_its_own_
     assert [signer.sign(p, False) == signature for p in others] == [i % 3 == 0 for i in range(len(others))]
     assert signer.sign(first, False) == signature  # pushed out by the others: encoded again, the same
     assert len(encoded) == 2 * (len(others) + 2)
+
+
+def test_a_pod_signed_again_asks_its_plugins_once_and_a_nominated_pod_is_still_refused() -> None:
+    signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
+    asked: list[str] = []
+    signer.signers = [lambda p, s=s: asked.append(p.name) or s(p) for s in signer.signers]
+    t = {"cpu": "1", "priority": 0, "app": "x"}
+    first, twin = pod("p-first", t), pod("p-twin", t)
+    signature = signer.sign(first, False)
+    per_pod = len(asked)
+    assert signature is not None and per_pod == len(signer.signers)
+    assert signer.sign(first, False) == signature and len(asked) == per_pod  # the plugins are not asked again
+    assert signer.sign(first, True) is None  # nominated: refused before any kept answer
+    assert signer.sign(twin, False) == signature and len(asked) == 2 * per_pod  # another object: signed itself

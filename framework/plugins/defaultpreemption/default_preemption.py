@@ -23,7 +23,7 @@ from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
-from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims, lowest_priority
+from framework.plugins.defaultpreemption.columnar import LowestPriorities, VictimColumns, columnar_victims
 from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, mark_victim_groups,
                                                             plan_for_gang, victims_keeping_gangs_whole)
 from framework.preemption_inflight import PREEMPTION_RUNNING
@@ -106,6 +106,7 @@ class DefaultPreemption:
         # The dry run in columns where only NodeResourcesFit reads the pods (columnar.py).
         self._default_eligible = self.is_eligible_pod
         self.columns = VictimColumns()
+        self.lowest = LowestPriorities()  # the victimless check's column
         self.gangs = GangView(handle)
         self.evaluator = Evaluator(NAME, handle, self)
 
@@ -251,9 +252,9 @@ class DefaultPreemption:
                 or cls.select_victims_on_node is not DefaultPreemption.select_victims_on_node):
             return None
         snapshot = self.handle.snapshot()
-        if not potential or not self.columns.refresh(snapshot):
+        if not potential or not self.lowest.refresh(snapshot):
             return None
-        if lowest_priority(self.columns, snapshot, potential) < pod.priority:
+        if self.lowest.of(snapshot, potential) < pod.priority:
             return None
         return Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
 
