@@ -29,7 +29,7 @@ import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import CycleState, SignPurpose, Status
+from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
 
 C = TypeVar("C")
@@ -62,6 +62,10 @@ class _ScoreColumn:
     generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
     values: np.ndarray  # per table row: the raw score (int64)
     fresh: bool = True  # no row computed yet
+    # Every value ever stored lay in [MIN_NODE_SCORE, MAX_NODE_SCORE], so any read of
+    # the column does: the runtime's range check of a plugin without NormalizeScore
+    # has nothing to find (it stays False once a value outside was stored).
+    in_range: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +162,9 @@ def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int) -> Column
     order, with their rows."""
     n, k = len(nodes), len(flags)
     if k and start + k <= n and flags.all():  # the usual window: a run of passing nodes
-        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table)
+        # Over the whole table the positions are the rows: the window's rows are a slice too.
+        span = slice(start, start + k) if nodes.rows is nodes.table.all_rows else None
+        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table, span)
     return _take(nodes, _rotated_positions(flags, start, n))
 
 
@@ -405,8 +411,10 @@ class NodeLocalColumns:
             return None
         assert isinstance(nodes, ColumnarNodes)
         rows = nodes.rows
+        span = nodes.span
+        at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        stale = np.flatnonzero(col.generation[rows] != gen[rows])
+        stale = np.flatnonzero(col.generation[at] != gen[at])
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
@@ -421,7 +429,14 @@ class NodeLocalColumns:
                 if not self._store(col, sub.rows, raw, gen):
                     return None
         self.counts.rows_read += len(rows)
-        return col.values[rows], None
+        # A copy either way: later refreshes write the column, the scores must not move.
+        return (col.values[rows] if span is None else col.values[span].copy()), None
+
+    def read_in_range(self, pl: Any) -> bool:
+        """Whether every raw score of `pl` the columns can give lies in [MIN_NODE_SCORE,
+        MAX_NODE_SCORE] (the last raw_scores for it read its column)."""
+        col = self._score_of.get((self._shape, pl.name))
+        return col is not None and col.in_range
 
     def _stale_ahead(self, col: _ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
         """The nodes this member's pass refreshed and found passing whose raw score in
@@ -457,6 +472,8 @@ class NodeLocalColumns:
             return False  # out of int64: the ordinary path reports it
         col.values[rows] = values
         col.generation[rows] = gen[rows]
+        if col.in_range and len(values) and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+            col.in_range = False
         col.fresh = False
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)

@@ -149,7 +149,9 @@ class Scoring:
                 if st is not None and not st.is_success():
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
             column = _int_column(raw)
-            if len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+            # Raw scores read from a column whose every stored value is in range need no check.
+            checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
+            if not checked and len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
                 return NodeScoreList.empty(), _error(
                     name,
