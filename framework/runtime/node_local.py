@@ -122,20 +122,21 @@ def _rotation(start: int, count: int, n: int) -> np.ndarray:
     return at
 
 
-def _window(passing: np.ndarray, start: int, to_find: int) -> np.ndarray:
+def _window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
     """The verdicts, in rotation order from `start`, up to the `to_find`-th passing
-    node (all of them when fewer pass)."""
+    node (all of them when fewer pass), and whether every one of them passes."""
     n = len(passing)
     if to_find <= n:  # the usual window: the next to_find nodes all pass
         first = passing[start:start + to_find]
         if len(first) < to_find:
             first = np.concatenate((first, passing[:to_find - len(first)]))
         if first.all():
-            return first
+            return first, True
     order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
     reached = np.cumsum(order)
     end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
-    return order[:end]
+    taken = order[:end]
+    return taken, bool(taken.all())
 
 
 def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
@@ -157,11 +158,11 @@ def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
     return ColumnarNodes(out, rows[0] if len(rows) == 1 else np.concatenate(rows), nodes.table)
 
 
-def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int) -> ColumnarNodes:
+def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int, every: bool) -> ColumnarNodes:
     """The nodes of the set `flags` (taken in rotation order from `start`), in that
-    order, with their rows."""
+    order, with their rows; `every`: every flag is set."""
     n, k = len(nodes), len(flags)
-    if k and start + k <= n and flags.all():  # the usual window: a run of passing nodes
+    if k and start + k <= n and every:  # the usual window: a run of passing nodes
         # Over the whole table the positions are the rows: the window's rows are a slice too.
         span = slice(start, start + k) if nodes.rows is nodes.table.all_rows else None
         return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table, span)
@@ -312,7 +313,7 @@ class NodeLocalColumns:
         swept = False
         while True:
             passing = col.passing if whole else col.passing[nodes.rows]
-            taken = _window(passing, start, to_find)
+            taken, every = _window(passing, start, to_find)
             if refreshed >= len(taken) or not self._stale(col.generation, nodes, start, len(taken)):
                 break
             # A verdict in the window is stale: refresh ahead for the members left (the
@@ -330,9 +331,9 @@ class NodeLocalColumns:
         self.counts.rows_read += len(taken)
         self._view = (nodes, passing, start, refreshed)
         self._fcol = col
-        failed_at = _rotated_positions(~taken, start, n).tolist() if not taken.all() else []
+        failed_at = _rotated_positions(~taken, start, n).tolist() if not every else []
         rows = nodes.rows
-        return WindowPass(_take_rotated(nodes, taken, start),
+        return WindowPass(_take_rotated(nodes, taken, start, every),
                           [nodes[i] for i in failed_at], [col.statuses[int(rows[i])] for i in failed_at])
 
     def _stale(self, generation: np.ndarray, nodes: ColumnarNodes, start: int, count: int) -> bool:
