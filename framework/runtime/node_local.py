@@ -34,6 +34,8 @@ from framework.node_table import ColumnarNodes, NodeTable
 
 C = TypeVar("C")
 
+# 1-D masks give their positions by `.nonzero()[0]` (np.flatnonzero's result, without
+# its Python-level wrapper: these run several times a cycle).
 # More runs of consecutive positions than this are gathered node by node.
 _MAX_RUNS = 8
 # Pod shapes kept at once; the next new one starts the columns afresh (ordinary
@@ -105,7 +107,7 @@ def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], 
 def _rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
     """The positions of the set `flags` (taken in rotation order from `start`), as
     positions of the unrotated list of `n`."""
-    at = np.flatnonzero(flags) + start
+    at = flags.nonzero()[0] + start
     at[at >= n] -= n
     return at
 
@@ -146,7 +148,7 @@ def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
     k = len(positions)
     if not k:
         return ColumnarNodes([], nodes.rows[:0], nodes.table)
-    breaks = np.flatnonzero(np.diff(positions) != 1) + 1 if k > 1 else np.zeros(0, dtype=np.intp)
+    breaks = (np.diff(positions) != 1).nonzero()[0] + 1 if k > 1 else np.zeros(0, dtype=np.intp)
     if len(breaks) > _MAX_RUNS:
         return ColumnarNodes([nodes[i] for i in positions.tolist()], nodes.rows[positions], nodes.table)
     out: list[NodeInfo] = []
@@ -353,7 +355,7 @@ class NodeLocalColumns:
         if not self._sweep or table is None or nodes.rows is not table.all_rows:
             return None
         stale = (generation >= 0) & (generation != table.generation)
-        return np.flatnonzero(stale if also is None else stale & also)
+        return (stale if also is None else stale & also).nonzero()[0]
 
     def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
                          nodes: ColumnarNodes, positions: np.ndarray, moved: np.ndarray | None = None) -> None:
@@ -415,13 +417,13 @@ class NodeLocalColumns:
         span = nodes.span
         at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        stale = np.flatnonzero(col.generation[at] != gen[at])
+        stale = (col.generation[at] != gen[at]).nonzero()[0]
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
                 raw, st = score(pl, state, pod, wider)
                 if st is None and self._store(col, wider.rows, raw, gen):
-                    stale = np.flatnonzero(col.generation[rows] != gen[rows])
+                    stale = (col.generation[rows] != gen[rows]).nonzero()[0]
             if stale.size:  # what the wider call did not cover (or it failed): this window's own
                 sub = _take(nodes, stale)
                 raw, st = score(pl, state, pod, sub)
