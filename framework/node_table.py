@@ -187,12 +187,16 @@ class ColumnarNodes(list):
     find a ColumnarNodes may compute on the table's columns; a plain list (or any
     NodeInfo not taken from the snapshot) gets their list path."""
 
-    __slots__ = ("rows", "table")
+    __slots__ = ("rows", "table", "span")
 
-    def __init__(self, nodes: Iterable[NodeInfo], rows: np.ndarray, table: NodeTable) -> None:
+    def __init__(self, nodes: Iterable[NodeInfo], rows: np.ndarray, table: NodeTable,
+                 span: slice | None = None) -> None:
         super().__init__(nodes)
         self.rows = rows
         self.table = table
+        # The same rows as a slice when they are consecutive (rows[i] == span.start + i):
+        # a column read over them is a view, not a gather. None: not known to be.
+        self.span = span
 
     def take(self, positions: Sequence[int]) -> "ColumnarNodes":
         """The nodes at these positions of this list, with their rows."""

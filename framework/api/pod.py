@@ -319,6 +319,8 @@ class Pod(KubeObject):
         namespace) the pod belongs to, "" for none (gate GenericWorkload; the store
         drops the field while the gate is off)."""
         group = self.spec.get("schedulingGroup")
+        if group is None:  # the usual pod: no ABC check
+            return ""
         name = group.get("podGroupName") if isinstance(group, Mapping) else None
         return name if isinstance(name, str) else ""
 

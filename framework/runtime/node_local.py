@@ -29,11 +29,13 @@ import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import CycleState, SignPurpose, Status
+from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
 
 C = TypeVar("C")
 
+# 1-D masks give their positions by `.nonzero()[0]` (np.flatnonzero's result, without
+# its Python-level wrapper: these run several times a cycle).
 # More runs of consecutive positions than this are gathered node by node.
 _MAX_RUNS = 8
 # Pod shapes kept at once; the next new one starts the columns afresh (ordinary
@@ -62,6 +64,10 @@ class _ScoreColumn:
     generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
     values: np.ndarray  # per table row: the raw score (int64)
     fresh: bool = True  # no row computed yet
+    # Every value ever stored lay in [MIN_NODE_SCORE, MAX_NODE_SCORE], so any read of
+    # the column does: the runtime's range check of a plugin without NormalizeScore
+    # has nothing to find (it stays False once a value outside was stored).
+    in_range: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +107,7 @@ def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], 
 def _rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
     """The positions of the set `flags` (taken in rotation order from `start`), as
     positions of the unrotated list of `n`."""
-    at = np.flatnonzero(flags) + start
+    at = flags.nonzero()[0] + start
     at[at >= n] -= n
     return at
 
@@ -118,20 +124,21 @@ def _rotation(start: int, count: int, n: int) -> np.ndarray:
     return at
 
 
-def _window(passing: np.ndarray, start: int, to_find: int) -> np.ndarray:
+def _window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
     """The verdicts, in rotation order from `start`, up to the `to_find`-th passing
-    node (all of them when fewer pass)."""
+    node (all of them when fewer pass), and whether every one of them passes."""
     n = len(passing)
     if to_find <= n:  # the usual window: the next to_find nodes all pass
         first = passing[start:start + to_find]
         if len(first) < to_find:
             first = np.concatenate((first, passing[:to_find - len(first)]))
         if first.all():
-            return first
+            return first, True
     order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
     reached = np.cumsum(order)
     end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
-    return order[:end]
+    taken = order[:end]
+    return taken, bool(taken.all())
 
 
 def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
@@ -141,7 +148,7 @@ def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
     k = len(positions)
     if not k:
         return ColumnarNodes([], nodes.rows[:0], nodes.table)
-    breaks = np.flatnonzero(np.diff(positions) != 1) + 1 if k > 1 else np.zeros(0, dtype=np.intp)
+    breaks = (np.diff(positions) != 1).nonzero()[0] + 1 if k > 1 else np.zeros(0, dtype=np.intp)
     if len(breaks) > _MAX_RUNS:
         return ColumnarNodes([nodes[i] for i in positions.tolist()], nodes.rows[positions], nodes.table)
     out: list[NodeInfo] = []
@@ -153,12 +160,14 @@ def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
     return ColumnarNodes(out, rows[0] if len(rows) == 1 else np.concatenate(rows), nodes.table)
 
 
-def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int) -> ColumnarNodes:
+def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int, every: bool) -> ColumnarNodes:
     """The nodes of the set `flags` (taken in rotation order from `start`), in that
-    order, with their rows."""
+    order, with their rows; `every`: every flag is set."""
     n, k = len(nodes), len(flags)
-    if k and start + k <= n and flags.all():  # the usual window: a run of passing nodes
-        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table)
+    if k and start + k <= n and every:  # the usual window: a run of passing nodes
+        # Over the whole table the positions are the rows: the window's rows are a slice too.
+        span = slice(start, start + k) if nodes.rows is nodes.table.all_rows else None
+        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table, span)
     return _take(nodes, _rotated_positions(flags, start, n))
 
 
@@ -306,7 +315,7 @@ class NodeLocalColumns:
         swept = False
         while True:
             passing = col.passing if whole else col.passing[nodes.rows]
-            taken = _window(passing, start, to_find)
+            taken, every = _window(passing, start, to_find)
             if refreshed >= len(taken) or not self._stale(col.generation, nodes, start, len(taken)):
                 break
             # A verdict in the window is stale: refresh ahead for the members left (the
@@ -324,9 +333,9 @@ class NodeLocalColumns:
         self.counts.rows_read += len(taken)
         self._view = (nodes, passing, start, refreshed)
         self._fcol = col
-        failed_at = _rotated_positions(~taken, start, n).tolist() if not taken.all() else []
+        failed_at = _rotated_positions(~taken, start, n).tolist() if not every else []
         rows = nodes.rows
-        return WindowPass(_take_rotated(nodes, taken, start),
+        return WindowPass(_take_rotated(nodes, taken, start, every),
                           [nodes[i] for i in failed_at], [col.statuses[int(rows[i])] for i in failed_at])
 
     def _stale(self, generation: np.ndarray, nodes: ColumnarNodes, start: int, count: int) -> bool:
@@ -346,7 +355,7 @@ class NodeLocalColumns:
         if not self._sweep or table is None or nodes.rows is not table.all_rows:
             return None
         stale = (generation >= 0) & (generation != table.generation)
-        return np.flatnonzero(stale if also is None else stale & also)
+        return (stale if also is None else stale & also).nonzero()[0]
 
     def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
                          nodes: ColumnarNodes, positions: np.ndarray, moved: np.ndarray | None = None) -> None:
@@ -405,14 +414,16 @@ class NodeLocalColumns:
             return None
         assert isinstance(nodes, ColumnarNodes)
         rows = nodes.rows
+        span = nodes.span
+        at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        stale = np.flatnonzero(col.generation[rows] != gen[rows])
+        stale = (col.generation[at] != gen[at]).nonzero()[0]
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
                 raw, st = score(pl, state, pod, wider)
                 if st is None and self._store(col, wider.rows, raw, gen):
-                    stale = np.flatnonzero(col.generation[rows] != gen[rows])
+                    stale = (col.generation[rows] != gen[rows]).nonzero()[0]
             if stale.size:  # what the wider call did not cover (or it failed): this window's own
                 sub = _take(nodes, stale)
                 raw, st = score(pl, state, pod, sub)
@@ -421,7 +432,14 @@ class NodeLocalColumns:
                 if not self._store(col, sub.rows, raw, gen):
                     return None
         self.counts.rows_read += len(rows)
-        return col.values[rows], None
+        # A copy either way: later refreshes write the column, the scores must not move.
+        return (col.values[rows] if span is None else col.values[span].copy()), None
+
+    def read_in_range(self, pl: Any) -> bool:
+        """Whether every raw score of `pl` the columns can give lies in [MIN_NODE_SCORE,
+        MAX_NODE_SCORE] (the last raw_scores for it read its column)."""
+        col = self._score_of.get((self._shape, pl.name))
+        return col is not None and col.in_range
 
     def _stale_ahead(self, col: _ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
         """The nodes this member's pass refreshed and found passing whose raw score in
@@ -457,6 +475,8 @@ class NodeLocalColumns:
             return False  # out of int64: the ordinary path reports it
         col.values[rows] = values
         col.generation[rows] = gen[rows]
+        if col.in_range and len(values) and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+            col.in_range = False
         col.fresh = False
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)

@@ -25,14 +25,32 @@ from framework.runtime.node_local import NodeLocalColumns
 ScoreTrace = Callable[[str, list[int], list[int], int], None]
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
 def _int_column(scores: Sequence[int]) -> np.ndarray:
     if isinstance(scores, np.ndarray):
         return scores.astype(np.int64, copy=False)
+    constant = _constant(scores)
+    if constant is not None:
+        return np.full(len(scores), constant, dtype=np.int64)
     try:
         return np.array(scores, dtype=np.int64)
     except OverflowError:
         # Far out of range: keep Python ints so the range check reports the score.
         return np.array(scores, dtype=object)
+
+
+def _constant(scores: Sequence[int]) -> int | None:
+    """The one integer (within int64) every entry of a list of scores equals, else None:
+    its int64 column is np.full's, with no element converted one by one (a plugin
+    with nothing to say, DynamicResources for a pod without claims, gives [0] * n)."""
+    if type(scores) is not list or not scores:
+        return None
+    first = scores[0]
+    if type(first) is not int or not _INT64[0] <= first <= _INT64[1] or scores.count(first) != len(scores):
+        return None
+    return first
 
 
 class NodeScoreList(Sequence[NodePluginScores]):
@@ -87,6 +105,12 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
     def __repr__(self) -> str:
         return f"NodeScoreList({list(self)!r})"
+
+
+def _int64_values(raw: Sequence[int]) -> np.ndarray:
+    """`raw` as an int64 column (OverflowError, TypeError or ValueError past int64)."""
+    constant = _constant(raw)
+    return np.full(len(raw), constant, dtype=np.int64) if constant is not None else np.asarray(raw, dtype=np.int64)
 
 
 class Scoring:
@@ -149,7 +173,9 @@ class Scoring:
                 if st is not None and not st.is_success():
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
             column = _int_column(raw)
-            if len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+            # Raw scores read from a column whose every stored value is in range need no check.
+            checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
+            if not checked and len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
                 return NodeScoreList.empty(), _error(
                     name,
@@ -175,7 +201,7 @@ class Scoring:
         column = getattr(ext, "normalize_column", None) if self.settings.use_columnar else None
         if column is not None:
             try:
-                values = raw if isinstance(raw, np.ndarray) else np.asarray(raw, dtype=np.int64)
+                values = raw if isinstance(raw, np.ndarray) else _int64_values(raw)
             except (OverflowError, TypeError, ValueError):
                 values = None  # past int64: the list form, on Python integers
             out = column(values) if values is not None else None

@@ -147,3 +147,14 @@ async def test_generate_name_gives_each_new_object_its_own_name_with_a_five_char
         assert name.startswith("job-") and len(name) == 9
         assert set(name[4:]) <= set(NAME_ALPHABET)
     assert a["metadata"]["name"] != b["metadata"]["name"] and len(names) == 2
+
+
+def test_a_new_uid_is_a_random_version_4_uuid_in_its_canonical_string_form() -> None:
+    import uuid
+
+    from actors.store.fields import new_uid
+    uids = [new_uid() for _ in range(200)]
+    for s in uids:
+        parsed = uuid.UUID(s)
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122 and str(parsed) == s
+    assert len(set(uids)) == len(uids)

@@ -13,12 +13,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from framework.algorithm import FitError, SchedulingAlgorithm
+from framework.algorithm import FitError, SchedulingAlgorithm, SchedulingError
 from framework.api.objects import Pod
 from framework.cache import Cache, Snapshot
-from framework.config import build_frameworks, load_config
+from framework.config import Registry, build_frameworks, full_registry, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
-from framework.interface import CycleState
+from framework.interface import CycleState, SignPurpose
+from framework.plugins.helper.signing import ALL_SIGNED
 from framework.runtime.node_local import NodeLocalColumns, NodeLocalCounts
 from tests.framework.test_node_local_columns import CONFIG, NS, NodeSpec, Recording, node, node_specs, running
 
@@ -68,7 +69,7 @@ class Cycles:
 
 
 def run_cycles(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change | None], seed: int,
-               columns: bool) -> Cycles:
+               columns: bool, config: dict[str, Any] = CONFIG, registry: Registry | None = None) -> Cycles:
     """Each pod scheduled in turn (assumed where it lands), the change of its index
     applied before its cycle."""
     node_objs = [node(i, spec) for i, spec in enumerate(nodes)]
@@ -82,7 +83,7 @@ def run_cycles(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change
             cache.add_pod(runs[-1])
     objects = InMemoryObjects(node_objs)
     handle = FrameworkHandle(snapshot=snapshot, objects=objects, clock=lambda: 0.0)
-    fwk = build_frameworks(load_config(CONFIG), handle)["default-scheduler"]
+    fwk = build_frameworks(load_config(config), handle, registry)["default-scheduler"]
     algorithm = Recording(seed)
     algorithm.global_percentage = PERCENTAGE
     out = Cycles(columns=NodeLocalColumns() if columns else None)
@@ -111,6 +112,9 @@ def run_cycles(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change
             out.placements.append(e.message())
             out.failures.append({n: s.message() for n, s in e.diagnosis.node_to_status.statuses.items()})
             continue
+        except SchedulingError as e:  # an Error status ends the cycle (a plugin's invalid score)
+            out.placements.append(str(e))
+            continue
         finally:
             algorithm.node_local = None
         out.placements.append(result.suggested_host)
@@ -119,9 +123,10 @@ def run_cycles(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change
     return out
 
 
-def assert_same(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change | None], seed: int) -> Cycles:
-    plain = run_cycles(nodes, pods, changes, seed, columns=False)
-    by_columns = run_cycles(nodes, pods, changes, seed, columns=True)
+def assert_same(nodes: list[NodeSpec], pods: list[PodShape], changes: list[Change | None], seed: int,
+                **profile: Any) -> Cycles:
+    plain = run_cycles(nodes, pods, changes, seed, columns=False, **profile)
+    by_columns = run_cycles(nodes, pods, changes, seed, columns=True, **profile)
     assert by_columns.scored == plain.scored
     assert by_columns.placements == plain.placements
     assert by_columns.failures == plain.failures
@@ -198,3 +203,34 @@ def test_nodes_filled_by_earlier_pods_fail_in_the_windows_that_come_back_to_them
     assert len(placed) == len(set(placed)) == 400 - 45  # each untainted node once
     assert run.failures and all(len(f) == 400 for f in run.failures)
     assert run.columns.counts.rows_read > run.columns.counts.rows_computed
+
+
+class OverOnBusyNodes:
+    """A node-local Score plugin without NormalizeScore that gives a node holding a pod
+    an invalid score (101): the runtime's range check must find it when it is read
+    from a column as when it is scored."""
+
+    name = "OverOnBusyNodes"
+    score_node_local = True
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Any:
+        return ALL_SIGNED
+
+    def score(self, state: CycleState, pod: Pod, node_info: Any) -> tuple[int, None]:
+        return (101 if node_info.pods else 50), None
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def test_an_invalid_score_stored_in_a_column_fails_the_cycle_that_reads_it_as_the_plain_pass_does() -> None:
+    # 1,000 nodes, windows of 100: the eleventh pod's window holds the node the first pod
+    # was assumed on, refreshed into the column at 101; the cycles before read only 50s.
+    reg = full_registry()
+    reg.register(OverOnBusyNodes.name, lambda args, handle: OverOnBusyNodes())
+    config = {**CONFIG, "profiles": [{"schedulerName": "default-scheduler",
+                                      "plugins": {"score": {"enabled": [{"name": OverOnBusyNodes.name}]}}}]}
+    nodes = [NodeSpec(cpu=4000, used=0) for _ in range(1000)]
+    run = assert_same(nodes, [PodShape(cpu=100)] * 12, [None] * 12, seed=11, config=config, registry=reg)
+    assert all(p.startswith("n") for p in run.placements[:10])
+    assert 'plugin "OverOnBusyNodes" returns an invalid score 101' in run.placements[10]

@@ -194,3 +194,46 @@ def test_the_runtime_names_a_failed_plugin_without_changing_the_status_it_return
     st = fwk.run_filter(CycleState(), pod(), ni())
     assert st.plugin == "Shared" and st == shared
     assert shared.plugin == ""  # the plugin's own object, as it returned it
+
+
+class ConstantScore:
+    """A columnar Score plugin that gives every node the same score, as a plain list
+    (DynamicResources for a pod without claims gives [0] * n), with the default
+    NormalizeScore or none."""
+
+    def __init__(self, name, value, normalize):
+        from framework.plugins.helper import DEFAULT_NORMALIZER
+        self.name, self.value = name, value
+        self._ext = DEFAULT_NORMALIZER if normalize else None
+
+    def score(self, state, pod, node_info):
+        return self.value, None
+
+    def score_nodes(self, state, pod, nodes):
+        return [self.value] * len(nodes), None
+
+    def score_extensions(self):
+        return self._ext
+
+
+def three_nodes():
+    snap = Snapshot.build([Node({"metadata": {"name": n}}) for n in ("n1", "n2", "n3")], [])
+    return snap.list()
+
+
+@pytest.mark.parametrize("value, normalize, totals", [
+    (0, True, [0, 0, 0]),  # nothing to say: the default normalizer keeps the zeros
+    (7, True, [200, 200, 200]),  # every node the best: 100 each, weight 2
+    (7, False, [14, 14, 14]),
+])
+def test_a_plugin_scoring_every_node_alike_gets_the_same_normalized_and_weighted_totals(value, normalize, totals):
+    fwk = make([ConstantScore("C", value, normalize)], {"score": ["C"]}, {"C": 2})
+    scores, st = fwk.run_score(CycleState(), pod(), three_nodes())
+    assert st.is_success()
+    assert [s.total_score for s in scores] == totals
+
+
+def test_the_same_invalid_score_on_every_node_still_aborts_the_cycle():
+    fwk = make([ConstantScore("C", 101, False)], {"score": ["C"]}, {"C": 1})
+    scores, st = fwk.run_score(CycleState(), pod(), three_nodes())
+    assert st.code == Code.Error and 'returns an invalid score 101' in st.message()

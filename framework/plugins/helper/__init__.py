@@ -21,7 +21,10 @@ def flagged_positions(nodes: Sequence[Any], flag: str) -> "np.ndarray | None":
     if tb is None:
         return None
     table, rows = tb
-    return np.flatnonzero(getattr(table, flag)[rows])
+    column = getattr(table, flag)
+    span = getattr(nodes, "span", None)  # consecutive rows: a view, not a gather
+    # np.flatnonzero's positions, without its Python-level wrapper
+    return (column[rows] if span is None else column[span]).nonzero()[0]
 
 
 def filter_flagged(nodes: Sequence[Any], flag: str, may_fail: Callable[[Any], bool],

@@ -126,13 +126,18 @@ class InterPodAffinity(ScoredByPreScoreState):
         terms = pod.pod_affinity_terms
         if terms.error:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {terms.error}")
+        snapshot = self.handle.snapshot()
+        if not terms.required_affinity and not terms.required_anti_affinity and \
+                not snapshot.have_pods_with_required_anti_affinity_list:
+            # No term of its own and no pod with required anti-affinity to count: the
+            # state below would hold nothing, so Skip before building it.
+            return None, Status(Code.Skip)
         s = PreFilterState(
             pod,
             tuple(self._merge_namespaces(t) for t in terms.required_affinity),
             tuple(self._merge_namespaces(t) for t in terms.required_anti_affinity),
             self._namespace_labels(pod.namespace),
         )
-        snapshot = self.handle.snapshot()
         # No pod anywhere with required anti-affinity: nothing to count, and the
         # memo (keyed by the pod's labels) would read every node for each new key.
         if columnar_table(nodes) is not None and snapshot.have_pods_with_required_anti_affinity_list:

@@ -150,7 +150,7 @@ class ResourceAllocationScorer:
     (BalancedAllocation) instead of the non-zero ones (NodeResourcesFit), and also
     whether the pod's own missing cpu/memory requests count as the defaults."""
 
-    __slots__ = ("resources", "scorer", "use_requested", "pod_level", "_scalar", "_readers")
+    __slots__ = ("resources", "scorer", "use_requested", "pod_level", "_scalar", "_readers", "_units")
 
     def __init__(self, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool, pod_level: bool) -> None:
         self.resources = tuple(resources)
@@ -159,14 +159,24 @@ class ResourceAllocationScorer:
         self.pod_level = pod_level
         self._scalar = tuple(is_scalar_resource(spec.name) for spec in self.resources)
         self._readers = tuple(self._reader(spec.name) for spec in self.resources)
+        # The last request lists turned into units, by identity: a pod's lists are its
+        # container's (Container.alone), shared by the pods of one template and never
+        # changed, so the list object itself (held here) is the key.
+        self._units: dict[int, tuple[ResourceList, tuple[int, ...]]] = {}
 
     def pod_requests(self, pod: Pod) -> list[int]:
         """calculatePodResourceRequestList: one integer per configured resource."""
         reqs = pod_resource_list(pod, non_missing=not self.use_requested, pod_level=self.pod_level)
+        kept = self._units.get(id(reqs))
+        if kept is not None and kept[0] is reqs:
+            return list(kept[1])
         out: list[int] = []
         for spec in self.resources:
             amount = reqs.get(spec.name)
             out.append(quantity_in_units(spec.name, amount) if amount is not None else 0)
+        if len(self._units) >= 64:
+            self._units.clear()
+        self._units[id(reqs)] = (reqs, tuple(out))
         return out
 
     @staticmethod

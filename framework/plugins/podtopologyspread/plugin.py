@@ -27,7 +27,7 @@ from framework.plugins.podtopologyspread.filtering import (HONOR, IGNORE, LABEL_
     Constraint, PreFilterState, count_matching_pods, filter_node, filter_rows, node_has_all_topology_keys,
     update_with_pod)
 from framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
-from framework.plugins.selectorspread.selector_spread import default_selector
+from framework.plugins.selectorspread.selector_spread import DefaultSelectors
 from framework.plugins.helper.signing import ALL_SIGNED
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
@@ -129,6 +129,8 @@ class PodTopologySpread(ScoredByPreScoreState):
         # PreFilter's counts over all nodes, kept for the next pod with the same constraints.
         self._count_memo: NodeSumsMemo = NodeSumsMemo()
         self._score_count_memo: NodeSumsMemo = NodeSumsMemo()
+        # The default selector per pod template, while the lister's objects stay (PreFilter and PreScore).
+        self._selectors = DefaultSelectors()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "PodTopologySpread":
@@ -172,7 +174,7 @@ class PodTopologySpread(ScoredByPreScoreState):
                 self._parsed_defaults[action] = constraints
         if not constraints:
             return ()
-        selector = default_selector(pod, self.handle)
+        selector = self._selectors.of(pod, self.handle)
         if selector.empty:
             return ()
         return tuple(Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,

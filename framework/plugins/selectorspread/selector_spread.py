@@ -119,6 +119,48 @@ def default_selector(pod: Pod, handle: Handle) -> LabelSelector:
     return LabelSelector([*LabelSelector.from_map(label_set).requirements, *extra])
 
 
+class DefaultSelectors:
+    """default_selector per pod, kept while the lister's objects stay as they were: the
+    selector reads the pod's namespace, labels and controller reference, and Services,
+    ReplicationControllers, ReplicaSets and StatefulSets, which every change of moves
+    the lister's revision (`Handle.changed_objects`). Pods of one template share one
+    entry. A lister that cannot tell what changed is read for every pod."""
+
+    SIZE = 256
+
+    def __init__(self) -> None:
+        self._revision: int | None = None  # the lister's revision the kept selectors are of
+        self._kept: dict[Any, LabelSelector] = {}
+
+    def of(self, pod: Pod, handle: Handle) -> LabelSelector:
+        key = self._key(pod) if handle is not None else None
+        if key is None:
+            return default_selector(pod, handle)
+        revision, changed = handle.changed_objects("Service", self._revision)
+        if changed is None or revision != self._revision:
+            self._kept.clear()
+            # Kept only when the lister can tell whether anything moved after this revision.
+            self._revision = revision if handle.changed_objects("Service", revision)[1] is not None else None
+        try:
+            selector = self._kept.get(key)
+        except TypeError:  # a reference field that does not hash: not kept
+            return default_selector(pod, handle)
+        if selector is None:
+            selector = default_selector(pod, handle)
+            if self._revision is not None:
+                if len(self._kept) >= self.SIZE:
+                    self._kept.clear()
+                self._kept[key] = selector
+        return selector
+
+    @staticmethod
+    def _key(pod: Pod) -> tuple[Any, ...] | None:
+        """What default_selector reads of the pod."""
+        owner = _controller_of(pod)
+        ref = None if owner is None else (owner.get("apiVersion"), owner.get("kind"), owner.get("name"))
+        return (pod.namespace, tuple(pod.labels.items()), ref)
+
+
 def count_matching_pods(namespace: str, selector: LabelSelector, node_info: NodeInfo) -> int:
     if not node_info.pods or selector.empty:
         return 0

@@ -161,6 +161,8 @@ class VolumeRestrictions(FilterEachNode):
         return any(key in ni.pvc_ref_counts for ni in self._handle.snapshot().list())
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # nothing to check and no claim to count: the Skip below, sooner
+            return None, Status(Code.Skip)
         needs_check = any(needs_restrictions_check(v) for v in vu.volumes(pod))
         pvcs, missing = self._read_write_once_pod_pvcs(pod)
         if missing is not None:

@@ -270,3 +270,20 @@ def test_pod_change_hint(old, new, hint):
 def test_node_change_hint(old, new, hint):
     pl = PodTopologySpread.new(LIST, FrameworkHandle())
     assert pl.is_schedulable_after_node_change(WAITING, old, new) == hint
+
+
+def test_a_service_added_between_two_pods_of_one_template_gives_the_second_its_default_constraints():
+    # System defaults (ScheduleAnyway) take the Services selecting the pod: without one
+    # PreScore skips; the selector kept for the template must not outlive the lister's change.
+    from framework.api.objects import Service
+    objects = InMemoryObjects([])
+    snap = Snapshot.build(NODES, [pod("w0", WEB, node_name="a1")])
+    pl = PodTopologySpread.new(None, FrameworkHandle(snapshot=snap, objects=objects))
+    first, second = pod("p1", WEB), pod("p2", WEB)
+    assert pl.pre_score(CycleState(), first, snap.list()).code == Code.Skip
+    assert pl.pre_score(CycleState(), second, snap.list()).code == Code.Skip
+    objects.put(Service({"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": WEB}}))
+    state = CycleState()
+    assert pl.pre_score(state, second, snap.list()) is None
+    assert [c.topology_key for c in pl.constraints(second, "ScheduleAnyway")] == [
+        "kubernetes.io/hostname", "topology.kubernetes.io/zone"]
