@@ -56,6 +56,7 @@ from actors.store.messages import (
     Get,
     GetEvents,
     ListObjects,
+    MakePodClaims,
     RecordEvent,
     SweepEvents,
     FlushEvents,
@@ -283,6 +284,8 @@ class Store(Actor[StoreMsg]):
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
+            case MakePodClaims():
+                return self._atomically(batch, lambda: self._pods.make_claims(msg, batch, self._create))
             case EvictPods():
                 return self._atomically(batch, lambda: self._pods.evict(msg, batch, self._delete, self._events.record))
             case RecordEvent():

@@ -7,8 +7,8 @@ from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
 from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
-    Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects, RecordEvent,
-    StoreMsg, Unwatch,
+    Apply, Bind, BindWithUpdates, ClaimToMake, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects,
+    MakePodClaims, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
 )
 
@@ -99,6 +99,13 @@ class StoreClient:
         return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
                                                      nominated_node_name=nominated_node_name, phase=phase,
                                                      claim_statuses=claim_statuses, reply=new_reply()))
+
+    async def make_pod_claims(self, namespace: str, name: str, uid: str, creates: Sequence[ClaimToMake],
+                              found: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Create `creates` and record them (and `found`) in the pod's status, in one write
+        (messages.MakePodClaims): (the created claims as stored, the pod as stored)."""
+        return await self._store.ask(MakePodClaims(namespace=namespace, name=name, uid=uid, creates=tuple(creates),
+                                                   found=found, reply=new_reply()))
 
     async def evict_pods(self, victims: Sequence[tuple[str, str, str]], *, condition: Mapping[str, Any],
                          event_reason: str, event_message: str) -> tuple[bool, ...]:
