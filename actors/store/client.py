@@ -41,10 +41,12 @@ class StoreClient:
                      warnings: list[str] | None = None) -> dict[str, Any]:
         return await self._written(Update, obj, field_validation, warnings)
 
-    async def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    async def update_status(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
+                            warnings: list[str] | None = None) -> dict[str, Any]:
         """Write `obj`'s status alone, as the status subresource (the stored spec and
-        metadata kept; `obj`'s resourceVersion the precondition): the object as stored."""
-        return await self._store.ask(Update(obj=obj, status_only=True, reply=new_reply()))
+        metadata kept; `obj`'s resourceVersion the precondition): the object as stored.
+        field_validation, warnings: as create's (a client's body, REST's PUT .../status)."""
+        return await self._written(Update, obj, field_validation, warnings, status_only=True)
 
     async def _written(self, verb: type[Create] | type[Update], obj: Mapping[str, Any], field_validation: str | None,
                        warnings: list[str] | None, **more: Any) -> dict[str, Any]:
