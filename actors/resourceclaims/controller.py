@@ -309,8 +309,8 @@ class ResourceClaimController(Actor[ControllerMsg]):
             self.dirty_pods.add(pod.key)
             return {}
         names = {}
-        for want, raw in zip(creates, made):
-            claim = ResourceClaim(raw)
+        for want, claim in zip(creates, made):
+            assert isinstance(claim, ResourceClaim)
             self.state.claims[claim.key] = claim  # seen before the watch says so: never made twice
             self.state.index(claim, add=True)
             self.created += 1

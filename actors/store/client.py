@@ -5,6 +5,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
+from framework.api.objects import KubeObject
 from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
     Apply, Bind, BindWithUpdates, ClaimToMake, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects,
@@ -103,9 +104,9 @@ class StoreClient:
                                                      claim_statuses=claim_statuses, reply=new_reply()))
 
     async def make_pod_claims(self, namespace: str, name: str, uid: str, creates: Sequence[ClaimToMake],
-                              found: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                              found: Mapping[str, str]) -> tuple[list[KubeObject], KubeObject]:
         """Create `creates` and record them (and `found`) in the pod's status, in one write
-        (messages.MakePodClaims): (the created claims as stored, the pod as stored)."""
+        (messages.MakePodClaims): (the created claims, the pod), as stored and parsed."""
         return await self._store.ask(MakePodClaims(namespace=namespace, name=name, uid=uid, creates=tuple(creates),
                                                    found=found, reply=new_reply()))
 

@@ -268,8 +268,9 @@ class MakePodClaims:
     created claim's name under its pod claim and the `found` entries (pod claim -> claim
     name: claims made earlier), as UpdatePodStatus(claim_statuses=...) does. All applied
     or none, committed together: the claims' ADDED events, then the pod's MODIFIED, as
-    upstream's creates and its status apply give them. The reply is (the created claims
-    as stored, the pod as stored)."""
+    upstream's creates and its status apply give them. The reply is (the created claims,
+    the pod), the stored objects as parsed (KubeObjects, shared, never changed in place:
+    the controller is in process and need not parse them again)."""
 
     namespace: str
     name: str

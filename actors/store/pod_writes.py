@@ -66,7 +66,7 @@ class PodWrites:
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
 
     def make_claims(self, msg: MakePodClaims, batch: Any, create: Callable[..., KubeObject]
-                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                    ) -> tuple[list[KubeObject], KubeObject]:
         """The claims created (`create`: the store's, through the write chain), then their
         names merged into the pod's status; the caller undoes the whole message if a write
         is refused."""
@@ -74,7 +74,7 @@ class PodWrites:
         names = {**msg.found, **{c.pod_claim: obj.name for c, obj in zip(msg.creates, made)}}
         pod = self.update_status(UpdatePodStatus(namespace=msg.namespace, name=msg.name, uid=msg.uid,
                                                  claim_statuses=names), batch)
-        return [obj.raw for obj in made], pod.raw
+        return made, pod  # the stored objects themselves (an in-process caller's: never changed in place)
 
     def evict(self, msg: EvictPods, batch: Any, delete: Callable[..., Any],
               record: Callable[[RecordEvent, Any], None]) -> tuple[bool, ...]:

@@ -66,10 +66,12 @@ async def test_claims_made_for_a_pod_and_their_record_in_its_status_are_one_writ
             await c.make_pod_claims("default", "trainer", "another-uid", [made_for(pod, "gpu")], {})
         assert (await c.list("ResourceClaim", "default"))[0] == []
         commits = store.commits
-        claims, got = await c.make_pod_claims("default", "trainer", pod["metadata"]["uid"],
+        made, stored = await c.make_pod_claims("default", "trainer", pod["metadata"]["uid"],
                                               [made_for(pod, "gpu")], {"nic": "trainer-nic-fghij"})
         assert store.commits == commits + 1
-        [claim] = claims
+        # the stored objects themselves, parsed (the controller reads them as they are)
+        assert [o.kind for o in (*made, stored)] == ["ResourceClaim", "Pod"] and stored is store.peek("Pod", "default", "trainer")
+        [claim], got = [o.raw for o in made], stored.raw
         assert claim["metadata"]["name"].startswith("trainer-gpu-")
         assert got["status"]["resourceClaimStatuses"] == [
             {"name": "nic", "resourceClaimName": "trainer-nic-fghij"},
