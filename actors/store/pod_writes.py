@@ -47,6 +47,10 @@ class PodWrites:
 
     def update_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
+        if msg.claim_statuses and msg.condition is None and msg.nominated_node_name is None and msg.phase is None:
+            have = section(pod.raw.get("status")).get("resourceClaimStatuses")
+            if merged_claim_statuses(have, msg.claim_statuses) == have:
+                return pod  # nothing changes: not written (kube-apiserver's no-op update keeps the resourceVersion)
         # As in bind: only the status (and its new conditions list) is written.
         raw = dict(pod.raw)
         status = raw["status"] = section(raw.get("status"))

@@ -85,3 +85,15 @@ async def test_claims_made_for_a_pod_and_their_record_in_its_status_are_one_writ
     async with running(SQLiteBackend(str(tmp_path))) as (_, c):  # durable
         assert (await c.get("Pod", "default", "trainer"))["status"] == got["status"]
         assert (await c.get("ResourceClaim", "default", claim["metadata"]["name"]))["spec"] == claim["spec"]
+
+
+async def test_claim_statuses_already_recorded_are_not_written_again() -> None:
+    async with running() as (store, c):
+        await c.create(m.pod_with_template())
+        first = await c.update_pod_status("default", "trainer", claim_statuses={"gpu": "trainer-gpu-abcde"})
+        rv = store.resource_version
+        again = await c.update_pod_status("default", "trainer", claim_statuses={"gpu": "trainer-gpu-abcde"})
+        # as kube-apiserver's apply that changes nothing: no new resourceVersion, no watch event
+        assert again == first and store.resource_version == rv
+        moved = await c.update_pod_status("default", "trainer", claim_statuses={"gpu": "trainer-gpu-fghij"})
+        assert int(moved["metadata"]["resourceVersion"]) == rv + 1
