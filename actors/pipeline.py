@@ -35,6 +35,7 @@ from actors.queue.class_rules import CLASSES_GATE, ClassRules
 from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, HoldPops, QueueActor
 from actors.queue.group_pop import GANG_PLUGIN, gang_members
+from actors.quiet_events import QuietEvents
 from actors.scheduler import Scheduler, StoreChanged
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
@@ -195,6 +196,8 @@ class Pipeline:
                 incremental_failures=self.incremental_failures,
                 preemption=self.preemption.ref(),
             )
+            hints = self._queue_hints  # the queue's own (_new_queue): the events it would ignore are not sent
+            self.scheduler.events.quiet = QuietEvents(lambda pod: hints.get(pod.scheduler_name, {}), hints.values())
             self._spawn("scheduler", self.scheduler.run())
             # Every kind but Events: the scheduler reads none, and there is one per binding.
             # Early: told of a turn when it is handed to the disk (actors/store/premise.py).
@@ -222,7 +225,7 @@ class Pipeline:
     def _new_queue(self) -> SchedulingQueue:
         fwks = self.frameworks
         first = next(iter(fwks.values()))
-        hints = {name: events_with_defaults(f) for name, f in fwks.items()}
+        hints = self._queue_hints = {name: events_with_defaults(f) for name, f in fwks.items()}
         if self.extenders:
             # Extenders register no events: a pod they rejected ("Extender" among its
             # unschedulable plugins) is worth retrying on any event (upstream's

@@ -16,6 +16,7 @@ from actors.base import ActorRef
 from actors.events import event_for
 from actors.queue.actor import Activate, AddPod, DeletePod, Move, QueueMsg, UpdatePod
 from actors.queue.nominator import Nominator
+from actors.quiet_events import QuietEvents
 from actors.store import WatchEvent
 from framework.api.objects import Pod
 from framework.cache import Cache
@@ -40,6 +41,8 @@ class ClusterEvents:
         self.attempts = attempts
         self.reject_waiting = reject_waiting
         self.victims_in_flight = victims_in_flight
+        # Set by the Pipeline with the queue's hint maps: events that move no pod are not sent.
+        self.quiet: QuietEvents | None = None
 
     def activate(self, pods: list[Pod]) -> None:
         self.queue.try_tell(Activate(pods=tuple(pods)))
@@ -62,9 +65,10 @@ class ClusterEvents:
                 self.cache.remove_node(ev.obj.name)
             else:
                 self.cache.add_node(ev.obj)  # type: ignore[arg-type]
-        cluster_event = event_for(ev.kind, ev.type, ev.old, None if ev.type == "DELETED" else ev.obj)
-        if cluster_event is not None:
-            self.offer(Move(event=cluster_event, old=ev.old, new=None if ev.type == "DELETED" else ev.obj))
+        new = None if ev.type == "DELETED" else ev.obj
+        cluster_event = event_for(ev.kind, ev.type, ev.old, new)
+        if cluster_event is not None and (self.quiet is None or not self.quiet.moves_none(cluster_event, ev.old, new)):
+            self.offer(Move(event=cluster_event, old=ev.old, new=new))
 
     def _on_pod_change(self, ev: WatchEvent) -> None:
         pod: Pod = ev.obj  # type: ignore[assignment]
@@ -72,7 +76,7 @@ class ClusterEvents:
         if ev.type == "DELETED":
             self.victims_in_flight.discard(pod.uid)
             self.objects.delete("Pod", pod.key)
-            self.pending.pop(pod.key, None)
+            self._not_pending(pod.key)
             self.attempts.pop(pod.key, None)
             self.nominator.delete(pod)
             self.reject_waiting(pod.uid, "", "pod deleted")
@@ -84,7 +88,7 @@ class ClusterEvents:
             return
         self.objects.put(pod)
         if pod.node_name:
-            was_pending = self.pending.pop(pod.key, None) is not None
+            was_pending = self._not_pending(pod.key)
             if pod.is_terminal:
                 self.victims_in_flight.discard(pod.uid)
                 self.cache.remove_pod(pod)
@@ -110,6 +114,8 @@ class ClusterEvents:
             return
         known = pod.key in self.pending
         self.pending[pod.key] = pod
+        if self.quiet is not None:
+            self.quiet.pending(pod)
         if pod.nominated_node_name:
             self.nominator.add(pod, pod.nominated_node_name)
         elif old is not None and old.nominated_node_name and self.nominator.node_of(pod) == old.nominated_node_name:
@@ -118,3 +124,9 @@ class ClusterEvents:
             self.offer(UpdatePod(old=old, new=pod))  # type: ignore[arg-type]
         else:
             self.offer(AddPod(pod=pod))  # type: ignore[arg-type]
+
+    def _not_pending(self, key: str) -> bool:
+        """Whether the pod was pending (it is not now)."""
+        if self.quiet is not None:
+            self.quiet.gone(key)
+        return self.pending.pop(key, None) is not None

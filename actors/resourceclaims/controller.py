@@ -5,9 +5,10 @@ for the daemon (decisions in framework.dra.pod_claims).
   ResourceClaimTemplate gets, per such claim, a ResourceClaim made from the template
   (generated name, the pod as controlling owner, annotation
   resource.kubernetes.io/pod-claim-name), recorded in the pod's
-  status.resourceClaimStatuses. A claim made earlier for the same pod claim (owned by
-  the pod, same annotation) is found again instead of made twice: a kill -9 between the
-  claim's create and the pod's status write loses nothing and duplicates nothing.
+  status.resourceClaimStatuses, the creates and the status in one store write
+  (MakePodClaims: both or neither). A claim made earlier for the same pod claim (owned
+  by the pod, same annotation: a store written before that, or a client's) is found
+  again instead of made twice.
   A missing template is a Warning event FailedResourceClaimCreation on the pod; the pod
   is retried when the template appears.
 - A claim's status.reservedFor loses the pods that are gone, replaced (another uid) or
@@ -32,6 +33,7 @@ from typing import Any, Coroutine, Union, assert_never
 
 from actors.base import Actor, MailboxClosed, resolve
 from actors.store import AlreadyExists, Conflict, NotFound, StoreClient, StoreError, WatchEvent
+from actors.store.messages import ClaimToMake
 from framework.api.dra_kinds import ResourceClaim, ResourceClaimTemplate
 from framework.api.objects import Pod
 from framework.api.schema.dra import RESERVED_FOR_MAX
@@ -275,21 +277,45 @@ class ResourceClaimController(Actor[ControllerMsg]):
         pod = await self._current_pod(key, fresh)
         if pod is None or pod.is_deleting or is_pod_done(pod):
             return
-        made: dict[str, str] = {}
+        found: dict[str, str] = {}
+        creates: list[ClaimToMake] = []
         recorded = claim_statuses(pod)
         for pod_claim, template_name in template_claims(pod):
             name = recorded.get(pod_claim)
             have = self.state.claims.get(f"{pod.namespace}/{name}") if name else None
             if have is not None and is_for_pod(have, pod):
                 continue
-            claim = await self._claim_for(pod, pod_claim, template_name)
-            if claim is not None and claim.name != name:
-                made[pod_claim] = claim.name
-        if made:  # the status alone, merged by name (upstream applies pods/status)
-            await self.store.update_pod_status(pod.namespace, pod.name, uid=pod.uid, claim_statuses=made)
+            made = self._claim_for(pod, pod_claim, template_name)
+            if isinstance(made, ClaimToMake):
+                creates.append(made)
+            elif made is not None and made.name != name:
+                found[pod_claim] = made.name
+        made_names = dict(found)
+        if creates:  # the claims made and recorded in one write (upstream: its creates, then the status apply)
+            made_names.update(await self._make(pod, creates, found))
+        elif found:  # the status alone, merged by name (upstream applies pods/status)
+            await self.store.update_pod_status(pod.namespace, pod.name, uid=pod.uid, claim_statuses=found)
         if pod.node_name:  # bound without the scheduler reserving its claims: reserve them here
-            for name, generated in claim_names(pod, {**recorded, **made}):
+            for name, generated in claim_names(pod, {**recorded, **made_names}):
                 await self._reserve(pod, name, generated)
+
+    async def _make(self, pod: Pod, creates: list[ClaimToMake], found: dict[str, str]) -> dict[str, str]:
+        """Create the claims and record them in the pod's status, one store write: pod
+        claim -> the created claim's name. A generated name already taken (the write then
+        made nothing) marks the pod to be synced again, which draws another."""
+        try:
+            made, _ = await self.store.make_pod_claims(pod.namespace, pod.name, pod.uid, creates, found)
+        except AlreadyExists:
+            self.dirty_pods.add(pod.key)
+            return {}
+        names = {}
+        for want, claim in zip(creates, made):
+            assert isinstance(claim, ResourceClaim)
+            self.state.claims[claim.key] = claim  # seen before the watch says so: never made twice
+            self.state.index(claim, add=True)
+            self.created += 1
+            names[want.pod_claim] = claim.name
+        return names
 
     async def _reserve(self, pod: Pod, name: str, generated: bool) -> None:
         """Add the bound pod to an allocated claim's status.reservedFor (upstream's
@@ -309,7 +335,9 @@ class ResourceClaimController(Actor[ControllerMsg]):
                                  {"resource": "pods", "name": pod.name, "uid": pod.uid}]
         await self.store.update({**claim.raw, "status": status})
 
-    async def _claim_for(self, pod: Pod, pod_claim: str, template_name: str) -> ResourceClaim | None:
+    def _claim_for(self, pod: Pod, pod_claim: str, template_name: str) -> ResourceClaim | ClaimToMake | None:
+        """The claim made earlier for `pod_claim`, else the one to make from its template;
+        None when the template is missing (a Warning event; the pod waits for it)."""
         owned = [self.state.claims[k] for k in self.state.by_uid.get(pod.uid, ()) if k in self.state.claims]
         found = find_generated(owned, pod, pod_claim)
         if found is not None:
@@ -324,15 +352,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
                                         f'resourceclaimtemplate.resource.k8s.io "{template_name}" not found',
                                         uid=pod.uid)
             return None
-        try:
-            raw = await self.store.create(claim_from_template(pod, pod_claim, template), template=template_key)
-        except AlreadyExists:
-            return None  # a generated name taken: the next sync draws another
-        claim = ResourceClaim(raw)
-        self.state.claims[claim.key] = claim  # seen before the watch says so: never made twice
-        self.state.index(claim, add=True)
-        self.created += 1
-        return claim
+        return ClaimToMake(pod_claim=pod_claim, obj=claim_from_template(pod, pod_claim, template), template=template_key)
 
     # --- claims ---------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from actors.store.messages import (
     Get,
     GetEvents,
     ListObjects,
+    MakePodClaims,
     RecordEvent,
     SweepEvents,
     FlushEvents,
@@ -258,8 +259,9 @@ class Store(Actor[StoreMsg]):
                 done = self._atomically(batch, lambda: [self._apply_one(i, r, batch, fv, said)
                                                         for i, r in enumerate(raws)])
                 return applied(msg, done, said)
-            case Update(obj=raw, status_only=True):
-                return self._update(StatusWrite(obj=raw), batch).raw
+            case Update(obj=raw, status_only=True, field_validation=fv, with_warnings=told):
+                said = []
+                return said_too(self._update(StatusWrite(obj=raw), batch, fv, said).raw, said, told)
             case Update(obj=raw, field_validation=fv, with_warnings=told):
                 said = []
                 return said_too(self._update(raw, batch, fv, said).raw, said, told)
@@ -283,6 +285,8 @@ class Store(Actor[StoreMsg]):
                                                         self._bind(ns, name, node, uid, batch).raw))
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
+            case MakePodClaims():
+                return self._atomically(batch, lambda: self._pods.make_claims(msg, batch, self._create))
             case EvictPods():
                 return self._atomically(batch, lambda: self._pods.evict(msg, batch, self._delete, self._events.record))
             case RecordEvent():
@@ -345,7 +349,9 @@ class Store(Actor[StoreMsg]):
         StatusWrite (BindWithUpdates' claim, Update's status_only) goes through the
         status subresource's write (status_writes.py) instead."""
         if isinstance(raw, StatusWrite):
-            new = status_written(raw, self.stored(raw.obj), self.write_chain)
+            new = status_written(raw, self.stored(raw.obj), self.write_chain, fv)
+            if said is not None:
+                said.extend(new.warnings)
             return self._write(new.obj.kind, new.obj.key, new.raw, batch, client=True, make=new.obj.as_stored)
         current = self.stored(raw)
         if current is None:

@@ -5,10 +5,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from actors.base import Actor, MailboxClosed, new_reply
 from framework.api.groups import kind_key
+from framework.api.objects import KubeObject
 from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
-    Apply, Bind, BindWithUpdates, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects, RecordEvent,
-    StoreMsg, Unwatch,
+    Apply, Bind, BindWithUpdates, ClaimToMake, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects,
+    MakePodClaims, RecordEvent, StoreMsg, Unwatch,
     Update, UpdatePodStatus, Watch, WatchEvent,
 )
 
@@ -41,10 +42,12 @@ class StoreClient:
                      warnings: list[str] | None = None) -> dict[str, Any]:
         return await self._written(Update, obj, field_validation, warnings)
 
-    async def update_status(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    async def update_status(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
+                            warnings: list[str] | None = None) -> dict[str, Any]:
         """Write `obj`'s status alone, as the status subresource (the stored spec and
-        metadata kept; `obj`'s resourceVersion the precondition): the object as stored."""
-        return await self._store.ask(Update(obj=obj, status_only=True, reply=new_reply()))
+        metadata kept; `obj`'s resourceVersion the precondition): the object as stored.
+        field_validation, warnings: as create's (a client's body, REST's PUT .../status)."""
+        return await self._written(Update, obj, field_validation, warnings, status_only=True)
 
     async def _written(self, verb: type[Create] | type[Update], obj: Mapping[str, Any], field_validation: str | None,
                        warnings: list[str] | None, **more: Any) -> dict[str, Any]:
@@ -99,6 +102,13 @@ class StoreClient:
         return await self._store.ask(UpdatePodStatus(namespace=namespace, name=name, uid=uid, condition=condition,
                                                      nominated_node_name=nominated_node_name, phase=phase,
                                                      claim_statuses=claim_statuses, reply=new_reply()))
+
+    async def make_pod_claims(self, namespace: str, name: str, uid: str, creates: Sequence[ClaimToMake],
+                              found: Mapping[str, str]) -> tuple[list[KubeObject], KubeObject]:
+        """Create `creates` and record them (and `found`) in the pod's status, in one write
+        (messages.MakePodClaims): (the created claims, the pod), as stored and parsed."""
+        return await self._store.ask(MakePodClaims(namespace=namespace, name=name, uid=uid, creates=tuple(creates),
+                                                   found=found, reply=new_reply()))
 
     async def evict_pods(self, victims: Sequence[tuple[str, str, str]], *, condition: Mapping[str, Any],
                          event_reason: str, event_message: str) -> tuple[bool, ...]:

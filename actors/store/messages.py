@@ -252,6 +252,35 @@ class UpdatePodStatus:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimToMake:
+    """One ResourceClaim a MakePodClaims creates: `obj` (as Create's, `template` as
+    Create.template) for the pod's claim `pod_claim`."""
+
+    pod_claim: str
+    obj: Mapping[str, Any]
+    template: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MakePodClaims:
+    """The resourceclaim controller's work for one pod in one write: create each of
+    `creates` (as Create), then merge into the pod's status.resourceClaimStatuses each
+    created claim's name under its pod claim and the `found` entries (pod claim -> claim
+    name: claims made earlier), as UpdatePodStatus(claim_statuses=...) does. All applied
+    or none, committed together: the claims' ADDED events, then the pod's MODIFIED, as
+    upstream's creates and its status apply give them. The reply is (the created claims,
+    the pod), the stored objects as parsed (KubeObjects, shared, never changed in place:
+    the controller is in process and need not parse them again)."""
+
+    namespace: str
+    name: str
+    uid: str
+    creates: tuple[ClaimToMake, ...]
+    found: Mapping[str, str]
+    reply: Reply | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvictPods:
     """Preemption's evictions (upstream's PreemptPod, for victims it evicts at once),
     in one write: for each victim in order, `condition` is added to its status, then
@@ -323,7 +352,7 @@ class Unwatch:
 
 
 StoreMsg = Union[Create, Apply, Update, Delete, Recreate, Get, ListObjects, Bind, BindWithUpdates, UpdatePodStatus,
-                 EvictPods, RecordEvent, GetEvents, SweepEvents, FlushEvents, Watch, Unwatch]
+                 MakePodClaims, EvictPods, RecordEvent, GetEvents, SweepEvents, FlushEvents, Watch, Unwatch]
 
 
 def said_too(stored: dict[str, Any], said: list[str], told: bool) -> Any:

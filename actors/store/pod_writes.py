@@ -1,6 +1,7 @@
 """The Store's writes of the scheduler's results to a pod: its binding (spec.nodeName
 and PodScheduled=True, the pods/binding subresource), its status (a condition,
-the nomination, the phase) and preemption's evictions (EvictPods). PodWrites is one of the Store actor's duties, over the
+the nomination, the phase), the resourceclaim controller's claims with their record in
+the pod's status (MakePodClaims) and preemption's evictions (EvictPods). PodWrites is one of the Store actor's duties, over the
 store's objects and its write.
 
 Stored objects are never changed in place, so each new pod shares every part of the
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from actors.store.messages import Conflict, EvictPods, NotFound, RecordEvent, UpdatePodStatus, refuse
+from actors.store.messages import Conflict, EvictPods, MakePodClaims, NotFound, RecordEvent, UpdatePodStatus, refuse
 from actors.store.raw import section, set_condition
 from actors.store.reads import key_of as _key
 from framework.api.errors import ValidationError
@@ -46,6 +47,10 @@ class PodWrites:
 
     def update_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
+        if msg.claim_statuses and msg.condition is None and msg.nominated_node_name is None and msg.phase is None:
+            have = section(pod.raw.get("status")).get("resourceClaimStatuses")
+            if merged_claim_statuses(have, msg.claim_statuses) == have:
+                return pod  # nothing changes: not written (kube-apiserver's no-op update keeps the resourceVersion)
         # As in bind: only the status (and its new conditions list) is written.
         raw = dict(pod.raw)
         status = raw["status"] = section(raw.get("status"))
@@ -63,6 +68,17 @@ class PodWrites:
             refuse(claim_status_errors(entries, pod.spec.get("resourceClaims")))
             status["resourceClaimStatuses"] = entries
         return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
+
+    def make_claims(self, msg: MakePodClaims, batch: Any, create: Callable[..., KubeObject]
+                    ) -> tuple[list[KubeObject], KubeObject]:
+        """The claims created (`create`: the store's, through the write chain), then their
+        names merged into the pod's status; the caller undoes the whole message if a write
+        is refused."""
+        made = [create(c.obj, batch, template=c.template) for c in msg.creates]
+        names = {**msg.found, **{c.pod_claim: obj.name for c, obj in zip(msg.creates, made)}}
+        pod = self.update_status(UpdatePodStatus(namespace=msg.namespace, name=msg.name, uid=msg.uid,
+                                                 claim_statuses=names), batch)
+        return made, pod  # the stored objects themselves (an in-process caller's: never changed in place)
 
     def evict(self, msg: EvictPods, batch: Any, delete: Callable[..., Any],
               record: Callable[[RecordEvent, Any], None]) -> tuple[bool, ...]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from actors.store.finalizers import check_no_new_finalizers
+from actors.store.front_door import decode_stage
 from actors.store.gates import gated
 from actors.store.messages import Conflict, NotFound, refuse
 from actors.store.write_chain import Admitted, WriteChain
@@ -35,9 +36,13 @@ from framework.api.schema.types import MAX_DEPTH
 from framework.bind_writes import StatusWrite
 
 
-def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteChain) -> Admitted:
+def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteChain, fv: str | None = None
+                   ) -> Admitted:
     """`write` over the stored `current` as the status subresource takes it, or the
-    store's error (NotFound, Conflict, Invalid naming the status field)."""
+    store's error (NotFound, Conflict, Invalid naming the status field; BadRequest from
+    the decode stage). `fv`: a client's body (REST's PUT .../status), decoded with that
+    fieldValidation as kube-apiserver decodes it (unknown fields dropped with a warning,
+    or refused under Strict) before its status is judged; None: an in-process writer."""
     sent = write.obj
     if current is None:
         obj = chain.missing(sent, None)
@@ -48,7 +53,16 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
         raise Conflict.stale(current.kind, current.key)
     raw = _with_status(current.raw, sent.get("status"), write.finalizer)
     if not isinstance(current, ResourceClaim):
-        return chain.update(raw, current, None)
+        return chain.update(raw, current, fv)
+    said: list[str] = []
+    if fv is not None:
+        # The decode stage alone: unknown fields and apiVersion; the schema's verdict on the
+        # status is the status walk's below (spec and metadata are the stored ones, already
+        # admitted; the object exists, so its namespace does).
+        decoded = decode_stage(current.kind, raw, fv, chain.rules.name_formats, lambda _ns: True, said).raw
+        raw = {k: v for k, v in raw.items() if k != "status"}  # the stored spec and metadata themselves
+        if isinstance(decoded, Mapping) and decoded.get("status") is not None:
+            raw["status"] = decoded["status"]
     check_no_new_finalizers(raw, current.raw)
     raw = gated(kind_key(raw), raw, current.raw, chain.features)
     status = raw.get("status")
@@ -65,7 +79,7 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
         refuse(claim_status_errors(status, {}, chain.rules.name_formats))  # its type, named
     raw = drop_deallocated_status_devices(raw, current.raw)
     refuse(claim_status_update_errors(raw, current.raw))
-    return Admitted(raw=raw, obj=current.restated(raw))
+    return Admitted(raw=raw, obj=current.restated(raw), warnings=said)
 
 
 def _with_status(stored: Mapping[str, Any], status: Any, finalizer: str) -> dict[str, Any]:

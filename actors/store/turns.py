@@ -30,7 +30,7 @@ from actors.pacing import Pacer
 from actors.store.backend import Write
 from actors.store.limits import FAIR_SHARE, fair_pause
 from actors.store.messages import (
-    Apply, Bind, BindWithUpdates, Create, Delete, EvictPods, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update,
+    Apply, Bind, BindWithUpdates, Create, Delete, EvictPods, MakePodClaims, Recreate, RecordEvent, StoreError, StoreMsg, SweepEvents, Update,
     UpdatePodStatus, WatchEvent,
     applied,
 )
@@ -103,7 +103,7 @@ class TurnRecord:
     hidden: int = 0  # undo entries already in the store's `_committing` view (a paced Apply)
 
 
-_CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate)
+_CLIENT_WRITES = (Create, Apply, Update, Delete, Recreate, MakePodClaims)  # (MakePodClaims: a controller's creates)
 _SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, EvictPods)
 _ALL_WRITES = _CLIENT_WRITES + _SCHEDULER_WRITES
 _DELETES = (Delete, SweepEvents)

@@ -17,6 +17,10 @@ from framework.api.objects import Pod
 MAX_BASE_LEN = 57  # room for the 5 random characters the API server adds, in a 63-character name
 
 
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # (a dict asked first: the ABC's check costs more)
+
+
 def generate_name(pod_name: str, claim_name: str) -> str:
     """`<pod>-<claim>-`, both parts cut in proportion to their length when too long."""
     base = f"{pod_name}-{claim_name}-"
@@ -30,7 +34,7 @@ def template_claims(pod: Pod) -> list[tuple[str, str]]:
     """(pod claim name, template name) of each of the pod's claims made from a template."""
     out = []
     for claim in pod.spec.get("resourceClaims") or []:
-        if isinstance(claim, Mapping) and claim.get("resourceClaimTemplateName"):
+        if _is_map(claim) and claim.get("resourceClaimTemplateName"):
             out.append((str(claim.get("name", "")), str(claim["resourceClaimTemplateName"])))
     return out
 
@@ -38,7 +42,7 @@ def template_claims(pod: Pod) -> list[tuple[str, str]]:
 def claim_statuses(pod: Pod) -> dict[str, str | None]:
     """pod claim name -> the generated claim's name, from status.resourceClaimStatuses."""
     statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
-    return {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if isinstance(s, Mapping)}
+    return {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if _is_map(s)}
 
 
 def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str, bool]]:
@@ -46,7 +50,7 @@ def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str,
     must be owned by it): a `resourceClaimName` as given, a template's claim as recorded."""
     out = []
     for claim in pod.spec.get("resourceClaims") or []:
-        if not isinstance(claim, Mapping):
+        if not _is_map(claim):
             continue
         if claim.get("resourceClaimName"):
             out.append((str(claim["resourceClaimName"]), False))

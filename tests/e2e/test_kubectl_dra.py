@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.e2e.conftest import poll
@@ -137,3 +138,53 @@ def test_kubectl_applies_and_describes_every_dra_kind_and_the_daemon_makes_the_p
     assert [c["metadata"]["name"] for c in _claims(k2)] == [name]  # kept, and not made again
     assert 'pod "trainer" deleted' in k2("delete", "pod", "trainer", "--timeout=30s")
     poll(lambda: _claims(k2) == [] or None, "the claim deleted with its pod")
+
+
+CLAIM = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com}
+"""
+
+
+def test_the_python_client_writes_a_claims_status_through_its_status_subresource(daemon_factory, tmp_path: Path
+                                                                                 ) -> None:
+    pytest.importorskip("kubernetes", reason="the official Python client (pip install kubernetes)")
+    from kubernetes import client, config
+
+    d = daemon_factory()
+    k = Kubectl(d.data_dir / "kubeconfig", tmp_path)
+    k("apply", "-f", k.file("dra.yaml", MANIFESTS))
+    k("apply", "-f", k.file("claim.yaml", CLAIM))
+    api = client.ResourceV1Api(config.new_client_from_config(config_file=str(d.data_dir / "kubeconfig")))
+    have = api.read_namespaced_resource_claim("shared-gpu", "default").to_dict()
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1",
+                                           "device": "gpu-2"}]},
+                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                      {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "shared-gpu", "namespace": "default",
+                         "resourceVersion": have["metadata"]["resource_version"]},
+            "spec": {"devices": {"requests": []}},  # not the status's business: the stored spec stays
+            "status": {"allocation": allocation}}
+    written = api.replace_namespaced_resource_claim_status("shared-gpu", "default", body, _preload_content=False)
+    assert written.status == 200
+    got = json.loads(k("get", "resourceclaim", "shared-gpu", "-o", "json"))
+    assert got["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-2"
+    assert got["spec"]["devices"]["requests"][0]["name"] == "gpu"
+    assert _rows(k("get", "resourceclaims"))[1][:2] == ["shared-gpu", "allocated"]
+    moved = {**body, "metadata": {"name": "shared-gpu", "namespace": "default"},
+             "status": {"allocation": {**allocation, "devices": {"results": [
+                 {**allocation["devices"]["results"][0], "device": "gpu-3"}]}}}}
+    with pytest.raises(client.ApiException) as refused:
+        api.replace_namespaced_resource_claim_status("shared-gpu", "default", moved, _preload_content=False)
+    assert refused.value.status == 422 and "status.allocation: Invalid value" in str(refused.value.body)
+    d.kill9()
+    d2 = daemon_factory(data_dir=d.data_dir)
+    k2 = Kubectl(d2.data_dir / "kubeconfig", tmp_path)
+    kept = json.loads(k2("get", "resourceclaim", "shared-gpu", "-o", "json"))
+    assert kept["status"] == got["status"] and kept["metadata"]["resourceVersion"] == got["metadata"]["resourceVersion"]

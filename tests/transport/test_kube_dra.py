@@ -67,3 +67,23 @@ async def test_a_bad_slice_is_refused_with_upstreams_message(api):  # noqa: F811
         "reason": "FieldValueInvalid", "field": "spec",
         "message": 'Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
                    "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"}
+
+
+async def test_a_put_to_the_claims_status_is_the_status_only_write_with_the_stored_spec_untouched(api):  # noqa: F811
+    path = f"{G}/namespaces/default/resourceclaims"
+    _, created = await api.call("POST", path, m.resource_claim())
+    before = api.store.peek("ResourceClaim", "default", "one-gpu")
+    body = {**created, "spec": m.claim_spec(count=3),  # a spec in the body is not the status's business
+            "status": {"allocation": m.allocation(), "unknownField": 1}}
+    status, got = await api.call("PUT", f"{path}/one-gpu/status?fieldValidation=Strict", body)
+    assert status == 400 and 'unknown field "status.unknownField"' in got["message"], got
+    status, got = await api.call("PUT", f"{path}/one-gpu/status", body)  # Warn: dropped, and said
+    assert status == 200, got
+    assert got["status"] == {"allocation": m.allocation()} and got["spec"] == created["spec"]
+    after = api.store.peek("ResourceClaim", "default", "one-gpu")
+    # the stored spec kept as it was, neither copied nor walked again (the full update admits a new copy)
+    assert after.raw["spec"] is before.raw["spec"]
+    moved = {**got, "status": {"allocation": m.allocation(device="gpu-1")}}
+    status, refused = await api.call("PUT", f"{path}/one-gpu/status", moved)
+    assert status == 422 and refused["details"]["causes"][0]["field"] == "status.allocation"
+    assert "field is immutable" in refused["message"]

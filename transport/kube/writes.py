@@ -123,10 +123,12 @@ async def replace(request: web.Request, target: Target, new: dict[str, Any], hav
     want_rv = (obj.get("metadata") or {}).get("resourceVersion")
     if _same(obj, have) and want_rv in ("", None, (have.get("metadata") or {}).get("resourceVersion")):
         return have
+    service = request.app[KUBE].service
+    write = service.update_status if target.sub == "status" else service.update  # the status subresource's own write
     try:
         if warnings is None:
-            return await request.app[KUBE].service.update(obj)
-        return await request.app[KUBE].service.update(obj, field_validation(request), warnings)
+            return await write(obj)
+        return await write(obj, field_validation(request), warnings)
     except ApiError as err:
         raise store_error(err, target, target.name) from None
 

@@ -145,6 +145,13 @@ class StoreService:
         Conflict. field_validation and warnings: as create's."""
         return await call_store(lambda: self.client.update(obj, field_validation=field_validation, warnings=warnings))
 
+    async def update_status(self, obj: dict[str, Any], field_validation: str | None = None,
+                            warnings: list[str] | None = None) -> dict[str, Any]:
+        """The status subresource: only `obj`'s status is written (the stored spec and
+        metadata kept), as kube-apiserver's status strategies do; as update's otherwise."""
+        return await call_store(lambda: self.client.update_status(obj, field_validation=field_validation,
+                                                                  warnings=warnings))
+
     async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
         """The pods/binding subresource: spec.nodeName and PodScheduled=True; Conflict when bound."""
         return await call_store(lambda: self.client.bind(namespace, name, node_name, uid))

@@ -117,8 +117,11 @@ def drop_deallocated_status_devices(new: Any, old: Mapping[str, Any]) -> Any:
     status.devices, so clients unaware of device status can deallocate."""
     if not isinstance(new, dict) or not isinstance(new.get("status"), Mapping):
         return new
-    old_status = old.get("status") if isinstance(old.get("status"), Mapping) else {}
     status = new["status"]
+    entries = status.get("devices")
+    if not isinstance(entries, list):  # no device statuses to drop (the common case: asked first)
+        return new
+    old_status = old.get("status") if isinstance(old.get("status"), Mapping) else {}
 
     def results(st: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         allocation = st.get("allocation") if isinstance(st.get("allocation"), Mapping) else {}
@@ -126,8 +129,7 @@ def drop_deallocated_status_devices(new: Any, old: Mapping[str, Any]) -> Any:
         return _dicts(devices.get("results"))
 
     gone = {_share_key(r) for r in results(old_status)} - {_share_key(r) for r in results(status)}
-    entries = status.get("devices")
-    if not gone or not isinstance(entries, list):
+    if not gone:
         return new
     kept = [e for e in entries if not (isinstance(e, Mapping) and _share_key(e) in gone)]
     new_status = {k: v for k, v in status.items() if k != "devices"}

@@ -24,7 +24,7 @@ def kobj(claim: ResourceClaim) -> str:
 
 
 def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
-    return [c for c in pod.spec.get("resourceClaims") or [] if isinstance(c, Mapping)]
+    return [c for c in pod.spec.get("resourceClaims") or [] if type(c) is dict or isinstance(c, Mapping)]
 
 
 def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool]:
@@ -96,4 +96,4 @@ def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
 
 
 def reserved_for_entries(claim: ResourceClaim) -> list[dict[str, str]]:
-    return [dict(r) for r in claim.status.get("reservedFor") or [] if isinstance(r, Mapping)]
+    return [dict(r) for r in claim.status.get("reservedFor") or [] if type(r) is dict or isinstance(r, Mapping)]

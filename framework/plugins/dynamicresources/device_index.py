@@ -73,6 +73,16 @@ def single_request(claim_index: int, claim: Mapping[str, Any],
                          selectors=(class_exprs, request_exprs))
 
 
+def _class_name(spec: Any) -> str:
+    """The device class of the spec's first request's `exactly` ("" when there is none)."""
+    devices = spec.get("devices") if isinstance(spec, Mapping) else None
+    requests = devices.get("requests") if isinstance(devices, Mapping) else None
+    first = requests[0] if isinstance(requests, list) and requests else None
+    exactly = first.get("exactly") if isinstance(first, Mapping) else None
+    name = exactly.get("deviceClassName") if isinstance(exactly, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
 def first_fit(single: SingleRequest, index: "DeviceIndex", node_name: str, claims: Sequence[Any],
               held: AbstractSet[str], classes: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]] | None:
     """The allocation the allocator's first fit makes on the node for the one plain request,
@@ -101,6 +111,24 @@ class DeviceIndex:
         # its driver, attributes, capacity and allowMultipleAllocations), so nodes whose
         # devices are alike evaluate CEL once for all of them; None: evaluation failed
         self._verdicts: dict[tuple[SelectorKey, str, str], bool | None] = {}
+        # single_request's answers per (claim index, claim spec object): (the spec, its class's
+        # name, the class object it read, the answer); claims made from one template share a spec
+        self._singles: dict[tuple[int, int], tuple[Any, str, Any, SingleRequest | None]] = {}
+
+    def single_request(self, claim_index: int, claim: Mapping[str, Any],
+                       classes: Mapping[str, Mapping[str, Any]]) -> SingleRequest | None:
+        """`single_request(claim_index, claim, classes)`, read again only when the claim's spec
+        or its class is another object (stored objects are never changed in place)."""
+        spec = claim.get("spec")
+        known = self._singles.get((claim_index, id(spec)))
+        if known is not None and known[0] is spec and classes.get(known[1]) is known[2]:
+            return known[3]
+        found = single_request(claim_index, claim, classes)
+        if len(self._singles) >= 256:
+            self._singles.clear()
+        name = _class_name(spec)
+        self._singles[(claim_index, id(spec))] = (spec, name, classes.get(name), found)
+        return found
 
     def free_counts(self, key: SelectorKey, held: AbstractSet[str], flips: "Flips | None" = None) -> "FreeCounts":
         """Per node, the devices the selectors select there that `held` does not hold

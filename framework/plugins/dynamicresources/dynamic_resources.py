@@ -35,7 +35,7 @@ from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_re
                                                        reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.hints import ClaimHints
 from framework.plugins.dynamicresources.explain import claims_not_satisfied
-from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit, single_request
+from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
@@ -190,7 +190,7 @@ class DynamicResources(FilterEachNode):
             s.slices_by_node, s.index = index.by_node, index
             if to_allocate == 1 and self.fast_filter:
                 (pending,) = [i for i, c in enumerate(claims) if c.allocated is None]
-                s.single = single_request(pending, claims[pending].raw, classes)
+                s.single = index.single_request(pending, claims[pending].raw, classes)
         s.claims = claims
         return None, None
 

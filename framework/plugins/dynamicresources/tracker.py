@@ -182,9 +182,14 @@ class DeviceTracker:
         known = self._counted.get(uid)
         if known is not None and known[0] is claim:
             return
-        if known is not None:
-            self._uncount(uid)
         devices = allocated_devices([claim])
+        if known is not None:
+            if known[1] == devices:  # another object, the same devices (the written allocation
+                # after the one in flight): nothing flips (uncounting and counting again
+                # would flip each device twice, an even number: no change to any reader)
+                self._counted[uid] = (claim, known[1])
+                return
+            self._uncount(uid)
         self._counted[uid] = (claim, devices)
         for device in devices:
             held = self._holders.get(device, 0)

@@ -57,6 +57,15 @@ async def test_a_pod_using_a_template_gets_its_own_claim_recorded_in_its_status(
         assert len(await claims_of(c)) == 1 and ctl.created == 1
 
 
+async def test_a_pods_claim_is_made_and_recorded_in_its_status_in_one_store_write(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (store, c, ctl):
+        await c.apply([m.claim_template(), m.pod_with_template()])
+        commits = store.commits
+        await settle(c, ctl)
+        assert ctl.created == 1 and (await c.get("Pod", "default", "trainer"))["status"]["resourceClaimStatuses"]
+        assert store.commits == commits + 1  # the claim and the pod's status together (two, one after the other, before)
+
+
 async def test_a_claim_made_before_a_crash_is_found_again_not_made_twice(tmp_path) -> None:
     async with controlled(str(tmp_path)) as (_, c, _ctl):
         await c.apply([m.claim_template()])

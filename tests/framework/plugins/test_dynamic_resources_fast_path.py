@@ -170,3 +170,19 @@ def test_nodes_whose_devices_are_alike_share_one_cel_verdict_and_different_devic
     assert all(selected[n] == (f"{m.DRIVER}/{n}/dev-0",) for n in nodes if n != "n7")
     # three device shapes (models a, b, c): three evaluations of the selector, not forty
     assert len(index._verdicts) == 3
+
+
+def test_a_claims_plain_request_is_read_once_per_spec_and_class_object_and_again_when_either_is_another() -> None:
+    index = DeviceIndex([m.resource_slice()])
+    spec = m.claim_spec(count=2)
+    first, second = ({**m.resource_claim(name), "spec": spec} for name in ("made-1", "made-2"))  # one template's spec
+    classes = {"gpu.example.com": m.device_class()}
+    single = index.single_request(0, first, classes)
+    assert single is not None and single.count == 2
+    assert index.single_request(0, second, classes) is single
+    changed = {"gpu.example.com": m.device_class(expression='device.driver == "other.example.com"')}
+    again = index.single_request(0, second, changed)
+    assert again is not single and again is not None and again.selectors[0] == ('device.driver == "other.example.com"',)
+    assert index.single_request(0, second, {}) is None  # its class deleted: the allocator words the error
+    other = index.single_request(0, {**second, "spec": m.claim_spec(count=3)}, classes)
+    assert other is not None and other.count == 3
