@@ -31,6 +31,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
+from framework.types import MAX_NODE_SCORE, MIN_NODE_SCORE
 
 C = TypeVar("C")
 
@@ -62,6 +63,9 @@ class _ScoreColumn:
     generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
     values: np.ndarray  # per table row: the raw score (int64)
     fresh: bool = True  # no row computed yet
+    # Every value stored so far lies in [MIN_NODE_SCORE, MAX_NODE_SCORE] (checked as it
+    # was stored): a read the caller does not normalise needs no range check of its own.
+    in_range: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,13 +198,16 @@ class NodeLocalColumns:
         self._view: tuple[ColumnarNodes, np.ndarray, int, int] | None = None
         self._ahead: tuple[np.ndarray, ColumnarNodes] | None = None
         self._filtered: ColumnarNodes | None = None  # this member's refresh, when all its nodes passed
+        # The generations of the rows this member's Score reads (the same rows for every
+        # plugin; no generation moves during a member's Score), gathered once a member.
+        self._read_gen: tuple[np.ndarray, np.ndarray] | None = None
 
     def reset(self) -> None:
         self._table = None
         self._clear()
         self._shape = None
         self._shapes.clear()
-        self._view = self._ahead = self._filtered = None
+        self._view = self._ahead = self._filtered = self._read_gen = None
 
     def _clear(self) -> None:
         for kept in (self._filters, self._scores, self._filter_of, self._score_of):
@@ -211,7 +218,7 @@ class NodeLocalColumns:
         the view is filtered and scored ahead)."""
         self._shape = self._shape_of(pod)
         self._members_left = members_left
-        self._view = self._ahead = self._filtered = self._fcol = None
+        self._view = self._ahead = self._filtered = self._fcol = self._read_gen = None
         self._sweep = False
 
     def begin_cycle(self, pod: Pod, world: Hashable) -> None:
@@ -381,12 +388,14 @@ class NodeLocalColumns:
     # --- Score --------------------------------------------------------------------------------
 
     def raw_scores(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                   score: ScoreOne) -> tuple[Sequence[int], Status | None] | None:
+                   score: ScoreOne) -> tuple[Sequence[int], Status | None, bool] | None:
         """`pl`'s raw scores of `nodes` (as `score` gives them), or None when the
         columns cannot serve it (they serve only members whose Filter pass they served). When some are stale they are scored ahead, in one
         call, for every node this member's Filter pass refreshed and found passing,
         so the next members of the signature find theirs; if that wider call fails,
-        only this window's are scored and its failure is the member's."""
+        only this window's are scored and its failure is the member's. The third
+        element: every score read is known to lie in [MIN_NODE_SCORE, MAX_NODE_SCORE]
+        (each value was checked once, when stored)."""
         if self._view is None:  # only for a member whose Filter pass read the columns
             return None
         table = self._on(nodes)
@@ -406,22 +415,26 @@ class NodeLocalColumns:
         assert isinstance(nodes, ColumnarNodes)
         rows = nodes.rows
         gen = table.generation
-        stale = np.flatnonzero(col.generation[rows] != gen[rows])
-        if stale.size:
+        read_gen = self._read_gen
+        if read_gen is None or read_gen[0] is not rows:
+            read_gen = self._read_gen = (rows, gen[rows])
+        differs = col.generation[rows] != read_gen[1]
+        if differs.any():
+            stale = np.flatnonzero(differs)
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
                 raw, st = score(pl, state, pod, wider)
                 if st is None and self._store(col, wider.rows, raw, gen):
-                    stale = np.flatnonzero(col.generation[rows] != gen[rows])
+                    stale = np.flatnonzero(col.generation[rows] != read_gen[1])
             if stale.size:  # what the wider call did not cover (or it failed): this window's own
                 sub = _take(nodes, stale)
                 raw, st = score(pl, state, pod, sub)
                 if st is not None:
-                    return [], st
+                    return [], st, False
                 if not self._store(col, sub.rows, raw, gen):
                     return None
         self.counts.rows_read += len(rows)
-        return col.values[rows], None
+        return col.values[rows], None, col.in_range
 
     def _stale_ahead(self, col: _ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
         """The nodes this member's pass refreshed and found passing whose raw score in
@@ -458,6 +471,8 @@ class NodeLocalColumns:
         col.values[rows] = values
         col.generation[rows] = gen[rows]
         col.fresh = False
+        if col.in_range and len(values) and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+            col.in_range = False  # reads are checked by the caller from now on
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)
         return True

@@ -135,11 +135,15 @@ class Scoring:
             if name in skip:
                 continue
             got = node_local.raw_scores(pl, state, pod, nodes, self._score_plugin) if node_local is not None else None
-            raw, st = got if got is not None else self._score_plugin(pl, state, pod, nodes)
+            if got is not None:
+                raw, st, checked = got
+            else:
+                (raw, st), checked = self._score_plugin(pl, state, pod, nodes), False
             if st is not None:
                 return NodeScoreList.empty(), st
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
+            checked = checked and ext is None  # raw scores read from a column checked as stored
             scored = list(raw) if trace is not None else raw
             if ext is not None:
                 try:
@@ -149,7 +153,7 @@ class Scoring:
                 if st is not None and not st.is_success():
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
             column = _int_column(raw)
-            if len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+            if not checked and len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
                 return NodeScoreList.empty(), _error(
                     name,
