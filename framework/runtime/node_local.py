@@ -258,6 +258,7 @@ class NodeLocalColumns:
         if table is not self._table:
             self._clear()
             self._table = table
+            self._read_gen = None  # another table's rows
         return table
 
     def _column(self, store: dict[Hashable, C], plugins: Sequence[Any], pod: Pod,
