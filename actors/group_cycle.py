@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from actors.binding import AssumedPod, undo_assume
 from actors.base import new_reply
-from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE
+from actors.metrics_sink import ERROR, SCHEDULED, UNSCHEDULABLE, WAITING_ON_PREEMPTION
 from actors.queue.actor import Assumed, Done, TakeMembers
 from actors.queue.group_pop import GANG_PLUGIN, QueuedPodGroup
 from actors.scheduler_views import Attempt
@@ -202,6 +202,7 @@ class GroupCycle:
         result = self.placement(policy, [q.pod for q in members], placer, scheduled=len(outside))
         placer.post_filter = None
         algorithm_s = s.clock.now() - started
+        preempted: tuple[str, str | None] = ("", None)
         if result.feasible:
             self._bind_placed(fwk, placer, result, members, started)
         else:
@@ -211,7 +212,11 @@ class GroupCycle:
             preempted = (await self.preempt(fwk, placer, result)
                          if result.status.code == Code.Unschedulable and group_step else ("", None))
             self._reject(placer, result, members, started, preempted)
-        outcome = SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error else UNSCHEDULABLE
+        # upstream's submitPodGroupAlgorithmResult: a rejected group that waits on its
+        # preemption (its members' own, or the group step's that nominated) is counted apart
+        waiting = result.waiting_on_preemption or bool(preempted[1])
+        outcome = (SCHEDULED if result.feasible else ERROR if result.status.code == Code.Error
+                   else WAITING_ON_PREEMPTION if waiting else UNSCHEDULABLE)
         s.metrics.pod_group_attempt(outcome, fwk.profile_name, s.clock.now() - started, algorithm_s)
         now_ns = int(s.clock.now() * 1e9)
         written = with_condition(pg.raw, scheduled_condition(result.status), now_ns)

@@ -12,6 +12,10 @@ from typing import Any, Mapping, Protocol
 
 # scheduler_schedule_attempts_total's result label.
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
+# scheduler_podgroup_schedule_attempts_total's fourth result: a pod group whose cycle
+# ended unschedulable but waiting on a preemption it started (upstream's
+# PodGroupWaitingOnPreemption).
+WAITING_ON_PREEMPTION = "waiting_on_preemption"
 PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 

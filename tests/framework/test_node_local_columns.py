@@ -16,8 +16,11 @@ from framework.algorithm import SchedulingAlgorithm
 from framework.api.objects import Node, Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.cache import Cache, Snapshot
-from framework.config import build_frameworks, load_config
+from framework.config import build_frameworks, full_registry, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
+from framework.interface import SignPurpose, Status
+from framework.node_info import NodeInfo
+from framework.plugins import Registry
 from framework.runtime.node_local import NodeLocalCounts
 from framework.workload.group_cycle import GroupPlacement, place_group
 from framework.workload.member_placer import CachePlacer
@@ -103,7 +106,7 @@ class Run:
 
 
 def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, columns: bool,
-          zone: str = "") -> Run:
+          zone: str = "", config: dict[str, Any] = CONFIG, registry: Registry | None = None) -> Run:
     """Each group placed in turn (kept when feasible) in one cluster, confined to the
     nodes of `zone` when given (as a topology domain is); what happened."""
     node_objs = [node(i, spec) for i, spec in enumerate(nodes)]
@@ -117,7 +120,7 @@ def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: in
             cache.add_pod(running(i, n.name, spec.used))
     objects = InMemoryObjects([*node_objs, *pgs, *(p for ps in pods for p in ps)])
     handle = FrameworkHandle(snapshot=snapshot, objects=objects, clock=lambda: 0.0)
-    fwk = build_frameworks(load_config(CONFIG), handle)["default-scheduler"]
+    fwk = build_frameworks(load_config(config), handle, registry)["default-scheduler"]
     algorithm = Recording(seed)
     placer = CachePlacer(fwk, algorithm, cache, snapshot)
     if not columns:
@@ -134,9 +137,10 @@ def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: in
     return run
 
 
-def assert_same(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, zone: str = "") -> Run:
-    by_member = place(nodes, groups, seed, columns=False, zone=zone)
-    by_columns = place(nodes, groups, seed, columns=True, zone=zone)
+def assert_same(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, zone: str = "",
+                config: dict[str, Any] = CONFIG, registry: Registry | None = None) -> Run:
+    by_member = place(nodes, groups, seed, columns=False, zone=zone, config=config, registry=registry)
+    by_columns = place(nodes, groups, seed, columns=True, zone=zone, config=config, registry=registry)
     assert by_columns.scored == by_member.scored
     assert by_columns.placements == by_member.placements
     assert by_columns.failures == by_member.failures
@@ -213,3 +217,38 @@ def test_failed_nodes_keep_their_verdicts_and_a_member_that_fits_nowhere_gets_th
     nodes += [NodeSpec(cpu=300, used=0) for _ in range(30)]
     run = assert_same(nodes, [(1, [Shape(cpu=900)] * 3 + [Shape(cpu=2000)])], seed=11)
     assert run.failures[0]  # the 2000m member fits nowhere: its diagnosis is the per-member one
+
+
+class WildScore:
+    """A node-local scorer whose raw score of one node is out of range."""
+
+    name = "WildScore"
+    score_node_local = True
+    wild = "n500"
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> "WildScore":
+        return cls()
+
+    def sign_pod(self, pod: Pod, purpose: SignPurpose) -> tuple[()]:
+        return ()
+
+    def score(self, state: Any, pod: Pod, ni: NodeInfo) -> tuple[int, Status | None]:
+        return (101 if ni.name == self.wild else 50), None
+
+    def score_nodes(self, state: Any, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        return [101 if ni.name == self.wild else 50 for ni in nodes], None
+
+
+def test_a_raw_score_out_of_range_in_a_column_fails_the_member_that_reads_it_as_its_own_pass_does() -> None:
+    # The first member scores its window and the second's ahead (n500 among them); the
+    # range is checked as the values are stored, so the second member, reading n500
+    # from the column, fails with the per-member pass's error.
+    registry = full_registry()
+    registry.register("WildScore", WildScore.new)
+    config = {**CONFIG, "profiles": [{"schedulerName": "default-scheduler",
+                                      "plugins": {"multiPoint": {"enabled": [{"name": "WildScore"}]}}}]}
+    nodes = [NodeSpec(cpu=4000, used=0) for _ in range(1000)]
+    run = assert_same(nodes, [(2, [Shape(cpu=100)] * 2)], seed=7, config=config, registry=registry)
+    assert run.placer is not None and run.placer.columns is not None and run.placer.columns.counts.score_calls
+    assert 'plugin "WildScore" returns an invalid score 101' in run.placements[0][1]

@@ -70,10 +70,14 @@ class GangScheduling:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # A pod of the group added may complete the quorum; a PodGroup added may
         # unblock its waiting pods. Group membership and the policy are immutable,
-        # so neither kind's updates matter (upstream registers the same two).
+        # so neither kind's updates matter (upstream registers the same two). Hint keys:
+        # both hints answer Queue only for the event's own group, so the queue offers
+        # an added pod or PodGroup to that group's pods alone, not to every member waiting.
         return [
-            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add), self.is_schedulable_after_pod_added),
-            ClusterEventWithHint(ClusterEvent(POD_GROUP_KEY, ActionType.Add), self.is_schedulable_after_pod_group_added),
+            ClusterEventWithHint(ClusterEvent("Pod", ActionType.Add), self.is_schedulable_after_pod_added,
+                                 added_pod_group_keys, group_keys),
+            ClusterEventWithHint(ClusterEvent(POD_GROUP_KEY, ActionType.Add), self.is_schedulable_after_pod_group_added,
+                                 added_group_keys, group_keys),
         ]
 
     # upstream's hint names, so its hint tables run against them (conformance/hint_cases.py)
@@ -274,6 +278,21 @@ def own_pod_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
     if isinstance(new, SchedulingPodGroup) and new.namespace == pod.namespace and new.name == pod.scheduling_group:
         return QueueingHint.Queue
     return QueueingHint.QueueSkip
+
+
+# Hint keys (ClusterEventWithHint.event_keys / pod_keys): the two hints above answer
+# Queue only when the event is about the pod's own group, named (namespace, group).
+
+def group_keys(pod: Pod) -> frozenset[Hashable]:
+    return frozenset({(pod.namespace, pod.scheduling_group)}) if pod.scheduling_group else frozenset()
+
+
+def added_pod_group_keys(old: Any, new: Any) -> frozenset[Hashable]:
+    return group_keys(new) if isinstance(new, Pod) else frozenset()
+
+
+def added_group_keys(old: Any, new: Any) -> frozenset[Hashable]:
+    return frozenset({(new.namespace, new.name)}) if isinstance(new, SchedulingPodGroup) else frozenset()
 
 
 PLUGINS = [GangScheduling]
