@@ -28,9 +28,9 @@ CPU to read the answer. So the turn loop waits for the answer only as long as a 
 takes lately (`expected_seconds`: the median of the loop's own syncs and of the
 helper's answers that came within that time); when it joins a commit still
 unanswered (`SyncedCommit.finish`), the loop's thread fdatasyncs the log itself, a
-blocking call that holds no interpreter lock, and tells the helper (`d` after the
-requests): a helper that then reads requests all followed by a `d` answers them
-without a sync of its own. A sync is `fdatasync`, as SQLite's own in FULL mode.
+blocking call that holds no interpreter lock, and tells a helper that has not read
+the requests yet (`d` after them): a helper that then reads requests all followed by
+a `d` answers them without a sync of its own. A sync is `fdatasync`, as SQLite's own in FULL mode.
 
 The protocol: one byte `s` a request, `d` when the loop has synced everything asked
 so far; one byte back a request, `k` synced, `c` covered by the loop's sync, `e`
@@ -40,13 +40,16 @@ there (`add_reader`) or when it joins a commit.
 """
 from __future__ import annotations
 
+import array
 import asyncio
 import collections
+import fcntl
 import os
 import select
 import statistics
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 from typing import Callable
@@ -173,10 +176,14 @@ class WalSync:
     def _fsync_here(self, proc: subprocess.Popen[bytes]) -> None:
         """fdatasync the log on the loop's thread (no interpreter lock held meanwhile)
         and land every commit asked so far: their frames were written before this call.
-        The helper is told first: if it has not read those requests yet, it answers
-        them without a sync of its own."""
+        A helper that has not read those requests yet is told first, so that it answers
+        them without a sync of its own; one that has read them is not written to (it is
+        syncing, and a note would only wake it again)."""
+        unread = array.array("i", [0])
         try:
-            os.write(proc.stdin.fileno(), b"d")  # type: ignore[union-attr]  # before: the helper may skip sooner
+            fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, unread)  # type: ignore[union-attr]
+            if unread[0] > 0:
+                os.write(proc.stdin.fileno(), b"d")  # type: ignore[union-attr]
         except OSError:
             pass  # the helper is gone: its answers are not needed for these
         self.loop_fsyncs += 1
