@@ -24,9 +24,9 @@ asked at once, so the sync runs while the loop does other work (the scheduler's
 cycle for the pod a delete freed) and the loop never blocks for it. But on a machine
 whose cores are busy the helper's answer is late: it waits for a CPU to read the
 request, and again to answer once its sync has returned, and the loop waits for a
-CPU to read the answer. So the turn loop waits for the answer only as long as a sync
-takes lately (`expected_seconds`: the median of the loop's own syncs and of the
-helper's answers that came within that time); when it joins a commit still
+CPU to read the answer. So the turn loop waits for the answer only as long as the
+helper's answers took lately (`expected_seconds`: the median of its last round
+trips), or until a new message makes it join the commit; when it joins a commit still
 unanswered (`SyncedCommit.finish`), the loop's thread fdatasyncs the log itself, a
 blocking call that holds no interpreter lock, and tells a helper that has not read
 the requests yet (`d` after them): a helper that then reads requests all followed by
@@ -87,9 +87,9 @@ while True:
 """
 
 
-# How many recent fsync times the expected time is the median of: a commit's helper
-# that waited for a CPU (several ms under load) moves the median little, and a disk that
-# became slower moves it within a few commits.
+# How many of the helper's recent round trips the expected time is the median of: one
+# that waited for a CPU (several ms under load) moves it little, and a slower disk or a
+# busier machine moves it within a few commits.
 _TIMES_KEPT = 9
 
 
@@ -142,7 +142,7 @@ class WalSync:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiting: collections.deque[SyncedCommit] = collections.deque()
         self._times: collections.deque[float] = collections.deque([FIRST_EXPECTED_SECONDS], maxlen=_TIMES_KEPT)
-        self.expected_seconds = FIRST_EXPECTED_SECONDS  # the median of the recent fsyncs' times
+        self.expected_seconds = FIRST_EXPECTED_SECONDS  # the median of the helper's recent round trips
         self.failed: str | None = None  # once an fsync failed, the log's state is unknown: no commit is durable
         self.requests = 0  # fsyncs asked for (stats, tests)
         self.helper_fsyncs = 0  # requests the helper answered with its own fsync
@@ -187,7 +187,6 @@ class WalSync:
         except OSError:
             pass  # the helper is gone: its answers are not needed for these
         self.loop_fsyncs += 1
-        t0 = time.perf_counter()
         try:
             fd = os.open(self.wal, os.O_RDONLY)
             try:
@@ -199,7 +198,6 @@ class WalSync:
             error: Exception | None = Unavailable(f"store commit failed: {self.failed}")
         else:
             error = None
-            self._timed(time.perf_counter() - t0)
         for commit in self._waiting:
             if not commit.landed:
                 commit.land(error)
@@ -214,9 +212,10 @@ class WalSync:
         self._read()
 
     def _timed(self, seconds: float) -> None:
-        """A sync took `seconds`: the loop's own (its true time), or the helper's round
-        trip when it answered within the expected time (proof that it can be shorter;
-        a later one was late for a CPU or the disk, which the loop's own sync measures)."""
+        """The helper answered `seconds` after the request. Only the helper's round trips
+        count: the loop's own syncs begin when the window has passed and end sooner when
+        the helper's sync was under way (counting them would shrink the window until
+        the loop synced every commit itself, losing the overlap)."""
         self._times.append(seconds)
         self.expected_seconds = min(MAX_EXPECTED_SECONDS, statistics.median(self._times))
 
@@ -261,9 +260,8 @@ class WalSync:
             self.helper_fsyncs += 1
         if commit.landed:  # the loop's own fsync landed it already
             return
-        took = time.perf_counter() - commit.started_at
-        if self.failed is None and took < commit.expected_seconds:
-            self._timed(took)
+        if self.failed is None:
+            self._timed(time.perf_counter() - commit.started_at)
         commit.land(Unavailable(f"store commit failed: {self.failed}") if self.failed else None)
 
     def _lost(self, why: str) -> None:
