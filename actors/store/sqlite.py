@@ -115,6 +115,9 @@ CREATE TEMP TRIGGER IF NOT EXISTS write_row INSTEAD OF INSERT ON batch_rows BEGI
 END;
 """
 ROWS_MAX = 16
+# A row's body as compact JSON: `json.dumps(raw, separators=(",", ":"))` without a new
+# encoder made at every call (the same text; ~10 % of a pod's encoding).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 _WRITE_ROWS = [""] + ["INSERT INTO batch_rows (kind, key, rv, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n)
                       for n in range(1, ROWS_MAX + 1)]
 
@@ -360,14 +363,14 @@ class _Batch:
             flat: list[Any] = []
             size = 0
             for w in last.values():
-                body = json.dumps(w.raw, separators=(",", ":")) if w.raw is not None else None
+                body = _encode(w.raw) if w.raw is not None else None
                 size += len(body) if body is not None else 0
                 flat += (w.kind, w.key, w.resource_version, body)
             return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only, size)
-        upserts = [[w.kind, w.key, w.resource_version, json.dumps(w.raw, separators=(",", ":"))]
+        upserts = [[w.kind, w.key, w.resource_version, _encode(w.raw)]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
         top = max(w.resource_version for w in writes)
-        up = json.dumps(upserts, separators=(",", ":")) if upserts else None
-        down = json.dumps(deletes, separators=(",", ":")) if deletes else None
+        up = _encode(upserts) if upserts else None
+        down = _encode(deletes) if deletes else None
         return cls(_WRITE_BATCH, (up, down, top), deletes_only, len(up or "") + len(down or ""))
