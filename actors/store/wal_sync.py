@@ -1,7 +1,7 @@
 """The SQLite store's small commits: written on the event loop's thread, made durable
-by an fsync of the write-ahead log, done by a helper process or, when the helper has
-not picked the request up by the time the loop needs the answer, by the loop's own
-thread (issue 26, h26-churn5, h26-inline).
+by a sync of the write-ahead log, done by a helper process or, when the helper has
+not answered by the time the loop needs the answer, by the loop's own thread
+(issue 26, h26-churn5, h26-inline).
 
 Why (docs/decisions.md, "Small commits on the loop's thread, the WAL's fsync in a
 helper process"): a commit handed to the writer thread costs the loop two hand-overs
@@ -14,25 +14,27 @@ interpreter at all.
 So a small batch is written by the loop's own connection, with PRAGMA
 synchronous=NORMAL (in WAL mode: the commit writes its frames to the log, no fsync;
 checkpoints still sync the log before copying it and the database after), and is
-durable once the log file has been fsynced: what synchronous=FULL does inside the
+durable once the log file has been synced: what synchronous=FULL does inside the
 commit. It is answered (callers, watchers) only after that, as every commit was. A
 kill -9 of the daemon loses nothing it acknowledged, and a write the daemon made but
 did not acknowledge may be there or not, as before.
 
-Who fsyncs. The helper, a separate process with no interpreter lock to share, is
-asked at once, so the fsync runs while the loop does other work (the scheduler's
-cycle for the pod a delete freed). But on a machine whose cores are busy the helper
-may wait several ms for a CPU before it even reads the request. So when the loop
-needs the answer (the turn loop joins the commit: `SyncedCommit.finish`) and the
-helper has not read the request yet (bytes still unread in its pipe), the loop's
-thread fsyncs the log itself, a blocking call that holds no interpreter lock, and
-tells the helper so (`d` after the requests): a helper that then reads requests all
-followed by a `d` answers them without an fsync of its own. A helper that has read
-the request is in its fsync (or about to be): the loop waits for its answer.
+Who syncs. The helper, a separate process with no interpreter lock to share, is
+asked at once, so the sync runs while the loop does other work (the scheduler's
+cycle for the pod a delete freed) and the loop never blocks for it. But on a machine
+whose cores are busy the helper's answer is late: it waits for a CPU to read the
+request, and again to answer once its sync has returned, and the loop waits for a
+CPU to read the answer. So the turn loop waits for the answer only as long as the
+helper's answers took lately (`expected_seconds`: the median of its last round
+trips), or until a new message makes it join the commit; when it joins a commit still
+unanswered (`SyncedCommit.finish`), the loop's thread fdatasyncs the log itself, a
+blocking call that holds no interpreter lock, and tells a helper that has not read
+the requests yet (`d` after them): a helper that then reads requests all followed by
+a `d` answers them without a sync of its own. A sync is `fdatasync`, as SQLite's own in FULL mode.
 
-The protocol: one byte `s` a request, `d` when the loop has fsynced everything asked
-so far; one byte back a request, `k` fsynced, `c` covered by the loop's fsync, `e`
-failed (the helper's stderr, the daemon's, says why). The helper fsyncs once for every
+The protocol: one byte `s` a request, `d` when the loop has synced everything asked
+so far; one byte back a request, `k` synced, `c` covered by the loop's sync, `e`
+failed (the helper's stderr, the daemon's, says why). The helper syncs once for every
 request it reads at once. The loop reads the answers when its selector says they are
 there (`add_reader`) or when it joins a commit.
 """
@@ -74,7 +76,7 @@ while True:
         try:
             fd = os.open(path, os.O_RDONLY)
             try:
-                os.fsync(fd)
+                os.fdatasync(fd)  # what SQLite itself calls to sync its log (strace: fdatasync)
             finally:
                 os.close(fd)
             answer = b"k"
@@ -85,9 +87,9 @@ while True:
 """
 
 
-# How many recent fsync times the expected time is the median of: a commit's helper
-# that waited for a CPU (several ms under load) moves the median little, and a disk that
-# became slower moves it within a few commits.
+# How many of the helper's recent round trips the expected time is the median of: one
+# that waited for a CPU (several ms under load) moves it little, and a slower disk or a
+# busier machine moves it within a few commits.
 _TIMES_KEPT = 9
 
 
@@ -110,8 +112,8 @@ class SyncedCommit:
         self._on_landed = on_landed
 
     def finish(self) -> None:
-        """Block until the log is fsynced (by the helper, or here when the helper has
-        not read the request yet); raise if it is not known durable."""
+        """Block until the log is synced (by the helper, or here when the helper has
+        not answered); raise if it is not known durable."""
         if not self.landed:
             self._sync.settle()
         while not self.landed:
@@ -129,7 +131,7 @@ class SyncedCommit:
 
 
 class WalSync:
-    """The helper process that fsyncs one SQLite write-ahead log, the loop's own fsync
+    """The helper process that syncs one SQLite write-ahead log, the loop's own sync
     when the helper is late, and the commits waiting (in request order: the helper
     answers in order; a commit the loop's fsync landed keeps its place until the
     helper's answer for it is read)."""
@@ -140,12 +142,12 @@ class WalSync:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiting: collections.deque[SyncedCommit] = collections.deque()
         self._times: collections.deque[float] = collections.deque([FIRST_EXPECTED_SECONDS], maxlen=_TIMES_KEPT)
-        self.expected_seconds = FIRST_EXPECTED_SECONDS  # the median of the recent fsyncs' times
+        self.expected_seconds = FIRST_EXPECTED_SECONDS  # the median of the helper's recent round trips
         self.failed: str | None = None  # once an fsync failed, the log's state is unknown: no commit is durable
         self.requests = 0  # fsyncs asked for (stats, tests)
         self.helper_fsyncs = 0  # requests the helper answered with its own fsync
         self.covered = 0  # requests the helper answered as covered by the loop's fsync
-        self.loop_fsyncs = 0  # fsyncs the loop's thread did because the helper had not read the request
+        self.loop_fsyncs = 0  # syncs the loop's thread did because the helper had not answered when it joined a commit
 
     @property
     def pid(self) -> int | None:
@@ -162,30 +164,33 @@ class WalSync:
             self._lost(f"the fsync helper is gone ({e})")
 
     def settle(self) -> None:
-        """The loop needs the waiting commits now: read the answers already there; if
-        the helper has not even read its requests (it waits for a CPU), fsync here."""
+        """The loop needs the waiting commits now (the turn loop joins one): read the
+        answers already there; for what is still unanswered, fdatasync the log here
+        rather than wait for the helper (under load it waits for a CPU to read the
+        request, and again to answer after its own sync)."""
         self._read()
         proc = self._proc
-        if proc is None or not any(not c.landed for c in self._waiting):
-            return
-        unread = array.array("i", [0])
-        fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, unread)  # type: ignore[union-attr]
-        if unread[0] > 0:
+        if proc is not None and any(not c.landed for c in self._waiting):
             self._fsync_here(proc)
 
     def _fsync_here(self, proc: subprocess.Popen[bytes]) -> None:
-        """fsync the log on the loop's thread (no interpreter lock held meanwhile) and
-        land every commit asked so far: their frames were written before this call."""
+        """fdatasync the log on the loop's thread (no interpreter lock held meanwhile)
+        and land every commit asked so far: their frames were written before this call.
+        A helper that has not read those requests yet is told first, so that it answers
+        them without a sync of its own; one that has read them is not written to (it is
+        syncing, and a note would only wake it again)."""
+        unread = array.array("i", [0])
         try:
-            os.write(proc.stdin.fileno(), b"d")  # type: ignore[union-attr]  # before: the helper may skip sooner
+            fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, unread)  # type: ignore[union-attr]
+            if unread[0] > 0:
+                os.write(proc.stdin.fileno(), b"d")  # type: ignore[union-attr]
         except OSError:
             pass  # the helper is gone: its answers are not needed for these
         self.loop_fsyncs += 1
-        t0 = time.perf_counter()
         try:
             fd = os.open(self.wal, os.O_RDONLY)
             try:
-                os.fsync(fd)
+                os.fdatasync(fd)  # what SQLite itself calls to sync its log (strace: fdatasync)
             finally:
                 os.close(fd)
         except OSError as e:
@@ -193,7 +198,6 @@ class WalSync:
             error: Exception | None = Unavailable(f"store commit failed: {self.failed}")
         else:
             error = None
-            self._timed(time.perf_counter() - t0)
         for commit in self._waiting:
             if not commit.landed:
                 commit.land(error)
@@ -208,6 +212,10 @@ class WalSync:
         self._read()
 
     def _timed(self, seconds: float) -> None:
+        """The helper answered `seconds` after the request. Only the helper's round trips
+        count: the loop's own syncs begin when the window has passed and end sooner when
+        the helper's sync was under way (counting them would shrink the window until
+        the loop synced every commit itself, losing the overlap)."""
         self._times.append(seconds)
         self.expected_seconds = min(MAX_EXPECTED_SECONDS, statistics.median(self._times))
 

@@ -1,9 +1,8 @@
-"""Small SQLite commits are written on the loop's thread and made durable by an fsync of
+"""Small SQLite commits are written on the loop's thread and made durable by a sync of
 the write-ahead log (actors/store/wal_sync.py): the helper's, or the loop's own when the
-helper has not read the request (it waits for a CPU), which the helper then answers
-without an fsync; a helper that has read the request is waited for; a helper that dies
-is replaced without losing the commit that waited for it, and a failed fsync fails that
-commit and every later one.
+helper has not answered (it waits for a CPU), which the helper then answers without a
+sync of its own; a helper that dies is replaced without losing the commit that waited
+for it, and a failed sync fails that commit and every later one.
 
 Real SQLite files and a real helper process, held with SIGSTOP: no timing.
 """
@@ -23,7 +22,6 @@ from actors.base import new_reply
 from actors.store import Store
 from actors.store.messages import Create, Unavailable
 from actors.store.sqlite import SQLiteBackend
-from actors.store.wal_sync import SyncedCommit
 from tests.actors.store_helpers import pod, serving
 from tests.transport.test_store_sqlite_overlap import committing
 
@@ -57,7 +55,7 @@ def unread_requests(backend: SQLiteBackend) -> int:
     return unread[0]
 
 
-async def test_a_commit_whose_helper_has_not_read_the_request_is_fsynced_by_the_loop_and_the_helper_skips_it(tmp_path):
+async def test_a_commit_the_helper_has_not_answered_is_synced_by_the_loop_and_the_helper_then_skips_its_sync(tmp_path):
     backend = SQLiteBackend(tmp_path)
     async with serving(Store(backend)) as (_, client):
         await client.create(pod("p0"))  # starts the helper
@@ -77,27 +75,6 @@ async def test_a_commit_whose_helper_has_not_read_the_request_is_fsynced_by_the_
         assert backend._sync.covered == covered + 1  # answered without an fsync of its own
     assert created["metadata"]["resourceVersion"] == "2" and backend._sync.requests == 2
     assert await stored_names(tmp_path) == {"p0", "p1"}
-
-
-async def test_a_commit_whose_helper_has_read_the_request_waits_for_the_helpers_fsync(tmp_path):
-    backend = SQLiteBackend(tmp_path)
-    async with serving(Store(backend)) as (store, client):
-        await client.create(pod("p0"))
-        await answered_all(backend)
-        fsyncs, helper = backend._sync.loop_fsyncs, backend._sync.pid
-        sync = backend._sync
-        commit = SyncedCommit(sync, lambda: None, None)
-        sync.request(commit)
-        while unread_requests(backend) > 0:  # until the helper has read it (it is in its fsync, or past it)
-            await asyncio.sleep(0)
-        stop(helper)  # held before or after its answer: the loop must not fsync either way
-        try:
-            sync.settle()
-            assert sync.loop_fsyncs == fsyncs
-        finally:
-            os.kill(helper, signal.SIGCONT)
-        commit.finish()
-        assert commit.landed and sync.loop_fsyncs == fsyncs
 
 
 async def test_a_helper_killed_while_a_commit_waits_for_it_is_replaced_and_the_commit_lands(tmp_path):
