@@ -20,9 +20,10 @@ queue as before; so do every pod's own events (the queue offers one to that pod
 whatever its keys). The Pipeline wires it with the queue's own hint maps; without it the
 Scheduler sends every event (tests that build a Scheduler alone).
 
-DynamicResources is today's one plugin with hint keys: a claim's ADDED (made for a
-pod that does not name it yet) and the allocation written with a pod's binding name no
-pending pod, and no longer cost a message and a queue turn each."""
+DynamicResources is today's one plugin with hint keys: a claim's ADDED, made for a pod
+whose status does not name it yet, names no pending pod and no longer costs a message
+and a queue turn. (The allocation written with a pod's binding still goes: the pod being
+bound is pending, and names the claim, until its binding's event.)"""
 from __future__ import annotations
 
 import logging

@@ -82,10 +82,10 @@ def test_a_queue_told_only_the_events_that_can_move_a_pod_ends_as_one_told_every
         now += 0.25
         match op:
             case ("claim", name, owner, allocated):
-                old = claims.get(name)
-                new = claims[name] = _claim(name, owner if owner is None or owner in current else None, allocated, rv)
-                objects.put(new)
-                offer(CLAIM_ADD if old is None else CLAIM_UPDATE, old, new)
+                known = owner is None or owner in current
+                old, claims[name] = claims.get(name), _claim(name, owner if known else None, allocated, rv)
+                objects.put(claims[name])
+                offer(CLAIM_ADD if old is None else CLAIM_UPDATE, old, claims[name])
             case ("record", i, name) if i in current:
                 old_pod, new_pod = current[i], _recorded(current[i], name)
                 current[i] = new_pod

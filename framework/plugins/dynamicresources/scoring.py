@@ -17,6 +17,11 @@ def has_first_available(claim_spec: Mapping[str, Any]) -> bool:
     return any(r.get("firstAvailable") for r in ((claim_spec.get("devices") or {}).get("requests") or []))
 
 
+def any_first_available(claims: Sequence[Any]) -> bool:
+    """Whether a claim has a prioritized list: else every node scores 0."""
+    return any(has_first_available(c.spec) for c in claims)
+
+
 def prioritized_list_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]]) -> int:
     """The node's score; ValueError when there are fewer allocations than claims to allocate."""
     score = 0
@@ -40,7 +45,7 @@ def node_scores(claims: Sequence[Any], node_allocations: Mapping[str, Sequence[M
     """Score per node (0 for a pod without prioritized lists, and where no allocation was
     made: the fast path's plain requests choose no subrequest); an Error status when a
     node's allocations do not cover the claims."""
-    if not claims or not any(has_first_available(c.spec) for c in claims):
+    if not any_first_available(claims):
         return [0] * len(node_names), None
     out = []
     for name in node_names:
