@@ -10,6 +10,7 @@ import numpy as np
 
 from framework.interface import NodePluginScores
 from framework.runtime import NodeScoreList
+from framework.reductions import column_max
 
 EMPTY_PRIORITY_LIST = "empty priorityList"
 
@@ -26,7 +27,7 @@ def select_host(scores: Sequence[NodePluginScores], rand: random.Random) -> str:
     else:
         totals = np.array([s.total_score for s in scores], dtype=object)
         name_at = lambda i: scores[i].name  # noqa: E731
-    ties = np.flatnonzero(totals == totals.max())
+    ties = (totals == column_max(totals)).nonzero()[0]
     if len(ties) == 1:
         return name_at(int(ties[0]))
     return name_at(int(ties[rand.randrange(len(ties))]))

@@ -31,6 +31,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
+from framework.reductions import all_set, any_set, outside
 
 C = TypeVar("C")
 
@@ -132,13 +133,13 @@ def _window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, 
         first = passing[start:start + to_find]
         if len(first) < to_find:
             first = np.concatenate((first, passing[:to_find - len(first)]))
-        if first.all():
+        if all_set(first):
             return first, True
     order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
     reached = np.cumsum(order)
     end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
     taken = order[:end]
-    return taken, bool(taken.all())
+    return taken, all_set(taken)
 
 
 def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
@@ -343,9 +344,9 @@ class NodeLocalColumns:
         gen = self._table.generation  # type: ignore[union-attr]
         n = len(nodes)
         if nodes.rows is self._table.all_rows and start + count <= n:  # type: ignore[union-attr]
-            return bool((generation[start:start + count] != gen[start:start + count]).any())
+            return any_set(generation[start:start + count] != gen[start:start + count])
         rows = nodes.rows[_rotation(start, count, n)]
-        return bool((generation[rows] != gen[rows]).any())
+        return any_set(generation[rows] != gen[rows])
 
     def _moved(self, generation: np.ndarray, nodes: ColumnarNodes, also: np.ndarray | None) -> np.ndarray | None:
         """In an ordinary cycle over the whole table (positions are rows): the positions
@@ -475,7 +476,7 @@ class NodeLocalColumns:
             return False  # out of int64: the ordinary path reports it
         col.values[rows] = values
         col.generation[rows] = gen[rows]
-        if col.in_range and len(values) and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+        if col.in_range and len(values) and outside(values, MIN_NODE_SCORE, MAX_NODE_SCORE):
             col.in_range = False
         col.fresh = False
         self.counts.score_calls += 1

@@ -18,6 +18,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
+from framework.reductions import outside
 from framework.runtime.common import ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
@@ -175,7 +176,7 @@ class Scoring:
             column = _int_column(raw)
             # Raw scores read from a column whose every stored value is in range need no check.
             checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
-            if not checked and len(column) and (column.min() < MIN_NODE_SCORE or column.max() > MAX_NODE_SCORE):
+            if not checked and len(column) and outside(column, MIN_NODE_SCORE, MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
                 return NodeScoreList.empty(), _error(
                     name,

@@ -7,6 +7,7 @@ import numpy as np
 
 from framework.api.labels import LabelSelector
 from framework.node_table import columnar_table
+from framework.reductions import column_max, column_min
 from framework.interface import MAX_NODE_SCORE, NodeScore, Status
 from framework.plugins.helper import elementwise
 
@@ -186,10 +187,10 @@ def default_normalize_column(max_priority: int, reverse: bool, scores: np.ndarra
         return None
     if not scores.size:
         return scores.copy()
-    max_count = int(scores.max())
+    max_count = int(column_max(scores))
     if max_count <= 0:
         return np.full(scores.size, max_priority, dtype=np.int64) if reverse else scores.copy()
-    if max_count > _COLUMN_LIMIT or int(scores.min()) < -_COLUMN_LIMIT:
+    if max_count > _COLUMN_LIMIT or int(column_min(scores)) < -_COLUMN_LIMIT:
         return None
     quotient = elementwise.go_div(scores * max_priority, max_count)
     return max_priority - quotient if reverse else quotient

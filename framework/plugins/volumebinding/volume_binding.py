@@ -161,7 +161,7 @@ class VolumeBinding(FilterEachNode):
         return mode == WAIT_FOR_FIRST_CONSUMER, None
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        claims, reason = self._pod_claims(pod)
+        claims, reason = self._pod_claims(pod) if pod.volumes else ([], None)  # no volume: no claim
         if reason is not None:
             return None, Status(Code.UnschedulableAndUnresolvable, reason)
         if not claims:

@@ -119,6 +119,8 @@ class VolumeZone(FilterEachNode):
         return out, None
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:  # no claim, so no topology: the Skip below, sooner
+            return None, Status(Code.Skip)
         topologies, status = self._pv_topologies(pod)
         if status is not None:
             return None, status
