@@ -5,11 +5,12 @@ one row holding the highest resourceVersion ever committed, so versions keep
 increasing after deletes and restarts. Bindings are durable because a binding is
 the pod's own row (spec.nodeName, PodScheduled condition).
 
-Loads, closes, checkpoints and large batches run on one dedicated, long-lived thread
+Loads, closes and large batches run on one dedicated, long-lived thread
 (actors.store.sqlite_writer; sqlite3 connections belong to the thread that opened
 them). A small batch (at most INLINE_MAX_BYTES of rows) is written on the event loop's
 thread by a second connection and made durable by a sync of the log, done by a helper
-process or by the loop's thread when the helper is late (actors.store.wal_sync). A
+process or by the loop's thread when the helper is late (actors.store.wal_sync); each
+connection checkpoints the log after its own commits, as SQLite does by default. A
 batch is one transaction, written by one statement (a temporary view whose INSTEAD OF
 trigger deletes, upserts and moves the resourceVersion): the store's whole batch
 becomes durable at once (group commit), or nothing does. `start_commit(writes)` returns
@@ -65,10 +66,12 @@ _SYNCED = ("FULL", "EXTRA")  # the modes whose commits are synced before they ar
 # rows: SQLite's CPU for it is below the writer thread's hand-over); a larger one on
 # the writer thread, where the loop goes on meanwhile (actors/store/wal_sync.py).
 INLINE_MAX_BYTES = 64 * 1024
-# The loop thread's connection does not checkpoint the log (it would sync the log and the
-# database on the loop's thread); the writer thread does, after this many of its commits
-# (a Churn completion's two commits write ~8 pages: about SQLite's own 1,000-page period).
-CHECKPOINT_EVERY = 256
+# The loop thread's connection checkpoints the log itself, as SQLite does by default
+# (PASSIVE, after the commit that takes the log past 1,000 pages): it is the only writer
+# then, so the checkpoint completes and the next commit starts the log again from its
+# beginning. (A checkpoint on the writer thread, beside the loop's commits, never
+# completed under Churn's rate: the log grew by ~30 MB a second at 10,000 queued pods,
+# and its syncs slowed with it.)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -159,8 +162,6 @@ class SQLiteBackend:
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
         self.inline_max_bytes = INLINE_MAX_BYTES  # 0: every batch on the writer thread
-        self._inline_commits = 0
-        self.checkpoint_every = CHECKPOINT_EVERY
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await self._writer.call(fn)
@@ -205,9 +206,6 @@ class SQLiteBackend:
             self._sync.request(commit)
         else:
             commit.land(None)
-        self._inline_commits += 1
-        if self._inline_commits % self.checkpoint_every == 0:  # the loop's connection never checkpoints itself
-            self._writer.call(self._checkpoint_sync).add_done_callback(_checkpointed)
         return commit
 
     def _inline_conn(self) -> sqlite3.Connection:
@@ -219,7 +217,6 @@ class SQLiteBackend:
             try:
                 conn.execute(f"PRAGMA synchronous={'NORMAL' if self.synchronous in _SYNCED else self.synchronous}")
                 conn.execute("PRAGMA busy_timeout=5000")
-                conn.execute("PRAGMA wal_autocheckpoint=0")  # the writer thread checkpoints (CHECKPOINT_EVERY)
                 conn.executescript(_BATCH_TRIGGER + _ROWS_TRIGGER)
                 if self.max_pages is not None:
                     conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
@@ -294,11 +291,6 @@ class SQLiteBackend:
             except FileNotFoundError:
                 pass
 
-    def _checkpoint_sync(self) -> None:
-        """Copy the log into the database (PASSIVE: the loop's commits go on meanwhile;
-        the log is synced first and the database after, the store's own mode)."""
-        self._open().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-
     def _load_all_sync(self, max_object_bytes: int | None) -> LoadedState:
         return load_rows(self._open(), max_object_bytes)
 
@@ -340,11 +332,6 @@ class SQLiteBackend:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor drops the flock
             self._lock_fd = None
-
-
-def _checkpointed(done: "asyncio.Future[None]") -> None:
-    if not done.cancelled() and done.exception() is not None:  # the next one tries again; SQLite's own at close
-        log.warning("store: checkpointing the log failed: %s", done.exception())
 
 
 @dataclass(frozen=True, slots=True)
