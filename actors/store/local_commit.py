@@ -28,7 +28,6 @@ awaited in place, as before: there is nothing to overlap, and nothing is told ea
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -157,15 +156,11 @@ class LocalCommit:
         return _Awaited()
 
     def _waker(self) -> Callable[[], None]:
-        """For the writer thread (or the loop's own, when the fsync helper answers):
-        wake the turn loop's overlap when the commit has landed, so a disk faster than
-        its recent average is joined at once."""
-        loop, inbox, here = asyncio.get_running_loop(), self._s.inbox, threading.get_ident()
+        """For the writer thread: wake the turn loop's overlap when the commit has
+        landed, so a disk faster than its recent average is joined at once."""
+        loop, inbox = asyncio.get_running_loop(), self._s.inbox
 
         def landed() -> None:
-            if threading.get_ident() == here:
-                inbox.nudge()  # on the loop's thread: no self-pipe write to wake it
-                return
             try:
                 loop.call_soon_threadsafe(inbox.nudge)
             except RuntimeError:  # the loop closed meanwhile: nobody overlaps anything

@@ -5,17 +5,13 @@ one row holding the highest resourceVersion ever committed, so versions keep
 increasing after deletes and restarts. Bindings are durable because a binding is
 the pod's own row (spec.nodeName, PodScheduled condition).
 
-Loads, closes and large batches run on one dedicated, long-lived thread
-(actors.store.sqlite_writer; sqlite3 connections belong to the thread that opened
-them). A small batch (at most INLINE_MAX_BYTES of rows) is written on the event loop's
-thread by a second connection and made durable by a sync of the log, done by a helper
-process or by the loop's thread when the helper is late (actors.store.wal_sync); each
-connection checkpoints the log after its own commits, as SQLite does by default. A
-batch is one transaction, written by one statement (a temporary view whose INSTEAD OF
-trigger deletes, upserts and moves the resourceVersion): the store's whole batch
-becomes durable at once (group commit), or nothing does. `start_commit(writes)` returns
-once the batch is handed over or written (the turn loop prepares its next turn
-meanwhile); the returned commit's `finish()` joins it.
+Every call runs on one dedicated, long-lived thread (actors.store.sqlite_writer;
+sqlite3 connections belong to the thread that opened them), so the event loop never
+waits for the disk. A batch is one transaction, written by one statement (a temporary
+view whose INSTEAD OF trigger deletes, upserts and moves the resourceVersion):
+the store's whole batch becomes durable at once (group commit), or nothing does.
+`start_commit(writes)` hands a batch over and returns at once (the turn loop prepares
+its next turn meanwhile); the returned PendingCommit's `finish()` joins it.
 
 A data directory is owned by one daemon at a time: an exclusive flock on the
 directory itself, held open for the daemon's life and released by the kernel even
@@ -50,7 +46,6 @@ from actors.store.messages import Unavailable
 from actors.store.sqlite_rows import load_rows
 from actors.store.sqlite_space import DEFAULT_RESERVE_BYTES, DiskSpace, is_disk_full
 from actors.store.sqlite_writer import PendingCommit, SQLiteWriter
-from actors.store.wal_sync import SyncedCommit, WalSync
 
 log = logging.getLogger("ksched.store")
 
@@ -61,17 +56,6 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 SCHEMA_VERSION = 1
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-_SYNCED = ("FULL", "EXTRA")  # the modes whose commits are synced before they are answered
-# A batch whose rows' JSON is at most this long is written on the loop's thread (a few
-# rows: SQLite's CPU for it is below the writer thread's hand-over); a larger one on
-# the writer thread, where the loop goes on meanwhile (actors/store/wal_sync.py).
-INLINE_MAX_BYTES = 64 * 1024
-# The loop thread's connection checkpoints the log itself, as SQLite does by default
-# (PASSIVE, after the commit that takes the log past 1,000 pages): it is the only writer
-# then, so the checkpoint completes and the next commit starts the log again from its
-# beginning. (A checkpoint on the writer thread, beside the loop's commits, never
-# completed under Churn's rate: the log grew by ~30 MB a second at 10,000 queued pods,
-# and its syncs slowed with it.)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -156,12 +140,9 @@ class SQLiteBackend:
         self.max_pages = max_pages
         self.space = DiskSpace(self.data_dir, self.path, reserve_bytes)
         self._writer = SQLiteWriter()
-        self._conn: sqlite3.Connection | None = None  # the writer thread's
-        self._inline: sqlite3.Connection | None = None  # the loop thread's, for small batches (wal_sync.py)
-        self._sync = WalSync(self.path.with_name(DB_FILE + "-wal"))
+        self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
         self.commits = 0  # batches committed, for group-commit tests and stats
-        self.inline_max_bytes = INLINE_MAX_BYTES  # 0: every batch on the writer thread
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await self._writer.call(fn)
@@ -185,55 +166,12 @@ class SQLiteBackend:
         would take the same time from it). `finish()` on the result joins it;
         `on_landed` is called on the writer thread when it has ended."""
         batch = _Batch.of(writes)
-        if self._sync.failed is not None or (self._conn is not None and batch.size <= self.inline_max_bytes):
-            return self._commit_inline(batch, on_landed)
         return self._writer.start_commit(lambda pending: self._commit_sync(batch, pending), self._counted, on_landed)
-
-    def _commit_inline(self, batch: "_Batch", on_landed: Callable[[], None] | None) -> SyncedCommit:
-        """A small batch written on the loop's thread (no hand-over to the writer),
-        durable once its log is synced, by the helper process or by the loop's thread
-        when the helper is late (actors/store/wal_sync.py)."""
-        commit = SyncedCommit(self._sync, self._counted, on_landed)
-        if self._sync.failed is not None:
-            commit.land(Unavailable(f"store commit failed: {self._sync.failed}"))
-            return commit
-        try:
-            self._write(self._inline_conn(), batch)
-        except Unavailable as e:
-            commit.land(e)
-            return commit
-        if self.synchronous in _SYNCED:
-            self._sync.request(commit)
-        else:
-            commit.land(None)
-        return commit
-
-    def _inline_conn(self) -> sqlite3.Connection:
-        """The loop thread's connection: synchronous=NORMAL when the store is FULL or
-        EXTRA (the log's sync, wal_sync.py, makes each commit durable), else the store's
-        own mode."""
-        if self._inline is None:
-            conn = sqlite3.connect(self.path, isolation_level=None)
-            try:
-                conn.execute(f"PRAGMA synchronous={'NORMAL' if self.synchronous in _SYNCED else self.synchronous}")
-                conn.execute("PRAGMA busy_timeout=5000")
-                conn.executescript(_BATCH_TRIGGER + _ROWS_TRIGGER)
-                if self.max_pages is not None:
-                    conn.execute(f"PRAGMA max_page_count={int(self.max_pages)}")
-            except BaseException:
-                conn.close()
-                raise
-            self._inline = conn
-        return self._inline
 
     def _counted(self) -> None:
         self.commits += 1
 
     async def close(self) -> None:
-        if self._inline is not None:
-            self._inline.close()
-            self._inline = None
-        self._sync.close()
         try:
             await self._run(self._close_sync)
         finally:
@@ -301,15 +239,9 @@ class SQLiteBackend:
 
     def _commit_sync(self, batch: "_Batch", pending: PendingCommit) -> None:
         conn = self._open()
-        self._write(conn, batch, pending.begin)
-
-    def _write(self, conn: sqlite3.Connection, batch: "_Batch", begin: Callable[[], None] | None = None) -> None:
-        """The batch's one statement on `conn` (SQLite's refusals as Unavailable; a batch
-        of deletes the full disk refused is tried once more with the reserve's room)."""
         try:
             try:
-                if begin is not None:
-                    begin()
+                pending.begin()
                 conn.execute(batch.sql, batch.params)
             except sqlite3.OperationalError as exc:
                 if not (batch.deletes_only and is_disk_full(exc)):
@@ -345,7 +277,6 @@ class _Batch:
     sql: str
     params: tuple[Any, ...]
     deletes_only: bool
-    size: int  # characters of the bodies' JSON
 
     @classmethod
     def of(cls, writes: Sequence[Write]) -> "_Batch":
@@ -353,16 +284,14 @@ class _Batch:
         deletes_only = all(w.raw is None for w in writes)
         if len(last) <= ROWS_MAX:  # a key's last write has its highest version: the meta row's max is the same
             flat: list[Any] = []
-            size = 0
             for w in last.values():
-                body = _encode(w.raw) if w.raw is not None else None
-                size += len(body) if body is not None else 0
-                flat += (w.kind, w.key, w.resource_version, body)
-            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only, size)
+                flat += (w.kind, w.key, w.resource_version,
+                         _encode(w.raw) if w.raw is not None else None)
+            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only)
         upserts = [[w.kind, w.key, w.resource_version, _encode(w.raw)]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
         top = max(w.resource_version for w in writes)
         up = _encode(upserts) if upserts else None
         down = _encode(deletes) if deletes else None
-        return cls(_WRITE_BATCH, (up, down, top), deletes_only, len(up or "") + len(down or ""))
+        return cls(_WRITE_BATCH, (up, down, top), deletes_only)

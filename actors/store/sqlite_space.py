@@ -14,9 +14,7 @@ lets deletes commit while it lasts (issue 19).
   pages the deletes free inside the file are reused by later writes. The reserve
   is made again once a commit succeeds with room for it.
 
-Every method runs where the store's commits run (the writer thread, or the event
-loop's for small batches: actors/store/wal_sync.py), never two at once: one commit
-is in flight at a time.
+Every method runs on the backend's SQLite thread.
 """
 from __future__ import annotations
 
@@ -50,18 +48,12 @@ class DiskSpace:
         self.db_path = db_path
         self.reserve_bytes = reserve_bytes
         self.full = False
-        self._made = False  # this store made (or found) the reserve and has not released it since
 
     def ensure_reserve(self) -> bool:
-        """Make the reserve if it is missing and there is room; whether it exists.
-        Called after every commit: once made, it is known to exist until this store
-        releases it (no stat a commit; the data directory is the daemon's alone)."""
+        """Make the reserve if it is missing and there is room; whether it exists."""
         if self.reserve_bytes <= 0:
             return False
-        if self._made:
-            return True
         if self.reserve_path.exists():
-            self._made = True
             return True
         try:
             fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -76,12 +68,10 @@ class DiskSpace:
             os.close(fd)
         if not made:
             self.reserve_path.unlink(missing_ok=True)
-        self._made = made
         return made
 
     def release_reserve(self) -> bool:
         """Give the reserve's blocks back to the disk; whether there was one."""
-        self._made = False
         try:
             self.reserve_path.unlink()
         except FileNotFoundError:

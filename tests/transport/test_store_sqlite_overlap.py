@@ -27,7 +27,6 @@ class HeldBackend(SQLiteBackend):
 
     def __init__(self, path: Path, hold: int) -> None:
         super().__init__(path)
-        self.inline_max_bytes = 0  # every batch through the writer thread, where `_commit_sync` holds it
         self.hold = hold
         self.release = threading.Event()
         self.started = 0
