@@ -37,6 +37,7 @@ from typing import Any, Callable, Hashable
 
 from framework.attempt_outcome import Diagnosis
 from framework.api.objects import Pod
+from framework.identity_memo import IdentityMemo
 from framework.interface import SignPlugin, SignPurpose
 
 # The state a result holds for: snapshot generation, nominator version, lister version.
@@ -83,20 +84,13 @@ class ProfileSigner:
         # Pod is never changed in place and signers are pure (SignPlugin), so a pod signed
         # again (a completion signs the woken pod and its follower in each cycle that
         # tries them, and again when the follower is tried next) gets the same answer.
-        self._signed: dict[int, tuple[Pod, Hashable | None]] = {}
+        self._signed: IdentityMemo[Pod, Hashable | None] = IdentityMemo(_PlainParts.SIZE)
 
     def sign(self, pod: Pod, nominated: bool) -> Hashable | None:
         """The pod's signature, None when it cannot be signed."""
         if not self.enabled or (not self.sign_nominated and (nominated or pod.nominated_node_name)):
             return None
-        kept = self._signed.get(id(pod))
-        if kept is not None and kept[0] is pod:
-            return kept[1]
-        signature = self._sign(pod)
-        if len(self._signed) >= _PlainParts.SIZE:
-            del self._signed[next(iter(self._signed))]  # the oldest
-        self._signed[id(pod)] = (pod, signature)
-        return signature
+        return self._signed.of(pod, self._sign)
 
     def _sign(self, pod: Pod) -> Hashable | None:
         fragments = []
@@ -117,24 +111,21 @@ class _PlainParts:
     annotations, owner references and spec in canonical form), kept for the pods signed
     last: a stored Pod is never changed in place, and a completion signs the same two
     pods about seven times (their key, their class in the scheduler and in the queue,
-    batching's hint). By object identity (the object is held, so its id is not reused)."""
+    batching's hint). By object identity (IdentityMemo)."""
 
     SIZE = 64
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Pod, tuple[str, str, str, str]]] = {}
+        self._kept: IdentityMemo[Pod, tuple[str, str, str, str]] = IdentityMemo(self.SIZE)
 
     def of(self, pod: Pod) -> tuple[str, str, str, str]:
-        kept = self._by_id.get(id(pod))
-        if kept is not None and kept[0] is pod:
-            return kept[1]
-        meta = pod.raw.get("metadata") or {}
-        identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
-        parts = (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")))
-        if len(self._by_id) >= self.SIZE:
-            del self._by_id[next(iter(self._by_id))]  # the oldest
-        self._by_id[id(pod)] = (pod, parts)
-        return parts
+        return self._kept.of(pod, _plain_parts)
+
+
+def _plain_parts(pod: Pod) -> tuple[str, str, str, str]:
+    meta = pod.raw.get("metadata") or {}
+    identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
+    return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")))
 
 
 _PLAIN = _PlainParts()

@@ -44,7 +44,7 @@ ops_st = st.lists(st.one_of(
     st.tuples(st.just("fail"),),
     st.tuples(st.just("bound"), st.integers(0, 2)),
 ), min_size=1, max_size=30)
-pods_st = st.lists(st.tuples(st.sampled_from([None, None, *NAMES]), st.integers(0, len(REJECTORS) - 2)),
+pods_st = st.lists(st.tuples(st.sampled_from([None, None, *NAMES]), st.integers(0, len(REJECTORS) - 1)),
                    min_size=1, max_size=3)
 
 

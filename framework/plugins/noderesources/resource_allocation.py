@@ -32,6 +32,7 @@ from framework.api.resources import (
     quantity_in_units,
 )
 from framework.cache import NodeInfo
+from framework.identity_memo import IdentityMemo
 from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
 from framework.plugins.helper.elementwise import divisor, keep, select
@@ -162,22 +163,19 @@ class ResourceAllocationScorer:
         # The last request lists turned into units, by identity: a pod's lists are its
         # container's (Container.alone), shared by the pods of one template and never
         # changed, so the list object itself (held here) is the key.
-        self._units: dict[int, tuple[ResourceList, tuple[int, ...]]] = {}
+        self._units: IdentityMemo[ResourceList, tuple[int, ...]] = IdentityMemo(64)
 
     def pod_requests(self, pod: Pod) -> list[int]:
         """calculatePodResourceRequestList: one integer per configured resource."""
         reqs = pod_resource_list(pod, non_missing=not self.use_requested, pod_level=self.pod_level)
-        kept = self._units.get(id(reqs))
-        if kept is not None and kept[0] is reqs:
-            return list(kept[1])
+        return list(self._units.of(reqs, self._in_units))
+
+    def _in_units(self, reqs: ResourceList) -> tuple[int, ...]:
         out: list[int] = []
         for spec in self.resources:
             amount = reqs.get(spec.name)
             out.append(quantity_in_units(spec.name, amount) if amount is not None else 0)
-        if len(self._units) >= 64:
-            self._units.clear()
-        self._units[id(reqs)] = (reqs, tuple(out))
-        return out
+        return tuple(out)
 
     @staticmethod
     def is_best_effort(pod_requests: Sequence[int]) -> bool:
