@@ -156,6 +156,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
         self._pop: asyncio.Future | None = None
+        self._assumed_keys: list[str] | None = None  # the cycle's Assumed, for the Pop after it (None: told at once)
         self._stopping = False
         for fwk in frameworks.values():
             self._connect(fwk.handle)
@@ -195,7 +196,13 @@ class Scheduler(Actor[SchedulerMsg]):
         match msg:
             case Popped(qpi=qpi) if qpi is not None and not self._stopping:
                 try:
-                    await (self.group_cycle.run(qpi) if isinstance(qpi, QueuedPodGroup) else self.schedule_one(qpi))
+                    if isinstance(qpi, QueuedPodGroup):
+                        await self.group_cycle.run(qpi)
+                    else:
+                        # The cycle's Assumed rides on the Pop sent right after it (nothing
+                        # else reaches the queue between the two).
+                        self._assumed_keys = []
+                        await self.schedule_one(qpi)
                 except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
                     raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
                 self._request_pop()
@@ -225,11 +232,14 @@ class Scheduler(Actor[SchedulerMsg]):
             self.inbox.close(drain=True)
 
     def _request_pop(self) -> None:
+        assumed, self._assumed_keys = tuple(self._assumed_keys or ()), None
         if self._stopping:
+            if assumed:
+                self.queue.try_tell(Assumed(pod_keys=assumed))
             return
         fut = new_reply()
         self._pop = fut
-        if not self.queue.try_tell(Pop(reply=fut)):
+        if not self.queue.try_tell(Pop(reply=fut, assumed=assumed)):
             self._pop = None
             return
 
@@ -345,8 +355,11 @@ class Scheduler(Actor[SchedulerMsg]):
             self.handle_failure(qpi, status, nominated, self.cycle_started)
             return
         assumed.started = self.cycle_started
-        if tell_assumed:
-            self.queue.try_tell(Assumed(pod_keys=(qpi.pod.key,)))  # its class's next member follows it
+        if tell_assumed:  # its class's next member follows it
+            if self._assumed_keys is not None:
+                self._assumed_keys.append(qpi.pod.key)
+            else:
+                self.queue.try_tell(Assumed(pod_keys=(qpi.pod.key,)))
         assert self._binding_group is not None
         self.bindings.total += 1
         # The bind carries the view it was decided on (a view the store may yet lose: premise.py).

@@ -90,12 +90,16 @@ class Outcomes:
         """A BindingDone the Scheduler's loop took, cycle by cycle in the order they ended:
         PostBind, or undo and the failure handler. The pods bound go to the queue in one
         Done, sent before any other message a failure among them sends the queue (the
-        order one Done per pod gave)."""
+        order one Done per pod gave). A pod no longer pending needs none: the store
+        event that took it out (bound, or deleted) already sent the queue its DeletePod,
+        which ends its attempt as Done would (SchedulingQueue.delete), and which the
+        queue takes first; a Done after it changes nothing."""
         bound: list[str] = []
         for a, status in ended:
             if status.is_success():
                 self._binding_succeeded(a)
-                bound.append(a.pod.key)
+                if a.pod.key in self.pending:
+                    bound.append(a.pod.key)
                 continue
             self._tell_done(bound)
             undo_assume(a, self.cache, self.record)

@@ -51,9 +51,12 @@ class DeletePod:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pop:
     """Reply with the next QueuedPodInfo once activeQ has one (None if the queue
-    closes); a gang member comes with its queued siblings as a QueuedPodGroup."""
+    closes); a gang member comes with its queued siblings as a QueuedPodGroup.
+    `assumed`: the Assumed the scheduler's cycle just ended with, applied first (one
+    message where two followed each other in the inbox)."""
 
     reply: asyncio.Future
+    assumed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,9 +212,10 @@ class QueueActor(Actor[QueueMsg]):
 
     # A turn takes every queued message: each is applied in order, then the waiting Pop
     # is answered, the timer armed and the sizes published once for all of them. A
-    # scheduler's cycle sends two to four messages (Assumed, Pop, the bound pod's
-    # DeletePod and Move, Done) that arrive together; answering the Pop after the last
-    # of a turn hands out the head of the queue as those messages left it.
+    # scheduler's cycle sends one or two messages (the Pop carrying the cycle's Assumed,
+    # the bound pod's DeletePod carrying its Move; a Done only when the bind's outcome
+    # came before its store event) that arrive together; answering the Pop after the
+    # last of a turn hands out the head of the queue as those messages left it.
     batched = True
 
     async def handle(self, msg: QueueMsg) -> None:
@@ -257,7 +261,10 @@ class QueueActor(Actor[QueueMsg]):
                 if then is not None:
                     q.retry_sort_faults(now)  # as after a message of its own
                     self._apply(then)
-            case Pop(reply=reply):
+            case Pop(reply=reply, assumed=assumed):
+                if assumed:
+                    self._apply(Assumed(pod_keys=assumed))
+                    q.retry_sort_faults(now)  # as after a message of its own
                 if self._popping:
                     self._popper = reply
                 else:

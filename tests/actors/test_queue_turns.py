@@ -1,14 +1,17 @@
 """The queue actor takes a turn of messages: every message queued when it wakes is
 applied in order, then the waiting Pop is answered and the pending-pod counts are
-published once (a scheduling cycle's Assumed, Pop, DeletePod, Move and Done arrive
-together: one turn, not five)."""
+published once (a scheduling cycle's Pop with its Assumed, and the bound pod's
+DeletePod with its Move, arrive together: one turn)."""
 from __future__ import annotations
 
 import asyncio
+import random
 
 from actors.base import new_reply
 from actors.clock import FakeClock
-from actors.queue.actor import AddPod, DeletePod, Pop, QueueActor
+from actors.pipeline import Pipeline
+from actors.queue.actor import AddPod, Assumed, DeletePod, Done, Pop, QueueActor
+from tests.actors.helpers import node, pod as pending_pod
 from tests.actors.test_metrics import RecordingSink
 from tests.actors.test_queue import new_queue, pod
 
@@ -46,3 +49,21 @@ async def test_a_pop_is_answered_after_the_rest_of_its_turn_with_the_head_it_lef
     await task
     assert popped.pod.name == "second"
     assert actor.queue.where("default/first") == ""  # in no queue
+
+
+async def test_a_pod_bound_costs_the_queue_its_addpod_a_pop_carrying_its_assumed_and_its_deletepod() -> None:
+    async with Pipeline(None, clock=FakeClock(), rand=random.Random(1)) as p:
+        told: list[object] = []
+        put = p.queue.inbox.put
+        p.queue.inbox.put = lambda msg: (told.append(msg), put(msg))[1]  # type: ignore[method-assign]
+        await p.client.apply([node("n0", cpu="4", memory="8Gi")])
+        await p.client.apply([pending_pod(f"p{i}", cpu="100m", memory="64Mi") for i in range(3)])
+        await p.run_until_quiescent(10)
+        assert all(q.node_name == "n0" for q in p.store.peek_all("Pod"))
+    keys = [f"default/p{i}" for i in range(3)]
+    # each cycle's Assumed rides on the Pop that follows it, in the order the pods were assumed
+    assert [k for m in told if isinstance(m, Pop) for k in m.assumed] == keys
+    assert not [m for m in told if isinstance(m, Assumed)]
+    # each bound pod's attempt ends by its DeletePod (the store's event of the bind): no Done follows
+    assert sorted(m.pod.key for m in told if isinstance(m, DeletePod)) == keys
+    assert not [m for m in told if isinstance(m, Done)]

@@ -111,19 +111,22 @@ async def _bind_a_gang_of_four(p: Pipeline) -> list[str]:
     return sorted(f"{NS}/t{i}" for i in range(4))
 
 
-async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queue_in_one_done() -> None:
+async def test_a_groups_bindings_reach_the_scheduler_in_one_message_and_the_queue_only_as_their_deletepods() -> None:
     async with Pipeline(clock=FakeClock(START)) as p:
-        recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
+        recording = p.scheduler.queue = p.scheduler.outcomes.queue = p.scheduler.events.queue = \
+            RecordingRef(p.scheduler.queue)
         inbox, put = p.scheduler.inbox, p.scheduler.inbox.put
         bindings: list[BindingDone] = []
         inbox.put = lambda msg: (bindings.append(msg) if isinstance(msg, BindingDone) else None, put(msg))[1]
         members = await _bind_a_gang_of_four(p)
         assert [sorted(a.pod.key for a, status in m.outcomes if status.is_success()) for m in bindings] == [members]
-        done = [m for m in recording.told if isinstance(m, Done)]
-        assert [sorted(m.pod_keys) for m in done] == [members]
+        # the store's events of the binds reached the scheduler first: each member's DeletePod
+        # ended its attempt in the queue, and no Done follows them
+        assert not [m for m in recording.told if isinstance(m, Done)]
+        assert sorted(m.pod.key for m in recording.told if isinstance(m, DeletePod)) == members
 
 
-async def test_a_failed_binding_among_a_groups_outcomes_is_told_to_the_queue_between_the_pods_bound_around_it() -> None:
+async def test_a_failed_binding_among_a_groups_outcomes_ends_with_its_own_done_the_bound_members_by_their_deletepods() -> None:
     async with Pipeline(clock=FakeClock(START)) as p:
         recording = p.scheduler.queue = p.scheduler.outcomes.queue = RecordingRef(p.scheduler.queue)
         done = p.scheduler.binding_done
@@ -134,8 +137,9 @@ async def test_a_failed_binding_among_a_groups_outcomes_is_told_to_the_queue_bet
         await _submit_a_gang_of_four(p)
         told = [(type(m).__name__, sorted(m.pod_keys) if isinstance(m, Done) else m.qpi.pod.key)
                 for m in recording.told if isinstance(m, (Done, Requeue))]
-        # the pods bound before the failure are told first, then the failure's own, then the rest
-        assert told == [("Done", [f"{NS}/t0"]), ("Done", [f"{NS}/t1"]), ("Done", [f"{NS}/t2", f"{NS}/t3"])]
+        # the pods bound around the failure left the queue by their DeletePods (no Done
+        # needed); the failure's own attempt ends with its Done
+        assert told == [("Done", [f"{NS}/t1"])]
 
 
 async def test_a_bound_member_leaves_the_queue_and_moves_its_waiters_in_one_message() -> None:
