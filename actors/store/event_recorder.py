@@ -19,19 +19,20 @@ objects and writes through the store's write and remove.
 """
 from __future__ import annotations
 
+import functools
 import logging
-import uuid
 from typing import Any, Callable, Mapping
 
 from actors.base import MailboxClosed
 from actors.clock import Clock, Timer
 from actors.store.event_index import EventIndex
+from actors.store.fields import new_uid
 from actors.store.history import EVENTS_PER_OBJECT
 from actors.store.limits import StoreLimits
 from actors.store.messages import EventRecord, RecordEvent, SweepEvents, WatchEvent
 from framework.api.decode import GROUP_VERSIONS
 from framework.api.event import Event, correlation_of, new_event, repeated
-from framework.api.objects import KINDS, KubeObject, parse_object
+from framework.api.objects import KINDS, KubeObject
 
 log = logging.getLogger("ksched.store")
 
@@ -70,7 +71,7 @@ class EventRecorder:
         stored = self._objects["Event"]
         key = self._recorded.get(corr) or self._event_index.find(corr)
         current = stored.get(key) if key is not None else None
-        make: Callable[[dict[str, Any]], KubeObject] = parse_object
+        make: Callable[[dict[str, Any]], KubeObject]
         if isinstance(current, Event) and current.correlation() == corr:
             raw = repeated(current, now)
             make = current.seen_again  # only count and lastTimestamp moved: nothing else is parsed again
@@ -78,8 +79,12 @@ class EventRecorder:
             raw = new_event(name=self._event_name(name, ns or "default", now), kind=msg.kind,
                             api_version=GROUP_VERSIONS.get(msg.kind, "v1"), namespace=ns, involved_name=name,
                             uid=uid, type=msg.type, reason=msg.reason, message=msg.message, now=now)
-            raw["metadata"]["uid"] = str(uuid.uuid4())
+            raw["metadata"]["uid"] = new_uid()
             key = f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"
+            # The Event the store keeps, from the fields it was made of (parsing `raw` gives the same).
+            make = functools.partial(Event.new, kind=msg.kind, namespace=ns, involved_name=name, uid=uid,
+                                     type=msg.type, reason=msg.reason, message=msg.message,
+                                     seen_ns=int(now) * 1_000_000_000)
         self._write("Event", key, raw, batch, make=make)
         self._recorded.pop(corr, None)
         self._recorded[corr] = key  # in order of write

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
-from framework.api.meta import KubeObject, _map, _str
+from framework.api.meta import KubeObject, ObjectMeta, _map, _str
 from framework.api.objects import KINDS
 from framework.api.timeutil import format_time, parse_time
 
@@ -44,6 +44,26 @@ class Event(KubeObject):
         created = self.meta.creation_timestamp / 1e9
         self.first_seen = _seconds(raw.get("firstTimestamp") or raw.get("eventTime"), created)
         self.last_seen = _seconds(raw.get("lastTimestamp") or raw.get("eventTime"), self.first_seen)
+
+    @classmethod
+    def new(cls, raw: Mapping[str, Any], *, kind: str, namespace: str, involved_name: str, uid: str, type: str,
+            reason: str, message: str, seen_ns: int) -> "Event":
+        """The Event parsing `raw` gives, where `raw` is what `new_event` made of the same
+        fields (seen once at `seen_ns`, the whole second it stamps) and the store then gave
+        its uid and resourceVersion: built from the fields, nothing read back."""
+        ev = object.__new__(cls)
+        m = raw["metadata"]
+        meta = ev.meta = ObjectMeta.made(name=m["name"], namespace=m["namespace"], uid=m.get("uid", ""),
+                                         creation_timestamp=seen_ns)
+        rv = m.get("resourceVersion")
+        meta.resource_version = str(rv) if rv is not None else ""
+        ev.raw, ev.name, ev.namespace, ev.labels = raw, meta.name, meta.namespace, meta.labels
+        ev.key = f"{meta.namespace}/{meta.name}"
+        ev.uid = meta.uid or ev.key
+        ev.involved_kind, ev.involved_namespace, ev.involved_name, ev.involved_uid = kind, namespace, involved_name, uid
+        ev.reason, ev.type, ev.message, ev.source, ev.count = reason, type, message, COMPONENT, 1
+        ev.first_seen = ev.last_seen = seen_ns / 1e9
+        return ev
 
     def seen_again(self, raw: Mapping[str, Any]) -> "Event":
         """This event as stored again from `raw`, which `repeated` made of it (count and

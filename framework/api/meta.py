@@ -87,6 +87,18 @@ class ObjectMeta:
         self.resource_version = str(rv) if rv is not None else ""
         self.owner_references = _list(meta, "ownerReferences", "metadata")
 
+    @classmethod
+    def made(cls, *, name: str, namespace: str, uid: str, creation_timestamp: int) -> "ObjectMeta":
+        """The metadata parsing `{name, namespace, uid, creationTimestamp}` gives (no labels,
+        annotations, owners, generateName nor deletion; no resourceVersion yet), for an
+        object the server makes itself and knows the fields of."""
+        meta = object.__new__(cls)
+        meta.name, meta.generate_name, meta.namespace, meta.uid = name, "", namespace, uid
+        meta.labels = meta.annotations = _NO_MAP  # type: ignore[assignment]
+        meta.creation_timestamp, meta.deletion_timestamp = creation_timestamp, None
+        meta.resource_version, meta.owner_references = "", _NONE
+        return meta
+
     def with_resource_version(self, rv: Any) -> "ObjectMeta":
         """A copy of this metadata with another metadata.resourceVersion (the rest parsed once)."""
         copy = object.__new__(ObjectMeta)

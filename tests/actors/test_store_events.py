@@ -89,6 +89,21 @@ async def test_a_repeated_event_is_stored_as_parsing_its_object_whole_would_give
             assert _fields(stored) == _fields(parse_object(stored.raw))
 
 
+async def test_a_new_event_is_stored_as_parsing_its_object_whole_would_give() -> None:
+    from framework.api.objects import parse_object
+    clock = FakeClock(1000.25)
+    async with running(clock=clock) as (store, c):
+        await c.create(pod("p"))
+        c.record_event("Pod", "default/p", "Normal", "Scheduled", "Successfully assigned default/p to n1")
+        c.record_event("Node", "n1", "Warning", "NodeNotReady", "the node is not ready", "node-uid")
+        await c.events("Pod", "default/p")
+        stored = store.peek_all("Event")
+        assert sorted(e.involved_kind for e in stored) == ["Node", "Pod"]
+        for ev in stored:
+            assert ev.meta.resource_version and ev.meta.uid and ev.first_seen == 1000.0
+            assert _fields(ev) == _fields(parse_object(ev.raw))
+
+
 async def test_a_pod_created_again_under_its_name_shows_only_the_new_lifes_events() -> None:
     async with running() as (store, c):
         old = await c.create(pod("p"))
