@@ -43,7 +43,7 @@ class PodWrites:
         set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
-        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_status_written)
 
     def update_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
@@ -67,7 +67,7 @@ class PodWrites:
             entries = merged_claim_statuses(status.get("resourceClaimStatuses"), msg.claim_statuses)
             refuse(claim_status_errors(entries, pod.spec.get("resourceClaims")))
             status["resourceClaimStatuses"] = entries
-        return self._write("Pod", pod.key, raw, batch, make=pod.with_server_fields)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_status_written)
 
     def make_claims(self, msg: MakePodClaims, batch: Any, create: Callable[..., KubeObject]
                     ) -> tuple[list[KubeObject], KubeObject]:

@@ -284,11 +284,19 @@ class Pod(KubeObject):
 
     def with_server_fields(self, raw: Mapping[str, Any]) -> "Pod":
         """The parsed form of `raw`, a newer version of this pod that differs from it
-        only in metadata.resourceVersion, spec.nodeName and status (what the store's
-        binding and status writes change): those are read again, the rest shared."""
+        only in metadata, spec.nodeName and status: those are read again, the rest shared."""
+        return self._reread(raw, ObjectMeta(raw, True))
+
+    def with_status_written(self, raw: Mapping[str, Any]) -> "Pod":
+        """As with_server_fields, for a `raw` whose metadata is this pod's but for its
+        resourceVersion (the store's binding and status writes): the metadata is this
+        pod's, with that version, not parsed again."""
+        return self._reread(raw, self.meta.with_resource_version((raw.get("metadata") or {}).get("resourceVersion")))
+
+    def _reread(self, raw: Mapping[str, Any], meta: ObjectMeta) -> "Pod":
         c = self._copy()
         c.raw = raw
-        c.meta = ObjectMeta(raw, True)
+        c.meta = meta
         c.spec = spec = _map(raw, "spec", "")
         c.node_name = _str(spec, "nodeName", "spec")
         c._status(_map(raw, "status", ""))

@@ -37,3 +37,33 @@ async def test_a_pod_stored_without_phase_or_qos_class_is_served_updated_and_bou
                         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
         bound = await c.bind("default", "old", "n")
         assert bound["spec"]["nodeName"] == "n"
+
+
+def _parsed(p: object) -> tuple[object, ...]:
+    """Every parsed field of a stored Pod and of its metadata (the lazily parsed
+    affinity terms left out: both forms parse them on first use)."""
+    from framework.api.meta import ObjectMeta
+    from framework.api.pod import _POD_SLOTS
+    return (tuple(repr(getattr(p, s)) for s in _POD_SLOTS if s not in ("meta", "raw", "_pod_affinity_terms")),
+            tuple(getattr(p.meta, s) for s in ObjectMeta.__slots__))  # type: ignore[attr-defined]
+
+
+async def test_a_bound_and_a_status_written_pod_are_stored_as_parsing_them_whole_would_give() -> None:
+    from actors.store.messages import UpdatePodStatus
+    from framework.api.objects import parse_object
+    async with running() as (store, c):
+        await c.create({"kind": "Node", "metadata": {"name": "n"},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
+        await c.create({**pod("a"), "metadata": {"name": "a", "labels": {"app": "web"}, "annotations": {"x": "y"}}})
+        await c.create(pod("b"))
+        await c.bind("default", "a", "n")
+        c.send(UpdatePodStatus(namespace="default", name="b", uid="", nominated_node_name="n",
+                               condition={"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                          "message": "0/1 nodes are available"}))
+        await c.get("Pod", "default", "b")
+        for name in ("a", "b"):
+            stored = store.peek("Pod", "default", name)
+            assert stored is not None and stored.meta.resource_version
+            assert _parsed(stored) == _parsed(parse_object(stored.raw))
+        assert store.peek("Pod", "default", "a").node_name == "n"
+        assert store.peek("Pod", "default", "b").nominated_node_name == "n"
