@@ -53,6 +53,7 @@ from framework.features import FeatureGates
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint
 from framework.plugins import Registry
+from framework.plugins.queuesort.priority_sort import PrioritySort
 from framework.preemption_inflight import InFlightPreemptions
 from framework.runtime import Framework
 from framework.waiting import WaitingPodsMap
@@ -255,6 +256,7 @@ class Pipeline:
             keep_nominations=False,  # the Scheduler actor owns the nominator
             class_key=rules.class_key if rules is not None else None,
             monotone=rules.monotone if rules is not None else None,
+            by_priority=type(first.queue_sort_plugin) is PrioritySort,
         )
 
     def _spawn(self, phase: str, coro: Any) -> None:

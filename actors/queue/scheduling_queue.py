@@ -67,6 +67,7 @@ class SchedulingQueue:
         keep_nominations: bool = True,
         class_key: ClassKey | None = None,
         monotone: Monotone | None = None,
+        by_priority: bool = False,
     ) -> None:
         self._less = SortGuard(less, sort_plugin)
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
@@ -82,9 +83,8 @@ class SchedulingQueue:
         self.initial_backoff_ns = to_ns(initial_backoff_seconds)
         self.max_backoff_ns = to_ns(max_backoff_seconds)
         self.max_in_unschedulable_ns = to_ns(max_in_unschedulable_seconds)
-        self.active_q = PodHeap(self._less)
-        self.backoff_q = PodHeap(backoff_less)
-        self.error_backoff_q = PodHeap(backoff_less)
+        self.active_q = PodHeap(self._less, by_priority=by_priority)  # PrioritySort's less, inline (heap.py)
+        self.backoff_q, self.error_backoff_q = PodHeap(backoff_less), PodHeap(backoff_less)
         # Equivalence classes (pod_classes.py): `class_key` groups unschedulable pods
         # (None: every pod alone, as upstream), `monotone` lets a class sleep through
         # events that can only make its pods fail more.
