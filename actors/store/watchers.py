@@ -24,6 +24,7 @@ class Watcher:
 class WatchHub:
     def __init__(self) -> None:
         self._watchers: dict[int, Watcher] = {}
+        self._by_kind: dict[str, list[Watcher]] = {}  # the watchers of a kind, in watch order (rebuilt on change)
         self._next_watch = 1
         self._early = 0  # how many watchers are early
 
@@ -34,8 +35,12 @@ class WatchHub:
     def tell(self, ev: WatchEvent, *, early_told: bool = False) -> None:
         """A committed change, to every watcher of its kind (`early_told`: but the
         early watchers, told at the hand-over already)."""
-        for w in list(self._watchers.values()):
-            if (w.kinds is None or ev.kind in w.kinds) and not (early_told and w.early):
+        watchers = self._by_kind.get(ev.kind)
+        if watchers is None:
+            watchers = self._by_kind[ev.kind] = [w for w in self._watchers.values()
+                                                 if w.kinds is None or ev.kind in w.kinds]
+        for w in watchers:  # never changed in place: a watch or unwatch meanwhile makes a new list
+            if not (early_told and w.early):
                 _deliver(w, ev)
 
     def tell_early(self, ev: WatchEvent) -> None:
@@ -62,12 +67,14 @@ class WatchHub:
         wid = self._next_watch
         self._next_watch += 1
         self._watchers[wid] = Watcher(kinds, sink, early)
+        self._by_kind = {}
         self._early += early
         return wid, rv
 
     def unwatch(self, wid: int) -> None:
         w = self._watchers.pop(wid, None)
         if w is not None:
+            self._by_kind = {}
             self._early -= w.early
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 from framework.api.errors import ValidationError
 from framework.api.timeutil import parse_time
@@ -108,6 +108,17 @@ class ObjectMeta:
             self.deletion_timestamp, self.owner_references, self.generate_name)
         copy.resource_version = str(rv) if rv is not None else ""
         return copy
+
+
+def slot_copier(cls: type, slots: Sequence[str]) -> Callable[[Any], Any]:
+    """A function making a new `cls` with every one of `slots` taken from the given
+    object: one assignment per slot, compiled once (a getattr/setattr loop over a
+    Pod's 38 slots costs several times as much, and pods are copied at every assume
+    and bind)."""
+    lines = "".join(f"    c.{slot} = o.{slot}\n" for slot in slots)
+    scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    exec(f"def copy(o):\n    c = new(cls)\n{lines}    return c\n", scope)  # noqa: S102 - names are slots
+    return scope["copy"]
 
 
 class KubeObject:

@@ -10,7 +10,9 @@ from typing import Any
 from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.labels import NodeSelector, Toleration, parse_node_selector_term
-from framework.api.meta import _NO_MAP, _NONE, KubeObject, ObjectMeta, _list, _map, _opt_int, _str, _str_map
+from framework.api.meta import (
+    _NO_MAP, _NONE, KubeObject, ObjectMeta, _list, _map, _opt_int, _str, _str_map, slot_copier,
+)
 from framework.api.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -266,10 +268,7 @@ class Pod(KubeObject):
     # --- copies sharing what is parsed ----------------------------------------------------
 
     def _copy(self) -> "Pod":
-        c = Pod.__new__(Pod)
-        for name in _POD_SLOTS:
-            setattr(c, name, getattr(self, name))
-        return c
+        return _copy_pod(self)
 
     def with_node_name(self, node_name: str) -> "Pod":
         """This pod with spec.nodeName set (the scheduler's assumed copy), sharing
@@ -342,4 +341,5 @@ class Pod(KubeObject):
 
 
 _POD_SLOTS = (*KubeObject.__slots__, *Pod.__slots__)
+_copy_pod = slot_copier(Pod, _POD_SLOTS)
 

@@ -119,3 +119,13 @@ def test_a_pods_affinity_terms_are_parsed_once_and_shared_with_its_bound_copies(
     bound = assumed.with_server_fields({**assumed.raw, "status": {"phase": "Running"}})
     assert assumed.pod_affinity_terms is terms and bound.pod_affinity_terms is terms
     assert PodInfo(bound).required_anti_affinity_terms is terms.required_anti_affinity
+
+
+def test_a_pods_assumed_copy_shares_every_parsed_field_but_the_node_name_and_spec():
+    from framework.api.pod import _POD_SLOTS
+    p = pod({"containers": [c("1")], "tolerations": [{"key": "k", "operator": "Exists"}]})
+    p.pod_affinity_terms  # parsed once, then shared
+    assumed = p.with_node_name("n1")
+    assert (assumed.node_name, assumed.spec["nodeName"], p.node_name) == ("n1", "n1", "")
+    changed = {"raw", "spec", "node_name"}
+    assert [s for s in _POD_SLOTS if s not in changed and getattr(assumed, s) is not getattr(p, s)] == []
