@@ -157,6 +157,8 @@ class UnschedulablePool:
         gated by SchedulingGates nor in a class (given the `event`, only those the hint
         index names), the first member of every parked class, plus the entry `also`
         whatever its gating or class."""
+        if not self._entries:  # nothing to offer (a burst's binds, with every pod placed)
+            return []
         only = self.hint_index.candidates(*event) if event is not None and self.hint_index is not None else None
         if only is None:
             out = list(self._movable.items())
