@@ -27,6 +27,16 @@ ScoreTrace = Callable[[str, list[int], list[int], int], None]
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT64_DTYPE = np.dtype(np.int64)
+
+
+def _add(totals: np.ndarray, column: np.ndarray) -> np.ndarray:
+    """totals + column into totals (int64, wrapping as Go's int64 sum does); a column
+    of Python integers past int64 makes the totals such a column too."""
+    if column.dtype is _INT64_DTYPE and totals.dtype is _INT64_DTYPE:
+        totals += column
+        return totals
+    return totals + column
 
 
 def _int_column(scores: Sequence[int]) -> np.ndarray:
@@ -154,7 +164,7 @@ class Scoring:
         columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
         weights = self.settings.score_weights
-        totals = np.zeros(len(nodes), dtype=np.int64)
+        totals: np.ndarray | None = None
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
@@ -173,7 +183,8 @@ class Scoring:
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
                 if st is not None and not st.is_success():
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
-            column = _int_column(raw)
+            # An int64 column (the usual answer of a columnar form or a normaliser) is used as it is.
+            column = raw if type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE else _int_column(raw)
             # Raw scores read from a column whose every stored value is in range need no check.
             checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
             if not checked and len(column) and outside(column, MIN_NODE_SCORE, MAX_NODE_SCORE):
@@ -190,7 +201,10 @@ class Scoring:
                 column = column * weight
             names.append(name)
             columns.append(column)
-            totals += column
+            # The first column is copied (a later += must not write a plugin's column).
+            totals = column.copy() if totals is None else _add(totals, column)
+        if totals is None:
+            totals = np.zeros(len(nodes), dtype=np.int64)
         return NodeScoreList(nodes, names, columns, totals), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
