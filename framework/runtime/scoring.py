@@ -12,14 +12,13 @@ from framework.cache import NodeInfo
 from framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    Code,
     CycleState,
     NodePluginScores,
     NodeScore,
     Status,
 )
 from framework.reductions import outside
-from framework.runtime.common import ProfileSettings, _error, _ok, has_columnar_form
+from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -137,16 +136,20 @@ class Scoring:
         return bool(self.score_plugins)
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        state.skip_score_plugins = set()
+        skipped: set[str] = set()
+        state.skip_score_plugins = skipped
         for pl in self.pre_score_plugins:
             try:
                 st = pl.pre_score(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
-            if st is None or st.is_success():
+            if st is None:
                 continue
-            if st.code == Code.Skip:
-                state.skip_score_plugins.add(pl.name)
+            code = st.code
+            if code == _SUCCESS:
+                continue
+            if code == _SKIP:
+                skipped.add(pl.name)
                 continue
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
         return _ok()
