@@ -172,7 +172,9 @@ class Scoring:
             name = pl.name
             if name in skip:
                 continue
-            got = node_local.raw_scores(pl, state, pod, nodes, self._score_plugin) if node_local is not None else None
+            # Only a plugin that declares its raw scores node-local can be read from columns.
+            got = (node_local.raw_scores(pl, state, pod, nodes, self._score_plugin)
+                   if node_local is not None and getattr(pl, "score_node_local", False) else None)
             raw, st = got if got is not None else self._score_plugin(pl, state, pod, nodes)
             if st is not None:
                 return NodeScoreList.empty(), st
