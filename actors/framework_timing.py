@@ -130,19 +130,35 @@ class ExtensionPointTimer:
     point of one profile to the metrics sink: (point, status name, profile,
     seconds); a door that raises is reported as Error and raises on."""
 
+    __slots__ = ("_sink", "_profile", "_timer")
+
     def __init__(self, sink: MetricsSink, profile: str, timer: Timer) -> None:
+        self._sink = sink
+        self._profile = profile
         self._timer = timer
-        self._reports: dict[str, Callable[[str, float], None]] = {}
-        for point in EXTENSION_POINT_LABELS:
-            def report(status: str, seconds: float, _p: str = point) -> None:
-                sink.extension_point(_p, status, profile, seconds)
-            self._reports[point] = report
 
     def run(self, point: str, status_of: StatusOf, fn: Callable[..., T], *args: Any) -> T:
-        return _call(fn, args, {}, status_of, self._reports[point], self._timer)
+        # _call's work written out: this runs for every cycle's PreFilter, PreScore, Score,
+        # Reserve, Permit and PostBind, a frame and a closure fewer each time.
+        timer = self._timer
+        start = timer()
+        try:
+            result = fn(*args)
+        except Exception:
+            self._sink.extension_point(point, "Error", self._profile, timer() - start)
+            raise
+        self._sink.extension_point(point, code_name(status_of(result)), self._profile, timer() - start)
+        return result
 
     def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> Awaitable[T]:
-        return _call_async(fn, args, {}, status_of, self._reports[point], self._timer)
+        return _call_async(fn, args, {}, status_of, self._report(point), self._timer)
+
+    def _report(self, point: str) -> Callable[[str, float], None]:
+        sink, profile = self._sink, self._profile
+
+        def report(status: str, seconds: float) -> None:
+            sink.extension_point(point, status, profile, seconds)
+        return report
 
 
 def timed_frameworks(fwk: Framework, sink: MetricsSink, timer: Timer,

@@ -27,6 +27,7 @@ from framework.types import (
     MAX_PERMIT_TIMEOUT_SECONDS,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
+    SKIP,
     Code,
     CycleState,
     NodePluginScores,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from framework.features import FeatureGates
 
 __all__ = [
-    "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT_SECONDS", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE",
+    "MAX_NODE_SCORE", "MAX_PERMIT_TIMEOUT_SECONDS", "MAX_TOTAL_SCORE", "MIN_NODE_SCORE", "SKIP",
     "ActionType", "Binder", "BindPlugin", "ClusterEvent", "ClusterEventWithHint", "Code",
     "ColumnarFilterPlugin", "ColumnarScoreExtensions", "ColumnarScorePlugin", "CycleState",
     "EnqueueExtensions", "FilterPlugin", "FilterReads", "FilterReadsPlugin", "Handle", "MonotoneEventsPlugin", "NodeLocalScorePlugin", "NodePluginScores", "NodeScore", "NodeToStatus",

@@ -89,6 +89,14 @@ class NodeTable:
             return
         self._ints[i] = row
         node = ni.node
+        if node is not None and node is self._nodes[i]:
+            # The same Node object (a pod assumed, added or removed): its own flags stand;
+            # those of its pods and images are written.
+            flags = self._flags
+            flags[i, _HAS_IMAGES] = bool(ni.image_states)
+            flags[i, _HAS_PORTS] = len(ni.used_ports) > 0
+            flags[i, _HAS_SCALAR] = bool(a.scalar) or bool(r.scalar)
+            return
         if node is not self._nodes[i]:
             self._nodes[i] = node
             self._label_codes.clear()
@@ -179,6 +187,10 @@ class NodeTable:
                         codes[i] = c
             got = self._label_codes[key] = (codes, values, index)
         return got
+
+
+# The flag columns set_row writes for a row whose Node object it has seen already.
+_HAS_IMAGES, _HAS_PORTS, _HAS_SCALAR = (NodeTable.FLAG_COLUMNS.index(f) for f in ("has_images", "has_ports", "has_scalar"))
 
 
 class ColumnarNodes(list):

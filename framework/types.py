@@ -27,6 +27,11 @@ class Code(enum.IntEnum):
 
 _new_status = object.__new__
 
+# The codes the hot paths compare with, as module names: reading a member off an Enum
+# class (`Code.Success`) costs about 0.2 µs in this Python, a module name a tenth of it.
+_SUCCESS, _SKIP, _WAIT = Code.Success, Code.Skip, Code.Wait
+_REJECTED = (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+
 
 class Status:
     """Result of a plugin call. `plugin` names the plugin that failed (upstream's
@@ -48,17 +53,17 @@ class Status:
         return cls(Code.Error, str(err), plugin=plugin, error=err if isinstance(err, BaseException) else None)
 
     def is_success(self) -> bool:
-        return self.code == Code.Success
+        return self.code == _SUCCESS
 
     def is_skip(self) -> bool:
-        return self.code == Code.Skip
+        return self.code == _SKIP
 
     def is_wait(self) -> bool:
-        return self.code == Code.Wait
+        return self.code == _WAIT
 
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending."""
-        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+        return self.code in _REJECTED
 
     def message(self) -> str:
         return ", ".join(self.reasons)
@@ -87,8 +92,13 @@ class Status:
         return f"Status({self.code.name}, {self.reasons!r}{', plugin=' + self.plugin if self.plugin else ''})"
 
 
+# The Skip a plugin answers when it has nothing to do for a pod: one object for all of
+# them (the runtime only reads it; with_plugin copies rather than changes a Status).
+SKIP = Status(Code.Skip)
+
+
 def is_success(status: Status | None) -> bool:
-    return status is None or status.code == Code.Success
+    return status is None or status.code == _SUCCESS
 
 
 # Framework constants (upstream values).

@@ -10,7 +10,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
 from framework.nominated_columns import NominatedColumns
-from framework.runtime.common import _OK, ProfileSettings, _error, _ok
+from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, _ok
 
 
 class Filtering:
@@ -42,20 +42,25 @@ class Filtering:
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
         nodes = self.handle.snapshot().list()
-        state.skip_filter_plugins = set()
+        skipped: set[str] = set()
+        state.skip_filter_plugins = skipped
         for pl in self.pre_filter_plugins:
             try:
                 r, st = pl.pre_filter(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {e}'), set()
-            if st is not None and st.code == Code.Skip:
-                state.skip_filter_plugins.add(pl.name)
-                continue
-            if st is not None and not st.is_success():
-                st = st.with_plugin(pl.name)
-                if st.is_rejected():
-                    return None, st, {pl.name}
-                return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {st.message()}'), set()
+            if st is not None:
+                code = st.code
+                if code == _SKIP:
+                    skipped.add(pl.name)
+                    continue
+                if code != _SUCCESS:
+                    st = st.with_plugin(pl.name)
+                    if st.is_rejected():
+                        return None, st, {pl.name}
+                    return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {st.message()}'), set()
+            if r is None and result is None:
+                continue  # nothing narrowed so far, nothing to merge
             if r is not None and not r.all_nodes():
                 with_nodes.append(pl.name)
             result = r if result is None else result.merge(r)

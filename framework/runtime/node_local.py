@@ -113,6 +113,15 @@ def _rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
     return at
 
 
+def _union(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """np.union1d of two sets of positions below `n` (sorted, distinct), by a mask of
+    the `n` positions rather than a sort."""
+    mask = np.zeros(n, dtype=np.bool_)
+    mask[a] = True
+    mask[b] = True
+    return mask.nonzero()[0]
+
+
 def _unset(size: int) -> np.ndarray:
     """A generation column of `size` rows, none computed."""
     return np.full(size, -1, dtype=np.int64)
@@ -370,7 +379,7 @@ class NodeLocalColumns:
             stale = positions[col.generation[rows] != gen[rows]]
         whole_range = len(stale) == len(positions)
         if moved is not None and moved.size:
-            stale, whole_range = np.union1d(stale, moved), False
+            stale, whole_range = _union(stale, moved, len(nodes)), False
         if not stale.size:
             return
         sub = nodes if stale.size == len(nodes) else _take(nodes, stale)
@@ -462,7 +471,7 @@ class NodeLocalColumns:
         rows = view.rows[at]
         wanted = at[col.generation[rows] != gen[rows]]
         if moved is not None and moved.size:
-            wanted = np.union1d(wanted, moved)
+            wanted = _union(wanted, moved, len(view))
         if self._ahead is not None and np.array_equal(self._ahead[0], wanted):
             return self._ahead[1]  # the plugin before found the same stale nodes
         got = view if len(wanted) == len(view) else _take(view, wanted)

@@ -12,14 +12,13 @@ from framework.cache import NodeInfo
 from framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    Code,
     CycleState,
     NodePluginScores,
     NodeScore,
     Status,
 )
 from framework.reductions import outside
-from framework.runtime.common import ProfileSettings, _error, _ok, has_columnar_form
+from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -27,6 +26,16 @@ ScoreTrace = Callable[[str, list[int], list[int], int], None]
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT64_DTYPE = np.dtype(np.int64)
+
+
+def _add(totals: np.ndarray, column: np.ndarray) -> np.ndarray:
+    """totals + column into totals (int64, wrapping as Go's int64 sum does); a column
+    of Python integers past int64 makes the totals such a column too."""
+    if column.dtype is _INT64_DTYPE and totals.dtype is _INT64_DTYPE:
+        totals += column
+        return totals
+    return totals + column
 
 
 def _int_column(scores: Sequence[int]) -> np.ndarray:
@@ -127,16 +136,20 @@ class Scoring:
         return bool(self.score_plugins)
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        state.skip_score_plugins = set()
+        skipped: set[str] = set()
+        state.skip_score_plugins = skipped
         for pl in self.pre_score_plugins:
             try:
                 st = pl.pre_score(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
-            if st is None or st.is_success():
+            if st is None:
                 continue
-            if st.code == Code.Skip:
-                state.skip_score_plugins.add(pl.name)
+            code = st.code
+            if code == _SUCCESS:
+                continue
+            if code == _SKIP:
+                skipped.add(pl.name)
                 continue
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
         return _ok()
@@ -154,12 +167,14 @@ class Scoring:
         columns: list[np.ndarray] = []  # weighted scores, one column per plugin
         skip = state.skip_score_plugins
         weights = self.settings.score_weights
-        totals = np.zeros(len(nodes), dtype=np.int64)
+        totals: np.ndarray | None = None
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
                 continue
-            got = node_local.raw_scores(pl, state, pod, nodes, self._score_plugin) if node_local is not None else None
+            # Only a plugin that declares its raw scores node-local can be read from columns.
+            got = (node_local.raw_scores(pl, state, pod, nodes, self._score_plugin)
+                   if node_local is not None and getattr(pl, "score_node_local", False) else None)
             raw, st = got if got is not None else self._score_plugin(pl, state, pod, nodes)
             if st is not None:
                 return NodeScoreList.empty(), st
@@ -173,7 +188,8 @@ class Scoring:
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {e}')
                 if st is not None and not st.is_success():
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
-            column = _int_column(raw)
+            # An int64 column (the usual answer of a columnar form or a normaliser) is used as it is.
+            column = raw if type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE else _int_column(raw)
             # Raw scores read from a column whose every stored value is in range need no check.
             checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
             if not checked and len(column) and outside(column, MIN_NODE_SCORE, MAX_NODE_SCORE):
@@ -190,7 +206,10 @@ class Scoring:
                 column = column * weight
             names.append(name)
             columns.append(column)
-            totals += column
+            # The first column is copied (a later += must not write a plugin's column).
+            totals = column.copy() if totals is None else _add(totals, column)
+        if totals is None:
+            totals = np.zeros(len(nodes), dtype=np.int64)
         return NodeScoreList(nodes, names, columns, totals), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],

@@ -25,7 +25,7 @@ Every method is cheap and synchronous, safe to call from the event loop.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
@@ -126,13 +126,22 @@ class SchedulerMetrics:
         self._pending_by_queue = {q: self.pending_pods.labels(queue=q) for q in PENDING_QUEUES}
         for child in self._pending_by_queue.values():
             child.set(0)
+        # Children of the per-cycle series by their label values, looked up once each (a
+        # cycle observes six to eight extension points; labels() is most of each observation).
+        self._point_children: dict[tuple[str, str, str], Any] = {}
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     # --- what the actors call ---------------------------------------------------------
 
     def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
         """One scheduling attempt ended: result is scheduled, unschedulable or error."""
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(duration_s)
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            children = self._attempt_children[(result, profile)] = (
+                self.schedule_attempts.labels(result=result, profile=profile),
+                self.scheduling_attempt_duration.labels(result=result, profile=profile))
+        children[0].inc()
+        children[1].observe(duration_s)
 
     def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
         """One whole-group cycle ended (the scheduler_podgroup_* series, GenericWorkload's)."""
@@ -149,8 +158,12 @@ class SchedulerMetrics:
 
     def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         """All plugins of one extension point ran (status: the Code's name, e.g. Success)."""
-        self.framework_extension_point_duration.labels(
-            extension_point=extension_point, status=status, profile=profile).observe(duration_s)
+        key = (extension_point, status, profile)
+        child = self._point_children.get(key)
+        if child is None:
+            child = self._point_children[key] = self.framework_extension_point_duration.labels(
+                extension_point=extension_point, status=status, profile=profile)
+        child.observe(duration_s)
 
     def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
         self.plugin_execution_duration.labels(

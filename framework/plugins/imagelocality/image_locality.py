@@ -78,9 +78,12 @@ class ImageLocality:
         """score() with the pod's image names normalized once and the priority of
         each distinct sum computed once; on a ColumnarNodes only the nodes that report
         images are looked at (the others sum to 0)."""
+        num_containers = len(pod.init_containers) + len(pod.containers)
+        positions = flagged_positions(nodes, "has_images")
+        if positions is not None and not positions.size:  # no node of these reports images
+            return np.full(len(nodes), calculate_priority(0, num_containers), dtype=np.int64), None
         total_num_nodes = self.handle.snapshot().num_nodes()
         names = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
-        num_containers = len(pod.init_containers) + len(pod.containers)
         priority: dict[int, int] = {}
 
         def node_priority(ni: NodeInfo) -> int:
@@ -96,7 +99,6 @@ class ImageLocality:
                 p = priority[total] = calculate_priority(total, num_containers)
             return p
 
-        positions = flagged_positions(nodes, "has_images")
         if positions is None:
             return [node_priority(ni) for ni in nodes], None
         # An int64 column, as the runtime keeps scores: no list of the window to convert.

@@ -13,7 +13,7 @@ from framework.api.errors import ValidationError
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.interpodaffinity.filtering import (AFFINITY_NOT_MATCH, ANTI_AFFINITY_NOT_MATCH, NAME,
     EXISTING_ANTI_AFFINITY_NOT_MATCH,
@@ -131,7 +131,7 @@ class InterPodAffinity(ScoredByPreScoreState):
                 not snapshot.have_pods_with_required_anti_affinity_list:
             # No term of its own and no pod with required anti-affinity to count: the
             # state below would hold nothing, so Skip before building it.
-            return None, Status(Code.Skip)
+            return None, SKIP
         s = PreFilterState(
             pod,
             tuple(self._merge_namespaces(t) for t in terms.required_affinity),
@@ -149,7 +149,7 @@ class InterPodAffinity(ScoredByPreScoreState):
             # only the nodes that changed since a pod with the same terms.
             count_incoming_memoized(self._counts_memo, s, nodes)
         if not s.existing_anti_affinity_counts and not s.required_affinity and not s.required_anti_affinity:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -194,21 +194,21 @@ class InterPodAffinity(ScoredByPreScoreState):
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         if not nodes:
-            return Status(Code.Skip)
+            return SKIP
         aff = pod.affinity
         has_preferred = bool(
             ((aff.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
             or ((aff.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution"))
         )
         if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
-            return Status(Code.Skip)
+            return SKIP
         snapshot = self.handle.snapshot()
         # Without preferred terms of its own, only pods with affinity can score the pod.
         candidates = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity_list
         if not candidates:
             # Nothing can add a score; skip before the memo, whose key holds the
             # pod's labels (a new key per gang would read every node).
-            return Status(Code.Skip)
+            return SKIP
         terms: PodAffinityTerms = pod.pod_affinity_terms
         if terms.error:
             return Status.error_of(f"failed to parse pod: {terms.error}")
@@ -227,7 +227,7 @@ class InterPodAffinity(ScoredByPreScoreState):
         else:
             s.process_nodes(candidates, pod, has_preferred, self.hard_pod_affinity_weight)
         if not s.topology_score:
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

@@ -12,7 +12,7 @@ from framework.api.errors import ValidationError
 from framework.api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, parse_node_selector_term
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterReads,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterReads,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer
 from framework.plugins.helper.hints import HintError, as_objects
@@ -271,7 +271,7 @@ class NodeAffinity:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         required = pod.required_node_affinity
         if required is None and self._added_terms is None and pod.spec.get("nodeSelector") is None:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, required_node_affinity(pod))
         if required is None or not required.terms:
             return None, None
@@ -317,7 +317,7 @@ class NodeAffinity:
         except ValidationError as err:
             return Status.error_of(err)
         if preferred is None and self._added_preferred is None:
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
         return None
 

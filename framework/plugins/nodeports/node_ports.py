@@ -8,7 +8,7 @@ from framework.cache import NodeInfo
 from framework.host_ports import HostPortInfo
 from framework.plugins.helper import filter_flagged
 from framework.plugins.helper.hints import as_objects
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  QueueingHint, SignPurpose, Status)
 from framework.plugins.helper.signing import ALL_SIGNED, POD_ADDED
 
@@ -68,7 +68,7 @@ class NodePorts:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status | None]:
         ports = pod.host_ports
         if not ports:
-            return None, Status(Code.Skip)
+            return None, SKIP
         # Immutable for the cycle, so preemption's state clones may share it.
         state.write(PRE_FILTER_STATE_KEY, tuple(ports))
         return None, None

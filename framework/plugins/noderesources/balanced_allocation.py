@@ -16,7 +16,7 @@ from framework.api.errors import ValidationError
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
-from framework.interface import MAX_NODE_SCORE, Code, CycleState, Handle, SignPurpose, Status
+from framework.interface import MAX_NODE_SCORE, SKIP, CycleState, Handle, SignPurpose, Status
 from framework.plugins.helper.elementwise import divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
@@ -117,7 +117,7 @@ class NodeResourcesBalancedAllocation:
         pod_requests = self.scorer.pod_requests(pod)
         if self.scorer.is_best_effort(pod_requests):
             # Scoring best-effort pods by balance would pile them onto one node.
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, PodRequestsState(pod_requests))
         return None
 

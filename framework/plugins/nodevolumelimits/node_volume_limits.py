@@ -21,7 +21,7 @@ from typing import Any, Callable, Hashable, Sequence
 from framework.api.objects import Pod
 from framework.api.quantity import value
 from framework.cache import NodeInfo
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
@@ -124,7 +124,7 @@ class NodeVolumeLimits(FilterEachNode):
         for v in vu.volumes(pod):
             if vu.pvc_volume_claim(pod, v) is not None or _is_inline_migratable(v):
                 return None, None
-        return None, Status(Code.Skip)
+        return None, SKIP
 
     def pre_filter_extensions(self) -> None:
         return None

@@ -18,7 +18,7 @@ from framework.api.labels import LabelSelector, Requirement
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.node_table import columnar_table
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import NodeSumsMemo, ScoredByPreScoreState, read_state, selector_key
 from framework.plugins.helper.hints import HintError, as_objects
@@ -194,7 +194,7 @@ class PodTopologySpread(ScoredByPreScoreState):
         except SelectorError as err:
             return None, Status.error_of(f"get constraints from pod: obtaining pod's hard topology spread constraints: {err}")
         if not constraints:
-            return None, Status(Code.Skip)
+            return None, SKIP
         s = PreFilterState(constraints)
         count_matching_pods(s, pod, nodes, required_node_affinity(pod), self.enable_node_inclusion_policy,
                             self.enable_comparison_operators, self._count_memo, _counting_key(pod, constraints, True))
@@ -244,7 +244,7 @@ class PodTopologySpread(ScoredByPreScoreState):
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
-            return Status(Code.Skip)
+            return SKIP
         # Nodes without every topology key still get hostname spreading under the
         # system defaults; any other constraints need all keys.
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
@@ -253,7 +253,7 @@ class PodTopologySpread(ScoredByPreScoreState):
         except SelectorError as err:
             return Status.error_of(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {err}")
         if not constraints:
-            return Status(Code.Skip)
+            return SKIP
         s = PreScoreState(constraints)
         s.init_domains(nodes, require_all)
         s.count(pod, all_nodes, required_node_affinity(pod), require_all, self.enable_node_inclusion_policy,

@@ -23,7 +23,7 @@ from framework.api.labels import LabelSelector
 from framework.api.objects import PersistentVolume, PersistentVolumeClaim, Pod
 from framework.api.quantity import parse_quantity, value
 from framework.cache import NodeInfo
-from framework.interface import (MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState,
+from framework.interface import (SKIP, MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState,
                                  Handle, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
@@ -166,7 +166,7 @@ class VolumeBinding(FilterEachNode):
             return None, Status(Code.UnschedulableAndUnresolvable, reason)
         if not claims:
             state.write(STATE_KEY, _StateData())
-            return None, Status(Code.Skip)
+            return None, SKIP
         bound: list[PersistentVolumeClaim] = []
         delayed: list[PersistentVolumeClaim] = []
         immediate = 0
@@ -324,7 +324,7 @@ class VolumeBinding(FilterEachNode):
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         if self._scorer is None:
-            return Status(Code.Skip)  # no scorer without StorageCapacityScoring
+            return SKIP  # no scorer without StorageCapacityScoring
         data = state.get(STATE_KEY)
         if not isinstance(data, _StateData):
             return Status(Code.Error, f'reading "{STATE_KEY}" from cycleState: not found')

@@ -13,7 +13,7 @@ from typing import Any, Hashable, Mapping, Sequence
 
 from framework.api.objects import PersistentVolumeClaim, Pod
 from framework.cache import NodeInfo, PodInfo
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
@@ -162,7 +162,7 @@ class VolumeRestrictions(FilterEachNode):
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.volumes:  # nothing to check and no claim to count: the Skip below, sooner
-            return None, Status(Code.Skip)
+            return None, SKIP
         needs_check = any(needs_restrictions_check(v) for v in vu.volumes(pod))
         pvcs, missing = self._read_write_once_pod_pvcs(pod)
         if missing is not None:
@@ -170,7 +170,7 @@ class VolumeRestrictions(FilterEachNode):
         # At most one pod can use a ReadWriteOncePod claim, so count claims in use.
         count = sum(1 for name in pvcs if self._is_pvc_used_by_pods(f"{pod.namespace}/{name}"))
         if not needs_check and count == 0:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pvcs, count))
         return None, None
 

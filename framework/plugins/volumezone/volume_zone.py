@@ -14,7 +14,7 @@ from typing import Any, Hashable
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
+from framework.interface import (SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
                                  PreFilterResult, SignPurpose, Status)
 from framework.plugins.helper import volume as vu
 from framework.plugins.helper import FilterEachNode
@@ -120,12 +120,12 @@ class VolumeZone(FilterEachNode):
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.volumes:  # no claim, so no topology: the Skip below, sooner
-            return None, Status(Code.Skip)
+            return None, SKIP
         topologies, status = self._pv_topologies(pod)
         if status is not None:
             return None, status
         if not topologies:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, _StateData(topologies))
         return None, None
 
