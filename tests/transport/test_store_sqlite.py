@@ -280,3 +280,25 @@ async def test_a_batch_without_deletes_leaves_the_meta_row_alone_and_the_version
     await b.commit([Write(kind="Node", key="n1", raw=None, resource_version=5)])
     await b.close()
     assert await reopen(tmp_path) == ([], 5)
+
+
+async def test_once_the_disk_reserve_is_made_commits_do_not_look_for_it_again(tmp_path):
+    # A stat and pathlib's Python after every commit ran on the writer thread under the
+    # interpreter lock; the reserve exists from its making until this store releases it.
+    import pathlib
+
+    looked: list[str] = []
+
+    class Watched(type(tmp_path)):  # type: ignore[misc]
+        def exists(self, *args, **kwargs) -> bool:
+            looked.append(self.name)
+            return pathlib.Path.exists(self, *args, **kwargs)
+
+    b = SQLiteBackend(tmp_path)
+    b.space.reserve_path = Watched(b.space.reserve_path)
+    await b.load_all()
+    for i in range(5):
+        await b.commit([Write(kind="Node", key=f"n{i}", raw=node(f"n{i}", i + 1), resource_version=i + 1)])
+    await b.close()
+    assert b.space.reserve_path.stat().st_size == b.space.reserve_bytes
+    assert looked == ["store.reserve"]  # at the open, before it was made
