@@ -9,6 +9,9 @@ gave one: the woken class's follower fails after its sibling's bind, and its
 FailedScheduling event was committed alone, between the bind and the next write.
 Held, it is committed in the turn of the next write that comes (a client's delete,
 a bind, a status), or after EVENT_HOLD_SECONDS when none does, whichever is first.
+The sweep a commit asks for when it takes the stored events past their bound waits the
+same way: past `max_events` every new event asks for one (docs/decisions.md, "Churn at
+10,000 queued on SQLite").
 
 - Order is kept: held events stay first in the loop's queue, so any message after
   them (a read of the events, a write) is handled after they are applied.
@@ -27,11 +30,15 @@ from typing import Any, Callable, Iterable
 
 from actors.base import MailboxClosed
 from actors.clock import Clock, Timer
-from actors.store.messages import FlushEvents, RecordEvent
+from actors.store.messages import FlushEvents, RecordEvent, SweepEvents
 
 # The longest an event waits for a write to ride with (well below a human's notice;
 # at a completion's pace of a few milliseconds, the next delete comes first).
 EVENT_HOLD_SECONDS = 0.1
+# What waits for a write: new events, and the sweep a commit asks for when it takes the
+# stored events past `max_events` (in a steady state, every new event's: at 10,000 held
+# events each completion's Scheduled event asked for a turn of its own, one more fsync).
+_RIDERS = (RecordEvent, SweepEvents)
 
 
 class EventHold:
@@ -49,7 +56,7 @@ class EventHold:
         clock, no FlushEvents among them); arms the deadline on the first wait."""
         if self._timers is None or self.seconds <= 0:
             return False
-        if not all(isinstance(m, RecordEvent) for m in deferred):
+        if not all(isinstance(m, _RIDERS) for m in deferred):
             return False  # FlushEvents or anything else: the turn goes now, events first
         if not self.held:
             self.held = True

@@ -1,9 +1,11 @@
 """SQLiteBackend: the daemon's durable StoreBackend (stdlib sqlite3, WAL mode).
 
 One row per live object (kind, key) with its resourceVersion and JSON body, and
-one row holding the highest resourceVersion ever committed, so versions keep
-increasing after deletes and restarts. Bindings are durable because a binding is
-the pod's own row (spec.nodeName, PodScheduled condition).
+one row holding the highest resourceVersion a delete committed: with the live rows'
+own, the highest ever committed, so versions keep increasing after deletes and
+restarts (a batch of upserts leaves that row alone: its page is not written again).
+Bindings are durable because a binding is the pod's own row (spec.nodeName,
+PodScheduled condition).
 
 Every call runs on one dedicated, long-lived thread (actors.store.sqlite_writer;
 sqlite3 connections belong to the thread that opened them), so the event loop never
@@ -75,7 +77,9 @@ CREATE TABLE IF NOT EXISTS meta (
 # A batch's rows as JSON array parameters ([kind, key, rv, body text] each, [kind, key]
 # for a delete), read by SQLite's json_each. The INSERT into the temporary view is the
 # whole batch in one statement and one implicit transaction: its trigger deletes,
-# upserts and raises the stored resourceVersion, and SQLite commits (fsync) before the
+# upserts and raises the meta row's resourceVersion to the deletes' highest (`top`, NULL
+# without deletes: an upsert's version stays in its row, and a later delete of the row
+# has a higher one, so loading takes the highest of both), and SQLite commits (fsync) before the
 # call returns, all without the interpreter lock (sqlite_writer.py says why that matters).
 _BATCH_TRIGGER = """
 CREATE TEMP VIEW IF NOT EXISTS batch (upserts, deletes, top) AS SELECT NULL, NULL, NULL;
@@ -86,13 +90,13 @@ CREATE TEMP TRIGGER IF NOT EXISTS write_batch INSTEAD OF INSERT ON batch BEGIN
         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
                json_extract(value, '$[3]') FROM json_each(NEW.upserts) WHERE true
         ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body;
-    INSERT INTO meta (name, value) VALUES ('resource_version', NEW.top)
+    INSERT INTO meta (name, value) SELECT 'resource_version', NEW.top WHERE NEW.top IS NOT NULL
         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
 END;
 """
 _WRITE_BATCH = "INSERT INTO batch (upserts, deletes, top) VALUES (?, ?, ?)"
-# A small batch, one row of parameters per key (a NULL body deletes it): still one
-# statement and one transaction, the trigger run once per row.
+# A small batch, one row of parameters per key (a NULL body deletes it and raises the
+# meta row): still one statement and one transaction, the trigger run once per row.
 _ROWS_TRIGGER = """
 CREATE TEMP VIEW IF NOT EXISTS batch_rows (kind, key, rv, body) AS SELECT NULL, NULL, NULL, NULL;
 CREATE TEMP TRIGGER IF NOT EXISTS write_row INSTEAD OF INSERT ON batch_rows BEGIN
@@ -100,7 +104,7 @@ CREATE TEMP TRIGGER IF NOT EXISTS write_row INSTEAD OF INSERT ON batch_rows BEGI
     INSERT INTO objects (kind, key, resource_version, body)
         SELECT NEW.kind, NEW.key, NEW.rv, NEW.body WHERE NEW.body IS NOT NULL
         ON CONFLICT (kind, key) DO UPDATE SET resource_version = excluded.resource_version, body = excluded.body;
-    INSERT INTO meta (name, value) VALUES ('resource_version', NEW.rv)
+    INSERT INTO meta (name, value) SELECT 'resource_version', NEW.rv WHERE NEW.body IS NULL
         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
 END;
 """
@@ -272,7 +276,7 @@ class _Batch:
     final rows as applying them in order), bodies as the JSON text `json.dumps` makes.
     Up to ROWS_MAX rows are bound one value a parameter (`_WRITE_ROWS`: no JSON array
     around the bodies, encoded once and not parsed again by SQLite); more go as JSON
-    arrays with the highest resourceVersion (`_WRITE_BATCH`)."""
+    arrays with the deletes' highest resourceVersion (`_WRITE_BATCH`)."""
 
     sql: str
     params: tuple[Any, ...]
@@ -282,7 +286,7 @@ class _Batch:
     def of(cls, writes: Sequence[Write]) -> "_Batch":
         last = {(w.kind, w.key): w for w in writes}
         deletes_only = all(w.raw is None for w in writes)
-        if len(last) <= ROWS_MAX:  # a key's last write has its highest version: the meta row's max is the same
+        if len(last) <= ROWS_MAX:  # each key's last write: a deleted key's delete is its highest version
             flat: list[Any] = []
             for w in last.values():
                 flat += (w.kind, w.key, w.resource_version,
@@ -291,7 +295,7 @@ class _Batch:
         upserts = [[w.kind, w.key, w.resource_version, _encode(w.raw)]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
-        top = max(w.resource_version for w in writes)
+        top = max((w.resource_version for w in writes if w.raw is None), default=None)
         up = _encode(upserts) if upserts else None
         down = _encode(deletes) if deletes else None
         return cls(_WRITE_BATCH, (up, down, top), deletes_only)

@@ -48,12 +48,19 @@ class DiskSpace:
         self.db_path = db_path
         self.reserve_bytes = reserve_bytes
         self.full = False
+        self._made = False  # this store made (or found) the reserve and has not released it since
 
     def ensure_reserve(self) -> bool:
-        """Make the reserve if it is missing and there is room; whether it exists."""
+        """Make the reserve if it is missing and there is room; whether it exists.
+        Called after every commit, on the writer thread and under the interpreter lock:
+        once made, the reserve is known to exist until this store releases it (the data
+        directory is the daemon's alone), so no stat and no pathlib a commit."""
         if self.reserve_bytes <= 0:
             return False
+        if self._made:
+            return True
         if self.reserve_path.exists():
+            self._made = True
             return True
         try:
             fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -68,10 +75,12 @@ class DiskSpace:
             os.close(fd)
         if not made:
             self.reserve_path.unlink(missing_ok=True)
+        self._made = made
         return made
 
     def release_reserve(self) -> bool:
         """Give the reserve's blocks back to the disk; whether there was one."""
+        self._made = False
         try:
             self.reserve_path.unlink()
         except FileNotFoundError:

@@ -110,3 +110,29 @@ async def test_a_store_on_the_in_memory_backend_commits_events_at_once() -> None
         c.record_event("Node", "n1", "Normal", "Quiet", "at once")
         assert (await seen.next()).type == "ADDED"
         assert store.idle()
+
+
+async def test_the_sweep_a_commit_asks_for_beyond_max_events_rides_with_the_next_write(tmp_path: Path) -> None:
+    # In a steady state past the bound every new event asks for a sweep of the oldest one;
+    # committed alone, that was one more fsync a completion (Churn at 10,000 queued).
+    from actors.store.limits import StoreLimits
+
+    clock = FakeClock(0.0)
+    store = Store(SQLiteBackend(tmp_path), clock=clock.now, timers=clock, event_hold_seconds=EVENT_HOLD_SECONDS,
+                  limits=StoreLimits(max_events=2))
+    async with serving(store) as (store, c):
+        seen = Seen()
+        await c.watch(seen, kinds=frozenset({"Event", "Pod"}))
+        for name in ("a", "b", "c"):
+            clock.advance(1)
+            c.record_event("Pod", f"default/{name}", "Normal", "Scheduled", "bound")
+            await c.create(pod(name))  # the event rides with this write
+        await _taken(store)
+        before = store.backend.commits
+        assert len(store.peek_all("Event")) == 3 and not store.idle()  # the sweep waits for a write
+        await c.create(pod("d"))
+        assert store.backend.commits == before + 1
+        changes = [await seen.next() for _ in range(8)]
+        assert [(ev.type, ev.kind) for ev in changes[-2:]] == [("DELETED", "Event"), ("ADDED", "Pod")]
+        assert changes[-2].obj.raw["involvedObject"]["name"] == "a"
+        assert sorted(e.raw["involvedObject"]["name"] for e in store.peek_all("Event")) == ["b", "c"]

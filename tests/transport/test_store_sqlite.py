@@ -250,9 +250,55 @@ async def test_small_batches_bound_a_row_at_a_time_store_what_the_json_array_sta
             top = db.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()[0]
         finally:
             db.close()
-        return rows, top
+        return rows, top, (await reopen(path))[1]
 
     by_row = await stored(tmp_path / "rows")
     monkeypatch.setattr(sqlite_backend, "ROWS_MAX", 0)  # every batch as JSON arrays
     by_array = await stored(tmp_path / "arrays")
-    assert by_row == by_array and by_row[1] == rv and by_row[0]
+    assert by_row == by_array and by_row[2] == rv and by_row[0]
+    assert by_row[1] == max(w.resource_version for batch in batches for w in batch if w.raw is None)
+
+
+async def test_a_batch_without_deletes_leaves_the_meta_row_alone_and_the_version_still_comes_back(tmp_path):
+    # Each commit wrote the meta row's page as well as its rows' (one WAL frame of ~4 a
+    # Churn commit); an upsert's version is in its own row until a delete of it, whose
+    # higher version the meta row then keeps.
+    import sqlite3
+
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 1), resource_version=1),
+                    Write(kind="Node", key="n2", raw=node("n2", 2), resource_version=2)])
+    await b.commit([Write(kind="Node", key="n2", raw=None, resource_version=3)])
+    await b.commit([Write(kind="Node", key="n1", raw=node("n1", 4), resource_version=4)])
+    await b.close()
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        assert db.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone() == (3,)
+    assert await reopen(tmp_path) == ([node("n1", 4)], 4)
+    b = SQLiteBackend(tmp_path)
+    await b.load_all()
+    await b.commit([Write(kind="Node", key="n1", raw=None, resource_version=5)])
+    await b.close()
+    assert await reopen(tmp_path) == ([], 5)
+
+
+async def test_once_the_disk_reserve_is_made_commits_do_not_look_for_it_again(tmp_path):
+    # A stat and pathlib's Python after every commit ran on the writer thread under the
+    # interpreter lock; the reserve exists from its making until this store releases it.
+    import pathlib
+
+    looked: list[str] = []
+
+    class Watched(type(tmp_path)):  # type: ignore[misc]
+        def exists(self, *args, **kwargs) -> bool:
+            looked.append(self.name)
+            return pathlib.Path.exists(self, *args, **kwargs)
+
+    b = SQLiteBackend(tmp_path)
+    b.space.reserve_path = Watched(b.space.reserve_path)
+    await b.load_all()
+    for i in range(5):
+        await b.commit([Write(kind="Node", key=f"n{i}", raw=node(f"n{i}", i + 1), resource_version=i + 1)])
+    await b.close()
+    assert b.space.reserve_path.stat().st_size == b.space.reserve_bytes
+    assert looked == ["store.reserve"]  # at the open, before it was made

@@ -71,7 +71,9 @@ def write_bad_rows(path: Path, rows: list[tuple[str, str, Any, Any, str]], meta:
             body_sql = "CAST(? AS TEXT)" if isinstance(body, bytes) else "?"
             db.execute(f"INSERT INTO objects VALUES (?, {key_sql}, ?, {body_sql})", (kind, key, rv, body))
         if meta is not None:
-            db.execute("UPDATE meta SET value = ? WHERE name = 'resource_version'", (meta,))
+            # (a store that has committed no delete has no meta row yet: sqlite.py)
+            db.execute("INSERT INTO meta VALUES ('resource_version', ?) "
+                       "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (meta,))
 
 
 def store_on(data: Path, limit: int = LIMIT):  # type: ignore[no-untyped-def]
