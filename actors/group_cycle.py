@@ -39,7 +39,7 @@ from framework.workload.group_cycle import (
     place_group, skips_member,
 )
 from framework.workload.group_status import scheduled_condition, with_condition
-from framework.workload.member_placer import CachePlacer, MemberPostFilter
+from framework.workload.member_placer import CachePlacer, MemberPostFilter, columns_world
 from framework.workload.policy import GroupPolicy, group_policy_of
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class GroupCycle:
                     s.nominator.delete(pod)
 
             placer.on_assumed = assumed
-        placer.start_group(members)
+        placer.start_group(members, columns_world(self.sched.objects))
         return placer
 
     async def _cycle(self, pg: SchedulingPodGroup, live: list[QueuedPodInfo]) -> None:

@@ -54,6 +54,7 @@ class InMemoryObjects:
         # kind the revision before which the journal was trimmed (changed_since)
         self._journal: dict[str, dict[str, int]] = {}
         self._trimmed: dict[str, int] = {}
+        self._kind_revision: dict[str, int] = {}  # kind (not Pod) -> the revision of its last change
         for o in objects:
             self.put(o)
 
@@ -82,12 +83,18 @@ class InMemoryObjects:
             self._unindex(old)
 
     def _note(self, kind: str, key: str) -> None:
+        self._kind_revision[kind] = self.revision
         journal = self._journal.setdefault(kind, {})
         journal.pop(key, None)
         journal[key] = self.revision
         if len(journal) > 2 * len(self._by_kind.get(kind, ())) + 1024:  # keys deleted long ago
             for old in list(journal)[:len(journal) // 2]:
                 self._trimmed[kind] = journal.pop(old)
+
+    def revision_beside(self, kinds: Collection[str]) -> int:
+        """The revision of the last change of an object (not a Pod) of a kind not in
+        `kinds` (0: none): what `revision` says, for readers that read none of `kinds`."""
+        return max((r for k, r in self._kind_revision.items() if k not in kinds), default=0)
 
     def changed_since(self, kind: str, revision: int) -> list[str] | None:
         """Keys of `kind` (not Pod) put or deleted after `revision`, newest first; None

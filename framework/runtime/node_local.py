@@ -246,13 +246,25 @@ class NodeLocalColumns:
         self.begin_member(pod, 1)
         self._sweep = True
 
+    def begin_group(self, world: Hashable) -> None:
+        """Before a group cycle's first member. `world` as begin_cycle's (None: start
+        afresh): while it holds, the columns of the groups before are kept, so a group
+        of a shape seen before computes only the nodes whose generation moved since."""
+        if world is None or world != self._world:
+            self.reset()
+        self._world = world
+
     def _shape_of(self, pod: Pod) -> int:
-        """The pod's shape among the group's: what of it signatures read (SignPlugin's
-        common part: scheduler name, namespace, labels, annotations, owner references,
-        the whole spec), compared by value; members of one template share one."""
+        """The pod's shape: what of it signatures read (SignPlugin's common part:
+        scheduler name, namespace, annotations, owner references, the spec), compared
+        by value, less what no node-local plugin reads (its labels and
+        spec.schedulingGroup: NodeLocalScorePlugin, FilterReadsPlugin), so the members
+        of one template share one, and so do gangs of one template."""
         meta = pod.raw.get("metadata") or {}
-        shape = (pod.scheduler_name, pod.namespace, meta.get("labels"), meta.get("annotations"),
-                 meta.get("ownerReferences"), pod.raw.get("spec"))
+        spec = pod.raw.get("spec")
+        if spec and "schedulingGroup" in spec:
+            spec = {k: v for k, v in spec.items() if k != "schedulingGroup"}
+        shape = (pod.scheduler_name, pod.namespace, meta.get("annotations"), meta.get("ownerReferences"), spec)
         for i, known in enumerate(self._shapes):
             if known == shape:
                 return i

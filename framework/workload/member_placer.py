@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Collection, Hashable, Sequence
 
 from framework.algorithm import SchedulingAlgorithm
+from framework.api.groups import POD_GROUP_KEY, WORKLOAD_KEY
 from framework.api.objects import Pod
 from framework.attempt_outcome import FitError, NoNodesAvailable, ScheduleResult, SchedulingError
 from framework.batching import batching_signer
@@ -30,6 +31,19 @@ from framework.runtime import Framework
 from framework.runtime.node_local import NodeLocalColumns
 from framework.types import Code, CycleState, Status
 from framework.workload.group_cycle import MemberTry
+
+
+# The gang API's kinds: read by the gang plugins, never by a node-local one
+# (FilterReadsPlugin, NodeLocalScorePlugin), and written once or twice a group.
+GANG_API_KINDS = frozenset({POD_GROUP_KEY, WORKLOAD_KEY})
+
+
+def columns_world(objects: object) -> Hashable:
+    """The world a group's node-local columns hold for (CachePlacer.start_group): the
+    lister's revision beside the gang API's objects (None, starting afresh, for a
+    lister that cannot tell)."""
+    beside = getattr(objects, "revision_beside", None)
+    return None if beside is None else beside(GANG_API_KINDS)
 
 
 @dataclass(slots=True)
@@ -97,12 +111,16 @@ class CachePlacer:
         # domain's members are tried one after another with the same names
         self._domain: tuple[Collection[str], dict[str, int], list[int]] | None = None
 
-    def start_group(self, members: int = 0) -> None:
-        """Forget the previous group's tries and columns: the next group, of `members`
-        to try (0: unknown), starts afresh."""
+    def start_group(self, members: int = 0, world: Hashable = None) -> None:
+        """Forget the previous group's tries: the next group has `members` to try (0:
+        unknown). `world`: what, besides the pods and the nodes, a node-local plugin
+        could read, as of this group (the lister's revision beside the gang API's
+        objects, which only the gang plugins read); while it holds the columns of the
+        groups before are kept (a gang of a template seen before computes only the
+        nodes whose generation moved since), None starts them afresh."""
         self.tries.clear()
         if self.columns is not None:
-            self.columns.reset()
+            self.columns.begin_group(world)
         self._members = members
 
     def signature(self, pod: Pod) -> Hashable | None:
@@ -164,4 +182,4 @@ class CachePlacer:
         t.assumed, t.node = None, ""
 
 
-__all__ = ["CachePlacer", "MemberPostFilter", "Try", "domain_positions", "restricted", "restricted_to"]
+__all__ = ["CachePlacer", "GANG_API_KINDS", "columns_world", "MemberPostFilter", "Try", "domain_positions", "restricted", "restricted_to"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,7 +23,7 @@ from framework.node_info import NodeInfo
 from framework.plugins import Registry
 from framework.runtime.node_local import NodeLocalCounts
 from framework.workload.group_cycle import GroupPlacement, place_group
-from framework.workload.member_placer import CachePlacer
+from framework.workload.member_placer import CachePlacer, columns_world
 from framework.workload.policy import group_policy_of
 
 NS = "default"
@@ -67,7 +67,8 @@ def member(group: str, i: int, shape: Shape) -> Pod:
         spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 10, "preference": {"matchExpressions": [
                 {"key": "zone", "operator": "In", "values": [shape.prefer_zone]}]}}]}}
-    return Pod({"metadata": {"name": f"{group}-{i}", "namespace": NS, "uid": f"{group}-{i}"}, "spec": spec})
+    return Pod({"metadata": {"name": f"{group}-{i}", "namespace": NS, "uid": f"{group}-{i}", "labels": {"gang": group}},
+                "spec": spec})
 
 
 def running(i: int, node_name: str, cpu: int) -> Pod:
@@ -106,9 +107,12 @@ class Run:
 
 
 def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, columns: bool,
-          zone: str = "", config: dict[str, Any] = CONFIG, registry: Registry | None = None) -> Run:
+          zone: str = "", config: dict[str, Any] = CONFIG, registry: Registry | None = None,
+          between: Callable[[InMemoryObjects, int], None] | None = None) -> Run:
     """Each group placed in turn (kept when feasible) in one cluster, confined to the
-    nodes of `zone` when given (as a topology domain is); what happened."""
+    nodes of `zone` when given (as a topology domain is), the columns kept across
+    groups as the scheduler keeps them; `between(objects, k)` runs before group k;
+    what happened."""
     node_objs = [node(i, spec) for i, spec in enumerate(nodes)]
     pgs = [gang(f"g{k}", min_count) for k, (min_count, _) in enumerate(groups)]
     pods = [[member(f"g{k}", i, shape) for i, shape in enumerate(shapes)] for k, (_, shapes) in enumerate(groups)]
@@ -127,8 +131,10 @@ def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: in
         placer.columns = None
     run = Run(placer=placer)
     domain = {n.name for n, spec in zip(node_objs, nodes) if spec.zone == zone} if zone else None
-    for pg, members in zip(pgs, pods):
-        placer.start_group(len(members))
+    for k, (pg, members) in enumerate(zip(pgs, pods)):
+        if between is not None:
+            between(objects, k)
+        placer.start_group(len(members), columns_world(objects))
         result: GroupPlacement = place_group(group_policy_of(pg), members, placer, node_names=domain)
         run.placements.append((dict(result.placed), result.status.message()))
         run.failures.append({uid: {n: s.message() for n, s in t.fit_error.diagnosis.node_to_status.statuses.items()}
@@ -138,9 +144,12 @@ def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: in
 
 
 def assert_same(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, zone: str = "",
-                config: dict[str, Any] = CONFIG, registry: Registry | None = None) -> Run:
-    by_member = place(nodes, groups, seed, columns=False, zone=zone, config=config, registry=registry)
-    by_columns = place(nodes, groups, seed, columns=True, zone=zone, config=config, registry=registry)
+                config: dict[str, Any] = CONFIG, registry: Registry | None = None,
+                between: Callable[[InMemoryObjects, int], None] | None = None) -> Run:
+    by_member = place(nodes, groups, seed, columns=False, zone=zone, config=config, registry=registry,
+                      between=between)
+    by_columns = place(nodes, groups, seed, columns=True, zone=zone, config=config, registry=registry,
+                       between=between)
     assert by_columns.scored == by_member.scored
     assert by_columns.placements == by_member.placements
     assert by_columns.failures == by_member.failures
