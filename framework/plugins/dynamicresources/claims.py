@@ -82,10 +82,10 @@ def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
     The drivers' device statuses (`status.devices`) go with the allocation: kept while
     it stays, cleared with it (PostFilter's deallocation), as upstream writes them."""
     raw = dict(claim.raw)
-    meta = dict(raw.get("metadata") or {})
+    meta = raw.get("metadata") or {}  # the claim's own (never changed in place), unless a finalizer is added
     finalizers = list(meta.get("finalizers") or [])
     if finalizer and FINALIZER not in finalizers:
-        meta["finalizers"] = finalizers + [FINALIZER]
+        meta = {**meta, "finalizers": finalizers + [FINALIZER]}
     dropped = ("allocation", "reservedFor", "devices") if allocation is None else ("allocation", "reservedFor")
     status = {k: v for k, v in (raw.get("status") or {}).items() if k not in dropped}
     if allocation is not None:
