@@ -43,6 +43,7 @@ from framework.plugins.dynamicresources.scoring import any_first_available, node
 from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 from framework.node_table import columnar_table
+from framework.reductions import column_min
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -298,7 +299,7 @@ class DynamicResources(FilterEachNode):
         tc = columnar_table(nodes)
         rows = None if tc is None else counts.by_row(tc[0])[tc[1]]
         s.by_count = s.by_count or rows is not None
-        if rows is not None and (not len(rows) or rows.min() >= need):  # all have enough (none outside the fast path)
+        if rows is not None and (not len(rows) or column_min(rows) >= need):  # all have enough (none off the fast path)
             return [None] * len(nodes)
         rejected = _unschedulable(CANNOT_ALLOCATE)
         if rows is not None:
