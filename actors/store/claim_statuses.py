@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from framework.api.schema.common import NODE_SELECTOR
-from framework.api.schema.dra import (ALLOCATION_RESULTS_MAX, RESERVED_FOR_MAX, device_ref, driver_name, pool_name,
-                                      request_names, request_ref)
+from framework.api.schema.dra import (ALLOCATION_RESULTS_MAX, RESERVED_FOR_MAX, device_ref, driver_name,
+                                      names_request, pool_name, request_names, request_ref)
 from framework.api.schema.types import Ctx
 
 _RESULT_KEYS = frozenset(("request", "driver", "pool", "device"))
@@ -38,13 +38,14 @@ _verdicts: dict[tuple[str, str, bool], bool] = {}
 proven_count = 0  # statuses judged by their parts (tests, profile)
 
 
-def _passes(kind: str, value: str, strict: bool, check: Callable[[Ctx], None]) -> bool:
-    """The schema's verdict on one value (`check` runs the schema's function on it), remembered."""
+def _passes(kind: str, value: str, strict: bool, check: Callable[..., None], *args: Any) -> bool:
+    """The schema's verdict on one value (`check(*args, path, ctx)` is the schema's
+    function run on it), remembered by value."""
     key = (kind, value, strict)
     verdict = _verdicts.get(key)
     if verdict is None:
         ctx = Ctx(strict=strict)
-        check(ctx)
+        check(*args, "", ctx)
         verdict = not ctx.errors
         if len(_verdicts) >= _MEMO_MOST:
             _verdicts.clear()
@@ -52,20 +53,22 @@ def _passes(kind: str, value: str, strict: bool, check: Callable[[Ctx], None]) -
     return verdict
 
 
-def _strings(m: Any, keys: frozenset[str]) -> bool:
-    """`m` is a dict whose keys are exactly `keys`, each a string."""
-    return type(m) is dict and m.keys() == keys and all(type(v) is str for v in m.values())
+def _request_alone(ref: str, path: str, ctx: Ctx) -> None:
+    """request_ref's rules on the value alone (its parts' format), against names that hold it."""
+    parts = ref.split("/")
+    request_ref(ref, path, ctx, {parts[0]: set(parts[1:2])})
 
 
 def _result(r: Any, names: Mapping[str, set[str]], strict: bool) -> dict[str, str] | None:
-    if not _strings(r, _RESULT_KEYS):
+    if type(r) is not dict or r.keys() != _RESULT_KEYS:
         return None
-    request, driver, pool = r["request"], r["driver"], r["pool"]
-    ctx = Ctx(strict=strict)
-    request_ref(request, "", ctx, names)
-    if ctx.errors or not _passes("driver", driver, strict, lambda c: driver_name(driver, "", c)) \
-            or not _passes("pool", pool, strict, lambda c: pool_name(pool, "", c)) \
-            or not _passes("device", r["device"], strict, lambda c: device_ref(r, "", c)):  # driver and pool pass
+    request, driver, pool, device = r["request"], r["driver"], r["pool"], r["device"]
+    if type(request) is not str or type(driver) is not str or type(pool) is not str or type(device) is not str:
+        return None
+    if not names_request(names, request) or not _passes("request", request, strict, _request_alone, request) \
+            or not _passes("driver", driver, strict, driver_name, driver) \
+            or not _passes("pool", pool, strict, pool_name, pool) \
+            or not _passes("device", device, strict, device_ref, r):  # its driver and pool pass: the device decides
         return None
     return dict(r)
 
@@ -86,7 +89,7 @@ def _node_selector(sel: Any, strict: bool) -> dict[str, Any] | None:
             or req["operator"] != "In" or type(req["values"]) is not list or len(req["values"]) != 1 \
             or type(req["values"][0]) is not str:
         return None
-    if not _passes("node", req["values"][0], strict, lambda c: NODE_SELECTOR.check(sel, "", c)):
+    if not _passes("node", req["values"][0], strict, NODE_SELECTOR.check, sel):
         return None
     copy = {k: (list(v) if k == "values" else v) for k, v in req.items()}
     return {"nodeSelectorTerms": [{"matchFields": [copy]}]}
