@@ -24,7 +24,17 @@ def kobj(claim: ResourceClaim) -> str:
 
 
 def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
-    return [c for c in pod.spec.get("resourceClaims") or [] if type(c) is dict or isinstance(c, Mapping)]
+    """spec.resourceClaims' maps: the pod's own list when every entry is one (read it, never change it)."""
+    claims = pod.spec.get("resourceClaims")
+    if not claims:
+        return []
+    if type(claims) is list:
+        for c in claims:
+            if type(c) is not dict:
+                break
+        else:
+            return claims
+    return [c for c in claims if type(c) is dict or isinstance(c, Mapping)]
 
 
 def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool]:
