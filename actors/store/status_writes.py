@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from actors.store.claim_statuses import plain_status_copy
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import decode_stage
 from actors.store.gates import gated
@@ -66,7 +67,10 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
     check_no_new_finalizers(raw, current.raw)
     raw = gated(kind_key(raw), raw, current.raw, chain.features)
     status = raw.get("status")
-    if isinstance(status, dict):  # as admission's one copy (nulls dropped), of the status alone
+    plain = plain_status_copy(status, current.raw.get("spec") or {}, chain.rules.name_formats)
+    if plain is not None:  # the allocator's plain shape, every part valid: the walk would find nothing
+        raw["status"] = plain
+    elif isinstance(status, dict):  # as admission's one copy (nulls dropped), of the status alone
         copy, deep = plain_copy(status)
         if deep is not None:  # named from the object's root, the status one level down
             deep = too_deep(status, "status", MAX_DEPTH - 1)

@@ -100,7 +100,7 @@ class ResourceClaim(KubeObject):
         spec, my_spec = raw.get("spec"), self.raw.get("spec")
         if (type(raw) is not dict or raw.get("apiVersion") != self.raw.get("apiVersion")
                 or (spec is not my_spec and spec != my_spec) or not isinstance(meta, dict) or not isinstance(mine, dict)
-                or {**meta, **_VERSIONING} != {**mine, **_VERSIONING}):
+                or (meta is not mine and {**meta, **_VERSIONING} != {**mine, **_VERSIONING})):
             return ResourceClaim(raw)
         claim = object.__new__(ResourceClaim)
         claim.raw = raw

@@ -39,10 +39,24 @@ def template_claims(pod: Pod) -> list[tuple[str, str]]:
     return out
 
 
-def claim_statuses(pod: Pod) -> dict[str, str | None]:
-    """pod claim name -> the generated claim's name, from status.resourceClaimStatuses."""
-    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses") or []
-    return {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if _is_map(s)}
+_by_list: dict[int, tuple[Any, Mapping[str, str | None]]] = {}  # id(statuses list) -> (the list, its map)
+
+
+def claim_statuses(pod: Pod) -> Mapping[str, str | None]:
+    """pod claim name -> the generated claim's name, from status.resourceClaimStatuses
+    (read only: worked out once per stored list, which is never changed in place, and
+    shared; the plugin and the controller ask about a pod about nine times)."""
+    statuses = (pod.raw.get("status") or {}).get("resourceClaimStatuses")
+    if not statuses:
+        return {}
+    known = _by_list.get(id(statuses))
+    if known is not None and known[0] is statuses:
+        return known[1]
+    out = {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if _is_map(s)}
+    if len(_by_list) >= 4096:
+        _by_list.clear()
+    _by_list[id(statuses)] = (statuses, out)
+    return out
 
 
 def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str, bool]]:

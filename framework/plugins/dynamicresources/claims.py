@@ -24,7 +24,17 @@ def kobj(claim: ResourceClaim) -> str:
 
 
 def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
-    return [c for c in pod.spec.get("resourceClaims") or [] if type(c) is dict or isinstance(c, Mapping)]
+    """spec.resourceClaims' maps: the pod's own list when every entry is one (read it, never change it)."""
+    claims = pod.spec.get("resourceClaims")
+    if not claims:
+        return []
+    if type(claims) is list:
+        for c in claims:
+            if type(c) is not dict:
+                break
+        else:
+            return claims
+    return [c for c in claims if type(c) is dict or isinstance(c, Mapping)]
 
 
 def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool]:
@@ -82,10 +92,10 @@ def with_status(claim: ResourceClaim, *, allocation: Mapping[str, Any] | None,
     The drivers' device statuses (`status.devices`) go with the allocation: kept while
     it stays, cleared with it (PostFilter's deallocation), as upstream writes them."""
     raw = dict(claim.raw)
-    meta = dict(raw.get("metadata") or {})
+    meta = raw.get("metadata") or {}  # the claim's own (never changed in place), unless a finalizer is added
     finalizers = list(meta.get("finalizers") or [])
     if finalizer and FINALIZER not in finalizers:
-        meta["finalizers"] = finalizers + [FINALIZER]
+        meta = {**meta, "finalizers": finalizers + [FINALIZER]}
     dropped = ("allocation", "reservedFor", "devices") if allocation is None else ("allocation", "reservedFor")
     status = {k: v for k, v in (raw.get("status") or {}).items() if k not in dropped}
     if allocation is not None:

@@ -29,10 +29,9 @@ from framework.cache import NodeInfo
 from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ClusterEventWithHint, Code, CycleState, Handle, PostFilterResult, PreFilterResult,
                                  SignPurpose, Status)
-from framework.plugins.dynamicresources.claims import kobj as _kobj
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, finalizer_to_add,
-                                                       is_reserved_for, pod_claim_entries, pod_claims,
-                                                       reserved_for_entries, with_status)
+                                                       is_reserved_for, kobj as _kobj, pod_claim_entries,
+                                                       pod_claims, reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.hints import ClaimHints
 from framework.plugins.dynamicresources.explain import claims_not_satisfied
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit
@@ -44,6 +43,7 @@ from framework.plugins.dynamicresources.scoring import any_first_available, node
 from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
 from framework.plugins.helper.signing import ALL_SIGNED
 from framework.node_table import columnar_table
+from framework.reductions import column_min
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -296,16 +296,16 @@ class DynamicResources(FilterEachNode):
         flips = None if s.held_mark is None or s.allocator.allocated is not s.held \
             else (s.held_mark, self.tracker.flips_since)
         counts, need = s.index.free_counts(s.single.selectors, s.allocator.allocated, flips), s.single.count
-        rejected = _unschedulable(CANNOT_ALLOCATE)
         tc = columnar_table(nodes)
-        if tc is not None:
-            free = counts.by_row(tc[0])[tc[1]]
-            verdicts = np.empty(2, dtype=object)
-            verdicts[0] = rejected
-            columns = verdicts[(free >= need).view(np.int8)]
-            for i in np.flatnonzero(free < 0).tolist():  # nodes the fast path does not cover
+        rows = None if tc is None else counts.by_row(tc[0])[tc[1]]
+        s.by_count = s.by_count or rows is not None
+        if rows is not None and (not len(rows) or column_min(rows) >= need):  # all have enough (none off the fast path)
+            return [None] * len(nodes)
+        rejected = _unschedulable(CANNOT_ALLOCATE)
+        if rows is not None:
+            columns = np.array([rejected, None], dtype=object)[(rows >= need).view(np.int8)]
+            for i in np.flatnonzero(rows < 0).tolist():  # nodes the fast path does not cover
                 columns[i] = self.filter(state, pod, nodes[i])
-            s.by_count = True
             return columns.tolist()
         free = counts.of
         out: list[Status | None] = []

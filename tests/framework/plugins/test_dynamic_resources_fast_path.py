@@ -186,3 +186,20 @@ def test_a_claims_plain_request_is_read_once_per_spec_and_class_object_and_again
     assert index.single_request(0, second, {}) is None  # its class deleted: the allocator words the error
     other = index.single_request(0, {**second, "spec": m.claim_spec(count=3)}, classes)
     assert other is not None and other.count == 3
+
+
+def test_when_every_node_has_enough_free_devices_the_columnar_filter_passes_all_and_reserve_allocates_as_the_allocator(
+        ) -> None:
+    slices = [_slice(n, ["a", "b", "a"]) for n in NODE_NAMES + ["pool-x"]]  # three pods fit on the first node
+    fast, reference = _Side(slices, True), _Side(slices, False)
+    for p in range(5):  # the fourth finds the first node full
+        for side in (fast, reference):
+            side.handle.objects.put(ResourceClaim(_claim(f"c{p}", [("any", 1, False)])))
+        pod = _pod(f"p{p}", [f"c{p}"])
+        state = CycleState()
+        assert fast.plugin.pre_filter(state, pod, fast.snap.list())[1] is None
+        nodes = fast.snap.list()
+        verdicts = fast.plugin.filter_nodes(state, pod, nodes)
+        assert (verdicts == [None] * len(nodes)) == (p < 3)
+        assert fast.schedule(pod) == reference.schedule(pod)
+        assert fast.allocations() == reference.allocations()
