@@ -1,6 +1,6 @@
-"""Node-local columns: within one group cycle, the Filter verdicts and raw scores of
-node-local plugins computed once, in columns, for the members of one signature and
-sliced per member's window (issue 29).
+"""Node-local columns: the Filter verdicts and raw scores of node-local plugins computed
+once, in columns, for the members of one signature (in a group cycle, and across gangs of
+one template while begin_group's world holds) and sliced per member's window (issue 29).
 
 A whole-group cycle runs the algorithm once per member, each over its own rotating
 window of numFeasibleNodesToFind nodes. When every active Filter plugin declares that
@@ -182,8 +182,8 @@ def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int, every: bo
 
 
 class NodeLocalColumns:
-    """The columns of one group cycle: `reset` when the next group starts,
-    `begin_member` before each member's algorithm run with how many members are
+    """The columns of a group cycle, kept for the next group while its world holds
+    (`begin_group`), `begin_member` before each member's algorithm run with how many members are
     still to try (the first one filters and scores ahead for them all). The
     scheduler's ordinary cycles keep one too, across cycles (`begin_cycle`): a pod
     of a shape seen before reads its window from the columns, and only the nodes

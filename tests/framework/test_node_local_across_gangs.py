@@ -9,6 +9,7 @@ from __future__ import annotations
 from framework.api.dra_kinds import DeviceClass
 from framework.api.workload_api import SchedulingPodGroup
 from framework.handle import InMemoryObjects
+from framework.workload.member_placer import columns_world
 from tests.framework.test_node_local_columns import NodeSpec, Shape, assert_same
 
 # 1,000 nodes: a gang of two filters and scores (3 scorers) 2 x 420 nodes ahead from its
@@ -52,3 +53,19 @@ def test_another_object_written_between_gangs_starts_the_columns_afresh() -> Non
 
     run = assert_same(nodes(), [(2, [Shape(cpu=100)] * 2)] * 2, seed=7, between=device_class)
     assert run.placer.columns.counts.rows_computed == 2 * ROWS
+
+
+def test_the_revision_beside_the_gang_kinds_moves_only_with_the_other_kinds() -> None:
+    objects = InMemoryObjects()
+    assert columns_world(objects) == 0
+    objects.put(DeviceClass({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                             "metadata": {"name": "gpu"}, "spec": {}}))
+    seen = columns_world(objects)
+    assert seen == objects.revision == 1
+    objects.put(SchedulingPodGroup({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                                    "metadata": {"name": "g", "namespace": "default"},
+                                    "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}}}))
+    assert objects.revision == 2 and columns_world(objects) == seen
+    objects.delete("DeviceClass", "gpu")
+    assert columns_world(objects) == 3
+    assert columns_world(object()) is None  # a lister that cannot tell: every gang afresh
