@@ -29,7 +29,7 @@ _new_status = object.__new__
 
 # The codes the hot paths compare with, as module names: reading a member off an Enum
 # class (`Code.Success`) costs about 0.2 µs in this Python, a module name a tenth of it.
-_SUCCESS, _SKIP, _WAIT = Code.Success, Code.Skip, Code.Wait
+_SUCCESS, _SKIP, _WAIT, _UNRESOLVABLE = Code.Success, Code.Skip, Code.Wait, Code.UnschedulableAndUnresolvable
 _REJECTED = (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
 
 
@@ -195,7 +195,7 @@ class NodeToStatus:
 
     def __init__(self, statuses: dict[str, Status] | None = None, absent: Status | None = None) -> None:
         self.statuses = statuses if statuses is not None else {}
-        self.absent = absent if absent is not None else Status(Code.UnschedulableAndUnresolvable)
+        self.absent = absent if absent is not None else Status(_UNRESOLVABLE)
 
     def get(self, node_name: str) -> Status:
         return self.statuses.get(node_name) or self.absent

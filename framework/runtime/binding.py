@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import MAX_PERMIT_TIMEOUT_SECONDS, Code, CycleState, Status
-from framework.runtime.common import _error, _ok, _rejected_or_error
+from framework.runtime.common import _SKIP, _error, _ok, _rejected_or_error
 
 
 class Binding:
@@ -74,15 +74,15 @@ class Binding:
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         if not self.bind_plugins:
-            return Status(Code.Skip)
-        status = Status(Code.Skip)
+            return Status(_SKIP)
+        status = Status(_SKIP)
         for pl in self.bind_plugins:
             try:
                 st = await pl.bind(state, pod, node_name)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running Bind plugin "{pl.name}": {e}')
             status = st if st is not None else Status()
-            if status.code == Code.Skip:
+            if status.code == _SKIP:
                 continue
             if not status.is_success():
                 return _rejected_or_error(pl.name, status, f'running Bind plugin "{pl.name}"')

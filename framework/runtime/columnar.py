@@ -10,11 +10,11 @@ import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo, next_generation
-from framework.interface import Code, CycleState, FilterReads, Status
+from framework.interface import CycleState, FilterReads, Status
 from framework.node_table import ColumnarNodes
 from framework.nominated_columns import NominatedAdds
 from framework.runtime.filtering import Filtering
-from framework.runtime.common import _OK, _error, has_columnar_form
+from framework.runtime.common import _OK, _SUCCESS, _error, has_columnar_form
 
 
 
@@ -162,7 +162,7 @@ class ColumnarFiltering(Filtering):
                 for i, ni in enumerate(nodes):
                     if with_nominated[i]:
                         st = self.run_filter_with_nominated_pods(state, pod, ni)
-                        if st.code != Code.Success:
+                        if st.code != _SUCCESS:
                             failed[i] = st
                     else:
                         pending.append(i)
@@ -310,7 +310,7 @@ class ColumnarFiltering(Filtering):
                 continue
             v = worded.get(id(st))
             if v is None:
-                v = worded[id(st)] = _OK if st.code == Code.Success else self._filter_verdict(pl.name, st)
+                v = worded[id(st)] = _OK if st.code == _SUCCESS else self._filter_verdict(pl.name, st)
             out.append(v)
         return out
 
@@ -319,7 +319,7 @@ class ColumnarFiltering(Filtering):
             st = pl.filter(state, pod, node_info)
         except Exception as e:  # noqa: BLE001
             return _error(pl.name, f'running "{pl.name}" filter plugin: {e}')
-        return _OK if st is None or st.code == Code.Success else self._filter_verdict(pl.name, st)
+        return _OK if st is None or st.code == _SUCCESS else self._filter_verdict(pl.name, st)
 
     @staticmethod
     def _filter_verdict(name: str, st: Status) -> Status:

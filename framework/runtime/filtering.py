@@ -99,7 +99,7 @@ class Filtering:
                 st = pl.filter(state, pod, node_info)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running "{pl.name}" filter plugin: {e}')
-            if st is not None and st.code != Code.Success:
+            if st is not None and st.code != _SUCCESS:
                 if not st.is_rejected():
                     return _error(pl.name, f'running "{pl.name}" filter plugin: {st.message()}')
                 return st.with_plugin(pl.name)
