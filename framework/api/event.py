@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.errors import ValidationError
-from framework.api.meta import KubeObject, ObjectMeta, _map, _str
+from framework.api.meta import KubeObject, ObjectMeta, _map, _str, slot_copier
 from framework.api.objects import KINDS
 from framework.api.timeutil import format_time, parse_time
 
@@ -70,9 +70,7 @@ class Event(KubeObject):
         lastTimestamp moved) and the store gave its resourceVersion: the fields
         that moved are read from `raw`, the others are this event's (what parsing
         `raw` whole would give: nothing else of it differs)."""
-        again = object.__new__(Event)
-        for slot in _SLOTS:
-            setattr(again, slot, getattr(self, slot))
+        again = _copy_event(self)
         again.raw = raw
         again.meta = self.meta.with_resource_version((raw.get("metadata") or {}).get("resourceVersion"))
         count = raw.get("count")
@@ -91,7 +89,7 @@ class Event(KubeObject):
                 self.type, self.reason, self.message)
 
 
-_SLOTS = (*KubeObject.__slots__, *Event.__slots__)
+_copy_event = slot_copier(Event, (*KubeObject.__slots__, *Event.__slots__))
 
 
 def _seconds(value: Any, default: float) -> float:
