@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import SignPurpose, Status
 from framework.node_info import NodeInfo
 from framework.plugins import Registry
-from framework.runtime.node_local import NodeLocalCounts
+from framework.runtime.node_local import NodeLocalCounts, _union
 from framework.workload.group_cycle import GroupPlacement, place_group
 from framework.workload.member_placer import CachePlacer, columns_world
 from framework.workload.policy import group_policy_of
@@ -261,3 +262,11 @@ def test_a_raw_score_out_of_range_in_a_column_fails_the_member_that_reads_it_as_
     run = assert_same(nodes, [(2, [Shape(cpu=100)] * 2)], seed=7, config=config, registry=registry)
     assert run.placer is not None and run.placer.columns is not None and run.placer.columns.counts.score_calls
     assert 'plugin "WildScore" returns an invalid score 101' in run.placements[0][1]
+
+
+@given(st.integers(1, 60).flatmap(lambda n: st.tuples(
+    st.just(n), st.sets(st.integers(0, n - 1)), st.sets(st.integers(0, n - 1)))))
+def test_two_position_sets_united_by_a_mask_are_numpys_union(case: tuple[int, set[int], set[int]]) -> None:
+    n, a, b = case
+    left, right = np.array(sorted(a), dtype=np.intp), np.array(sorted(b), dtype=np.intp)
+    assert _union(left, right, n).tolist() == np.union1d(left, right).tolist()
