@@ -100,7 +100,8 @@ class Assumed:
     after nominating a node for one (preemption): the next member of the
     equivalence class each leads follows it (pod_classes.py), in the order given.
     Sent before the scheduler asks for its next pod (and before a failed pod's
-    Requeue); a whole-group cycle sends one for all the members it assumed."""
+    Requeue); a whole-group cycle sends one for all the members it assumed. An
+    ordinary cycle's rides on the Pop that follows it instead (`Pop.assumed`)."""
 
     pod_keys: tuple[str, ...]
 
