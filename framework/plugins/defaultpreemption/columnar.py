@@ -44,7 +44,7 @@ from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
 from framework.plugins.defaultpreemption.lowest_priorities import PAD_PRIORITY as _PAD_PRIORITY, rows_of as _rows
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
-    checked_resources, shortage, shortage_statuses)
+    checked_resources, shortage_statuses)
 from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
@@ -183,7 +183,7 @@ class _Numbers:
         self.used = columns.sums.reshape(3, -1).take(rows * (columns.width + 1) + self.start, axis=1)
         self.kept = self.start.copy()
         add_nominated(rows, self.kept, self.used)
-        self.alloc = np.stack((table.alloc_cpu.take(rows), table.alloc_mem.take(rows), table.alloc_eph.take(rows)))
+        self.alloc = (table.alloc_cpu.take(rows), table.alloc_mem.take(rows), table.alloc_eph.take(rows))
         self.alloc_pods = table.alloc_pods.take(rows)
         self.fit = fits(self.kept, self.used, self.alloc_pods, self.alloc)
 
@@ -238,7 +238,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         r_start, r_lower = nums.start[at], nums.lower[at]
         r_kept = nums.kept[at]
         r_used = nums.used[:, at]
-        r_alloc = nums.alloc[:, at]
+        r_alloc = tuple(column[at] for column in nums.alloc)
         r_pods = nums.alloc_pods[at]
         requests = columns.requests.reshape(3, -1)
         base = nums.rows[at] * columns.width
@@ -256,7 +256,7 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         """Fit's statuses (as the runtime names them) at positions `at` of `nums`,
         where the pod does not fit even without the victims."""
         return _named(shortage_statuses(s.request, nums.kept[at], nums.alloc_pods[at],
-                                        tuple((nums.used[k, at], nums.alloc[k, at]) for k in range(3))))
+                                        tuple((nums.used[k, at], nums.alloc[k][at]) for k in range(3))))
 
     def victims_at(row: int, first: int, marks: np.ndarray) -> list[Pod]:
         row_order = columns.order[row]
@@ -419,16 +419,20 @@ _COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)  # the order of `used` and `alloc` b
 
 
 def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], np.ndarray, Sequence[np.ndarray]], np.ndarray]:
-    """NodeResourcesFit's verdict (its shortage() on columns) for nodes with `count`
-    pods that request `used` of cpu, memory and ephemeral storage."""
+    """NodeResourcesFit's verdict for nodes with `count` pods that request `used` of
+    cpu, memory and ephemeral storage: where its shortage() answers 0, that is room
+    for one more pod and each checked resource's request within what is left (the
+    comparisons shortage() makes before it words any reason, which a verdict does
+    not need: the reprieve asks it once per victim position, and mostly hears No)."""
     checks = checked_resources(request)
-    picked = [_COLUMNS.index(name) for name in checks.names]
+    picked = tuple(zip([_COLUMNS.index(name) for name in checks.names], checks.wants))
 
     def fits(count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
              alloc: Sequence[np.ndarray]) -> np.ndarray:
-        mask = shortage(checks.wants, count, alloc_pods, [alloc[k] for k in picked], [used[k] for k in picked])
-        # shortage() answers the plain 0 when no node is short.
-        return mask == 0 if isinstance(mask, np.ndarray) else np.ones(len(count), dtype=np.bool_)
+        ok = count + 1 <= alloc_pods
+        for k, want in picked:
+            ok &= want <= alloc[k] - used[k]
+        return ok
 
     return fits
 
