@@ -150,16 +150,20 @@ class VictimColumns:
     def _set_row(self, r: int, ni: NodeInfo) -> None:
         order = tuple(sorted(ni.pods, key=lambda pi: importance_key(pi.pod)))
         k = len(order)
-        req = np.array([(p.resource.milli_cpu, p.resource.memory, p.resource.ephemeral_storage)
-                        for p in (pi.pod for pi in order)], dtype=np.int64).reshape(k, 3).T
-        self.priority[r, :k] = [pi.pod.priority for pi in order]
+        # One array per row: each pod's priority, start time, cpu, memory, ephemeral storage.
+        values = np.array([(p.priority, pod_start_time(p), p.resource.milli_cpu, p.resource.memory,
+                            p.resource.ephemeral_storage) for p in (pi.pod for pi in order)],
+                          dtype=np.int64).reshape(k, 5).T
+        req = values[2:]
+        self.priority[r, :k] = values[0]
         self.priority[r, k:] = _PAD_PRIORITY
-        self.start[r, :k] = [pod_start_time(pi.pod) for pi in order]
+        self.start[r, :k] = values[1]
         self.requests[:, r, :k] = req
         self.requests[:, r, k:] = 0
         self.sums[:, r, 0] = 0
-        np.cumsum(req, axis=1, out=self.sums[:, r, 1:k + 1])
-        self.sums[:, r, k + 1:] = self.sums[:, r, k:k + 1]
+        sums = req.cumsum(axis=1)
+        self.sums[:, r, 1:k + 1] = sums
+        self.sums[:, r, k + 1:] = sums[:, -1:] if k else 0
         self.count[r] = k
         self.gang[r] = any(POD_GROUP_LABEL in pi.pod.labels for pi in order)
         self.order[r] = order
