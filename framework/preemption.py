@@ -80,7 +80,8 @@ class PreemptionPolicy(Protocol):
 # may offer one per cycle through `columnar_victims(state, pod, node_to_status,
 # potential_nodes, pdbs)`; its answers must equal what select_victims_on_node returns
 # (victims on success, the status when the pod cannot fit there); its object may offer
-# `whole_dry_run(offset, num_candidates)`: dry_run_preemption's result, or None.
+# `whole_dry_run(offset, num_candidates, chosen_only)`: dry_run_preemption's result (with
+# chosen_only, when it names its choice, that candidate alone), or None.
 FastVictims = Callable[[NodeInfo, Sequence[PodDisruptionBudget]], "tuple[list[Pod], int] | Status | None"]
 
 
@@ -302,7 +303,7 @@ class Evaluator:
         the candidate nodes and their victims before one is chosen, the only await; a
         failing (not ignorable) extender makes the attempt an Error. Without, nothing
         suspends."""
-        pod, found = self._eligible_candidates(state, pod, m)
+        pod, found = self._eligible_candidates(state, pod, m, chosen_only=call_extenders is None)
         if not isinstance(found, list):
             return found
         if call_extenders is not None and not any(c.members for c in found):  # a group's plan stays whole
@@ -312,14 +313,14 @@ class Evaluator:
                 return None, Status(Code.Error, str(e))
         return self._preempt_best(pod, found)
 
-    def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus
+    def _eligible_candidates(self, state: CycleState, pod: Pod, m: NodeToStatus, chosen_only: bool = False
                              ) -> tuple[Pod, list[Candidate] | tuple[PostFilterResult | None, Status]]:
         """The pod as stored, and its candidates, or the outcome when it may not
-        preempt or no candidate was found."""
+        preempt or no candidate was found (`chosen_only`: see find_candidates)."""
         pod, refused = self._eligible(pod, m)
         if refused is not None:
             return pod, refused
-        return pod, self._candidates_or_outcome(state, pod, m)
+        return pod, self._candidates_or_outcome(state, pod, m, chosen_only)
 
     def _eligible(self, pod: Pod, m: NodeToStatus) -> tuple[Pod, tuple[None, Status] | None]:
         """The pod as stored (it carries its latest nominatedNodeName), and the
@@ -331,7 +332,7 @@ class Evaluator:
         ok, msg = self.policy.pod_eligible_to_preempt_others(pod, nominated_status)
         return pod, (None if ok else (None, Status(Code.Unschedulable, msg)))
 
-    def _candidates_or_outcome(self, state: CycleState, pod: Pod, m: NodeToStatus
+    def _candidates_or_outcome(self, state: CycleState, pod: Pod, m: NodeToStatus, chosen_only: bool = False
                                ) -> list[Candidate] | tuple[PostFilterResult | None, Status]:
         """The dry run's candidates, or the outcome when there is none."""
         all_nodes = self.handle.snapshot().list()
@@ -340,7 +341,7 @@ class Evaluator:
         grouped = self.policy.group_candidates(state, pod, m) if hasattr(self.policy, "group_candidates") else None
         if grouped is not None:  # a gang member: room for its whole group in one domain
             return grouped
-        dry = self.find_candidates(state, all_nodes, pod, m)
+        dry = self.find_candidates(state, all_nodes, pod, m, chosen_only)
         self._chosen = (dry.candidates, dry.chosen) if dry.chosen is not None else None
         if dry.errors and not dry.candidates:
             return None, Status(Code.Error, aggregate_errors(dry.errors))
@@ -370,9 +371,12 @@ class Evaluator:
         return PostFilterResult(best.name), Status(
             Code.Success, f"found a potential placement for pod on node {best.name}, preempting {len(best.victims)} victims")
 
-    def find_candidates(self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: NodeToStatus) -> DryRunResult:
+    def find_candidates(self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: NodeToStatus,
+                        chosen_only: bool = False) -> DryRunResult:
         """Dry-run preemption on the nodes that failed with Unschedulable (an
-        UnschedulableAndUnresolvable node cannot be helped by removing pods)."""
+        UnschedulableAndUnresolvable node cannot be helped by removing pods).
+        `chosen_only`: only select_candidate reads the list (no extender narrows
+        it), so a dry run that knows its choice may give that one candidate alone."""
         resolvable = getattr(self.policy, "resolvable_by_preemption", None)
         potential = potential_nodes(all_nodes, m, resolvable)
         if not potential:
@@ -385,7 +389,7 @@ class Evaluator:
             return DryRunResult([], OneStatusNodes(potential, offset, nowhere))
         prepare = getattr(self.policy, "columnar_victims", None)
         fast = prepare(state, pod, m, potential, pdbs) if prepare is not None else None
-        dry = fast.whole_dry_run(offset, num) if hasattr(fast, "whole_dry_run") else None
+        dry = fast.whole_dry_run(offset, num, chosen_only) if hasattr(fast, "whole_dry_run") else None
         return dry if dry is not None else self.dry_run_preemption(state, pod, potential, pdbs, offset, num, fast)
 
     def list_pdbs(self) -> list[PodDisruptionBudget]:

@@ -9,7 +9,7 @@ import pytest
 
 from framework.api.objects import Node, Pod
 from framework.cache import Cache, Snapshot
-from framework.plugins.defaultpreemption.columnar import _PAD_PRIORITY, LowestPriorities
+from framework.plugins.defaultpreemption.lowest_priorities import PAD_PRIORITY as _PAD_PRIORITY, LowestPriorities
 
 
 def _node(i: int) -> Node:

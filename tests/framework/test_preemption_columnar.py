@@ -297,15 +297,20 @@ def test_the_whole_dry_run_in_columns_says_what_the_loop_over_its_answers_says()
     assert answered >= CASES // 4
 
 
+def _columns_without_pdbs(seed: int) -> tuple[list[Any], Any]:
+    """One randomised cluster's potential nodes and its columns' answers, PDBs left out."""
+    w = _World(seed)
+    state, m = w.filtered()
+    potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
+    return potential, (w.plugin.columnar_victims(state, w.preemptor, m, potential, []) if potential else None)
+
+
 def test_the_node_chosen_from_the_columns_is_the_one_upstreams_order_picks() -> None:
     """DryRunResult.chosen against pickOneNodeForPreemption over the same candidates
     (their victims' priorities, sums, counts and start times), with ties to the first."""
     compared = 0
     for seed in range(3 * CASES):
-        w = _World(seed)
-        state, m = w.filtered()
-        potential = m.nodes_for_code(w.snapshot.list(), Code.Unschedulable)
-        fast = w.plugin.columnar_victims(state, w.preemptor, m, potential, []) if potential else None
+        potential, fast = _columns_without_pdbs(seed)
         dry = fast.whole_dry_run(0, len(potential)) if fast is not None else None
         if dry is None or len(dry.candidates) < 2:
             continue
@@ -313,3 +318,24 @@ def test_the_node_chosen_from_the_columns_is_the_one_upstreams_order_picks() -> 
         by_node = {c.name: c for c in dry.candidates}
         assert dry.chosen is not None and dry.chosen.name == pick_one_node_for_preemption(by_node)
     assert compared >= CASES // 4
+
+
+def test_a_dry_run_read_only_for_its_choice_gives_the_candidate_the_whole_list_chooses() -> None:
+    """whole_dry_run(chosen_only=True), as the Evaluator asks it when no extender
+    narrows the list: the one candidate it gives is the whole list's choice (name,
+    victims, PDB count), and the nodes without candidates say the same."""
+    compared = 0
+    for seed in range(3 * CASES):
+        potential, fast = _columns_without_pdbs(seed)
+        offset, num = seed % max(1, len(potential)), 1 + seed % 4
+        every = fast.whole_dry_run(offset, num, False) if fast is not None else None
+        alone = fast.whole_dry_run(offset, num, True) if fast is not None else None
+        if every is None or every.chosen is None:
+            continue
+        compared += 1
+        assert alone is not None and alone.candidates == [alone.chosen]
+        assert (alone.chosen.name, alone.chosen.victims, alone.chosen.num_pdb_violations) == (
+            every.chosen.name, every.chosen.victims, every.chosen.num_pdb_violations)
+        assert every.chosen in every.candidates
+        assert dict(alone.node_to_status.items()) == dict(every.node_to_status.items())
+    assert compared >= CASES // 8

@@ -42,13 +42,12 @@ from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
 from framework.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource
 from framework.cache import NodeInfo, PodInfo, Snapshot
 from framework.interface import Code, CycleState, NodeToStatus, Status
-from framework.node_table import ColumnarNodes
+from framework.plugins.defaultpreemption.lowest_priorities import PAD_PRIORITY as _PAD_PRIORITY, rows_of as _rows
 from framework.plugins.noderesources.fit import (PRE_FILTER_STATE_KEY, NodeResourcesFit, PreFilterState,
-    checked_resources, shortage, shortage_statuses)
+    checked_resources, shortage_statuses)
 from framework.preemption import PRIORITY_SHIFT, Candidate, DryRunResult, FastVictims, importance_key, pod_start_time
 
 FIT = NodeResourcesFit.name
-_PAD_PRIORITY = np.iinfo(np.int64).max  # never lower than a preemptor's priority
 _KEPT_PRIORITIES = 8  # preemptor priorities whose lower-pod counts are kept
 
 
@@ -151,65 +150,46 @@ class VictimColumns:
     def _set_row(self, r: int, ni: NodeInfo) -> None:
         order = tuple(sorted(ni.pods, key=lambda pi: importance_key(pi.pod)))
         k = len(order)
-        req = np.array([(p.resource.milli_cpu, p.resource.memory, p.resource.ephemeral_storage)
-                        for p in (pi.pod for pi in order)], dtype=np.int64).reshape(k, 3).T
-        self.priority[r, :k] = [pi.pod.priority for pi in order]
+        # One array per row: each pod's priority, start time, cpu, memory, ephemeral storage.
+        values = np.array([(p.priority, pod_start_time(p), p.resource.milli_cpu, p.resource.memory,
+                            p.resource.ephemeral_storage) for p in (pi.pod for pi in order)],
+                          dtype=np.int64).reshape(k, 5).T
+        req = values[2:]
+        self.priority[r, :k] = values[0]
         self.priority[r, k:] = _PAD_PRIORITY
-        self.start[r, :k] = [pod_start_time(pi.pod) for pi in order]
+        self.start[r, :k] = values[1]
         self.requests[:, r, :k] = req
         self.requests[:, r, k:] = 0
         self.sums[:, r, 0] = 0
-        np.cumsum(req, axis=1, out=self.sums[:, r, 1:k + 1])
-        self.sums[:, r, k + 1:] = self.sums[:, r, k:k + 1]
+        sums = req.cumsum(axis=1)
+        self.sums[:, r, 1:k + 1] = sums
+        self.sums[:, r, k + 1:] = sums[:, -1:] if k else 0
         self.count[r] = k
         self.gang[r] = any(POD_GROUP_LABEL in pi.pod.labels for pi in order)
         self.order[r] = order
         self.generation[r] = ni.generation
 
 
-class LowestPriorities:
-    """Per snapshot row, the lowest priority of a pod on the node (the padding's when
-    it holds none), for DefaultPreemption's victimless check: rows refreshed when
-    their NodeInfo's generation moved, as VictimColumns' are, but only this number
-    of each (a completion moves two rows; the victim columns, with their sums and
-    orders, wait for a dry run that needs them)."""
+class _Numbers:
+    """The dry run's numbers at some positions of the potential nodes (`at`; None: all
+    of them, in order), once every lower-priority pod is gone and the nominated pods
+    of at least the preemptor's priority are added: per position its snapshot row,
+    its lower-priority pod count, where they start in the row, the pod count and
+    cpu/memory/ephemeral-storage sums left, the allocatable, and whether the pod fits."""
 
-    def __init__(self) -> None:
-        self.generation = np.zeros(0, dtype=np.int64)
-        self.lowest = np.zeros(0, dtype=np.int64)
+    __slots__ = ("rows", "lower", "start", "kept", "used", "alloc", "alloc_pods", "fit")
 
-    def refresh(self, snapshot: Snapshot) -> bool:
-        """Bring the rows in step with the snapshot; False when its table is unusable."""
-        table = snapshot.table
-        nodes = snapshot.node_info_list
-        if table is None or not table.valid or len(table) != len(nodes):
-            return False
-        if len(self.generation) != len(nodes):
-            self.generation = np.full(len(nodes), -1, dtype=np.int64)
-            self.lowest = np.full(len(nodes), _PAD_PRIORITY, dtype=np.int64)
-        for r in np.flatnonzero(table.generation != self.generation).tolist():
-            ni = nodes[r]
-            self.lowest[r] = min((pi.pod.priority for pi in ni.pods), default=_PAD_PRIORITY)
-            self.generation[r] = ni.generation
-        return True
-
-    def of(self, snapshot: Snapshot, potential: Sequence[NodeInfo]) -> int:
-        """The lowest priority of a pod on the `potential` nodes (refreshed to
-        `snapshot`); the padding's (never lower than a preemptor's) when they hold none."""
-        if not len(potential):
-            return int(_PAD_PRIORITY)
-        if len(potential) == len(self.lowest):  # every node: no row gather
-            return int(self.lowest.min())
-        return int(self.lowest[_rows(snapshot, potential)].min())
-
-
-def _rows(snapshot: Snapshot, nodes: Sequence[NodeInfo]) -> np.ndarray:
-    """The snapshot rows of `nodes`: carried by a ColumnarNodes of the snapshot's
-    table, else looked up by name."""
-    if isinstance(nodes, ColumnarNodes) and nodes.table is snapshot.table:
-        return nodes.rows
-    index = snapshot.index
-    return np.fromiter((index[ni.name] for ni in nodes), dtype=np.intp, count=len(nodes))
+    def __init__(self, columns: VictimColumns, table: Any, rows: np.ndarray, lower: np.ndarray,
+                 add_nominated: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+                 fits: Callable[..., np.ndarray]) -> None:
+        self.rows, self.lower = rows, lower
+        self.start = columns.count.take(rows) - lower
+        self.used = columns.sums.reshape(3, -1).take(rows * (columns.width + 1) + self.start, axis=1)
+        self.kept = self.start.copy()
+        add_nominated(rows, self.kept, self.used)
+        self.alloc = (table.alloc_cpu.take(rows), table.alloc_mem.take(rows), table.alloc_eph.take(rows))
+        self.alloc_pods = table.alloc_pods.take(rows)
+        self.fit = fits(self.kept, self.used, self.alloc_pods, self.alloc)
 
 
 def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: Pod, statuses: NodeToStatus,
@@ -229,41 +209,43 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
     snapshot = fwk.handle.snapshot()
     if not potential or not columns.refresh(snapshot):
         return None
-    names = list(map(operator.attrgetter("name"), potential))
     rows = _rows(snapshot, potential)
-    answerable = ~columns.gang.take(rows) & _fit_rejected(statuses, names, _every_node(statuses, snapshot, potential))
+    answerable = ~columns.gang.take(rows) & _fit_rejected(statuses, potential,
+                                                          _every_node(statuses, snapshot, potential))
     table = snapshot.table
     assert table is not None
-    # The node's numbers once every lower-priority pod is gone and the nominated pods
-    # of at least the preemptor's priority are added.
-    lower = columns.lower_counts(pod.priority).take(rows)
-    count = columns.count.take(rows)
-    start = count - lower
-    used = columns.sums.reshape(3, -1).take(rows * (columns.width + 1) + start, axis=1)
-    kept = start.copy()
-    _add_nominated(fwk, pod, rows, names, kept, used)
-    alloc = np.stack((table.alloc_cpu.take(rows), table.alloc_mem.take(rows), table.alloc_eph.take(rows)))
-    alloc_pods = table.alloc_pods.take(rows)
+    lower_all = columns.lower_counts(pod.priority)
     fits = _fitting(s.request)
-    fit = fits(kept, used, alloc_pods, alloc)
-    # The rows where the pod fits without the victims: candidates once the reprieve
-    # (made only where a candidate's victims are read) leaves at least one victim.
-    has_lower = lower > 0
-    success = fit & has_lower & answerable & (not pdbs_exist)
+    named: list[list[str]] = []
 
-    def reprieve(at: np.ndarray) -> np.ndarray:
-        """Per position in `at` (rows where the pod fits without the victims), which
-        of its lower-priority pods stay victims (column j: the j-th in victim order):
-        added back in victim order, each kept that still lets the pod fit."""
-        width = int(lower[at].max()) if len(at) else 0
+    def names() -> list[str]:  # the potential nodes' names, listed on first need
+        if not named:
+            named.append(list(map(operator.attrgetter("name"), potential)))
+        return named[0]
+
+    def numbers(at: np.ndarray | None) -> _Numbers:
+        r = rows if at is None else rows.take(at)
+
+        def add_nominated(r: np.ndarray, kept: np.ndarray, used: np.ndarray) -> None:
+            _add_nominated(fwk, pod, r, lambda: names() if at is None else [names()[i] for i in at.tolist()],
+                           kept, used)
+
+        return _Numbers(columns, table, r, lower_all.take(r), add_nominated, fits)
+
+    def reprieve(nums: _Numbers, at: np.ndarray) -> np.ndarray:
+        """Per position in `at` (of `nums`: rows where the pod fits without the
+        victims), which of its lower-priority pods stay victims (column j: the j-th
+        in victim order): added back in victim order, each kept that still lets the
+        pod fit."""
+        width = int(nums.lower[at].max()) if len(at) else 0
         victim = np.zeros((len(at), width), dtype=np.bool_)
-        r_rows, r_start, r_lower = rows[at], start[at], lower[at]
-        r_kept = kept[at]
-        r_used = used[:, at]
-        r_alloc = alloc[:, at]
-        r_pods = alloc_pods[at]
+        r_start, r_lower = nums.start[at], nums.lower[at]
+        r_kept = nums.kept[at]
+        r_used = nums.used[:, at]
+        r_alloc = tuple(column[at] for column in nums.alloc)
+        r_pods = nums.alloc_pods[at]
         requests = columns.requests.reshape(3, -1)
-        base = r_rows * columns.width
+        base = nums.rows[at] * columns.width
         for j in range(width):
             active_j = j < r_lower
             pos = np.minimum(r_start + j, columns.width - 1)
@@ -274,30 +256,32 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
             r_used = np.where(back, trial, r_used)
         return victim
 
-    def failure_statuses(at: np.ndarray) -> list[Status]:
-        """Fit's statuses (as the runtime names them) at positions `at`, where the pod
-        does not fit even without the victims."""
-        return _named(shortage_statuses(s.request, kept[at], alloc_pods[at],
-                                        tuple((used[k, at], alloc[k, at]) for k in range(3))))
+    def failure_statuses(nums: _Numbers, at: np.ndarray) -> list[Status]:
+        """Fit's statuses (as the runtime names them) at positions `at` of `nums`,
+        where the pod does not fit even without the victims."""
+        return _named(shortage_statuses(s.request, nums.kept[at], nums.alloc_pods[at],
+                                        tuple((nums.used[k, at], nums.alloc[k][at]) for k in range(3))))
 
-    def victims_in(i: int, victim: np.ndarray, k: int) -> list[Pod]:
-        return victims_at(i, victim[k])
-
-    def victims_at(i: int, marks: np.ndarray) -> list[Pod]:
-        row_order, first = columns.order[int(rows[i])], int(start[i])
+    def victims_at(row: int, first: int, marks: np.ndarray) -> list[Pod]:
+        row_order = columns.order[row]
         return [row_order[first + j].pod for j in np.flatnonzero(marks).tolist()]
+
+    def victims_in(row: int, first: int, victim: np.ndarray, k: int) -> list[Pod]:
+        return victims_at(row, first, victim[k])
 
     # The per-node loop's answers, made on its first ask (the whole dry run needs none).
     loop: dict[str, Any] = {}
 
     def answers() -> dict[str, Any]:
         if not loop:
-            loop["at"] = dict(zip(names, range(len(names))))
-            every = np.flatnonzero(success)
-            loop["victims"] = dict(zip(every.tolist(), reprieve(every)))
-            failing = np.flatnonzero(~fit & answerable & has_lower)
-            loop["failed"] = dict(zip(failing.tolist(), failure_statuses(failing)))
-            loop["answerable"], loop["lower"] = answerable.tolist(), lower.tolist()
+            nums = numbers(None)
+            has_lower = nums.lower > 0
+            loop["nums"], loop["at"] = nums, dict(zip(names(), range(len(potential))))
+            every = np.flatnonzero(nums.fit & has_lower & answerable & (not pdbs_exist))
+            loop["victims"] = dict(zip(every.tolist(), reprieve(nums, every)))
+            failing = np.flatnonzero(~nums.fit & answerable & has_lower)
+            loop["failed"] = dict(zip(failing.tolist(), failure_statuses(nums, failing)))
+            loop["answerable"], loop["lower"] = answerable.tolist(), nums.lower.tolist()
         return loop
 
     def answer(ni: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> "tuple[list[Pod], int] | Status | None":
@@ -313,47 +297,68 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
         marks = got["victims"].get(i)
         if marks is None:
             return None  # the pod fits without the victims, and PDBs decide the order
-        return victims_at(i, marks), 0
+        nums = got["nums"]
+        return victims_at(int(nums.rows[i]), int(nums.start[i]), marks), 0
 
-    def whole(offset: int, num_candidates: int) -> DryRunResult | None:
+    def whole(offset: int, num_candidates: int, chosen_only: bool = False) -> DryRunResult | None:
         """The Evaluator's dry-run loop over every node at once, where every node
         has its answer here (no PDBs, so every candidate violates none): the nodes
         in rotation order from `offset` up to the num_candidates-th candidate, their
-        statuses in that order, the candidates' victims built from the columns."""
+        statuses in that order, the candidates' victims built from the columns. The
+        numbers are made for the first 2 x num_candidates nodes of the rotation, and
+        for all of them only when those hold too few candidates. `chosen_only`: the
+        caller reads only the chosen candidate (no extender narrows the list), so
+        when one is chosen it is the list."""
         if pdbs_exist or num_candidates < 1 or not answerable.all():
             return None
-        n = len(names)
+        n = len(potential)
         rotation = np.arange(offset, offset + n, dtype=np.intp)
         rotation[rotation >= n] -= n
-        found = np.cumsum(success[rotation])
-        end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else n
-        scanned = rotation[:end]
-        hit = success[scanned]
-        found_at = scanned[hit]
-        victim = reprieve(found_at)
+        window = min(n, 2 * num_candidates)
+        nums = numbers(rotation[:window])
+        success = nums.fit & (nums.lower > 0)
+        found = np.cumsum(success)
+        if found[-1] < num_candidates and window < n:
+            nums = numbers(rotation)
+            success = nums.fit & (nums.lower > 0)
+            found = np.cumsum(success)
+        end = int(np.searchsorted(found, num_candidates)) + 1 if found[-1] >= num_candidates else len(found)
+        hit = success[:end]
+        found_at = np.flatnonzero(hit)
+        victim = reprieve(nums, found_at)
         if len(found_at) and not victim.any(axis=1).all():
             return None  # a node where every victim comes back: the loop's Error
-        missed = scanned[~hit]
+        missed = np.flatnonzero(~hit)
 
         def node_statuses() -> NodeToStatus:  # worded only if read: a dry run with candidates needs none
-            no_lower = ~has_lower[missed]
-            worded = iter(failure_statuses(missed[~no_lower]))
-            return NodeToStatus({names[i]: no_victims if none else next(worded)
-                                 for i, none in zip(missed.tolist(), no_lower.tolist())})
+            no_lower = nums.lower[missed] == 0
+            worded = iter(failure_statuses(nums, missed[~no_lower]))
+            every = names()
+            return NodeToStatus({every[i]: no_victims if none else next(worded)
+                                 for i, none in zip(rotation[missed].tolist(), no_lower.tolist())})
 
-        candidates: list[Candidate] = [LazyCandidate(names[i], victims_in, i, victim, k)
-                                       for k, i in enumerate(found_at.tolist())]
-        chosen = candidates[_choice(found_at, victim)] if choose and len(candidates) > 1 else None
-        return DryRunResult(candidates, node_statuses, chosen=chosen)
+        def candidate(k: int, i: int) -> Candidate:
+            return LazyCandidate(potential[int(rotation[i])].name, victims_in, int(nums.rows[i]),
+                                 int(nums.start[i]), victim, k)
 
-    def _choice(found_at: np.ndarray, marks: np.ndarray) -> int:
+        if choose and len(found_at) > 1:
+            pick = _choice(nums, found_at, victim)
+            chosen = candidate(pick, int(found_at[pick]))
+            if chosen_only:
+                return DryRunResult([chosen], node_statuses, chosen=chosen)
+            candidates = [candidate(k, i) for k, i in enumerate(found_at.tolist())]
+            candidates[pick] = chosen
+            return DryRunResult(candidates, node_statuses, chosen=chosen)
+        return DryRunResult([candidate(k, i) for k, i in enumerate(found_at.tolist())], node_statuses)
+
+    def _choice(nums: _Numbers, found_at: np.ndarray, marks: np.ndarray) -> int:
         """pickOneNodeForPreemption's default order over the candidates at these
-        positions, from the columns: (no PDB violations anywhere) the lowest
-        highest-priority victim, the smallest shifted priority sum, the fewest
-        victims, the latest earliest start among the highest-priority victims;
-        ties to the first candidate."""
-        at_row = rows[found_at][:, None]
-        pos = np.minimum(start[found_at][:, None] + np.arange(marks.shape[1]), columns.width - 1)
+        positions of `nums`, from the columns: (no PDB violations anywhere) the
+        lowest highest-priority victim, the smallest shifted priority sum, the
+        fewest victims, the latest earliest start among the highest-priority
+        victims; ties to the first candidate."""
+        at_row = nums.rows[found_at][:, None]
+        pos = np.minimum(nums.start[found_at][:, None] + np.arange(marks.shape[1]), columns.width - 1)
         priority = columns.priority[at_row, pos]
         top = np.where(marks, priority, np.iinfo(np.int64).min).max(axis=1)
         total = np.where(marks, priority + PRIORITY_SHIFT, 0).sum(axis=1)
@@ -367,12 +372,12 @@ def columnar_victims(columns: VictimColumns, fwk: Any, state: CycleState, pod: P
 
 class ColumnarVictims:
     """FastVictims for one cycle (`__call__`, per node) with the whole dry run
-    (`whole_dry_run(offset, num_candidates)`: a DryRunResult, or None where the
-    Evaluator's loop must run)."""
+    (`whole_dry_run(offset, num_candidates, chosen_only)`: a DryRunResult, or None
+    where the Evaluator's loop must run)."""
 
     __slots__ = ("_answer", "whole_dry_run")
 
-    def __init__(self, answer: FastVictims, whole: Callable[[int, int], DryRunResult | None]) -> None:
+    def __init__(self, answer: FastVictims, whole: Callable[[int, int, bool], DryRunResult | None]) -> None:
         self._answer = answer
         self.whole_dry_run = whole
 
@@ -395,15 +400,16 @@ def _is_fit_rejection(st: Status) -> bool:
     return st.plugin == FIT and st.code == Code.Unschedulable
 
 
-def _fit_rejected(statuses: NodeToStatus, names: list[str], every_node: dict[int, tuple[Status, int]] | None
-                  ) -> np.ndarray:
+def _fit_rejected(statuses: NodeToStatus, nodes: Sequence[NodeInfo],
+                  every_node: dict[int, tuple[Status, int]] | None) -> np.ndarray:
     """Per node, whether its status this cycle is NodeResourcesFit's Unschedulable.
     The filter pass shares one Status among the nodes failing alike, so each
     distinct Status is judged once and the nodes are mapped to it in C; when
     `every_node` (each distinct Status of `statuses`, which hold one for every
-    node named) says they all are, no node is looked at."""
+    node of `nodes`) says they all are, no node is looked at."""
     if every_node and all(_is_fit_rejection(st) for st, _ in every_node.values()):
-        return np.ones(len(names), dtype=np.bool_)
+        return np.ones(len(nodes), dtype=np.bool_)
+    names = list(map(operator.attrgetter("name"), nodes))
     try:
         held = operator.itemgetter(*names)(statuses.statuses) if len(names) > 1 else (statuses.statuses[names[0]],)
     except KeyError:  # a node without its own status reads the default one
@@ -417,25 +423,29 @@ _COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)  # the order of `used` and `alloc` b
 
 
 def _fitting(request: Resource) -> Callable[[np.ndarray, Sequence[np.ndarray], np.ndarray, Sequence[np.ndarray]], np.ndarray]:
-    """NodeResourcesFit's verdict (its shortage() on columns) for nodes with `count`
-    pods that request `used` of cpu, memory and ephemeral storage."""
+    """NodeResourcesFit's verdict for nodes with `count` pods that request `used` of
+    cpu, memory and ephemeral storage: where its shortage() answers 0, that is room
+    for one more pod and each checked resource's request within what is left (the
+    comparisons shortage() makes before it words any reason, which a verdict does
+    not need: the reprieve asks it once per victim position, and mostly hears No)."""
     checks = checked_resources(request)
-    picked = [_COLUMNS.index(name) for name in checks.names]
+    picked = tuple(zip([_COLUMNS.index(name) for name in checks.names], checks.wants))
 
     def fits(count: np.ndarray, used: Sequence[np.ndarray], alloc_pods: np.ndarray,
              alloc: Sequence[np.ndarray]) -> np.ndarray:
-        mask = shortage(checks.wants, count, alloc_pods, [alloc[k] for k in picked], [used[k] for k in picked])
-        # shortage() answers the plain 0 when no node is short.
-        return mask == 0 if isinstance(mask, np.ndarray) else np.ones(len(count), dtype=np.bool_)
+        ok = count + 1 <= alloc_pods
+        for k, want in picked:
+            ok &= want <= alloc[k] - used[k]
+        return ok
 
     return fits
 
 
-def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count: np.ndarray,
-                   used: list[np.ndarray]) -> None:
-    """Pods nominated to these nodes (snapshot `rows`, node `names`) with at least
-    `pod`'s priority (not `pod`) join the node's numbers: from the Framework's
-    nominated columns, or node by node where it has none."""
+def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names_of: Callable[[], list[str]], count: np.ndarray,
+                   used: np.ndarray) -> None:
+    """Pods nominated to these nodes (snapshot `rows`, node names `names_of()`, asked
+    only where needed) with at least `pod`'s priority (not `pod`) join the node's
+    numbers: from the Framework's nominated columns, or node by node where it has none."""
     adds = fwk.nominated_adds(pod) if hasattr(fwk, "nominated_adds") else False
     if adds is None:
         return
@@ -445,6 +455,7 @@ def _add_nominated(fwk: Any, pod: Pod, rows: np.ndarray, names: list[str], count
             used[k] += column[rows]
         return
     handle = fwk.handle
+    names = names_of()
     at = dict(zip(names, range(len(names))))
     nominated: Iterable[str] | None = handle.nodes_with_nominated_pods()
     for name in at if nominated is None else nominated:

@@ -23,7 +23,8 @@ from framework.cache import NodeInfo, PodInfo
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, NodeToStatus,
                                  PostFilterResult, QueueingHint, SignPurpose, Status)
 from framework.plugins.coscheduling.preemption import keeps_gangs_whole
-from framework.plugins.defaultpreemption.columnar import LowestPriorities, VictimColumns, columnar_victims
+from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar_victims
+from framework.plugins.defaultpreemption.lowest_priorities import LowestPriorities
 from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, mark_victim_groups,
                                                             plan_for_gang, victims_keeping_gangs_whole)
 from framework.preemption_inflight import PREEMPTION_RUNNING
