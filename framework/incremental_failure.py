@@ -285,13 +285,20 @@ def _count(counts: dict[int, tuple[Status, int]], st: Status, delta: int) -> Non
         del counts[id(st)]
 
 
+# Up to this many changed nodes are filtered one by one: the columnar pass's fixed
+# cost (gathering columns, each plugin's vector set-up) outweighs a few per-node
+# calls (PreemptionBasic's retry re-filters ~3 nodes). Both give the same verdicts.
+FEW_NODES_PER_NODE = 16
+
+
 def _filter(fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
             positions: list[int]) -> dict[int, Status] | None:
     """{k: status} for the nodes at `positions` that fail (k indexes `positions`);
     None when one answers Error (the full pass raises the first in its order)."""
     if not positions:
         return {}
-    if fwk.can_filter_columnar(state) and isinstance(nodes, ColumnarNodes):
+    if (len(positions) > FEW_NODES_PER_NODE and fwk.can_filter_columnar(state)
+            and isinstance(nodes, ColumnarNodes)):
         failed = fwk.run_filter_nodes_failed(state, pod, nodes.take(positions))
     else:
         failed = {}

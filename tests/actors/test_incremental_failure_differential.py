@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from actors.pipeline import Pipeline
+from framework import incremental_failure
 from tests.actors.helpers import node, pod
 from tests.actors.test_metrics import RecordingSink
 from tests.actors.test_queue_classes_differential import TOLERATION, TickingClock, _node, _pods
@@ -97,10 +98,16 @@ async def _run(incremental: bool, seed: int, nodes: list[tuple[str, bool]], queu
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**16), nodes=st.lists(st.tuples(st.sampled_from(["1", "2", "4"]), st.booleans()),
                                                  min_size=1, max_size=5),
-       queued=st.lists(templates, min_size=1, max_size=10), steps=st.lists(ops, min_size=1, max_size=12))
+       queued=st.lists(templates, min_size=1, max_size=10), steps=st.lists(ops, min_size=1, max_size=12),
+       few=st.sampled_from([0, incremental_failure.FEW_NODES_PER_NODE]))
 async def test_incremental_failure_on_and_off_give_the_same_binds_messages_events_and_metrics(
-        seed, nodes, queued, steps) -> None:
-    on = await _run(True, seed, nodes, queued, steps)
+        seed, nodes, queued, steps, few) -> None:
+    # `few` 0: every retry's changed nodes go through the columnar pass where it applies
+    kept, incremental_failure.FEW_NODES_PER_NODE = incremental_failure.FEW_NODES_PER_NODE, few
+    try:
+        on = await _run(True, seed, nodes, queued, steps)
+    finally:
+        incremental_failure.FEW_NODES_PER_NODE = kept
     off = await _run(False, seed, nodes, queued, steps)
     assert off["refiltered"] == 0
     assert on["order"] == off["order"]
