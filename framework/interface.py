@@ -454,14 +454,13 @@ class FilterReads(enum.Enum):
 
 @runtime_checkable
 class FilterReadsPlugin(Protocol):
-    """A Filter plugin that declares what its verdict on one node reads
-    (`filter_reads`): that node (and its pods), the pod (never its labels or
-    spec.schedulingGroup) and a PreFilter state made from the pod alone, never other
-    nodes or scheduling.k8s.io Workloads and PodGroups (a group cycle keeps its
-    verdicts across gangs of one template). Nodes with nominated pods are then
-    filtered in columns (framework/runtime/columnar.py), and a retry of a pod
-    class re-filters only the nodes whose generation moved since the class's last
-    failure (framework/incremental_failure.py)."""
+    """A Filter plugin that declares what its verdict on one node reads (`filter_reads`): that
+    node (and its pods), the pod (never its labels or spec.schedulingGroup) and a PreFilter
+    state made from the pod alone, never other nodes or scheduling.k8s.io Workloads and
+    PodGroups (a group cycle keeps its verdicts across gangs of one template). Nodes with
+    nominated pods are then filtered in columns (framework/runtime/columnar.py), and a retry of
+    a pod class re-filters only the nodes whose generation moved since the class's last failure
+    (framework/incremental_failure.py)."""
 
     name: str
     filter_reads: ClassVar[FilterReads]
@@ -469,16 +468,14 @@ class FilterReadsPlugin(Protocol):
 
 @runtime_checkable
 class NodeLocalScorePlugin(Protocol):
-    """A Score plugin declaring `score_node_local = True`: its raw score of a node
-    (before NormalizeScore) reads that node's NodeInfo (the node, its pods), the pod
-    (never its labels or spec.schedulingGroup) and a PreScore state made from the pod
-    alone: never other nodes, the node list PreScore was given, the snapshot's size
-    or the lister's objects. A node's raw
-    score then holds while its generation does not move, so a group cycle computes
-    it once, in columns, for the members of one signature and slices it per
-    member's window (framework/runtime/node_local.py); normalisation stays per
-    window, over the nodes scored. It must sign the pod too (SignPlugin, PLACEMENT):
-    the signature says which members are alike."""
+    """A Score plugin declaring `score_node_local = True`: its raw score of a node (before
+    NormalizeScore) reads that node's NodeInfo (the node, its pods), the pod (never its labels
+    or spec.schedulingGroup) and a PreScore state made from the pod alone: never other nodes,
+    the node list PreScore was given, the snapshot's size or the lister's objects. A node's raw
+    score then holds while its generation does not move, so a group cycle computes it once, in
+    columns, for the members of one signature and slices it per member's window
+    (framework/runtime/node_local.py); normalisation stays per window, over the nodes scored. It
+    must sign the pod too (SignPlugin, PLACEMENT): the signature says which members are alike."""
 
     name: str
     score_node_local: ClassVar[bool]

@@ -31,14 +31,14 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
-from framework.reductions import all_set, any_set, outside
+from framework.reductions import any_set, outside
+from framework.runtime.window_positions import rotated_positions, rotation, take, take_rotated, union, unset, window
 
 C = TypeVar("C")
 
 # 1-D masks give their positions by `.nonzero()[0]` (np.flatnonzero's result, without
 # its Python-level wrapper: these run several times a cycle).
-# More runs of consecutive positions than this are gathered node by node.
-_MAX_RUNS = 8
+
 # Pod shapes kept at once; the next new one starts the columns afresh (ordinary
 # cycles meet shapes without end, a group only a few).
 _MAX_SHAPES = 32
@@ -103,82 +103,6 @@ def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], 
             return None
         out.append((pl.name, frag))
     return tuple(out)
-
-
-def _rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
-    """The positions of the set `flags` (taken in rotation order from `start`), as
-    positions of the unrotated list of `n`."""
-    at = flags.nonzero()[0] + start
-    at[at >= n] -= n
-    return at
-
-
-def _union(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
-    """np.union1d of two sets of positions below `n` (sorted, distinct), by a mask of
-    the `n` positions rather than a sort."""
-    mask = np.zeros(n, dtype=np.bool_)
-    mask[a] = True
-    mask[b] = True
-    return mask.nonzero()[0]
-
-
-def _unset(size: int) -> np.ndarray:
-    """A generation column of `size` rows, none computed."""
-    return np.full(size, -1, dtype=np.int64)
-
-
-def _rotation(start: int, count: int, n: int) -> np.ndarray:
-    """The first `count` positions of a list of `n` in rotation order from `start`."""
-    at = np.arange(start, start + count, dtype=np.intp)
-    at[at >= n] -= n
-    return at
-
-
-def _window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
-    """The verdicts, in rotation order from `start`, up to the `to_find`-th passing
-    node (all of them when fewer pass), and whether every one of them passes."""
-    n = len(passing)
-    if to_find <= n:  # the usual window: the next to_find nodes all pass
-        first = passing[start:start + to_find]
-        if len(first) < to_find:
-            first = np.concatenate((first, passing[:to_find - len(first)]))
-        if all_set(first):
-            return first, True
-    order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
-    reached = np.cumsum(order)
-    end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
-    taken = order[:end]
-    return taken, all_set(taken)
-
-
-def _take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
-    """The nodes at `positions` with their rows, in that order: runs of consecutive
-    positions (a window where every node passed, a refresh in rotation order) are
-    sliced, not gathered node by node."""
-    k = len(positions)
-    if not k:
-        return ColumnarNodes([], nodes.rows[:0], nodes.table)
-    breaks = (np.diff(positions) != 1).nonzero()[0] + 1 if k > 1 else np.zeros(0, dtype=np.intp)
-    if len(breaks) > _MAX_RUNS:
-        return ColumnarNodes([nodes[i] for i in positions.tolist()], nodes.rows[positions], nodes.table)
-    out: list[NodeInfo] = []
-    rows = []
-    for a, b in zip([0, *breaks.tolist()], [*breaks.tolist(), k]):
-        first = int(positions[a])
-        out += nodes[first:first + b - a]
-        rows.append(nodes.rows[first:first + b - a])
-    return ColumnarNodes(out, rows[0] if len(rows) == 1 else np.concatenate(rows), nodes.table)
-
-
-def _take_rotated(nodes: ColumnarNodes, flags: np.ndarray, start: int, every: bool) -> ColumnarNodes:
-    """The nodes of the set `flags` (taken in rotation order from `start`), in that
-    order, with their rows; `every`: every flag is set."""
-    n, k = len(nodes), len(flags)
-    if k and start + k <= n and every:  # the usual window: a run of passing nodes
-        # Over the whole table the positions are the rows: the window's rows are a slice too.
-        span = slice(start, start + k) if nodes.rows is nodes.table.all_rows else None
-        return ColumnarNodes(nodes[start:start + k], nodes.rows[start:start + k], nodes.table, span)
-    return _take(nodes, _rotated_positions(flags, start, n))
 
 
 class NodeLocalColumns:
@@ -325,7 +249,7 @@ class NodeLocalColumns:
                 # Passing until filtered: the first window is the next to_find nodes, all stale.
                 col = self._column(self._filters, [pl for pl in filtering.filter_plugins
                                                    if not (skip and pl.name in skip)], pod,
-                                   lambda size: _FilterColumn(_unset(size), np.ones(size, dtype=np.bool_)))
+                                   lambda size: _FilterColumn(unset(size), np.ones(size, dtype=np.bool_)))
             self._filter_of[found] = col
         if col is None:
             return None
@@ -337,7 +261,7 @@ class NodeLocalColumns:
         swept = False
         while True:
             passing = col.passing if whole else col.passing[nodes.rows]
-            taken, every = _window(passing, start, to_find)
+            taken, every = window(passing, start, to_find)
             if refreshed >= len(taken) or not self._stale(col.generation, nodes, start, len(taken)):
                 break
             # A verdict in the window is stale: refresh ahead for the members left (the
@@ -351,13 +275,13 @@ class NodeLocalColumns:
             # pods of the next windows find theirs fresh (one call for several pods' nodes).
             moved = None if swept else self._moved(col.generation, nodes, None)
             swept = True
-            self._refresh_filters(filtering, state, pod, col, nodes, _rotation(start, refreshed, n), moved)
+            self._refresh_filters(filtering, state, pod, col, nodes, rotation(start, refreshed, n), moved)
         self.counts.rows_read += len(taken)
         self._view = (nodes, passing, start, refreshed)
         self._fcol = col
-        failed_at = _rotated_positions(~taken, start, n).tolist() if not every else []
+        failed_at = rotated_positions(~taken, start, n).tolist() if not every else []
         rows = nodes.rows
-        return WindowPass(_take_rotated(nodes, taken, start, every),
+        return WindowPass(take_rotated(nodes, taken, start, every),
                           [nodes[i] for i in failed_at], [col.statuses[int(rows[i])] for i in failed_at])
 
     def _stale(self, generation: np.ndarray, nodes: ColumnarNodes, start: int, count: int) -> bool:
@@ -366,7 +290,7 @@ class NodeLocalColumns:
         n = len(nodes)
         if nodes.rows is self._table.all_rows and start + count <= n:  # type: ignore[union-attr]
             return any_set(generation[start:start + count] != gen[start:start + count])
-        rows = nodes.rows[_rotation(start, count, n)]
+        rows = nodes.rows[rotation(start, count, n)]
         return any_set(generation[rows] != gen[rows])
 
     def _moved(self, generation: np.ndarray, nodes: ColumnarNodes, also: np.ndarray | None) -> np.ndarray | None:
@@ -391,10 +315,10 @@ class NodeLocalColumns:
             stale = positions[col.generation[rows] != gen[rows]]
         whole_range = len(stale) == len(positions)
         if moved is not None and moved.size:
-            stale, whole_range = _union(stale, moved, len(nodes)), False
+            stale, whole_range = union(stale, moved, len(nodes)), False
         if not stale.size:
             return
-        sub = nodes if stale.size == len(nodes) else _take(nodes, stale)
+        sub = nodes if stale.size == len(nodes) else take(nodes, stale)
         failed = filtering.run_filter_nodes_failed(state, pod, sub)
         # Every node of the range filtered and passing: the nodes to score ahead.
         self._filtered = sub if whole_range and not failed else None
@@ -430,7 +354,7 @@ class NodeLocalColumns:
             col = None
             if getattr(pl, "score_node_local", False):
                 col = self._column(self._scores, (pl,), pod,
-                                   lambda size: _ScoreColumn(_unset(size), np.zeros(size, dtype=np.int64)))
+                                   lambda size: _ScoreColumn(unset(size), np.zeros(size, dtype=np.int64)))
             self._score_of[found] = col
         if col is None:
             return None
@@ -447,7 +371,7 @@ class NodeLocalColumns:
                 if st is None and self._store(col, wider.rows, raw, gen):
                     stale = (col.generation[rows] != gen[rows]).nonzero()[0]
             if stale.size:  # what the wider call did not cover (or it failed): this window's own
-                sub = _take(nodes, stale)
+                sub = take(nodes, stale)
                 raw, st = score(pl, state, pod, sub)
                 if st is not None:
                     return [], st
@@ -478,15 +402,15 @@ class NodeLocalColumns:
             return None
         if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
             return self._filtered  # the usual first member: every node it filtered passed
-        at = _rotation(start, refreshed, len(view))
+        at = rotation(start, refreshed, len(view))
         at = at[passing[at]]
         rows = view.rows[at]
         wanted = at[col.generation[rows] != gen[rows]]
         if moved is not None and moved.size:
-            wanted = _union(wanted, moved, len(view))
+            wanted = union(wanted, moved, len(view))
         if self._ahead is not None and np.array_equal(self._ahead[0], wanted):
             return self._ahead[1]  # the plugin before found the same stale nodes
-        got = view if len(wanted) == len(view) else _take(view, wanted)
+        got = view if len(wanted) == len(view) else take(view, wanted)
         self._ahead = (wanted, got)
         return got
 

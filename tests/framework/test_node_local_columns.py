@@ -22,7 +22,8 @@ from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import SignPurpose, Status
 from framework.node_info import NodeInfo
 from framework.plugins import Registry
-from framework.runtime.node_local import NodeLocalCounts, _union
+from framework.runtime.node_local import NodeLocalCounts
+from framework.runtime.window_positions import union as _union
 from framework.workload.group_cycle import GroupPlacement, place_group
 from framework.workload.member_placer import CachePlacer, columns_world
 from framework.workload.policy import group_policy_of
