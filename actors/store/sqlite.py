@@ -295,7 +295,7 @@ class _Batch:
         upserts = [[w.kind, w.key, w.resource_version, _encode(w.raw)]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
-        top = max((w.resource_version for w in writes if w.raw is None), default=None)
+        top = max((w.resource_version for w in last.values() if w.raw is None), default=None)
         up = _encode(upserts) if upserts else None
         down = _encode(deletes) if deletes else None
         return cls(_WRITE_BATCH, (up, down, top), deletes_only)
