@@ -155,7 +155,6 @@ class Scheduler(Actor[SchedulerMsg]):
         self.views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
         self._binding_group: asyncio.TaskGroup | None = None
-        self._pop: asyncio.Future | None = None
         self._assumed_keys: list[str] | None = None  # the cycle's Assumed, for the Pop after it (None: told at once)
         self._stopping = False
         for fwk in frameworks.values():
@@ -213,8 +212,7 @@ class Scheduler(Actor[SchedulerMsg]):
         self._close_when_drained()
 
     def idle(self) -> bool:
-        popped_not_seen = self._pop is not None and self._pop.done()
-        return super().idle() and not popped_not_seen and self.bindings.running == 0
+        return super().idle() and self.bindings.running == 0
 
     def cancel_bindings(self) -> None:
         """Stop's grace period ran out: cancel the binding cycles still running;
@@ -237,23 +235,16 @@ class Scheduler(Actor[SchedulerMsg]):
             if assumed:
                 self.queue.try_tell(Assumed(pod_keys=assumed))
             return
-        fut = new_reply()
-        self._pop = fut
-        if not self.queue.try_tell(Pop(reply=fut, assumed=assumed)):
-            self._pop = None
-            return
+        # The queue calls `_popped` in its own turn (no Future and no callback's loop turn
+        # before the Popped reaches this inbox).
+        self.queue.try_tell(Pop(to=self._popped, assumed=assumed))
 
-        def deliver(f: asyncio.Future) -> None:
-            qpi = None if f.cancelled() or f.exception() is not None else f.result()
-            try:
-                self.tell(Popped(qpi=qpi))
-            except MailboxClosed:
-                for key in popped_keys(qpi) if qpi is not None else ():
-                    self.queue.try_tell(Unpop(pod_key=key))
-            finally:
-                self._pop = None
-
-        fut.add_done_callback(deliver)
+    def _popped(self, qpi: QueuedPodInfo | QueuedPodGroup | None) -> None:
+        try:
+            self.tell(Popped(qpi=qpi))
+        except MailboxClosed:
+            for key in popped_keys(qpi) if qpi is not None else ():
+                self.queue.try_tell(Unpop(pod_key=key))
 
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:

@@ -53,9 +53,12 @@ class Pop:
     """Reply with the next QueuedPodInfo once activeQ has one (None if the queue
     closes); a gang member comes with its queued siblings as a QueuedPodGroup.
     `assumed`: the Assumed the scheduler's cycle just ended with, applied first (one
-    message where two followed each other in the inbox)."""
+    message where two followed each other in the inbox). `to`, when given, is called
+    with the answer in the queue's turn instead of `reply` being set (the scheduler's
+    own inbox put: no loop turn for a Future's callback between the pop and its Popped)."""
 
-    reply: asyncio.Future
+    reply: asyncio.Future | None = None
+    to: Callable[[Any], None] | None = None
     assumed: tuple[str, ...] = ()
 
 
@@ -201,7 +204,7 @@ class QueueActor(Actor[QueueMsg]):
         self.clock = clock
         self.metrics = metrics
         self._sizes: tuple[int, ...] | None = None
-        self._popper: asyncio.Future | None = None
+        self._popper: asyncio.Future | Callable[[Any], None] | None = None  # the waiting Pop's reply or `to`
         self._timer: Timer | None = None
         self._timer_at: float | None = None
         self._popping = True  # False once stop_popping(): Pops are answered None
@@ -262,12 +265,14 @@ class QueueActor(Actor[QueueMsg]):
                 if then is not None:
                     q.retry_sort_faults(now)  # as after a message of its own
                     self._apply(then)
-            case Pop(reply=reply, assumed=assumed):
+            case Pop(reply=reply, to=to, assumed=assumed):
                 if assumed:
                     self._apply(Assumed(pod_keys=assumed))
                     q.retry_sort_faults(now)  # as after a message of its own
                 if self._popping:
-                    self._popper = reply
+                    self._popper = to if to is not None else reply
+                elif to is not None:
+                    to(None)
                 else:
                     resolve(reply, None)
             case TakeMembers(keys=keys, reply=reply):
@@ -310,14 +315,14 @@ class QueueActor(Actor[QueueMsg]):
     def _deliver(self) -> None:
         if self._popper is None or self._held:
             return
-        if self._popper.done():  # the asker went away
+        popper = self._popper
+        if isinstance(popper, asyncio.Future) and popper.done():  # the asker went away
             self._popper = None
             return
         qpi = self.queue.pop()
         if qpi is not None:
-            self._popper.set_result(qpi if self.group_members is None else
-                                    with_group(self.queue, qpi, self.group_members))
             self._popper = None
+            _answer(popper, qpi if self.group_members is None else with_group(self.queue, qpi, self.group_members))
 
     def _arm(self) -> None:
         if not self._popping:
@@ -341,9 +346,9 @@ class QueueActor(Actor[QueueMsg]):
         Pop and every later one are answered None), while requeues from cycles
         still finishing keep arriving as messages."""
         self._popping = False
-        if self._popper is not None and not self._popper.done():
-            self._popper.set_result(None)
-        self._popper = None
+        popper, self._popper = self._popper, None
+        if popper is not None:
+            _answer(popper, None)
 
     def stop(self) -> None:
         """The last stop phase (after the scheduler and its binding cycles ended):
@@ -353,3 +358,11 @@ class QueueActor(Actor[QueueMsg]):
             self._timer.cancel()
         self._timer, self._timer_at = None, None
         self.inbox.close(drain=True)
+
+
+def _answer(popper: asyncio.Future | Callable[[Any], None], answer: Any) -> None:
+    """Hand a Pop its answer: set its reply Future (if still open) or call its `to`."""
+    if isinstance(popper, asyncio.Future):
+        resolve(popper, answer)
+    else:
+        popper(answer)
