@@ -9,7 +9,7 @@
                 (sqlite_rows.py: rows read and quarantined at load; sqlite_space.py: a full disk)
 - admission.py  Priority admission (PriorityClass -> spec.priority)
 - fields.py     server-owned fields (uid, creationTimestamp, generation, deletionTimestamp, generateName)
-- raw.py        helpers over raw objects (describe, encoded_size, set_condition)
+- raw.py        helpers over raw objects (describe, encoded_size, exact_encoding, set_condition)
 - select.py     label and field selectors for list and watch
 """
 from actors.store.messages import (

@@ -3,6 +3,7 @@ naming an object of a batch in an error, comparing without resourceVersion,
 writing into a stored section, setting a pod condition, and an object's size."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Mapping
 
 import msgpack
@@ -38,9 +39,29 @@ def set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
     status["conditions"] = conds
 
 
+class _Packers(threading.local):
+    """One reusable msgpack Packer of each kind per thread (the SQLite writer's thread
+    weighs rows too): `msgpack.packb` builds a Packer for every call, 1.3 of its 2.0
+    microseconds on a small pod; a Packer's output and its buffer after an error (it
+    is emptied) are those of a fresh one."""
+
+    def __init__(self) -> None:
+        self.plain = msgpack.Packer(use_bin_type=True)
+        self.exact = msgpack.Packer(use_bin_type=True, strict_types=True)
+
+
+_PACKERS = _Packers()
+
+
 def encoded_size(raw: Mapping[str, Any]) -> int:
-    """An object's size as the wire and the size limit count it: its msgpack encoding."""
-    return len(msgpack.packb(raw, use_bin_type=True))
+    """An object's size as the wire and the size limit count it: its msgpack encoding
+    (msgpack.packb(raw, use_bin_type=True)'s length)."""
+    return len(_PACKERS.plain.pack(raw))
 
 
-__all__ = ["describe", "encoded_size", "section", "set_condition", "without_version"]
+def exact_encoding(value: Any) -> bytes:
+    """msgpack.packb(value, use_bin_type=True, strict_types=True): raises as it does."""
+    return _PACKERS.exact.pack(value)
+
+
+__all__ = ["describe", "encoded_size", "exact_encoding", "section", "set_condition", "without_version"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgpack
+from actors.store.raw import exact_encoding
 
 MAX_SHARED = 4096
 
@@ -23,7 +23,7 @@ def exact_key(value: Any) -> bytes | None:
     and bytes apart, and with strict_types takes no tuple or subclass); None for a
     value it cannot encode so (such a value is not shared)."""
     try:
-        return msgpack.packb(value, use_bin_type=True, strict_types=True)
+        return exact_encoding(value)
     except (TypeError, ValueError, OverflowError):
         return None
 

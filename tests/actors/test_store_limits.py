@@ -184,3 +184,25 @@ async def test_client_writes_beyond_a_turns_budget_wait_while_bindings_go_on() -
         turns = [[w.key.split("/")[1] for w in batch] for batch in backend.batches[1:]]
         assert turns == [["x0"], ["burst0-0", "burst0-1", "burst0-2", "bind-me"],
                          ["burst1-0", "burst1-1", "burst1-2"], ["burst2-0", "burst2-1", "burst2-2"]]
+
+
+def test_an_object_weighs_its_fresh_msgpack_encoding_after_a_refused_value_and_in_another_thread() -> None:
+    import threading
+
+    import msgpack
+
+    from actors.store.raw import encoded_size, exact_encoding
+
+    pod = {"kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c"}]}}
+    with pytest.raises(TypeError):
+        exact_encoding({"spec": {"ports": (80,)}})  # a tuple is no exact JSON value
+    with pytest.raises(TypeError):
+        encoded_size({"spec": {"x": object()}})
+    assert encoded_size(pod) == len(msgpack.packb(pod, use_bin_type=True))
+    assert exact_encoding(pod) == msgpack.packb(pod, use_bin_type=True, strict_types=True)
+    seen: list[int] = []
+    worker = threading.Thread(target=lambda: seen.append(encoded_size({**pod, "x": "y" * 70_000})))
+    worker.start()
+    worker.join()
+    assert seen == [len(msgpack.packb({**pod, "x": "y" * 70_000}, use_bin_type=True))]
+    assert encoded_size(pod) == len(msgpack.packb(pod, use_bin_type=True))

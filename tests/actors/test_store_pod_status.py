@@ -67,3 +67,26 @@ async def test_a_bound_and_a_status_written_pod_are_stored_as_parsing_them_whole
             assert _parsed(stored) == _parsed(parse_object(stored.raw))
         assert store.peek("Pod", "default", "a").node_name == "n"
         assert store.peek("Pod", "default", "b").nominated_node_name == "n"
+
+
+async def test_pods_of_one_template_share_a_qos_class_but_equal_looking_resources_of_other_types_do_not() -> None:
+    """The class is remembered by the exact encoding of what it is computed from: 1 and
+    True (equal in Python) are classed apart, and a changed request changes the class."""
+    from actors.store.strategies import created_pod_status
+    from framework.api.qos import pod_qos_class
+
+    def shaped(name: str, cpu: object, memory: object) -> dict:
+        amounts = {"cpu": cpu, "memory": memory}
+        return {"kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [
+            {"name": "c", "resources": {"requests": dict(amounts), "limits": dict(amounts)}}]}}
+
+    pods = [shaped("a", 1, 1), shaped("b", True, True), shaped("c", 1, 1), shaped("d", 1.0, 1)]
+    classes = [created_pod_status(p)["status"]["qosClass"] for p in pods]
+    assert classes == ["Guaranteed", "BestEffort", "Guaranteed", "Guaranteed"]
+    assert classes == [pod_qos_class(p) for p in pods]
+    async with running() as (_, c):
+        small = (await c.apply([pod("x"), pod("y")]))
+        assert [p["status"]["qosClass"] for p in small] == ["Burstable", "Burstable"]
+        same = {**pod("z"), "spec": {**pod("z")["spec"], "containers": [
+            {**k, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}} for k in pod("z")["spec"]["containers"]]}}
+        assert (await c.create(same))["status"]["qosClass"] == "Guaranteed"
