@@ -65,6 +65,7 @@ pods_st = st.lists(st.tuples(st.sampled_from(NS), st.sampled_from(GROUPS), st.in
                    min_size=1, max_size=8)
 events_st = st.lists(st.one_of(
     st.tuples(st.just("pod"), st.sampled_from(NS), st.sampled_from(GROUPS), st.booleans()),
+    # a PodGroup event always names its group: None (a pod of no group) is only for pods
     st.tuples(st.just("group"), st.sampled_from(NS), st.sampled_from(GROUPS[:-1])),
     st.tuples(st.just("node"),),
     st.tuples(st.just("requeue"),),
