@@ -19,6 +19,7 @@ from framework.interface import (
 )
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
+from framework.runtime.group_state import ShapeStateMemo
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -131,6 +132,9 @@ class Scoring:
         self.settings = settings
         self.pre_score_plugins = pre_score_plugins
         self.score_plugins = score_plugins
+        # Set by a group cycle's placer around its members' runs: the PreScore answers
+        # of plugins that declare them made from the pod's shape (group_state.py).
+        self.shape_state: ShapeStateMemo | None = None
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -138,9 +142,10 @@ class Scoring:
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         skipped: set[str] = set()
         state.skip_score_plugins = skipped
+        memo = self.shape_state
         for pl in self.pre_score_plugins:
             try:
-                st = pl.pre_score(state, pod, nodes)
+                st = pl.pre_score(state, pod, nodes) if memo is None else memo.pre_score(pl, state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
             if st is None:
