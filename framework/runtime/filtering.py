@@ -11,7 +11,7 @@ from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
 from framework.nominated_columns import NominatedColumns
 from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, _ok
-from framework.runtime.group_state import ShapeStateMemo
+from framework.runtime.group_state import NONE_SERVED as _NONE_SERVED, ShapeStateMemo
 
 
 class Filtering:
@@ -48,10 +48,11 @@ class Filtering:
         nodes = self.handle.snapshot().list()
         skipped: set[str] = set()
         state.skip_filter_plugins = skipped
-        memo = self.shape_state
+        served = self.shape_state.served_at("PreFilter") if self.shape_state is not None else _NONE_SERVED
         for pl in self.pre_filter_plugins:
             try:
-                r, st = pl.pre_filter(state, pod, nodes) if memo is None else memo.pre_filter(pl, state, pod, nodes)
+                ask = served.get(pl.name)
+                r, st = pl.pre_filter(state, pod, nodes) if ask is None else ask(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {e}'), set()
             if st is not None:

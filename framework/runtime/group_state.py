@@ -31,7 +31,8 @@ sets it on the runtime only around its members' algorithm runs (never a single p
 cycle, never explain's dry run)."""
 from __future__ import annotations
 
-from typing import Any, Hashable
+import functools
+from typing import Any, Callable, Hashable, Iterable
 
 from framework.api.objects import Pod
 from framework.interface import CycleState, SignPlugin, SignPurpose
@@ -40,6 +41,8 @@ from framework.interface import CycleState, SignPlugin, SignPurpose
 # "PreScore") whose state the plugin makes from the pod's shape alone (see above), e.g.
 # `state_from_shape = ("PreFilter", "PreScore")`. Read only through a ShapeStateMemo.
 STATE_FROM_SHAPE = "state_from_shape"
+# served_at's answer when no memo is set: nothing served.
+NONE_SERVED: dict[str, Any] = {}
 
 
 class _Recording(CycleState):
@@ -60,37 +63,32 @@ class _Recording(CycleState):
 
 
 class ShapeStateMemo:
-    """The PreFilter and PreScore answers of the declaring plugins, by pod shape, for one
-    group cycle. `counts`: calls made and served, per extension point."""
+    """The PreFilter and PreScore answers of the declaring plugins among the given ones,
+    by pod shape, for one group cycle. `counts`: calls made and served, per point."""
 
-    def __init__(self) -> None:
+    def __init__(self, pre_filter_plugins: Iterable[Any] = (), pre_score_plugins: Iterable[Any] = ()) -> None:
         # (point, plugin name, pod shape, plugin fragment) -> (its answer, the values it wrote)
         self._kept: dict[tuple[str, str, Hashable, Hashable], tuple[Any, tuple[tuple[str, Any], ...]]] = {}
-        self._declared: dict[tuple[str, int], bool] = {}
         self._shape: tuple[Pod, str] | None = None  # the last pod asked about and its shape
         self.counts = {"PreFilter": [0, 0], "PreScore": [0, 0]}
+        self._served: dict[str, dict[str, Callable[[CycleState, Pod, list[Any]], Any]]] = {
+            point: {pl.name: functools.partial(self._answer, point, getattr(pl, method), pl)
+                    for pl in plugins if declares(pl, point)}
+            for point, method, plugins in (("PreFilter", "pre_filter", pre_filter_plugins),
+                                           ("PreScore", "pre_score", pre_score_plugins))}
 
     def begin_group(self) -> None:
         """Forget every kept answer: a new group cycle (the world may have moved)."""
         self._kept.clear()
         self._shape = None
 
-    def pre_filter(self, pl: Any, state: CycleState, pod: Pod, nodes: list[Any]) -> Any:
-        """pl.pre_filter(state, pod, nodes), or the answer a pod of its shape got."""
-        return self._answer("PreFilter", pl, state, pod, nodes)
+    def served_at(self, point: str) -> dict[str, Callable[[CycleState, Pod, list[Any]], Any]]:
+        """Plugin name -> what the runtime calls instead of the plugin's own method
+        (state, pod, nodes) at `point` ("PreFilter", "PreScore"); declaring plugins only."""
+        return self._served[point]
 
-    def pre_score(self, pl: Any, state: CycleState, pod: Pod, nodes: list[Any]) -> Any:
-        """pl.pre_score(state, pod, nodes), or the answer a pod of its shape got."""
-        return self._answer("PreScore", pl, state, pod, nodes)
-
-    def _answer(self, point: str, pl: Any, state: CycleState, pod: Pod, nodes: list[Any]) -> Any:
-        run = pl.pre_filter if point == "PreFilter" else pl.pre_score
-        declared = self._declared.get((point, id(pl)))
-        if declared is None:
-            declared = self._declared[(point, id(pl))] = (point in getattr(pl, STATE_FROM_SHAPE, ())
-                                                          and isinstance(pl, SignPlugin))
-        if not declared:
-            return run(state, pod, nodes)
+    def _answer(self, point: str, run: Callable[[CycleState, Pod, list[Any]], Any], pl: Any,
+                state: CycleState, pod: Pod, nodes: list[Any]) -> Any:
         fragment = pl.sign_pod(pod, SignPurpose.PLACEMENT)
         if fragment is None:
             return run(state, pod, nodes)
@@ -117,6 +115,12 @@ class ShapeStateMemo:
         return shape
 
 
+def declares(pl: Any, point: str) -> bool:
+    """Whether the plugin declares its state at `point` made from the pod's shape (and
+    signs pods, which the shape needs)."""
+    return point in getattr(pl, STATE_FROM_SHAPE, ()) and isinstance(pl, SignPlugin)
+
+
 def pod_shape_parts(pod: Pod) -> tuple[Any, ...]:
     """The parts of a pod its signature holds besides the plugins' fragments (failure_memo's
     plain parts, as objects rather than JSON)."""
@@ -125,4 +129,4 @@ def pod_shape_parts(pod: Pod) -> tuple[Any, ...]:
             meta.get("ownerReferences"), pod.raw.get("spec"))
 
 
-__all__ = ["STATE_FROM_SHAPE", "ShapeStateMemo", "pod_shape_parts"]
+__all__ = ["NONE_SERVED", "STATE_FROM_SHAPE", "ShapeStateMemo", "declares", "pod_shape_parts"]

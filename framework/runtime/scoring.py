@@ -19,7 +19,7 @@ from framework.interface import (
 )
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
-from framework.runtime.group_state import ShapeStateMemo
+from framework.runtime.group_state import NONE_SERVED as _NONE_SERVED, ShapeStateMemo
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -142,10 +142,11 @@ class Scoring:
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         skipped: set[str] = set()
         state.skip_score_plugins = skipped
-        memo = self.shape_state
+        served = self.shape_state.served_at("PreScore") if self.shape_state is not None else _NONE_SERVED
         for pl in self.pre_score_plugins:
             try:
-                st = pl.pre_score(state, pod, nodes) if memo is None else memo.pre_score(pl, state, pod, nodes)
+                ask = served.get(pl.name)
+                st = pl.pre_score(state, pod, nodes) if ask is None else ask(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
             if st is None:

@@ -107,7 +107,8 @@ class CachePlacer:
         # The group's PreFilter and PreScore answers by pod shape, of the plugins that
         # declare them made from it (framework/runtime/group_state.py); None: every
         # member runs every PreFilter and PreScore plugin
-        self.shape_state: ShapeStateMemo | None = ShapeStateMemo()
+        self.shape_state: ShapeStateMemo | None = ShapeStateMemo(fwk.filtering.pre_filter_plugins,
+                                                                 fwk.scoring.pre_score_plugins)
         self._members = 0  # the group's members to try (start_group); 0: unknown
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
         self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
