@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from framework.api.groups import PREFERRED_TOPOLOGY_ANNOTATION
 from framework.api.workload_api import SchedulingPodGroup
+from framework.identity_memo import IdentityMemo
 from framework.types import Code, Status
 
 
@@ -42,11 +43,20 @@ class GroupPolicy:
 def group_policy_of(pg: SchedulingPodGroup) -> GroupPolicy:
     """The one conversion from the stored PodGroup. v1alpha2 allows at most one
     topology constraint; it is the required level. The preferred level is the
-    PodGroup's PREFERRED_TOPOLOGY_ANNOTATION."""
+    PodGroup's PREFERRED_TOPOLOGY_ANNOTATION. Kept for the last PodGroups asked about
+    (a stored object is never changed in place; GangScheduling asks for each member's
+    PreEnqueue and Permit)."""
+    return _POLICIES.of(pg, _policy_of)
+
+
+def _policy_of(pg: SchedulingPodGroup) -> GroupPolicy:
     keys = [k for k in pg.topology_keys if k]
     preferred = pg.meta.annotations.get(PREFERRED_TOPOLOGY_ANNOTATION, "").strip()
     return GroupPolicy(name=pg.name, namespace=pg.namespace, min_count=pg.policy.min_count,
                        required_topology_key=keys[0] if keys else "", preferred_topology_key=preferred)
+
+
+_POLICIES: IdentityMemo[SchedulingPodGroup, GroupPolicy] = IdentityMemo(64)
 
 
 def placement_feasible(policy: GroupPolicy, *, scheduled: int, remaining: int) -> Status | None:

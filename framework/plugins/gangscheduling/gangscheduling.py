@@ -213,15 +213,19 @@ class GangScheduling:
         if not policy.gang:
             return None, 0
         key = (pod.namespace, group)
-        members = self.members(pod.namespace, group)
         together = state.get(GROUP_CYCLE_KEY)
+        members: list[Pod] | None = None
         if isinstance(together, GroupCycleState):
             # Placed by the whole-group cycle: its members placed together plus the
-            # bound ones make the quorum, or the cycle would not have kept them.
-            if len(together.placed | self._bound(members)) >= policy.quorum:
+            # bound ones make the quorum, or the cycle would not have kept them (the
+            # placed alone, the usual case, need no look at the bound ones).
+            if (len(together.placed) >= policy.quorum
+                    or len(together.placed | self._bound(members := self.members(pod.namespace, group))) >= policy.quorum):
                 self.deadlines.pop(key, None)
                 self.allowed.add(pod.uid)
                 return None, 0
+        if members is None:
+            members = self.members(pod.namespace, group)
         assumed = self.assumed.get(key, set())
         ready = {uid for uid in assumed if self._holds(uid)} | {pod.uid} | self._bound(members)
         if len(ready) < policy.quorum:
