@@ -98,8 +98,9 @@ class GangScheduling:
             return None  # pod by pod, PreFilter narrows a member to its group's domain
         return ()
 
-    def policy_of(self, pod: Pod) -> GroupPolicy | None:
-        pg = self.handle.get_object(POD_GROUP_KEY, pod.namespace, pod.scheduling_group)
+    def policy_of(self, pod: Pod, group: str | None = None) -> GroupPolicy | None:
+        """The policy of the pod's group (`group`: its name, when the caller has read it)."""
+        pg = self.handle.get_object(POD_GROUP_KEY, pod.namespace, pod.scheduling_group if group is None else group)
         return group_policy_of(pg) if isinstance(pg, SchedulingPodGroup) else None
 
     def members(self, namespace: str, group: str) -> list[Pod]:
@@ -112,7 +113,7 @@ class GangScheduling:
         group = pod.scheduling_group
         if not group:
             return None
-        policy = self.policy_of(pod)
+        policy = self.policy_of(pod, group)
         if policy is None:
             return Status(Code.UnschedulableAndUnresolvable, pod_group_missing(group))
         if not policy.gang:
@@ -182,8 +183,9 @@ class GangScheduling:
     # --- Reserve / Unreserve ------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        if pod.scheduling_group:
-            self.assumed.setdefault((pod.namespace, pod.scheduling_group), set()).add(pod.uid)
+        group = pod.scheduling_group
+        if group:
+            self.assumed.setdefault((pod.namespace, group), set()).add(pod.uid)
             self.nodes[pod.uid] = node_name
         return None
 
@@ -207,7 +209,7 @@ class GangScheduling:
         group = pod.scheduling_group
         if not group:
             return None, 0
-        policy = self.policy_of(pod)
+        policy = self.policy_of(pod, group)
         if policy is None:
             return Status(Code.Error, f'failed to get pod group {pod.namespace}/{group}'), 0
         if not policy.gang:
@@ -288,7 +290,8 @@ def own_pod_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
 # Queue only when the event is about the pod's own group, named (namespace, group).
 
 def group_keys(pod: Pod) -> frozenset[Hashable]:
-    return frozenset({(pod.namespace, pod.scheduling_group)}) if pod.scheduling_group else frozenset()
+    group = pod.scheduling_group
+    return frozenset({(pod.namespace, group)}) if group else frozenset()
 
 
 def added_pod_group_keys(old: Any, new: Any) -> frozenset[Hashable]:
