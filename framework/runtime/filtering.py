@@ -11,7 +11,6 @@ from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
 from framework.nominated_columns import NominatedColumns
 from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, _ok
-from framework.runtime.group_state import NONE_SERVED as _NONE_SERVED, ShapeStateMemo
 
 
 class Filtering:
@@ -28,9 +27,6 @@ class Filtering:
         self.filter_plugins = filter_plugins
         self.nominated_copies = nominated_copies
         self.nominated_columns = nominated_columns
-        # Set by a group cycle's placer around its members' runs: the PreFilter answers
-        # of plugins that declare them made from the pod's shape (group_state.py).
-        self.shape_state: ShapeStateMemo | None = None
         # Looked up once: preemption's dry runs call the extensions per pod per node.
         self.pre_filter_extensions: list[tuple[Any, Any]] = [
             (pl, ext) for pl in pre_filter_plugins
@@ -48,11 +44,9 @@ class Filtering:
         nodes = self.handle.snapshot().list()
         skipped: set[str] = set()
         state.skip_filter_plugins = skipped
-        served = self.shape_state.served_at("PreFilter") if self.shape_state is not None else _NONE_SERVED
         for pl in self.pre_filter_plugins:
             try:
-                ask = served.get(pl.name)
-                r, st = pl.pre_filter(state, pod, nodes) if ask is None else ask(state, pod, nodes)
+                r, st = pl.pre_filter(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return None, _error(pl.name, f'running PreFilter plugin "{pl.name}": {e}'), set()
             if st is not None:

@@ -19,7 +19,6 @@ from framework.interface import (
 )
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
-from framework.runtime.group_state import NONE_SERVED as _NONE_SERVED, ShapeStateMemo
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -132,9 +131,6 @@ class Scoring:
         self.settings = settings
         self.pre_score_plugins = pre_score_plugins
         self.score_plugins = score_plugins
-        # Set by a group cycle's placer around its members' runs: the PreScore answers
-        # of plugins that declare them made from the pod's shape (group_state.py).
-        self.shape_state: ShapeStateMemo | None = None
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -142,11 +138,9 @@ class Scoring:
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         skipped: set[str] = set()
         state.skip_score_plugins = skipped
-        served = self.shape_state.served_at("PreScore") if self.shape_state is not None else _NONE_SERVED
         for pl in self.pre_score_plugins:
             try:
-                ask = served.get(pl.name)
-                st = pl.pre_score(state, pod, nodes) if ask is None else ask(state, pod, nodes)
+                st = pl.pre_score(state, pod, nodes)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running PreScore plugin "{pl.name}": {e}')
             if st is None:

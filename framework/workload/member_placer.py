@@ -28,7 +28,6 @@ from framework.batching import batching_signer
 from framework.cache import Cache, Snapshot
 from framework.node_table import ColumnarNodes
 from framework.runtime import Framework
-from framework.runtime.group_state import ShapeStateMemo
 from framework.runtime.node_local import NodeLocalColumns
 from framework.types import Code, CycleState, Status
 from framework.workload.group_cycle import MemberTry
@@ -104,11 +103,6 @@ class CachePlacer:
         # The group's node-local Filter verdicts and raw scores (framework/runtime/node_local.py);
         # None: every member runs its own Filter and Score passes
         self.columns: NodeLocalColumns | None = NodeLocalColumns()
-        # The group's PreFilter and PreScore answers by pod shape, of the plugins that
-        # declare them made from it (framework/runtime/group_state.py); None: every
-        # member runs every PreFilter and PreScore plugin
-        self.shape_state: ShapeStateMemo | None = ShapeStateMemo(fwk.filtering.pre_filter_plugins,
-                                                                 fwk.scoring.pre_score_plugins)
         self._members = 0  # the group's members to try (start_group); 0: unknown
         self.on_attempt = lambda pod: None  # the owner counts each algorithm run (batching's cycle)
         self.on_assumed = lambda pod: None  # the owner forgets the member's nomination (upstream's assume)
@@ -125,8 +119,6 @@ class CachePlacer:
         groups before are kept (a gang of a template seen before computes only the
         nodes whose generation moved since), None starts them afresh."""
         self.tries.clear()
-        if self.shape_state is not None:
-            self.shape_state.begin_group()
         if self.columns is not None:
             self.columns.begin_group(world)
         self._members = members
@@ -144,7 +136,7 @@ class CachePlacer:
             self.columns.begin_member(pod, max(1, self._members - len(self.tries) + 1) if self._members else 0)
             self.algorithm.node_local = self.columns
         try:
-            result = self._schedule(t.state, pod, view)
+            result = self.algorithm.schedule_pod(self.fwk, t.state, pod, view)
         except FitError as e:
             t.fit_error = e
             nominated = t.nominated = self.post_filter(t.state, pod, e) if self.post_filter is not None else None
@@ -158,17 +150,6 @@ class CachePlacer:
         finally:
             self.algorithm.node_local = None
         return self._assume(t, pod, result.suggested_host, result, None)
-
-    def _schedule(self, state: CycleState, pod: Pod, view: Snapshot) -> ScheduleResult:
-        """The algorithm's run for one member, with the group's shape state served to
-        the runtime's PreFilter and PreScore for this run only."""
-        memo = self.shape_state
-        filtering, scoring = self.fwk.filtering, self.fwk.scoring
-        filtering.shape_state = scoring.shape_state = memo
-        try:
-            return self.algorithm.schedule_pod(self.fwk, state, pod, view)
-        finally:
-            filtering.shape_state = scoring.shape_state = None
 
     def _assume(self, t: Try, pod: Pod, host: str, result: ScheduleResult | None,
                 preempting: Status | None) -> MemberTry:

@@ -110,12 +110,11 @@ class Run:
 
 def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: int, columns: bool,
           zone: str = "", config: dict[str, Any] = CONFIG, registry: Registry | None = None,
-          between: Callable[[InMemoryObjects, int], None] | None = None, shape_state: bool = True) -> Run:
+          between: Callable[[InMemoryObjects, int], None] | None = None) -> Run:
     """Each group placed in turn (kept when feasible) in one cluster, confined to the
     nodes of `zone` when given (as a topology domain is), the columns kept across
     groups as the scheduler keeps them; `between(objects, k)` runs before group k;
-    `shape_state` False: every member runs every PreFilter and PreScore plugin; what
-    happened."""
+    what happened."""
     node_objs = [node(i, spec) for i, spec in enumerate(nodes)]
     pgs = [gang(f"g{k}", min_count) for k, (min_count, _) in enumerate(groups)]
     pods = [[member(f"g{k}", i, shape) for i, shape in enumerate(shapes)] for k, (_, shapes) in enumerate(groups)]
@@ -132,8 +131,6 @@ def place(nodes: list[NodeSpec], groups: list[tuple[int, list[Shape]]], seed: in
     placer = CachePlacer(fwk, algorithm, cache, snapshot)
     if not columns:
         placer.columns = None
-    if not shape_state:
-        placer.shape_state = None
     run = Run(placer=placer)
     domain = {n.name for n, spec in zip(node_objs, nodes) if spec.zone == zone} if zone else None
     for k, (pg, members) in enumerate(zip(pgs, pods)):

@@ -98,7 +98,6 @@ class NodeResourcesBalancedAllocation:
     name = "NodeResourcesBalancedAllocation"
     # NodeLocalScorePlugin: a node's score reads its allocatable and its pods' requests.
     score_node_local = True
-    state_from_shape = ("PreScore",)  # framework/runtime/group_state.py: the pod's requests alone
 
     def sign_pod(self, pod: Pod, purpose: SignPurpose) -> Hashable | None:
         """Reads nothing of the pod beyond the common signature (SignPlugin)."""

@@ -233,7 +233,6 @@ class NodeResourcesFit:
     filter_reads = FilterReads.NODE_AND_POD_REQUESTS
     # NodeLocalScorePlugin: a node's score reads its allocatable and its pods' requests.
     score_node_local = True
-    state_from_shape = ("PreFilter", "PreScore")  # framework/runtime/group_state.py: the pod's requests alone
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """A pod added to a node only takes room (MonotoneEventsPlugin)."""

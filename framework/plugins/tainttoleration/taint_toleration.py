@@ -33,7 +33,6 @@ class TaintToleration(TolerationsPlugin):
 
     filter_reads = FilterReads.NODE  # FilterReadsPlugin: the node alone decides
     score_node_local = True  # NodeLocalScorePlugin: counts the node's own PreferNoSchedule taints
-    state_from_shape = ("PreScore",)  # framework/runtime/group_state.py: the pod's tolerations alone
 
     def monotone_events(self, pod: Pod) -> Sequence[ClusterEvent]:
         """No pod event changes a verdict that reads only the node (MonotoneEventsPlugin)."""
