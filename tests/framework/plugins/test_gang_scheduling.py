@@ -161,6 +161,14 @@ def test_the_group_policy_is_converted_from_the_pod_group_in_one_place() -> None
     assert group_policy_of(pgroup("pg", None)).quorum == 1
 
 
+def test_a_pod_groups_policy_is_kept_for_its_stored_object_and_read_anew_from_a_replacement() -> None:
+    stored = pgroup("pg", 3)
+    assert group_policy_of(stored) is group_policy_of(stored)
+    replaced = pgroup("pg", 5, topology="rack")
+    assert (group_policy_of(replaced).min_count, group_policy_of(replaced).required_topology_key) == (5, "rack")
+    assert group_policy_of(stored).min_count == 3
+
+
 @pytest.mark.parametrize(("scheduled", "remaining", "want"), [
     (1, 1, Status(Code.Unschedulable, "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining")),
     (1, 2, Status(Code.Wait, "minCount (3) is not yet satisfied: 1 scheduled, 2 remaining")),
