@@ -76,8 +76,7 @@ class _State:
     users: dict[str, set[str]] = field(default_factory=dict)  # claim key -> pods naming it in resourceClaimName
 
     def index(self, claim: ResourceClaim, add: bool) -> None:
-        uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
-        for uid in uids - {""}:
+        for uid in _pod_uids(claim):
             keys = self.by_uid.setdefault(uid, set())
             if add:
                 keys.add(claim.key)
@@ -85,6 +84,13 @@ class _State:
                 keys.discard(claim.key)
                 if not keys:
                     del self.by_uid[uid]
+
+
+def _pod_uids(claim: ResourceClaim) -> set[str]:
+    """The uids of the pods the claim names: its owner and the pods it is reserved for."""
+    uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
+    uids.discard("")
+    return uids
 
 
 def concerns_claims(ev: WatchEvent) -> bool:
@@ -192,7 +198,10 @@ class ResourceClaimController(Actor[ControllerMsg]):
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
             old = s.claims.pop(obj.key, None)
-            if old is not None:
+            # (a claim naming the same pods as before stays indexed as it is: its allocation,
+            # its owner's reservation)
+            reindex = old is None or ev.type == "DELETED" or _pod_uids(old) != _pod_uids(obj)
+            if old is not None and reindex:
                 s.index(old, add=False)
             owner = owning_pod(obj)[0]
             if owner:  # its pod may have a claim to record, make again or reserve
@@ -200,7 +209,8 @@ class ResourceClaimController(Actor[ControllerMsg]):
             self.dirty_pods |= s.users.get(obj.key, set())
             if ev.type != "DELETED":
                 s.claims[obj.key] = obj
-                s.index(obj, add=True)
+                if reindex:
+                    s.index(obj, add=True)
                 self.dirty_claims.add(obj.key)
             else:  # (the owner, marked above, makes it again while it still needs it)
                 s.deleted -= {uid for uid in {owning_pod(obj)[1]} if not s.by_uid.get(uid)}

@@ -19,6 +19,10 @@ API_VERSION = "resource.k8s.io/v1"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # metadata that ResourceClaim.restated may see change: set alike on both sides before comparing
 _VERSIONING = {"resourceVersion": None, "finalizers": None}
+# id(raw) -> (raw, the claim the store made of it): restated() hands a stored raw's own parse
+# back (the scheduler restates the claim the bind's reply carries, the store's raw itself)
+_STORED: dict[int, tuple[Mapping[str, Any], "ResourceClaim"]] = {}
+_STORED_KEPT = 4096
 
 
 def _check_version(raw: Mapping[str, Any]) -> None:
@@ -95,7 +99,11 @@ class ResourceClaim(KubeObject):
         allocation and reservation, then the same as stored): the metadata and spec this
         claim parsed are kept when `raw`'s are equal to them (its resourceVersion and
         finalizers aside, which no parsed field but resource_version reads); anything
-        else is parsed in full."""
+        else is parsed in full. A raw the store made a claim of (as_stored) is answered
+        with that claim: the parse of that very object, which is never changed in place."""
+        stored = _STORED.get(id(raw))
+        if stored is not None and stored[0] is raw:
+            return stored[1]
         meta, mine = raw.get("metadata"), self.raw.get("metadata")
         spec, my_spec = raw.get("spec"), self.raw.get("spec")
         if (type(raw) is not dict or raw.get("apiVersion") != self.raw.get("apiVersion")
@@ -110,6 +118,13 @@ class ResourceClaim(KubeObject):
         claim.spec, claim.request_names, claim._controller = self.spec, self.request_names, self._controller
         claim._parse_status(raw)
         return claim
+
+    def as_stored(self, raw: Mapping[str, Any]) -> "ResourceClaim":
+        super().as_stored(raw)
+        if len(_STORED) >= _STORED_KEPT:
+            _STORED.clear()
+        _STORED[id(raw)] = (raw, self)
+        return self
 
     def _parse_status(self, raw: Mapping[str, Any]) -> None:
         self.status = _map(raw, "status", "")
