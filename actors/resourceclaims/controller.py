@@ -38,8 +38,8 @@ from framework.api.dra_kinds import ResourceClaim, ResourceClaimTemplate
 from framework.api.objects import Pod
 from framework.api.schema.dra import RESERVED_FOR_MAX
 from framework.dra.pod_claims import (
-    claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod,
-    reservation_stays, template_claims,
+    claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, named_claims,
+    owning_pod, reservation_stays, template_claims,
 )
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
             held = s.by_uid.get(obj.uid, set())
             if ev.type == "DELETED":
                 s.pods.pop(obj.key, None)
-                for name, _ in claim_names(obj, {}):
+                for name in named_claims(obj):
                     users = s.users.get(f"{obj.namespace}/{name}", set())
                     users.discard(obj.key)
                     if not users:
@@ -193,7 +193,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
             elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
                 s.pods[obj.key] = obj
                 self.dirty_pods.add(obj.key)
-                for name, _ in claim_names(obj, {}):
+                for name in named_claims(obj):
                     s.users.setdefault(f"{obj.namespace}/{name}", set()).add(obj.key)
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
