@@ -45,6 +45,7 @@ from framework.dra.pod_claims import (
 log = logging.getLogger(__name__)
 WATCHED = frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"})
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the scheduler's finalizer on allocated claims
+_NO_KEYS: frozenset[str] = frozenset()
 SYNC_WORKERS = 64  # keys synced at once (upstream runs the controller with several workers too)
 
 
@@ -180,7 +181,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
     def _observe(self, ev: WatchEvent) -> None:
         s, obj = self.state, ev.obj
         if isinstance(obj, Pod):
-            held = s.by_uid.get(obj.uid, set())
+            held = s.by_uid.get(obj.uid, _NO_KEYS)
             if ev.type == "DELETED":
                 s.pods.pop(obj.key, None)
                 for name in named_claims(obj):
@@ -206,7 +207,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
             owner = owning_pod(obj)[0]
             if owner:  # its pod may have a claim to record, make again or reserve
                 self.dirty_pods.add(f"{obj.namespace}/{owner}")
-            self.dirty_pods |= s.users.get(obj.key, set())
+            self.dirty_pods |= s.users.get(obj.key, _NO_KEYS)
             if ev.type != "DELETED":
                 s.claims[obj.key] = obj
                 if reindex:
