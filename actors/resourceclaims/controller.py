@@ -38,13 +38,14 @@ from framework.api.dra_kinds import ResourceClaim, ResourceClaimTemplate
 from framework.api.objects import Pod
 from framework.api.schema.dra import RESERVED_FOR_MAX
 from framework.dra.pod_claims import (
-    claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, owning_pod,
-    reservation_stays, template_claims,
+    claim_from_template, claim_names, claim_statuses, find_generated, is_for_pod, is_pod_done, named_claims,
+    owning_pod, reservation_stays, template_claims,
 )
 
 log = logging.getLogger(__name__)
 WATCHED = frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"})
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the scheduler's finalizer on allocated claims
+_NO_KEYS: frozenset[str] = frozenset()
 SYNC_WORKERS = 64  # keys synced at once (upstream runs the controller with several workers too)
 
 
@@ -76,8 +77,7 @@ class _State:
     users: dict[str, set[str]] = field(default_factory=dict)  # claim key -> pods naming it in resourceClaimName
 
     def index(self, claim: ResourceClaim, add: bool) -> None:
-        uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
-        for uid in uids - {""}:
+        for uid in _pod_uids(claim):
             keys = self.by_uid.setdefault(uid, set())
             if add:
                 keys.add(claim.key)
@@ -85,6 +85,13 @@ class _State:
                 keys.discard(claim.key)
                 if not keys:
                     del self.by_uid[uid]
+
+
+def _pod_uids(claim: ResourceClaim) -> set[str]:
+    """The uids of the pods the claim names: its owner and the pods it is reserved for."""
+    uids = {owning_pod(claim)[1]} | {uid for resource, _, uid in claim.reserved_for if resource == "pods"}
+    uids.discard("")
+    return uids
 
 
 def concerns_claims(ev: WatchEvent) -> bool:
@@ -174,10 +181,10 @@ class ResourceClaimController(Actor[ControllerMsg]):
     def _observe(self, ev: WatchEvent) -> None:
         s, obj = self.state, ev.obj
         if isinstance(obj, Pod):
-            held = s.by_uid.get(obj.uid, set())
+            held = s.by_uid.get(obj.uid, _NO_KEYS)
             if ev.type == "DELETED":
                 s.pods.pop(obj.key, None)
-                for name, _ in claim_names(obj, {}):
+                for name in named_claims(obj):
                     users = s.users.get(f"{obj.namespace}/{name}", set())
                     users.discard(obj.key)
                     if not users:
@@ -187,20 +194,24 @@ class ResourceClaimController(Actor[ControllerMsg]):
             elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
                 s.pods[obj.key] = obj
                 self.dirty_pods.add(obj.key)
-                for name, _ in claim_names(obj, {}):
+                for name in named_claims(obj):
                     s.users.setdefault(f"{obj.namespace}/{name}", set()).add(obj.key)
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
             old = s.claims.pop(obj.key, None)
-            if old is not None:
+            # (a claim naming the same pods as before stays indexed as it is: its allocation,
+            # its owner's reservation)
+            reindex = old is None or ev.type == "DELETED" or _pod_uids(old) != _pod_uids(obj)
+            if old is not None and reindex:
                 s.index(old, add=False)
             owner = owning_pod(obj)[0]
             if owner:  # its pod may have a claim to record, make again or reserve
                 self.dirty_pods.add(f"{obj.namespace}/{owner}")
-            self.dirty_pods |= s.users.get(obj.key, set())
+            self.dirty_pods |= s.users.get(obj.key, _NO_KEYS)
             if ev.type != "DELETED":
                 s.claims[obj.key] = obj
-                s.index(obj, add=True)
+                if reindex:
+                    s.index(obj, add=True)
                 self.dirty_claims.add(obj.key)
             else:  # (the owner, marked above, makes it again while it still needs it)
                 s.deleted -= {uid for uid in {owning_pod(obj)[1]} if not s.by_uid.get(uid)}

@@ -35,6 +35,8 @@ _REQUIREMENT_KEYS = frozenset(("key", "operator", "values"))
 _MEMO_MOST = 1 << 16  # distinct values remembered (pools, devices, nodes of a big cluster) before starting over
 
 _verdicts: dict[tuple[str, str, bool], bool] = {}
+_results: dict[tuple[str, str, str, str, bool], bool] = {}  # a plain result's four values -> all pass
+_names_by_spec: dict[int, tuple[Any, Mapping[str, set[str]]]] = {}  # id(spec.devices) -> its request names
 proven_count = 0  # statuses judged by their parts (tests, profile)
 
 
@@ -65,12 +67,33 @@ def _result(r: Any, names: Mapping[str, set[str]], strict: bool) -> dict[str, st
     request, driver, pool, device = r["request"], r["driver"], r["pool"], r["device"]
     if type(request) is not str or type(driver) is not str or type(pool) is not str or type(device) is not str:
         return None
-    if not names_request(names, request) or not _passes("request", request, strict, _request_alone, request) \
-            or not _passes("driver", driver, strict, driver_name, driver) \
-            or not _passes("pool", pool, strict, pool_name, pool) \
-            or not _passes("device", device, strict, device_ref, r):  # its driver and pool pass: the device decides
+    if not names_request(names, request):
         return None
-    return dict(r)
+    key = (request, driver, pool, device, strict)  # the four values' verdicts at once (a device repeats)
+    verdict = _results.get(key)
+    if verdict is None:
+        verdict = _passes("request", request, strict, _request_alone, request) \
+            and _passes("driver", driver, strict, driver_name, driver) \
+            and _passes("pool", pool, strict, pool_name, pool) \
+            and _passes("device", device, strict, device_ref, r)  # its driver and pool pass: the device decides
+        if len(_results) >= _MEMO_MOST:
+            _results.clear()
+        _results[key] = verdict
+    return dict(r) if verdict else None
+
+
+def _request_names(devices: Any) -> Mapping[str, set[str]]:
+    """request_names of the claim's spec.devices, worked out once per stored object (the
+    claims made from one template share its spec; stored objects are never changed in place)."""
+    known = _names_by_spec.get(id(devices))
+    if known is not None and known[0] is devices:
+        return known[1]
+    names = request_names(devices if isinstance(devices, dict) else {})
+    if isinstance(devices, dict):
+        if len(_names_by_spec) >= 1024:
+            _names_by_spec.clear()
+        _names_by_spec[id(devices)] = (devices, names)
+    return names
 
 
 def _node_selector(sel: Any, strict: bool) -> dict[str, Any] | None:
@@ -129,8 +152,7 @@ def plain_status_copy(status: Any, spec: Mapping[str, Any], strict: bool) -> dic
     results = devices["results"]
     if type(results) is not list or len(results) > ALLOCATION_RESULTS_MAX:
         return None
-    claim_devices = spec.get("devices")
-    names = request_names(claim_devices if isinstance(claim_devices, dict) else {})
+    names = _request_names(spec.get("devices"))
     copied = [_result(r, names, strict) for r in results]
     if None in copied:
         return None

@@ -19,6 +19,10 @@ API_VERSION = "resource.k8s.io/v1"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # metadata that ResourceClaim.restated may see change: set alike on both sides before comparing
 _VERSIONING = {"resourceVersion": None, "finalizers": None}
+# id(raw) -> (raw, the claim the store made of it): restated() hands a stored raw's own parse
+# back (the scheduler restates the claim the bind's reply carries, the store's raw itself)
+_STORED: dict[int, tuple[Mapping[str, Any], "ResourceClaim"]] = {}
+_STORED_KEPT = 4096
 
 
 def _check_version(raw: Mapping[str, Any]) -> None:
@@ -58,6 +62,20 @@ class DeviceRef:
         return f"{self.driver}/{self.pool}/{self.device}"
 
 
+_REFS: dict[tuple[Any, Any, Any], DeviceRef] = {}  # the cluster's devices, made once (DeviceRef is a value)
+
+
+def _device_ref(result: Mapping[str, Any]) -> DeviceRef:
+    """An allocation result's device."""
+    key = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+    ref = _REFS.get(key)
+    if ref is None:
+        if len(_REFS) >= 1 << 16:
+            _REFS.clear()
+        ref = _REFS[key] = DeviceRef(str(key[0]), str(key[1]), str(key[2]))
+    return ref
+
+
 class ResourceSlice(KubeObject):
     __slots__ = ("spec", "driver", "pool", "pool_generation", "slice_count", "node_name", "all_nodes", "devices")
     kind = "ResourceSlice"
@@ -77,6 +95,23 @@ class ResourceSlice(KubeObject):
         self.devices: tuple[str, ...] = tuple(str(d.get("name", "")) for d in _dicts(self.spec.get("devices")))
 
 
+# id(claim spec) -> (the spec, its request names): the claims made from one template share its spec
+_REQUEST_NAMES: dict[int, tuple[Mapping[str, Any], tuple[str, ...]]] = {}
+
+
+def _request_names(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the spec's requests, read once per spec object (never changed in place)."""
+    known = _REQUEST_NAMES.get(id(spec))
+    if known is not None and known[0] is spec:
+        return known[1]
+    devices = spec.get("devices") if isinstance(spec.get("devices"), Mapping) else {}
+    names = tuple(str(r.get("name", "")) for r in _dicts(devices.get("requests")))
+    if len(_REQUEST_NAMES) >= _STORED_KEPT:
+        _REQUEST_NAMES.clear()
+    _REQUEST_NAMES[id(spec)] = (spec, names)
+    return names
+
+
 class ResourceClaim(KubeObject):
     __slots__ = ("spec", "status", "request_names", "allocated", "reserved_for", "_controller")
     kind = "ResourceClaim"
@@ -84,9 +119,9 @@ class ResourceClaim(KubeObject):
     def __init__(self, raw: Mapping[str, Any]) -> None:
         super().__init__(raw)
         _check_version(raw)
-        self.spec = _map(raw, "spec", "")
-        devices = self.spec.get("devices") if isinstance(self.spec.get("devices"), Mapping) else {}
-        self.request_names: tuple[str, ...] = tuple(str(r.get("name", "")) for r in _dicts(devices.get("requests")))
+        spec = raw.get("spec")
+        self.spec = spec if type(spec) is dict else _map(raw, "spec", "")  # (a dict asked first, as _dicts)
+        self.request_names: tuple[str, ...] = _request_names(self.spec)
         self._controller: tuple[str, str] | None = None  # controlling_pod(), worked out on first use
         self._parse_status(raw)
 
@@ -95,7 +130,11 @@ class ResourceClaim(KubeObject):
         allocation and reservation, then the same as stored): the metadata and spec this
         claim parsed are kept when `raw`'s are equal to them (its resourceVersion and
         finalizers aside, which no parsed field but resource_version reads); anything
-        else is parsed in full."""
+        else is parsed in full. A raw the store made a claim of (as_stored) is answered
+        with that claim: the parse of that very object, which is never changed in place."""
+        stored = _STORED.get(id(raw))
+        if stored is not None and stored[0] is raw:
+            return stored[1]
         meta, mine = raw.get("metadata"), self.raw.get("metadata")
         spec, my_spec = raw.get("spec"), self.raw.get("spec")
         if (type(raw) is not dict or raw.get("apiVersion") != self.raw.get("apiVersion")
@@ -111,19 +150,26 @@ class ResourceClaim(KubeObject):
         claim._parse_status(raw)
         return claim
 
+    def as_stored(self, raw: Mapping[str, Any]) -> "ResourceClaim":
+        super().as_stored(raw)
+        if len(_STORED) >= _STORED_KEPT:
+            _STORED.clear()
+        _STORED[id(raw)] = (raw, self)
+        return self
+
     def _parse_status(self, raw: Mapping[str, Any]) -> None:
-        self.status = _map(raw, "status", "")
+        status = raw.get("status")
+        self.status = status if type(status) is dict else _map(raw, "status", "")
         allocation = self.status.get("allocation")
-        is_map = type(allocation) is dict or isinstance(allocation, Mapping)
-        results = ((allocation or {}).get("devices") or {}).get("results") if is_map else None
         # None: not allocated; else the devices the allocation holds
-        self.allocated: tuple[DeviceRef, ...] | None = None if not is_map else tuple(
-            DeviceRef(str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
-            for r in _dicts(results))
+        self.allocated: tuple[DeviceRef, ...] | None = None
+        if type(allocation) is dict or isinstance(allocation, Mapping):
+            results = ((allocation or {}).get("devices") or {}).get("results")
+            self.allocated = tuple([_device_ref(r) for r in _dicts(results)])
         # (resource, name, uid) of each consumer the claim is reserved for
-        self.reserved_for: tuple[tuple[str, str, str], ...] = tuple(
+        self.reserved_for: tuple[tuple[str, str, str], ...] = tuple([
             (str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
-            for r in _dicts(self.status.get("reservedFor")))
+            for r in _dicts(self.status.get("reservedFor"))])
 
     def controlling_pod(self) -> tuple[str, str]:
         """(name, uid) of the pod controlling the claim (its ownerReference with
@@ -132,7 +178,7 @@ class ResourceClaim(KubeObject):
         if found is None:
             found = self._controller = ("", "")
             for ref in self.meta.owner_references:
-                if (isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
+                if ((type(ref) is dict or isinstance(ref, Mapping)) and ref.get("controller") is True and ref.get("apiVersion") == "v1"
                         and ref.get("kind") == "Pod"):
                     found = self._controller = (str(ref.get("name", "")), str(ref.get("uid", "")))
                     break

@@ -30,7 +30,7 @@ def allocated_devices(claims: Iterable[ResourceClaim]) -> frozenset[str]:
             continue
         results = ((claim.status.get("allocation") or {}).get("devices") or {}).get("results") or []
         for ref, result in zip(claim.allocated, results):
-            if not (isinstance(result, Mapping) and result.get("adminAccess") is True):
+            if not ((type(result) is dict or isinstance(result, Mapping)) and result.get("adminAccess") is True):
                 held.add(ref.id)
     return frozenset(held)
 

@@ -30,13 +30,40 @@ def generate_name(pod_name: str, claim_name: str) -> str:
     return base
 
 
-def template_claims(pod: Pod) -> list[tuple[str, str]]:
+_LISTS_KEPT = 4096
+# id(spec.resourceClaims list) -> (the list, its template claims, its named claims)
+_by_claims: dict[int, tuple[Any, tuple[tuple[str, str], ...], tuple[str, ...]]] = {}
+
+
+def _claims_read(pod: Pod) -> tuple[Any, tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """spec.resourceClaims read once per stored list (never changed in place; the
+    controller and the plugin ask about a pod several times)."""
+    claims = pod.spec.get("resourceClaims") or ()
+    known = _by_claims.get(id(claims))
+    if known is not None and known[0] is claims:
+        return known
+    templates, named = [], []
+    for claim in claims:
+        if not _is_map(claim):
+            continue
+        if claim.get("resourceClaimTemplateName"):
+            templates.append((str(claim.get("name", "")), str(claim["resourceClaimTemplateName"])))
+        if claim.get("resourceClaimName"):
+            named.append(str(claim["resourceClaimName"]))
+    if len(_by_claims) >= _LISTS_KEPT:
+        _by_claims.clear()
+    known = _by_claims[id(claims)] = (claims, tuple(templates), tuple(named))
+    return known
+
+
+def template_claims(pod: Pod) -> tuple[tuple[str, str], ...]:
     """(pod claim name, template name) of each of the pod's claims made from a template."""
-    out = []
-    for claim in pod.spec.get("resourceClaims") or []:
-        if _is_map(claim) and claim.get("resourceClaimTemplateName"):
-            out.append((str(claim.get("name", "")), str(claim["resourceClaimTemplateName"])))
-    return out
+    return _claims_read(pod)[1]
+
+
+def named_claims(pod: Pod) -> tuple[str, ...]:
+    """The claims the pod names by resourceClaimName (claim_names with nothing recorded)."""
+    return _claims_read(pod)[2]
 
 
 _by_list: dict[int, tuple[Any, Mapping[str, str | None]]] = {}  # id(statuses list) -> (the list, its map)
@@ -53,7 +80,7 @@ def claim_statuses(pod: Pod) -> Mapping[str, str | None]:
     if known is not None and known[0] is statuses:
         return known[1]
     out = {str(s.get("name", "")): s.get("resourceClaimName") for s in statuses if _is_map(s)}
-    if len(_by_list) >= 4096:
+    if len(_by_list) >= _LISTS_KEPT:
         _by_list.clear()
     _by_list[id(statuses)] = (statuses, out)
     return out

@@ -9,6 +9,8 @@ import pytest
 from actors.store import Conflict, Store
 from actors.store.messages import NotFound
 from actors.store.sqlite import SQLiteBackend
+from framework.api.dra_kinds import ResourceClaim
+from framework.bind_writes import StatusWrite
 from tests import dra_manifests as m
 from tests.actors.store_helpers import pod, running
 
@@ -64,3 +66,17 @@ async def test_a_stale_claim_refuses_the_binding_too() -> None:
             await c.bind_with_updates("default", "trainer", "node-1", p["metadata"]["uid"],
                                       [_allocated(claim, "trainer", p["metadata"]["uid"])])
         assert not (await c.get("Pod", "default", "trainer"))["spec"].get("nodeName")
+
+
+async def test_the_claim_the_bind_answers_restates_as_the_stores_own_object_and_a_copy_is_parsed() -> None:
+    async with running() as (store, c):
+        claim = ResourceClaim(await c.create(m.resource_claim()))
+        p = await c.create(pod("trainer"))
+        [written], _ = await c.bind_with_updates("default", "trainer", "node-1", p["metadata"]["uid"], [
+            StatusWrite(obj=_allocated(claim.raw, "trainer", p["metadata"]["uid"]))])
+        stored = store.peek("ResourceClaim", "default", "one-gpu")
+        assert written is stored.raw
+        assert claim.restated(written) is stored  # the scheduler holds the object its view will be handed
+        copy = claim.restated({**written})
+        assert copy is not stored and copy.allocated == stored.allocated and copy.reserved_for == stored.reserved_for
+        assert copy.meta.resource_version == stored.meta.resource_version != claim.meta.resource_version

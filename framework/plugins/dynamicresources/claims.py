@@ -82,7 +82,7 @@ def can_be_reserved(claim: ResourceClaim) -> bool:
 def finalizer_to_add(claim: ResourceClaim) -> str:
     """FINALIZER when the claim does not have it yet, else ""."""
     meta = claim.raw.get("metadata")
-    have = meta.get("finalizers") if isinstance(meta, Mapping) else None
+    have = meta.get("finalizers") if type(meta) is dict or isinstance(meta, Mapping) else None
     return "" if isinstance(have, list) and FINALIZER in have else FINALIZER
 
 

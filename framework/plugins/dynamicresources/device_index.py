@@ -92,8 +92,7 @@ def first_fit(single: SingleRequest, index: "DeviceIndex", node_name: str, claim
         return None
     claim = claims[single.claim_index].raw
     name = str((((claim.get("spec") or {}).get("devices") or {}).get("requests") or [{}])[0].get("name", ""))
-    results = [DeviceResult(request=name, base_request=name, sub_request="", candidate=c, admin_access=False)
-               for c in chosen]
+    results = [index.plain_result(name, c) for c in chosen]
     try:
         return [build_result(claim, results, [(name, classes.get(single.class_name), 0)])]
     except ValueError:
@@ -114,6 +113,8 @@ class DeviceIndex:
         # single_request's answers per (claim index, claim spec object): (the spec, its class's
         # name, the class object it read, the answer); claims made from one template share a spec
         self._singles: dict[tuple[int, int], tuple[Any, str, Any, SingleRequest | None]] = {}
+        # plain_result's: (request name, id(candidate)) -> (the candidate, its result)
+        self._results: dict[tuple[str, int], tuple[Candidate, DeviceResult]] = {}
 
     def single_request(self, claim_index: int, claim: Mapping[str, Any],
                        classes: Mapping[str, Mapping[str, Any]]) -> SingleRequest | None:
@@ -129,6 +130,19 @@ class DeviceIndex:
         name = _class_name(spec)
         self._singles[(claim_index, id(spec))] = (spec, name, classes.get(name), found)
         return found
+
+    def plain_result(self, request: str, candidate: Candidate) -> DeviceResult:
+        """The allocator's result for `candidate` taken by a plain request of that name (a
+        frozen value, made once per request name and device while the index stands)."""
+        known = self._results.get((request, id(candidate)))
+        if known is not None and known[0] is candidate:
+            return known[1]
+        made = DeviceResult(request=request, base_request=request, sub_request="", candidate=candidate,
+                            admin_access=False)
+        if len(self._results) >= 1 << 16:
+            self._results.clear()
+        self._results[(request, id(candidate))] = (candidate, made)
+        return made
 
     def free_counts(self, key: SelectorKey, held: AbstractSet[str], flips: "Flips | None" = None) -> "FreeCounts":
         """Per node, the devices the selectors select there that `held` does not hold

@@ -32,6 +32,7 @@ from framework.interface import (ClusterEventWithHint, Code, CycleState, Handle,
 from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, finalizer_to_add,
                                                        is_reserved_for, kobj as _kobj, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
+from framework.plugins.dynamicresources.classes import ClassCheck
 from framework.plugins.dynamicresources.hints import ClaimHints
 from framework.plugins.dynamicresources.explain import claims_not_satisfied
 from framework.plugins.dynamicresources.device_index import DeviceIndex, SingleRequest, first_fit
@@ -96,6 +97,8 @@ class DynamicResources(FilterEachNode):
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
         self._slices_seen: int | None = None  # the view's revision when the slices were last read
+        self._classes = ClassCheck(lambda name: self._handle.get_object("DeviceClass", "", name) is not None,
+                                   self._features.prioritized_list)
         # pod uid -> (the pod object, the claim names it may use), for the claim hint's
         # cheap test; the queue offers the same pod object to event after event
         self._hints = ClaimHints(self._claim, self._pod_claims)
@@ -174,7 +177,7 @@ class DynamicResources(FilterEachNode):
             to_allocate += 1
             if self.tracker.has_pending(claim.uid):
                 return None, _unschedulable(f"resource claim {_kobj(claim)} is in the process of being allocated")
-            status = self._check_classes(claim)
+            status = self._classes.check(claim)
             if status is not None:
                 return None, status
         if to_allocate:
@@ -213,27 +216,6 @@ class DynamicResources(FilterEachNode):
         if known is None or len(known.slices) != len(slices) or any(a is not b for a, b in zip(known.slices, slices)):
             self._index = known = DeviceIndex(slices)
         return known
-
-    def _check_classes(self, claim: ResourceClaim) -> Status | None:
-        devices = claim.spec.get("devices") or {}
-        for request in devices.get("requests") or []:
-            name = str(request.get("name", ""))
-            if isinstance(request.get("exactly"), Mapping):
-                pairs = [(name, request["exactly"].get("deviceClassName"))]
-            elif request.get("firstAvailable"):
-                if not self._features.prioritized_list:
-                    return _unschedulable(f"resource claim {_kobj(claim)}, request {name}: has subrequests, "
-                                          "but the DRAPrioritizedList feature is disabled")
-                pairs = [(f"{name}/{sub.get('name', '')}", sub.get("deviceClassName"))
-                         for sub in request["firstAvailable"]]
-            else:
-                return _unschedulable(f"resource claim {_kobj(claim)}, request {name}: unknown request type")
-            for request_name, class_name in pairs:
-                if not class_name:
-                    return Status.error_of(f"request {request_name}: unsupported request type", NAME)
-                if self._handle.get_object("DeviceClass", "", class_name) is None:
-                    return _unschedulable(f"request {request_name}: device class {class_name} does not exist")
-        return None
 
     def pre_filter_extensions(self) -> DeviceRelease:
         """AddPod/RemovePod for preemption's dry run: a victim's devices count as free

@@ -22,7 +22,8 @@ class ClaimHints:
     def __init__(self, claim: ClaimLookup, claims_of: Callable[[Pod], list[ResourceClaim]]) -> None:
         self._claim = claim
         self._claims_of = claims_of
-        self._names: dict[str, tuple[Pod, frozenset[str]]] = {}
+        # pod uid -> (the pod object, the claim names it may use, their hint keys)
+        self._names: dict[str, tuple[Pod, frozenset[str], frozenset[Hashable]]] = {}
 
     def events(self) -> list[ClusterEventWithHint]:
         return [
@@ -61,18 +62,23 @@ class ClaimHints:
             return False
         return claim.name in self._names_used(pod)
 
-    def _names_used(self, pod: Pod) -> frozenset[str]:
+    def _known(self, pod: Pod) -> tuple[Pod, frozenset[str], frozenset[Hashable]]:
         known = self._names.get(pod.uid)
         if known is None or known[0] is not pod:
             if len(self._names) >= 10_000:
                 self._names.clear()
-            known = self._names[pod.uid] = (pod, claim_names_used(pod))
-        return known[1]
+            names = claim_names_used(pod)
+            known = self._names[pod.uid] = (pod, names, frozenset(("claim", pod.namespace, n) for n in names))
+        return known
+
+    def _names_used(self, pod: Pod) -> frozenset[str]:
+        return self._known(pod)[1]
 
     def claim_keys(self, pod: Pod) -> frozenset[Hashable]:
         """Hint keys: the claims the pod may use; the claim hint skips any other claim
-        unless one was deallocated (claim_event_keys)."""
-        return frozenset(("claim", pod.namespace, name) for name in self._names_used(pod))
+        unless one was deallocated (claim_event_keys). Worked out with the names, once
+        per pod object."""
+        return self._known(pod)[2]
 
     def after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:

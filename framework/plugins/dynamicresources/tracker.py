@@ -14,6 +14,7 @@ from framework.dra.from_objects import allocated_devices
 
 
 _FLIPS_KEPT = 1 << 16
+_NONE: frozenset[str] = frozenset()  # an unallocated claim's devices
 
 
 def _rv(raw: Mapping[str, Any]) -> int:
@@ -182,7 +183,7 @@ class DeviceTracker:
         known = self._counted.get(uid)
         if known is not None and known[0] is claim:
             return
-        devices = allocated_devices([claim])
+        devices = _NONE if claim.allocated is None else allocated_devices((claim,))
         if known is not None:
             if known[1] == devices:  # another object, the same devices (the written allocation
                 # after the one in flight): nothing flips (uncounting and counting again
