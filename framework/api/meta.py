@@ -121,6 +121,15 @@ def slot_copier(cls: type, slots: Sequence[str]) -> Callable[[Any], Any]:
     return scope["copy"]
 
 
+def slot_filler(slots: Sequence[str]) -> Callable[[Any, Any], None]:
+    """A function setting each of `slots` on its first argument from its second (as
+    slot_copier, on an object already made)."""
+    lines = "".join(f"    c.{slot} = o.{slot}\n" for slot in slots)
+    scope: dict[str, Any] = {}
+    exec(f"def fill(c, o):\n{lines}", scope)  # noqa: S102 - names are slots
+    return scope["fill"]
+
+
 class KubeObject:
     """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""
 
