@@ -18,6 +18,8 @@ _NO_MAP: Mapping[str, Any] = MappingProxyType({})  # and every empty map read on
 
 def _map(raw: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
     v = raw.get(key)
+    if type(v) is dict:  # the usual case: no ABC check
+        return v
     if v is None:
         return {}
     if not isinstance(v, Mapping):
@@ -138,7 +140,7 @@ class KubeObject:
     namespaced = True
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise ValidationError("", "object must be a map")
         self.raw: Mapping[str, Any] = raw
         meta = self.meta = ObjectMeta(raw, self.namespaced)
