@@ -54,7 +54,8 @@ def spec_of(choice: dict[str, int]) -> dict[str, Any]:
 SPECS = st.dictionaries(st.sampled_from(sorted(SPEC_VARIANTS)), st.integers(0, 6), max_size=4)
 STEP = st.one_of(
     st.tuples(st.just("pod"), st.integers(0, 2), st.sampled_from([None, "Strict", "Warn", "Ignore"]),
-              st.sampled_from(["plain", "queued", "grouped", "bad-label", "unknown-meta", "no-name"])),
+              st.sampled_from(["plain", "queued", "grouped", "bad-label", "unknown-meta", "nan-unknown",
+                               "nan-label", "no-name"])),
     st.tuples(st.just("classes"), CLASSES),
     st.tuples(st.just("gate"), st.booleans()),
 )
@@ -70,6 +71,10 @@ def pod_raw(i: int, spec: dict[str, Any], meta_kind: str) -> dict[str, Any]:
         meta["labels"]["bad key!"] = "x"
     elif meta_kind == "unknown-meta":
         meta["shoeSize"] = 9
+    elif meta_kind == "nan-unknown":  # the plain copy's slow path; dropped under Warn and Ignore
+        meta["shoeSize"] = float("nan")
+    elif meta_kind == "nan-label":
+        meta["labels"]["n"] = float("nan")
     elif meta_kind == "no-name":
         meta = {"generateName": "p-", "namespace": "default"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
