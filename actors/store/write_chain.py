@@ -12,6 +12,10 @@
   validating admission  PriorityClass rules (admission.py)
 
 then the store writes it (actor.py: AlreadyExists, the size limit, resourceVersion).
+A new pod whose spec was admitted for an earlier pod of its template (pod_specs.py:
+same exact encoding, fieldValidation, name formats, PriorityClass basis) takes that
+admitted spec: decode keeps it unwalked, priority admission is skipped, and its
+parsed part is shared; only its metadata and status go through each stage.
 The kind is decided once, at the chain's start (`kind_key`), and handed to each
 stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
