@@ -65,6 +65,26 @@ def default_class(classes: Iterable[PriorityClass]) -> PriorityClass | None:
     return min(defaults, key=lambda pc: pc.value) if defaults else None
 
 
+def priority_basis(spec: Mapping[str, Any], classes: Mapping[str, PriorityClass]) -> tuple[Any, ...] | None:
+    """All that admit_pod reads of `classes` for a pod with this spec: the named class's
+    name, value and policy; () when it reads none (no class name, a given priority);
+    the globalDefault class's, or ("",) for none. None when the named class does not
+    exist (the pod is refused). Two pods with equal specs and equal bases get equal
+    admissions (the write chain's memo of pod specs keys on it)."""
+    name = spec.get("priorityClassName") or ""
+    if name:
+        if type(name) is not str:
+            return None  # the schema refuses it
+        if name in SYSTEM_PRIORITY_CLASSES:
+            return (name,)
+        pc = classes.get(name)
+        return None if pc is None else (pc.name, pc.value, pc.preemption_policy)
+    if spec.get("priority") is not None:
+        return ()
+    fallback = default_class(classes.values())
+    return ("",) if fallback is None else (fallback.name, fallback.value, fallback.preemption_policy)
+
+
 def admit_pod(raw: Mapping[str, Any], classes: Mapping[str, PriorityClass]) -> dict[str, Any]:
     """A new pod with spec.priority, spec.preemptionPolicy (and a defaulted
     spec.priorityClassName) resolved; the input is not changed."""
@@ -141,8 +161,7 @@ def mutated(key: str, raw: Mapping[str, Any], classes: Mapping[str, PriorityClas
         return admit_workload(raw, classes)
     if key != "Pod":
         return raw
-    with_priority = admit_pod(raw, classes)
-    return kueue_pod_defaults(with_priority, pod_groups)
+    return kueue_pod_defaults(admit_pod(raw, classes), pod_groups)
 
 
 def kept_group_priority(raw: Mapping[str, Any], current: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import deque
 from functools import lru_cache
 from collections.abc import Mapping
 from typing import Any
@@ -65,14 +66,34 @@ def name_of(raw: Any) -> tuple[str, str] | None:
     return ns, name
 
 
+UIDS_PER_READ = 256
+_UIDS: deque[str] = deque()  # made ahead, from one read of the system's random source
+os.register_at_fork(after_in_child=_UIDS.clear)  # a child never hands out its parent's
+
+
 def new_uid() -> str:
     """A random (version 4, RFC 4122 variant) UUID in its string form, as
-    str(uuid.uuid4()) gives it from the same 16 random bytes, without the UUID object."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    str(uuid.uuid4()) gives it from the same 16 random bytes of os.urandom, without
+    the UUID object. The bytes are read for UIDS_PER_READ uids at once: os.urandom
+    lets go of the interpreter lock, and the store's writer thread, when busy, then
+    keeps it until its own next wait (two uids a pod: its own and its Scheduled
+    event's). deque.popleft is atomic: no two callers get one uid."""
+    try:
+        return _UIDS.popleft()
+    except IndexError:
+        _UIDS.extend(_uids(os.urandom(16 * UIDS_PER_READ)))
+        return _UIDS.popleft()
+
+
+def _uids(random_bytes: bytes) -> list[str]:
+    out = []
+    for i in range(0, len(random_bytes), 16):
+        b = bytearray(random_bytes[i:i + 16])
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        h = b.hex()
+        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return out
 
 
 def for_new_object(raw: Any, now_s: float, rand: random.Random, *, as_given: bool = False) -> Any:

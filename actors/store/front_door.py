@@ -30,7 +30,7 @@ WORKLOADS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
 def decode_stage(key: str | None, raw: Any, mode: str | None, strict: bool, namespace_exists: Callable[[str], bool],
-                 warnings: list[str] | None) -> SchemaVerdict:
+                 warnings: list[str] | None, proven: Any = None) -> SchemaVerdict:
     """`raw`, of kind key `key` (the write chain's kind_key), admitted
     (framework.api.schema.admit_as; strict: name formats, as the store's
     WriteRules.name_formats). With fieldValidation `mode` it is decoded as well
@@ -40,9 +40,10 @@ def decode_stage(key: str | None, raw: Any, mode: str | None, strict: bool, name
     `warnings`. The schema's errors are the caller's to refuse (after the decode
     stage's, as upstream). An object of a kind served in several versions is checked
     in the version it is written in and kept in its storage version (Kueue's v1beta1
-    as v1beta2)."""
+    as v1beta2). `proven`: a top-level value of `raw` already admitted (a pod's spec,
+    actors/store/pod_specs.py), kept and not walked again."""
     try:
-        checked, said = decode(key, raw, mode, strict)
+        checked, said = decode(key, raw, mode, strict, proven)
     except DecodeError as e:
         raise BadRequest(e.message) from None
     if mode is not None:

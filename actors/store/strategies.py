@@ -104,13 +104,19 @@ def created_pod_status(pod: dict[str, Any]) -> dict[str, Any]:
 
 MAX_QOS_CLASSES = 4096
 _QOS_CLASSES: dict[bytes, str] = {}
+_LAST_CLASSED: list[Any] = [None, ""]  # the spec classed last (held, so its identity stays its own), its class
 
 
 def _qos_class(pod: dict[str, Any]) -> str:
     """pod_qos_class, remembered by the exact encoding (sharing.exact_key) of all it
     reads: the spec's resources, containers and initContainers. Pods made from one
-    template are classed once (the class costs ~20 us a pod, the key ~3 us)."""
+    template are classed once (the class costs ~20 us a pod, the key ~3 us). A spec
+    that is the one classed last (pods sharing one admitted spec, pod_specs.py) is not
+    encoded again: the store's specs are never changed in place (share_containers
+    swaps in an equal list)."""
     spec = pod.get("spec")
+    if spec is _LAST_CLASSED[0] and spec is not None:
+        return _LAST_CLASSED[1]
     key = exact_key([spec.get("resources"), spec.get("containers"), spec.get("initContainers")]) \
         if type(spec) is dict else None
     if key is None:
@@ -120,6 +126,7 @@ def _qos_class(pod: dict[str, Any]) -> str:
         if len(_QOS_CLASSES) >= MAX_QOS_CLASSES:
             _QOS_CLASSES.clear()
         qos = _QOS_CLASSES[key] = pod_qos_class(pod)
+    _LAST_CLASSED[0], _LAST_CLASSED[1] = spec, qos
     return qos
 
 

@@ -12,6 +12,10 @@
   validating admission  PriorityClass rules (admission.py)
 
 then the store writes it (actor.py: AlreadyExists, the size limit, resourceVersion).
+A new pod whose spec was admitted for an earlier pod of its template (pod_specs.py:
+same exact encoding, fieldValidation, name formats, PriorityClass basis) takes that
+admitted spec: decode keeps it unwalked, priority admission is skipped, and its
+parsed part is shared; only its metadata and status go through each stage.
 The kind is decided once, at the chain's start (`kind_key`), and handed to each
 stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
@@ -29,19 +33,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from actors.store.claim_specs import AdmittedClaimSpecs
-from actors.store.admission import check_priority_class, kept_group_priority, mutated
+from actors.store.admission import admit_pod, check_priority_class, kept_group_priority, mutated, priority_basis
 from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import decode_stage, decoded
 from actors.store.gates import gated
 from actors.store.messages import Conflict, Invalid, refuse
+from actors.store.pod_specs import AdmittedPodSpecs
 from actors.store.sharing import share_containers
 from actors.store.strategies import strategy
 from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_as
+from framework.api.pod import share_parsed_spec
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
+from framework.kueue.pods import kueue_pod_defaults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,12 +89,15 @@ class WriteChain:
         self.rules = rules
         self.features = FeatureGates()  # the daemon's gates (gates.py); the Pipeline sets them on the store
         self.claim_specs = AdmittedClaimSpecs()
+        self.pod_specs = AdmittedPodSpecs()
 
     def create(self, raw: Any, fv: str | None, template: str = "") -> Admitted:
         """`template`: messages.Create's (a claim whose spec is that template's admitted one).
         The kind is decided once, here, and handed to every stage."""
         said: list[str] = []
         key = kind_key(raw)
+        if key == "Pod":
+            return self._create_pod(raw, fv, said)
         spec = self.claim_specs.proven(raw, template)
         if spec is not None:  # admitted with its template: the rest is walked, the spec shared
             raw = {k: v for k, v in raw.items() if k != "spec"}
@@ -103,9 +113,6 @@ class WriteChain:
                           self.features.enabled(WORKLOAD_AWARE_PREEMPTION))
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
-        if key == "Pod":  # mutated made it a copy with its own spec
-            raw = kind.prepared(raw, self.rules.pod_create_status)
-            share_containers(raw)
         try:
             obj = parse_as(key, raw)
             if isinstance(obj, PriorityClass):
@@ -113,6 +120,40 @@ class WriteChain:
         except ValidationError as e:
             raise Invalid(str(e), e.field) from None
         self.claim_specs.note(obj)
+        return Admitted(raw=raw, obj=obj, warnings=said)
+
+    def _create_pod(self, raw: Any, fv: str | None, said: list[str]) -> Admitted:
+        """create's stages for a pod. A pod whose spec (as decode receives it) is one the
+        chain admitted before, under the same rules and PriorityClasses (pod_specs.py),
+        takes that admitted spec: only its metadata and status are walked and parsed."""
+        raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
+        raw = gated("Pod", raw, None, self.features)
+        classes = self._priority_classes()
+        given = raw.get("spec") if type(raw) is dict else None
+        memo = self.pod_specs.key(given, fv, self.rules.name_formats,
+                                  priority_basis(given, classes) if type(given) is dict else None)
+        spec = self.pod_specs.proven(memo)
+        if spec is not None:
+            raw = {**raw, "spec": spec}  # in its place, kept uncopied and unwalked by decode
+        checked = decode_stage("Pod", raw, fv, self.rules.name_formats, self._namespace_exists, said, spec)
+        refuse(checked.errors)
+        kind = strategy("Pod")
+        raw = kind.defaulted(checked.raw) if isinstance(checked.raw, dict) else checked.raw
+        try:  # mutating admission: the priority (the admitted spec has it), Kueue's pod defaults
+            with_priority = raw if spec is not None else admit_pod(raw, classes)
+            raw = kueue_pod_defaults(with_priority, self._objects["PodGroup"])
+            plain = raw is with_priority  # Kueue's defaults did not apply
+            raw = kind.prepared(raw, self.rules.pod_create_status)  # decode's or Kueue's copy: ours
+            if spec is None or not plain:
+                share_containers(raw)  # the store's own copy with its own spec
+            obj = parse_as("Pod", raw)  # the parsed spec part is taken when the spec is shared
+        except ValidationError as e:
+            raise Invalid(str(e), e.field) from None
+        if spec is not None and plain:
+            self.pod_specs.proven_count += 1
+        elif memo is not None and spec is None and plain and not any(p.startswith("spec.") for p in checked.unknown):
+            self.pod_specs.note(memo, raw["spec"])
+            share_parsed_spec(obj)  # type: ignore[arg-type]
         return Admitted(raw=raw, obj=obj, warnings=said)
 
     def update(self, raw: Any, current: KubeObject, fv: str | None) -> Admitted:

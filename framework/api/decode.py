@@ -56,14 +56,16 @@ def check_field_validation(mode: str) -> str:
     return mode
 
 
-def decode(key: str | None, raw: Any, mode: str | None, strict: bool) -> tuple[SchemaVerdict, list[str]]:
+def decode(key: str | None, raw: Any, mode: str | None, strict: bool,
+           proven: Any = None) -> tuple[SchemaVerdict, list[str]]:
     """`raw` (of kind key `key`) decoded under fieldValidation `mode` and admitted:
     the admission and what the client should be told of its unknown fields (under
     Warn a warning each; under Ignore nothing: they are dropped from the copy).
     Raises DecodeError for what kube-apiserver would not decode (`decodable`; under
-    Strict, unknown fields, every one named). With `mode` None: admitted only."""
+    Strict, unknown fields, every one named). With `mode` None: admitted only.
+    `proven`: a top-level value already admitted (admit_as)."""
     known = decodable(key, raw, mode) if mode is not None else False
-    checked = admit_as(key, raw, strict, unknown=known)
+    checked = admit_as(key, raw, strict, unknown=known, proven=proven)
     if not known or not checked.unknown:
         return checked, []
     named = [f'unknown field "{path}"' for path in checked.unknown]

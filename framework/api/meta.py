@@ -18,6 +18,8 @@ _NO_MAP: Mapping[str, Any] = MappingProxyType({})  # and every empty map read on
 
 def _map(raw: Mapping[str, Any], key: str, field: str) -> Mapping[str, Any]:
     v = raw.get(key)
+    if type(v) is dict:  # the usual case: no ABC check
+        return v
     if v is None:
         return {}
     if not isinstance(v, Mapping):
@@ -121,6 +123,15 @@ def slot_copier(cls: type, slots: Sequence[str]) -> Callable[[Any], Any]:
     return scope["copy"]
 
 
+def slot_filler(slots: Sequence[str]) -> Callable[[Any, Any], None]:
+    """A function setting each of `slots` on its first argument from its second (as
+    slot_copier, on an object already made)."""
+    lines = "".join(f"    c.{slot} = o.{slot}\n" for slot in slots)
+    scope: dict[str, Any] = {}
+    exec(f"def fill(c, o):\n{lines}", scope)  # noqa: S102 - names are slots
+    return scope["fill"]
+
+
 class KubeObject:
     """Base of the typed objects: `raw` is the JSON dict, `meta` the parsed metadata."""
 
@@ -129,7 +140,7 @@ class KubeObject:
     namespaced = True
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise ValidationError("", "object must be a map")
         self.raw: Mapping[str, Any] = raw
         meta = self.meta = ObjectMeta(raw, self.namespaced)

@@ -181,7 +181,7 @@ def parse_object(raw: Mapping[str, Any]) -> KubeObject:
 
 def parse_as(kind: str | None, raw: Mapping[str, Any]) -> KubeObject:
     """Build the typed object of kind key `kind` (kind_key of `raw`, decided by the caller)."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise ValidationError("", "object must be a map")
     cls = KINDS.get(kind) if kind is not None else None
     if cls is None:

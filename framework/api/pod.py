@@ -11,7 +11,7 @@ from framework.api.affinity import PodAffinityTerms, parse_pod_affinity
 from framework.api.errors import ValidationError
 from framework.api.labels import NodeSelector, Toleration, parse_node_selector_term
 from framework.api.meta import (
-    _NO_MAP, _NONE, KubeObject, ObjectMeta, _list, _map, _opt_int, _str, _str_map, slot_copier,
+    _NO_MAP, _NONE, KubeObject, ObjectMeta, _list, _map, _opt_int, _str, _str_map, slot_copier, slot_filler,
 )
 from framework.api.resources import (
     CPU,
@@ -159,6 +159,12 @@ class Pod(KubeObject):
     def __init__(self, raw: Mapping[str, Any]) -> None:
         super().__init__(raw)
         spec = _map(raw, "spec", "")
+        parsed = _PARSED_SPECS.get(id(spec))
+        if parsed is not None and parsed.spec is spec:  # a shared spec (share_parsed_spec): parsed once
+            _take_spec_part(self, parsed)
+            self._status(_map(raw, "status", ""))
+            self._pod_affinity_terms = None  # its terms read the labels and namespace too
+            return
         self.spec = spec
         self.node_name = _str(spec, "nodeName", "spec")
         self.scheduler_name = _str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER_NAME
@@ -342,4 +348,24 @@ class Pod(KubeObject):
 
 _POD_SLOTS = (*KubeObject.__slots__, *Pod.__slots__)
 _copy_pod = slot_copier(Pod, _POD_SLOTS)
+# What Pod.__init__ reads of the spec alone (not the metadata, not the status).
+_SPEC_PART = ("spec", "node_name", "scheduler_name", "priority_set", "priority", "priority_class_name",
+              "preemption_policy", "node_selector", "containers", "init_containers", "overhead",
+              "pod_level_requests", "tolerations", "scheduling_gates", "affinity", "required_node_affinity",
+              "preferred_node_affinity", "topology_spread_constraints", "volumes", "requests",
+              "non_zero_requests_list", "resource", "non_zero_cpu", "non_zero_memory", "host_ports",
+              "has_pod_affinity")
+_take_spec_part = slot_filler(_SPEC_PART)
+_PARSED_SPECS: dict[int, Pod] = {}  # id of a shared spec -> a pod parsed with it (holding it)
+MAX_PARSED_SPECS = 4096
+
+
+def share_parsed_spec(pod: Pod) -> None:
+    """Let each pod parsed later with `pod.spec` itself (the same object, shared by the
+    store's pods of one template: actors/store/pod_specs.py) take the spec's parsed part
+    from `pod` instead of parsing it again. Only for a spec never changed in place (every
+    stored raw dict). Bounded: when full it starts afresh."""
+    if len(_PARSED_SPECS) >= MAX_PARSED_SPECS:
+        _PARSED_SPECS.clear()
+    _PARSED_SPECS[id(pod.spec)] = pod
 

@@ -153,8 +153,25 @@ def test_a_new_uid_is_a_random_version_4_uuid_in_its_canonical_string_form() -> 
     import uuid
 
     from actors.store.fields import new_uid
-    uids = [new_uid() for _ in range(200)]
+    uids = [new_uid() for _ in range(600)]  # over more than two reads of the random source
     for s in uids:
         parsed = uuid.UUID(s)
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122 and str(parsed) == s
     assert len(set(uids)) == len(uids)
+
+
+def test_a_forked_child_never_hands_out_a_uid_its_parent_made_ahead() -> None:
+    import os
+
+    from actors.store.fields import new_uid
+    new_uid()  # the parent now holds uids made ahead
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next uid, to the parent
+        os.write(write, new_uid().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    childs = os.read(read, 64).decode()
+    os.close(read)
+    assert len(childs) == 36 and childs != new_uid()

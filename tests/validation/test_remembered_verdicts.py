@@ -79,3 +79,23 @@ def test_pods_of_one_template_differ_in_name_and_share_the_spec_verdict() -> Non
     assert [e.field for e in validate_object(bad_label)] == ["metadata.labels"]
     bad_name = pod("Web_9")
     assert [e.field for e in validate_object(bad_name)] == ["metadata.name"]
+
+
+def test_a_value_that_cannot_be_encoded_leaves_nothing_behind_for_the_next_key() -> None:
+    """The encoding's Packer is reused: a refused value (a tuple inside) must not
+    prefix the next value's key, or two different values could share one."""
+    inner = Walks()
+    rule = Remembered(inner)
+    rule.check(["x", ("y",)], "f", Ctx())  # not plain JSON: walked, never remembered
+    rule.check("x", "f", Ctx())
+    rule.check("x", "f", Ctx())
+    assert inner.walks == 2 and list(rule.clean)[0][3] == b"\xa1x"
+
+
+def test_a_proven_value_passes_unwalked_and_only_by_identity() -> None:
+    inner = Walks()
+    rule = Remembered(inner)
+    proven = {"a": "x"}
+    rule.check(proven, "f", Ctx(proven=proven))
+    rule.check({"a": "x"}, "f", Ctx(proven=proven))  # equal, not the same object: walked
+    assert inner.walks == 1

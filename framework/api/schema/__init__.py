@@ -61,19 +61,22 @@ def admit(raw: Any, strict: bool = True, semantic: bool = True, unknown: bool = 
 
 
 def admit_as(key: str | None, raw: Any, strict: bool = True, semantic: bool = True,
-             unknown: bool = False) -> SchemaVerdict:
+             unknown: bool = False, proven: Any = None) -> SchemaVerdict:
     """`raw`, a manifest of kind key `key` (decided once by the caller: kind_key), admitted
     in one plain-JSON copy (framework.api.schema.plain: nulls dropped, nesting and JSON
     values checked, nothing after recurses into a value too deep) and one walk of its
     kind's schema (registry), which finds the errors and, with `unknown`, the unknown
-    fields; those are dropped from the copy (a NaN only they held is then no error)."""
+    fields; those are dropped from the copy (a NaN only they held is then no error).
+    `proven`: a top-level value of `raw` (by identity) already admitted in this mode,
+    clean and without unknown fields (a pod's spec: actors/store/pod_specs.py): kept
+    as it is, and passed unwalked by the Remembered rule it meets."""
     if not isinstance(raw, dict):
         return SchemaVerdict(raw, [ValidationError("", "object must be a map")])
-    copy, deep = plain_copy(raw)
+    copy, deep = plain_copy(raw, proven)
     if deep is not None and not isinstance(deep, NotFinite):
         return SchemaVerdict(raw, [deep])
     found: Unknown | None = [] if unknown else None
-    errors = schema_errors(copy, key, strict, semantic, found)
+    errors = schema_errors(copy, key, strict, semantic, found, proven)
     paths: list[str] = []
     if found:
         found.sort(key=lambda u: u[0])

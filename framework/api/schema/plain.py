@@ -16,18 +16,29 @@ from framework.api.schema.types import MAX_DEPTH, join, type_error
 from framework.api.validation import invalid
 
 
-def plain_copy(raw: dict[str, Any]) -> tuple[dict[str, Any], ValidationError | None]:
+def plain_copy(raw: dict[str, Any], proven: Any = None) -> tuple[dict[str, Any], ValidationError | None]:
     """(`raw` without its null fields, None) for plain JSON nested at most MAX_DEPTH
     deep. Otherwise the first thing wrong: with `raw` itself when it refuses the
     object (too deep, not JSON), with the copy when it is a NaN or an infinity
-    (NotFinite: the schema's walk may name the field in its own words first)."""
+    (NotFinite: the schema's walk may name the field in its own words first).
+    `proven`: a top-level value of `raw` already admitted (plain JSON, no nulls, its
+    keys interned), kept in the copy as it is, in its place, not copied."""
     try:
-        return _json_copy(raw, 0), None
+        return _keeping(_json_copy, raw, proven), None
     except _NotPlainJson:  # too deep, not JSON, a NaN: name it as too_deep does
         deep = too_deep(raw, "")
         if deep is not None and not isinstance(deep, NotFinite):
             return raw, deep
-        return without_nulls(raw), deep
+        return _keeping(without_nulls, raw, proven), deep
+
+
+def _keeping(copy: Any, raw: dict[str, Any], proven: Any) -> dict[str, Any]:
+    """copy(raw, ...) with the top-level value `proven` (by identity) left uncopied."""
+    if proven is None:
+        return copy(raw, 0) if copy is _json_copy else copy(raw)
+    rest = {k: v for k, v in raw.items() if v is not proven}
+    done = _json_copy(rest, 0) if copy is _json_copy else copy(rest)
+    return {intern(k): (v if v is proven else done[k]) for k, v in raw.items() if v is proven or k in done}
 
 
 JSON_SCALARS = (str, int, float, bool)

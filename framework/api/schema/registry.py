@@ -60,10 +60,11 @@ Unknown = list[tuple[str, dict[str, Any], str]]
 
 
 def schema_errors(raw: dict[str, Any], key: str | None, strict: bool, semantic: bool = True,
-                  unknown: Unknown | None = None) -> list[ValidationError]:
+                  unknown: Unknown | None = None, proven: Any = None) -> list[ValidationError]:
     """What `raw`'s kind's schema (`key`: its kind key) finds wrong with it, after its
     TypeMeta (apiVersion and kind, when given, are strings, whatever the kind); with
-    `unknown` a list, the fields its closed objects do not know are added to it."""
+    `unknown` a list, the fields its closed objects do not know are added to it;
+    `proven` is a value known clean (Ctx.proven)."""
     wrong = [type_error(f, raw[f], "string") for f in ("apiVersion", "kind")
              if raw.get(f) is not None and not isinstance(raw[f], str)]
     if wrong:
@@ -71,7 +72,7 @@ def schema_errors(raw: dict[str, Any], key: str | None, strict: bool, semantic: 
     schema = schema_of(key, raw.get("apiVersion"))
     if schema is None:
         return []
-    ctx = Ctx(strict=strict, semantic=semantic, unknown=unknown)
+    ctx = Ctx(strict=strict, semantic=semantic, unknown=unknown, proven=proven)
     schema.check(raw, "", ctx)
     return ctx.errors
 

@@ -21,6 +21,7 @@ are not applied there, so an object an older version accepted keeps being served
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -48,6 +49,9 @@ class Ctx:
     errors: list[ValidationError] = field(default_factory=list)
     # When a list, every field a closed Obj does not know: (path, the map holding it, its key).
     unknown: list[tuple[str, dict[str, Any], str]] | None = None
+    # A value the caller proved clean in this mode (its write chain's memo of pod specs,
+    # actors/store/pod_specs.py): the Remembered rule it meets passes it unwalked.
+    proven: Any = None
 
     def add(self, err: ValidationError) -> None:
         self.errors.append(err)
@@ -335,6 +339,18 @@ class MapOf:
 REMEMBERED = 4096  # clean verdicts a Remembered rule keeps (then it starts afresh)
 
 
+class _ExactPacker(threading.local):
+    """One reusable exact msgpack Packer per thread: msgpack.packb builds a Packer at
+    every call (most of its cost on a small value); a Packer's output, and its buffer
+    after a refused value (emptied), are a fresh one's."""
+
+    def __init__(self) -> None:
+        self.pack = msgpack.Packer(use_bin_type=True, strict_types=True).pack
+
+
+_EXACT = _ExactPacker()
+
+
 @dataclass(frozen=True, slots=True)
 class Remembered:
     """`rule`, remembering the values it found nothing wrong with. Pods made from one
@@ -343,15 +359,18 @@ class Remembered:
     tuple, never share one) instead of walked again. Only a clean verdict is kept,
     per mode (strict, semantic, unknown fields looked for): errors and unknown
     fields are always found by the walk, with their paths. The rule's verdict must
-    depend on the value alone (every rule here does)."""
+    depend on the value alone (every rule here does). A value that is the caller's
+    proven one (Ctx.proven, by identity: a pod spec the write chain admitted before in
+    the same mode) passes unwalked."""
 
     rule: Rule
     clean: dict[tuple[bool, bool, bool, bytes], None] = field(default_factory=dict, compare=False, repr=False)
 
     def check(self, value: Any, path: str, ctx: Ctx) -> None:
+        if value is ctx.proven and value is not None:
+            return
         try:
-            key = (ctx.strict, ctx.semantic, ctx.unknown is not None,
-                   msgpack.packb(value, use_bin_type=True, strict_types=True))
+            key = (ctx.strict, ctx.semantic, ctx.unknown is not None, _EXACT.pack(value))
         except (TypeError, ValueError, OverflowError):  # not plain JSON: walked, never remembered
             self.rule.check(value, path, ctx)
             return
