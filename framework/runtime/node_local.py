@@ -93,6 +93,11 @@ class NodeLocalCounts:
     rows_read: int = 0
 
 
+def _same_positions(a: np.ndarray, b: np.ndarray) -> bool:
+    """np.array_equal of two intp position arrays, by their bytes (no ufunc, no reduction)."""
+    return len(a) == len(b) and a.tobytes() == b.tobytes()
+
+
 def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], ...] | None:
     """Each plugin's PLACEMENT signature fragment for `pod`; None when one cannot sign."""
     out = []
@@ -408,7 +413,7 @@ class NodeLocalColumns:
         wanted = at[col.generation[rows] != gen[rows]]
         if moved is not None and moved.size:
             wanted = union(wanted, moved, len(view))
-        if self._ahead is not None and np.array_equal(self._ahead[0], wanted):
+        if self._ahead is not None and _same_positions(self._ahead[0], wanted):
             return self._ahead[1]  # the plugin before found the same stale nodes
         got = view if len(wanted) == len(view) else take(view, wanted)
         self._ahead = (wanted, got)
