@@ -202,3 +202,18 @@ async def test_opportunistic_batching_counts_its_attempts_and_flushes_as_upstrea
     text = prom.render().decode() if isinstance(prom.render(), bytes) else prom.render()
     assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 1.0' in text
     assert 'scheduler_batch_cache_flushed_total{profile="default-scheduler",reason="expired"} 1.0' in text
+
+
+async def test_a_pipeline_that_records_no_metrics_runs_its_profiles_untimed_and_one_with_a_sink_timed() -> None:
+    async with Pipeline(config(profile()), clock=FakeClock(), registry=recording_registry([])) as p:
+        own = p.scheduler.frameworks["default-scheduler"]
+        assert p.scheduler.views["default-scheduler"] == (own, own)
+        await p.client.apply([node("n0", cpu="2")])
+        await p.client.apply([labelled("fits", cpu="1")])
+        await p.settle()
+        assert p.store.peek("Pod", "default", "fits").node_name == "n0"
+    sink = RecordingSink()
+    async with Pipeline(config(profile()), clock=FakeClock(), registry=recording_registry([]), metrics=sink) as p:
+        own = p.scheduler.frameworks["default-scheduler"]
+        plain, sampled = p.scheduler.views["default-scheduler"]
+        assert plain is not own and sampled is not own and plain is not sampled
