@@ -95,6 +95,9 @@ class NodeLocalCounts:
     rows_read: int = 0
 
 
+_NONE = np.zeros(0, dtype=np.intp)  # no positions (never written)
+
+
 def _same_positions(a: np.ndarray, b: np.ndarray) -> bool:
     """np.array_equal of two intp position arrays, by their bytes (no ufunc, no reduction)."""
     return len(a) == len(b) and a.tobytes() == b.tobytes()
@@ -386,7 +389,9 @@ class NodeLocalColumns:
         span = nodes.span
         at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        stale = (col.generation[at] != gen[at]).nonzero()[0]
+        moved = col.generation[at] != gen[at]
+        # Nearly every read finds its window fresh: counted first, positions only when some moved.
+        stale = moved.nonzero()[0] if np.count_nonzero(moved) else _NONE
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
