@@ -85,6 +85,10 @@ class ProfileSigner:
         # again (a completion signs the woken pod and its follower in each cycle that
         # tries them, and again when the follower is tried next) gets the same answer.
         self._signed: IdentityMemo[Pod, Hashable | None] = IdentityMemo(_PlainParts.SIZE)
+        # The signer that refused the last pod refused: asked first next time (a pod is
+        # unsigned when any signer refuses it, whichever is asked first; PodTopologySpread
+        # refuses every pod of a profile with default constraints, after the others).
+        self._refused: Signer | None = None
 
     def sign(self, pod: Pod, nominated: bool) -> Hashable | None:
         """The pod's signature, None when it cannot be signed."""
@@ -93,10 +97,14 @@ class ProfileSigner:
         return self._signed.of(pod, self._sign)
 
     def _sign(self, pod: Pod) -> Hashable | None:
+        refused = self._refused
+        if refused is not None and refused(pod) is None:
+            return None
         fragments = []
         for signer in self.signers:
             f = signer(pod)
             if f is None:
+                self._refused = signer
                 return None
             fragments.append(f)
         return (*_PLAIN.of(pod), tuple(fragments))

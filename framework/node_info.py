@@ -151,7 +151,8 @@ class NodeInfo:
         c.used_ports = self.used_ports.clone()
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
+        # Shared: no one changes a NodeInfo's allocatable in place (set_node puts a new one).
+        c.allocatable = self.allocatable
         c.image_states = dict(self.image_states)
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation

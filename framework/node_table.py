@@ -61,6 +61,7 @@ class NodeTable:
         self.all_rows = np.arange(size, dtype=np.intp)
         self._nodes: list[Node | None] = [None] * size
         self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
+        self._changes = _ChangeLog()
         self._bind_columns()
 
     def _bind_columns(self) -> None:
@@ -77,9 +78,22 @@ class NodeTable:
         table = cls(len(nodes))
         for i, ni in enumerate(nodes):
             table.set_row(i, ni)
+        table._changes = _ChangeLog()  # a new table: what was written building it is no change
         return table
 
+    def changes_mark(self) -> int:
+        """A mark of the rows rewritten so far (changed_since's argument)."""
+        return self._changes.mark()
+
+    def changed_since(self, mark: int) -> list[int] | None:
+        """The rows set_row rewrote after `mark` (changes_mark's), in order, a row once
+        for each time; None when the log no longer reaches back that far."""
+        return self._changes.since(mark)
+
     def set_row(self, i: int, ni: NodeInfo) -> None:
+        self._changes.rows.append(i)
+        if len(self._changes.rows) > _MAX_LOGGED_CHANGES:
+            self._changes.drop_oldest()
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
         row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
                r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
@@ -120,6 +134,7 @@ class NodeTable:
         t.all_rows = np.arange(len(rows), dtype=np.intp)
         t._nodes = [self._nodes[r] for r in rows.tolist()]
         t._label_codes = {}
+        t._changes = _ChangeLog()
         t._bind_columns()
         return t
 
@@ -187,6 +202,35 @@ class NodeTable:
                         codes[i] = c
             got = self._label_codes[key] = (codes, values, index)
         return got
+
+
+# Rows kept in a table's change log; past this the older half is dropped.
+_MAX_LOGGED_CHANGES = 4096
+
+
+class _ChangeLog:
+    """The rows a NodeTable's set_row rewrote, in order: readers that keep values per row
+    (framework/runtime/node_local.py) find the rows moved since their last look without
+    comparing every row's generation. `base` counts the entries dropped."""
+
+    __slots__ = ("rows", "base")
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.base = 0
+
+    def mark(self) -> int:
+        return self.base + len(self.rows)
+
+    def since(self, mark: int) -> list[int] | None:
+        if mark < self.base:
+            return None
+        return self.rows[mark - self.base:]
+
+    def drop_oldest(self) -> None:
+        half = len(self.rows) // 2
+        del self.rows[:half]
+        self.base += half
 
 
 # The flag columns set_row writes for a row whose Node object it has seen already.

@@ -58,6 +58,7 @@ class _FilterColumn:
     passing: np.ndarray  # per table row: passes every active filter (True where never filtered)
     statuses: dict[int, Status] = field(default_factory=dict)  # row -> its first failing plugin's status
     fresh: bool = True  # no row computed yet
+    mark: int = -1  # the table's change mark at this column's last sweep (-1: none yet)
 
 
 @dataclass(slots=True)
@@ -69,6 +70,7 @@ class _ScoreColumn:
     # the column does: the runtime's range check of a plugin without NormalizeScore
     # has nothing to find (it stays False once a value outside was stored).
     in_range: bool = True
+    mark: int = -1  # the table's change mark at this column's last sweep (-1: none yet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,14 @@ class NodeLocalCounts:
     score_calls: int = 0
     rows_computed: int = 0
     rows_read: int = 0
+
+
+_NONE = np.zeros(0, dtype=np.intp)  # no positions (never written)
+
+
+def _same_positions(a: np.ndarray, b: np.ndarray) -> bool:
+    """np.array_equal of two intp position arrays, by their bytes (no ufunc, no reduction)."""
+    return len(a) == len(b) and a.tobytes() == b.tobytes()
 
 
 def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], ...] | None:
@@ -273,7 +283,7 @@ class NodeLocalColumns:
                 refreshed = min(n, max(len(taken), 2 * refreshed))
             # With the window's first refresh, the nodes elsewhere whose verdict moved: the
             # pods of the next windows find theirs fresh (one call for several pods' nodes).
-            moved = None if swept else self._moved(col.generation, nodes, None)
+            moved = None if swept else self._moved(col, nodes, None)
             swept = True
             self._refresh_filters(filtering, state, pod, col, nodes, rotation(start, refreshed, n), moved)
         self.counts.rows_read += len(taken)
@@ -293,15 +303,31 @@ class NodeLocalColumns:
         rows = nodes.rows[rotation(start, count, n)]
         return any_set(generation[rows] != gen[rows])
 
-    def _moved(self, generation: np.ndarray, nodes: ColumnarNodes, also: np.ndarray | None) -> np.ndarray | None:
+    def _moved(self, col: _FilterColumn | _ScoreColumn, nodes: ColumnarNodes,
+               verdicts: _FilterColumn | None) -> np.ndarray | None:
         """In an ordinary cycle over the whole table (positions are rows): the positions
-        whose value in `generation` was computed and is stale now (where `also`, when
-        given, holds); None otherwise."""
+        whose value in `col` was computed and is stale now (and, given `verdicts`, whose
+        verdict there is fresh and passing); None otherwise. Only the rows the table
+        rewrote since the column's last sweep are looked at (every row the first time,
+        or when the table's log no longer reaches back): a value the sweep leaves stale
+        is computed when a window reads it, as any stale value is."""
         table = self._table
         if not self._sweep or table is None or nodes.rows is not table.all_rows:
             return None
-        stale = (generation >= 0) & (generation != table.generation)
-        return (stale if also is None else stale & also).nonzero()[0]
+        gen = table.generation
+        changed = table.changed_since(col.mark) if col.mark >= 0 else None
+        col.mark = table.changes_mark()
+        if changed is None:
+            stale = (col.generation >= 0) & (col.generation != gen)
+            if verdicts is not None:
+                stale &= (verdicts.generation == gen) & verdicts.passing
+            return stale.nonzero()[0]
+        rows = np.array(sorted(set(changed)), dtype=np.intp)
+        computed = col.generation[rows]
+        stale = (computed >= 0) & (computed != gen[rows])
+        if verdicts is not None:
+            stale &= (verdicts.generation[rows] == gen[rows]) & verdicts.passing[rows]
+        return rows[stale]
 
     def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
                          nodes: ColumnarNodes, positions: np.ndarray, moved: np.ndarray | None = None) -> None:
@@ -363,7 +389,9 @@ class NodeLocalColumns:
         span = nodes.span
         at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        stale = (col.generation[at] != gen[at]).nonzero()[0]
+        moved = col.generation[at] != gen[at]
+        # Nearly every read finds its window fresh: counted first, positions only when some moved.
+        stale = moved.nonzero()[0] if np.count_nonzero(moved) else _NONE
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
@@ -397,7 +425,7 @@ class NodeLocalColumns:
         if view.table is not self._table:
             return None
         fcol = self._fcol
-        moved = self._moved(col.generation, view, (fcol.generation == gen) & fcol.passing) if fcol else None
+        moved = self._moved(col, view, fcol) if fcol else None
         if not refreshed and (moved is None or not moved.size):
             return None
         if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
@@ -408,7 +436,7 @@ class NodeLocalColumns:
         wanted = at[col.generation[rows] != gen[rows]]
         if moved is not None and moved.size:
             wanted = union(wanted, moved, len(view))
-        if self._ahead is not None and np.array_equal(self._ahead[0], wanted):
+        if self._ahead is not None and _same_positions(self._ahead[0], wanted):
             return self._ahead[1]  # the plugin before found the same stale nodes
         got = view if len(wanted) == len(view) else take(view, wanted)
         self._ahead = (wanted, got)

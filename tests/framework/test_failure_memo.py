@@ -197,3 +197,46 @@ def test_a_pod_signed_again_asks_its_plugins_once_and_a_nominated_pod_is_still_r
     assert signer.sign(first, False) == signature and len(asked) == per_pod  # the plugins are not asked again
     assert signer.sign(first, True) is None  # nominated: refused before any kept answer
     assert signer.sign(twin, False) == signature and len(asked) == 2 * per_pod  # another object: signed itself
+
+
+class _Signing:
+    """A plugin signing every pod, or (`refuses`) refusing those labelled refuse=yes;
+    it counts the pods it is asked about."""
+
+    def __init__(self, name: str, refuses: bool = False) -> None:
+        self.name, self.refuses = name, refuses
+        self.asked: list[str] = []
+
+    def sign_pod(self, p: Pod, purpose: Any) -> Any:
+        self.asked.append(p.name)
+        return None if self.refuses and p.labels.get("refuse") == "yes" else (self.name,)
+
+
+class _Profile:
+    profile_name = "p"
+
+    def __init__(self, plugins: list[Any]) -> None:
+        self._plugins = plugins
+
+    def plugins_at(self, point: str) -> list[Any]:
+        return self._plugins if point == "preFilter" else []
+
+
+def _labelled(name: str, refuse: bool) -> Pod:
+    return Pod({"metadata": {"name": name, "namespace": "default", "uid": name,
+                             "labels": {"refuse": "yes" if refuse else "no"}},
+                "spec": {"containers": [{"name": "c"}]}})
+
+
+def test_a_pod_refused_by_a_later_plugin_asks_it_first_next_time_and_signs_the_same() -> None:
+    first, refusing, last = _Signing("First"), _Signing("Refusing", refuses=True), _Signing("Last")
+    signer = ProfileSigner(_Profile([first, refusing, last]))  # type: ignore[arg-type]
+    assert signer.sign(_labelled("a", refuse=True), False) is None
+    assert (first.asked, refusing.asked, last.asked) == (["a"], ["a"], [])
+    assert signer.sign(_labelled("b", refuse=True), False) is None
+    assert (first.asked, refusing.asked) == (["a"], ["a", "b"])  # asked first, it refused at once
+    signed = signer.sign(_labelled("c", refuse=False), False)
+    assert first.asked == ["a", "c"] and last.asked == ["c"]
+    fresh = ProfileSigner(_Profile([_Signing("First"), _Signing("Refusing", refuses=True),  # type: ignore[arg-type]
+                                    _Signing("Last")]))
+    assert signed is not None and fresh.sign(_labelled("c2", refuse=False), False) == signed
