@@ -30,5 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="run with these feature gates (as `ksched serve --feature-gates`)")
     p.add_argument("--completions", type=int, default=None,
                    help="Churn only: stop after this many completions (default: until every queued pod is bound)")
+    p.add_argument("--no-metrics", action="store_true",
+                   help="in process: record no scheduler metrics (as benches did before the daemon's metrics sink "
+                        "was measured), to compare with earlier figures; the default records them as `ksched serve` does")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=main)

@@ -30,7 +30,7 @@ from typing import Any
 from actors.pipeline import Pipeline
 from actors.store.memory import InMemoryBackend
 from actors.store.sqlite import SQLiteBackend
-from bench.harness import daemon_collector
+from bench.harness import bench_metrics, daemon_collector
 from bench.measure import Counters, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import API, BenchWorkload, node, pod
 
@@ -141,7 +141,7 @@ async def _run_gang(nodes: int, pods: int, gang_size: int, contended: bool, max_
     progress = asyncio.Event()  # a group became fully bound
     start = 0.0
 
-    async with Pipeline(config, backend=backend) as p:
+    async with Pipeline(config, backend=backend, metrics=bench_metrics()) as p:
         for i in range(0, len(setup), 500):
             await p.client.apply(setup[i:i + 500])
         await p.settle(None)

@@ -8,8 +8,10 @@ import contextlib
 import gc
 import tempfile
 import time
+from contextvars import ContextVar
 from typing import Any, AsyncIterator, Iterator
 
+from actors.metrics_sink import NO_METRICS, MetricsSink
 from actors.pipeline import Pipeline
 from actors.store import WatchEvent
 from actors.store.backend import StoreBackend
@@ -19,10 +21,20 @@ from bench.batching import batched_pods
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import BenchWorkload
 from transport.daemon.gc_tuning import tune_after_start
+from transport.http.metrics import SchedulerMetrics
 
 APPLY_CHUNK = 500
 IDLE_POLL_SECONDS = 0.02
 IDLE_READINGS = 3
+# Whether an in-process run records the daemon's metrics: on unless `ksched bench
+# --no-metrics` (bench.runner sets it around the run; asyncio.run copies it in).
+WITH_METRICS: ContextVar[bool] = ContextVar("ksched_bench_with_metrics", default=True)
+
+
+def bench_metrics() -> MetricsSink:
+    """What `ksched serve` hands its Pipeline (transport/daemon/serve.py): a fresh
+    SchedulerMetrics for this run; NO_METRICS under --no-metrics."""
+    return SchedulerMetrics() if WITH_METRICS.get() else NO_METRICS
 
 
 def key_of(obj: dict[str, Any]) -> Key:
@@ -103,14 +115,15 @@ def daemon_collector() -> Iterator[None]:
 
 @contextlib.asynccontextmanager
 async def set_up(w: BenchWorkload, store: str, tracker: BindTracker) -> AsyncIterator[Pipeline]:
-    """A pipeline on a fresh store whose pod watch feeds `tracker`, with the workload's
-    setup objects in and every setup pod that can bind bound."""
+    """A pipeline on a fresh store, recording the daemon's metrics (bench_metrics), whose
+    pod watch feeds `tracker`, with the workload's setup objects in and every setup pod
+    that can bind bound."""
     def observe(ev: WatchEvent) -> None:
         if ev.kind == "Pod":
             tracker.observe((ev.obj.namespace, ev.obj.name), ev.obj.node_name)
 
     with tempfile.TemporaryDirectory(prefix="ksched-bench-") as data_dir:
-        async with Pipeline(w.config, backend=backend(store, data_dir)) as p:
+        async with Pipeline(w.config, backend=backend(store, data_dir), metrics=bench_metrics()) as p:
             with daemon_collector():
                 await p.client.watch(observe, kinds=frozenset({"Pod"}))
                 await apply_tracked(p.client.apply, w.setup, tracker)

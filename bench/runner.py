@@ -13,6 +13,12 @@ bound among the measured ones, pods/s over that span, latency (submission to
 binding seen) percentiles, scheduling attempts during the measured phase, and
 peak RSS of the process that schedules.
 
+In process the pipeline records the daemon's metrics (a fresh
+transport.http.metrics.SchedulerMetrics per run, as `ksched serve` hands its own), so
+the figures include what the daemon pays for them; `--no-metrics` runs with
+NO_METRICS, as every in-process bench did before, to compare with earlier figures.
+The result says which (`"metrics": true/false`).
+
 `ksched bench all` runs every workload, each in its own process (so peak RSS is
 that workload's), and prints a table.
 """
@@ -28,7 +34,7 @@ from typing import Any
 from bench.batching import gate_off_flag, pairs_with_gate_off, rows_of, with_gate_off
 from bench.churn import run_churn, run_churn_over_tcp
 from bench.gang import run_gang_bench
-from bench.harness import run_in_process
+from bench.harness import WITH_METRICS, run_in_process
 from bench.tcp import run_over_tcp
 from bench.dra_steady import run_dra_steady
 from bench.catalog import DEFAULT_GANG_SIZE, GANG_WORKLOADS, STORES, WORKLOADS
@@ -83,7 +89,7 @@ def default_pods(workload: str, nodes: int) -> int:
 
 def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str = "sqlite", tcp: bool = False,
               gang_size: int | None = None, feature_gates: str | None = None,
-              completions: int | None = None) -> dict[str, Any]:
+              completions: int | None = None, metrics: bool = True) -> dict[str, Any]:
     if nodes < 1:
         raise ValueError(f"--nodes: must be at least 1, got {nodes}")
     if pods is None and workload != "Admission":
@@ -100,16 +106,25 @@ def run_bench(workload: str, nodes: int, pods: int | None = None, *, store: str 
         raise ValueError(f"--completions: must be at least 1, got {completions}")
     if gang_size is not None and workload not in GANG_WORKLOADS:
         raise ValueError(f"--gang-size: only for {' and '.join(GANG_WORKLOADS)}, not {workload}")
+    if not metrics and tcp:
+        raise ValueError("--no-metrics: not with --tcp (the daemon always records its metrics)")
+    if not metrics and workload == "Admission":
+        raise ValueError("--no-metrics: not for Admission (it runs no scheduler pipeline)")
     if workload == "Admission":
         from bench.admission import run_admission_bench
 
         return run_admission_bench(pending=pods if pods is not None else 10_000)
     gates = parse_gates(feature_gates)
-    result = _run(workload, nodes, pods, store, tcp, gang_size, gates, completions)
+    switch = WITH_METRICS.set(metrics)
+    try:
+        result = {**_run(workload, nodes, pods, store, tcp, gang_size, gates, completions), "metrics": metrics}
+    finally:
+        WITH_METRICS.reset(switch)
     result = {**result, "feature_gates": gates} if gates else result
     if pairs_with_gate_off(workload, gates):  # bench/batching.py: the same workload with the gate off
         argv = [workload, "--nodes", str(nodes), "--pods", str(pods), "--store", store,
-                "--feature-gates", gate_off_flag(feature_gates), *(["--tcp"] if tcp else [])]
+                "--feature-gates", gate_off_flag(feature_gates), *(["--tcp"] if tcp else []),
+                *([] if metrics else ["--no-metrics"])]
         result = with_gate_off(result, argv)
     return result
 
@@ -142,12 +157,13 @@ def _run(workload: str, nodes: int, pods: int, store: str, tcp: bool, gang_size:
     return asyncio.run(run_in_process(w, store))
 
 
-def run_all(nodes: int, pods: int | None, store: str, tcp: bool, feature_gates: str | None = None) -> list[dict[str, Any]]:
+def run_all(nodes: int, pods: int | None, store: str, tcp: bool, feature_gates: str | None = None,
+            metrics: bool = True) -> list[dict[str, Any]]:
     """Every workload in its own `ksched bench` process (so peak RSS is that
     workload's); a failed run is a row with its error. In process, a last row
     runs SchedulingBasic over TCP, to set the daemon beside the in-process figure."""
     runs = [(name, tcp) for name in TABLE_ORDER if not (tcp and name in GANG_WORKLOADS)]
-    if not tcp:
+    if not tcp and metrics:  # the daemon records its metrics: no TCP row beside a --no-metrics table
         runs.append(("SchedulingBasic", True))
     rows = []
     for name, over_tcp in runs:
@@ -158,6 +174,8 @@ def run_all(nodes: int, pods: int | None, store: str, tcp: bool, feature_gates: 
             cmd.append("--tcp")
         if feature_gates:
             cmd += ["--feature-gates", feature_gates]
+        if not metrics:
+            cmd.append("--no-metrics")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode == 0:
             rows.extend(rows_of(json.loads(proc.stdout.strip().splitlines()[-1])))
@@ -194,19 +212,22 @@ def main(args: argparse.Namespace) -> int:
             if args.nodes < 1:
                 raise ValueError(f"--nodes: must be at least 1, got {args.nodes}")
             parse_gates(args.feature_gates)
-            rows = run_all(args.nodes, args.pods, args.store, args.tcp, args.feature_gates)
+            if args.no_metrics and args.tcp:
+                raise ValueError("--no-metrics: not with --tcp (the daemon always records its metrics)")
+            rows = run_all(args.nodes, args.pods, args.store, args.tcp, args.feature_gates, not args.no_metrics)
             print(json.dumps(rows) if args.json else format_table(rows))
             return 1 if any("error" in r for r in rows) else 0
         result = run_bench(args.workload, args.nodes, args.pods, store=args.store, tcp=args.tcp,
                            gang_size=args.gang_size, feature_gates=args.feature_gates,
-                           completions=args.completions)
+                           completions=args.completions, metrics=not args.no_metrics)
     except ValueError as e:
         print(f"ksched bench: {e}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{result['workload']} ({result['transport']}, {result['store']} store): "
+        print(f"{result['workload']} ({result['transport']}, {result['store']} store"
+              f"{'' if result.get('metrics', True) else ', no metrics'}): "
               f"{result['scheduled']}/{result['pods']} pods scheduled on {result['nodes']} nodes, "
               f"{result['pods_per_s']} pods/s, p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
               f"{result['attempts_per_pod']} attempts/pod, assume-to-bound p50 {result['bind_p50_ms']} ms "

@@ -20,16 +20,18 @@ it to the Pipeline, and the actors record into it where upstream records:
   Scheduler's opportunistic batching (framework/batching.py), as upstream's
   BatchAttemptStats / BatchCacheFlushed.
 
-Every method is cheap and synchronous, safe to call from the event loop.
+Every method is cheap and synchronous, called from the event loop's thread only
+(transport.http.metric_cells keeps plain state, no locks).
 `render()` gives the text exposition for GET /metrics.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client import CollectorRegistry, Gauge, disable_created_metrics
 
 from transport.http.kueue_metrics import KueueMetrics
+from transport.http.metric_cells import CounterFamily, GaugeFamily, HistogramFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from actors.metrics_sink import ERROR, PENDING_QUEUES, SCHEDULED, UNSCHEDULABLE
@@ -47,131 +49,128 @@ def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
 
 class SchedulerMetrics:
     """The scheduler's metrics in their own CollectorRegistry (so two daemons in
-    one process, as in tests, never share counters)."""
+    one process, as in tests, never share counters). The series the actors record
+    per pod are transport.http.metric_cells families (plain state, no locks, no
+    labels() per call); leader_election_master_status stays a prometheus_client
+    Gauge (transport.ha sets it through labels())."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.schedule_attempts = Counter(
-            "scheduler_schedule_attempts_total",
+        self.schedule_attempts = CounterFamily(
+            r, "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
             "scheduled, while 'error' means an internal scheduler problem.",
-            ["result", "profile"], registry=r)
-        self.scheduling_attempt_duration = Histogram(
-            "scheduler_scheduling_attempt_duration_seconds",
+            ["result", "profile"])
+        self.scheduling_attempt_duration = HistogramFamily(
+            r, "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
-        self.podgroup_schedule_attempts = Counter(
-            "scheduler_podgroup_schedule_attempts_total",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15))
+        self.podgroup_schedule_attempts = CounterFamily(
+            r, "scheduler_podgroup_schedule_attempts_total",
             "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not "
             "be scheduled, while 'error' means an internal scheduler problem.",
-            ["result", "profile"], registry=r)
-        self.podgroup_scheduling_attempt_duration = Histogram(
-            "scheduler_podgroup_scheduling_attempt_duration_seconds", "Pod group scheduling attempt latency in seconds",
-            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
-        self.podgroup_scheduling_algorithm_duration = Histogram(
-            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
-            "Pod group scheduling algorithm latency in seconds", buckets=exponential_buckets(0.001, 2, 15), registry=r)
+            ["result", "profile"])
+        self.podgroup_scheduling_attempt_duration = HistogramFamily(
+            r, "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15))
+        self.podgroup_scheduling_algorithm_duration = HistogramFamily(
+            r, "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds", buckets=exponential_buckets(0.001, 2, 15))
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
             "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
             ["name"], registry=r)
         self.kueue = KueueMetrics(r)  # Kueue's names, fed by the admission actor
-        self.pending_pods = Gauge(
-            "scheduler_pending_pods",
+        self.pending_pods = GaugeFamily(
+            r, "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' "
             "means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods "
             "that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable "
             "pods that the scheduler never attempted to schedule because they are gated.",
-            ["queue"], registry=r)
-        self.framework_extension_point_duration = Histogram(
-            "scheduler_framework_extension_point_duration_seconds",
+            ["queue"])
+        self.framework_extension_point_duration = HistogramFamily(
+            r, "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
-        self.plugin_execution_duration = Histogram(
-            "scheduler_plugin_execution_duration_seconds",
+            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12))
+        self.plugin_execution_duration = HistogramFamily(
+            r, "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
-        self.permit_wait_duration = Histogram(
-            "scheduler_permit_wait_duration_seconds",
+            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20))
+        self.permit_wait_duration = HistogramFamily(
+            r, "scheduler_permit_wait_duration_seconds",
             "Duration of waiting on permit.",
-            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
-        self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", registry=r)
-        self.preemption_victims_histogram = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims",
-            buckets=exponential_buckets(1, 2, 7), registry=r)
-        self.failures_reused = Counter(
-            "ksched_scheduling_failures_reused_total",
+            ["result"], buckets=exponential_buckets(0.001, 2, 15))
+        self.preemption_attempts = CounterFamily(
+            r, "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now")
+        self.preemption_victims_histogram = HistogramFamily(
+            r, "scheduler_preemption_victims", "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7))
+        self.failures_reused = CounterFamily(
+            r, "ksched_scheduling_failures_reused_total",
             "Failed scheduling attempts that reused the known failure of a pod with the same signature in the "
             "same cluster state instead of running PreFilter, Filter and PostFilter again.",
-            ["profile"], registry=r)
-        self.batch_attempts = Counter(
-            "scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
-            ["profile", "result"], registry=r)
-        self.batch_cache_flushed_total = Counter(
-            "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
-            ["profile", "reason"], registry=r)
-        self.server_rejections = Counter(
-            "ksched_server_rejections_total",
+            ["profile"])
+        self.batch_attempts = CounterFamily(
+            r, "scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
+            ["profile", "result"])
+        self.batch_cache_flushed_total = CounterFamily(
+            r, "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
+            ["profile", "reason"])
+        self.server_rejections = CounterFamily(
+            r, "ksched_server_rejections_total",
             "Requests and connections refused or slowed by a daemon limit (connections, "
             "unauthenticated, hello_size, not_hello, handshake_timeout, idle_timeout, in_flight, "
             "queued_frames, watches, frame_size, auth_failed, http_auth_failed, ws_auth_failed, "
             "ws_hello_timeout, auth_throttled, http_auth_throttled, ws_auth_throttled, http_connections, "
             "http_idle_evicted, http_idle_timeout).",
-            ["limit"], registry=r)
-        # One child per queue, looked up once: the Queue actor sets them as every pod comes
-        # (prometheus_client's labels() costs more than the set itself).
-        self._pending_by_queue = {q: self.pending_pods.labels(queue=q) for q in PENDING_QUEUES}
-        for child in self._pending_by_queue.values():
-            child.set(0)
-        # Children of the per-cycle series by their label values, looked up once each (a
-        # cycle observes six to eight extension points; labels() is most of each observation).
-        self._point_children: dict[tuple[str, str, str], Any] = {}
-        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+            ["limit"])
+        for queue in PENDING_QUEUES:  # the four series exist from the start, at 0
+            self.pending_pods.set((queue,), 0)
+        # The per-cycle histograms' cells by their label values (a cycle observes six to
+        # eight extension points): one dict lookup, then the cell's own observe.
+        self._point_cells = self.framework_extension_point_duration.cells
+        self._plugin_cells = self.plugin_execution_duration.cells
+        self._attempt_cells = self.scheduling_attempt_duration.cells
 
     # --- what the actors call ---------------------------------------------------------
 
     def schedule_attempt(self, result: str, profile: str, duration_s: float) -> None:
         """One scheduling attempt ended: result is scheduled, unschedulable or error."""
-        children = self._attempt_children.get((result, profile))
-        if children is None:
-            children = self._attempt_children[(result, profile)] = (
-                self.schedule_attempts.labels(result=result, profile=profile),
-                self.scheduling_attempt_duration.labels(result=result, profile=profile))
-        children[0].inc()
-        children[1].observe(duration_s)
+        key = (result, profile)
+        self.schedule_attempts.inc(key)
+        cell = self._attempt_cells.get(key)
+        (cell if cell is not None else self.scheduling_attempt_duration.cell(key)).observe(duration_s)
 
     def pod_group_attempt(self, result: str, profile: str, duration_s: float, algorithm_s: float | None) -> None:
         """One whole-group cycle ended (the scheduler_podgroup_* series, GenericWorkload's)."""
-        self.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
-        self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile).observe(duration_s)
+        self.podgroup_schedule_attempts.inc((result, profile))
+        self.podgroup_scheduling_attempt_duration.observe((result, profile), duration_s)
         if algorithm_s is not None:
-            self.podgroup_scheduling_algorithm_duration.observe(algorithm_s)
+            self.podgroup_scheduling_algorithm_duration.observe((), algorithm_s)
 
     def set_pending_pods(self, counts: Mapping[str, int]) -> None:
         """Queue sizes by queue name (active, backoff, unschedulable, gated)."""
+        values = self.pending_pods.values
         for queue, n in counts.items():
-            child = self._pending_by_queue.get(queue)
-            (child if child is not None else self.pending_pods.labels(queue=queue)).set(n)
+            values[(queue,)] = n
 
     def extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         """All plugins of one extension point ran (status: the Code's name, e.g. Success)."""
         key = (extension_point, status, profile)
-        child = self._point_children.get(key)
-        if child is None:
-            child = self._point_children[key] = self.framework_extension_point_duration.labels(
-                extension_point=extension_point, status=status, profile=profile)
-        child.observe(duration_s)
+        cell = self._point_cells.get(key)
+        (cell if cell is not None else self.framework_extension_point_duration.cell(key)).observe(duration_s)
 
     def plugin_execution(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
-        self.plugin_execution_duration.labels(
-            plugin=plugin, extension_point=extension_point, status=status).observe(duration_s)
+        key = (plugin, extension_point, status)
+        cell = self._plugin_cells.get(key)
+        (cell if cell is not None else self.plugin_execution_duration.cell(key)).observe(duration_s)
 
     def permit_wait(self, result: str, duration_s: float) -> None:
         """A pod left the Permit waiting room: result is the final Code's name (Success, Unschedulable...)."""
-        self.permit_wait_duration.labels(result=result).observe(duration_s)
+        self.permit_wait_duration.observe((result,), duration_s)
 
     def preemption_attempt(self) -> None:
         """DefaultPreemption's PostFilter ran."""
@@ -179,23 +178,23 @@ class SchedulerMetrics:
 
     def preemption_victims(self, victims: int) -> None:
         """Preemption evicted `victims` pods on the node it chose."""
-        self.preemption_victims_histogram.observe(victims)
+        self.preemption_victims_histogram.observe((), victims)
 
     def failure_reused(self, profile: str) -> None:
         """A failed attempt reused a known failure (ksched's failure reuse)."""
-        self.failures_reused.labels(profile=profile).inc()
+        self.failures_reused.inc((profile,))
 
     def batch_attempt(self, profile: str, result: str) -> None:
         """Opportunistic batching: whether a hint was given and taken (framework/batching.py)."""
-        self.batch_attempts.labels(profile=profile, result=result).inc()
+        self.batch_attempts.inc((profile, result))
 
     def batch_cache_flushed(self, profile: str, reason: str) -> None:
         """Opportunistic batching could not use or keep its list, and why."""
-        self.batch_cache_flushed_total.labels(profile=profile, reason=reason).inc()
+        self.batch_cache_flushed_total.inc((profile, reason))
 
     def server_rejection(self, limit: str) -> None:
         """The server refused (or held back) a client because of `limit`."""
-        self.server_rejections.labels(limit=limit).inc()
+        self.server_rejections.inc((limit,))
 
     # --- exposition -------------------------------------------------------------------
 
