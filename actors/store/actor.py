@@ -29,6 +29,7 @@ long as its turn took, so a burst of client writes cannot starve the scheduler.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from typing import Any, Callable, Mapping, assert_never
@@ -96,6 +97,9 @@ from framework.api.objects import KINDS, KubeObject, parse_object
 from framework.api.timeutil import format_time
 
 
+
+
+log = logging.getLogger("ksched.store")
 
 
 def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str) -> None:
@@ -413,8 +417,13 @@ class Store(Actor[StoreMsg]):
         if getattr(self.backend, "disk_full", False):
             self.events_dropped += 1
             return
-        self._events.record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason="Scheduled",
-                                        message=scheduled_message(ns, name, node), uid=uid), batch)
+        mark = self._mark(batch)
+        try:
+            self._events.record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason="Scheduled",
+                                            message=scheduled_message(ns, name, node), uid=uid), batch)
+        except Exception:  # noqa: BLE001 - an event is best effort: its bug never fails the binding
+            self._undo_since(batch, mark)
+            log.exception("store: the Scheduled event of pod %s/%s was not written", ns, name)
 
     batched = True
 

@@ -80,3 +80,18 @@ async def test_a_scheduled_event_survives_a_restart_with_its_binding(tmp_path) -
     async with running(SQLiteBackend(str(tmp_path))) as (store, c):
         assert store.peek("Pod", "default", "a").node_name == "node-1"
         assert [e.reason for e in await c.events("Pod", "default/a")] == ["Scheduled"]
+
+
+async def test_a_recorder_that_raises_leaves_the_binding_written_without_its_event() -> None:
+    async with running() as (store, c):
+        made = await c.create(store_pod("a"))
+
+        def broken(msg: RecordEvent, batch: Any) -> None:
+            store._write("Event", "default/half-made", {"metadata": {"name": "half-made", "namespace": "default"}},
+                         batch)
+            raise RuntimeError("a bug in the recorder")
+        store._events.record = broken  # type: ignore[method-assign]
+        bound = await c.bind("default", "a", "node-1", made["metadata"]["uid"], scheduled_event=True)
+        assert bound["spec"]["nodeName"] == "node-1"
+        assert store.peek("Event", "default", "half-made") is None  # its half-made write undone
+        assert store.peek("Pod", "default", "a").node_name == "node-1"
