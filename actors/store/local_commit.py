@@ -178,7 +178,8 @@ class LocalCommit:
         thread never blocks on the disk."""
         if self._in_flight is None:
             return False
-        await self._landing(self._in_flight, on_top)
+        if not self._in_flight.commit.landed:
+            await self._landing(self._in_flight, on_top)
         flight, self._in_flight = self._in_flight, None
         batch, failed = flight.batch, False
         try:
@@ -213,8 +214,6 @@ class LocalCommit:
         the inbox; any message put ends a wait too, and the wait begins again). While it
         runs, committed reads see the keys `on_top` changed as they were before it, as
         during a paced Apply (turns.py)."""
-        if flight.commit.landed:
-            return
         if on_top is not None and on_top.writes:
             view = dict(self._s._committing or {})
             for kind, key, old in on_top.undo:
