@@ -73,9 +73,6 @@ class _Awaited:
 # as the disk is done; a message that arrives meanwhile joins it at once anyway.
 SCHEDULER_GROUP_SECONDS = 0.02
 _SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, EvictPods, RecordEvent)
-# The longest one wait for a commit's landing lasts before it looks again (the writer's
-# nudge ends it as soon as the commit has ended; this only bounds a nudge that never came).
-_LANDING_POLL_SECONDS = 0.005
 
 
 @dataclass(slots=True)
@@ -173,14 +170,10 @@ class LocalCommit:
     async def settle(self, pacer: Pacer, on_top: TurnRecord | None = None) -> bool:
         """Join the commit in flight, then answer its callers and tell the watchers.
         `on_top` is a turn applied on top of it, not yet handed over: when the commit
-        fails it is undone first (True: the caller applies it again). Until the commit
-        has landed the event loop runs on (the writer's nudge ends the wait): the loop's
-        thread never blocks on the disk."""
-        if self._in_flight is None:
-            return False
-        if not self._in_flight.commit.landed:
-            await self._landing(self._in_flight, on_top)
+        fails it is undone first (True: the caller applies it again)."""
         flight, self._in_flight = self._in_flight, None
+        if flight is None:
+            return False
         batch, failed = flight.batch, False
         try:
             flight.commit.finish()
@@ -208,19 +201,6 @@ class LocalCommit:
             self._s._fan_out(ev, flight.early)
             await pacer.step()
         return failed
-
-    async def _landing(self, flight: _InFlight, on_top: TurnRecord | None) -> None:
-        """Let the event loop run until `flight`'s commit has landed (its writer nudges
-        the inbox; any message put ends a wait too, and the wait begins again). While it
-        runs, committed reads see the keys `on_top` changed as they were before it, as
-        during a paced Apply (turns.py)."""
-        if on_top is not None and on_top.writes:
-            view = dict(self._s._committing or {})
-            for kind, key, old in on_top.undo:
-                view.setdefault((kind, key), old)
-            self._s._committing = view
-        while not flight.commit.landed:
-            await self._s.inbox.next_put(_LANDING_POLL_SECONDS)
 
     def _undo_early(self, undone: list[WatchEvent], first: int) -> None:
         """A turn the early watchers were told of (from resourceVersion `first`) failed:

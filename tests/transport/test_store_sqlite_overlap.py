@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from actors.base import new_reply
 from actors.store import Store
-from actors.store.messages import Bind, Create, NotFound, StoreMsg, Unavailable
+from actors.store.messages import Bind, Create, StoreMsg, Unavailable
 from actors.store.sqlite import SQLiteBackend
 from actors.store.turns import TurnRecord
 from tests.actors.store_helpers import pod, serving
@@ -123,42 +123,3 @@ async def test_a_create_prepared_on_a_commit_the_full_disk_refuses_is_applied_ag
     finally:
         await reopened.close()
     assert sorted(o["metadata"]["name"] for o in state.objects) == ["p0", "p1"] and state.resource_version == 2
-
-
-def committed(reader: Any, name: str) -> bool:
-    """Whether a committed read (StoreReader.read) finds the pod."""
-    try:
-        reader.read("Pod", "default", name)
-    except NotFound:
-        return False
-    return True
-
-
-async def test_the_loop_runs_while_a_turn_waits_for_the_commit_under_it_and_reads_see_neither(tmp_path):
-    """The store joins a commit without blocking the loop's thread: a task that runs only
-    once the next turn waits for it releases the held commit; meanwhile committed reads
-    show neither the held create nor the one applied on top of it."""
-    backend = HeldBackend(tmp_path, hold=2)
-    store = Observed(backend, until=lambda m: False)  # released by the task below, not by the store
-    reader = store.reader()
-    seen_while_held: list[tuple[bool, bool]] = []
-
-    async def release_once_stacked() -> None:
-        while not any(name == "Create" and in_flight for name, in_flight in store.seen):
-            await asyncio.sleep(0)  # loop turns: the store applies p2 on top of p1's commit
-        seen_while_held.append((committed(reader, "p1"), committed(reader, "p2")))
-        backend.release.set()
-
-    async with serving(store) as (_, client):
-        await client.create(pod("p0"))  # commit 1
-        held = Create(obj=pod("p1"), reply=new_reply())
-        store.tell(held)  # commit 2, held until the task releases it
-        await committing(store, held)
-        releasing = asyncio.create_task(release_once_stacked())
-        on_top = await client.create(pod("p2"))
-        await held.reply
-        await releasing
-        assert committed(reader, "p1") and committed(reader, "p2")
-
-    assert seen_while_held == [(False, False)]
-    assert on_top["metadata"]["resourceVersion"] == "3"
