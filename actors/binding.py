@@ -122,16 +122,18 @@ class BindingCycles:
                 self.metrics.permit_wait(code_name(status), max(0.0, self.clock.now() - waited_from))
             if not status.is_success():
                 return status
-        if a.fwk.binder_carries_writes() and not any(e.config.is_binder() and e.is_interested(a.pod)
-                                                     for e in self.extenders):
+        extenders = self.extenders  # (none: no extender's check, no extenders' binding to await)
+        if a.fwk.binder_carries_writes() and not (extenders and any(e.config.is_binder() and e.is_interested(a.pod)
+                                                                    for e in extenders)):
             offer(a.state)  # PreBind's updates go in the binding's own store write
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
         if not status.is_success():
             return status
-        # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
-        bound, status = await extenders_binding(self.extenders, a.pod, a.node_name)
-        if bound:
-            return status
+        if extenders:
+            # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
+            bound, status = await extenders_binding(extenders, a.pod, a.node_name)
+            if bound:
+                return status
         status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
         if status.is_skip():
             return Status(Code.Error, "no bind plugin bound the pod")

@@ -289,7 +289,8 @@ class Pipeline:
         self.scheduler.tell(StoreChanged(event=ev))
 
     async def _bind(self, pod: Pod, node_name: str) -> None:
-        await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid)
+        # The Scheduled event rides with the binding's write (messages.Bind) when the pod has a uid.
+        await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid, scheduled_event=bool(pod.meta.uid))
 
     async def _update_object(self, obj: BindUpdate) -> dict[str, Any]:
         """The framework's object writes (DynamicResources' claims): a StatusWrite as the
@@ -299,7 +300,8 @@ class Pipeline:
         return await self.client.update(obj)
 
     async def _bind_with_updates(self, pod: Pod, node_name: str, updates: list[BindUpdate]) -> list[dict[str, Any]]:
-        stored, _ = await self.client.bind_with_updates(pod.namespace, pod.name, node_name, pod.meta.uid, updates)
+        stored, _ = await self.client.bind_with_updates(pod.namespace, pod.name, node_name, pod.meta.uid, updates,
+                                                        scheduled_event=bool(pod.meta.uid))
         return stored
 
     async def stop(self) -> None:

@@ -164,8 +164,8 @@ class Outcomes:
         if a.qpi.initial_attempt_timestamp is not None:
             self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
         self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
-        self.store.record_event("Pod", pod.key, "Normal", "Scheduled",
-                                f"Successfully assigned {pod.namespace}/{pod.name} to {a.node_name}", pod.meta.uid)
+        # Written with the binding when the pipeline's binder carried it (StoreClient.record_scheduled).
+        self.store.record_scheduled(pod.namespace, pod.name, a.node_name, pod.meta.uid)
         a.fwk.run_post_bind(a.state, pod, a.node_name)
         if self.record is not None:
             self.record(f"bound:{pod.name}")

@@ -29,6 +29,7 @@ long as its turn took, so a burst of client writes cannot starve the scheduler.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from typing import Any, Callable, Mapping, assert_never
@@ -67,6 +68,7 @@ from actors.store.messages import (
     Watch,
     applied,
     said_too,
+    scheduled_message,
 )
 from actors.store.history import DELETE_WEIGHT, WatchHistory
 from actors.store.event_recorder import EventRecorder
@@ -95,6 +97,9 @@ from framework.api.objects import KINDS, KubeObject, parse_object
 from framework.api.timeutil import format_time
 
 
+
+
+log = logging.getLogger("ksched.store")
 
 
 def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str) -> None:
@@ -278,11 +283,17 @@ class Store(Actor[StoreMsg]):
                 return self._reads.list_now(kind, ns, ls, fs), self._rv
             case Bind(namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
-                return self._bind(ns, name, node, uid, batch).raw
+                bound = self._bind(ns, name, node, uid, batch).raw
+                if msg.scheduled_event:
+                    self._record_scheduled(ns, name, node, uid, batch)
+                return bound
             case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
-                return self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
+                done = self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
                                                         self._bind(ns, name, node, uid, batch).raw))
+                if msg.scheduled_event:
+                    self._record_scheduled(ns, name, node, uid, batch)
+                return done
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
             case MakePodClaims():
@@ -399,6 +410,20 @@ class Store(Actor[StoreMsg]):
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         """A binding (SharedStore fences it on the leader's election key first)."""
         return self._pods.bind(ns, name, node, uid, batch)
+
+    def _record_scheduled(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> None:
+        """The Scheduled event a scheduler's Bind carries, written right after its binding
+        (messages.Bind): best effort, as a RecordEvent (not while the disk is full)."""
+        if getattr(self.backend, "disk_full", False):
+            self.events_dropped += 1
+            return
+        mark = self._mark(batch)
+        try:
+            self._events.record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason="Scheduled",
+                                            message=scheduled_message(ns, name, node), uid=uid), batch)
+        except Exception:  # noqa: BLE001 - an event is best effort: its bug never fails the binding
+            self._undo_since(batch, mark)
+            log.exception("store: the Scheduled event of pod %s/%s was not written", ns, name)
 
     batched = True
 

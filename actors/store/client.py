@@ -10,7 +10,7 @@ from actors.store.premise import DERIVED_FROM
 from actors.store.messages import (
     Apply, Bind, BindWithUpdates, ClaimToMake, Create, Delete, EventRecord, EvictPods, Recreate, Get, GetEvents, ListObjects,
     MakePodClaims, RecordEvent, StoreMsg, Unwatch,
-    Update, UpdatePodStatus, Watch, WatchEvent,
+    Update, UpdatePodStatus, Watch, WatchEvent, scheduled_message,
 )
 
 
@@ -19,6 +19,9 @@ class StoreClient:
 
     def __init__(self, store: Actor[StoreMsg]) -> None:
         self._store = store
+        # Pod uids bound with their Scheduled event in the binding's write (messages.Bind),
+        # until the scheduler's record_scheduled finds them.
+        self._scheduled_with_bind: set[str] = set()
 
     async def create(self, obj: Mapping[str, Any], *, field_validation: str | None = None,
                      warnings: list[str] | None = None, template: str = "") -> dict[str, Any]:
@@ -83,17 +86,38 @@ class StoreClient:
         return await self._store.ask(ListObjects(kind=kind, namespace=namespace, label_selector=label_selector,
                                                  field_selector=field_selector, reply=new_reply()))
 
-    async def bind(self, namespace: str, name: str, node_name: str, uid: str = "") -> dict[str, Any]:
-        return await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
-                                          derived_from=DERIVED_FROM.get(), reply=new_reply()))
+    async def bind(self, namespace: str, name: str, node_name: str, uid: str = "", *,
+                   scheduled_event: bool = False) -> dict[str, Any]:
+        """`scheduled_event` (the scheduler's binder, with the pod's uid): the Scheduled event
+        is written with the binding (messages.Bind), and record_scheduled then records none."""
+        bound = await self._store.ask(Bind(namespace=namespace, name=name, node_name=node_name, uid=uid,
+                                           derived_from=DERIVED_FROM.get(), scheduled_event=scheduled_event,
+                                           reply=new_reply()))
+        if scheduled_event:
+            self._scheduled_with_bind.add(uid)
+        return bound
 
     async def bind_with_updates(self, namespace: str, name: str, node_name: str, uid: str,
-                                updates: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                                updates: list[Mapping[str, Any]], *, scheduled_event: bool = False
+                                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Update `updates` and bind the pod in one write, both or neither (messages.BindWithUpdates):
-        (the updated objects as stored, the bound pod)."""
-        return await self._store.ask(BindWithUpdates(updates=tuple(updates), namespace=namespace, name=name,
+        (the updated objects as stored, the bound pod). `scheduled_event`: as bind's."""
+        done = await self._store.ask(BindWithUpdates(updates=tuple(updates), namespace=namespace, name=name,
                                                      node_name=node_name, uid=uid, derived_from=DERIVED_FROM.get(),
-                                                     reply=new_reply()))
+                                                     scheduled_event=scheduled_event, reply=new_reply()))
+        if scheduled_event:
+            self._scheduled_with_bind.add(uid)
+        return done
+
+    def record_scheduled(self, namespace: str, name: str, node_name: str, uid: str) -> None:
+        """The scheduler's Scheduled event for a pod whose binding succeeded: already
+        written with the binding when that carried it (bind's `scheduled_event`), else
+        recorded now (a binding extender's, another Bind plugin's)."""
+        if uid and uid in self._scheduled_with_bind:
+            self._scheduled_with_bind.discard(uid)
+            return
+        self.record_event("Pod", f"{namespace}/{name}", "Normal", "Scheduled",
+                          scheduled_message(namespace, name, node_name), uid)
 
     async def update_pod_status(self, namespace: str, name: str, *, uid: str = "",
                                 condition: Mapping[str, Any] | None = None,

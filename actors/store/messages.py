@@ -207,7 +207,11 @@ class ListObjects:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bind:
-    """Write spec.nodeName and PodScheduled=True (the pods/binding subresource)."""
+    """Write spec.nodeName and PodScheduled=True (the pods/binding subresource).
+    `scheduled_event`: the scheduler's own binding, whose Scheduled event (Normal,
+    `scheduled_message`, about the pod's uid) the store records in the same write,
+    right after the binding, as kube-scheduler records it once its bind succeeded;
+    the scheduler then records none (StoreClient.record_scheduled)."""
 
     namespace: str
     name: str
@@ -215,7 +219,13 @@ class Bind:
     uid: str = ""
     # The newest resourceVersion the deciding view had seen (actors/store/premise.py; 0: none).
     derived_from: int = 0
+    scheduled_event: bool = False
     reply: Reply | None = None
+
+
+def scheduled_message(namespace: str, name: str, node_name: str) -> str:
+    """The Scheduled event's message (kube-scheduler's, once a pod's bind succeeded)."""
+    return f"Successfully assigned {namespace}/{name} to {node_name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -234,6 +244,7 @@ class BindWithUpdates:
     node_name: str
     uid: str = ""
     derived_from: int = 0  # as Bind's (actors/store/premise.py)
+    scheduled_event: bool = False  # as Bind's
     reply: Reply | None = None
 
 

@@ -40,8 +40,12 @@ class WatchHub:
             watchers = self._by_kind[ev.kind] = [w for w in self._watchers.values()
                                                  if w.kinds is None or ev.kind in w.kinds]
         for w in watchers:  # never changed in place: a watch or unwatch meanwhile makes a new list
-            if not (early_told and w.early):
-                _deliver(w, ev)
+            if early_told and w.early:
+                continue
+            try:  # _deliver's, written out: a call fewer a watcher and an event
+                w.sink(ev)
+            except MailboxClosed:
+                pass
 
     def tell_early(self, ev: WatchEvent) -> None:
         """A change handed to the disk (or undone after it failed), to the early watchers."""

@@ -252,6 +252,9 @@ async def test_a_binder_extender_binds_instead_of_the_default_binder() -> None:
             await p.settle(max_rounds=None)
             bound = {o.name: o.node_name for o in p.store.peek_all("Pod") if isinstance(o, Pod)}
             uid = p.store.peek("Pod", "default", "a").uid  # the server's, not the manifest's
+            # The extender's binding carried no event: the scheduler records it, once.
+            events = [(e.reason, e.count) for e in await p.client.events("Pod", "default/a")]
+    assert events == [("Scheduled", 1)]
     assert rec.verbs() == ["bind"]
     body = rec.calls[0][1]
     assert (body["podNamespace"], body["podName"], body["podUID"]) == ("default", "a", uid)
