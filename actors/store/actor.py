@@ -112,6 +112,21 @@ def _check_preconditions(raw: Mapping[str, Any], uid: str, resource_version: str
                        f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
 
 
+def _record_scheduled(store: "Store", ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> None:
+    """The Scheduled event a scheduler's Bind carries, written right after its binding
+    (messages.Bind): best effort, as a RecordEvent (not while the disk is full)."""
+    if getattr(store.backend, "disk_full", False):
+        store.events_dropped += 1
+        return
+    mark = store._mark(batch)
+    try:
+        store._events.record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason="Scheduled",
+                                         message=scheduled_message(ns, name, node), uid=uid), batch)
+    except Exception:  # noqa: BLE001 - an event is best effort: its bug never fails the binding
+        store._undo_since(batch, mark)
+        log.exception("store: the Scheduled event of pod %s/%s was not written", ns, name)
+
+
 class Store(Actor[StoreMsg]):
     name = "store"
 
@@ -285,14 +300,14 @@ class Store(Actor[StoreMsg]):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
                 bound = self._bind(ns, name, node, uid, batch).raw
                 if msg.scheduled_event:
-                    self._record_scheduled(ns, name, node, uid, batch)
+                    _record_scheduled(self, ns, name, node, uid, batch)
                 return bound
             case BindWithUpdates(updates=raws, namespace=ns, name=name, node_name=node, uid=uid, derived_from=premise):
                 self.lost_views.check(premise, f'pods/binding "{name}"')
                 done = self._atomically(batch, lambda: ([self._update(raw, batch).raw for raw in raws],
                                                         self._bind(ns, name, node, uid, batch).raw))
                 if msg.scheduled_event:
-                    self._record_scheduled(ns, name, node, uid, batch)
+                    _record_scheduled(self, ns, name, node, uid, batch)
                 return done
             case UpdatePodStatus():
                 return self._pods.update_status(msg, batch).raw
@@ -410,20 +425,6 @@ class Store(Actor[StoreMsg]):
     def _bind(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> KubeObject:
         """A binding (SharedStore fences it on the leader's election key first)."""
         return self._pods.bind(ns, name, node, uid, batch)
-
-    def _record_scheduled(self, ns: str, name: str, node: str, uid: str, batch: TurnRecord) -> None:
-        """The Scheduled event a scheduler's Bind carries, written right after its binding
-        (messages.Bind): best effort, as a RecordEvent (not while the disk is full)."""
-        if getattr(self.backend, "disk_full", False):
-            self.events_dropped += 1
-            return
-        mark = self._mark(batch)
-        try:
-            self._events.record(RecordEvent(kind="Pod", key=_key("Pod", ns, name), type="Normal", reason="Scheduled",
-                                            message=scheduled_message(ns, name, node), uid=uid), batch)
-        except Exception:  # noqa: BLE001 - an event is best effort: its bug never fails the binding
-            self._undo_since(batch, mark)
-            log.exception("store: the Scheduled event of pod %s/%s was not written", ns, name)
 
     batched = True
 
