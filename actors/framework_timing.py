@@ -21,7 +21,7 @@ import inspect
 
 from typing import Any, Awaitable, Callable, TypeVar
 
-from actors.metrics_sink import MetricsSink, code_name
+from actors.metrics_sink import MetricsSink
 from framework.runtime import Framework
 from framework.runtime.timing import StatusOf, no_status, status_first, status_itself, status_second
 
@@ -71,7 +71,9 @@ def _call(fn: Callable[..., T], args: tuple, kw: dict[str, Any], status_of: Stat
     except Exception:
         report("Error", timer() - start)
         raise
-    report(code_name(status_of(result)), timer() - start)
+    # code_name's, written out: the enum's `name` property is two Python calls; `_name_` is what it reads.
+    st = status_of(result)
+    report("Success" if st is None else st.code._name_, timer() - start)
     return result
 
 
@@ -84,7 +86,8 @@ async def _call_async(fn: Callable[..., Awaitable[T]], args: tuple, kw: dict[str
     except Exception:
         report("Error", timer() - start)
         raise
-    report(code_name(status_of(result)), timer() - start)
+    st = status_of(result)
+    report("Success" if st is None else st.code._name_, timer() - start)
     return result
 
 
@@ -147,18 +150,25 @@ class ExtensionPointTimer:
         except Exception:
             self._sink.extension_point(point, "Error", self._profile, timer() - start)
             raise
-        self._sink.extension_point(point, code_name(status_of(result)), self._profile, timer() - start)
+        st = status_of(result)
+        self._sink.extension_point(point, "Success" if st is None else st.code._name_, self._profile,
+                                   timer() - start)
         return result
 
-    def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> Awaitable[T]:
-        return _call_async(fn, args, {}, status_of, self._report(point), self._timer)
-
-    def _report(self, point: str) -> Callable[[str, float], None]:
-        sink, profile = self._sink, self._profile
-
-        def report(status: str, seconds: float) -> None:
-            sink.extension_point(point, status, profile, seconds)
-        return report
+    async def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        # As run, for a coroutine door (every binding cycle's PreBind and Bind): no
+        # reporting closure made per call.
+        timer = self._timer
+        start = timer()
+        try:
+            result = await fn(*args)
+        except Exception:
+            self._sink.extension_point(point, "Error", self._profile, timer() - start)
+            raise
+        st = status_of(result)
+        self._sink.extension_point(point, "Success" if st is None else st.code._name_, self._profile,
+                                   timer() - start)
+        return result
 
 
 def timed_frameworks(fwk: Framework, sink: MetricsSink, timer: Timer,
