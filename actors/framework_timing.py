@@ -133,12 +133,13 @@ class ExtensionPointTimer:
     point of one profile to the metrics sink: (point, status name, profile,
     seconds); a door that raises is reported as Error and raises on."""
 
-    __slots__ = ("_sink", "_profile", "_timer")
+    __slots__ = ("_sink", "_profile", "_timer", "_reports")
 
     def __init__(self, sink: MetricsSink, profile: str, timer: Timer) -> None:
         self._sink = sink
         self._profile = profile
         self._timer = timer
+        self._reports: dict[str, Callable[[str, float], None]] = {}  # run_async's, by point
 
     def run(self, point: str, status_of: StatusOf, fn: Callable[..., T], *args: Any) -> T:
         # _call's work written out: this runs for every cycle's PreFilter, PreScore, Score,
@@ -155,20 +156,18 @@ class ExtensionPointTimer:
                                    timer() - start)
         return result
 
-    async def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        # As run, for a coroutine door (every binding cycle's PreBind and Bind): no
-        # reporting closure made per call.
-        timer = self._timer
-        start = timer()
-        try:
-            result = await fn(*args)
-        except Exception:
-            self._sink.extension_point(point, "Error", self._profile, timer() - start)
-            raise
-        st = status_of(result)
-        self._sink.extension_point(point, "Success" if st is None else st.code._name_, self._profile,
-                                   timer() - start)
-        return result
+    def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> Awaitable[T]:
+        report = self._reports.get(point)
+        if report is None:  # a point's reporter is made once (every binding cycle's PreBind and Bind)
+            report = self._reports[point] = self._report(point)
+        return _call_async(fn, args, {}, status_of, report, self._timer)
+
+    def _report(self, point: str) -> Callable[[str, float], None]:
+        sink, profile = self._sink, self._profile
+
+        def report(status: str, seconds: float) -> None:
+            sink.extension_point(point, status, profile, seconds)
+        return report
 
 
 def timed_frameworks(fwk: Framework, sink: MetricsSink, timer: Timer,

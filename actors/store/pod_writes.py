@@ -38,7 +38,8 @@ class PodWrites:
         # Stored objects are never changed in place, so the new one shares every part
         # but the few dicts written here (a deep copy cost more than the scheduling).
         raw = dict(pod.raw)
-        raw["spec"] = {**section(raw.get("spec")), "nodeName": node}
+        spec = raw.get("spec")
+        raw["spec"] = {**(spec if type(spec) is dict else section(spec)), "nodeName": node}  # one copy
         status = raw["status"] = section(raw.get("status"))
         set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).

@@ -28,8 +28,8 @@ def without_version(raw: Mapping[str, Any]) -> dict[str, Any]:
 def section(value: Any) -> dict[str, Any]:
     """A stored object's section as a dict to write into (one an older version let in
     as null or a non-object is replaced, so a status write never fails on it). A
-    plain dict, the usual section, skips `typing.Mapping`'s isinstance (its generic
-    alias's check goes through two Python-level calls: ~6 us a bind)."""
+    plain dict, the usual section, skips `typing.Mapping`'s isinstance (the generic
+    alias's check goes through two Python-level calls: 0.75 -> 0.2 us a call, two a bind)."""
     if type(value) is dict:
         return dict(value)
     return dict(value) if isinstance(value, Mapping) else {}
