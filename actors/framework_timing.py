@@ -61,25 +61,31 @@ PLUGIN_METHODS: dict[str, dict[str, tuple[str, Callable[[Any], Any], bool]]] = {
 }
 
 
-def _call(fn: Callable[..., T], args: tuple, kw: dict[str, Any], status_of: StatusOf,
-          report: Callable[[str, float], None], timer: Timer) -> T:
-    """`fn(*args, **kw)`, reporting (status name, seconds) after it; an exception is
-    reported as Error and raised on."""
-    start = timer()
-    try:
-        result = fn(*args, **kw)
-    except Exception:
-        report("Error", timer() - start)
-        raise
-    # code_name's, written out: the enum's `name` property is two Python calls; `_name_` is what it reads.
-    st = status_of(result)
-    report("Success" if st is None else st.code._name_, timer() - start)
-    return result
+def _sync_method(plugin: Any, method: str, point: str, status_of: StatusOf, record: PluginRecord,
+                 timer: Timer) -> Callable[..., Any]:
+    """The plugin's `method`, looked up at each call, reporting (plugin, point, status
+    name, seconds) after it; an exception is reported as Error and raised on. One
+    frame a call (a sampled cycle's every plugin call goes through it)."""
+    name = plugin.name
+
+    def call(*args: Any, **kw: Any) -> Any:
+        start = timer()
+        try:
+            result = getattr(plugin, method)(*args, **kw)
+        except Exception:
+            record(name, point, "Error", timer() - start)
+            raise
+        # code_name's, written out: the enum's `name` property is two Python calls; `_name_` is what it reads.
+        st = status_of(result)
+        record(name, point, "Success" if st is None else st.code._name_, timer() - start)
+        return result
+    return call
 
 
 async def _call_async(fn: Callable[..., Awaitable[T]], args: tuple, kw: dict[str, Any], status_of: StatusOf,
                       report: Callable[[str, float], None], timer: Timer) -> T:
-    """_call for a coroutine function: the time until its result."""
+    """`await fn(*args, **kw)`, reporting (status name, seconds until its result) after
+    it; an exception is reported as Error and raised on."""
     start = timer()
     try:
         result = await fn(*args, **kw)
@@ -91,17 +97,17 @@ async def _call_async(fn: Callable[..., Awaitable[T]], args: tuple, kw: dict[str
     return result
 
 
-def timed(fn: Callable[..., Any], status_of: StatusOf, report: Callable[[str, float], None],
-          timer: Timer, is_async: bool) -> Callable[..., Any]:
-    """`fn` reporting (status name, seconds) after each call (_call)."""
-    if is_async:
-        def call_async(*args: Any, **kw: Any) -> Any:
-            return _call_async(fn, args, kw, status_of, report, timer)
-        return call_async
+def _async_method(plugin: Any, method: str, point: str, status_of: StatusOf, record: PluginRecord,
+                  timer: Timer) -> Callable[..., Any]:
+    """_sync_method for a coroutine method (a post_filter, pre_bind or bind)."""
+    name = plugin.name
 
-    def call(*args: Any, **kw: Any) -> Any:
-        return _call(fn, args, kw, status_of, report, timer)
-    return call
+    def report(status: str, seconds: float) -> None:
+        record(name, point, status, seconds)
+
+    def call_async(*args: Any, **kw: Any) -> Any:
+        return _call_async(getattr(plugin, method), args, kw, status_of, report, timer)
+    return call_async
 
 
 class TimedPlugin:
@@ -112,17 +118,12 @@ class TimedPlugin:
     def __init__(self, plugin: Any, methods: dict[str, tuple[str, Callable[[Any], Any], bool]],
                  record: PluginRecord, timer: Timer) -> None:
         self._plugin = plugin
-        self.name = name = plugin.name
+        self.name = plugin.name
         for method, (point, status_of, is_async) in methods.items():
             if hasattr(plugin, method):
-                def run(*args: Any, _m: str = method, **kw: Any) -> Any:
-                    return getattr(plugin, _m)(*args, **kw)
-
-                def report(status: str, seconds: float, _p: str = point) -> None:
-                    record(name, _p, status, seconds)
-
                 awaited = is_async or inspect.iscoroutinefunction(getattr(plugin, method))
-                setattr(self, method, timed(run, status_of, report, timer, awaited))
+                made = _async_method if awaited else _sync_method
+                setattr(self, method, made(plugin, method, point, status_of, record, timer))
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._plugin, attr)

@@ -92,3 +92,35 @@ def test_a_door_that_raises_is_reported_as_error_and_raises_on() -> None:
         with pytest.raises(RuntimeError, match="runtime bug"):
             run()
     assert sink.calls == [("extension_point", "Reserve", "Error", "p1"), ("extension_point", "Bind", "Error", "p1")]
+
+
+def test_a_timing_proxy_reports_each_call_by_its_status_code_name_and_runs_the_method_the_plugin_has_now() -> None:
+    from framework.types import Code, Status
+
+    class Plugin:
+        name = "P"
+
+        def reserve(self, state, pod, node):
+            return Status(Code.UnschedulableAndUnresolvable, "no")
+
+        def permit(self, state, pod, node):
+            raise RuntimeError("plugin bug")
+
+        async def pre_bind(self, state, pod, node):
+            return Status(Code.Wait)
+
+        def post_bind(self, state, pod, node):
+            return None
+
+    plugin, recorded, clock = Plugin(), [], iter(range(100))
+    methods = {**PLUGIN_METHODS["reserve"], **PLUGIN_METHODS["permit"], **PLUGIN_METHODS["preBind"],
+               **PLUGIN_METHODS["postBind"]}
+    proxy = TimedPlugin(plugin, methods, lambda *a: recorded.append(a), lambda: float(next(clock)))
+    assert proxy.reserve(None, None, "n1").code is Code.UnschedulableAndUnresolvable
+    with pytest.raises(RuntimeError, match="plugin bug"):
+        proxy.permit(None, None, "n1")
+    assert asyncio.run(proxy.pre_bind(None, None, "n1")).code is Code.Wait
+    plugin.post_bind = lambda state, pod, node: "replaced"  # looked up at each call
+    assert proxy.post_bind(None, None, "n1") == "replaced"
+    assert recorded == [("P", "Reserve", "UnschedulableAndUnresolvable", 1.0), ("P", "Permit", "Error", 1.0),
+                        ("P", "PreBind", "Wait", 1.0), ("P", "PostBind", "Success", 1.0)]
