@@ -160,15 +160,17 @@ class Outcomes:
     def _binding_succeeded(self, a: AssumedPod) -> None:
         pod = a.pod
         self.stats.scheduled += 1
-        self._attempt_ended(pod, SCHEDULED, a.started)
+        now = self.clock.now()  # one reading for the attempt's duration and both latencies
+        self._attempt_ended(pod, SCHEDULED, a.started, now)
         if a.qpi.initial_attempt_timestamp is not None:
-            self.stats.latencies.append(self.clock.now() - a.qpi.initial_attempt_timestamp / 1e9)
-        self.stats.bind_latencies.append(self.clock.now() - a.assumed_at)
+            self.stats.latencies.append(now - a.qpi.initial_attempt_timestamp / 1e9)
+        self.stats.bind_latencies.append(now - a.assumed_at)
         # Written with the binding when the pipeline's binder carried it (StoreClient.record_scheduled).
         self.store.record_scheduled(pod.namespace, pod.name, a.node_name, pod.meta.uid)
         a.fwk.run_post_bind(a.state, pod, a.node_name)
         if self.record is not None:
             self.record(f"bound:{pod.name}")
 
-    def _attempt_ended(self, pod: Pod, result: str, started: float) -> None:
-        self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, self.clock.now() - started))
+    def _attempt_ended(self, pod: Pod, result: str, started: float, now: float | None = None) -> None:
+        now = self.clock.now() if now is None else now
+        self.metrics.schedule_attempt(result, pod.scheduler_name, max(0.0, now - started))

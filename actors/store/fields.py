@@ -49,10 +49,10 @@ SYSTEM_FIELDS = ("uid", "creationTimestamp", "generation", "deletionTimestamp", 
 
 
 def _meta(raw: Any) -> Mapping[str, Any] | None:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # a plain dict skips the ABC's Python-level check
         return None
     meta = raw.get("metadata")
-    return meta if isinstance(meta, Mapping) else None
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else None
 
 
 def name_of(raw: Any) -> tuple[str, str] | None:
