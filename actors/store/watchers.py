@@ -24,7 +24,10 @@ class Watcher:
 class WatchHub:
     def __init__(self) -> None:
         self._watchers: dict[int, Watcher] = {}
-        self._by_kind: dict[str, list[Watcher]] = {}  # the watchers of a kind, in watch order (rebuilt on change)
+        # The sinks of a kind's watchers in watch order, made on first use and forgotten at
+        # every watch and unwatch: all of them, and all but the early ones (early_told).
+        self._by_kind: dict[str, tuple[Callable[[WatchEvent], None], ...]] = {}
+        self._late_by_kind: dict[str, tuple[Callable[[WatchEvent], None], ...]] = {}
         self._next_watch = 1
         self._early = 0  # how many watchers are early
 
@@ -35,15 +38,14 @@ class WatchHub:
     def tell(self, ev: WatchEvent, *, early_told: bool = False) -> None:
         """A committed change, to every watcher of its kind (`early_told`: but the
         early watchers, told at the hand-over already)."""
-        watchers = self._by_kind.get(ev.kind)
-        if watchers is None:
-            watchers = self._by_kind[ev.kind] = [w for w in self._watchers.values()
-                                                 if w.kinds is None or ev.kind in w.kinds]
-        for w in watchers:  # never changed in place: a watch or unwatch meanwhile makes a new list
-            if early_told and w.early:
-                continue
+        table = self._late_by_kind if early_told else self._by_kind
+        sinks = table.get(ev.kind)
+        if sinks is None:
+            sinks = table[ev.kind] = tuple(w.sink for w in self._watchers.values()
+                                           if (w.kinds is None or ev.kind in w.kinds) and not (early_told and w.early))
+        for sink in sinks:  # a tuple: a watch or unwatch meanwhile makes a new one
             try:  # _deliver's, written out: a call fewer a watcher and an event
-                w.sink(ev)
+                sink(ev)
             except MailboxClosed:
                 pass
 
@@ -71,14 +73,14 @@ class WatchHub:
         wid = self._next_watch
         self._next_watch += 1
         self._watchers[wid] = Watcher(kinds, sink, early)
-        self._by_kind = {}
+        self._by_kind, self._late_by_kind = {}, {}
         self._early += early
         return wid, rv
 
     def unwatch(self, wid: int) -> None:
         w = self._watchers.pop(wid, None)
         if w is not None:
-            self._by_kind = {}
+            self._by_kind, self._late_by_kind = {}, {}
             self._early -= w.early
 
 
