@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import tempfile
 import time
 from contextvars import ContextVar
@@ -19,7 +20,7 @@ from actors.store.sqlite import SQLiteBackend
 from bench.batching import batched_pods
 from bench.measure import BindTracker, Counters, Key, peak_rss_mb, percentile, stats_snapshot
 from bench.workloads import BenchWorkload
-from transport.daemon.gc_tuning import tune_after_start, untune
+from transport.daemon.gc_tuning import tune_after_start
 from transport.http.metrics import SchedulerMetrics
 
 APPLY_CHUNK = 500
@@ -102,13 +103,14 @@ async def background(w: BenchWorkload, apply: Any) -> None:
 @contextlib.contextmanager
 def daemon_collector() -> Iterator[None]:
     """The garbage collector as `ksched serve` runs it once listening (frozen start-up,
-    first threshold 50,000, the growth freezer on the loop), restored afterwards so a
-    test process running a bench keeps its own."""
+    first threshold 50,000), restored afterwards so a test process running a bench
+    keeps its own."""
     before = tune_after_start()
     try:
         yield
     finally:
-        untune(before)
+        gc.unfreeze()
+        gc.set_threshold(*before)
 
 
 @contextlib.asynccontextmanager
