@@ -22,6 +22,12 @@ everyone else hears at `settle`. When such a turn's commit fails, the early watc
 are told its changes undone and the views that held them are lost: a Bind derived
 from one is refused.
 
+A commit that lands while the turn loop only waits (overlapping it, nothing applied on
+top) is answered and published at once, from the writer's own wake-up (`_landed`, a
+callback the writer hands the event loop), not on the store's next turn: a burst's binds
+are acknowledged as soon as their commit is durable, and the burst's next commit still
+starts only when its grouping window ends (`_open_burst`).
+
 A backend without `start_commit` (the in-memory one, tests' gated backends) is
 awaited in place, as before: there is nothing to overlap, and nothing is told early.
 """
@@ -72,6 +78,9 @@ class _Awaited:
 # (Churn's one completion at a time: its delete, then its bind), is joined as soon
 # as the disk is done; a message that arrives meanwhile joins it at once anyway.
 SCHEDULER_GROUP_SECONDS = 0.02
+# A landed commit with more events than this is published by the store's task, in slices
+# (a callback cannot give the loop a turn between them): a bulk apply's, not a burst's binds.
+LANDED_EVENTS_MAX = 256
 _SCHEDULER_WRITES = (Bind, BindWithUpdates, UpdatePodStatus, EvictPods, RecordEvent)
 
 
@@ -93,6 +102,9 @@ class LocalCommit:
     def __init__(self, store: TurnHost) -> None:
         self._s = store
         self._in_flight: _InFlight | None = None
+        # A burst's commit answered at its landing (`_landed`) whose grouping window still
+        # decides when the next one starts: the burst goes on until a turn finds nothing to take.
+        self._open_burst: _InFlight | None = None
 
     async def before_turn(self, msgs: list[StoreMsg]) -> list[StoreMsg]:
         """The messages to apply this turn."""
@@ -108,11 +120,15 @@ class LocalCommit:
         return True
 
     def overlap(self) -> float | None:
-        """None when no commit is in flight; else how long the turn loop may let the
-        event loop run before it joins it (commits' recent time, less what has passed)."""
-        if self._in_flight is None:
+        """None when no commit is in flight (nor a burst's window open); else how long
+        the turn loop may let the event loop run before it joins it (commits' recent
+        time, less what has passed). Asked by the turn loop while it waits, a commit
+        that has landed is answered first (`_answer_landed`)."""
+        if self._s._loop.waiting:
+            self._answer_landed()
+        flight = self._in_flight if self._in_flight is not None else self._open_burst
+        if flight is None:
             return None
-        flight = self._in_flight
         if not flight.grouping and flight.commit.landed:
             return 0.0  # the disk is done: only a burst's binds wait for their group
         return max(0.0, flight.window - (time.perf_counter() - flight.commit.started_at))
@@ -120,7 +136,7 @@ class LocalCommit:
     async def finish_group(self, group: list[StoreMsg], batch: TurnRecord, pacer: Pacer) -> None:
         """Join the commit in flight (this turn was prepared on top of it), then hand
         this turn's writes to the backend; a turn without writes is answered at once."""
-        burst = self._in_flight is not None and self._in_flight.scheduler_only
+        burst = self._open_burst is not None or (self._in_flight is not None and self._in_flight.scheduler_only)
         if await self.settle(pacer, on_top=batch):
             batch = self.new_group()  # it was undone with the failed commit it sat on: again, without it
             for msg in group:
@@ -156,24 +172,56 @@ class LocalCommit:
         return _Awaited()
 
     def _waker(self) -> Callable[[], None]:
-        """For the writer thread: wake the turn loop's overlap when the commit has
-        landed, so a disk faster than its recent average is joined at once."""
-        loop, inbox = asyncio.get_running_loop(), self._s.inbox
+        """For the writer thread: once the commit has landed, have the event loop call
+        `_landed` (answer it now, or wake the turn loop's overlap)."""
+        loop = asyncio.get_running_loop()
 
         def landed() -> None:
             try:
-                loop.call_soon_threadsafe(inbox.nudge)
+                loop.call_soon_threadsafe(self._landed)
             except RuntimeError:  # the loop closed meanwhile: nobody overlaps anything
                 pass
         return landed
+
+    def _landed(self) -> None:
+        """On the event loop, as soon as a commit has landed: answer it now if the turn
+        loop is only waiting on it, then wake the overlap (which goes on for the rest
+        of a burst's grouping window, or ends)."""
+        if self._s._loop.waiting:
+            self._answer_landed()
+        self._s.inbox.nudge()
+
+    def _answer_landed(self) -> None:
+        """The commit in flight, if it has landed, answered and told to the watchers now.
+        Only while the turn loop waits on it (`TurnLoop.waiting`: nothing applied on top,
+        no turn paused halfway) and when its events are few enough to tell in one go."""
+        flight = self._in_flight
+        if flight is None or not flight.commit.landed or len(flight.batch.events) > LANDED_EVENTS_MAX:
+            return
+        self._in_flight = None
+        self._open_burst = flight if flight.scheduler_only else None
+        batch = self._join(flight, None)[0]
+        for ev in batch.events:
+            self._s._fan_out(ev, flight.early)
 
     async def settle(self, pacer: Pacer, on_top: TurnRecord | None = None) -> bool:
         """Join the commit in flight, then answer its callers and tell the watchers.
         `on_top` is a turn applied on top of it, not yet handed over: when the commit
         fails it is undone first (True: the caller applies it again)."""
         flight, self._in_flight = self._in_flight, None
+        self._open_burst = None  # a turn found nothing to take, or is handed over now
         if flight is None:
             return False
+        batch, failed = self._join(flight, on_top)
+        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
+            self._s._fan_out(ev, flight.early)
+            await pacer.step()
+        return failed
+
+    def _join(self, flight: _InFlight, on_top: TurnRecord | None) -> tuple[TurnRecord, bool]:
+        """The commit's end (`finish`: blocks until it has landed), its callers answered
+        and its events in the watch history, to be told to the watchers; whether `on_top`
+        was undone with it (the commit failed)."""
         batch, failed = flight.batch, False
         try:
             flight.commit.finish()
@@ -197,10 +245,7 @@ class LocalCommit:
         answer(batch.replies)
         for ev, size in zip(batch.events, batch.sizes):
             self._s._history.append(PastEvent.of(ev), size)
-        for ev in batch.events:  # in slices: a watcher's sink encodes, queues, may wake its reader
-            self._s._fan_out(ev, flight.early)
-            await pacer.step()
-        return failed
+        return batch, failed
 
     def _undo_early(self, undone: list[WatchEvent], first: int) -> None:
         """A turn the early watchers were told of (from resourceVersion `first`) failed:

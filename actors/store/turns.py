@@ -119,6 +119,9 @@ class TurnLoop:
         self._s = store  # the Store actor (actor.py): its handlers, undo log and commit duty
         self._work_time = work_time
         self._deferred: collections.deque[StoreMsg] = collections.deque()
+        # Only waiting on the commit in flight (in `_overlap`): nothing applied on top of it,
+        # no turn paused halfway, so LocalCommit may answer a commit that lands now.
+        self.waiting = False
 
     async def take(self, msgs: list[StoreMsg]) -> None:
         """The store's inbox gave `msgs`: run turns until nothing waits and no commit
@@ -149,15 +152,19 @@ class TurnLoop:
         cuts it short (it never waits for the scheduler's grouping)."""
         inbox = self._s.inbox
         seen = 0
-        await asyncio.sleep(0)  # one turn of the loop at least, however late the writer began
-        while True:
-            if inbox.holds(_CLIENT_WRITES, seen):
-                return
-            seen = len(inbox)
-            left = self._s._commit.overlap()
-            if left is None or left <= 0:
-                return
-            await inbox.next_put(left)
+        self.waiting = True
+        try:
+            await asyncio.sleep(0)  # one turn of the loop at least, however late the writer began
+            while True:
+                if inbox.closed or inbox.holds(_CLIENT_WRITES, seen):
+                    return
+                seen = len(inbox)
+                left = self._s._commit.overlap()
+                if left is None or left <= 0:
+                    return
+                await inbox.next_put(left)
+        finally:
+            self.waiting = False
 
     async def _turns(self) -> None:
         while self._deferred:

@@ -17,6 +17,7 @@ from actors.base import new_reply
 from actors.store import Store
 from actors.store.messages import Bind, Create, StoreMsg, Unavailable
 from actors.store.sqlite import SQLiteBackend
+from actors.store import local_commit
 from actors.store.turns import TurnRecord
 from tests.actors.store_helpers import pod, serving
 
@@ -123,3 +124,40 @@ async def test_a_create_prepared_on_a_commit_the_full_disk_refuses_is_applied_ag
     finally:
         await reopened.close()
     assert sorted(o["metadata"]["name"] for o in state.objects) == ["p0", "p1"] and state.resource_version == 2
+
+
+async def test_a_bind_in_a_burst_is_answered_when_its_commit_lands_before_the_burst_window_ends(tmp_path, monkeypatch):
+    # The burst's grouping window is made an hour long: the bind committed in it must be
+    # answered (and told to the watchers) by its commit's landing, not at the window's end.
+    monkeypatch.setattr(local_commit, "SCHEDULER_GROUP_SECONDS", 3600.0)
+    backend = HeldBackend(tmp_path, hold=2)
+    store = Observed(backend, until=lambda m: isinstance(m, Bind) and m.name == "p1")
+    seen: list[tuple[str, str]] = []
+    async with serving(store) as (_, client):
+        await client.apply([pod("p0"), pod("p1")])  # commit 1
+        await client.watch(lambda ev: seen.append((ev.obj.name, ev.obj.node_name)), kinds=frozenset({"Pod"}))
+        first = Bind(namespace="default", name="p0", node_name="n1", reply=new_reply())
+        store.tell(first)  # commit 2, held until the bind below is applied on top of it
+        await committing_bind(store, first)
+        second = Bind(namespace="default", name="p1", node_name="n2", reply=new_reply())
+        store.tell(second)  # commit 3: the burst's, with an hour's grouping window
+        await first.reply
+        bound = await asyncio.wait_for(second.reply, timeout=30)  # a guard: the window is an hour
+        window_left = store._commit.overlap()
+
+    assert bound["spec"]["nodeName"] == "n2" and backend.commits == 3
+    assert window_left is not None and window_left > 60  # answered inside the burst's window
+    assert seen[-2:] == [("p0", "n1"), ("p1", "n2")]  # both told in order, the second at its landing
+    reopened = SQLiteBackend(tmp_path)
+    try:
+        state = await reopened.load_all()
+    finally:
+        await reopened.close()
+    assert {o["metadata"]["name"]: o["spec"]["nodeName"] for o in state.objects} == {"p0": "n1", "p1": "n2"}
+
+
+async def committing_bind(store: Store, msg: Bind) -> None:
+    """Until the store has handed `msg`'s commit to the writer (loop turns, not time)."""
+    while not store.in_commit:
+        assert not msg.reply.done()
+        await asyncio.sleep(0)
