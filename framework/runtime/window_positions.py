@@ -17,7 +17,9 @@ def rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
     """The positions of the set `flags` (taken in rotation order from `start`), as
     positions of the unrotated list of `n`."""
     at = flags.nonzero()[0] + start
-    at[at >= n] -= n
+    # Ascending: the positions past the end are a tail, wrapped by one slice (a boolean
+    # mask's gather and scatter cost several times the whole rest).
+    at[int(at.searchsorted(n)):] -= n
     return at
 
 
@@ -38,7 +40,7 @@ def unset(size: int) -> np.ndarray:
 def rotation(start: int, count: int, n: int) -> np.ndarray:
     """The first `count` positions of a list of `n` in rotation order from `start`."""
     at = np.arange(start, start + count, dtype=np.intp)
-    at[at >= n] -= n
+    at[max(n - start, 0):] -= n  # the entries from n on, by a slice
     return at
 
 
