@@ -32,7 +32,8 @@ from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
 from framework.reductions import any_set, outside
-from framework.runtime.window_positions import rotated_positions, rotation, take, take_rotated, union, unset, window
+from framework.runtime.window_positions import (rotated_positions, rotated_where, rotation, take, take_rotated, union,
+                                                 unset, window)
 
 C = TypeVar("C")
 
@@ -288,7 +289,7 @@ class NodeLocalColumns:
             # pods of the next windows find theirs fresh (one call for several pods' nodes).
             moved = None if swept else self._moved(col, nodes, None)
             swept = True
-            self._refresh_filters(filtering, state, pod, col, nodes, rotation(start, refreshed, n), moved)
+            self._refresh_filters(filtering, state, pod, col, nodes, start, refreshed, moved)
         self.counts.rows_read += len(taken)
         self._view = (nodes, passing, start, refreshed)
         self._fcol = col
@@ -333,16 +334,20 @@ class NodeLocalColumns:
         return rows[stale]
 
     def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
-                         nodes: ColumnarNodes, positions: np.ndarray, moved: np.ndarray | None = None) -> None:
-        """Filter, in one call, the nodes at `positions` whose verdict is stale, and
-        those at `moved` (stale, elsewhere in the view)."""
+                         nodes: ColumnarNodes, start: int, count: int, moved: np.ndarray | None = None) -> None:
+        """Filter, in one call, the nodes among the `count` from `start` (rotation order)
+        whose verdict is stale, and those at `moved` (stale, elsewhere in the view)."""
         gen = self._table.generation  # type: ignore[union-attr]
         if col.fresh:
-            stale = positions
+            stale = rotation(start, count, len(nodes))
+        elif nodes.rows is self._table.all_rows:  # type: ignore[union-attr]
+            # Over the whole table positions are rows: the stale ones by slices.
+            stale = rotated_where(col.generation != gen, start, count)
         else:
+            positions = rotation(start, count, len(nodes))
             rows = nodes.rows[positions]
             stale = positions[col.generation[rows] != gen[rows]]
-        whole_range = len(stale) == len(positions)
+        whole_range = len(stale) == count
         if moved is not None and moved.size:
             stale, whole_range = union(stale, moved, len(nodes)), False
         if not stale.size:
@@ -433,8 +438,12 @@ class NodeLocalColumns:
             return None
         if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
             return self._filtered  # the usual first member: every node it filtered passed
-        at, rows, now = self._passed_ahead(view, passing, start, refreshed, gen)
-        wanted = at[col.generation[rows] != now]
+        if view.rows is self._table.all_rows:  # type: ignore[union-attr]
+            # Over the whole table positions are rows: the stale passing ones by slices.
+            wanted = rotated_where((col.generation != gen) & passing, start, refreshed)
+        else:
+            at, rows, now = self._passed_ahead(view, passing, start, refreshed, gen)
+            wanted = at[col.generation[rows] != now]
         if moved is not None and moved.size:
             wanted = union(wanted, moved, len(view))
         if self._ahead is not None and _same_positions(self._ahead[0], wanted):

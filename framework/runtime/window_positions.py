@@ -44,6 +44,21 @@ def rotation(start: int, count: int, n: int) -> np.ndarray:
     return at
 
 
+def rotated_where(flags: np.ndarray, start: int, count: int) -> np.ndarray:
+    """The positions among the first `count` (at most len(flags)) in rotation order from
+    `start` whose flag is set, in that order: rotation(start, count, n)[flags[...]] by
+    two slices, with no position list gathered."""
+    n = len(flags)
+    end = start + count
+    if end <= n:
+        at = flags[start:end].nonzero()[0]
+        at += start
+        return at
+    head = flags[start:].nonzero()[0]
+    head += start
+    return np.concatenate((head, flags[:end - n].nonzero()[0]))
+
+
 def window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
     """The verdicts, in rotation order from `start`, up to the `to_find`-th passing
     node (all of them when fewer pass), and whether every one of them passes."""

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from framework.runtime.window_positions import rotated_positions, rotation
+from framework.runtime.window_positions import rotated_positions, rotated_where, rotation
 
 
 @st.composite
@@ -30,3 +30,13 @@ def test_the_set_flags_of_a_rotated_window_name_their_unrotated_positions(window
     got = rotated_positions(flags, start, n)
     assert got.dtype == np.intp
     assert got.tolist() == [(start + i) % n for i in range(count) if flags[i]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_windows(), st.data())
+def test_the_set_flags_among_a_rotations_positions_come_in_rotation_order(window, data) -> None:
+    start, count, n = window
+    flags = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    got = rotated_where(flags, start, count)
+    assert got.dtype == np.intp
+    assert got.tolist() == [p for p in ((start + i) % n for i in range(count)) if flags[p]]
