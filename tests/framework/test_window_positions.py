@@ -10,33 +10,22 @@ from framework.runtime.window_positions import rotated_positions, rotated_where,
 
 
 @st.composite
-def _windows(draw):  # noqa: ANN202 - (start, count, n)
+def _windows(draw):  # noqa: ANN202 - (start, count, n, flags of n)
     n = draw(st.integers(1, 60))
-    return draw(st.integers(0, n - 1)), draw(st.integers(0, n)), n
+    flags = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
+    return draw(st.integers(0, n - 1)), draw(st.integers(0, n)), n, flags
 
 
 @settings(max_examples=300, deadline=None)
 @given(_windows())
-def test_a_rotation_lists_the_positions_from_start_wrapping_at_the_end(window) -> None:
-    start, count, n = window
-    assert rotation(start, count, n).tolist() == [(start + i) % n for i in range(count)]
-
-
-@settings(max_examples=300, deadline=None)
-@given(_windows(), st.data())
-def test_the_set_flags_of_a_rotated_window_name_their_unrotated_positions(window, data) -> None:
-    start, count, n = window
-    flags = np.array(data.draw(st.lists(st.booleans(), min_size=count, max_size=count)), dtype=np.bool_)
-    got = rotated_positions(flags, start, n)
-    assert got.dtype == np.intp
-    assert got.tolist() == [(start + i) % n for i in range(count) if flags[i]]
-
-
-@settings(max_examples=300, deadline=None)
-@given(_windows(), st.data())
-def test_the_set_flags_among_a_rotations_positions_come_in_rotation_order(window, data) -> None:
-    start, count, n = window
-    flags = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.bool_)
-    got = rotated_where(flags, start, count)
-    assert got.dtype == np.intp
-    assert got.tolist() == [p for p in ((start + i) % n for i in range(count)) if flags[p]]
+def test_a_rotations_positions_wrap_at_the_end_and_its_flagged_ones_keep_rotation_order(window) -> None:
+    start, count, n, flags = window
+    order = [(start + i) % n for i in range(count)]
+    assert rotation(start, count, n).tolist() == order
+    # Flags given in rotation order (a window's verdicts) name their unrotated positions...
+    by_order = rotated_positions(flags[:count], start, n)
+    # ...and flags given per position pick positions of the rotation, in its order.
+    by_position = rotated_where(flags, start, count)
+    assert by_order.dtype == by_position.dtype == np.intp
+    assert by_order.tolist() == [p for i, p in enumerate(order) if flags[i]]
+    assert by_position.tolist() == [p for p in order if flags[p]]
