@@ -32,8 +32,8 @@ from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
 from framework.reductions import any_set, outside
-from framework.runtime.window_positions import (rotated_positions, rotated_where, rotation, take, take_rotated, union,
-                                                 unset, window)
+from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
+                                                 union, unset, window)
 
 C = TypeVar("C")
 
@@ -342,7 +342,7 @@ class NodeLocalColumns:
             stale = rotation(start, count, len(nodes))
         elif nodes.rows is self._table.all_rows:  # type: ignore[union-attr]
             # Over the whole table positions are rows: the stale ones by slices.
-            stale = rotated_where(col.generation != gen, start, count)
+            stale = stale_in_rotation(col.generation, gen, start, count)
         else:
             positions = rotation(start, count, len(nodes))
             rows = nodes.rows[positions]
@@ -440,7 +440,7 @@ class NodeLocalColumns:
             return self._filtered  # the usual first member: every node it filtered passed
         if view.rows is self._table.all_rows:  # type: ignore[union-attr]
             # Over the whole table positions are rows: the stale passing ones by slices.
-            wanted = rotated_where((col.generation != gen) & passing, start, refreshed)
+            wanted = stale_in_rotation(col.generation, gen, start, refreshed, passing)
         else:
             at, rows, now = self._passed_ahead(view, passing, start, refreshed, gen)
             wanted = at[col.generation[rows] != now]

@@ -44,19 +44,23 @@ def rotation(start: int, count: int, n: int) -> np.ndarray:
     return at
 
 
-def rotated_where(flags: np.ndarray, start: int, count: int) -> np.ndarray:
-    """The positions among the first `count` (at most len(flags)) in rotation order from
-    `start` whose flag is set, in that order: rotation(start, count, n)[flags[...]] by
-    two slices, with no position list gathered."""
-    n = len(flags)
+def stale_in_rotation(computed: np.ndarray, current: np.ndarray, start: int, count: int,
+                      passing: np.ndarray | None = None) -> np.ndarray:
+    """The positions among the first `count` (at most len(current)) in rotation order
+    from `start` whose `computed` generation is not the `current` one (and, given
+    `passing`, whose verdict passes), in that order, for columns indexed by position:
+    by slices of the range itself, with no position list gathered."""
+    n = len(current)
     end = start + count
-    if end <= n:
-        at = flags[start:end].nonzero()[0]
-        at += start
-        return at
-    head = flags[start:].nonzero()[0]
-    head += start
-    return np.concatenate((head, flags[:end - n].nonzero()[0]))
+    found = []
+    for a, b in ((start, min(end, n)), (0, end - n)) if end > n else ((start, end),):
+        moved = computed[a:b] != current[a:b]
+        if passing is not None:
+            moved &= passing[a:b]
+        at = moved.nonzero()[0]
+        at += a
+        found.append(at)
+    return found[0] if len(found) == 1 else np.concatenate(found)
 
 
 def window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
