@@ -49,18 +49,23 @@ def stale_in_rotation(computed: np.ndarray, current: np.ndarray, start: int, cou
     """The positions among the first `count` (at most len(current)) in rotation order
     from `start` whose `computed` generation is not the `current` one (and, given
     `passing`, whose verdict passes), in that order, for columns indexed by position:
-    by slices of the range itself, with no position list gathered."""
+    compared by slices, with no position list gathered."""
     n = len(current)
     end = start + count
-    found = []
-    for a, b in ((start, min(end, n)), (0, end - n)) if end > n else ((start, end),):
-        moved = computed[a:b] != current[a:b]
+    if end <= n:  # a range that does not wrap: its own slices
+        moved = computed[start:end] != current[start:end]
         if passing is not None:
-            moved &= passing[a:b]
+            moved &= passing[start:end]
         at = moved.nonzero()[0]
-        at += a
-        found.append(at)
-    return found[0] if len(found) == 1 else np.concatenate(found)
+        at += start
+        return at
+    # A range that wraps: one comparison of the whole columns, then its two pieces.
+    moved = computed != current
+    if passing is not None:
+        moved &= passing
+    head = moved[start:].nonzero()[0]
+    head += start
+    return np.concatenate((head, moved[:end - n].nonzero()[0]))
 
 
 def window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:
