@@ -32,7 +32,8 @@ from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
 from framework.reductions import any_set, outside
-from framework.runtime.window_positions import rotated_positions, rotation, take, take_rotated, union, unset, window
+from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
+                                                 union, unset, window)
 
 C = TypeVar("C")
 
@@ -147,13 +148,16 @@ class NodeLocalColumns:
         self._view: tuple[ColumnarNodes, np.ndarray, int, int] | None = None
         self._ahead: tuple[np.ndarray, ColumnarNodes] | None = None
         self._filtered: ColumnarNodes | None = None  # this member's refresh, when all its nodes passed
+        # (this member's view, the positions its pass refreshed and found passing, their rows
+        # and generations): _passed_ahead's, shared by the score columns of one member
+        self._passing_ahead: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def reset(self) -> None:
         self._table = None
         self._clear()
         self._shape = None
         self._shapes.clear()
-        self._view = self._ahead = self._filtered = None
+        self._view = self._ahead = self._filtered = self._passing_ahead = None
 
     def _clear(self) -> None:
         for kept in (self._filters, self._scores, self._filter_of, self._score_of):
@@ -164,7 +168,7 @@ class NodeLocalColumns:
         the view is filtered and scored ahead)."""
         self._shape = self._shape_of(pod)
         self._members_left = members_left
-        self._view = self._ahead = self._filtered = self._fcol = None
+        self._view = self._ahead = self._filtered = self._fcol = self._passing_ahead = None
         self._sweep = False
 
     def begin_cycle(self, pod: Pod, world: Hashable) -> None:
@@ -285,7 +289,7 @@ class NodeLocalColumns:
             # pods of the next windows find theirs fresh (one call for several pods' nodes).
             moved = None if swept else self._moved(col, nodes, None)
             swept = True
-            self._refresh_filters(filtering, state, pod, col, nodes, rotation(start, refreshed, n), moved)
+            self._refresh_filters(filtering, state, pod, col, nodes, start, refreshed, moved)
         self.counts.rows_read += len(taken)
         self._view = (nodes, passing, start, refreshed)
         self._fcol = col
@@ -330,16 +334,20 @@ class NodeLocalColumns:
         return rows[stale]
 
     def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
-                         nodes: ColumnarNodes, positions: np.ndarray, moved: np.ndarray | None = None) -> None:
-        """Filter, in one call, the nodes at `positions` whose verdict is stale, and
-        those at `moved` (stale, elsewhere in the view)."""
+                         nodes: ColumnarNodes, start: int, count: int, moved: np.ndarray | None = None) -> None:
+        """Filter, in one call, the nodes among the `count` from `start` (rotation order)
+        whose verdict is stale, and those at `moved` (stale, elsewhere in the view)."""
         gen = self._table.generation  # type: ignore[union-attr]
         if col.fresh:
-            stale = positions
+            stale = rotation(start, count, len(nodes))
+        elif nodes.rows is self._table.all_rows:  # type: ignore[union-attr]
+            # Over the whole table positions are rows: the stale ones by slices.
+            stale = stale_in_rotation(col.generation, gen, start, count)
         else:
+            positions = rotation(start, count, len(nodes))
             rows = nodes.rows[positions]
             stale = positions[col.generation[rows] != gen[rows]]
-        whole_range = len(stale) == len(positions)
+        whole_range = len(stale) == count
         if moved is not None and moved.size:
             stale, whole_range = union(stale, moved, len(nodes)), False
         if not stale.size:
@@ -430,10 +438,12 @@ class NodeLocalColumns:
             return None
         if col.fresh and self._filtered is not None and len(self._filtered) == refreshed:
             return self._filtered  # the usual first member: every node it filtered passed
-        at = rotation(start, refreshed, len(view))
-        at = at[passing[at]]
-        rows = view.rows[at]
-        wanted = at[col.generation[rows] != gen[rows]]
+        if view.rows is self._table.all_rows:  # type: ignore[union-attr]
+            # Over the whole table positions are rows: the stale passing ones by slices.
+            wanted = stale_in_rotation(col.generation, gen, start, refreshed, passing)
+        else:
+            at, rows, now = self._passed_ahead(view, passing, start, refreshed, gen)
+            wanted = at[col.generation[rows] != now]
         if moved is not None and moved.size:
             wanted = union(wanted, moved, len(view))
         if self._ahead is not None and _same_positions(self._ahead[0], wanted):
@@ -441,6 +451,21 @@ class NodeLocalColumns:
         got = view if len(wanted) == len(view) else take(view, wanted)
         self._ahead = (wanted, got)
         return got
+
+    def _passed_ahead(self, view: ColumnarNodes, passing: np.ndarray, start: int, refreshed: int,
+                      gen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The positions this member's pass refreshed and found passing, their rows and
+        the rows' generations: the same for each score column this member reads (the
+        table does not move during its Score), so gathered once a member, not per plugin."""
+        got = self._passing_ahead
+        if got is not None and got[0] is self._view:
+            return got[1], got[2], got[3]
+        at = rotation(start, refreshed, len(view))
+        at = at[passing[at]]
+        rows = at if view.rows is view.table.all_rows else view.rows[at]  # over the whole table positions are rows
+        now = gen[rows]
+        self._passing_ahead = (self._view, at, rows, now)
+        return at, rows, now
 
     def _store(self, col: _ScoreColumn, rows: np.ndarray, raw: Sequence[int], gen: np.ndarray) -> bool:
         try:

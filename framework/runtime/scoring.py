@@ -17,6 +17,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
+from framework.plugins.helper import DefaultNormalizer, default_normalize_column
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
@@ -124,6 +125,20 @@ class NodeScoreList(Sequence[NodePluginScores]):
         return f"NodeScoreList({list(self)!r})"
 
 
+def _default_normalized_constant(ext: Any, raw: Sequence[int]) -> int | None:
+    """What upstream's DefaultNormalizeScore (`ext` a DefaultNormalizer) makes of each of
+    raw scores that are one integer `v` repeated: the column's maximum is `v`, so every
+    entry normalises as a column of that one entry does. None when the scores are not a
+    list of one repeated int64 value, or the columnar form declines (the general path answers)."""
+    if type(ext) is not DefaultNormalizer:
+        return None
+    value = _constant(raw)
+    if value is None:
+        return None
+    out = default_normalize_column(MAX_NODE_SCORE, ext.reverse, filled(1, value))
+    return None if out is None else int(out[0])
+
+
 def _int64_values(raw: Sequence[int]) -> np.ndarray:
     """`raw` as an int64 column (OverflowError, TypeError or ValueError past int64)."""
     constant = _constant(raw)
@@ -188,7 +203,12 @@ class Scoring:
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
             scored = list(raw) if trace is not None else raw
-            if ext is not None:
+            # Upstream's DefaultNormalizeScore of scores all alike (DynamicResources' zeros
+            # for a pod without claims): each normalises as one does, nothing else is read.
+            flat = _default_normalized_constant(ext, raw) if ext is not None and self.settings.use_columnar else None
+            if flat is not None:
+                raw = filled(len(raw), flat)
+            elif ext is not None:
                 try:
                     raw, st = self._normalize(ext, state, pod, nodes, raw)
                 except Exception as e:  # noqa: BLE001
@@ -197,8 +217,10 @@ class Scoring:
                     return NodeScoreList.empty(), _error(name, f'running Normalize on Score plugins: plugin "{name}" failed with: {st.message()}')
             # An int64 column (the usual answer of a columnar form or a normaliser) is used as it is.
             column = raw if type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE else _int_column(raw)
-            # Raw scores read from a column whose every stored value is in range need no check.
-            checked = ext is None and got is not None and node_local.read_in_range(pl)  # type: ignore[union-attr]
+            # Raw scores read from a column whose every stored value is in range need no check,
+            # nor scores all alike whose one value is.
+            checked = (MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE if flat is not None else
+                       ext is None and got is not None and node_local.read_in_range(pl))  # type: ignore[union-attr]
             if not checked and len(column) and outside(column, MIN_NODE_SCORE, MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])
                 return NodeScoreList.empty(), _error(

@@ -17,7 +17,9 @@ def rotated_positions(flags: np.ndarray, start: int, n: int) -> np.ndarray:
     """The positions of the set `flags` (taken in rotation order from `start`), as
     positions of the unrotated list of `n`."""
     at = flags.nonzero()[0] + start
-    at[at >= n] -= n
+    # Ascending: the positions past the end are a tail, wrapped by one slice (a boolean
+    # mask's gather and scatter cost several times the whole rest).
+    at[int(at.searchsorted(n)):] -= n
     return at
 
 
@@ -38,8 +40,32 @@ def unset(size: int) -> np.ndarray:
 def rotation(start: int, count: int, n: int) -> np.ndarray:
     """The first `count` positions of a list of `n` in rotation order from `start`."""
     at = np.arange(start, start + count, dtype=np.intp)
-    at[at >= n] -= n
+    at[max(n - start, 0):] -= n  # the entries from n on, by a slice
     return at
+
+
+def stale_in_rotation(computed: np.ndarray, current: np.ndarray, start: int, count: int,
+                      passing: np.ndarray | None = None) -> np.ndarray:
+    """The positions among the first `count` (at most len(current)) in rotation order
+    from `start` whose `computed` generation is not the `current` one (and, given
+    `passing`, whose verdict passes), in that order, for columns indexed by position:
+    compared by slices, with no position list gathered."""
+    n = len(current)
+    end = start + count
+    if end <= n:  # a range that does not wrap: its own slices
+        moved = computed[start:end] != current[start:end]
+        if passing is not None:
+            moved &= passing[start:end]
+        at = moved.nonzero()[0]
+        at += start
+        return at
+    # A range that wraps: one comparison of the whole columns, then its two pieces.
+    moved = computed != current
+    if passing is not None:
+        moved &= passing
+    head = moved[start:].nonzero()[0]
+    head += start
+    return np.concatenate((head, moved[:end - n].nonzero()[0]))
 
 
 def window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, bool]:

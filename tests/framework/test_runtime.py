@@ -1,6 +1,8 @@
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from framework.host_selection import select_host
 from framework.api.objects import Node, Pod
@@ -237,3 +239,24 @@ def test_the_same_invalid_score_on_every_node_still_aborts_the_cycle():
     fwk = make([ConstantScore("C", 101, False)], {"score": ["C"]}, {"C": 1})
     scores, st = fwk.run_score(CycleState(), pod(), three_nodes())
     assert st.code == Code.Error and 'returns an invalid score 101' in st.message()
+
+
+class _AlikeScore(ConstantScore):
+    def __init__(self, name, value, reverse):
+        from framework.plugins.helper import DEFAULT_NORMALIZER, REVERSE_NORMALIZER
+        self.name, self.value = name, value
+        self._ext = REVERSE_NORMALIZER if reverse else DEFAULT_NORMALIZER
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.integers(-300, 300), st.integers(-(1 << 70), 1 << 70)), st.booleans(), st.integers(1, 5),
+       st.integers(1, 4))
+def test_scores_all_alike_normalize_weigh_and_fail_as_the_per_node_path_does(value, reverse, weight, n) -> None:
+    snap = Snapshot.build([Node({"metadata": {"name": f"n{i}"}}) for i in range(n)], [])
+    got = []
+    for columnar in (True, False):
+        fwk = make([_AlikeScore("C", value, reverse)], {"score": ["C"]}, {"C": weight})
+        fwk.use_columnar = columnar
+        scores, status = fwk.run_score(CycleState(), pod(), snap.list())
+        got.append((status.code, status.message(), [(s.name, s.scores, s.total_score) for s in scores]))
+    assert got[0] == got[1]

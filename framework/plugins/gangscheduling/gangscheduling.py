@@ -31,7 +31,7 @@ from framework.api.groups import POD_GROUP_KEY
 from framework.api.objects import Pod
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Handle,
-    NodeToStatus, PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
+    SKIP, NodeToStatus, PostFilterResult, PreFilterResult, QueueingHint, SignPurpose, Status)
 from framework.node_info import NodeInfo
 from framework.plugins.gangscheduling.topology_pin import DomainPin
 from framework.workload.group_cycle import GROUP_CYCLE_KEY, GroupCycleState
@@ -127,10 +127,10 @@ class GangScheduling:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status | None]:
         if getattr(self.handle, "group_cycle", True) or not pod.scheduling_group:
-            return None, Status(Code.Skip)
+            return None, SKIP
         policy = self.policy_of(pod)
         if policy is None or not policy.gang or not (policy.required_topology_key or policy.preferred_topology_key):
-            return None, Status(Code.Skip)
+            return None, SKIP
         key = (pod.namespace, pod.scheduling_group)
         members = self.members(pod.namespace, pod.scheduling_group)
         pinned = [(p.key, p.node_name) for p in members if p.node_name]
