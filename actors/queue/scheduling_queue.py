@@ -22,6 +22,7 @@ import logging
 from typing import Any, Callable, Iterable
 
 from actors.events import unscheduled_pod_update_events
+from actors.metrics_sink import PENDING_QUEUES
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.class_wakes import ClassKey, ClassWakes, Monotone, signed_change
 from actors.queue.handover import handed_over
@@ -109,14 +110,14 @@ class SchedulingQueue:
 
     def pending_counts(self) -> dict[str, int]:
         """Sizes of every sub-queue, O(1): the pool keeps its gated count."""
+        return {**dict(zip(PENDING_QUEUES, self.pending_sizes())), "inFlight": len(self.in_flight)}
+
+    def pending_sizes(self) -> tuple[int, int, int, int]:
+        """scheduler_pending_pods' four sizes, in PENDING_QUEUES' order (active,
+        backoff, unschedulable, gated), O(1): no dict built, for the queue's turns."""
         gated = self.unschedulable.gated_count
-        return {
-            "active": len(self.active_q),
-            "backoff": len(self.backoff_q) + len(self.error_backoff_q),
-            "unschedulable": len(self.unschedulable) - gated,
-            "gated": gated,
-            "inFlight": len(self.in_flight),
-        }
+        return (len(self.active_q), len(self.backoff_q) + len(self.error_backoff_q),
+                len(self.unschedulable) - gated, gated)
 
     def where(self, pod_key: str) -> str:
         """"active", "backoff", "unschedulable", "gated", "inFlight" or ""."""
@@ -460,6 +461,11 @@ class SchedulingQueue:
             heap.remove(qpi.pod.key)
         self.unschedulable.put(qpi)
         return True
+
+    def sort_faulted(self) -> bool:
+        """Whether a QueueSort comparison raised since the faults were last taken
+        (retry_sort_faults has work)."""
+        return bool(self._less.faulted)
 
     def retry_sort_faults(self, now: float) -> list[str]:
         """Pods whose QueueSort comparison raised leave activeQ for the error
