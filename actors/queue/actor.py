@@ -232,10 +232,10 @@ class QueueActor(Actor[QueueMsg]):
         try:
             for msg in msgs:
                 self._apply(msg)
-                if q.sort_faulted():  # a QueueSort comparison raised while it was applied
+                if q.sort_faults:  # a QueueSort comparison raised while it was applied
                     q.retry_sort_faults(self.clock.now())
             self._deliver()
-            if q.sort_faulted():  # the pop's own comparisons
+            if q.sort_faults:  # the pop's own comparisons
                 q.retry_sort_faults(self.clock.now())
         except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
             raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
@@ -267,13 +267,13 @@ class QueueActor(Actor[QueueMsg]):
             case DeletePod(pod=pod, then=then):
                 q.delete(pod, now)
                 if then is not None:
-                    if q.sort_faulted():  # as after a message of its own
+                    if q.sort_faults:  # as after a message of its own
                         q.retry_sort_faults(now)
                     self._apply(then)
             case Pop(reply=reply, to=to, assumed=assumed):
                 if assumed:
                     self._apply(Assumed(pod_keys=assumed))
-                    if q.sort_faulted():  # as after a message of its own
+                    if q.sort_faults:  # as after a message of its own
                         q.retry_sort_faults(now)
                 if self._popping:
                     self._popper = to if to is not None else reply

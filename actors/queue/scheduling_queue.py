@@ -71,6 +71,9 @@ class SchedulingQueue:
         by_priority: bool = False,
     ) -> None:
         self._less = SortGuard(less, sort_plugin)
+        # Non-empty when a QueueSort comparison raised since the faults were last taken:
+        # retry_sort_faults has work (read by the actor after each operation).
+        self.sort_faults = self._less.faulted
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
         # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
         self._sort_generation = sort_generation
@@ -158,8 +161,11 @@ class SchedulingQueue:
     def next_backoff_expiry_ns(self) -> int | None:
         """The first instant (ns) at which flush_backoff_completed moves a pod (one ns
         past the head's expiry)."""
-        heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
-        return min(heads) + 1 if heads else None  # type: ignore[type-var,operator]
+        a, b = self.backoff_q.peek(), self.error_backoff_q.peek()
+        if a is None or b is None:
+            head = b if a is None else a
+            return None if head is None else head.backoff_expiration + 1  # type: ignore[operator]
+        return min(a.backoff_expiration, b.backoff_expiration) + 1  # type: ignore[type-var,operator]
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
@@ -461,11 +467,6 @@ class SchedulingQueue:
             heap.remove(qpi.pod.key)
         self.unschedulable.put(qpi)
         return True
-
-    def sort_faulted(self) -> bool:
-        """Whether a QueueSort comparison raised since the faults were last taken
-        (retry_sort_faults has work)."""
-        return bool(self._less.faulted)
 
     def retry_sort_faults(self, now: float) -> list[str]:
         """Pods whose QueueSort comparison raised leave activeQ for the error
