@@ -128,8 +128,13 @@ def _shared_memo(fwk: Any, points: tuple[str, ...], purpose: SignPurpose) -> Ide
     return memos.setdefault((tuple(points), purpose), IdentityMemo(_PlainParts.SIZE))
 
 
+# json.dumps with these arguments builds an encoder for each call; this one, made once,
+# gives the same text.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _CANONICAL.encode(value)
 
 
 class _PlainParts:
@@ -151,10 +156,16 @@ class _PlainParts:
 def _plain_parts(pod: Pod) -> tuple[str, str, str, str]:
     meta = pod.raw.get("metadata") or {}
     identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
-    return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")))
+    return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _SPECS.of(pod.raw.get("spec"), _canonical))
 
 
 _PLAIN = _PlainParts()
+# The canonical form of the last specs, by the spec object: pods created from one
+# template share their spec (the store admits it once per template), so a queue of
+# such pods encodes it once, not once for each pod it signs after the pod memo above
+# forgot it (a Churn completion's follower was last signed a queue's length ago).
+# Like a stored Pod, a stored spec is never changed in place.
+_SPECS: IdentityMemo[Any, str] = IdentityMemo(_PlainParts.SIZE)
 
 
 @dataclass(frozen=True, slots=True)
