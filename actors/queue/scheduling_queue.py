@@ -22,7 +22,6 @@ import logging
 from typing import Any, Callable, Iterable
 
 from actors.events import unscheduled_pod_update_events
-from actors.metrics_sink import PENDING_QUEUES
 from actors.queue.backoff_queue import backoff_duration_ns, backoff_less
 from actors.queue.class_wakes import ClassKey, ClassWakes, Monotone, signed_change
 from actors.queue.handover import handed_over
@@ -71,9 +70,7 @@ class SchedulingQueue:
         by_priority: bool = False,
     ) -> None:
         self._less = SortGuard(less, sort_plugin)
-        # Non-empty when a QueueSort comparison raised since the faults were last taken:
-        # retry_sort_faults has work (read by the actor after each operation).
-        self.sort_faults = self._less.faulted
+        self.sort_faults = self._less.faulted  # non-empty: a comparison raised, retry_sort_faults has work
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
         # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
         self._sort_generation = sort_generation
@@ -113,14 +110,13 @@ class SchedulingQueue:
 
     def pending_counts(self) -> dict[str, int]:
         """Sizes of every sub-queue, O(1): the pool keeps its gated count."""
-        return {**dict(zip(PENDING_QUEUES, self.pending_sizes())), "inFlight": len(self.in_flight)}
+        a, b, u, g = self.pending_sizes()
+        return {"active": a, "backoff": b, "unschedulable": u, "gated": g, "inFlight": len(self.in_flight)}
 
     def pending_sizes(self) -> tuple[int, int, int, int]:
-        """scheduler_pending_pods' four sizes, in PENDING_QUEUES' order (active,
-        backoff, unschedulable, gated), O(1): no dict built, for the queue's turns."""
-        gated = self.unschedulable.gated_count
-        return (len(self.active_q), len(self.backoff_q) + len(self.error_backoff_q),
-                len(self.unschedulable) - gated, gated)
+        """Active, backoff, unschedulable, gated (PENDING_QUEUES' order), no dict built."""
+        g = self.unschedulable.gated_count
+        return len(self.active_q), len(self.backoff_q) + len(self.error_backoff_q), len(self.unschedulable) - g, g
 
     def where(self, pod_key: str) -> str:
         """"active", "backoff", "unschedulable", "gated", "inFlight" or ""."""
@@ -161,11 +157,8 @@ class SchedulingQueue:
     def next_backoff_expiry_ns(self) -> int | None:
         """The first instant (ns) at which flush_backoff_completed moves a pod (one ns
         past the head's expiry)."""
-        a, b = self.backoff_q.peek(), self.error_backoff_q.peek()
-        if a is None or b is None:
-            head = b if a is None else a
-            return None if head is None else head.backoff_expiration + 1  # type: ignore[operator]
-        return min(a.backoff_expiration, b.backoff_expiration) + 1  # type: ignore[type-var,operator]
+        heads = [q.backoff_expiration for q in (self.backoff_q.peek(), self.error_backoff_q.peek()) if q is not None]
+        return min(heads) + 1 if heads else None  # type: ignore[type-var,operator]
 
     def next_leftover_time(self) -> float | None:
         """When the oldest unschedulable (not gated) pod reaches the 5-minute limit."""
