@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
@@ -84,7 +85,7 @@ class ProfileSigner:
         # Pod is never changed in place and signers are pure (SignPlugin), so a pod signed
         # again (a completion signs the woken pod and its follower in each cycle that
         # tries them, and again when the follower is tried next) gets the same answer.
-        self._signed: IdentityMemo[Pod, Hashable | None] = IdentityMemo(_PlainParts.SIZE)
+        self._signed: IdentityMemo[Pod, Hashable | None] = _shared_memo(fwk, points, purpose)
         # The signer that refused the last pod refused: asked first next time (a pod is
         # unsigned when any signer refuses it, whichever is asked first; PodTopologySpread
         # refuses every pod of a profile with default constraints, after the others).
@@ -110,8 +111,30 @@ class ProfileSigner:
         return (*_PLAIN.of(pod), tuple(fragments))
 
 
+# Signers of one Framework for the same points and purpose give a pod the same signature
+# (their plugins' sign_pod are pure), so they share the memo of their last pods: the
+# queue's class rules (actors/queue/class_rules.py) and the Scheduler's failure reuse
+# sign the same follower once a completion, not once each. By the Framework, weakly
+# (two pipelines in one process never share).
+_SHARED: "weakref.WeakKeyDictionary[Any, dict[tuple[tuple[str, ...], SignPurpose], IdentityMemo]]" = (
+    weakref.WeakKeyDictionary())
+
+
+def _shared_memo(fwk: Any, points: tuple[str, ...], purpose: SignPurpose) -> IdentityMemo:
+    try:
+        memos = _SHARED.setdefault(fwk, {})
+    except TypeError:  # an object that takes no weak reference: a memo of its own
+        return IdentityMemo(_PlainParts.SIZE)
+    return memos.setdefault((tuple(points), purpose), IdentityMemo(_PlainParts.SIZE))
+
+
+# json.dumps with these arguments builds an encoder for each call; this one, made once,
+# gives the same text.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _CANONICAL.encode(value)
 
 
 class _PlainParts:
@@ -133,10 +156,16 @@ class _PlainParts:
 def _plain_parts(pod: Pod) -> tuple[str, str, str, str]:
     meta = pod.raw.get("metadata") or {}
     identity_free = {k: meta.get(k) for k in ("labels", "annotations", "ownerReferences")}
-    return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _canonical(pod.raw.get("spec")))
+    return (pod.scheduler_name, pod.namespace, _canonical(identity_free), _SPECS.of(pod.raw.get("spec"), _canonical))
 
 
 _PLAIN = _PlainParts()
+# The canonical form of the last specs, by the spec object: pods created from one
+# template share their spec (the store admits it once per template), so a queue of
+# such pods encodes it once, not once for each pod it signs after the pod memo above
+# forgot it (a Churn completion's follower was last signed a queue's length ago).
+# Like a stored Pod, a stored spec is never changed in place.
+_SPECS: IdentityMemo[Any, str] = IdentityMemo(_PlainParts.SIZE)
 
 
 @dataclass(frozen=True, slots=True)

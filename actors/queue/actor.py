@@ -207,6 +207,7 @@ class QueueActor(Actor[QueueMsg]):
         self._popper: asyncio.Future | Callable[[Any], None] | None = None  # the waiting Pop's reply or `to`
         self._timer: Timer | None = None
         self._timer_at: float | None = None
+        self._timer_ns: int | None = None  # the queue instant _timer_at was worked out for
         self._popping = True  # False once stop_popping(): Pops are answered None
         self._held = False  # HoldPops: a bulk apply is being stored
 
@@ -227,12 +228,15 @@ class QueueActor(Actor[QueueMsg]):
 
     async def handle_turn(self, msgs: list[QueueMsg]) -> None:
         msg = msgs[0]
+        q = self.queue
         try:
             for msg in msgs:
                 self._apply(msg)
-                self.queue.retry_sort_faults(self.clock.now())
+                if q.sort_faults:  # a QueueSort comparison raised while it was applied
+                    q.retry_sort_faults(self.clock.now())
             self._deliver()
-            self.queue.retry_sort_faults(self.clock.now())  # the pop's own comparisons
+            if q.sort_faults:  # the pop's own comparisons
+                q.retry_sort_faults(self.clock.now())
         except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
             raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
         self._arm()
@@ -244,9 +248,9 @@ class QueueActor(Actor[QueueMsg]):
         return self.queue.pending_counts()
 
     def _publish_pending(self) -> None:
-        # O(1): the queue keeps its counts (the pool its gated count) as pods move.
-        counts = self.queue.pending_counts()
-        sizes = tuple(counts[name] for name in PENDING_QUEUES)
+        # O(1): the queue keeps its counts (the pool its gated count) as pods move; the
+        # sink hears them only when one moved (most turns of a completion move none or one).
+        sizes = self.queue.pending_sizes()
         if sizes == self._sizes:
             return
         self._sizes = sizes
@@ -263,12 +267,14 @@ class QueueActor(Actor[QueueMsg]):
             case DeletePod(pod=pod, then=then):
                 q.delete(pod, now)
                 if then is not None:
-                    q.retry_sort_faults(now)  # as after a message of its own
+                    if q.sort_faults:  # as after a message of its own
+                        q.retry_sort_faults(now)
                     self._apply(then)
             case Pop(reply=reply, to=to, assumed=assumed):
                 if assumed:
                     self._apply(Assumed(pod_keys=assumed))
-                    q.retry_sort_faults(now)  # as after a message of its own
+                    if q.sort_faults:  # as after a message of its own
+                        q.retry_sort_faults(now)
                 if self._popping:
                     self._popper = to if to is not None else reply
                 elif to is not None:
@@ -296,7 +302,7 @@ class QueueActor(Actor[QueueMsg]):
                 q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():
                 self._timer = None
-                self._timer_at = None
+                self._timer_at = self._timer_ns = None
                 q.flush_backoff_completed(now)
                 q.flush_unschedulable_leftover(now)
             case Counts(reply=reply):
@@ -327,8 +333,13 @@ class QueueActor(Actor[QueueMsg]):
     def _arm(self) -> None:
         if not self._popping:
             return
-        due = [t for t in (self.queue.next_backoff_expiry_ns(), self.queue.next_leftover_ns()) if t is not None]
-        when = clock_time_at(min(due)) if due else None
+        q = self.queue
+        backoff, leftover = q.next_backoff_expiry_ns(), q.next_leftover_ns()
+        due = leftover if backoff is None else backoff if leftover is None else min(backoff, leftover)
+        if due == self._timer_ns and due is not None:  # armed for this instant already (most turns)
+            return
+        self._timer_ns = due
+        when = clock_time_at(due) if due is not None else None
         if when == self._timer_at:
             return
         if self._timer is not None:
@@ -356,7 +367,7 @@ class QueueActor(Actor[QueueMsg]):
         self.stop_popping()
         if self._timer is not None:
             self._timer.cancel()
-        self._timer, self._timer_at = None, None
+        self._timer, self._timer_at, self._timer_ns = None, None, None
         self.inbox.close(drain=True)
 
 

@@ -70,6 +70,7 @@ class SchedulingQueue:
         by_priority: bool = False,
     ) -> None:
         self._less = SortGuard(less, sort_plugin)
+        self.sort_faults = self._less.faulted  # non-empty: a comparison raised, retry_sort_faults has work
         # A QueueSort whose order can change while pods sit in the heap (Coscheduling
         # after a group fails) exposes a generation; activeQ is re-heapified when it moves.
         self._sort_generation = sort_generation
@@ -109,14 +110,13 @@ class SchedulingQueue:
 
     def pending_counts(self) -> dict[str, int]:
         """Sizes of every sub-queue, O(1): the pool keeps its gated count."""
-        gated = self.unschedulable.gated_count
-        return {
-            "active": len(self.active_q),
-            "backoff": len(self.backoff_q) + len(self.error_backoff_q),
-            "unschedulable": len(self.unschedulable) - gated,
-            "gated": gated,
-            "inFlight": len(self.in_flight),
-        }
+        a, b, u, g = self.pending_sizes()
+        return {"active": a, "backoff": b, "unschedulable": u, "gated": g, "inFlight": len(self.in_flight)}
+
+    def pending_sizes(self) -> tuple[int, int, int, int]:
+        """Active, backoff, unschedulable, gated (PENDING_QUEUES' order), no dict built."""
+        g = self.unschedulable.gated_count
+        return len(self.active_q), len(self.backoff_q) + len(self.error_backoff_q), len(self.unschedulable) - g, g
 
     def where(self, pod_key: str) -> str:
         """"active", "backoff", "unschedulable", "gated", "inFlight" or ""."""

@@ -55,7 +55,10 @@ class SortGuard:
         return True
 
     def take_faults(self) -> dict[str, str]:
-        faults, self.faulted = self.faulted, {}
+        """The faults so far, logged; `faulted` is emptied in place (the queue reads
+        it between operations, without a call, to see whether there is work)."""
+        faults = dict(self.faulted)
+        self.faulted.clear()
         for key, why in faults.items():
             log.error("pod %s: %s", key, why)
         return faults

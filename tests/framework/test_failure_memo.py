@@ -240,3 +240,34 @@ def test_a_pod_refused_by_a_later_plugin_asks_it_first_next_time_and_signs_the_s
     fresh = ProfileSigner(_Profile([_Signing("First"), _Signing("Refusing", refuses=True),  # type: ignore[arg-type]
                                     _Signing("Last")]))
     assert signed is not None and fresh.sign(_labelled("c2", refuse=False), False) == signed
+
+
+def test_signers_of_one_profile_for_one_purpose_ask_its_plugins_once_for_a_pod_and_other_purposes_ask_again() -> None:
+    from framework.interface import SignPurpose
+    plugin = _Signing("Only")
+    profile = _Profile([plugin])
+    queue_side, scheduler_side = ProfileSigner(profile), ProfileSigner(profile)  # type: ignore[arg-type]
+    p = _labelled("a", refuse=False)
+    signature = queue_side.sign(p, False)
+    assert scheduler_side.sign(p, False) == signature and plugin.asked == ["a"]  # the first signer's answer
+    placement = ProfileSigner(profile, points=("preFilter",), purpose=SignPurpose.PLACEMENT)  # type: ignore[arg-type]
+    assert placement.sign(p, False) is not None and plugin.asked == ["a", "a"]  # its own memo
+    other = ProfileSigner(_Profile([plugin]))  # type: ignore[arg-type]
+    assert other.sign(p, False) == signature and plugin.asked == ["a", "a", "a"]  # another profile object
+
+
+def test_pods_sharing_one_spec_object_encode_it_once_and_sign_alike(monkeypatch) -> None:
+    import framework.failure_memo as fm
+    encoded: list[Any] = []
+    real = fm._canonical
+    monkeypatch.setattr(fm, "_canonical", lambda value: encoded.append(value) or real(value))
+    signer = ProfileSigner(build_frameworks(load_config(None), FrameworkHandle())["default-scheduler"])
+    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}  # one template's spec
+    pods = [Pod({"kind": "Pod", "metadata": {"name": f"p{i}", "uid": f"p{i}", "labels": {"app": "x"}}, "spec": spec})
+            for i in range(3)]
+    signatures = {signer.sign(p, False) for p in pods}
+    assert len(signatures) == 1 and None not in signatures
+    assert sum(1 for v in encoded if v is spec) == 1 and len(encoded) == 4  # the spec once, each pod's labels
+    copy = Pod({"kind": "Pod", "metadata": {"name": "c", "uid": "c", "labels": {"app": "x"}},
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})
+    assert signer.sign(copy, False) in signatures and len(encoded) == 6  # an equal spec object: encoded, equal
