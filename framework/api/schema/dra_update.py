@@ -17,7 +17,8 @@ IMMUTABLE = "field is immutable"
 
 def _section(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     v = raw.get(key)
-    return v if isinstance(v, Mapping) else {}
+    # (a dict asked first: typing's Mapping in isinstance costs ~15 times a type check)
+    return v if type(v) is dict or isinstance(v, Mapping) else {}
 
 
 def _immutable(path: str, new: Any, old: Any) -> list[ValidationError]:
