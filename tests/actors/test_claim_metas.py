@@ -87,13 +87,18 @@ def test_whenever_the_shortcut_takes_a_claim_the_walk_finds_nothing_and_stores_t
     assert taken > 0 and refused > 100  # both ways were tried
 
 
-def test_the_controllers_claim_is_taken_and_a_refused_part_is_left_to_the_walk() -> None:
+def test_the_controllers_claims_are_walked_once_per_shape_and_a_refused_part_is_left_to_the_walk() -> None:
+    claim_metas._clean.clear()
     before = claim_metas.proven_count
-    assert _same_as_the_walk(_claim(), True) and claim_metas.proven_count == before + 1
+    assert _same_as_the_walk(_claim(), True) and claim_metas.proven_count == before  # the first: walked
+    other = _with(_with(_claim(), ("metadata", "name"), "trainer-1-gpu-abcde"),
+                  ("metadata", "ownerReferences", 0, "uid"), "another-uid")
+    assert _same_as_the_walk(other, True) and claim_metas.proven_count == before + 1  # remembered
     bad = _with(_claim(), ("metadata", "ownerReferences", 0, "uid"), "")
     assert admitted_rest(bad, None, True) is None
     assert decode_stage("ResourceClaim", bad, None, True, lambda _ns: True, []).errors  # the walk reports it
-    assert admitted_rest(bad, None, True) is None  # the verdict remembered is the refusal
+    assert admitted_rest(bad, None, True) is None  # a refusal is never remembered: walked again
+    assert admitted_rest(_with(other, ("metadata", "name"), "Bad_Name"), None, True) is None  # the name: every time
 
 
 def test_a_clients_create_with_a_field_validation_mode_or_a_spec_is_not_taken() -> None:
