@@ -9,7 +9,8 @@ that very object as its spec, with no status, has a spec the chain already found
 stored objects are never changed in place, so the object still holds what was checked.
 Anything else (another object, even an equal one; a client's create, whose objects are
 decoded from the wire) is walked in full. The rest of such a claim (its metadata) is
-judged by its parts (claim_metas.py) and walked only when something there is new or wrong."""
+admitted once per shape (claim_metas.py): walked when its shape is new or something in it
+is refused."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -50,6 +51,7 @@ class AdmittedClaimSpecs:
 
     @staticmethod
     def rest_admitted(raw: Any, fv: str | None, strict: bool) -> dict[str, Any] | None:
-        """The decode stage's result for a proven claim without its spec, when its parts
-        pass (claim_metas.admitted_rest); None: decode it (the walk reports)."""
+        """The decode stage's result for a proven claim without its spec, when the walk
+        finds or found for its shape nothing wrong (claim_metas.admitted_rest); None:
+        decode it (the walk reports)."""
         return admitted_rest(raw, fv, strict)
