@@ -6,6 +6,7 @@ shape it does not know, is left to the walk."""
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,7 +37,7 @@ def _claim(labels: dict[str, Any] | None = None) -> dict[str, Any]:
     if labels is not None:
         meta["labels"] = labels
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": for_new_object({"metadata": meta}, 1_700_000_000.0, __import__("random").Random(7))["metadata"]}
+            "metadata": for_new_object({"metadata": meta}, 1_700_000_000.0, random.Random(7))["metadata"]}
 
 
 def _exact(value: Any) -> bytes:
