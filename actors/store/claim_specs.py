@@ -8,12 +8,15 @@ ResourceClaim create that names that template (messages.Create.template) and car
 that very object as its spec, with no status, has a spec the chain already found valid;
 stored objects are never changed in place, so the object still holds what was checked.
 Anything else (another object, even an equal one; a client's create, whose objects are
-decoded from the wire) is walked in full."""
+decoded from the wire) is walked in full. The rest of such a claim (its metadata) is
+admitted once per shape (claim_metas.py): walked when its shape is new or something in it
+is refused."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from actors.store.claim_metas import admitted_rest
 from framework.api.dra_kinds import ResourceClaimTemplate
 from framework.api.objects import KubeObject
 
@@ -45,3 +48,10 @@ class AdmittedClaimSpecs:
             return None
         self.proven_count += 1
         return spec
+
+    @staticmethod
+    def rest_admitted(raw: Any, fv: str | None, strict: bool) -> dict[str, Any] | None:
+        """The decode stage's result for a proven claim without its spec, when the walk
+        finds or found for its shape nothing wrong (claim_metas.admitted_rest); None:
+        decode it (the walk reports)."""
+        return admitted_rest(raw, fv, strict)

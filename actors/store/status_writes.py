@@ -48,7 +48,8 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
     if current is None:
         obj = chain.missing(sent, None)
         raise NotFound(f'{obj.kind} "{obj.key}" not found')
-    meta = sent.get("metadata") if isinstance(sent.get("metadata"), Mapping) else {}
+    meta = sent.get("metadata")
+    meta = meta if type(meta) is dict or isinstance(meta, Mapping) else {}  # (a dict asked first: the ABC is slow)
     want = meta.get("resourceVersion")
     if want and str(want) != current.meta.resource_version:
         raise Conflict.stale(current.kind, current.key)
@@ -92,7 +93,8 @@ def _with_status(stored: Mapping[str, Any], status: Any, finalizer: str) -> dict
     raw = {k: v for k, v in stored.items() if k != "status"}
     if status is not None:
         raw["status"] = status
-    meta = stored.get("metadata") if isinstance(stored.get("metadata"), Mapping) else {}
+    meta = stored.get("metadata")
+    meta = meta if type(meta) is dict or isinstance(meta, Mapping) else {}
     have = list(meta.get("finalizers") or [])
     if finalizer and finalizer not in have:
         raw["metadata"] = {**meta, "finalizers": have + [finalizer]}

@@ -103,7 +103,8 @@ class WriteChain:
             raw = {k: v for k, v in raw.items() if k != "spec"}
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
         raw = gated(key, raw, None, self.features)
-        raw = decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
+        rest = self.claim_specs.rest_admitted(raw, fv, self.rules.name_formats) if spec is not None else None
+        raw = rest if rest is not None else decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
         kind = strategy(key)
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
         if spec is not None:  # defaulted with its template (defaulting is idempotent)

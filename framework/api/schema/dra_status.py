@@ -115,9 +115,11 @@ def drop_deallocated_status_devices(new: Any, old: Mapping[str, Any]) -> Any:
     """kube-apiserver's dropDeallocatedStatusDevices (the claim strategy's PrepareForUpdate):
     an update that takes devices out of the allocation also takes their entries out of
     status.devices, so clients unaware of device status can deallocate."""
-    if not isinstance(new, dict) or not isinstance(new.get("status"), Mapping):
+    if not isinstance(new, dict):
         return new
-    status = new["status"]
+    status = new.get("status")
+    if type(status) is not dict and not isinstance(status, Mapping):  # (a dict asked first: typing's ABC is slow)
+        return new
     entries = status.get("devices")
     if not isinstance(entries, list):  # no device statuses to drop (the common case: asked first)
         return new

@@ -17,7 +17,9 @@ IMMUTABLE = "field is immutable"
 
 def _section(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     v = raw.get(key)
-    return v if isinstance(v, Mapping) else {}
+    if type(v) is dict:  # (asked first, and None below: typing's Mapping in isinstance costs ~20 times more)
+        return v
+    return v if v is not None and isinstance(v, Mapping) else {}
 
 
 def _immutable(path: str, new: Any, old: Any) -> list[ValidationError]:

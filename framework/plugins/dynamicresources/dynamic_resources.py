@@ -97,6 +97,8 @@ class DynamicResources(FilterEachNode):
         self._features = features if features is not None else Features()
         self._index: DeviceIndex | None = None
         self._slices_seen: int | None = None  # the view's revision when the slices were last read
+        self._class_raws: dict[str, Any] | None = None  # the classes by name, as last read, and when
+        self._classes_seen: int | None = None
         self._classes = ClassCheck(lambda name: self._handle.get_object("DeviceClass", "", name) is not None,
                                    self._features.prioritized_list)
         # pod uid -> (the pod object, the claim names it may use), for the claim hint's
@@ -184,7 +186,7 @@ class DynamicResources(FilterEachNode):
             held = self._held() if self.fast_filter \
                 else self.tracker.allocated(self._handle.list_objects("ResourceClaim"))
             s.held, s.held_mark = held, (self.tracker.flip_mark if self.fast_filter else None)
-            classes = {c.name: c.raw for c in self._handle.list_objects("DeviceClass") if isinstance(c, DeviceClass)}
+            classes = self._classes_by_name()
             index = self._device_index()
             try:
                 s.allocator = Allocator(features=self._features, classes=classes, slices=index.slices, allocated=held)
@@ -204,6 +206,16 @@ class DynamicResources(FilterEachNode):
         self.tracker.held_since(revision, changed, lambda key: self._handle.get_object(
             "ResourceClaim", *key.split("/", 1)), lambda: self._handle.list_objects("ResourceClaim"))
         return self.tracker.held_at()
+
+    def _classes_by_name(self) -> dict[str, Any]:
+        """The device classes by name (never changed: the allocator only reads them), read
+        again only when one changed (the view's journal; a view that cannot tell: always)."""
+        revision, changed = self._handle.changed_objects("DeviceClass", self._classes_seen)
+        self._classes_seen = revision
+        if self._class_raws is None or changed != []:
+            self._class_raws = {c.name: c.raw for c in self._handle.list_objects("DeviceClass")
+                                if isinstance(c, DeviceClass)}
+        return self._class_raws
 
     def _device_index(self) -> DeviceIndex:
         """The slices' index, built again only when one changed (the view's journal, else a compare)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from framework.api.dra_kinds import DeviceClass, ResourceClaim
+from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.objects import Node, Pod
 from framework.cache import Snapshot
 from framework.dra.allocator import Features
@@ -90,3 +90,30 @@ def test_the_plugin_asks_its_view_for_each_class_at_every_pre_filter() -> None:
         f"request {request}: device class {class_name} does not exist")
     objects.put(DeviceClass(m.device_class()))
     assert plugin.pre_filter(CycleState(), pod, snap.list())[1] is None
+
+
+def test_a_class_changed_or_removed_between_two_pods_is_what_the_next_pods_filter_reads() -> None:
+    claim = ResourceClaim({**m.resource_claim("gpu-claim", count=1), "metadata": {
+        "name": "gpu-claim", "namespace": "default", "uid": "gpu-claim-uid", "resourceVersion": "5"}})
+    objects = InMemoryObjects([claim, ResourceSlice(m.resource_slice()),
+                               DeviceClass(m.device_class(expression='device.driver == "other.example.com"'))])
+    snap = Snapshot.build([Node({"metadata": {"name": "node-1"}})], [])
+    plugin = DynamicResources(FrameworkHandle(snapshot=snap, objects=objects), features=Features())
+    pod = Pod({"metadata": {"name": "p", "namespace": "default", "uid": "p-uid"},
+               "spec": {"containers": [{"name": "c", "image": "x"}],
+                        "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]}})
+    [node] = snap.list()
+
+    def filtered() -> Status | None:
+        state = CycleState()
+        assert plugin.pre_filter(state, pod, snap.list())[1] is None
+        return plugin.filter(state, pod, node)
+
+    assert filtered() is not None  # the class selects no device of the slice
+    assert filtered() is not None  # (read again from what it kept: the same answer)
+    objects.put(DeviceClass(m.device_class()))  # now it selects the slice's GPUs
+    assert filtered() is None
+    objects.put(DeviceClass(m.device_class(expression='device.driver == "other.example.com"')))
+    assert filtered() is not None
+    objects.delete("DeviceClass", DeviceClass(m.device_class()).key)
+    assert plugin.pre_filter(CycleState(), pod, snap.list())[1] is not None  # a missing class: refused
