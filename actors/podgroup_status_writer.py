@@ -306,6 +306,9 @@ class PodGroupStatusWriter(Actor[WriterMsg]):
             except MailboxClosed:
                 self.dirty.clear()
                 return  # the store is stopping
+        # Drained: clear() gives the set its smallest table again. pop() leaves the table a
+        # burst grew it to, and each later pop() scans it from where the last one stopped.
+        self.dirty.clear()
 
     async def _write_one(self, ns: str, name: str) -> None:
         raw = await self.store.get("PodGroup", ns, name)

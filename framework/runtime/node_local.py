@@ -399,7 +399,7 @@ class NodeLocalColumns:
         gen = table.generation
         moved = col.generation[at] != gen[at]
         # Nearly every read finds its window fresh: counted first, positions only when some moved.
-        stale = moved.nonzero()[0] if np.count_nonzero(moved) else _NONE
+        stale = moved.nonzero()[0] if any_set(moved) else _NONE
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:

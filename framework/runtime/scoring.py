@@ -17,7 +17,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
-from framework.plugins.helper import DefaultNormalizer, default_normalize_column
+from framework.plugins.helper import DefaultNormalizer, default_normalize_column, uniform_value
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
@@ -62,9 +62,10 @@ def filled(size: int, value: int) -> np.ndarray:
 def _constant(scores: Sequence[int]) -> int | None:
     """The one integer (within int64) every entry of a list of scores equals, else None:
     its int64 column is np.full's, with no element converted one by one (a plugin
-    with nothing to say, DynamicResources for a pod without claims, gives [0] * n)."""
+    with nothing to say gives [0] * n), or of an int64 column of one element seen n times
+    (DynamicResources' zeros_column for a pod without claims), read without a scan."""
     if type(scores) is not list or not scores:
-        return None
+        return uniform_value(scores)
     first = scores[0]
     if type(first) is not int or not _INT64[0] <= first <= _INT64[1] or scores.count(first) != len(scores):
         return None
@@ -206,8 +207,8 @@ class Scoring:
             # Upstream's DefaultNormalizeScore of scores all alike (DynamicResources' zeros
             # for a pod without claims): each normalises as one does, nothing else is read.
             flat = _default_normalized_constant(ext, raw) if ext is not None and self.settings.use_columnar else None
-            if flat is not None:
-                raw = filled(len(raw), flat)
+            if flat is not None:  # a read-only column of that one value is kept as it is
+                raw = raw if flat == uniform_value(raw) else filled(len(raw), flat)
             elif ext is not None:
                 try:
                     raw, st = self._normalize(ext, state, pod, nodes, raw)

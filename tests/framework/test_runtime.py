@@ -1,5 +1,6 @@
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -248,15 +249,25 @@ class _AlikeScore(ConstantScore):
         self._ext = REVERSE_NORMALIZER if reverse else DEFAULT_NORMALIZER
 
 
+class _AlikeColumn(_AlikeScore):
+    """The same scores as one int64 element seen through a stride of 0 (zeros_column's form)."""
+
+    def score_nodes(self, state, pod, nodes):
+        return np.broadcast_to(np.int64(self.value), (len(nodes),)), None
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.integers(-300, 300), st.integers(-(1 << 70), 1 << 70)), st.booleans(), st.integers(1, 5),
        st.integers(1, 4))
 def test_scores_all_alike_normalize_weigh_and_fail_as_the_per_node_path_does(value, reverse, weight, n) -> None:
     snap = Snapshot.build([Node({"metadata": {"name": f"n{i}"}}) for i in range(n)], [])
+    forms = [(_AlikeScore, True), (_AlikeScore, False)]
+    if -(1 << 63) <= value < 1 << 63:
+        forms.append((_AlikeColumn, True))
     got = []
-    for columnar in (True, False):
-        fwk = make([_AlikeScore("C", value, reverse)], {"score": ["C"]}, {"C": weight})
+    for plugin, columnar in forms:
+        fwk = make([plugin("C", value, reverse)], {"score": ["C"]}, {"C": weight})
         fwk.use_columnar = columnar
         scores, status = fwk.run_score(CycleState(), pod(), snap.list())
         got.append((status.code, status.message(), [(s.name, s.scores, s.total_score) for s in scores]))
-    assert got[0] == got[1]
+    assert all(g == got[1] for g in got)

@@ -141,3 +141,20 @@ async def test_pods_without_a_group_label_cost_the_writer_no_message_and_no_wait
         assert len(writer.inbox) >= 2  # the group's events and its member's reach it
         await writer.flush()
         assert asked == [1]
+
+
+async def test_the_writers_dirty_set_drained_after_a_burst_gets_its_smallest_table_back() -> None:
+    import sys
+
+    from actors.pipeline import Pipeline
+    from actors.podgroup_status_writer import PodGroupStatusWriter
+    from tests.gang.test_gang_pipeline import config, objs
+
+    async with Pipeline(config()) as p:
+        writer = await PodGroupStatusWriter.attach(p.client, p.list_waiting)
+        await p.client.apply(objs("PodGroup", [pod_group("g", 2)]))
+        for i in range(2000):  # a burst of groups (gone ones: nothing written for them)
+            writer.touch("default", f"gone-{i}")
+        await writer.flush()
+        assert not writer.dirty and sys.getsizeof(writer.dirty) == sys.getsizeof(set())  # pop() keeps the burst's table
+        assert (await p.client.get("PodGroup", "default", "g"))["status"]["phase"] == "Pending"

@@ -41,7 +41,7 @@ from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.dynamicresources.victims import DeviceRelease
 from framework.plugins.dynamicresources.args import DynamicResourcesArgs, parse_args
 from framework.plugins.dynamicresources.scoring import any_first_available, node_scores
-from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state
+from framework.plugins.helper import DEFAULT_NORMALIZER, DefaultNormalizer, FilterEachNode, read_state, zeros_column
 from framework.plugins.helper.signing import ALL_SIGNED
 from framework.node_table import columnar_table
 from framework.reductions import column_min
@@ -381,12 +381,12 @@ class DynamicResources(FilterEachNode):
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         scores, status = self.score_nodes(state, pod, [node_info])
-        return (scores[0] if scores else 0), status
+        return (int(scores[0]) if len(scores) else 0), status
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple["list[int] | np.ndarray", Status | None]:
         s = state.get(STATE_KEY)
         if s is None or not self._features.prioritized_list or not any_first_available(s.claims):
-            return [0] * len(nodes), None  # no claim with a prioritized list: every node 0 (no names gathered)
+            return zeros_column(len(nodes)), None  # no claim with a prioritized list: every node 0 (no names gathered)
         return node_scores(s.claims, s.node_allocations, [ni.name for ni in nodes], NAME)
 
     def score_extensions(self) -> DefaultNormalizer:

@@ -196,6 +196,24 @@ def default_normalize_column(max_priority: int, reverse: bool, scores: np.ndarra
     return max_priority - quotient if reverse else quotient
 
 
+# One int64 zero seen through a stride of 0: every slice of it is a read-only column of
+# zeros made without writing them, and known to be all alike without reading them.
+_ZEROS = np.broadcast_to(np.zeros(1, dtype=np.int64), (1 << 59,))  # bytes seen stay within intp
+
+
+def zeros_column(size: int) -> np.ndarray:
+    """`size` int64 zeros as one read-only column (a plugin with nothing to say of any node)."""
+    return _ZEROS[:size]
+
+
+def uniform_value(column: Any) -> int | None:
+    """The one value of a non-empty int64 column whose every entry is the same element (a
+    stride of 0, as zeros_column's), read without a scan; None for any other column."""
+    if type(column) is not np.ndarray or column.strides != (0,) or column.dtype != np.int64 or not column.size:
+        return None
+    return int(column[0])
+
+
 class DefaultNormalizer:
     """ScoreExtensions whose NormalizeScore is upstream's
     helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores), per node list and

@@ -19,6 +19,8 @@ from typing import Any, Union
 
 import numpy as np
 
+from framework.reductions import count_set
+
 Value = Union[int, float, bool, np.ndarray]
 
 
@@ -33,14 +35,22 @@ def keep(cond: Any, a: Any) -> Any:
     """`a` where `cond` holds, else 0 (`a` itself, column or not, where it holds
     everywhere: the common case costs one count and no new column)."""
     if isinstance(cond, np.ndarray):
-        return a if np.count_nonzero(cond) == cond.size else np.where(cond, a, 0)
+        return a if count_set(cond) == cond.size else np.where(cond, a, 0)
     return a if cond else 0
+
+
+def collapsed(cond: Any) -> Any:
+    """`cond`, or plain True for a column that holds everywhere: keep, select and & then
+    take their one-value path (the same values, with no count or new column per use)."""
+    if type(cond) is np.ndarray and count_set(cond) == cond.size:
+        return True
+    return cond
 
 
 def anywhere(cond: Any) -> bool:
     """Whether `cond` holds for one node (a bool) or for any node of a column."""
     if isinstance(cond, np.ndarray):
-        return np.count_nonzero(cond) > 0
+        return count_set(cond) > 0
     return bool(cond)
 
 

@@ -17,7 +17,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
 from framework.interface import MAX_NODE_SCORE, SKIP, CycleState, Handle, SignPurpose, Status
-from framework.plugins.helper.elementwise import divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
+from framework.plugins.helper.elementwise import collapsed, divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
     ResourceAllocationScorer,
@@ -87,7 +87,7 @@ def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]
 
 def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
     capacities = [to_float(divisor(alloc)) for alloc in allocatable]
-    offered = [alloc != 0 for alloc in allocatable]
+    offered = [collapsed(alloc != 0) for alloc in allocatable]  # counted once for both scores
     with_pod = balanced_resource_score(requested, allocatable, capacities, offered)
     without_pod = balanced_resource_score(allocated, allocatable, capacities, offered)
     half = MAX_NODE_SCORE // 2

@@ -35,7 +35,7 @@ from framework.cache import NodeInfo
 from framework.identity_memo import IdentityMemo
 from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
-from framework.plugins.helper.elementwise import divisor, keep, select
+from framework.plugins.helper.elementwise import collapsed, divisor, keep, select
 
 # (requested with the pod, requested without it, allocatable) -> score; each entry an
 # integer (one node) or a numpy column (many nodes), the score likewise.
@@ -227,7 +227,7 @@ class ResourceAllocationScorer:
                 alloc, used = 0, 0
             else:
                 alloc, used = amounts(k)
-            offered = alloc != 0
+            offered = collapsed(alloc != 0)  # every node offering it: counted once, not per keep()
             allocatable.append(alloc)
             allocated.append(keep(offered, used))
             requested.append(keep(offered, used + pod_request))

@@ -290,7 +290,9 @@ def test_score_prefers_the_node_whose_allocation_takes_the_earlier_first_availab
     assert status is None and scores == [8, 7]  # 8 - the chosen subrequest's position
     plain, _, snap = _world(_claim())
     state, _, _ = _filter(plain, _pod(), snap)
-    assert plain.score_nodes(state, _pod(), snap.list()) == ([0, 0], None)
+    zeros, status = plain.score_nodes(state, _pod(), snap.list())
+    assert status is None and zeros.tolist() == [0, 0] and zeros.strides == (0,)  # no claim: one zero, read-only
+    assert not zeros.flags.writeable
 
 
 def test_filter_gives_up_on_a_node_once_its_filter_timeout_has_passed() -> None:
