@@ -23,6 +23,7 @@ from framework.node_table import ColumnarNodes
 from framework.interface import Code, CycleState, NodePluginScores, Status
 from framework.runtime import Framework, run_unsuspended
 from framework.runtime.node_local import NodeLocalColumns
+from framework.runtime.window_positions import rotation
 
 if TYPE_CHECKING:
     from framework.batching import Batching
@@ -251,9 +252,7 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
         if len(chunk) < size:
             chunk += nodes[:size - len(chunk)]
         if rows is not None:
-            positions = np.arange(first, first + size, dtype=np.intp)
-            positions[positions >= n] -= n
-            chunk = ColumnarNodes(chunk, rows[positions], nodes.table)
+            chunk = ColumnarNodes(chunk, rows[rotation(first, size, n)], nodes.table)
         failed = fwk.run_filter_nodes_failed(state, pod, chunk)
         done += size
         if not failed:

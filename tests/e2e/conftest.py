@@ -56,13 +56,23 @@ class DaemonProcess:
     def server(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> "DaemonProcess":
-        self.port, self.http_port = free_ports(2)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "transport.cli.main", "serve", "--data-dir", str(self.data_dir),
-             "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
-            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.preexec_fn)
-        poll(self._ready, "the daemon's /readyz")
+    def start(self, attempts: int = 3) -> "DaemonProcess":
+        """Start on free ports. A port found free can be taken by another process
+        before the daemon binds it (ephemeral ports are shared with every outgoing
+        connection on the machine): the daemon then refuses to start, and only that
+        refusal is retried on fresh ports."""
+        for attempt in range(attempts):
+            self.port, self.http_port = free_ports(2)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "transport.cli.main", "serve", "--data-dir", str(self.data_dir),
+                 "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
+                cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.preexec_fn)
+            try:
+                poll(self._ready, "the daemon's /readyz")
+                return self
+            except AssertionError as refused:
+                if "address already in use" not in str(refused) or attempt == attempts - 1:
+                    raise
         return self
 
     def _ready(self) -> bool | None:
