@@ -15,7 +15,8 @@ then the store writes it (actor.py: AlreadyExists, the size limit, resourceVersi
 A new pod whose spec was admitted for an earlier pod of its template (pod_specs.py:
 same exact encoding, fieldValidation, name formats, PriorityClass basis) takes that
 admitted spec: decode keeps it unwalked, priority admission is skipped, and its
-parsed part is shared; only its metadata and status go through each stage.
+parsed part is shared; only its metadata and status go through each stage, and their
+walk is remembered per shape (pod_metas.py).
 The kind is decided once, at the chain's start (`kind_key`), and handed to each
 stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
@@ -39,6 +40,7 @@ from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import decode_stage, decoded
 from actors.store.gates import gated
 from actors.store.messages import Conflict, Invalid, refuse
+from actors.store import pod_metas
 from actors.store.pod_specs import AdmittedPodSpecs
 from actors.store.sharing import share_containers
 from actors.store.strategies import strategy
@@ -46,6 +48,7 @@ from framework.api.errors import ValidationError
 from framework.api.groups import POD_GROUP_KEY, kind_key
 from framework.api.objects import KubeObject, PriorityClass, parse_as
 from framework.api.pod import share_parsed_spec
+from framework.api.schema import SchemaVerdict
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
 from framework.kueue.pods import kueue_pod_defaults
@@ -136,7 +139,9 @@ class WriteChain:
         spec = self.pod_specs.proven(memo)
         if spec is not None:
             raw = {**raw, "spec": spec}  # in its place, kept uncopied and unwalked by decode
-        checked = decode_stage("Pod", raw, fv, self.rules.name_formats, self._namespace_exists, said, spec)
+        rest = pod_metas.admitted_rest(raw, fv, self.rules.name_formats, spec) if spec is not None else None
+        checked = SchemaVerdict(rest, []) if rest is not None else \
+            decode_stage("Pod", raw, fv, self.rules.name_formats, self._namespace_exists, said, spec)
         refuse(checked.errors)
         kind = strategy("Pod")
         raw = kind.defaulted(checked.raw) if isinstance(checked.raw, dict) else checked.raw

@@ -55,10 +55,10 @@ def _same_as_the_walk(raw: Any, strict: bool) -> bool:
     return True
 
 
-def _mutations(base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """`base` with each value of its metadata replaced by bad and odd ones, removed, or
+def mutations(base: dict[str, Any], tops: tuple[str, ...] = ("metadata",)) -> Iterator[dict[str, Any]]:
+    """`base` with each value under its `tops` replaced by bad and odd ones, removed, or
     given a neighbour; lists emptied and doubled."""
-    for path in list(_leaves(base["metadata"], ("metadata",))):
+    for path in [p for top in tops if top in base for p in _leaves(base[top], (top,))]:
         for new in BAD:
             yield _with(base, path, new)
         if len(path) > 1:
@@ -80,7 +80,7 @@ def test_whenever_the_shortcut_takes_a_claim_the_walk_finds_nothing_and_stores_t
         strict: bool, labels: dict[str, Any] | None) -> None:
     taken = refused = 0
     base = _claim(labels)
-    for raw in [base, *_mutations(base)]:
+    for raw in [base, *mutations(base)]:
         if _same_as_the_walk(raw, strict):
             taken += 1
         else:
@@ -89,12 +89,12 @@ def test_whenever_the_shortcut_takes_a_claim_the_walk_finds_nothing_and_stores_t
 
 
 def test_the_controllers_claims_are_walked_once_per_shape_and_a_refused_part_is_left_to_the_walk() -> None:
-    claim_metas._clean.clear()
-    before = claim_metas.proven_count
-    assert _same_as_the_walk(_claim(), True) and claim_metas.proven_count == before  # the first: walked
+    claim_metas.SHAPES.forget()
+    before = claim_metas.SHAPES.proven_count
+    assert _same_as_the_walk(_claim(), True) and claim_metas.SHAPES.proven_count == before  # the first: walked
     other = _with(_with(_claim(), ("metadata", "name"), "trainer-1-gpu-abcde"),
                   ("metadata", "ownerReferences", 0, "uid"), "another-uid")
-    assert _same_as_the_walk(other, True) and claim_metas.proven_count == before + 1  # remembered
+    assert _same_as_the_walk(other, True) and claim_metas.SHAPES.proven_count == before + 1  # remembered
     bad = _with(_claim(), ("metadata", "ownerReferences", 0, "uid"), "")
     assert admitted_rest(bad, None, True) is None
     assert decode_stage("ResourceClaim", bad, None, True, lambda _ns: True, []).errors  # the walk reports it
@@ -114,17 +114,16 @@ def test_annotations_past_their_total_size_are_refused_by_the_walk() -> None:
     assert decode_stage("ResourceClaim", big, None, True, lambda _ns: True, []).errors
 
 
-_VALUES = st.one_of(st.sampled_from(BAD), st.text(max_size=8), st.booleans(), st.integers(-2, 3))
+VALUES = st.one_of(st.sampled_from(BAD), st.text(max_size=8), st.booleans(), st.integers(-2, 3))
+# places in the metadata a random change lands (a tuple: a path below it)
+META_PLACES: list[Any] = ["name", "generateName", "namespace", "uid", "generation", "creationTimestamp", "labels",
+                          "annotations", "ownerReferences", ("ownerReferences", 0, "name"),
+                          ("ownerReferences", 0, "uid"), ("ownerReferences", 0, "kind"),
+                          ("ownerReferences", 0, "controller"), ("annotations", "team"), ("labels", "app")]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["name", "generateName", "namespace", "uid", "generation",
-                                           "creationTimestamp", "labels", "annotations", "ownerReferences",
-                                           ("ownerReferences", 0, "name"), ("ownerReferences", 0, "uid"),
-                                           ("ownerReferences", 0, "kind"), ("ownerReferences", 0, "controller"),
-                                           ("annotations", "team"), ("labels", "app")]),
-                          _VALUES), max_size=4),
-       st.booleans())
+@given(st.lists(st.tuples(st.sampled_from(META_PLACES), VALUES), max_size=4), st.booleans())
 def test_random_changes_to_the_controllers_claim_are_taken_only_when_the_walk_takes_them(
         changes: list[tuple[Any, Any]], strict: bool) -> None:
     raw = _claim({"app": "trainer"})
