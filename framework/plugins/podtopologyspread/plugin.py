@@ -116,6 +116,7 @@ class PodTopologySpread(ScoredByPreScoreState):
         self.handle = handle
         self.default_constraints = default_constraints
         self._parsed_defaults: dict[str, tuple[Constraint, ...]] = {}
+        self._with_selector: dict[str, tuple[tuple[Constraint, ...], LabelSelector, tuple[Constraint, ...]]] = {}
         self.system_defaulted = system_defaulted
         features = handle.features if handle is not None else None
 
@@ -177,8 +178,15 @@ class PodTopologySpread(ScoredByPreScoreState):
         selector = self._selectors.of(pod, self.handle)
         if selector.empty:
             return ()
-        return tuple(Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
-                                c.node_taints_policy) for c in constraints)
+        # The last result per action, while the parsed defaults and the kept selector
+        # are the very objects it was built from (Constraint is frozen).
+        last = self._with_selector.get(action)
+        if last is not None and last[0] is constraints and last[1] is selector:
+            return last[2]
+        out = tuple(Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
+                               c.node_taints_policy) for c in constraints)
+        self._with_selector[action] = (constraints, selector, out)
+        return out
 
     def constraints(self, pod: Pod, action: str) -> tuple[Constraint, ...]:
         """The pod's own constraints for `action`, or the defaults when it has none."""

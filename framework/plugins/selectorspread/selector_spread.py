@@ -36,6 +36,8 @@ LABEL_FAILURE_DOMAIN_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 _RC = ("", "ReplicationController")
 _RS = ("apps", "ReplicaSet")
 _SS = ("apps", "StatefulSet")
+# The kinds default_selector reads.
+SELECTOR_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
 
 
 def zone_key(node: Node | None) -> str:
@@ -122,9 +124,11 @@ def default_selector(pod: Pod, handle: Handle) -> LabelSelector:
 class DefaultSelectors:
     """default_selector per pod, kept while the lister's objects stay as they were: the
     selector reads the pod's namespace, labels and controller reference, and Services,
-    ReplicationControllers, ReplicaSets and StatefulSets, which every change of moves
-    the lister's revision (`Handle.changed_objects`). Pods of one template share one
-    entry. A lister that cannot tell what changed is read for every pod."""
+    ReplicationControllers, ReplicaSets and StatefulSets (SELECTOR_KINDS). The lister's
+    revision moves with a change of any object but a Pod (a PodGroup's status too); the
+    kept selectors survive a move that touched none of those kinds (`Handle.changed_objects`).
+    Pods of one template share one entry. A lister that cannot tell what changed is read
+    for every pod."""
 
     SIZE = 256
 
@@ -132,15 +136,25 @@ class DefaultSelectors:
         self._revision: int | None = None  # the lister's revision the kept selectors are of
         self._kept: dict[Any, LabelSelector] = {}
 
+    def _refresh(self, handle: Handle, revision: int, services_changed: list[str] | None) -> None:
+        """The lister's revision moved (or none is kept): drop the kept selectors unless
+        no object they read changed since they were made; then they are of `revision`."""
+        since = self._revision
+        if services_changed is not None and not services_changed and all(
+                handle.changed_objects(kind, since)[1] == [] for kind in SELECTOR_KINDS[1:]):
+            self._revision = revision
+            return
+        self._kept.clear()
+        # Kept only when the lister can tell whether anything moved after this revision.
+        self._revision = revision if handle.changed_objects(SELECTOR_KINDS[0], revision)[1] is not None else None
+
     def of(self, pod: Pod, handle: Handle) -> LabelSelector:
         key = self._key(pod) if handle is not None else None
         if key is None:
             return default_selector(pod, handle)
-        revision, changed = handle.changed_objects("Service", self._revision)
-        if changed is None or revision != self._revision:
-            self._kept.clear()
-            # Kept only when the lister can tell whether anything moved after this revision.
-            self._revision = revision if handle.changed_objects("Service", revision)[1] is not None else None
+        revision, services_changed = handle.changed_objects(SELECTOR_KINDS[0], self._revision)
+        if self._revision is None or revision != self._revision:
+            self._refresh(handle, revision, services_changed)
         try:
             selector = self._kept.get(key)
         except TypeError:  # a reference field that does not hash: not kept
@@ -189,6 +203,8 @@ class SelectorSpread:
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
+        # The pod's merged selector per pod template, as PodTopologySpread keeps it.
+        self._selectors = DefaultSelectors()
 
     @classmethod
     def new(cls, args: dict[str, Any] | None, handle: Handle) -> "SelectorSpread":
@@ -197,7 +213,7 @@ class SelectorSpread:
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         if skip_selector_spread(pod):
             return None
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(default_selector(pod, self._handle)))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self._selectors.of(pod, self._handle)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
