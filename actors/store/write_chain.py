@@ -51,7 +51,7 @@ from framework.api.pod import share_parsed_spec
 from framework.api.schema import SchemaVerdict
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
-from framework.kueue.pods import kueue_pod_defaults
+from framework.kueue.pods import KSCHED_POD_GROUP, QUEUE_LABEL, kueue_pod_defaults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +79,13 @@ class Admitted:
     raw: dict[str, Any]
     obj: KubeObject
     warnings: list[str] = field(default_factory=list)
+
+
+def kueue_may_default(pod: Mapping[str, Any]) -> bool:
+    """Whether Kueue's pod defaults (kueue_pod_defaults) could change `pod`: only a pod
+    labelled with a LocalQueue or a ksched PodGroup; any other is returned as it is."""
+    labels = (pod.get("metadata") or {}).get("labels")
+    return bool(labels) and bool(labels.get(QUEUE_LABEL) or labels.get(KSCHED_POD_GROUP))
 
 
 class WriteChain:
@@ -147,7 +154,8 @@ class WriteChain:
         raw = kind.defaulted(checked.raw) if isinstance(checked.raw, dict) else checked.raw
         try:  # mutating admission: the priority (the admitted spec has it), Kueue's pod defaults
             with_priority = raw if spec is not None else admit_pod(raw, classes)
-            raw = kueue_pod_defaults(with_priority, self._objects["PodGroup"])
+            raw = kueue_pod_defaults(with_priority, self._objects["PodGroup"]) if kueue_may_default(with_priority) \
+                else with_priority
             plain = raw is with_priority  # Kueue's defaults did not apply
             raw = kind.prepared(raw, self.rules.pod_create_status)  # decode's or Kueue's copy: ours
             if spec is None or not plain:

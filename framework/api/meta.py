@@ -70,24 +70,41 @@ class ObjectMeta:
                  "deletion_timestamp", "resource_version", "owner_references", "generate_name")
 
     def __init__(self, raw: Mapping[str, Any], namespaced: bool, require_name: bool = True) -> None:
-        meta = _map(raw, "metadata", "")
-        self.name = _str(meta, "name", "metadata")
+        # Each field read inline when it has its usual type (an exact str, dict, list or
+        # nothing); anything else goes through the reader, which gives the same value or
+        # the same error: the same fields, in the same order, as reading each by its reader.
+        meta = raw.get("metadata")
+        if type(meta) is not dict:
+            meta = _map(raw, "metadata", "")
+        get = meta.get
+        v = get("name")
+        self.name = v if type(v) is str else _str(meta, "name", "metadata")
         if require_name and not self.name:
             raise ValidationError("metadata.name", "is required")
-        self.generate_name = _str(meta, "generateName", "metadata")
-        self.namespace = _str(meta, "namespace", "metadata", DEFAULT_NAMESPACE) if namespaced else ""
-        if namespaced and not self.namespace:
-            self.namespace = DEFAULT_NAMESPACE
-        self.uid = _str(meta, "uid", "metadata")
-        self.labels = _str_map(meta, "labels", "metadata")
-        self.annotations = _str_map(meta, "annotations", "metadata")
-        ts = meta.get("creationTimestamp")
+        v = get("generateName")
+        self.generate_name = v if type(v) is str else _str(meta, "generateName", "metadata")
+        if namespaced:
+            v = get("namespace")
+            self.namespace = (v if type(v) is str else _str(meta, "namespace", "metadata", DEFAULT_NAMESPACE)) \
+                or DEFAULT_NAMESPACE
+        else:
+            self.namespace = ""
+        v = get("uid")
+        self.uid = v if type(v) is str else _str(meta, "uid", "metadata")
+        v = get("labels")
+        self.labels = _NO_MAP if v is None or (type(v) is dict and not v) \
+            else _str_map(meta, "labels", "metadata")  # type: ignore[assignment]
+        v = get("annotations")
+        self.annotations = _NO_MAP if v is None or (type(v) is dict and not v) \
+            else _str_map(meta, "annotations", "metadata")  # type: ignore[assignment]
+        ts = get("creationTimestamp")
         self.creation_timestamp = parse_time(ts, "metadata.creationTimestamp") if ts is not None else 0
-        dts = meta.get("deletionTimestamp")
+        dts = get("deletionTimestamp")
         self.deletion_timestamp = parse_time(dts, "metadata.deletionTimestamp") if dts is not None else None
-        rv = meta.get("resourceVersion")
+        rv = get("resourceVersion")
         self.resource_version = str(rv) if rv is not None else ""
-        self.owner_references = _list(meta, "ownerReferences", "metadata")
+        v = get("ownerReferences")
+        self.owner_references = _NONE if v is None else v if type(v) is list else _list(meta, "ownerReferences", "metadata")
 
     @classmethod
     def made(cls, *, name: str, namespace: str, uid: str, creation_timestamp: int) -> "ObjectMeta":

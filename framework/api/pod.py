@@ -198,9 +198,13 @@ class Pod(KubeObject):
         self._derive()
 
     def _status(self, status: Mapping[str, Any]) -> None:
-        self.phase = _str(status, "phase", "status") or "Pending"
-        self.nominated_node_name = _str(status, "nominatedNodeName", "status")
-        self.conditions = _list(status, "conditions", "status")
+        # inline when a field has its usual type, else its reader (the same value or error)
+        v = status.get("phase")
+        self.phase = (v if type(v) is str else _str(status, "phase", "status")) or "Pending"
+        v = status.get("nominatedNodeName")
+        self.nominated_node_name = v if type(v) is str else _str(status, "nominatedNodeName", "status")
+        v = status.get("conditions")
+        self.conditions = _NONE if v is None else v if type(v) is list else _list(status, "conditions", "status")
         st = status.get("startTime")
         self.start_time = parse_time(st, "status.startTime") if st is not None else None
 

@@ -36,6 +36,8 @@ def _keeping(copy: Any, raw: dict[str, Any], proven: Any) -> dict[str, Any]:
     """copy(raw, ...) with the top-level value `proven` (by identity) left uncopied."""
     if proven is None:
         return copy(raw, 0) if copy is _json_copy else copy(raw)
+    if copy is _json_copy:
+        return _json_copy(raw, 0, proven)
     rest = {k: v for k, v in raw.items() if v is not proven}
     done = _json_copy(rest, 0) if copy is _json_copy else copy(rest)
     return {intern(k): (v if v is proven else done[k]) for k, v in raw.items() if v is proven or k in done}
@@ -115,13 +117,17 @@ def _path_to_depth(value: Any, path: str, depth: int) -> str:
     return path
 
 
+_NO_VALUE = object()  # _json_copy's `proven` when nothing is kept (no JSON value is it)
+
+
 class _NotPlainJson(Exception):
     """_json_copy met something its fast path does not take (too_deep says what)."""
 
 
-def _json_copy(value: dict[str, Any], depth: int) -> dict[str, Any]:
+def _json_copy(value: dict[str, Any], depth: int, proven: Any = _NO_VALUE) -> dict[str, Any]:
     """without_nulls for a map of plain JSON (exact str, int, bool, finite float,
-    dict, list) nested at most MAX_DEPTH deep; _NotPlainJson for anything else."""
+    dict, list) nested at most MAX_DEPTH deep; _NotPlainJson for anything else.
+    `proven`: a value of `value` (by identity) kept as it is, in its place (_keeping)."""
     if depth >= MAX_DEPTH and value:
         raise _NotPlainJson
     out: dict[str, Any] = {}
@@ -129,7 +135,9 @@ def _json_copy(value: dict[str, Any], depth: int) -> dict[str, Any]:
         if type(k) is not str:
             raise _NotPlainJson
         t = type(v)
-        if t is str:
+        if v is proven:
+            out[intern(k)] = v
+        elif t is str:
             out[intern(k)] = intern(v) if len(v) <= _INTERN_MAX else v
         elif v is None:
             continue
