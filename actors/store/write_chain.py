@@ -51,7 +51,7 @@ from framework.api.pod import share_parsed_spec
 from framework.api.schema import SchemaVerdict
 from framework.api.workload_api import WORKLOAD_AWARE_PREEMPTION
 from framework.features import FeatureGates
-from framework.kueue.pods import KSCHED_POD_GROUP, QUEUE_LABEL, kueue_pod_defaults
+from framework.kueue.pods import kueue_may_default, kueue_pod_defaults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,13 +79,6 @@ class Admitted:
     raw: dict[str, Any]
     obj: KubeObject
     warnings: list[str] = field(default_factory=list)
-
-
-def kueue_may_default(pod: Mapping[str, Any]) -> bool:
-    """Whether Kueue's pod defaults (kueue_pod_defaults) could change `pod`: only a pod
-    labelled with a LocalQueue or a ksched PodGroup; any other is returned as it is."""
-    labels = (pod.get("metadata") or {}).get("labels")
-    return bool(labels) and bool(labels.get(QUEUE_LABEL) or labels.get(KSCHED_POD_GROUP))
 
 
 class WriteChain:

@@ -89,6 +89,13 @@ def default_new_pod(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**raw, "metadata": meta, "spec": spec}
 
 
+def kueue_may_default(pod: Mapping[str, Any]) -> bool:
+    """Whether `kueue_pod_defaults` could change `pod` (the store leaves it out otherwise): only a pod
+    labelled with a LocalQueue or a ksched PodGroup; any other is returned as it is."""
+    labels = (pod.get("metadata") or {}).get("labels")
+    return bool(labels) and bool(labels.get(QUEUE_LABEL) or labels.get(KSCHED_POD_GROUP))
+
+
 def kueue_pod_defaults(raw: Mapping[str, Any], pod_groups: Mapping[str, Any]) -> Mapping[str, Any]:
     """What the store does to a new pod for Kueue (after priority admission): the queue of
     its ksched PodGroup (`pod_groups`: stored PodGroups by namespace/name), then Kueue's

@@ -1,5 +1,5 @@
 """The write chain leaves Kueue's pod defaults out for a pod they cannot change
-(write_chain.kueue_may_default): whenever it says so, kueue_pod_defaults returns the
+(kueue_may_default, kept beside the defaults it answers for): whenever it says so, kueue_pod_defaults returns the
 pod itself, over label sets with and without a LocalQueue and a ksched PodGroup
 (whose group names a queue, or not, or is not stored)."""
 from __future__ import annotations
@@ -9,9 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.store.write_chain import kueue_may_default
 from framework.api.objects import parse_as
-from framework.kueue.pods import GROUP_NAME, KSCHED_POD_GROUP, QUEUE_LABEL, kueue_pod_defaults
+from framework.kueue.pods import GROUP_NAME, KSCHED_POD_GROUP, QUEUE_LABEL, kueue_may_default, kueue_pod_defaults
 
 
 def _group(name: str, labels: dict[str, str]) -> Any:
