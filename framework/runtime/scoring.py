@@ -18,7 +18,7 @@ from framework.interface import (
     Status,
 )
 from framework.plugins.helper import DefaultNormalizer, default_normalize_column, uniform_value
-from framework.reductions import outside
+from framework.reductions import column_max, outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
@@ -37,6 +37,24 @@ def _add(totals: np.ndarray, column: np.ndarray) -> np.ndarray:
         totals += column
         return totals
     return totals + column
+
+
+def _wrap_int64(value: int) -> int:
+    """A Python integer as int64 arithmetic leaves it (Go's int64 wraps)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _with_flat(totals: np.ndarray | None, flat_total: int, size: int) -> np.ndarray:
+    """The totals of the plugins' columns plus the flat plugins' summed value (int64,
+    wrapping; `flat_total` within int64): the totals the flat columns would have made."""
+    if totals is None:
+        return filled(size, flat_total)
+    if flat_total:
+        if totals.dtype is _INT64_DTYPE:
+            totals += flat_total
+        else:
+            totals = totals + flat_total
+    return totals
 
 
 def _int_column(scores: Sequence[int]) -> np.ndarray:
@@ -81,7 +99,7 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
     __slots__ = ("nodes", "names", "columns", "_totals", "_entries")
 
-    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], columns: list[np.ndarray],
+    def __init__(self, nodes: Sequence[NodeInfo], names: list[str], columns: list[np.ndarray | int],
                  totals: np.ndarray) -> None:
         self.nodes = nodes
         self.names = names
@@ -108,7 +126,8 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
     def entries(self) -> list[NodePluginScores]:
         if self._entries is None:
-            columns = [c.tolist() for c in self.columns]
+            n = len(self.nodes)
+            columns = [c.tolist() if type(c) is np.ndarray else [c] * n for c in self.columns]
             self._entries = [NodePluginScores(ni.name, [(n, c[i]) for n, c in zip(self.names, columns)], total)
                              for i, (ni, total) in enumerate(zip(self.nodes, self._totals.tolist()))]
         return self._entries
@@ -129,12 +148,17 @@ class NodeScoreList(Sequence[NodePluginScores]):
 def _default_normalized_constant(ext: Any, raw: Sequence[int]) -> int | None:
     """What upstream's DefaultNormalizeScore (`ext` a DefaultNormalizer) makes of each of
     raw scores that are one integer `v` repeated: the column's maximum is `v`, so every
-    entry normalises as a column of that one entry does. None when the scores are not a
-    list of one repeated int64 value, or the columnar form declines (the general path answers)."""
+    entry normalises as a column of that one entry does; and, reversed, of an int64
+    column none of whose entries is above 0 (the maximum it counts from is 0, so every
+    entry becomes MAX_NODE_SCORE). None otherwise, or when the columnar form declines
+    (the general path answers)."""
     if type(ext) is not DefaultNormalizer:
         return None
     value = _constant(raw)
     if value is None:
+        if (ext.reverse and type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE and raw.size
+                and column_max(raw) <= 0):
+            return MAX_NODE_SCORE
         return None
     out = default_normalize_column(MAX_NODE_SCORE, ext.reverse, filled(1, value))
     return None if out is None else int(out[0])
@@ -187,10 +211,13 @@ class Scoring:
         `node_local` (a group cycle's NodeLocalColumns) serves the raw scores of the
         plugins that declare them node-local from its columns."""
         names: list[str] = []
-        columns: list[np.ndarray] = []  # weighted scores, one column per plugin
+        # Weighted scores, one per plugin: a column, or the one value of a plugin whose
+        # every node normalised alike (not made into a column: added to the totals once).
+        columns: list[np.ndarray | int] = []
         skip = state.skip_score_plugins
         weights = self.settings.score_weights
         totals: np.ndarray | None = None
+        flat_total = 0  # the flat plugins' weighted values, summed
         for pl in self.score_plugins:
             name = pl.name
             if name in skip:
@@ -205,8 +232,17 @@ class Scoring:
             ext = ext_fn() if ext_fn is not None else None
             scored = list(raw) if trace is not None else raw
             # Upstream's DefaultNormalizeScore of scores all alike (DynamicResources' zeros
-            # for a pod without claims): each normalises as one does, nothing else is read.
+            # for a pod without claims), or reversed over scores none above 0 (TaintToleration
+            # on untainted nodes): every node normalises to one value, nothing else is read.
             flat = _default_normalized_constant(ext, raw) if ext is not None and self.settings.use_columnar else None
+            weight = weights.get(name, 1)
+            if flat is not None and trace is None and MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE and len(raw):
+                # Passes the range check: weighed once, as the column's int64 product would be.
+                value = _wrap_int64(flat * weight)
+                names.append(name)
+                columns.append(value)
+                flat_total += value
+                continue
             if flat is not None:  # a read-only column of that one value is kept as it is
                 raw = raw if flat == uniform_value(raw) else filled(len(raw), flat)
             elif ext is not None:
@@ -229,7 +265,6 @@ class Scoring:
                     f'running Score plugins: plugin "{name}" failed with: plugin "{name}" returns an invalid '
                     f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                 )
-            weight = weights.get(name, 1)
             if trace is not None:
                 trace(name, [int(x) for x in scored], column.tolist(), weight)
             if weight != 1:
@@ -238,9 +273,7 @@ class Scoring:
             columns.append(column)
             # The first column is copied (a later += must not write a plugin's column).
             totals = column.copy() if totals is None else _add(totals, column)
-        if totals is None:
-            totals = np.zeros(len(nodes), dtype=np.int64)
-        return NodeScoreList(nodes, names, columns, totals), _ok()
+        return NodeScoreList(nodes, names, columns, _with_flat(totals, _wrap_int64(flat_total), len(nodes))), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:
