@@ -231,10 +231,12 @@ class Scoring:
             ext_fn = getattr(pl, "score_extensions", None)
             ext = ext_fn() if ext_fn is not None else None
             scored = list(raw) if trace is not None else raw
-            # Upstream's DefaultNormalizeScore of scores all alike (DynamicResources' zeros
-            # for a pod without claims), or reversed over scores none above 0 (TaintToleration
-            # on untainted nodes): every node normalises to one value, nothing else is read.
-            flat = _default_normalized_constant(ext, raw) if ext is not None and self.settings.use_columnar else None
+            # Every node scores one value: raw scores all alike without NormalizeScore
+            # (ImageLocality where no node reports images), upstream's DefaultNormalizeScore of
+            # scores all alike (DynamicResources' zeros for a pod without claims) or reversed
+            # over scores none above 0 (TaintToleration on untainted nodes); nothing else is read.
+            flat = (None if not self.settings.use_columnar else
+                    _constant(raw) if ext is None else _default_normalized_constant(ext, raw))
             weight = weights.get(name, 1)
             if flat is not None and trace is None and MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE and len(raw):
                 # Passes the range check: weighed once, as the column's int64 product would be.

@@ -32,6 +32,14 @@ class ColumnScore:
         return self._ext
 
 
+class AlikeColumnScore(ColumnScore):
+    """One value for every node, as one int64 element seen through a stride of 0
+    (zeros_column's form, ImageLocality where no node reports images)."""
+
+    def score_nodes(self, state, pod, nodes):
+        return np.broadcast_to(np.int64(self.values[0]), (len(nodes),)), None
+
+
 def _nodes(n):
     return Snapshot.build([Node({"metadata": {"name": f"n{i}"}}) for i in range(n)], []).list()
 
@@ -63,7 +71,8 @@ def test_flat_plugins_score_as_the_per_node_path(n, data) -> None:
         else:
             values = data.draw(st.lists(st.integers(-2, 110), min_size=n, max_size=n))
         name = f"P{k}"
-        plugins.append(ColumnScore(name, values, _EXTS[data.draw(st.sampled_from(sorted(_EXTS)))]))
+        form = AlikeColumnScore if kind == "alike" and data.draw(st.booleans()) else ColumnScore
+        plugins.append(form(name, values, _EXTS[data.draw(st.sampled_from(sorted(_EXTS)))]))
         weights[name] = data.draw(st.integers(1, 5))
     per_node = _run(plugins, weights, n, columnar=False, traced=False)
     assert _run(plugins, weights, n, columnar=True, traced=False) == per_node
@@ -78,3 +87,16 @@ def test_a_reversed_plugin_over_scores_none_above_zero_is_one_number_not_a_colum
     assert scores.columns[0] == 300  # weighed once: no column of 300s made
     assert scores.totals.tolist() == [305, 309, 302]
     assert [s.scores for s in scores][1] == [("T", 300), ("F", 9)]
+
+
+def test_a_plugin_without_normalize_scoring_every_node_alike_is_one_number() -> None:
+    plugins = [AlikeColumnScore("I", [0, 0], None), ColumnScore("F", [5, 9], None)]
+    fwk = make(plugins, {"score": ["I", "F"]}, {"I": 2, "F": 1})
+    scores, status = fwk.scoring.run_score(CycleState(), pod(), _nodes(2))
+    assert status.is_success() and scores.columns[0] == 0 and scores.totals.tolist() == [5, 9]
+
+
+def test_alike_scores_out_of_range_without_normalize_still_abort_the_cycle() -> None:
+    fwk = make([AlikeColumnScore("I", [101], None)], {"score": ["I"]}, {"I": 1})
+    _, status = fwk.scoring.run_score(CycleState(), pod(), _nodes(3))
+    assert not status.is_success() and "returns an invalid score 101" in status.message()

@@ -15,7 +15,7 @@ import numpy as np
 from framework.api.objects import Pod
 from framework.cache import ImageStateSummary, NodeInfo
 from framework.interface import MAX_NODE_SCORE, CycleState, Handle, SignPurpose, Status
-from framework.plugins.helper import flagged_positions, go_div
+from framework.plugins.helper import flagged_positions, go_div, zeros_column
 from framework.plugins.helper.signing import ALL_SIGNED
 
 MB = 1024 * 1024
@@ -81,7 +81,10 @@ class ImageLocality:
         num_containers = len(pod.init_containers) + len(pod.containers)
         positions = flagged_positions(nodes, "has_images")
         if positions is not None and not positions.size:  # no node of these reports images
-            return np.full(len(nodes), calculate_priority(0, num_containers), dtype=np.int64), None
+            none = calculate_priority(0, num_containers)
+            # All alike, as one read-only column (the runtime reads its one value, no scan).
+            return (zeros_column(len(nodes)) if none == 0 else
+                    np.full(len(nodes), none, dtype=np.int64)), None
         total_num_nodes = self.handle.snapshot().num_nodes()
         names = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
         priority: dict[int, int] = {}
