@@ -17,8 +17,8 @@ from framework.interface import (
     NodeScore,
     Status,
 )
-from framework.plugins.helper import DefaultNormalizer, default_normalize_column, uniform_value
-from framework.reductions import column_max, outside
+from framework.plugins.helper import DefaultNormalizer, default_normalize_column, default_normalized, uniform_value
+from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
@@ -148,20 +148,25 @@ class NodeScoreList(Sequence[NodePluginScores]):
 def _default_normalized_constant(ext: Any, raw: Sequence[int]) -> int | None:
     """What upstream's DefaultNormalizeScore (`ext` a DefaultNormalizer) makes of each of
     raw scores that are one integer `v` repeated: the column's maximum is `v`, so every
-    entry normalises as a column of that one entry does; and, reversed, of an int64
-    column none of whose entries is above 0 (the maximum it counts from is 0, so every
-    entry becomes MAX_NODE_SCORE). None otherwise, or when the columnar form declines
-    (the general path answers)."""
+    entry normalises as a column of that one entry does. None when the scores are not
+    one repeated int64 value, or the columnar form declines (the general path answers)."""
     if type(ext) is not DefaultNormalizer:
         return None
     value = _constant(raw)
     if value is None:
-        if (ext.reverse and type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE and raw.size
-                and column_max(raw) <= 0):
-            return MAX_NODE_SCORE
         return None
     out = default_normalize_column(MAX_NODE_SCORE, ext.reverse, filled(1, value))
     return None if out is None else int(out[0])
+
+
+def _default_normalized_column(ext: Any, raw: Sequence[int]) -> tuple[np.ndarray | int | None, bool]:
+    """Upstream's DefaultNormalizeScore (`ext` a DefaultNormalizer) of a non-empty int64
+    column (helper.default_normalized: one int when every node gets it), and whether
+    every result is known to lie in [MIN_NODE_SCORE, MAX_NODE_SCORE]; (None, False) for
+    anything else, or when a product could leave int64 (the general path answers)."""
+    if type(ext) is not DefaultNormalizer or type(raw) is not np.ndarray or raw.dtype is not _INT64_DTYPE or not raw.size:
+        return None, False
+    return default_normalized(MAX_NODE_SCORE, ext.reverse, raw)
 
 
 def _int64_values(raw: Sequence[int]) -> np.ndarray:
@@ -237,6 +242,12 @@ class Scoring:
             # over scores none above 0 (TaintToleration on untainted nodes); nothing else is read.
             flat = (None if not self.settings.use_columnar else
                     _constant(raw) if ext is None else _default_normalized_constant(ext, raw))
+            # DefaultNormalizeScore of an int64 column, and whether its result is known in range.
+            normalized, within = None, False
+            if flat is None and ext is not None and self.settings.use_columnar:
+                normalized, within = _default_normalized_column(ext, raw)
+                if type(normalized) is int:
+                    flat, normalized = normalized, None
             weight = weights.get(name, 1)
             if flat is not None and trace is None and MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE and len(raw):
                 # Passes the range check: weighed once, as the column's int64 product would be.
@@ -247,6 +258,8 @@ class Scoring:
                 continue
             if flat is not None:  # a read-only column of that one value is kept as it is
                 raw = raw if flat == uniform_value(raw) else filled(len(raw), flat)
+            elif normalized is not None:
+                raw = normalized
             elif ext is not None:
                 try:
                     raw, st = self._normalize(ext, state, pod, nodes, raw)
@@ -258,7 +271,7 @@ class Scoring:
             column = raw if type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE else _int_column(raw)
             # Raw scores read from a column whose every stored value is in range need no check,
             # nor scores all alike whose one value is.
-            checked = (MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE if flat is not None else
+            checked = (MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE if flat is not None else within or
                        ext is None and got is not None and node_local.read_in_range(pl))  # type: ignore[union-attr]
             if not checked and len(column) and outside(column, MIN_NODE_SCORE, MAX_NODE_SCORE):
                 bad = int(column[(column > MAX_NODE_SCORE) | (column < MIN_NODE_SCORE)][0])

@@ -1,7 +1,8 @@
 """run_score's flat plugins (every node normalised to one value: scores all alike under
-DefaultNormalizeScore, or reversed over scores none above 0) are weighed once and added
-to the totals as one number, not made into a column: the scores, totals, chosen host and
-statuses are the per-node path's."""
+DefaultNormalizeScore or without NormalizeScore, or reversed over scores none above 0)
+are weighed once and added to the totals as one number, not made into a column; a
+DefaultNormalizeScore over scores none below 0 skips the range check. The scores,
+totals, chosen host and statuses are the per-node path's."""
 import random
 
 import numpy as np
@@ -63,13 +64,15 @@ _EXTS = {"none": None, "default": DEFAULT_NORMALIZER, "reverse": REVERSE_NORMALI
 def test_flat_plugins_score_as_the_per_node_path(n, data) -> None:
     plugins, weights = [], {}
     for k in range(data.draw(st.integers(1, 4))):
-        kind = data.draw(st.sampled_from(["alike", "not_above_zero", "any"]))
+        kind = data.draw(st.sampled_from(["alike", "not_above_zero", "any", "wide"]))
         if kind == "alike":
             values = [data.draw(st.integers(-3, 120))] * n
         elif kind == "not_above_zero":
             values = data.draw(st.lists(st.integers(-5, 0), min_size=n, max_size=n))
-        else:
+        elif kind == "any":
             values = data.draw(st.lists(st.integers(-2, 110), min_size=n, max_size=n))
+        else:  # products past int64 under DefaultNormalizeScore: the list form answers
+            values = data.draw(st.lists(st.integers(-(1 << 62), 1 << 62), min_size=n, max_size=n))
         name = f"P{k}"
         form = AlikeColumnScore if kind == "alike" and data.draw(st.booleans()) else ColumnScore
         plugins.append(form(name, values, _EXTS[data.draw(st.sampled_from(sorted(_EXTS)))]))
@@ -100,3 +103,14 @@ def test_alike_scores_out_of_range_without_normalize_still_abort_the_cycle() -> 
     fwk = make([AlikeColumnScore("I", [101], None)], {"score": ["I"]}, {"I": 1})
     _, status = fwk.scoring.run_score(CycleState(), pod(), _nodes(3))
     assert not status.is_success() and "returns an invalid score 101" in status.message()
+
+
+def test_default_normalize_over_scores_none_below_zero_is_not_range_checked_again(monkeypatch) -> None:
+    from framework.runtime import scoring
+    checked = []
+    monkeypatch.setattr(scoring, "outside", lambda column, low, high: checked.append(len(column)) or False)
+    plugins = [ColumnScore("T", [0, 3, 6], REVERSE_NORMALIZER), ColumnScore("F", [5, 9, 2], None)]
+    fwk = make(plugins, {"score": ["T", "F"]}, {"T": 1, "F": 1})
+    scores, status = fwk.scoring.run_score(CycleState(), pod(), _nodes(3))
+    assert status.is_success() and scores.totals.tolist() == [105, 59, 2]
+    assert checked == [3]  # F's column only: T's normalised scores are in range by construction

@@ -187,13 +187,24 @@ def default_normalize_column(max_priority: int, reverse: bool, scores: np.ndarra
         return None
     if not scores.size:
         return scores.copy()
+    out, _ = default_normalized(max_priority, reverse, scores)
+    return np.full(scores.size, out, dtype=np.int64) if type(out) is int else out
+
+
+def default_normalized(max_priority: int, reverse: bool, scores: np.ndarray) -> tuple[np.ndarray | int | None, bool]:
+    """default_normalize_column of a non-empty int64 column, and whether every result is
+    known to lie in [0, max_priority]. The result is one int when every entry becomes it
+    (reversed, none of the scores above 0: each is max_priority), None when a product could
+    leave int64. In range when no score is below 0: each becomes max_priority * s // max
+    with 0 <= s <= max (or max_priority less that)."""
     max_count = int(column_max(scores))
     if max_count <= 0:
-        return np.full(scores.size, max_priority, dtype=np.int64) if reverse else scores.copy()
-    if max_count > _COLUMN_LIMIT or int(column_min(scores)) < -_COLUMN_LIMIT:
-        return None
+        return (max_priority, True) if reverse else (scores.copy(), False)
+    min_count = int(column_min(scores))
+    if max_count > _COLUMN_LIMIT or min_count < -_COLUMN_LIMIT:
+        return None, False
     quotient = elementwise.go_div(scores * max_priority, max_count)
-    return max_priority - quotient if reverse else quotient
+    return (max_priority - quotient if reverse else quotient), min_count >= 0
 
 
 # One int64 zero seen through a stride of 0: every slice of it is a read-only column of

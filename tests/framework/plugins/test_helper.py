@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from framework.interface import NodeScore
-from framework.plugins.helper import default_normalize_column, default_normalize_score, default_normalize_values, go_div
+from framework.plugins.helper import (default_normalize_column, default_normalize_score, default_normalize_values,
+                                     default_normalized, go_div)
 
 
 def _scores(values):
@@ -50,6 +51,25 @@ def test_the_column_form_of_default_normalize_gives_the_list_forms_integers_or_h
         assert max(abs(v) for v in values) * 100 > 2 ** 63 - 1
     else:
         assert column.dtype == np.int64 and column.tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(reverse=st.booleans(),
+       values=st.lists(st.one_of(st.integers(-300, 300), st.integers(-(2 ** 63), 2 ** 63 - 1)), min_size=1, max_size=12))
+def test_default_normalized_gives_the_list_forms_integers_and_says_truly_when_they_are_in_range(reverse, values):
+    out, within = default_normalized(100, reverse, np.array(values, dtype=np.int64))
+    expected = default_normalize_values(100, reverse, values)
+    if out is None:
+        assert max(abs(v) for v in values) * 100 > 2 ** 63 - 1 and not within
+        return
+    got = [out] * len(values) if type(out) is int else out.tolist()
+    assert got == expected
+    if type(out) is int:  # every entry becomes that one value
+        assert reverse and max(values) <= 0
+    if within:
+        assert all(0 <= v <= 100 for v in got)
+    else:  # only claimed for scores none below 0 (or all reversed to 100)
+        assert min(values) < 0 or (not reverse and max(values) <= 0)
 
 
 def test_default_normalize_column_leaves_other_dtypes_to_the_list_form():
