@@ -221,6 +221,7 @@ class Scoring:
         columns: list[np.ndarray | int] = []
         skip = state.skip_score_plugins
         weights = self.settings.score_weights
+        first: np.ndarray | None = None  # the first column, until a second one comes
         totals: np.ndarray | None = None
         flat_total = 0  # the flat plugins' weighted values, summed
         for pl in self.score_plugins:
@@ -286,8 +287,16 @@ class Scoring:
                 column = column * weight
             names.append(name)
             columns.append(column)
-            # The first column is copied (a later += must not write a plugin's column).
-            totals = column.copy() if totals is None else _add(totals, column)
+            # The first column is kept aside and the second added to it into new totals (a
+            # later += must not write a plugin's column); one column alone is copied.
+            if totals is not None:
+                totals = _add(totals, column)
+            elif first is None:
+                first = column
+            else:
+                totals = first + column
+        if totals is None and first is not None:
+            totals = first.copy()
         return NodeScoreList(nodes, names, columns, _with_flat(totals, _wrap_int64(flat_total), len(nodes))), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],

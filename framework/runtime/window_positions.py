@@ -79,10 +79,11 @@ def window(passing: np.ndarray, start: int, to_find: int) -> tuple[np.ndarray, b
         if all_set(first):
             return first, True
     order = passing if start == 0 else np.concatenate((passing[start:], passing[:start]))
-    reached = np.cumsum(order)
-    end = n if reached[-1] < to_find else int(np.searchsorted(reached, to_find)) + 1
-    taken = order[:end]
-    return taken, all_set(taken)
+    reached = order.cumsum()  # the methods, without np.cumsum's and np.searchsorted's wrappers
+    if reached[-1] < to_find:  # fewer pass than wanted: every verdict, all passing if all n do
+        return order, int(reached[-1]) == n
+    end = int(reached.searchsorted(to_find)) + 1
+    return order[:end], end == to_find
 
 
 def take(nodes: ColumnarNodes, positions: np.ndarray) -> ColumnarNodes:
