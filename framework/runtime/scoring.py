@@ -17,7 +17,7 @@ from framework.interface import (
     NodeScore,
     Status,
 )
-from framework.plugins.helper import DefaultNormalizer, default_normalize_column, default_normalized, uniform_value
+from framework.plugins.helper import DefaultNormalizer, default_normalized, default_normalized_value, uniform_value
 from framework.reductions import outside
 from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
@@ -153,10 +153,7 @@ def _default_normalized_constant(ext: Any, raw: Sequence[int]) -> int | None:
     if type(ext) is not DefaultNormalizer:
         return None
     value = _constant(raw)
-    if value is None:
-        return None
-    out = default_normalize_column(MAX_NODE_SCORE, ext.reverse, filled(1, value))
-    return None if out is None else int(out[0])
+    return None if value is None else default_normalized_value(MAX_NODE_SCORE, ext.reverse, value)
 
 
 def _default_normalized_column(ext: Any, raw: Sequence[int]) -> tuple[np.ndarray | int | None, bool]:

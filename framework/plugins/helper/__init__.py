@@ -191,6 +191,18 @@ def default_normalize_column(max_priority: int, reverse: bool, scores: np.ndarra
     return np.full(scores.size, out, dtype=np.int64) if type(out) is int else out
 
 
+def default_normalized_value(max_priority: int, reverse: bool, value: int) -> int | None:
+    """What default_normalize_column makes of each entry of a column all `value`: its
+    maximum is `value`, so none above 0 stays as it is (max_priority when reversed), and
+    any above it becomes max_priority * value // value = max_priority (0 reversed); None
+    when that product could leave int64 (the list form answers)."""
+    if value <= 0:
+        return max_priority if reverse else value
+    if value > _COLUMN_LIMIT:
+        return None
+    return 0 if reverse else max_priority
+
+
 def default_normalized(max_priority: int, reverse: bool, scores: np.ndarray) -> tuple[np.ndarray | int | None, bool]:
     """default_normalize_column of a non-empty int64 column, and whether every result is
     known to lie in [0, max_priority]. The result is one int when every entry becomes it

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from framework.interface import NodeScore
 from framework.plugins.helper import (default_normalize_column, default_normalize_score, default_normalize_values,
-                                     default_normalized, go_div)
+                                     default_normalized, default_normalized_value, go_div)
 
 
 def _scores(values):
@@ -70,6 +70,17 @@ def test_default_normalized_gives_the_list_forms_integers_and_says_truly_when_th
         assert all(0 <= v <= 100 for v in got)
     else:  # only claimed for scores none below 0 (or all reversed to 100)
         assert min(values) < 0 or (not reverse and max(values) <= 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(reverse=st.booleans(), value=st.one_of(st.integers(-300, 300), st.integers(-(2 ** 63), 2 ** 63 - 1)),
+       size=st.integers(1, 5))
+def test_default_normalized_value_is_what_the_column_of_that_value_normalises_to(reverse, value, size):
+    got = default_normalized_value(100, reverse, value)
+    column = default_normalize_column(100, reverse, np.full(size, value, dtype=np.int64))
+    assert (got is None) == (column is None)
+    if got is not None:
+        assert [got] * size == column.tolist() == default_normalize_values(100, reverse, [value] * size)
 
 
 def test_default_normalize_column_leaves_other_dtypes_to_the_list_form():
