@@ -35,9 +35,15 @@ def any_set(flags: np.ndarray) -> bool:
     return count_set(flags) != 0
 
 
+def differ(a: np.ndarray, b: np.ndarray) -> bool:
+    """(a != b).any() of two integer columns of one dtype and length, by their bytes (a
+    copy each and a memcmp: about two thirds of a comparison ufunc and a count)."""
+    return a.tobytes() != b.tobytes()
+
+
 def outside(column: np.ndarray, low: int, high: int) -> bool:
     """Whether an entry of a non-empty column lies outside [low, high]."""
     return bool(column[column.argmin()] < low or column[column.argmax()] > high)
 
 
-__all__ = ["all_set", "any_set", "column_max", "column_min", "count_set", "outside"]
+__all__ = ["all_set", "any_set", "column_max", "column_min", "count_set", "differ", "outside"]

@@ -31,7 +31,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
-from framework.reductions import any_set, outside
+from framework.reductions import differ, outside
 from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
                                                  union, unset, window)
 
@@ -303,9 +303,9 @@ class NodeLocalColumns:
         gen = self._table.generation  # type: ignore[union-attr]
         n = len(nodes)
         if nodes.rows is self._table.all_rows and start + count <= n:  # type: ignore[union-attr]
-            return any_set(generation[start:start + count] != gen[start:start + count])
+            return differ(generation[start:start + count], gen[start:start + count])
         rows = nodes.rows[rotation(start, count, n)]
-        return any_set(generation[rows] != gen[rows])
+        return differ(generation[rows], gen[rows])
 
     def _moved(self, col: _FilterColumn | _ScoreColumn, nodes: ColumnarNodes,
                verdicts: _FilterColumn | None) -> np.ndarray | None:
@@ -397,9 +397,8 @@ class NodeLocalColumns:
         span = nodes.span
         at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
-        moved = col.generation[at] != gen[at]
-        # Nearly every read finds its window fresh: counted first, positions only when some moved.
-        stale = moved.nonzero()[0] if any_set(moved) else _NONE
+        # Nearly every read finds its window fresh: compared first, positions only when some moved.
+        stale = _NONE if not differ(col.generation[at], gen[at]) else (col.generation[at] != gen[at]).nonzero()[0]
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
