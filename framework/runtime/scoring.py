@@ -126,8 +126,8 @@ class NodeScoreList(Sequence[NodePluginScores]):
 
     def entries(self) -> list[NodePluginScores]:
         if self._entries is None:
-            n = len(self.nodes)
-            columns = [c.tolist() if type(c) is np.ndarray else [c] * n for c in self.columns]
+            size = len(self.nodes)  # a flat plugin's one weighted value, once per node
+            columns = [c.tolist() if type(c) is np.ndarray else [c] * size for c in self.columns]
             self._entries = [NodePluginScores(ni.name, [(n, c[i]) for n, c in zip(self.names, columns)], total)
                              for i, (ni, total) in enumerate(zip(self.nodes, self._totals.tolist()))]
         return self._entries
