@@ -90,20 +90,22 @@ def extended(base: dict[str, Any], key: str, value: str) -> dict[str, Any]:
     return new
 
 
-def _text(value: Any) -> str:
-    kept = _TEXTS.get(id(value))
-    if kept is not None and kept[0] is value:
-        return kept[1]
-    return encode_basestring_ascii(value) if type(value) is str else encode(value)
-
-
 def _joined(d: dict[Any, Any], inner: Any, inner_text: str) -> str | None:
-    """`d`'s text from its values' texts (`inner`'s is `inner_text`); None for a key that is not a str."""
+    """`d`'s text from its values' texts (`inner`'s is `inner_text`, a remembered value's
+    its kept one); None for a key that is not a str."""
+    texts, esc = _TEXTS, encode_basestring_ascii
     parts = []
     for k, v in d.items():
         if type(k) is not str:
             return None
-        parts.append(f"{encode_basestring_ascii(k)}:{inner_text if v is inner else _text(v)}")
+        if v is inner:
+            text = inner_text
+        elif type(v) is str:
+            text = esc(v)
+        else:
+            kept = texts.get(id(v))
+            text = kept[1] if kept is not None and kept[0] is v else encode(v)
+        parts.append(f"{esc(k)}:{text}")
     return "{" + ",".join(parts) + "}"
 
 
