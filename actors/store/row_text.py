@@ -30,7 +30,10 @@ MAX_EXTENDED = 4096  # bound pods' specs whose text is kept (each one pod's): wh
 _PLAIN = json.JSONEncoder(separators=(",", ":"))
 _NO_PART = object()  # no value of a dict is this
 _TEXTS: dict[int, tuple[Any, str]] = {}  # id(part) -> (the part, kept alive; its text)
-_EXTENDED: dict[int, tuple[Any, str]] = {}  # the same for `extended`'s dicts, bounded apart
+# The same for `extended`'s dicts, bounded apart, as two maps: an (object, text) tuple a
+# bound pod would be one more object for the collector to walk.
+_EXTENDED: dict[int, dict[str, Any]] = {}  # id -> the dict, kept alive
+_EXTENDED_TEXTS: dict[int, str] = {}
 
 
 class _Encoders(threading.local):
@@ -86,7 +89,9 @@ def extended(base: dict[str, Any], key: str, value: str) -> dict[str, Any]:
         text = kept[1][:-1] + ("," if base else "") + pair + "}"
         if len(_EXTENDED) >= MAX_EXTENDED:
             _EXTENDED.clear()
-        _EXTENDED[id(new)] = (new, text)
+            _EXTENDED_TEXTS.clear()
+        _EXTENDED[id(new)] = new
+        _EXTENDED_TEXTS[id(new)] = text
     return new
 
 
@@ -111,9 +116,11 @@ def _joined(d: dict[Any, Any], inner: Any, inner_text: str) -> str | None:
 
 def _spec_text(spec: dict[Any, Any]) -> str | None:
     """A pod spec's text when it is, or holds, a remembered part; else None."""
-    kept = _TEXTS.get(id(spec)) or _EXTENDED.get(id(spec))
+    kept = _TEXTS.get(id(spec))
     if kept is not None and kept[0] is spec:
         return kept[1]
+    if _EXTENDED.get(id(spec)) is spec:
+        return _EXTENDED_TEXTS[id(spec)]
     for v in spec.values():
         kept = _TEXTS.get(id(v))
         if kept is not None and kept[0] is v:

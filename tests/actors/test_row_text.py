@@ -51,14 +51,14 @@ unencodable = st.sampled_from([{1, 2}, b"bytes", object(), frozenset()])
 @pytest.fixture(autouse=True)
 def fresh_registry():
     """Each test starts with nothing remembered and leaves nothing behind."""
-    saved, saved_ext = dict(rt._TEXTS), dict(rt._EXTENDED)
-    rt._TEXTS.clear()
-    rt._EXTENDED.clear()
+    tables = (rt._TEXTS, rt._EXTENDED, rt._EXTENDED_TEXTS)
+    saved = [dict(t) for t in tables]
+    for t in tables:
+        t.clear()
     yield
-    rt._TEXTS.clear()
-    rt._EXTENDED.clear()
-    rt._TEXTS.update(saved)
-    rt._EXTENDED.update(saved_ext)
+    for t, was in zip(tables, saved):
+        t.clear()
+        t.update(was)
 
 
 @st.composite
