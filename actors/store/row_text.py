@@ -90,8 +90,8 @@ def extended(base: dict[str, Any], key: str, value: str) -> dict[str, Any]:
         if len(_EXTENDED) >= MAX_EXTENDED:
             _EXTENDED.clear()
             _EXTENDED_TEXTS.clear()
+        _EXTENDED_TEXTS[id(new)] = text  # the text first: a dict found in _EXTENDED has its own
         _EXTENDED[id(new)] = new
-        _EXTENDED_TEXTS[id(new)] = text
     return new
 
 
@@ -120,7 +120,7 @@ def _spec_text(spec: dict[Any, Any]) -> str | None:
     if kept is not None and kept[0] is spec:
         return kept[1]
     if _EXTENDED.get(id(spec)) is spec:
-        return _EXTENDED_TEXTS[id(spec)]
+        return _EXTENDED_TEXTS[id(spec)]  # (a KeyError, the maps cleared meanwhile: the whole encoding)
     for v in spec.values():
         kept = _TEXTS.get(id(v))
         if kept is not None and kept[0] is v:
