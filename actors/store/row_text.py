@@ -10,8 +10,9 @@ the same text, made with less work.
   Those parts are stored and never changed in place (the invariant both memos rest on),
   so their text stays theirs; `remember` holds each part with its text, keeping it alive
   (its id is never another object's while it is remembered). A pod's row is then joined
-  from its top-level values' texts, and a spec holding a remembered value (a bound pod's
-  spec is a copy of the template's with nodeName) from its values' texts. The C encoder
+  from its top-level values' texts, and a spec holding a remembered value from its
+  values' texts. A bound pod's spec, the template's with nodeName added (`extended`, in
+  the bind), keeps the template's text with that pair before the closing brace. The C encoder
   writes a dict as `{` + `,`.join(key text `:` value text) + `}`, each value as that
   encoder would write it alone, so the joined text is the same. Anything else (a key
   that is not a str, a value it refuses) takes the whole encoding, which says what
@@ -71,7 +72,7 @@ def remember(part: Any) -> None:
         return
     try:
         text = encode(part)
-    except (TypeError, ValueError, OverflowError, RecursionError):
+    except Exception:  # noqa: BLE001 - not kept; its rows take the whole encoding, which says why
         return
     if len(_TEXTS) >= MAX_TEXTS:
         _TEXTS.clear()
