@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.store.row_text import remember
 from actors.store.sharing import exact_key
 
 MAX_SPECS = 4096
@@ -51,3 +52,4 @@ class AdmittedPodSpecs:
         if len(self._by_key) >= MAX_SPECS:
             self._by_key.clear()
         self._by_key[key] = spec
+        remember(spec)  # its row text, once (row_text.py): the spec is shared and never changed

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 from actors.store.messages import Conflict, EvictPods, MakePodClaims, NotFound, RecordEvent, UpdatePodStatus, refuse
 from actors.store.raw import section, set_condition
 from actors.store.reads import key_of as _key
+from actors.store.row_text import extended
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, Pod
 from framework.api.validation import duplicate, invalid, is_dns1123_subdomain
@@ -39,7 +40,7 @@ class PodWrites:
         # but the few dicts written here (a deep copy cost more than the scheduling).
         raw = dict(pod.raw)
         spec = raw.get("spec")
-        raw["spec"] = {**(spec if type(spec) is dict else section(spec)), "nodeName": node}  # one copy
+        raw["spec"] = extended(spec if type(spec) is dict else section(spec), "nodeName", node)  # one copy
         status = raw["status"] = section(raw.get("status"))
         set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.store.raw import exact_encoding
+from actors.store.row_text import remember
 
 MAX_SHARED = 4096
 
@@ -43,5 +44,6 @@ def share_containers(raw: dict[str, Any]) -> None:
         if len(_CONTAINERS) >= MAX_SHARED:
             _CONTAINERS.clear()
         _CONTAINERS[key] = containers
+        remember(containers)  # its row text, once (row_text.py)
     elif shared is not containers:
         spec["containers"] = shared

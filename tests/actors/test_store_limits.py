@@ -102,6 +102,23 @@ def test_history_since_returns_the_events_after_a_version_in_order() -> None:
         h.check(3)
 
 
+def test_history_compacts_by_each_events_own_weight_and_keeps_one_object_an_event() -> None:
+    """Bytes compaction drops the oldest events by the weight each was appended with; the
+    history holds an event with no container of its own beside it (the collector walks
+    one object an event fewer than with a (event, size) pair each)."""
+    import collections
+    import gc
+    h = WatchHistory(max_events=100, max_bytes=100, start_rv=0)
+    sizes = {1: 60, 2: 30, 3: 20, 4: 45, 5: 5, 6: 90}
+    for rv, size in sizes.items():
+        h.append(WatchEvent("ADDED", "Pod", None, None, rv), size)  # type: ignore[arg-type]
+        kept = [e.resource_version for e in h.since(h.compacted_rv)]
+        assert h.bytes == sum(sizes[r] for r in kept) <= 100
+        assert h.compacted_rv == (kept[0] - 1 if kept else rv)
+    held = [x for d in gc.get_referents(h) if isinstance(d, collections.deque) for x in d if gc.is_tracked(x)]
+    assert [e.resource_version for e in held] == [5, 6] and all(isinstance(e, WatchEvent) for e in held)
+
+
 # --- pages -------------------------------------------------------------------------------------
 
 
