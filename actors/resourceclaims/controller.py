@@ -149,6 +149,7 @@ class ResourceClaimController(Actor[ControllerMsg]):
         self.dirty_claims: set[str] = set()
         self.created = 0  # claims made from templates (for tests and stats)
         self.synced = 0  # pod and claim syncs run (the settled ones are not: tests, profile)
+        self.unchanged = 0  # watch events carrying the very object the controller holds (tests, profile)
 
     @classmethod
     async def attach(cls, store: StoreClient) -> "ResourceClaimController":
@@ -202,12 +203,18 @@ class ResourceClaimController(Actor[ControllerMsg]):
                 if held:  # (only the uids claims name: the set stays small)
                     s.deleted.add(obj.uid)
             elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
+                if s.pods.get(obj.key) is obj:  # the object its own write stored (_make): nothing new
+                    self.unchanged += 1
+                    return
                 s.pods[obj.key] = obj
                 self.dirty_pods.add(obj.key)
                 for name in named_claims(obj):
                     s.users.setdefault(f"{obj.namespace}/{name}", set()).add(obj.key)
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
+            if ev.type != "DELETED" and s.claims.get(obj.key) is obj:  # made by its own write (_make)
+                self.unchanged += 1
+                return
             old = s.claims.pop(obj.key, None)
             # (a claim naming the same pods as before stays indexed as it is: its allocation,
             # its owner's reservation)
@@ -325,10 +332,12 @@ class ResourceClaimController(Actor[ControllerMsg]):
         claim -> the created claim's name. A generated name already taken (the write then
         made nothing) marks the pod to be synced again, which draws another."""
         try:
-            made, _ = await self.store.make_pod_claims(pod.namespace, pod.name, pod.uid, creates, found)
+            made, stored = await self.store.make_pod_claims(pod.namespace, pod.name, pod.uid, creates, found)
         except AlreadyExists:
             self.dirty_pods.add(pod.key)
             return {}
+        if isinstance(stored, Pod) and self.state.pods.get(pod.key) is pod:
+            self.state.pods[pod.key] = stored  # as the watch will say (a newer event replaces it)
         names = {}
         for want, claim in zip(creates, made):
             assert isinstance(claim, ResourceClaim)
