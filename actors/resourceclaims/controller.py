@@ -21,8 +21,9 @@ for the daemon (decisions in framework.dra.pod_claims).
   garbage collector follows the ownerReference; ksched has none, so this does it).
 
 An actor: its store watch (Pods, ResourceClaims, ResourceClaimTemplates, the existing
-ones replayed first) posts Observed messages; each turn takes every queued message, then
-syncs the pods and claims they touched. A pod whose uid the watch has not seen is
+ones replayed first) posts its events as Observed messages, the events of a burst added to
+the one last queued; each turn takes every queued message, then syncs the pods and claims
+they touched. A pod whose uid the watch has not seen is
 looked up in the store before its reservations or claims are dropped."""
 from __future__ import annotations
 
@@ -51,9 +52,12 @@ SYNC_WORKERS = 64  # keys synced at once (upstream runs the controller with seve
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Observed:
-    """A store watch event on a Pod, ResourceClaim or ResourceClaimTemplate."""
+    """Store watch events on Pods, ResourceClaims and ResourceClaimTemplates, in the
+    order the store told them. The list grows only while the message is the last one in
+    the controller's inbox (the watch's sink, `attach`: nothing was queued after it, so
+    the order is that of one message per event); once taken, it is read only."""
 
-    ev: WatchEvent
+    evs: list[WatchEvent]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,13 +153,24 @@ class ResourceClaimController(Actor[ControllerMsg]):
         self.dirty_claims: set[str] = set()
         self.created = 0  # claims made from templates (for tests and stats)
         self.synced = 0  # pod and claim syncs run (the settled ones are not: tests, profile)
+        self.unchanged = 0  # watch events carrying the very object the controller holds (tests, profile)
 
     @classmethod
     async def attach(cls, store: StoreClient) -> "ResourceClaimController":
         """A controller watching the store (the existing objects arrive in its first turn)."""
         controller = cls(store)
-        ref = controller.ref()
-        await store.watch(lambda ev: concerns_claims(ev) and ref.try_tell(Observed(ev=ev)), kinds=WATCHED)
+        inbox, ref = controller.inbox, controller.ref()
+
+        def sink(ev: WatchEvent) -> None:
+            if not concerns_claims(ev):
+                return
+            last = inbox.tail()
+            if type(last) is Observed and not inbox.closed:
+                last.evs.append(ev)  # (a burst's events in one message: one put, one match)
+            else:
+                ref.try_tell(Observed(evs=[ev]))
+
+        await store.watch(sink, kinds=WATCHED)
         return controller
 
     def close(self) -> None:
@@ -172,8 +187,9 @@ class ResourceClaimController(Actor[ControllerMsg]):
         replies = []
         for msg in msgs:
             match msg:
-                case Observed(ev=ev):
-                    self._observe(ev)
+                case Observed(evs=evs):
+                    for ev in evs:
+                        self._observe(ev)
                 case Flush(reply=reply):
                     replies.append(reply)
                 case _:
@@ -202,12 +218,18 @@ class ResourceClaimController(Actor[ControllerMsg]):
                 if held:  # (only the uids claims name: the set stays small)
                     s.deleted.add(obj.uid)
             elif obj.spec.get("resourceClaims"):  # pods without claims are none of its business
+                if s.pods.get(obj.key) is obj:  # the object its own write stored (_make): nothing new
+                    self.unchanged += 1
+                    return
                 s.pods[obj.key] = obj
                 self.dirty_pods.add(obj.key)
                 for name in named_claims(obj):
                     s.users.setdefault(f"{obj.namespace}/{name}", set()).add(obj.key)
             self.dirty_claims |= held
         elif isinstance(obj, ResourceClaim):
+            if ev.type != "DELETED" and s.claims.get(obj.key) is obj:  # made by its own write (_make)
+                self.unchanged += 1
+                return
             old = s.claims.pop(obj.key, None)
             # (a claim naming the same pods as before stays indexed as it is: its allocation,
             # its owner's reservation)
@@ -325,10 +347,12 @@ class ResourceClaimController(Actor[ControllerMsg]):
         claim -> the created claim's name. A generated name already taken (the write then
         made nothing) marks the pod to be synced again, which draws another."""
         try:
-            made, _ = await self.store.make_pod_claims(pod.namespace, pod.name, pod.uid, creates, found)
+            made, stored = await self.store.make_pod_claims(pod.namespace, pod.name, pod.uid, creates, found)
         except AlreadyExists:
             self.dirty_pods.add(pod.key)
             return {}
+        if isinstance(stored, Pod) and self.state.pods.get(pod.key) is pod:
+            self.state.pods[pod.key] = stored  # as the watch will say (a newer event replaces it)
         names = {}
         for want, claim in zip(creates, made):
             assert isinstance(claim, ResourceClaim)

@@ -126,8 +126,11 @@ def _consumers(entries: Any) -> list[dict[str, str]] | None:
     uids: set[str] = set()
     out = []
     for e in entries:
-        if type(e) is not dict or not e.keys() <= _CONSUMER_KEYS or not all(type(v) is str for v in e.values()):
+        if type(e) is not dict or not e.keys() <= _CONSUMER_KEYS:
             return None
+        for v in e.values():  # (a loop, not all() over a generator: no frame a consumer)
+            if type(v) is not str:
+                return None
         uid = e.get("uid")
         if not uid or not e.get("resource") or not e.get("name") or uid in uids:
             return None

@@ -100,14 +100,14 @@ def claim_names(pod: Pod, recorded: Mapping[str, str | None]) -> list[tuple[str,
     return out
 
 
-def owning_pod(claim: ResourceClaim) -> tuple[str, str]:
-    """(name, uid) of the pod controlling the claim, ("", "") when none does (read once
-    per parsed claim: the controller and the plugin ask about a claim many times)."""
-    return claim.controlling_pod()
+# (name, uid) of the pod controlling the claim, ("", "") when none does (read once per
+# parsed claim: the controller and the plugin ask about a claim many times). The method
+# itself, not a function calling it: a frame fewer at each of the ~7 asks a DRA pod.
+owning_pod = ResourceClaim.controlling_pod
 
 
 def is_for_pod(claim: ResourceClaim, pod: Pod) -> bool:
-    return owning_pod(claim)[1] == pod.uid
+    return claim.controlling_pod()[1] == pod.uid
 
 
 def find_generated(claims: Iterable[ResourceClaim], pod: Pod, pod_claim: str) -> ResourceClaim | None:

@@ -23,6 +23,7 @@ from framework.dra.requests import Candidate, DeviceResult
 from framework.dra.results import build_result
 from framework.node_table import NodeTable
 from framework.plugins.dynamicresources.slice_index import SlicesByNode
+from framework.plugins.dynamicresources.tracker import HeldAt
 
 SelectorKey = tuple[tuple[str, ...], tuple[str, ...]]  # (the class's CEL expressions, the request's)
 # (the tracker's mark the held set was read at, the tracker's flips_since)
@@ -169,11 +170,14 @@ class DeviceIndex:
                    ) -> list[Candidate] | None:
         """The first `count` selected devices of the node not held, in the allocator's order
         (what its first fit takes for one plain request); None when there are fewer."""
-        if self.selected(node_name, key) is None:
+        ids = self.selected(node_name, key)  # (the candidates' device ids, made once)
+        if ids is None:
             return None
+        if type(held) is HeldAt:
+            held = held.members()  # (a set asked in C, not HeldAt.__contains__ a device)
         chosen = []
-        for c in self._candidates[(node_name, key)]:
-            if c.device_id not in held:
+        for c, device_id in zip(self._candidates[(node_name, key)], ids):
+            if device_id not in held:
                 chosen.append(c)
                 if len(chosen) == count:
                     return chosen

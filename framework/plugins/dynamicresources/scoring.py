@@ -14,12 +14,18 @@ FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 
 
 def has_first_available(claim_spec: Mapping[str, Any]) -> bool:
-    return any(r.get("firstAvailable") for r in ((claim_spec.get("devices") or {}).get("requests") or []))
+    for r in (claim_spec.get("devices") or {}).get("requests") or []:  # (loops: no generator frames a pod)
+        if r.get("firstAvailable"):
+            return True
+    return False
 
 
 def any_first_available(claims: Sequence[Any]) -> bool:
     """Whether a claim has a prioritized list: else every node scores 0."""
-    return any(has_first_available(c.spec) for c in claims)
+    for c in claims:
+        if has_first_available(c.spec):
+            return True
+    return False
 
 
 def prioritized_list_score(claims: Sequence[Any], allocations: Sequence[Mapping[str, Any]]) -> int:

@@ -237,6 +237,11 @@ class HeldAt(AbstractSet[str]):
             return t._holders.keys()
         return self.freeze()
 
+    def members(self) -> AbstractSet[str]:
+        """The devices as a plain set to ask now, before the tracker moves on (the
+        tracker's live keys while nothing flipped since the mark, else the copy)."""
+        return self._now()
+
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._now()))
 

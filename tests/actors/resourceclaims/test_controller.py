@@ -224,3 +224,38 @@ async def test_the_echoes_of_a_bursts_own_writes_are_settled_without_a_sync(tmp_
         await c.delete("Pod", "default", "worker-0")  # its claim has work again: it goes
         await settle(c, ctl)
         assert len(await claims_of(c)) == 39 and ctl.synced > 40
+
+
+async def test_the_echoes_of_its_own_claim_creates_and_status_writes_mark_nothing_dirty(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await c.apply([m.claim_template()])
+        await c.apply([m.pod_with_template(f"worker-{i}") for i in range(10)])
+        await c.list("Namespace")
+        await ctl.flush()  # the pods' syncs: their claims made and recorded, one write each
+        assert ctl.created == 10 and not ctl.dirty_pods and not ctl.dirty_claims
+        await c.list("Namespace")
+        echoes = [ev for msg in ctl.inbox.get_nowait_all() for ev in msg.evs]  # each claim's ADDED, its pod's status
+        assert len(echoes) == 20
+        for ev in echoes:
+            ctl._observe(ev)
+        # the objects the controller already holds from its own write's reply: no key to look at again
+        assert ctl.unchanged == 20 and not ctl.dirty_pods and not ctl.dirty_claims
+        await c.delete("Pod", "default", "worker-0")  # a change of its own still marks its claim
+        await settle(c, ctl)
+        assert len(await claims_of(c)) == 9 and ctl.synced == 11
+
+
+async def test_the_watch_events_of_a_burst_come_as_one_message(tmp_path) -> None:
+    async with controlled(str(tmp_path)) as (_, c, ctl):
+        await c.apply([m.claim_template()])
+        await settle(c, ctl)
+        before = ctl.inbox.puts
+        await c.apply([m.pod_with_template(f"worker-{i}") for i in range(10)])
+        await c.list("Namespace")
+        [msg] = ctl.inbox.get_nowait_all()  # ten pods' ADDED, added to the message last queued, in order
+        assert [ev.obj.name for ev in msg.evs] == [f"worker-{i}" for i in range(10)]
+        assert ctl.inbox.puts == before + 1
+        await ctl.handle_turn([msg])
+        assert ctl.created == 10
+        await settle(c, ctl)
+        assert len(await claims_of(c)) == 10 and ctl.synced == 10
