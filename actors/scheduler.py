@@ -251,6 +251,9 @@ class Scheduler(Actor[SchedulerMsg]):
             case StoreChanged(event=ev):
                 self.view_rv = max(self.view_rv, ev.resource_version)
                 self.events.on_store_change(ev)
+            case BindingDone(outcomes=ended):
+                self.bindings.total -= len(ended)
+                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
@@ -260,9 +263,6 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):
                 self.reject_waiting(uid, plugin, message)
-            case BindingDone(outcomes=ended):
-                self.bindings.total -= len(ended)
-                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
             case GetStats(reply=reply, latencies=latencies):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]

@@ -133,8 +133,11 @@ class NodeInfo:
                 or old.host_ports or new.host_ports or old.volumes or new.volumes):
             return False
         affinity = old.has_pod_affinity
-        anti = old.has_required_anti_affinity
-        if new.has_pod_affinity != affinity or new.has_required_anti_affinity != anti:
+        if new.has_pod_affinity != affinity:
+            return False
+        # Required anti-affinity is pod affinity too (Pod.has_pod_affinity counts podAntiAffinity).
+        anti = affinity and old.has_required_anti_affinity
+        if affinity and new.has_required_anti_affinity != anti:
             return False
         if ((affinity and self.pods_with_affinity[-1].pod is not old)
                 or (anti and self.pods_with_required_anti_affinity[-1].pod is not old)):
