@@ -66,14 +66,26 @@ def _scaled_down(old: Pod, new: Pod) -> bool:
     return any(name not in after or amount > after[name] for name, amount in old.requests.items())
 
 
+# A kind's Add and Delete events, made once: a ClusterEvent is frozen, so one equal
+# object serves every change of that kind (a bound pod's AssignedPodAdd, a deletion's).
+_ADDED_OR_DELETED: dict[tuple[str, bool], ClusterEvent] = {}
+
+
+def _added_or_deleted(kind: str, deleted: bool) -> ClusterEvent:
+    resource = "AssignedPod" if kind == "Pod" else kind
+    if deleted:
+        return ClusterEvent(resource, ActionType.Delete, f"{resource}Delete")
+    return ClusterEvent(resource, ActionType.Add, f"{resource}Add")
+
+
 def event_for(kind: str, change: str, old: KubeObject | None, new: KubeObject | None) -> ClusterEvent | None:
     """The ClusterEvent for a store change, None when nothing schedulable changed."""
-    if change == "DELETED":
-        resource = "AssignedPod" if kind == "Pod" else kind
-        return ClusterEvent(resource, ActionType.Delete, f"{resource}Delete")
-    if change == "ADDED" or old is None:
-        resource = "AssignedPod" if kind == "Pod" else kind
-        return ClusterEvent(resource, ActionType.Add, f"{resource}Add")
+    if change == "DELETED" or change == "ADDED" or old is None:
+        key = (kind, change == "DELETED")
+        event = _ADDED_OR_DELETED.get(key)
+        if event is None:
+            event = _ADDED_OR_DELETED[key] = _added_or_deleted(*key)
+        return event
     if kind == "Node":
         assert isinstance(old, Node) and isinstance(new, Node)
         action = node_update_action(old, new)

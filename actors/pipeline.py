@@ -36,7 +36,7 @@ from actors.queue.scheduling_queue import SchedulingQueue
 from actors.queue.actor import Counts, HoldPops, QueueActor
 from actors.queue.group_pop import GANG_PLUGIN, gang_members
 from actors.quiet_events import QuietEvents
-from actors.scheduler import Scheduler, StoreChanged
+from actors.scheduler import Scheduler
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
 from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
@@ -286,7 +286,7 @@ class Pipeline:
         self.queue.ref().try_tell(HoldPops(held=held))
 
     def _to_scheduler(self, ev: WatchEvent) -> None:
-        self.scheduler.tell(StoreChanged(event=ev))
+        self.scheduler.store_changed(ev)
 
     async def _bind(self, pod: Pod, node_name: str) -> None:
         # The Scheduled event rides with the binding's write (messages.Bind) when the pod has a uid.

@@ -1,36 +1,31 @@
 """The Scheduler actor: the scheduling cycle, strictly one pod at a time.
 
-It owns the Cache (nodes, bound and assumed pods) and its Snapshot, and a view of
-the other objects plugins list (the informer caches). Store changes reach it as
-messages and update the cache between cycles; it then offers them to the queue.
-For each pod the queue hands it: refresh the snapshot, run the algorithm,
-PostFilter on a FitError, assume, Reserve, Permit, and start the pod's binding
-cycle; then ask for the next pod at once. Explain requests are messages too, so
-they see the cache between two cycles, never inside one.
+It owns the Cache (nodes, bound and assumed pods) and its Snapshot, and a view of the other objects plugins
+list (the informer caches). Store changes reach it as messages (one StoreChanged for the events that follow
+each other in its inbox) and update the cache between cycles; it then offers them to the queue. For each pod
+the queue hands it: refresh the snapshot, run the algorithm, PostFilter on a FitError, assume, Reserve,
+Permit, and start the pod's binding cycle; then ask for the next pod at once. Explain requests are messages
+too, so they see the cache between two cycles, never inside one.
 
-It holds refs to the other actors (queue, waiting room, store client), never
-the actors: the queue gets Pop/Requeue/Move/... messages, the waiting room Park
-and Reject messages. It owns the nominator (pods nominated to nodes by
-preemption): every nomination starts here or in a pod change that reaches here
-first, and the scheduling cycle reads it synchronously through the handle.
-Binding cycles are its child tasks; they report their outcomes as BindingDone
-messages (one for outcomes that follow each other in its inbox), and the cache is
-changed (forget, Unreserve) only by its own loop.
+It holds refs to the other actors (queue, waiting room, store client), never the actors: the queue gets
+Pop/Requeue/Move/... messages, the waiting room Park and Reject messages. It owns the nominator (pods
+nominated to nodes by preemption): every nomination starts here or in a pod change that reaches here first,
+and the scheduling cycle reads it synchronously through the handle. Binding cycles are its child tasks; they
+report their outcomes as BindingDone messages (one for outcomes that follow each other in its inbox), and
+the cache is changed (forget, Unreserve) only by its own loop.
 
-One failure path, as upstream's schedulingCycle: the cycle returns a Status
-(`_cycle_failed` / `_cycle_succeeded`), and `handle_failure` (upstream's
-FailureHandler) runs once for a failed attempt, from `_finish_cycle` when the
-scheduling cycle failed or from `_binding_failed` when its binding cycle did.
-An exception escaping a cycle is an InvariantBreach (the cache may be half
-updated): the system stops cleanly instead of going on with it.
+One failure path, as upstream's schedulingCycle: the cycle returns a Status (`_cycle_failed` /
+`_cycle_succeeded`), and `handle_failure` (upstream's FailureHandler) runs once for a failed attempt, from
+`_finish_cycle` when the scheduling cycle failed or from `_binding_failed` when its binding cycle did. An
+exception escaping a cycle is an InvariantBreach (the cache may be half updated): the system stops cleanly
+instead of going on with it.
 
-Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go
-records them: an attempt's result and duration when it ends (scheduled after
-Bind, unschedulable or error in the failure handler), extension point durations
-through the timed siblings of each profile's Framework (actors/framework_timing.py),
-per-plugin durations on every PLUGIN_SAMPLE_EVERY-th cycle, and preemption attempts and victims around PostFilter
-(actors/scheduler_preemption.py, which also hands asynchronous preemptions to the
-preemption actor).
+Metrics (actors.metrics_sink) are recorded where upstream's schedule_one.go records them: an attempt's
+result and duration when it ends (scheduled after Bind, unschedulable or error in the failure handler),
+extension point durations through the timed siblings of each profile's Framework
+(actors/framework_timing.py), per-plugin durations on every PLUGIN_SAMPLE_EVERY-th cycle, and preemption
+attempts and victims around PostFilter (actors/scheduler_preemption.py, which also hands asynchronous
+preemptions to the preemption actor).
 """
 from __future__ import annotations
 
@@ -57,7 +52,7 @@ from actors.scheduler_messages import BindingDone, Explain, Popped, SchedulerMsg
 from actors.scheduler_outcomes import Outcomes
 from actors.scheduler_preemption import PreemptionStep
 from actors.scheduler_views import RECENT_BINDS, Attempt, GetAttempts, GetStats, SchedulerStats, StatsView, attempt_view
-from actors.store import StoreClient
+from actors.store import StoreClient, WatchEvent
 from actors.store.premise import deriving_from
 from actors.waiting_room import SHUTTING_DOWN, Decided, Park, PermitRejected, PermitSettled, WaitingRoomMsg
 from framework import batching
@@ -248,9 +243,18 @@ class Scheduler(Actor[SchedulerMsg]):
 
     def _handle(self, msg: SchedulerMsg) -> None:
         match msg:
-            case StoreChanged(event=ev):
-                self.view_rv = max(self.view_rv, ev.resource_version)
-                self.events.on_store_change(ev)
+            case StoreChanged(events=evs):
+                for ev in evs:  # each as a message of its own: one that raises is that one's failure
+                    try:
+                        self.view_rv = max(self.view_rv, ev.resource_version)
+                        self.events.on_store_change(ev)
+                    except InvariantBreach:
+                        raise
+                    except Exception as exc:  # noqa: BLE001
+                        self.on_failure(msg, exc)
+            case BindingDone(outcomes=ended):
+                self.bindings.total -= len(ended)
+                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
@@ -260,9 +264,6 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._permit_settled(uid, status)
             case PermitRejected(uid=uid, plugin=plugin, message=message):
                 self.reject_waiting(uid, plugin, message)
-            case BindingDone(outcomes=ended):
-                self.bindings.total -= len(ended)
-                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
             case GetStats(reply=reply, latencies=latencies):
                 st = self.stats
                 recent = tuple(itertools.islice(reversed(st.bind_latencies), RECENT_BINDS))[::-1]
@@ -275,6 +276,15 @@ class Scheduler(Actor[SchedulerMsg]):
                 resolve(reply, {k: attempt_view(self.attempts[k], names) for k in keys if k in self.attempts})
             case _:
                 assert_never(msg)
+
+    def store_changed(self, ev: WatchEvent) -> None:
+        """A store event to this loop: added to a StoreChanged still last in the inbox
+        (the loop's order is then that of one message per event), else a new one."""
+        last = self.inbox.tail()
+        if type(last) is StoreChanged:
+            last.events.append(ev)
+        else:
+            self.tell(StoreChanged(events=[ev]))
 
     def _guarded(self, msg: SchedulerMsg, step: Callable[[], None]) -> None:
         """A cycle that raises leaves the cache (assumed pods, snapshot) in an

@@ -16,7 +16,11 @@ from framework.interface import QueuedPodInfo, Status
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoreChanged:
-    event: WatchEvent
+    """Store watch events, in the store's order, handled one after the other as one
+    message each would be. The list grows only while the message is last in the
+    Scheduler's inbox (Scheduler.store_changed); once taken, it is read only."""
+
+    events: list[WatchEvent]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

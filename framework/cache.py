@@ -202,7 +202,18 @@ class Cache:
     def add_pod(self, pod: Pod) -> None:
         """A pod bound in the store: confirms an assumed pod or adds a new one."""
         key = pod.key
-        if key in self._pod_node:
+        node_name = self._pod_node.get(key)
+        if node_name is not None:
+            # A pod confirmed where it was assumed (or updated in place): one replacement
+            # when it leaves the node as _unplace then _place would (NodeInfo.replace_last).
+            ni = self.nodes.get(node_name)
+            if node_name == pod.node_name and ni is not None and ni.replace_last(self._pods[key], pod):
+                self.assumed.discard(key)
+                del self._pod_node[key], self._pods[key]  # re-inserted last, as _unplace then _place do
+                self._pod_node[key] = node_name
+                self._pods[key] = pod
+                self._dirty.add(node_name)
+                return
             self._unplace(key)
         self.assumed.discard(key)
         self._place(pod, pod.node_name)

@@ -120,6 +120,38 @@ class NodeInfo:
                 return True
         return False
 
+    def replace_last(self, old: Pod, new: Pod) -> bool:
+        """remove_pod(old) then add_pod(new), done as one replacement where that leaves
+        everything as those two calls would: `old` is the last pod here (so the lists'
+        orders come out the same), `new` shares its requests (the same Resource: the
+        sums' subtraction and addition cancel) and its affinity flags, and neither holds
+        host ports or volumes (whose maps a removal may empty and re-order). Takes
+        two generations as the two calls do. False (nothing changed) otherwise."""
+        pods = self.pods
+        if (not pods or pods[-1].pod is not old or new.resource is not old.resource
+                or new.non_zero_cpu != old.non_zero_cpu or new.non_zero_memory != old.non_zero_memory
+                or old.host_ports or new.host_ports or old.volumes or new.volumes):
+            return False
+        affinity = old.has_pod_affinity
+        if new.has_pod_affinity != affinity:
+            return False
+        # Required anti-affinity is pod affinity too (Pod.has_pod_affinity counts podAntiAffinity).
+        anti = affinity and old.has_required_anti_affinity
+        if affinity and new.has_required_anti_affinity != anti:
+            return False
+        if ((affinity and self.pods_with_affinity[-1].pod is not old)
+                or (anti and self.pods_with_required_anti_affinity[-1].pod is not old)):
+            return False
+        pi = PodInfo(new)
+        if affinity:
+            self.pods_with_affinity = [*self.pods_with_affinity[:-1], pi]
+        if anti:
+            self.pods_with_required_anti_affinity = [*self.pods_with_required_anti_affinity[:-1], pi]
+        pods[-1] = pi
+        next_generation()  # remove_pod's
+        self.generation = next_generation()
+        return True
+
     def _update(self, pod: Pod, sign: int) -> None:
         r = pod.resource
         if sign > 0:

@@ -108,7 +108,7 @@ class NodeTable:
             # those of its pods and images are written.
             flags = self._flags
             flags[i, _HAS_IMAGES] = bool(ni.image_states)
-            flags[i, _HAS_PORTS] = len(ni.used_ports) > 0
+            flags[i, _HAS_PORTS] = any(ni.used_ports.ports.values())  # len(used_ports) > 0 without its Python sum
             flags[i, _HAS_SCALAR] = bool(a.scalar) or bool(r.scalar)
             return
         if node is not self._nodes[i]:

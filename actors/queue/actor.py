@@ -259,20 +259,14 @@ class QueueActor(Actor[QueueMsg]):
     def _apply(self, msg: QueueMsg) -> None:
         q = self.queue
         now = self.clock.now()
+        # The cases a pod's cycle sends come first (Pop, DeletePod, AddPod, Move, Done): no
+        # message type is another's subclass, so the order decides nothing but the tries.
         match msg:
-            case AddPod(pod=pod):
-                q.add(pod, now)
-            case UpdatePod(old=old, new=new):
-                q.update(old, new, now)
-            case DeletePod(pod=pod, then=then):
-                q.delete(pod, now)
-                if then is not None:
-                    if q.sort_faults:  # as after a message of its own
-                        q.retry_sort_faults(now)
-                    self._apply(then)
             case Pop(reply=reply, to=to, assumed=assumed):
                 if assumed:
-                    self._apply(Assumed(pod_keys=assumed))
+                    at = self.clock.now()  # as an Assumed message of its own just before it
+                    for key in assumed:
+                        q.assumed(key, at)
                     if q.sort_faults:  # as after a message of its own
                         q.retry_sort_faults(now)
                 if self._popping:
@@ -281,6 +275,21 @@ class QueueActor(Actor[QueueMsg]):
                     to(None)
                 else:
                     resolve(reply, None)
+            case DeletePod(pod=pod, then=then):
+                q.delete(pod, now)
+                if then is not None:
+                    if q.sort_faults:  # as after a message of its own
+                        q.retry_sort_faults(now)
+                    self._apply(then)
+            case AddPod(pod=pod):
+                q.add(pod, now)
+            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
+                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
+            case Done(pod_keys=keys):
+                for key in keys:
+                    q.done(key, now)
+            case UpdatePod(old=old, new=new):
+                q.update(old, new, now)
             case TakeMembers(keys=keys, reply=reply):
                 taken = [pop_specific(q, key) for key in keys] if self._popping else []
                 resolve(reply, [qpi for qpi in taken if qpi is not None])
@@ -288,9 +297,6 @@ class QueueActor(Actor[QueueMsg]):
                 q.unpop(key)
             case Requeue(qpi=qpi):
                 q.add_unschedulable_if_not_present(qpi, now)
-            case Done(pod_keys=keys):
-                for key in keys:
-                    q.done(key, now)
             case Assumed(pod_keys=keys):
                 for key in keys:
                     q.assumed(key, now)
@@ -298,8 +304,6 @@ class QueueActor(Actor[QueueMsg]):
                 q.activate(pods, now)
             case Regate(pod_key=key, plugin=plugin):
                 q.regate(key, plugin, now)
-            case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
-                q.move_all_to_active_or_backoff(event, old, new, now, pre_check, cto, after)
             case Flush():
                 self._timer = None
                 self._timer_at = self._timer_ns = None

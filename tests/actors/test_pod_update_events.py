@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from actors.events import UPDATE_POD_OTHER, pod_update_actions
+from actors.events import UPDATE_POD_OTHER, event_for, pod_update_actions
 from actors.queue.scheduling_queue import SchedulingQueue
 from framework.api.objects import Pod
 from framework.handle import FrameworkHandle
@@ -68,3 +68,21 @@ def test_a_new_toleration_wakes_a_pod_taints_rejected():
     _rejected_by_taints(q, pod())
     q.update(pod(), pod(tolerations=[TOLERATION]), 5.0)
     assert q.where("default/p") in ("active", "backoff")
+
+
+def test_a_kinds_add_and_delete_events_are_made_once_and_equal_fresh_ones():
+    from framework.api.objects import Node
+    from framework.events import ActionType, ClusterEvent
+
+    p = Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {"nodeName": "n1", "containers": []}})
+    q = Pod({"metadata": {"name": "q", "namespace": "default"}, "spec": {"nodeName": "n2", "containers": []}})
+    n = Node({"metadata": {"name": "n1"}})
+    added = event_for("Pod", "ADDED", None, p)
+    assert added == ClusterEvent("AssignedPod", ActionType.Add, "AssignedPodAdd")
+    assert event_for("Pod", "ADDED", None, q) is added
+    assert event_for("Pod", "MODIFIED", None, q) is added  # no old object: an add
+    assert event_for("Pod", "DELETED", p, None) == ClusterEvent("AssignedPod", ActionType.Delete, "AssignedPodDelete")
+    assert event_for("Pod", "DELETED", q, None) is event_for("Pod", "DELETED", p, None)
+    assert event_for("Node", "ADDED", None, n) == ClusterEvent("Node", ActionType.Add, "NodeAdd")
+    assert event_for("Node", "DELETED", n, None) == ClusterEvent("Node", ActionType.Delete, "NodeDelete")
+    assert event_for("Service", "ADDED", None, n) == ClusterEvent("Service", ActionType.Add, "ServiceAdd")

@@ -171,14 +171,13 @@ async def test_the_daemons_scheduler_hears_a_pod_before_its_commit_ends_and_bind
             return super()._apply(msg, batch)
 
     async with Pipeline(None, clock=FakeClock(), backend=SQLiteBackend(tmp_path), store_class=Recording) as p:
-        tell = p.scheduler.tell
+        store_changed = p.scheduler.store_changed
 
-        def told(msg: Any) -> None:  # what the scheduler's watch sink hands it
-            ev = getattr(msg, "event", None)
-            if isinstance(ev, WatchEvent) and ev.kind == "Pod" and ev.type == "ADDED":
+        def told(ev: WatchEvent) -> None:  # what the scheduler's watch sink hands it
+            if ev.kind == "Pod" and ev.type == "ADDED":
                 heard.append((ev.obj.name, p.store.in_commit))
-            tell(msg)
-        p.scheduler.tell = told  # type: ignore[method-assign]
+            store_changed(ev)
+        p.scheduler.store_changed = told  # type: ignore[method-assign]
         await p.client.apply([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}])
         created = await p.client.create(pod("p0"))
