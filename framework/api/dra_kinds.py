@@ -141,6 +141,18 @@ class ResourceClaim(KubeObject):
                 or (spec is not my_spec and spec != my_spec) or not isinstance(meta, dict) or not isinstance(mine, dict)
                 or (meta is not mine and {**meta, **_VERSIONING} != {**mine, **_VERSIONING})):
             return ResourceClaim(raw)
+        return self._restate(raw, meta)
+
+    def with_own_status(self, raw: dict[str, Any]) -> "ResourceClaim":
+        """What restated(raw) answers for `raw` that claims.with_status made of this
+        claim (its own object, another status, maybe a finalizer added): the same claim,
+        without comparing the metadata and spec with_status kept (Reserve's claim in
+        flight, once a DRA pod)."""
+        if type(self.raw) is not dict or type(self.raw.get("metadata")) is not dict:
+            return self.restated(raw)  # (restated parses such a claim in full)
+        return self._restate(raw, raw["metadata"])
+
+    def _restate(self, raw: Mapping[str, Any], meta: Mapping[str, Any]) -> "ResourceClaim":
         claim = object.__new__(ResourceClaim)
         claim.raw = raw
         claim.meta = self.meta.with_resource_version(meta.get("resourceVersion"))

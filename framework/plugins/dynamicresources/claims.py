@@ -37,38 +37,52 @@ def pod_claim_entries(pod: Pod) -> list[Mapping[str, Any]]:
     return [c for c in claims if type(c) is dict or isinstance(c, Mapping)]
 
 
-def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool]:
-    """(the claim's name or None when no claim is needed, whether the pod must own it)."""
+def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | None]) -> tuple[str | None, bool, str]:
+    """(the claim's name or None when no claim is needed, whether the pod must own it,
+    "" or why the pod's claims are not ready: then the name is None)."""
     if entry.get("resourceClaimName"):
-        return str(entry["resourceClaimName"]), False
+        return str(entry["resourceClaimName"]), False, ""
     if entry.get("resourceClaimTemplateName"):
         name = str(entry.get("name", ""))
         if name in statuses:
-            return statuses[name], True
-        raise ClaimsNotReady(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
-    raise ClaimsNotReady(f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name", "")}": '
+            return statuses[name], True, ""
+        return None, True, f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet'
+    return None, False, (f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{entry.get("name", "")}": '
                          "none of the supported fields are set")
 
 
-def pod_claims(pod: Pod, lookup: Any) -> list[ResourceClaim]:
-    """The pod's claims, in spec order; ClaimsNotReady when one is missing, being
-    deleted or (made from a template) not the pod's. `lookup(namespace, name)` reads the view."""
+def claims_or_reason(pod: Pod, lookup: Any) -> tuple[list[ResourceClaim], str]:
+    """(the pod's claims in spec order, "") or ([], why they are not ready: one is
+    missing, being deleted or, made from a template, not the pod's), without raising
+    (PreEnqueue meets a pod whose claim is not made yet once a pod). `lookup(namespace,
+    name)` reads the view."""
     out: list[ResourceClaim] = []
     statuses = claim_statuses(pod)
     for entry in pod_claim_entries(pod):
-        name, must_own = claim_name(pod, entry, statuses)
+        name, must_own, reason = claim_name(pod, entry, statuses)
+        if reason:
+            return [], reason
         if name is None:
             continue
         claim = lookup(pod.namespace, name)
         if claim is None:
-            raise ClaimsNotReady(f'resourceclaim.resource.k8s.io "{name}" not found')
+            return [], f'resourceclaim.resource.k8s.io "{name}" not found'
         if claim.meta.deletion_timestamp is not None:
-            raise ClaimsNotReady(f'resourceclaim "{name}" is being deleted')
+            return [], f'resourceclaim "{name}" is being deleted'
         if must_own and not is_for_pod(claim, pod):
-            raise ClaimsNotReady(f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod "
-                                 f"{pod.namespace}/{pod.name} (pod is not owner)")
+            return [], (f"ResourceClaim {claim.namespace}/{claim.name} was not created for pod "
+                        f"{pod.namespace}/{pod.name} (pod is not owner)")
         out.append(claim)
-    return out
+    return out, ""
+
+
+def pod_claims(pod: Pod, lookup: Any) -> list[ResourceClaim]:
+    """The pod's claims, in spec order; ClaimsNotReady (with claims_or_reason's reason)
+    when they are not ready."""
+    claims, reason = claims_or_reason(pod, lookup)
+    if reason:
+        raise ClaimsNotReady(reason)
+    return claims
 
 
 def is_reserved_for(pod: Pod, claim: ResourceClaim) -> bool:

@@ -29,7 +29,7 @@ from framework.cache import NodeInfo
 from framework.dra.allocator import AllocationTimedOut, Allocator, FailedAllocationOnNode, Features
 from framework.interface import (ClusterEventWithHint, Code, CycleState, Handle, PostFilterResult, PreFilterResult,
                                  SignPurpose, Status)
-from framework.plugins.dynamicresources.claims import (ClaimsNotReady, can_be_reserved, finalizer_to_add,
+from framework.plugins.dynamicresources.claims import (can_be_reserved, claims_or_reason, finalizer_to_add,
                                                        is_reserved_for, kobj as _kobj, pod_claim_entries,
                                                        pod_claims, reserved_for_entries, with_status)
 from framework.plugins.dynamicresources.classes import ClassCheck
@@ -141,11 +141,8 @@ class DynamicResources(FilterEachNode):
     def pre_enqueue(self, pod: Pod) -> Status | None:
         if not pod_claim_entries(pod):
             return None
-        try:
-            self._pod_claims(pod)
-        except ClaimsNotReady as e:
-            return _unschedulable(str(e))
-        return None
+        _, reason = claims_or_reason(pod, self._claim)  # (no exception: once a pod, its claim not made yet)
+        return _unschedulable(reason) if reason else None
 
     def pre_enqueue_reads_pod_only(self, pod: Pod) -> bool:
         """PodOnlyPreEnqueuePlugin: a pod with no claims passes whatever exists."""
@@ -158,10 +155,9 @@ class DynamicResources(FilterEachNode):
         state.write(STATE_KEY, s)
         if not pod_claim_entries(pod):
             return None, Status(Code.Skip)
-        try:
-            claims = self._pod_claims(pod)
-        except ClaimsNotReady as e:
-            return None, _unschedulable(str(e))
+        claims, reason = claims_or_reason(pod, self._claim)
+        if reason:
+            return None, _unschedulable(reason)
         if not claims:
             return None, Status(Code.Skip)
         to_allocate = 0
@@ -415,7 +411,7 @@ class DynamicResources(FilterEachNode):
         for index, allocation in zip(pending, allocations):
             claim = s.claims[index]
             s.allocated_here[index] = allocation
-            self.tracker.signal_pending(claim.restated(with_status(
+            self.tracker.signal_pending(claim.with_own_status(with_status(
                 claim, allocation=allocation, reserved_for=reserved_for_entries(claim), finalizer=True)))
         return None
 
