@@ -82,6 +82,13 @@ async def settle_world(w: dict[str, Any], config: dict[str, Any] | None = None,
           "groups": [{"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 1, "extra": 0, "cpu": 3, "priority": 0},
                      {"min": 2, "extra": 2, "cpu": 2, "priority": 0}, {"min": 3, "extra": 1, "cpu": 2, "priority": 1}]},
          True)
+# A preempting gang whose other members (still minCount) ran cycles while its first
+# preemption was evicting: each preempted again with another plan, the plans' nominations
+# together asked more than the node had, and the gang stayed pending with room for it.
+@example({"nodes": [6], "seed": 0, "apart": False,
+          "groups": [{"min": 1, "extra": 0, "cpu": 1, "priority": 0}, {"min": 1, "extra": 0, "cpu": 2, "priority": 0},
+                     {"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 3, "extra": 1, "cpu": 2, "priority": 1}]},
+         True)
 def test_no_gang_is_partly_bound_or_left_pending_while_it_fits(w: dict[str, Any], waves: bool) -> None:
     holds_whole_and_unstuck(w, asyncio.run(settle_world(w, waves=waves)))
 
