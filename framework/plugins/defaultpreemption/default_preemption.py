@@ -159,7 +159,7 @@ class DefaultPreemption:
         of a PodGroup (WorkloadAwarePreemption on) while its group's is (upstream's
         IsPodGroupRunningPreemption): the group preempts as one, and no member may
         start a cycle, or a preemption of its own, before the victims are gone."""
-        if not self._async():
+        if not self._async() or not len(self.handle.preemptions):  # nothing in flight: nothing held
             return None
         if pod.scheduling_group and self.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION):
             pg = self.gangs.pod_group(pod)
