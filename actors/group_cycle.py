@@ -35,7 +35,7 @@ from framework.attempt_outcome import FitError, KeptNodeToStatus
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.runtime import run_unsuspended
 from framework.workload.group_cycle import (
-    GROUP_CYCLE_KEY, GroupCycleState, GroupPlacement, member_order,
+    GROUP_CYCLE_KEY, GROUP_ORDER_KEY, GroupCycleState, GroupPlacement, member_order,
     place_group, skips_member,
 )
 from framework.workload.group_status import scheduled_condition, with_condition
@@ -209,8 +209,10 @@ class GroupCycle:
             # upstream's podGroupCycle: only an Unschedulable group preempts, an Error does
             # not, and only with WorkloadAwarePreemption on (off, each member ran its own
             # PostFilter inside the placement)
-            preempted = (await self.preempt(fwk, placer, result)
-                         if result.status.code == Code.Unschedulable and group_step else ("", None))
+            preempts = result.status.code == Code.Unschedulable and group_step
+            if preempts:
+                self._order_for_plan(placer, result, members)
+            preempted = await self.preempt(fwk, placer, result) if preempts else ("", None)
             self._reject(placer, result, members, started, preempted)
         # upstream's submitPodGroupAlgorithmResult: a rejected group that waits on its
         # preemption (its members' own, or the group step's that nominated) is counted apart
@@ -294,6 +296,18 @@ class GroupCycle:
                 post = await s.preemption.post_filter(fwk, t.state, t.fit_error.pod, t.fit_error)
                 return uid, post.nominated
         return "", None
+
+    @staticmethod
+    def _order_for_plan(placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo]) -> None:
+        """The group step's plan takes the members in the cycle's order, those placed
+        first (GROUP_ORDER_KEY, in every try's state: the preemptor is one of them), so
+        every member that fit is in the plan: a member that fit goes back nominated to
+        its node (upstream's SuggestedHost), and one left out of the plan would ask for
+        room the plan did not count."""
+        uids = [q.pod.uid for q in members]
+        order = (*(u for u in uids if u in result.placed), *(u for u in uids if u not in result.placed))
+        for t in placer.tries.values():
+            t.state.write(GROUP_ORDER_KEY, order)
 
     def _reject(self, placer: CachePlacer, result: GroupPlacement, members: list[QueuedPodInfo],
                 started: float, preempted: tuple[str, str | None] = ("", None)) -> None:

@@ -86,7 +86,7 @@ class PreemptionActor(Actor[PreemptionMsg]):
                 assert_never(msg)
 
     async def _run(self, job: PreemptionJob) -> None:
-        uid = job.preemptor.uid
+        uid = job.uid
         ok = True
         try:
             ok = await self._clear_nominations(job.lower_nominated)
@@ -109,12 +109,13 @@ class PreemptionActor(Actor[PreemptionMsg]):
             self.running -= 1
         if not ok:
             self.failed += 1
-            self.queue.try_tell(Activate(pods=(job.preemptor,)))
+            self.queue.try_tell(Activate(pods=job.held))
         else:
             # Held by PreEnqueue while this ran, with no deletion left to come (another
             # preemption had already removed every victim): it would wait for an
             # unrelated Pod/Delete event.
-            self.queue.try_tell(Regate(pod_key=job.preemptor.key, plugin=job.plugin))
+            for pod in job.held:
+                self.queue.try_tell(Regate(pod_key=pod.key, plugin=job.plugin))
 
     async def _clear_nominations(self, pods: tuple[Pod, ...]) -> bool:
         ok = True

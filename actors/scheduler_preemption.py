@@ -131,7 +131,7 @@ class PreemptionStep:
         self.victims += len(job.victims)
         for victim in job.victims:
             self._chosen(victim)
-        uid = job.preemptor.uid
+        uid = job.uid  # the preemptor's, or its PodGroup's when the group preempts as one
         self.sched.queue.try_tell(PreemptionBegun(uid=uid))
         try:
             if self.actor is None:

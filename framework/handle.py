@@ -364,7 +364,7 @@ class FrameworkHandle:
         in `preemptions` (its owner's record) and starts the evictions; without an
         owner the mark is made here and the job recorded."""
         if self._start_preemption is None:
-            self.preemptions.begin(job.preemptor.uid)
+            self.preemptions.begin(job.uid)
             self.preemption_jobs.append(job)
         else:
             self._start_preemption(job)

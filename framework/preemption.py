@@ -483,7 +483,9 @@ class Evaluator:
         if not victims:
             return
         lower = tuple(lower_priority_nominated_pods(self.handle, pod, c.name, *{n for _, n in c.members} - {c.name}))
-        self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name))
+        held = getattr(self.policy, "preempting_group", None)  # DefaultPreemption: the PodGroup, if it preempts
+        self.handle.start_preemption(PreemptionJob(pod, c.name, victims, lower, self.plugin_name,
+                                                   *(held(pod) if held is not None else ())))
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         def lookup(namespace: str, name: str) -> Pod | None:

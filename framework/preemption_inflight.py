@@ -19,6 +19,7 @@ from typing import Callable
 from framework.api.objects import Pod
 
 PREEMPTION_RUNNING = "waiting for the preemption for this pod to be finished"
+PREEMPTION_RUNNING_GROUP = "waiting for the preemption for this pod group to be finished"
 
 # (namespace, name) -> the pod as the scheduler's informer view has it, or None.
 PodLookup = Callable[[str, str], "Pod | None"]
@@ -28,18 +29,34 @@ PodLookup = Callable[[str, str], "Pod | None"]
 class PreemptionJob:
     """What the preemption actor does for one preemptor: clear `lower_nominated`'s
     nominations, then evict `victims` (none already terminating), the last one
-    after the others."""
+    after the others. `group_uid`: the preemptor's PodGroup when the group preempts
+    as one (WorkloadAwarePreemption, upstream's podGroupExecutorPreemptor): the
+    in-flight record holds the group, every member waits (`members`, its pending
+    ones), not the preemptor alone."""
 
     preemptor: Pod
     node_name: str
     victims: tuple[Pod, ...]
     lower_nominated: tuple[Pod, ...]
     plugin: str
+    group_uid: str = ""
+    members: tuple[Pod, ...] = ()
+
+    @property
+    def uid(self) -> str:
+        """The key of the in-flight record: the PodGroup's uid, else the preemptor's."""
+        return self.group_uid or self.preemptor.uid
+
+    @property
+    def held(self) -> tuple[Pod, ...]:
+        """The pods the record holds back, activated or let in again when it ends."""
+        return self.members if self.group_uid else (self.preemptor,)
 
 
 class InFlightPreemptions:
-    """preemptor UID -> the last victim it waits for ((namespace, name), or None
-    while the other victims are still being evicted)."""
+    """preemptor UID (a pod's, or its PodGroup's when the group preempts as one) ->
+    the last victim it waits for ((namespace, name), or None while the other victims
+    are still being evicted)."""
 
     __slots__ = ("_running",)
 

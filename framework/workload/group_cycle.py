@@ -28,6 +28,11 @@ from framework.workload.policy import GroupPolicy, placement_feasible
 # The CycleState key under which a member placed by the group cycle carries the
 # group's outcome to Permit (upstream's SetPodGroupSchedulingCycle).
 GROUP_CYCLE_KEY = "ksched/PodGroupCycle"
+# The uids of a group cycle's members, those it placed first, then the others in the
+# cycle's order: the group step's plan takes the members it places in this order
+# (upstream's PodGroupPostFilter runs the group algorithm over the cycle's queued pods
+# in the cycle's order, so the members that fit are in its plan).
+GROUP_ORDER_KEY = "ksched/PodGroupMemberOrder"
 # upstream's errPodGroupUnschedulable and its error wrapping
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 # upstream's RunRootSchedulingAlgorithm: a feasible verdict with no member placed this cycle
@@ -192,6 +197,6 @@ def place_group(policy: GroupPolicy, pods: Sequence[Pod], placer: MemberPlacer, 
     return result
 
 
-__all__ = ["Feasibility", "GROUP_CYCLE_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
+__all__ = ["Feasibility", "GROUP_CYCLE_KEY", "GROUP_ORDER_KEY", "GroupCycleState", "GroupPlacement", "MemberPlacer", "MemberTry",
            "NO_POD_SCHEDULABLE", "POD_GROUP_UNSCHEDULABLE", "WAITING_FOR_PREEMPTION", "member_failed_message",
            "member_order", "place_group", "skips_member"]

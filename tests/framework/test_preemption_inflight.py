@@ -5,10 +5,14 @@ from __future__ import annotations
 from framework.runtime import run_unsuspended
 from framework.api.objects import Pod
 from framework.interface import Code, CycleState, NodeToStatus, Status
-from framework.preemption_inflight import PREEMPTION_RUNNING
+from framework.api.groups import POD_GROUP_KEY
+from framework.features import FeatureGates
+from framework.preemption_inflight import PREEMPTION_RUNNING, PREEMPTION_RUNNING_GROUP
 from tests.framework.preemption_builders import Cluster, node, pod
+from tests.framework.workload_preemption_builders import gang, gang_group
 
 HELD = Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING)
+GROUP_HELD = Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING_GROUP)
 
 
 def _post_filter(c: Cluster, preemptor: Pod):  # noqa: ANN202
@@ -68,3 +72,38 @@ def test_with_the_gate_off_pre_enqueue_never_holds_and_no_pod_delete_event_is_re
     assert c.preemption.pre_enqueue(high) is None and c.preemption.events_to_register() == []
     on = Cluster([node("n1")], [], async_preemption=True).preemption.events_to_register()
     assert [(e.event.resource, e.event.action.name) for e in on] == [("Pod", "Delete")]
+
+
+def _gang_preempting(workload_aware: bool = True) -> tuple[Cluster, list[Pod]]:
+    """A gang of 3 (minCount 2) whose first member preempts a low pod on the one node."""
+    high = gang("high", ["", "", ""], cpu="200m", priority=100)
+    c = Cluster([node("n1", cpu="400m")], [pod("low", cpu="400m", node_name="n1")],
+                objects=[gang_group("high", 2), *high], async_preemption=True)
+    c.handle.features = FeatureGates({"SchedulerAsyncPreemption": True, "WorkloadAwarePreemption": workload_aware})
+    _, st = _post_filter(c, high[0])
+    assert st.is_success(), st.message()
+    return c, high
+
+
+def test_a_gang_preempting_for_its_group_holds_every_member_until_the_victims_are_gone() -> None:
+    # Issue 29 (h29-gangfix): the record held only the member that preempted, so its
+    # siblings (still minCount) ran a cycle while the victim was still there, failed,
+    # preempted again with another plan, and the nominations of both plans together
+    # asked more than the node had: the gang stayed pending with room for it.
+    # Upstream keys a pod group's preemption by the PodGroup (IsPodGroupRunningPreemption).
+    c, high = _gang_preempting()
+    assert [c.preemption.pre_enqueue(m) for m in high] == [GROUP_HELD] * 3
+    assert c.preemption.pre_enqueue(pod("other")) is None
+    [job] = c.handle.preemption_jobs
+    pg = c.handle.get_object(POD_GROUP_KEY, "default", "high")
+    assert job.uid == pg.uid and job.uid in c.handle.preemptions and high[0].uid not in c.handle.preemptions
+    assert [p.name for p in job.held] == ["high-0", "high-1", "high-2"]
+    c.handle.preemptions.end(job.uid)
+    assert [c.preemption.pre_enqueue(m) for m in high] == [None] * 3
+
+
+def test_with_workload_aware_preemption_off_a_member_preempts_and_waits_alone() -> None:
+    c, high = _gang_preempting(workload_aware=False)
+    assert [c.preemption.pre_enqueue(m) for m in high] == [HELD, None, None]
+    [job] = c.handle.preemption_jobs
+    assert job.uid == high[0].uid and [p.name for p in job.held] == ["high-0"]

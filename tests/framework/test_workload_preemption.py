@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from framework.api.objects import Pod
 from framework.interface import CycleState
-from framework.plugins.defaultpreemption.group_step import GangView, SimulatedFits
+from framework.plugins.defaultpreemption.group_step import GangView, SimulatedFits, members_to_place
 from framework.workload.preemption import (NO_ROOM, Domain, VictimUnit, domains_of, plan_group_preemption,
                                            unit_importance, victim_units)
 from tests.framework.preemption_builders import Cluster, node, pdb, pod
@@ -164,3 +164,18 @@ def test_the_preemptors_state_from_its_cycle_is_used_for_the_preemptor() -> None
     fits = SimulatedFits(c.fwk, {p.uid: state})
     assert fits(p, c.snapshot.get("n1")) and fits.states[p.uid] is state
     assert not fits(member("big", 0, cpu="2", priority=1), c.snapshot.get("n1"))
+
+
+def test_the_plan_takes_the_members_in_the_group_cycles_order_those_it_placed_first() -> None:
+    # Issue 29 (h29-gangfix): the plan took the pending members by name (g-10 before g-2),
+    # so it could leave out a member the cycle had placed; that member went back nominated
+    # to the node it fit on (upstream's SuggestedHost) on room the plan had not counted,
+    # and the gang's nominations asked more than the cluster had: it stayed pending.
+    high = [member("g", i, cpu="100m", priority=100) for i in range(12)]
+    c = Cluster([node("n1")], [], objects=[gang_group("g", 4), *high])
+    policy = GangView(c.handle).policy(high[0])
+    by_name, _ = members_to_place(c.handle, high[3], policy)
+    assert [m.name for m in by_name] == ["g-3", "g-0", "g-1", "g-10"]
+    order = (high[2].uid, high[9].uid, high[0].uid, high[1].uid)  # placed: g-2, g-9; then the others
+    in_order, _ = members_to_place(c.handle, high[3], policy, order)
+    assert [m.name for m in in_order] == ["g-3", "g-2", "g-9", "g-0"]

@@ -82,6 +82,19 @@ async def settle_world(w: dict[str, Any], config: dict[str, Any] | None = None,
           "groups": [{"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 1, "extra": 0, "cpu": 3, "priority": 0},
                      {"min": 2, "extra": 2, "cpu": 2, "priority": 0}, {"min": 3, "extra": 1, "cpu": 2, "priority": 1}]},
          True)
+# A preempting gang whose other members (still minCount) ran cycles while its first
+# preemption was evicting: each preempted again with another plan, the plans' nominations
+# together asked more than the node had, and the gang stayed pending with room for it.
+@example({"nodes": [6], "seed": 0, "apart": False,
+          "groups": [{"min": 1, "extra": 0, "cpu": 1, "priority": 0}, {"min": 1, "extra": 0, "cpu": 2, "priority": 0},
+                     {"min": 1, "extra": 0, "cpu": 2, "priority": 0}, {"min": 3, "extra": 1, "cpu": 2, "priority": 1}]},
+         True)
+# A gang of 14 (minCount 12) whose group step took the pending members by name (g1-10
+# before g1-2) and left out one the cycle had placed, nominated to its node all the same:
+# the nominations asked for more than the three nodes had, and the gang stayed pending.
+@example({"nodes": [15, 4, 6], "seed": 304, "apart": False,
+          "groups": [{"min": 6, "extra": 2, "cpu": 1, "priority": 0}, {"min": 12, "extra": 2, "cpu": 2, "priority": 2}]},
+         True)
 def test_no_gang_is_partly_bound_or_left_pending_while_it_fits(w: dict[str, Any], waves: bool) -> None:
     holds_whole_and_unstuck(w, asyncio.run(settle_world(w, waves=waves)))
 

@@ -27,7 +27,7 @@ from framework.plugins.defaultpreemption.columnar import VictimColumns, columnar
 from framework.plugins.defaultpreemption.lowest_priorities import LowestPriorities
 from framework.plugins.defaultpreemption.group_step import (GangView, group_outcome, has_gang_victim, mark_victim_groups,
                                                             plan_for_gang, victims_keeping_gangs_whole)
-from framework.preemption_inflight import PREEMPTION_RUNNING
+from framework.preemption_inflight import PREEMPTION_RUNNING, PREEMPTION_RUNNING_GROUP
 from framework.preemption import (
     ASYNC_PREEMPTION,
     Candidate,
@@ -155,10 +155,33 @@ class DefaultPreemption:
         return self.handle.features.enabled(ASYNC_PREEMPTION)
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        """Hold the preemptor back while its own preemption is still evicting."""
-        if self._async() and self.evaluator.is_pod_running_preemption(pod.uid):
+        """Hold the preemptor back while its own preemption is still evicting; a member
+        of a PodGroup (WorkloadAwarePreemption on) while its group's is (upstream's
+        IsPodGroupRunningPreemption): the group preempts as one, and no member may
+        start a cycle, or a preemption of its own, before the victims are gone."""
+        if not self._async() or not len(self.handle.preemptions):  # nothing in flight: nothing held
+            return None
+        if pod.scheduling_group and self.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION):
+            pg = self.gangs.pod_group(pod)
+            if pg is not None and self.evaluator.is_pod_running_preemption(pg.uid):
+                return Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING_GROUP)
+            return None
+        if self.evaluator.is_pod_running_preemption(pod.uid):
             return Status(Code.UnschedulableAndUnresolvable, PREEMPTION_RUNNING)
         return None
+
+    def preempting_group(self, pod: Pod) -> tuple[str, tuple[Pod, ...]] | tuple[()]:
+        """The in-flight record's key and the pods it holds when `pod` preempts for its
+        PodGroup (WorkloadAwarePreemption on, as `pre_enqueue` reads it): the group's
+        uid and its pending members; () when the pod preempts for itself."""
+        if not pod.scheduling_group or not self.handle.features.enabled(WORKLOAD_AWARE_PREEMPTION):
+            return ()
+        pg = self.gangs.pod_group(pod)
+        if pg is None:
+            return ()
+        pending = tuple(m for m in self.handle.scheduling_group_pods(pod.namespace, pod.scheduling_group)
+                        if not m.node_name and not m.is_deleting)
+        return pg.uid, pending
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """With async preemption, Pod/Delete, so that a victim's deletion reaches a

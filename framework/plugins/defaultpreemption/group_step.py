@@ -23,6 +23,7 @@ from framework.api.objects import POD_GROUP_LABEL, Pod, PodDisruptionBudget
 from framework.api.workload_api import SchedulingPodGroup
 from framework.interface import Code, CycleState, PostFilterResult, Status
 from framework.preemption import Candidate, disruption_target
+from framework.workload.group_cycle import GROUP_ORDER_KEY
 from framework.workload.group_status import with_condition
 from framework.node_info import NodeInfo, PodInfo
 from framework.workload.policy import GroupPolicy, group_policy_of
@@ -146,10 +147,12 @@ class GangView:
         return list(seen.values())
 
 
-def members_to_place(handle: Any, pod: Pod, policy: GroupPolicy) -> tuple[list[Pod], list[str]]:
+def members_to_place(handle: Any, pod: Pod, policy: GroupPolicy,
+                     order: Sequence[str] = ()) -> tuple[list[Pod], list[str]]:
     """The members the gang still needs placed (the preemptor first, then pending
-    members by name, up to minCount less those bound or waiting at Permit), and the
-    nodes of those bound or waiting (they pin a topology domain)."""
+    members in the group cycle's `order` (GROUP_ORDER_KEY: those the cycle placed
+    first), then the others by name, up to minCount less those bound or waiting at
+    Permit), and the nodes of those bound or waiting (they pin a topology domain)."""
     pinned: list[str] = []
     pending: list[Pod] = []
     for m in handle.scheduling_group_pods(pod.namespace, policy.name):
@@ -161,7 +164,8 @@ def members_to_place(handle: Any, pod: Pod, policy: GroupPolicy) -> tuple[list[P
         else:
             pending.append(m)
     need = max(policy.quorum - len(pinned), 1)
-    pending.sort(key=lambda m: m.name)
+    rank = {uid: i for i, uid in enumerate(order)}
+    pending.sort(key=lambda m: (rank.get(m.uid, len(rank)), m.name))
     return [pod, *pending[:need - 1]], pinned
 
 
@@ -169,7 +173,7 @@ def plan_for_gang(fwk: Any, state: CycleState, pod: Pod, policy: GroupPolicy, vi
                   pdbs: Sequence[PodDisruptionBudget]) -> GroupPreemption:
     """The group's plan over the whole snapshot."""
     handle = fwk.handle
-    members, pinned = members_to_place(handle, pod, policy)
+    members, pinned = members_to_place(handle, pod, policy, state.get(GROUP_ORDER_KEY, ()))
     nodes = handle.snapshot().list()
     fits = SimulatedFits(fwk, {pod.uid: state}, frozenset(m.uid for m in members))
     domains = domains_of(nodes, policy.required_topology_key, pinned)
