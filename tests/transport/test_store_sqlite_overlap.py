@@ -86,7 +86,10 @@ async def test_a_bind_sent_while_a_create_commits_is_applied_then_and_answered_o
         await create.reply
 
     assert store.seen[-1] == ("Bind", True)  # applied while the create's commit was in flight
-    assert answered == [("create", 2), ("bind", 3)]  # each answered once its own commit was durable
+    # Each answered once its own commit was durable. A done callback runs a loop step after
+    # its future is resolved, so the create's may already see the bind's commit too.
+    assert [name for name, _ in answered] == ["create", "bind"]
+    assert answered[0][1] >= 2 and answered[1][1] == 3
     assert bound["spec"]["nodeName"] == "n1"
     reopened = SQLiteBackend(tmp_path)
     try:
