@@ -170,18 +170,33 @@ class ResourceClaim(KubeObject):
         return self
 
     def _parse_status(self, raw: Mapping[str, Any]) -> None:
+        """status, allocated and reserved_for. Loops, not comprehensions over _dicts: a
+        claim is parsed about three times a DRA pod (made, in flight, written), and each
+        comprehension is a frame (tests/framework/test_dra_objects.py holds it to the
+        comprehensions' reading)."""
         status = raw.get("status")
-        self.status = status if type(status) is dict else _map(raw, "status", "")
-        allocation = self.status.get("allocation")
+        self.status = status = status if type(status) is dict else _map(raw, "status", "")
+        allocation = status.get("allocation")
         # None: not allocated; else the devices the allocation holds
         self.allocated: tuple[DeviceRef, ...] | None = None
-        if type(allocation) is dict or isinstance(allocation, Mapping):
+        if type(allocation) is dict or (allocation is not None and isinstance(allocation, Mapping)):
             results = ((allocation or {}).get("devices") or {}).get("results")
-            self.allocated = tuple([_device_ref(r) for r in _dicts(results)])
+            refs: list[DeviceRef] = []
+            if isinstance(results, list):
+                for r in results:
+                    if type(r) is dict or isinstance(r, Mapping):
+                        ref = _REFS.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
+                        refs.append(_device_ref(r) if ref is None else ref)
+            self.allocated = tuple(refs)
         # (resource, name, uid) of each consumer the claim is reserved for
-        self.reserved_for: tuple[tuple[str, str, str], ...] = tuple([
-            (str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
-            for r in _dicts(self.status.get("reservedFor"))])
+        self.reserved_for: tuple[tuple[str, str, str], ...] = ()
+        reserved = status.get("reservedFor")
+        if reserved and isinstance(reserved, list):
+            consumers = []
+            for r in reserved:
+                if type(r) is dict or isinstance(r, Mapping):
+                    consumers.append((str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", ""))))
+            self.reserved_for = tuple(consumers)
 
     def controlling_pod(self) -> tuple[str, str]:
         """(name, uid) of the pod controlling the claim (its ownerReference with

@@ -4,11 +4,14 @@ update rules (immutable specs, a set status.allocation, a slice's driver/pool/no
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
+from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice, _device_ref, _dicts
+from framework.api.meta import _map
 from framework.api.objects import parse_object
 from framework.api.schema import validate_object
 from framework.api.schema.dra_update import dra_defaults, validate_dra_update
@@ -200,3 +203,49 @@ def test_a_restated_claim_reads_as_the_same_object_parsed_afresh(change: str) ->
     changed = _restatements(raw)[change]
     assert _parsed_fields(claim.restated(changed)) == _parsed_fields(ResourceClaim(changed))
     assert _parsed_fields(claim) == _parsed_fields(ResourceClaim(raw))  # the claim itself is untouched
+
+
+def _status_by_comprehensions(raw: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """(status, allocated, reserved_for) as ResourceClaim read them before its loops
+    (comprehensions over dra_kinds._dicts): the reference for the loops."""
+    status = raw.get("status")
+    status = status if type(status) is dict else _map(raw, "status", "")
+    allocation = status.get("allocation")
+    allocated = None
+    if type(allocation) is dict or isinstance(allocation, Mapping):
+        results = ((allocation or {}).get("devices") or {}).get("results")
+        allocated = tuple([_device_ref(r) for r in _dicts(results)])
+    reserved_for = tuple([(str(r.get("resource", "")), str(r.get("name", "")), str(r.get("uid", "")))
+                          for r in _dicts(status.get("reservedFor"))])
+    return status, allocated, reserved_for
+
+
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["", "a", "gpu", "node-1"]))
+_RESULT = st.one_of(_SCALAR, st.fixed_dictionaries({}, optional={
+    k: _SCALAR for k in ("request", "driver", "pool", "device", "adminAccess")}))
+_LIST_OR = st.one_of(_SCALAR, st.lists(_RESULT, max_size=3), st.dictionaries(st.sampled_from(["x"]), _SCALAR))
+_STATUS = st.one_of(_SCALAR, st.fixed_dictionaries({}, optional={
+    "allocation": st.one_of(_SCALAR, st.fixed_dictionaries({}, optional={
+        "devices": st.one_of(st.none(), st.just({}), st.fixed_dictionaries({}, optional={"results": _LIST_OR})),
+        "nodeSelector": _SCALAR})),
+    "reservedFor": st.one_of(_LIST_OR, st.lists(st.fixed_dictionaries({}, optional={
+        k: _SCALAR for k in ("resource", "name", "uid", "apiGroup")}), max_size=3)),
+    "devices": _LIST_OR}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(status=_STATUS)
+def test_a_claims_status_reads_as_the_comprehensions_read_it(status: Any) -> None:
+    raw = {**m.resource_claim(), "status": status} if status is not None else m.resource_claim()
+    try:
+        want: Any = _status_by_comprehensions(raw)
+    except Exception as e:  # noqa: BLE001 - the same refusal (its type) either way
+        want = type(e)
+    try:
+        claim = ResourceClaim(raw)
+        got: Any = (claim.status, claim.allocated, claim.reserved_for)
+    except Exception as e:  # noqa: BLE001
+        got = type(e)
+    assert got == want
+    if not isinstance(got, type):
+        assert all(a is b for a, b in zip(got[1] or (), want[1] or ()))  # the one DeviceRef of a device
