@@ -54,6 +54,7 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
     if want and str(want) != current.meta.resource_version:
         raise Conflict.stale(current.kind, current.key)
     raw = _with_status(current.raw, sent.get("status"), write.finalizer)
+    own_meta = raw.get("metadata")  # the stored metadata, or it with the finalizer added
     if not isinstance(current, ResourceClaim):
         return chain.update(raw, current, fv)
     said: list[str] = []
@@ -84,7 +85,19 @@ def status_written(write: StatusWrite, current: KubeObject | None, chain: WriteC
         refuse(claim_status_errors(status, {}, chain.rules.name_formats))  # its type, named
     raw = drop_deallocated_status_devices(raw, current.raw)
     refuse(claim_status_update_errors(raw, current.raw))
-    return Admitted(raw=raw, obj=current.restated(raw), warnings=said)
+    return Admitted(raw=raw, obj=_restated(current, raw, own_meta), warnings=said)
+
+
+def _restated(current: ResourceClaim, raw: dict[str, Any], own_meta: Any) -> ResourceClaim:
+    """current.restated(raw): for `raw` with the stored spec and apiVersion themselves and
+    `own_meta` (the stored metadata, maybe with the finalizer added: equal to it but for
+    finalizers, which restated sets aside), with_own_status, which answers the same
+    without comparing the metadata (restated's compare of two merged copies)."""
+    stored = current.raw
+    if type(raw) is dict and raw.get("metadata") is own_meta and raw.get("spec") is stored.get("spec") \
+            and raw.get("apiVersion") is stored.get("apiVersion"):
+        return current.with_own_status(raw)
+    return current.restated(raw)
 
 
 def _with_status(stored: Mapping[str, Any], status: Any, finalizer: str) -> dict[str, Any]:
