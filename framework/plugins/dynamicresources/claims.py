@@ -51,14 +51,15 @@ def claim_name(pod: Pod, entry: Mapping[str, Any], statuses: Mapping[str, str | 
                          "none of the supported fields are set")
 
 
-def claims_or_reason(pod: Pod, lookup: Any) -> tuple[list[ResourceClaim], str]:
+def claims_or_reason(pod: Pod, lookup: Any, entries: list[Mapping[str, Any]] | None = None
+                     ) -> tuple[list[ResourceClaim], str]:
     """(the pod's claims in spec order, "") or ([], why they are not ready: one is
     missing, being deleted or, made from a template, not the pod's), without raising
     (PreEnqueue meets a pod whose claim is not made yet once a pod). `lookup(namespace,
-    name)` reads the view."""
+    name)` reads the view; `entries`: pod_claim_entries(pod), when the caller has it."""
     out: list[ResourceClaim] = []
     statuses = claim_statuses(pod)
-    for entry in pod_claim_entries(pod):
+    for entry in pod_claim_entries(pod) if entries is None else entries:
         name, must_own, reason = claim_name(pod, entry, statuses)
         if reason:
             return [], reason

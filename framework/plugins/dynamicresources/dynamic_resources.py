@@ -139,9 +139,10 @@ class DynamicResources(FilterEachNode):
     # --- PreEnqueue -------------------------------------------------------------------------
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not pod_claim_entries(pod):
+        entries = pod_claim_entries(pod)
+        if not entries:
             return None
-        _, reason = claims_or_reason(pod, self._claim)  # (no exception: once a pod, its claim not made yet)
+        _, reason = claims_or_reason(pod, self._claim, entries)  # (no exception: once a pod, its claim not made yet)
         return _unschedulable(reason) if reason else None
 
     def pre_enqueue_reads_pod_only(self, pod: Pod) -> bool:
@@ -153,9 +154,10 @@ class DynamicResources(FilterEachNode):
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         s = _StateData()
         state.write(STATE_KEY, s)
-        if not pod_claim_entries(pod):
+        entries = pod_claim_entries(pod)
+        if not entries:
             return None, Status(Code.Skip)
-        claims, reason = claims_or_reason(pod, self._claim)
+        claims, reason = claims_or_reason(pod, self._claim, entries)
         if reason:
             return None, _unschedulable(reason)
         if not claims:
