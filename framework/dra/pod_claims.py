@@ -137,13 +137,22 @@ def claim_from_template(pod: Pod, pod_claim: str, template: ResourceClaimTemplat
 
 def merged_claim_statuses(entries: Any, made: Mapping[str, str]) -> list[dict[str, Any]]:
     """status.resourceClaimStatuses with `made` (pod claim name -> claim name) merged in by
-    name, as a server-side apply of the list (a map keyed by name) does."""
-    out = [dict(e) for e in entries or [] if isinstance(e, Mapping)]
-    for entry in out:
-        if entry.get("name") in made:
-            entry["resourceClaimName"] = made[entry["name"]]
-    known = {e.get("name") for e in out}
-    return out + [{"name": n, "resourceClaimName": c} for n, c in made.items() if n not in known]
+    name, as a server-side apply of the list (a map keyed by name) does. (Loops, not
+    comprehensions: the store merges twice a DRA pod.)"""
+    out: list[dict[str, Any]] = []
+    known = set()
+    for e in entries or []:
+        if isinstance(e, Mapping):
+            entry = dict(e)
+            name = entry.get("name")
+            if name in made:
+                entry["resourceClaimName"] = made[entry["name"]]
+            known.add(name)
+            out.append(entry)
+    for n, c in made.items():
+        if n not in known:
+            out.append({"name": n, "resourceClaimName": c})
+    return out
 
 
 def is_pod_done(pod: Pod) -> bool:

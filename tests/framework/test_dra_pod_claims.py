@@ -1,8 +1,16 @@
 """The resourceclaim controller's decisions (framework.dra.pod_claims), pure."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
 from framework.api.objects import Pod
-from framework.dra.pod_claims import MAX_BASE_LEN, claim_statuses, generate_name, is_pod_done, reservation_stays
+from framework.dra.pod_claims import (MAX_BASE_LEN, claim_statuses, generate_name, is_pod_done,
+                                      merged_claim_statuses, reservation_stays)
+from framework.plugins.dynamicresources.claims import pod_claim_entries
+from framework.plugins.dynamicresources.hint_keys import claim_names_used
 from tests import dra_manifests as m
 
 
@@ -37,3 +45,31 @@ def test_a_pods_recorded_claim_names_are_read_once_per_status_list_and_again_for
     again = pod([{"name": "gpu", "resourceClaimName": "p-gpu-fghij"}])  # a new status list: read again
     assert claim_statuses(again) == {"gpu": "p-gpu-fghij"}
     assert claim_statuses(pod([])) == {} and claim_statuses(first) == {"gpu": "p-gpu-abcde"}
+
+
+_NAME = st.sampled_from(["a", "b", "c"])
+_ENTRY = st.one_of(st.none(), st.just("x"), st.fixed_dictionaries({}, optional={
+    "name": st.one_of(_NAME, st.none()), "resourceClaimName": st.one_of(_NAME, st.none(), st.just(""))}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.one_of(st.none(), st.lists(_ENTRY, max_size=4)), made=st.dictionaries(_NAME, _NAME, max_size=3))
+def test_merged_claim_statuses_are_the_comprehensions(entries: Any, made: dict[str, str]) -> None:
+    out = [dict(e) for e in entries or [] if isinstance(e, Mapping)]
+    for entry in out:
+        if entry.get("name") in made:
+            entry["resourceClaimName"] = made[entry["name"]]
+    known = {e.get("name") for e in out}
+    want = out + [{"name": n, "resourceClaimName": c} for n, c in made.items() if n not in known]
+    got = merged_claim_statuses(entries, made)
+    assert got == want and [list(e) for e in got] == [list(e) for e in want]  # (the keys' order too)
+
+
+@settings(max_examples=300, deadline=None)
+@given(claims=st.lists(_ENTRY, max_size=4), statuses=st.lists(_ENTRY, max_size=3))
+def test_the_claim_names_a_pod_may_use_are_the_set_comprehensions(claims: list[Any], statuses: list[Any]) -> None:
+    pod = Pod({"metadata": {"name": "p", "namespace": "default", "uid": "u"},
+               "spec": {"containers": [{"name": "c", "image": "x"}], "resourceClaims": claims},
+               "status": {"resourceClaimStatuses": statuses}})
+    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
+    assert claim_names_used(pod) == frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})

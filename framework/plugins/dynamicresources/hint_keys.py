@@ -13,8 +13,14 @@ from framework.plugins.dynamicresources.claims import pod_claim_entries
 
 def claim_names_used(pod: Pod) -> frozenset[str]:
     """The names of the claims the pod may use: named ones and those its status records."""
-    named = {str(e["resourceClaimName"]) for e in pod_claim_entries(pod) if e.get("resourceClaimName")}
-    return frozenset(named | {str(n) for n in claim_statuses(pod).values() if n})
+    used = set()
+    for e in pod_claim_entries(pod):  # (loops, not set comprehensions: two pod versions a DRA pod)
+        if e.get("resourceClaimName"):
+            used.add(str(e["resourceClaimName"]))
+    for n in claim_statuses(pod).values():
+        if n:
+            used.add(str(n))
+    return frozenset(used)
 
 
 def claim_event_keys(old: Any, new: Any) -> frozenset[Hashable] | None:

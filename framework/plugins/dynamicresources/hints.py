@@ -68,7 +68,10 @@ class ClaimHints:
             if len(self._names) >= 10_000:
                 self._names.clear()
             names = claim_names_used(pod)
-            known = self._names[pod.uid] = (pod, names, frozenset(("claim", pod.namespace, n) for n in names))
+            keys = set()
+            for n in names:  # (a loop: no generator frame)
+                keys.add(("claim", pod.namespace, n))
+            known = self._names[pod.uid] = (pod, names, frozenset(keys))
         return known
 
     def _names_used(self, pod: Pod) -> frozenset[str]:
@@ -77,8 +80,9 @@ class ClaimHints:
     def claim_keys(self, pod: Pod) -> frozenset[Hashable]:
         """Hint keys: the claims the pod may use; the claim hint skips any other claim
         unless one was deallocated (claim_event_keys). Worked out with the names, once
-        per pod object."""
-        return self._known(pod)[2]
+        per pod object (the queue asks twice for each: the known answer read here)."""
+        known = self._names.get(pod.uid)
+        return known[2] if known is not None and known[0] is pod else self._known(pod)[2]
 
     def after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, Pod) or new.uid != pod.uid:
