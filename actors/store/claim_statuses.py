@@ -98,13 +98,14 @@ def _request_names(devices: Any) -> Mapping[str, set[str]]:
 
 def _node_selector(sel: Any, strict: bool) -> dict[str, Any] | None:
     """A copy of `sel` when it is `{nodeSelectorTerms: [{matchFields: [{metadata.name In [node]}]}]}`
-    and the schema takes it."""
-    if type(sel) is not dict or sel.keys() != {"nodeSelectorTerms"}:
+    and the schema takes it. (One-key maps asked by their length and a get: no set built
+    to compare their keys with.)"""
+    if type(sel) is not dict or len(sel) != 1:
         return None
-    terms = sel["nodeSelectorTerms"]
-    if type(terms) is not list or len(terms) != 1 or type(terms[0]) is not dict or terms[0].keys() != {"matchFields"}:
+    terms = sel.get("nodeSelectorTerms")
+    if type(terms) is not list or len(terms) != 1 or type(terms[0]) is not dict or len(terms[0]) != 1:
         return None
-    fields = terms[0]["matchFields"]
+    fields = terms[0].get("matchFields")
     if type(fields) is not list or len(fields) != 1:
         return None
     req = fields[0]
@@ -114,7 +115,8 @@ def _node_selector(sel: Any, strict: bool) -> dict[str, Any] | None:
         return None
     if not _passes("node", req["values"][0], strict, NODE_SELECTOR.check, sel):
         return None
-    copy = {k: (list(v) if k == "values" else v) for k, v in req.items()}
+    copy = dict(req)  # (its keys in their order; the values list copied in its place)
+    copy["values"] = list(req["values"])
     return {"nodeSelectorTerms": [{"matchFields": [copy]}]}
 
 
@@ -150,15 +152,18 @@ def plain_status_copy(status: Any, spec: Mapping[str, Any], strict: bool) -> dic
     if type(allocation) is not dict or not allocation.keys() <= _ALLOCATION_KEYS:
         return None
     devices = allocation.get("devices")
-    if type(devices) is not dict or devices.keys() != {"results"}:
+    if type(devices) is not dict or len(devices) != 1 or "results" not in devices:
         return None
     results = devices["results"]
     if type(results) is not list or len(results) > ALLOCATION_RESULTS_MAX:
         return None
     names = _request_names(spec.get("devices"))
-    copied = [_result(r, names, strict) for r in results]
-    if None in copied:
-        return None
+    copied = []
+    for r in results:  # (a loop: no comprehension's frame; the first result refused ends it)
+        result = _result(r, names, strict)
+        if result is None:
+            return None
+        copied.append(result)
     out_allocation: dict[str, Any] = {}
     for key, value in allocation.items():  # the sent order kept, as the walk's copy keeps it
         if key == "devices":

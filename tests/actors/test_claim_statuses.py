@@ -6,6 +6,7 @@ messages the store then reports."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,6 +102,7 @@ def test_whenever_the_shortcut_takes_a_status_the_full_walk_finds_nothing_and_co
             taken += 1
             assert claim_status_errors(status, spec, strict) == [], status
             assert copied == plain_copy(status)[0] and list(copied) == list(status)
+            assert json.dumps(copied) == json.dumps(plain_copy(status)[0])  # byte for byte: every map's key order
     assert taken > 0 and refused > 100  # both ways were tried
 
 
