@@ -31,7 +31,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
-from framework.reductions import differ, outside
+from framework.reductions import differ
 from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
                                                  union, unset, window)
 
@@ -72,6 +72,11 @@ class _ScoreColumn:
     # has nothing to find (it stays False once a value outside was stored).
     in_range: bool = True
     mark: int = -1  # the table's change mark at this column's last sweep (-1: none yet)
+    # Every value ever stored is this one (None: two differ, or none known yet), so any
+    # read of the column is it throughout: read as `alike`, one element seen through a
+    # stride of 0 (TaintToleration's zeros on untainted nodes), with no copy.
+    only: int | None = None
+    alike: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +418,8 @@ class NodeLocalColumns:
                 if not self._store(col, sub.rows, raw, gen):
                     return None
         self.counts.rows_read += len(rows)
+        if col.alike is not None:  # every row read holds a stored value, all the one value
+            return col.alike[:len(rows)], None
         # A copy either way: later refreshes write the column, the scores must not move.
         return (col.values[rows] if span is None else col.values[span].copy()), None
 
@@ -473,8 +480,15 @@ class NodeLocalColumns:
             return False  # out of int64: the ordinary path reports it
         col.values[rows] = values
         col.generation[rows] = gen[rows]
-        if col.in_range and len(values) and outside(values, MIN_NODE_SCORE, MAX_NODE_SCORE):
-            col.in_range = False
+        if len(values) and (col.in_range or col.fresh or col.only is not None):
+            low, high = values[values.argmin()], values[values.argmax()]
+            if low < MIN_NODE_SCORE or high > MAX_NODE_SCORE:
+                col.in_range = False
+            if low != high or not (col.fresh or low == col.only):
+                col.only = col.alike = None
+            elif col.fresh:
+                col.only = int(low)
+                col.alike = np.broadcast_to(np.array([col.only], dtype=np.int64), (len(col.values),))
         col.fresh = False
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)
