@@ -292,9 +292,10 @@ class Scoring:
                 first = column
             else:
                 totals = first + column
-        if totals is None and first is not None:
-            totals = first.copy()
-        return NodeScoreList(nodes, names, columns, _with_flat(totals, _wrap_int64(flat_total), len(nodes))), _ok()
+        flat_total = _wrap_int64(flat_total)
+        if totals is None and first is not None:  # one column: the totals are it plus the flat plugins', a new column
+            totals, flat_total = (first + flat_total if flat_total else first.copy()), 0
+        return NodeScoreList(nodes, names, columns, _with_flat(totals, flat_total, len(nodes))), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:
