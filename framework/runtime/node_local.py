@@ -131,9 +131,6 @@ class NodeLocalColumns:
         # (this member's view, the positions its pass refreshed and found passing, their rows
         # and generations): _passed_ahead's, shared by the score columns of one member
         self._passing_ahead: tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None = None
-        # (rows or a slice of them, the table and its change mark, the generations there as bytes):
-        # the Filter column's check and each score column's compare one window's rows
-        self._now: tuple[Any, NodeTable, int, bytes] | None = None
 
     def reset(self) -> None:
         self._table = None
@@ -286,20 +283,9 @@ class NodeLocalColumns:
         gen = self._table.generation  # type: ignore[union-attr]
         n = len(nodes)
         if nodes.rows is self._table.all_rows and start + count <= n:  # type: ignore[union-attr]
-            at = slice(start, start + count)
-            return generation[at].tobytes() != self._now_bytes(at)
+            return differ(generation[start:start + count], gen[start:start + count])
         rows = nodes.rows[rotation(start, count, n)]
         return differ(generation[rows], gen[rows])
-
-    def _now_bytes(self, at: slice | np.ndarray) -> bytes:
-        """The table's generations at `at` as bytes (what reductions.differ compares), made
-        once for the checks of one window's columns while the table has not moved."""
-        table, now = self._table, self._now
-        mark = table.changes_mark()  # type: ignore[union-attr]
-        if now is None or now[1] is not table or now[2] != mark or not (
-                now[0] is at or type(at) is slice and type(now[0]) is slice and now[0] == at):
-            now = self._now = (at, table, mark, table.generation[at].tobytes())  # type: ignore[union-attr]
-        return now[3]
 
     def _moved(self, col: FilterColumn | ScoreColumn, nodes: ColumnarNodes,
                verdicts: FilterColumn | None) -> np.ndarray | None:
@@ -392,8 +378,7 @@ class NodeLocalColumns:
         at = rows if span is None else span  # a consecutive window is read by slices, not gathered
         gen = table.generation
         # Nearly every read finds its window fresh: compared first, positions only when some moved.
-        stale = (_NONE if col.generation[at].tobytes() == self._now_bytes(at) else
-                 (col.generation[at] != gen[at]).nonzero()[0])
+        stale = _NONE if not differ(col.generation[at], gen[at]) else (col.generation[at] != gen[at]).nonzero()[0]
         if stale.size:
             wider = self._stale_ahead(col, gen)
             if wider is not None and len(wider) > stale.size:
