@@ -22,16 +22,17 @@ Not used (the member takes the ordinary pass) when pods are nominated to some no
 declares nothing, or when the nodes carry no usable table rows."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 import numpy as np
 
 from framework.api.objects import Pod
 from framework.cache import NodeInfo
-from framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, SignPurpose, Status
+from framework.interface import CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
-from framework.reductions import differ, outside
+from framework.runtime.node_columns import FilterColumn, ScoreColumn
+from framework.reductions import differ
 from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
                                                  union, unset, window)
 
@@ -51,27 +52,6 @@ _MIN_WINDOWS = 4
 
 # Scoring's one-plugin call: raw scores in node order, or the Error that ends the cycle.
 ScoreOne = Callable[[Any, CycleState, Pod, list[NodeInfo]], tuple[Sequence[int], Status | None]]
-
-
-@dataclass(slots=True)
-class _FilterColumn:
-    generation: np.ndarray  # per table row: the node generation the verdict is for (-1: none)
-    passing: np.ndarray  # per table row: passes every active filter (True where never filtered)
-    statuses: dict[int, Status] = field(default_factory=dict)  # row -> its first failing plugin's status
-    fresh: bool = True  # no row computed yet
-    mark: int = -1  # the table's change mark at this column's last sweep (-1: none yet)
-
-
-@dataclass(slots=True)
-class _ScoreColumn:
-    generation: np.ndarray  # per table row: the node generation the raw score is for (-1: none)
-    values: np.ndarray  # per table row: the raw score (int64)
-    fresh: bool = True  # no row computed yet
-    # Every value ever stored lay in [MIN_NODE_SCORE, MAX_NODE_SCORE], so any read of
-    # the column does: the runtime's range check of a plugin without NormalizeScore
-    # has nothing to find (it stays False once a value outside was stored).
-    in_range: bool = True
-    mark: int = -1  # the table's change mark at this column's last sweep (-1: none yet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +108,12 @@ class NodeLocalColumns:
     def __init__(self) -> None:
         self.counts = NodeLocalCounts()
         self._table: NodeTable | None = None
-        self._filters: dict[Hashable, _FilterColumn] = {}
-        self._scores: dict[Hashable, _ScoreColumn] = {}
+        self._filters: dict[Hashable, FilterColumn] = {}
+        self._scores: dict[Hashable, ScoreColumn] = {}
         # What a shape (and its skipped filters) was found to use: its column, or None
         # when the columns cannot serve it; asked once per shape, not per member.
-        self._filter_of: dict[tuple[int, frozenset[str]], _FilterColumn | None] = {}
-        self._score_of: dict[tuple[int, str], _ScoreColumn | None] = {}
+        self._filter_of: dict[tuple[int, frozenset[str]], FilterColumn | None] = {}
+        self._score_of: dict[tuple[int, str], ScoreColumn | None] = {}
         self._shape: int | None = None  # this member's pod shape: its index in _shapes
         self._shapes: list[tuple[Any, ...]] = []
         self._members_left = 1
@@ -141,7 +121,7 @@ class NodeLocalColumns:
         # Ordinary cycles (begin_cycle): a refresh also takes every node of the view whose
         # value was computed once and whose generation moved since, wherever it is.
         self._sweep = False
-        self._fcol: _FilterColumn | None = None  # this member's Filter column
+        self._fcol: FilterColumn | None = None  # this member's Filter column
         # This member's view, its verdicts, its start and how many nodes from there its
         # pass refreshed (the nodes scored ahead are those that pass), and the last
         # nodes scored ahead.
@@ -263,7 +243,7 @@ class NodeLocalColumns:
                 # Passing until filtered: the first window is the next to_find nodes, all stale.
                 col = self._column(self._filters, [pl for pl in filtering.filter_plugins
                                                    if not (skip and pl.name in skip)], pod,
-                                   lambda size: _FilterColumn(unset(size), np.ones(size, dtype=np.bool_)))
+                                   lambda size: FilterColumn(unset(size), np.ones(size, dtype=np.bool_)))
             self._filter_of[found] = col
         if col is None:
             return None
@@ -307,8 +287,8 @@ class NodeLocalColumns:
         rows = nodes.rows[rotation(start, count, n)]
         return differ(generation[rows], gen[rows])
 
-    def _moved(self, col: _FilterColumn | _ScoreColumn, nodes: ColumnarNodes,
-               verdicts: _FilterColumn | None) -> np.ndarray | None:
+    def _moved(self, col: FilterColumn | ScoreColumn, nodes: ColumnarNodes,
+               verdicts: FilterColumn | None) -> np.ndarray | None:
         """In an ordinary cycle over the whole table (positions are rows): the positions
         whose value in `col` was computed and is stale now (and, given `verdicts`, whose
         verdict there is fresh and passing); None otherwise. Only the rows the table
@@ -333,7 +313,7 @@ class NodeLocalColumns:
             stale &= (verdicts.generation[rows] == gen[rows]) & verdicts.passing[rows]
         return rows[stale]
 
-    def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: _FilterColumn,
+    def _refresh_filters(self, filtering: Any, state: CycleState, pod: Pod, col: FilterColumn,
                          nodes: ColumnarNodes, start: int, count: int, moved: np.ndarray | None = None) -> None:
         """Filter, in one call, the nodes among the `count` from `start` (rotation order)
         whose verdict is stale, and those at `moved` (stale, elsewhere in the view)."""
@@ -388,7 +368,7 @@ class NodeLocalColumns:
             col = None
             if getattr(pl, "score_node_local", False):
                 col = self._column(self._scores, (pl,), pod,
-                                   lambda size: _ScoreColumn(unset(size), np.zeros(size, dtype=np.int64)))
+                                   lambda size: ScoreColumn(unset(size), np.zeros(size, dtype=np.int64)))
             self._score_of[found] = col
         if col is None:
             return None
@@ -413,6 +393,8 @@ class NodeLocalColumns:
                 if not self._store(col, sub.rows, raw, gen):
                     return None
         self.counts.rows_read += len(rows)
+        if col.alike is not None:  # every row read holds a stored value, all the one value
+            return col.alike[:len(rows)], None
         # A copy either way: later refreshes write the column, the scores must not move.
         return (col.values[rows] if span is None else col.values[span].copy()), None
 
@@ -422,7 +404,7 @@ class NodeLocalColumns:
         col = self._score_of.get((self._shape, pl.name))
         return col is not None and col.in_range
 
-    def _stale_ahead(self, col: _ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
+    def _stale_ahead(self, col: ScoreColumn, gen: np.ndarray) -> ColumnarNodes | None:
         """The nodes this member's pass refreshed and found passing whose raw score in
         `col` is stale, and in an ordinary cycle those elsewhere whose raw score was
         computed and moved and whose fresh verdict passes (None: none of either)."""
@@ -466,16 +448,12 @@ class NodeLocalColumns:
         self._passing_ahead = (self._view, at, rows, now)
         return at, rows, now
 
-    def _store(self, col: _ScoreColumn, rows: np.ndarray, raw: Sequence[int], gen: np.ndarray) -> bool:
+    def _store(self, col: ScoreColumn, rows: np.ndarray, raw: Sequence[int], gen: np.ndarray) -> bool:
         try:
             values = np.asarray(raw, dtype=np.int64)
         except (OverflowError, TypeError, ValueError):
             return False  # out of int64: the ordinary path reports it
-        col.values[rows] = values
-        col.generation[rows] = gen[rows]
-        if col.in_range and len(values) and outside(values, MIN_NODE_SCORE, MAX_NODE_SCORE):
-            col.in_range = False
-        col.fresh = False
+        col.store(rows, values, gen[rows])
         self.counts.score_calls += 1
         self.counts.rows_computed += len(rows)
         return True

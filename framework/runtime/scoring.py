@@ -238,8 +238,15 @@ class Scoring:
             # (ImageLocality where no node reports images), upstream's DefaultNormalizeScore of
             # scores all alike (DynamicResources' zeros for a pod without claims) or reversed
             # over scores none above 0 (TaintToleration on untainted nodes); nothing else is read.
-            flat = (None if not self.settings.use_columnar else
-                    _constant(raw) if ext is None else _default_normalized_constant(ext, raw))
+            if not self.settings.use_columnar:
+                flat = None
+            elif type(raw) is np.ndarray and raw.dtype is _INT64_DTYPE and raw.strides == (0,) and raw.size:
+                # One element seen through a stride of 0 (uniform_value's case, read here without its calls).
+                flat = int(raw[0])
+                if ext is not None:
+                    flat = default_normalized_value(MAX_NODE_SCORE, ext.reverse, flat) if type(ext) is DefaultNormalizer else None
+            else:
+                flat = _constant(raw) if ext is None else _default_normalized_constant(ext, raw)
             # DefaultNormalizeScore of an int64 column, and whether its result is known in range.
             normalized, within = None, False
             if flat is None and ext is not None and self.settings.use_columnar:
@@ -249,7 +256,7 @@ class Scoring:
             weight = weights.get(name, 1)
             if flat is not None and trace is None and MIN_NODE_SCORE <= flat <= MAX_NODE_SCORE and len(raw):
                 # Passes the range check: weighed once, as the column's int64 product would be.
-                value = _wrap_int64(flat * weight)
+                value = (flat * weight + (1 << 63)) % (1 << 64) - (1 << 63)  # _wrap_int64's, inline
                 names.append(name)
                 columns.append(value)
                 flat_total += value
@@ -292,9 +299,10 @@ class Scoring:
                 first = column
             else:
                 totals = first + column
-        if totals is None and first is not None:
-            totals = first.copy()
-        return NodeScoreList(nodes, names, columns, _with_flat(totals, _wrap_int64(flat_total), len(nodes))), _ok()
+        flat_total = _wrap_int64(flat_total)
+        if totals is None and first is not None:  # one column: the totals are it plus the flat plugins', a new column
+            totals, flat_total = (first + flat_total if flat_total else first.copy()), 0
+        return NodeScoreList(nodes, names, columns, _with_flat(totals, flat_total, len(nodes))), _ok()
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:

@@ -19,6 +19,7 @@ from framework.cache import Cache, Snapshot
 from framework.config import Registry, build_frameworks, full_registry, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import CycleState, SignPurpose
+from framework.plugins.helper import uniform_value
 from framework.plugins.helper.signing import ALL_SIGNED
 from framework.runtime.node_local import NodeLocalColumns, NodeLocalCounts
 from tests.framework.test_node_local_columns import CONFIG, NS, NodeSpec, Recording, node, node_specs, running
@@ -234,3 +235,32 @@ def test_an_invalid_score_stored_in_a_column_fails_the_cycle_that_reads_it_as_th
     run = assert_same(nodes, [PodShape(cpu=100)] * 12, [None] * 12, seed=11, config=config, registry=reg)
     assert all(p.startswith("n") for p in run.placements[:10])
     assert 'plugin "OverOnBusyNodes" returns an invalid score 101' in run.placements[10]
+
+
+def _taint_toleration_reads(monkeypatch: Any, nodes: list[NodeSpec], pods: int) -> list[Any]:
+    """Each raw-score read of TaintToleration from the columns over `pods` cycles (the
+    placements checked against cycles without the columns)."""
+    reads: list[Any] = []
+    served = NodeLocalColumns.raw_scores
+
+    def spy(self: NodeLocalColumns, pl: Any, *args: Any) -> Any:
+        got = served(self, pl, *args)
+        if got is not None and pl.name == "TaintToleration":
+            reads.append(got[0])
+        return got
+
+    monkeypatch.setattr(NodeLocalColumns, "raw_scores", spy)
+    assert_same(nodes, [PodShape(cpu=100)] * pods, [None] * pods, seed=7)
+    return reads
+
+
+def test_a_score_column_whose_every_stored_value_is_one_is_read_as_that_value_without_a_copy(monkeypatch: Any) -> None:
+    # Untainted nodes: TaintToleration stores only zeros, so each read is one zero seen
+    # through a stride of 0 (the runtime then weighs the plugin once); where a third of
+    # the nodes carry a PreferNoSchedule taint the reads are the stored values.
+    reads = _taint_toleration_reads(monkeypatch, [NodeSpec(cpu=4000, used=0) for _ in range(1000)], 12)
+    assert len(reads) == 12 and all(uniform_value(r) == 0 and len(r) == 100 for r in reads)
+    monkeypatch.undo()
+    tainted = [NodeSpec(cpu=4000, used=0, prefer_taints=i % 3 == 0) for i in range(1000)]
+    reads = _taint_toleration_reads(monkeypatch, tainted, 12)
+    assert len(reads) == 12 and all(uniform_value(r) is None and sorted(set(r.tolist())) == [0, 1] for r in reads)
