@@ -491,8 +491,6 @@ class Scheduler(Actor[SchedulerMsg]):
     # --- metrics ---------------------------------------------------------------------------------
 
     def _timed_views(self, fwk: Framework, timer: Timer) -> tuple[Framework, Framework]:
-        def sampled(plugin: str, point: str, status: str, seconds: float) -> None:
-            self.metrics.plugin_execution(plugin, point, status, seconds)
-
-        return timed_frameworks(fwk, self.metrics, timer, sampled)
+        # The sink is the scheduler's for its life: its recorder itself, no closure's frame.
+        return timed_frameworks(fwk, self.metrics, timer, self.metrics.plugin_execution)
 
