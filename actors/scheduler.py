@@ -364,8 +364,8 @@ class Scheduler(Actor[SchedulerMsg]):
         assert self._binding_group is not None
         self.bindings.total += 1
         # The bind carries the view it was decided on (a view the store may yet lose: premise.py).
-        self.bindings.track(self._binding_group.create_task(self.bindings.run(assumed),
-                                                            context=deriving_from(self.view_rv)))
+        self.bindings.track(assumed, self._binding_group.create_task(self.bindings.run(assumed),
+                                                                     context=deriving_from(self.view_rv)))
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod
