@@ -204,7 +204,8 @@ class Scheduler(Actor[SchedulerMsg]):
                 await self.explaining.explain(pod, reply)
             case _:
                 self._handle(msg)
-        self._close_when_drained()
+        if self._stopping:  # (_close_when_drained's first test: a frame a message fewer)
+            self._close_when_drained()
 
     def idle(self) -> bool:
         return super().idle() and self.bindings.running == 0
