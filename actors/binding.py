@@ -24,6 +24,8 @@ from framework.extender import Extender, extenders_binding
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.runtime import Framework
 
+_SUCCESS, _SKIP = Code.Success, Code.Skip
+
 
 @dataclass(slots=True, kw_only=True)
 class AssumedPod:
@@ -135,7 +137,7 @@ class BindingCycles:
                                                                     for e in extenders)):
             offer(a.state)  # PreBind's updates go in the binding's own store write
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
-        if not status.is_success():
+        if status.code != _SUCCESS:  # (is_success and is_skip read in place: every pod's cycle)
             return status
         if extenders:
             # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
@@ -143,6 +145,6 @@ class BindingCycles:
             if bound:
                 return status
         status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
-        if status.is_skip():
+        if status.code == _SKIP:
             return Status(Code.Error, "no bind plugin bound the pod")
         return status
