@@ -38,7 +38,7 @@ from actors.queue.group_pop import GANG_PLUGIN, gang_members
 from actors.quiet_events import QuietEvents
 from actors.scheduler import Scheduler
 from actors.scheduler_views import GetAttempts, AttemptView, GetStats, StatsView
-from actors.store import Store
+from actors.store import Store, WatchEvent
 from actors.store.backend import StoreBackend
 from actors.store.event_hold import EVENT_HOLD_SECONDS
 from actors.store.limits import StoreLimits
@@ -202,9 +202,7 @@ class Pipeline:
             self._spawn("scheduler", self.scheduler.run())
             # Every kind but Events: the scheduler reads none, and there is one per binding.
             # Early: told of a turn when it is handed to the disk (actors/store/premise.py).
-            # The scheduler's own store_changed (this pipeline's scheduler for its life): no frame between.
-            await self.client.watch(self.scheduler.store_changed, kinds=frozenset(k for k in KINDS if k != "Event"),
-                                    early=True)
+            await self.client.watch(self._to_scheduler, kinds=frozenset(k for k in KINDS if k != "Event"), early=True)
 
             # PodGroup status (phase, counts, why a gang waits), written back to the store.
             self.podgroup_status = await PodGroupStatusWriter.attach(self.client, self.list_waiting, self.clock.now)
@@ -286,6 +284,9 @@ class Pipeline:
     def _hold_pops(self, held: bool) -> None:
         """The store's word around a bulk apply's turn, to the queue (HoldPops)."""
         self.queue.ref().try_tell(HoldPops(held=held))
+
+    def _to_scheduler(self, ev: WatchEvent) -> None:
+        self.scheduler.store_changed(ev)
 
     async def _bind(self, pod: Pod, node_name: str) -> None:
         # The Scheduled event rides with the binding's write (messages.Bind) when the pod has a uid.

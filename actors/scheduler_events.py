@@ -33,9 +33,6 @@ class ClusterEvents:
                  frameworks: dict[str, Framework], pending: dict[str, Pod], attempts: "dict[str, Attempt]",
                  reject_waiting: Callable[[str, str, str], object], victims_in_flight: VictimsInFlight) -> None:
         self.queue = queue
-        # Offer a message to the queue: the ref's own try_tell (the ref is this part's for
-        # its life), no frame of ours between (two a bound pod, one a new one).
-        self.offer: Callable[[QueueMsg], bool] = queue.try_tell
         self.cache = cache
         self.objects = objects
         self.nominator = nominator
@@ -51,6 +48,9 @@ class ClusterEvents:
         self.queue.try_tell(Activate(pods=tuple(pods)))
 
     # --- cluster events ----------------------------------------------------------------------------
+
+    def offer(self, msg: QueueMsg) -> None:
+        self.queue.try_tell(msg)
 
     def on_store_change(self, ev: WatchEvent) -> None:
         if ev.kind == "Pod":
