@@ -61,7 +61,9 @@ class Mailbox(Generic[M]):
             raise err
         self.puts += 1
         self._items.append(msg)
-        self._wake()
+        waiter = self._waiter  # _wake's, written out: every message of every actor comes here
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def get(self) -> M:
         while not self._items:
@@ -231,13 +233,25 @@ class Actor(Generic[M]):
     batched = False
 
     async def run(self) -> None:
+        # Mailbox.get's and get_nowait_all's work on the inbox's deque, written out: a
+        # message already queued is taken without get()'s coroutine (get() hands out
+        # what is queued whether or not the inbox is closed, and so does this).
+        inbox = self.inbox
+        items = inbox._items
         while True:
-            try:
-                first = await self.inbox.get()
-            except MailboxClosed:
-                return
+            if items:
+                first = items.popleft()
+            else:
+                try:
+                    first = await inbox.get()
+                except MailboxClosed:
+                    return
             self.busy = True
-            batch = [first, *self.inbox.get_nowait_all()] if self.batched else [first]
+            if self.batched:
+                batch = [first, *items]
+                items.clear()
+            else:
+                batch = [first]
             try:
                 if self.batched:
                     await self.handle_turn(batch)

@@ -24,6 +24,8 @@ from framework.extender import Extender, extenders_binding
 from framework.interface import Code, CycleState, QueuedPodInfo, Status
 from framework.runtime import Framework
 
+_SUCCESS, _SKIP = Code.Success, Code.Skip
+
 
 @dataclass(slots=True, kw_only=True)
 class AssumedPod:
@@ -75,40 +77,48 @@ class BindingCycles:
         self.clock = clock
         self.running = 0  # cycles not waiting at Permit
         self.total = 0  # all live cycles, counted by the host from start to its handling of BindingDone
-        self.tasks: set[asyncio.Task] = set()  # the live cycles' tasks (the host creates them)
+        self.tasks: dict[int, asyncio.Task] = {}  # the live cycles' tasks by id() of their pod's AssumedPod
         self.cancelled_by_host = False  # cancel_all ran: a cancelled cycle reports by message
         self.undone_in_place = 0  # cycles cancelled with the host's loop (no message could be read)
 
-    def track(self, task: asyncio.Task) -> None:
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+    def track(self, a: AssumedPod, task: asyncio.Task) -> None:
+        """The task running `run(a)` (the host creates it), kept until that run ends: the
+        run takes it out itself, so no done callback (and no loop turn's handle a pod) for
+        it. A task cancelled before its first step never runs: cancel_all drops it."""
+        self.tasks[id(a)] = task
 
     def cancel_all(self) -> None:
         """Stop's grace period ran out while the host's loop still runs: cancel every
         cycle; each reports "binding cycle cancelled" as its outcome, by message."""
         self.cancelled_by_host = True
-        for task in list(self.tasks):
-            task.cancel()
+        for key, task in list(self.tasks.items()):
+            if task.done():
+                del self.tasks[key]
+            else:
+                task.cancel()
 
     async def run(self, a: AssumedPod) -> None:
-        self.running += 1
         try:
-            status = await self._bind(a)
-        except asyncio.CancelledError:
-            # Cancelled mid-flight (grace period over): leave the pod unbound and queued.
-            if not self.cancelled_by_host:  # the host's loop is being cancelled too: no message can be read
-                self.undone_in_place += 1
-                self.host.binding_cancelled(a)
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()  # the host asked for it and hears the outcome below
-            status = Status(Code.Error, "binding cycle cancelled")
-        except Exception as e:  # noqa: BLE001 - a bug in a cycle must not reach its siblings
-            status = Status.error_of(e)
+            self.running += 1
+            try:
+                status = await self._bind(a)
+            except asyncio.CancelledError:
+                # Cancelled mid-flight (grace period over): leave the pod unbound and queued.
+                if not self.cancelled_by_host:  # the host's loop is being cancelled too: no message can be read
+                    self.undone_in_place += 1
+                    self.host.binding_cancelled(a)
+                    raise
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()  # the host asked for it and hears the outcome below
+                status = Status(Code.Error, "binding cycle cancelled")
+            except Exception as e:  # noqa: BLE001 - a bug in a cycle must not reach its siblings
+                status = Status.error_of(e)
+            finally:
+                self.running -= 1
+            self.host.binding_done(a, status)
         finally:
-            self.running -= 1
-        self.host.binding_done(a, status)
+            self.tasks.pop(id(a), None)  # (track's; a is alive until then, so its id is its own)
 
     async def _bind(self, a: AssumedPod) -> Status:
         if a.permit is not None:
@@ -127,7 +137,7 @@ class BindingCycles:
                                                                     for e in extenders)):
             offer(a.state)  # PreBind's updates go in the binding's own store write
         status = await a.fwk.run_pre_bind(a.state, a.pod, a.node_name)
-        if not status.is_success():
+        if status.code != _SUCCESS:  # (is_success and is_skip read in place: every pod's cycle)
             return status
         if extenders:
             # Extenders bind first (upstream's extendersBinding), then the Bind plugins.
@@ -135,6 +145,6 @@ class BindingCycles:
             if bound:
                 return status
         status = await a.fwk.run_bind(a.state, a.pod, a.node_name)
-        if status.is_skip():
+        if status.code == _SKIP:
             return Status(Code.Error, "no bind plugin bound the pod")
         return status

@@ -40,9 +40,12 @@ class PodHeap:
         return e.qpi if e is not None else None
 
     def push(self, qpi: QueuedPodInfo) -> None:
-        self.remove(qpi.pod.key)
+        key, by_key = qpi.pod.key, self._by_key
+        old = by_key.pop(key, None)  # remove's work in place (the key then goes last, as there)
+        if old is not None:
+            old.live = False
         e = self._entry(qpi, next(self._seq), self._less)
-        self._by_key[qpi.pod.key] = e
+        by_key[key] = e
         heapq.heappush(self._items, (-qpi.pod.priority, qpi.timestamp, e) if self._keyed else e)
 
     def remove(self, key: str) -> QueuedPodInfo | None:

@@ -178,10 +178,10 @@ class SchedulingQueue:
         if self.get(pod.key) is not None or pod.key in self.in_flight:
             self.update(pod, pod, now)
             return
-        qpi = QueuedPodInfo(pod=pod, timestamp=to_ns(now))
+        qpi = QueuedPodInfo(pod=pod, timestamp=(now_ns := to_ns(now)))
         if pod.nominated_node_name and self.nominator is not None:
             self.nominator.add(pod, pod.nominated_node_name)
-        self._move_to_active(qpi, to_ns(now))
+        self._move_to_active(qpi, now_ns)
 
     def update(self, old: Pod | None, new: Pod, now: float) -> None:
         key = new.key

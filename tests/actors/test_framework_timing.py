@@ -124,3 +124,32 @@ def test_a_timing_proxy_reports_each_call_by_its_status_code_name_and_runs_the_m
     assert proxy.post_bind(None, None, "n1") == "replaced"
     assert recorded == [("P", "Reserve", "UnschedulableAndUnresolvable", 1.0), ("P", "Permit", "Error", 1.0),
                         ("P", "PreBind", "Wait", 1.0), ("P", "PostBind", "Success", 1.0)]
+
+
+def test_a_point_s_status_is_what_its_status_of_reads_for_every_status_of_and_result() -> None:
+    """ExtensionPointTimer.run writes the four rules a cycle's doors pass out in place:
+    the label it reports is the one status_of itself gives, for each of them and for
+    any other (called), whatever the door returned."""
+    from actors.framework_timing import ExtensionPointTimer
+    from framework.interface import Code, Status
+    from framework.runtime.timing import no_status, status_first, status_itself, status_of_run, status_second
+
+    class Run:  # a PostFilterRun's shape: its folded status
+        def __init__(self, status):
+            self.status = status
+
+    statuses = [None, Status(), Status(Code.Unschedulable, "no"), Status(Code.Wait), Status(Code.Skip)]
+    results = ([None] + statuses + [(s, 1) for s in statuses] + [(1, s) for s in statuses]
+               + [Run(s) for s in statuses])
+    for status_of in (status_itself, status_second, status_first, no_status, status_of_run):
+        for result in results:
+            try:
+                st = status_of(result)
+            except (TypeError, AttributeError):
+                continue  # a result this door never returns
+            if st is not None and not isinstance(st, Status):
+                continue
+            sink = RecordingSink()
+            timer = ExtensionPointTimer(sink, "p", lambda: 0.0)
+            assert timer.run("Score", status_of, lambda: result) is result
+            assert sink.calls == [("extension_point", "Score", "Success" if st is None else st.code.name, "p")]

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
 from tests.transport.reference_metrics import PrometheusClientMetrics
-from transport.http.metric_cells import CounterFamily, GaugeFamily, HistogramFamily
+from transport.http.metric_cells import CounterFamily, GaugeFamily, HistogramCell, HistogramFamily
 from transport.http.metrics import SchedulerMetrics
 
 WORDS = st.sampled_from(["default-scheduler", "Success", "Unschedulable", "Error", "scheduled", "a\"b\\c\nd",
@@ -113,3 +113,31 @@ def test_a_family_name_taken_twice_in_one_registry_is_refused() -> None:
         assert "Duplicated timeseries" in str(e)
     else:
         raise AssertionError("a second h was registered")
+
+
+# The per-cycle recorders observe in place (HistogramCell.observe written out): for any
+# value, a NaN, an infinity and the buckets' own bounds among them, their cells hold
+# what observe would have made of the same values, in the same order.
+IN_PLACE = st.one_of(ANY_VALUE, st.sampled_from([0.0, -0.0, 1e-05, 0.001, 0.002, 16.384, math.inf, -math.inf,
+                                                 math.nan]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["schedule_attempt", "extension_point", "plugin_execution"]),
+                          st.sampled_from(["a", "b"]), IN_PLACE), max_size=40))
+def test_the_in_place_recorders_keep_what_observe_keeps(calls: list[tuple[str, str, float]]) -> None:
+    sink = SchedulerMetrics()
+    families = {"schedule_attempt": sink.scheduling_attempt_duration,
+                "extension_point": sink.framework_extension_point_duration,
+                "plugin_execution": sink.plugin_execution_duration}
+    expected: dict[tuple[str, tuple[str, ...]], HistogramCell] = {}
+    for name, word, value in calls:
+        args = (word, "x", value) if name == "schedule_attempt" else (word, "y", "z", value)
+        getattr(sink, name)(*args)
+        family = families[name]
+        key = (name, tuple(args[:-1]))
+        expected.setdefault(key, HistogramCell(family.bounds)).observe(value)
+    for (name, labels), cell in expected.items():
+        got = families[name].cells[labels]
+        assert got.counts == cell.counts
+        assert repr(got.sum) == repr(cell.sum)  # the same float, NaN and signs included
