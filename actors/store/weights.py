@@ -135,6 +135,52 @@ class PodLengths:
         return length + _CONDITIONS_ITEM + map_header(len(status)) - map_header(len(old))
 
 
+def _text(s: Any) -> int:
+    """str_length of a str (a subclass packs as one); TypeError for anything else."""
+    if type(s) is not str and not isinstance(s, str):
+        raise TypeError("not a str")
+    return str_length(s)
+
+
+_EVENT_KEYS = frozenset(("kind", "apiVersion", "metadata", "involvedObject", "reason", "message", "type", "source",
+                         "reportingComponent", "reportingInstance", "firstTimestamp", "lastTimestamp", "count"))
+_EVENT_META_KEYS = frozenset(("name", "namespace", "creationTimestamp", "uid"))
+_INVOLVED_KEYS = frozenset(("kind", "namespace", "name", "uid", "apiVersion"))
+_INVOLVED_CLUSTER_KEYS = _INVOLVED_KEYS - {"namespace"}
+_SOURCE = {"component": "default-scheduler"}
+_SOURCE_LENGTH = 1 + str_length("component") + str_length("default-scheduler")
+# The keys and map headers of a new Event (framework.api.event.new_event), its source and its
+# count (a positive fixint: one byte); its str values are added to these.
+_EVENT_FIXED = (map_header(len(_EVENT_KEYS)) + sum(map(str_length, _EVENT_KEYS)) + _SOURCE_LENGTH + 1
+                + map_header(len(_EVENT_META_KEYS)) + sum(map(str_length, _EVENT_META_KEYS)))
+_INVOLVED_FIXED = map_header(len(_INVOLVED_KEYS)) + sum(map(str_length, _INVOLVED_KEYS))
+_INVOLVED_CLUSTER_FIXED = map_header(len(_INVOLVED_CLUSTER_KEYS)) + sum(map(str_length, _INVOLVED_CLUSTER_KEYS))
+
+
+def new_event_weight(raw: dict[str, Any]) -> int | None:
+    """The length of a new Event as the recorder makes it (new_event, with its uid): its
+    fixed keys, headers, source and count, and its str values. None for any other
+    shape (another key, a count beyond a fixint, a value not a str): then it is packed."""
+    try:
+        meta, involved, count = raw["metadata"], raw["involvedObject"], raw["count"]
+        if raw.keys() != _EVENT_KEYS or meta.keys() != _EVENT_META_KEYS or raw["source"] != _SOURCE \
+                or type(count) is not int or not 0 <= count < 0x80:
+            return None
+        if involved.keys() == _INVOLVED_KEYS:
+            length = _INVOLVED_FIXED + _text(involved["namespace"])
+        elif involved.keys() == _INVOLVED_CLUSTER_KEYS:
+            length = _INVOLVED_CLUSTER_FIXED
+        else:
+            return None
+        return (_EVENT_FIXED + length + _text(involved["kind"]) + _text(involved["name"]) + _text(involved["uid"])
+                + _text(involved["apiVersion"]) + _text(meta["name"]) + _text(meta["namespace"])
+                + _text(meta["creationTimestamp"]) + _text(meta["uid"]) + _text(raw["kind"]) + _text(raw["apiVersion"])
+                + _text(raw["reason"]) + _text(raw["message"]) + _text(raw["type"]) + _text(raw["reportingComponent"])
+                + _text(raw["reportingInstance"]) + _text(raw["firstTimestamp"]) + _text(raw["lastTimestamp"]))
+    except (AttributeError, KeyError, TypeError, UnicodeError):  # not the shape: packed (which says what is wrong)
+        return None
+
+
 def weight(raw: Any) -> int:
     """`encoded_size(raw)`, raising as it does."""
     if type(raw) is dict:
@@ -148,4 +194,4 @@ def weight(raw: Any) -> int:
     return encoded_size(raw)
 
 
-__all__ = ["PodLengths", "map_header", "remember", "str_length", "weight"]
+__all__ = ["PodLengths", "map_header", "new_event_weight", "remember", "str_length", "weight"]
