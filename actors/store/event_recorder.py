@@ -30,7 +30,6 @@ from actors.store.fields import new_uid
 from actors.store.history import EVENTS_PER_OBJECT
 from actors.store.limits import StoreLimits
 from actors.store.messages import EventRecord, RecordEvent, SweepEvents, WatchEvent
-from actors.store.weights import new_event_weight
 from framework.api.decode import GROUP_VERSIONS
 from framework.api.event import Event, correlation_of, new_event, repeated
 from framework.api.objects import KINDS, KubeObject
@@ -73,7 +72,6 @@ class EventRecorder:
         key = self._recorded.get(corr) or self._event_index.find(corr)
         current = stored.get(key) if key is not None else None
         make: Callable[[dict[str, Any]], KubeObject]
-        size = None  # a repeat is packed
         if isinstance(current, Event) and current.correlation() == corr:
             raw = repeated(current, now)
             make = current.seen_again  # only count and lastTimestamp moved: nothing else is parsed again
@@ -87,8 +85,7 @@ class EventRecorder:
             make = functools.partial(Event.new, kind=msg.kind, namespace=ns, involved_name=name, uid=uid,
                                      type=msg.type, reason=msg.reason, message=msg.message,
                                      seen_ns=int(now) * 1_000_000_000)
-            size = new_event_weight(raw)  # its length from its values (weights.py)
-        self._write("Event", key, raw, batch, make=make, size=size)
+        self._write("Event", key, raw, batch, make=make)
         self._recorded.pop(corr, None)
         self._recorded[corr] = key  # in order of write
 

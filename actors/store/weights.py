@@ -41,6 +41,11 @@ def map_header(n: int) -> int:
     return 1 if n < 16 else 3 if n < 0x10000 else 5
 
 
+# A map of n items grows its header by two bytes with one item more when n is one of these
+# (fixmap to map16, map16 to map32): `_GROWS.get(n, 0)`, a call fewer than two map_header's.
+_GROWS = {15: 2, 0xFFFF: 2}
+
+
 def str_length(s: str) -> int:
     """msgpack's length of a str (use_bin_type=True); a lone surrogate raises, as packing it does."""
     n = len(s) if s.isascii() else len(s.encode("utf-8"))
@@ -100,7 +105,7 @@ class PodLengths:
             return
         try:
             if had is _ABSENT:  # one item more in the metadata
-                size += _RV_KEY + str_length(text) + map_header(len(meta)) - map_header(len(given))
+                size += _RV_KEY + str_length(text) + _GROWS.get(len(given), 0)
             elif type(had) is str:
                 size += str_length(text) - str_length(had)
             else:
@@ -127,58 +132,12 @@ class PodLengths:
         if type(old) is not dict or pod.get("spec") is not base or "nodeName" in base or type(node) is not str:
             return None
         try:
-            length += _NODE_NAME_KEY + str_length(node) + map_header(len(base) + 1) - map_header(len(base))
+            length += _NODE_NAME_KEY + str_length(node) + _GROWS.get(len(base), 0)
         except UnicodeError:
             return None
         if "conditions" in old or "nominatedNodeName" in old:
             return length + encoded_size(status) - encoded_size(old)
-        return length + _CONDITIONS_ITEM + map_header(len(status)) - map_header(len(old))
-
-
-def _text(s: Any) -> int:
-    """str_length of a str (a subclass packs as one); TypeError for anything else."""
-    if type(s) is not str and not isinstance(s, str):
-        raise TypeError("not a str")
-    return str_length(s)
-
-
-_EVENT_KEYS = frozenset(("kind", "apiVersion", "metadata", "involvedObject", "reason", "message", "type", "source",
-                         "reportingComponent", "reportingInstance", "firstTimestamp", "lastTimestamp", "count"))
-_EVENT_META_KEYS = frozenset(("name", "namespace", "creationTimestamp", "uid"))
-_INVOLVED_KEYS = frozenset(("kind", "namespace", "name", "uid", "apiVersion"))
-_INVOLVED_CLUSTER_KEYS = _INVOLVED_KEYS - {"namespace"}
-_SOURCE = {"component": "default-scheduler"}
-_SOURCE_LENGTH = 1 + str_length("component") + str_length("default-scheduler")
-# The keys and map headers of a new Event (framework.api.event.new_event), its source and its
-# count (a positive fixint: one byte); its str values are added to these.
-_EVENT_FIXED = (map_header(len(_EVENT_KEYS)) + sum(map(str_length, _EVENT_KEYS)) + _SOURCE_LENGTH + 1
-                + map_header(len(_EVENT_META_KEYS)) + sum(map(str_length, _EVENT_META_KEYS)))
-_INVOLVED_FIXED = map_header(len(_INVOLVED_KEYS)) + sum(map(str_length, _INVOLVED_KEYS))
-_INVOLVED_CLUSTER_FIXED = map_header(len(_INVOLVED_CLUSTER_KEYS)) + sum(map(str_length, _INVOLVED_CLUSTER_KEYS))
-
-
-def new_event_weight(raw: dict[str, Any]) -> int | None:
-    """The length of a new Event as the recorder makes it (new_event, with its uid): its
-    fixed keys, headers, source and count, and its str values. None for any other
-    shape (another key, a count beyond a fixint, a value not a str): then it is packed."""
-    try:
-        meta, involved, count = raw["metadata"], raw["involvedObject"], raw["count"]
-        if raw.keys() != _EVENT_KEYS or meta.keys() != _EVENT_META_KEYS or raw["source"] != _SOURCE \
-                or type(count) is not int or not 0 <= count < 0x80:
-            return None
-        if involved.keys() == _INVOLVED_KEYS:
-            length = _INVOLVED_FIXED + _text(involved["namespace"])
-        elif involved.keys() == _INVOLVED_CLUSTER_KEYS:
-            length = _INVOLVED_CLUSTER_FIXED
-        else:
-            return None
-        return (_EVENT_FIXED + length + _text(involved["kind"]) + _text(involved["name"]) + _text(involved["uid"])
-                + _text(involved["apiVersion"]) + _text(meta["name"]) + _text(meta["namespace"])
-                + _text(meta["creationTimestamp"]) + _text(meta["uid"]) + _text(raw["kind"]) + _text(raw["apiVersion"])
-                + _text(raw["reason"]) + _text(raw["message"]) + _text(raw["type"]) + _text(raw["reportingComponent"])
-                + _text(raw["reportingInstance"]) + _text(raw["firstTimestamp"]) + _text(raw["lastTimestamp"]))
-    except (AttributeError, KeyError, TypeError, UnicodeError):  # not the shape: packed (which says what is wrong)
-        return None
+        return length + _CONDITIONS_ITEM + _GROWS.get(len(old), 0)
 
 
 def weight(raw: Any) -> int:
@@ -190,8 +149,8 @@ def weight(raw: Any) -> int:
             if length is not None:
                 rest = raw.copy()
                 del rest["spec"]
-                return encoded_size(rest) + map_header(len(raw)) - map_header(len(rest)) + _SPEC_ITEM + length
+                return encoded_size(rest) + _GROWS.get(len(rest), 0) + _SPEC_ITEM + length
     return encoded_size(raw)
 
 
-__all__ = ["PodLengths", "map_header", "new_event_weight", "remember", "str_length", "weight"]
+__all__ = ["PodLengths", "map_header", "remember", "str_length", "weight"]

@@ -10,11 +10,10 @@ import math
 import msgpack
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from actors.store import Store, event_recorder, weights
+from actors.store import Store, weights
 from actors.store.raw import encoded_size
 from actors.store.pod_writes import PodWrites
 from actors.store.weights import PodLengths, map_header, str_length, weight
-from framework.api.event import new_event
 from framework.api.objects import parse_object
 from tests.actors.store_helpers import pod, serving
 
@@ -192,7 +191,6 @@ def test_every_weight_of_a_store_is_the_packed_length(monkeypatch):
         if not fast:
             monkeypatch.setattr(actor, "weight", encoded_size)
             monkeypatch.setattr(PodLengths, "bound", lambda *a: None)
-            monkeypatch.setattr(event_recorder, "new_event_weight", lambda raw: None)
         async with serving(Store(clock=lambda: 1000.0)) as (store, client):
             for i in range(20):
                 await client.create(pod(f"p{i}", labels={"i": "x" * i}, **({"hostname": "h" * i} if i % 3 else {})))
@@ -214,20 +212,3 @@ def test_every_weight_of_a_store_is_the_packed_length(monkeypatch):
     assert fast == asyncio.run(run(False))
     assert len(fast) > 60
 
-
-@settings(max_examples=500, deadline=None)
-@given(st.fixed_dictionaries({
-    "name": texts, "kind": st.sampled_from(["Pod", "Node", "PodGroup"]), "api_version": texts, "namespace": texts,
-    "involved_name": texts, "uid": texts, "type": texts, "reason": texts, "message": texts,
-    "now": st.floats(0, 4e9)}), texts, st.one_of(st.none(), st.integers(-2, 300), st.just("x"), st.just(b"x")))
-def test_a_new_events_weight_is_its_packed_length(fields, uid, odd):
-    """new_event's Event with its uid (the recorder's) weighs its packed length; any other
-    shape or value is left to packing (None)."""
-    raw = new_event(**fields)
-    raw["metadata"]["uid"] = uid
-    if odd is not None:
-        raw[["count", "reason", "reportingInstance"][len(repr(odd)) % 3]] = odd
-    length = weights.new_event_weight(raw)
-    assert length is None or ("ok", length) == packed(raw)
-    if odd is None and packed(raw)[0] == "ok":
-        assert length is not None
