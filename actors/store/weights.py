@@ -1,20 +1,20 @@
 """What a stored object weighs: its msgpack encoding's length (raw.encoded_size, the
-size limit's and the watch history's measure), found with less packing for a pod
-whose spec is one the store already weighed.
+size limit's and the watch history's measure), found with less packing for a pod.
 
 A pod's spec is about half its encoding, and the pods of a template share one admitted
 spec object (pod_specs.py), stored and never changed in place (the invariant the row
 texts rest on too, row_text.py). Its length is packed once (`remember`) and kept with
-the spec, which keeps it alive (its id is never another object's while it is kept).
-A bound pod's spec is that spec with nodeName added (`extended`, in the bind): its
-length is the base's plus the pair's, and its map header's change at 16 entries.
+the spec, which keeps it alive (its id is never another object's while it is kept):
+a created pod packs only the rest (`weight`). A pod not bound yet is kept with its
+length as stored (`PodLengths`), and its binding is weighed from it and the binding's
+change, packing nothing.
 
 msgpack writes a map as its header (fixmap below 16 entries, map16 below 2**16, map32)
 and then each key and value in turn, so a dict's length is its header's, plus the
 length of the same dict without one item, less that dict's header, plus the item's
 key and value. A str is its UTF-8 bytes after a header (fixstr below 32 bytes, str8
 below 2**8 with use_bin_type, str16 below 2**16, str32). Anything else (a spec not
-weighed, a dict subclass, a str subclass or non-str key or value in the pair) is
+weighed, a dict subclass, a node name not a str, a change not the usual one) is
 packed whole, as before.
 """
 from __future__ import annotations
