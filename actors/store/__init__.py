@@ -10,6 +10,7 @@
 - admission.py  Priority admission (PriorityClass -> spec.priority)
 - fields.py     server-owned fields (uid, creationTimestamp, generation, deletionTimestamp, generateName)
 - raw.py        helpers over raw objects (describe, encoded_size, exact_encoding, set_condition)
+- weights.py    what a write weighs (encoded_size) with less packing: remembered specs, pending pods
 - select.py     label and field selectors for list and watch
 """
 from actors.store.messages import (

@@ -91,12 +91,11 @@ from actors.store.front_door import IMMORTAL_NAMESPACES
 from actors.store.fields import name_of
 from actors.store.write_chain import STRICT, WriteChain, WriteRules
 from actors.store.raw import describe, encoded_size, without_version
+from actors.store.weights import PodLengths, weight
 from framework.api.groups import kind_key
 from framework.features import FeatureGates
 from framework.api.objects import KINDS, KubeObject, parse_object
 from framework.api.timeutil import format_time
-
-
 
 
 log = logging.getLogger("ksched.store")
@@ -159,7 +158,8 @@ class Store(Actor[StoreMsg]):
         self._committing: dict[tuple[str, str], KubeObject | None] | None = None  # keys of the batch in commit
         self.in_commit = False  # a backend commit is being awaited (turns.py)
         self._commit_waiters: list[asyncio.Future[None]] = []  # commit_done's futures
-        self._pods = PodWrites(self._objects, self._write)  # binding and pod status (actors.store.pod_writes)
+        self._lengths = PodLengths()  # pods not bound yet with their lengths, for their bindings (weights.py)
+        self._pods = PodWrites(self._objects, self._write, self._lengths)  # binding, pod status (pod_writes.py)
         # reads of the committed state (actors.store.reads), handed what they read
         self._reads = CommittedReads(self._objects, self._history, self._sorted_keys, self)
         self._loop = TurnLoop(self, work_time)  # the turn loop (actors.store.turns)
@@ -465,20 +465,18 @@ class Store(Actor[StoreMsg]):
             raise
 
     def _write(self, kind: str, key: str, raw: dict[str, Any], batch: TurnRecord, *, client: bool = False,
-               make: Callable[[dict[str, Any]], KubeObject] = parse_object) -> KubeObject:
+               make: Callable[[dict[str, Any]], KubeObject] = parse_object, size: int | None = None) -> KubeObject:
         """Store one object; a client's object above the size limit is TooLarge
         (the server's own updates of an admitted object are not refused). `raw` is
         the store's own (no one else holds it); `make` gives the parsed object for it
-        once its resourceVersion is set (by default, parsing it)."""
-        size = encoded_size(raw)
+        once its resourceVersion is set (by default, parsing it); `size`, when the
+        writer knows it, is encoded_size(raw)'s."""
+        size = weight(raw) if size is None else size  # encoded_size's (weights.py)
         if client and size > self.limits.max_object_bytes:
             raise TooLarge(f'{kind} "{key}": object is {size} bytes, above the limit of '
                            f"{self.limits.max_object_bytes} bytes")
         self._rv += 1
-        meta = dict(raw.get("metadata") or {})
-        meta["resourceVersion"] = str(self._rv)
-        raw["metadata"] = meta
-        raw.setdefault("kind", kind)
+        self._lengths.stamped(raw, kind, key, self._rv, size)  # resourceVersion, kind; a pending pod's length
         obj = make(raw)
         old = self._objects[kind].get(key)
         self._objects[kind][key] = obj

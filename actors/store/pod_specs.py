@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actors.store import weights
 from actors.store.row_text import remember
 from actors.store.sharing import exact_key
 
@@ -53,3 +54,4 @@ class AdmittedPodSpecs:
             self._by_key.clear()
         self._by_key[key] = spec
         remember(spec)  # its row text, once (row_text.py): the spec is shared and never changed
+        weights.remember(spec)  # its encoding's length, once (weights.py)

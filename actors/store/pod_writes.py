@@ -14,6 +14,7 @@ from actors.store.messages import Conflict, EvictPods, MakePodClaims, NotFound, 
 from actors.store.raw import section, set_condition
 from actors.store.reads import key_of as _key
 from actors.store.row_text import extended
+from actors.store.weights import PodLengths
 from framework.api.errors import ValidationError
 from framework.api.objects import KubeObject, Pod
 from framework.api.validation import duplicate, invalid, is_dns1123_subdomain
@@ -21,9 +22,11 @@ from framework.dra.pod_claims import merged_claim_statuses
 
 
 class PodWrites:
-    def __init__(self, objects: Mapping[str, Mapping[str, KubeObject]], write: Callable[..., KubeObject]) -> None:
+    def __init__(self, objects: Mapping[str, Mapping[str, KubeObject]], write: Callable[..., KubeObject],
+                 lengths: PodLengths) -> None:
         self._objects = objects
         self._write = write  # the store's write (actor.py: resourceVersion, undo log, events)
+        self._lengths = lengths  # pods not bound yet with their lengths (weights.py)
 
     def _pod(self, ns: str, name: str, uid: str = "") -> Pod:
         pod = self._objects["Pod"].get(_key("Pod", ns, name))
@@ -40,12 +43,14 @@ class PodWrites:
         # but the few dicts written here (a deep copy cost more than the scheduling).
         raw = dict(pod.raw)
         spec = raw.get("spec")
-        raw["spec"] = extended(spec if type(spec) is dict else section(spec), "nodeName", node)  # one copy
+        base = spec if type(spec) is dict else section(spec)
+        raw["spec"] = extended(base, "nodeName", node)  # one copy
         status = raw["status"] = section(raw.get("status"))
         set_condition(status, {"type": "PodScheduled", "status": "True"})
         # The API server clears the nomination at binding (ClearingNominatedNodeNameAfterBinding).
         status.pop("nominatedNodeName", None)
-        return self._write("Pod", pod.key, raw, batch, make=pod.with_status_written)
+        size = self._lengths.bound(pod.key, pod.raw, base, node, status)  # from the stored pod's (weights.py)
+        return self._write("Pod", pod.key, raw, batch, make=pod.with_status_written, size=size)
 
     def update_status(self, msg: UpdatePodStatus, batch: Any) -> KubeObject:
         pod = self._pod(msg.namespace, msg.name, msg.uid)
