@@ -135,6 +135,19 @@ class NodeTable:
         pod_flags = self._pod_flags[i] = (bool(ni.image_states), len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar))
         self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, *pod_flags, node is None)
 
+    def set_generation(self, i: int, ni: NodeInfo) -> None:
+        """set_row for a NodeInfo whose row differs from the one written last in its
+        generation alone (pods confirmed in place: the same sums, pod count, Node and
+        flags)."""
+        self._changes.rows.append(i)
+        if len(self._changes.rows) > _MAX_LOGGED_CHANGES:
+            self._changes.drop_oldest()
+        generation = ni.generation
+        if generation >> _RANGE_BITS and not -_MAX_COLUMN_VALUE <= generation < _MAX_COLUMN_VALUE:
+            self.valid = False
+            return
+        self.generation[i] = generation
+
     def _take_rows(self, rows: np.ndarray) -> "NodeTable":
         """A table of `rows` of this one, in that order (its own copy of the numbers)."""
         t = NodeTable.__new__(NodeTable)

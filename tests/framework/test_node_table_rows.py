@@ -109,3 +109,28 @@ def test_a_kept_nodes_pod_flags_are_written_only_when_they_moved():
     table.set_row(0, ni)
     assert table.has_ports[0] and table.has_images[0] and not table.has_scalar[0]
     assert np.array_equal(table.req_cpu, [0])
+
+
+def test_a_node_whose_pods_were_only_confirmed_has_its_generation_rewritten_alone(monkeypatch):
+    """(The whole path against it: tests/framework/test_cache_confirm_in_place.py, whose
+    states hold every column.)"""
+    from framework.cache import Cache, Snapshot
+    from tests.framework.test_cache import node, pod
+    from tests.framework.test_cache_confirm_in_place import bound_copy
+
+    cache, snap = Cache(), Snapshot()
+    cache.add_node(node("n1"))
+    cache.add_node(node("n2"))
+    p, q = pod("p", "n1"), pod("q", "n2")
+    cache.assume_pod(p, "n1")
+    cache.assume_pod(q, "n2")
+    cache.update_snapshot(snap)
+    table, mark = snap.table, snap.table.changes_mark()
+    written: list[int] = []
+    monkeypatch.setattr(NodeTable, "set_row", lambda self, i, ni: written.append(i))
+    cache.add_pod(bound_copy(p, 5))  # confirmed in place: the generation alone moved
+    cache.remove_pod(q)  # and another node's sums
+    cache.update_snapshot(snap)
+    assert snap.table is table and written == [snap.index["n2"]]
+    assert table.generation[snap.index["n1"]] == snap.get("n1").generation
+    assert table.changed_since(mark) is not None and snap.index["n1"] in table.changed_since(mark)
