@@ -137,6 +137,9 @@ class Cache:
         self._pods: dict[str, Pod] = {}
         self.assumed: set[str] = set()
         self._dirty: set[str] = set()
+        # Dirty nodes whose only change since the last update is pods confirmed in place
+        # (NodeInfo.replace_last): their snapshot table rows differ in generation alone.
+        self._confirmed: set[str] = set()
         self._structure_changed = True
         # Pods whose node is not known yet (bound before their node was added).
         self._orphans: dict[str, list[Pod]] = {}
@@ -163,6 +166,7 @@ class Cache:
                 self._structure_changed = True
             ni.set_node(node)
         self._dirty.add(node.name)
+        self._confirmed.discard(node.name)
 
     update_node = add_node
 
@@ -179,6 +183,7 @@ class Cache:
             self._orphans.setdefault(name, []).append(pi.pod)
         self._structure_changed = True
         self._dirty.discard(name)
+        self._confirmed.discard(name)
 
     def node_names(self) -> list[str]:
         return list(self.nodes)
@@ -212,7 +217,9 @@ class Cache:
                 del self._pod_node[key], self._pods[key]  # re-inserted last, as _unplace then _place do
                 self._pod_node[key] = node_name
                 self._pods[key] = pod
-                self._dirty.add(node_name)
+                if node_name not in self._dirty:
+                    self._confirmed.add(node_name)
+                    self._dirty.add(node_name)
                 return
             self._unplace(key)
         self.assumed.discard(key)
@@ -250,6 +257,7 @@ class Cache:
         # The snapshot's affinity lists follow from the dirty nodes (update_snapshot).
         ni.add_pod(pod)
         self._dirty.add(node_name)
+        self._confirmed.discard(node_name)
 
     def _unplace(self, key: str) -> None:
         node_name = self._pod_node.pop(key)
@@ -261,6 +269,7 @@ class Cache:
             return
         ni.remove_pod(pod)
         self._dirty.add(node_name)
+        self._confirmed.discard(node_name)
 
     # --- snapshot ---------------------------------------------------------------------------
 
@@ -299,6 +308,7 @@ class Cache:
             snap.node_info_map[name] = new
             updated.append(name)
         self._dirty.clear()
+        confirmed = self._confirmed
         changed = bool(updated)
         if self._structure_changed or len(snap.node_info_map) != len(self.nodes):
             changed = True
@@ -326,7 +336,10 @@ class Cache:
                 i = snap.index[name]
                 lst[i] = ni = snap.node_info_map[name]
                 if table is not None and not images_changed:
-                    table.set_row(i, ni)
+                    if name in confirmed:
+                        table.set_generation(i, ni)
+                    else:
+                        table.set_row(i, ni)
             if affinity_updated:
                 snap.patch_affinity_lists(affinity_updated)
             if len(snap.change_log) + len(updated) > max(1024, 2 * len(lst)):
@@ -339,6 +352,7 @@ class Cache:
                 table = None
             if table is None:
                 snap.set_table(NodeTable.of(snap.node_info_list))
+        confirmed.clear()
         # Moves only when the snapshot's content did: equal generations, equal cluster.
         if changed or snap.generation == 0:
             snap.generation = next_generation()

@@ -68,8 +68,14 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+_new_node_info = object.__new__
+
+
 class NodeInfo:
-    """One node with the pods on it and the sums the plugins need."""
+    """One node with the pods on it and the sums the plugins need. Of its fields only
+    the pod list is changed in place (by its own methods); the sums, host ports, claim
+    counts, affinity lists and image states are replaced when they change, so copies
+    (clone) share them."""
 
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
                  "requested", "non_zero_requested", "allocatable", "image_states", "generation", "pvc_ref_counts")
@@ -100,10 +106,10 @@ class NodeInfo:
         pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
         p = pi.pod
         self.pods.append(pi)
-        if p.has_pod_affinity:
-            self.pods_with_affinity.append(pi)
-        if p.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(pi)
+        if p.has_pod_affinity:  # new lists, not appended to: a clone may share them
+            self.pods_with_affinity = [*self.pods_with_affinity, pi]
+            if p.has_required_anti_affinity:
+                self.pods_with_required_anti_affinity = [*self.pods_with_required_anti_affinity, pi]
         self._update(p, +1)
         self.generation = next_generation()
 
@@ -153,40 +159,49 @@ class NodeInfo:
         return True
 
     def _update(self, pod: Pod, sign: int) -> None:
-        r = pod.resource
-        if sign > 0:
-            self.requested.add(r)
-        else:
-            self.requested.sub(r)
-        self.non_zero_requested.milli_cpu += sign * pod.non_zero_cpu
-        self.non_zero_requested.memory += sign * pod.non_zero_memory
-        for port in pod.host_ports:
-            if sign > 0:
-                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
-            else:
-                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        # The sums, ports and claim counts are replaced, never changed in place: a clone
+        # shares them (see clone).
+        self.requested = self.requested.plus(pod.resource, sign)
+        self.non_zero_requested = self.non_zero_requested.plus_cpu_memory(sign * pod.non_zero_cpu,
+                                                                          sign * pod.non_zero_memory)
+        if pod.host_ports:
+            ports = self.used_ports.clone()
+            for port in pod.host_ports:
+                if sign > 0:
+                    ports.add(port.host_ip, port.protocol, port.host_port)
+                else:
+                    ports.remove(port.host_ip, port.protocol, port.host_port)
+            self.used_ports = ports
+        counts = None
         for v in pod.volumes:
             claim = (v.get("persistentVolumeClaim") or {}).get("claimName") if isinstance(v, dict) else None
             if claim:
+                if counts is None:
+                    counts = dict(self.pvc_ref_counts)
                 k = f"{pod.namespace}/{claim}"
-                self.pvc_ref_counts[k] = self.pvc_ref_counts.get(k, 0) + sign
-                if self.pvc_ref_counts[k] <= 0:
-                    del self.pvc_ref_counts[k]
+                counts[k] = counts.get(k, 0) + sign
+                if counts[k] <= 0:
+                    del counts[k]
+        if counts is not None:
+            self.pvc_ref_counts = counts
 
     def clone(self) -> "NodeInfo":
-        c = NodeInfo.__new__(NodeInfo)
+        """A copy whose changes (add_pod, remove_pod, replace_last) leave this one as it is.
+        Only the pod list is copied: every other field is replaced, never changed in
+        place, by those methods (set_node puts a new allocatable, _refresh_images new
+        image states), so the copy shares them until one of them replaces its own."""
+        c = _new_node_info(NodeInfo)
         c.node = self.node
         c.name = self.name
-        c.pods = list(self.pods)
-        c.pods_with_affinity = list(self.pods_with_affinity)
-        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        c.used_ports = self.used_ports.clone()
-        c.requested = self.requested.clone()
-        c.non_zero_requested = self.non_zero_requested.clone()
-        # Shared: no one changes a NodeInfo's allocatable in place (set_node puts a new one).
+        c.pods = self.pods.copy()
+        c.pods_with_affinity = self.pods_with_affinity
+        c.pods_with_required_anti_affinity = self.pods_with_required_anti_affinity
+        c.used_ports = self.used_ports
+        c.requested = self.requested
+        c.non_zero_requested = self.non_zero_requested
         c.allocatable = self.allocatable
-        c.image_states = dict(self.image_states)
-        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.image_states = self.image_states
+        c.pvc_ref_counts = self.pvc_ref_counts
         c.generation = self.generation
         return c
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from framework.node_info import NodeInfo
 
 _DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
-_MAX_COLUMN_VALUE = 1 << 55
+_RANGE_BITS = 55
+_MAX_COLUMN_VALUE = 1 << _RANGE_BITS
 
 
 class NodeTable:
@@ -60,6 +61,9 @@ class NodeTable:
         self._flags = np.zeros((size, len(self.FLAG_COLUMNS)), dtype=np.bool_, order="F")
         self.all_rows = np.arange(size, dtype=np.intp)
         self._nodes: list[Node | None] = [None] * size
+        # The (has_images, has_ports, has_scalar) flags each row holds, as set_row wrote
+        # them (None: not known), so a row whose flags stand is not written again.
+        self._pod_flags: list[tuple[bool, bool, bool] | None] = [None] * size
         self._label_codes: dict[str, tuple[np.ndarray, list[str], dict[str, int]]] = {}
         self._changes = _ChangeLog()
         self._bind_columns()
@@ -95,21 +99,28 @@ class NodeTable:
         if len(self._changes.rows) > _MAX_LOGGED_CHANGES:
             self._changes.drop_oldest()
         a, r, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        pods, generation = len(ni.pods), ni.generation
         row = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pod_number, r.milli_cpu,
-               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods), ni.generation)
-        if max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE:
-            # Scores multiply by 100 and compare as floats: stay far from int64's limits.
+               r.memory, r.ephemeral_storage, nz.milli_cpu, nz.memory, pods, generation)
+        # Scores multiply by 100 and compare as floats: stay far from int64's limits. The
+        # usual row, every number in [0, 2**55), is told by one OR of them (no sign, no
+        # high bit); any other row takes the exact check.
+        if (((a.milli_cpu | a.memory | a.ephemeral_storage | a.allowed_pod_number | r.milli_cpu | r.memory
+              | r.ephemeral_storage | nz.milli_cpu | nz.memory | pods | generation) >> _RANGE_BITS)
+                and (max(row) >= _MAX_COLUMN_VALUE or min(row) < -_MAX_COLUMN_VALUE)):
             self.valid = False
             return
         self._ints[i] = row
         node = ni.node
         if node is not None and node is self._nodes[i]:
             # The same Node object (a pod assumed, added or removed): its own flags stand;
-            # those of its pods and images are written.
-            flags = self._flags
-            flags[i, _HAS_IMAGES] = bool(ni.image_states)
-            flags[i, _HAS_PORTS] = any(ni.used_ports.ports.values())  # len(used_ports) > 0 without its Python sum
-            flags[i, _HAS_SCALAR] = bool(a.scalar) or bool(r.scalar)
+            # those of its pods and images are written when they moved.
+            pod_flags = (bool(ni.image_states), any(ni.used_ports.ports.values()),  # len(used_ports) > 0
+                         bool(a.scalar) or bool(r.scalar))
+            if pod_flags != self._pod_flags[i]:
+                flags = self._flags
+                flags[i, _HAS_IMAGES], flags[i, _HAS_PORTS], flags[i, _HAS_SCALAR] = pod_flags
+                self._pod_flags[i] = pod_flags
             return
         if node is not self._nodes[i]:
             self._nodes[i] = node
@@ -121,9 +132,21 @@ class NodeTable:
                     prefer = True
                 elif t.effect in _DO_NOT_SCHEDULE_EFFECTS:
                     hard = True
-        self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, bool(ni.image_states),
-                          len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar), node is None)
+        pod_flags = self._pod_flags[i] = (bool(ni.image_states), len(ni.used_ports) > 0, bool(a.scalar) or bool(r.scalar))
+        self._flags[i] = (node is not None and bool(node.unschedulable), hard, prefer, *pod_flags, node is None)
 
+    def set_generation(self, i: int, ni: NodeInfo) -> None:
+        """set_row for a NodeInfo whose row differs from the one written last in its
+        generation alone (pods confirmed in place: the same sums, pod count, Node and
+        flags)."""
+        self._changes.rows.append(i)
+        if len(self._changes.rows) > _MAX_LOGGED_CHANGES:
+            self._changes.drop_oldest()
+        generation = ni.generation
+        if generation >> _RANGE_BITS and not -_MAX_COLUMN_VALUE <= generation < _MAX_COLUMN_VALUE:
+            self.valid = False
+            return
+        self.generation[i] = generation
 
     def _take_rows(self, rows: np.ndarray) -> "NodeTable":
         """A table of `rows` of this one, in that order (its own copy of the numbers)."""
@@ -133,6 +156,7 @@ class NodeTable:
         t._flags = np.asfortranarray(self._flags[rows])
         t.all_rows = np.arange(len(rows), dtype=np.intp)
         t._nodes = [self._nodes[r] for r in rows.tolist()]
+        t._pod_flags = [None] * len(rows)
         t._label_codes = {}
         t._changes = _ChangeLog()
         t._bind_columns()

@@ -153,7 +153,7 @@ class Pod(KubeObject):
                  "preferred_node_affinity", "topology_spread_constraints", "volumes", "phase",
                  "nominated_node_name", "conditions", "start_time", "requests", "non_zero_requests_list",
                  "resource", "non_zero_cpu", "non_zero_memory", "host_ports", "has_pod_affinity",
-                 "_pod_affinity_terms")
+                 "scheduling_group", "_pod_affinity_terms")
     kind = "Pod"
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -194,6 +194,7 @@ class Pod(KubeObject):
         self._node_affinity()
         self.topology_spread_constraints = _list(spec, "topologySpreadConstraints", "spec")
         self.volumes = self._volumes(spec)
+        self.scheduling_group = _scheduling_group(spec)
         self._status(_map(raw, "status", ""))
         self._derive()
 
@@ -308,6 +309,7 @@ class Pod(KubeObject):
         c.meta = meta
         c.spec = spec = _map(raw, "spec", "")
         c.node_name = _str(spec, "nodeName", "spec")
+        c.scheduling_group = _scheduling_group(spec)
         c._status(_map(raw, "status", ""))
         return c
 
@@ -331,23 +333,24 @@ class Pod(KubeObject):
         return self.labels.get(POD_GROUP_LABEL, "")
 
     @property
-    def scheduling_group(self) -> str:
-        """spec.schedulingGroup.podGroupName: the scheduling.k8s.io PodGroup (same
-        namespace) the pod belongs to, "" for none (gate GenericWorkload; the store
-        drops the field while the gate is off)."""
-        group = self.spec.get("schedulingGroup")
-        if group is None:  # the usual pod: no ABC check
-            return ""
-        name = group.get("podGroupName") if isinstance(group, Mapping) else None
-        return name if isinstance(name, str) else ""
-
-    @property
     def is_terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
 
     @property
     def is_deleting(self) -> bool:
         return self.meta.deletion_timestamp is not None
+
+
+def _scheduling_group(spec: Mapping[str, Any]) -> str:
+    """spec.schedulingGroup.podGroupName: the scheduling.k8s.io PodGroup (same namespace)
+    the pod belongs to, "" for none (gate GenericWorkload; the store drops the field while
+    the gate is off). A Pod's `scheduling_group`, read once per parse (the gang plugins,
+    the handle's index and the queue ask it about a dozen times a member)."""
+    group = spec.get("schedulingGroup")
+    if group is None:  # the usual pod: no ABC check
+        return ""
+    name = group.get("podGroupName") if isinstance(group, Mapping) else None
+    return name if isinstance(name, str) else ""
 
 
 _POD_SLOTS = (*KubeObject.__slots__, *Pod.__slots__)
@@ -358,7 +361,7 @@ _SPEC_PART = ("spec", "node_name", "scheduler_name", "priority_set", "priority",
               "pod_level_requests", "tolerations", "scheduling_gates", "affinity", "required_node_affinity",
               "preferred_node_affinity", "topology_spread_constraints", "volumes", "requests",
               "non_zero_requests_list", "resource", "non_zero_cpu", "non_zero_memory", "host_ports",
-              "has_pod_affinity")
+              "has_pod_affinity", "scheduling_group")
 _take_spec_part = slot_filler(_SPEC_PART)
 _PARSED_SPECS: dict[int, Pod] = {}  # id of a shared spec -> a pod parsed with it (holding it)
 MAX_PARSED_SPECS = 4096

@@ -73,6 +73,9 @@ def is_extended_resource_name(name: str) -> bool:
     return _is_extended(name)
 
 
+_new_resource = object.__new__
+
+
 class Resource:
     """framework.Resource: integers in the scheduler's units."""
 
@@ -138,8 +141,36 @@ class Resource:
         for k, v in other.scalar.items():
             self.scalar[k] = self.scalar.get(k, 0) - v
 
+    def plus(self, other: "Resource", sign: int = 1) -> "Resource":
+        """A new Resource: this one with `other` added (sign 1) or taken away (sign -1),
+        as add and sub would leave it; this one is unchanged."""
+        c = _new_resource(Resource)
+        c.milli_cpu = self.milli_cpu + sign * other.milli_cpu
+        c.memory = self.memory + sign * other.memory
+        c.ephemeral_storage = self.ephemeral_storage + sign * other.ephemeral_storage
+        c.allowed_pod_number = self.allowed_pod_number + sign * other.allowed_pod_number
+        scalar = self.scalar
+        c.scalar = scalar = dict(scalar) if scalar else {}
+        for k, v in other.scalar.items():
+            scalar[k] = scalar.get(k, 0) + sign * v
+        return c
+
+    def plus_cpu_memory(self, milli_cpu: int, memory: int) -> "Resource":
+        """A new Resource: this one with these amounts added to its CPU and memory."""
+        c = self.clone()
+        c.milli_cpu += milli_cpu
+        c.memory += memory
+        return c
+
     def clone(self) -> "Resource":
-        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
+        c = _new_resource(Resource)
+        c.milli_cpu = self.milli_cpu
+        c.memory = self.memory
+        c.ephemeral_storage = self.ephemeral_storage
+        c.allowed_pod_number = self.allowed_pod_number
+        scalar = self.scalar
+        c.scalar = dict(scalar) if scalar else {}
+        return c
 
     def names(self) -> Iterable[str]:
         yield CPU
