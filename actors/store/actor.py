@@ -491,6 +491,8 @@ class Store(Actor[StoreMsg]):
     def _remove(self, kind: str, key: str, current: KubeObject, batch: TurnRecord) -> None:
         self._rv += 1
         del self._objects[kind][key]
+        if kind == "Pod":
+            self._lengths.drop(key)  # a pending pod deleted: its kept length goes with it (weights.py)
         self._sorted_keys.pop(kind, None)
         batch.undo.append((kind, key, current))
         batch.writes.append(Write(kind=kind, key=key, raw=None, resource_version=self._rv))

@@ -99,9 +99,14 @@ class PodLengths:
         raw["metadata"] = meta
         if "kind" not in raw:
             raw["kind"] = kind
-            return  # a key more at the top: packed at its binding
+            if kind == "Pod":  # a key more at the top: packed at its binding
+                self.drop(key)
+            return
+        if kind != "Pod":
+            return
         spec = raw.get("spec")
-        if kind != "Pod" or type(given) is not dict or type(spec) is not dict or spec.get("nodeName"):
+        if type(given) is not dict or type(spec) is not dict or spec.get("nodeName"):
+            self.drop(key)  # bound, or an odd shape: an older version kept is let go
             return
         try:
             if had is _ABSENT:  # one item more in the metadata
@@ -109,14 +114,22 @@ class PodLengths:
             elif type(had) is str:
                 size += str_length(text) - str_length(had)
             else:
+                self.drop(key)
                 return
         except UnicodeError:  # a lone surrogate in the old one: packed at its binding
+            self.drop(key)
             return
         if len(self._raws) >= MAX_PENDING:
             self._raws.clear()
             self._lengths.clear()
         self._lengths[key] = size  # the length first: a raw found in _raws has its own
         self._raws[key] = raw
+
+    def drop(self, key: str) -> None:
+        """Let go of the pod under `key` (deleted, or written in a form not kept): only
+        its binding could use it, and a raw held past its pod's life is memory wasted."""
+        self._raws.pop(key, None)
+        self._lengths.pop(key, None)
 
     def bound(self, key: str, pod: dict[str, Any], base: dict[str, Any], node: str, status: dict[str, Any]
               ) -> int | None:

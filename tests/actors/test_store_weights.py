@@ -212,3 +212,20 @@ def test_every_weight_of_a_store_is_the_packed_length(monkeypatch):
     assert fast == asyncio.run(run(False))
     assert len(fast) > 60
 
+
+
+def test_a_pending_pod_deleted_is_not_kept():
+    """Fails without PodLengths.drop: the kept raw of a pending pod outlived the pod,
+    held until 65,536 pods filled the map. A pod created bound is not kept either."""
+    async def run():
+        async with serving(Store()) as (store, client):
+            for name in ("a", "b"):
+                await client.create(pod(name))
+            assert set(store._lengths._raws) == {"default/a", "default/b"}
+            await client.delete("Pod", "default", "a")
+            assert set(store._lengths._raws) == set(store._lengths._lengths) == {"default/b"}
+            await client.create(pod("a", nodeName="node-1"))
+            assert set(store._lengths._raws) == {"default/b"}
+            await client.bind("default", "b", "node-1", store.peek("Pod", "default", "b").uid)
+            assert len(store._lengths) == 0
+    asyncio.run(run())
