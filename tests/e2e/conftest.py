@@ -68,7 +68,9 @@ class DaemonProcess:
                  "--listen", self.server, "--http", f"127.0.0.1:{self.http_port}", *self.extra_args],
                 cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.preexec_fn)
             try:
-                poll(self._ready, "the daemon's /readyz")
+                # Up to 60 s: a daemon's start (its imports, its store) took over 10 s on
+                # a 2-core machine at load 13-28; one that exits is reported at once.
+                poll(self._ready, "the daemon's /readyz", attempts=2400)
                 return self
             except AssertionError as refused:
                 if "address already in use" not in str(refused) or attempt == attempts - 1:
