@@ -34,7 +34,7 @@ from framework.kueue.api import API_VERSION
 from framework.kueue.cycle import Config
 from framework.kueue.fairsharing import DEFAULT_STRATEGIES
 from framework.kueue.manager import AdmissionState
-from framework.kueue.pods import admitted_pod, made_from_pods, queue_name, regated_pod
+from framework.kueue.pods import QUEUE_LABEL, admitted_pod, made_from_pods, regated_pod
 from framework.kueue.workload import WorkloadInfo, parse_workload, status_of
 
 log = logging.getLogger(__name__)
@@ -87,9 +87,14 @@ class AdmissionActor(Actor[AdmissionMsg]):
         return actor
 
     def observe(self, ev: WatchEvent) -> None:
-        """Store watch sink: only what concerns admission goes to the mailbox."""
-        if ev.kind == "Pod" and not queue_name(ev.obj.raw) and not (ev.old is not None and queue_name(ev.old.raw)):
-            return
+        """Store watch sink: only what concerns admission goes to the mailbox. A pod
+        that names no LocalQueue, before or after, is left out by one read each:
+        queue_name's test on the parsed labels, which are the raw's own map
+        (framework.api.meta keeps it, every value a str), as most pods are."""
+        if ev.kind == "Pod":
+            old = ev.old
+            if not ev.obj.labels.get(QUEUE_LABEL) and (old is None or not old.labels.get(QUEUE_LABEL)):
+                return
         try:
             self.tell(StoreChanged(event=ev))
         except MailboxClosed:
