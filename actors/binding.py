@@ -12,6 +12,7 @@ WaitOnPermit does.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
@@ -65,7 +66,14 @@ class BindingHost(Protocol):
 class BindingCycles:
     """Counts the cycles that are doing work (not parked at Permit), so the
     pipeline can tell when nothing is left to do. `total` (all cycles whose
-    outcome the host has not handled yet) is kept by the host."""
+    outcome the host has not handled yet) is kept by the host.
+
+    The cycles are the host loop's children as an asyncio.TaskGroup's would be
+    (`open`, `start`, `close` around the loop), without the group's done callback
+    and its loop turn a pod: a cycle's `run` takes its task out itself, and an
+    exception escaping it (its report to the host raised) is the group's child
+    error: the other cycles are cancelled and so is the host's loop, which then
+    raises them in a BaseExceptionGroup, as leaving the group did."""
 
     def __init__(self, host: BindingHost, record: Callable[[str], None] | None = None, *,
                  metrics: MetricsSink = NO_METRICS, clock: Clock | None = None,
@@ -80,6 +88,22 @@ class BindingCycles:
         self.tasks: dict[int, asyncio.Task] = {}  # the live cycles' tasks by id() of their pod's AssumedPod
         self.cancelled_by_host = False  # cancel_all ran: a cancelled cycle reports by message
         self.undone_in_place = 0  # cycles cancelled with the host's loop (no message could be read)
+        # What the TaskGroup kept: the host's task, its errors, whether it is cancelling the cycles.
+        self._parent: asyncio.Task | None = None
+        self._parent_cancel_requested = False
+        self._aborting = False
+        self.errors: list[BaseException] = []
+
+    def open(self) -> None:
+        """The host's loop begins (TaskGroup.__aenter__): cycles started from now on are its children."""
+        self._parent = asyncio.current_task()
+
+    def start(self, a: AssumedPod, context: contextvars.Context) -> None:
+        """`run(a)` as a task of its own in `context`, scheduled as TaskGroup.create_task's (its
+        first step in the loop's next turn), tracked until the run ends (no done callback)."""
+        if self._aborting:
+            raise RuntimeError("binding cycles are shutting down")
+        self.tasks[id(a)] = asyncio.get_running_loop().create_task(self.run(a), context=context)
 
     def track(self, a: AssumedPod, task: asyncio.Task) -> None:
         """The task running `run(a)` (the host creates it), kept until that run ends: the
@@ -117,8 +141,52 @@ class BindingCycles:
             finally:
                 self.running -= 1
             self.host.binding_done(a, status)
+        except Exception as e:  # noqa: BLE001 - the report itself raised: a TaskGroup child's error
+            self._child_failed(e)
         finally:
             self.tasks.pop(id(a), None)  # (track's; a is alive until then, so its id is its own)
+
+    def _child_failed(self, e: Exception) -> None:
+        """TaskGroup._on_task_done for a child that raised: kept, and the first one
+        cancels every other cycle and the host's loop."""
+        self.errors.append(e)
+        if not self._aborting and not self._parent_cancel_requested and self._parent is not None \
+                and not self._parent.done():
+            self._abort()
+            self._parent_cancel_requested = True
+            self._parent.cancel()
+
+    def _abort(self) -> None:
+        self._aborting = True
+        for task in list(self.tasks.values()):
+            if not task.done():
+                task.cancel()
+
+    async def close(self, exc: BaseException | None) -> None:
+        """The host's loop ended (`exc`: what it raised, if anything): TaskGroup.__aexit__'s
+        work. The cycles left are awaited (cancelled first when the loop raised); then the
+        loop's CancelledError is raised on, or the cycles' errors (and the loop's own) in a
+        BaseExceptionGroup."""
+        propagate = exc if isinstance(exc, asyncio.CancelledError) else None
+        if self._parent_cancel_requested and self._parent is not None and self._parent.uncancel() == 0:
+            propagate = None
+        if exc is not None and not self._aborting:
+            self._abort()
+        while live := [task for task in self.tasks.values() if not task.done()]:
+            try:
+                await asyncio.wait(live)
+            except asyncio.CancelledError as ex:
+                if not self._aborting:
+                    propagate = ex
+                    self._abort()
+        self._aborting = True  # (the group is finished: no cycle starts after it)
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            raise exc
+        if propagate is not None and not self.errors:
+            raise propagate
+        errors = [*self.errors, *([exc] if exc is not None and not isinstance(exc, asyncio.CancelledError) else [])]
+        if errors:
+            raise BaseExceptionGroup("unhandled errors in a TaskGroup", errors) from None
 
     async def _bind(self, a: AssumedPod) -> Status:
         if a.permit is not None:

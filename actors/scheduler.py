@@ -151,7 +151,6 @@ class Scheduler(Actor[SchedulerMsg]):
         # Per profile: the view every cycle runs, and the one sampled cycles run.
         self.views = {name: self._timed_views(fwk, timer) for name, fwk in frameworks.items()}
         self.bindings = BindingCycles(self, record, metrics=metrics, clock=clock, extenders=self.extenders)
-        self._binding_group: asyncio.TaskGroup | None = None
         self._assumed_keys: list[str] | None = None  # the cycle's Assumed, for the Pop after it (None: told at once)
         self._stopping = False
         for fwk in frameworks.values():
@@ -183,10 +182,16 @@ class Scheduler(Actor[SchedulerMsg]):
     # --- the loop -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:  # binding cycles; leaving it drains them
-            self._binding_group = tg
+        # The binding cycles are this loop's children, as in an asyncio.TaskGroup (leaving
+        # drains them; an error cancels them), without its loop turn a pod (actors/binding.py).
+        self.bindings.open()
+        try:
             self._request_pop()
             await super().run()
+        except BaseException as exc:  # noqa: BLE001 - the cycles are cancelled, then it is raised on
+            await self.bindings.close(exc)
+            raise
+        await self.bindings.close(None)
 
     async def handle(self, msg: SchedulerMsg) -> None:
         match msg:
@@ -364,11 +369,9 @@ class Scheduler(Actor[SchedulerMsg]):
                 self._assumed_keys.append(qpi.pod.key)
             else:
                 self.queue.try_tell(Assumed(pod_keys=(qpi.pod.key,)))
-        assert self._binding_group is not None
         self.bindings.total += 1
         # The bind carries the view it was decided on (a view the store may yet lose: premise.py).
-        self.bindings.track(assumed, self._binding_group.create_task(self.bindings.run(assumed),
-                                                                     context=deriving_from(self.view_rv)))
+        self.bindings.start(assumed, deriving_from(self.view_rv))
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> tuple[Framework, CycleState] | None:
         pod = qpi.pod

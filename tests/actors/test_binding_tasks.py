@@ -71,3 +71,97 @@ def test_cancel_all_cancels_the_running_cycles_and_drops_the_ones_that_never_ran
         assert host.done == [("running", Code.Error.name)]
 
     asyncio.run(main())
+
+
+def _handles_scheduled(loop: asyncio.AbstractEventLoop) -> list[int]:
+    """Counts every call_soon (a loop turn's handle) made on `loop`."""
+    made: list[int] = []
+    call_soon = loop.call_soon
+
+    def counted(*args, **kw):
+        made.append(1)
+        return call_soon(*args, **kw)
+    loop.call_soon = counted  # type: ignore[method-assign]
+    return made
+
+
+def test_a_started_cycle_makes_no_done_callback_handle() -> None:
+    """start() schedules the cycle's first step and nothing else: when its run ends no
+    done callback (the TaskGroup's `_on_task_done`) takes a loop turn."""
+    import contextvars
+
+    async def main() -> None:
+        host = Host()
+        cycles = Cycles(host)
+        cycles.open()
+        loop = asyncio.get_running_loop()
+        made = _handles_scheduled(loop)
+        cycles.start("a", contextvars.copy_context())  # type: ignore[arg-type]
+        assert len(made) == 1  # its first step
+        (task,) = cycles.tasks.values()
+        await asyncio.sleep(0)  # the first step runs the whole cycle (nothing awaited)
+        assert task.done() and not cycles.tasks and host.done == [("a", "Success")]
+        assert len(made) == 2  # the sleep's own wake-up only: no callback for the task
+        await cycles.close(None)
+
+    asyncio.run(main())
+
+
+class FailingHost(Host):
+    def binding_done(self, a: object, status: Status) -> None:
+        if a == "bad":
+            raise ValueError("report failed")
+        super().binding_done(a, status)
+
+
+def test_close_waits_for_the_cycles_left_and_a_failed_report_stops_the_host_as_a_task_group() -> None:
+    """As an asyncio.TaskGroup: leaving waits for the running cycles; a cycle whose
+    report raises cancels the others and the host's loop, which then raises the
+    error in a BaseExceptionGroup."""
+    import contextvars
+
+    async def host_loop(cycles: Cycles, gate: asyncio.Future) -> None:
+        cycles.open()
+        try:
+            cycles.start("slow", contextvars.copy_context())  # type: ignore[arg-type]
+            cycles.start("bad", contextvars.copy_context())  # type: ignore[arg-type]
+            await asyncio.sleep(3600)
+        except BaseException as exc:
+            await cycles.close(exc)
+            raise
+        await cycles.close(None)
+
+    async def main() -> None:
+        host = FailingHost()
+        cycles = Cycles(host)
+        gate = asyncio.get_running_loop().create_future()
+        cycles.gate = gate  # "slow" and "bad" both wait on it
+        task = asyncio.get_running_loop().create_task(host_loop(cycles, gate))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        gate.set_result(None)
+        try:
+            await task
+        except BaseExceptionGroup as eg:
+            assert [type(e) for e in eg.exceptions] == [ValueError]
+        else:
+            raise AssertionError("the host's loop should raise the cycle's error")
+        assert not cycles.tasks and host.done == [("slow", "Success")]
+
+    asyncio.run(main())
+
+
+def test_close_after_a_normal_end_waits_for_running_cycles() -> None:
+    import contextvars
+
+    async def main() -> None:
+        cycles = Cycles(Host())
+        cycles.gate = asyncio.get_running_loop().create_future()
+        cycles.open()
+        cycles.start("a", contextvars.copy_context())  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # parked on the gate, which opens only after close() began
+        asyncio.get_running_loop().call_soon(cycles.gate.set_result, None)
+        await cycles.close(None)
+        assert not cycles.tasks and cycles.host.done == [("a", "Success")]  # type: ignore[attr-defined]
+
+    asyncio.run(main())
