@@ -264,9 +264,10 @@ class QueueActor(Actor[QueueMsg]):
         match msg:
             case Pop(reply=reply, to=to, assumed=assumed):
                 if assumed:
-                    at = self.clock.now()  # as an Assumed message of its own just before it
+                    # As an Assumed message of its own just before it: the turn's reading for
+                    # this message, taken before the Pop's own work (which reads none).
                     for key in assumed:
-                        q.assumed(key, at)
+                        q.assumed(key, now)
                     if q.sort_faults:  # as after a message of its own
                         q.retry_sort_faults(now)
                 if self._popping:
