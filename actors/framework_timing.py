@@ -18,14 +18,16 @@ PointTimer and the plugins it was given.
 from __future__ import annotations
 
 import inspect
-
-from typing import Any, Awaitable, Callable, TypeVar
+from bisect import bisect_left
+from types import MappingProxyType
+from typing import Any, Awaitable, Callable, Mapping, TypeVar
 
 from actors.metrics_sink import MetricsSink
 from framework.runtime import Framework
 from framework.runtime.timing import StatusOf, no_status, status_first, status_itself, status_second
 
 T = TypeVar("T")
+_NO_CELLS: Mapping[Any, Any] = MappingProxyType({})
 Timer = Callable[[], float]
 # plugin, extension point, status name, seconds
 PluginRecord = Callable[[str, str, str, float], None]
@@ -134,12 +136,16 @@ class ExtensionPointTimer:
     point of one profile to the metrics sink: (point, status name, profile,
     seconds); a door that raises is reported as Error and raises on."""
 
-    __slots__ = ("_sink", "_profile", "_timer")
+    __slots__ = ("_sink", "_profile", "_timer", "_cells")
 
     def __init__(self, sink: MetricsSink, profile: str, timer: Timer) -> None:
         self._sink = sink
         self._profile = profile
         self._timer = timer
+        # The sink's histogram cells by (point, status, profile) when it keeps them
+        # (SchedulerMetrics.extension_point_cells): a label set seen before is observed
+        # in place, and the sink's call makes a new one. Another sink: always its call.
+        self._cells: Mapping[tuple[str, str, str], Any] = getattr(sink, "extension_point_cells", _NO_CELLS)
 
     def run(self, point: str, status_of: StatusOf, fn: Callable[..., T], *args: Any) -> T:
         # _call's work written out: this runs for every cycle's PreFilter, PreScore, Score,
@@ -164,8 +170,15 @@ class ExtensionPointTimer:
             st = None
         else:
             st = status_of(result)
-        self._sink.extension_point(point, "Success" if st is None else st.code._name_, self._profile,
-                                   timer() - start)
+        status = "Success" if st is None else st.code._name_
+        seconds = timer() - start
+        cell = self._cells.get((point, status, self._profile))
+        if cell is None:  # no cells kept, or the label set's first observation: the sink's own call
+            self._sink.extension_point(point, status, self._profile, seconds)
+        else:  # SchedulerMetrics.extension_point's observe, written out: a frame fewer a door
+            cell.sum += seconds
+            if seconds == seconds:
+                cell.counts[bisect_left(cell.bounds, seconds)] += 1
         return result
 
     async def run_async(self, point: str, status_of: StatusOf, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -180,8 +193,15 @@ class ExtensionPointTimer:
             self._sink.extension_point(point, "Error", self._profile, timer() - start)
             raise
         st = result if status_of is status_itself else status_of(result)  # (both doors': itself)
-        self._sink.extension_point(point, "Success" if st is None else st.code._name_, self._profile,
-                                   timer() - start)
+        status = "Success" if st is None else st.code._name_
+        seconds = timer() - start
+        cell = self._cells.get((point, status, self._profile))
+        if cell is None:  # as in run
+            self._sink.extension_point(point, status, self._profile, seconds)
+        else:
+            cell.sum += seconds
+            if seconds == seconds:
+                cell.counts[bisect_left(cell.bounds, seconds)] += 1
         return result
 
 

@@ -141,3 +141,60 @@ def test_the_in_place_recorders_keep_what_observe_keeps(calls: list[tuple[str, s
         got = families[name].cells[labels]
         assert got.counts == cell.counts
         assert repr(got.sum) == repr(cell.sum)  # the same float, NaN and signs included
+
+
+DOOR_RUNS = st.lists(st.tuples(
+    st.sampled_from(["PreFilter", "Score", "Reserve", "Permit", "PreBind", "Bind"]),
+    st.sampled_from([None, "Success", "Unschedulable", "Error", "Wait", "Skip"]),
+    st.sampled_from(["default-scheduler", "other"]),
+    st.booleans(),  # the coroutine door (run_async)
+    st.one_of(SECONDS, st.just(math.nan), st.just(math.inf))), max_size=40)
+
+
+@settings(max_examples=100, deadline=None)
+@given(DOOR_RUNS)
+def test_the_timer_observing_the_sink_s_cells_in_place_renders_what_the_sink_s_calls_render(runs) -> None:
+    """ExtensionPointTimer observes a label set the sink already has in place (its cells)
+    and calls extension_point for a new one: /metrics is what calling the reference
+    sink every time renders, for any doors, statuses, profiles and durations."""
+    import asyncio
+
+    from actors.framework_timing import ExtensionPointTimer
+    from framework.interface import Code, Status
+    from framework.runtime.timing import status_itself
+
+    ours, theirs = SchedulerMetrics(), PrometheusClientMetrics()
+    for point, code, profile, is_async, seconds in runs:
+        clock = iter([0.0, seconds])
+        timer = ExtensionPointTimer(ours, profile, lambda: next(clock))
+        result = None if code is None else Status(Code[code])
+        if is_async:
+            async def door() -> Status | None:
+                return result
+            asyncio.run(timer.run_async(point, status_itself, door))
+        else:
+            timer.run(point, status_itself, lambda: result)
+        theirs.extension_point(point, "Success" if code is None else code, profile, seconds - 0.0)
+    assert ours.render() == theirs.render()
+
+
+def test_the_timer_calls_the_sink_only_for_a_label_set_s_first_observation() -> None:
+    from actors.framework_timing import ExtensionPointTimer
+    from framework.runtime.timing import status_itself
+
+    class Counting(SchedulerMetrics):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def extension_point(self, *args) -> None:  # type: ignore[override]
+            self.calls += 1
+            super().extension_point(*args)
+
+    sink = Counting()
+    timer = ExtensionPointTimer(sink, "p", lambda: 0.001)
+    for _ in range(3):
+        timer.run("Reserve", status_itself, lambda: None)
+    assert sink.calls == 1
+    assert sink.sample("scheduler_framework_extension_point_duration_seconds_count",
+                       {"extension_point": "Reserve", "status": "Success", "profile": "p"}) == 3.0

@@ -133,6 +133,9 @@ class SchedulerMetrics:
         # The per-cycle histograms' cells by their label values (a cycle observes six to
         # eight extension points): one dict lookup, then the cell's own observe.
         self._point_cells = self.framework_extension_point_duration.cells
+        # The same cells, read by actors.framework_timing.ExtensionPointTimer, which observes
+        # a label set already made in place and calls extension_point for a new one.
+        self.extension_point_cells = self._point_cells
         self._plugin_cells = self.plugin_execution_duration.cells
         self._attempt_cells = self.scheduling_attempt_duration.cells
         self._attempt_counts = self.schedule_attempts.values
