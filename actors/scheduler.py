@@ -262,7 +262,10 @@ class Scheduler(Actor[SchedulerMsg]):
                         self.on_failure(msg, exc)
             case BindingDone(outcomes=ended):
                 self.bindings.total -= len(ended)
-                self._guarded(msg, lambda: self.outcomes.finish_bindings(ended))
+                try:  # a step that raises leaves the cache (assumed pods, snapshot) unknown: a breach
+                    self.outcomes.finish_bindings(ended)
+                except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
+                    raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
             case Explain():
                 raise AssertionError("explain requests are handled in handle()")
             case Popped(qpi=qpi):  # a cycle is handle()'s: here, nothing popped, or stopping
@@ -293,14 +296,6 @@ class Scheduler(Actor[SchedulerMsg]):
             last.events.append(ev)
         else:
             self.tell(StoreChanged(events=[ev]))
-
-    def _guarded(self, msg: SchedulerMsg, step: Callable[[], None]) -> None:
-        """A cycle that raises leaves the cache (assumed pods, snapshot) in an
-        unknown state: that is an invariant breach, not one failed message."""
-        try:
-            step()
-        except Exception as e:  # noqa: BLE001 - reported as a breach with its cause
-            raise InvariantBreach(self.name, type(msg).__name__, repr(e)) from e
 
     # --- the scheduling cycle ---------------------------------------------------------------------
 
