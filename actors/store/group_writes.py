@@ -34,7 +34,8 @@ assert isinstance(_GROUP, Obj) and set(_GROUP.fields) == {"metadata", "spec", "s
     and [c.__qualname__ for c in _GROUP.checks] == ["_spec_left_out.<locals>.check", "_preferred_topology_key"] \
     and not _GROUP.required and not _GROUP.strict_required, "the PodGroup schema's top level changed"
 SHAPES = ShapeVerdicts(_GROUP)
-assert _GROUP.fields["metadata"].fields["resourceVersion"] == Str(), "resourceVersion's rule changed"  # type: ignore[attr-defined]
+_META = _GROUP.fields["metadata"]
+assert isinstance(_META, Obj) and _META.fields["resourceVersion"] == Str(), "resourceVersion's rule changed"
 _TOP_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
 
