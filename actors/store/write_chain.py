@@ -16,7 +16,9 @@ A new pod whose spec was admitted for an earlier pod of its template (pod_specs.
 same exact encoding, fieldValidation, name formats, PriorityClass basis) takes that
 admitted spec: decode keeps it unwalked, priority admission is skipped, and its
 parsed part is shared; only its metadata and status go through each stage, and their
-walk is remembered per shape (pod_metas.py).
+walk is remembered per shape (pod_metas.py). An in-process writer's scheduling.k8s.io
+PodGroup (a bench's or a controller's create, the group cycle's condition update) is
+decoded by a walk remembered per shape too (group_writes.py).
 The kind is decided once, at the chain's start (`kind_key`), and handed to each
 stage as a value; each stage is entered once and hands on what it decided.
 What differs by kind is in the strategies' registry, never in this file; what the
@@ -39,6 +41,7 @@ from actors.store.fields import for_new_object, for_replacement
 from actors.store.finalizers import check_no_new_finalizers
 from actors.store.front_door import decode_stage, decoded
 from actors.store.gates import gated
+from actors.store.group_writes import admitted_group
 from actors.store.messages import Conflict, Invalid, refuse
 from actors.store import pod_metas
 from actors.store.pod_specs import AdmittedPodSpecs
@@ -106,7 +109,8 @@ class WriteChain:
             raw = {k: v for k, v in raw.items() if k != "spec"}
         raw = for_new_object(raw, self._clock(), self._rand, as_given=not self.rules.server_fields)
         raw = gated(key, raw, None, self.features)
-        rest = self.claim_specs.rest_admitted(raw, fv, self.rules.name_formats) if spec is not None else None
+        rest = self.claim_specs.rest_admitted(raw, fv, self.rules.name_formats) if spec is not None else \
+            admitted_group(raw, fv, self.rules.name_formats) if key == POD_GROUP_KEY else None
         raw = rest if rest is not None else decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
         kind = strategy(key)
         raw = kind.defaulted(raw) if isinstance(raw, dict) else raw
@@ -171,7 +175,8 @@ class WriteChain:
         kind = strategy(key)
         if isinstance(raw, dict):
             raw = kind.prepared_for_update(raw, current.raw)
-        raw = decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
+        rest = admitted_group(raw, fv, self.rules.name_formats) if key == POD_GROUP_KEY else None
+        raw = rest if rest is not None else decoded(key, raw, fv, self.rules.name_formats, self._namespace_exists, said)
         if key == POD_GROUP_KEY and isinstance(raw, Mapping):
             raw = kept_group_priority(raw, current.raw)  # before the generation is judged
         raw = for_replacement(raw, current.raw, as_given=not self.rules.server_fields)

@@ -99,3 +99,21 @@ def test_a_proven_value_passes_unwalked_and_only_by_identity() -> None:
     rule.check(proven, "f", Ctx(proven=proven))
     rule.check({"a": "x"}, "f", Ctx(proven=proven))  # equal, not the same object: walked
     assert inner.walks == 1
+
+
+def test_a_gangs_members_whose_specs_differ_in_their_group_share_their_containers_verdict() -> None:
+    from framework.api.schema import pod as pod_schema
+
+    containers = pod_schema.POD_SPEC.fields["containers"]
+    assert isinstance(containers, Remembered)
+    containers.clean.clear()
+    for group in ("pg-1", "pg-2", "pg-3"):
+        assert validate_object(pod(f"{group}-0", schedulingGroup={"podGroupName": group})) == []
+    assert len(containers.clean) == 1  # three specs, one containers' verdict
+    bad = pod("pg-4-0", schedulingGroup={"podGroupName": "pg-4"})
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    again = pod("pg-5-0", schedulingGroup={"podGroupName": "pg-5"})
+    again["spec"]["containers"] = bad["spec"]["containers"]
+    assert [e.field for e in validate_object(bad)] == ["spec.containers[0].resources.requests[cpu]"]
+    assert [e.field for e in validate_object(again)] == ["spec.containers[0].resources.requests[cpu]"]
+    assert len(containers.clean) == 1  # a refused value is never remembered

@@ -137,8 +137,12 @@ def _gated_pods_are_not_bound(spec: Mapping[str, Any], path: str, ctx: Ctx) -> N
         ctx.add(forbidden(join(path, "nodeName"), "cannot be set until all schedulingGates have been cleared"))
 
 
+# A spec's containers, remembered apart from it: pods whose specs differ elsewhere (a gang's
+# members name their group in spec.schedulingGroup) share their containers' verdict.
+_CONTAINERS = Remembered(ListOf(container(init=False)))
+
 POD_SPEC = Obj({
-    "containers": ListOf(container(init=False)),
+    "containers": _CONTAINERS,
     "initContainers": ListOf(container(init=True)),
     "nodeName": Str(fmt=is_dns1123_subdomain),
     "nodeSelector": LABELS,
