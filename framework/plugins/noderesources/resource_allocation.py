@@ -193,15 +193,18 @@ class ResourceAllocationScorer:
         if not nodes or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
             return [self.score(ni, pod_requests) for ni in nodes]
         tc = columnar_table(nodes)
+        # The rows' index: their span when they run on (columns read as views, never written
+        # here: every strategy makes new columns), else the rows themselves (a gather).
+        at = None if tc is None else (tc[1] if nodes.span is None else nodes.span)  # type: ignore[attr-defined]
         columns: list[tuple[np.ndarray, np.ndarray] | None] = []
         for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
             held = None if tc is None else _column_of(tc[0], spec.name, self.use_requested)
             if held is not None:
-                columns.append((held[0][tc[1]], held[1][tc[1]]))  # type: ignore[index]
+                columns.append((held[0][at], held[1][at]))  # type: ignore[index]
             elif pod_request == 0 and self._scalar[k]:
                 columns.append(None)  # left out: _vectors does not ask
             else:
-                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[tc[1]], self._readers[k])
+                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[at], self._readers[k])
                 if gathered is None:
                     return [self.score(ni, pod_requests) for ni in nodes]
                 columns.append(gathered)
