@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from framework.plugins.helper.elementwise import divisor, float_divisor, go_div, select, to_float
+from framework.plugins.helper.elementwise import divisor, float_divisor, go_div, keep, select, to_float
 from framework.reductions import outside
 
 INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
@@ -48,3 +48,34 @@ def test_outside_of_an_int64_column_is_min_below_or_max_above(values, bounds, st
     assert outside(column, 0, 100) == bool(column.min() < 0 or column.max() > 100)
     as_objects = np.array([int(v) for v in column.tolist()] + [1 << 70], dtype=object)
     assert outside(as_objects, 0, 100)  # a column past int64 keeps the general form
+
+
+def _old_weighted_mean(per_resource, weights, requested, allocatable):
+    """weighted_mean_scorer before `offered` was handed on (the reference)."""
+    node_score, weight_sum = 0, 0
+    for req, alloc, weight in zip(requested, allocatable, weights):
+        score = per_resource(req, alloc)
+        node_score = node_score + (score if weight == 1 else score * weight)
+        weight_sum = weight_sum + keep(alloc != 0, weight)
+    return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 10 ** 9), st.integers(0, 10 ** 9), st.integers(0, 10 ** 9),
+                               st.integers(0, 10 ** 9)), min_size=1, max_size=20),
+       weights=st.tuples(st.integers(1, 5), st.integers(1, 5)), none_offered=st.booleans())
+def test_least_and_most_allocated_with_offered_handed_on_are_the_reference(rows, weights, none_offered):
+    from framework.plugins.noderesources.least_allocated import least_requested_score
+    from framework.plugins.noderesources.most_allocated import most_requested_score
+    from framework.plugins.noderesources.resource_allocation import ResourceSpec, weighted_mean_scorer
+    specs = [ResourceSpec("cpu", weights[0]), ResourceSpec("memory", weights[1])]
+    cap = [np.array([r[1] if not none_offered else 0 for r in rows], dtype=np.int64),
+           np.array([r[3] for r in rows], dtype=np.int64)]
+    req = [np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows], dtype=np.int64)]
+    for per_resource in (least_requested_score, most_requested_score):
+        got = weighted_mean_scorer(specs, per_resource)(req, req, cap)
+        want = _old_weighted_mean(per_resource, weights, req, cap)
+        assert np.asarray(got).tolist() == np.asarray(want).tolist()
+        for i in range(len(rows)):  # one node, plain integers: the same numbers
+            one = weighted_mean_scorer(specs, per_resource)([int(r[i]) for r in req], [], [int(c[i]) for c in cap])
+            assert int(one) == np.asarray(want).tolist()[i]

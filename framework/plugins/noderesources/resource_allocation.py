@@ -286,19 +286,21 @@ def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray | None,
     return alloc, used
 
 
-def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any], Any]) -> Scorer:
+def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any, Any], Any]) -> Scorer:
     """The weighted mean (Go integer division) of a per-resource score over the
     resources a node offers, for one node or a column of nodes alike;
-    `per_resource(requested, capacity)` is 0 where the capacity is 0."""
+    `per_resource(requested, capacity, offered)` is 0 where the capacity is 0 (`offered`:
+    capacity != 0, plain True where every node offers)."""
     weights = [r.weight for r in resources]
 
     def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
         node_score: Any = 0
         weight_sum: Any = 0  # a plain number while every node offers the resources so far
         for req, alloc, weight in zip(requested, allocatable, weights):
-            score = per_resource(req, alloc)  # 0 where alloc is 0
+            offered = collapsed(alloc != 0)  # one comparison for the score and the weight
+            score = per_resource(req, alloc, offered)  # 0 where alloc is 0
             node_score = node_score + (score if weight == 1 else score * weight)
-            weight_sum = weight_sum + keep(alloc != 0, weight)
+            weight_sum = weight_sum + keep(offered, weight)
         # Scores and weights are never negative, so floor division is Go's division.
         return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 
