@@ -79,3 +79,22 @@ def test_least_and_most_allocated_with_offered_handed_on_are_the_reference(rows,
         for i in range(len(rows)):  # one node, plain integers: the same numbers
             one = weighted_mean_scorer(specs, per_resource)([int(r[i]) for r in req], [], [int(c[i]) for c in cap])
             assert int(one) == np.asarray(want).tolist()[i]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 10 ** 9), st.integers(0, 10 ** 9), st.integers(0, 10 ** 9),
+                               st.integers(0, 10 ** 9)), min_size=1, max_size=20), zero_cpu=st.booleans())
+def test_scorers_given_the_callers_offered_answer_as_when_they_compare_themselves(rows, zero_cpu):
+    from framework.plugins.helper.elementwise import collapsed
+    from framework.plugins.noderesources.balanced_allocation import balanced_resource_scorer
+    from framework.plugins.noderesources.least_allocated import least_resource_scorer
+    from framework.plugins.noderesources.most_allocated import most_resource_scorer
+    from framework.plugins.noderesources.resource_allocation import DEFAULT_RESOURCES
+    cap = [np.array([0 if zero_cpu and i % 2 else r[1] for i, r in enumerate(rows)], dtype=np.int64),
+           np.array([r[3] for r in rows], dtype=np.int64)]
+    used = [np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows], dtype=np.int64)]
+    req = [u + 7 for u in used]
+    offers = [collapsed(c != 0) for c in cap]
+    for scorer in (balanced_resource_scorer, least_resource_scorer(DEFAULT_RESOURCES),
+                   most_resource_scorer(DEFAULT_RESOURCES)):
+        assert np.asarray(scorer(req, used, cap, offers)).tolist() == np.asarray(scorer(req, used, cap)).tolist()

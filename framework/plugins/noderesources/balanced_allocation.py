@@ -86,9 +86,11 @@ def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]
     return to_int((1 - std) * float(MAX_NODE_SCORE))
 
 
-def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any],
+                             offers: Sequence[Any] | None = None) -> Any:
     capacities = [float_divisor(alloc) for alloc in allocatable]
-    offered = [collapsed(alloc != 0) for alloc in allocatable]  # counted once for both scores
+    # Counted once for both scores (given by the caller, which compared already).
+    offered = [collapsed(alloc != 0) for alloc in allocatable] if offers is None else list(offers)
     with_pod = balanced_resource_score(requested, allocatable, capacities, offered)
     without_pod = balanced_resource_score(allocated, allocatable, capacities, offered)
     half = MAX_NODE_SCORE // 2
