@@ -243,6 +243,8 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
     n = len(nodes)
     feasible: list[NodeInfo] = []
     rows = nodes.rows if isinstance(nodes, ColumnarNodes) else None
+    # Over the whole table positions are rows: a chunk that does not wrap is a slice of them.
+    whole = rows is not None and rows is nodes.table.all_rows
     feasible_rows: list[np.ndarray] = []
     done = 0
     while done < n:
@@ -251,8 +253,11 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
         chunk = nodes[first:first + size]
         if len(chunk) < size:
             chunk += nodes[:size - len(chunk)]
-        if rows is not None:
-            chunk = ColumnarNodes(chunk, rows[rotation(first, size, n)], nodes.table)
+            if rows is not None:
+                chunk = ColumnarNodes(chunk, rows[rotation(first, size, n)], nodes.table)
+        elif rows is not None:  # the rows of a run of positions: a view, no positions made
+            chunk = ColumnarNodes(chunk, rows[first:first + size], nodes.table,
+                                  slice(first, first + size) if whole else None)
         failed = fwk.run_filter_nodes_failed(state, pod, chunk)
         done += size
         if not failed:
@@ -276,6 +281,10 @@ def _pass_filters_in_chunks(fwk: Framework, state: CycleState, pod: Pod, diagnos
             break
     if rows is None:
         return feasible
+    if len(feasible_rows) == 1 and type(keep) is slice:  # the first chunk's head: its rows' view (and span)
+        span = chunk.span
+        return ColumnarNodes(feasible, feasible_rows[0], nodes.table,
+                             None if span is None else slice(span.start, span.start + len(feasible)))
     return ColumnarNodes(feasible, np.concatenate(feasible_rows) if feasible_rows else rows[:0], nodes.table)
 
 

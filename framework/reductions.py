@@ -41,8 +41,18 @@ def differ(a: np.ndarray, b: np.ndarray) -> bool:
     return a.tobytes() != b.tobytes()
 
 
+_INT64 = np.dtype(np.int64)
+_UINT64 = np.dtype(np.uint64)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def outside(column: np.ndarray, low: int, high: int) -> bool:
-    """Whether an entry of a non-empty column lies outside [low, high]."""
+    """Whether an entry of a non-empty column lies outside [low, high]. An int64 column
+    against int64 bounds by one comparison: x - low, wrapped to 64 bits and read unsigned,
+    exceeds high - low exactly when x lies outside (below low it wraps past 2**63 - 1 - low)."""
+    if column.dtype is _INT64 and _INT64_MIN <= low <= high <= _INT64_MAX:
+        shifted = column - low if low else column
+        return count_set(shifted.view(_UINT64) > high - low) != 0
     return bool(column[column.argmin()] < low or column[column.argmax()] > high)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from framework.api.objects import Pod
 from framework.interface import MAX_PERMIT_TIMEOUT_SECONDS, Code, CycleState, Status
-from framework.runtime.common import _SKIP, _error, _ok, _rejected_or_error
+from framework.runtime.common import _OK, _SKIP, _SKIPPED, _error, _rejected_or_error
 
 
 class Binding:
@@ -29,7 +29,7 @@ class Binding:
                 return _error(pl.name, f'running Reserve plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
                 return _rejected_or_error(pl.name, st, f'running Reserve plugin "{pl.name}"')
-        return _ok()
+        return _OK
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for pl in reversed(self.reserve_plugins):
@@ -55,7 +55,7 @@ class Binding:
             return _error(pl.name, f'running Permit plugin "{pl.name}": {st.message()}'), {}
         if waits:
             return Status(Code.Wait, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'), waits
-        return _ok(), {}
+        return _OK, {}
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for pl in self.pre_bind_plugins:
@@ -65,7 +65,7 @@ class Binding:
                 return _error(pl.name, f'running PreBind plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
                 return _rejected_or_error(pl.name, st, f'running PreBind plugin "{pl.name}"')
-        return _ok()
+        return _OK
 
     def binder_carries_writes(self) -> bool:
         """Whether the Bind plugin that binds (the first; DefaultBinder never skips) writes
@@ -74,14 +74,14 @@ class Binding:
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         if not self.bind_plugins:
-            return Status(_SKIP)
-        status = Status(_SKIP)
+            return _SKIPPED
+        status = _SKIPPED
         for pl in self.bind_plugins:
             try:
                 st = await pl.bind(state, pod, node_name)
             except Exception as e:  # noqa: BLE001
                 return _error(pl.name, f'running Bind plugin "{pl.name}": {e}')
-            status = st if st is not None else Status()
+            status = st if st is not None else _OK
             if status.code == _SKIP:
                 continue
             if not status.is_success():

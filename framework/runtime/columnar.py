@@ -299,7 +299,10 @@ class ColumnarFiltering(Filtering):
         if len(raw) != len(nodes):
             err = _error(pl.name, f'running "{pl.name}" filter plugin: returned {len(raw)} statuses for {len(nodes)} nodes')
             return [err] * len(nodes)
-        if not any(raw):  # all None: a Status has no truth value of its own (always true), so no __eq__ per node
+        # All None: every node passes. A list is compared with a list of None (an identity test
+        # per entry, stopping at the first other); else, or when one is not None, any(): a Status
+        # has no truth value of its own (always true), so no __eq__ per node.
+        if (type(raw) is list and raw == [None] * len(raw)) or not any(raw):
             return None
         # A columnar form may share one Status among nodes: word each object once.
         worded: dict[int, Status] = {}

@@ -1,7 +1,7 @@
 """What the runner's modules share (private to framework.runtime, but for
 run_unsuspended, which the package exports): the Statuses they
-word for every extension point (Success: one shared object where no caller changes
-it, a new one where one may; the Error that names the plugin whose call failed; a
+word for every extension point (Success, and Bind's Skip: one shared object each,
+which nothing can change; the Error that names the plugin whose call failed; a
 rejection names it too), the profile's settings they read, whether a plugin
 offers a columnar form, and
 run_unsuspended, which lets a synchronous door run a loop written once as a coroutine
@@ -15,7 +15,55 @@ from framework.interface import Code, Status
 
 T = TypeVar("T")
 
-_OK = Status()
+
+
+class _SharedReasons(list):  # type: ignore[type-arg]
+    """The reasons of a shared Status: a list (equal to any list of the same reasons)
+    whose every change raises."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("the reasons of a shared Status are never changed")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class _SharedStatus(Status):
+    """A Status the runtime hands every caller alike (one object per code, no reasons,
+    no plugin): setting an attribute or changing its reasons raises, so no caller can
+    change what the next one is handed. Copies and pickles are the object itself."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a shared Status is never changed (set {name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a shared Status is never changed (deleted {name})")
+
+    def __reduce__(self) -> tuple[Any, tuple[Code]]:
+        return shared_status, (self.code,)
+
+
+def _new_shared(code: Code) -> Status:
+    st = _SharedStatus.__new__(_SharedStatus)
+    for name, value in (("code", code), ("reasons", _SharedReasons()), ("plugin", ""), ("error", None)):
+        object.__setattr__(st, name, value)
+    return st
+
+
+_SHARED = {code: _new_shared(code) for code in (Code.Success, Code.Skip)}
+
+
+def shared_status(code: Code) -> Status:
+    """The shared Status of `code` (Success or Skip)."""
+    return _SHARED[code]
+
+
+_OK = _SHARED[Code.Success]
+_SKIPPED = _SHARED[Code.Skip]  # a Bind whose every plugin skipped
 # The codes the runner's loops compare with, as module names (a member read off the
 # Enum class costs about 0.2 µs a time in this Python).
 _SUCCESS, _SKIP = Code.Success, Code.Skip
@@ -32,10 +80,6 @@ class ProfileSettings:
     score_weights: dict[str, int]
     percentage_of_nodes_to_score: int | None = None
     use_columnar: bool = True
-
-
-def _ok() -> Status:
-    return Status()
 
 
 def _error(plugin: str, text: str) -> Status:

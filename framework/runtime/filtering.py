@@ -10,7 +10,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo, PodInfo
 from framework.interface import Code, CycleState, PreFilterResult, Status
 from framework.nominated_columns import NominatedColumns
-from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, _ok
+from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error
 
 
 class Filtering:
@@ -70,7 +70,7 @@ class Filtering:
                 else:
                     msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
                 return result, Status(Code.UnschedulableAndUnresolvable, msg), set(with_nodes)
-        return result, _ok(), set(with_nodes)
+        return result, _OK, set(with_nodes)
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo) -> Status:
         return self._run_extension(state, pod, pod_info, node_info, "add_pod", "AddPod")
@@ -88,7 +88,7 @@ class Filtering:
                 return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {e}')
             if st is not None and not st.is_success():
                 return _error(pl.name, f'running {label} on PreFilter plugin "{pl.name}": {st.message()}')
-        return _ok()
+        return _OK
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         skip = state.skip_filter_plugins

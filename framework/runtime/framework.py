@@ -22,7 +22,7 @@ from framework.interface import ClusterEventWithHint, CycleState, NodeToStatus, 
 from framework.nominated_columns import NominatedAdds, NominatedColumns
 from framework.runtime.binding import Binding
 from framework.runtime.columnar import ColumnarFiltering, NominatedCopies
-from framework.runtime.common import ProfileSettings, _error, _ok
+from framework.runtime.common import _OK, ProfileSettings, _error
 from framework.runtime.node_local import NodeLocalColumns
 from framework.runtime.post_filter import PostFiltering, PostFilterRun
 from framework.runtime.scoring import NodeScoreList, Scoring, ScoreTrace
@@ -166,7 +166,7 @@ class Framework:
                 if not st.is_rejected():
                     return _error(pl.name, f'running PreEnqueue plugin "{pl.name}": {st.message()}')
                 return st
-        return _ok()
+        return _OK
 
     def pre_enqueue_gate_holds(self, pod: Pod, plugin: str) -> bool:
         """Whether run_pre_enqueue(pod) would gate `pod` by `plugin` again, known

@@ -19,7 +19,7 @@ from framework.interface import (
 )
 from framework.plugins.helper import DefaultNormalizer, default_normalized, default_normalized_value, uniform_value
 from framework.reductions import outside
-from framework.runtime.common import _SKIP, _SUCCESS, ProfileSettings, _error, _ok, has_columnar_form
+from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, has_columnar_form
 from framework.runtime.node_local import NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
@@ -201,7 +201,7 @@ class Scoring:
                 skipped.add(pl.name)
                 continue
             return _error(pl.name, f'running PreScore plugin "{pl.name}": {st.message()}')
-        return _ok()
+        return _OK
 
     def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], trace: ScoreTrace | None = None,
                   node_local: NodeLocalColumns | None = None) -> tuple["NodeScoreList", Status]:
@@ -302,7 +302,7 @@ class Scoring:
         flat_total = _wrap_int64(flat_total)
         if totals is None and first is not None:  # one column: the totals are it plus the flat plugins', a new column
             totals, flat_total = (first + flat_total if flat_total else first.copy()), 0
-        return NodeScoreList(nodes, names, columns, _with_flat(totals, flat_total, len(nodes))), _ok()
+        return NodeScoreList(nodes, names, columns, _with_flat(totals, flat_total, len(nodes))), _OK
 
     def _normalize(self, ext: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo],
                    raw: list[int]) -> tuple[list[int], Status | None]:

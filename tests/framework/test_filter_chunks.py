@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from framework.algorithm import SchedulingAlgorithm, _next_chunk_size
 from framework.api.objects import Node, Pod
 from framework.cache import Cache, Snapshot
 from framework.config import build_frameworks, load_config
 from framework.handle import FrameworkHandle, InMemoryObjects
 from framework.interface import Code, CycleState, Status
+from framework.node_table import ColumnarNodes
 from framework.runtime import run_unsuspended
 
 
@@ -83,3 +87,40 @@ def test_every_status_is_true_so_the_runtime_can_tell_an_all_pass_answer_by_any(
     a Status that could be false (a __len__ or __bool__) would read as a pass."""
     assert all(Status(code) for code in Code)
     assert all(Status(code, "reason", plugin="P") for code in Code)
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 60), cordoned=st.sets(st.integers(0, 59)), start=st.integers(0, 59),
+       pct=st.sampled_from([None, 10, 50, 100]))
+def test_each_chunk_and_the_feasible_nodes_carry_their_own_rows_and_a_span_only_where_consecutive(n, cordoned, start,
+                                                                                                     pct):
+    """A chunk that does not wrap over the whole table is a slice of its rows (with the span
+    plugins read columns through); the feasible nodes keep exactly their rows, and a span
+    only when those rows run on (h26-algo3)."""
+    snapshot = _cluster({i for i in cordoned if i < n}, n)
+    fwk = _framework(snapshot, True)
+    fwk.settings.percentage_of_nodes_to_score = pct
+    chunks = []
+    original = fwk.run_filter_nodes_failed
+
+    def seen(state, pod, nodes):
+        chunks.append(nodes)
+        return original(state, pod, nodes)
+
+    fwk.run_filter_nodes_failed = seen
+    algo = SchedulingAlgorithm(random.Random(7))
+    algo.next_start_node_index = start % n
+    feasible, _ = run_unsuspended(algo.find_nodes_that_fit_pod(fwk, CycleState(), _pod("p"), snapshot))
+    table = snapshot.table
+    row_of = {name: row for row, name in enumerate(table.node_names())}
+    for part in [*chunks, feasible] if feasible else chunks:
+        assert isinstance(part, ColumnarNodes) and part.table is table
+        assert part.rows.tolist() == [row_of[ni.name] for ni in part]
+        if part.span is not None:
+            assert part.rows.tolist() == list(range(part.span.start, part.span.stop))
+    first = start % n
+    if first + len(chunks[0]) <= n:  # a first chunk that does not wrap is read by slices
+        assert chunks[0].span == slice(first, first + len(chunks[0]))
+        if len(chunks) == 1 and not any(i in cordoned for i in range(first, first + len(chunks[0]))):
+            assert feasible.span == slice(first, first + len(feasible))
+    assert _outcome(fwk, snapshot, start % n) == _outcome(_framework(snapshot, False), snapshot, start % n)

@@ -62,6 +62,14 @@ def divisor(x: Any) -> Any:
     return x if x else 1
 
 
+def float_divisor(x: Any) -> Any:
+    """to_float(divisor(x)) in one step: float64 of `x` where it is not 0, else 1.0 (for a
+    never-negative `x`). A column's maximum with 1.0 converts each entry as astype does."""
+    if isinstance(x, np.ndarray):
+        return np.maximum(x, 1.0)
+    return float(x if x else 1)
+
+
 def minimum(a: Any, b: Any) -> Any:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.minimum(a, b)
@@ -83,7 +91,15 @@ def sqrt(x: Any) -> Any:
 
 
 def go_div(a: Any, b: Any) -> Any:
-    """Go's integer division a / b for b > 0 (truncates toward zero)."""
+    """Go's integer division a / b for b > 0 (truncates toward zero). An integer column
+    with no entry below 0 is floor-divided as it is (the same quotients: no sign to
+    restore), not through abs and np.where."""
+    if type(a) is np.ndarray and a.dtype.kind == "i":
+        negative = a < 0
+        if not count_set(negative):
+            return a // b
+        q = abs(a) // b
+        return np.where(negative, -q, q)
     q = abs(a) // b
     return select(a < 0, -q, q)
 

@@ -17,7 +17,8 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.features import FeatureGates
 from framework.interface import MAX_NODE_SCORE, SKIP, CycleState, Handle, SignPurpose, Status
-from framework.plugins.helper.elementwise import collapsed, divisor, go_div, keep, minimum, select, sqrt, to_float, to_int
+from framework.plugins.helper.elementwise import (collapsed, divisor, float_divisor, go_div, keep, minimum, select, sqrt,
+                                                  to_float, to_int)
 from framework.plugins.noderesources.resource_allocation import (
     PodRequestsState,
     ResourceAllocationScorer,
@@ -57,7 +58,7 @@ def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]
     an exact 0.0). `capacities` (the allocatable amounts as floats, 1.0 where 0)
     and `offered` (allocatable != 0) when the caller has them already."""
     if capacities is None:
-        capacities = [to_float(divisor(alloc)) for alloc in allocatable]
+        capacities = [float_divisor(alloc) for alloc in allocatable]
     if offered is None:
         offered = [alloc != 0 for alloc in allocatable]
     # float64(requested) / capacity: an integer divided by a float64 is converted to
@@ -85,9 +86,11 @@ def balanced_resource_score(requested: Sequence[Any], allocatable: Sequence[Any]
     return to_int((1 - std) * float(MAX_NODE_SCORE))
 
 
-def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
-    capacities = [to_float(divisor(alloc)) for alloc in allocatable]
-    offered = [collapsed(alloc != 0) for alloc in allocatable]  # counted once for both scores
+def balanced_resource_scorer(requested: Sequence[Any], allocated: Sequence[Any], allocatable: Sequence[Any],
+                             offers: Sequence[Any] | None = None) -> Any:
+    capacities = [float_divisor(alloc) for alloc in allocatable]
+    # Counted once for both scores (given by the caller, which compared already).
+    offered = [collapsed(alloc != 0) for alloc in allocatable] if offers is None else list(offers)
     with_pod = balanced_resource_score(requested, allocatable, capacities, offered)
     without_pod = balanced_resource_score(allocated, allocatable, capacities, offered)
     half = MAX_NODE_SCORE // 2

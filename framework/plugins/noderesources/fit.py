@@ -175,11 +175,12 @@ _TABLE_COLUMNS = {CPU: ("alloc_cpu", "req_cpu"), MEMORY: ("alloc_mem", "req_mem"
                   EPHEMERAL_STORAGE: ("alloc_eph", "req_eph")}
 
 
-def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo], names: Sequence[str]
+def _table_columns(table: NodeTable, rows: np.ndarray | slice, nodes: Sequence[NodeInfo], names: Sequence[str]
                    ) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
-    """The (allocatable, requested) columns of these resources for these rows; an
-    extended resource is gathered from the nodes that have any (None when a value
-    is too large for the columns)."""
+    """The (allocatable, requested) columns of these resources for these rows (the
+    nodes' rows, or their span: views, which shortage() only reads); an extended
+    resource is gathered from the nodes that have any (None when a value is too
+    large for the columns)."""
     allocatable: list[np.ndarray] = []
     used: list[np.ndarray] = []
     flagged: list[int] | None = None
@@ -191,8 +192,8 @@ def _table_columns(table: NodeTable, rows: np.ndarray, nodes: Sequence[NodeInfo]
             continue
         if flagged is None:
             flagged = np.flatnonzero(table.has_scalar[rows]).tolist()
-        alloc = np.zeros(len(rows), dtype=np.int64)
-        req = np.zeros(len(rows), dtype=np.int64)
+        alloc = np.zeros(len(nodes), dtype=np.int64)
+        req = np.zeros(len(nodes), dtype=np.int64)
         for i in flagged:
             a, u = nodes[i].allocatable.get(name), nodes[i].requested.get(name)
             if a >= _MAX_COLUMN_VALUE or u >= _MAX_COLUMN_VALUE:
@@ -301,13 +302,15 @@ class NodeResourcesFit:
         s = self._pre_filter_state(state)
         tc = columnar_table(nodes)
         columns = None
+        # The rows' index: their span when they run on (the columns read as views), else the rows.
+        at = None if tc is None else (tc[1] if nodes.span is None else nodes.span)  # type: ignore[attr-defined]
         if (s is not None and tc is not None and len(s.checks.wants) <= _MAX_COLUMN_CHECKS
                 and all(want < _MAX_COLUMN_VALUE for want in s.checks.wants)):
-            columns = _table_columns(tc[0], tc[1], nodes, s.checks.names)
+            columns = _table_columns(tc[0], at, nodes, s.checks.names)
         if columns is None or s is None or tc is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        table, rows = tc
-        masks = shortage(s.checks.wants, table.num_pods[rows], table.alloc_pods[rows], *columns)
+        table = tc[0]
+        masks = shortage(s.checks.wants, table.num_pods[at], table.alloc_pods[at], *columns)
         out: list[Status | None] = [None] * len(nodes)
         if not isinstance(masks, np.ndarray):  # the plain 0: every node fits
             return out

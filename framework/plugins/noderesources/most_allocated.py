@@ -8,10 +8,14 @@ from framework.plugins.helper.elementwise import divisor, keep, minimum
 from framework.plugins.noderesources.resource_allocation import ResourceSpec, Scorer, weighted_mean_scorer
 
 
-def most_requested_score(requested: Any, capacity: Any) -> Any:
+def most_requested_score(requested: Any, capacity: Any, offered: Any = None) -> Any:
     """Used capacity on a 0..100 scale, over-commitment counting as full, for one node
-    or a column. Quantities are never negative, so floor division is Go's division."""
-    return keep(capacity != 0, minimum(requested, capacity) * MAX_NODE_SCORE // divisor(capacity))
+    or a column. Quantities are never negative, so floor division is Go's division.
+    `offered`: capacity != 0, as the caller has it (True: every node offers)."""
+    if offered is None:
+        offered = capacity != 0
+    return keep(offered, minimum(requested, capacity) * MAX_NODE_SCORE // (capacity if offered is True else
+                                                                          divisor(capacity)))
 
 
 def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:

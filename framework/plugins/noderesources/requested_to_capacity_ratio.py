@@ -50,7 +50,8 @@ def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec], shape:
         return select((capacity == 0) | (requested > capacity), raw(MAX_UTILIZATION),
                       raw(scaled_utilization(requested, capacity, MAX_UTILIZATION)))
 
-    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any],
+               _offers: Sequence[Any] | None = None) -> Any:
         node_score: Any = 0
         weight_sum: Any = 0
         for req, alloc, weight in zip(requested, allocatable, weights):

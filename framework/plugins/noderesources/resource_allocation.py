@@ -37,9 +37,11 @@ from framework.node_table import NodeTable, columnar_table
 from framework.interface import MAX_NODE_SCORE
 from framework.plugins.helper.elementwise import collapsed, divisor, keep, select
 
-# (requested with the pod, requested without it, allocatable) -> score; each entry an
-# integer (one node) or a numpy column (many nodes), the score likewise.
-Scorer = Callable[[Sequence[Any], Sequence[Any], Sequence[Any]], Any]
+# (requested with the pod, requested without it, allocatable[, offered]) -> score; each
+# entry an integer (one node) or a numpy column (many nodes), the score likewise. `offered`
+# (allocatable != 0 per resource, collapsed: plain True where every node offers it) is
+# handed on when the caller has it; a scorer given None works it out.
+Scorer = Callable[..., Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,15 +195,18 @@ class ResourceAllocationScorer:
         if not nodes or max(pod_requests, default=0) >= _MAX_COLUMN_VALUE:
             return [self.score(ni, pod_requests) for ni in nodes]
         tc = columnar_table(nodes)
+        # The rows' index: their span when they run on (columns read as views, never written
+        # here: every strategy makes new columns), else the rows themselves (a gather).
+        at = None if tc is None else (tc[1] if nodes.span is None else nodes.span)  # type: ignore[attr-defined]
         columns: list[tuple[np.ndarray, np.ndarray] | None] = []
         for k, (spec, pod_request) in enumerate(zip(self.resources, pod_requests)):
             held = None if tc is None else _column_of(tc[0], spec.name, self.use_requested)
             if held is not None:
-                columns.append((held[0][tc[1]], held[1][tc[1]]))  # type: ignore[index]
+                columns.append((held[0][at], held[1][at]))  # type: ignore[index]
             elif pod_request == 0 and self._scalar[k]:
                 columns.append(None)  # left out: _vectors does not ask
             else:
-                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[tc[1]], self._readers[k])
+                gathered = _gathered(nodes, None if tc is None else tc[0].has_scalar[at], self._readers[k])
                 if gathered is None:
                     return [self.score(ni, pod_requests) for ni in nodes]
                 columns.append(gathered)
@@ -214,14 +219,16 @@ class ResourceAllocationScorer:
         return scores if isinstance(scores, np.ndarray) else [int(scores)] * len(nodes)
 
     def _vectors(self, pod_requests: Sequence[int], amounts: Callable[[int], tuple[Any, Any]]
-                 ) -> tuple[list[Any], list[Any], list[Any]]:
-        """(requested, allocated, allocatable), one entry per configured resource, from
-        `amounts(k)` -> (allocatable, requested without the pod) of the k-th. An extended
+                 ) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        """(requested, allocated, allocatable, offered), one entry per configured resource,
+        from `amounts(k)` -> (allocatable, requested without the pod) of the k-th. An extended
         resource the pod does not request, and a resource the node does not offer,
-        are left out (0, 0, 0): the plain 0 for every node at once."""
+        are left out (0, 0, 0): the plain 0 for every node at once. `offered`: allocatable
+        != 0, collapsed (the scorers read it rather than compare again)."""
         requested: list[Any] = []
         allocated: list[Any] = []
         allocatable: list[Any] = []
+        offers: list[Any] = []
         for k, pod_request in enumerate(pod_requests):
             if pod_request == 0 and self._scalar[k]:
                 alloc, used = 0, 0
@@ -231,7 +238,8 @@ class ResourceAllocationScorer:
             allocatable.append(alloc)
             allocated.append(keep(offered, used))
             requested.append(keep(offered, used + pod_request))
-        return requested, allocated, allocatable
+            offers.append(offered)
+        return requested, allocated, allocatable, offers
 
     def _reader(self, name: str) -> Callable[[NodeInfo], tuple[int, int]]:
         """One node's (allocatable, requested without the pod) of a resource."""
@@ -283,19 +291,23 @@ def _gathered(nodes: Sequence[NodeInfo], flagged: np.ndarray | None,
     return alloc, used
 
 
-def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any], Any]) -> Scorer:
+def weighted_mean_scorer(resources: Sequence[ResourceSpec], per_resource: Callable[[Any, Any, Any], Any]) -> Scorer:
     """The weighted mean (Go integer division) of a per-resource score over the
     resources a node offers, for one node or a column of nodes alike;
-    `per_resource(requested, capacity)` is 0 where the capacity is 0."""
+    `per_resource(requested, capacity, offered)` is 0 where the capacity is 0 (`offered`:
+    capacity != 0, plain True where every node offers)."""
     weights = [r.weight for r in resources]
 
-    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any]) -> Any:
+    def scorer(requested: Sequence[Any], _allocated: Sequence[Any], allocatable: Sequence[Any],
+               offers: Sequence[Any] | None = None) -> Any:
         node_score: Any = 0
         weight_sum: Any = 0  # a plain number while every node offers the resources so far
-        for req, alloc, weight in zip(requested, allocatable, weights):
-            score = per_resource(req, alloc)  # 0 where alloc is 0
+        for k, (req, alloc, weight) in enumerate(zip(requested, allocatable, weights)):
+            # One comparison for the score and the weight (the caller's, when it has it).
+            offered = collapsed(alloc != 0) if offers is None else offers[k]
+            score = per_resource(req, alloc, offered)  # 0 where alloc is 0
             node_score = node_score + (score if weight == 1 else score * weight)
-            weight_sum = weight_sum + keep(alloc != 0, weight)
+            weight_sum = weight_sum + keep(offered, weight)
         # Scores and weights are never negative, so floor division is Go's division.
         return select(weight_sum > 0, node_score // divisor(weight_sum), 0)
 

@@ -11,7 +11,7 @@ from framework.api.labels import Taint, Toleration, find_untolerated_taint, tole
 from framework.api.objects import Node, Pod
 from framework.cache import NodeInfo
 from framework.interface import ClusterEvent, Code, CycleState, FilterReads, QueueingHint, SignPurpose, Status
-from framework.plugins.helper import REVERSE_NORMALIZER, DefaultNormalizer, filter_flagged, flagged_positions
+from framework.plugins.helper import REVERSE_NORMALIZER, DefaultNormalizer, filter_flagged, flagged_positions, zeros_column
 from framework.plugins.helper.hints import as_objects
 from framework.plugins.helper.taints import TolerationsPlugin
 from framework.plugins.helper.signing import ALL_SIGNED, ANY_POD_EVENT
@@ -105,6 +105,10 @@ class TaintToleration(TolerationsPlugin):
         tolerations = s.tolerations_prefer_no_schedule
         count = self.count_intolerable_taints_prefer_no_schedule
         positions = flagged_positions(nodes, "prefer_taints")
+        if positions is not None and not positions.size:
+            # No node of these has a PreferNoSchedule taint: every count is 0, as one read-only
+            # column (the runtime reads its one value and normalises it once, no scan).
+            return zeros_column(len(nodes)), None
         if positions is not None:
             scores = np.zeros(len(nodes), dtype=np.int64)
             for i in positions.tolist():
