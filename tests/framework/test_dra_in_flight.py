@@ -88,3 +88,22 @@ def test_a_tracker_fed_allocations_in_flight_holds_what_one_fed_claims_held(ops:
         assert set(fed_claims.held(view)) == set(fed_in_flight.held(view))
         assert fed_claims.allocated(view) == fed_in_flight.allocated(view)
         assert fed_claims.flip_mark == fed_in_flight.flip_mark
+
+
+def test_a_claim_just_made_is_not_counted_until_it_holds_a_device() -> None:
+    """held_since leaves a claim without an allocation uncounted (it holds nothing), and
+    counts it, flipping its devices once, when its allocation is in flight."""
+    t = DeviceTracker()
+    made = _claim("a", False, False, 0)
+    view = {made.key: made}
+    t.held_since(1, None, view.get, lambda: list(view.values()))
+    t.held_since(2, [made.key], view.get, lambda: list(view.values()))
+    assert made.uid in t._counted  # (the whole view's read counts every claim, as held() does)
+    fresh = _claim("b", False, False, 1)
+    view[fresh.key] = fresh
+    t.held_since(3, [fresh.key], view.get, lambda: list(view.values()))
+    assert fresh.uid not in t._counted and set(t.held_at()) == set()
+    mark = t.flip_mark
+    t.signal_pending(AllocationInFlight(fresh.uid, m.allocation(device="gpu-1")))
+    assert set(t.held_since(4, [], view.get, lambda: list(view.values()))) == {"gpu.example.com/node-1/gpu-1"}
+    assert t.flips_since(mark) == ["gpu.example.com/node-1/gpu-1"]

@@ -137,11 +137,13 @@ class DeviceTracker:
                 self._key_uid[key] = claim.uid
                 self._view[claim.uid] = claim
                 touched.add(claim.uid)
+        counted = self._counted
         for uid in touched:  # as held() treats each uid
             claim = self._view.get(uid)
             if claim is not None:
                 effective = self._pending.get(uid) or (self.current(claim) if uid in self._assumed else claim)
-                self._count(uid, effective)
+                if effective.allocated is not None or uid in counted:  # (a claim just made holds nothing:
+                    self._count(uid, effective)  # left uncounted, as a count of no devices changes no holder)
             elif uid in self._pending:
                 self._count(uid, self._pending[uid])
             else:
@@ -191,7 +193,8 @@ class DeviceTracker:
                 # would flip each device twice, an even number: no change to any reader)
                 self._counted[uid] = (claim, known[1])
                 return
-            self._uncount(uid)
+            if known[1]:  # (a count of no devices is replaced below: nothing to let go of)
+                self._uncount(uid)
         self._counted[uid] = (claim, devices)
         for device in devices:
             held = self._holders.get(device, 0)
