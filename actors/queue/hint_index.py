@@ -17,9 +17,9 @@ whose `pod_keys` raised.
 An entry is filed when an event first asks (`candidates`), not when it is added: the
 pod object and its rejectors are kept as they were at `add`, and filing them later
 gives the same keys, `pod_keys` being a pure function of the pod (framework/events.py)
-and the pod's hint map its profile's. Most entries of a DRA pod go before any event
-asks (added gated, added again with its status recording the claim, then moved to
-activeQ: two filings and two unfilings a pod that no event read).
+and the pod's hint map its profile's. A DRA pod is added gated, added again with its
+status recording the claim, then moved to activeQ: filed once if an event asked in
+between, else never (two filings and two unfilings a pod before).
 """
 from __future__ import annotations
 
