@@ -13,11 +13,18 @@ by plugin names of its own:
   filed under one of those keys can get Queue from P.
 A pod with no rejectors moves on any event, so it is always a candidate, as is a pod
 whose `pod_keys` raised.
+
+An entry is filed when an event first asks (`candidates`), not when it is added: the
+pod object and its rejectors are kept as they were at `add`, and filing them later
+gives the same keys, `pod_keys` being a pure function of the pod (framework/events.py)
+and the pod's hint map its profile's. A DRA pod is added gated, added again with its
+status recording the claim, then moved to activeQ: filed once if an event asked in
+between, else never (two filings and two unfilings a pod before).
 """
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Hashable, Iterable
+from typing import AbstractSet, Any, Callable, Hashable, Iterable
 
 from actors.queue.interest import HintMap
 from framework.api.objects import Pod
@@ -41,19 +48,37 @@ class HintIndex:
         self._by_key: dict[tuple[str, Hashable], set[str]] = {}
         self._filed: dict[str, Filed] = {}
         self._plans: dict[ClusterEvent, Plan] = {}
+        # entries added since the last event asked, not filed yet: key -> (the pod, its
+        # rejectors), as they were at `add` (in add order: filed in that order)
+        self._unfiled: dict[str, tuple[Pod, AbstractSet[str]]] = {}
 
     def __len__(self) -> int:
+        self._file_all()  # (tests: the count as filing at add gave it)
         return len(self._filed) + len(self._always)
 
     # --- entries ----------------------------------------------------------------------------------
 
     def add(self, key: str, qpi: QueuedPodInfo) -> None:
-        self.discard(key)
-        rejectors = tuple(sorted(qpi.unschedulable_plugins | qpi.pending_plugins))
+        unfiled = self._unfiled
+        if key in unfiled:
+            del unfiled[key]  # (so the entry is filed in this add's order, as discard-then-add did)
+        elif key in self._filed or key in self._always:
+            self.discard(key)
+        unfiled[key] = (qpi.pod, qpi.unschedulable_plugins | qpi.pending_plugins)  # (a new set: as it is now)
+
+    def _file_all(self) -> None:
+        unfiled = self._unfiled
+        if unfiled:
+            self._unfiled = {}
+            for key, (pod, rejectors) in unfiled.items():
+                self._file(key, pod, rejectors)
+
+    def _file(self, key: str, pod: Pod, rejected_by: AbstractSet[str]) -> None:
+        rejectors = tuple(sorted(rejected_by))
         if not rejectors:
             self._always.add(key)
             return
-        hints = self._hints_for(qpi.pod)
+        hints = self._hints_for(pod)
         keys: list[tuple[str, Hashable]] = []
         for plugin in rejectors:
             self._by_plugin.setdefault(plugin, set()).add(key)
@@ -61,7 +86,7 @@ class HintIndex:
                 if reg.pod_keys is None:
                     continue
                 try:
-                    keys.extend((plugin, k) for k in reg.pod_keys(qpi.pod))
+                    keys.extend((plugin, k) for k in reg.pod_keys(pod))
                 except Exception as e:  # noqa: BLE001 - then every event reaches the pod
                     log.error("pod %s: pod_keys of plugin %s failed: %s", key, plugin, e)
                     self._always.add(key)
@@ -70,6 +95,8 @@ class HintIndex:
         self._filed[key] = (rejectors, tuple(keys))
 
     def discard(self, key: str) -> None:
+        if self._unfiled.pop(key, None) is not None:
+            return  # (never filed: add took it out of the index first)
         self._always.discard(key)
         filed = self._filed.pop(key, None)
         if filed is None:
@@ -86,6 +113,7 @@ class HintIndex:
         """The pool entries `event` may move (a superset), or None: every entry."""
         if event.resource == "*":
             return None
+        self._file_all()
         out = set(self._always)
         for plugin, key_fns in self._plan(event):
             keys = _event_keys(key_fns, old, new)

@@ -171,23 +171,14 @@ class ResourceClaim(KubeObject):
 
     def _parse_status(self, raw: Mapping[str, Any]) -> None:
         """status, allocated and reserved_for. Loops, not comprehensions over _dicts: a
-        claim is parsed about three times a DRA pod (made, in flight, written), and each
+        claim is parsed about twice a DRA pod (made, written), and each
         comprehension is a frame (tests/framework/test_dra_objects.py holds it to the
         comprehensions' reading)."""
         status = raw.get("status")
         self.status = status = status if type(status) is dict else _map(raw, "status", "")
         allocation = status.get("allocation")
         # None: not allocated; else the devices the allocation holds
-        self.allocated: tuple[DeviceRef, ...] | None = None
-        if type(allocation) is dict or (allocation is not None and isinstance(allocation, Mapping)):
-            results = ((allocation or {}).get("devices") or {}).get("results")
-            refs: list[DeviceRef] = []
-            if isinstance(results, list):
-                for r in results:
-                    if type(r) is dict or isinstance(r, Mapping):
-                        ref = _REFS.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
-                        refs.append(_device_ref(r) if ref is None else ref)
-            self.allocated = tuple(refs)
+        self.allocated: tuple[DeviceRef, ...] | None = None if allocation is None else allocation_refs(allocation)
         # (resource, name, uid) of each consumer the claim is reserved for
         self.reserved_for: tuple[tuple[str, str, str], ...] = ()
         reserved = status.get("reservedFor")
@@ -215,6 +206,38 @@ class ResourceClaim(KubeObject):
     def pod_claim_name(self) -> str:
         """The pod claim this claim was made for from a template ("" for a claim made by hand)."""
         return self.meta.annotations.get(POD_CLAIM_NAME_ANNOTATION, "")
+
+
+def allocation_refs(allocation: Any) -> tuple[DeviceRef, ...] | None:
+    """The devices a claim's status.allocation holds, as ResourceClaim.allocated reads
+    them (None: no allocation, or not a map)."""
+    if type(allocation) is not dict and (allocation is None or not isinstance(allocation, Mapping)):
+        return None
+    results = ((allocation or {}).get("devices") or {}).get("results")
+    refs: list[DeviceRef] = []
+    if isinstance(results, list):
+        for r in results:
+            if type(r) is dict or isinstance(r, Mapping):
+                ref = _REFS.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
+                refs.append(_device_ref(r) if ref is None else ref)
+    return tuple(refs)
+
+
+class AllocationInFlight:
+    """A claim's allocation in flight (DynamicResources' Reserve until PreBind wrote it),
+    as the device tracker reads a claim: its uid, the devices held (`allocated`, as
+    ResourceClaim.allocated) and a status holding the allocation (from_objects.
+    allocated_devices reads its results' adminAccess). The same answers as the claim
+    object with this allocation (claims.with_status) parsed, without making and parsing
+    that object: nothing else of it was read (tests/framework/test_dra_in_flight.py)."""
+
+    __slots__ = ("uid", "allocated", "status")
+
+    def __init__(self, uid: str, allocation: Mapping[str, Any]) -> None:
+        self.uid = uid
+        copy = dict(allocation)  # (as with_status puts it in the status)
+        self.status: Mapping[str, Any] = {"allocation": copy}
+        self.allocated = allocation_refs(copy)
 
 
 class ResourceClaimTemplate(KubeObject):

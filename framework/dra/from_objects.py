@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
+from framework.api.dra_kinds import AllocationInFlight, DeviceClass, ResourceClaim, ResourceSlice
 from framework.dra.allocator import Allocator, Features
 
 
@@ -22,7 +22,7 @@ class AllocatorInputs:
         return Allocator(features=features, classes=self.classes, slices=self.slices, allocated=set(self.allocated))
 
 
-def allocated_devices(claims: Iterable[ResourceClaim]) -> frozenset[str]:
+def allocated_devices(claims: Iterable[ResourceClaim | AllocationInFlight]) -> frozenset[str]:
     """The devices held by the claims' allocations (admin-access results hold none)."""
     held: set[str] = set()
     for claim in claims:

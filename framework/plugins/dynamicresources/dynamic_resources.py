@@ -21,7 +21,7 @@ from typing import AbstractSet, Any, Hashable, Mapping
 
 import numpy as np
 
-from framework.api.dra_kinds import DeviceClass, ResourceClaim, ResourceSlice
+from framework.api.dra_kinds import AllocationInFlight, DeviceClass, ResourceClaim, ResourceSlice
 from framework.api.labels import NodeSelector
 from framework.api.objects import Pod
 from framework.bind_writes import StatusWrite, offered
@@ -411,10 +411,9 @@ class DynamicResources(FilterEachNode):
             return Status.error_of(f"internal error, have {len(allocations)} allocations, {len(pending)} claims to "
                                    f"allocate, want {len(pending)} claims", NAME)
         for index, allocation in zip(pending, allocations):
-            claim = s.claims[index]
             s.allocated_here[index] = allocation
-            self.tracker.signal_pending(claim.with_own_status(with_status(
-                claim, allocation=allocation, reserved_for=reserved_for_entries(claim), finalizer=True)))
+            # (what the tracker reads of the claim with this allocation, without making it)
+            self.tracker.signal_pending(AllocationInFlight(s.claims[index].uid, allocation))
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import weakref
 from typing import AbstractSet, Any, Callable, Iterable, Iterator, Mapping
 
-from framework.api.dra_kinds import ResourceClaim
+from framework.api.dra_kinds import AllocationInFlight, ResourceClaim
 from framework.dra.from_objects import allocated_devices
 
 
+Held = ResourceClaim | AllocationInFlight  # what the tracker counts: a claim, or an allocation in flight
 _FLIPS_KEPT = 1 << 16
 _NONE: frozenset[str] = frozenset()  # an unallocated claim's devices
 
@@ -27,11 +28,11 @@ def _rv(raw: Mapping[str, Any]) -> int:
 
 class DeviceTracker:
     def __init__(self) -> None:
-        self._pending: dict[str, ResourceClaim] = {}  # claim uid -> the claim with its in-flight allocation
+        self._pending: dict[str, Held] = {}  # claim uid -> its in-flight allocation (Reserve's AllocationInFlight)
         self._assumed: dict[str, ResourceClaim] = {}  # claim uid -> the claim PreBind wrote, until seen back
         # held(): per claim uid the claim object last counted and the devices it holds,
         # and per device how many counted claims hold it
-        self._counted: dict[str, tuple[ResourceClaim, frozenset[str]]] = {}
+        self._counted: dict[str, tuple[Held, frozenset[str]]] = {}
         self._holders: dict[str, int] = {}
         # the devices that became held or free, in order (a reader keeps its mark, an index
         # into the whole sequence; the oldest are dropped past _FLIPS_KEPT)
@@ -49,7 +50,7 @@ class DeviceTracker:
     def has_pending(self, uid: str) -> bool:
         return uid in self._pending
 
-    def signal_pending(self, claim: ResourceClaim) -> None:
+    def signal_pending(self, claim: Held) -> None:
         self._pending[claim.uid] = claim
         self._touched.add(claim.uid)
 
@@ -77,7 +78,7 @@ class DeviceTracker:
     def allocated(self, view: Iterable[ResourceClaim]) -> frozenset[str]:
         """"<driver>/<pool>/<device>" of every device held: the view's claims (as the
         scheduler last wrote them) and the allocations in flight."""
-        claims: list[ResourceClaim] = []
+        claims: list[Held] = []
         seen: set[str] = set()
         for claim in view:
             seen.add(claim.uid)
@@ -136,11 +137,13 @@ class DeviceTracker:
                 self._key_uid[key] = claim.uid
                 self._view[claim.uid] = claim
                 touched.add(claim.uid)
+        counted = self._counted
         for uid in touched:  # as held() treats each uid
             claim = self._view.get(uid)
             if claim is not None:
                 effective = self._pending.get(uid) or (self.current(claim) if uid in self._assumed else claim)
-                self._count(uid, effective)
+                if effective.allocated is not None or uid in counted:  # (a claim just made holds nothing:
+                    self._count(uid, effective)  # left uncounted, as a count of no devices changes no holder)
             elif uid in self._pending:
                 self._count(uid, self._pending[uid])
             else:
@@ -179,7 +182,7 @@ class DeviceTracker:
             del self._flips[:drop]
             self._flips_base += drop
 
-    def _count(self, uid: str, claim: ResourceClaim) -> None:
+    def _count(self, uid: str, claim: Held) -> None:
         known = self._counted.get(uid)
         if known is not None and known[0] is claim:
             return
@@ -190,7 +193,8 @@ class DeviceTracker:
                 # would flip each device twice, an even number: no change to any reader)
                 self._counted[uid] = (claim, known[1])
                 return
-            self._uncount(uid)
+            if known[1]:  # (a count of no devices is replaced below: nothing to let go of)
+                self._uncount(uid)
         self._counted[uid] = (claim, devices)
         for device in devices:
             held = self._holders.get(device, 0)
