@@ -204,7 +204,7 @@ class GroupCycle:
         algorithm_s = s.clock.now() - started
         preempted: tuple[str, str | None] = ("", None)
         if result.feasible:
-            self._bind_placed(fwk, placer, result, members, started)
+            self._bind_placed(fwk, placer, result, members, started, policy)
         else:
             # upstream's podGroupCycle: only an Unschedulable group preempts, an Error does
             # not, and only with WorkloadAwarePreemption on (off, each member ran its own
@@ -226,9 +226,9 @@ class GroupCycle:
             fwk.handle.update_object_later(written)
 
     def _bind_placed(self, fwk: "Framework", placer: CachePlacer, result: GroupPlacement,
-                     members: list[QueuedPodInfo], started: float) -> None:
+                     members: list[QueuedPodInfo], started: float, policy: GroupPolicy | None = None) -> None:
         s = self.sched
-        together = GroupCycleState(frozenset(result.placed))
+        together = GroupCycleState(frozenset(result.placed), policy)
         # The members handed to binding, told to the queue in one Assumed: before any
         # failure's Requeue, as one message per member was.
         assumed: list[str] = []

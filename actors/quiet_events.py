@@ -46,6 +46,10 @@ class QuietEvents:
     def __init__(self, hints_for: Callable[[Pod], HintMap], hint_maps: Iterable[HintMap]) -> None:
         self._hints_for = hints_for
         self._maps = tuple(hint_maps)
+        # per hint map (by identity, the map held): the registrations `pending` files pods
+        # by, in order; the profiles' maps are built once and never changed
+        self._keyed: dict[int, tuple[HintMap, tuple[tuple[str, Any], ...]]] = {
+            id(m): (m, _keyed_registrations(m)) for m in self._maps}
         self._plans: dict[ClusterEvent, Plan] = {}
         self._by_key: dict[tuple[str, Hashable], set[str]] = {}  # (plugin, key) -> pending pods filed under it
         self._filed: dict[str, set[tuple[str, Hashable]]] = {}  # pending pod -> its (plugin, key)s
@@ -59,20 +63,19 @@ class QuietEvents:
         of its earlier versions."""
         key = pod.key
         filed = self._filed.setdefault(key, set())
-        for plugin, regs in self._hints_for(pod).items():
-            for reg in regs:
-                if reg.pod_keys is None or reg.event.resource in _POD_RESOURCES:
-                    continue  # (pods' events are not judged here)
-                try:
-                    keys = reg.pod_keys(pod)
-                except Exception as e:  # noqa: BLE001 - then every event goes to the queue
-                    log.error("pod %s: pod_keys of plugin %s failed: %s", key, plugin, e)
-                    self._unread.add(key)
-                    continue
-                for k in keys:
-                    if (plugin, k) not in filed:
-                        filed.add((plugin, k))
-                        self._by_key.setdefault((plugin, k), set()).add(key)
+        hints = self._hints_for(pod)
+        kept = self._keyed.get(id(hints))
+        for plugin, pod_keys in kept[1] if kept is not None and kept[0] is hints else _keyed_registrations(hints):
+            try:
+                keys = pod_keys(pod)
+            except Exception as e:  # noqa: BLE001 - then every event goes to the queue
+                log.error("pod %s: pod_keys of plugin %s failed: %s", key, plugin, e)
+                self._unread.add(key)
+                continue
+            for k in keys:
+                if (plugin, k) not in filed:
+                    filed.add((plugin, k))
+                    self._by_key.setdefault((plugin, k), set()).add(key)
 
     def gone(self, key: str) -> None:
         """The pod is no longer pending (bound or deleted)."""
@@ -121,3 +124,10 @@ class QuietEvents:
             keyed.append((plugin, tuple(r.event_keys for r in regs)))
         plan = self._plans[event] = tuple(keyed) or None
         return plan
+
+
+def _keyed_registrations(hints: HintMap) -> tuple[tuple[str, Any], ...]:
+    """(plugin, pod_keys) of each registration in `hints` that gives pod keys, in order;
+    pods' own events are not judged here."""
+    return tuple((plugin, reg.pod_keys) for plugin, regs in hints.items() for reg in regs
+                 if reg.pod_keys is not None and reg.event.resource not in _POD_RESOURCES)

@@ -68,7 +68,7 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-_new_node_info = object.__new__
+_new_node_info = _new_pod_info = object.__new__
 
 
 class NodeInfo:
@@ -103,8 +103,11 @@ class NodeInfo:
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod | PodInfo) -> None:
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        p = pi.pod
+        if isinstance(pod, PodInfo):
+            pi, p = pod, pod.pod
+        else:  # PodInfo(pod) without its __init__'s frame
+            pi, p = _new_pod_info(PodInfo), pod
+            pi.pod = pod
         self.pods.append(pi)
         if p.has_pod_affinity:  # new lists, not appended to: a clone may share them
             self.pods_with_affinity = [*self.pods_with_affinity, pi]

@@ -157,9 +157,13 @@ class Resource:
 
     def plus_cpu_memory(self, milli_cpu: int, memory: int) -> "Resource":
         """A new Resource: this one with these amounts added to its CPU and memory."""
-        c = self.clone()
-        c.milli_cpu += milli_cpu
-        c.memory += memory
+        c = _new_resource(Resource)
+        c.milli_cpu = self.milli_cpu + milli_cpu
+        c.memory = self.memory + memory
+        c.ephemeral_storage = self.ephemeral_storage
+        c.allowed_pod_number = self.allowed_pod_number
+        scalar = self.scalar
+        c.scalar = dict(scalar) if scalar else {}
         return c
 
     def clone(self) -> "Resource":

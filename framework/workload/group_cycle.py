@@ -49,9 +49,13 @@ def member_failed_message(message: str) -> str:
 @dataclass(frozen=True, slots=True)
 class GroupCycleState:
     """What Permit reads of the group cycle that placed a member: the uids placed
-    together in it (the quorum is theirs plus the members already bound)."""
+    together in it (the quorum is theirs plus the members already bound) and the
+    policy of the PodGroup the cycle read (None: Permit reads the PodGroup itself).
+    The scheduler runs its members' Permit in the same turn as the placement, so the
+    PodGroup is still that one; the group's policy is read once, not once a member."""
 
     placed: frozenset[str]
+    policy: GroupPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ nothing changed (apimeta.SetStatusCondition: lastTransitionTime moves only with
 the status). No I/O."""
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping
 
 from framework.api.timeutil import format_time
@@ -38,12 +39,18 @@ def with_condition(raw: Mapping[str, Any], condition: Mapping[str, str], now_ns:
     if existing is not None and all(existing.get(k) == v for k, v in wanted.items()):
         return None
     since = existing.get("lastTransitionTime") if existing is not None and existing.get("status") == wanted["status"] else None
-    new = {**wanted, "lastTransitionTime": since or format_time(now_ns - now_ns % 1_000_000_000)}
+    new = {**wanted, "lastTransitionTime": since or _whole_second(now_ns // 1_000_000_000)}
     if existing is None:
         conditions.append(new)
     else:
         conditions[conditions.index(existing)] = new
     return {**raw, "status": {**status, "conditions": conditions}}
+
+
+@lru_cache(maxsize=4)
+def _whole_second(seconds: int) -> str:
+    """format_time of this whole second: the groups of one second share its text."""
+    return format_time(seconds * 1_000_000_000)
 
 
 __all__ = ["REASON_SCHEDULED", "scheduled_condition", "with_condition"]

@@ -62,11 +62,29 @@ _POLICIES: IdentityMemo[SchedulingPodGroup, GroupPolicy] = IdentityMemo(64)
 def placement_feasible(policy: GroupPolicy, *, scheduled: int, remaining: int) -> Status | None:
     """upstream's PlacementFeasible: Unschedulable once the members left cannot make up
     the quorum (the cycle stops early), Wait while they still may, None (success) once
-    the quorum is placed."""
-    need = policy.quorum
+    the quorum is placed. The verdict depends on the three numbers alone, so each is
+    worded once and shared (a Status is never changed in place): a group cycle asks
+    before its first member and after each one, and only its last verdict's message is
+    ever read."""
+    key = (policy.min_count, scheduled, remaining)
+    verdict = _VERDICTS.get(key, _UNKNOWN)
+    if verdict is _UNKNOWN:
+        if len(_VERDICTS) >= _VERDICTS_KEPT:
+            _VERDICTS.clear()
+        verdict = _VERDICTS[key] = _verdict(policy.quorum, scheduled, remaining)
+    return verdict  # type: ignore[return-value]
+
+
+def _verdict(need: int, scheduled: int, remaining: int) -> Status | None:
     if remaining + scheduled < need:
         return Status(Code.Unschedulable,
                       f"minCount ({need}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining")
     if scheduled < need:
         return Status(Code.Wait, f"minCount ({need}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining")
     return None
+
+
+# (min_count, scheduled, remaining) -> its verdict; cleared when it holds this many
+_VERDICTS: dict[tuple[int | None, int, int], Status | None] = {}
+_VERDICTS_KEPT = 4096
+_UNKNOWN = object()

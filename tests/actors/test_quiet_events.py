@@ -140,3 +140,28 @@ def test_an_event_another_registration_takes_without_keys_is_always_sent() -> No
     hint_map = {**_hint_map(plugin), "Extender": [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]}
     quiet = QuietEvents(lambda p: hint_map, [hint_map])
     assert not quiet.moves_none(CLAIM_ADD, None, _claim("made-0", 0, False, 5))
+
+
+class _CountedMap(dict):  # type: ignore[type-arg]
+    """A hint map counting the walks over its registrations."""
+
+    walks = 0
+
+    def items(self):  # type: ignore[no-untyped-def]
+        type(self).walks += 1
+        return super().items()
+
+
+def test_a_pending_pod_is_filed_without_walking_its_profiles_registrations_again() -> None:
+    plugin, _ = _plugin()
+    hint_map = _CountedMap(_hint_map(plugin))
+    quiet = QuietEvents(lambda p: hint_map, [hint_map])
+    walks = _CountedMap.walks
+    for i in range(3):
+        quiet.pending(_pod(i, "c0"))
+    assert _CountedMap.walks == walks  # the registrations that give pod keys were listed once, at start
+    assert not quiet.moves_none(CLAIM_ADD, None, _claim("c0", 0, False, 5))
+    # a map it was not given (another profile's) is read as it comes, with the same keys
+    other = QuietEvents(lambda p: _hint_map(plugin), [])
+    other.pending(_pod(0, "c0"))
+    assert other._filed == {_pod(0, "c0").key: quiet._filed[_pod(0, "c0").key]}

@@ -125,3 +125,13 @@ def test_plus_is_add_or_sub_on_a_copy():
         got = a.plus(b, sign)
         assert got == want and got.scalar == want.scalar and got is not a
     assert a == Resource(1000, 2048, 5, 3, {"example.com/gpu": 2})
+
+
+def test_plus_cpu_memory_is_a_copy_with_cpu_and_memory_added():
+    for a in (Resource(1000, 2048, 5, 3, {"example.com/gpu": 2}), Resource()):
+        before = a.clone()
+        got = a.plus_cpu_memory(-250, 4096)
+        want = a.clone()
+        want.milli_cpu, want.memory = want.milli_cpu - 250, want.memory + 4096
+        assert got == want and got.scalar == want.scalar and got is not a and got.scalar is not a.scalar
+        assert a == before

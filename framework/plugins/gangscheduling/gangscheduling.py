@@ -185,7 +185,11 @@ class GangScheduling:
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         group = pod.scheduling_group
         if group:
-            self.assumed.setdefault((pod.namespace, group), set()).add(pod.uid)
+            key = (pod.namespace, group)
+            uids = self.assumed.get(key)
+            if uids is None:
+                uids = self.assumed[key] = set()
+            uids.add(pod.uid)
             self.nodes[pod.uid] = node_name
         return None
 
@@ -209,13 +213,15 @@ class GangScheduling:
         group = pod.scheduling_group
         if not group:
             return None, 0
-        policy = self.policy_of(pod, group)
+        together = state.get(GROUP_CYCLE_KEY)
+        # the group cycle's own read of the PodGroup, this turn's (GroupCycleState)
+        policy = together.policy if isinstance(together, GroupCycleState) and together.policy is not None \
+            else self.policy_of(pod, group)
         if policy is None:
             return Status(Code.Error, f'failed to get pod group {pod.namespace}/{group}'), 0
         if not policy.gang:
             return None, 0
         key = (pod.namespace, group)
-        together = state.get(GROUP_CYCLE_KEY)
         members: list[Pod] | None = None
         if isinstance(together, GroupCycleState):
             # Placed by the whole-group cycle: its members placed together plus the
