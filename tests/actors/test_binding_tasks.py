@@ -125,7 +125,7 @@ def test_close_waits_for_the_cycles_left_and_a_failed_report_stops_the_host_as_a
         try:
             cycles.start("slow", contextvars.copy_context())  # type: ignore[arg-type]
             cycles.start("bad", contextvars.copy_context())  # type: ignore[arg-type]
-            await asyncio.sleep(3600)
+            await asyncio.get_running_loop().create_future()  # the host's loop runs until cancelled
         except BaseException as exc:
             await cycles.close(exc)
             raise
