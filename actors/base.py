@@ -191,10 +191,13 @@ class ActorRef(Generic[M]):
             return False
         return True
 
-    async def ask(self, msg: M) -> Any:
-        """Post `msg` (which carries a `reply` Future) and await the reply."""
+    def ask(self, msg: M) -> Any:
+        """Post `msg` (which carries a `reply` Future); its reply Future, to await. Not a
+        coroutine: the caller awaits the Future itself (a frame fewer to make and to
+        resume when the reply comes); posting happens at the call, which every caller
+        awaits at once, so at the instant the coroutine's first step posted."""
         self._inbox.put(msg)
-        return await msg.reply  # type: ignore[attr-defined]
+        return msg.reply  # type: ignore[attr-defined]
 
 
 class Actor(Generic[M]):
@@ -221,10 +224,10 @@ class Actor(Generic[M]):
     def tell(self, msg: M) -> None:
         self.inbox.put(msg)
 
-    async def ask(self, msg: M) -> Any:
-        """Post `msg` (which carries a `reply` Future) and await the reply."""
+    def ask(self, msg: M) -> Any:
+        """Post `msg` (which carries a `reply` Future); its reply Future, to await (ActorRef.ask)."""
         self.inbox.put(msg)
-        return await msg.reply  # type: ignore[attr-defined]
+        return msg.reply  # type: ignore[attr-defined]
 
     def idle(self) -> bool:
         return not self.busy and not len(self.inbox)

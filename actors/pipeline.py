@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from actors.base import InvariantBreach, MailboxClosed, new_reply
 from actors.extenders import build_extenders, close_extenders
@@ -288,9 +288,11 @@ class Pipeline:
     def _to_scheduler(self, ev: WatchEvent) -> None:
         self.scheduler.store_changed(ev)
 
-    async def _bind(self, pod: Pod, node_name: str) -> None:
+    def _bind(self, pod: Pod, node_name: str) -> Awaitable[Any]:
         # The Scheduled event rides with the binding's write (messages.Bind) when the pod has a uid.
-        await self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid, scheduled_event=bool(pod.meta.uid))
+        # The client's coroutine itself, which the handle awaits (no frame of this one's to resume);
+        # the handle's `await self._binder(...)` discards its result, as it discarded this one's None.
+        return self.client.bind(pod.namespace, pod.name, node_name, pod.meta.uid, scheduled_event=bool(pod.meta.uid))
 
     async def _update_object(self, obj: BindUpdate) -> dict[str, Any]:
         """The framework's object writes (DynamicResources' claims): a StatusWrite as the

@@ -145,3 +145,27 @@ async def test_next_put_returns_when_a_message_arrives_and_holds_finds_it_from_a
     await waiting
     assert box.holds((str,)) and box.holds((str,), 1) and not box.holds((str,), 2) and not box.holds((bytes,))
     assert box.get_nowait_all() == [1, "write"]
+
+
+async def test_ask_posts_at_the_call_and_hands_back_the_reply_future_itself() -> None:
+    """ask is no coroutine: the message is in the inbox once ask returns, and what it
+    returns is the message's own reply Future (awaited by the caller, no frame between)."""
+    a = EchoActor()
+    msg = Echo(text="x", reply=new_reply())
+    got = a.ask(msg)
+    assert got is msg.reply and list(a.inbox._items) == [msg]
+    ref_msg = Echo(text="y", reply=new_reply())
+    assert a.ref().ask(ref_msg) is ref_msg.reply and list(a.inbox._items) == [msg, ref_msg]
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(a.run())
+        assert await got == "X" and await ref_msg.reply == "Y"
+        a.inbox.close()
+
+
+async def test_ask_of_a_stopped_actor_raises_at_the_call_and_fails_the_reply() -> None:
+    a = EchoActor()
+    a.inbox.close()
+    msg = Echo(text="late", reply=new_reply())
+    with pytest.raises(MailboxClosed):
+        a.ref().ask(msg)
+    assert isinstance(msg.reply.exception(), MailboxClosed)
