@@ -103,7 +103,11 @@ class BindingCycles:
         first step in the loop's next turn), tracked until the run ends (no done callback)."""
         if self._aborting:
             raise RuntimeError("binding cycles are shutting down")
-        self.tasks[id(a)] = asyncio.get_running_loop().create_task(self.run(a), context=context)
+        loop = asyncio.get_running_loop()
+        if loop.get_task_factory() is None:  # the loop's create_task's own path, without its frames
+            self.tasks[id(a)] = asyncio.Task(self.run(a), loop=loop, context=context)
+        else:
+            self.tasks[id(a)] = loop.create_task(self.run(a), context=context)
 
     def track(self, a: AssumedPod, task: asyncio.Task) -> None:
         """The task running `run(a)` (the host creates it), kept until that run ends: the

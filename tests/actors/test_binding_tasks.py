@@ -165,3 +165,46 @@ def test_close_after_a_normal_end_waits_for_running_cycles() -> None:
         assert not cycles.tasks and cycles.host.done == [("a", "Success")]  # type: ignore[attr-defined]
 
     asyncio.run(main())
+
+
+def test_a_started_cycle_s_task_is_made_without_the_loop_s_create_task_unless_a_factory_is_set() -> None:
+    """start() makes the Task itself (the loop's create_task frames skipped) in the given
+    context; a loop with a task factory gets its factory's task, as create_task gave."""
+    import contextvars
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="outside")
+    seen: list[str] = []
+
+    class Reading(Cycles):
+        async def _bind(self, a: object) -> Status:  # type: ignore[override]
+            seen.append(var.get())
+            return Status()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        cycles = Reading(Host())
+        cycles.open()
+
+        def refused(*args: object, **kw: object) -> None:
+            raise AssertionError("create_task called")
+
+        loop.create_task = refused  # type: ignore[method-assign]
+        ctx = contextvars.copy_context()
+        ctx.run(var.set, "inside")
+        cycles.start("a", ctx)  # type: ignore[arg-type]
+        del loop.create_task  # the class's own again
+        made: list[asyncio.Task] = []
+
+        def factory(lp: asyncio.AbstractEventLoop, coro: object, **kw: object) -> asyncio.Task:
+            task = asyncio.Task(coro, loop=lp, **kw)  # type: ignore[arg-type]
+            made.append(task)
+            return task
+
+        loop.set_task_factory(factory)
+        cycles.start("b", contextvars.copy_context())  # type: ignore[arg-type]
+        loop.set_task_factory(None)
+        assert [id(t) for t in made] == [id(cycles.tasks[id("b")])]
+        await cycles.close(None)
+        assert seen == ["inside", "outside"]
+
+    asyncio.run(main())
