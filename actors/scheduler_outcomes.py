@@ -34,6 +34,8 @@ from framework.api.objects import Pod
 from framework.cache import Cache
 from framework.interface import Code, QueuedPodInfo, Status
 
+_SUCCESS = Code.Success
+
 if TYPE_CHECKING:
     from actors.scheduler_events import ClusterEvents
     from actors.scheduler_views import Attempt
@@ -96,7 +98,7 @@ class Outcomes:
         queue takes first; a Done after it changes nothing."""
         bound: list[str] = []
         for a, status in ended:
-            if status.is_success():
+            if status.code == _SUCCESS:  # (is_success's, in place)
                 self._binding_succeeded(a)
                 if a.pod.key in self.pending:
                     bound.append(a.pod.key)
@@ -115,9 +117,9 @@ class Outcomes:
         """A binding cycle's outcome, as a message to this actor's loop: added to the
         BindingDone last in the inbox when there is one (nothing was queued after it,
         so the loop's order is that of one message per outcome), else a new one."""
-        last = self.inbox.tail()
-        if isinstance(last, BindingDone):
-            last.outcomes.append((a, status))
+        items = self.inbox._items  # (Mailbox.tail's work in place: a frame a pod fewer)
+        if items and type(items[-1]) is BindingDone:  # (no message type subclasses BindingDone)
+            items[-1].outcomes.append((a, status))
             return
         try:
             self.tell(BindingDone(outcomes=[(a, status)]))
@@ -161,7 +163,7 @@ class Outcomes:
         pod = a.pod
         self.stats.scheduled += 1
         now = self.clock.now()  # one reading for the attempt's duration and both latencies
-        self._attempt_ended(pod, SCHEDULED, a.started, now)
+        self.metrics.schedule_attempt(SCHEDULED, pod.scheduler_name, max(0.0, now - a.started))  # (_attempt_ended's)
         if a.qpi.initial_attempt_timestamp is not None:
             self.stats.latencies.append(now - a.qpi.initial_attempt_timestamp / 1e9)
         self.stats.bind_latencies.append(now - a.assumed_at)

@@ -278,10 +278,11 @@ class QueueActor(Actor[QueueMsg]):
                     resolve(reply, None)
             case DeletePod(pod=pod, then=then):
                 q.delete(pod, now)
-                if then is not None:
-                    if q.sort_faults:  # as after a message of its own
+                if then is not None:  # a Move (its type's one case), as a message of its own after it
+                    if q.sort_faults:
                         q.retry_sort_faults(now)
-                    self._apply(then)
+                    q.move_all_to_active_or_backoff(then.event, then.old, then.new, self.clock.now(), then.pre_check,
+                                                    then.cross_topology_only, then.after_cycle)
             case AddPod(pod=pod):
                 q.add(pod, now)
             case Move(event=event, old=old, new=new, pre_check=pre_check, cross_topology_only=cto, after_cycle=after):
@@ -333,7 +334,11 @@ class QueueActor(Actor[QueueMsg]):
         qpi = self.queue.pop()
         if qpi is not None:
             self._popper = None
-            _answer(popper, qpi if self.group_members is None else with_group(self.queue, qpi, self.group_members))
+            answer = qpi if self.group_members is None else with_group(self.queue, qpi, self.group_members)
+            if isinstance(popper, asyncio.Future):  # (_answer's, in place: every pod's pop)
+                resolve(popper, answer)
+            else:
+                popper(answer)
 
     def _arm(self) -> None:
         if not self._popping:
