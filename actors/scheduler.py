@@ -142,8 +142,7 @@ class Scheduler(Actor[SchedulerMsg]):
                                      group_choices=topology.choices)
         self.outcomes = Outcomes(queue=queue, store=store, clock=clock, metrics=metrics, nominator=self.nominator,
                                  stats=self.stats, cache=self.cache, pending=self.pending, attempts=self.attempts,
-                                 events=self.events, record=record, tell=self.inbox.put,
-                                 inbox=self.inbox)
+                                 events=self.events, record=record, inbox=self.inbox)
         # The failure handler, and a binding cycle's report (BindingCycles' host calls), are the outcomes'.
         self.handle_failure = self.outcomes.handle_failure
         self.binding_done = self.outcomes.binding_done

@@ -45,7 +45,7 @@ class Outcomes:
     def __init__(self, *, queue: ActorRef[QueueMsg], store: StoreClient, clock: Clock, metrics: MetricsSink,
                  nominator: Nominator, stats: SchedulerStats, cache: Cache, pending: dict[str, Pod],
                  attempts: "dict[str, Attempt]", events: "ClusterEvents", record: Callable[[str], None] | None,
-                 tell: Callable[[BindingDone], None], inbox: Mailbox) -> None:
+                 inbox: Mailbox) -> None:
         self.queue = queue
         self.store = store
         self.clock = clock
@@ -57,7 +57,6 @@ class Outcomes:
         self.attempts = attempts
         self.events = events
         self.record = record
-        self.tell = tell
         self.inbox = inbox  # the Scheduler's own: a BindingDone still last in it takes the next outcome
 
     def handle_failure(self, qpi: QueuedPodInfo, status: Status, nominated: str | None, started: float) -> None:
@@ -122,7 +121,7 @@ class Outcomes:
             items[-1].outcomes.append((a, status))
             return
         try:
-            self.tell(BindingDone(outcomes=[(a, status)]))
+            self.inbox.put(BindingDone(outcomes=[(a, status)]))  # (the Scheduler's tell, in place; read now)
         except MailboxClosed:  # stopped on a breach: the pod stays as the store has it
             pass
 
