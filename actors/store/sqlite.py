@@ -108,9 +108,18 @@ CREATE TEMP TRIGGER IF NOT EXISTS write_row INSTEAD OF INSERT ON batch_rows BEGI
         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
 END;
 """
-ROWS_MAX = 16
-_WRITE_ROWS = [""] + ["INSERT INTO batch_rows (kind, key, rv, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n)
-                      for n in range(1, ROWS_MAX + 1)]
+# A batch of up to ROWS_MAX keys takes this statement; more take _WRITE_BATCH. Up to
+# ROWS_EXACT keys a statement has one row a key; a larger batch takes the statement of
+# the next size in ROWS_SIZES, its last row repeated to fill it (writing a key again
+# with the same version and body, or deleting it again, changes nothing), so a daemon
+# prepares and caches at most len(ROWS_SIZES) statements (~1 MB of SQLite's memory,
+# within sqlite3's cache of 128) instead of one for every size.
+ROWS_EXACT = 16
+ROWS_SIZES = (*range(1, ROWS_EXACT + 1), 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256)
+ROWS_MAX = ROWS_SIZES[-1]
+_WRITE_ROWS = {n: "INSERT INTO batch_rows (kind, key, rv, body) VALUES " + ", ".join(["(?, ?, ?, ?)"] * n)
+               for n in ROWS_SIZES}
+_ROWS_SIZE = [0] + [next(size for size in ROWS_SIZES if size >= n) for n in range(1, ROWS_MAX + 1)]
 
 
 class DataDirLocked(RuntimeError):
@@ -273,8 +282,9 @@ class _Batch:
     final rows as applying them in order), bodies as the JSON text `json.dumps` makes
     (row_text.py: `json.dumps(raw, separators=(",", ":"))`'s text, with less work).
     Up to ROWS_MAX rows are bound one value a parameter (`_WRITE_ROWS`: no JSON array
-    around the bodies, encoded once and not parsed again by SQLite); more go as JSON
-    arrays with the deletes' highest resourceVersion (`_WRITE_BATCH`)."""
+    around the bodies, encoded once and not parsed again by SQLite; past ROWS_EXACT the
+    last row repeated up to the statement's size); more go as JSON arrays with the
+    deletes' highest resourceVersion (`_WRITE_BATCH`)."""
 
     sql: str
     params: tuple[Any, ...]
@@ -289,7 +299,10 @@ class _Batch:
             for w in last.values():
                 flat += (w.kind, w.key, w.resource_version,
                          row_text(w.kind, w.raw) if w.raw is not None else None)
-            return cls(_WRITE_ROWS[len(last)], tuple(flat), deletes_only)
+            size = _ROWS_SIZE[len(last)]
+            if size > len(last):
+                flat += flat[-4:] * (size - len(last))  # the last row again: the same final rows
+            return cls(_WRITE_ROWS[size], tuple(flat), deletes_only)
         upserts = [[w.kind, w.key, w.resource_version, row_text(w.kind, w.raw)]
                    for w in last.values() if w.raw is not None]
         deletes = [[w.kind, w.key] for w in last.values() if w.raw is None]
