@@ -20,11 +20,10 @@ for the daemon (decisions in framework.dra.pod_claims).
 - A claim made for a pod is deleted when that pod is done, replaced or gone (upstream's
   garbage collector follows the ownerReference; ksched has none, so this does it).
 
-An actor: its store watch (Pods, ResourceClaims, ResourceClaimTemplates, the existing
-ones replayed first) posts its events as Observed messages, the events of a burst added to
-the one last queued; each turn takes every queued message, then syncs the pods and claims
-they touched. A pod whose uid the watch has not seen is
-looked up in the store before its reservations or claims are dropped."""
+An actor: its store watch (Pods, ResourceClaims, ResourceClaimTemplates, the existing ones replayed
+first) posts its events as Observed messages, the events of a burst added to the one last queued; each
+turn takes every queued message, then syncs the pods and claims they touched. A pod whose uid the watch
+has not seen is looked up in the store before its reservations or claims are dropped."""
 from __future__ import annotations
 
 import asyncio
@@ -47,6 +46,7 @@ log = logging.getLogger(__name__)
 WATCHED = frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"})
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the scheduler's finalizer on allocated claims
 _NO_KEYS: frozenset[str] = frozenset()
+_DONE_PHASES = ("Succeeded", "Failed")  # a pod being deleted or in one of these is ending (is_pod_done), inline
 SYNC_WORKERS = 64  # keys synced at once (upstream runs the controller with several workers too)
 
 
@@ -114,7 +114,7 @@ def concerns_claims(ev: WatchEvent) -> bool:
     old = ev.old
     if obj.spec.get("resourceClaims") or (isinstance(old, Pod) and old.spec.get("resourceClaims")):
         return True
-    return obj.is_deleting or is_pod_done(obj)
+    return obj.meta.deletion_timestamp is not None or obj.phase in _DONE_PHASES  # (is_deleting or is_pod_done)
 
 
 def _take(dirty: set[str]) -> list[str]:
@@ -304,8 +304,8 @@ class ResourceClaimController(Actor[ControllerMsg]):
         the pod's, and, bound, it is already on each allocated claim's reservedFor."""
         s = self.state
         pod = s.pods.get(key)
-        if pod is None or pod.is_deleting or is_pod_done(pod):
-            return True
+        if pod is None or pod.meta.deletion_timestamp is not None or pod.phase in _DONE_PHASES:  # (is_deleting or
+            return True  # is_pod_done, inline: each event of a DRA pod asks)
         recorded = claim_statuses(pod)
         for pod_claim, _ in template_claims(pod):
             name = recorded.get(pod_claim)

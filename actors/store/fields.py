@@ -96,6 +96,27 @@ def _uids(random_bytes: bytes) -> list[str]:
     return out
 
 
+_SUFFIX_BITS = len(NAME_ALPHABET).bit_length()  # the bits random.Random's choice draws for an index
+
+
+def generated_suffix(rand: random.Random) -> str:
+    """GENERATED_SUFFIX characters of NAME_ALPHABET, each `rand.choice(NAME_ALPHABET)`.
+    For a plain random.Random that is its _randbelow_with_getrandbits: getrandbits of the
+    alphabet length's bit count, drawn again while not below the length; done so here, so
+    the same seed makes the same names with one C call a draw instead of choice's four
+    Python frames and calls (tests/actors/test_store_fields.py holds it to choice)."""
+    if type(rand) is not random.Random:  # (a subclass may draw otherwise: ask it)
+        return "".join([rand.choice(NAME_ALPHABET) for _ in range(GENERATED_SUFFIX)])
+    bits, n = rand.getrandbits, len(NAME_ALPHABET)
+    suffix = ""
+    for _ in range(GENERATED_SUFFIX):
+        r = bits(_SUFFIX_BITS)
+        while r >= n:
+            r = bits(_SUFFIX_BITS)
+        suffix += NAME_ALPHABET[r]
+    return suffix
+
+
 def for_new_object(raw: Any, now_s: float, rand: random.Random, *, as_given: bool = False) -> Any:
     meta = _meta(raw)
     if meta is None:
@@ -103,8 +124,7 @@ def for_new_object(raw: Any, now_s: float, rand: random.Random, *, as_given: boo
     m = dict(meta)
     prefix = m.get("generateName")
     if not m.get("name") and isinstance(prefix, str) and prefix:
-        suffix = "".join(rand.choice(NAME_ALPHABET) for _ in range(GENERATED_SUFFIX))
-        m["name"] = prefix[:MAX_GENERATE_NAME_PREFIX] + suffix
+        m["name"] = prefix[:MAX_GENERATE_NAME_PREFIX] + generated_suffix(rand)
     if not as_given:
         for f in SYSTEM_FIELDS:
             m.pop(f, None)

@@ -10,8 +10,11 @@ import re
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from actors.store import Store
-from actors.store.fields import NAME_ALPHABET
+from actors.store.fields import GENERATED_SUFFIX, NAME_ALPHABET, generated_suffix
 from actors.store import StoreClient
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -175,3 +178,28 @@ def test_a_forked_child_never_hands_out_a_uid_its_parent_made_ahead() -> None:
     childs = os.read(read, 64).decode()
     os.close(read)
     assert len(childs) == 36 and childs != new_uid()
+
+
+@given(st.integers(min_value=0, max_value=2**64), st.integers(min_value=0, max_value=40))
+@settings(max_examples=300, deadline=None)
+def test_a_generated_suffix_is_the_five_choices_random_makes_from_the_same_state(seed: int, before: int) -> None:
+    """generated_suffix draws with getrandbits as random.Random.choice does: the same
+    characters from the same state, and the generator left in the same state after."""
+    mine, theirs = random.Random(seed), random.Random(seed)
+    for r in (mine, theirs):
+        r.random() if before % 2 else r.getrandbits(before)  # any state, not only a fresh seed's
+    for _ in range(3):
+        want = "".join(theirs.choice(NAME_ALPHABET) for _ in range(GENERATED_SUFFIX))
+        assert generated_suffix(mine) == want
+        assert mine.getstate() == theirs.getstate()
+
+
+def test_a_generated_suffix_from_a_random_subclass_is_its_own_choices() -> None:
+    class Fixed(random.Random):
+        def choice(self, seq):  # type: ignore[no-untyped-def, override]
+            return seq[0]
+
+    assert generated_suffix(Fixed(1)) == NAME_ALPHABET[0] * GENERATED_SUFFIX
+    system = random.SystemRandom()
+    assert len(generated_suffix(system)) == GENERATED_SUFFIX
+    assert set(generated_suffix(system)) <= set(NAME_ALPHABET)

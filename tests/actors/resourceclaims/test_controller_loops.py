@@ -6,10 +6,11 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from actors.resourceclaims.controller import ResourceClaimController, _pod_uids
+from actors.resourceclaims.controller import ResourceClaimController, _pod_uids, concerns_claims
+from actors.store import WatchEvent
 from framework.api.dra_kinds import ResourceClaim
 from framework.api.objects import Pod
-from framework.dra.pod_claims import claim_names, claim_statuses, owning_pod
+from framework.dra.pod_claims import claim_names, claim_statuses, is_pod_done, owning_pod
 from tests import dra_manifests as m
 
 _REF = st.fixed_dictionaries({"resource": st.sampled_from(["pods", "other", ""]),
@@ -60,3 +61,41 @@ def test_a_pods_settled_check_is_the_any_it_replaced(bound: bool, names: list[st
     recorded = claim_statuses(pod)
     want = not pod.node_name or not any(ctl._unreserved(pod, n) for n, _ in claim_names(pod, recorded))
     assert ctl._pod_settled(pod.key) is want
+
+
+def _ending_pod(phase: str | None, deleting: bool, bound: bool, claims: bool) -> Pod:
+    raw: dict[str, Any] = {"metadata": {"name": "p", "namespace": "default", "uid": "p-uid"},
+                           "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    if deleting:
+        raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if bound:
+        raw["spec"]["nodeName"] = "node-1"
+    if claims:
+        raw["spec"]["resourceClaims"] = [{"name": "r", "resourceClaimTemplateName": "t"}]  # not yet made
+    if phase is not None:
+        raw["status"] = {"phase": phase}
+    return Pod(raw)
+
+
+_PHASE = st.sampled_from([None, "Pending", "Running", "Succeeded", "Failed", "Unknown"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(phase=_PHASE, deleting=st.booleans(), bound=st.booleans(), claims=st.booleans(),
+       old=st.one_of(st.none(), st.tuples(_PHASE, st.booleans(), st.booleans(), st.booleans())),
+       kind=st.sampled_from(["ADDED", "MODIFIED", "DELETED"]))
+def test_the_ending_checks_read_inline_are_is_deleting_or_is_pod_done(
+        phase: str | None, deleting: bool, bound: bool, claims: bool,
+        old: tuple[str | None, bool, bool, bool] | None, kind: str) -> None:
+    """concerns_claims and _pod_settled read a pod's end inline: the same answers as
+    `pod.is_deleting or is_pod_done(pod)`, the expression they replaced."""
+    pod = _ending_pod(phase, deleting, bound, claims)
+    old_pod = None if old is None else _ending_pod(*old)
+    ending = pod.is_deleting or is_pod_done(pod)
+    want = (kind == "DELETED" or bool(pod.spec.get("resourceClaims"))
+            or bool(old_pod is not None and old_pod.spec.get("resourceClaims")) or ending)
+    ev = WatchEvent(type=kind, kind="Pod", obj=pod, old=old_pod, resource_version=1)
+    assert concerns_claims(ev) is want
+    ctl = ResourceClaimController(store=None)  # type: ignore[arg-type]  # (the check reads its state only)
+    ctl.state.pods[pod.key] = pod
+    assert ctl._pod_settled(pod.key) is (ending or not claims)  # (a claim to make: unsettled unless ending)
