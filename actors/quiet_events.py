@@ -13,12 +13,17 @@ while it is pending (an attempt in flight asks about the version it popped). An 
 whose keys name no pending pod would only have been recorded for the attempts in flight
 and offered to no pod: it is dropped.
 
+An event no registration of any profile matches (a PodGroup's status update: GangScheduling
+registers PodGroup adds only) is dropped too: the queue's own EventInterest
+(actors/queue/interest.py, over the same hint maps) would ignore it, neither offered nor
+recorded for the attempts in flight, as upstream registers no informer handler for it.
+
 Kept as the queue's own rules: an event of a wildcard resource, one some matching
-registration gives no keys for (or no registration matches at all), one whose keys
-cannot be read, and any event while a pending pod's keys cannot be read, go to the
-queue as before; so do every pod's own events (the queue offers one to that pod
-whatever its keys). The Pipeline wires it with the queue's own hint maps; without it the
-Scheduler sends every event (tests that build a Scheduler alone).
+registration gives no keys for, one whose keys cannot be read, and any keyed event while
+a pending pod's keys cannot be read, go to the queue as before; so do every pod's own
+events (the queue offers one to that pod whatever its keys). The Pipeline wires it with
+the queue's own hint maps; without it the Scheduler sends every event (tests that build a
+Scheduler alone).
 
 DynamicResources is today's one plugin with hint keys: a claim's ADDED, made for a pod
 whose status does not name it yet, names no pending pod and no longer costs a message
@@ -37,7 +42,8 @@ from framework.interface import ClusterEvent
 log = logging.getLogger("ksched.scheduler")
 
 # per plugin whose registrations match an event, their event-key functions; None: some
-# matching registration has no keys (the event may concern any pod that plugin rejected)
+# matching registration has no keys (the event may concern any pod that plugin rejected);
+# (): no registration matches (the queue ignores the event)
 Plan = tuple[tuple[str, tuple[EventKeysFn, ...]], ...] | None
 _POD_RESOURCES = frozenset({"Pod", "AssignedPod", "UnschedulablePod"})
 
@@ -91,10 +97,15 @@ class QuietEvents:
 
     def moves_none(self, event: ClusterEvent, old: Any, new: Any) -> bool:
         """Whether the queue would move no pod for `event`, now or for an attempt in flight."""
-        if event.resource == "*" or event.resource in _POD_RESOURCES or self._unread:
+        if event.resource == "*" or event.resource in _POD_RESOURCES:
             return False  # (a pod's own events: the queue offers them to that pod as well)
         plan = self._plan(event)
-        if not plan:
+        if plan is None:
+            return False
+        if not plan:  # no registration matches: the queue would neither offer nor record it
+            self.dropped += 1
+            return True
+        if self._unread:
             return False
         for plugin, key_fns in plan:
             for fn in key_fns:
@@ -122,7 +133,7 @@ class QuietEvents:
                 self._plans[event] = None
                 return None
             keyed.append((plugin, tuple(r.event_keys for r in regs)))
-        plan = self._plans[event] = tuple(keyed) or None
+        plan = self._plans[event] = tuple(keyed)  # () when no registration matches
         return plan
 
 

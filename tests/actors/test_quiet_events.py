@@ -3,7 +3,9 @@ and the queue ends every step as if it had been sent every one: over random pods
 for claims (named, or made from a template and recorded in their status or not yet),
 random rejectors, claim, pod and node events, and attempts in flight that fail after
 events came, a queue told only the events QuietEvents lets through ends each step with
-every pod in the same sub-queue as one told every event."""
+every pod in the same sub-queue as one told every event. An event no registration matches
+(a PodGroup's status update under the default profile) is dropped, and a queue told it
+ignores it."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, example, given, settings
@@ -18,9 +20,18 @@ from framework.interface import ActionType, ClusterEvent, ClusterEventWithHint, 
 from framework.plugins.dynamicresources.dynamic_resources import DynamicResources
 from framework.plugins.dynamicresources.tracker import DeviceTracker
 from framework.plugins.queuesort.priority_sort import PrioritySort
+from actors.events import event_for
+from actors.pipeline import events_with_defaults
+from framework.api.groups import POD_GROUP_KEY
+from framework.config import build_frameworks, load_config
+from tests.framework.test_node_local_columns import CONFIG, gang, member, Shape
 from tests.actors.test_queue_hint_index import (
     CLAIM_ADD, CLAIM_UPDATE, DRA, NAMES, NODE_ADD, POD_CLAIM, REJECTORS, _claim, _pod, _recorded,
 )
+
+
+NAMESPACE_ADD = ClusterEvent("Namespace", ActionType.Add)
+POD_GROUP_UPDATE = ClusterEvent(POD_GROUP_KEY, ActionType.Update)
 
 
 def _hint_map(plugin: DynamicResources) -> dict[str, list[ClusterEventWithHint]]:
@@ -40,6 +51,7 @@ ops_st = st.lists(st.one_of(
     st.tuples(st.just("claim"), st.sampled_from(NAMES), st.one_of(st.none(), st.integers(0, 2)), st.booleans()),
     st.tuples(st.just("record"), st.integers(0, 2), st.sampled_from(NAMES)),
     st.tuples(st.just("node"),),
+    st.tuples(st.just("unregistered"), st.sampled_from([NAMESPACE_ADD, POD_GROUP_UPDATE])),
     st.tuples(st.just("fly"),),
     st.tuples(st.just("fail"),),
     st.tuples(st.just("bound"), st.integers(0, 2)),
@@ -95,6 +107,9 @@ def test_a_queue_told_only_the_events_that_can_move_a_pod_ends_as_one_told_every
                 offer(POD_CLAIM, old_pod, new_pod)
             case ("node",):
                 offer(NODE_ADD, None, object())
+            case ("unregistered", event):  # no registration of the map matches it
+                assert quiet.moves_none(event, object(), object())
+                offer(event, object(), object())
             case ("fly",):
                 popped = [told.pop(), quiet_q.pop()]
                 assert (popped[0] is None) == (popped[1] is None)
@@ -165,3 +180,35 @@ def test_a_pending_pod_is_filed_without_walking_its_profiles_registrations_again
     other = QuietEvents(lambda p: _hint_map(plugin), [])
     other.pending(_pod(0, "c0"))
     assert other._filed == {_pod(0, "c0").key: quiet._filed[_pod(0, "c0").key]}
+
+
+def test_an_event_no_registration_matches_is_dropped_whatever_else_holds() -> None:
+    """The default profile registers PodGroup adds (GangScheduling) but no update: a group's
+    status write moves no pod, and the queue would ignore it (EventInterest), so it is
+    not sent, even while a pending pod's keys cannot be read; the PodGroup's add for a
+    pending member's group is still sent, and so is anything under a wildcard."""
+    objects = InMemoryObjects()
+    fwk = build_frameworks(load_config(CONFIG), FrameworkHandle(snapshot=Snapshot.build([], []), objects=objects),
+                           None)["default-scheduler"]
+    hint_map = events_with_defaults(fwk)
+    queue = SchedulingQueue(less=PrioritySort().less, hints_for=lambda p: hint_map, hint_maps=[hint_map])
+    quiet = QuietEvents(lambda p: hint_map, [hint_map])
+    quiet.pending(member("g0", 0, Shape(cpu=100)))
+    pg = gang("g0", 2)
+    written = event_for(POD_GROUP_KEY, "MODIFIED", pg, pg)
+    assert written is not None and not queue.is_event_of_interest(written)
+    assert quiet.moves_none(written, pg, pg) and quiet.dropped == 1
+    added = event_for(POD_GROUP_KEY, "ADDED", None, pg)
+    assert added is not None and not quiet.moves_none(added, None, pg)
+
+    def unreadable(pod: object) -> frozenset:
+        raise RuntimeError("no keys")
+
+    broken = {"Broken": [ClusterEventWithHint(ClusterEvent("ResourceClaim", ActionType.Add), None,
+                                              lambda old, new: frozenset(), unreadable)]}
+    unread = QuietEvents(lambda p: broken, [broken])
+    unread.pending(member("g0", 1, Shape(cpu=100)))
+    assert unread.moves_none(POD_GROUP_UPDATE, pg, pg)  # no registration: whatever the pods' keys
+    assert not unread.moves_none(CLAIM_ADD, None, _claim("c0", None, False, 5))  # keyed: sent while unread
+    wildcard = {**hint_map, "Extender": [ClusterEventWithHint(ClusterEvent("*", ActionType.All, "WildCard"))]}
+    assert not QuietEvents(lambda p: wildcard, [wildcard]).moves_none(written, pg, pg)
