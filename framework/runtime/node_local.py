@@ -46,9 +46,10 @@ C = TypeVar("C")
 _MAX_SHAPES = 32
 # Ordinary cycles read the columns only over a view of at least this many windows: a
 # refresh takes the nodes the pods of the other windows moved, so it comes about once
-# a lap of the windows, and with fewer windows nearly every pod still calls each plugin
-# (measured at 500 nodes, windows of 230: 9.6 % more instructions a pod than its own pass).
-_MIN_WINDOWS = 4
+# a lap of the windows. Four at first (at 500 nodes, windows of 230, the first columns cost
+# 9.6 % more instructions a pod than the pod's own pass); two since the reads and the
+# plain pass's scorers changed (h26-algo4: at 500 nodes -8 %, at 1,000 -18 % a pod).
+_MIN_WINDOWS = 2
 
 # Scoring's one-plugin call: raw scores in node order, or the Error that ends the cycle.
 ScoreOne = Callable[[Any, CycleState, Pod, list[NodeInfo]], tuple[Sequence[int], Status | None]]
