@@ -47,10 +47,12 @@ C = TypeVar("C")
 _MAX_SHAPES = 32
 # Ordinary cycles read the columns only over a view of at least this many windows: a
 # refresh takes the nodes the pods of the other windows moved, so it comes about once
-# a lap of the windows. Four at first (at 500 nodes, windows of 230, the first columns cost
-# 9.6 % more instructions a pod than the pod's own pass); two since the reads and the
-# plain pass's scorers changed (h26-algo4: at 500 nodes -8 %, at 1,000 -18 % a pod).
-_MIN_WINDOWS = 2
+# a lap of the windows, and with fewer windows nearly every pod still calls each plugin
+# (measured at 500 nodes, windows of 230: 9.6 % more instructions a pod than its own pass;
+# h26-algo4 measured two windows again: -8 % in the algorithm-only harness, where a pod moves
+# its node once, but +0.3 M instructions a pod in the daemon's bench, where 427 of 500 pods
+# refreshed: the bind's confirmation moves the node again, after the pods behind it).
+_MIN_WINDOWS = 4
 # A refresh of at most this many nodes runs the per-node Filter on each (callgrind,
 # h26-algo4: the columnar pass over two nodes 116 k instructions, the per-node pass 25 k a node).
 _FEW_NODES = 3
