@@ -31,6 +31,7 @@ from framework.api.objects import Pod
 from framework.cache import NodeInfo
 from framework.interface import CycleState, SignPurpose, Status
 from framework.node_table import ColumnarNodes, NodeTable
+from framework.runtime.common import _SUCCESS
 from framework.runtime.node_columns import FilterColumn, ScoreColumn
 from framework.reductions import differ
 from framework.runtime.window_positions import (rotated_positions, rotation, stale_in_rotation, take, take_rotated,
@@ -47,8 +48,14 @@ _MAX_SHAPES = 32
 # Ordinary cycles read the columns only over a view of at least this many windows: a
 # refresh takes the nodes the pods of the other windows moved, so it comes about once
 # a lap of the windows, and with fewer windows nearly every pod still calls each plugin
-# (measured at 500 nodes, windows of 230: 9.6 % more instructions a pod than its own pass).
+# (measured at 500 nodes, windows of 230: 9.6 % more instructions a pod than its own pass;
+# h26-algo4 measured two windows again: -8 % in the algorithm-only harness, where a pod moves
+# its node once, but +0.3 M instructions a pod in the daemon's bench, where 427 of 500 pods
+# refreshed: the bind's confirmation moves the node again, after the pods behind it).
 _MIN_WINDOWS = 4
+# A refresh of at most this many nodes runs the per-node Filter on each (callgrind,
+# h26-algo4: the columnar pass over two nodes 116 k instructions, the per-node pass 25 k a node).
+_FEW_NODES = 3
 
 # Scoring's one-plugin call: raw scores in node order, or the Error that ends the cycle.
 ScoreOne = Callable[[Any, CycleState, Pod, list[NodeInfo]], tuple[Sequence[int], Status | None]]
@@ -82,6 +89,18 @@ _NONE = np.zeros(0, dtype=np.intp)  # no positions (never written)
 def _same_positions(a: np.ndarray, b: np.ndarray) -> bool:
     """np.array_equal of two intp position arrays, by their bytes (no ufunc, no reduction)."""
     return len(a) == len(b) and a.tobytes() == b.tobytes()
+
+
+def _failed_one_by_one(filtering: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[int, Status]:
+    """run_filter_nodes_failed's answer for a few nodes without pods nominated to them (the
+    columns serve no pass while any pod is nominated), from the per-node Filter: the same
+    first failing plugin and wording per node, without a columnar call per plugin."""
+    failed: dict[int, Status] = {}
+    for k, ni in enumerate(nodes):
+        st = filtering.run_filter(state, pod, ni)
+        if st.code != _SUCCESS:
+            failed[k] = st
+    return failed
 
 
 def _fragments(plugins: Sequence[Any], pod: Pod) -> tuple[tuple[str, Hashable], ...] | None:
@@ -333,7 +352,8 @@ class NodeLocalColumns:
         if not stale.size:
             return
         sub = nodes if stale.size == len(nodes) else take(nodes, stale)
-        failed = filtering.run_filter_nodes_failed(state, pod, sub)
+        failed = (_failed_one_by_one(filtering, state, pod, sub) if len(sub) <= _FEW_NODES
+                  else filtering.run_filter_nodes_failed(state, pod, sub))
         # Every node of the range filtered and passing: the nodes to score ahead.
         self._filtered = sub if whole_range and not failed else None
         col.fresh = False

@@ -264,3 +264,36 @@ def test_a_score_column_whose_every_stored_value_is_one_is_read_as_that_value_wi
     tainted = [NodeSpec(cpu=4000, used=0, prefer_taints=i % 3 == 0) for i in range(1000)]
     reads = _taint_toleration_reads(monkeypatch, tainted, 12)
     assert len(reads) == 12 and all(uniform_value(r) is None and sorted(set(r.tolist())) == [0, 1] for r in reads)
+
+
+def test_a_refresh_of_up_to_three_nodes_runs_the_per_node_forms(monkeypatch: Any) -> None:
+    # Two windows of 100 on 200 nodes (the columns allowed there): after the first lap a
+    # pod's window holds one or two nodes a pod was assumed on, refreshed by the per-node
+    # Filter and Score (the columnar forms' fixed cost is several nodes' per-node calls),
+    # with the same placements and scores as the columnar refreshes give.
+    from framework.plugins.noderesources.fit import NodeResourcesFit
+    sizes: list[tuple[str, int]] = []
+    for method in ("filter_nodes", "score_nodes"):
+        columnar = getattr(NodeResourcesFit, method)
+
+        def counted(self: Any, state: Any, pod: Any, nodes: Any, _f: Any = columnar, _m: str = method) -> Any:
+            sizes.append((_m, len(nodes)))
+            return _f(self, state, pod, nodes)
+
+        monkeypatch.setattr(NodeResourcesFit, method, counted)
+    per_node = NodeResourcesFit.score
+    scored_one: list[str] = []
+
+    def score(self: Any, state: Any, pod: Any, node_info: Any) -> Any:
+        scored_one.append(node_info.name)
+        return per_node(self, state, pod, node_info)
+
+    monkeypatch.setattr(NodeResourcesFit, "score", score)
+    import framework.runtime.node_local as node_local
+    monkeypatch.setattr(node_local, "_MIN_WINDOWS", 2)  # columns over two windows: refreshes of a node or two
+    sizes.clear()
+    run = run_cycles([NodeSpec(cpu=4000, used=0)] * 200, [PodShape(cpu=100)] * 12, [None] * 12, seed=5, columns=True)
+    columnar = [(m, k) for m, k in sizes]
+    assert run.columns is not None and run.columns.counts.rows_computed > 4 * 200  # some rows were refreshed
+    assert scored_one  # ... one by one
+    assert all(k > 3 for _m, k in columnar)  # no columnar call for three nodes or fewer
