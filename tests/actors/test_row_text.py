@@ -91,7 +91,7 @@ def pods(draw):
     return raw
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(pods(), st.sampled_from(["Pod", "Node", "Event"]))
 def test_a_rows_text_is_json_dumps_whatever_is_remembered(raw, kind):
     assert outcome(row_text, kind, raw) == outcome(dumps, raw)

@@ -60,7 +60,7 @@ json_values = st.recursive(atoms, lambda inner: st.one_of(
 unencodable = st.sampled_from([{1, 2}, object(), frozenset(), 2 ** 64])
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(json_values, st.lists(st.one_of(json_values, unencodable), max_size=3)))
 def test_encoded_size_is_the_plain_packers_length_or_error(value):
     assert outcome(encoded_size, value) == packed(value)
@@ -74,7 +74,7 @@ def test_str_length_at_each_header_bound():
     assert [map_header(n) for n in (0, 15, 16, 65535, 65536)] == [1, 1, 3, 3, 5]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(keys, json_values, max_size=18), st.dictionaries(keys, json_values, max_size=18),
        st.booleans())
 def test_weight_of_an_object_with_a_remembered_spec(spec, rest, remembered):
@@ -131,7 +131,7 @@ def check_binding(raw, rv, node):
     return size is not None
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pending_pods(), st.integers(1, 10 ** 15), st.one_of(names, texts, st.builds(Odd, names)))
 def test_a_binding_weighs_what_packing_it_says(raw, rv, node):
     assume(packed(raw)[0] == "ok")  # the store packs what it is given before it writes

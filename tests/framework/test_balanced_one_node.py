@@ -11,7 +11,7 @@ from framework.plugins.noderesources import balanced_allocation as ba
 amounts = st.one_of(st.integers(0, 64), st.integers(0, 1 << 40), st.integers(-(1 << 20), 1 << 62))
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(amounts, amounts, amounts, amounts, amounts, amounts)
 def test_one_node_two_resources_scores_as_the_general_form(a0: int, a1: int, u0: int, u1: int, p0: int, p1: int) -> None:
     allocatable = [a0, a1]

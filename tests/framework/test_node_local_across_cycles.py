@@ -155,7 +155,7 @@ def sequences(draw: Any) -> tuple[list[NodeSpec], list[PodShape], list[Change | 
     return nodes, pods, [draw(changes) for _ in range(count)], draw(st.integers(0, 1 << 16))
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sequences())
 def test_pods_land_where_cycles_without_the_columns_put_them_while_the_cluster_changes(case: Any) -> None:
     nodes, pods, changes_, seed = case

@@ -183,7 +183,7 @@ def clusters(draw: Any) -> tuple[list[NodeSpec], list[tuple[int, list[Shape]]], 
     return nodes, groups, draw(st.integers(0, 1 << 16)), draw(st.sampled_from(["", "", "a"]))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(clusters())
 def test_members_land_where_the_member_by_member_path_puts_them_in_the_cluster_or_a_domain(case: Any) -> None:
     nodes, groups, seed, zone = case
