@@ -222,9 +222,9 @@ async def test_a_batch_of_two_thousand_objects_is_written_in_a_few_statements_no
 
 async def test_small_batches_bound_a_row_at_a_time_store_what_the_json_array_statement_stores(tmp_path, monkeypatch):
     import random
-    import sqlite3
 
     import actors.store.sqlite as sqlite_backend
+    from tests.transport.sqlite_files import objects_and_meta
 
     rng = random.Random(26)
     batches: list[list[Write]] = []
@@ -244,13 +244,8 @@ async def test_small_batches_bound_a_row_at_a_time_store_what_the_json_array_sta
         for batch in batches:
             await b.commit(batch)
         await b.close()
-        db = sqlite3.connect(path / "store.db")
-        try:
-            rows = db.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY kind, key").fetchall()
-            top = db.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()[0]
-        finally:
-            db.close()
-        return rows, top, (await reopen(path))[1]
+        rows, top = objects_and_meta(path)
+        return rows, top[0], (await reopen(path))[1]
 
     by_row = await stored(tmp_path / "rows")
     monkeypatch.setattr(sqlite_backend, "ROWS_MAX", 0)  # every batch as JSON arrays

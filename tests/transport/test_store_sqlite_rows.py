@@ -4,7 +4,6 @@ repeated to fill it, and stores exactly what the JSON-array statement stores."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import tempfile
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import actors.store.sqlite as sqlite_backend
 from actors.store.backend import Write
 from actors.store.sqlite import ROWS_MAX, ROWS_SIZES, SQLiteBackend
+
+from tests.transport.sqlite_files import objects_and_meta
 
 
 def pod(name: str, rv: int, node_name: str) -> dict:
@@ -43,12 +44,7 @@ async def stored(path: Path, batches: list[list[Write]]) -> tuple[list[tuple], i
     for batch in batches:
         await b.commit(batch)
     await b.close()
-    db = sqlite3.connect(path / "store.db")
-    try:
-        rows = db.execute("SELECT kind, key, resource_version, body FROM objects ORDER BY kind, key").fetchall()
-        top = db.execute("SELECT value FROM meta WHERE name = 'resource_version'").fetchone()
-    finally:
-        db.close()
+    rows, top = objects_and_meta(path)
     return rows, top, statements
 
 
