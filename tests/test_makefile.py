@@ -93,3 +93,12 @@ def test_a_missing_browser_and_openssl_are_installed_with_apt_get_updating_the_l
 def test_serving_needs_no_browser(tmp_path: Path) -> None:
     out, apt = run_script(tmp_path, "serve", ("openssl",), tmp_path / "no-chromium")
     assert (out, apt) == ("", [])
+
+
+@needs_make
+def test_make_test_caches_compiled_modules_under_the_venv_whatever_the_environment_says(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    dry = " ".join(line.rstrip("\\").strip() for line in dry_run("test", venv))
+    run = dry[dry.index("env -u PYTHONDONTWRITEBYTECODE"):]
+    assert run.split("-m pytest")[0].split()[3] == f"PYTHONPYCACHEPREFIX={venv}/pycache", run
+    assert "-m pytest" in run
