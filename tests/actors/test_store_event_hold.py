@@ -4,6 +4,7 @@ kept, and nothing lost when no write comes (the hold's deadline) or the store st
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from actors.clock import FakeClock
@@ -76,12 +77,26 @@ async def test_a_write_is_answered_when_an_event_comes_while_its_commit_is_in_fl
     # The turn loop overlaps a commit with the next turn's preparation (local_commit.py);
     # an event arriving then is held for a write, and must not keep the commit from being
     # joined and its caller answered.
+    # The writer holds the commit inside SQLite until the event has been told: on a fast
+    # disk it could otherwise land before the event comes, and the case would not happen.
     async with serving(_store(tmp_path, FakeClock(0.0))) as (store, c):
-        created = asyncio.ensure_future(c.create(pod("p")))
-        while store._commit.overlap() is None and not created.done():
-            await asyncio.sleep(0)
-        in_flight = not created.done()
-        c.record_event("Pod", "default/p", "Normal", "Scheduled", "while committing")
+        disk = threading.Event()
+        commit_sync = store.backend._commit_sync
+
+        def held(batch, pending) -> None:
+            pending.begin()  # the writer is in SQLite: the loop runs on
+            disk.wait(60)  # a guard against the hang, not a time bound
+            commit_sync(batch, pending)
+
+        store.backend._commit_sync = held
+        try:
+            created = asyncio.ensure_future(c.create(pod("p")))
+            while store._commit.overlap() is None:
+                await asyncio.sleep(0)
+            in_flight = not created.done()
+            c.record_event("Pod", "default/p", "Normal", "Scheduled", "while committing")
+        finally:
+            disk.set()
         await asyncio.wait_for(created, 60)  # a guard against the hang, not a time bound
         assert in_flight
         assert [e.reason for e in await c.events("Pod", "default/p")] == ["Scheduled"]
