@@ -53,9 +53,11 @@ _MAX_SHAPES = 32
 # its node once, but +0.3 M instructions a pod in the daemon's bench, where 427 of 500 pods
 # refreshed: the bind's confirmation moves the node again, after the pods behind it).
 _MIN_WINDOWS = 4
-# A refresh of at most this many nodes runs the per-node Filter on each (callgrind,
-# h26-algo4: the columnar pass over two nodes 116 k instructions, the per-node pass 25 k a node).
-_FEW_NODES = 3
+# A refresh of at most this many nodes runs the per-node Filter and Score on each
+# (Scoring.score_refresh reads it too): a columnar call's fixed cost is several nodes'
+# per-node work (callgrind, h26-algo4: Filter over two nodes 116 k instructions, per node
+# 25 k; BalancedAllocation's Score 233 k against 62 k a node, Fit's 128 k).
+FEW_NODES = 3
 
 # Scoring's one-plugin call: raw scores in node order, or the Error that ends the cycle.
 ScoreOne = Callable[[Any, CycleState, Pod, list[NodeInfo]], tuple[Sequence[int], Status | None]]
@@ -352,7 +354,7 @@ class NodeLocalColumns:
         if not stale.size:
             return
         sub = nodes if stale.size == len(nodes) else take(nodes, stale)
-        failed = (_failed_one_by_one(filtering, state, pod, sub) if len(sub) <= _FEW_NODES
+        failed = (_failed_one_by_one(filtering, state, pod, sub) if len(sub) <= FEW_NODES
                   else filtering.run_filter_nodes_failed(state, pod, sub))
         # Every node of the range filtered and passing: the nodes to score ahead.
         self._filtered = sub if whole_range and not failed else None

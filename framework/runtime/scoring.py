@@ -20,17 +20,13 @@ from framework.interface import (
 from framework.plugins.helper import DefaultNormalizer, default_normalized, default_normalized_value, uniform_value
 from framework.reductions import outside
 from framework.runtime.common import _OK, _SKIP, _SUCCESS, ProfileSettings, _error, has_columnar_form
-from framework.runtime.node_local import NodeLocalColumns
+from framework.runtime.node_local import FEW_NODES, NodeLocalColumns
 
 # (plugin, raw scores, normalized scores, weight), in node order
 ScoreTrace = Callable[[str, list[int], list[int], int], None]
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-# A node-local column's refresh of at most this many nodes scores them one by one: a
-# columnar scorer's fixed cost is several nodes' per-node scores (callgrind, h26-algo4:
-# BalancedAllocation over two nodes 233 k instructions, per node 62 k; Fit 128 k).
-_FEW_NODES = 3
 _INT64_DTYPE = np.dtype(np.int64)
 
 
@@ -351,9 +347,9 @@ class Scoring:
 
     def score_refresh(self, pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """_score_plugin for a node-local column's refresh (NodeLocalColumns.raw_scores): at
-        most _FEW_NODES nodes are scored one by one (the per-node form's scores are the
+        most FEW_NODES nodes are scored one by one (the per-node form's scores are the
         columnar form's, without its fixed cost of numpy calls), more in one columnar call."""
-        if len(nodes) <= _FEW_NODES:
+        if len(nodes) <= FEW_NODES:
             return self._score_each(pl, state, pod, nodes)
         return self._score_plugin(pl, state, pod, nodes)
 
